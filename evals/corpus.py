@@ -1,0 +1,199 @@
+"""The corpus: pydantic models of schema "1" and a loader with precise errors.
+
+A corpus is a folder; every ``*.json`` directly inside it is one conversation,
+read in file-name order. Problems are collected, not raised one at a time, so
+``evals validate`` can report all of them; each names the file, the JSON path
+of the field (``turns[7].test_at.expected_keywords``) and what was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from evals.errors import EvalsError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Conversation",
+    "Corpus",
+    "CorpusError",
+    "Problem",
+    "TestPoint",
+    "Turn",
+    "check_corpus",
+    "load_corpus",
+]
+
+SCHEMA_VERSION = "1"
+
+
+class TestPoint(BaseModel):
+    """What memory should surface just before the turn that carries it."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    question: str
+    expected_fact: str
+    expected_keywords: list[str] = Field(default_factory=list)
+
+
+class Turn(BaseModel):
+    role: str
+    content: str
+    test_at: TestPoint | None = None
+
+
+class Conversation(BaseModel):
+    # A missing schema_version means "1", as in the original harness.
+    schema_version: str = SCHEMA_VERSION
+    id: str
+    description: str
+    turns: list[Turn] = Field(min_length=1)
+
+    def test_points(self) -> list[tuple[int, TestPoint]]:
+        return [(i, t.test_at) for i, t in enumerate(self.turns) if t.test_at is not None]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a corpus, located as precisely as we can."""
+
+    file: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.path}" if self.path else self.file
+        return f"{where}: {self.message}"
+
+
+class CorpusError(EvalsError):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        extra = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        super().__init__(f"invalid corpus: {problems[0]}{extra}")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A loaded, valid corpus."""
+
+    directory: Path
+    conversations: list[Conversation]
+    digest: str
+
+    @property
+    def name(self) -> str:
+        return self.directory.resolve().name
+
+    @property
+    def test_point_count(self) -> int:
+        return sum(len(c.test_points()) for c in self.conversations)
+
+
+def _json_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _describe(error: dict) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "too_short" and error["loc"] == ("turns",):
+        return "expected at least one turn, got an empty list"
+    got = type(error.get("input")).__name__
+    got = {"NoneType": "null", "dict": "object", "list": "array", "str": "string"}.get(got, got)
+    expected = {
+        "string_type": "a string",
+        "list_type": "an array",
+        "model_type": "an object",
+        "model_attributes_type": "an object",
+        "dict_type": "an object",
+    }.get(kind)
+    if expected:
+        return f"expected {expected}, got {got}"
+    return error["msg"]
+
+
+def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [Problem(name, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
+    except OSError as exc:
+        return None, [Problem(name, "", f"cannot read file: {exc.strerror or exc}")]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, [Problem(name, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")]
+    if not isinstance(data, dict):
+        return None, [Problem(name, "", f"expected a JSON object at the top level, got {type(data).__name__}")]
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        return None, [
+            Problem(name, "schema_version", f"unsupported schema_version {version!r}; this harness reads {SCHEMA_VERSION!r}")
+        ]
+    try:
+        return Conversation.model_validate(data), []
+    except ValidationError as exc:
+        return None, [Problem(name, _json_path(e["loc"]), _describe(e)) for e in exc.errors()]
+
+
+def _digest(conversations: list[Conversation]) -> str:
+    """sha256 of the corpus's canonical content: formatting and file names do not count."""
+    canonical = json.dumps(
+        [c.model_dump(mode="json") for c in conversations],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
+    """Parse every conversation in ``directory``; return what parsed and every problem found."""
+    directory = Path(directory)
+    if not directory.exists():
+        return [], [Problem(str(directory), "", "corpus folder does not exist")]
+    if not directory.is_dir():
+        return [], [Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")]
+    files = sorted(p for p in directory.glob("*.json") if p.is_file())
+    if not files:
+        return [], [Problem(str(directory), "", "no *.json files in the corpus folder")]
+
+    conversations: list[Conversation] = []
+    problems: list[Problem] = []
+    first_seen: dict[str, Path] = {}
+    for path in files:
+        conversation, file_problems = _parse_file(path)
+        problems.extend(file_problems)
+        if conversation is None:
+            continue
+        if conversation.id in first_seen:
+            problems.append(
+                Problem(str(path), "id", f"duplicate conversation id {conversation.id!r} (also in {first_seen[conversation.id]})")
+            )
+            continue
+        first_seen[conversation.id] = path
+        conversations.append(conversation)
+    return conversations, problems
+
+
+def load_corpus(directory: Path) -> Corpus:
+    """Load a corpus folder, or raise :class:`CorpusError` listing every problem."""
+    conversations, problems = check_corpus(directory)
+    if problems:
+        raise CorpusError(problems)
+    return Corpus(directory=Path(directory), conversations=conversations, digest=_digest(conversations))

@@ -1,0 +1,54 @@
+"""One run, end to end: load the corpus, build the strategy, play it, score it.
+
+This is the function the CLI calls and the tests call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evals.corpus import Corpus, load_corpus
+from evals.metrics import Scores, score_run
+from evals.runner import RunResult, run_corpus
+from evals.strategies import build_strategy
+from evals.tokens import TokenCounter
+
+__all__ = ["Evaluation", "RunConfig", "evaluate"]
+
+
+class RunConfig(BaseModel):
+    """Everything that decides a run's numbers, in one place."""
+
+    model_config = ConfigDict(frozen=True)
+
+    runner: str = "mneme"
+    backend: str = "memory"
+    embedder: str = "hash"
+    corpus: Path = Path("corpus")
+    k: int = Field(default=5, ge=1)
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    corpus: Corpus
+    run: RunResult
+    scores: Scores
+
+
+def evaluate(
+    config: RunConfig,
+    *,
+    counter: TokenCounter | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Evaluation:
+    # The corpus is checked before the strategy is built, so a bad corpus is
+    # reported even when, say, an OpenAI key is missing too.
+    corpus = load_corpus(config.corpus)
+    strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder)
+    run = run_corpus(corpus, strategy, k=config.k, seed=config.seed, corpus_dir=str(config.corpus), progress=progress)
+    return Evaluation(corpus=corpus, run=run, scores=score_run(run, counter))

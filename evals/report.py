@@ -1,0 +1,47 @@
+"""The original harness's JSON result shape, and its one-line summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evals.metrics import Scores
+from evals.runner import RunResult
+
+__all__ = ["seed_json", "summary_line"]
+
+
+def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
+    """The seed's output document; keys it never had (``tokenizer``, ``model``) are additions only."""
+    return {
+        "strategy": run.strategy,
+        "seed": run.seed,
+        "k": run.k,
+        "corpus_dir": run.corpus_dir,
+        "conversation_count": len(run.conversations),
+        "tokenizer": scores.tokenizer,
+        "model": run.model,
+        "metrics": {"recall_at_k": scores.recall_block(), "tokens": scores.tokens_block()},
+        "conversations": [
+            {
+                "conversation_id": c.conversation_id,
+                "description": c.description,
+                "turn_count": c.turn_count,
+                "test_points": [tp.model_dump() for tp in c.test_points],
+            }
+            for c in run.conversations
+        ],
+    }
+
+
+def summary_line(document: dict[str, Any], destination: str | None = None) -> str:
+    """The seed's one-line summary, from a seed-shaped document."""
+    metrics = document["metrics"]
+    line = (
+        f"strategy={document['strategy'].get('name')} "
+        f"convs={document['conversation_count']} "
+        f"recall@{document['k']}={metrics['recall_at_k']['aggregate']} "
+        f"tokens/tp={metrics['tokens']['aggregate_tokens_per_test_point']}"
+    )
+    if document.get("tokenizer") not in (None, "cl100k_base"):
+        line += f" (tokens estimated: {document['tokenizer']})"
+    return f"{line} -> {destination}" if destination else line

@@ -1,0 +1,109 @@
+"""Plays a corpus through a strategy and records what it retrieved.
+
+For each conversation: ``reset()``; walk the turns in order; at a turn with
+``test_at``, retrieve first and record the records, then ``add`` the turn like
+any other. Retrieving before adding is the point: otherwise we would measure
+whether memory can find the fact inside the question itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evals.corpus import Corpus
+from evals.strategies import MemoryStrategy, model_of
+
+__all__ = ["ConversationResult", "RunResult", "TestPointResult", "run_corpus"]
+
+Progress = Callable[[int, int, str], None]
+
+
+class TestPointResult(BaseModel):
+    __test__ = False
+
+    turn_index: int
+    question: str
+    expected_fact: str
+    expected_keywords: list[str]
+    retrieved_records: list[str]
+
+
+class ConversationResult(BaseModel):
+    conversation_id: str
+    description: str
+    turn_count: int
+    test_points: list[TestPointResult] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    """The raw play-through: what each test point retrieved, plus how the run was made."""
+
+    strategy: dict[str, Any]
+    model: str
+    k: int
+    seed: int
+    corpus_dir: str
+    corpus_digest: str
+    started_at: datetime
+    duration_s: float
+    conversations: list[ConversationResult]
+
+
+def run_corpus(
+    corpus: Corpus,
+    strategy: MemoryStrategy,
+    *,
+    k: int = 5,
+    seed: int = 42,
+    corpus_dir: str | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Play every conversation of ``corpus`` through ``strategy``.
+
+    ``corpus_dir`` is the folder as the user named it (the result records it
+    verbatim, as the original harness did); ``progress`` is called after each
+    conversation with (done, total, conversation id).
+    """
+    started_at = datetime.now(UTC)
+    clock = time.perf_counter()
+    conversations: list[ConversationResult] = []
+    total = len(corpus.conversations)
+    for done, conversation in enumerate(corpus.conversations, start=1):
+        strategy.reset()
+        result = ConversationResult(
+            conversation_id=conversation.id,
+            description=conversation.description,
+            turn_count=len(conversation.turns),
+        )
+        for index, turn in enumerate(conversation.turns):
+            if turn.test_at is not None:
+                records = strategy.retrieve_records(turn.test_at.question, k=k)
+                result.test_points.append(
+                    TestPointResult(
+                        turn_index=index,
+                        question=turn.test_at.question,
+                        expected_fact=turn.test_at.expected_fact,
+                        expected_keywords=list(turn.test_at.expected_keywords),
+                        retrieved_records=list(records),
+                    )
+                )
+            strategy.add(turn.role, turn.content)
+        conversations.append(result)
+        if progress is not None:
+            progress(done, total, conversation.id)
+    return RunResult(
+        strategy=strategy.config_summary(),
+        model=model_of(strategy),
+        k=k,
+        seed=seed,
+        corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
+        corpus_digest=corpus.digest,
+        started_at=started_at,
+        duration_s=time.perf_counter() - clock,
+        conversations=conversations,
+    )

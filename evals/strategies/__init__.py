@@ -1,0 +1,46 @@
+"""Memory strategies: one protocol, one file per strategy, one factory."""
+
+from __future__ import annotations
+
+from evals.errors import EvalsError
+from evals.strategies.base import MemoryStrategy, Message
+from evals.strategies.full_history import FullHistory
+from evals.strategies.no_memory import NoMemory
+from evals.strategies.summary_buffer import SummaryBuffer, concatenate_summary
+
+__all__ = [
+    "RUNNERS",
+    "FullHistory",
+    "MemoryStrategy",
+    "Message",
+    "NoMemory",
+    "SummaryBuffer",
+    "build_strategy",
+    "concatenate_summary",
+]
+
+RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history")
+
+# Recorded as a run's model when the strategy uses no model at all.
+NO_MODEL = "none"
+
+
+def build_strategy(runner: str, *, backend: str = "memory", embedder: str = "hash") -> MemoryStrategy:
+    """Build the strategy named ``runner``; ``backend`` and ``embedder`` apply to mneme only."""
+    if runner == "mneme":
+        # Imported here so the baselines work (and load fast) without touching Mneme.
+        from evals.strategies.mneme import Mneme
+
+        return Mneme(backend=backend, embedder=embedder)
+    if runner == "no_memory":
+        return NoMemory()
+    if runner == "full_history":
+        return FullHistory()
+    if runner == "summary_buffer":
+        return SummaryBuffer()
+    raise EvalsError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
+
+
+def model_of(strategy: MemoryStrategy) -> str:
+    """The model a strategy's results depend on (an embedding model for mneme)."""
+    return getattr(strategy, "model", NO_MODEL)

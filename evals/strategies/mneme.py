@@ -1,0 +1,103 @@
+"""``mneme``: the library under test, one ``MemoryManager`` per run.
+
+Each turn is written twice, to working memory and to the episodic tier, the
+way Mneme's own framework adapters do; retrieval is ``manager.retrieve``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+import mneme
+
+from evals.errors import EvalsError
+from evals.strategies.base import Message
+
+EMBEDDERS = ("hash", "openai")
+BACKENDS = ("memory", "sqlite")
+HASH_DIMENSIONS = 16
+
+
+def _embedder(name: str) -> tuple[Any, str]:
+    """Return the embedder and the model name a run records for it."""
+    if name == "hash":
+        return mneme.HashEmbedder(dimensions=HASH_DIMENSIONS), f"hash-{HASH_DIMENSIONS}"
+    if name == "openai":
+        if not os.environ.get("OPENAI_API_KEY"):
+            raise EvalsError("--embedder openai needs the OPENAI_API_KEY environment variable; it is not set")
+        embedder = mneme.OpenAIEmbeddings()
+        return embedder, embedder.model
+    raise EvalsError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
+
+
+def _sqlite_module_that_loads_extensions():
+    """A sqlite3-compatible module able to load sqlite-vec, or an EvalsError saying what to install.
+
+    Some Python builds (pyenv's among them) compile ``sqlite3`` without
+    extension loading; ``pysqlite3-binary`` ships one that has it.
+    """
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        from pysqlite3 import dbapi2
+    except ImportError:
+        raise EvalsError(
+            "--backend sqlite needs a sqlite3 module that can load extensions; this Python's "
+            "cannot (no enable_load_extension). Install one with: pip install pysqlite3-binary"
+        ) from None
+    return dbapi2
+
+
+def _backend(name: str, dimensions: int) -> Any:
+    if name == "memory":
+        return mneme.InMemoryBackend()
+    if name == "sqlite":
+        try:
+            import sqlite_vec  # noqa: F401
+        except ImportError:
+            raise EvalsError("--backend sqlite needs the sqlite-vec package: pip install sqlite-vec") from None
+        import mneme.backends.sqlite as sqlite_backend
+
+        # Mneme's backend imports the stdlib module by name; point that name at
+        # one that can load extensions. Same SQLite engine, same numbers.
+        sqlite_backend.sqlite3 = _sqlite_module_that_loads_extensions()
+        try:
+            return mneme.SQLiteBackend(path=":memory:", dimensions=dimensions)
+        except Exception as exc:  # noqa: BLE001 - surface the cause, not a traceback
+            raise EvalsError(f"--backend sqlite could not start: {type(exc).__name__}: {exc}") from exc
+    raise EvalsError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+
+
+class Mneme:
+    name = "mneme"
+
+    def __init__(self, *, backend: str = "memory", embedder: str = "hash") -> None:
+        self._embedder, self.model = _embedder(embedder)
+        self._backend = _backend(backend, self._embedder.dimensions)
+        self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
+
+    def add(self, role: str, content: str) -> None:
+        self.manager.working.add(role=role, content=content)
+        self.manager.episodic.add(content, metadata={"role": role, "source": "eval"})
+
+    def context_for(self, query: str) -> list[Message]:
+        from mneme.adapters import context_for
+
+        return context_for(self.manager, query, k=5, token_budget=None)
+
+    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+        return [r.record.content for r in self.manager.retrieve(query, k=k)]
+
+    def reset(self) -> None:
+        self.manager.clear_all()
+
+    def config_summary(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "backend": type(self._backend).__name__,
+            "embedder": type(self._embedder).__name__,
+            "dimensions": self._embedder.dimensions,
+            "model": self.model,
+        }
