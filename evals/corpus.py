@@ -169,7 +169,7 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
         return [], [Problem(str(directory), "", "corpus folder does not exist")]
     if not directory.is_dir():
         return [], [Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")]
-    files = sorted(p for p in directory.glob("*.json") if p.is_file())
+    files = sorted(directory.glob("*.json"))
     if not files:
         return [], [Problem(str(directory), "", "no *.json files in the corpus folder")]
 
