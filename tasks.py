@@ -1,0 +1,58 @@
+"""Set up and run this project's two jobs with nothing but Python 3.11+.
+
+    python3 tasks.py run    # make .venv, install, run the strategies into the store, build the site
+    python3 tasks.py test   # make .venv, install with test extras, run the test suite
+
+Each step prints what it runs. Extra arguments after `test` go to pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
+
+
+def sh(*args: str | Path) -> None:
+    print("+", " ".join(str(a) for a in args), flush=True)
+    subprocess.run([str(a) for a in args], cwd=ROOT, check=True)
+
+
+def setup(extras: str = "") -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}")
+    if not (BIN / "python").exists():
+        print(f"+ python -m venv {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    sh(BIN / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", f".{extras}")
+
+
+def run() -> None:
+    setup()
+    for strategy in STRATEGIES:
+        sh(BIN / "evals", "run", "--runner", strategy, "--output", f"out/{strategy}.json")
+
+
+def test(pytest_args: list[str]) -> None:
+    setup("[test]")
+    sh(BIN / "python", "-m", "pytest", *pytest_args)
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test"):
+        sys.exit(__doc__)
+    try:
+        run() if sys.argv[1] == "run" else test(sys.argv[2:])
+    except subprocess.CalledProcessError as exc:
+        sys.exit(exc.returncode)
+
+
+if __name__ == "__main__":
+    main()
