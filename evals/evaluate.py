@@ -49,6 +49,6 @@ def evaluate(
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = load_corpus(config.corpus)
-    strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder)
+    strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder, seed=config.seed)
     run = run_corpus(corpus, strategy, k=config.k, seed=config.seed, corpus_dir=str(config.corpus), progress=progress)
     return Evaluation(corpus=corpus, run=run, scores=score_run(run, counter))

@@ -6,6 +6,8 @@ from evals.errors import EvalsError
 from evals.strategies.base import MemoryStrategy, Message
 from evals.strategies.full_history import FullHistory
 from evals.strategies.no_memory import NoMemory
+from evals.strategies.random_k import RandomK
+from evals.strategies.recency import Recency
 from evals.strategies.summary_buffer import SummaryBuffer, concatenate_summary
 
 __all__ = [
@@ -14,19 +16,23 @@ __all__ = [
     "MemoryStrategy",
     "Message",
     "NoMemory",
+    "RandomK",
+    "Recency",
     "SummaryBuffer",
     "build_strategy",
     "concatenate_summary",
 ]
 
-RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history")
+# The original harness's four first; then the baselines that calibrate the table.
+RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history", "random_k", "recency", "bm25")
 
 # Recorded as a run's model when the strategy uses no model at all.
 NO_MODEL = "none"
 
 
-def build_strategy(runner: str, *, backend: str = "memory", embedder: str = "hash") -> MemoryStrategy:
-    """Build the strategy named ``runner``; ``backend`` and ``embedder`` apply to mneme only."""
+def build_strategy(runner: str, *, backend: str = "memory", embedder: str = "hash", seed: int = 42) -> MemoryStrategy:
+    """Build the strategy named ``runner``; ``backend`` and ``embedder`` apply to mneme only,
+    ``seed`` to random_k only."""
     if runner == "mneme":
         # Imported here so the baselines work (and load fast) without touching Mneme.
         from evals.strategies.mneme import Mneme
@@ -38,6 +44,14 @@ def build_strategy(runner: str, *, backend: str = "memory", embedder: str = "has
         return FullHistory()
     if runner == "summary_buffer":
         return SummaryBuffer()
+    if runner == "random_k":
+        return RandomK(seed=seed)
+    if runner == "recency":
+        return Recency()
+    if runner == "bm25":
+        from evals.strategies.bm25 import BM25
+
+        return BM25()
     raise EvalsError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
 
 

@@ -1,0 +1,65 @@
+"""``bm25``: lexical top-k over the earlier turns, with the bm25s library.
+
+The index is rebuilt from the history at each retrieval (a few hundred short
+turns take milliseconds). Only turns sharing a term with the question score
+above zero, and only those are returned: a lexical retriever has nothing to
+say about the rest. Ties go to the more recent turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from evals.strategies.base import Message
+
+K1, B = 1.5, 0.75
+
+
+def _tokens(texts: list[str]) -> list[list[str]]:
+    import bm25s
+
+    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+
+
+class BM25:
+    name = "bm25"
+
+    def __init__(self) -> None:
+        self._turns: list[Message] = []
+        self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
+
+    def add(self, role: str, content: str) -> None:
+        self._turns.append({"role": role, "content": content})
+
+    def _top(self, query: str, k: int) -> list[Message]:
+        import bm25s
+
+        if not self._turns:
+            return []
+        query_tokens = _tokens([query])[0]
+        if not query_tokens:
+            return []
+        fresh = self._turns[len(self._turn_tokens) :]
+        if fresh:
+            self._turn_tokens.extend(_tokens([t["content"] for t in fresh]))
+        index = bm25s.BM25(k1=K1, b=B)
+        index.index(self._turn_tokens, show_progress=False)
+        scores = index.get_scores(query_tokens)
+        positions = np.arange(len(scores))
+        order = np.lexsort((-positions, -scores))  # by score, then newest first
+        return [self._turns[i] for i in order[:k] if scores[i] > 0]
+
+    def context_for(self, query: str) -> list[Message]:
+        return self._top(query, 5)
+
+    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+        return [t["content"] for t in self._top(query, k)]
+
+    def reset(self) -> None:
+        self._turns.clear()
+        self._turn_tokens.clear()
+
+    def config_summary(self) -> dict[str, Any]:
+        return {"name": self.name, "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"}

@@ -1,0 +1,44 @@
+"""``random_k``: k earlier turns drawn uniformly at random. The chance floor.
+
+A memory whose recall does not beat this one's, by more than the intervals,
+has shown nothing. Draws are seeded by the run's seed and the conversation's
+position, so a run is reproducible and each conversation independent.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from evals.strategies.base import Message
+
+
+class RandomK:
+    name = "random_k"
+
+    def __init__(self, *, seed: int = 42) -> None:
+        self._seed = seed
+        self._conversation = -1
+        self._turns: list[Message] = []
+        self._rng = random.Random()
+
+    def add(self, role: str, content: str) -> None:
+        self._turns.append({"role": role, "content": content})
+
+    def _pick(self, k: int) -> list[Message]:
+        chosen = sorted(self._rng.sample(range(len(self._turns)), min(k, len(self._turns))))
+        return [self._turns[i] for i in chosen]
+
+    def context_for(self, query: str) -> list[Message]:
+        return self._pick(5)
+
+    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+        return [t["content"] for t in self._pick(k)]
+
+    def reset(self) -> None:
+        self._turns.clear()
+        self._conversation += 1
+        self._rng.seed(f"{self._seed}:{self._conversation}")
+
+    def config_summary(self) -> dict[str, Any]:
+        return {"name": self.name, "seed": self._seed}

@@ -1,0 +1,69 @@
+"""The calibration baselines: random_k (chance), recency (sliding window), bm25 (lexical)."""
+
+from pathlib import Path
+
+from evals.evaluate import RunConfig, evaluate
+from evals.strategies import build_strategy
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden"
+
+
+def records(runner: str, **kwargs) -> list[list[str]]:
+    result = evaluate(RunConfig(runner=runner, corpus=GOLDEN, **kwargs))
+    return [tp.retrieved_records for c in result.run.conversations for tp in c.test_points]
+
+
+def test_recency_returns_the_last_k_turns_oldest_first():
+    """recency at turn 7 with k=5 returns turns 2..6."""
+    assert records("recency")[0] == ["the cat sat on the mat", "ok", "what time is it", "it is noon", "thanks"]
+
+
+def test_random_k_is_reproducible_for_a_seed():
+    """Two random_k runs with one seed retrieve the same records."""
+    assert records("random_k", seed=7) == records("random_k", seed=7)
+
+
+def test_random_k_depends_on_the_seed():
+    """Different seeds draw different records somewhere in the corpus."""
+    assert any(records("random_k", seed=s) != records("random_k", seed=1) for s in range(2, 6))
+
+
+def test_random_k_draws_k_distinct_earlier_turns():
+    """random_k returns min(k, history) distinct turns from the history, in history order."""
+    strategy = build_strategy("random_k", seed=3)
+    strategy.reset()
+    history = [f"turn {i}" for i in range(20)]
+    for text in history:
+        strategy.add("user", text)
+    got = strategy.retrieve_records("q", k=5)
+    assert len(set(got)) == 5 and set(got) <= set(history)
+    assert got == sorted(got, key=history.index)
+    assert strategy.retrieve_records("q", k=50) == history
+
+
+def test_random_k_records_its_seed():
+    """The seed is part of random_k's configuration, so runs with other seeds are other configurations."""
+    assert build_strategy("random_k", seed=9).config_summary() == {"name": "random_k", "seed": 9}
+
+
+def test_bm25_finds_the_lexical_match():
+    """bm25 ranks the turn sharing "colour" with the question first."""
+    assert records("bm25")[0][0] == "my favourite colour is teal"
+
+
+def test_bm25_returns_only_turns_sharing_a_term():
+    """A question with no term in common with the history retrieves nothing."""
+    strategy = build_strategy("bm25")
+    strategy.reset()
+    strategy.add("user", "the cat sat on the mat")
+    assert strategy.retrieve_records("quantum chromodynamics", k=5) == []
+    assert strategy.retrieve_records("where is the cat", k=5) == ["the cat sat on the mat"]
+
+
+def test_bm25_forgets_between_conversations():
+    """reset() empties bm25's history and its token cache."""
+    strategy = build_strategy("bm25")
+    strategy.add("user", "the cat sat on the mat")
+    strategy.reset()
+    strategy.add("user", "dogs bark")
+    assert strategy.retrieve_records("cat", k=5) == []
