@@ -153,8 +153,10 @@ def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
 
 def _digest(conversations: list[Conversation]) -> str:
     """sha256 of the corpus's canonical content: formatting and file names do not count."""
+    # exclude_defaults: optional fields added to the schema later leave the
+    # digest of a corpus that does not use them unchanged.
     canonical = json.dumps(
-        [c.model_dump(mode="json") for c in conversations],
+        [c.model_dump(mode="json", exclude_defaults=True) for c in conversations],
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
