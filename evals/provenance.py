@@ -1,0 +1,100 @@
+"""Where a run came from: the git revision it was made at and the versions in play.
+
+Recorded with every stored run, so a number in the store can always be traced
+to the code that produced it. ``commit`` is the HEAD of the repository that
+holds the given directory (by default the current one, i.e. the library being
+evaluated); outside a git repository it is :data:`NO_GIT`.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from evals import __version__
+
+__all__ = ["LIBRARY_DISTRIBUTION", "NO_GIT", "Provenance", "collect_provenance", "git_revision"]
+
+NO_GIT = "no-git"
+LIBRARY_DISTRIBUTION = "smolAmem"  # Mneme, the library under test
+
+
+@dataclass(frozen=True)
+class Provenance:
+    commit: str
+    dirty: bool
+    package_version: str
+    mneme_version: str | None
+    python_version: str
+
+    @property
+    def is_clean_commit(self) -> bool:
+        """True when ``commit`` names exactly the code that ran (so results may be reused)."""
+        return self.commit != NO_GIT and not self.dirty
+
+
+def _git(repo: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _status_paths(porcelain: str) -> list[str]:
+    """Paths named by ``git status --porcelain -z`` (a rename's source is skipped)."""
+    paths: list[str] = []
+    entries = iter(porcelain.split("\0"))
+    for entry in entries:
+        if not entry:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            next(entries, None)
+    return paths
+
+
+def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> tuple[str, bool]:
+    """``(HEAD commit, dirty)`` of the repository holding ``repo``; ``(NO_GIT, False)`` outside git.
+
+    Untracked files count as changes, because an untracked module can change
+    results; the files in ``ignore`` (the store itself, an ``--output`` file)
+    do not, or writing a result would make the next run look dirty.
+    """
+    repo = Path(repo or ".")
+    head = _git(repo, "rev-parse", "--verify", "HEAD")
+    top = _git(repo, "rev-parse", "--show-toplevel")
+    status = _git(repo, "status", "--porcelain", "-z", "--untracked-files=all")
+    if head is None or top is None or status is None:
+        return NO_GIT, False
+    root = Path(top.strip()).resolve()
+    ignored: set[Path] = set()
+    for path in ignore:
+        path = Path(path).resolve()
+        ignored.update({path, path.with_name(path.name + ".wal")})
+    changed = [p for p in _status_paths(status) if (root / p).resolve() not in ignored]
+    return head.strip(), bool(changed)
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def collect_provenance(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> Provenance:
+    commit, dirty = git_revision(repo, ignore=ignore)
+    return Provenance(
+        commit=commit,
+        dirty=dirty,
+        package_version=__version__,
+        mneme_version=_distribution_version(LIBRARY_DISTRIBUTION),
+        python_version=platform.python_version(),
+    )

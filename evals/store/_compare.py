@@ -1,0 +1,58 @@
+"""Which test points flipped between two runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evals.store._models import RunSummary, StoredRun
+
+__all__ = ["Comparison", "Flip", "compare_runs"]
+
+
+@dataclass(frozen=True)
+class Flip:
+    conversation_id: str
+    turn_index: int
+    question: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: RunSummary
+    b: RunSummary
+    lost: list[Flip]  # hit in A, miss in B
+    gained: list[Flip]  # miss in A, hit in B
+    still_hit: int
+    still_missed: int
+    only_in_a: int  # test points B does not have (possible when the corpora differ)
+    only_in_b: int
+
+    @property
+    def same_corpus(self) -> bool:
+        return self.a.corpus_digest == self.b.corpus_digest
+
+
+def _outcomes(stored: StoredRun) -> dict[tuple[str, int, str], bool]:
+    return {
+        (result.conversation_id, point.turn_index, point.question): score.hit
+        for result, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
+        for point, score in zip(result.test_points, scores, strict=True)
+    }
+
+
+def compare_runs(a: StoredRun, b: StoredRun) -> Comparison:
+    """Match test points by (conversation, turn, question) and sort them by what changed."""
+    before, after = _outcomes(a), _outcomes(b)
+    shared = [key for key in before if key in after]
+    lost = [Flip(*key) for key in shared if before[key] and not after[key]]
+    gained = [Flip(*key) for key in shared if not before[key] and after[key]]
+    return Comparison(
+        a=a.summary,
+        b=b.summary,
+        lost=lost,
+        gained=gained,
+        still_hit=sum(1 for key in shared if before[key] and after[key]),
+        still_missed=sum(1 for key in shared if not before[key] and not after[key]),
+        only_in_a=len(before) - len(shared),
+        only_in_b=len(after) - len(shared),
+    )

@@ -1,0 +1,198 @@
+"""Export a stored run to a file, and read such a file back for import.
+
+An export is the original harness's JSON document (every seed key as it is,
+so ``jq`` recipes keep working) plus one ``run`` block holding what the seed
+shape lacks: the run id, provenance, each conversation's turns and each test
+point's hit and per-record token counts. That is enough to append the run to
+another store exactly as it was; importing is idempotent by run id.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from evals.corpus import Conversation
+from evals.metrics import PointScore, Scores
+from evals.provenance import Provenance
+from evals.report import seed_json
+from evals.runner import ConversationResult, RunResult
+from evals.store._errors import StoreError
+from evals.store._models import StoredRun
+from evals.store._records import RunRecord, make_summary
+
+__all__ = ["EXPORT_FORMAT", "EXPORT_FORMAT_VERSION", "export_document", "read_export"]
+
+EXPORT_FORMAT = "mneme-evals-run"
+EXPORT_FORMAT_VERSION = 1
+
+
+class _Turn(BaseModel):
+    role: str
+    content: str
+
+
+class _Point(BaseModel):
+    hit: bool
+    record_tokens: list[int]
+
+
+class _Conversation(BaseModel):
+    conversation_id: str
+    turns: list[_Turn] = Field(min_length=1)
+    test_points: list[_Point]
+
+
+class _RunBlock(BaseModel):
+    format: Literal["mneme-evals-run"]
+    format_version: int
+    run_id: str = Field(min_length=1)
+    commit: str
+    dirty: bool
+    timestamp: AwareDatetime
+    duration_s: float
+    corpus_name: str
+    corpus_digest: str
+    package_version: str
+    mneme_version: str | None
+    python_version: str
+    conversations: list[_Conversation]
+
+
+class _Exported(BaseModel):
+    """The seed keys an import needs, plus the ``run`` block."""
+
+    model_config = ConfigDict(extra="allow")
+
+    strategy: dict[str, Any]
+    seed: int
+    k: int
+    corpus_dir: str
+    tokenizer: str
+    model: str
+    conversations: list[ConversationResult]
+    run: _RunBlock
+
+
+def export_document(stored: StoredRun) -> dict[str, Any]:
+    """The seed JSON of a stored run plus the ``run`` block that lets it be imported elsewhere."""
+    summary = stored.summary
+    document = seed_json(stored.run, stored.scores)
+    document["run"] = {
+        "format": EXPORT_FORMAT,
+        "format_version": EXPORT_FORMAT_VERSION,
+        "run_id": summary.run_id,
+        "commit": summary.commit,
+        "dirty": summary.dirty,
+        "timestamp": summary.timestamp.isoformat(),
+        "duration_s": summary.duration_s,
+        "corpus_name": summary.corpus_name,
+        "corpus_digest": summary.corpus_digest,
+        "package_version": summary.package_version,
+        "mneme_version": summary.mneme_version,
+        "python_version": summary.python_version,
+        "conversations": [
+            {
+                "conversation_id": result.conversation_id,
+                "turns": [{"role": r, "content": c} for r, c in stored.transcripts[result.conversation_id]],
+                "test_points": [{"hit": p.hit, "record_tokens": list(p.record_tokens)} for p in points],
+            }
+            for result, points in zip(stored.run.conversations, stored.scores.points, strict=True)
+        ],
+    }
+    return document
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    return f"{where}: {error['msg']}{extra}"
+
+
+def _rebuild(doc: _Exported, name: str) -> RunRecord:
+    block = doc.run
+    if block.format_version > EXPORT_FORMAT_VERSION:
+        raise StoreError(
+            f"{name}: export format version {block.format_version} is newer than this evals reads ({EXPORT_FORMAT_VERSION})"
+        )
+    if [c.conversation_id for c in doc.conversations] != [c.conversation_id for c in block.conversations]:
+        raise StoreError(f"{name}: run.conversations does not list the same conversations as conversations")
+    conversations: list[Conversation] = []
+    points: list[list[PointScore]] = []
+    for result, stored in zip(doc.conversations, block.conversations, strict=True):
+        where = f"{name}: conversation {result.conversation_id!r}"
+        if result.turn_count != len(stored.turns):
+            raise StoreError(f"{where}: turn_count is {result.turn_count} but run block has {len(stored.turns)} turns")
+        if len(result.test_points) != len(stored.test_points):
+            raise StoreError(f"{where}: {len(result.test_points)} test points but run block scores {len(stored.test_points)}")
+        tests = {}
+        for point, score in zip(result.test_points, stored.test_points, strict=True):
+            if not 0 <= point.turn_index < len(stored.turns) or point.turn_index in tests:
+                raise StoreError(f"{where}: test point turn_index {point.turn_index} is out of range or repeated")
+            if len(score.record_tokens) != len(point.retrieved_records):
+                raise StoreError(f"{where}, turn {point.turn_index}: record_tokens and retrieved_records differ in length")
+            tests[point.turn_index] = {
+                "question": point.question,
+                "expected_fact": point.expected_fact,
+                "expected_keywords": point.expected_keywords,
+            }
+        turns = [{"role": t.role, "content": t.content, "test_at": tests.get(i)} for i, t in enumerate(stored.turns)]
+        conversations.append(Conversation(id=result.conversation_id, description=result.description, turns=turns))
+        points.append([PointScore(hit=s.hit, record_tokens=s.record_tokens) for s in stored.test_points])
+
+    run = RunResult(
+        strategy=doc.strategy,
+        model=doc.model,
+        k=doc.k,
+        seed=doc.seed,
+        corpus_dir=doc.corpus_dir,
+        corpus_digest=block.corpus_digest,
+        started_at=block.timestamp,
+        duration_s=block.duration_s,
+        conversations=doc.conversations,
+    )
+    scores = Scores(tokenizer=doc.tokenizer, conversation_ids=[c.conversation_id for c in doc.conversations], points=points)
+    provenance = Provenance(
+        commit=block.commit,
+        dirty=block.dirty,
+        package_version=block.package_version,
+        mneme_version=block.mneme_version,
+        python_version=block.python_version,
+    )
+    summary = make_summary(run_id=block.run_id, run=run, scores=scores, provenance=provenance, corpus_name=block.corpus_name)
+    return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations)
+
+
+def read_export(path: Path) -> RunRecord:
+    """Parse and check one exported file; every problem is a one-line :class:`StoreError`."""
+    name = str(path)
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(raw, dict):
+        raise StoreError(f"{name}: not an evals export (expected a JSON object, got {type(raw).__name__})")
+    if "run" not in raw:
+        raise StoreError(
+            f"{name}: not an evals export (no 'run' block); write one with: evals export RUN_ID --output FILE"
+        )
+    try:
+        document = _Exported.model_validate(raw)
+    except ValidationError as exc:
+        raise StoreError(f"{name}: not a valid evals export: {_first_problem(exc)}") from None
+    record = _rebuild(document, name)
+    # The seed keys must be what this run's data gives, or the file was edited
+    # or is inconsistent; importing it would store numbers nobody computed.
+    expected = seed_json(record.run, record.scores)
+    for key, value in expected.items():
+        if key in raw and raw[key] != value:
+            raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")
+    return record

@@ -1,0 +1,66 @@
+"""Stable names for configurations, cacheable inputs and conversations."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from evals.corpus import Conversation
+from evals.provenance import Provenance
+
+__all__ = ["cache_key", "config_key", "conversation_digest"]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def config_key(strategy_config: dict[str, Any], *, k: int, model: str) -> str:
+    """A short, readable, stable name for one configuration: ``<strategy>-k<k>-<hash>``.
+
+    The same settings give the same key on every commit and machine, so the
+    leaderboard can follow one configuration through history.
+    """
+    digest = _sha256(_canonical({"strategy": strategy_config, "k": k, "model": model}))[:8]
+    return f"{strategy_config.get('name', 'unknown')}-k{k}-{digest}"
+
+
+def cache_key(
+    provenance: Provenance,
+    *,
+    corpus_digest: str,
+    strategy_config: dict[str, Any],
+    model: str,
+    k: int,
+    seed: int,
+    tokenizer: str,
+) -> str | None:
+    """The key under which a run's result may be reused, or ``None`` when it may not.
+
+    Only a clean commit names the code exactly, so a dirty tree or a directory
+    outside git is never cached.
+    """
+    if not provenance.is_clean_commit:
+        return None
+    inputs = {
+        "commit": provenance.commit,
+        "package_version": provenance.package_version,
+        "mneme_version": provenance.mneme_version,
+        "corpus_digest": corpus_digest,
+        "strategy": strategy_config,
+        "model": model,
+        "k": k,
+        "seed": seed,
+        "tokenizer": tokenizer,
+    }
+    return _sha256(_canonical(inputs))
+
+
+def conversation_digest(conversation: Conversation) -> str:
+    """sha256 of one conversation's canonical content (as the corpus digest, per conversation)."""
+    return _sha256(_canonical(conversation.model_dump(mode="json")))

@@ -1,0 +1,68 @@
+"""What the store hands back: a run's summary row, and a whole run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from evals.metrics import Scores
+from evals.runner import RunResult
+
+__all__ = ["RecordTurns", "RunSummary", "StoredRun", "Transcript"]
+
+Transcript = list[tuple[str, str]]
+# Per test point, per retrieved record: the index of the conversation turn the
+# record is, or None when it is not one (a summary, say).
+RecordTurns = list[list[int | None]]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run as the ``runs`` table holds it, plus its 95% Wilson interval."""
+
+    run_id: str
+    commit: str
+    dirty: bool
+    model: str
+    date: str  # UTC, YYYY-MM-DD
+    timestamp: datetime  # when the run started, aware, UTC
+    strategy: str
+    strategy_config: dict[str, Any]
+    config_key: str
+    k: int
+    seed: int
+    corpus_name: str
+    corpus_dir: str
+    corpus_digest: str
+    tokenizer: str
+    package_version: str
+    mneme_version: str | None
+    python_version: str
+    duration_s: float
+    conversation_count: int
+    hits: int
+    total: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    context_tokens: int
+    tokens_per_test_point: float | None
+    cache_key: str | None = field(default=None, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: the timestamp as ISO 8601 text."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["timestamp"] = self.timestamp.isoformat()
+        return out
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run read back in full: enough to rebuild every page and the seed JSON."""
+
+    summary: RunSummary
+    run: RunResult
+    scores: Scores
+    transcripts: dict[str, Transcript]  # conversation id -> (role, content) of every turn
+    record_turns: dict[str, RecordTurns]  # conversation id -> per test point, per record

@@ -1,0 +1,265 @@
+"""A run as the store writes it, and the compact encoding of retrieved records.
+
+A retrieved record that is the content of an earlier turn of its conversation
+is stored as that turn's index; any other record (a summary, say) is stored
+as text. full_history over long conversations returns every earlier turn at
+every test point, so this keeps such a run to a list of small integers per
+test point instead of a quadratic pile of copies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+import pyarrow as pa
+
+from evals.corpus import Conversation
+from evals.evaluate import Evaluation
+from evals.metrics import Scores, wilson_interval
+from evals.provenance import Provenance
+from evals.runner import RunResult
+from evals.store._keys import cache_key, config_key, conversation_digest
+from evals.store._models import RunSummary
+
+__all__ = [
+    "RunRecord",
+    "TurnLookup",
+    "decode_records",
+    "encode_records",
+    "make_summary",
+    "new_run_id",
+    "point_table",
+    "record_from_evaluation",
+    "turn_table",
+]
+
+
+def new_run_id() -> str:
+    """12 hex characters: short enough to type, random enough never to collide in one store."""
+    return secrets.token_hex(6)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything one run writes: its summary row, its play-through, its scores, its conversations."""
+
+    summary: RunSummary
+    run: RunResult
+    scores: Scores
+    conversations: Sequence[Conversation]  # the corpus's, in the run's order
+
+    def conversation_digests(self) -> list[str]:
+        return [conversation_digest(c) for c in self.conversations]
+
+
+def as_utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def make_summary(
+    *,
+    run_id: str,
+    run: RunResult,
+    scores: Scores,
+    provenance: Provenance,
+    corpus_name: str,
+) -> RunSummary:
+    started = as_utc(run.started_at)
+    interval = wilson_interval(scores.hits, scores.total)
+    return RunSummary(
+        run_id=run_id,
+        commit=provenance.commit,
+        dirty=provenance.dirty,
+        model=run.model,
+        date=started.date().isoformat(),
+        timestamp=started,
+        strategy=str(run.strategy.get("name", "unknown")),
+        strategy_config=dict(run.strategy),
+        config_key=config_key(run.strategy, k=run.k, model=run.model),
+        k=run.k,
+        seed=run.seed,
+        corpus_name=corpus_name,
+        corpus_dir=run.corpus_dir,
+        corpus_digest=run.corpus_digest,
+        tokenizer=scores.tokenizer,
+        package_version=provenance.package_version,
+        mneme_version=provenance.mneme_version,
+        python_version=provenance.python_version,
+        duration_s=run.duration_s,
+        conversation_count=len(run.conversations),
+        hits=scores.hits,
+        total=scores.total,
+        recall=scores.recall,
+        recall_low=interval[0] if interval else None,
+        recall_high=interval[1] if interval else None,
+        context_tokens=scores.context_tokens,
+        tokens_per_test_point=scores.tokens_per_test_point,
+        cache_key=cache_key(
+            provenance,
+            corpus_digest=run.corpus_digest,
+            strategy_config=run.strategy,
+            model=run.model,
+            k=run.k,
+            seed=run.seed,
+            tokenizer=scores.tokenizer,
+        ),
+    )
+
+
+def record_from_evaluation(evaluation: Evaluation, provenance: Provenance, *, run_id: str | None = None) -> RunRecord:
+    summary = make_summary(
+        run_id=run_id or new_run_id(),
+        run=evaluation.run,
+        scores=evaluation.scores,
+        provenance=provenance,
+        corpus_name=evaluation.corpus.name,
+    )
+    return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations)
+
+
+# -- records <-> turn references ------------------------------------------------------------
+
+
+class TurnLookup:
+    """One conversation's turn contents, with a text -> turn indices map built on first need."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.contents = [turn.content for turn in conversation.turns]
+        self._where: dict[str, list[int]] | None = None
+
+    def indices(self, text: str) -> list[int]:
+        if self._where is None:
+            self._where = {}
+            for index, content in enumerate(self.contents):
+                self._where.setdefault(content, []).append(index)
+        return self._where.get(text, [])
+
+
+def _match(records: list[str], turns: TurnLookup, before: int) -> tuple[list[int], list[str]]:
+    """General case: refs (-1 = not a turn) and the texts of the non-turn records.
+
+    A record that matches several earlier turns is given the earliest one not
+    already used at this test point, so repeated texts keep distinct turns.
+    """
+    refs: list[int] = []
+    texts: list[str] = []
+    used: set[int] = set()
+    for record in records:
+        candidates = [i for i in turns.indices(record) if i < before]
+        choice = next((i for i in candidates if i not in used), candidates[0] if candidates else -1)
+        if choice < 0:
+            texts.append(record)
+        else:
+            used.add(choice)
+        refs.append(choice)
+    return refs, texts
+
+
+def encode_records(records: list[str], turns: TurnLookup, before: int) -> tuple[np.ndarray, list[str]]:
+    """Encode one test point's records against the turns before it (``before`` = its turn index)."""
+    n = len(records)
+    contents = turns.contents
+    if n <= before:
+        # Fast paths: every earlier turn in order (full_history), or the last n (a recent-turns buffer).
+        if records == contents[:n]:
+            return np.arange(n, dtype=np.int32), []
+        if records == contents[before - n : before]:
+            return np.arange(before - n, before, dtype=np.int32), []
+    refs, texts = _match(records, turns, before)
+    return np.asarray(refs, dtype=np.int32), texts
+
+
+def decode_records(refs: list[int | None], texts: list[str], contents: list[str]) -> list[str]:
+    pending = iter(texts)
+    return [contents[i] if i is not None else next(pending) for i in refs]
+
+
+# -- arrow tables for the bulk inserts ----------------------------------------------------------
+
+
+def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
+
+
+def point_table(record: RunRecord) -> pa.Table:
+    """One row per test point of the run, records encoded as turn references."""
+    positions: list[int] = []
+    turn_indices: list[int] = []
+    hits: list[bool] = []
+    context_tokens: list[int] = []
+    ref_parts: list[np.ndarray] = []
+    text_values: list[str] = []
+    text_lengths: list[int] = []
+    token_lists: list[list[int]] = []
+    for position, (result, conversation, scored) in enumerate(
+        zip(record.run.conversations, record.conversations, record.scores.points, strict=True)
+    ):
+        turns = TurnLookup(conversation)
+        for point, score in zip(result.test_points, scored, strict=True):
+            refs, texts = encode_records(point.retrieved_records, turns, point.turn_index)
+            positions.append(position)
+            turn_indices.append(point.turn_index)
+            hits.append(score.hit)
+            context_tokens.append(score.context_tokens)
+            ref_parts.append(refs)
+            text_values.extend(texts)
+            text_lengths.append(len(texts))
+            token_lists.append(score.record_tokens)
+    lengths = [len(part) for part in ref_parts]
+    flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
+    count = int(flat_refs.size)
+    flat_tokens = np.fromiter(itertools.chain.from_iterable(token_lists), dtype=np.int32, count=count)
+    return pa.table(
+        {
+            "run_id": pa.array([record.summary.run_id] * len(positions), pa.string()),
+            "position": pa.array(positions, pa.int32()),
+            "turn_index": pa.array(turn_indices, pa.int32()),
+            "hit": pa.array(hits, pa.bool_()),
+            "context_tokens": pa.array(context_tokens, pa.int64()),
+            "record_turns": _list_array(lengths, pa.array(flat_refs, pa.int32(), mask=flat_refs < 0)),
+            "record_texts": _list_array(text_lengths, pa.array(text_values, pa.string())),
+            "record_tokens": _list_array(lengths, pa.array(flat_tokens, pa.int32())),
+        }
+    )
+
+
+def turn_table(conversations: list[tuple[str, Conversation]]) -> pa.Table:
+    """Every turn of the given ``(digest, conversation)`` pairs, with its test point if it has one."""
+    columns: dict[str, list] = {
+        "conversation_digest": [],
+        "turn_index": [],
+        "role": [],
+        "content": [],
+        "question": [],
+        "expected_fact": [],
+        "expected_keywords": [],
+    }
+    for digest, conversation in conversations:
+        for index, turn in enumerate(conversation.turns):
+            test = turn.test_at
+            columns["conversation_digest"].append(digest)
+            columns["turn_index"].append(index)
+            columns["role"].append(turn.role)
+            columns["content"].append(turn.content)
+            columns["question"].append(test.question if test else None)
+            columns["expected_fact"].append(test.expected_fact if test else None)
+            columns["expected_keywords"].append(list(test.expected_keywords) if test else None)
+    schema = pa.schema(
+        [
+            ("conversation_digest", pa.string()),
+            ("turn_index", pa.int32()),
+            ("role", pa.string()),
+            ("content", pa.string()),
+            ("question", pa.string()),
+            ("expected_fact", pa.string()),
+            ("expected_keywords", pa.list_(pa.string())),
+        ]
+    )
+    return pa.table(columns, schema=schema)

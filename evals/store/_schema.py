@@ -1,0 +1,132 @@
+"""The store's schema, as named migrations applied in order.
+
+``evals_schema`` records each applied migration (version, name, time). A store
+whose highest version is above the last migration here was written by a newer
+``evals`` and is refused untouched; one below is upgraded step by step, each
+step in its own transaction.
+
+Migrations are append-only like the data: never edit one that has shipped,
+add the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "SCHEMA_TABLE", "Migration", "current_version"]
+
+SCHEMA_TABLE = "evals_schema"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+_INITIAL = f"""
+CREATE TABLE {SCHEMA_TABLE} (
+    version INTEGER PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+);
+
+-- One row per run. "timestamp" is when the run started, in UTC.
+CREATE TABLE runs (
+    run_id VARCHAR PRIMARY KEY,
+    "commit" VARCHAR NOT NULL,
+    dirty BOOLEAN NOT NULL,
+    model VARCHAR NOT NULL,
+    "date" DATE NOT NULL,
+    "timestamp" TIMESTAMP NOT NULL,
+    strategy VARCHAR NOT NULL,
+    strategy_config JSON NOT NULL,
+    config_key VARCHAR NOT NULL,
+    k INTEGER NOT NULL,
+    seed BIGINT NOT NULL,
+    corpus_name VARCHAR NOT NULL,
+    corpus_dir VARCHAR NOT NULL,
+    corpus_digest VARCHAR NOT NULL,
+    tokenizer VARCHAR NOT NULL,
+    package_version VARCHAR NOT NULL,
+    mneme_version VARCHAR,
+    python_version VARCHAR NOT NULL,
+    duration_s DOUBLE NOT NULL,
+    conversation_count INTEGER NOT NULL,
+    hits INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    recall DOUBLE,
+    context_tokens BIGINT NOT NULL,
+    cache_key VARCHAR,
+    appended_at TIMESTAMP NOT NULL
+);
+
+-- Conversations and their turns, stored once per distinct content however many
+-- runs and corpora share them. The digest covers id, description, every turn
+-- and every test point.
+CREATE TABLE conversations (
+    conversation_digest VARCHAR PRIMARY KEY,
+    conversation_id VARCHAR NOT NULL,
+    description VARCHAR NOT NULL,
+    turn_count INTEGER NOT NULL
+);
+
+CREATE TABLE turns (
+    conversation_digest VARCHAR NOT NULL,
+    turn_index INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    content VARCHAR NOT NULL,
+    question VARCHAR,
+    expected_fact VARCHAR,
+    expected_keywords VARCHAR[]
+);
+
+-- The conversations of a run, in the run's order.
+CREATE TABLE run_conversations (
+    run_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    conversation_digest VARCHAR NOT NULL
+);
+
+-- One row per test point of a run. The retrieved records, in rank order, are
+-- record_turns[i] (the turn whose content record i is) or, where that is NULL,
+-- the next entry of record_texts.
+CREATE TABLE test_points (
+    run_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    turn_index INTEGER NOT NULL,
+    hit BOOLEAN NOT NULL,
+    context_tokens BIGINT NOT NULL,
+    record_turns INTEGER[] NOT NULL,
+    record_texts VARCHAR[] NOT NULL,
+    record_tokens INTEGER[] NOT NULL
+);
+"""
+
+_SQL_VIEWS = """
+-- The latest run of each configuration on each corpus (what the leaderboard shows).
+CREATE VIEW latest_runs AS
+SELECT * FROM runs
+QUALIFY row_number() OVER (
+    PARTITION BY corpus_digest, config_key ORDER BY "timestamp" DESC, appended_at DESC, run_id DESC
+) = 1;
+
+-- Test points with their conversation and question, for ad-hoc SQL.
+CREATE VIEW test_point_results AS
+SELECT tp.run_id, c.conversation_id, tp.turn_index, t.question, t.expected_fact,
+       t.expected_keywords, tp.hit, tp.context_tokens, len(tp.record_turns) AS record_count
+FROM test_points tp
+JOIN run_conversations rc ON rc.run_id = tp.run_id AND rc.position = tp.position
+JOIN conversations c ON c.conversation_digest = rc.conversation_digest
+JOIN turns t ON t.conversation_digest = rc.conversation_digest AND t.turn_index = tp.turn_index;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial", _INITIAL),
+    Migration(2, "sql_views", _SQL_VIEWS),
+)
+
+
+def current_version(migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    return migrations[-1].version

@@ -1,0 +1,548 @@
+"""The store: one DuckDB file, opened briefly, appended to in one transaction per write.
+
+DuckDB admits one writer process, and while it holds the file no other
+process can open it at all, not even to read. So callers compute first and
+open the store only for a short read or write; :meth:`Store.open` waits for
+the lock with bounded, jittered backoff and then gives up with a clear error.
+
+The code never updates or deletes a result: a run is inserted whole, in one
+transaction, or not at all (DuckDB's write-ahead log makes that hold across a
+crash or SIGKILL too).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from evals.corpus import Conversation
+from evals.evaluate import Evaluation
+from evals.metrics import PointScore, Scores, wilson_interval
+from evals.provenance import Provenance
+from evals.report import seed_json
+from evals.runner import ConversationResult, RunResult, TestPointResult
+from evals.store._errors import StoreError
+from evals.store._models import RunSummary, StoredRun
+from evals.store._records import RunRecord, decode_records, point_table, record_from_evaluation, turn_table
+from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
+
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "conversations_of"]
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+_SUMMARY_COLUMNS = (
+    "run_id",
+    "commit",
+    "dirty",
+    "model",
+    "date",
+    "timestamp",
+    "strategy",
+    "strategy_config",
+    "config_key",
+    "k",
+    "seed",
+    "corpus_name",
+    "corpus_dir",
+    "corpus_digest",
+    "tokenizer",
+    "package_version",
+    "mneme_version",
+    "python_version",
+    "duration_s",
+    "conversation_count",
+    "hits",
+    "total",
+    "recall",
+    "context_tokens",
+    "cache_key",
+)
+_SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
+
+
+def _is_lock_error(exc: duckdb.Error) -> bool:
+    return "lock" in str(exc).lower()
+
+
+def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
+    message = str(exc)
+    if "not a valid DuckDB database file" in message:
+        return StoreError(f"{path} is not a DuckDB file, so not an evals store; refusing to use it")
+    reason = message.split(":", 1)[-1].strip() if message.startswith(("IO Error", "IOException")) else message
+    return StoreError(f"cannot open store {path}: {reason}")
+
+
+def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
+    """Connect, waiting for another process's lock with jittered exponential backoff."""
+    deadline = time.monotonic() + lock_timeout
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as exc:
+            if not _is_lock_error(exc):
+                raise _open_error(path, exc) from None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise StoreError(
+                    f"store {path} is locked by another process (waited {lock_timeout:g} s); "
+                    "try again when that process has finished"
+                ) from None
+            time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
+            delay = min(delay * 2, 1.0)
+
+
+def _schema_version(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """The store's schema version; 0 for an empty database; refuse anything else."""
+    tables = {
+        row[0]
+        for row in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
+        ).fetchall()
+    }
+    if SCHEMA_TABLE in tables:
+        return con.execute(f"SELECT coalesce(max(version), 0) FROM {SCHEMA_TABLE}").fetchone()[0]
+    if tables:
+        return -1
+    return 0
+
+
+def _writable_directory(directory: Path, create: bool) -> None:
+    """Make sure a new store file can be created in ``directory`` before anything is computed."""
+    if not directory.exists():
+        if not create:
+            raise StoreError(f"cannot create store: directory {directory} does not exist (create it first)")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create store directory {directory}: {exc.strerror or exc}") from None
+    if not directory.is_dir():
+        raise StoreError(f"cannot create store: {directory} is not a directory")
+    probe = directory / f".evals-write-probe-{os.getpid()}"
+    try:
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise StoreError(f"cannot write in store directory {directory}: {exc.strerror or exc}") from None
+
+
+def check_writable(path: Path, *, create_parent: bool = False) -> None:
+    """Fail now, before any work is done, if a store at ``path`` could not be written."""
+    path = Path(path)
+    if path.is_dir():
+        raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
+    _writable_directory(path.parent, create_parent and not path.exists())
+
+
+class Store:
+    """An open results store. Use :meth:`open` as a context manager; it closes on exit."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -> None:
+        self._con = con
+        self.path = path
+        self.read_only = read_only
+
+    # -- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        read_only: bool = False,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        create_parent: bool = False,
+        migrations: tuple[Migration, ...] = MIGRATIONS,
+    ) -> Store:
+        """Open (and, unless ``read_only``, create) the store at ``path``.
+
+        A missing file is created with the current schema; an older schema is
+        migrated (a read-only open upgrades it first, if it can); a newer one,
+        a file that is not DuckDB, or a DuckDB file that holds other tables is
+        refused with a :class:`StoreError`, and the file is left as it was. A
+        missing parent directory is an error unless ``create_parent``.
+        """
+        path = Path(path)
+        if path.is_dir():
+            raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
+        if not path.exists():
+            if read_only:
+                raise StoreError(f"no store at {path} (nothing has been stored there yet)")
+            _writable_directory(path.parent, create_parent)
+        con = _connect(path, read_only, lock_timeout)
+        try:
+            version = cls._check_version(con, path, migrations)
+            if version == 0 and read_only:
+                raise StoreError(f"{path} is an empty DuckDB database, not an evals store yet")
+            if version < current_version(migrations):
+                if read_only:
+                    con.close()
+                    with cls.open(path, lock_timeout=lock_timeout, migrations=migrations):
+                        pass
+                    con = _connect(path, True, lock_timeout)
+                else:
+                    cls._migrate(con, path, version, migrations)
+        except BaseException:
+            con.close()
+            raise
+        return cls(con, path, read_only=read_only)
+
+    @staticmethod
+    def _check_version(con: duckdb.DuckDBPyConnection, path: Path, migrations: tuple[Migration, ...]) -> int:
+        version = _schema_version(con, path)
+        if version < 0:
+            raise StoreError(
+                f"{path} is a DuckDB database but not an evals store (no {SCHEMA_TABLE} table); refusing to change it"
+            )
+        newest = current_version(migrations)
+        if version > newest:
+            raise StoreError(
+                f"store {path} has schema version {version}, newer than this evals understands ({newest}); "
+                "upgrade mneme-evals to use it"
+            )
+        return version
+
+    @staticmethod
+    def _migrate(con: duckdb.DuckDBPyConnection, path: Path, version: int, migrations: tuple[Migration, ...]) -> None:
+        for migration in migrations:
+            if migration.version <= version:
+                continue
+            try:
+                con.execute("BEGIN TRANSACTION")
+                con.execute(migration.sql)
+                con.execute(
+                    f"INSERT INTO {SCHEMA_TABLE} VALUES (?, ?, ?)",
+                    [migration.version, migration.name, _utc_now()],
+                )
+                con.execute("COMMIT")
+            except duckdb.Error as exc:
+                _rollback(con)
+                raise StoreError(f"cannot upgrade store {path} to schema {migration.version} ({migration.name}): {exc}") from None
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return self._con.execute(f"SELECT max(version) FROM {SCHEMA_TABLE}").fetchone()[0]
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        if self.read_only:
+            raise StoreError(f"store {self.path} was opened read-only")
+        self._con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            _rollback(self._con)
+            raise
+        try:
+            self._con.execute("COMMIT")
+        except duckdb.Error as exc:
+            _rollback(self._con)
+            raise StoreError(f"cannot write to store {self.path}: {exc}") from None
+
+    def append(self, evaluation: Evaluation, provenance: Provenance) -> str:
+        """Add one run, in one transaction; return its new run id."""
+        record = record_from_evaluation(evaluation, provenance)
+        self.write_records([record])
+        return record.summary.run_id
+
+    def write_records(self, records: Sequence[RunRecord]) -> list[bool]:
+        """Add runs in one transaction, skipping run ids already present; return which were added."""
+        encoded = [(record, point_table(record)) for record in records]
+        added: list[bool] = []
+        try:
+            with self._transaction():
+                known = set(self._existing_run_ids([r.summary.run_id for r in records]))
+                for record, points in encoded:
+                    if record.summary.run_id in known:
+                        added.append(False)
+                        continue
+                    self._insert_run(record, points)
+                    known.add(record.summary.run_id)
+                    added.append(True)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path}: {exc}") from None
+        return added
+
+    def _existing_run_ids(self, run_ids: list[str]) -> list[str]:
+        rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
+        return [row[0] for row in rows]
+
+    def _insert_run(self, record: RunRecord, points: pa.Table) -> None:
+        digests = record.conversation_digests()
+        self._insert_conversations(list(zip(digests, record.conversations, strict=True)))
+        summary = record.summary
+        values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS}
+        values["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
+        values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)
+        values["appended_at"] = _utc_now()
+        columns = ", ".join(f'"{name}"' for name in values)
+        marks = ", ".join("?" for _ in values)
+        self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
+        positions = pa.table(
+            {
+                "run_id": pa.array([summary.run_id] * len(digests), pa.string()),
+                "position": pa.array(range(len(digests)), pa.int32()),
+                "conversation_digest": pa.array(digests, pa.string()),
+            }
+        )
+        self._insert_arrow("run_conversations", positions)
+        self._insert_arrow("test_points", points)
+
+    def _insert_conversations(self, pairs: list[tuple[str, Conversation]]) -> None:
+        """Store each conversation not stored yet (by content digest), with its turns."""
+        wanted = list(dict(pairs))
+        present = {
+            row[0]
+            for row in self._con.execute(
+                "SELECT conversation_digest FROM conversations WHERE list_contains(?, conversation_digest)", [wanted]
+            ).fetchall()
+        }
+        new = [(d, c) for d, c in dict(pairs).items() if d not in present]
+        if not new:
+            return
+        rows = pa.table(
+            {
+                "conversation_digest": pa.array([d for d, _ in new], pa.string()),
+                "conversation_id": pa.array([c.id for _, c in new], pa.string()),
+                "description": pa.array([c.description for _, c in new], pa.string()),
+                "turn_count": pa.array([len(c.turns) for _, c in new], pa.int32()),
+            }
+        )
+        self._insert_arrow("conversations", rows)
+        self._insert_arrow("turns", turn_table(new))
+
+    def _insert_arrow(self, table: str, rows: pa.Table) -> None:
+        name = f"_evals_new_{table}"
+        self._con.register(name, rows)
+        try:
+            self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
+        finally:
+            self._con.unregister(name)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def find_cached(self, cache_key: str | None) -> str | None:
+        """The newest clean run made from exactly these inputs, if any."""
+        if cache_key is None:
+            return None
+        row = self._con.execute(
+            'SELECT run_id FROM runs WHERE cache_key = ? AND NOT dirty ORDER BY "timestamp" DESC, appended_at DESC LIMIT 1',
+            [cache_key],
+        ).fetchone()
+        return row[0] if row else None
+
+    def runs(self, strategy: str | None = None, commit: str | None = None) -> list[RunSummary]:
+        """Runs, newest first; ``commit`` matches a prefix of the commit hash."""
+        where, params = [], []
+        if strategy is not None:
+            where.append("strategy = ?")
+            params.append(strategy)
+        if commit is not None:
+            where.append('starts_with("commit", ?)')
+            params.append(commit)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self._con.execute(
+            f'SELECT {_SELECT_SUMMARY} FROM runs {clause} ORDER BY "timestamp" DESC, appended_at DESC, run_id DESC',
+            params,
+        ).fetchall()
+        return [_summary(row) for row in rows]
+
+    def latest_per_configuration(self) -> list[RunSummary]:
+        """The latest run of each (corpus, configuration): best recall first, then fewest tokens."""
+        rows = self._con.execute(
+            f"SELECT {_SELECT_SUMMARY} FROM latest_runs "
+            "ORDER BY corpus_name, corpus_digest, recall DESC NULLS LAST, "
+            "context_tokens / nullif(total, 0) ASC NULLS LAST, config_key"
+        ).fetchall()
+        return [_summary(row) for row in rows]
+
+    def run_count(self) -> int:
+        return self._con.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+    def get_summary(self, run_id: str) -> RunSummary:
+        row = self._con.execute(f"SELECT {_SELECT_SUMMARY} FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
+        return _summary(row)
+
+    def get_run(self, run_id: str) -> StoredRun:
+        """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
+        summary = self.get_summary(run_id)
+        conversations = self._con.execute(
+            "SELECT rc.position, rc.conversation_digest, c.conversation_id, c.description, c.turn_count "
+            "FROM run_conversations rc JOIN conversations c USING (conversation_digest) "
+            "WHERE rc.run_id = ? ORDER BY rc.position",
+            [run_id],
+        ).fetchall()
+        turns = self._turns([row[1] for row in conversations])
+        points = self._arrow(
+            "SELECT position, turn_index, hit, record_turns, record_texts, record_tokens "
+            "FROM test_points WHERE run_id = ? ORDER BY position, turn_index",
+            [run_id],
+        )
+        by_position: dict[int, list[dict[str, Any]]] = {}
+        for point in points.to_pylist():
+            by_position.setdefault(point["position"], []).append(point)
+
+        results: list[ConversationResult] = []
+        score_lists: list[list[PointScore]] = []
+        transcripts: dict[str, list[tuple[str, str]]] = {}
+        record_turns: dict[str, list[list[int | None]]] = {}
+        for position, digest, conversation_id, description, turn_count in conversations:
+            roles, contents, tests = turns[digest]
+            result = ConversationResult(conversation_id=conversation_id, description=description, turn_count=turn_count)
+            scores: list[PointScore] = []
+            refs_of_points: list[list[int | None]] = []
+            for point in by_position.get(position, []):
+                question, expected_fact, expected_keywords = tests[point["turn_index"]]
+                result.test_points.append(
+                    TestPointResult(
+                        turn_index=point["turn_index"],
+                        question=question,
+                        expected_fact=expected_fact,
+                        expected_keywords=list(expected_keywords),
+                        retrieved_records=decode_records(point["record_turns"], point["record_texts"], contents),
+                    )
+                )
+                scores.append(PointScore(hit=point["hit"], record_tokens=point["record_tokens"]))
+                refs_of_points.append(point["record_turns"])
+            results.append(result)
+            score_lists.append(scores)
+            transcripts[conversation_id] = list(zip(roles, contents, strict=True))
+            record_turns[conversation_id] = refs_of_points
+
+        run = RunResult(
+            strategy=summary.strategy_config,
+            model=summary.model,
+            k=summary.k,
+            seed=summary.seed,
+            corpus_dir=summary.corpus_dir,
+            corpus_digest=summary.corpus_digest,
+            started_at=summary.timestamp,
+            duration_s=summary.duration_s,
+            conversations=results,
+        )
+        scores = Scores(
+            tokenizer=summary.tokenizer,
+            conversation_ids=[c.conversation_id for c in results],
+            points=score_lists,
+        )
+        return StoredRun(summary=summary, run=run, scores=scores, transcripts=transcripts, record_turns=record_turns)
+
+    def _arrow(self, query: str, params: list[Any]) -> pa.Table:
+        relation = self._con.sql(query, params=params)
+        # DuckDB 2 names it to_arrow_table; 1.x called it arrow.
+        return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+
+    def _turns(self, digests: list[str]) -> dict[str, tuple[list[str], list[str], dict[int, tuple]]]:
+        """Per conversation digest: roles, contents, and the test point at each tested turn."""
+        table = self._arrow(
+            "SELECT conversation_digest, turn_index, role, content, question, expected_fact, expected_keywords "
+            "FROM turns WHERE list_contains(?, conversation_digest) ORDER BY conversation_digest, turn_index",
+            [digests],
+        )
+        out: dict[str, tuple[list[str], list[str], dict[int, tuple]]] = {d: ([], [], {}) for d in digests}
+        columns = [table.column(name).to_pylist() for name in table.column_names]
+        for digest, index, role, content, question, fact, keywords in zip(*columns, strict=True):
+            roles, contents, tests = out[digest]
+            roles.append(role)
+            contents.append(content)
+            if question is not None:
+                tests[index] = (question, fact, keywords or [])
+        return out
+
+    def stored_conversations(self, run_id: str) -> list[Conversation]:
+        """The corpus conversations of a run, rebuilt from the stored turns."""
+        stored = self.get_run(run_id)
+        return conversations_of(stored)
+
+    def seed_json(self, run_id: str) -> dict[str, Any]:
+        """The original harness's JSON document for a stored run (what ``--output`` wrote)."""
+        stored = self.get_run(run_id)
+        return seed_json(stored.run, stored.scores)
+
+
+def conversations_of(stored: StoredRun) -> list[Conversation]:
+    """Rebuild a stored run's corpus conversations (turns plus test points) in run order."""
+    out = []
+    for result in stored.run.conversations:
+        tests = {p.turn_index: p for p in result.test_points}
+        turns = []
+        for index, (role, content) in enumerate(stored.transcripts[result.conversation_id]):
+            point = tests.get(index)
+            test_at = (
+                {"question": point.question, "expected_fact": point.expected_fact, "expected_keywords": point.expected_keywords}
+                if point
+                else None
+            )
+            turns.append({"role": role, "content": content, "test_at": test_at})
+        out.append(Conversation(id=result.conversation_id, description=result.description, turns=turns))
+    return out
+
+
+def _summary(row: tuple) -> RunSummary:
+    values = dict(zip(_SUMMARY_COLUMNS, row, strict=True))
+    interval = wilson_interval(values["hits"], values["total"])
+    total = values["total"]
+    return RunSummary(
+        run_id=values["run_id"],
+        commit=values["commit"],
+        dirty=values["dirty"],
+        model=values["model"],
+        date=values["date"].isoformat(),
+        timestamp=values["timestamp"].replace(tzinfo=UTC),
+        strategy=values["strategy"],
+        strategy_config=json.loads(values["strategy_config"]),
+        config_key=values["config_key"],
+        k=values["k"],
+        seed=values["seed"],
+        corpus_name=values["corpus_name"],
+        corpus_dir=values["corpus_dir"],
+        corpus_digest=values["corpus_digest"],
+        tokenizer=values["tokenizer"],
+        package_version=values["package_version"],
+        mneme_version=values["mneme_version"],
+        python_version=values["python_version"],
+        duration_s=values["duration_s"],
+        conversation_count=values["conversation_count"],
+        hits=values["hits"],
+        total=total,
+        recall=values["recall"],
+        recall_low=interval[0] if interval else None,
+        recall_high=interval[1] if interval else None,
+        context_tokens=values["context_tokens"],
+        tokens_per_test_point=values["context_tokens"] / total if total else None,
+        cache_key=values["cache_key"],
+    )
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # nothing to roll back: the failed statement already ended the transaction
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)

@@ -1,0 +1,79 @@
+"""``evals run`` with a store: look in the cache, compute, append. One function for CLI and tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.corpus import load_corpus
+from evals.evaluate import RunConfig, evaluate
+from evals.provenance import Provenance, collect_provenance
+from evals.report import seed_json
+from evals.strategies import build_strategy, model_of
+from evals.store._keys import cache_key
+from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store, check_writable
+from evals.tokens import TokenCounter
+
+__all__ = ["StoredOutcome", "planned_cache_key", "run_with_store"]
+
+
+@dataclass(frozen=True)
+class StoredOutcome:
+    run_id: str
+    cached: bool
+    document: dict[str, Any]  # the seed JSON of the run
+    provenance: Provenance
+
+
+def planned_cache_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:
+    """The cache key the run ``config`` would be stored under, found without running it."""
+    if not provenance.is_clean_commit:
+        return None
+    corpus = load_corpus(config.corpus)
+    strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder, seed=config.seed)
+    return cache_key(
+        provenance,
+        corpus_digest=corpus.digest,
+        strategy_config=strategy.config_summary(),
+        model=model_of(strategy),
+        k=config.k,
+        seed=config.seed,
+        tokenizer=tokenizer,
+    )
+
+
+def run_with_store(
+    config: RunConfig,
+    store_path: Path,
+    *,
+    force: bool = False,
+    repo: Path | None = None,
+    create_parent: bool = False,
+    not_code: Iterable[Path] = (),
+    counter: TokenCounter | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+) -> StoredOutcome:
+    """Reuse a cached run for ``config`` or compute and append a new one.
+
+    The store is held only briefly: once (read-only) to check it and look up
+    the cache before any work, and once to append after the work, so other
+    processes can use it meanwhile. ``not_code`` names files, such as an
+    ``--output`` file, whose changes must not make the tree count as dirty.
+    """
+    store_path = Path(store_path)
+    counter = counter or TokenCounter()
+    provenance = collect_provenance(repo, ignore=[store_path, *not_code])
+    check_writable(store_path, create_parent=create_parent)
+    if store_path.exists():
+        key = None if force else planned_cache_key(config, provenance, counter.tokenizer)
+        with Store.open(store_path, read_only=True, lock_timeout=lock_timeout) as store:
+            cached = store.find_cached(key)
+            if cached is not None:
+                return StoredOutcome(cached, True, store.seed_json(cached), provenance)
+    evaluation = evaluate(config, counter=counter, progress=progress)
+    with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
+        run_id = store.append(evaluation, provenance)
+    return StoredOutcome(run_id, False, seed_json(evaluation.run, evaluation.scores), provenance)
