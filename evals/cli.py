@@ -6,10 +6,12 @@ turns it into a message and an exit code.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +22,14 @@ from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
 from evals.report import seed_json, summary_line
+from evals.store import RunSummary, Store, compare_runs, export_document, read_export, run_with_store
 from evals.strategies import RUNNERS
 from evals.strategies.mneme import BACKENDS, EMBEDDERS
+from evals.tokens import EXACT
 
-__all__ = ["cli", "legacy_cli", "main"]
+__all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
+
+DEFAULT_STORE = Path("results") / "results.duckdb"
 
 RESERVED_NOTE = (
     "note: --with-answers/--judge are not implemented yet; the retrieval-only path runs and they change nothing."
@@ -95,6 +101,42 @@ def run_options(func: Callable) -> Callable:
     return func
 
 
+def store_option(func: Callable) -> Callable:
+    """``--store``, shared by every command that reads or writes the results store."""
+    return click.option(
+        "--store",
+        "store",
+        type=click.Path(path_type=Path, dir_okay=False),
+        envvar="EVALS_STORE",
+        show_envvar=True,
+        default=None,
+        help=f"Results store (a DuckDB file). Default: $EVALS_STORE, else {DEFAULT_STORE}, whose "
+        "directory is created if missing; a path given here or in $EVALS_STORE must be in an existing directory.",
+    )(func)
+
+
+def format_option(func: Callable) -> Callable:
+    """``--format``, shared by the commands that print a table."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json", "csv"]),
+        default="table",
+        show_default=True,
+        help="Print an aligned table, a JSON array or CSV.",
+    )(func)
+
+
+def _store_path(store: Path | None) -> tuple[Path, bool]:
+    """The store path and whether its directory may be created (only for the default)."""
+    return (DEFAULT_STORE, True) if store is None else (store, False)
+
+
+def _open_store(store: Path | None, *, read_only: bool = True) -> Store:
+    path, create_parent = _store_path(store)
+    return Store.open(path, read_only=read_only, create_parent=create_parent)
+
+
 def _progress() -> Callable[[int, int, str], None] | None:
     """Per-conversation progress on stderr, only when a person is watching."""
     if not sys.stderr.isatty():
@@ -133,6 +175,69 @@ def _run_and_report(
     click.echo(summary_line(document, str(output) if output else None))
 
 
+# -- tables ----------------------------------------------------------------------------------
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "null" if value is None else f"{value:.{digits}f}"
+
+
+def _commit(summary: RunSummary) -> str:
+    short = summary.commit if len(summary.commit) <= 10 else summary.commit[:10]
+    return f"{short}+dirty" if summary.dirty else short
+
+
+def _tokens(summary: RunSummary) -> str:
+    # The ~4-characters estimate must say so wherever a number made with it is shown.
+    mark = "" if summary.tokenizer == EXACT else "~"
+    return "null" if summary.tokens_per_test_point is None else f"{mark}{summary.tokens_per_test_point:.2f}"
+
+
+def _interval(summary: RunSummary) -> str:
+    if summary.recall_low is None or summary.recall_high is None:
+        return "null"
+    return f"[{summary.recall_low:.3f}, {summary.recall_high:.3f}]"
+
+
+_TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
+    "run": lambda s: s.run_id,
+    "date": lambda s: s.date,
+    "commit": _commit,
+    "strategy": lambda s: s.strategy,
+    "config": lambda s: s.config_key,
+    "model": lambda s: s.model,
+    "k": lambda s: str(s.k),
+    "corpus": lambda s: s.corpus_name,
+    "recall": lambda s: _number(s.recall),
+    "95% CI": _interval,
+    "hits": lambda s: f"{s.hits}/{s.total}",
+    "tokens/tp": _tokens,
+}
+
+
+def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence[str]) -> None:
+    if fmt == "json":
+        click.echo(json.dumps([s.as_dict() for s in summaries], indent=2, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        buffer = io.StringIO()
+        fields = [name for name in RunSummary.__dataclass_fields__ if name != "cache_key"]
+        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+        writer.writeheader()
+        for summary in summaries:
+            row = summary.as_dict()
+            row["strategy_config"] = json.dumps(row["strategy_config"], ensure_ascii=False)
+            writer.writerow(row)
+        click.echo(buffer.getvalue(), nl=False)
+        return
+    rows = [[_TABLE_COLUMNS[c](s) for c in columns] for s in summaries]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
+    for line in [list(columns), *rows]:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    if any(s.tokenizer != EXACT for s in summaries):
+        click.echo("~ tokens estimated at ~4 characters per token (cl100k_base was not available)")
+
+
 # -- the ``evals`` group -------------------------------------------------------------------
 
 
@@ -143,27 +248,158 @@ def cli() -> None:
 
     Plays labelled conversations (a corpus folder of *.json files) through a
     memory strategy and reports recall@k and token cost at every test point.
+    Every run is appended to a results store (a DuckDB file) with its git
+    commit, model and date.
     """
 
 
 @cli.command("run")
 @run_options
+@store_option
+@click.option("--force", is_flag=True, help="Compute and append a new run even if the store already has one for these inputs.")
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="Git repository whose HEAD commit (and dirty flag) is recorded with the run. Default: the current directory.",
+)
 @click.option(
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     help="Also write the result as JSON in the original harness's shape.",
 )
-def run_command(**options: Any) -> None:
-    """Run one strategy over a corpus and print a one-line summary.
+def run_command(*, store: Path | None, force: bool, repo: Path | None, output: Path | None, **options: Any) -> None:
+    """Run one strategy over a corpus, append the run to the store, print a one-line summary.
+
+    A run made before from the same inputs (clean git commit, corpus content,
+    strategy configuration, model, k, seed, package and library versions,
+    tokenizer) is not recomputed: the command prints `cached: run <id>`
+    instead, unless --force. A dirty working tree is never cached.
 
     \b
     Examples:
       evals run --runner mneme
       evals run --runner full_history --corpus corpus/ --output out/full.json
-      evals run --runner mneme --backend sqlite --k 10
+      evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
     """
-    _run_and_report(**options)
+    with_answers, judge = options.pop("with_answers"), options.pop("judge")
+    if with_answers or judge:
+        click.echo(RESERVED_NOTE, err=True)
+    path, create_parent = _store_path(store)
+    outcome = run_with_store(
+        RunConfig(**options),
+        path,
+        force=force,
+        repo=repo,
+        create_parent=create_parent,
+        not_code=[output] if output else [],
+        progress=_progress(),
+    )
+    if output is not None:
+        _write_json(output, outcome.document)
+    summary = summary_line(outcome.document)
+    written = f" -> {output}" if output else ""
+    if outcome.cached:
+        click.echo(f"cached: run {outcome.run_id}: {summary}{written}")
+    else:
+        click.echo(f"run {outcome.run_id}: {summary} -> {path}{', ' + str(output) if output else ''}")
+
+
+@cli.command("runs")
+@store_option
+@click.option("--strategy", default=None, help="Only runs of this strategy (e.g. mneme).")
+@click.option("--commit", default=None, help="Only runs made at this commit (a prefix of the hash is enough).")
+@format_option
+def runs_command(store: Path | None, strategy: str | None, commit: str | None, fmt: str) -> None:
+    """List the stored runs, newest first."""
+    with _open_store(store) as opened:
+        summaries = opened.runs(strategy=strategy, commit=commit)
+    columns = ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp"]
+    _echo_summaries(summaries, fmt, columns)
+
+
+@cli.command("leaderboard")
+@store_option
+@format_option
+def leaderboard_command(store: Path | None, fmt: str) -> None:
+    """The latest run of each configuration on each corpus, best recall first.
+
+    recall is hits / test points with its 95% Wilson interval; tokens/tp is
+    the mean context tokens per test point.
+    """
+    with _open_store(store) as opened:
+        summaries = opened.latest_per_configuration()
+    columns = ["strategy", "config", "model", "k", "corpus", "recall", "95% CI", "hits", "tokens/tp", "run", "commit", "date"]
+    _echo_summaries(summaries, fmt, columns)
+
+
+@cli.command("export")
+@click.argument("run_id")
+@store_option
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    default=Path("-"),
+    help="File to write (default: standard output).",
+)
+def export_command(run_id: str, store: Path | None, output: Path) -> None:
+    """Write a stored run as JSON: the original harness's document plus a `run` block.
+
+    The seed keys are what `evals run --output` wrote for the run; the `run`
+    block (run id, provenance, transcripts, per-record token counts) lets
+    `evals import` add the run to another store unchanged.
+    """
+    with _open_store(store) as opened:
+        document = export_document(opened.get_run(run_id))
+    if str(output) == "-":
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        _write_json(output, document)
+        click.echo(f"exported run {run_id} -> {output}", err=True)
+
+
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@store_option
+def import_command(files: tuple[Path, ...], store: Path | None) -> None:
+    """Append the runs in exported FILEs to the store; runs already there are skipped.
+
+    Every file is checked before anything is written, and all are written in
+    one transaction: one bad file leaves the store unchanged.
+    """
+    records = [read_export(path) for path in files]
+    with _open_store(store, read_only=False) as opened:
+        added = opened.write_records(records)
+    for path, record, new in zip(files, records, added, strict=True):
+        state = "imported" if new else "already in store:"
+        click.echo(f"{state} run {record.summary.run_id} ({path})")
+
+
+@cli.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@store_option
+def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
+    """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts."""
+    with _open_store(store) as opened:
+        comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
+    for label, summary in (("A", comparison.a), ("B", comparison.b)):
+        click.echo(
+            f"{label}: run {summary.run_id}  {summary.config_key}  commit {_commit(summary)}  {summary.date}  "
+            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total}"
+        )
+    if not comparison.same_corpus:
+        click.echo(
+            f"note: the runs are on different corpora (A {comparison.a.corpus_digest[:12]}, "
+            f"B {comparison.b.corpus_digest[:12]}); only test points present in both are compared "
+            f"({comparison.only_in_a} only in A, {comparison.only_in_b} only in B)"
+        )
+    for title, flips in (("hit->miss", comparison.lost), ("miss->hit", comparison.gained)):
+        click.echo(f"{title}: {len(flips)}")
+        for flip in flips:
+            click.echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
+    click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
 
 
 @cli.command("validate")
