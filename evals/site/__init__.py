@@ -1,0 +1,15 @@
+"""The static leaderboard site: page models, charts and the build.
+
+``build_site(store, out)`` reads the results store (read-only) and writes a
+static site of plain HTML files: a leaderboard per corpus with an
+accuracy-versus-cost chart, a page per run, a drill-down per run and
+conversation, a history page per configuration, a comparison of the two latest
+commits, and downloads (CSV, JSON, each run's JSON in the original harness's
+shape, and the store file). Templates live in ``site_templates/``; each page's
+context is a dataclass in :mod:`evals.site._pages`.
+"""
+
+from evals.site._build import BuildReport, SiteError, build_site
+from evals.site._render import DEFAULT_TEMPLATES
+
+__all__ = ["DEFAULT_TEMPLATES", "BuildReport", "SiteError", "build_site"]

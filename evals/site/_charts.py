@@ -1,0 +1,306 @@
+"""Chart geometry, computed at build time and drawn as inline SVG by ``_partials.html``.
+
+Python decides where everything goes; the template only writes the shapes,
+so every label passes through Jinja's autoescaping like any other text. All
+coordinates are rounded to one decimal so the same data always gives the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+__all__ = ["Chart", "CostPoint", "Mark", "SeriesPoint", "Tick", "cost_chart", "pareto_front", "series_chart"]
+
+WIDTH = 640
+HEIGHT = 360
+LEFT, RIGHT, TOP, BOTTOM = 64, 150, 16, 48  # margins: room for tick labels and point labels
+
+
+@dataclass(frozen=True)
+class Tick:
+    pos: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One data point: a dot, an optional interval whisker, a label and a link."""
+
+    cx: float
+    cy: float
+    whisker_top: float | None
+    whisker_bottom: float | None
+    label: str  # drawn beside the dot; may be empty
+    label_x: float
+    label_y: float
+    label_anchor: str  # SVG text-anchor: "start", "middle" or "end"
+    title: str  # tooltip
+    href: str  # site-root-relative; empty for no link
+    kind: str  # css modifier: "", "frontier", "drop"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Everything ``chart()`` in ``_partials.html`` needs to draw one SVG."""
+
+    title: str
+    width: int
+    height: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+    x_label: str
+    y_label: str
+    x_ticks: list[Tick]
+    y_ticks: list[Tick]
+    marks: list[Mark]
+    paths: list[tuple[str, str]] = field(default_factory=list)  # (css class, SVG path data)
+    legend: list[tuple[str, str]] = field(default_factory=list)  # (css class, text)
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """A configuration on the accuracy-versus-cost chart."""
+
+    tokens: float
+    recall: float
+    low: float | None
+    high: float | None
+    label: str
+    title: str
+    href: str
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One run on a history chart."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    label: str  # x tick label, e.g. the short commit
+    title: str
+    href: str
+    flagged: bool
+
+
+def _r(value: float) -> float:
+    return round(value, 1)
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
+    """For (cost, value) pairs: whether each is on the frontier (no other is cheaper-or-equal and at-least-as-good, one strictly)."""
+    flags = []
+    for i, (cost, value) in enumerate(points):
+        dominated = any(
+            (c <= cost and v >= value) and (c < cost or v > value) for j, (c, v) in enumerate(points) if j != i
+        )
+        flags.append(not dominated)
+    return flags
+
+
+def _log_tokens(tokens: float) -> float:
+    # log10(1 + t) keeps 0 tokens (no_memory) on the axis instead of at minus infinity.
+    return math.log10(1.0 + max(tokens, 0.0))
+
+
+def _token_label(value: float) -> str:
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:g}M"
+    if value >= 1_000:
+        return f"{value / 1_000:g}k"
+    return f"{value:g}"
+
+
+def _recall_ticks(top: float, bottom: float) -> list[Tick]:
+    return [Tick(_r(bottom - (bottom - top) * v), f"{round(v * 100)}%") for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
+
+
+def _label_width(label: str) -> float:
+    return 6.4 * len(label) + 2  # ~11.5px system font; only needs to be roughly right
+
+
+def _place_labels(centres: list[tuple[float, float]], labels: list[str], bounds: tuple[float, float, float, float]) -> list[tuple[float, float, str]]:
+    """Put each label right, left, above or below its dot, wherever it overlaps nothing placed so far.
+
+    Returns (x, y, text-anchor) per label. Greedy, in a fixed order, so the
+    same points always get the same places.
+    """
+    x_min, y_min, x_max, y_max = bounds
+    dots = [(cx - 5, cy - 5, cx + 5, cy + 5) for cx, cy in centres]
+    boxes: list[tuple[float, float, float, float]] = []
+
+    def free(box: tuple[float, float, float, float], own: int) -> bool:
+        x0, y0, x1, y1 = box
+        if x0 < x_min or x1 > x_max or y0 < y_min or y1 > y_max:
+            return False
+        others = boxes + [d for i, d in enumerate(dots) if i != own]
+        return all(x1 <= a0 or x0 >= a1 or y1 <= b0 or y0 >= b1 for a0, b0, a1, b1 in others)
+
+    out: list[tuple[float, float, str]] = [(0.0, 0.0, "start")] * len(centres)
+    order = sorted(range(len(centres)), key=lambda i: (centres[i][0], centres[i][1], labels[i]))
+    for i in order:
+        cx, cy = centres[i]
+        w = _label_width(labels[i])
+        candidates = [
+            ((cx + 8, cy - 7, cx + 8 + w, cy + 6), (cx + 8, cy + 4, "start")),
+            ((cx - 8 - w, cy - 7, cx - 8, cy + 6), (cx - 8, cy + 4, "end")),
+            ((cx - w / 2, cy - 22, cx + w / 2, cy - 9), (cx, cy - 11, "middle")),
+            ((cx - w / 2, cy + 9, cx + w / 2, cy + 22), (cx, cy + 19, "middle")),
+        ]
+        for shift in (0, 13, -13, 26, -26, 39, -39):
+            chosen = next(
+                (
+                    (box, spot)
+                    for box, spot in candidates
+                    if free((box[0], box[1] + shift, box[2], box[3] + shift), i)
+                ),
+                None,
+            )
+            if chosen is not None:
+                box, (x, y, anchor) = chosen
+                boxes.append((box[0], box[1] + shift, box[2], box[3] + shift))
+                out[i] = (x, y + shift, anchor)
+                break
+        else:
+            box, (x, y, anchor) = candidates[0]
+            boxes.append(box)
+            out[i] = (x, y, anchor)
+    return out
+
+
+def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str) -> Chart:
+    """Recall against tokens per test point (log scale), one mark per configuration, the frontier stepped."""
+    x0, x1 = LEFT, WIDTH - RIGHT
+    y0, y1 = TOP, HEIGHT - BOTTOM
+    top_decade = max(1, math.ceil(max((_log_tokens(p.tokens) for p in points), default=1.0)))
+
+    def x_of(tokens: float) -> float:
+        return x0 + (x1 - x0) * _log_tokens(tokens) / top_decade
+
+    def y_of(recall: float) -> float:
+        return y1 - (y1 - y0) * recall
+
+    x_ticks = [Tick(_r(x_of(0.0)), "0")] + [
+        Tick(_r(x_of(10.0**d)), _token_label(10.0**d)) for d in range(1, top_decade + 1)
+    ]
+    frontier = pareto_front([(p.tokens, p.recall) for p in points])
+    centres = [(x_of(p.tokens), y_of(p.recall)) for p in points]
+    spots = _place_labels(centres, [p.label for p in points], (0, 0, WIDTH, HEIGHT - BOTTOM + 4))
+    marks = [
+        Mark(
+            cx=_r(cx),
+            cy=_r(cy),
+            whisker_top=_r(y_of(p.high)) if p.high is not None else None,
+            whisker_bottom=_r(y_of(p.low)) if p.low is not None else None,
+            label=p.label,
+            label_x=_r(lx),
+            label_y=_r(ly),
+            label_anchor=anchor,
+            title=p.title + (" (on the frontier)" if on else ""),
+            href=p.href,
+            kind="frontier" if on else "",
+        )
+        for p, (cx, cy), (lx, ly, anchor), on in zip(points, centres, spots, frontier, strict=True)
+    ]
+    steps = sorted((p.tokens, -p.recall) for p, on in zip(points, frontier, strict=True) if on)
+    paths = []
+    if steps:
+        d = f"M{_r(x_of(steps[0][0]))} {_r(y_of(-steps[0][1]))}"
+        for tokens, neg_recall in steps[1:]:
+            d += f" H{_r(x_of(tokens))} V{_r(y_of(-neg_recall))}"
+        paths.append(("frontier", d))
+    return Chart(
+        title=title,
+        width=WIDTH,
+        height=HEIGHT,
+        left=x0,
+        top=y0,
+        right=x1,
+        bottom=y1,
+        x_label=tokens_label,
+        y_label="recall@k",
+        x_ticks=x_ticks,
+        y_ticks=_recall_ticks(y0, y1),
+        marks=marks,
+        paths=paths,
+        legend=[("frontier", "frontier: nothing else is both cheaper and better"), ("", "bars: 95% interval")],
+    )
+
+
+def _nice_max(value: float) -> float:
+    if value <= 0:
+        return 1.0
+    magnitude = 10.0 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if value <= step * magnitude:
+            return step * magnitude
+    return 10 * magnitude
+
+
+def series_chart(points: list[SeriesPoint], *, title: str, y_label: str, recall: bool) -> Chart:
+    """Values across runs in time order; recall on a 0–100% axis with interval bars, tokens on a linear axis."""
+    x0, x1 = LEFT, WIDTH - 24
+    y0, y1 = TOP, HEIGHT - BOTTOM
+    if recall:
+        top_value = 1.0
+        y_ticks = _recall_ticks(y0, y1)
+    else:
+        top_value = _nice_max(max((p.value for p in points if p.value is not None), default=0.0))
+        y_ticks = [Tick(_r(y1 - (y1 - y0) * f), _token_label(top_value * f)) for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
+
+    def y_of(value: float) -> float:
+        return y1 - (y1 - y0) * value / top_value
+
+    n = len(points)
+    step = (x1 - x0) / n if n else 0.0
+
+    def x_of(i: int) -> float:
+        return x0 + step * (i + 0.5)
+
+    every = max(1, math.ceil(n / 12))  # at most ~12 x labels
+    x_ticks = [Tick(_r(x_of(i)), p.label) for i, p in enumerate(points) if i % every == 0 or i == n - 1]
+    marks = []
+    d = ""
+    for i, p in enumerate(points):
+        if p.value is None:
+            continue
+        cx, cy = _r(x_of(i)), _r(y_of(p.value))
+        d += f"{'L' if d else 'M'}{cx} {cy} "
+        marks.append(
+            Mark(
+                cx=cx,
+                cy=cy,
+                whisker_top=_r(y_of(p.high)) if p.high is not None else None,
+                whisker_bottom=_r(y_of(p.low)) if p.low is not None else None,
+                label="",
+                label_x=cx,
+                label_y=cy,
+                label_anchor="start",
+                title=p.title,
+                href=p.href,
+                kind="drop" if p.flagged else "",
+            )
+        )
+    legend = [("drop", "flagged drop")] if any(p.flagged for p in points) else []
+    if recall:
+        legend.append(("", "bars: 95% interval"))
+    return Chart(
+        title=title,
+        width=WIDTH,
+        height=HEIGHT,
+        left=x0,
+        top=y0,
+        right=x1,
+        bottom=y1,
+        x_label="run (oldest to newest; commit)",
+        y_label=y_label,
+        x_ticks=x_ticks,
+        y_ticks=y_ticks,
+        marks=marks,
+        paths=[("series", d.strip())] if d else [],
+        legend=legend,
+    )

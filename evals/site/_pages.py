@@ -1,0 +1,361 @@
+"""The context of every page, as dataclasses: what each template may use, and nothing else.
+
+Each page class names its template. A page is rendered with its fields as the
+top-level template variables (``root``, ``title``, ``rows``…), so a test can
+check that a template refers only to the fields documented here, and Jinja's
+``StrictUndefined`` fails the build if a template reaches for anything else.
+
+Every link a model carries is relative to the site root (``runs/abc.html``);
+templates put the page's ``root`` (``""``, ``"../"``, ``"../../"``) in front,
+so the site works from ``file://`` and under any URL prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from evals.site._charts import Chart
+from evals.site._text import Segment
+
+__all__ = [
+    "AboutPage",
+    "BoardRow",
+    "CompareSection",
+    "ComparePage",
+    "ConfigInfo",
+    "ConversationPage",
+    "ConversationRow",
+    "CorpusBoard",
+    "EvidenceView",
+    "FlipRow",
+    "HistoryIndexPage",
+    "HistoryPage",
+    "HistoryRow",
+    "IndexPage",
+    "MissRow",
+    "Page",
+    "PointView",
+    "RecordView",
+    "RunHeader",
+    "RunPage",
+    "RunRef",
+    "TranscriptItem",
+]
+
+
+@dataclass(frozen=True)
+class Page:
+    """Fields every page has; ``base.html`` uses exactly these."""
+
+    template: ClassVar[str] = ""
+
+    title: str
+    root: str  # relative path from this page back to the site root: "", "../", "../../"
+    nav: str  # the active navigation entry: "leaderboard", "history", "compare", "about", ""
+    store_note: str  # footer: how many runs the site was built from, and the newest run's time
+
+
+# -- shared pieces -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigInfo:
+    """One configuration on one corpus: the unit the leaderboard and history follow."""
+
+    strategy: str
+    settings: str  # the strategy's configuration other than its name, "key=value, …"
+    config_key: str
+    model: str
+    k: int
+    corpus_name: str
+    corpus_digest_short: str
+    history_href: str
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """The few facts about a run that head its drill-down pages."""
+
+    run_id: str
+    href: str
+    strategy: str
+    settings: str
+    model: str
+    k: int
+    commit_short: str
+    dirty: bool
+    date: str
+    corpus_name: str
+    approx_tokens: bool  # tokens were estimated (~4 characters per token), not counted
+
+
+# -- index: the leaderboard --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    run_id: str
+    run_href: str
+    history_href: str
+    strategy: str
+    settings: str
+    config_key: str
+    model: str
+    k: int
+    recall: float | None  # None: no test point; shown as "—", never 0
+    recall_low: float | None
+    recall_high: float | None
+    hits: int
+    total: int
+    tokens: float | None  # context tokens per test point
+    relative: float | None  # tokens / full_history's tokens on the same corpus
+    approx_tokens: bool
+    commit: str
+    commit_short: str
+    dirty: bool
+    date: str
+
+
+@dataclass(frozen=True)
+class CorpusBoard:
+    """The leaderboard of one corpus (one content digest)."""
+
+    anchor: str
+    corpus_name: str
+    corpus_digest: str
+    corpus_digest_short: str
+    rows: list[BoardRow]
+    chart: Chart | None
+    unplotted: list[str]  # configurations left off the chart (no test point)
+    relative_note: str  # what "relative to full_history" is relative to
+
+
+@dataclass(frozen=True)
+class IndexPage(Page):
+    template: ClassVar[str] = "index.html"
+
+    boards: list[CorpusBoard]
+    run_count: int
+
+
+# -- run page ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    conversation_id: str
+    description: str
+    href: str
+    turn_count: int
+    hits: int
+    total: int
+    misses: int
+    recall: float | None
+    context_tokens: int
+    tokens: float | None  # per test point
+
+
+@dataclass(frozen=True)
+class MissRow:
+    conversation_id: str
+    turn_index: int
+    question: str
+    href: str  # the drill-down, at this test point
+
+
+@dataclass(frozen=True)
+class RunPage(Page):
+    template: ClassVar[str] = "run.html"
+
+    run: RunHeader
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    hits: int
+    total: int
+    tokens: float | None
+    context_tokens: int
+    provenance: list[tuple[str, str]]  # every field the store recorded, as (label, text)
+    json_href: str
+    history_href: str
+    misses: list[MissRow]
+    conversations: list[ConversationRow]  # conversations with misses first
+
+
+# -- conversation drill-down -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """One retrieved record, in rank order."""
+
+    rank: int
+    tokens: int
+    segments: list[Segment]  # the text, expected keywords marked
+    matched: list[str]  # expected keywords this record contains
+    turn: int | None  # the conversation turn this record is, if it is one
+    distance: int | None  # how many turns before the test point that turn is
+    long: bool  # fold the text by default
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    """A turn before the test point that holds an expected keyword: where the answer was."""
+
+    turn: int
+    distance: int
+    role: str
+    segments: list[Segment]
+    retrieved_rank: int | None  # its rank among the retrieved records, if it was retrieved
+
+
+@dataclass(frozen=True)
+class TranscriptItem:
+    """A transcript line: a turn, or a run of elided turns (``kind == "gap"``)."""
+
+    kind: str  # "turn" or "gap"
+    turn: int  # the turn's index; for a gap, its first turn
+    last: int  # for a gap, its last turn; for a turn, the same as ``turn``
+    role: str
+    segments: list[Segment]
+    retrieved_rank: int | None
+    evidence: bool
+
+
+@dataclass(frozen=True)
+class PointView:
+    """One test point, everything about it."""
+
+    number: int  # 1-based within the conversation
+    anchor: str
+    turn_index: int
+    question: str
+    expected_fact: str
+    keywords: list[str]
+    hit: bool
+    context_tokens: int
+    record_count: int
+    records: list[RecordView]  # empty when ``all_history``
+    records_hidden: int  # records not listed (beyond the cap)
+    records_hidden_tokens: int
+    all_history: bool  # the records are every earlier turn in order (full_history)
+    evidence: list[EvidenceView]
+    evidence_hidden: int
+    transcript: list[TranscriptItem]  # turns before the test point, possibly with gaps
+    transcript_condensed: bool  # unremarkable turns were elided to keep the page small
+    transcript_open: bool  # short enough to show unfolded
+
+
+@dataclass(frozen=True)
+class ConversationPage(Page):
+    template: ClassVar[str] = "conversation.html"
+
+    run: RunHeader
+    conversation_id: str
+    description: str
+    turn_count: int
+    hits: int
+    total: int
+    recall: float | None
+    context_tokens: int
+    points: list[PointView]  # misses first, then by turn
+    full_transcript: list[TranscriptItem]  # the whole conversation, when point transcripts were condensed
+    previous_href: str  # neighbouring conversations of the same run ("" at the ends)
+    next_href: str
+
+
+# -- history -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    run_id: str
+    run_href: str
+    commit: str
+    commit_short: str
+    dirty: bool
+    date: str
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    hits: int
+    total: int
+    tokens: float | None
+    approx_tokens: bool
+    drop: str  # why this run is flagged as a drop from the previous one; "" when it is not
+
+
+@dataclass(frozen=True)
+class HistoryPage(Page):
+    template: ClassVar[str] = "history.html"
+
+    config: ConfigInfo
+    recall_chart: Chart
+    tokens_chart: Chart
+    approx_tokens: bool
+    rows: list[HistoryRow]  # newest first
+    drops: int
+
+
+@dataclass(frozen=True)
+class HistoryIndexPage(Page):
+    template: ClassVar[str] = "history_index.html"
+
+    configs: list[tuple[ConfigInfo, int, int]]  # (configuration, number of runs, number of drops)
+
+
+# -- compare -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunRef:
+    run_id: str
+    href: str
+    commit_short: str
+    dirty: bool
+    date: str
+    hits: int
+    total: int
+    recall: float | None
+
+
+@dataclass(frozen=True)
+class FlipRow:
+    conversation_id: str
+    turn_index: int
+    question: str
+    became: str  # "miss" (hit → miss) or "hit" (miss → hit)
+    older_href: str
+    newer_href: str
+
+
+@dataclass(frozen=True)
+class CompareSection:
+    anchor: str
+    config: ConfigInfo
+    older: RunRef
+    newer: RunRef
+    flips: list[FlipRow]  # hit → miss first
+    to_miss: int
+    to_hit: int
+    unmatched: int  # test points present in only one of the two runs
+
+
+@dataclass(frozen=True)
+class ComparePage(Page):
+    template: ClassVar[str] = "compare.html"
+
+    sections: list[CompareSection]
+    single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+
+
+# -- about -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AboutPage(Page):
+    template: ClassVar[str] = "about.html"
+
+    exact_tokenizer: str
+    approx_tokenizer: str

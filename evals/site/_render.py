@@ -1,0 +1,66 @@
+"""The Jinja environment: autoescaping, ``StrictUndefined``, and the few number filters."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import jinja2
+
+from evals.site._pages import Page
+
+__all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
+
+DEFAULT_TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
+
+DASH = "\u2014"  # what an empty value looks like: never 0
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A proportion as a percentage; ``None`` as a dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    return f"{value * 100:.{digits}f}%"
+
+
+def num(value: float | int | None, digits: int = 1) -> str:
+    """A number with thousands separators; ``None`` as a dash."""
+    if value is None:
+        return DASH
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def sortkey(value: float | int | str | None) -> str:
+    """The ``data-sort`` value of a cell: plain digits for numbers, empty for none (sorted last)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(round(value, 9))
+    return str(value)
+
+
+def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir or DEFAULT_TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(pct=pct, num=num, sortkey=sortkey)
+    return env
+
+
+def context_of(page: Page) -> dict[str, object]:
+    """The page's fields as top-level template variables (shallow: rows stay objects)."""
+    return {f.name: getattr(page, f.name) for f in dataclasses.fields(page)}
+
+
+def render(env: jinja2.Environment, page: Page) -> str:
+    return env.get_template(page.template).render(context_of(page))

@@ -1,0 +1,115 @@
+"""Text helpers for pages: keyword highlighting, file-name slugs, number formats.
+
+Highlighting never produces markup. It splits a text into :class:`Segment`
+pieces, some flagged as matches; the template escapes every piece and wraps
+the flagged ones in ``<mark>``. So corpus text is always escaped before any
+tag goes round it, and a keyword such as ``</td>`` cannot break a page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "Segment",
+    "contains_any",
+    "highlight",
+    "slug",
+    "unique_slugs",
+]
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    mark: bool
+
+
+def _lowered_with_origin(text: str) -> tuple[str, list[int]]:
+    """``text.lower()`` built char by char, with the source index of every lowered char.
+
+    ``str.lower`` can change lengths (``"İ".lower()`` is two characters), so
+    positions found in the lowered text are mapped back through this table,
+    which keeps highlighting consistent with :func:`evals.metrics.is_hit`.
+    """
+    if text.isascii():
+        return text.lower(), list(range(len(text)))
+    lowered: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        low = char.lower()
+        lowered.append(low)
+        origin.extend([index] * len(low))
+    return "".join(lowered), origin
+
+
+def highlight(text: str, keywords: list[str]) -> list[Segment]:
+    """Split ``text`` into segments, marking every case-insensitive occurrence of a keyword.
+
+    Overlapping occurrences merge into one marked segment.
+    """
+    needles = sorted({kw.lower() for kw in keywords if kw}, key=len, reverse=True)
+    if not needles or not text:
+        return [Segment(text, False)] if text else []
+    lowered, origin = _lowered_with_origin(text)
+    spans: list[tuple[int, int]] = []
+    for needle in needles:
+        start = lowered.find(needle)
+        while start >= 0:
+            end = start + len(needle)
+            spans.append((origin[start], origin[end - 1] + 1))
+            start = lowered.find(needle, start + 1)
+    if not spans:
+        return [Segment(text, False)]
+    spans.sort()
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    segments: list[Segment] = []
+    cursor = 0
+    for start, end in merged:
+        if start > cursor:
+            segments.append(Segment(text[cursor:start], False))
+        segments.append(Segment(text[start:end], True))
+        cursor = end
+    if cursor < len(text):
+        segments.append(Segment(text[cursor:], False))
+    return segments
+
+
+def contains_any(text: str, keywords: list[str], fact: str) -> bool:
+    """Whether one text holds the answer, by the rule of :func:`evals.metrics.is_hit` for one record."""
+    low = text.lower()
+    if keywords:
+        return any(kw.lower() in low for kw in keywords if kw)
+    return bool(fact) and fact.lower() in low
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of ``name``; changed names get a short hash so they stay distinct."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "x"
+    if cleaned == name and len(name) <= 80:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{cleaned[:60]}-{digest}"
+
+
+def unique_slugs(names: list[str]) -> dict[str, str]:
+    """Slugs for ``names`` that differ even on case-insensitive file systems."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in sorted(set(names)):
+        candidate = slug(name)
+        if candidate.lower() in taken:
+            candidate = f"{candidate}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+        taken.add(candidate.lower())
+        out[name] = candidate
+    return out

@@ -1,0 +1,77 @@
+/* Progressive enhancement only: every table is complete without this file.
+ * Adds sorting to tables with class "sortable" (click a column heading) and a
+ * filter box above tables with class "filterable". Cells may carry a
+ * data-sort value; empty values always sort last. */
+(function () {
+  "use strict";
+
+  function cellValue(row, index) {
+    var cell = row.cells[index];
+    if (!cell) return "";
+    var raw = cell.getAttribute("data-sort");
+    return raw !== null ? raw : cell.textContent.trim();
+  }
+
+  function compare(a, b) {
+    if (a === "" && b === "") return 0;
+    if (a === "") return 1;
+    if (b === "") return -1;
+    var x = Number(a), y = Number(b);
+    if (!isNaN(x) && !isNaN(y)) return x - y;
+    return a.localeCompare(b, undefined, { numeric: true, sensitivity: "base" });
+  }
+
+  function sortBy(table, index, heading) {
+    var body = table.tBodies[0];
+    if (!body) return;
+    var descending = heading.getAttribute("aria-sort") === "ascending";
+    var rows = Array.prototype.slice.call(body.rows);
+    var keyed = rows.map(function (row, i) { return { row: row, key: cellValue(row, index), i: i }; });
+    keyed.sort(function (p, q) {
+      if (p.key === "" || q.key === "") return compare(p.key, q.key) || p.i - q.i;
+      var c = compare(p.key, q.key);
+      return (descending ? -c : c) || p.i - q.i;
+    });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) { th.removeAttribute("aria-sort"); });
+    heading.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    keyed.forEach(function (k) { body.appendChild(k.row); });
+  }
+
+  function makeSortable(table) {
+    if (!table.tHead || !table.tHead.rows.length) return;
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      while (th.firstChild) button.appendChild(th.firstChild);
+      th.appendChild(button);
+      button.addEventListener("click", function () { sortBy(table, index, th); });
+    });
+  }
+
+  function makeFilterable(table) {
+    var body = table.tBodies[0];
+    if (!body || body.rows.length < 2) return;
+    var input = document.createElement("input");
+    input.type = "search";
+    input.className = "filter";
+    input.placeholder = "Filter rows…";
+    input.setAttribute("aria-label", "Filter the rows of the table below");
+    var anchor = table.parentNode.classList.contains("table-wrap") ? table.parentNode : table;
+    anchor.parentNode.insertBefore(input, anchor);
+    input.addEventListener("input", function () {
+      var needle = input.value.trim().toLowerCase();
+      Array.prototype.forEach.call(body.rows, function (row) {
+        row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
+      });
+    });
+  }
+
+  function init() {
+    Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
+    Array.prototype.forEach.call(document.querySelectorAll("table.filterable"), makeFilterable);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
