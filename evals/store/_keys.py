@@ -62,5 +62,5 @@ def cache_key(
 
 
 def conversation_digest(conversation: Conversation) -> str:
-    """sha256 of one conversation's canonical content (as the corpus digest, per conversation)."""
-    return _sha256(_canonical(conversation.model_dump(mode="json")))
+    """sha256 of one conversation's canonical content, made the way the corpus digest is."""
+    return _sha256(_canonical(conversation.model_dump(mode="json", exclude_defaults=True)))
