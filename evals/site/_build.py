@@ -19,7 +19,6 @@ import os
 import shutil
 import time
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,8 +54,8 @@ from evals.site._pages import (
     TranscriptItem,
 )
 from evals.site._render import make_environment, pct, render
-from evals.site._text import Segment, highlight, slug, unique_slugs
-from evals.store import RunSummary, Store, StoredRun
+from evals.site._text import Segment, highlight, unique_slugs
+from evals.store import RunSummary, Store, StoredRun, compare_runs
 from evals.tokens import APPROXIMATE, EXACT
 
 __all__ = ["BuildReport", "SiteError", "build_site"]
@@ -692,14 +691,6 @@ def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, path
     output.text(paths.run_json(s.run_id), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
-def _point_hits(stored: StoredRun) -> dict[tuple[str, int], tuple[bool, str]]:
-    return {
-        (c.conversation_id, p.turn_index): (score.hit, p.question)
-        for c, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
-        for p, score in zip(c.test_points, scores, strict=True)
-    }
-
-
 def _history_pages(
     by_config: dict[tuple[str, str], list[RunSummary]], env: jinja2.Environment, output: _Output, paths: _Paths, note: str
 ) -> None:
@@ -805,7 +796,7 @@ def _run_ref(s: RunSummary, paths: _Paths) -> RunRef:
 def _compare_page(
     pairs: dict[tuple[str, str], tuple[RunSummary, RunSummary] | None],
     by_config: dict[tuple[str, str], list[RunSummary]],
-    point_hits: dict[str, dict[tuple[str, int], tuple[bool, str]]],
+    held: dict[str, StoredRun],
     paths: _Paths,
     note: str,
 ) -> ComparePage:
@@ -818,23 +809,19 @@ def _compare_page(
             single.append(info)
             continue
         older, newer = pair
-        old_points, new_points = point_hits[older.run_id], point_hits[newer.run_id]
-        flips = []
-        for key in sorted(old_points.keys() & new_points.keys()):
-            (was, question), (now, _) = old_points[key], new_points[key]
-            if was != now:
-                conversation_id, turn_index = key
-                flips.append(
-                    FlipRow(
-                        conversation_id=conversation_id,
-                        turn_index=turn_index,
-                        question=question,
-                        became="hit" if now else "miss",
-                        older_href=f"{paths.conversation(older.run_id, conversation_id)}#tp-{turn_index}",
-                        newer_href=f"{paths.conversation(newer.run_id, conversation_id)}#tp-{turn_index}",
-                    )
-                )
-        flips.sort(key=lambda f: f.became != "miss")
+        comparison = compare_runs(held[older.run_id], held[newer.run_id])
+        flips = [
+            FlipRow(
+                conversation_id=flip.conversation_id,
+                turn_index=flip.turn_index,
+                question=flip.question,
+                became=became,
+                older_href=f"{paths.conversation(older.run_id, flip.conversation_id)}#tp-{flip.turn_index}",
+                newer_href=f"{paths.conversation(newer.run_id, flip.conversation_id)}#tp-{flip.turn_index}",
+            )
+            for became, group in (("miss", comparison.lost), ("hit", comparison.gained))
+            for flip in group
+        ]
         sections.append(
             CompareSection(
                 anchor=f"cmp-{paths.history(*cid).removeprefix('history/').removesuffix('.html')}",
@@ -842,9 +829,9 @@ def _compare_page(
                 older=_run_ref(older, paths),
                 newer=_run_ref(newer, paths),
                 flips=flips,
-                to_miss=sum(f.became == "miss" for f in flips),
-                to_hit=sum(f.became == "hit" for f in flips),
-                unmatched=len(old_points.keys() ^ new_points.keys()),
+                to_miss=len(comparison.lost),
+                to_hit=len(comparison.gained),
+                unmatched=comparison.only_in_a + comparison.only_in_b,
             )
         )
     return ComparePage(
@@ -867,12 +854,12 @@ def _build_all(store: Store, env: jinja2.Environment, output: _Output) -> int:
         by_config[config_id(summary)].append(summary)
     pairs = {cid: _two_latest_commits(runs) for cid, runs in by_config.items()}
     needed = {run.run_id for pair in pairs.values() if pair for run in pair}
-    point_hits: dict[str, dict[tuple[str, int], tuple[bool, str]]] = {}
+    held: dict[str, StoredRun] = {}  # the runs the compare page needs, kept from the pass below
     for summary in sorted(summaries, key=lambda s: s.run_id):
         stored = store.get_run(summary.run_id)
         _run_pages(stored, env, output, paths, note)
         if summary.run_id in needed:
-            point_hits[summary.run_id] = _point_hits(stored)
+            held[summary.run_id] = stored
         output.flush()
 
     boards = leaderboard(latest, paths)
@@ -885,7 +872,7 @@ def _build_all(store: Store, env: jinja2.Environment, output: _Output) -> int:
     output.text("leaderboard.json", json.dumps(records, indent=2, ensure_ascii=False) + "\n")
     output.text("leaderboard.csv", leaderboard_csv(records))
     _history_pages(by_config, env, output, paths, note)
-    output.page(env, "compare.html", _compare_page(pairs, by_config, point_hits, paths, note))
+    output.page(env, "compare.html", _compare_page(pairs, by_config, held, paths, note))
     output.page(
         env,
         "about.html",
