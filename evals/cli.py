@@ -402,6 +402,55 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
 
 
+@cli.command("build-site")
+@store_option
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("site"),
+    show_default=True,
+    help="Directory to write the site into; replaced whole on each build.",
+)
+def build_site_command(store: Path | None, out: Path) -> None:
+    """Render the static leaderboard site from the store (read-only).
+
+    \b
+    Preview it locally:
+      evals build-site && python -m http.server -d site
+    """
+    from evals.site import build_site
+
+    report = build_site(_store_path(store)[0], out)
+    click.echo(
+        f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
+        f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s"
+    )
+
+
+@cli.command("serve")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=Path("site"),
+    show_default=True,
+    help="The built site to serve.",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port on 127.0.0.1.")
+def serve_command(directory: Path, port: int) -> None:
+    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (local preview only)."""
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    handler = partial(SimpleHTTPRequestHandler, directory=str(directory))
+    with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        click.echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
 @cli.command("validate")
 @click.argument("corpus", type=click.Path(path_type=Path), default=Path("corpus"))
 def validate_command(corpus: Path) -> None:
