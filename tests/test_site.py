@@ -1,0 +1,568 @@
+"""The static site, built from a real store of real runs over tests/fixtures/site_corpus.
+
+The store holds two commits. At the older one every strategy ran as is; at
+the newer one full_history's first test point was made to miss (its records
+emptied before scoring), so the newer commit shows a drop and a flip. Pages
+are parsed with the standard library's HTML parser, and the tests assert on
+the few elements that matter.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import threading
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from click.testing import CliRunner
+
+from evals.evaluate import Evaluation, RunConfig, evaluate
+from evals.metrics import score_run
+from evals.provenance import Provenance
+from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
+from evals.store import Store
+from evals.tokens import EXACT, TokenCounter
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SITE_CORPUS = FIXTURES / "site_corpus"
+STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "recency")
+OLD, NEW = "a" * 40, "b" * 40
+CSP = "default-src 'self'; script-src 'self'"
+
+
+# -- a tiny DOM over html.parser ----------------------------------------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None) -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node | str] = []
+
+    @property
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def iter(self):
+        for child in self.children:
+            if isinstance(child, Node):
+                yield child
+                yield from child.iter()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
+        return [
+            n
+            for n in self.iter()
+            if (tag is None or n.tag == tag)
+            and (cls is None or cls in n.classes)
+            and all(n.attrs.get(k) == v for k, v in attrs.items())
+        ]
+
+    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Node:
+        found = self.find_all(tag, cls, **attrs)
+        assert found, f"no <{tag} class={cls} {attrs}>"
+        return found[0]
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {}, None)
+        self.current = self.root
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs), self.current)
+        self.current.children.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.current.children.append(Node(tag, dict(attrs), self.current))
+
+    def handle_endtag(self, tag):
+        node = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None and node.parent is not None, f"stray </{tag}>"
+        self.current = node.parent
+
+    def handle_data(self, data):
+        self.current.children.append(data)
+
+
+def parse(path: Path) -> Node:
+    builder = _TreeBuilder()
+    builder.feed(path.read_text(encoding="utf-8"))
+    builder.close()
+    return builder.root
+
+
+# -- building stores -----------------------------------------------------------------------------
+
+
+def provenance(commit: str, dirty: bool = False) -> Provenance:
+    return Provenance(commit=commit, dirty=dirty, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
+
+
+def at(evaluation: Evaluation, moment: datetime) -> Evaluation:
+    """The same evaluation, stamped with a fixed start time so run order is deterministic."""
+    return Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores)
+
+
+def without_records(evaluation: Evaluation, conversation: int, point: int) -> Evaluation:
+    """The evaluation with one test point's records emptied and everything rescored."""
+    run = evaluation.run.model_copy(deep=True)
+    run.conversations[conversation].test_points[point].retrieved_records = []
+    counter = TokenCounter(exact=evaluation.scores.tokenizer == EXACT)
+    return Evaluation(evaluation.corpus, run, score_run(run, counter))
+
+
+def make_store(path: Path, corpus: Path = SITE_CORPUS, counter: TokenCounter | None = None) -> Path:
+    start = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+    with Store.open(path) as store:
+        for day, commit in enumerate((OLD, NEW)):
+            for n, runner in enumerate(STRATEGIES):
+                evaluation = evaluate(RunConfig(runner=runner, corpus=corpus), counter=counter)
+                if commit == NEW and runner == "full_history":
+                    evaluation = without_records(evaluation, 0, 0)
+                store.append(at(evaluation, start + timedelta(days=day, minutes=n)), provenance(commit))
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with five strategies at two commits over the site fixture corpus."""
+    return make_store(tmp_path_factory.mktemp("store") / "results.duckdb")
+
+
+@pytest.fixture(scope="module")
+def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built from ``store``."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site(store, out)
+    return out
+
+
+def summaries(store_path: Path):
+    with Store.open(store_path, read_only=True) as opened:
+        return opened.runs()
+
+
+def run_of(store_path: Path, strategy: str, commit: str = NEW):
+    return next(s for s in summaries(store_path) if s.strategy == strategy and s.commit == commit)
+
+
+def drilldown(site: Path, run_id: str, conversation_id: str) -> Path:
+    return site / "runs" / run_id / f"{conversation_id}.html"
+
+
+# -- the leaderboard -----------------------------------------------------------------------------
+
+
+def test_index_links_the_latest_run_of_each_configuration(site: Path, store: Path):
+    """The index links each strategy's newest run and none of the older commit's."""
+    hrefs = {a.attrs["href"] for a in parse(site / "index.html").find_all("a")}
+    for s in summaries(store):
+        assert (f"runs/{s.run_id}.html" in hrefs) == (s.commit == NEW), s.strategy
+
+
+def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path):
+    """A leaderboard row carries recall, its 95% interval, hits/total, tokens, relative cost and commit."""
+    mneme = run_of(store, "mneme")
+    row = next(tr for tr in parse(site / "index.html").find_all("tr") if f"runs/{mneme.run_id}.html" in str(
+        [a.attrs.get("href") for a in tr.find_all("a")]
+    ))
+    cells = [td.text().strip() for td in row.find_all("td")]
+    assert cells[0] == "mneme"
+    assert cells[4] == f"{mneme.recall * 100:.1f}%"
+    assert cells[5] == f"{mneme.recall_low * 100:.1f}% – {mneme.recall_high * 100:.1f}%"
+    assert cells[6] == f"{mneme.hits} / {mneme.total}"
+    assert cells[7] == f"{mneme.tokens_per_test_point:,.1f}"
+    assert cells[8].endswith("%")
+    assert cells[9] == NEW[:7]
+
+
+def test_index_has_cost_chart_with_frontier(site: Path, store: Path):
+    """The index has an inline SVG chart with one mark per configuration and a frontier line."""
+    svg = parse(site / "index.html").find("svg")
+    marks = [g for g in svg.find_all("a") if "mark" in g.classes]
+    assert len(marks) == len(STRATEGIES)
+    assert any("frontier" in m.classes for m in marks)
+    assert svg.find("path", cls="frontier")
+
+
+def test_approximate_tokens_are_marked_on_the_index(tmp_path: Path):
+    """Runs counted with the ~4 characters per token estimate say so next to their tokens."""
+    store_path = make_store(tmp_path / "approx.duckdb", counter=TokenCounter(exact=False))
+    build_site(store_path, tmp_path / "site")
+    rows = parse(tmp_path / "site" / "index.html").find("tbody").find_all("tr")
+    assert all(row.find_all("td")[7].find("abbr", cls="est").text() == "(est.)" for row in rows)
+
+
+# -- run page and drill-downs ----------------------------------------------------------------------
+
+
+def test_run_page_links_every_miss_to_its_drilldown(site: Path, store: Path):
+    """The run page lists each missed test point, linked to its place in the drill-down."""
+    run = run_of(store, "recency")
+    with Store.open(store, read_only=True) as opened:
+        stored = opened.get_run(run.run_id)
+    expected = [
+        f"../runs/{run.run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
+        for c, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
+        for p, score in zip(c.test_points, scores, strict=True)
+        if not score.hit
+    ]
+    page = parse(site / "runs" / f"{run.run_id}.html")
+    assert len(expected) >= 2
+    assert page.find("h2", id="misses").text() == f"Misses ({len(expected)})"
+    assert [a.attrs["href"] for a in page.find_all("table")[0].find_all("a")] == expected
+
+
+def test_run_page_puts_conversations_with_misses_first(site: Path, store: Path):
+    """In the run page's conversation table, every conversation with a miss comes before those without."""
+    run = run_of(store, "recency")
+    rows = parse(site / "runs" / f"{run.run_id}.html").find_all("table")[1].find("tbody").find_all("tr")
+    misses = [int(r.find_all("td")[3].text()) for r in rows]
+    assert misses[0] > 0 and misses[-1] == 0
+    assert [m > 0 for m in misses] == sorted((m > 0 for m in misses), reverse=True)
+
+
+def test_empty_recall_is_a_dash_not_zero(site: Path, store: Path):
+    """A conversation without test points shows recall as a dash."""
+    run = run_of(store, "recency")
+    rows = parse(site / "runs" / f"{run.run_id}.html").find_all("table")[1].find("tbody").find_all("tr")
+    row = next(r for r in rows if r.find("a").text() == "03_no_tests")
+    assert row.find_all("td")[5].text() == "\u2014"
+
+
+def test_miss_drilldown_lists_retrieved_records_in_rank_order(site: Path, store: Path):
+    """A miss's drill-down lists exactly the records the run retrieved, in rank order."""
+    run = run_of(store, "recency")
+    with Store.open(store, read_only=True) as opened:
+        point = opened.get_run(run.run_id).run.conversations[1].test_points[0]
+    section = parse(drilldown(site, run.run_id, "02_far_fact")).find("section", id="tp-14")
+    assert "miss" in section.classes
+    texts = [li.find("div", cls="txt").text() for li in section.find("ol", cls="records").find_all("li")]
+    assert texts == point.retrieved_records
+
+
+def test_miss_drilldown_shows_where_the_answer_was(site: Path, store: Path):
+    """A miss's drill-down names the turn holding the keyword, its distance, and marks the keyword."""
+    run = run_of(store, "recency")
+    section = parse(drilldown(site, run.run_id, "02_far_fact")).find("section", id="tp-14")
+    evidence = section.find("ul", cls="evidence").find("li")
+    assert evidence.find("a").text() == "turn 0"
+    assert "14 turns before the test point" in evidence.text()
+    assert evidence.find("mark").text() == "7731"
+    assert section.find("li", id="tp-14-t0").classes >= {"evidence"}
+
+
+def test_drilldown_transcript_marks_retrieved_turns(site: Path, store: Path):
+    """The transcript before a test point marks the turns that were retrieved, with their rank."""
+    run = run_of(store, "recency")
+    section = parse(drilldown(site, run.run_id, "02_far_fact")).find("section", id="tp-14")
+    retrieved = [li.attrs["id"] for li in section.find("ol", cls="transcript").find_all("li", cls="retrieved")]
+    assert retrieved == [f"tp-14-t{i}" for i in range(9, 14)]
+
+
+def test_corpus_markup_renders_as_text(site: Path, store: Path):
+    """<script> and </td> in turns are escaped: they appear as text, never as elements."""
+    run = run_of(store, "summary_buffer")
+    path = drilldown(site, run.run_id, "01_markup")
+    page = parse(path)
+    scripts = page.find_all("script")
+    assert [s.attrs.get("src") for s in scripts] == ["../../static/site.js"]
+    assert "<script>alert(1)</script>" in page.text()
+    assert "Close the cell with </td> and the row with </tr> & friends" in page.text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in path.read_text(encoding="utf-8")
+
+
+def test_keyword_highlight_wraps_escaped_text(site: Path, store: Path):
+    """A keyword that is itself markup (</td>) is highlighted as escaped text inside <mark>."""
+    run = run_of(store, "mneme")
+    path = drilldown(site, run.run_id, "01_markup")
+    marks = {m.text() for m in parse(path).find_all("mark")}
+    assert "</td>" in marks
+    assert "<mark>&lt;/td&gt;</mark>" in path.read_text(encoding="utf-8")
+
+
+def test_full_history_page_of_500_turn_conversations_stays_small(tmp_path: Path):
+    """A full_history drill-down over 500-turn conversations stays under 2 MB."""
+    corpus = tmp_path / "long"
+    corpus.mkdir()
+    for c in range(2):
+        turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of talk {c}: " + "filler words " * 6} for i in range(500)]
+        turns[3]["content"] = "the secret is zorvex-417"
+        for i in range(50, 500, 45):
+            turns[i]["test_at"] = {"question": "what is the secret", "expected_fact": "zorvex-417", "expected_keywords": ["zorvex-417"]}
+        (corpus / f"talk{c}.json").write_text(json.dumps({"schema_version": "1", "id": f"talk{c}", "description": "long", "turns": turns}))
+    with Store.open(tmp_path / "long.duckdb") as opened:
+        run_id = opened.append(evaluate(RunConfig(runner="full_history", corpus=corpus)), provenance(OLD))
+    report = build_site(tmp_path / "long.duckdb", tmp_path / "site")
+    page = drilldown(tmp_path / "site", run_id, "talk0")
+    assert page.stat().st_size < 2_000_000
+    assert report.largest_page_bytes < 2_000_000
+
+
+# -- history and compare -------------------------------------------------------------------------
+
+
+def test_history_flags_the_drop(site: Path, store: Path):
+    """full_history's newer run hit fewer of the same test points, so its history row is flagged."""
+    newer, older = run_of(store, "full_history", NEW), run_of(store, "full_history", OLD)
+    history = parse(site / "index.html").find("a", href=f"history/{newer.config_key}--{newer.corpus_digest[:10]}.html")
+    page = parse(site / history.attrs["href"])
+    rows = page.find("tbody").find_all("tr")
+    assert [r.find_all("a")[0].text() for r in rows] == [newer.run_id, older.run_id]
+    assert "drop" in rows[0].classes and "drop" not in rows[1].classes
+    assert f"hits fell from {older.hits} to {newer.hits}" in rows[0].text()
+
+
+def test_compare_links_each_flip_to_both_drilldowns(site: Path, store: Path):
+    """The compare page lists full_history's flipped test point, linked to both runs' drill-downs."""
+    newer, older = run_of(store, "full_history", NEW), run_of(store, "full_history", OLD)
+    page = parse(site / "compare.html")
+    section = next(s for s in page.find_all("section") if newer.config_key in s.attrs["id"])
+    flips = section.find("tbody").find_all("tr")
+    assert len(flips) == 1
+    links = [a.attrs["href"] for a in flips[0].find_all("a")]
+    assert links == [f"runs/{older.run_id}/01_markup.html#tp-4", f"runs/{newer.run_id}/01_markup.html#tp-4"]
+
+
+# -- downloads -----------------------------------------------------------------------------------
+
+
+def test_run_json_is_the_seed_shape(site: Path, store: Path):
+    """runs/<id>.json equals the store's seed-shaped export of that run."""
+    run = run_of(store, "mneme")
+    with Store.open(store, read_only=True) as opened:
+        expected = opened.seed_json(run.run_id)
+    assert json.loads((site / "runs" / f"{run.run_id}.json").read_text(encoding="utf-8")) == expected
+
+
+def test_leaderboard_downloads_match_the_index(site: Path, store: Path):
+    """leaderboard.csv and leaderboard.json hold the latest run per configuration, empty recall as null."""
+    rows = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    table = list(csv.DictReader(io.StringIO((site / "leaderboard.csv").read_text(encoding="utf-8"))))
+    latest = {s.run_id for s in summaries(store) if s.commit == NEW}
+    assert {r["run_id"] for r in rows} == latest
+    assert [r["run_id"] for r in table] == [r["run_id"] for r in rows]
+    assert all(r["recall"] is not None for r in rows)
+
+
+def test_store_file_is_published(site: Path, store: Path):
+    """The store itself is in the site, byte for byte, for the next CI run to restore."""
+    assert (site / "data" / "results.duckdb").read_bytes() == store.read_bytes()
+
+
+# -- properties of the whole site ----------------------------------------------------------------
+
+
+def _html_files(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def test_every_relative_link_resolves(site: Path):
+    """Every href and src on every page is relative and names a file (and anchor) that exists."""
+    ids: dict[Path, set[str]] = {}
+    links: list[tuple[Path, str]] = []
+    for path in _html_files(site):
+        page = parse(path)
+        ids[path] = {n.attrs["id"] for n in page.iter() if n.attrs.get("id")}
+        links += [(path, n.attrs[a]) for n in page.iter() for a in ("href", "src") if n.attrs.get(a) is not None]
+    assert links
+    for source, link in links:
+        parts = urlsplit(link)
+        assert not parts.scheme and not parts.netloc and not parts.path.startswith("/"), f"{source}: {link}"
+        target = (source.parent / unquote(parts.path)).resolve() if parts.path else source
+        assert target.is_file(), f"{source.relative_to(site)}: {link}"
+        if parts.fragment and target.suffix == ".html":
+            assert parts.fragment in ids[target], f"{source.relative_to(site)}: {link}"
+
+
+def test_pages_have_csp_and_no_inline_script_or_style(site: Path):
+    """Every page carries the CSP meta; scripts are external files; no inline handlers or styles."""
+    for path in _html_files(site):
+        page = parse(path)
+        csp = page.find("meta", **{"http-equiv": "Content-Security-Policy"}).attrs["content"]
+        assert CSP in csp and "'unsafe-inline'" not in csp, path
+        for script in page.find_all("script"):
+            assert script.attrs.get("src") and not script.text().strip(), path
+        assert not page.find_all("style"), path
+        for node in page.iter():
+            assert not any(a == "style" or a.startswith("on") for a in node.attrs), f"{path}: <{node.tag} {node.attrs}>"
+
+
+def test_no_page_requests_anything_outside_the_site(site: Path):
+    """No page or stylesheet names a remote URL (no CDN, fonts or analytics)."""
+    for path in [*_html_files(site), *site.glob("static/*")]:
+        text = path.read_text(encoding="utf-8")
+        without_svg_namespace = text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+        assert "http://" not in without_svg_namespace and "https://" not in without_svg_namespace, path
+        assert "@import" not in text and "url(" not in text, path
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_same_store_builds_byte_identical_site(store: Path, tmp_path: Path):
+    """Two builds of one store give the same files with the same bytes."""
+    build_site(store, tmp_path / "one")
+    build_site(store, tmp_path / "two")
+    assert _tree_bytes(tmp_path / "one") == _tree_bytes(tmp_path / "two")
+
+
+def test_rebuild_removes_stale_files(store: Path, tmp_path: Path):
+    """A rebuild replaces the output whole: files from earlier builds do not survive."""
+    out = tmp_path / "site"
+    build_site(store, out)
+    (out / "runs" / "stale.html").write_text("old")
+    build_site(store, out)
+    assert not (out / "runs" / "stale.html").exists()
+    assert (out / "index.html").is_file()
+
+
+def test_refuses_to_replace_a_directory_it_did_not_build(store: Path, tmp_path: Path):
+    """A non-empty output directory without the build marker is left alone, with an error."""
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    with pytest.raises(SiteError, match="refusing to replace"):
+        build_site(store, out)
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_build_only_reads_the_store(store: Path, tmp_path: Path):
+    """Building leaves the store file unchanged."""
+    before = store.read_bytes()
+    build_site(store, tmp_path / "site")
+    assert store.read_bytes() == before
+
+
+def test_missing_template_value_fails_the_build(store: Path, tmp_path: Path):
+    """A template that uses an undefined value fails the build and leaves the previous site in place."""
+    out = tmp_path / "site"
+    build_site(store, out)
+    templates = tmp_path / "templates"
+    shutil.copytree(DEFAULT_TEMPLATES, templates)
+    about = templates / "about.html"
+    about.write_text(about.read_text().replace("<h1>Methodology</h1>", "<h1>{{ no_such_value }}</h1>"))
+    with pytest.raises(SiteError, match="no_such_value"):
+        build_site(store, out, templates_dir=templates)
+    assert (out / "about.html").is_file()
+    assert not list(tmp_path.glob(".site.*"))
+
+
+def test_missing_attribute_fails_the_build(store: Path, tmp_path: Path):
+    """A template reaching for a field a row does not have fails the build."""
+    templates = tmp_path / "templates"
+    shutil.copytree(DEFAULT_TEMPLATES, templates)
+    index = templates / "index.html"
+    index.write_text(index.read_text().replace("{{ r.model }}", "{{ r.model_name }}"))
+    with pytest.raises(SiteError, match="model_name"):
+        build_site(store, tmp_path / "site", templates_dir=templates)
+
+
+def test_build_site_command(store: Path, tmp_path: Path):
+    """`evals build-site --store S --out D` builds the site and says where."""
+    from evals.cli import cli
+
+    result = CliRunner().invoke(cli, ["build-site", "--store", str(store), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "index.html").is_file()
+    assert str(tmp_path / "out") in result.output
+
+
+def test_build_site_command_reports_a_missing_store(tmp_path: Path):
+    """A store path that does not exist is a one-line error, not a traceback."""
+    from evals.cli import cli
+
+    result = CliRunner().invoke(cli, ["build-site", "--store", str(tmp_path / "none.duckdb"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ") and "Traceback" not in result.output
+
+
+# -- in a real browser ---------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture
+def served(site: Path):
+    """The site over HTTP on 127.0.0.1, from a thread; yields the base URL."""
+    handler = partial(_QuietHandler, directory=str(site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian Chromium through Playwright; skipped without it, except on CI."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.mark.browser
+def test_browser_sorts_and_reaches_a_miss(served: str, browser, store: Path):
+    """In Chromium: sorting the leaderboard reorders rows; a miss's drill-down opens; no error, no failed request."""
+    problems: list[str] = []
+    page = browser.new_page()
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    page.goto(served + "index.html")
+
+    first_column = "table.sortable tbody tr td:first-child"
+    before = page.locator(first_column).all_inner_texts()
+    page.locator("table.sortable thead th", has_text="recall@k").locator("button").click()
+    after = page.locator(first_column).all_inner_texts()
+    assert sorted(before) == sorted(after) and before != after
+    assert page.locator("table.sortable thead th[aria-sort]").count() == 1
+
+    recency = run_of(store, "recency")
+    page.locator(f'table.sortable a[href="runs/{recency.run_id}.html"]').click()
+    page.wait_for_url(f"**/runs/{recency.run_id}.html")
+    page.locator("a", has_text="02_far_fact").first.click()
+    page.wait_for_url("**/02_far_fact.html#tp-14")
+    section = page.locator("section#tp-14")
+    assert section.locator(".badge.miss").first.is_visible()
+    assert section.locator("ol.records li").count() == 5
+    assert problems == []
