@@ -85,6 +85,19 @@ def test_newer_schema_is_refused_untouched(store_path):
     assert fingerprint(store_path) == before
 
 
+def test_unknown_migration_history_is_refused_untouched(store_path):
+    """A store whose applied migrations have other names (a foreign or pre-release schema) is refused."""
+    with Store.open(store_path):
+        pass
+    con = duckdb.connect(str(store_path))
+    con.execute("UPDATE evals_schema SET name = 'initial' WHERE version = 1")
+    con.close()
+    before = fingerprint(store_path)
+    with pytest.raises(StoreError, match="migration 1 'initial', which this evals does not know"):
+        Store.open(store_path)
+    assert fingerprint(store_path) == before
+
+
 def test_text_file_is_refused_untouched(store_path):
     """A file that is not DuckDB is refused and left as it was."""
     store_path.write_text("run_id,recall\nabc,1.0\n")

@@ -60,7 +60,7 @@ with Store.open(store) as s:
 
 def table_counts(path: Path) -> dict[str, int]:
     con = duckdb.connect(str(path), read_only=True)
-    tables = ("runs", "conversations", "turns", "run_conversations", "test_points")
+    tables = ("runs", "conversations", "corpus_test_points", "test_points")
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     con.close()
     return counts

@@ -1,4 +1,4 @@
-"""Stable names for configurations, cacheable inputs and conversations."""
+"""Stable names for configurations and for cacheable inputs."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import hashlib
 import json
 from typing import Any
 
-from evals.corpus import Conversation
 from evals.provenance import Provenance
 
-__all__ = ["cache_key", "config_key", "conversation_digest"]
+__all__ = ["cache_key", "config_key"]
 
 
 def _canonical(value: Any) -> str:
@@ -59,8 +58,3 @@ def cache_key(
         "tokenizer": tokenizer,
     }
     return _sha256(_canonical(inputs))
-
-
-def conversation_digest(conversation: Conversation) -> str:
-    """sha256 of one conversation's canonical content, made the way the corpus digest is."""
-    return _sha256(_canonical(conversation.model_dump(mode="json", exclude_defaults=True)))

@@ -9,9 +9,11 @@ test point instead of a quadratic pile of copies.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,19 +25,20 @@ from evals.evaluate import Evaluation
 from evals.metrics import Scores, wilson_interval
 from evals.provenance import Provenance
 from evals.runner import RunResult
-from evals.store._keys import cache_key, config_key, conversation_digest
+from evals.store._keys import cache_key, config_key
 from evals.store._models import RunSummary
 
 __all__ = [
     "RunRecord",
     "TurnLookup",
     "decode_records",
+    "gc_paused",
     "encode_records",
     "make_summary",
     "new_run_id",
     "point_table",
     "record_from_evaluation",
-    "turn_table",
+    "corpus_tables",
 ]
 
 
@@ -53,9 +56,6 @@ class RunRecord:
     scores: Scores
     conversations: Sequence[Conversation]  # the corpus's, in the run's order
 
-    def conversation_digests(self) -> list[str]:
-        return [conversation_digest(c) for c in self.conversations]
-
 
 def as_utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
@@ -70,7 +70,9 @@ def make_summary(
     corpus_name: str,
 ) -> RunSummary:
     started = as_utc(run.started_at)
-    interval = wilson_interval(scores.hits, scores.total)
+    # Each Scores property walks every record; a long run has millions, so read each once.
+    hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
+    interval = wilson_interval(hits, total)
     return RunSummary(
         run_id=run_id,
         commit=provenance.commit,
@@ -92,13 +94,13 @@ def make_summary(
         python_version=provenance.python_version,
         duration_s=run.duration_s,
         conversation_count=len(run.conversations),
-        hits=scores.hits,
-        total=scores.total,
-        recall=scores.recall,
+        hits=hits,
+        total=total,
+        recall=hits / total if total else None,
         recall_low=interval[0] if interval else None,
         recall_high=interval[1] if interval else None,
-        context_tokens=scores.context_tokens,
-        tokens_per_test_point=scores.tokens_per_test_point,
+        context_tokens=context_tokens,
+        tokens_per_test_point=context_tokens / total if total else None,
         cache_key=cache_key(
             provenance,
             corpus_digest=run.corpus_digest,
@@ -120,6 +122,24 @@ def record_from_evaluation(evaluation: Evaluation, provenance: Provenance, *, ru
         corpus_name=evaluation.corpus.name,
     )
     return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector during a bulk encode.
+
+    Encoding a long run allocates hundreds of thousands of short-lived objects
+    next to the millions the run itself holds; without this, repeated full
+    collections over that heap cost more than the encoding. Nothing made here
+    is cyclic, so reference counting frees it all the same.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- records <-> turn references ------------------------------------------------------------
@@ -190,24 +210,20 @@ def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
 
 def point_table(record: RunRecord) -> pa.Table:
     """One row per test point of the run, records encoded as turn references."""
-    positions: list[int] = []
+    conversation_ids: list[str] = []
     turn_indices: list[int] = []
     hits: list[bool] = []
-    context_tokens: list[int] = []
     ref_parts: list[np.ndarray] = []
     text_values: list[str] = []
     text_lengths: list[int] = []
     token_lists: list[list[int]] = []
-    for position, (result, conversation, scored) in enumerate(
-        zip(record.run.conversations, record.conversations, record.scores.points, strict=True)
-    ):
+    for result, conversation, scored in zip(record.run.conversations, record.conversations, record.scores.points, strict=True):
         turns = TurnLookup(conversation)
         for point, score in zip(result.test_points, scored, strict=True):
             refs, texts = encode_records(point.retrieved_records, turns, point.turn_index)
-            positions.append(position)
+            conversation_ids.append(result.conversation_id)
             turn_indices.append(point.turn_index)
             hits.append(score.hit)
-            context_tokens.append(score.context_tokens)
             ref_parts.append(refs)
             text_values.extend(texts)
             text_lengths.append(len(texts))
@@ -216,10 +232,13 @@ def point_table(record: RunRecord) -> pa.Table:
     flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
     count = int(flat_refs.size)
     flat_tokens = np.fromiter(itertools.chain.from_iterable(token_lists), dtype=np.int32, count=count)
+    bounds = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    running = np.concatenate([[0], np.cumsum(flat_tokens, dtype=np.int64)])
+    context_tokens = running[bounds[1:]] - running[bounds[:-1]]
     return pa.table(
         {
-            "run_id": pa.array([record.summary.run_id] * len(positions), pa.string()),
-            "position": pa.array(positions, pa.int32()),
+            "run_id": pa.array([record.summary.run_id] * len(conversation_ids), pa.string()),
+            "conversation_id": pa.array(conversation_ids, pa.string()),
             "turn_index": pa.array(turn_indices, pa.int32()),
             "hit": pa.array(hits, pa.bool_()),
             "context_tokens": pa.array(context_tokens, pa.int64()),
@@ -230,36 +249,29 @@ def point_table(record: RunRecord) -> pa.Table:
     )
 
 
-def turn_table(conversations: list[tuple[str, Conversation]]) -> pa.Table:
-    """Every turn of the given ``(digest, conversation)`` pairs, with its test point if it has one."""
-    columns: dict[str, list] = {
-        "conversation_digest": [],
-        "turn_index": [],
-        "role": [],
-        "content": [],
-        "question": [],
-        "expected_fact": [],
-        "expected_keywords": [],
-    }
-    for digest, conversation in conversations:
-        for index, turn in enumerate(conversation.turns):
-            test = turn.test_at
-            columns["conversation_digest"].append(digest)
-            columns["turn_index"].append(index)
-            columns["role"].append(turn.role)
-            columns["content"].append(turn.content)
-            columns["question"].append(test.question if test else None)
-            columns["expected_fact"].append(test.expected_fact if test else None)
-            columns["expected_keywords"].append(list(test.expected_keywords) if test else None)
-    schema = pa.schema(
-        [
-            ("conversation_digest", pa.string()),
-            ("turn_index", pa.int32()),
-            ("role", pa.string()),
-            ("content", pa.string()),
-            ("question", pa.string()),
-            ("expected_fact", pa.string()),
-            ("expected_keywords", pa.list_(pa.string())),
-        ]
+def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> tuple[pa.Table, pa.Table]:
+    """The ``conversations`` rows (turns as parallel lists) and ``corpus_test_points`` rows of a corpus."""
+    count = len(conversations)
+    texts = pa.list_(pa.string())
+    rows = pa.table(
+        {
+            "corpus_digest": pa.array([corpus_digest] * count, pa.string()),
+            "conversation_id": pa.array([c.id for c in conversations], pa.string()),
+            "position": pa.array(range(count), pa.int32()),
+            "description": pa.array([c.description for c in conversations], pa.string()),
+            "roles": pa.array([[t.role for t in c.turns] for c in conversations], texts),
+            "contents": pa.array([[t.content for t in c.turns] for c in conversations], texts),
+        }
     )
-    return pa.table(columns, schema=schema)
+    tests = [(c.id, index, test) for c in conversations for index, test in c.test_points()]
+    points = pa.table(
+        {
+            "corpus_digest": pa.array([corpus_digest] * len(tests), pa.string()),
+            "conversation_id": pa.array([cid for cid, _, _ in tests], pa.string()),
+            "turn_index": pa.array([index for _, index, _ in tests], pa.int32()),
+            "question": pa.array([t.question for _, _, t in tests], pa.string()),
+            "expected_fact": pa.array([t.expected_fact for _, _, t in tests], pa.string()),
+            "expected_keywords": pa.array([list(t.expected_keywords) for _, _, t in tests], texts),
+        }
+    )
+    return rows, points

@@ -62,39 +62,34 @@ CREATE TABLE runs (
     appended_at TIMESTAMP NOT NULL
 );
 
--- Conversations and their turns, stored once per distinct content however many
--- runs and corpora share them. The digest covers id, description, every turn
--- and every test point.
+-- Each corpus's conversations, stored once per corpus digest however many runs
+-- use them: one row per conversation, its turns as parallel lists.
 CREATE TABLE conversations (
-    conversation_digest VARCHAR PRIMARY KEY,
+    corpus_digest VARCHAR NOT NULL,
     conversation_id VARCHAR NOT NULL,
-    description VARCHAR NOT NULL,
-    turn_count INTEGER NOT NULL
-);
-
-CREATE TABLE turns (
-    conversation_digest VARCHAR NOT NULL,
-    turn_index INTEGER NOT NULL,
-    role VARCHAR NOT NULL,
-    content VARCHAR NOT NULL,
-    question VARCHAR,
-    expected_fact VARCHAR,
-    expected_keywords VARCHAR[]
-);
-
--- The conversations of a run, in the run's order.
-CREATE TABLE run_conversations (
-    run_id VARCHAR NOT NULL,
     position INTEGER NOT NULL,
-    conversation_digest VARCHAR NOT NULL
+    description VARCHAR NOT NULL,
+    roles VARCHAR[] NOT NULL,
+    contents VARCHAR[] NOT NULL,
+    PRIMARY KEY (corpus_digest, conversation_id)
+);
+
+-- Each corpus's labelled test points (the turn's test_at block).
+CREATE TABLE corpus_test_points (
+    corpus_digest VARCHAR NOT NULL,
+    conversation_id VARCHAR NOT NULL,
+    turn_index INTEGER NOT NULL,
+    question VARCHAR NOT NULL,
+    expected_fact VARCHAR NOT NULL,
+    expected_keywords VARCHAR[] NOT NULL
 );
 
 -- One row per test point of a run. The retrieved records, in rank order, are
--- record_turns[i] (the turn whose content record i is) or, where that is NULL,
--- the next entry of record_texts.
+-- record_turns[i] (the index of the turn whose content record i is) or, where
+-- that is NULL, the next entry of record_texts.
 CREATE TABLE test_points (
     run_id VARCHAR NOT NULL,
-    position INTEGER NOT NULL,
+    conversation_id VARCHAR NOT NULL,
     turn_index INTEGER NOT NULL,
     hit BOOLEAN NOT NULL,
     context_tokens BIGINT NOT NULL,
@@ -112,18 +107,24 @@ QUALIFY row_number() OVER (
     PARTITION BY corpus_digest, config_key ORDER BY "timestamp" DESC, appended_at DESC, run_id DESC
 ) = 1;
 
--- Test points with their conversation and question, for ad-hoc SQL.
+-- One row per turn, for ad-hoc SQL.
+CREATE VIEW turns AS
+SELECT corpus_digest, conversation_id,
+       unnest(range(len(contents))) AS turn_index, unnest(roles) AS role, unnest(contents) AS content
+FROM conversations;
+
+-- Test points of every run with their question, for ad-hoc SQL.
 CREATE VIEW test_point_results AS
-SELECT tp.run_id, c.conversation_id, tp.turn_index, t.question, t.expected_fact,
-       t.expected_keywords, tp.hit, tp.context_tokens, len(tp.record_turns) AS record_count
+SELECT tp.run_id, tp.conversation_id, tp.turn_index, q.question, q.expected_fact, q.expected_keywords,
+       tp.hit, tp.context_tokens, len(tp.record_turns) AS record_count
 FROM test_points tp
-JOIN run_conversations rc ON rc.run_id = tp.run_id AND rc.position = tp.position
-JOIN conversations c ON c.conversation_digest = rc.conversation_digest
-JOIN turns t ON t.conversation_digest = rc.conversation_digest AND t.turn_index = tp.turn_index;
+JOIN runs r USING (run_id)
+JOIN corpus_test_points q
+  ON q.corpus_digest = r.corpus_digest AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index;
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "initial", _INITIAL),
+    Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
 )
 

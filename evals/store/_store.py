@@ -33,7 +33,7 @@ from evals.report import seed_json
 from evals.runner import ConversationResult, RunResult, TestPointResult
 from evals.store._errors import StoreError
 from evals.store._models import RunSummary, StoredRun
-from evals.store._records import RunRecord, decode_records, point_table, record_from_evaluation, turn_table
+from evals.store._records import RunRecord, corpus_tables, decode_records, gc_paused, point_table, record_from_evaluation
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "conversations_of"]
@@ -102,8 +102,8 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
             delay = min(delay * 2, 1.0)
 
 
-def _schema_version(con: duckdb.DuckDBPyConnection, path: Path) -> int:
-    """The store's schema version; 0 for an empty database; refuse anything else."""
+def _applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]] | None:
+    """The (version, name) of each applied migration; [] for an empty database; None if not a store."""
     tables = {
         row[0]
         for row in con.execute(
@@ -111,10 +111,8 @@ def _schema_version(con: duckdb.DuckDBPyConnection, path: Path) -> int:
         ).fetchall()
     }
     if SCHEMA_TABLE in tables:
-        return con.execute(f"SELECT coalesce(max(version), 0) FROM {SCHEMA_TABLE}").fetchone()[0]
-    if tables:
-        return -1
-    return 0
+        return con.execute(f"SELECT version, name FROM {SCHEMA_TABLE} ORDER BY version").fetchall()
+    return None if tables else []
 
 
 def _writable_directory(directory: Path, create: bool) -> None:
@@ -199,17 +197,25 @@ class Store:
 
     @staticmethod
     def _check_version(con: duckdb.DuckDBPyConnection, path: Path, migrations: tuple[Migration, ...]) -> int:
-        version = _schema_version(con, path)
-        if version < 0:
+        applied = _applied_migrations(con)
+        if applied is None:
             raise StoreError(
                 f"{path} is a DuckDB database but not an evals store (no {SCHEMA_TABLE} table); refusing to change it"
             )
+        version = applied[-1][0] if applied else 0
         newest = current_version(migrations)
         if version > newest:
             raise StoreError(
                 f"store {path} has schema version {version}, newer than this evals understands ({newest}); "
                 "upgrade mneme-evals to use it"
             )
+        known = {m.version: m.name for m in migrations}
+        for number, name in applied:
+            if known.get(number) != name:
+                raise StoreError(
+                    f"store {path} has migration {number} {name!r}, which this evals does not know "
+                    f"(expected {known.get(number)!r}); it was written by a pre-release or foreign schema"
+                )
         return version
 
     @staticmethod
@@ -240,7 +246,7 @@ class Store:
 
     @property
     def schema_version(self) -> int:
-        return self._con.execute(f"SELECT max(version) FROM {SCHEMA_TABLE}").fetchone()[0]
+        return self._one(f"SELECT max(version) FROM {SCHEMA_TABLE}")[0]
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -268,16 +274,15 @@ class Store:
 
     def write_records(self, records: Sequence[RunRecord]) -> list[bool]:
         """Add runs in one transaction, skipping run ids already present; return which were added."""
-        encoded = [(record, point_table(record)) for record in records]
         added: list[bool] = []
         try:
-            with self._transaction():
+            with gc_paused(), self._transaction():
                 known = set(self._existing_run_ids([r.summary.run_id for r in records]))
-                for record, points in encoded:
+                for record in records:
                     if record.summary.run_id in known:
                         added.append(False)
                         continue
-                    self._insert_run(record, points)
+                    self._insert_run(record, point_table(record))
                     known.add(record.summary.run_id)
                     added.append(True)
         except duckdb.Error as exc:
@@ -289,8 +294,7 @@ class Store:
         return [row[0] for row in rows]
 
     def _insert_run(self, record: RunRecord, points: pa.Table) -> None:
-        digests = record.conversation_digests()
-        self._insert_conversations(list(zip(digests, record.conversations, strict=True)))
+        self._insert_corpus(record)
         summary = record.summary
         values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS}
         values["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
@@ -299,38 +303,27 @@ class Store:
         columns = ", ".join(f'"{name}"' for name in values)
         marks = ", ".join("?" for _ in values)
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
-        positions = pa.table(
-            {
-                "run_id": pa.array([summary.run_id] * len(digests), pa.string()),
-                "position": pa.array(range(len(digests)), pa.int32()),
-                "conversation_digest": pa.array(digests, pa.string()),
-            }
-        )
-        self._insert_arrow("run_conversations", positions)
         self._insert_arrow("test_points", points)
 
-    def _insert_conversations(self, pairs: list[tuple[str, Conversation]]) -> None:
-        """Store each conversation not stored yet (by content digest), with its turns."""
-        wanted = list(dict(pairs))
-        present = {
+    def _insert_corpus(self, record: RunRecord) -> None:
+        """Store the run's corpus unless a run on the same corpus digest already did."""
+        digest = record.summary.corpus_digest
+        stored = [
             row[0]
             for row in self._con.execute(
-                "SELECT conversation_digest FROM conversations WHERE list_contains(?, conversation_digest)", [wanted]
+                "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
             ).fetchall()
-        }
-        new = [(d, c) for d, c in dict(pairs).items() if d not in present]
-        if not new:
-            return
-        rows = pa.table(
-            {
-                "conversation_digest": pa.array([d for d, _ in new], pa.string()),
-                "conversation_id": pa.array([c.id for _, c in new], pa.string()),
-                "description": pa.array([c.description for _, c in new], pa.string()),
-                "turn_count": pa.array([len(c.turns) for _, c in new], pa.int32()),
-            }
-        )
-        self._insert_arrow("conversations", rows)
-        self._insert_arrow("turns", turn_table(new))
+        ]
+        ids = [c.id for c in record.conversations]
+        if stored and stored != ids:
+            raise StoreError(
+                f"run {record.summary.run_id} claims corpus digest {digest[:12]} but its conversations differ "
+                "from the ones stored under that digest"
+            )
+        if not stored:
+            conversations, test_points = corpus_tables(digest, record.conversations)
+            self._insert_arrow("conversations", conversations)
+            self._insert_arrow("corpus_test_points", test_points)
 
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
         name = f"_evals_new_{table}"
@@ -346,10 +339,10 @@ class Store:
         """The newest clean run made from exactly these inputs, if any."""
         if cache_key is None:
             return None
-        row = self._con.execute(
+        row = self._one(
             'SELECT run_id FROM runs WHERE cache_key = ? AND NOT dirty ORDER BY "timestamp" DESC, appended_at DESC LIMIT 1',
             [cache_key],
-        ).fetchone()
+        )
         return row[0] if row else None
 
     def runs(self, strategy: str | None = None, commit: str | None = None) -> list[RunSummary]:
@@ -378,10 +371,10 @@ class Store:
         return [_summary(row) for row in rows]
 
     def run_count(self) -> int:
-        return self._con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        return self._one("SELECT count(*) FROM runs")[0]
 
     def get_summary(self, run_id: str) -> RunSummary:
-        row = self._con.execute(f"SELECT {_SELECT_SUMMARY} FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        row = self._one(f"SELECT {_SELECT_SUMMARY} FROM runs WHERE run_id = ?", [run_id])
         if row is None:
             raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
         return _summary(row)
@@ -389,33 +382,39 @@ class Store:
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
-        conversations = self._con.execute(
-            "SELECT rc.position, rc.conversation_digest, c.conversation_id, c.description, c.turn_count "
-            "FROM run_conversations rc JOIN conversations c USING (conversation_digest) "
-            "WHERE rc.run_id = ? ORDER BY rc.position",
-            [run_id],
-        ).fetchall()
-        turns = self._turns([row[1] for row in conversations])
+        conversations = self._arrow(
+            "SELECT conversation_id, description, roles, contents FROM conversations "
+            "WHERE corpus_digest = ? ORDER BY position",
+            [summary.corpus_digest],
+        ).to_pylist()
+        questions: dict[tuple[str, int], tuple[str, str, list[str]]] = {
+            (cid, index): (question, fact, keywords)
+            for cid, index, question, fact, keywords in self._con.execute(
+                "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords "
+                "FROM corpus_test_points WHERE corpus_digest = ?",
+                [summary.corpus_digest],
+            ).fetchall()
+        }
         points = self._arrow(
-            "SELECT position, turn_index, hit, record_turns, record_texts, record_tokens "
-            "FROM test_points WHERE run_id = ? ORDER BY position, turn_index",
+            "SELECT conversation_id, turn_index, hit, record_turns, record_texts, record_tokens "
+            "FROM test_points WHERE run_id = ? ORDER BY turn_index",
             [run_id],
         )
-        by_position: dict[int, list[dict[str, Any]]] = {}
+        by_conversation: dict[str, list[dict[str, Any]]] = {}
         for point in points.to_pylist():
-            by_position.setdefault(point["position"], []).append(point)
+            by_conversation.setdefault(point["conversation_id"], []).append(point)
 
         results: list[ConversationResult] = []
         score_lists: list[list[PointScore]] = []
         transcripts: dict[str, list[tuple[str, str]]] = {}
         record_turns: dict[str, list[list[int | None]]] = {}
-        for position, digest, conversation_id, description, turn_count in conversations:
-            roles, contents, tests = turns[digest]
-            result = ConversationResult(conversation_id=conversation_id, description=description, turn_count=turn_count)
+        for conversation in conversations:
+            cid, contents = conversation["conversation_id"], conversation["contents"]
+            result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
-            for point in by_position.get(position, []):
-                question, expected_fact, expected_keywords = tests[point["turn_index"]]
+            for point in by_conversation.get(cid, []):
+                question, expected_fact, expected_keywords = questions[cid, point["turn_index"]]
                 result.test_points.append(
                     TestPointResult(
                         turn_index=point["turn_index"],
@@ -429,8 +428,8 @@ class Store:
                 refs_of_points.append(point["record_turns"])
             results.append(result)
             score_lists.append(scores)
-            transcripts[conversation_id] = list(zip(roles, contents, strict=True))
-            record_turns[conversation_id] = refs_of_points
+            transcripts[cid] = list(zip(conversation["roles"], contents, strict=True))
+            record_turns[cid] = refs_of_points
 
         run = RunResult(
             strategy=summary.strategy_config,
@@ -450,27 +449,15 @@ class Store:
         )
         return StoredRun(summary=summary, run=run, scores=scores, transcripts=transcripts, record_turns=record_turns)
 
+    def _one(self, query: str, params: list[Any] | None = None) -> tuple | None:
+        # fetchall, not fetchone: DuckDB 2 refuses further queries while a result is unfinished.
+        rows = self._con.execute(query, params or []).fetchall()
+        return rows[0] if rows else None
+
     def _arrow(self, query: str, params: list[Any]) -> pa.Table:
         relation = self._con.sql(query, params=params)
         # DuckDB 2 names it to_arrow_table; 1.x called it arrow.
         return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
-
-    def _turns(self, digests: list[str]) -> dict[str, tuple[list[str], list[str], dict[int, tuple]]]:
-        """Per conversation digest: roles, contents, and the test point at each tested turn."""
-        table = self._arrow(
-            "SELECT conversation_digest, turn_index, role, content, question, expected_fact, expected_keywords "
-            "FROM turns WHERE list_contains(?, conversation_digest) ORDER BY conversation_digest, turn_index",
-            [digests],
-        )
-        out: dict[str, tuple[list[str], list[str], dict[int, tuple]]] = {d: ([], [], {}) for d in digests}
-        columns = [table.column(name).to_pylist() for name in table.column_names]
-        for digest, index, role, content, question, fact, keywords in zip(*columns, strict=True):
-            roles, contents, tests = out[digest]
-            roles.append(role)
-            contents.append(content)
-            if question is not None:
-                tests[index] = (question, fact, keywords or [])
-        return out
 
     def stored_conversations(self, run_id: str) -> list[Conversation]:
         """The corpus conversations of a run, rebuilt from the stored turns."""
