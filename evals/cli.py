@@ -221,7 +221,7 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         return
     if fmt == "csv":
         buffer = io.StringIO()
-        fields = [name for name in RunSummary.__dataclass_fields__ if name != "cache_key"]
+        fields = list(RunSummary.__dataclass_fields__)
         writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         for summary in summaries:
@@ -231,7 +231,7 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         click.echo(buffer.getvalue(), nl=False)
         return
     rows = [[_TABLE_COLUMNS[c](s) for c in columns] for s in summaries]
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
+    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
     for line in [list(columns), *rows]:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     if any(s.tokenizer != EXACT for s in summaries):

@@ -17,9 +17,12 @@ from pathlib import Path
 
 from evals import __version__
 
-__all__ = ["LIBRARY_DISTRIBUTION", "NO_GIT", "Provenance", "collect_provenance", "git_revision"]
+__all__ = ["LIBRARY_DISTRIBUTION", "NO_GIT", "SCRATCH_PREFIX", "Provenance", "collect_provenance", "git_revision"]
 
 NO_GIT = "no-git"
+# Files evals creates for an instant (the store's write probe) start with this
+# and never count as changes, or a concurrent run could see the tree dirty.
+SCRATCH_PREFIX = ".evals-scratch-"
 LIBRARY_DISTRIBUTION = "smolAmem"  # Mneme, the library under test
 
 
@@ -78,7 +81,11 @@ def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> tu
     for path in ignore:
         path = Path(path).resolve()
         ignored.update({path, path.with_name(path.name + ".wal")})
-    changed = [p for p in _status_paths(status) if (root / p).resolve() not in ignored]
+    changed = [
+        p
+        for p in _status_paths(status)
+        if (root / p).resolve() not in ignored and not Path(p).name.startswith(SCRATCH_PREFIX)
+    ]
     return head.strip(), bool(changed)
 
 

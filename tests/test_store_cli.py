@@ -152,6 +152,20 @@ def test_runs_lists_newest_first_with_filters(evals, corpus_small):
     assert [row["run_id"] for row in json.loads(filtered)] == [first]
 
 
+def test_empty_store_lists_nothing(evals, store_path):
+    """On a store with no runs, `evals runs` and `evals leaderboard` print just their headers."""
+    Store.open(store_path).close()
+    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp"]
+    assert json.loads(evals("leaderboard", "--format", "json").output) == []
+
+
+def test_missing_store_is_a_clear_error_for_readers(store_path):
+    """Listing runs of a store that does not exist is a one-line error and creates nothing."""
+    result = CliRunner().invoke(cli, ["runs", "--store", str(store_path)])
+    assert result.exit_code == 1 and "no store at" in result.output
+    assert not store_path.exists()
+
+
 def test_leaderboard_formats(evals, corpus_small):
     """The leaderboard prints as a table, JSON and CSV, one row per configuration."""
     for runner in ("full_history", "full_history", "no_memory"):
@@ -163,6 +177,20 @@ def test_leaderboard_formats(evals, corpus_small):
     assert [r["strategy"] for r in rows] == ["full_history", "no_memory"]
     assert [r["recall"] for r in parsed] == ["1.0", "0.0"]
     assert rows[0]["recall_low"] == pytest.approx(0.51, abs=0.001)
+
+
+def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
+    """A run counted with the ~4-characters estimate shows its tokens with '~' and a note."""
+    from evals.evaluate import RunConfig, evaluate
+    from evals.provenance import collect_provenance
+    from evals.tokens import TokenCounter
+
+    evaluation = evaluate(RunConfig(runner="full_history", corpus=corpus_small), counter=TokenCounter(exact=False))
+    with Store.open(store_path) as store:
+        store.append(evaluation, collect_provenance())
+    lines = evals("leaderboard").output.splitlines()
+    assert " ~" in lines[1]
+    assert lines[-1].startswith("~ tokens estimated")
 
 
 def test_compare_prints_flips_with_counts(evals, corpus_small):

@@ -25,10 +25,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from evals.corpus import Conversation
 from evals.evaluate import Evaluation
 from evals.metrics import PointScore, Scores, wilson_interval
-from evals.provenance import Provenance
+from evals.provenance import SCRATCH_PREFIX, Provenance
 from evals.report import seed_json
 from evals.runner import ConversationResult, RunResult, TestPointResult
 from evals.store._errors import StoreError
@@ -36,7 +35,7 @@ from evals.store._models import RunSummary, StoredRun
 from evals.store._records import RunRecord, corpus_tables, decode_records, gc_paused, point_table, record_from_evaluation
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "conversations_of"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable"]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -126,7 +125,7 @@ def _writable_directory(directory: Path, create: bool) -> None:
             raise StoreError(f"cannot create store directory {directory}: {exc.strerror or exc}") from None
     if not directory.is_dir():
         raise StoreError(f"cannot create store: {directory} is not a directory")
-    probe = directory / f".evals-write-probe-{os.getpid()}"
+    probe = directory / f"{SCRATCH_PREFIX}write-probe-{os.getpid()}"
     try:
         probe.touch()
         probe.unlink()
@@ -459,33 +458,10 @@ class Store:
         # DuckDB 2 names it to_arrow_table; 1.x called it arrow.
         return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
 
-    def stored_conversations(self, run_id: str) -> list[Conversation]:
-        """The corpus conversations of a run, rebuilt from the stored turns."""
-        stored = self.get_run(run_id)
-        return conversations_of(stored)
-
     def seed_json(self, run_id: str) -> dict[str, Any]:
         """The original harness's JSON document for a stored run (what ``--output`` wrote)."""
         stored = self.get_run(run_id)
         return seed_json(stored.run, stored.scores)
-
-
-def conversations_of(stored: StoredRun) -> list[Conversation]:
-    """Rebuild a stored run's corpus conversations (turns plus test points) in run order."""
-    out = []
-    for result in stored.run.conversations:
-        tests = {p.turn_index: p for p in result.test_points}
-        turns = []
-        for index, (role, content) in enumerate(stored.transcripts[result.conversation_id]):
-            point = tests.get(index)
-            test_at = (
-                {"question": point.question, "expected_fact": point.expected_fact, "expected_keywords": point.expected_keywords}
-                if point
-                else None
-            )
-            turns.append({"role": role, "content": content, "test_at": test_at})
-        out.append(Conversation(id=result.conversation_id, description=result.description, turns=turns))
-    return out
 
 
 def _summary(row: tuple) -> RunSummary:
