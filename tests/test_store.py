@@ -226,15 +226,39 @@ def test_repeated_turn_text_maps_to_distinct_turns():
         description="d",
         turns=[{"role": "user", "content": t} for t in ("hi", "Thanks!", "so", "Thanks!", "q")],
     )
-    refs, texts = encode_records(["Thanks!", "so", "Thanks!"], TurnLookup(conversation), before=4)
-    assert refs.tolist() == [1, 2, 3] and texts == []
+    encoded = encode_records(["Thanks!", "so", "Thanks!"], TurnLookup(conversation), before=4)
+    assert encoded.refs.tolist() == [1, 2, 3] and encoded.texts == []
 
 
 def test_text_of_a_later_turn_is_not_a_reference():
     """A record equal only to a turn after the test point is stored as text, not as that turn."""
     conversation = Conversation(id="c", description="d", turns=[{"role": "user", "content": t} for t in ("a", "b", "c")])
-    refs, texts = encode_records(["c"], TurnLookup(conversation), before=1)
-    assert refs.tolist() == [-1] and texts == ["c"]
+    encoded = encode_records(["c"], TurnLookup(conversation), before=1)
+    assert encoded.refs.tolist() == [-1] and encoded.texts == ["c"]
+
+
+def test_turn_tokens_are_stored_once_per_turn(store_path, evaluate_small):
+    """A full_history run keeps one token count per turn, and none per retrieved record."""
+    evaluation = evaluate_small("full_history")
+    run_id = append(store_path, evaluation)
+    con = duckdb.connect(str(store_path), read_only=True)
+    per_record = con.execute("SELECT sum(len(text_tokens)) FROM test_points").fetchone()[0]
+    counts = dict(con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens").fetchall())
+    con.close()
+    assert per_record == 0
+    assert counts["002_pet"][:9] == evaluation.scores.points[1][1].record_tokens[:9]
+    with Store.open(store_path, read_only=True) as store:
+        assert store.get_run(run_id).scores == evaluation.scores
+
+
+def test_inconsistent_token_counts_are_refused(store_path, evaluate_small):
+    """A run claiming two token counts for one turn is refused and nothing is written."""
+    evaluation = evaluate_small("full_history")
+    evaluation.scores.points[1][1].record_tokens[0] += 1
+    with Store.open(store_path) as store:
+        with pytest.raises(StoreError, match="counted as both"):
+            store.append(evaluation, CLEAN)
+        assert store.run_count() == 0
 
 
 def test_conversations_are_stored_once(store_path, evaluate_small):

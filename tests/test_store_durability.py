@@ -47,8 +47,8 @@ run = run_corpus(corpus, FullHistory())
 evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
 
 original = Store._insert_run
-def stall(self, record, points):
-    original(self, record, points)
+def stall(self, *args):
+    original(self, *args)
     ready.touch()
     time.sleep(120)
 Store._insert_run = stall
@@ -60,7 +60,7 @@ with Store.open(store) as s:
 
 def table_counts(path: Path) -> dict[str, int]:
     con = duckdb.connect(str(path), read_only=True)
-    tables = ("runs", "conversations", "corpus_test_points", "test_points")
+    tables = ("runs", "conversations", "corpus_test_points", "test_points", "run_turn_tokens")
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     con.close()
     return counts

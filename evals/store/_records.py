@@ -10,7 +10,6 @@ test point instead of a quadratic pile of copies.
 from __future__ import annotations
 
 import gc
-import itertools
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,18 +24,21 @@ from evals.evaluate import Evaluation
 from evals.metrics import Scores, wilson_interval
 from evals.provenance import Provenance
 from evals.runner import RunResult
+from evals.store._errors import StoreError
 from evals.store._keys import cache_key, config_key
 from evals.store._models import RunSummary
 
 __all__ = [
     "RunRecord",
     "TurnLookup",
+    "TurnTokens",
     "decode_records",
     "gc_paused",
     "encode_records",
     "make_summary",
     "new_run_id",
-    "point_table",
+    "run_tables",
+    "decode_tokens",
     "record_from_evaluation",
     "corpus_tables",
 ]
@@ -180,23 +182,75 @@ def _match(records: list[str], turns: TurnLookup, before: int) -> tuple[list[int
     return refs, texts
 
 
-def encode_records(records: list[str], turns: TurnLookup, before: int) -> tuple[np.ndarray, list[str]]:
+@dataclass(frozen=True)
+class Encoded:
+    """One test point's records: turn refs (-1 = not a turn), the other records' texts, and
+    ``span`` = (start, stop) when the refs are exactly the turns start..stop-1 in order."""
+
+    refs: np.ndarray
+    texts: list[str]
+    span: tuple[int, int] | None = None
+
+
+def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encoded:
     """Encode one test point's records against the turns before it (``before`` = its turn index)."""
     n = len(records)
     contents = turns.contents
     if n <= before:
         # Fast paths: every earlier turn in order (full_history), or the last n (a recent-turns buffer).
-        if records == contents[:n]:
-            return np.arange(n, dtype=np.int32), []
-        if records == contents[before - n : before]:
-            return np.arange(before - n, before, dtype=np.int32), []
+        for start in (0, before - n):
+            if records == contents[start : start + n]:
+                return Encoded(np.arange(start, start + n, dtype=np.int32), [], (start, start + n))
     refs, texts = _match(records, turns, before)
-    return np.asarray(refs, dtype=np.int32), texts
+    return Encoded(np.asarray(refs, dtype=np.int32), texts)
 
 
 def decode_records(refs: list[int | None], texts: list[str], contents: list[str]) -> list[str]:
     pending = iter(texts)
     return [contents[i] if i is not None else next(pending) for i in refs]
+
+
+def decode_tokens(refs: list[int | None], text_tokens: list[int], turn_tokens: list[int | None]) -> list[int]:
+    pending = iter(text_tokens)
+    return [turn_tokens[i] if i is not None else next(pending) for i in refs]
+
+
+class TurnTokens:
+    """The token count of each turn of one conversation, learnt from the records that are turns.
+
+    A turn's count is the same wherever it is retrieved (counts are a function
+    of the text), so a run stores it once per turn, not once per retrieval:
+    full_history over long conversations retrieves each turn hundreds of times.
+    Turns 0..prefix-1 are all known; the common case, a record span inside or
+    extending that prefix, is checked and filled with list slices rather than a
+    Python loop over every record.
+    """
+
+    def __init__(self, turn_count: int) -> None:
+        self.counts: list[int | None] = [None] * turn_count
+        self._prefix = 0
+        self._known_beyond_prefix = False
+
+    def fold(self, encoded: Encoded, tokens: list[int]) -> list[int]:
+        """Learn the counts of the records that are turns; return the other records' counts, in order."""
+        if encoded.span is not None and encoded.span[0] <= self._prefix and not self._known_beyond_prefix:
+            start, stop = encoded.span
+            seen = min(stop, self._prefix)
+            if self.counts[start:seen] == tokens[: seen - start]:
+                if stop > seen:
+                    self.counts[seen:stop] = tokens[seen - start :]
+                    self._prefix = stop
+                return []
+        others: list[int] = []
+        for ref, count in zip(encoded.refs.tolist(), tokens, strict=True):
+            if ref < 0:
+                others.append(count)
+            elif self.counts[ref] is None:
+                self.counts[ref] = count
+                self._known_beyond_prefix = True
+            elif self.counts[ref] != count:
+                raise StoreError(f"turn {ref} is counted as both {self.counts[ref]} and {count} tokens in one run")
+        return others
 
 
 # -- arrow tables for the bulk inserts ----------------------------------------------------------
@@ -208,45 +262,54 @@ def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def point_table(record: RunRecord) -> pa.Table:
-    """One row per test point of the run, records encoded as turn references."""
+def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
+    """The run's ``test_points`` rows (records as turn references) and ``run_turn_tokens`` rows."""
+    run_id = record.summary.run_id
     conversation_ids: list[str] = []
     turn_indices: list[int] = []
     hits: list[bool] = []
+    context_tokens: list[int] = []
     ref_parts: list[np.ndarray] = []
     text_values: list[str] = []
+    text_tokens: list[int] = []
     text_lengths: list[int] = []
-    token_lists: list[list[int]] = []
+    per_conversation: list[tuple[str, list[int | None]]] = []
     for result, conversation, scored in zip(record.run.conversations, record.conversations, record.scores.points, strict=True):
         turns = TurnLookup(conversation)
+        turn_tokens = TurnTokens(len(turns.contents))
         for point, score in zip(result.test_points, scored, strict=True):
-            refs, texts = encode_records(point.retrieved_records, turns, point.turn_index)
+            encoded = encode_records(point.retrieved_records, turns, point.turn_index)
             conversation_ids.append(result.conversation_id)
             turn_indices.append(point.turn_index)
             hits.append(score.hit)
-            ref_parts.append(refs)
-            text_values.extend(texts)
-            text_lengths.append(len(texts))
-            token_lists.append(score.record_tokens)
+            context_tokens.append(sum(score.record_tokens))
+            ref_parts.append(encoded.refs)
+            text_values.extend(encoded.texts)
+            text_tokens.extend(turn_tokens.fold(encoded, score.record_tokens))
+            text_lengths.append(len(encoded.texts))
+        per_conversation.append((result.conversation_id, turn_tokens.counts))
     lengths = [len(part) for part in ref_parts]
     flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
-    count = int(flat_refs.size)
-    flat_tokens = np.fromiter(itertools.chain.from_iterable(token_lists), dtype=np.int32, count=count)
-    bounds = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-    running = np.concatenate([[0], np.cumsum(flat_tokens, dtype=np.int64)])
-    context_tokens = running[bounds[1:]] - running[bounds[:-1]]
-    return pa.table(
+    points = pa.table(
         {
-            "run_id": pa.array([record.summary.run_id] * len(conversation_ids), pa.string()),
+            "run_id": pa.array([run_id] * len(conversation_ids), pa.string()),
             "conversation_id": pa.array(conversation_ids, pa.string()),
             "turn_index": pa.array(turn_indices, pa.int32()),
             "hit": pa.array(hits, pa.bool_()),
             "context_tokens": pa.array(context_tokens, pa.int64()),
             "record_turns": _list_array(lengths, pa.array(flat_refs, pa.int32(), mask=flat_refs < 0)),
             "record_texts": _list_array(text_lengths, pa.array(text_values, pa.string())),
-            "record_tokens": _list_array(lengths, pa.array(flat_tokens, pa.int32())),
+            "text_tokens": _list_array(text_lengths, pa.array(text_tokens, pa.int32())),
         }
     )
+    tokens = pa.table(
+        {
+            "run_id": pa.array([run_id] * len(per_conversation), pa.string()),
+            "conversation_id": pa.array([cid for cid, _ in per_conversation], pa.string()),
+            "turn_tokens": pa.array([counts for _, counts in per_conversation], pa.list_(pa.int32())),
+        }
+    )
+    return points, tokens
 
 
 def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> tuple[pa.Table, pa.Table]:

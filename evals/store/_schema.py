@@ -86,7 +86,8 @@ CREATE TABLE corpus_test_points (
 
 -- One row per test point of a run. The retrieved records, in rank order, are
 -- record_turns[i] (the index of the turn whose content record i is) or, where
--- that is NULL, the next entry of record_texts.
+-- that is NULL, the next entry of record_texts; text_tokens[j] is the token
+-- count of record_texts[j].
 CREATE TABLE test_points (
     run_id VARCHAR NOT NULL,
     conversation_id VARCHAR NOT NULL,
@@ -95,7 +96,16 @@ CREATE TABLE test_points (
     context_tokens BIGINT NOT NULL,
     record_turns INTEGER[] NOT NULL,
     record_texts VARCHAR[] NOT NULL,
-    record_tokens INTEGER[] NOT NULL
+    text_tokens INTEGER[] NOT NULL
+);
+
+-- Per run and conversation, the token count (under the run's tokenizer) of each
+-- turn that some record referenced, NULL for the others: a record that is a
+-- turn counts that turn's tokens.
+CREATE TABLE run_turn_tokens (
+    run_id VARCHAR NOT NULL,
+    conversation_id VARCHAR NOT NULL,
+    turn_tokens INTEGER[] NOT NULL
 );
 """
 

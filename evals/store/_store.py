@@ -32,7 +32,15 @@ from evals.report import seed_json
 from evals.runner import ConversationResult, RunResult, TestPointResult
 from evals.store._errors import StoreError
 from evals.store._models import RunSummary, StoredRun
-from evals.store._records import RunRecord, corpus_tables, decode_records, gc_paused, point_table, record_from_evaluation
+from evals.store._records import (
+    RunRecord,
+    corpus_tables,
+    decode_records,
+    decode_tokens,
+    gc_paused,
+    record_from_evaluation,
+    run_tables,
+)
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable"]
@@ -281,7 +289,7 @@ class Store:
                     if record.summary.run_id in known:
                         added.append(False)
                         continue
-                    self._insert_run(record, point_table(record))
+                    self._insert_run(record, *run_tables(record))
                     known.add(record.summary.run_id)
                     added.append(True)
         except duckdb.Error as exc:
@@ -292,7 +300,7 @@ class Store:
         rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
         return [row[0] for row in rows]
 
-    def _insert_run(self, record: RunRecord, points: pa.Table) -> None:
+    def _insert_run(self, record: RunRecord, points: pa.Table, turn_tokens: pa.Table) -> None:
         self._insert_corpus(record)
         summary = record.summary
         values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS}
@@ -303,6 +311,7 @@ class Store:
         marks = ", ".join("?" for _ in values)
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
         self._insert_arrow("test_points", points)
+        self._insert_arrow("run_turn_tokens", turn_tokens)
 
     def _insert_corpus(self, record: RunRecord) -> None:
         """Store the run's corpus unless a run on the same corpus digest already did."""
@@ -395,9 +404,12 @@ class Store:
             ).fetchall()
         }
         points = self._arrow(
-            "SELECT conversation_id, turn_index, hit, record_turns, record_texts, record_tokens "
+            "SELECT conversation_id, turn_index, hit, record_turns, record_texts, text_tokens "
             "FROM test_points WHERE run_id = ? ORDER BY turn_index",
             [run_id],
+        )
+        turn_tokens = dict(
+            self._con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens WHERE run_id = ?", [run_id]).fetchall()
         )
         by_conversation: dict[str, list[dict[str, Any]]] = {}
         for point in points.to_pylist():
@@ -423,7 +435,8 @@ class Store:
                         retrieved_records=decode_records(point["record_turns"], point["record_texts"], contents),
                     )
                 )
-                scores.append(PointScore(hit=point["hit"], record_tokens=point["record_tokens"]))
+                tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
+                scores.append(PointScore(hit=point["hit"], record_tokens=tokens))
                 refs_of_points.append(point["record_turns"])
             results.append(result)
             score_lists.append(scores)
