@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,11 +21,20 @@ from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
-from evals.report import seed_json, summary_line
-from evals.store import RunSummary, Store, compare_runs, export_document, read_export, run_with_store
-from evals.strategies import RUNNERS
-from evals.strategies.mneme import BACKENDS, EMBEDDERS
+from evals.report import dump_json, seed_json, summary_line
+from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
 from evals.tokens import EXACT
+
+if TYPE_CHECKING:
+    from evals.store import RunSummary, Store
+
+
+def _store_api():
+    """The store package, imported on first use: DuckDB and pyarrow take a while to
+    load, and ``python -m evals`` (which never touches the store) should not pay for them."""
+    import evals.store
+
+    return evals.store
 
 __all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
 
@@ -134,7 +143,7 @@ def _store_path(store: Path | None) -> tuple[Path, bool]:
 
 def _open_store(store: Path | None, *, read_only: bool = True) -> Store:
     path, create_parent = _store_path(store)
-    return Store.open(path, read_only=read_only, create_parent=create_parent)
+    return _store_api().Store.open(path, read_only=read_only, create_parent=create_parent)
 
 
 def _progress() -> Callable[[int, int, str], None] | None:
@@ -156,7 +165,7 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
+        tmp.write_bytes(dump_json(document))
         tmp.replace(path)
     except OSError as exc:
         raise EvalsError(f"cannot write {path}: {exc.strerror or exc}") from exc
@@ -221,7 +230,7 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         return
     if fmt == "csv":
         buffer = io.StringIO()
-        fields = list(RunSummary.__dataclass_fields__)
+        fields = list(_store_api().RunSummary.__dataclass_fields__)
         writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         for summary in summaries:
@@ -287,7 +296,7 @@ def run_command(*, store: Path | None, force: bool, repo: Path | None, output: P
     if with_answers or judge:
         click.echo(RESERVED_NOTE, err=True)
     path, create_parent = _store_path(store)
-    outcome = run_with_store(
+    outcome = _store_api().run_with_store(
         RunConfig(**options),
         path,
         force=force,
@@ -351,7 +360,7 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
     `evals import` add the run to another store unchanged.
     """
     with _open_store(store) as opened:
-        document = export_document(opened.get_run(run_id))
+        document = _store_api().export_document(opened.get_run(run_id))
     if str(output) == "-":
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
@@ -368,7 +377,7 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     Every file is checked before anything is written, and all are written in
     one transaction: one bad file leaves the store unchanged.
     """
-    records = [read_export(path) for path in files]
+    records = [_store_api().read_export(path) for path in files]
     with _open_store(store, read_only=False) as opened:
         added = opened.write_records(records)
     for path, record, new in zip(files, records, added, strict=True):
@@ -383,7 +392,7 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
 def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts."""
     with _open_store(store) as opened:
-        comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
+        comparison = _store_api().compare_runs(opened.get_run(run_a), opened.get_run(run_b))
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         click.echo(
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {_commit(summary)}  {summary.date}  "

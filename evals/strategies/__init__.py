@@ -11,6 +11,8 @@ from evals.strategies.recency import Recency
 from evals.strategies.summary_buffer import SummaryBuffer, concatenate_summary
 
 __all__ = [
+    "BACKENDS",
+    "EMBEDDERS",
     "RUNNERS",
     "FullHistory",
     "MemoryStrategy",
@@ -25,6 +27,10 @@ __all__ = [
 
 # The original harness's four first; then the baselines that calibrate the table.
 RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history", "random_k", "recency", "bm25")
+
+# Mneme's options (they live here so the CLI can offer them without importing Mneme).
+EMBEDDERS = ("hash", "openai")
+BACKENDS = ("memory", "sqlite")
 
 # Recorded as a run's model when the strategy uses no model at all.
 NO_MODEL = "none"

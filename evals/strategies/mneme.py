@@ -13,10 +13,8 @@ from typing import Any
 import mneme
 
 from evals.errors import EvalsError
+from evals.strategies import BACKENDS, EMBEDDERS
 from evals.strategies.base import Message
-
-EMBEDDERS = ("hash", "openai")
-BACKENDS = ("memory", "sqlite")
 HASH_DIMENSIONS = 16
 
 
