@@ -1,6 +1,6 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
-    python3 tasks.py run    # make .venv, install, run the strategies into the store, build the site
+    python3 tasks.py run    # make .venv, install, run the strategies into results/, build site/
     python3 tasks.py test   # make .venv, install with test extras, run the test suite
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
+# The original harness's four, then the baselines that calibrate the table.
+STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "random_k", "recency", "bm25")
 
 
 def sh(*args: str | Path) -> None:
@@ -37,7 +38,9 @@ def setup(extras: str = "") -> None:
 def run() -> None:
     setup()
     for strategy in STRATEGIES:
-        sh(BIN / "evals", "run", "--runner", strategy, "--output", f"out/{strategy}.json")
+        sh(BIN / "evals", "run", "--runner", strategy)
+    sh(BIN / "evals", "build-site")
+    print(f"site: {ROOT / 'site' / 'index.html'} (preview: {BIN / 'evals'} serve)", flush=True)
 
 
 def test(pytest_args: list[str]) -> None:
