@@ -268,15 +268,22 @@ def test_miss_drilldown_shows_where_the_answer_was(site: Path, store: Path):
     assert evidence.find("a").text() == "turn 0"
     assert "14 turns before the test point" in evidence.text()
     assert evidence.find("mark").text() == "7731"
-    assert section.find("li", id="tp-14-t0").classes >= {"evidence"}
+    assert evidence.find("a").attrs["href"] == "#t-0"
 
 
-def test_drilldown_transcript_marks_retrieved_turns(site: Path, store: Path):
-    """The transcript before a test point marks the turns that were retrieved, with their rank."""
+def test_drilldown_transcript_tags_retrieved_and_answer_turns(site: Path, store: Path):
+    """The transcript tags each turn a test point retrieved (with rank) and the turn holding its answer."""
     run = run_of(store, "recency")
-    section = parse(drilldown(site, run.run_id, "02_far_fact")).find("section", id="tp-14")
-    retrieved = [li.attrs["id"] for li in section.find("ol", cls="transcript").find_all("li", cls="retrieved")]
-    assert retrieved == [f"tp-14-t{i}" for i in range(9, 14)]
+    page = parse(drilldown(site, run.run_id, "02_far_fact"))
+    tags = {
+        (li.attrs["id"], a.text())
+        for li in page.find("ol", cls="transcript").find_all("li")
+        for a in li.find_all("a", cls="tag")
+        if a.attrs["href"] == "#tp-14"
+    }
+    retrieved = {(f"t-{turn}", f"TP1 #{rank}") for rank, turn in enumerate(range(9, 14), start=1)}  # recency: oldest first
+    assert tags == retrieved | {("t-0", "TP1 answer"), ("t-14", "TP1 asked")}
+    assert "evidence" in page.find("li", id="t-0").classes
 
 
 def test_corpus_markup_renders_as_text(site: Path, store: Path):
@@ -288,7 +295,8 @@ def test_corpus_markup_renders_as_text(site: Path, store: Path):
     assert [s.attrs.get("src") for s in scripts] == ["../../static/site.js"]
     assert "<script>alert(1)</script>" in page.text()
     assert "Close the cell with </td> and the row with </tr> & friends" in page.text()
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in path.read_text(encoding="utf-8")
+    raw = path.read_text(encoding="utf-8")
+    assert "&lt;script&gt;" in raw and "&lt;/script&gt;" in raw and "&lt;/td&gt;" in raw
 
 
 def test_keyword_highlight_wraps_escaped_text(site: Path, store: Path):
@@ -425,6 +433,13 @@ def test_same_store_builds_byte_identical_site(store: Path, tmp_path: Path):
     build_site(store, tmp_path / "one")
     build_site(store, tmp_path / "two")
     assert _tree_bytes(tmp_path / "one") == _tree_bytes(tmp_path / "two")
+
+
+def test_worker_processes_build_the_same_site(store: Path, tmp_path: Path):
+    """Rendering runs in worker processes gives the same bytes as rendering them in this process."""
+    build_site(store, tmp_path / "serial", workers=1)
+    build_site(store, tmp_path / "parallel", workers=2)
+    assert _tree_bytes(tmp_path / "serial") == _tree_bytes(tmp_path / "parallel")
 
 
 def test_rebuild_removes_stale_files(store: Path, tmp_path: Path):

@@ -11,14 +11,18 @@ byte-identical site.
 
 from __future__ import annotations
 
+import atexit
 import bisect
 import csv
+import dataclasses
 import io
 import json
+import multiprocessing
 import os
 import shutil
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +55,8 @@ from evals.site._pages import (
     RunHeader,
     RunPage,
     RunRef,
-    TranscriptItem,
+    TurnLine,
+    TurnMark,
 )
 from evals.site._render import make_environment, pct, render
 from evals.site._text import Segment, highlight, unique_slugs
@@ -63,11 +68,10 @@ __all__ = ["BuildReport", "SiteError", "build_site"]
 MARKER = ".evals-site"  # names a directory this builder made, so it may replace it
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # evidence turns listed per test point
-OPEN_TRANSCRIPT = 12  # transcripts up to this many turns are shown unfolded
-TRANSCRIPT_BUDGET = 2500  # transcript lines per drill-down before unremarkable turns are elided
-KEEP_BEFORE_POINT = 3  # turns right before a test point are always shown
+OPEN_TRANSCRIPT = 30  # transcripts up to this many turns are shown unfolded
 LONG_RECORD = 600  # characters beyond which a record's text is folded
 FULL_HISTORY = "full_history"
+PARALLEL_FROM = 8  # runs in a store before the build uses worker processes
 
 
 class SiteError(EvalsError):
@@ -400,7 +404,6 @@ class _ConversationText:
     def __init__(self, transcript: list[tuple[str, str]]) -> None:
         self.roles = [role for role, _ in transcript]
         self.contents = [content for _, content in transcript]
-        self.plain = [[Segment(c, False)] if c else [] for c in self.contents]
         lowered = [c.lower() for c in self.contents]
         # One string for all turns, so finding a keyword is one C-level scan, not a loop over turns.
         self._haystack = "\x00".join(lowered)
@@ -430,14 +433,9 @@ def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
 
 
 def point_view(
-    number: int,
-    point: Any,
-    score: Any,
-    refs: list[int | None],
-    text: _ConversationText,
-    *,
-    condensed: bool,
-) -> PointView:
+    number: int, point: Any, score: Any, refs: list[int | None], text: _ConversationText
+) -> tuple[PointView, list[int], dict[int, int]]:
+    """One test point's view, plus what the transcript needs: its listed evidence turns and each retrieved turn's rank."""
     ti = point.turn_index
     keywords = list(point.expected_keywords)
     needles = keywords or ([point.expected_fact] if point.expected_fact else [])
@@ -447,9 +445,10 @@ def point_view(
     all_history = _records_are_history(refs, ti)
 
     rank_of_turn: dict[int, int] = {}
-    for rank, ref in enumerate(refs, start=1):
-        if ref is not None and ref not in rank_of_turn:
-            rank_of_turn[ref] = rank
+    if not all_history:
+        for rank, ref in enumerate(refs, start=1):
+            if ref is not None and ref not in rank_of_turn:
+                rank_of_turn[ref] = rank
 
     views = []
     if not all_history:
@@ -472,7 +471,7 @@ def point_view(
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
 
     evidence_turns = text.turns_holding(needles, ti)
-    evidence_set = set(evidence_turns)
+    listed = evidence_turns[:EVIDENCE_CAP]
     evidence = [
         EvidenceView(
             turn=turn,
@@ -481,34 +480,9 @@ def point_view(
             segments=highlight(text.contents[turn], needles),
             retrieved_rank=rank_of_turn.get(turn),
         )
-        for turn in evidence_turns[:EVIDENCE_CAP]
+        for turn in listed
     ]
-
-    transcript = []
-    gap_start = None
-    for turn in range(ti):
-        is_evidence = turn in evidence_set
-        rank = None if all_history else rank_of_turn.get(turn)
-        keep = not condensed or is_evidence or rank is not None or turn >= ti - KEEP_BEFORE_POINT
-        if not keep:
-            if gap_start is None:
-                gap_start = turn
-            continue
-        if gap_start is not None:
-            transcript.append(TranscriptItem("gap", gap_start, turn - 1, "", [], None, False))
-            gap_start = None
-        transcript.append(
-            TranscriptItem(
-                kind="turn",
-                turn=turn,
-                last=turn,
-                role=text.roles[turn],
-                segments=highlight(text.contents[turn], needles) if is_evidence else text.plain[turn],
-                retrieved_rank=rank,
-                evidence=is_evidence,
-            )
-        )
-    return PointView(
+    view = PointView(
         number=number,
         anchor=f"tp-{ti}",
         turn_index=ti,
@@ -523,11 +497,51 @@ def point_view(
         records_hidden_tokens=sum(tokens[RECORD_CAP:]) if hidden else 0,
         all_history=all_history,
         evidence=evidence,
-        evidence_hidden=max(0, len(evidence_turns) - EVIDENCE_CAP),
-        transcript=transcript,
-        transcript_condensed=condensed,
-        transcript_open=ti <= OPEN_TRANSCRIPT,
+        evidence_hidden=len(evidence_turns) - len(listed),
     )
+    return view, listed, rank_of_turn
+
+
+def conversation_views(
+    conversation: Any, scores: list[Any], refs: list[list[int | None]], text: _ConversationText
+) -> tuple[list[PointView], list[TurnLine]]:
+    """Every test point's view, and the transcript once, each turn tagged with the test points it served."""
+    marks: dict[int, list[TurnMark]] = defaultdict(list)
+    needles_at: dict[int, set[str]] = defaultdict(set)
+    points = []
+    for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
+        view, evidence_turns, rank_of_turn = point_view(
+            number, point, score, refs[number - 1] if number - 1 < len(refs) else [], text
+        )
+        points.append(view)
+        needles = view.keywords or ([view.expected_fact] if view.expected_fact else [])
+        for turn, rank in rank_of_turn.items():
+            marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit))
+        for turn in evidence_turns:
+            marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit))
+            needles_at[turn].update(needles)
+        marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit))
+    lines = []
+    for turn, (role, content) in enumerate(zip(text.roles, text.contents, strict=True)):
+        tags = marks.get(turn, [])
+        kinds = {m.kind for m in tags}
+        css = (
+            f"role-{role.lower()}"
+            + ("retrieved" in kinds) * " retrieved"
+            + ("answer" in kinds) * " evidence"
+            + ("asked" in kinds) * " asked"
+        )
+        lines.append(
+            TurnLine(
+                turn=turn,
+                role=role,
+                text=content,
+                segments=highlight(content, sorted(needles_at[turn])) if turn in needles_at else [],
+                marks=tags,
+                css=css,
+            )
+        )
+    return points, lines
 
 
 # -- history and compare -----------------------------------------------------------------------
@@ -578,16 +592,30 @@ class _Output:
         self.pages += 1
 
     def flush(self) -> None:
+        made: set[Path] = set()
         for path in sorted(self.files):
             data = self.files[path]
             target = self.root / path
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
             target.write_bytes(data)
             self.written_files += 1
             self.written_bytes += len(data)
             if path.endswith(".html"):
                 self.largest = max(self.largest, (len(data), path))
         self.files.clear()
+
+    def add(self, stats: tuple[int, int, int, tuple[int, str]]) -> None:
+        """Count what a worker process wrote."""
+        pages, files, size, largest = stats
+        self.pages += pages
+        self.written_files += files
+        self.written_bytes += size
+        self.largest = max(self.largest, largest)
+
+    def stats(self) -> tuple[int, int, int, tuple[int, str]]:
+        return self.pages, self.written_files, self.written_bytes, self.largest
 
 
 def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, paths: _Paths, note: str) -> None:
@@ -629,17 +657,7 @@ def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, path
             if not score.hit
         )
         text = _ConversationText(stored.transcripts.get(cid, []))
-        refs = stored.record_turns.get(cid, [])
-        condensed = sum(p.turn_index for p in conversation.test_points) > TRANSCRIPT_BUDGET
-        points = [
-            point_view(number, p, score, refs[number - 1] if number - 1 < len(refs) else [], text, condensed=condensed)
-            for number, (p, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1)
-        ]
-        full = (
-            [TranscriptItem("turn", j, j, text.roles[j], text.plain[j], None, False) for j in range(len(text.contents))]
-            if condensed
-            else []
-        )
+        points, transcript = conversation_views(conversation, scores, stored.record_turns.get(cid, []), text)
         output.page(
             env,
             href,
@@ -657,7 +675,8 @@ def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, path
                 recall=hits / total if total else None,
                 context_tokens=context_tokens,
                 points=points,
-                full_transcript=full,
+                transcript=transcript,
+                transcript_open=len(transcript) <= OPEN_TRANSCRIPT,
                 previous_href=hrefs[position - 1] if position > 0 else "",
                 next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
             ),
@@ -688,7 +707,8 @@ def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, path
         ),
     )
     document = seed_json(stored.run, stored.scores)
-    output.text(paths.run_json(s.run_id), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    # Compact: json's C encoder only runs without indent, and full_history documents are large.
+    output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def _history_pages(
@@ -844,7 +864,72 @@ def _compare_page(
     )
 
 
-def _build_all(store: Store, env: jinja2.Environment, output: _Output) -> int:
+@dataclass(frozen=True)
+class _Job:
+    """What a worker process needs to render runs on its own."""
+
+    store_path: Path
+    templates_dir: Path
+    root: Path
+    summaries: list[RunSummary]
+    note: str
+
+
+_worker: tuple[Store, jinja2.Environment, _Paths, str, Path] | None = None
+
+
+def _worker_start(job: _Job) -> None:
+    global _worker
+    store = Store.open(job.store_path, read_only=True)
+    atexit.register(store.close)
+    _worker = (store, make_environment(job.templates_dir), _Paths(job.summaries), job.note, job.root)
+
+
+def _worker_render(run_id: str) -> tuple[int, int, int, tuple[int, str]]:
+    """Render one run's pages in a worker process and write them; return what was written."""
+    assert _worker is not None
+    store, env, paths, note, root = _worker
+    output = _Output(root)
+    _run_pages(store.get_run(run_id), env, output, paths, note)
+    output.flush()
+    return output.stats()
+
+
+def default_workers(runs: int) -> int:
+    """Worker processes for a build: one per CPU (at most 4), none for small stores where start-up would dominate."""
+    return 1 if runs < PARALLEL_FROM else max(1, min(os.cpu_count() or 1, 4))
+
+
+def _render_runs(
+    store: Store, env: jinja2.Environment, output: _Output, paths: _Paths, note: str, run_ids: list[str], needed: set[str], job: _Job, workers: int
+) -> dict[str, StoredRun]:
+    """Every run's pages; returns the runs the compare page needs.
+
+    Runs are independent, so with ``workers > 1`` they are rendered in
+    worker processes (spawned, each with its own read-only connection), which
+    write their files straight into the build directory.
+    """
+    held: dict[str, StoredRun] = {}
+    if workers <= 1:
+        for run_id in run_ids:
+            stored = store.get_run(run_id)
+            _run_pages(stored, env, output, paths, note)
+            if run_id in needed:
+                held[run_id] = stored
+            output.flush()
+        return held
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(job,)) as pool:
+        for stats in pool.map(_worker_render, run_ids):
+            output.add(stats)
+    for run_id in sorted(needed):
+        stored = store.get_run(run_id)
+        paths.set_conversations(run_id, [c.conversation_id for c in stored.run.conversations])
+        held[run_id] = stored
+    return held
+
+
+def _build_all(store: Store, env: jinja2.Environment, output: _Output, job: _Job, workers: int | None) -> int:
     summaries = store.runs()
     latest = store.latest_per_configuration()
     paths = _Paths(summaries)
@@ -854,13 +939,10 @@ def _build_all(store: Store, env: jinja2.Environment, output: _Output) -> int:
         by_config[config_id(summary)].append(summary)
     pairs = {cid: _two_latest_commits(runs) for cid, runs in by_config.items()}
     needed = {run.run_id for pair in pairs.values() if pair for run in pair}
-    held: dict[str, StoredRun] = {}  # the runs the compare page needs, kept from the pass below
-    for summary in sorted(summaries, key=lambda s: s.run_id):
-        stored = store.get_run(summary.run_id)
-        _run_pages(stored, env, output, paths, note)
-        if summary.run_id in needed:
-            held[summary.run_id] = stored
-        output.flush()
+    run_ids = sorted(s.run_id for s in summaries)
+    workers = default_workers(len(run_ids)) if workers is None else workers
+    job = dataclasses.replace(job, summaries=summaries, note=note)
+    held = _render_runs(store, env, output, paths, note, run_ids, needed, job, workers)
 
     boards = leaderboard(latest, paths)
     output.page(
@@ -943,26 +1025,30 @@ def build_site(
     out_dir: Path,
     *,
     templates_dir: Path | None = None,
+    workers: int | None = None,
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
 
     ``out_dir`` is replaced whole (it must be new, empty, or an earlier
     build's output). The store file itself is published as
     ``data/results.duckdb``, so the next CI run can restore and append to it.
+    ``workers`` is the number of processes rendering runs (default: one per
+    CPU, up to 4, for stores of 8 runs or more; 1 renders in this process).
     """
     from evals.site._render import DEFAULT_TEMPLATES
 
     clock = time.perf_counter()
-    templates_dir = Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES
+    templates_dir = (Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES).absolute()
     if not (templates_dir / "base.html").is_file():
         raise SiteError(f"no site templates in {templates_dir} (expected base.html there)")
     env = make_environment(templates_dir)
-    store_path = Path(store_path)
+    store_path = Path(store_path).absolute()
     building = _prepare_out_dir(Path(out_dir))
     output = _Output(building)
     try:
         with Store.open(store_path, read_only=True) as store:
-            run_count = _build_all(store, env, output)
+            job = _Job(store_path=store_path, templates_dir=templates_dir, root=building, summaries=[], note="")
+            run_count = _build_all(store, env, output, job, workers)
         _copy_static(templates_dir, output)
         output.text(MARKER, "Made by `evals build-site`; the next build replaces this whole directory.\n")
         output.files["data/results.duckdb"] = store_path.read_bytes()

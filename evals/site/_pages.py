@@ -40,7 +40,8 @@ __all__ = [
     "RunHeader",
     "RunPage",
     "RunRef",
-    "TranscriptItem",
+    "TurnLine",
+    "TurnMark",
 ]
 
 
@@ -186,7 +187,7 @@ class RunPage(Page):
 # -- conversation drill-down -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
 class RecordView:
     """One retrieved record, in rank order."""
 
@@ -199,7 +200,7 @@ class RecordView:
     long: bool  # fold the text by default
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
 class EvidenceView:
     """A turn before the test point that holds an expected keyword: where the answer was."""
 
@@ -210,17 +211,27 @@ class EvidenceView:
     retrieved_rank: int | None  # its rank among the retrieved records, if it was retrieved
 
 
-@dataclass(frozen=True)
-class TranscriptItem:
-    """A transcript line: a turn, or a run of elided turns (``kind == "gap"``)."""
+@dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
+class TurnMark:
+    """A tag on a transcript turn, tying it to one test point."""
 
-    kind: str  # "turn" or "gap"
-    turn: int  # the turn's index; for a gap, its first turn
-    last: int  # for a gap, its last turn; for a turn, the same as ``turn``
+    kind: str  # "retrieved" (with its rank), "answer" (holds an expected keyword) or "asked" (the test point's turn)
+    number: int  # the test point's number
+    anchor: str  # the test point's section id
+    rank: int | None  # for "retrieved"
+    hit: bool  # for "asked": whether that test point was a hit
+
+
+@dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
+class TurnLine:
+    """One turn of the conversation's transcript, shown once per page."""
+
+    turn: int
     role: str
-    segments: list[Segment]
-    retrieved_rank: int | None
-    evidence: bool
+    text: str  # the turn's text, shown as is when ``segments`` is empty
+    segments: list[Segment]  # the text with keywords marked, where this turn holds a test point's answer
+    marks: list[TurnMark]  # in test point order
+    css: str  # classes: "role-<role>" plus "retrieved", "evidence", "asked" as the marks say
 
 
 @dataclass(frozen=True)
@@ -242,9 +253,6 @@ class PointView:
     all_history: bool  # the records are every earlier turn in order (full_history)
     evidence: list[EvidenceView]
     evidence_hidden: int
-    transcript: list[TranscriptItem]  # turns before the test point, possibly with gaps
-    transcript_condensed: bool  # unremarkable turns were elided to keep the page small
-    transcript_open: bool  # short enough to show unfolded
 
 
 @dataclass(frozen=True)
@@ -259,8 +267,9 @@ class ConversationPage(Page):
     total: int
     recall: float | None
     context_tokens: int
-    points: list[PointView]  # misses first, then by turn
-    full_transcript: list[TranscriptItem]  # the whole conversation, when point transcripts were condensed
+    points: list[PointView]  # in turn order
+    transcript: list[TurnLine]  # every turn once, tagged with the test points it served
+    transcript_open: bool  # short enough to show unfolded
     previous_href: str  # neighbouring conversations of the same run ("" at the ends)
     next_href: str
 

@@ -52,6 +52,7 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
     env.filters.update(pct=pct, num=num, sortkey=sortkey)
     return env
