@@ -132,12 +132,13 @@ class Scores:
 def score_point(point: TestPointResult, counter: TokenCounter) -> PointScore:
     return PointScore(
         hit=is_hit(point.expected_keywords, point.expected_fact, point.retrieved_records),
-        record_tokens=[counter.count(r) for r in point.retrieved_records],
+        record_tokens=counter.counts(point.retrieved_records),
     )
 
 
 def score_run(run: RunResult, counter: TokenCounter | None = None) -> Scores:
     counter = counter or TokenCounter()
+    counter.count_all(r for c in run.conversations for p in c.test_points for r in p.retrieved_records)
     return Scores(
         tokenizer=counter.tokenizer,
         conversation_ids=[c.conversation_id for c in run.conversations],

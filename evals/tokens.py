@@ -21,18 +21,26 @@ once.
 
 from __future__ import annotations
 
+import os
 import string
+import threading
+from array import array
+from collections.abc import Iterable
 
 __all__ = ["APPROXIMATE", "EXACT", "TokenCounter"]
 
 EXACT = "cl100k_base"
 APPROXIMATE = "approx-4-chars-per-token"
 
-# Where long texts are cut (only where the cut is provably exact, see above).
-# These are the joints of the default summariser's nested summaries.
-SEPARATORS = (" | ", " Earlier in the conversation: ")
+# Where long texts are cut (only where the cut is provably exact, see above):
+# the joints of the default summariser's nested summaries, which open with one
+# NEST per level of nesting and join the evicted turns with SEPARATOR.
+SEPARATOR = " | "
+NEST = "Earlier in the conversation: system: "
 SEGMENT_ABOVE = 2048  # characters; shorter texts are encoded whole
 _SAFE_END = frozenset(string.ascii_letters + string.digits + string.punctuation)
+# Below this many new texts, counting in one process is faster than forking.
+PARALLEL_ABOVE = 20_000
 
 
 def _load_encoding():
@@ -45,25 +53,36 @@ def _load_encoding():
         return None
 
 
-def segments(text: str, separators: tuple[str, ...] = SEPARATORS) -> list[str]:
+def segments(text: str, separator: str = SEPARATOR) -> list[str]:
     """Cut ``text`` before each separator whose preceding character makes the cut exact."""
-    pieces = [text]
-    for separator in separators:
-        cut: list[str] = []
-        for piece in pieces:
-            parts = piece.split(separator)
-            current = parts[0]
-            for part in parts[1:]:
-                # Conservative: cut only after an ASCII letter, digit or
-                # punctuation mark, never after whitespace or exotic characters.
-                if current and current[-1] in _SAFE_END:
-                    cut.append(current)
-                    current = separator + part
-                else:
-                    current = current + separator + part
-            cut.append(current)
-        pieces = cut
+    parts = text.split(separator)
+    pieces: list[str] = []
+    current = parts[0]
+    for part in parts[1:]:
+        # Conservative: cut only after an ASCII letter, digit or punctuation
+        # mark, never after whitespace or exotic characters.
+        if current and current[-1] in _SAFE_END:
+            pieces.append(current)
+            current = separator + part
+        else:
+            current = current + separator + part
+    pieces.append(current)
     return pieces
+
+
+def nesting(text: str) -> tuple[int, str]:
+    """How many times ``text`` opens with NEST, and the rest from the space before it.
+
+    NEST ends in ": " and the cut falls on that space, after the ":"; it is
+    exact when the rest goes on with a non-space character.
+    """
+    depth, position = 0, 0
+    while text.startswith(NEST, position):
+        depth += 1
+        position += len(NEST)
+    if depth == 0 or position >= len(text) or text[position].isspace():
+        return 0, text
+    return depth, text[position - 1 :]
 
 
 class TokenCounter:
@@ -99,6 +118,31 @@ class TokenCounter:
             self._counts[text] = n
         return n
 
+    def count_all(self, texts: Iterable[str]) -> None:
+        """Count every text not counted yet, on two cores when there are many.
+
+        The second core is a forked child that counts half the texts and sends
+        the numbers back through a pipe; the counts are the same either way.
+        It is used only where forking is safe (no other threads running).
+        """
+        todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
+        if len(todo) >= PARALLEL_ABOVE and self._encoder() is not None and _can_fork():
+            half = len(todo) // 2
+            child = _start_child(self.count, todo[half:])
+            for text in todo[:half]:
+                self.count(text)
+            for text, n in zip(todo[half:], _collect(*child), strict=False):
+                self._counts[text] = n
+        for text in todo:  # everything, if there was no child; what it missed, if it failed
+            self.count(text)
+
+    def counts(self, texts: list[str]) -> list[int]:
+        """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them)."""
+        try:
+            return list(map(self._counts.__getitem__, texts))
+        except KeyError:
+            return [self.count(t) for t in texts]
+
     def count(self, text: str) -> int:
         n = self._counts.get(text)
         if n is not None:
@@ -106,8 +150,45 @@ class TokenCounter:
         if self._encoder() is None:
             n = max(1, len(text) // 4)
         elif len(text) > SEGMENT_ABOVE:
-            n = sum(self._encode_len(s) for s in segments(text))
+            depth, rest = nesting(text)
+            n = sum(map(self._encode_len, segments(rest)))
+            if depth:
+                # NEST * depth == head + (" " + head) * (depth - 1) + " ", cut at each space.
+                head = NEST[:-1]
+                n += self._encode_len(head) + (depth - 1) * self._encode_len(" " + head)
         else:
             n = len(self._encoding.encode_ordinary(text))
         self._counts[text] = n
         return n
+
+
+def _can_fork() -> bool:
+    return hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
+
+
+def _start_child(count, texts: list[str]) -> tuple[int, int]:
+    """Fork a child that counts ``texts`` and writes the counts to a pipe."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: count, send, and leave without running any cleanup
+        status = 1
+        try:
+            os.close(read_end)
+            payload = array("Q", (count(t) for t in texts)).tobytes()
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(pid: int, read_end: int) -> list[int]:
+    """The child's counts, in order; a short list if it failed part way."""
+    with os.fdopen(read_end, "rb") as pipe:
+        payload = pipe.read()
+    os.waitpid(pid, 0)
+    counts = array("Q")
+    counts.frombytes(payload[: len(payload) - len(payload) % counts.itemsize])
+    return counts.tolist()

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from evals.strategies import concatenate_summary
-from evals.tokens import APPROXIMATE, EXACT, TokenCounter, segments
+from evals.tokens import APPROXIMATE, EXACT, NEST, TokenCounter, nesting, segments
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +50,7 @@ def test_segments_cut_only_after_safe_characters():
     assert segments("a | b") == ["a", " | b"]
     assert segments("a  | b") == ["a  | b"]
     assert segments("é | b") == ["é | b"]
+    assert segments("a | b |  | c") == ["a", " | b", " |  | c"]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -61,3 +62,28 @@ def test_random_texts_count_exactly_in_segments(encoding, seed):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(500, 1500)))
         text = text * 3  # long enough to be segmented
         assert TokenCounter().count(text) == len(encoding.encode_ordinary(text))
+
+
+def test_counting_on_two_cores_gives_the_same_counts(monkeypatch, encoding):
+    """count_all with a forked helper process yields exactly the one-process counts."""
+    import evals.tokens as tokens
+
+    monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(tokens, "_can_fork", lambda: True)
+    texts = [f"text number {i} <|endoftext|> {'x' * (i % 7)}" for i in range(500)]
+    counter = TokenCounter()
+    counter.count_all(texts)
+    assert [counter.count(t) for t in texts] == [len(encoding.encode_ordinary(t)) for t in texts]
+
+
+@pytest.mark.parametrize("rest", ["Earlier x | user: y", " leading space | a", "\nnewline", "", "x"])
+def test_nested_heads_count_exactly(encoding, rest):
+    """Texts opening with many nested summary heads count exactly, whatever follows them."""
+    text = NEST * 120 + rest + " | tail" * 400
+    assert TokenCounter().count(text) == len(encoding.encode_ordinary(text))
+
+
+def test_nesting_is_not_cut_before_whitespace():
+    """The head is not split off when the rest begins with whitespace."""
+    assert nesting(NEST * 3 + " x") == (0, NEST * 3 + " x")
+    assert nesting(NEST * 3 + "x") == (3, " x")
