@@ -420,7 +420,13 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     show_default=True,
     help="Directory to write the site into; replaced whole on each build.",
 )
-def build_site_command(store: Path | None, out: Path) -> None:
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes rendering pages. Default: one per CPU (up to 4) for stores of 8 runs or more, else 1.",
+)
+def build_site_command(store: Path | None, out: Path, jobs: int | None) -> None:
     """Render the static leaderboard site from the store (read-only).
 
     \b
@@ -429,7 +435,7 @@ def build_site_command(store: Path | None, out: Path) -> None:
     """
     from evals.site import build_site
 
-    report = build_site(_store_path(store)[0], out)
+    report = build_site(_store_path(store)[0], out, workers=jobs)
     click.echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s"

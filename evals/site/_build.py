@@ -502,8 +502,30 @@ def point_view(
     return view, listed, rank_of_turn
 
 
+class _LineCache:
+    """Transcript lines rendered by the ``turn_line`` macro of _partials.html, each distinct line once.
+
+    A line depends only on its turn, text, highlighted keywords and tags,
+    which repeat from run to run of one configuration (and, untagged, across
+    all runs over that conversation); rendering each distinct line once per
+    build instead of once per page keeps big builds fast. The markup and its
+    escaping stay in the template.
+    """
+
+    def __init__(self, env: jinja2.Environment) -> None:
+        self._macro = env.get_template("_partials.html").module.turn_line
+        self._lines: dict[tuple, str] = {}
+
+    def render(self, line: TurnLine, needles: tuple[str, ...]) -> str:
+        key = (line.turn, line.role, line.text, line.css, needles, tuple((m.label, m.css, m.anchor) for m in line.marks))
+        html = self._lines.get(key)
+        if html is None:
+            html = self._lines[key] = self._macro(line)
+        return html
+
+
 def conversation_views(
-    conversation: Any, scores: list[Any], refs: list[list[int | None]], text: _ConversationText
+    conversation: Any, scores: list[Any], refs: list[list[int | None]], text: _ConversationText, cache: _LineCache
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the transcript once, each turn tagged with the test points it served."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
@@ -516,31 +538,32 @@ def conversation_views(
         points.append(view)
         needles = view.keywords or ([view.expected_fact] if view.expected_fact else [])
         for turn, rank in rank_of_turn.items():
-            marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit))
+            marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit, f"TP{number} #{rank}", ""))
         for turn in evidence_turns:
-            marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit))
+            marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit, f"TP{number} answer", " ans"))
             needles_at[turn].update(needles)
-        marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit))
+        asked_css = " ask" if view.hit else " ask miss"
+        marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit, f"TP{number} asked", asked_css))
+    role_css = {role: f"role-{role.lower()}" for role in set(text.roles)}
+    no_marks: list[TurnMark] = []
     lines = []
     for turn, (role, content) in enumerate(zip(text.roles, text.contents, strict=True)):
-        tags = marks.get(turn, [])
-        kinds = {m.kind for m in tags}
-        css = (
-            f"role-{role.lower()}"
-            + ("retrieved" in kinds) * " retrieved"
-            + ("answer" in kinds) * " evidence"
-            + ("asked" in kinds) * " asked"
-        )
-        lines.append(
-            TurnLine(
-                turn=turn,
-                role=role,
-                text=content,
-                segments=highlight(content, sorted(needles_at[turn])) if turn in needles_at else [],
-                marks=tags,
-                css=css,
+        tags = marks.get(turn)
+        if tags is None:
+            line = TurnLine(turn, role, content, [], no_marks, role_css[role], "")
+            needles: tuple[str, ...] = ()
+        else:
+            kinds = {m.kind for m in tags}
+            css = (
+                role_css[role]
+                + ("retrieved" in kinds) * " retrieved"
+                + ("answer" in kinds) * " evidence"
+                + ("asked" in kinds) * " asked"
             )
-        )
+            needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
+            line = TurnLine(turn, role, content, highlight(content, list(needles)) if needles else [], tags, css, "")
+        line.html = cache.render(line, needles)
+        lines.append(line)
     return points, lines
 
 
@@ -618,7 +641,9 @@ class _Output:
         return self.pages, self.written_files, self.written_bytes, self.largest
 
 
-def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, paths: _Paths, note: str) -> None:
+def _run_pages(
+    stored: StoredRun, env: jinja2.Environment, output: _Output, paths: _Paths, note: str, cache: _LineCache
+) -> None:
     """The run page, its seed-shaped JSON, and one drill-down per conversation."""
     s = stored.summary
     header = run_header(s, paths)
@@ -657,7 +682,7 @@ def _run_pages(stored: StoredRun, env: jinja2.Environment, output: _Output, path
             if not score.hit
         )
         text = _ConversationText(stored.transcripts.get(cid, []))
-        points, transcript = conversation_views(conversation, scores, stored.record_turns.get(cid, []), text)
+        points, transcript = conversation_views(conversation, scores, stored.record_turns.get(cid, []), text, cache)
         output.page(
             env,
             href,
@@ -875,22 +900,23 @@ class _Job:
     note: str
 
 
-_worker: tuple[Store, jinja2.Environment, _Paths, str, Path] | None = None
+_worker: tuple[Store, jinja2.Environment, _Paths, str, Path, _LineCache] | None = None
 
 
 def _worker_start(job: _Job) -> None:
     global _worker
     store = Store.open(job.store_path, read_only=True)
     atexit.register(store.close)
-    _worker = (store, make_environment(job.templates_dir), _Paths(job.summaries), job.note, job.root)
+    env = make_environment(job.templates_dir)
+    _worker = (store, env, _Paths(job.summaries), job.note, job.root, _LineCache(env))
 
 
 def _worker_render(run_id: str) -> tuple[int, int, int, tuple[int, str]]:
     """Render one run's pages in a worker process and write them; return what was written."""
     assert _worker is not None
-    store, env, paths, note, root = _worker
+    store, env, paths, note, root, cache = _worker
     output = _Output(root)
-    _run_pages(store.get_run(run_id), env, output, paths, note)
+    _run_pages(store.get_run(run_id), env, output, paths, note, cache)
     output.flush()
     return output.stats()
 
@@ -900,32 +926,26 @@ def default_workers(runs: int) -> int:
     return 1 if runs < PARALLEL_FROM else max(1, min(os.cpu_count() or 1, 4))
 
 
-def _render_runs(
-    store: Store, env: jinja2.Environment, output: _Output, paths: _Paths, note: str, run_ids: list[str], needed: set[str], job: _Job, workers: int
+def _render_in_process(
+    store: Store, env: jinja2.Environment, output: _Output, paths: _Paths, note: str, run_ids: list[str], needed: set[str]
 ) -> dict[str, StoredRun]:
-    """Every run's pages; returns the runs the compare page needs.
-
-    Runs are independent, so with ``workers > 1`` they are rendered in
-    worker processes (spawned, each with its own read-only connection), which
-    write their files straight into the build directory.
-    """
+    """Every run's pages, here; returns the runs the compare page needs."""
     held: dict[str, StoredRun] = {}
-    if workers <= 1:
-        for run_id in run_ids:
-            stored = store.get_run(run_id)
-            _run_pages(stored, env, output, paths, note)
-            if run_id in needed:
-                held[run_id] = stored
-            output.flush()
-        return held
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(job,)) as pool:
-        for stats in pool.map(_worker_render, run_ids):
-            output.add(stats)
-    for run_id in sorted(needed):
+    cache = _LineCache(env)
+    for run_id in run_ids:
         stored = store.get_run(run_id)
+        _run_pages(stored, env, output, paths, note, cache)
+        if run_id in needed:
+            held[run_id] = stored
+        output.flush()
+    return held
+
+
+def _fetch(store: Store, paths: _Paths, run_ids: set[str]) -> dict[str, StoredRun]:
+    held = {}
+    for run_id in sorted(run_ids):
+        stored = held[run_id] = store.get_run(run_id)
         paths.set_conversations(run_id, [c.conversation_id for c in stored.run.conversations])
-        held[run_id] = stored
     return held
 
 
@@ -939,11 +959,44 @@ def _build_all(store: Store, env: jinja2.Environment, output: _Output, job: _Job
         by_config[config_id(summary)].append(summary)
     pairs = {cid: _two_latest_commits(runs) for cid, runs in by_config.items()}
     needed = {run.run_id for pair in pairs.values() if pair for run in pair}
-    run_ids = sorted(s.run_id for s in summaries)
-    workers = default_workers(len(run_ids)) if workers is None else workers
+    workers = default_workers(len(summaries)) if workers is None else workers
+    if workers <= 1:
+        held = _render_in_process(store, env, output, paths, note, sorted(s.run_id for s in summaries), needed)
+        _site_pages(summaries, latest, by_config, pairs, held, env, output, paths, note)
+        return len(summaries)
+    # Runs are independent, so worker processes (spawned, each with its own
+    # read-only connection) render them and write their files straight into
+    # the build directory, biggest first so no worker is left with a long tail,
+    # while this process makes the pages that span runs.
     job = dataclasses.replace(job, summaries=summaries, note=note)
-    held = _render_runs(store, env, output, paths, note, run_ids, needed, job, workers)
+    order = sorted(summaries, key=lambda s: (-s.context_tokens, s.run_id))
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(job,)) as pool:
+        futures = [pool.submit(_worker_render, s.run_id) for s in order]
+        try:
+            held = _fetch(store, paths, needed)
+            _site_pages(summaries, latest, by_config, pairs, held, env, output, paths, note)
+            for future in futures:
+                output.add(future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return len(summaries)
 
+
+def _site_pages(
+    summaries: list[RunSummary],
+    latest: list[RunSummary],
+    by_config: dict[tuple[str, str], list[RunSummary]],
+    pairs: dict[tuple[str, str], tuple[RunSummary, RunSummary] | None],
+    held: dict[str, StoredRun],
+    env: jinja2.Environment,
+    output: _Output,
+    paths: _Paths,
+    note: str,
+) -> None:
+    """The pages that span runs: leaderboard and its downloads, history, compare, about."""
     boards = leaderboard(latest, paths)
     output.page(
         env,
@@ -962,7 +1015,6 @@ def _build_all(store: Store, env: jinja2.Environment, output: _Output, job: _Job
             title="Methodology", root="", nav="about", store_note=note, exact_tokenizer=EXACT, approx_tokenizer=APPROXIMATE
         ),
     )
-    return len(summaries)
 
 
 def _root_of(path: str) -> str:
@@ -1025,15 +1077,18 @@ def build_site(
     out_dir: Path,
     *,
     templates_dir: Path | None = None,
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
 
     ``out_dir`` is replaced whole (it must be new, empty, or an earlier
     build's output). The store file itself is published as
     ``data/results.duckdb``, so the next CI run can restore and append to it.
-    ``workers`` is the number of processes rendering runs (default: one per
-    CPU, up to 4, for stores of 8 runs or more; 1 renders in this process).
+    ``workers`` is the number of processes rendering runs: 1 (the default)
+    renders in this process; ``None`` picks one per CPU, up to 4, for stores
+    of 8 runs or more. Worker processes are spawned, so a script that asks
+    for them must guard its entry point with ``if __name__ == "__main__":``
+    (the ``evals`` command does).
     """
     from evals.site._render import DEFAULT_TEMPLATES
 

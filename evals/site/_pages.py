@@ -220,6 +220,8 @@ class TurnMark:
     anchor: str  # the test point's section id
     rank: int | None  # for "retrieved"
     hit: bool  # for "asked": whether that test point was a hit
+    label: str  # the tag's text: "TP1 #3", "TP1 answer", "TP1 asked"
+    css: str  # the tag's extra classes: "", " ans", " ask", " ask miss"
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -232,6 +234,7 @@ class TurnLine:
     segments: list[Segment]  # the text with keywords marked, where this turn holds a test point's answer
     marks: list[TurnMark]  # in test point order
     css: str  # classes: "role-<role>" plus "retrieved", "evidence", "asked" as the marks say
+    html: str  # this line as the ``turn_line`` macro in _partials.html renders it (once per distinct line)
 
 
 @dataclass(frozen=True)
