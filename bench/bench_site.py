@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import shutil
 import sys
@@ -127,6 +128,8 @@ def main() -> int:
     print(f"store: {len(runs)} runs x {'/'.join(map(str, sorted(points)))} test points, {store.stat().st_size / 1e6:.1f} MB")
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-site-"))
+    # Start from clean page cache write-back, so earlier runs' deleted sites do not slow this one's writes.
+    os.sync()
     out = args.keep or workdir / "site"
     try:
         clock = time.perf_counter()

@@ -15,6 +15,7 @@ import atexit
 import bisect
 import csv
 import dataclasses
+import functools
 import io
 import json
 import multiprocessing
@@ -72,6 +73,7 @@ OPEN_TRANSCRIPT = 30  # transcripts up to this many turns are shown unfolded
 LONG_RECORD = 600  # characters beyond which a record's text is folded
 FULL_HISTORY = "full_history"
 PARALLEL_FROM = 8  # runs in a store before the build uses worker processes
+FRAGMENT_CACHE = 50_000  # rendered test points / transcript lines remembered per process
 
 
 class SiteError(EvalsError):
@@ -433,9 +435,9 @@ def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
 
 
 def point_view(
-    number: int, point: Any, score: Any, refs: list[int | None], text: _ConversationText
+    number: int, point: Any, score: Any, refs: list[int | None], text: _ConversationText, cache: _Fragments, approx: bool
 ) -> tuple[PointView, list[int], dict[int, int]]:
-    """One test point's view, plus what the transcript needs: its listed evidence turns and each retrieved turn's rank."""
+    """One test point's view (rendered), plus what the transcript needs: its listed evidence turns and each retrieved turn's rank."""
     ti = point.turn_index
     keywords = list(point.expected_keywords)
     needles = keywords or ([point.expected_fact] if point.expected_fact else [])
@@ -449,6 +451,28 @@ def point_view(
         for rank, ref in enumerate(refs, start=1):
             if ref is not None and ref not in rank_of_turn:
                 rank_of_turn[ref] = rank
+    evidence_turns = text.turns_holding(needles, ti)
+    listed = evidence_turns[:EVIDENCE_CAP]
+
+    # Everything the section shows is a function of this key.
+    key = (
+        number,
+        ti,
+        point.question,
+        point.expected_fact,
+        tuple(keywords),
+        score.hit,
+        all_history,
+        len(records) if all_history else tuple(records),
+        tuple(tokens),
+        tuple(refs),
+        tuple((turn, text.roles[turn], text.contents[turn]) for turn in listed),
+        len(evidence_turns),
+        approx,
+    )
+    cached = cache.points.get(key)
+    if cached is not None:
+        return cached, listed, rank_of_turn
 
     views = []
     if not all_history:
@@ -461,7 +485,7 @@ def point_view(
                 RecordView(
                     rank=rank,
                     tokens=count,
-                    segments=highlight(record, needles) if matched else ([Segment(record, False)] if record else []),
+                    segments=_highlight(record, tuple(needles)) if matched else ([Segment(record, False)] if record else []),
                     matched=matched,
                     turn=ref,
                     distance=ti - ref if ref is not None else None,
@@ -469,15 +493,12 @@ def point_view(
                 )
             )
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
-
-    evidence_turns = text.turns_holding(needles, ti)
-    listed = evidence_turns[:EVIDENCE_CAP]
     evidence = [
         EvidenceView(
             turn=turn,
             distance=ti - turn,
             role=text.roles[turn],
-            segments=highlight(text.contents[turn], needles),
+            segments=_highlight(text.contents[turn], tuple(needles)),
             retrieved_rank=rank_of_turn.get(turn),
         )
         for turn in listed
@@ -499,33 +520,61 @@ def point_view(
         evidence=evidence,
         evidence_hidden=len(evidence_turns) - len(listed),
     )
-    return view, listed, rank_of_turn
+    return cache.point(key, view, approx), listed, rank_of_turn
 
 
-class _LineCache:
-    """Transcript lines rendered by the ``turn_line`` macro of _partials.html, each distinct line once.
+class _Fragments:
+    """Test point sections and transcript lines, each distinct one rendered once per build.
 
-    A line depends only on its turn, text, highlighted keywords and tags,
-    which repeat from run to run of one configuration (and, untagged, across
-    all runs over that conversation); rendering each distinct line once per
-    build instead of once per page keeps big builds fast. The markup and its
-    escaping stay in the template.
+    They are rendered by the ``point`` and ``turn_line`` macros of
+    _partials.html (so markup and escaping stay in the templates) and depend
+    only on what their keys hold, which repeats from run to run of one
+    configuration: history over many commits mostly retrieves the same
+    records. Rendering each distinct fragment once instead of once per page is
+    most of what keeps a big build fast. Each table is emptied when it grows
+    past ``FRAGMENT_CACHE`` entries, which bounds memory.
     """
 
     def __init__(self, env: jinja2.Environment) -> None:
-        self._macro = env.get_template("_partials.html").module.turn_line
+        module = env.get_template("_partials.html").module
+        self._turn_line = module.turn_line
+        self._point = module.point
+        self._est = module.est()
         self._lines: dict[tuple, str] = {}
+        self.points: dict[tuple, PointView] = {}
 
-    def render(self, line: TurnLine, needles: tuple[str, ...]) -> str:
-        key = (line.turn, line.role, line.text, line.css, needles, tuple((m.label, m.css, m.anchor) for m in line.marks))
+    def line(self, turn: int, role: str, content: str, css: str, marks: list[TurnMark], needles: tuple[str, ...]) -> TurnLine:
+        key = (turn, role, content, css, needles, tuple((m.label, m.css, m.anchor) for m in marks))
         html = self._lines.get(key)
+        segments = _highlight(content, needles) if needles else []
+        line = TurnLine(turn, role, content, segments, marks, css, "")
         if html is None:
-            html = self._lines[key] = self._macro(line)
-        return html
+            if len(self._lines) >= FRAGMENT_CACHE:
+                self._lines.clear()
+            html = self._lines[key] = self._turn_line(line)
+        line.html = html
+        return line
+
+    def point(self, key: tuple, view: PointView, approx: bool) -> PointView:
+        """Render ``view`` and remember it under ``key``."""
+        view.html = self._point(view, self._est if approx else "")
+        if len(self.points) >= FRAGMENT_CACHE:
+            self.points.clear()
+        self.points[key] = view
+        return view
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _highlight(text: str, needles: tuple[str, ...]) -> list[Segment]:
+    """:func:`highlight`, remembered: the same answer turns come back in every run over a conversation.
+
+    Callers must not change the returned list.
+    """
+    return highlight(text, list(needles))
 
 
 def conversation_views(
-    conversation: Any, scores: list[Any], refs: list[list[int | None]], text: _ConversationText, cache: _LineCache
+    conversation: Any, scores: list[Any], refs: list[list[int | None]], text: _ConversationText, cache: _Fragments, approx: bool
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the transcript once, each turn tagged with the test points it served."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
@@ -533,7 +582,7 @@ def conversation_views(
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
         view, evidence_turns, rank_of_turn = point_view(
-            number, point, score, refs[number - 1] if number - 1 < len(refs) else [], text
+            number, point, score, refs[number - 1] if number - 1 < len(refs) else [], text, cache, approx
         )
         points.append(view)
         needles = view.keywords or ([view.expected_fact] if view.expected_fact else [])
@@ -550,20 +599,17 @@ def conversation_views(
     for turn, (role, content) in enumerate(zip(text.roles, text.contents, strict=True)):
         tags = marks.get(turn)
         if tags is None:
-            line = TurnLine(turn, role, content, [], no_marks, role_css[role], "")
-            needles: tuple[str, ...] = ()
-        else:
-            kinds = {m.kind for m in tags}
-            css = (
-                role_css[role]
-                + ("retrieved" in kinds) * " retrieved"
-                + ("answer" in kinds) * " evidence"
-                + ("asked" in kinds) * " asked"
-            )
-            needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
-            line = TurnLine(turn, role, content, highlight(content, list(needles)) if needles else [], tags, css, "")
-        line.html = cache.render(line, needles)
-        lines.append(line)
+            lines.append(cache.line(turn, role, content, role_css[role], no_marks, ()))
+            continue
+        kinds = {m.kind for m in tags}
+        css = (
+            role_css[role]
+            + ("retrieved" in kinds) * " retrieved"
+            + ("answer" in kinds) * " evidence"
+            + ("asked" in kinds) * " asked"
+        )
+        needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
+        lines.append(cache.line(turn, role, content, css, tags, needles))
     return points, lines
 
 
@@ -642,7 +688,7 @@ class _Output:
 
 
 def _run_pages(
-    stored: StoredRun, env: jinja2.Environment, output: _Output, paths: _Paths, note: str, cache: _LineCache
+    stored: StoredRun, env: jinja2.Environment, output: _Output, paths: _Paths, note: str, cache: _Fragments
 ) -> None:
     """The run page, its seed-shaped JSON, and one drill-down per conversation."""
     s = stored.summary
@@ -682,7 +728,9 @@ def _run_pages(
             if not score.hit
         )
         text = _ConversationText(stored.transcripts.get(cid, []))
-        points, transcript = conversation_views(conversation, scores, stored.record_turns.get(cid, []), text, cache)
+        points, transcript = conversation_views(
+            conversation, scores, stored.record_turns.get(cid, []), text, cache, header.approx_tokens
+        )
         output.page(
             env,
             href,
@@ -700,6 +748,7 @@ def _run_pages(
                 recall=hits / total if total else None,
                 context_tokens=context_tokens,
                 points=points,
+                toc=[pt for pt in points if not pt.hit] + [pt for pt in points if pt.hit],
                 transcript=transcript,
                 transcript_open=len(transcript) <= OPEN_TRANSCRIPT,
                 previous_href=hrefs[position - 1] if position > 0 else "",
@@ -900,7 +949,7 @@ class _Job:
     note: str
 
 
-_worker: tuple[Store, jinja2.Environment, _Paths, str, Path, _LineCache] | None = None
+_worker: tuple[Store, jinja2.Environment, _Paths, str, Path, _Fragments] | None = None
 
 
 def _worker_start(job: _Job) -> None:
@@ -908,7 +957,7 @@ def _worker_start(job: _Job) -> None:
     store = Store.open(job.store_path, read_only=True)
     atexit.register(store.close)
     env = make_environment(job.templates_dir)
-    _worker = (store, env, _Paths(job.summaries), job.note, job.root, _LineCache(env))
+    _worker = (store, env, _Paths(job.summaries), job.note, job.root, _Fragments(env))
 
 
 def _worker_render(run_id: str) -> tuple[int, int, int, tuple[int, str]]:
@@ -931,7 +980,7 @@ def _render_in_process(
 ) -> dict[str, StoredRun]:
     """Every run's pages, here; returns the runs the compare page needs."""
     held: dict[str, StoredRun] = {}
-    cache = _LineCache(env)
+    cache = _Fragments(env)
     for run_id in run_ids:
         stored = store.get_run(run_id)
         _run_pages(stored, env, output, paths, note, cache)

@@ -237,7 +237,7 @@ class TurnLine:
     html: str  # this line as the ``turn_line`` macro in _partials.html renders it (once per distinct line)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PointView:
     """One test point, everything about it."""
 
@@ -256,6 +256,7 @@ class PointView:
     all_history: bool  # the records are every earlier turn in order (full_history)
     evidence: list[EvidenceView]
     evidence_hidden: int
+    html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,7 @@ class ConversationPage(Page):
     recall: float | None
     context_tokens: int
     points: list[PointView]  # in turn order
+    toc: list[PointView]  # the same, misses first
     transcript: list[TurnLine]  # every turn once, tagged with the test points it served
     transcript_open: bool  # short enough to show unfolded
     previous_href: str  # neighbouring conversations of the same run ("" at the ends)
