@@ -32,7 +32,7 @@ from evals.evaluate import Evaluation, RunConfig, evaluate
 from evals.metrics import score_run
 from evals.provenance import Provenance
 from evals.site import build_site
-from evals.store import Store
+from evals.store import Store, StoreError
 from evals.store._records import record_from_evaluation
 from evals.tokens import EXACT, TokenCounter
 
@@ -116,6 +116,12 @@ def main() -> int:
     args = parser.parse_args()
 
     store = DATA / f"site-store-v{VERSION}.duckdb"
+    if store.exists() and not args.fresh:
+        try:
+            Store.open(store, read_only=True).close()
+        except StoreError as exc:  # made by an older store schema: make it again
+            print(f"regenerating: {exc}", file=sys.stderr)
+            args.fresh = True
     if args.fresh or not store.exists():
         DATA.mkdir(parents=True, exist_ok=True)
         store.unlink(missing_ok=True)
