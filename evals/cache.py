@@ -1,0 +1,145 @@
+"""The cache of slow or paid work: embeddings and LLM requests, by exact input.
+
+It lives in its own DuckDB file beside the results store (``results.duckdb``
+gets ``results.cache.duckdb``), not inside it: a run holds the cache open for
+as long as it runs, and DuckDB lets no other process open a file that one
+process writes, so a cache inside the store would lock readers and site builds
+out for the length of every run. The results store stays opened only briefly.
+
+Entries are written as soon as they are computed (each :meth:`Cache.put_many`
+is its own transaction), so a run that fails half-way keeps what it paid for
+and the retry is cheap. Entries are never updated: the first value stored for
+a key is the value.
+
+A namespace says what kind of value it is and from where (``embedding:minilm``,
+``chat:https://api.openai.com/v1``); the key is a digest of the exact input
+(:func:`digest`). Values are bytes, so vectors and JSON bodies fit alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from evals.errors import EvalsError
+
+__all__ = ["Cache", "cache_path_for", "digest"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache_entries (
+    namespace VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    value BLOB NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (namespace, key)
+);
+"""
+
+
+def cache_path_for(store_path: str | Path) -> Path:
+    """The cache file that belongs to a results store: ``x.duckdb`` -> ``x.cache.duckdb``."""
+    store_path = Path(store_path)
+    return store_path.with_name(f"{store_path.stem}.cache.duckdb")
+
+
+def digest(*parts: str | bytes) -> str:
+    """A key for the exact input: sha256 over the parts, each length-prefixed so
+    that ("ab", "c") and ("a", "bc") differ."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+class Cache:
+    """A thread-safe key-value cache in one DuckDB file; counts hits and misses
+    per namespace for the run's report."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path | None) -> None:
+        self._connection = connection
+        self._lock = threading.Lock()
+        self.path = path
+        self.hits: Counter[str] = Counter()
+        self.misses: Counter[str] = Counter()
+
+    @classmethod
+    def open(cls, path: str | Path) -> Cache:
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = duckdb.connect(str(path))
+        except (OSError, duckdb.Error) as exc:
+            raise EvalsError(f"{path}: cannot open the cache: {exc}") from exc
+        connection.execute(_SCHEMA)
+        return cls(connection, path)
+
+    @classmethod
+    def in_memory(cls) -> Cache:
+        """A cache that lasts as long as the process (for runs without a store)."""
+        connection = duckdb.connect(":memory:")
+        connection.execute(_SCHEMA)
+        return cls(connection, None)
+
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
+        """The cached values among ``keys``; counts each key once as hit or miss."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        table = pa.table({"key": pa.array(wanted, pa.string())})
+        with self._lock:
+            cursor = self._connection.cursor()
+            cursor.register("wanted_keys", table)
+            rows = cursor.execute(
+                "SELECT c.key, c.value FROM cache_entries c JOIN wanted_keys w ON c.key = w.key WHERE c.namespace = ?",
+                [namespace],
+            ).fetchall()
+            cursor.close()
+        found = {key: bytes(value) for key, value in rows}
+        self.hits[namespace] += len(found)
+        self.misses[namespace] += len(wanted) - len(found)
+        return found
+
+    def get(self, namespace: str, key: str) -> bytes | None:
+        return self.get_many(namespace, [key]).get(key)
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        """Store new entries in one transaction; keys already present keep their value."""
+        if not items:
+            return
+        table = pa.table(
+            {
+                "key": pa.array(list(items), pa.string()),
+                "value": pa.array(list(items.values()), pa.binary()),
+            }
+        )
+        now = datetime.now(UTC).replace(tzinfo=None)
+        with self._lock:
+            cursor = self._connection.cursor()
+            cursor.register("new_entries", table)
+            cursor.execute(
+                "INSERT INTO cache_entries SELECT ?, key, value, ? FROM new_entries ON CONFLICT DO NOTHING",
+                [namespace, now],
+            )
+            cursor.close()
+
+    def put(self, namespace: str, key: str, value: bytes) -> None:
+        self.put_many(namespace, {key: value})
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
