@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.corpus import Corpus, load_corpus
 from evals.metrics import Scores, score_run
-from evals.runner import RunResult, run_corpus
+from evals.runner import RunResult, likely_records, run_corpus
 from evals.strategies import build_strategy
 from evals.tokens import TokenCounter
 
@@ -50,5 +50,7 @@ def evaluate(
     # reported even when, say, an OpenAI key is missing too.
     corpus = load_corpus(config.corpus)
     strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder, seed=config.seed)
+    counter = counter or TokenCounter()
+    counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
     run = run_corpus(corpus, strategy, k=config.k, seed=config.seed, corpus_dir=str(config.corpus), progress=progress)
     return Evaluation(corpus=corpus, run=run, scores=score_run(run, counter))

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from evals.corpus import Corpus
 from evals.strategies import MemoryStrategy, model_of
 
-__all__ = ["ConversationResult", "RunResult", "TestPointResult", "run_corpus"]
+__all__ = ["ConversationResult", "RunResult", "TestPointResult", "likely_records", "run_corpus"]
 
 Progress = Callable[[int, int, str], None]
 
@@ -107,3 +107,23 @@ def run_corpus(
         duration_s=time.perf_counter() - clock,
         conversations=conversations,
     )
+
+
+def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
+    """The texts a play-through of ``corpus`` will probably return as records.
+
+    Token counting starts on them while the play-through runs. A strategy can
+    say which texts a turn may turn into (``record_candidates(role, content)``;
+    by default its content); only turns before a conversation's last test
+    point can be retrieved at all.
+    """
+    candidates = getattr(strategy, "record_candidates", None)
+    texts: list[str] = []
+    for conversation in corpus.conversations:
+        last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
+        for turn in conversation.turns[:last]:
+            if candidates is None:
+                texts.append(turn.content)
+            else:
+                texts.extend(candidates(turn.role, turn.content))
+    return texts

@@ -21,7 +21,9 @@ once.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import string
 import threading
 from array import array
@@ -41,6 +43,7 @@ SEGMENT_ABOVE = 2048  # characters; shorter texts are encoded whole
 _SAFE_END = frozenset(string.ascii_letters + string.digits + string.punctuation)
 # Below this many new texts, counting in one process is faster than forking.
 PARALLEL_ABOVE = 20_000
+CHUNK = 512  # texts per message from the counting child, and per step of the parent
 
 
 def _load_encoding():
@@ -93,6 +96,7 @@ class TokenCounter:
         self._encoding = None
         self._loaded = False
         self._counts: dict[str, int] = {}
+        self._ahead: _CountingChild | None = None
 
     def _encoder(self):
         # Loaded on first use: a run that retrieves nothing never pays for it.
@@ -118,22 +122,30 @@ class TokenCounter:
             self._counts[text] = n
         return n
 
-    def count_all(self, texts: Iterable[str]) -> None:
-        """Count every text not counted yet, on two cores when there are many.
+    def count_ahead(self, texts: Iterable[str]) -> None:
+        """Start counting ``texts`` on the second core while the caller goes on.
 
-        The second core is a forked child that counts half the texts and sends
-        the numbers back through a pipe; the counts are the same either way.
-        It is used only where forking is safe (no other threads running).
+        A forked child counts them front to back; the next :meth:`count_all`
+        counts the texts it needs from the back until the two meet, so the
+        work splits itself between the cores however long the caller took in
+        between. Used only where forking is safe (no other Python threads)
+        and worth it (many texts); otherwise counting happens on demand.
         """
+        if self._ahead is not None or not self._want_exact:
+            return
         todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
-        if len(todo) >= PARALLEL_ABOVE and self._encoder() is not None and _can_fork():
-            half = len(todo) // 2
-            child = _start_child(self.count, todo[half:])
-            for text in todo[:half]:
-                self.count(text)
-            for text, n in zip(todo[half:], _collect(*child), strict=False):
-                self._counts[text] = n
-        for text in todo:  # everything, if there was no child; what it missed, if it failed
+        if len(todo) >= PARALLEL_ABOVE and _can_fork():
+            self._ahead = _CountingChild.start(self, todo)
+
+    def count_all(self, texts: Iterable[str]) -> None:
+        """Count every text not counted yet, on two cores when there are many."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
+        if self._ahead is None:
+            self.count_ahead(todo)
+        if self._ahead is not None:
+            self._ahead.finish(self, needed=set(todo))
+            self._ahead = None
+        for text in todo:  # what the child did not count (or everything, without one)
             self.count(text)
 
     def counts(self, texts: list[str]) -> list[int]:
@@ -166,29 +178,73 @@ def _can_fork() -> bool:
     return hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
 
 
-def _start_child(count, texts: list[str]) -> tuple[int, int]:
-    """Fork a child that counts ``texts`` and writes the counts to a pipe."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: count, send, and leave without running any cleanup
-        status = 1
+class _CountingChild:
+    """A forked child counting a list of texts front to back, streaming its counts.
+
+    The parent meets it from the back (:meth:`finish`). The child loads its
+    own encoding, so the parent's loading overlaps with the child's counting.
+    If the child dies, the parent counts what it did not send.
+    """
+
+    def __init__(self, pid: int, read_end: int, texts: list[str]) -> None:
+        self.pid, self.read_end, self.texts = pid, read_end, texts
+        self.received = array("I")
+        self._pending = b""
+
+    @classmethod
+    def start(cls, counter: TokenCounter, texts: list[str]) -> _CountingChild:
+        read_end, write_end = os.pipe()
+        try:  # room for every count, so the child never waits for the parent to read
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, min(len(texts) * 4 + 4096, 1 << 20))
+        except (AttributeError, OSError):
+            pass
+        pid = os.fork()
+        if pid == 0:  # the child: count, send in chunks, leave without running any cleanup
+            try:
+                os.close(read_end)
+                if counter._encoder() is None:
+                    return  # send nothing: the parent counts all, the same way it counts the rest
+                with os.fdopen(write_end, "wb", buffering=0) as pipe:
+                    for begin in range(0, len(texts), CHUNK):
+                        pipe.write(array("I", map(counter.count, texts[begin : begin + CHUNK])).tobytes())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        return cls(pid, read_end, texts)
+
+    def _drain(self) -> bool:
+        """Take in what the child has sent; False once it has closed the pipe."""
+        while True:
+            try:
+                data = os.read(self.read_end, 1 << 20)
+            except BlockingIOError:
+                return True
+            if not data:
+                return False
+            data = self._pending + data
+            whole = len(data) - len(data) % self.received.itemsize
+            self.received.frombytes(data[:whole])
+            self._pending = data[whole:]
+
+    def finish(self, counter: TokenCounter, needed: set[str]) -> None:
+        """Count the ``needed`` texts from the back until meeting the child, then end it."""
+        end, open_ = len(self.texts), True
+        while open_ and end > len(self.received):
+            open_ = self._drain()
+            begin = max(len(self.received), end - CHUNK)
+            for text in self.texts[begin:end]:
+                if text in needed:
+                    counter.count(text)
+            end = begin
         try:
-            os.close(read_end)
-            payload = array("Q", (count(t) for t in texts)).tobytes()
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(payload)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    return pid, read_end
-
-
-def _collect(pid: int, read_end: int) -> list[int]:
-    """The child's counts, in order; a short list if it failed part way."""
-    with os.fdopen(read_end, "rb") as pipe:
-        payload = pipe.read()
-    os.waitpid(pid, 0)
-    counts = array("Q")
-    counts.frombytes(payload[: len(payload) - len(payload) % counts.itemsize])
-    return counts.tolist()
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.read_end)
+        if counter._encoder() is None:
+            return  # never mix another tokenizer's counts into this one's
+        counts = counter._counts
+        for text, n in zip(self.texts, self.received, strict=False):
+            counts[text] = n

@@ -76,6 +76,44 @@ def test_counting_on_two_cores_gives_the_same_counts(monkeypatch, encoding):
     assert [counter.count(t) for t in texts] == [len(encoding.encode_ordinary(t)) for t in texts]
 
 
+def test_counting_ahead_then_a_subset_gives_exact_counts(monkeypatch, encoding):
+    """Texts counted ahead by the child and met from the back by the parent all count exactly."""
+    import evals.tokens as tokens
+
+    monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(tokens, "CHUNK", 7)
+    monkeypatch.setattr(tokens, "_can_fork", lambda: True)
+    texts = [f"turn {i}: {'word ' * (i % 13)}<|fim_prefix|>" for i in range(400)]
+    counter = TokenCounter()
+    counter.count_ahead(texts)
+    needed = texts[::3] + ["a text nobody counted ahead"]
+    counter.count_all(needed)
+    assert counter.counts(needed) == [len(encoding.encode_ordinary(t)) for t in needed]
+
+
+def test_a_child_that_dies_leaves_no_text_uncounted(monkeypatch, encoding):
+    """If the counting child dies part way, the parent counts what it did not send."""
+    import os
+
+    import evals.tokens as tokens
+
+    monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(tokens, "CHUNK", 5)
+    monkeypatch.setattr(tokens, "_can_fork", lambda: True)
+    texts = [f"record {i} {'z' * i}" for i in range(300)]
+    parent, real_count = os.getpid(), TokenCounter.count
+
+    def count_then_die(self, text):
+        if os.getpid() != parent and text == texts[42]:
+            os._exit(3)
+        return real_count(self, text)
+
+    monkeypatch.setattr(TokenCounter, "count", count_then_die)
+    counter = TokenCounter()
+    counter.count_all(texts)
+    assert counter.counts(texts) == [len(encoding.encode_ordinary(t)) for t in texts]
+
+
 @pytest.mark.parametrize("rest", ["Earlier x | user: y", " leading space | a", "\nnewline", "", "x"])
 def test_nested_heads_count_exactly(encoding, rest):
     """Texts opening with many nested summary heads count exactly, whatever follows them."""

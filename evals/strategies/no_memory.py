@@ -19,6 +19,9 @@ class NoMemory:
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         return []
 
+    def record_candidates(self, role: str, content: str) -> tuple[str, ...]:
+        return ()  # it retrieves nothing, so there is nothing to count ahead
+
     def reset(self) -> None:
         pass
 

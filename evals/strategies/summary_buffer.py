@@ -94,6 +94,14 @@ class SummaryBuffer:
         self._recent.clear()
         self._summary = None
 
+    def record_candidates(self, role: str, content: str) -> tuple[str, ...]:
+        """What a turn may be retrieved as: itself while recent, and, with the
+        default summariser, the joint of the summary that holds it (the piece
+        the token counter cuts summaries into)."""
+        if self._summarize is concatenate_summary:
+            return content, f" | {role}: {content}"
+        return (content,)
+
     def config_summary(self) -> dict[str, Any]:
         return {
             "name": self.name,
