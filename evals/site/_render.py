@@ -12,7 +12,17 @@ from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
 
-DEFAULT_TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
+
+def _default_templates() -> Path:
+    # An installed wheel carries the templates as evals/site_templates (see
+    # pyproject.toml); a source checkout, editable installs included, has
+    # them at the top of the repository.
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "site_templates"
+    return installed if installed.is_dir() else package.parent / "site_templates"
+
+
+DEFAULT_TEMPLATES = _default_templates()
 
 DASH = "\u2014"  # what an empty value looks like: never 0
 
