@@ -95,11 +95,12 @@ class SummaryBuffer:
         self._summary = None
 
     def record_candidates(self, role: str, content: str) -> tuple[str, ...]:
-        """What a turn may be retrieved as: itself while recent, and, with the
-        default summariser, the joint of the summary that holds it (the piece
-        the token counter cuts summaries into)."""
+        """Texts worth counting ahead for a turn. With the default summariser,
+        nearly every turn ends up as a joint of the summaries (the piece the
+        token counter cuts them into); the few recent turns a test point
+        shows verbatim are counted when needed."""
         if self._summarize is concatenate_summary:
-            return content, f" | {role}: {content}"
+            return (f" | {role}: {content}",)
         return (content,)
 
     def config_summary(self) -> dict[str, Any]:
