@@ -64,30 +64,46 @@ class Cache:
     """A thread-safe key-value cache in one DuckDB file; counts hits and misses
     per namespace for the run's report."""
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path | None) -> None:
-        self._connection = connection
-        self._lock = threading.Lock()
+    def __init__(self, path: Path | None) -> None:
         self.path = path
+        self._connection: duckdb.DuckDBPyConnection | None = None
+        self._lock = threading.Lock()
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 
     @classmethod
     def open(cls, path: str | Path) -> Cache:
-        path = Path(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            connection = duckdb.connect(str(path))
-        except (OSError, duckdb.Error) as exc:
-            raise EvalsError(f"{path}: cannot open the cache: {exc}") from exc
-        connection.execute(_SCHEMA)
-        return cls(connection, path)
+        """The cache in the file ``path``. The file is opened (and created) on first
+        use, so a run that caches nothing neither creates nor locks it."""
+        return cls(Path(path))
 
     @classmethod
     def in_memory(cls) -> Cache:
         """A cache that lasts as long as the process (for runs without a store)."""
-        connection = duckdb.connect(":memory:")
-        connection.execute(_SCHEMA)
-        return cls(connection, None)
+        return cls(None)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        # Called with the lock held.
+        if self._connection is None:
+            try:
+                if self.path is None:
+                    connection = duckdb.connect(":memory:")
+                else:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    connection = duckdb.connect(str(self.path))
+                connection.execute(_SCHEMA)
+            except (OSError, duckdb.Error) as exc:
+                raise EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
+            self._connection = connection
+        return self._connection
+
+    @property
+    def total_hits(self) -> int:
+        return sum(self.hits.values())
+
+    @property
+    def total_misses(self) -> int:
+        return sum(self.misses.values())
 
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The cached values among ``keys``; counts each key once as hit or miss."""
@@ -96,7 +112,7 @@ class Cache:
             return {}
         table = pa.table({"key": pa.array(wanted, pa.string())})
         with self._lock:
-            cursor = self._connection.cursor()
+            cursor = self._connect().cursor()
             cursor.register("wanted_keys", table)
             rows = cursor.execute(
                 "SELECT c.key, c.value FROM cache_entries c JOIN wanted_keys w ON c.key = w.key WHERE c.namespace = ?",
@@ -123,7 +139,7 @@ class Cache:
         )
         now = datetime.now(UTC).replace(tzinfo=None)
         with self._lock:
-            cursor = self._connection.cursor()
+            cursor = self._connect().cursor()
             cursor.register("new_entries", table)
             cursor.execute(
                 "INSERT INTO cache_entries SELECT ?, key, value, ? FROM new_entries ON CONFLICT DO NOTHING",
@@ -136,7 +152,9 @@ class Cache:
 
     def close(self) -> None:
         with self._lock:
-            self._connection.close()
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
     def __enter__(self) -> Cache:
         return self

@@ -267,6 +267,13 @@ def cli() -> None:
 @store_option
 @click.option("--force", is_flag=True, help="Compute and append a new run even if the store already has one for these inputs.")
 @click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Compute every embedding and LLM request afresh: neither read nor write the cache beside the store "
+    "(<store>.cache.duckdb). Implies --force.",
+)
+@click.option(
     "--repo",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     default=None,
@@ -278,13 +285,19 @@ def cli() -> None:
     default=None,
     help="Also write the result as JSON in the original harness's shape.",
 )
-def run_command(*, store: Path | None, force: bool, repo: Path | None, output: Path | None, **options: Any) -> None:
+def run_command(
+    *, store: Path | None, force: bool, no_cache: bool, repo: Path | None, output: Path | None, **options: Any
+) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
 
     A run made before from the same inputs (clean git commit, corpus content,
     strategy configuration, model, k, seed, package and library versions,
     tokenizer) is not recomputed: the command prints `cached: run <id>`
     instead, unless --force. A dirty working tree is never cached.
+
+    Slow or paid work (embeddings, LLM requests) is kept in a cache file beside
+    the store, so a rerun computes none of it again; the command prints how
+    many were computed and how many came from the cache. --no-cache skips it.
 
     \b
     Examples:
@@ -304,11 +317,14 @@ def run_command(*, store: Path | None, force: bool, repo: Path | None, output: P
         create_parent=create_parent,
         not_code=[output] if output else [],
         progress=_progress(),
+        use_cache=not no_cache,
     )
     if output is not None:
         _write_json(output, outcome.document)
     summary = summary_line(outcome.document)
     written = f" -> {output}" if output else ""
+    if outcome.cache_hits or outcome.cache_misses:
+        click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)
     if outcome.cached:
         click.echo(f"cached: run {outcome.run_id}: {summary}{written}")
     else:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.cache import Cache
 from evals.corpus import Corpus, load_corpus
 from evals.metrics import Scores, score_run
 from evals.runner import RunResult, likely_records, run_corpus
@@ -45,11 +46,16 @@ def evaluate(
     *,
     counter: TokenCounter | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    cache: Cache | None = None,
 ) -> Evaluation:
+    """Play ``config`` and score it. ``cache`` holds slow or paid work (embeddings,
+    LLM requests) across runs; None computes everything afresh and keeps nothing."""
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = load_corpus(config.corpus)
-    strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder, seed=config.seed)
+    strategy = build_strategy(
+        config.runner, backend=config.backend, embedder=config.embedder, seed=config.seed, cache=cache
+    )
     counter = counter or TokenCounter()
     counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
     run = run_corpus(corpus, strategy, k=config.k, seed=config.seed, corpus_dir=str(config.corpus), progress=progress)

@@ -33,3 +33,25 @@ def test_digest_separates_parts():
     """("ab", "c") and ("a", "bc") are different inputs."""
     assert digest("ab", "c") != digest("a", "bc")
     assert digest("a", b"b") == digest("a", "b")
+
+
+def test_cache_file_is_created_on_first_use_only(tmp_path):
+    """Opening costs nothing: a run that caches nothing leaves no file and holds no lock."""
+    path = tmp_path / "results.cache.duckdb"
+    cache = Cache.open(path)
+    assert not path.exists()
+    cache.put("ns", "k", b"v")
+    assert path.exists()
+    cache.close()
+
+
+def test_unopenable_cache_names_the_file(tmp_path):
+    """A cache path that cannot be created is a one-line error naming the file."""
+    import pytest
+
+    from evals.errors import EvalsError
+
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    cache = Cache.open(tmp_path / "blocker" / "results.cache.duckdb")
+    with pytest.raises(EvalsError, match="blocker/results.cache.duckdb: cannot open the cache"):
+        cache.get("ns", "k")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.cache import Cache, cache_path_for
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance, collect_provenance
@@ -25,6 +26,8 @@ class StoredOutcome:
     cached: bool
     document: dict[str, Any]  # the seed JSON of the run
     provenance: Provenance
+    cache_hits: int = 0  # embeddings and LLM responses found in the cache
+    cache_misses: int = 0  # ... and computed or requested by this run
 
 
 def planned_cache_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:
@@ -55,6 +58,7 @@ def run_with_store(
     counter: TokenCounter | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    use_cache: bool = True,
 ) -> StoredOutcome:
     """Reuse a cached run for ``config`` or compute and append a new one.
 
@@ -62,18 +66,28 @@ def run_with_store(
     the cache before any work, and once to append after the work, so other
     processes can use it meanwhile. ``not_code`` names files, such as an
     ``--output`` file, whose changes must not make the tree count as dirty.
+
+    Embeddings and LLM requests go through the cache beside the store
+    (:func:`~evals.cache.cache_path_for`); ``use_cache=False`` neither reads nor
+    writes it, so everything is computed afresh (and a cached run is not reused).
     """
     store_path = Path(store_path)
     counter = counter or TokenCounter()
-    provenance = collect_provenance(repo, ignore=[store_path, *not_code])
+    provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
     check_writable(store_path, create_parent=create_parent)
     if store_path.exists():
-        key = None if force else planned_cache_key(config, provenance, counter.tokenizer)
+        key = None if force or not use_cache else planned_cache_key(config, provenance, counter.tokenizer)
         with Store.open(store_path, read_only=True, lock_timeout=lock_timeout) as store:
             cached = store.find_cached(key)
             if cached is not None:
                 return StoredOutcome(cached, True, store.seed_json(cached), provenance)
-    evaluation = evaluate(config, counter=counter, progress=progress)
+    cache = Cache.open(cache_path_for(store_path)) if use_cache else None
+    try:
+        evaluation = evaluate(config, counter=counter, progress=progress, cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
     with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
         run_id = store.append(evaluation, provenance)
-    return StoredOutcome(run_id, False, seed_json(evaluation.run, evaluation.scores), provenance)
+    hits, misses = (cache.total_hits, cache.total_misses) if cache is not None else (0, 0)
+    return StoredOutcome(run_id, False, seed_json(evaluation.run, evaluation.scores), provenance, hits, misses)

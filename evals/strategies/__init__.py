@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evals.errors import EvalsError
 from evals.strategies.base import MemoryStrategy, Message
 from evals.strategies.full_history import FullHistory
@@ -9,6 +11,9 @@ from evals.strategies.no_memory import NoMemory
 from evals.strategies.random_k import RandomK
 from evals.strategies.recency import Recency
 from evals.strategies.summary_buffer import SummaryBuffer, concatenate_summary
+
+if TYPE_CHECKING:
+    from evals.cache import Cache
 
 __all__ = [
     "BACKENDS",
@@ -36,14 +41,16 @@ BACKENDS = ("memory", "sqlite")
 NO_MODEL = "none"
 
 
-def build_strategy(runner: str, *, backend: str = "memory", embedder: str = "hash", seed: int = 42) -> MemoryStrategy:
-    """Build the strategy named ``runner``; ``backend`` and ``embedder`` apply to mneme only,
-    ``seed`` to random_k only."""
+def build_strategy(
+    runner: str, *, backend: str = "memory", embedder: str = "hash", seed: int = 42, cache: Cache | None = None
+) -> MemoryStrategy:
+    """Build the strategy named ``runner``; ``backend``, ``embedder`` and ``cache`` (for
+    embeddings) apply to mneme only, ``seed`` to random_k only."""
     if runner == "mneme":
         # Imported here so the baselines work (and load fast) without touching Mneme.
         from evals.strategies.mneme import Mneme
 
-        return Mneme(backend=backend, embedder=embedder)
+        return Mneme(backend=backend, embedder=embedder, cache=cache)
     if runner == "no_memory":
         return NoMemory()
     if runner == "full_history":

@@ -12,14 +12,17 @@ from typing import Any
 
 import mneme
 
+from evals.cache import Cache
 from evals.errors import EvalsError
 from evals.strategies import BACKENDS, EMBEDDERS
 from evals.strategies.base import Message
+
 HASH_DIMENSIONS = 16
 
 
-def _embedder(name: str) -> tuple[Any, str]:
-    """Return the embedder and the model name a run records for it."""
+def _embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
+    """Return the embedder and the model name a run records for it. ``cache`` is for
+    the embedders that are slow or paid; the hash embedder is cheaper than a lookup."""
     if name == "hash":
         return mneme.HashEmbedder(dimensions=HASH_DIMENSIONS), f"hash-{HASH_DIMENSIONS}"
     if name == "openai":
@@ -71,8 +74,8 @@ def _backend(name: str, dimensions: int) -> Any:
 class Mneme:
     name = "mneme"
 
-    def __init__(self, *, backend: str = "memory", embedder: str = "hash") -> None:
-        self._embedder, self.model = _embedder(embedder)
+    def __init__(self, *, backend: str = "memory", embedder: str = "hash", cache: Cache | None = None) -> None:
+        self._embedder, self.model = _embedder(embedder, cache)
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
 
