@@ -142,11 +142,13 @@ class TokenCounter:
         todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
         if self._ahead is None:
             self.count_ahead(todo)
+        pieces = {text: self._pieces(text) for text in todo}
         if self._ahead is not None:
-            self._ahead.finish(self, needed=set(todo))
+            # The child counts pieces (a summary's joints), so meet it on pieces.
+            self._ahead.finish(self, needed={piece for parts in pieces.values() for piece, _ in parts})
             self._ahead = None
         for text in todo:  # what the child did not count (or everything, without one)
-            self.count(text)
+            self.count(text, pieces[text])
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them)."""
@@ -155,23 +157,31 @@ class TokenCounter:
         except KeyError:
             return [self.count(t) for t in texts]
 
-    def count(self, text: str) -> int:
+    def count(self, text: str, pieces: list[tuple[str, int]] | None = None) -> int:
         n = self._counts.get(text)
         if n is not None:
             return n
         if self._encoder() is None:
             n = max(1, len(text) // 4)
         elif len(text) > SEGMENT_ABOVE:
-            depth, rest = nesting(text)
-            n = sum(map(self._encode_len, segments(rest)))
-            if depth:
-                # NEST * depth == head + (" " + head) * (depth - 1) + " ", cut at each space.
-                head = NEST[:-1]
-                n += self._encode_len(head) + (depth - 1) * self._encode_len(" " + head)
+            n = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
         else:
             n = len(self._encoding.encode_ordinary(text))
         self._counts[text] = n
         return n
+
+    @staticmethod
+    def _pieces(text: str) -> list[tuple[str, int]]:
+        """Texts whose exact counts, times their multiplicity, add up to ``text``'s count."""
+        if len(text) <= SEGMENT_ABOVE:
+            return [(text, 1)]
+        depth, rest = nesting(text)
+        pieces = [(segment, 1) for segment in segments(rest)]
+        if depth:
+            # NEST * depth == head + (" " + head) * (depth - 1) + " ", cut at each space.
+            head = NEST[:-1]
+            pieces += [(head, 1), (" " + head, depth - 1)]
+        return pieces
 
 
 def _can_fork() -> bool:
