@@ -29,6 +29,8 @@ import threading
 from array import array
 from collections.abc import Iterable
 
+from evals.errors import EvalsError
+
 __all__ = ["APPROXIMATE", "EXACT", "TokenCounter"]
 
 EXACT = "cl100k_base"
@@ -95,6 +97,9 @@ class TokenCounter:
         self._want_exact = exact
         self._encoding = None
         self._loaded = False
+        # Set when a counting child sent exact counts: this process then knows the
+        # tokenizer without loading it, and loads it only if it has a text to count.
+        self._child_was_exact = False
         self._counts: dict[str, int] = {}
         self._ahead: _CountingChild | None = None
 
@@ -103,14 +108,19 @@ class TokenCounter:
         if not self._loaded:
             self._encoding = _load_encoding() if self._want_exact else None
             self._loaded = True
+            if self._encoding is None and self._child_was_exact:
+                # Never mix two tokenizers' counts in one run.
+                raise EvalsError("cl100k_base loaded in the counting process but not in this one; run again")
         return self._encoding
 
     @property
     def tokenizer(self) -> str:
-        return EXACT if self._encoder() is not None else APPROXIMATE
+        return EXACT if self.is_exact else APPROXIMATE
 
     @property
     def is_exact(self) -> bool:
+        if not self._loaded and self._child_was_exact:
+            return True
         return self._encoder() is not None
 
     def _encode_len(self, text: str) -> int:
@@ -253,8 +263,11 @@ class _CountingChild:
             pass
         os.waitpid(self.pid, 0)
         os.close(self.read_end)
-        if counter._encoder() is None:
-            return  # never mix another tokenizer's counts into this one's
+        if not self.received:
+            return  # the child had no exact encoder (it sends nothing then) or died first
+        if counter._loaded and counter._encoding is None:
+            return  # this process approximates: never mix another tokenizer's counts in
+        counter._child_was_exact = True
         counts = counter._counts
         for text, n in zip(self.texts, self.received, strict=False):
             counts[text] = n

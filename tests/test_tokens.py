@@ -148,3 +148,25 @@ def test_nesting_is_not_cut_before_whitespace():
     """The head is not split off when the rest begins with whitespace."""
     assert nesting(NEST * 3 + " x") == (0, NEST * 3 + " x")
     assert nesting(NEST * 3 + "x") == (3, " x")
+
+
+def test_parent_does_not_load_the_tokenizer_when_the_child_counted_everything(monkeypatch, encoding):
+    """When the child's counts cover every text, this process knows the tokenizer is exact
+    without loading it (a load costs a quarter of a second on every mneme run)."""
+    import time
+
+    import evals.tokens as tokens
+
+    monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(tokens, "_can_fork", lambda: True)
+    texts = [f"turn {i} about the launch" for i in range(200)]
+    counter = TokenCounter()
+    counter.count_ahead(texts)
+    deadline = time.monotonic() + 60
+    while counter._ahead._drain() and time.monotonic() < deadline:  # until the child is done
+        time.sleep(0.05)
+    counter.count_all(texts[::10])
+    assert counter.tokenizer == tokens.EXACT
+    assert counter.counts(texts[::10]) == [len(encoding.encode_ordinary(t)) for t in texts[::10]]
+    assert counter._loaded is False
+    assert counter.count("a text the child never saw") == len(encoding.encode_ordinary("a text the child never saw"))
