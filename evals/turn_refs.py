@@ -7,8 +7,8 @@ the site's transcript tags all use this mapping, so they always agree.
 
 Identical contents are ambiguous, and text alone cannot settle them. The rules:
 
-* Records that are exactly turns ``start..stop-1`` in order (full_history's
-  whole history, a sliding window) are those turns.
+* Records that are exactly the last n turns before the test point, in order
+  (full_history's whole history, a sliding window), are those turns.
 * Otherwise each record is the **most recent** recorded turn with its content
   not already given to an earlier record of the same test point (so two equal
   records stay two distinct turns); when all are taken, the most recent. Most
@@ -88,11 +88,11 @@ def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encode
     """Map one test point's records to the turns before it (``before`` = the test point's turn index)."""
     n = len(records)
     contents = turns.contents
-    if n <= before:
-        # Fast paths: every earlier turn in order (full_history), or the last n (a recent-turns buffer).
-        for start in (0, before - n):
-            if records == contents[start : start + n] and turns.all_recorded(start, start + n):
-                return Encoded(np.arange(start, start + n, dtype=np.int32), [], (start, start + n))
+    if 0 < n <= before:
+        # Fast path: the last n turns in order (a recent-turns buffer; full_history's whole history).
+        start = before - n
+        if records == contents[start:before] and turns.all_recorded(start, before):
+            return Encoded(np.arange(start, before, dtype=np.int32), [], (start, before))
     refs, texts = _match(records, turns, before)
     return Encoded(np.asarray(refs, dtype=np.int32), texts)
 

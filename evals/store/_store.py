@@ -384,6 +384,19 @@ class Store:
         ).fetchall()
         return [_summary(row) for row in rows]
 
+    def category_results(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Per run and category (the ``category_results`` view), in the order of ``run_ids``,
+        categories by name and uncategorised (None) last; runs without categories give no rows."""
+        rows = self._con.execute(
+            "SELECT run_id, category, hits, total, evidence_any_hits, evidence_all_hits, evidence_total, unanswerable "
+            "FROM category_results WHERE list_contains(?, run_id) "
+            "AND run_id IN (SELECT run_id FROM category_results WHERE category IS NOT NULL) "
+            "ORDER BY list_position(?, run_id), category NULLS LAST",
+            [list(run_ids), list(run_ids)],
+        ).fetchall()
+        names = ("run_id", "category", "hits", "total", "evidence_any_hits", "evidence_all_hits", "evidence_total", "unanswerable")
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
     def run_count(self) -> int:
         return self._one("SELECT count(*) FROM runs")[0]
 
