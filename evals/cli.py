@@ -247,6 +247,68 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         click.echo("~ tokens estimated at ~4 characters per token (cl100k_base was not available)")
 
 
+def _echo_categories(summaries: Sequence[RunSummary], rows: list[dict[str, Any]], fmt: str) -> None:
+    """``leaderboard --by-category``: one row per configuration and category."""
+    from evals.breakdown import rate
+
+    by_id = {s.run_id: s for s in summaries}
+    records = []
+    for row in rows:
+        s = by_id[row["run_id"]]
+        recall = rate(row["hits"], row["total"])
+        records.append(
+            {
+                "strategy": s.strategy,
+                "config": s.config_key,
+                "model": s.model,
+                "k": s.k,
+                "corpus": s.corpus_name,
+                "category": row["category"],
+                "hits": row["hits"],
+                "total": row["total"],
+                "recall": recall["recall"],
+                "recall_low": recall["interval"][0] if recall["interval"] else None,
+                "recall_high": recall["interval"][1] if recall["interval"] else None,
+                "evidence_total": row["evidence_total"],
+                "evidence_any": rate(row["evidence_any_hits"], row["evidence_total"])["recall"],
+                "evidence_all": rate(row["evidence_all_hits"], row["evidence_total"])["recall"],
+                "unanswerable": row["unanswerable"],
+                "run_id": s.run_id,
+            }
+        )
+    if fmt == "json":
+        click.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else ["category"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        click.echo(buffer.getvalue(), nl=False)
+        return
+    header = ["strategy", "config", "corpus", "category", "recall", "95% CI", "hits", "evidence any", "evidence all", "unanswerable"]
+    table = [
+        [
+            r["strategy"],
+            r["config"],
+            r["corpus"],
+            "(none)" if r["category"] is None else r["category"],
+            _number(r["recall"]),
+            "null" if r["recall_low"] is None else f"[{r['recall_low']:.3f}, {r['recall_high']:.3f}]",
+            f"{r['hits']}/{r['total']}",
+            _number(r["evidence_any"]),
+            _number(r["evidence_all"]),
+            str(r["unanswerable"]),
+        ]
+        for r in records
+    ]
+    widths = [max([len(c), *(len(line[i]) for line in table)]) for i, c in enumerate(header)]
+    for line in [header, *table]:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    if not records:
+        click.echo("(no run in the store is on a corpus with categories)")
+
+
 # -- the ``evals`` group -------------------------------------------------------------------
 
 
@@ -347,14 +409,26 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
 @cli.command("leaderboard")
 @store_option
 @format_option
-def leaderboard_command(store: Path | None, fmt: str) -> None:
+@click.option(
+    "--by-category",
+    is_flag=True,
+    help="One row per configuration and test point category (corpora with categories only): recall, "
+    "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart.",
+)
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None:
     """The latest run of each configuration on each corpus, best recall first.
 
     recall is hits / test points with its 95% Wilson interval; tokens/tp is
-    the mean context tokens per test point.
+    the mean context tokens per test point. Unanswerable test points are not
+    counted in recall.
     """
     with _open_store(store) as opened:
         summaries = opened.latest_per_configuration()
+        if by_category:
+            rows = opened.category_results([s.run_id for s in summaries])
+    if by_category:
+        _echo_categories(summaries, rows, fmt)
+        return
     columns = ["strategy", "config", "model", "k", "corpus", "recall", "95% CI", "hits", "tokens/tp", "run", "commit", "date"]
     _echo_summaries(summaries, fmt, columns)
 
