@@ -556,6 +556,37 @@ def serve_command(directory: Path, port: int) -> None:
             pass
 
 
+@cli.command("import-corpus")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo", "longmemeval"]))
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to write the corpus into: new or empty.",
+)
+def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
+    """Turn a published benchmark FILE into a corpus folder.
+
+    \b
+    FORMAT is one of:
+      locomo       LoCoMo's data/locomo10.json (github.com/snap-research/locomo)
+      longmemeval  LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)
+
+    Each question becomes a test point on a turn after the history that is
+    never recorded, so it sees the history alone. Evidence becomes evidence
+    turns, the category or question type is kept, unanswerable questions
+    (LoCoMo category 5, LongMemEval *_abs) are marked so. Prints what was
+    written: conversations, questions, unanswerable, questions with keywords.
+    """
+    from evals.importers import import_corpus
+
+    report = import_corpus(fmt, file, out)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(report.summary())
+
+
 @cli.command("validate")
 @click.argument("corpus", type=click.Path(path_type=Path), default=Path("corpus"))
 def validate_command(corpus: Path) -> None:
