@@ -22,7 +22,9 @@ def dump_json(document: dict[str, Any]) -> bytes:
 
 
 def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
-    """The seed's output document; keys it never had (``tokenizer``, ``model``) are additions only."""
+    """The seed's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
+    beside ``recall_at_k`` and ``tokens``) are additions only."""
+    turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     return {
         "strategy": run.strategy,
         "seed": run.seed,
@@ -31,7 +33,11 @@ def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
         "conversation_count": len(run.conversations),
         "tokenizer": scores.tokenizer,
         "model": run.model,
-        "metrics": {"recall_at_k": scores.recall_block(), "tokens": scores.tokens_block()},
+        "metrics": {
+            "recall_at_k": scores.recall_block(),
+            "tokens": scores.tokens_block(),
+            **scores.stats_blocks(turn_indices),
+        },
         "conversations": [
             {
                 "conversation_id": c.conversation_id,

@@ -59,6 +59,8 @@ class _RunBlock(BaseModel):
     package_version: str
     mneme_version: str | None
     python_version: str
+    cache_hits: int | None = None  # absent from exports written before they were recorded
+    cache_misses: int | None = None
     conversations: list[_Conversation]
 
 
@@ -94,6 +96,8 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "package_version": summary.package_version,
         "mneme_version": summary.mneme_version,
         "python_version": summary.python_version,
+        "cache_hits": summary.cache_hits,
+        "cache_misses": summary.cache_misses,
         "conversations": [
             {
                 "conversation_id": result.conversation_id,
@@ -142,7 +146,12 @@ def _rebuild(doc: _Exported, name: str) -> RunRecord:
             }
         turns = [{"role": t.role, "content": t.content, "test_at": tests.get(i)} for i, t in enumerate(stored.turns)]
         conversations.append(Conversation(id=result.conversation_id, description=result.description, turns=turns))
-        points.append([PointScore(hit=s.hit, record_tokens=s.record_tokens) for s in stored.test_points])
+        points.append(
+            [
+                PointScore.of(p.expected_keywords, p.expected_fact, p.retrieved_records, s.record_tokens, hit=s.hit)
+                for p, s in zip(result.test_points, stored.test_points, strict=True)
+            ]
+        )
 
     run = RunResult(
         strategy=doc.strategy,
@@ -163,7 +172,15 @@ def _rebuild(doc: _Exported, name: str) -> RunRecord:
         mneme_version=block.mneme_version,
         python_version=block.python_version,
     )
-    summary = make_summary(run_id=block.run_id, run=run, scores=scores, provenance=provenance, corpus_name=block.corpus_name)
+    summary = make_summary(
+        run_id=block.run_id,
+        run=run,
+        scores=scores,
+        provenance=provenance,
+        corpus_name=block.corpus_name,
+        cache_hits=block.cache_hits,
+        cache_misses=block.cache_misses,
+    )
     return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations)
 
 
@@ -193,6 +210,16 @@ def read_export(path: Path) -> RunRecord:
     # or is inconsistent; importing it would store numbers nobody computed.
     expected = seed_json(record.run, record.scores)
     for key, value in expected.items():
-        if key in raw and raw[key] != value:
+        if key in raw and not _agrees(raw[key], value):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")
     return record
+
+
+def _agrees(given: Any, expected: Any) -> bool:
+    """``given`` equals ``expected`` except that objects may lack keys: an export written
+    before a key was added (strict recall, say) still imports."""
+    if isinstance(given, dict) and isinstance(expected, dict):
+        return all(k in expected and _agrees(v, expected[k]) for k, v in given.items())
+    if isinstance(given, list) and isinstance(expected, list):
+        return len(given) == len(expected) and all(_agrees(g, e) for g, e in zip(given, expected, strict=True))
+    return given == expected
