@@ -136,6 +136,18 @@ def format_option(func: Callable) -> Callable:
     )(func)
 
 
+def _leaderboard_format_option(func: Callable) -> Callable:
+    """``--format`` of ``evals leaderboard``: the shared choices plus Markdown (the README's table)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json", "csv", "markdown"]),
+        default="table",
+        show_default=True,
+        help="Print an aligned table, a JSON array, CSV, or Markdown tables (one per corpus, with intervals).",
+    )(func)
+
+
 def _store_path(store: Path | None) -> tuple[Path, bool]:
     """The store path and whether its directory may be created (only for the default)."""
     return (DEFAULT_STORE, True) if store is None else (store, False)
@@ -208,6 +220,22 @@ def _interval(summary: RunSummary) -> str:
     return f"[{summary.recall_low:.3f}, {summary.recall_high:.3f}]"
 
 
+def _strict(summary: RunSummary) -> str:
+    if summary.strict_recall is None:
+        return "—" if summary.strict_hits is None else "null"  # "—": stored before it was recorded
+    return f"{summary.strict_recall:.3f} [{summary.strict_low:.3f}, {summary.strict_high:.3f}]"
+
+
+def _mrr(summary: RunSummary) -> str:
+    if summary.mrr is None:
+        return "—" if summary.strict_hits is None else "null"
+    return f"{summary.mrr:.3f}"
+
+
+def _p_value(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
 _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
     "run": lambda s: s.run_id,
     "date": lambda s: s.date,
@@ -220,6 +248,8 @@ _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
     "recall": lambda s: _number(s.recall),
     "95% CI": _interval,
     "hits": lambda s: f"{s.hits}/{s.total}",
+    "strict [95% CI]": _strict,
+    "MRR": _mrr,
     "tokens/tp": _tokens,
 }
 
@@ -408,7 +438,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
 
 @cli.command("leaderboard")
 @store_option
-@format_option
+@_leaderboard_format_option
 @click.option(
     "--by-category",
     is_flag=True,
@@ -418,10 +448,14 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
 def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None:
     """The latest run of each configuration on each corpus, best recall first.
 
-    recall is hits / test points with its 95% Wilson interval; tokens/tp is
-    the mean context tokens per test point. Unanswerable test points are not
-    counted in recall.
+    recall is hits / test points with its 95% Wilson interval; strict recall
+    counts a test point only when every expected keyword was retrieved; MRR is
+    the mean of 1/rank of the first matching record; tokens/tp is the mean
+    context tokens per test point. Unanswerable test points are not counted.
+    --format markdown prints the README's table.
     """
+    if by_category and fmt == "markdown":
+        raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
     with _open_store(store) as opened:
         summaries = opened.latest_per_configuration()
         if by_category:
@@ -429,7 +463,15 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
     if by_category:
         _echo_categories(summaries, rows, fmt)
         return
-    columns = ["strategy", "config", "model", "k", "corpus", "recall", "95% CI", "hits", "tokens/tp", "run", "commit", "date"]
+    if fmt == "markdown":
+        from evals.markdown import leaderboard_markdown
+
+        click.echo(leaderboard_markdown(summaries), nl=False)
+        return
+    columns = [
+        "strategy", "config", "model", "k", "corpus", "recall", "95% CI", "hits", "strict [95% CI]", "MRR",
+        "tokens/tp", "run", "commit", "date",
+    ]  # fmt: skip
     _echo_summaries(summaries, fmt, columns)
 
 
@@ -480,13 +522,20 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
 @click.argument("run_b")
 @store_option
 def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
-    """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts."""
+    """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts,
+    and McNemar's exact test of whether the runs' recalls differ.
+
+    The test pairs each test point's two outcomes: only the flipped points
+    count, and under "no difference" they would split evenly. p is two-sided;
+    a small p (say below 0.05) says the difference is unlikely to be chance.
+    """
     with _open_store(store) as opened:
         comparison = _store_api().compare_runs(opened.get_run(run_a), opened.get_run(run_b))
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         click.echo(
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {_commit(summary)}  {summary.date}  "
-            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total}"
+            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {_number(summary.recall)} "
+            f"{_interval(summary)}  strict {_strict(summary)}  MRR {_mrr(summary)}"
         )
     if not comparison.same_corpus:
         click.echo(
@@ -499,6 +548,10 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
         for flip in flips:
             click.echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
     click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
+    click.echo(
+        f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
+        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {_p_value(comparison.mcnemar_p)}"
+    )
 
 
 @cli.command("build-site")

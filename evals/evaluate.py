@@ -58,5 +58,13 @@ def evaluate(
     )
     counter = counter or TokenCounter()
     counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
+    prefetch = getattr(strategy, "prefetch", None)
+    if prefetch is not None:  # batch the slow embeddings up front, through the cache
+        prefetch(t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn))
     run = run_corpus(corpus, strategy, k=config.k, seed=config.seed, corpus_dir=str(config.corpus), progress=progress)
     return Evaluation(corpus=corpus, run=run, scores=score_run(run, counter))
+
+
+def _texts_of(turn) -> tuple[str, ...]:
+    """What a play-through embeds for a turn: its question (if a test point) and its content."""
+    return (turn.test_at.question, turn.content) if turn.test_at is not None else (turn.content,)

@@ -39,8 +39,10 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
 
 
 def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
-    """The seed's output document; keys it never had (``tokenizer``, ``model``, and the
-    evidence, unanswerable and category blocks of corpora that use them) are additions only."""
+    """The seed's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
+    beside ``recall_at_k`` and ``tokens``, and the evidence, unanswerable and category blocks
+    of corpora that use them) are additions only."""
+    turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     return {
         "strategy": run.strategy,
         "seed": run.seed,
@@ -49,7 +51,12 @@ def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
         "conversation_count": len(run.conversations),
         "tokenizer": scores.tokenizer,
         "model": run.model,
-        "metrics": {"recall_at_k": scores.recall_block(), "tokens": scores.tokens_block(), **metrics_additions(run, scores)},
+        "metrics": {
+            "recall_at_k": scores.recall_block(),
+            "tokens": scores.tokens_block(),
+            **scores.stats_blocks(turn_indices),
+            **metrics_additions(run, scores),
+        },
         "conversations": [
             {
                 "conversation_id": c.conversation_id,

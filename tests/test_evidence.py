@@ -58,11 +58,13 @@ def test_old_corpus_digest_is_unchanged(folder, digest):
     assert load_corpus(FIXTURES / folder).digest == digest
 
 
-def test_old_corpus_json_has_no_new_keys():
-    """Without the new fields, the result JSON has exactly the seed's keys (plus tokenizer and model)."""
+def test_old_corpus_json_has_no_evidence_keys():
+    """Without the new corpus fields, the result JSON has no evidence, category or unanswerable
+    blocks, and its test points have exactly the seed's keys."""
     result = evaluate(RunConfig(runner="full_history", corpus=FIXTURES / "golden"))
     document = seed_json(result.run, result.scores)
-    assert set(document["metrics"]) == {"recall_at_k", "tokens"}
+    assert {"recall_at_k", "tokens"} <= set(document["metrics"])
+    assert not {"evidence_recall_at_k", "unanswerable", "by_category"} & set(document["metrics"])
     keys = {key for c in document["conversations"] for tp in c["test_points"] for key in tp}
     assert keys == {"turn_index", "question", "expected_fact", "expected_keywords", "retrieved_records"}
 

@@ -180,7 +180,7 @@ def test_index_links_the_latest_run_of_each_configuration(site: Path, store: Pat
 
 
 def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path):
-    """A leaderboard row carries recall, its 95% interval, hits/total, tokens, relative cost and commit."""
+    """A leaderboard row carries recall, its 95% interval, strict recall, MRR, hits/total, tokens, relative cost and commit."""
     mneme = run_of(store, "mneme")
     row = next(tr for tr in parse(site / "index.html").find_all("tr") if f"runs/{mneme.run_id}.html" in str(
         [a.attrs.get("href") for a in tr.find_all("a")]
@@ -189,10 +189,12 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
     assert cells[0] == "mneme"
     assert cells[4] == f"{mneme.recall * 100:.1f}%"
     assert cells[5] == f"{mneme.recall_low * 100:.1f}% – {mneme.recall_high * 100:.1f}%"
-    assert cells[6] == f"{mneme.hits} / {mneme.total}"
-    assert cells[7] == f"{mneme.tokens_per_test_point:,.1f}"
-    assert cells[8].endswith("%")
-    assert cells[9] == NEW[:7]
+    assert cells[6] == f"{mneme.strict_recall * 100:.1f}% [{mneme.strict_low * 100:.1f}%, {mneme.strict_high * 100:.1f}%]"
+    assert cells[7] == f"{mneme.mrr:.3f}"
+    assert cells[8] == f"{mneme.hits} / {mneme.total}"
+    assert cells[9] == f"{mneme.tokens_per_test_point:,.1f}"
+    assert cells[10].endswith("%")
+    assert cells[11] == NEW[:7]
 
 
 def test_index_has_cost_chart_with_frontier(site: Path, store: Path):
@@ -209,7 +211,7 @@ def test_approximate_tokens_are_marked_on_the_index(tmp_path: Path):
     store_path = make_store(tmp_path / "approx.duckdb", counter=TokenCounter(exact=False))
     build_site(store_path, tmp_path / "site")
     rows = parse(tmp_path / "site" / "index.html").find("tbody").find_all("tr")
-    assert all(row.find_all("td")[7].find("abbr", cls="est").text() == "(est.)" for row in rows)
+    assert all(row.find_all("td")[9].find("abbr", cls="est").text() == "(est.)" for row in rows)
 
 
 # -- run page and drill-downs ----------------------------------------------------------------------
@@ -581,3 +583,49 @@ def test_browser_sorts_and_reaches_a_miss(served: str, browser, store: Path):
     assert section.locator(".badge.miss").first.is_visible()
     assert section.locator("ol.records li").count() == 5
     assert problems == []
+
+
+# -- intervals, strict recall, MRR, McNemar -------------------------------------------------------
+
+
+def test_compare_section_gives_intervals_and_mcnemar_p(site: Path, store: Path):
+    """full_history lost 1 test point and gained none: McNemar p = 2 * (1/2)^1 = 1, and both recalls carry intervals."""
+    newer, older = run_of(store, "full_history", NEW), run_of(store, "full_history", OLD)
+    section = next(s for s in parse(site / "compare.html").find_all("section") if newer.config_key in s.attrs["id"])
+    text = section.find("p").text()
+    assert f"McNemar p = 1.0000 over {newer.total} paired test points" in text
+    for run in (older, newer):
+        assert f"[{run.recall_low * 100:.1f}%, {run.recall_high * 100:.1f}%]" in text
+
+
+def test_run_page_shows_strict_recall_mrr_and_interval_per_conversation(site: Path, store: Path):
+    """The run page gives strict recall with its interval and MRR; each conversation row its recall interval."""
+    run = run_of(store, "mneme")
+    page = parse(site / "runs" / f"{run.run_id}.html")
+    numbers = page.find("div", cls="numbers").text()
+    assert f"{run.strict_recall * 100:.1f}% strict recall" in numbers
+    assert f"95% interval {run.strict_low * 100:.1f}% – {run.strict_high * 100:.1f}%" in numbers
+    assert f"{run.mrr:.3f} MRR" in numbers
+    row = page.find_all("table")[1].find("tbody").find("tr")
+    assert "[" in row.find_all("td")[5].text() and "%]" in row.find_all("td")[5].text()
+
+
+def test_drilldown_gives_each_point_its_first_match_rank(site: Path, store: Path):
+    """Each test point says at which rank the first record holding the answer came (or none)."""
+    run = run_of(store, "mneme")
+    with Store.open(store, read_only=True) as opened:
+        stored = opened.get_run(run.run_id)
+    conversation = stored.run.conversations[0]
+    page = parse(drilldown(site, run.run_id, conversation.conversation_id))
+    for point, score in zip(conversation.test_points, stored.scores.points[0], strict=True):
+        facts = page.find("section", id=f"tp-{point.turn_index}").find("dl", cls="facts").text()
+        assert (f"first matchrank {score.rank}" if score.rank else "first matchnone") in facts
+
+
+def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):
+    """A run stored with cache counts says how many embeddings it computed and took from the cache."""
+    store_path = tmp_path / "cache.duckdb"
+    with Store.open(store_path) as opened:
+        run_id = opened.append(evaluate(RunConfig(runner="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2)
+    build_site(store_path, tmp_path / "site")
+    assert "Embedding cache: 2 embeddings computed, 40 from the cache." in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()

@@ -32,7 +32,7 @@ import jinja2
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
 from evals.errors import EvalsError
-from evals.metrics import matched_keywords
+from evals.metrics import matched_keywords, wilson_interval
 from evals.report import seed_json
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, series_chart
 from evals.site._pages import (
@@ -232,6 +232,10 @@ def leaderboard(latest: list[RunSummary], paths: _Paths) -> list[CorpusBoard]:
                     recall=s.recall,
                     recall_low=s.recall_low,
                     recall_high=s.recall_high,
+                    strict=s.strict_recall,
+                    strict_low=s.strict_low,
+                    strict_high=s.strict_high,
+                    mrr=s.mrr,
                     hits=s.hits,
                     total=s.total,
                     tokens=s.tokens_per_test_point,
@@ -312,6 +316,10 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                     "recall": s.recall,
                     "recall_low": s.recall_low,
                     "recall_high": s.recall_high,
+                    "strict_recall": s.strict_recall,
+                    "strict_low": s.strict_low,
+                    "strict_high": s.strict_high,
+                    "mrr": s.mrr,
                     "hits": s.hits,
                     "total": s.total,
                     "tokens_per_test_point": s.tokens_per_test_point,
@@ -364,9 +372,23 @@ _PROVENANCE_LABELS = {
     "context_tokens": "context tokens (sum)",
     "recall_low": "recall, 95% interval low",
     "recall_high": "recall, 95% interval high",
+    "strict_hits": "strict hits (every expected keyword retrieved)",
+    "strict_recall": "strict recall",
+    "strict_low": "strict recall, 95% interval low",
+    "strict_high": "strict recall, 95% interval high",
+    "mrr": "MRR (mean 1/rank of the first matching record)",
+    "cache_hits": "embeddings from the cache",
+    "cache_misses": "embeddings computed",
     "conversation_count": "conversations",
     "cache_key": "cache key",
 }
+
+
+def cache_note(summary: RunSummary) -> str:
+    """What the embedding cache did for a run, in words; "" when the run used no cache or cached nothing."""
+    if summary.cache_hits is None or summary.cache_misses is None or not (summary.cache_hits or summary.cache_misses):
+        return ""
+    return f"{summary.cache_misses:,} embeddings computed, {summary.cache_hits:,} from the cache"
 
 
 def provenance_rows(summary: RunSummary) -> list[tuple[str, str]]:
@@ -383,7 +405,7 @@ def provenance_rows(summary: RunSummary) -> list[tuple[str, str]]:
             text = value.isoformat()
         elif name == "duration_s":
             text = f"{value:.3f} s"
-        elif name in ("recall", "recall_low", "recall_high"):
+        elif name in ("recall", "recall_low", "recall_high", "strict_recall", "strict_low", "strict_high"):
             text = f"{pct(value, 2)} ({value:.6f})"
         elif name == "tokens_per_test_point":
             text = f"{value:,.2f}"
@@ -464,6 +486,8 @@ def point_view(
         point.expected_fact,
         tuple(keywords),
         score.hit,
+        score.strict_hit,
+        score.rank,
         all_history,
         len(records) if all_history else tuple(records),
         tuple(tokens),
@@ -517,6 +541,8 @@ def point_view(
         expected_fact=point.expected_fact,
         keywords=keywords,
         hit=score.hit,
+        strict_hit=score.strict_hit,
+        rank=score.rank,
         context_tokens=sum(tokens),
         record_count=len(records),
         records=views,
@@ -717,6 +743,7 @@ def _run_pages(
         # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
         hits = sum(p.hit for p in scores if p.answerable)
         total = sum(p.answerable for p in scores)
+        interval = wilson_interval(hits, total)
         context_tokens = sum(p.context_tokens for p in scores if p.answerable)
         rows.append(
             (
@@ -730,6 +757,8 @@ def _run_pages(
                     total=total,
                     misses=total - hits,
                     recall=hits / total if total else None,
+                    recall_low=interval[0] if interval else None,
+                    recall_high=interval[1] if interval else None,
                     context_tokens=context_tokens,
                     tokens=context_tokens / total if total else None,
                 ),
@@ -759,6 +788,8 @@ def _run_pages(
                 hits=hits,
                 total=total,
                 recall=hits / total if total else None,
+                recall_low=interval[0] if interval else None,
+                recall_high=interval[1] if interval else None,
                 context_tokens=context_tokens,
                 points=points,
                 toc=[pt for pt in points if pt.answerable and not pt.hit]
@@ -784,6 +815,11 @@ def _run_pages(
             recall=s.recall,
             recall_low=s.recall_low,
             recall_high=s.recall_high,
+            strict=s.strict_recall,
+            strict_low=s.strict_low,
+            strict_high=s.strict_high,
+            mrr=s.mrr,
+            cache_note=cache_note(s),
             hits=s.hits,
             total=s.total,
             tokens=s.tokens_per_test_point,
@@ -938,7 +974,14 @@ def _run_ref(s: RunSummary, paths: _Paths) -> RunRef:
         hits=s.hits,
         total=s.total,
         recall=s.recall,
+        recall_low=s.recall_low,
+        recall_high=s.recall_high,
     )
+
+
+def p_value_text(p: float) -> str:
+    """McNemar's p as the pages print it: four decimals, or scientific notation when tiny."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def _compare_page(
@@ -980,6 +1023,9 @@ def _compare_page(
                 to_miss=len(comparison.lost),
                 to_hit=len(comparison.gained),
                 unmatched=comparison.only_in_a + comparison.only_in_b,
+                shared=comparison.shared,
+                p_value=comparison.mcnemar_p,
+                p_text=p_value_text(comparison.mcnemar_p),
             )
         )
     return ComparePage(

@@ -108,6 +108,10 @@ class BoardRow:
     recall: float | None  # None: no test point; shown as "—", never 0
     recall_low: float | None
     recall_high: float | None
+    strict: float | None  # strict recall: every expected keyword retrieved; None also for runs stored before it
+    strict_low: float | None
+    strict_high: float | None
+    mrr: float | None  # mean reciprocal rank of the first matching record
     hits: int
     total: int
     tokens: float | None  # context tokens per test point
@@ -154,6 +158,8 @@ class ConversationRow:
     total: int
     misses: int
     recall: float | None
+    recall_low: float | None
+    recall_high: float | None
     context_tokens: int
     tokens: float | None  # per test point
 
@@ -190,6 +196,11 @@ class RunPage(Page):
     recall: float | None
     recall_low: float | None
     recall_high: float | None
+    strict: float | None
+    strict_low: float | None
+    strict_high: float | None
+    mrr: float | None
+    cache_note: str  # what the embedding cache did for this run; "" when it used none
     hits: int
     total: int
     tokens: float | None
@@ -268,6 +279,8 @@ class PointView:
     expected_fact: str
     keywords: list[str]
     hit: bool
+    strict_hit: bool  # every expected keyword retrieved
+    rank: int | None  # of the first record holding the answer
     context_tokens: int
     record_count: int
     records: list[RecordView]  # empty when ``all_history``
@@ -294,6 +307,8 @@ class ConversationPage(Page):
     hits: int
     total: int
     recall: float | None
+    recall_low: float | None
+    recall_high: float | None
     context_tokens: int
     points: list[PointView]  # in turn order
     toc: list[PointView]  # the same, misses first
@@ -356,6 +371,8 @@ class RunRef:
     hits: int
     total: int
     recall: float | None
+    recall_low: float | None
+    recall_high: float | None
 
 
 @dataclass(frozen=True)
@@ -378,6 +395,9 @@ class CompareSection:
     to_miss: int
     to_hit: int
     unmatched: int  # test points present in only one of the two runs
+    shared: int  # test points in both: the pairs McNemar's test compares
+    p_value: float  # McNemar's exact two-sided p over the shared test points
+    p_text: str
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,13 @@ def num(value: float | int | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
+def ratio(value: float | None, digits: int = 3) -> str:
+    """A number in [0, 1] that is not a share of test points (MRR), as a decimal; ``None`` as a dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    return f"{value:.{digits}f}"
+
+
 def sortkey(value: float | int | str | None) -> str:
     """The ``data-sort`` value of a cell: plain digits for numbers, empty for none (sorted last)."""
     if value is None:
@@ -64,7 +71,7 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
-    env.filters.update(pct=pct, num=num, sortkey=sortkey)
+    env.filters.update(pct=pct, num=num, ratio=ratio, sortkey=sortkey)
     return env
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evals.metrics import mcnemar_exact
 from evals.store._models import RunSummary, StoredRun
 
 __all__ = ["Comparison", "Flip", "compare_runs"]
@@ -30,6 +31,16 @@ class Comparison:
     @property
     def same_corpus(self) -> bool:
         return self.a.corpus_digest == self.b.corpus_digest
+
+    @property
+    def shared(self) -> int:
+        """Test points present in both runs: the pairs the test compares."""
+        return len(self.lost) + len(self.gained) + self.still_hit + self.still_missed
+
+    @property
+    def mcnemar_p(self) -> float:
+        """Two-sided exact McNemar p-value over the shared test points (1.0 when none flipped)."""
+        return mcnemar_exact(len(self.lost), len(self.gained))
 
 
 def _outcomes(stored: StoredRun) -> dict[tuple[str, int, str], bool]:

@@ -62,6 +62,8 @@ class _RunBlock(BaseModel):
     package_version: str
     mneme_version: str | None
     python_version: str
+    cache_hits: int | None = None  # absent from exports written before they were recorded
+    cache_misses: int | None = None
     conversations: list[_Conversation]
 
 
@@ -97,6 +99,8 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "package_version": summary.package_version,
         "mneme_version": summary.mneme_version,
         "python_version": summary.python_version,
+        "cache_hits": summary.cache_hits,
+        "cache_misses": summary.cache_misses,
         "conversations": [
             {
                 "conversation_id": result.conversation_id,
@@ -172,14 +176,15 @@ def _rebuild(doc: _Exported, name: str) -> RunRecord:
                 point.retrieved_turns = record_turns(point.retrieved_records, lookup, point.turn_index)
                 if claimed != point.retrieved_turns:
                     raise StoreError(f"{where}, turn {point.turn_index}: retrieved_turns does not match the retrieved records")
-            evidence_any, evidence_all = evidence_hits(point)
             scored.append(
-                PointScore(
+                PointScore.of(
+                    point.expected_keywords,
+                    point.expected_fact,
+                    point.retrieved_records,
+                    score.record_tokens,
                     hit=score.hit,
-                    record_tokens=score.record_tokens,
                     answerable=point.answerable,
-                    evidence_any=evidence_any,
-                    evidence_all=evidence_all,
+                    evidence=evidence_hits(point),
                 )
             )
         points.append(scored)
@@ -203,7 +208,15 @@ def _rebuild(doc: _Exported, name: str) -> RunRecord:
         mneme_version=block.mneme_version,
         python_version=block.python_version,
     )
-    summary = make_summary(run_id=block.run_id, run=run, scores=scores, provenance=provenance, corpus_name=block.corpus_name)
+    summary = make_summary(
+        run_id=block.run_id,
+        run=run,
+        scores=scores,
+        provenance=provenance,
+        corpus_name=block.corpus_name,
+        cache_hits=block.cache_hits,
+        cache_misses=block.cache_misses,
+    )
     return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations)
 
 
@@ -233,6 +246,16 @@ def read_export(path: Path) -> RunRecord:
     # or is inconsistent; importing it would store numbers nobody computed.
     expected = seed_json(record.run, record.scores)
     for key, value in expected.items():
-        if key in raw and raw[key] != value:
+        if key in raw and not _agrees(raw[key], value):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")
     return record
+
+
+def _agrees(given: Any, expected: Any) -> bool:
+    """``given`` equals ``expected`` except that objects may lack keys: an export written
+    before a key was added (strict recall, say) still imports."""
+    if isinstance(given, dict) and isinstance(expected, dict):
+        return all(k in expected and _agrees(v, expected[k]) for k, v in given.items())
+    if isinstance(given, list) and isinstance(expected, list):
+        return len(given) == len(expected) and all(_agrees(g, e) for g, e in zip(given, expected, strict=True))
+    return given == expected

@@ -19,7 +19,7 @@ RecordTurns = list[list[int | None]]
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One run as the ``runs`` table holds it, plus its 95% Wilson interval."""
+    """One run as the ``runs`` table holds it, with the 95% Wilson intervals of its recalls."""
 
     run_id: str
     commit: str
@@ -49,6 +49,14 @@ class RunSummary:
     context_tokens: int
     tokens_per_test_point: float | None
     cache_key: str | None = field(default=None, compare=False)
+    # Added with schema 3; None for runs stored before it (shown as "—").
+    strict_hits: int | None = None
+    strict_recall: float | None = None
+    strict_low: float | None = None
+    strict_high: float | None = None
+    mrr: float | None = None
+    cache_hits: int | None = None  # embeddings (and LLM requests) this run found in the cache
+    cache_misses: int | None = None  # ... and computed; None when the run used no cache
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: the timestamp as ISO 8601 text."""

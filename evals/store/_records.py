@@ -71,11 +71,15 @@ def make_summary(
     scores: Scores,
     provenance: Provenance,
     corpus_name: str,
+    cache_hits: int | None = None,
+    cache_misses: int | None = None,
 ) -> RunSummary:
     started = as_utc(run.started_at)
     # Each Scores property walks every record; a long run has millions, so read each once.
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
+    strict_hits = scores.strict_hits
     interval = wilson_interval(hits, total)
+    strict = wilson_interval(strict_hits, total)
     return RunSummary(
         run_id=run_id,
         commit=provenance.commit,
@@ -113,16 +117,32 @@ def make_summary(
             seed=run.seed,
             tokenizer=scores.tokenizer,
         ),
+        strict_hits=strict_hits,
+        strict_recall=strict_hits / total if total else None,
+        strict_low=strict[0] if strict else None,
+        strict_high=strict[1] if strict else None,
+        mrr=scores.mrr,
+        cache_hits=cache_hits,
+        cache_misses=cache_misses,
     )
 
 
-def record_from_evaluation(evaluation: Evaluation, provenance: Provenance, *, run_id: str | None = None) -> RunRecord:
+def record_from_evaluation(
+    evaluation: Evaluation,
+    provenance: Provenance,
+    *,
+    run_id: str | None = None,
+    cache_hits: int | None = None,
+    cache_misses: int | None = None,
+) -> RunRecord:
     summary = make_summary(
         run_id=run_id or new_run_id(),
         run=evaluation.run,
         scores=evaluation.scores,
         provenance=provenance,
         corpus_name=evaluation.corpus.name,
+        cache_hits=cache_hits,
+        cache_misses=cache_misses,
     )
     return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations)
 
@@ -211,6 +231,8 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
     conversation_ids: list[str] = []
     turn_indices: list[int] = []
     hits: list[bool] = []
+    strict_hits: list[bool] = []
+    ranks: list[int | None] = []
     context_tokens: list[int] = []
     ref_parts: list[np.ndarray] = []
     text_values: list[str] = []
@@ -225,6 +247,8 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
             conversation_ids.append(result.conversation_id)
             turn_indices.append(point.turn_index)
             hits.append(score.hit)
+            strict_hits.append(score.strict_hit)
+            ranks.append(score.rank)
             context_tokens.append(sum(score.record_tokens))
             ref_parts.append(encoded.refs)
             text_values.extend(encoded.texts)
@@ -239,6 +263,8 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
             "conversation_id": pa.array(conversation_ids, pa.string()),
             "turn_index": pa.array(turn_indices, pa.int32()),
             "hit": pa.array(hits, pa.bool_()),
+            "strict_hit": pa.array(strict_hits, pa.bool_()),
+            "rank": pa.array(ranks, pa.int32()),
             "context_tokens": pa.array(context_tokens, pa.int64()),
             "record_turns": _list_array(lengths, pa.array(flat_refs, pa.int32(), mask=flat_refs < 0)),
             "record_texts": _list_array(text_lengths, pa.array(text_values, pa.string())),

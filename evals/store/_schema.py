@@ -168,10 +168,40 @@ FROM test_point_results
 GROUP BY run_id, category;
 """
 
+_Z = 1.959963984540054  # the 97.5th percentile of the standard normal: 95% two-sided
+
+
+def _wilson(hits: str, total: str, side: str) -> str:
+    """SQL for one end of the 95% Wilson interval, the same arithmetic as metrics.wilson_interval."""
+    p = f"({hits}::DOUBLE / {total})"
+    denom = f"(1 + {_Z} * {_Z} / {total})"
+    centre = f"(({p} + {_Z} * {_Z} / (2 * {total})) / {denom})"
+    half = f"({_Z} * sqrt({p} * (1 - {p}) / {total} + {_Z} * {_Z} / (4 * {total} * {total})) / {denom})"
+    return f"greatest(0.0, {centre} - {half})" if side == "low" else f"least(1.0, {centre} + {half})"
+
+
+# Intervals, strict recall, MRR and the embedding cache's work, per run; strict
+# hit and rank per test point. Old runs get their recall interval backfilled;
+# the rest stays NULL for them (shown as "—") and is recomputed from the
+# stored records when a whole run is read back.
+_STATS = f"""
+ALTER TABLE runs ADD COLUMN recall_low DOUBLE;
+ALTER TABLE runs ADD COLUMN recall_high DOUBLE;
+ALTER TABLE runs ADD COLUMN strict_hits INTEGER;
+ALTER TABLE runs ADD COLUMN mrr DOUBLE;
+ALTER TABLE runs ADD COLUMN cache_hits BIGINT;
+ALTER TABLE runs ADD COLUMN cache_misses BIGINT;
+UPDATE runs SET recall_low = {_wilson("hits", "total", "low")}, recall_high = {_wilson("hits", "total", "high")}
+WHERE total > 0;
+ALTER TABLE test_points ADD COLUMN strict_hit BOOLEAN;
+ALTER TABLE test_points ADD COLUMN "rank" INTEGER;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
     Migration(3, "evidence_categories_unanswerable", _EVIDENCE_CATEGORIES),
+    Migration(4, "intervals_strict_recall_mrr_cache_counts", _STATS),
 )
 
 

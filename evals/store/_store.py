@@ -73,6 +73,10 @@ _SUMMARY_COLUMNS = (
     "recall",
     "context_tokens",
     "cache_key",
+    "strict_hits",
+    "mrr",
+    "cache_hits",
+    "cache_misses",
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 
@@ -273,9 +277,17 @@ class Store:
             _rollback(self._con)
             raise StoreError(f"cannot write to store {self.path}: {exc}") from None
 
-    def append(self, evaluation: Evaluation, provenance: Provenance) -> str:
-        """Add one run, in one transaction; return its new run id."""
-        record = record_from_evaluation(evaluation, provenance)
+    def append(
+        self,
+        evaluation: Evaluation,
+        provenance: Provenance,
+        *,
+        cache_hits: int | None = None,
+        cache_misses: int | None = None,
+    ) -> str:
+        """Add one run, in one transaction; return its new run id. ``cache_hits``/``cache_misses``:
+        what the run found in the embedding cache and computed (None: it used none)."""
+        record = record_from_evaluation(evaluation, provenance, cache_hits=cache_hits, cache_misses=cache_misses)
         self.write_records([record])
         return record.summary.run_id
 
@@ -303,10 +315,13 @@ class Store:
     def _insert_run(self, record: RunRecord, points: pa.Table, turn_tokens: pa.Table) -> None:
         self._insert_corpus(record)
         summary = record.summary
-        values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS}
+        values = {name: getattr(summary, name) for name in (*_SUMMARY_COLUMNS, "recall_low", "recall_high")}
         values["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
         values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)
         values["appended_at"] = _utc_now()
+        # A store opened with fewer migrations (tests build old stores so) has fewer columns.
+        have = self._columns("runs")
+        values = {name: value for name, value in values.items() if name in have}
         columns = ", ".join(f'"{name}"' for name in values)
         marks = ", ".join("?" for _ in values)
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
@@ -336,16 +351,20 @@ class Store:
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
         # A store opened with an older migration list (tests make such stores) lacks the newer
         # columns; it gets the columns it has, as the evals of that schema wrote them.
-        columns = {row[0] for row in self._con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
-        ).fetchall()}
-        rows = rows.select([c for c in rows.column_names if c in columns])
         name = f"_evals_new_{table}"
-        self._con.register(name, rows)
+        have = self._columns(table)
+        self._con.register(name, rows.select([c for c in rows.column_names if c in have]))
         try:
             self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
         finally:
             self._con.unregister(name)
+
+    def _columns(self, table: str) -> set[str]:
+        rows = self._con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() AND table_name = ?",
+            [table],
+        ).fetchall()
+        return {row[0] for row in rows}
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -424,7 +443,8 @@ class Store:
             ).fetchall()
         }
         points = self._arrow(
-            "SELECT conversation_id, turn_index, hit, record_turns, record_texts, text_tokens "
+            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens '
+
             "FROM test_points WHERE run_id = ? ORDER BY turn_index",
             [run_id],
         )
@@ -447,12 +467,13 @@ class Store:
             refs_of_points: list[list[int | None]] = []
             for point in by_conversation.get(cid, []):
                 question, expected_fact, expected_keywords, evidence, category, answerable = questions[cid, point["turn_index"]]
+                records = decode_records(point["record_turns"], point["record_texts"], contents)
                 result_point = TestPointResult(
                     turn_index=point["turn_index"],
                     question=question,
                     expected_fact=expected_fact,
                     expected_keywords=list(expected_keywords),
-                    retrieved_records=decode_records(point["record_turns"], point["record_texts"], contents),
+                    retrieved_records=records,
                     evidence_turns=list(evidence),
                     category=category,
                     answerable=answerable,
@@ -461,16 +482,18 @@ class Store:
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
-                evidence_any, evidence_all = evidence_hits(result_point)
-                scores.append(
-                    PointScore(
-                        hit=point["hit"],
-                        record_tokens=tokens,
-                        answerable=answerable,
-                        evidence_any=evidence_any,
-                        evidence_all=evidence_all,
+                evidence_found = evidence_hits(result_point)
+                if point["strict_hit"] is None:  # stored before strict hits were: work it out from the records
+                    score = PointScore.of(
+                        list(expected_keywords), expected_fact, records, tokens,
+                        hit=point["hit"], answerable=answerable, evidence=evidence_found,
                     )
-                )
+                else:
+                    score = PointScore(
+                        point["hit"], tokens, point["strict_hit"], point["rank"],
+                        answerable=answerable, evidence_any=evidence_found[0], evidence_all=evidence_found[1],
+                    )
+                scores.append(score)
                 refs_of_points.append(point["record_turns"])
             results.append(result)
             score_lists.append(scores)
@@ -519,6 +542,8 @@ def _summary(row: tuple) -> RunSummary:
     values = dict(zip(_SUMMARY_COLUMNS, row, strict=True))
     interval = wilson_interval(values["hits"], values["total"])
     total = values["total"]
+    strict_hits = values["strict_hits"]
+    strict = wilson_interval(strict_hits, total) if strict_hits is not None else None
     return RunSummary(
         run_id=values["run_id"],
         commit=values["commit"],
@@ -548,6 +573,13 @@ def _summary(row: tuple) -> RunSummary:
         context_tokens=values["context_tokens"],
         tokens_per_test_point=values["context_tokens"] / total if total else None,
         cache_key=values["cache_key"],
+        strict_hits=strict_hits,
+        strict_recall=strict_hits / total if strict_hits is not None and total else None,
+        strict_low=strict[0] if strict else None,
+        strict_high=strict[1] if strict else None,
+        mrr=values["mrr"],
+        cache_hits=values["cache_hits"],
+        cache_misses=values["cache_misses"],
     )
 
 

@@ -87,7 +87,7 @@ def run_with_store(
     finally:
         if cache is not None:
             cache.close()
+    hits, misses = (cache.total_hits, cache.total_misses) if cache is not None else (None, None)
     with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
-        run_id = store.append(evaluation, provenance)
-    hits, misses = (cache.total_hits, cache.total_misses) if cache is not None else (0, 0)
-    return StoredOutcome(run_id, False, seed_json(evaluation.run, evaluation.scores), provenance, hits, misses)
+        run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
+    return StoredOutcome(run_id, False, seed_json(evaluation.run, evaluation.scores), provenance, hits or 0, misses or 0)

@@ -34,7 +34,7 @@ __all__ = [
 RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history", "random_k", "recency", "bm25")
 
 # Mneme's options (they live here so the CLI can offer them without importing Mneme).
-EMBEDDERS = ("hash", "openai")
+EMBEDDERS = ("hash", "minilm", "openai")  # built by evals.embedders
 BACKENDS = ("memory", "sqlite")
 
 # Recorded as a run's model when the strategy uses no model at all.

@@ -6,31 +6,23 @@ way Mneme's own framework adapters do; retrieval is ``manager.retrieve``.
 
 from __future__ import annotations
 
-import os
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
 import mneme
 
 from evals.cache import Cache
+from evals.embedders import make_embedder
 from evals.errors import EvalsError
-from evals.strategies import BACKENDS, EMBEDDERS
+from evals.strategies import BACKENDS
 from evals.strategies.base import Message
-
-HASH_DIMENSIONS = 16
 
 
 def _embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
-    """Return the embedder and the model name a run records for it. ``cache`` is for
-    the embedders that are slow or paid; the hash embedder is cheaper than a lookup."""
-    if name == "hash":
-        return mneme.HashEmbedder(dimensions=HASH_DIMENSIONS), f"hash-{HASH_DIMENSIONS}"
-    if name == "openai":
-        if not os.environ.get("OPENAI_API_KEY"):
-            raise EvalsError("--embedder openai needs the OPENAI_API_KEY environment variable; it is not set")
-        embedder = mneme.OpenAIEmbeddings()
-        return embedder, embedder.model
-    raise EvalsError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
+    """Return the embedder and the model name a run records for it (see evals.embedders).
+    ``cache`` keeps the vectors of the slow or paid embedders across runs."""
+    return make_embedder(name, cache)
 
 
 def _sqlite_module_that_loads_extensions():
@@ -94,11 +86,19 @@ class Mneme:
     def reset(self) -> None:
         self.manager.clear_all()
 
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Embed ``texts`` ahead of the play-through, in batches and through the cache (a
+        no-op for the hash embedder); Mneme's one-text calls are then answered from memory."""
+        prefetch = getattr(self._embedder, "prefetch", None)
+        if prefetch is not None:
+            prefetch(texts)
+
     def config_summary(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "backend": type(self._backend).__name__,
-            "embedder": type(self._embedder).__name__,
+            # The wrapped embedder's class: the cache changes no vector, so not the configuration.
+            "embedder": type(getattr(self._embedder, "inner", self._embedder)).__name__,
             "dimensions": self._embedder.dimensions,
             "model": self.model,
         }

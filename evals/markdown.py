@@ -1,0 +1,80 @@
+"""The leaderboard as Markdown: the table the README shows, made from the store.
+
+One table per corpus (content digest), rows as the leaderboard orders them
+(best recall first). Every recall carries its 95% Wilson interval, so a reader
+can see which differences may be chance; a number the store does not have
+(strict recall and MRR of runs stored before they were recorded) is "—",
+never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+
+from evals.store import RunSummary
+from evals.tokens import EXACT
+
+__all__ = ["leaderboard_markdown"]
+
+_HEADER = (
+    "| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | test points | config |",
+    "|---|---|--:|---|---|--:|--:|--:|---|",
+)
+
+
+def _ratio(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "—"
+    if low is None or high is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _label(summary: RunSummary) -> str:
+    """The strategy, with the backend when it is not the default one."""
+    backend = summary.strategy_config.get("backend")
+    if backend and backend != "InMemoryBackend":
+        return f"{summary.strategy} ({backend})"
+    return summary.strategy
+
+
+def _row(summary: RunSummary) -> str:
+    approx = "~" if summary.tokenizer != EXACT else ""
+    tokens = "—" if summary.tokens_per_test_point is None else f"{approx}{summary.tokens_per_test_point:.1f}"
+    cells = [
+        _label(summary),
+        "—" if summary.model == "none" else summary.model,
+        str(summary.k),
+        _ratio(summary.recall, summary.recall_low, summary.recall_high),
+        _ratio(summary.strict_recall, summary.strict_low, summary.strict_high),
+        "—" if summary.mrr is None else f"{summary.mrr:.3f}",
+        tokens,
+        str(summary.total),
+        f"`{summary.config_key}`",
+    ]
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
+    """Markdown for the latest run of each configuration, one table per corpus, in the order given."""
+    if not summaries:
+        return "_No runs in the store yet._\n"
+    blocks: list[str] = []
+    for (name, digest), group in groupby(summaries, key=lambda s: (s.corpus_name, s.corpus_digest)):
+        rows = list(group)
+        conversations = max(s.conversation_count for s in rows)
+        lines = [
+            f"**Corpus `{name}`** ({conversations} conversations, {rows[0].total} test points, digest `{digest[:12]}`)",
+            "",
+            *_HEADER,
+            *(_row(s) for s in rows),
+        ]
+        if any(s.tokenizer != EXACT for s in rows):
+            lines += ["", "~ tokens estimated at ~4 characters per token (cl100k_base was not available)"]
+        blocks.append("\n".join(lines))
+    footer = (
+        "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
+        "Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record."
+    )
+    return "\n\n".join(blocks) + "\n\n" + footer + "\n"
