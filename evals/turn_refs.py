@@ -8,7 +8,8 @@ the site's transcript tags all use this mapping, so they always agree.
 Identical contents are ambiguous, and text alone cannot settle them. The rules:
 
 * Records that are exactly the last n turns before the test point, in order
-  (full_history's whole history, a sliding window), are those turns.
+  (full_history's whole history, a sliding window), are those turns; so are
+  records that are exactly every recorded turn before it, in order.
 * Otherwise each record is the **most recent** recorded turn with its content
   not already given to an earlier record of the same test point (so two equal
   records stay two distinct turns); when all are taken, the most recent. Most
@@ -41,6 +42,12 @@ class TurnLookup:
         # None when every turn is recorded: the common case needs no per-turn check.
         self.recorded: list[bool] | None = None if all(recorded) else recorded
         self._where: dict[str, list[int]] | None = None
+        # The first turn not recorded (len(turns) when all are), and how many turns before each index are
+        # recorded: together they spot full_history's records when unrecorded questions follow the history.
+        self.prefix = recorded.index(False) if False in recorded else len(recorded)
+        self._recorded_before = [0]
+        for flag in recorded:
+            self._recorded_before.append(self._recorded_before[-1] + flag)
 
     def indices(self, text: str) -> list[int]:
         """The recorded turns whose content is ``text``, ascending."""
@@ -53,6 +60,10 @@ class TurnLookup:
 
     def all_recorded(self, start: int, stop: int) -> bool:
         return self.recorded is None or all(self.recorded[start:stop])
+
+    def recorded_before(self, index: int) -> int:
+        """How many turns before ``index`` are recorded."""
+        return self._recorded_before[index]
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,10 @@ def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encode
         start = before - n
         if records == contents[start:before] and turns.all_recorded(start, before):
             return Encoded(np.arange(start, before, dtype=np.int32), [], (start, before))
+        # Every recorded turn in order, when they are the first n and only unrecorded ones follow
+        # (full_history at a question asked after the history).
+        if n == turns.prefix == turns.recorded_before(before) and records == contents[:n]:
+            return Encoded(np.arange(0, n, dtype=np.int32), [], (0, n))
     refs, texts = _match(records, turns, before)
     return Encoded(np.asarray(refs, dtype=np.int32), texts)
 

@@ -310,3 +310,21 @@ def test_copy_of_fixture_validates(tmp_path):
     """The fixture corpus itself is valid (and stays so when copied)."""
     shutil.copytree(EVIDENCE, tmp_path / "c")
     assert check_corpus(tmp_path / "c")[1] == []
+
+
+def test_whole_recorded_history_is_those_turns():
+    """Records that are every recorded turn in order, before unrecorded questions, are those turns."""
+    turns = lookup("A", "B", "A", "Q1", "Q2", unrecorded=(3, 4))
+    assert record_turns(["A", "B", "A"], turns, 5) == [0, 1, 2]
+
+
+def test_compare_leaves_unanswerable_points_out(store_path):
+    """evals compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
+    from evals.store import compare_runs
+
+    with Store.open(store_path) as store:
+        a = store.get_run(store.append(run("recency"), CLEAN))
+        b = store.get_run(store.append(run("full_history"), CLEAN))
+    comparison = compare_runs(a, b)
+    assert [(f.conversation_id, f.turn_index) for f in comparison.gained] == [("01_family", 6)]
+    assert (len(comparison.lost), comparison.still_hit, comparison.still_missed) == (0, 2, 0)

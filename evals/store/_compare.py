@@ -44,10 +44,12 @@ class Comparison:
 
 
 def _outcomes(stored: StoredRun) -> dict[tuple[str, int, str], bool]:
+    """Hit or miss per answerable test point (unanswerable ones are neither, so never flip)."""
     return {
         (result.conversation_id, point.turn_index, point.question): score.hit
         for result, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
         for point, score in zip(result.test_points, scores, strict=True)
+        if score.answerable
     }
 
 
