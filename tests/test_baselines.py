@@ -67,3 +67,20 @@ def test_bm25_forgets_between_conversations():
     strategy.reset()
     strategy.add("user", "dogs bark")
     assert strategy.retrieve_records("cat", k=5) == []
+
+
+def test_bm25_questions_in_a_row_rank_as_on_a_fresh_index():
+    """Questions asked with no turn added between them (as imported corpora ask them) reuse
+    the index, and rank exactly as a strategy that indexed the same history afresh; a turn
+    added afterwards is found."""
+    history = ["the cat sat on the mat", "dogs bark at the mail carrier", "a cat and a dog became friends"]
+    reused = build_strategy("bm25")
+    for turn in history:
+        reused.add("user", turn)
+    for question in ["where is the cat", "what do dogs do", "who became friends"]:
+        fresh = build_strategy("bm25")
+        for turn in history:
+            fresh.add("user", turn)
+        assert reused.retrieve_records(question, k=2) == fresh.retrieve_records(question, k=2)
+    reused.add("user", "parrots talk")
+    assert reused.retrieve_records("which birds talk like parrots", k=2) == ["parrots talk"]

@@ -1,7 +1,8 @@
 """``bm25``: lexical top-k over the earlier turns, with the bm25s library.
 
-The index is rebuilt from the history at each retrieval (a few hundred short
-turns take milliseconds). Only turns sharing a term with the question score
+The index is rebuilt from the history at a retrieval when turns were added
+since the last one (a few hundred short turns take milliseconds), and reused
+when none were: imported corpora ask many questions in a row over one history. Only turns sharing a term with the question score
 above zero, and only those are returned: a lexical retriever has nothing to
 say about the rest. Ties go to the more recent turn.
 """
@@ -29,6 +30,7 @@ class BM25:
     def __init__(self) -> None:
         self._turns: list[Message] = []
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
+        self._index: Any = None  # over the first len(self._turn_tokens) turns
 
     def add(self, role: str, content: str) -> None:
         self._turns.append({"role": role, "content": content})
@@ -42,11 +44,11 @@ class BM25:
         if not query_tokens:
             return []
         fresh = self._turns[len(self._turn_tokens) :]
-        if fresh:
+        if fresh or self._index is None:
             self._turn_tokens.extend(_tokens([t["content"] for t in fresh]))
-        index = bm25s.BM25(k1=K1, b=B)
-        index.index(self._turn_tokens, show_progress=False)
-        scores = index.get_scores(query_tokens)
+            self._index = bm25s.BM25(k1=K1, b=B)
+            self._index.index(self._turn_tokens, show_progress=False)
+        scores = self._index.get_scores(query_tokens)
         positions = np.arange(len(scores))
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
@@ -60,6 +62,7 @@ class BM25:
     def reset(self) -> None:
         self._turns.clear()
         self._turn_tokens.clear()
+        self._index = None
 
     def config_summary(self) -> dict[str, Any]:
         return {"name": self.name, "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"}
