@@ -251,6 +251,8 @@ _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
     "strict [95% CI]": _strict,
     "MRR": _mrr,
     "tokens/tp": _tokens,
+    # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
+    "emb new/cached": lambda s: "—" if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
 }
 
 
@@ -432,7 +434,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     """List the stored runs, newest first."""
     with _open_store(store) as opened:
         summaries = opened.runs(strategy=strategy, commit=commit)
-    columns = ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp"]
+    columns = ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp", "emb new/cached"]
     _echo_summaries(summaries, fmt, columns)
 
 

@@ -94,3 +94,13 @@ def test_runs_json_carries_cache_counts(evals, corpus_small):
     evals("run", "--runner", "mneme", "--corpus", str(corpus_small), "--no-cache")
     rows = json.loads(evals("runs", "--format", "json").output)
     assert [(r["cache_hits"], r["cache_misses"]) for r in rows] == [(None, None), (0, 0)]
+
+
+def test_runs_table_shows_embeddings_computed_and_cached(evals, store_path, corpus_small):
+    """`evals runs` shows each run's embeddings computed/cached; "—" for a run made without the cache."""
+    with Store.open(store_path) as store:
+        store.append(evaluate(RunConfig(runner="full_history", corpus=corpus_small)), OLD, cache_hits=21, cache_misses=2)
+        store.append(evaluate(RunConfig(runner="no_memory", corpus=corpus_small)), OLD)
+    lines = evals("runs").output.splitlines()
+    assert lines[0].split()[-2:] == ["emb", "new/cached"]
+    assert {line.split()[3]: line.split()[-1] for line in lines[1:]} == {"full_history": "2/21", "no_memory": "—"}

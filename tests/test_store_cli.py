@@ -155,7 +155,7 @@ def test_runs_lists_newest_first_with_filters(evals, corpus_small):
 def test_empty_store_lists_nothing(evals, store_path):
     """On a store with no runs, `evals runs` and `evals leaderboard` print just their headers."""
     Store.open(store_path).close()
-    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp"]
+    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp", "emb", "new/cached"]
     assert json.loads(evals("leaderboard", "--format", "json").output) == []
 
 
