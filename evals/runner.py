@@ -62,6 +62,7 @@ def run_corpus(
     seed: int = 42,
     corpus_dir: str | None = None,
     progress: Progress | None = None,
+    on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
 ) -> RunResult:
     """Play every conversation of ``corpus`` through ``strategy``.
 
@@ -83,15 +84,16 @@ def run_corpus(
         for index, turn in enumerate(conversation.turns):
             if turn.test_at is not None:
                 records = strategy.retrieve_records(turn.test_at.question, k=k)
-                result.test_points.append(
-                    TestPointResult(
-                        turn_index=index,
-                        question=turn.test_at.question,
-                        expected_fact=turn.test_at.expected_fact,
-                        expected_keywords=list(turn.test_at.expected_keywords),
-                        retrieved_records=list(records),
-                    )
+                point = TestPointResult(
+                    turn_index=index,
+                    question=turn.test_at.question,
+                    expected_fact=turn.test_at.expected_fact,
+                    expected_keywords=list(turn.test_at.expected_keywords),
+                    retrieved_records=list(records),
                 )
+                result.test_points.append(point)
+                if on_test_point is not None:
+                    on_test_point(conversation.id, point, strategy)
             strategy.add(turn.role, turn.content)
         conversations.append(result)
         if progress is not None:
