@@ -15,7 +15,7 @@ Usage counts words. The server counts requests by kind and remembers the
 ``Authorization`` headers it saw; :meth:`LLMServer.fail_next` makes the next
 requests fail: ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
-not JSON) or ``"no_verdict"`` (a judge reply that is not a verdict).
+not JSON) or ``"no_verdict"`` (a judge reply that is not a verdict); ``"ok"`` lets one request through.
 """
 
 from __future__ import annotations
@@ -163,6 +163,8 @@ class LLMServer:
                 with server._lock:
                     server.authorizations.append(self.headers.get("Authorization", ""))
                 fault = server._next_fault()
+                if fault == "ok":
+                    fault = None
                 if fault is not None and fault != "no_verdict":
                     with server._lock:
                         server.requests[f"fault:{fault}"] += 1
