@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.cache import Cache
 from evals.corpus import Corpus, load_corpus
+from evals.errors import EvalsError
 from evals.metrics import Scores, score_run
 from evals.runner import RunResult, likely_records, run_corpus
 from evals.strategies import build_strategy
@@ -140,7 +141,10 @@ def _chat_client(config: RunConfig, cache: Cache | None, api_key: str | None) ->
     from evals.llm import ChatClient, RetryPolicy
 
     # $EVALS_LLM_BACKOFF: the first retry's wait in seconds (tests make it short).
-    backoff = float(os.environ.get("EVALS_LLM_BACKOFF", "1.0"))
+    try:
+        backoff = float(os.environ.get("EVALS_LLM_BACKOFF", "1.0"))
+    except ValueError:
+        raise EvalsError(f"EVALS_LLM_BACKOFF must be a number of seconds, not {os.environ['EVALS_LLM_BACKOFF']!r}") from None
     return ChatClient(
         base_url=config.endpoint(),
         api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),

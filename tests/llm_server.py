@@ -11,9 +11,9 @@
   first and the last) sharing the most words with the question, or
   "I don't know." when there is none.
 
-Usage counts words. The server counts requests by kind and remembers the
+Usage counts words. ``max_in_flight`` is the most requests it was answering at once. The server counts requests by kind and remembers the
 ``Authorization`` headers it saw; :meth:`LLMServer.fail_next` makes the next
-requests fail: ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
+requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
 not JSON) or ``"no_verdict"`` (a judge reply that is not a verdict); ``"ok"`` lets one request through.
 """
@@ -66,8 +66,11 @@ def answer_reply(messages: list[dict[str, str]]) -> str:
 class LLMServer:
     """The server, started in a daemon thread; use as a context manager."""
 
-    def __init__(self, slow_s: float = 2.0) -> None:
+    def __init__(self, slow_s: float = 2.0, delay_s: float = 0.0) -> None:
         self.requests: Counter[str] = Counter()
+        self.delay_s = delay_s  # every normal reply waits this long (to see requests overlap)
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.authorizations: list[str] = []
         self.bodies: list[dict[str, Any]] = []
         self.slow_s = slow_s
@@ -171,6 +174,10 @@ class LLMServer:
                 if fault == "429":
                     self._send(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}', {"Retry-After": "0"})
                     return
+                if fault == "401":  # like OpenAI's, the message quotes the key it was given
+                    given = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {given}"}}).encode())
+                    return
                 if fault == "500":
                     self._send(500, b'{"error": {"message": "boom", "type": "server_error"}}')
                     return
@@ -184,7 +191,15 @@ class LLMServer:
                 if fault == "malformed":
                     self._send(200, b'{"choices": [{"message": ')
                     return
-                status, payload = server.reply(json.loads(data), fault)
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    time.sleep(server.delay_s)
+                    status, payload = server.reply(json.loads(data), fault)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
                 self._send(status, payload)
 
         return Handler

@@ -289,6 +289,23 @@ def test_malformed_verdict_is_an_error_and_not_cached(server, store_path):
     assert server.requests["judge"] - before == POINTS
 
 
+def test_refused_request_is_not_retried_and_hides_the_key(server, store_path, key):
+    """HTTP 401 stops the run at once; the server's message quoting the key is printed with the key masked."""
+    server.fail_next("401")
+    result = run(server, store_path, "--concurrency", "1", key=key)
+    assert result.exit_code == 1 and server.requests["fault:401"] == 1 and server.total == 0
+    assert "refused the gpt-4o-mini request: HTTP 401" in result.output
+    assert key not in result.output and "***" in result.output
+    assert stored_runs(store_path) == []
+
+
+def test_bad_backoff_setting_is_a_clear_error(server, store_path):
+    """$EVALS_LLM_BACKOFF that is not a number is a one-line error."""
+    args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
+    result = CliRunner().invoke(cli, [*args, "--with-answers", "--base-url", server.base_url], env={"EVALS_LLM_BACKOFF": "soon"})
+    assert result.exit_code == 1 and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds, not 'soon'\n"
+
+
 def test_openai_without_a_key_fails_before_any_work(store_path, tmp_path):
     """Answers against OpenAI without a key are a one-line error; no store is created."""
     args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
@@ -296,6 +313,14 @@ def test_openai_without_a_key_fails_before_any_work(store_path, tmp_path):
     assert result.exit_code == 1
     assert "need an API key: set OPENAI_API_KEY" in result.output
     assert not store_path.exists()
+
+
+def test_concurrency_bounds_requests_in_flight(store_path):
+    """--concurrency 2 keeps two requests in flight, never more."""
+    with LLMServer(delay_s=0.2) as slow_server:
+        result = run(slow_server, store_path, "--concurrency", "2")
+        assert result.exit_code == 0, result.output
+        assert slow_server.max_in_flight == 2
 
 
 # -- the key -------------------------------------------------------------------------------------------
