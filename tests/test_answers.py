@@ -232,6 +232,21 @@ def test_cache_key_ignores_the_api_key(server, store_path):
     assert server.total == before
 
 
+def test_repeated_request_is_sent_once_and_counts_as_cached(server):
+    """The same body twice in one batch makes one request; counts and tokens match a fully cached rerun."""
+    from evals.cache import Cache
+    from evals.llm import ChatClient
+
+    cache = Cache.in_memory()
+    body = ChatClient.body("m", [{"role": "system", "content": "x"}, {"role": "user", "content": "hello there"}])
+    first, again = (ChatClient(base_url=server.base_url, cache=cache) for _ in range(2))
+    first.complete_many([body, body], ["a", "b"])
+    again.complete_many([body, body], ["a", "b"])
+    assert server.requests["answer"] == 1
+    assert (first.usage.requests_made, first.usage.requests_cached, again.usage.requests_cached) == (1, 1, 2)
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (again.usage.prompt_tokens, again.usage.completion_tokens)
+
+
 # -- robustness ----------------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ it is not part of any key, record or message (error texts are scrubbed of it).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import threading
@@ -178,7 +179,13 @@ class ChatClient:
             fetched = self._fetch_all([(bodies[i], keys[i], wheres[i], check) for i in unique.values()])
             by_key = dict(zip(unique, fetched, strict=True))
             for i in missing:
-                replies[i] = by_key[keys[i]]
+                reply = by_key[keys[i]]
+                if unique[keys[i]] != i:
+                    # The same request twice in one batch is sent once; the repeat counts as cached,
+                    # so a run's counts and tokens do not depend on what the cache held before.
+                    reply = dataclasses.replace(reply, cached=True)
+                    self._count(reply)
+                replies[i] = reply
         return [r for r in replies if r is not None]
 
     def _fetch_all(self, jobs: list[tuple[dict[str, Any], str, str, Check | None]]) -> list[Reply]:
