@@ -24,11 +24,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-
-import duckdb
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from evals.errors import EvalsError
+
+if TYPE_CHECKING:
+    import duckdb
+
+# duckdb and pyarrow are imported on first use: they take a third of a second
+# to load, and most runs (every baseline) never touch the cache.
 
 __all__ = ["Cache", "cache_path_for", "digest"]
 
@@ -85,6 +89,8 @@ class Cache:
     def _connect(self) -> duckdb.DuckDBPyConnection:
         # Called with the lock held.
         if self._connection is None:
+            import duckdb
+
             try:
                 if self.path is None:
                     connection = duckdb.connect(":memory:")
@@ -110,6 +116,8 @@ class Cache:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return {}
+        import pyarrow as pa
+
         table = pa.table({"key": pa.array(wanted, pa.string())})
         with self._lock:
             cursor = self._connect().cursor()
@@ -131,6 +139,8 @@ class Cache:
         """Store new entries in one transaction; keys already present keep their value."""
         if not items:
             return
+        import pyarrow as pa
+
         table = pa.table(
             {
                 "key": pa.array(list(items), pa.string()),

@@ -319,6 +319,68 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         click.echo("~ tokens estimated at ~4 characters per token (cl100k_base was not available)")
 
 
+def _echo_categories(summaries: Sequence[RunSummary], rows: list[dict[str, Any]], fmt: str) -> None:
+    """``leaderboard --by-category``: one row per configuration and category."""
+    from evals.breakdown import rate
+
+    by_id = {s.run_id: s for s in summaries}
+    records = []
+    for row in rows:
+        s = by_id[row["run_id"]]
+        recall = rate(row["hits"], row["total"])
+        records.append(
+            {
+                "strategy": s.strategy,
+                "config": s.config_key,
+                "model": s.model,
+                "k": s.k,
+                "corpus": s.corpus_name,
+                "category": row["category"],
+                "hits": row["hits"],
+                "total": row["total"],
+                "recall": recall["recall"],
+                "recall_low": recall["interval"][0] if recall["interval"] else None,
+                "recall_high": recall["interval"][1] if recall["interval"] else None,
+                "evidence_total": row["evidence_total"],
+                "evidence_any": rate(row["evidence_any_hits"], row["evidence_total"])["recall"],
+                "evidence_all": rate(row["evidence_all_hits"], row["evidence_total"])["recall"],
+                "unanswerable": row["unanswerable"],
+                "run_id": s.run_id,
+            }
+        )
+    if fmt == "json":
+        click.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else ["category"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        click.echo(buffer.getvalue(), nl=False)
+        return
+    header = ["strategy", "config", "corpus", "category", "recall", "95% CI", "hits", "evidence any", "evidence all", "unanswerable"]
+    table = [
+        [
+            r["strategy"],
+            r["config"],
+            r["corpus"],
+            "(none)" if r["category"] is None else r["category"],
+            _number(r["recall"]),
+            "null" if r["recall_low"] is None else f"[{r['recall_low']:.3f}, {r['recall_high']:.3f}]",
+            f"{r['hits']}/{r['total']}",
+            _number(r["evidence_any"]),
+            _number(r["evidence_all"]),
+            str(r["unanswerable"]),
+        ]
+        for r in records
+    ]
+    widths = [max([len(c), *(len(line[i]) for line in table)]) for i, c in enumerate(header)]
+    for line in [header, *table]:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    if not records:
+        click.echo("(no run in the store is on a corpus with categories)")
+
+
 # -- the ``evals`` group -------------------------------------------------------------------
 
 
@@ -431,14 +493,26 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
 @cli.command("leaderboard")
 @store_option
 @format_option
-def leaderboard_command(store: Path | None, fmt: str) -> None:
+@click.option(
+    "--by-category",
+    is_flag=True,
+    help="One row per configuration and test point category (corpora with categories only): recall, "
+    "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart.",
+)
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None:
     """The latest run of each configuration on each corpus, best recall first.
 
     recall is hits / test points with its 95% Wilson interval; tokens/tp is
-    the mean context tokens per test point.
+    the mean context tokens per test point. Unanswerable test points are not
+    counted in recall.
     """
     with _open_store(store) as opened:
         summaries = opened.latest_per_configuration()
+        if by_category:
+            rows = opened.category_results([s.run_id for s in summaries])
+    if by_category:
+        _echo_categories(summaries, rows, fmt)
+        return
     columns = ["strategy", "config", "model", "k", "corpus", "recall", "95% CI", "hits", "tokens/tp", "run", "commit", "date"]
     _echo_summaries(summaries, fmt, columns)
 
@@ -564,6 +638,37 @@ def serve_command(directory: Path, port: int) -> None:
             server.serve_forever()
         except KeyboardInterrupt:
             pass
+
+
+@cli.command("import-corpus")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo", "longmemeval"]))
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to write the corpus into: new or empty.",
+)
+def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
+    """Turn a published benchmark FILE into a corpus folder.
+
+    \b
+    FORMAT is one of:
+      locomo       LoCoMo's data/locomo10.json (github.com/snap-research/locomo)
+      longmemeval  LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)
+
+    Each question becomes a test point on a turn after the history that is
+    never recorded, so it sees the history alone. Evidence becomes evidence
+    turns, the category or question type is kept, unanswerable questions
+    (LoCoMo category 5, LongMemEval *_abs) are marked so. Prints what was
+    written: conversations, questions, unanswerable, questions with keywords.
+    """
+    from evals.importers import import_corpus
+
+    report = import_corpus(fmt, file, out)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(report.summary())
 
 
 @cli.command("validate")

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError
 
 from evals.errors import EvalsError
 
@@ -40,12 +40,18 @@ class TestPoint(BaseModel):
     question: str
     expected_fact: str
     expected_keywords: list[str] = Field(default_factory=list)
+    # Optional, added after the seed; their defaults are the seed's behaviour and
+    # leave a corpus's digest unchanged (see _digest).
+    evidence_turns: list[StrictInt] = Field(default_factory=list)  # earlier turns that hold the answer
+    category: str | None = None
+    answerable: StrictBool = True  # False: the conversation holds no answer; kept out of recall
 
 
 class Turn(BaseModel):
     role: str
     content: str
     test_at: TestPoint | None = None
+    record: StrictBool = True  # False: played but never added to memory (e.g. one of several questions)
 
 
 class Conversation(BaseModel):
@@ -120,6 +126,8 @@ def _describe(error: dict) -> str:
         "model_type": "an object",
         "model_attributes_type": "an object",
         "dict_type": "an object",
+        "bool_type": "true or false",
+        "int_type": "an integer",
     }.get(kind)
     if expected:
         return f"expected {expected}, got {got}"
@@ -159,6 +167,25 @@ def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
         return None, [Problem(name, _json_path(e["loc"]), _describe(e)) for e in exc.errors()]
 
 
+def _reference_problems(name: str, conversation: Conversation) -> list[Problem]:
+    """What the schema alone cannot check: each evidence turn is an earlier, recorded turn, listed once."""
+    problems: list[Problem] = []
+    for index, test in conversation.test_points():
+        seen: set[int] = set()
+        for position, turn in enumerate(test.evidence_turns):
+            path = f"turns[{index}].test_at.evidence_turns[{position}]"
+            if not 0 <= turn < index:
+                problems.append(
+                    Problem(name, path, f"turn {turn} is not an earlier turn; evidence must be one of turns 0..{index - 1}")
+                )
+            elif turn in seen:
+                problems.append(Problem(name, path, f"turn {turn} is listed twice"))
+            elif not conversation.turns[turn].record:
+                problems.append(Problem(name, path, f"turn {turn} has record: false, so memory never holds it"))
+            seen.add(turn)
+    return problems
+
+
 def _digest(conversations: list[Conversation]) -> str:
     """sha256 of the corpus's canonical content: formatting and file names do not count."""
     # Field order is the models' own, so the dump is canonical. exclude_defaults:
@@ -189,6 +216,10 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
         conversation, file_problems = _parse_file(path)
         problems.extend(file_problems)
         if conversation is None:
+            continue
+        reference_problems = _reference_problems(str(path), conversation)
+        if reference_problems:
+            problems.extend(reference_problems)
             continue
         if conversation.id in first_seen:
             problems.append(

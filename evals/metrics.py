@@ -8,6 +8,12 @@ Definitions (the original harness's, kept exactly):
   one lower-cased record.
 * **recall@k** is hits / test points; ``None`` where there is no test point.
 * **context tokens** of a test point is the sum of its records' token counts.
+* A test point marked ``answerable: false`` (the conversation holds no answer)
+  is kept apart: it is neither a hit nor a miss, and recall and token cost
+  count answerable test points only (``evals.breakdown`` reports the others).
+* **evidence recall@k** (test points with ``evidence_turns`` only): *any* when
+  at least one evidence turn is among the retrieved records, *all* when every
+  one is, matched by turn identity (``evals.turn_refs``), not by text.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from evals.tokens import TokenCounter
 __all__ = [
     "PointScore",
     "Scores",
+    "evidence_hits",
     "is_hit",
     "matched_keywords",
     "score_run",
@@ -62,6 +69,9 @@ def wilson_interval(hits: int, total: int, z: float = 1.959963984540054) -> tupl
 class PointScore:
     hit: bool
     record_tokens: list[int]
+    answerable: bool = True
+    evidence_any: bool | None = None  # None: the test point lists no evidence turns
+    evidence_all: bool | None = None
 
     @property
     def context_tokens(self) -> int:
@@ -78,11 +88,11 @@ class Scores:
 
     @property
     def hits(self) -> int:
-        return sum(p.hit for conv in self.points for p in conv)
+        return sum(p.hit for conv in self.points for p in conv if p.answerable)
 
     @property
     def total(self) -> int:
-        return sum(len(conv) for conv in self.points)
+        return sum(p.answerable for conv in self.points for p in conv)
 
     @property
     def recall(self) -> float | None:
@@ -94,7 +104,7 @@ class Scores:
 
     @property
     def context_tokens(self) -> int:
-        return sum(p.context_tokens for conv in self.points for p in conv)
+        return sum(p.context_tokens for conv in self.points for p in conv if p.answerable)
 
     @property
     def tokens_per_test_point(self) -> float | None:
@@ -104,8 +114,9 @@ class Scores:
         """The seed's ``metrics.recall_at_k`` block."""
         per_conversation = {}
         for cid, conv in zip(self.conversation_ids, self.points, strict=True):
-            hits = sum(p.hit for p in conv)
-            per_conversation[cid] = {"hits": hits, "total": len(conv), "recall": hits / len(conv) if conv else None}
+            hits = sum(p.hit for p in conv if p.answerable)
+            total = sum(p.answerable for p in conv)
+            per_conversation[cid] = {"hits": hits, "total": total, "recall": hits / total if total else None}
         return {"aggregate": self.recall, "hits": self.hits, "total": self.total, "per_conversation": per_conversation}
 
     def tokens_block(self) -> dict[str, Any]:
@@ -116,11 +127,12 @@ class Scores:
         """
         per_conversation = {}
         for cid, conv in zip(self.conversation_ids, self.points, strict=True):
-            total = sum(p.context_tokens for p in conv)
+            total = sum(p.context_tokens for p in conv if p.answerable)
+            count = sum(p.answerable for p in conv)
             per_conversation[cid] = {
                 "context_tokens_sum": total,
-                "test_points": len(conv),
-                "context_tokens_per_test_point": total / len(conv) if conv else 0,
+                "test_points": count,
+                "context_tokens_per_test_point": total / count if count else 0,
             }
         return {
             "aggregate_context_tokens": self.context_tokens,
@@ -129,10 +141,23 @@ class Scores:
         }
 
 
+def evidence_hits(point: TestPointResult) -> tuple[bool | None, bool | None]:
+    """(any, all) evidence turns among the retrieved records; (None, None) without evidence turns."""
+    if not point.evidence_turns or point.retrieved_turns is None:
+        return None, None
+    retrieved = set(point.retrieved_turns)
+    found = [turn in retrieved for turn in point.evidence_turns]
+    return any(found), all(found)
+
+
 def score_point(point: TestPointResult, counter: TokenCounter) -> PointScore:
+    evidence_any, evidence_all = evidence_hits(point)
     return PointScore(
         hit=is_hit(point.expected_keywords, point.expected_fact, point.retrieved_records),
         record_tokens=counter.counts(point.retrieved_records),
+        answerable=point.answerable,
+        evidence_any=evidence_any,
+        evidence_all=evidence_all,
     )
 
 

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from evals.breakdown import metrics_additions
 from evals.metrics import Scores
-from evals.runner import RunResult
+from evals.runner import RunResult, TestPointResult
 
 if TYPE_CHECKING:
     from evals.llm import AnswerRun
 
-__all__ = ["dump_json", "seed_json", "summary_line"]
+__all__ = ["dump_json", "point_json", "seed_json", "summary_line"]
 
 
 def dump_json(document: dict[str, Any]) -> bytes:
@@ -25,8 +26,25 @@ def dump_json(document: dict[str, Any]) -> bytes:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2)
 
 
+_SEED_POINT_KEYS = frozenset({"turn_index", "question", "expected_fact", "expected_keywords", "retrieved_records"})
+
+
+def point_json(point: TestPointResult) -> dict[str, Any]:
+    """A test point as the seed wrote it, plus the later fields only where the corpus set them."""
+    out = point.model_dump(include=_SEED_POINT_KEYS)
+    if point.evidence_turns:
+        out["evidence_turns"] = list(point.evidence_turns)
+        out["retrieved_turns"] = point.retrieved_turns
+    if point.category is not None:
+        out["category"] = point.category
+    if not point.answerable:
+        out["answerable"] = False
+    return out
+
+
 def seed_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
-    """The seed's output document; keys it never had (``tokenizer``, ``model``, and with
+    """The seed's output document; keys it never had (``tokenizer``, ``model``, the
+    evidence, unanswerable and category blocks of corpora that use them, and with
     answers ``metrics.answers``, ``answers`` and each test point's ``answer``) are additions only."""
     document = {
         "strategy": run.strategy,
@@ -36,13 +54,13 @@ def seed_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) 
         "conversation_count": len(run.conversations),
         "tokenizer": scores.tokenizer,
         "model": run.model,
-        "metrics": {"recall_at_k": scores.recall_block(), "tokens": scores.tokens_block()},
+        "metrics": {"recall_at_k": scores.recall_block(), "tokens": scores.tokens_block(), **metrics_additions(run, scores)},
         "conversations": [
             {
                 "conversation_id": c.conversation_id,
                 "description": c.description,
                 "turn_count": c.turn_count,
-                "test_points": [tp.model_dump() for tp in c.test_points],
+                "test_points": [point_json(tp) for tp in c.test_points],
             }
             for c in run.conversations
         ],

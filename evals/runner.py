@@ -3,7 +3,9 @@
 For each conversation: ``reset()``; walk the turns in order; at a turn with
 ``test_at``, retrieve first and record the records, then ``add`` the turn like
 any other. Retrieving before adding is the point: otherwise we would measure
-whether memory can find the fact inside the question itself.
+whether memory can find the fact inside the question itself. A turn marked
+``record: false`` is played but never added, so several questions asked after
+one history each see the history alone.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from evals.corpus import Corpus
 from evals.strategies import MemoryStrategy, model_of
+from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["ConversationResult", "RunResult", "TestPointResult", "likely_records", "run_corpus"]
 
@@ -31,6 +34,12 @@ class TestPointResult(BaseModel):
     expected_fact: str
     expected_keywords: list[str]
     retrieved_records: list[str]
+    # Added after the seed; the seed JSON shows them only where they are not these defaults.
+    evidence_turns: list[int] = Field(default_factory=list)
+    category: str | None = None
+    answerable: bool = True
+    # Per record, the turn it is (evals.turn_refs), or None; set exactly when evidence_turns is not empty.
+    retrieved_turns: list[int | None] | None = None
 
 
 class ConversationResult(BaseModel):
@@ -81,20 +90,31 @@ def run_corpus(
             description=conversation.description,
             turn_count=len(conversation.turns),
         )
+        lookup: TurnLookup | None = None
         for index, turn in enumerate(conversation.turns):
-            if turn.test_at is not None:
-                records = strategy.retrieve_records(turn.test_at.question, k=k)
+            test = turn.test_at
+            if test is not None:
+                records = list(strategy.retrieve_records(test.question, k=k))
+                retrieved_turns = None
+                if test.evidence_turns:
+                    lookup = lookup or TurnLookup(conversation)
+                    retrieved_turns = record_turns(records, lookup, index)
                 point = TestPointResult(
                     turn_index=index,
-                    question=turn.test_at.question,
-                    expected_fact=turn.test_at.expected_fact,
-                    expected_keywords=list(turn.test_at.expected_keywords),
-                    retrieved_records=list(records),
+                    question=test.question,
+                    expected_fact=test.expected_fact,
+                    expected_keywords=list(test.expected_keywords),
+                    retrieved_records=records,
+                    evidence_turns=list(test.evidence_turns),
+                    category=test.category,
+                    answerable=test.answerable,
+                    retrieved_turns=retrieved_turns,
                 )
                 result.test_points.append(point)
                 if on_test_point is not None:
                     on_test_point(conversation.id, point, strategy)
-            strategy.add(turn.role, turn.content)
+            if turn.record:
+                strategy.add(turn.role, turn.content)
         conversations.append(result)
         if progress is not None:
             progress(done, total, conversation.id)
@@ -124,6 +144,8 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
     for conversation in corpus.conversations:
         last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
         for turn in conversation.turns[:last]:
+            if not turn.record:
+                continue
             if candidates is None:
                 texts.append(turn.content)
             else:

@@ -29,6 +29,8 @@ import threading
 from array import array
 from collections.abc import Iterable
 
+from evals.errors import EvalsError
+
 __all__ = ["APPROXIMATE", "EXACT", "TokenCounter"]
 
 EXACT = "cl100k_base"
@@ -95,6 +97,9 @@ class TokenCounter:
         self._want_exact = exact
         self._encoding = None
         self._loaded = False
+        # Set when a counting child sent exact counts: this process then knows the
+        # tokenizer without loading it, and loads it only if it has a text to count.
+        self._child_was_exact = False
         self._counts: dict[str, int] = {}
         self._ahead: _CountingChild | None = None
 
@@ -103,14 +108,19 @@ class TokenCounter:
         if not self._loaded:
             self._encoding = _load_encoding() if self._want_exact else None
             self._loaded = True
+            if self._encoding is None and self._child_was_exact:
+                # Never mix two tokenizers' counts in one run.
+                raise EvalsError("cl100k_base loaded in the counting process but not in this one; run again")
         return self._encoding
 
     @property
     def tokenizer(self) -> str:
-        return EXACT if self._encoder() is not None else APPROXIMATE
+        return EXACT if self.is_exact else APPROXIMATE
 
     @property
     def is_exact(self) -> bool:
+        if not self._loaded and self._child_was_exact:
+            return True
         return self._encoder() is not None
 
     def _encode_len(self, text: str) -> int:
@@ -142,11 +152,13 @@ class TokenCounter:
         todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
         if self._ahead is None:
             self.count_ahead(todo)
+        pieces = {text: self._pieces(text) for text in todo}
         if self._ahead is not None:
-            self._ahead.finish(self, needed=set(todo))
+            # The child counts pieces (a summary's joints), so meet it on pieces.
+            self._ahead.finish(self, needed={piece for parts in pieces.values() for piece, _ in parts})
             self._ahead = None
         for text in todo:  # what the child did not count (or everything, without one)
-            self.count(text)
+            self.count(text, pieces[text])
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them)."""
@@ -155,23 +167,31 @@ class TokenCounter:
         except KeyError:
             return [self.count(t) for t in texts]
 
-    def count(self, text: str) -> int:
+    def count(self, text: str, pieces: list[tuple[str, int]] | None = None) -> int:
         n = self._counts.get(text)
         if n is not None:
             return n
         if self._encoder() is None:
             n = max(1, len(text) // 4)
         elif len(text) > SEGMENT_ABOVE:
-            depth, rest = nesting(text)
-            n = sum(map(self._encode_len, segments(rest)))
-            if depth:
-                # NEST * depth == head + (" " + head) * (depth - 1) + " ", cut at each space.
-                head = NEST[:-1]
-                n += self._encode_len(head) + (depth - 1) * self._encode_len(" " + head)
+            n = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
         else:
             n = len(self._encoding.encode_ordinary(text))
         self._counts[text] = n
         return n
+
+    @staticmethod
+    def _pieces(text: str) -> list[tuple[str, int]]:
+        """Texts whose exact counts, times their multiplicity, add up to ``text``'s count."""
+        if len(text) <= SEGMENT_ABOVE:
+            return [(text, 1)]
+        depth, rest = nesting(text)
+        pieces = [(segment, 1) for segment in segments(rest)]
+        if depth:
+            # NEST * depth == head + (" " + head) * (depth - 1) + " ", cut at each space.
+            head = NEST[:-1]
+            pieces += [(head, 1), (" " + head, depth - 1)]
+        return pieces
 
 
 def _can_fork() -> bool:
@@ -243,8 +263,11 @@ class _CountingChild:
             pass
         os.waitpid(self.pid, 0)
         os.close(self.read_end)
-        if counter._encoder() is None:
-            return  # never mix another tokenizer's counts into this one's
+        if not self.received:
+            return  # the child had no exact encoder (it sends nothing then) or died first
+        if counter._loaded and counter._encoding is None:
+            return  # this process approximates: never mix another tokenizer's counts in
+        counter._child_was_exact = True
         counts = counter._counts
         for text, n in zip(self.texts, self.received, strict=False):
             counts[text] = n

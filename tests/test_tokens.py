@@ -91,6 +91,29 @@ def test_counting_ahead_then_a_subset_gives_exact_counts(monkeypatch, encoding):
     assert counter.counts(needed) == [len(encoding.encode_ordinary(t)) for t in needed]
 
 
+def test_summaries_met_on_their_joints_count_exactly(monkeypatch, encoding):
+    """The child counts summary joints ahead; the parent meets it on the joints of the
+    summaries it needs (not on whole summaries), and every summary counts exactly."""
+    import evals.tokens as tokens
+    from evals.strategies import SummaryBuffer
+
+    monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(tokens, "CHUNK", 9)
+    monkeypatch.setattr(tokens, "_can_fork", lambda: True)
+    buffer, summaries, joints = SummaryBuffer(), [], []
+    for i in range(300):
+        role, content = ("user", "assistant")[i % 2], f"turn {i} says {'more ' * (i % 11)}<|endoftext|>"
+        joints.extend(buffer.record_candidates(role, content))
+        buffer.add(role, content)
+        if i % 25 == 24:
+            summaries.append(buffer.summary())
+    assert len(summaries[-1]) > tokens.SEGMENT_ABOVE
+    counter = TokenCounter()
+    counter.count_ahead(joints)
+    counter.count_all(summaries)
+    assert counter.counts(summaries) == [len(encoding.encode_ordinary(t)) for t in summaries]
+
+
 def test_a_child_that_dies_leaves_no_text_uncounted(monkeypatch, encoding):
     """If the counting child dies part way, the parent counts what it did not send."""
     import os
@@ -103,10 +126,10 @@ def test_a_child_that_dies_leaves_no_text_uncounted(monkeypatch, encoding):
     texts = [f"record {i} {'z' * i}" for i in range(300)]
     parent, real_count = os.getpid(), TokenCounter.count
 
-    def count_then_die(self, text):
+    def count_then_die(self, text, pieces=None):
         if os.getpid() != parent and text == texts[42]:
             os._exit(3)
-        return real_count(self, text)
+        return real_count(self, text, pieces)
 
     monkeypatch.setattr(TokenCounter, "count", count_then_die)
     counter = TokenCounter()
@@ -125,3 +148,25 @@ def test_nesting_is_not_cut_before_whitespace():
     """The head is not split off when the rest begins with whitespace."""
     assert nesting(NEST * 3 + " x") == (0, NEST * 3 + " x")
     assert nesting(NEST * 3 + "x") == (3, " x")
+
+
+def test_parent_does_not_load_the_tokenizer_when_the_child_counted_everything(monkeypatch, encoding):
+    """When the child's counts cover every text, this process knows the tokenizer is exact
+    without loading it (a load costs a quarter of a second on every mneme run)."""
+    import time
+
+    import evals.tokens as tokens
+
+    monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(tokens, "_can_fork", lambda: True)
+    texts = [f"turn {i} about the launch" for i in range(200)]
+    counter = TokenCounter()
+    counter.count_ahead(texts)
+    deadline = time.monotonic() + 60
+    while counter._ahead._drain() and time.monotonic() < deadline:  # until the child is done
+        time.sleep(0.05)
+    counter.count_all(texts[::10])
+    assert counter.tokenizer == tokens.EXACT
+    assert counter.counts(texts[::10]) == [len(encoding.encode_ordinary(t)) for t in texts[::10]]
+    assert counter._loaded is False
+    assert counter.count("a text the child never saw") == len(encoding.encode_ordinary("a text the child never saw"))

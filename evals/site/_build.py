@@ -30,6 +30,7 @@ from typing import Any
 
 import jinja2
 
+from evals.breakdown import category_rows, evidence_block, unanswerable_block
 from evals.errors import EvalsError
 from evals.metrics import matched_keywords
 from evals.report import seed_json
@@ -40,6 +41,7 @@ from evals.site._pages import (
     AnswerView,
     PromptView,
     BoardRow,
+    CategoryRow,
     CompareSection,
     ComparePage,
     ConfigInfo,
@@ -493,6 +495,9 @@ def point_view(
         tuple((turn, text.roles[turn], text.contents[turn]) for turn in listed),
         len(evidence_turns),
         approx,
+        point.answerable,
+        point.category,
+        tuple(point.evidence_turns),
         None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
     )
     cached = cache.points.get(key)
@@ -518,6 +523,7 @@ def point_view(
                 )
             )
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
+    retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
     evidence = [
         EvidenceView(
             turn=turn,
@@ -544,6 +550,10 @@ def point_view(
         all_history=all_history,
         evidence=evidence,
         evidence_hidden=len(evidence_turns) - len(listed),
+        answerable=point.answerable,
+        category=point.category,
+        evidence_turns=list(point.evidence_turns),
+        evidence_retrieved=[t for t in point.evidence_turns if t in retrieved_turns],
         answer=None
         if answer is None
         else AnswerView(
@@ -639,7 +649,9 @@ def conversation_views(
         for turn in evidence_turns:
             marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit, f"TP{number} answer", " ans"))
             needles_at[turn].update(needles)
-        asked_css = " ask" if view.hit else " ask miss"
+        for turn in view.evidence_turns:
+            marks[turn].append(TurnMark("evidence", number, view.anchor, None, view.hit, f"TP{number} evidence", " evi"))
+        asked_css = " ask" if view.hit or not view.answerable else " ask miss"
         marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit, f"TP{number} asked", asked_css))
     role_css = {role: f"role-{role.lower()}" for role in set(text.roles)}
     no_marks: list[TurnMark] = []
@@ -653,7 +665,7 @@ def conversation_views(
         css = (
             role_css[role]
             + ("retrieved" in kinds) * " retrieved"
-            + ("answer" in kinds) * " evidence"
+            + bool(kinds & {"answer", "evidence"}) * " evidence"
             + ("asked" in kinds) * " asked"
         )
         needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
@@ -753,9 +765,10 @@ def _run_pages(
         point_answers = answers.points[position] if answers is not None else None
         cid = conversation.conversation_id
         href = hrefs[position]
-        hits = sum(p.hit for p in scores)
-        total = len(scores)
-        context_tokens = sum(p.context_tokens for p in scores)
+        # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
+        hits = sum(p.hit for p in scores if p.answerable)
+        total = sum(p.answerable for p in scores)
+        context_tokens = sum(p.context_tokens for p in scores if p.answerable)
         rows.append(
             (
                 position,
@@ -776,7 +789,7 @@ def _run_pages(
         misses.extend(
             MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#tp-{p.turn_index}")
             for p, score in zip(conversation.test_points, scores, strict=True)
-            if not score.hit
+            if not score.hit and score.answerable
         )
         if point_answers is not None:
             wrong.extend(
@@ -805,7 +818,9 @@ def _run_pages(
                 recall=hits / total if total else None,
                 context_tokens=context_tokens,
                 points=points,
-                toc=[pt for pt in points if not pt.hit] + [pt for pt in points if pt.hit],
+                toc=[pt for pt in points if pt.answerable and not pt.hit]
+                + [pt for pt in points if pt.answerable and pt.hit]
+                + [pt for pt in points if not pt.answerable],
                 transcript=transcript,
                 transcript_open=len(transcript) <= OPEN_TRANSCRIPT,
                 previous_href=hrefs[position - 1] if position > 0 else "",
@@ -835,6 +850,9 @@ def _run_pages(
             history_href=paths.history(*config_id(s)),
             misses=misses,
             conversations=ordered,
+            categories=[_category_row(row) for row in category_rows(stored.run, stored.scores) or []],
+            evidence=_evidence_row(evidence_block(stored.run, stored.scores)),
+            unanswerable=(unanswerable_block(stored.run, stored.scores) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers is not None else None,
         ),
     )
@@ -875,6 +893,42 @@ def prompt_views() -> list[PromptView]:
 
     digests = prompt_digests()
     return [PromptView(name=name, file=f"evals/llm/prompts/{name}.txt", digest=digests[name], text=prompt(name)) for name in PROMPT_NAMES]
+
+
+def _category_row(row: dict[str, Any]) -> CategoryRow:
+    evidence = row["evidence_recall_at_k"]
+    interval = row["interval"] or (None, None)
+    return CategoryRow(
+        category="(none)" if row["category"] is None else row["category"],
+        hits=row["hits"],
+        total=row["total"],
+        recall=row["recall"],
+        recall_low=interval[0],
+        recall_high=interval[1],
+        evidence_total=evidence["any"]["total"] if evidence else 0,
+        evidence_any=evidence["any"]["recall"] if evidence else None,
+        evidence_all=evidence["all"]["recall"] if evidence else None,
+        unanswerable=row["unanswerable"],
+    )
+
+
+def _evidence_row(block: dict[str, Any] | None) -> CategoryRow | None:
+    if block is None:
+        return None
+    any_, all_ = block["any"], block["all"]
+    interval = any_["interval"] or (None, None)
+    return CategoryRow(
+        category="all",
+        hits=any_["hits"],
+        total=any_["total"],
+        recall=any_["recall"],
+        recall_low=interval[0],
+        recall_high=interval[1],
+        evidence_total=any_["total"],
+        evidence_any=any_["recall"],
+        evidence_all=all_["recall"],
+        unanswerable=0,
+    )
 
 
 def _history_pages(

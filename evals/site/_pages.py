@@ -24,6 +24,7 @@ __all__ = [
     "AnswersBlock",
     "PromptView",
     "BoardRow",
+    "CategoryRow",
     "CompareSection",
     "ComparePage",
     "ConfigInfo",
@@ -202,6 +203,22 @@ class AnswersBlock:
 
 
 @dataclass(frozen=True)
+class CategoryRow:
+    """One test point category of a run: recall and evidence recall over its answerable points."""
+
+    category: str  # "(none)" for test points without a category
+    hits: int
+    total: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    evidence_total: int  # answerable test points with evidence turns
+    evidence_any: float | None
+    evidence_all: float | None
+    unanswerable: int
+
+
+@dataclass(frozen=True)
 class RunPage(Page):
     template: ClassVar[str] = "run.html"
 
@@ -218,6 +235,9 @@ class RunPage(Page):
     history_href: str
     misses: list[MissRow]
     conversations: list[ConversationRow]  # conversations with misses first
+    categories: list[CategoryRow] = field(default_factory=list)  # empty when no test point has a category
+    evidence: CategoryRow | None = None  # the whole run's evidence recall, when test points list evidence turns
+    unanswerable: int = 0  # test points kept out of recall (answerable: false)
     answers: AnswersBlock | None = None
 
 
@@ -305,6 +325,10 @@ class PointView:
     all_history: bool  # the records are every earlier turn in order (full_history)
     evidence: list[EvidenceView]
     evidence_hidden: int
+    answerable: bool = True  # False: neither hit nor miss, badge "unanswerable"
+    category: str | None = None
+    evidence_turns: list[int] = field(default_factory=list)  # the corpus's evidence turns for this point
+    evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
     answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
 

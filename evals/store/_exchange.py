@@ -10,19 +10,21 @@ another store exactly as it was; importing is idempotent by run id.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from evals.corpus import Conversation
-from evals.metrics import PointScore, Scores
+from evals.metrics import PointScore, Scores, evidence_hits
 from evals.provenance import Provenance
 from evals.report import seed_json
 from evals.runner import ConversationResult, RunResult
 from evals.store._errors import StoreError
 from evals.store._models import StoredRun
 from evals.store._records import RunRecord, make_summary
+from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_FORMAT_VERSION", "export_document", "read_export"]
 
@@ -33,6 +35,7 @@ EXPORT_FORMAT_VERSION = 1
 class _Turn(BaseModel):
     role: str
     content: str
+    record: bool = True
 
 
 class _Point(BaseModel):
@@ -97,13 +100,20 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "conversations": [
             {
                 "conversation_id": result.conversation_id,
-                "turns": [{"role": r, "content": c} for r, c in stored.transcripts[result.conversation_id]],
+                "turns": _turns(stored.transcripts[result.conversation_id], stored.unrecorded.get(result.conversation_id, ())),
                 "test_points": [{"hit": p.hit, "record_tokens": list(p.record_tokens)} for p in points],
             }
             for result, points in zip(stored.run.conversations, stored.scores.points, strict=True)
         ],
     }
     return document
+
+
+def _turns(transcript: list[tuple[str, str]], unrecorded: Sequence[int]) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = [{"role": r, "content": c} for r, c in transcript]
+    for index in unrecorded:
+        turns[index]["record"] = False
+    return turns
 
 
 def _first_problem(exc: ValidationError) -> str:
@@ -139,10 +149,40 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
                 "question": point.question,
                 "expected_fact": point.expected_fact,
                 "expected_keywords": point.expected_keywords,
+                "evidence_turns": point.evidence_turns,
+                "category": point.category,
+                "answerable": point.answerable,
             }
-        turns = [{"role": t.role, "content": t.content, "test_at": tests.get(i)} for i, t in enumerate(stored.turns)]
-        conversations.append(Conversation(id=result.conversation_id, description=result.description, turns=turns))
-        points.append([PointScore(hit=s.hit, record_tokens=s.record_tokens) for s in stored.test_points])
+        turns = [
+            {"role": t.role, "content": t.content, "test_at": tests.get(i), "record": t.record}
+            for i, t in enumerate(stored.turns)
+        ]
+        try:
+            conversation = Conversation(id=result.conversation_id, description=result.description, turns=turns)
+        except ValidationError as exc:
+            raise StoreError(f"{where}: {_first_problem(exc)}") from None
+        conversations.append(conversation)
+        lookup = TurnLookup(conversation)
+        scored = []
+        for point, score in zip(result.test_points, stored.test_points, strict=True):
+            # Which turns were retrieved follows from the records; the file's own claim is checked
+            # against it with the other seed keys below.
+            if point.evidence_turns:
+                claimed = point.retrieved_turns
+                point.retrieved_turns = record_turns(point.retrieved_records, lookup, point.turn_index)
+                if claimed != point.retrieved_turns:
+                    raise StoreError(f"{where}, turn {point.turn_index}: retrieved_turns does not match the retrieved records")
+            evidence_any, evidence_all = evidence_hits(point)
+            scored.append(
+                PointScore(
+                    hit=score.hit,
+                    record_tokens=score.record_tokens,
+                    answerable=point.answerable,
+                    evidence_any=evidence_any,
+                    evidence_all=evidence_all,
+                )
+            )
+        points.append(scored)
 
     run = RunResult(
         strategy=doc.strategy,

@@ -88,4 +88,5 @@ class StoredRun:
     scores: Scores
     transcripts: dict[str, Transcript]  # conversation id -> (role, content) of every turn
     record_turns: dict[str, RecordTurns]  # conversation id -> per test point, per record
+    unrecorded: dict[str, list[int]] = field(default_factory=dict)  # conversation id -> turns with record: false
     answers: AnswerRun | None = None

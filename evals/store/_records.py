@@ -28,6 +28,7 @@ from evals.runner import RunResult
 from evals.store._errors import StoreError
 from evals.store._keys import cache_key, config_key
 from evals.store._models import RunSummary
+from evals.turn_refs import Encoded, TurnLookup, encode_records
 
 if TYPE_CHECKING:
     from evals.llm import AnswerRun
@@ -239,65 +240,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-# -- records <-> turn references ------------------------------------------------------------
-
-
-class TurnLookup:
-    """One conversation's turn contents, with a text -> turn indices map built on first need."""
-
-    def __init__(self, conversation: Conversation) -> None:
-        self.contents = [turn.content for turn in conversation.turns]
-        self._where: dict[str, list[int]] | None = None
-
-    def indices(self, text: str) -> list[int]:
-        if self._where is None:
-            self._where = {}
-            for index, content in enumerate(self.contents):
-                self._where.setdefault(content, []).append(index)
-        return self._where.get(text, [])
-
-
-def _match(records: list[str], turns: TurnLookup, before: int) -> tuple[list[int], list[str]]:
-    """General case: refs (-1 = not a turn) and the texts of the non-turn records.
-
-    A record that matches several earlier turns is given the earliest one not
-    already used at this test point, so repeated texts keep distinct turns.
-    """
-    refs: list[int] = []
-    texts: list[str] = []
-    used: set[int] = set()
-    for record in records:
-        candidates = [i for i in turns.indices(record) if i < before]
-        choice = next((i for i in candidates if i not in used), candidates[0] if candidates else -1)
-        if choice < 0:
-            texts.append(record)
-        else:
-            used.add(choice)
-        refs.append(choice)
-    return refs, texts
-
-
-@dataclass(frozen=True)
-class Encoded:
-    """One test point's records: turn refs (-1 = not a turn), the other records' texts, and
-    ``span`` = (start, stop) when the refs are exactly the turns start..stop-1 in order."""
-
-    refs: np.ndarray
-    texts: list[str]
-    span: tuple[int, int] | None = None
-
-
-def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encoded:
-    """Encode one test point's records against the turns before it (``before`` = its turn index)."""
-    n = len(records)
-    contents = turns.contents
-    if n <= before:
-        # Fast paths: every earlier turn in order (full_history), or the last n (a recent-turns buffer).
-        for start in (0, before - n):
-            if records == contents[start : start + n]:
-                return Encoded(np.arange(start, start + n, dtype=np.int32), [], (start, start + n))
-    refs, texts = _match(records, turns, before)
-    return Encoded(np.asarray(refs, dtype=np.int32), texts)
+# -- records <-> turn references (the mapping itself is evals.turn_refs) -----------------------
 
 
 def decode_records(refs: list[int | None], texts: list[str], contents: list[str]) -> list[str]:
@@ -419,6 +362,9 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "description": pa.array([c.description for c in conversations], pa.string()),
             "roles": pa.array([[t.role for t in c.turns] for c in conversations], texts),
             "contents": pa.array([[t.content for t in c.turns] for c in conversations], texts),
+            "unrecorded": pa.array(
+                [[i for i, t in enumerate(c.turns) if not t.record] or None for c in conversations], pa.list_(pa.int32())
+            ),
         }
     )
     tests = [(c.id, index, test) for c in conversations for index, test in c.test_points()]
@@ -430,6 +376,9 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "question": pa.array([t.question for _, _, t in tests], pa.string()),
             "expected_fact": pa.array([t.expected_fact for _, _, t in tests], pa.string()),
             "expected_keywords": pa.array([list(t.expected_keywords) for _, _, t in tests], texts),
+            "evidence_turns": pa.array([list(t.evidence_turns) or None for _, _, t in tests], pa.list_(pa.int32())),
+            "category": pa.array([t.category for _, _, t in tests], pa.string()),
+            "answerable": pa.array([t.answerable for _, _, t in tests], pa.bool_()),
         }
     )
     return rows, points

@@ -133,6 +133,41 @@ JOIN corpus_test_points q
   ON q.corpus_digest = r.corpus_digest AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index;
 """
 
+# Corpus fields added after the seed. Rows stored before this migration come
+# from corpora without them, so NULL reads as the field's default: no
+# unrecorded turn, no evidence turns, no category, answerable.
+_EVIDENCE_CATEGORIES = """
+ALTER TABLE conversations ADD COLUMN unrecorded INTEGER[];
+ALTER TABLE corpus_test_points ADD COLUMN evidence_turns INTEGER[];
+ALTER TABLE corpus_test_points ADD COLUMN category VARCHAR;
+ALTER TABLE corpus_test_points ADD COLUMN answerable BOOLEAN;
+
+CREATE OR REPLACE VIEW test_point_results AS
+SELECT tp.run_id, tp.conversation_id, tp.turn_index, q.question, q.expected_fact, q.expected_keywords,
+       tp.hit, tp.context_tokens, len(tp.record_turns) AS record_count,
+       q.category, coalesce(q.answerable, true) AS answerable, coalesce(q.evidence_turns, []) AS evidence_turns,
+       CASE WHEN len(q.evidence_turns) > 0 THEN list_has_any(tp.record_turns, q.evidence_turns) END AS evidence_any,
+       CASE WHEN len(q.evidence_turns) > 0 THEN list_has_all(tp.record_turns, q.evidence_turns) END AS evidence_all
+FROM test_points tp
+JOIN runs r USING (run_id)
+JOIN corpus_test_points q
+  ON q.corpus_digest = r.corpus_digest AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index;
+
+-- Per run and category: recall and evidence recall over answerable test points, and the
+-- unanswerable ones counted apart. category is NULL for test points without one.
+CREATE VIEW category_results AS
+SELECT run_id, category,
+       count(*) FILTER (WHERE answerable) AS total,
+       count(*) FILTER (WHERE answerable AND hit) AS hits,
+       count(*) FILTER (WHERE answerable AND hit) / nullif(count(*) FILTER (WHERE answerable), 0) AS recall,
+       count(*) FILTER (WHERE answerable AND evidence_any IS NOT NULL) AS evidence_total,
+       count(*) FILTER (WHERE answerable AND evidence_any) AS evidence_any_hits,
+       count(*) FILTER (WHERE answerable AND evidence_all) AS evidence_all_hits,
+       count(*) FILTER (WHERE NOT answerable) AS unanswerable
+FROM test_point_results
+GROUP BY run_id, category;
+"""
+
 _ANSWERS = """
 -- End-to-end answers (evals run --with-answers / --judge). Every column is NULL
 -- for a run made without answers, so older runs read as before.
@@ -170,7 +205,8 @@ CREATE TABLE test_point_answers (
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
-    Migration(3, "answers_and_verdicts", _ANSWERS),
+    Migration(3, "evidence_categories_unanswerable", _EVIDENCE_CATEGORIES),
+    Migration(4, "answers_and_verdicts", _ANSWERS),
 )
 
 

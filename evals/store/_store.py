@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from evals.evaluate import Evaluation
-from evals.metrics import PointScore, Scores, wilson_interval
+from evals.metrics import PointScore, Scores, evidence_hits, wilson_interval
 from evals.provenance import SCRATCH_PREFIX, Provenance
 from evals.report import seed_json
 from evals.runner import ConversationResult, RunResult, TestPointResult
@@ -364,6 +364,12 @@ class Store:
             self._insert_arrow("corpus_test_points", test_points)
 
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
+        # A store opened with an older migration list (tests make such stores) lacks the newer
+        # columns; it gets the columns it has, as the evals of that schema wrote them.
+        columns = {row[0] for row in self._con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()}
+        rows = rows.select([c for c in rows.column_names if c in columns])
         name = f"_evals_new_{table}"
         self._con.register(name, rows)
         try:
@@ -408,6 +414,19 @@ class Store:
         ).fetchall()
         return [_summary(row) for row in rows]
 
+    def category_results(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Per run and category (the ``category_results`` view), in the order of ``run_ids``,
+        categories by name and uncategorised (None) last; runs without categories give no rows."""
+        rows = self._con.execute(
+            "SELECT run_id, category, hits, total, evidence_any_hits, evidence_all_hits, evidence_total, unanswerable "
+            "FROM category_results WHERE list_contains(?, run_id) "
+            "AND run_id IN (SELECT run_id FROM category_results WHERE category IS NOT NULL) "
+            "ORDER BY list_position(?, run_id), category NULLS LAST",
+            [list(run_ids), list(run_ids)],
+        ).fetchall()
+        names = ("run_id", "category", "hits", "total", "evidence_any_hits", "evidence_all_hits", "evidence_total", "unanswerable")
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
     def run_count(self) -> int:
         return self._one("SELECT count(*) FROM runs")[0]
 
@@ -421,14 +440,15 @@ class Store:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
         conversations = self._arrow(
-            "SELECT conversation_id, description, roles, contents FROM conversations "
+            "SELECT conversation_id, description, roles, contents, unrecorded FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [summary.corpus_digest],
         ).to_pylist()
-        questions: dict[tuple[str, int], tuple[str, str, list[str]]] = {
-            (cid, index): (question, fact, keywords)
-            for cid, index, question, fact, keywords in self._con.execute(
-                "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords "
+        questions: dict[tuple[str, int], tuple[Any, ...]] = {
+            (row[0], row[1]): row[2:]
+            for row in self._con.execute(
+                "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
+                "coalesce(evidence_turns, []), category, coalesce(answerable, true) "
                 "FROM corpus_test_points WHERE corpus_digest = ?",
                 [summary.corpus_digest],
             ).fetchall()
@@ -449,29 +469,45 @@ class Store:
         score_lists: list[list[PointScore]] = []
         transcripts: dict[str, list[tuple[str, str]]] = {}
         record_turns: dict[str, list[list[int | None]]] = {}
+        unrecorded: dict[str, list[int]] = {}
         for conversation in conversations:
             cid, contents = conversation["conversation_id"], conversation["contents"]
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
             for point in by_conversation.get(cid, []):
-                question, expected_fact, expected_keywords = questions[cid, point["turn_index"]]
-                result.test_points.append(
-                    TestPointResult(
-                        turn_index=point["turn_index"],
-                        question=question,
-                        expected_fact=expected_fact,
-                        expected_keywords=list(expected_keywords),
-                        retrieved_records=decode_records(point["record_turns"], point["record_texts"], contents),
+                question, expected_fact, expected_keywords, evidence, category, answerable = questions[cid, point["turn_index"]]
+                result_point = TestPointResult(
+                    turn_index=point["turn_index"],
+                    question=question,
+                    expected_fact=expected_fact,
+                    expected_keywords=list(expected_keywords),
+                    retrieved_records=decode_records(point["record_turns"], point["record_texts"], contents),
+                    evidence_turns=list(evidence),
+                    category=category,
+                    answerable=answerable,
+                    # The stored refs are the same mapping the run made (evals.turn_refs).
+                    retrieved_turns=list(point["record_turns"]) if evidence else None,
+                )
+                result.test_points.append(result_point)
+                tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
+                evidence_any, evidence_all = evidence_hits(result_point)
+                scores.append(
+                    PointScore(
+                        hit=point["hit"],
+                        record_tokens=tokens,
+                        answerable=answerable,
+                        evidence_any=evidence_any,
+                        evidence_all=evidence_all,
                     )
                 )
-                tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
-                scores.append(PointScore(hit=point["hit"], record_tokens=tokens))
                 refs_of_points.append(point["record_turns"])
             results.append(result)
             score_lists.append(scores)
             transcripts[cid] = list(zip(conversation["roles"], contents, strict=True))
             record_turns[cid] = refs_of_points
+            if conversation["unrecorded"]:
+                unrecorded[cid] = list(conversation["unrecorded"])
 
         run = RunResult(
             strategy=summary.strategy_config,
@@ -495,6 +531,7 @@ class Store:
             scores=scores,
             transcripts=transcripts,
             record_turns=record_turns,
+            unrecorded=unrecorded,
             answers=self._answers(summary, run),
         )
 

@@ -1,0 +1,198 @@
+"""What both importers share: reading the input, locating problems, answers to keywords, writing.
+
+Every problem in the input is one :class:`ImportFormatError` naming the file
+and the JSON path (``[3].qa[7].evidence``) of what is wrong. Nothing is
+written until the whole input has been read and every conversation checked,
+so a bad file leaves the output folder as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evals.corpus import Conversation, check_corpus
+from evals.errors import EvalsError
+
+__all__ = [
+    "ImportFormatError",
+    "ImportReport",
+    "Source",
+    "answer_keywords",
+    "write_corpus",
+]
+
+MIN_KEYWORD = 4  # shorter answers ("yes", "3", "art") match unrelated records by chance
+
+
+class ImportFormatError(EvalsError):
+    """The input is not in the format the importer reads."""
+
+
+class Source:
+    """The parsed input file, with helpers that fail with the file name and a JSON path."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise ImportFormatError(f"cannot read {self.name}: {exc.strerror or exc}") from None
+        try:
+            self.data = json.loads(raw)
+        except UnicodeDecodeError as exc:
+            raise ImportFormatError(f"{self.name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(f"{self.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+    def fail(self, path: str, message: str) -> ImportFormatError:
+        return ImportFormatError(f"{self.name}: {path or '(top level)'}: {message}")
+
+    def get(self, obj: Any, path: str, key: str, kind: type | tuple[type, ...], *, required: bool = True) -> Any:
+        """``obj[key]`` checked to be of ``kind``; None when absent and not ``required``."""
+        if not isinstance(obj, dict):
+            raise self.fail(path, f"expected an object, got {_kind(obj)}")
+        where = f"{path}.{key}" if path else key
+        if key not in obj or obj[key] is None:
+            if required:
+                raise self.fail(where, "required field is missing" if key not in obj else "expected a value, got null")
+            return None
+        value = obj[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and bool not in _as_tuple(kind):
+            raise self.fail(where, f"expected {_names(kind)}, got {_kind(value)}")
+        return value
+
+    def items(self, value: Any, path: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected an array, got {_kind(value)}")
+        return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+_KIND_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "an array", dict: "an object"}
+
+
+def _names(kind: type | tuple[type, ...]) -> str:
+    return " or ".join(_KIND_NAMES.get(k, k.__name__) for k in _as_tuple(kind))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", str: "string", int: "integer", float: "number", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def answer_text(answer: Any) -> str:
+    """An answer as text: published files hold strings, and also plain numbers (a year)."""
+    if isinstance(answer, float) and answer.is_integer():
+        answer = int(answer)
+    return str(answer).strip()
+
+
+_PARTS = re.compile(r"\s*(?:[,;]|\band\b|\bor\b)\s*", re.IGNORECASE)
+
+
+def answer_keywords(answer: str, evidence_text: str) -> list[str]:
+    """The keywords an answer gives, by one rule.
+
+    The whole answer is the keyword if it occurs (case-insensitively) in the
+    evidence text. Otherwise the answer is split at commas, semicolons, "and"
+    and "or", and each part that occurs in the evidence text is a keyword. A
+    candidate needs at least ``MIN_KEYWORD`` characters; surrounding quotes and
+    final punctuation are dropped. An empty list means no part of the answer is
+    in the evidence: the test point then falls back to its expected fact (the
+    whole answer), which must occur verbatim in one retrieved record.
+    """
+    haystack = evidence_text.lower()
+
+    def usable(text: str) -> str:
+        text = text.strip(" \t\n\"'.!?")
+        return text if len(text) >= MIN_KEYWORD and text.lower() in haystack else ""
+
+    whole = usable(answer)
+    if whole:
+        return [whole]
+    keywords: list[str] = []
+    for part in _PARTS.split(answer):
+        kept = usable(part)
+        if kept and kept not in keywords:
+            keywords.append(kept)
+    return keywords
+
+
+@dataclass
+class ImportReport:
+    """What an import produced, for the one-line summary."""
+
+    source: str
+    out: Path
+    conversations: int = 0
+    questions: int = 0
+    unanswerable: int = 0
+    with_keywords: int = 0
+    with_evidence: int = 0
+    notes: list[str] = field(default_factory=list)  # input quirks tolerated, e.g. unresolved evidence ids
+
+    def summary(self) -> str:
+        return (
+            f"imported {self.source} -> {self.out}: {self.conversations} conversations, {self.questions} questions "
+            f"({self.unanswerable} unanswerable, {self.with_keywords} with keywords, {self.with_evidence} with evidence turns)"
+        )
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "conversation"
+
+
+def conversation_id(position: int, name: str) -> str:
+    """``NNN_name``: file-name order is input order, and the id is the file's stem."""
+    return f"{position:03d}_{_safe(name)}"
+
+
+def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
+    """A Conversation from plain data; a problem here is the importer's, reported against the input item."""
+    try:
+        return Conversation.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise source.fail(path, f"cannot make a valid conversation from it: {error['msg']} at {error['loc']}") from None
+
+
+def write_corpus(conversations: Sequence[Conversation], out: Path) -> None:
+    """Write one JSON file per conversation into ``out`` (new, or an empty folder), all or nothing."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ImportFormatError(f"output folder {out} exists and is not empty; give a new or empty folder")
+    if not conversations:
+        raise ImportFormatError("the input holds no conversation; nothing to write")
+    staging = out.with_name(f".{out.name}.importing-{os.getpid()}")
+    try:
+        staging.mkdir(parents=True)
+        for conversation in conversations:
+            document = {"schema_version": conversation.schema_version, **conversation.model_dump(exclude_defaults=True)}
+            text = json.dumps(document, indent=2, ensure_ascii=False)
+            (staging / f"{conversation.id}.json").write_text(text + "\n", encoding="utf-8")
+        _, problems = check_corpus(staging)
+        if problems:  # a bug in an importer, not in the input: say so plainly
+            raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    except OSError as exc:
+        raise ImportFormatError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,171 @@
+"""LoCoMo (snap-research/locomo, ``data/locomo10.json``) -> a schema-"1" corpus.
+
+The input is a JSON array of conversations, each ``{sample_id?, conversation,
+qa}``. ``conversation`` holds ``speaker_a``, ``speaker_b`` and sessions
+``session_N`` (lists of ``{speaker, dia_id, text, blip_caption?}``) with
+``session_N_date_time``; ``qa`` is a list of ``{question, answer, evidence:
+[dia_id], category}``.
+
+One corpus conversation per LoCoMo conversation: the sessions' turns in order
+(session_1, session_2, …; their dates go in the description), then one turn per
+question, each with ``record: false`` so that every question sees the history
+alone and never another question. A turn's content is ``"Speaker: text"``, plus
+``" [shares <caption>]"`` where the turn shared an image (the caption is all
+the text the image leaves). speaker_a's turns get role ``user``, the others
+``assistant``.
+
+Categories are kept as ``"<number> <name>"``. The numbering is not documented
+in the LoCoMo paper or README; the names follow the comments in the official
+evaluation code (``task_eval/evaluation.py``) and snap-research/locomo issue
+#29: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial.
+Other projects have used other names for 1 and 3, hence the number in front.
+Category 5 questions have no answer in the conversation (their items carry an
+``adversarial_answer`` instead): they are ``answerable: false``.
+
+Evidence ids (``"D3:5"``) become evidence turns through the turns' own
+``dia_id`` fields. The published file has a few ids that name no turn (and a
+few entries holding several ids in one string): every id found in an entry is
+used, ids that name no turn are skipped and counted in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from evals.importers._common import (
+    ImportReport,
+    Source,
+    answer_keywords,
+    answer_text,
+    build,
+    conversation_id,
+    write_corpus,
+)
+
+__all__ = ["CATEGORY_NAMES", "import_locomo"]
+
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+UNANSWERABLE_CATEGORY = 5
+
+_SESSION = re.compile(r"session_(\d+)")
+_DIA_ID = re.compile(r"D\d+:\d+")
+
+
+def _sessions(source: Source, conversation: dict[str, Any], path: str) -> list[tuple[int, list[Any], str | None]]:
+    """(number, turns, date) of each session, in session order."""
+    found = []
+    for key, value in conversation.items():
+        match = _SESSION.fullmatch(key)
+        if match:
+            date = source.get(conversation, path, f"{key}_date_time", str, required=False)
+            found.append((int(match.group(1)), source.items(value, f"{path}.{key}"), date))
+    if not found:
+        raise source.fail(path, "no session_N lists; expected LoCoMo's conversation object")
+    return sorted(found, key=lambda s: s[0])
+
+
+def _category(source: Source, item: dict[str, Any], path: str) -> tuple[str, bool]:
+    number = source.get(item, path, "category", int)
+    name = CATEGORY_NAMES.get(number)
+    label = f"{number} {name}" if name else str(number)
+    return label, number != UNANSWERABLE_CATEGORY
+
+
+def _conversation(source: Source, sample: Any, position: int, report: ImportReport) -> dict[str, Any]:
+    path = f"[{position}]"
+    conversation = source.get(sample, path, "conversation", dict)
+    qa = source.items(source.get(sample, path, "qa", list), f"{path}.qa")
+    sample_id = source.get(sample, path, "sample_id", (str, int), required=False)
+    speaker_a = source.get(conversation, f"{path}.conversation", "speaker_a", str, required=False)
+
+    turns: list[dict[str, Any]] = []
+    turn_of: dict[str, int] = {}
+    dates = []
+    for number, session, date in _sessions(source, conversation, f"{path}.conversation"):
+        dates.append(f"session {number}: {date}" if date else f"session {number}")
+        for index, turn in enumerate(session):
+            where = f"{path}.conversation.session_{number}[{index}]"
+            speaker = source.get(turn, where, "speaker", str)
+            text = source.get(turn, where, "text", str)
+            dia_id = source.get(turn, where, "dia_id", str)
+            caption = source.get(turn, where, "blip_caption", str, required=False)
+            content = f"{speaker}: {text}" + (f" [shares {caption}]" if caption else "")
+            turn_of.setdefault(dia_id, len(turns))
+            role = "user" if speaker_a is None or speaker == speaker_a else "assistant"
+            turns.append({"role": role, "content": content})
+    if not turns:
+        raise source.fail(f"{path}.conversation", "the sessions hold no turns")
+
+    unresolved = 0
+    for index, item in enumerate(qa):
+        where = f"{path}.qa[{index}]"
+        question = source.get(item, where, "question", str)
+        category, answerable = _category(source, item, where)
+        evidence_ids = source.items(source.get(item, where, "evidence", list, required=False) or [], f"{where}.evidence")
+        evidence: list[int] = []
+        for position_in_list, entry in enumerate(evidence_ids):
+            if not isinstance(entry, str):
+                raise source.fail(f"{where}.evidence[{position_in_list}]", f"expected a dia_id string such as \"D3:5\", got {type(entry).__name__}")
+            for dia_id in _DIA_ID.findall(entry) or [entry]:
+                turn = turn_of.get(dia_id)
+                if turn is None:
+                    unresolved += 1
+                elif turn not in evidence:
+                    evidence.append(turn)
+        evidence.sort()
+        if answerable:
+            answer = answer_text(source.get(item, where, "answer", (str, int, float)))
+            keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
+            fact = answer
+        else:
+            adversarial = item.get("adversarial_answer") if isinstance(item, dict) else None
+            fact = "no answer in the conversation" + (f" (adversarial answer: {answer_text(adversarial)})" if adversarial else "")
+            keywords = []
+        turns.append(
+            {
+                "role": "user",
+                "content": question,
+                "record": False,
+                "test_at": {
+                    "question": question,
+                    "expected_fact": fact,
+                    "expected_keywords": keywords,
+                    "evidence_turns": evidence,
+                    "category": category,
+                    "answerable": answerable,
+                },
+            }
+        )
+        report.questions += 1
+        report.unanswerable += not answerable
+        report.with_keywords += bool(keywords)
+        report.with_evidence += bool(evidence)
+    if unresolved:
+        report.notes.append(f"{path}: {unresolved} evidence ids name no turn (skipped)")
+
+    name = str(sample_id) if sample_id is not None else f"locomo-{position}"
+    speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
+    return {
+        "id": conversation_id(position, name),
+        "description": f"LoCoMo {name}{': ' + speakers if speakers else ''}; {len(qa)} questions after the history; "
+        + "; ".join(dates),
+        "turns": turns,
+    }
+
+
+def import_locomo(file: Path, out: Path) -> ImportReport:
+    """Read a LoCoMo file and write its corpus into ``out``; return the counts."""
+    source = Source(file)
+    report = ImportReport(source=source.name, out=Path(out))
+    samples = source.data if isinstance(source.data, list) else None
+    if samples is None:
+        raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
+    conversations = [
+        build(source, f"[{position}]", _conversation(source, sample, position, report))
+        for position, sample in enumerate(samples)
+    ]
+    report.conversations = len(conversations)
+    write_corpus(conversations, out)
+    return report

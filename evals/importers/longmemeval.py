@@ -1,0 +1,100 @@
+"""LongMemEval (huggingface xiaowu0162/longmemeval: ``longmemeval_s.json``, ``_m``, ``_oracle``) -> a corpus.
+
+The input is a JSON array of questions, each ``{question_id, question_type,
+question, answer, question_date?, haystack_dates?, haystack_session_ids?,
+haystack_sessions: [[{role, content, has_answer?}]], answer_session_ids}``.
+
+Every question has its own haystack, so each becomes one conversation: its
+haystack sessions' turns in order, then the question as a final turn with
+``record: false``. Evidence turns are the turns marked ``has_answer: true``;
+the category is ``question_type``; a ``question_id`` ending in ``_abs`` is an
+abstention question (the haystack does not hold the answer), so
+``answerable: false``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evals.importers._common import (
+    ImportReport,
+    Source,
+    answer_keywords,
+    answer_text,
+    build,
+    conversation_id,
+    write_corpus,
+)
+
+__all__ = ["import_longmemeval"]
+
+
+def _conversation(source: Source, item: Any, position: int, report: ImportReport) -> dict[str, Any]:
+    path = f"[{position}]"
+    question_id = str(source.get(item, path, "question_id", (str, int)))
+    question_type = source.get(item, path, "question_type", str)
+    question = source.get(item, path, "question", str)
+    answerable = not question_id.endswith("_abs")
+    answer = answer_text(source.get(item, path, "answer", (str, int, float)))
+    sessions = source.items(source.get(item, path, "haystack_sessions", list), f"{path}.haystack_sessions")
+    dates = source.get(item, path, "haystack_dates", list, required=False) or []
+
+    turns: list[dict[str, Any]] = []
+    evidence: list[int] = []
+    for number, session in enumerate(sessions):
+        where = f"{path}.haystack_sessions[{number}]"
+        for index, turn in enumerate(source.items(session, where)):
+            here = f"{where}[{index}]"
+            role = source.get(turn, here, "role", str)
+            content = source.get(turn, here, "content", str)
+            if source.get(turn, here, "has_answer", bool, required=False):
+                evidence.append(len(turns))
+            turns.append({"role": role, "content": content})
+    if not turns:
+        raise source.fail(f"{path}.haystack_sessions", "the haystack holds no turns")
+
+    keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence)) if answerable else []
+    turns.append(
+        {
+            "role": "user",
+            "content": question,
+            "record": False,
+            "test_at": {
+                "question": question,
+                "expected_fact": answer,
+                "expected_keywords": keywords,
+                "evidence_turns": evidence,
+                "category": question_type,
+                "answerable": answerable,
+            },
+        }
+    )
+    report.questions += 1
+    report.unanswerable += not answerable
+    report.with_keywords += bool(keywords)
+    report.with_evidence += bool(evidence)
+
+    asked = source.get(item, path, "question_date", str, required=False)
+    span = f"sessions from {dates[0]} to {dates[-1]}" if dates and all(isinstance(d, str) for d in dates) else "sessions"
+    return {
+        "id": conversation_id(position, question_id),
+        "description": f"LongMemEval {question_id} ({question_type}): {len(sessions)} {span}; "
+        f"the question is asked {('on ' + asked) if asked else 'after them'}.",
+        "turns": turns,
+    }
+
+
+def import_longmemeval(file: Path, out: Path) -> ImportReport:
+    """Read a LongMemEval file and write its corpus into ``out``; return the counts."""
+    source = Source(file)
+    report = ImportReport(source=source.name, out=Path(out))
+    if not isinstance(source.data, list):
+        raise source.fail("", "expected a JSON array of LongMemEval questions (as in longmemeval_s.json)")
+    conversations = [
+        build(source, f"[{position}]", _conversation(source, item, position, report))
+        for position, item in enumerate(source.data)
+    ]
+    report.conversations = len(conversations)
+    write_corpus(conversations, out)
+    return report

@@ -1,0 +1,266 @@
+"""`evals import-corpus locomo|longmemeval`: fixtures in the published formats, imported and run end to end.
+
+tests/fixtures/importers/locomo_small.json: conv-1 has five turns (0-4: Ann's cat
+Pixel, Bob's cello, Ann's job in Porto with an image, Bob's teacher Marta, Pixel
+and the plant) and five questions (turns 5-9); the second conversation has three
+turns (0-2) and two questions (turns 3-4). recency k=2 sees turns 3-4 (conv-1)
+and 1-2 (second): conv-1 hits "Pixel" (from turn 4, not the evidence turn 0)
+and "cello"/"Marta" (evidence 1, 3: any but not all), misses the temporal
+fallback and Porto; the category-5 question is kept apart; the second hits
+"2021" (evidence turn 2) and misses the "Yes" fallback. So 3/6 hits, evidence
+any 2/6 and all 1/6.
+
+longmemeval_small.json: three questions, each its own haystack; recency k=2
+misses both answerable ones; the multi-session one (evidence turns 0 and 2,
+answer 5: too short for a keyword) retrieves turn 2, so evidence any 1/2.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evals.cli import cli
+from evals.corpus import load_corpus
+from evals.evaluate import RunConfig, evaluate
+from evals.importers import ImportFormatError, answer_keywords, import_corpus
+from evals.report import seed_json
+
+FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+LOCOMO = FIXTURES / "locomo_small.json"
+LONGMEMEVAL = FIXTURES / "longmemeval_small.json"
+
+
+def imported(tmp_path: Path, fmt: str, source: Path) -> Path:
+    out = tmp_path / fmt
+    import_corpus(fmt, source, out)
+    return out
+
+
+def metrics(corpus: Path, runner: str = "recency") -> dict:
+    result = evaluate(RunConfig(runner=runner, corpus=corpus, k=2))
+    return seed_json(result.run, result.scores)["metrics"]
+
+
+def categories(block: dict) -> list[tuple]:
+    return [
+        (
+            r["category"],
+            r["hits"],
+            r["total"],
+            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["any"]["hits"],
+            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["all"]["hits"],
+            r["unanswerable"],
+        )
+        for r in block["by_category"]
+    ]
+
+
+# -- LoCoMo ------------------------------------------------------------------------------------
+
+
+def test_locomo_cli_reports_counts(tmp_path):
+    """The command prints conversations, questions, unanswerable and with-keyword counts, and notes skipped ids."""
+    result = CliRunner().invoke(cli, ["import-corpus", "locomo", str(LOCOMO), "--out", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert f"-> {tmp_path / 'c'}: 2 conversations, 7 questions (1 unanswerable, 4 with keywords, 7 with evidence turns)" in result.stdout
+    assert "note: [0]: 1 evidence ids name no turn (skipped)" in result.stderr
+
+
+def test_locomo_layout(tmp_path):
+    """Sessions in order, speakers and image captions in the text, questions after the history, never recorded."""
+    conversation = load_corpus(imported(tmp_path, "locomo", LOCOMO)).conversations[0]
+    assert conversation.id == "000_conv-1"
+    assert [t.content for t in conversation.turns[:5]] == [
+        "Ann: I adopted a cat named Pixel last week.",
+        "Bob: Congrats! I started learning the cello.",
+        "Ann: I work as a nurse in Porto. [shares a photo of a hospital]",
+        "Bob: My cello teacher is called Marta.",
+        "Ann: Pixel knocked over my plant.",
+    ]
+    assert [t.record for t in conversation.turns] == [True] * 5 + [False] * 5
+    assert "session 2: 7:10 pm on 20 May, 2023" in conversation.description
+
+
+def test_locomo_test_points(tmp_path):
+    """Evidence ids become turns, categories keep their number, answers become keywords only where evidence holds them."""
+    conversation = load_corpus(imported(tmp_path, "locomo", LOCOMO)).conversations[0]
+    got = [
+        (i, t.evidence_turns, t.category, t.answerable, t.expected_keywords, t.expected_fact)
+        for i, t in conversation.test_points()
+    ]
+    assert got == [
+        (5, [0], "4 single-hop", True, ["Pixel"], "Pixel"),
+        (6, [1, 3], "1 multi-hop", True, ["cello", "Marta"], "cello, Marta"),
+        (7, [0], "2 temporal", True, [], "The week before 8 May 2023"),
+        (8, [0], "5 adversarial", False, [], "no answer in the conversation (adversarial answer: Pixel)"),
+        (9, [2], "4 single-hop", True, ["Porto"], "Porto"),
+    ]
+
+
+def test_locomo_numeric_answer_becomes_text(tmp_path):
+    """An answer given as a number (a year) is matched as text."""
+    conversation = load_corpus(imported(tmp_path, "locomo", LOCOMO)).conversations[1]
+    assert conversation.turns[3].test_at.expected_keywords == ["2021"]
+
+
+def test_locomo_end_to_end_numbers(tmp_path):
+    """recency k=2 on the import: recall 3/6, evidence any 2/6, all 1/6, one unanswerable kept apart."""
+    block = metrics(imported(tmp_path, "locomo", LOCOMO))
+    assert (block["recall_at_k"]["hits"], block["recall_at_k"]["total"]) == (3, 6)
+    assert (block["evidence_recall_at_k"]["any"]["hits"], block["evidence_recall_at_k"]["all"]["hits"]) == (2, 1)
+    assert block["unanswerable"]["count"] == 1
+
+
+def test_locomo_category_breakdown(tmp_path):
+    """Per category (hits, total, evidence any, evidence all, unanswerable), worked out by hand."""
+    assert categories(metrics(imported(tmp_path, "locomo", LOCOMO))) == [
+        ("1 multi-hop", 1, 1, 1, 0, 0),
+        ("2 temporal", 1, 2, 1, 1, 0),
+        ("3 open-domain", 0, 1, 0, 0, 0),
+        ("4 single-hop", 1, 2, 0, 0, 0),
+        ("5 adversarial", 0, 0, None, None, 1),
+    ]
+
+
+def test_locomo_full_history_finds_every_evidence_turn(tmp_path):
+    """full_history sees the whole history at every question, so evidence recall is complete."""
+    block = metrics(imported(tmp_path, "locomo", LOCOMO), "full_history")
+    assert block["evidence_recall_at_k"]["all"]["hits"] == block["evidence_recall_at_k"]["all"]["total"] == 6
+
+
+# -- LongMemEval -------------------------------------------------------------------------------
+
+
+def test_longmemeval_cli_reports_counts(tmp_path):
+    """One conversation per question; abstention questions are counted as unanswerable."""
+    result = CliRunner().invoke(cli, ["import-corpus", "longmemeval", str(LONGMEMEVAL), "--out", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert "3 conversations, 3 questions (1 unanswerable, 1 with keywords, 2 with evidence turns)" in result.stdout
+
+
+def test_longmemeval_test_points(tmp_path):
+    """has_answer turns are the evidence, question_type the category, *_abs unanswerable, the question unrecorded."""
+    conversations = load_corpus(imported(tmp_path, "longmemeval", LONGMEMEVAL)).conversations
+    got = [
+        (c.id, i, t.evidence_turns, t.category, t.answerable, t.expected_keywords, c.turns[i].record)
+        for c in conversations
+        for i, t in c.test_points()
+    ]
+    assert got == [
+        ("000_q_single_1", 6, [2], "single-session-user", True, ["Border Collie"], False),
+        ("001_q_multi_2", 4, [0, 2], "multi-session", True, [], False),
+        ("002_q_pref_3_abs", 2, [], "single-session-preference", False, [], False),
+    ]
+
+
+def test_longmemeval_end_to_end_numbers(tmp_path):
+    """recency k=2: 0/2 hits, evidence any 1/2 (turn 2 of the multi-session haystack), all 0/2."""
+    block = metrics(imported(tmp_path, "longmemeval", LONGMEMEVAL))
+    assert (block["recall_at_k"]["hits"], block["recall_at_k"]["total"]) == (0, 2)
+    assert categories(block) == [
+        ("multi-session", 0, 1, 1, 0, 0),
+        ("single-session-preference", 0, 0, None, None, 1),
+        ("single-session-user", 0, 1, 0, 0, 0),
+    ]
+
+
+def test_longmemeval_fallback_needs_the_answer_verbatim(tmp_path):
+    """Without keywords the answer itself must be in one record: full_history retrieves both evidence turns and still misses "5"."""
+    block = metrics(imported(tmp_path, "longmemeval", LONGMEMEVAL), "full_history")
+    assert block["recall_at_k"]["per_conversation"]["001_q_multi_2"]["hits"] == 0
+    assert block["evidence_recall_at_k"]["all"]["hits"] == 2
+
+
+# -- the keyword rule --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence", "keywords"),
+    [
+        ("Border Collie", "my dog is a border collie", ["Border Collie"]),
+        ("cello, Marta", "I play the cello. Marta teaches me.", ["cello", "Marta"]),
+        ("Paris and Rome", "we flew to Rome", ["Rome"]),
+        ("Yes", "yes, I am", []),
+        ("\"Becoming Nicole\".", "she read Becoming Nicole", ["Becoming Nicole"]),
+        ("next summer", "some other text", []),
+    ],
+)
+def test_answer_keywords(answer, evidence, keywords):
+    """Whole answer if in the evidence, else its parts that are; four characters at least."""
+    assert answer_keywords(answer, evidence) == keywords
+
+
+# -- malformed input ---------------------------------------------------------------------------
+
+
+def broken(tmp_path: Path, source: Path, mutate) -> Path:
+    data = json.loads(source.read_text())
+    mutate(data)
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d[0]["qa"][1].pop("question"), "[0].qa[1].question: required field is missing"),
+        (lambda d: d[0]["conversation"]["session_2"][1].update(text=7), "[0].conversation.session_2[1].text: expected a string, got integer"),
+        (lambda d: d[1]["qa"][0].update(evidence=[3]), "[1].qa[0].evidence[0]: expected a dia_id string such as \"D3:5\", got int"),
+        (lambda d: d[1]["qa"][0].update(category="two"), "[1].qa[0].category: expected an integer, got string"),
+        (lambda d: d[1].pop("conversation"), "[1].conversation: required field is missing"),
+        (lambda d: d[0]["qa"][0].pop("answer"), "[0].qa[0].answer: required field is missing"),
+    ],
+)
+def test_locomo_malformed_input_names_file_and_path(tmp_path, mutate, message):
+    """A malformed LoCoMo file fails with file and JSON path, and writes nothing."""
+    path = broken(tmp_path, LOCOMO, mutate)
+    with pytest.raises(ImportFormatError) as info:
+        import_corpus("locomo", path, tmp_path / "out")
+    assert str(info.value) == f"{path}: {message}"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d[0]["haystack_sessions"][1][0].pop("role"), "[0].haystack_sessions[1][0].role: required field is missing"),
+        (lambda d: d[1]["haystack_sessions"][0][0].update(has_answer="yes"), "[1].haystack_sessions[0][0].has_answer: expected true or false, got string"),
+        (lambda d: d[2].update(haystack_sessions={}), "[2].haystack_sessions: expected an array, got object"),
+        (lambda d: d[2].pop("question_type"), "[2].question_type: required field is missing"),
+    ],
+)
+def test_longmemeval_malformed_input_names_file_and_path(tmp_path, mutate, message):
+    """A malformed LongMemEval file fails with file and JSON path, and writes nothing."""
+    path = broken(tmp_path, LONGMEMEVAL, mutate)
+    with pytest.raises(ImportFormatError) as info:
+        import_corpus("longmemeval", path, tmp_path / "out")
+    assert str(info.value) == f"{path}: {message}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_wrong_format_is_refused(tmp_path):
+    """A LongMemEval file given as LoCoMo fails with a message that says what was expected."""
+    with pytest.raises(ImportFormatError, match=r"\[0\].conversation: required field is missing"):
+        import_corpus("locomo", LONGMEMEVAL, tmp_path / "out")
+
+
+def test_invalid_json_is_one_line_error(tmp_path):
+    """Invalid JSON: the CLI prints one line naming the file and position, exit 1."""
+    path = tmp_path / "bad.json"
+    path.write_text("[{")
+    result = CliRunner().invoke(cli, ["import-corpus", "locomo", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: {path}: invalid JSON at line 1, column 3: Expecting property name enclosed in double quotes"]
+
+
+def test_non_empty_output_folder_is_left_alone(tmp_path):
+    """An output folder that already holds files is refused untouched."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.json").write_text("{}")
+    with pytest.raises(ImportFormatError, match="exists and is not empty"):
+        import_corpus("locomo", LOCOMO, out)
+    assert [p.name for p in out.iterdir()] == ["keep.json"]
