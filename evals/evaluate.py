@@ -167,6 +167,7 @@ def _collector(asked: dict[str, list[AskedPoint]]) -> Callable[..., None]:
                 expected_fact=point.expected_fact,
                 expected_keywords=list(point.expected_keywords),
                 context=[dict(m) for m in strategy.context_for(point.question)],
+                answerable=getattr(point, "answerable", True),
             )
         )
 

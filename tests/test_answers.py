@@ -191,6 +191,20 @@ def test_answers_config_differs_from_retrieval_only(server, store_path, tmp_path
     assert sorted(s.answer_model is None for s in latest) == [False, True]
 
 
+def test_unanswerable_points_are_answered_but_not_judged_or_counted(server, store_path):
+    """A test point marked unanswerable gets an answer but no verdict, and stays out of both accuracies."""
+    corpus = Path(__file__).parent / "fixtures" / "evidence_corpus"
+    args = ["run", "--runner", "full_history", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(store_path.parent)]
+    result = CliRunner().invoke(cli, [*args, "--base-url", server.base_url, "--judge"], env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    points = [(p, a) for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True) for p, a in zip(c.test_points, answers, strict=True)]
+    unanswerable = [a for p, a in points if not p.answerable]
+    assert unanswerable and all(a.answer and a.correct is None and not a.answerable for a in unanswerable)
+    assert server.requests["answer"] == len(points) and server.requests["judge"] == len(points) - len(unanswerable)
+    assert stored.summary.answers_total == stored.summary.answers_judged == len(points) - len(unanswerable)
+
+
 # -- the cache -----------------------------------------------------------------------------------------
 
 

@@ -41,6 +41,7 @@ class PointAnswer:
     reason: str | None = None
     judge_prompt_tokens: int | None = None
     judge_completion_tokens: int | None = None
+    answerable: bool = True  # False: answered but neither judged nor counted, like recall
 
 
 @dataclass
@@ -61,7 +62,8 @@ class AnswerRun:
         return answer_identity(self.answer_model, self.judge_model, self.base_url)
 
     def _all(self) -> list[PointAnswer]:
-        return [p for conv in self.points for p in conv]
+        """The answerable test points' answers: the ones the numbers count."""
+        return [p for conv in self.points for p in conv if p.answerable]
 
     @property
     def total(self) -> int:
@@ -93,12 +95,8 @@ class AnswerRun:
 
     @property
     def mean_latency_s(self) -> float | None:
-        points = self._all()
+        points = [p for conv in self.points for p in conv]
         return sum(p.latency_s for p in points) / len(points) if points else None
-
-    @property
-    def tokens_per_test_point(self) -> float | None:
-        return (self.prompt_tokens + self.completion_tokens) / self.total if self.total else None
 
     def metrics_block(self) -> dict[str, Any]:
         """The result JSON's ``metrics.answers`` block."""
@@ -165,6 +163,7 @@ class AskedPoint:
     expected_fact: str
     expected_keywords: list[str]
     context: list[Message]
+    answerable: bool = True
 
 
 def answer_run(
@@ -174,7 +173,10 @@ def answer_run(
     answer_model: str,
     judge_model: str | None,
 ) -> AnswerRun:
-    """Answer every test point (and judge every answer, with a ``judge_model``)."""
+    """Answer every test point; with a ``judge_model``, judge every answer to an answerable one.
+
+    A test point marked unanswerable (the conversation holds no answer) is answered and
+    shown, but neither judged nor counted in the accuracies, as it is kept out of recall."""
     flat = [p for conv in asked for p in conv]
     wheres = [f"conversation {p.conversation_id!r}, turn {p.turn_index}" for p in flat]
     answers: list[Reply] = client.complete_many(
@@ -187,24 +189,26 @@ def answer_run(
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
             latency_s=reply.latency_s,
-            keyword_hit=is_hit(p.expected_keywords, p.expected_fact, [reply.content]),
+            keyword_hit=p.answerable and is_hit(p.expected_keywords, p.expected_fact, [reply.content]),
+            answerable=p.answerable,
         )
         for p, reply in zip(flat, answers, strict=True)
     ]
     if judge_model is not None:
+        judged = [i for i, p in enumerate(flat) if p.answerable]
         verdicts = client.complete_many(
             [
                 ChatClient.body(
                     judge_model,
-                    judge_messages(p.question, p.expected_fact, p.expected_keywords, r.answer),
+                    judge_messages(flat[i].question, flat[i].expected_fact, flat[i].expected_keywords, results[i].answer),
                     response_format={"type": "json_object"},
                 )
-                for p, r in zip(flat, results, strict=True)
+                for i in judged
             ],
-            [f"{w} (judge)" for w in wheres],
+            [f"{wheres[i]} (judge)" for i in judged],
             check=parse_verdict,
         )
-        for result, reply in zip(results, verdicts, strict=True):
+        for result, reply in zip([results[i] for i in judged], verdicts, strict=True):
             result.correct, result.reason = parse_verdict(reply.content)
             result.judge_prompt_tokens, result.judge_completion_tokens = reply.prompt_tokens, reply.completion_tokens
     points: list[list[PointAnswer]] = []

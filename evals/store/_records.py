@@ -182,6 +182,7 @@ def answers_table(record: RunRecord) -> pa.Table | None:
             "reason",
             "judge_prompt_tokens",
             "judge_completion_tokens",
+            "answerable",
         )
     }
     for result, points in zip(record.run.conversations, answers.points, strict=True):
@@ -202,6 +203,7 @@ def answers_table(record: RunRecord) -> pa.Table | None:
         "reason": pa.string(),
         "judge_prompt_tokens": pa.int32(),
         "judge_completion_tokens": pa.int32(),
+        "answerable": pa.bool_(),
     }
     count = len(rows["conversation_id"])
     return pa.table(

@@ -198,7 +198,8 @@ CREATE TABLE test_point_answers (
     correct BOOLEAN,  -- the judge's verdict; NULL without a judge
     reason VARCHAR,
     judge_prompt_tokens INTEGER,
-    judge_completion_tokens INTEGER
+    judge_completion_tokens INTEGER,
+    answerable BOOLEAN NOT NULL  -- false: answered, but neither judged nor counted
 );
 """
 
