@@ -103,13 +103,12 @@ class Cache:
             self._connection = connection
         return self._connection
 
-    @property
-    def total_hits(self) -> int:
-        return sum(self.hits.values())
-
-    @property
-    def total_misses(self) -> int:
-        return sum(self.misses.values())
+    def counts(self, kind: str) -> tuple[int, int]:
+        """(hits, misses) over the namespaces of one kind, e.g. ``"embedding"`` or ``"chat"``."""
+        prefix = f"{kind}:"
+        hits = sum(n for namespace, n in self.hits.items() if namespace.startswith(prefix))
+        misses = sum(n for namespace, n in self.misses.items() if namespace.startswith(prefix))
+        return hits, misses
 
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The cached values among ``keys``; counts each key once as hit or miss."""

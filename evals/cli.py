@@ -40,8 +40,11 @@ __all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
 
 DEFAULT_STORE = Path("results") / "results.duckdb"
 
+# The original CLI keeps no store and no cache, so it does not spend on answers; it
+# accepts the seed's flags and says where they work.
 RESERVED_NOTE = (
-    "note: --with-answers/--judge are not implemented yet; the retrieval-only path runs and they change nothing."
+    "note: --with-answers/--judge are not implemented yet in python -m evals (no store, no cache): "
+    "the retrieval-only path runs and they change nothing; use `evals run --with-answers --judge`."
 )
 
 
@@ -102,8 +105,60 @@ def run_options(func: Callable) -> Callable:
         click.option(
             "--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="How many records to retrieve per test point."
         ),
-        click.option("--with-answers", is_flag=True, help="Reserved: generate an LLM answer per test point (not implemented yet)."),
-        click.option("--judge", is_flag=True, help="Reserved: score answers with an LLM judge (not implemented yet)."),
+        click.option(
+            "--with-answers",
+            is_flag=True,
+            help="Answer each test point with the answer model from the memory's context "
+            "(evals run; python -m evals accepts it and changes nothing).",
+        ),
+        click.option(
+            "--judge",
+            is_flag=True,
+            help="Grade each answer with the judge model; implies --with-answers "
+            "(evals run; python -m evals accepts it and changes nothing).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def llm_options(func: Callable) -> Callable:
+    """The chat endpoint and models used by --with-answers and --judge (``evals run``)."""
+    options = [
+        click.option("--answer-model", default="gpt-4o-mini", show_default=True, help="Model that answers each test point."),
+        click.option("--judge-model", default="gpt-4o-mini", show_default=True, help="Model that grades each answer."),
+        click.option(
+            "--base-url",
+            envvar="OPENAI_BASE_URL",
+            show_envvar=True,
+            default=None,
+            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1. Default: OpenAI's.",
+        ),
+        click.option(
+            "--api-key",
+            envvar="OPENAI_API_KEY",
+            show_envvar=True,
+            default=None,
+            help="Key for the endpoint. Prefer the environment variable; the key is never stored, cached or printed.",
+        ),
+        click.option(
+            "--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Requests in flight at once."
+        ),
+        click.option(
+            "--request-timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=60.0,
+            show_default=True,
+            help="Seconds to wait for one response before retrying.",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=5,
+            show_default=True,
+            help="Retries of a request after a timeout, HTTP 429 or 5xx, with exponential backoff.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -236,6 +291,12 @@ def _p_value(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
+def _accuracy_interval(summary: RunSummary) -> str:
+    if summary.accuracy_low is None or summary.accuracy_high is None:
+        return "null"
+    return f"[{summary.accuracy_low:.3f}, {summary.accuracy_high:.3f}]"
+
+
 _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
     "run": lambda s: s.run_id,
     "date": lambda s: s.date,
@@ -253,7 +314,12 @@ _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
     "tokens/tp": _tokens,
     # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
     "emb new/cached": lambda s: "—" if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
+    "accuracy": lambda s: _number(s.accuracy),
+    "acc 95% CI": _accuracy_interval,
+    "kw acc": lambda s: _number(s.keyword_accuracy),
+    "llm tok/tp": lambda s: _number(s.llm_tokens_per_test_point, 1),
 }
+_ANSWER_COLUMNS = ["accuracy", "acc 95% CI", "kw acc", "llm tok/tp"]
 
 
 def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence[str]) -> None:
@@ -268,9 +334,15 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         for summary in summaries:
             row = summary.as_dict()
             row["strategy_config"] = json.dumps(row["strategy_config"], ensure_ascii=False)
+            if row["llm_settings"] is not None:
+                row["llm_settings"] = json.dumps(row["llm_settings"], ensure_ascii=False, sort_keys=True)
             writer.writerow(row)
         click.echo(buffer.getvalue(), nl=False)
         return
+    if any(s.answer_model is not None for s in summaries):
+        # Answer columns only where some run has answers, so retrieval-only tables stay as they were.
+        at = columns.index("tokens/tp") + 1
+        columns = [*columns[:at], *_ANSWER_COLUMNS, *columns[at:]]
     rows = [[_TABLE_COLUMNS[c](s) for c in columns] for s in summaries]
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
     for line in [list(columns), *rows]:
@@ -358,6 +430,7 @@ def cli() -> None:
 
 @cli.command("run")
 @run_options
+@llm_options
 @store_option
 @click.option("--force", is_flag=True, help="Compute and append a new run even if the store already has one for these inputs.")
 @click.option(
@@ -393,15 +466,18 @@ def run_command(
     the store, so a rerun computes none of it again; the command prints how
     many were computed and how many came from the cache. --no-cache skips it.
 
+    --with-answers answers every test point with an LLM from the strategy's
+    context, --judge grades the answers, against OpenAI or any
+    OpenAI-compatible server (--base-url); every response is cached.
+
     \b
     Examples:
       evals run --runner mneme
+      evals run --runner mneme --with-answers --judge --base-url http://127.0.0.1:8080/v1
       evals run --runner full_history --corpus corpus/ --output out/full.json
       evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
     """
-    with_answers, judge = options.pop("with_answers"), options.pop("judge")
-    if with_answers or judge:
-        click.echo(RESERVED_NOTE, err=True)
+    api_key = options.pop("api_key")
     path, create_parent = _store_path(store)
     outcome = _store_api().run_with_store(
         RunConfig(**options),
@@ -412,13 +488,21 @@ def run_command(
         not_code=[output] if output else [],
         progress=_progress(),
         use_cache=not no_cache,
+        api_key=api_key,
     )
     if output is not None:
         _write_json(output, outcome.document)
+    answers = outcome.document["metrics"].get("answers")
+    if answers is not None and not outcome.cached:
+        click.echo(
+            f"llm: {answers['requests_made']} requests made, {answers['requests_cached']} from cache; "
+            f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
+            err=True,
+        )
     summary = summary_line(outcome.document)
     written = f" -> {output}" if output else ""
     if outcome.cache_hits or outcome.cache_misses:
-        click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)
+        click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     if outcome.cached:
         click.echo(f"cached: run {outcome.run_id}: {summary}{written}")
     else:

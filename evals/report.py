@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from evals.breakdown import metrics_additions
 from evals.metrics import Scores
 from evals.runner import RunResult, TestPointResult
+
+if TYPE_CHECKING:
+    from evals.llm import AnswerRun
 
 __all__ = ["dump_json", "point_json", "seed_json", "summary_line"]
 
@@ -38,12 +42,13 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
     return out
 
 
-def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
+def seed_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
     """The seed's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
-    beside ``recall_at_k`` and ``tokens``, and the evidence, unanswerable and category blocks
-    of corpora that use them) are additions only."""
+    beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
+    corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
+    point's ``answer``) are additions only."""
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
-    return {
+    document = {
         "strategy": run.strategy,
         "seed": run.seed,
         "k": run.k,
@@ -67,6 +72,22 @@ def seed_json(run: RunResult, scores: Scores) -> dict[str, Any]:
             for c in run.conversations
         ],
     }
+    if answers is not None:
+        _add_answers(document, answers)
+    return document
+
+
+def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
+    document["metrics"]["answers"] = answers.metrics_block()
+    document["answers"] = {
+        "answer_model": answers.answer_model,
+        "judge_model": answers.judge_model,
+        "base_url": answers.base_url,
+        "settings": answers.settings,
+    }
+    for conversation, points in zip(document["conversations"], answers.points, strict=True):
+        for point, answer in zip(conversation["test_points"], points, strict=True):
+            point["answer"] = dataclasses.asdict(answer)
 
 
 def summary_line(document: dict[str, Any], destination: str | None = None) -> str:
@@ -78,6 +99,11 @@ def summary_line(document: dict[str, Any], destination: str | None = None) -> st
         f"recall@{document['k']}={metrics['recall_at_k']['aggregate']} "
         f"tokens/tp={metrics['tokens']['aggregate_tokens_per_test_point']}"
     )
+    answers = metrics.get("answers")
+    if answers is not None:
+        line += f" keyword_acc={answers['keyword_accuracy']}"
+        if answers["judge_model"] is not None:
+            line += f" accuracy={answers['accuracy']}"
     if document.get("tokenizer") not in (None, "cl100k_base"):
         line += f" (tokens estimated: {document['tokenizer']})"
     return f"{line} -> {destination}" if destination else line

@@ -71,6 +71,7 @@ def run_corpus(
     seed: int = 42,
     corpus_dir: str | None = None,
     progress: Progress | None = None,
+    on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
 ) -> RunResult:
     """Play every conversation of ``corpus`` through ``strategy``.
 
@@ -98,19 +99,20 @@ def run_corpus(
                 if test.evidence_turns:
                     lookup = lookup or TurnLookup(conversation)
                     retrieved_turns = record_turns(records, lookup, index)
-                result.test_points.append(
-                    TestPointResult(
-                        turn_index=index,
-                        question=test.question,
-                        expected_fact=test.expected_fact,
-                        expected_keywords=list(test.expected_keywords),
-                        retrieved_records=records,
-                        evidence_turns=list(test.evidence_turns),
-                        category=test.category,
-                        answerable=test.answerable,
-                        retrieved_turns=retrieved_turns,
-                    )
+                point = TestPointResult(
+                    turn_index=index,
+                    question=test.question,
+                    expected_fact=test.expected_fact,
+                    expected_keywords=list(test.expected_keywords),
+                    retrieved_records=records,
+                    evidence_turns=list(test.evidence_turns),
+                    category=test.category,
+                    answerable=test.answerable,
+                    retrieved_turns=retrieved_turns,
                 )
+                result.test_points.append(point)
+                if on_test_point is not None:
+                    on_test_point(conversation.id, point, strategy)
             if turn.record:
                 strategy.add(turn.role, turn.content)
         conversations.append(result)

@@ -119,7 +119,7 @@ def provenance(commit: str, dirty: bool = False) -> Provenance:
 
 def at(evaluation: Evaluation, moment: datetime) -> Evaluation:
     """The same evaluation, stamped with a fixed start time so run order is deterministic."""
-    return Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores)
+    return Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores, evaluation.answers)
 
 
 def without_records(evaluation: Evaluation, conversation: int, point: int) -> Evaluation:
@@ -514,6 +514,108 @@ def test_build_site_command_reports_a_missing_store(tmp_path: Path):
     assert result.output.startswith("Error: ") and "Traceback" not in result.output
 
 
+# -- end-to-end answers --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with recency and full_history runs answered and judged by the local chat server
+    (tests/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
+    from llm_server import LLMServer
+
+    path = tmp_path_factory.mktemp("answers") / "results.duckdb"
+    start = datetime(2025, 2, 1, 12, 0, tzinfo=UTC)
+    with LLMServer() as server, Store.open(path) as opened:
+        for n, runner in enumerate(("recency", "full_history")):
+            config = RunConfig(runner=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
+            evaluation = evaluate(config, api_key="sk-site-test")
+            opened.append(at(evaluation, start + timedelta(minutes=n)), provenance(NEW))
+        opened.append(at(evaluate(RunConfig(runner="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW))
+    return path
+
+
+@pytest.fixture(scope="module")
+def answers_site(answers_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("answers_site") / "site"
+    build_site(answers_store, out)
+    return out
+
+
+def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_store: Path):
+    """A run with answers shows its answer accuracy and 95% interval; one without shows dashes there."""
+    page = parse(answers_site / "index.html")
+    headers = [th.text().strip() for th in page.find("thead").find_all("th")]
+    at_accuracy = headers.index("answer accuracy")
+    assert headers[at_accuracy + 1] == "accuracy 95% interval"
+    for s in summaries(answers_store):
+        row = next(tr for tr in page.find("tbody").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
+        cells = [td.text().strip() for td in row.find_all("td")]
+        if s.answer_model is None:
+            assert cells[at_accuracy] == cells[at_accuracy + 1] == "\u2014"
+        else:
+            assert cells[at_accuracy] == f"{s.accuracy * 100:.1f}%"
+            assert cells[at_accuracy + 1] == f"{s.accuracy_low * 100:.1f}% – {s.accuracy_high * 100:.1f}%"
+            assert cells[at_accuracy + 3] == f"{s.llm_tokens_per_test_point:,.1f}"
+
+
+def test_index_without_answers_has_no_answer_columns(site: Path):
+    """A corpus whose runs have no answers keeps the retrieval-only columns."""
+    headers = [th.text().strip() for th in parse(site / "index.html").find("thead").find_all("th")]
+    assert "answer accuracy" not in headers
+
+
+def test_drilldown_shows_answer_and_verdict_behind_a_miss(answers_site: Path, answers_store: Path):
+    """At a miss, the drill-down shows the answer, the verdict and the judge's reason beside the records."""
+    run = next(s for s in summaries(answers_store) if s.strategy == "recency")
+    with Store.open(answers_store, read_only=True) as opened:
+        stored = opened.get_run(run.run_id)
+    answer = stored.answers.points[1][0]
+    section = parse(drilldown(answers_site, run.run_id, "02_far_fact")).find("section", id="tp-14")
+    assert "miss" in section.classes and section.find("ol", cls="records")
+    block = section.find("div", cls="answer")
+    assert block.find("blockquote").text() == answer.answer
+    assert block.find("span", cls="badge").text() == ("correct" if answer.correct else "incorrect")
+    assert answer.reason in block.find("p", cls="verdict").text()
+
+
+def test_run_page_lists_answers_judged_incorrect(answers_site: Path, answers_store: Path):
+    """The run page gives accuracy with its interval and links every answer judged incorrect to its drill-down."""
+    run = next(s for s in summaries(answers_store) if s.strategy == "recency")
+    with Store.open(answers_store, read_only=True) as opened:
+        stored = opened.get_run(run.run_id)
+    expected = [
+        f"../runs/{run.run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
+        for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
+        for p, a in zip(c.test_points, answers, strict=True)
+        if a.correct is False
+    ]
+    page = parse(answers_site / "runs" / f"{run.run_id}.html")
+    assert expected
+    assert page.find("h3", id="wrong-answers").text() == f"Answers judged incorrect ({len(expected)})"
+    table = page.find("h3", id="wrong-answers").parent.find_all("table")[0]
+    assert [a.attrs["href"] for a in table.find_all("a")] == expected
+    assert f"{run.accuracy * 100:.1f}%" in page.find("h2", id="answers").parent.text()
+
+
+def test_methodology_page_shows_the_prompts(answers_site: Path):
+    """The methodology page carries each prompt exactly as shipped, with its digest."""
+    from evals.llm import PROMPT_NAMES, prompt, prompt_digests
+
+    page = parse(answers_site / "about.html")
+    texts = [pre.text() for pre in page.find_all("pre", cls="prompt")]
+    assert texts == [prompt(name) for name in PROMPT_NAMES]
+    assert all(digest in page.text() for digest in prompt_digests().values())
+
+
+def test_run_json_and_downloads_carry_the_answers(answers_site: Path, answers_store: Path):
+    """The run's JSON has metrics.answers; leaderboard.json has accuracy for runs with answers and null for others."""
+    run = next(s for s in summaries(answers_store) if s.strategy == "recency")
+    document = json.loads((answers_site / "runs" / f"{run.run_id}.json").read_text())
+    assert document["metrics"]["answers"]["accuracy"] == run.accuracy
+    rows = json.loads((answers_site / "leaderboard.json").read_text())
+    assert {r["strategy"]: r["accuracy"] is None for r in rows} == {"recency": False, "full_history": False, "mneme": True}
+
+
 # -- in a real browser ---------------------------------------------------------------------------
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -629,3 +731,46 @@ def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):
         run_id = opened.append(evaluate(RunConfig(runner="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2)
     build_site(store_path, tmp_path / "site")
     assert "Embedding cache: 2 embeddings computed, 40 from the cache." in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
+
+
+@pytest.fixture
+def served_answers(answers_site: Path):
+    """The site with answers over HTTP on 127.0.0.1; yields the base URL."""
+    handler = partial(_QuietHandler, directory=str(answers_site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.mark.browser
+def test_browser_sorts_by_accuracy_and_reads_an_answer(served_answers: str, browser, answers_store: Path):
+    """In Chromium: sorting by answer accuracy works; a wrong answer's drill-down shows answer and verdict; no error."""
+    problems: list[str] = []
+    page = browser.new_page()
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    page.goto(served_answers + "index.html")
+
+    page.locator("table.sortable thead th", has_text="answer accuracy").locator("button").click()
+    assert page.locator("table.sortable thead th[aria-sort]").count() == 1
+    cells = page.locator("table.sortable tbody tr td.accuracy").all_inner_texts()
+    assert cells[-1] == "\u2014" or cells[0] == "\u2014"  # the run without answers sorts to an end
+
+    recency = next(s for s in summaries(answers_store) if s.strategy == "recency")
+    page.locator(f'table.sortable a[href="runs/{recency.run_id}.html"]').click()
+    page.wait_for_url(f"**/runs/{recency.run_id}.html")
+    page.wait_for_load_state("load")
+    page.locator("#wrong-answers ~ .table-wrap a").first.click()
+    page.wait_for_url("**/*.html#tp-*")
+    section = page.locator("section.point:target")
+    assert section.locator("div.answer .badge.miss").is_visible()
+    assert section.locator("div.answer blockquote").inner_text()
+    assert problems == []

@@ -37,6 +37,9 @@ from evals.report import seed_json
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, series_chart
 from evals.site._pages import (
     AboutPage,
+    AnswersBlock,
+    AnswerView,
+    PromptView,
     BoardRow,
     CategoryRow,
     CompareSection,
@@ -245,6 +248,12 @@ def leaderboard(latest: list[RunSummary], paths: _Paths) -> list[CorpusBoard]:
                     commit_short=short_commit(s.commit),
                     dirty=s.dirty,
                     date=s.date,
+                    accuracy=s.accuracy,
+                    accuracy_low=s.accuracy_low,
+                    accuracy_high=s.accuracy_high,
+                    keyword_accuracy=s.keyword_accuracy,
+                    llm_tokens=s.llm_tokens_per_test_point,
+                    answer_model=s.answer_model,
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -283,6 +292,7 @@ def leaderboard(latest: list[RunSummary], paths: _Paths) -> list[CorpusBoard]:
                 chart=chart,
                 unplotted=[f"{r.strategy} ({r.config_key})" for r in rows if r not in plotted],
                 relative_note=note,
+                answers=any(r.answer_model is not None for r in rows),
             )
         )
     return boards
@@ -325,6 +335,13 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                     "tokens_per_test_point": s.tokens_per_test_point,
                     "tokens_relative_to_full_history": row.relative,
                     "tokenizer": s.tokenizer,
+                    "answer_model": s.answer_model,
+                    "judge_model": s.judge_model,
+                    "accuracy": s.accuracy,
+                    "accuracy_low": s.accuracy_low,
+                    "accuracy_high": s.accuracy_high,
+                    "keyword_accuracy": s.keyword_accuracy,
+                    "llm_tokens_per_test_point": s.llm_tokens_per_test_point,
                     "commit": s.commit,
                     "dirty": s.dirty,
                     "date": s.date,
@@ -459,7 +476,14 @@ def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
 
 
 def point_view(
-    number: int, point: Any, score: Any, refs: list[int | None], text: _ConversationText, cache: _Fragments, approx: bool
+    number: int,
+    point: Any,
+    score: Any,
+    refs: list[int | None],
+    text: _ConversationText,
+    cache: _Fragments,
+    approx: bool,
+    answer: Any = None,
 ) -> tuple[PointView, list[int], dict[int, int]]:
     """One test point's view (rendered), plus what the transcript needs: its listed evidence turns and each retrieved turn's rank."""
     ti = point.turn_index
@@ -498,6 +522,7 @@ def point_view(
         point.answerable,
         point.category,
         tuple(point.evidence_turns),
+        None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
     )
     cached = cache.points.get(key)
     if cached is not None:
@@ -555,6 +580,16 @@ def point_view(
         category=point.category,
         evidence_turns=list(point.evidence_turns),
         evidence_retrieved=[t for t in point.evidence_turns if t in retrieved_turns],
+        answer=None
+        if answer is None
+        else AnswerView(
+            text=answer.answer,
+            correct=answer.correct,
+            reason=answer.reason,
+            keyword_hit=answer.keyword_hit,
+            tokens=answer.prompt_tokens + answer.completion_tokens,
+            latency_s=answer.latency_s,
+        ),
     )
     return cache.point(key, view, approx), listed, rank_of_turn
 
@@ -610,7 +645,13 @@ def _highlight(text: str, needles: tuple[str, ...]) -> list[Segment]:
 
 
 def conversation_views(
-    conversation: Any, scores: list[Any], refs: list[list[int | None]], text: _ConversationText, cache: _Fragments, approx: bool
+    conversation: Any,
+    scores: list[Any],
+    refs: list[list[int | None]],
+    text: _ConversationText,
+    cache: _Fragments,
+    approx: bool,
+    answers: list[Any] | None = None,
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the transcript once, each turn tagged with the test points it served."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
@@ -618,7 +659,14 @@ def conversation_views(
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
         view, evidence_turns, rank_of_turn = point_view(
-            number, point, score, refs[number - 1] if number - 1 < len(refs) else [], text, cache, approx
+            number,
+            point,
+            score,
+            refs[number - 1] if number - 1 < len(refs) else [],
+            text,
+            cache,
+            approx,
+            answers[number - 1] if answers is not None else None,
         )
         points.append(view)
         needles = view.keywords or ([view.expected_fact] if view.expected_fact else [])
@@ -737,7 +785,10 @@ def _run_pages(
     hrefs = [paths.conversation(s.run_id, cid) for cid in ids]
     rows: list[tuple[int, ConversationRow]] = []
     misses: list[MissRow] = []
+    wrong: list[MissRow] = []
+    answers = stored.answers
     for position, (conversation, scores) in enumerate(zip(conversations, stored.scores.points, strict=True)):
+        point_answers = answers.points[position] if answers is not None else None
         cid = conversation.conversation_id
         href = hrefs[position]
         # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
@@ -769,9 +820,15 @@ def _run_pages(
             for p, score in zip(conversation.test_points, scores, strict=True)
             if not score.hit and score.answerable
         )
+        if point_answers is not None:
+            wrong.extend(
+                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#tp-{p.turn_index}")
+                for p, answer in zip(conversation.test_points, point_answers, strict=True)
+                if answer.correct is False
+            )
         text = _ConversationText(stored.transcripts.get(cid, []))
         points, transcript = conversation_views(
-            conversation, scores, stored.record_turns.get(cid, []), text, cache, header.approx_tokens
+            conversation, scores, stored.record_turns.get(cid, []), text, cache, header.approx_tokens, point_answers
         )
         output.page(
             env,
@@ -832,11 +889,46 @@ def _run_pages(
             categories=[_category_row(row) for row in category_rows(stored.run, stored.scores) or []],
             evidence=_evidence_row(evidence_block(stored.run, stored.scores)),
             unanswerable=(unanswerable_block(stored.run, stored.scores) or {"count": 0})["count"],
+            answers=answers_block(s, wrong) if answers is not None else None,
         ),
     )
-    document = seed_json(stored.run, stored.scores)
+    document = seed_json(stored.run, stored.scores, answers)
     # Compact: json's C encoder only runs without indent, and full_history documents are large.
     output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
+    settings = s.llm_settings or {}
+    prompts = ", ".join(f"{name} {digest}" for name, digest in sorted(settings.get("prompts", {}).items()))
+    return AnswersBlock(
+        answer_model=s.answer_model or "",
+        judge_model=s.judge_model,
+        base_url=s.llm_base_url or "",
+        accuracy=s.accuracy,
+        accuracy_low=s.accuracy_low,
+        accuracy_high=s.accuracy_high,
+        correct=s.answers_correct,
+        judged=s.answers_judged or 0,
+        keyword_accuracy=s.keyword_accuracy,
+        keyword_hits=s.answers_keyword_hits or 0,
+        total=s.answers_total or 0,
+        mean_latency_s=s.answer_latency_s,
+        requests_made=s.llm_requests_made or 0,
+        requests_cached=s.llm_requests_cached or 0,
+        prompt_tokens=s.llm_prompt_tokens or 0,
+        completion_tokens=s.llm_completion_tokens or 0,
+        tokens_per_test_point=s.llm_tokens_per_test_point,
+        prompts=prompts,
+        wrong=wrong,
+    )
+
+
+def prompt_views() -> list[PromptView]:
+    """The fixed prompts as this build's package ships them."""
+    from evals.llm import PROMPT_NAMES, prompt, prompt_digests
+
+    digests = prompt_digests()
+    return [PromptView(name=name, file=f"evals/llm/prompts/{name}.txt", digest=digests[name], text=prompt(name)) for name in PROMPT_NAMES]
 
 
 def _category_row(row: dict[str, Any]) -> CategoryRow:
@@ -1161,7 +1253,13 @@ def _site_pages(
         env,
         "about.html",
         AboutPage(
-            title="Methodology", root="", nav="about", store_note=note, exact_tokenizer=EXACT, approx_tokenizer=APPROXIMATE
+            title="Methodology",
+            root="",
+            nav="about",
+            store_note=note,
+            exact_tokenizer=EXACT,
+            approx_tokenizer=APPROXIMATE,
+            prompts=prompt_views(),
         ),
     )
 

@@ -20,6 +20,9 @@ from evals.site._text import Segment
 
 __all__ = [
     "AboutPage",
+    "AnswerView",
+    "AnswersBlock",
+    "PromptView",
     "BoardRow",
     "CategoryRow",
     "CompareSection",
@@ -121,6 +124,13 @@ class BoardRow:
     commit_short: str
     dirty: bool
     date: str
+    # End-to-end answers (None for a run without them).
+    accuracy: float | None = None  # judged correct / judged
+    accuracy_low: float | None = None
+    accuracy_high: float | None = None
+    keyword_accuracy: float | None = None
+    llm_tokens: float | None = None  # prompt + completion tokens of every LLM request, per test point
+    answer_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,7 @@ class CorpusBoard:
     chart: Chart | None
     unplotted: list[str]  # configurations left off the chart (no test point)
     relative_note: str  # what "relative to full_history" is relative to
+    answers: bool = False  # some row has answers: show the answer columns
 
 
 @dataclass(frozen=True)
@@ -170,6 +181,31 @@ class MissRow:
     turn_index: int
     question: str
     href: str  # the drill-down, at this test point
+
+
+@dataclass(frozen=True)
+class AnswersBlock:
+    """A run's end-to-end answers: how they were made, how good, at what cost."""
+
+    answer_model: str
+    judge_model: str | None
+    base_url: str
+    accuracy: float | None
+    accuracy_low: float | None
+    accuracy_high: float | None
+    correct: int | None
+    judged: int
+    keyword_accuracy: float | None
+    keyword_hits: int
+    total: int
+    mean_latency_s: float | None
+    requests_made: int
+    requests_cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    tokens_per_test_point: float | None
+    prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
+    wrong: list[MissRow]  # test points the judge graded incorrect
 
 
 @dataclass(frozen=True)
@@ -213,6 +249,7 @@ class RunPage(Page):
     categories: list[CategoryRow] = field(default_factory=list)  # empty when no test point has a category
     evidence: CategoryRow | None = None  # the whole run's evidence recall, when test points list evidence turns
     unanswerable: int = 0  # test points kept out of recall (answerable: false)
+    answers: AnswersBlock | None = None
 
 
 # -- conversation drill-down -------------------------------------------------------------------
@@ -269,6 +306,18 @@ class TurnLine:
 
 
 @dataclass(slots=True)
+class AnswerView:
+    """What the answer model said at a test point and, with a judge, the verdict."""
+
+    text: str
+    correct: bool | None  # None: not judged
+    reason: str | None
+    keyword_hit: bool
+    tokens: int  # prompt + completion of the answer request
+    latency_s: float
+
+
+@dataclass(slots=True)
 class PointView:
     """One test point, everything about it."""
 
@@ -293,6 +342,7 @@ class PointView:
     category: str | None = None
     evidence_turns: list[int] = field(default_factory=list)  # the corpus's evidence turns for this point
     evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
+    answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
 
 
@@ -417,3 +467,14 @@ class AboutPage(Page):
 
     exact_tokenizer: str
     approx_tokenizer: str
+    prompts: list[PromptView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PromptView:
+    """One fixed prompt, as shipped."""
+
+    name: str
+    file: str
+    digest: str  # what a run records in its LLM settings
+    text: str

@@ -85,7 +85,7 @@ class _Exported(BaseModel):
 def export_document(stored: StoredRun) -> dict[str, Any]:
     """The seed JSON of a stored run plus the ``run`` block that lets it be imported elsewhere."""
     summary = stored.summary
-    document = seed_json(stored.run, stored.scores)
+    document = seed_json(stored.run, stored.scores, stored.answers)
     document["run"] = {
         "format": EXPORT_FORMAT,
         "format_version": EXPORT_FORMAT_VERSION,
@@ -127,7 +127,7 @@ def _first_problem(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}{extra}"
 
 
-def _rebuild(doc: _Exported, name: str) -> RunRecord:
+def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     block = doc.run
     if block.format_version > EXPORT_FORMAT_VERSION:
         raise StoreError(
@@ -208,6 +208,7 @@ def _rebuild(doc: _Exported, name: str) -> RunRecord:
         mneme_version=block.mneme_version,
         python_version=block.python_version,
     )
+    answers = _answers(raw, name)
     summary = make_summary(
         run_id=block.run_id,
         run=run,
@@ -216,8 +217,33 @@ def _rebuild(doc: _Exported, name: str) -> RunRecord:
         corpus_name=block.corpus_name,
         cache_hits=block.cache_hits,
         cache_misses=block.cache_misses,
+        answers=answers,
     )
-    return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations)
+    return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations, answers=answers)
+
+
+def _answers(raw: dict[str, Any], name: str) -> Any:
+    """The run's answers from an export made with --with-answers, or None."""
+    if "answers" not in raw:
+        return None
+    from evals.llm import AnswerRun, PointAnswer
+
+    try:
+        block, totals = raw["answers"], raw["metrics"]["answers"]
+        points = [[PointAnswer(**p["answer"]) for p in c["test_points"]] for c in raw["conversations"]]
+        return AnswerRun(
+            answer_model=block["answer_model"],
+            judge_model=block["judge_model"],
+            base_url=block["base_url"],
+            points=points,
+            settings=block["settings"],
+            requests_made=totals["requests_made"],
+            requests_cached=totals["requests_cached"],
+            prompt_tokens=totals["prompt_tokens"],
+            completion_tokens=totals["completion_tokens"],
+        )
+    except (KeyError, TypeError) as exc:
+        raise StoreError(f"{name}: the answers of this export are incomplete ({type(exc).__name__}: {exc})") from None
 
 
 def read_export(path: Path) -> RunRecord:
@@ -241,10 +267,10 @@ def read_export(path: Path) -> RunRecord:
         document = _Exported.model_validate(raw)
     except ValidationError as exc:
         raise StoreError(f"{name}: not a valid evals export: {_first_problem(exc)}") from None
-    record = _rebuild(document, name)
+    record = _rebuild(document, name, raw)
     # The seed keys must be what this run's data gives, or the file was edited
     # or is inconsistent; importing it would store numbers nobody computed.
-    expected = seed_json(record.run, record.scores)
+    expected = seed_json(record.run, record.scores, record.answers)
     for key, value in expected.items():
         if key in raw and not _agrees(raw[key], value):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")

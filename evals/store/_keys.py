@@ -19,13 +19,18 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def config_key(strategy_config: dict[str, Any], *, k: int, model: str) -> str:
+def config_key(strategy_config: dict[str, Any], *, k: int, model: str, answers: dict[str, Any] | None = None) -> str:
     """A short, readable, stable name for one configuration: ``<strategy>-k<k>-<hash>``.
 
     The same settings give the same key on every commit and machine, so the
-    leaderboard can follow one configuration through history.
+    leaderboard can follow one configuration through history. ``answers`` (the
+    answer and judge models and endpoint) makes a run with answers a
+    configuration of its own; without it the key is what it always was.
     """
-    digest = _sha256(_canonical({"strategy": strategy_config, "k": k, "model": model}))[:8]
+    inputs: dict[str, Any] = {"strategy": strategy_config, "k": k, "model": model}
+    if answers is not None:
+        inputs["answers"] = answers
+    digest = _sha256(_canonical(inputs))[:8]
     return f"{strategy_config.get('name', 'unknown')}-k{k}-{digest}"
 
 
@@ -38,6 +43,7 @@ def cache_key(
     k: int,
     seed: int,
     tokenizer: str,
+    answers: dict[str, Any] | None = None,
 ) -> str | None:
     """The key under which a run's result may be reused, or ``None`` when it may not.
 
@@ -57,4 +63,6 @@ def cache_key(
         "seed": seed,
         "tokenizer": tokenizer,
     }
+    if answers is not None:
+        inputs["answers"] = answers
     return _sha256(_canonical(inputs))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.metrics import Scores
 from evals.runner import RunResult
+
+if TYPE_CHECKING:
+    from evals.llm import AnswerRun
 
 __all__ = ["RecordTurns", "RunSummary", "StoredRun", "Transcript"]
 
@@ -57,6 +60,25 @@ class RunSummary:
     mrr: float | None = None
     cache_hits: int | None = None  # embeddings (and LLM requests) this run found in the cache
     cache_misses: int | None = None  # ... and computed; None when the run used no cache
+    # End-to-end answers; all None for a run without them.
+    answer_model: str | None = None
+    judge_model: str | None = None
+    llm_base_url: str | None = None
+    llm_settings: dict[str, Any] | None = None  # temperature, seed, digests of the prompts
+    answers_total: int | None = None
+    answers_judged: int | None = None
+    answers_correct: int | None = None
+    answers_keyword_hits: int | None = None
+    accuracy: float | None = None  # judged correct / judged
+    accuracy_low: float | None = None
+    accuracy_high: float | None = None
+    keyword_accuracy: float | None = None  # answers holding an expected keyword / answers
+    answer_latency_s: float | None = None
+    llm_requests_made: int | None = None
+    llm_requests_cached: int | None = None
+    llm_prompt_tokens: int | None = None
+    llm_completion_tokens: int | None = None
+    llm_tokens_per_test_point: float | None = None  # every request's prompt + completion tokens / test points
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: the timestamp as ISO 8601 text."""
@@ -75,3 +97,4 @@ class StoredRun:
     transcripts: dict[str, Transcript]  # conversation id -> (role, content) of every turn
     record_turns: dict[str, RecordTurns]  # conversation id -> per test point, per record
     unrecorded: dict[str, list[int]] = field(default_factory=dict)  # conversation id -> turns with record: false
+    answers: AnswerRun | None = None

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +30,9 @@ from evals.store._keys import cache_key, config_key
 from evals.store._models import RunSummary
 from evals.turn_refs import Encoded, TurnLookup, encode_records
 
+if TYPE_CHECKING:
+    from evals.llm import AnswerRun
+
 __all__ = [
     "RunRecord",
     "TurnLookup",
@@ -42,6 +46,8 @@ __all__ = [
     "decode_tokens",
     "record_from_evaluation",
     "corpus_tables",
+    "answer_fields",
+    "answers_table",
 ]
 
 
@@ -58,6 +64,7 @@ class RunRecord:
     run: RunResult
     scores: Scores
     conversations: Sequence[Conversation]  # the corpus's, in the run's order
+    answers: AnswerRun | None = None
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -73,6 +80,7 @@ def make_summary(
     corpus_name: str,
     cache_hits: int | None = None,
     cache_misses: int | None = None,
+    answers: AnswerRun | None = None,
 ) -> RunSummary:
     started = as_utc(run.started_at)
     # Each Scores property walks every record; a long run has millions, so read each once.
@@ -80,6 +88,25 @@ def make_summary(
     strict_hits = scores.strict_hits
     interval = wilson_interval(hits, total)
     strict = wilson_interval(strict_hits, total)
+    identity = answers.identity() if answers is not None else None
+    extra = {}
+    if answers is not None:
+        extra = answer_fields(
+            test_points=total,
+            answer_model=answers.answer_model,
+            judge_model=answers.judge_model,
+            llm_base_url=answers.base_url,
+            llm_settings=answers.settings,
+            answers_total=answers.total,
+            answers_judged=answers.judged,
+            answers_correct=answers.correct if answers.judge_model is not None else None,
+            answers_keyword_hits=answers.keyword_hits,
+            answer_latency_s=answers.mean_latency_s,
+            llm_requests_made=answers.requests_made,
+            llm_requests_cached=answers.requests_cached,
+            llm_prompt_tokens=answers.prompt_tokens,
+            llm_completion_tokens=answers.completion_tokens,
+        )
     return RunSummary(
         run_id=run_id,
         commit=provenance.commit,
@@ -89,7 +116,7 @@ def make_summary(
         timestamp=started,
         strategy=str(run.strategy.get("name", "unknown")),
         strategy_config=dict(run.strategy),
-        config_key=config_key(run.strategy, k=run.k, model=run.model),
+        config_key=config_key(run.strategy, k=run.k, model=run.model, answers=identity),
         k=run.k,
         seed=run.seed,
         corpus_name=corpus_name,
@@ -116,6 +143,7 @@ def make_summary(
             k=run.k,
             seed=run.seed,
             tokenizer=scores.tokenizer,
+            answers=identity,
         ),
         strict_hits=strict_hits,
         strict_recall=strict_hits / total if total else None,
@@ -124,6 +152,74 @@ def make_summary(
         mrr=scores.mrr,
         cache_hits=cache_hits,
         cache_misses=cache_misses,
+        **extra,
+    )
+
+
+def answer_fields(*, test_points: int, **stored: Any) -> dict[str, Any]:
+    """The summary's answer fields: the ``runs`` columns as stored, plus what follows from them."""
+    if stored.get("answer_model") is None:
+        return {}
+    judged, correct = stored["answers_judged"] or 0, stored["answers_correct"]
+    interval = wilson_interval(correct, judged) if correct is not None else None
+    answered, keyword_hits = stored["answers_total"], stored["answers_keyword_hits"]
+    spent = (stored["llm_prompt_tokens"] or 0) + (stored["llm_completion_tokens"] or 0)
+    return {
+        **stored,
+        "accuracy": correct / judged if correct is not None and judged else None,
+        "accuracy_low": interval[0] if interval else None,
+        "accuracy_high": interval[1] if interval else None,
+        "keyword_accuracy": keyword_hits / answered if answered else None,
+        "llm_tokens_per_test_point": spent / test_points if test_points else None,
+    }
+
+
+def answers_table(record: RunRecord) -> pa.Table | None:
+    """The run's ``test_point_answers`` rows, or None for a run without answers."""
+    answers = record.answers
+    if answers is None:
+        return None
+    rows: dict[str, list[Any]] = {
+        name: []
+        for name in (
+            "conversation_id",
+            "turn_index",
+            "answer",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_s",
+            "keyword_hit",
+            "correct",
+            "reason",
+            "judge_prompt_tokens",
+            "judge_completion_tokens",
+            "answerable",
+        )
+    }
+    for result, points in zip(record.run.conversations, answers.points, strict=True):
+        for point, answer in zip(result.test_points, points, strict=True):
+            rows["conversation_id"].append(result.conversation_id)
+            rows["turn_index"].append(point.turn_index)
+            for name in list(rows)[2:]:
+                rows[name].append(getattr(answer, name))
+    types = {
+        "conversation_id": pa.string(),
+        "turn_index": pa.int32(),
+        "answer": pa.string(),
+        "prompt_tokens": pa.int32(),
+        "completion_tokens": pa.int32(),
+        "latency_s": pa.float64(),
+        "keyword_hit": pa.bool_(),
+        "correct": pa.bool_(),
+        "reason": pa.string(),
+        "judge_prompt_tokens": pa.int32(),
+        "judge_completion_tokens": pa.int32(),
+        "answerable": pa.bool_(),
+    }
+    count = len(rows["conversation_id"])
+    return pa.table(
+        {"run_id": pa.array([record.summary.run_id] * count, pa.string())}
+        | {name: pa.array(values, types[name]) for name, values in rows.items()}
     )
 
 
@@ -143,8 +239,9 @@ def record_from_evaluation(
         corpus_name=evaluation.corpus.name,
         cache_hits=cache_hits,
         cache_misses=cache_misses,
+        answers=evaluation.answers,
     )
-    return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations)
+    return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations, evaluation.answers)
 
 
 @contextmanager

@@ -197,11 +197,47 @@ ALTER TABLE test_points ADD COLUMN strict_hit BOOLEAN;
 ALTER TABLE test_points ADD COLUMN "rank" INTEGER;
 """
 
+_ANSWERS = """
+-- End-to-end answers (evals run --with-answers / --judge). Every column is NULL
+-- for a run made without answers, so older runs read as before.
+ALTER TABLE runs ADD COLUMN answer_model VARCHAR;
+ALTER TABLE runs ADD COLUMN judge_model VARCHAR;
+ALTER TABLE runs ADD COLUMN llm_base_url VARCHAR;
+ALTER TABLE runs ADD COLUMN llm_settings JSON;  -- temperature, seed, digests of the prompts
+ALTER TABLE runs ADD COLUMN answers_total INTEGER;
+ALTER TABLE runs ADD COLUMN answers_judged INTEGER;
+ALTER TABLE runs ADD COLUMN answers_correct INTEGER;
+ALTER TABLE runs ADD COLUMN answers_keyword_hits INTEGER;
+ALTER TABLE runs ADD COLUMN answer_latency_s DOUBLE;  -- mean over the answers
+ALTER TABLE runs ADD COLUMN llm_requests_made INTEGER;
+ALTER TABLE runs ADD COLUMN llm_requests_cached INTEGER;
+ALTER TABLE runs ADD COLUMN llm_prompt_tokens BIGINT;
+ALTER TABLE runs ADD COLUMN llm_completion_tokens BIGINT;
+
+-- One row per test point of a run with answers.
+CREATE TABLE test_point_answers (
+    run_id VARCHAR NOT NULL,
+    conversation_id VARCHAR NOT NULL,
+    turn_index INTEGER NOT NULL,
+    answer VARCHAR NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s DOUBLE NOT NULL,
+    keyword_hit BOOLEAN NOT NULL,
+    correct BOOLEAN,  -- the judge's verdict; NULL without a judge
+    reason VARCHAR,
+    judge_prompt_tokens INTEGER,
+    judge_completion_tokens INTEGER,
+    answerable BOOLEAN NOT NULL  -- false: answered, but neither judged nor counted
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
     Migration(3, "evidence_categories_unanswerable", _EVIDENCE_CATEGORIES),
     Migration(4, "intervals_strict_recall_mrr_cache_counts", _STATS),
+    Migration(5, "answers_and_verdicts", _ANSWERS),
 )
 
 

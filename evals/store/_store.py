@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -34,6 +34,8 @@ from evals.store._errors import StoreError
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import (
     RunRecord,
+    answer_fields,
+    answers_table,
     corpus_tables,
     decode_records,
     decode_tokens,
@@ -43,10 +45,29 @@ from evals.store._records import (
 )
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
+if TYPE_CHECKING:
+    from evals.llm import AnswerRun
+
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable"]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
+# Stored by runs with answers, NULL for the others (migration 3).
+_ANSWER_COLUMNS = (
+    "answer_model",
+    "judge_model",
+    "llm_base_url",
+    "llm_settings",
+    "answers_total",
+    "answers_judged",
+    "answers_correct",
+    "answers_keyword_hits",
+    "answer_latency_s",
+    "llm_requests_made",
+    "llm_requests_cached",
+    "llm_prompt_tokens",
+    "llm_completion_tokens",
+)
 _SUMMARY_COLUMNS = (
     "run_id",
     "commit",
@@ -77,6 +98,7 @@ _SUMMARY_COLUMNS = (
     "mrr",
     "cache_hits",
     "cache_misses",
+    *_ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 
@@ -316,7 +338,12 @@ class Store:
         self._insert_corpus(record)
         summary = record.summary
         values = {name: getattr(summary, name) for name in (*_SUMMARY_COLUMNS, "recall_low", "recall_high")}
+        if summary.answer_model is None:
+            # A run without answers writes none of their columns (so older schemas take it too).
+            values = {name: value for name, value in values.items() if name not in _ANSWER_COLUMNS}
         values["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
+        if summary.llm_settings is not None:
+            values["llm_settings"] = json.dumps(summary.llm_settings, ensure_ascii=False, sort_keys=True)
         values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)
         values["appended_at"] = _utc_now()
         # A store opened with fewer migrations (tests build old stores so) has fewer columns.
@@ -327,6 +354,9 @@ class Store:
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
         self._insert_arrow("test_points", points)
         self._insert_arrow("run_turn_tokens", turn_tokens)
+        answers = answers_table(record)
+        if answers is not None:
+            self._insert_arrow("test_point_answers", answers)
 
     def _insert_corpus(self, record: RunRecord) -> None:
         """Store the run's corpus unless a run on the same corpus digest already did."""
@@ -519,7 +549,44 @@ class Store:
             points=score_lists,
         )
         return StoredRun(
-            summary=summary, run=run, scores=scores, transcripts=transcripts, record_turns=record_turns, unrecorded=unrecorded
+            summary=summary,
+            run=run,
+            scores=scores,
+            transcripts=transcripts,
+            record_turns=record_turns,
+            unrecorded=unrecorded,
+            answers=self._answers(summary, run),
+        )
+
+    def _answers(self, summary: RunSummary, run: RunResult) -> AnswerRun | None:
+        """The run's answers and verdicts, in the order of its test points (None: a run without answers)."""
+        if summary.answer_model is None:
+            return None
+        from evals.llm import AnswerRun, PointAnswer
+
+        rows = self._arrow("SELECT * EXCLUDE (run_id) FROM test_point_answers WHERE run_id = ?", [summary.run_id]).to_pylist()
+        by_point = {(row.pop("conversation_id"), row.pop("turn_index")): row for row in rows}
+        points = []
+        for result in run.conversations:
+            answers = []
+            for point in result.test_points:
+                row = by_point.get((result.conversation_id, point.turn_index))
+                if row is None:
+                    raise StoreError(
+                        f"store {self.path}: run {summary.run_id} has no answer for {result.conversation_id!r} turn {point.turn_index}"
+                    )
+                answers.append(PointAnswer(**row))
+            points.append(answers)
+        return AnswerRun(
+            answer_model=summary.answer_model,
+            judge_model=summary.judge_model,
+            base_url=summary.llm_base_url or "",
+            points=points,
+            settings=summary.llm_settings or {},
+            requests_made=summary.llm_requests_made or 0,
+            requests_cached=summary.llm_requests_cached or 0,
+            prompt_tokens=summary.llm_prompt_tokens or 0,
+            completion_tokens=summary.llm_completion_tokens or 0,
         )
 
     def _one(self, query: str, params: list[Any] | None = None) -> tuple | None:
@@ -535,7 +602,7 @@ class Store:
     def seed_json(self, run_id: str) -> dict[str, Any]:
         """The original harness's JSON document for a stored run (what ``--output`` wrote)."""
         stored = self.get_run(run_id)
-        return seed_json(stored.run, stored.scores)
+        return seed_json(stored.run, stored.scores, stored.answers)
 
 
 def _summary(row: tuple) -> RunSummary:
@@ -580,6 +647,11 @@ def _summary(row: tuple) -> RunSummary:
         mrr=values["mrr"],
         cache_hits=values["cache_hits"],
         cache_misses=values["cache_misses"],
+        **answer_fields(
+            test_points=total,
+            **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
+            llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
+        ),
     )
 
 

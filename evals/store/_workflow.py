@@ -26,7 +26,7 @@ class StoredOutcome:
     cached: bool
     document: dict[str, Any]  # the seed JSON of the run
     provenance: Provenance
-    cache_hits: int = 0  # embeddings and LLM responses found in the cache
+    cache_hits: int = 0  # embeddings found in the cache
     cache_misses: int = 0  # ... and computed or requested by this run
 
 
@@ -35,7 +35,13 @@ def planned_cache_key(config: RunConfig, provenance: Provenance, tokenizer: str)
     if not provenance.is_clean_commit:
         return None
     corpus = load_corpus(config.corpus)
-    strategy = build_strategy(config.runner, backend=config.backend, embedder=config.embedder, seed=config.seed)
+    strategy = build_strategy(
+        config.runner,
+        backend=config.backend,
+        embedder=config.embedder,
+        seed=config.seed,
+        summarize_fn=config.summarize_fn(),
+    )
     return cache_key(
         provenance,
         corpus_digest=corpus.digest,
@@ -44,6 +50,7 @@ def planned_cache_key(config: RunConfig, provenance: Provenance, tokenizer: str)
         k=config.k,
         seed=config.seed,
         tokenizer=tokenizer,
+        answers=config.answer_identity(),
     )
 
 
@@ -59,6 +66,7 @@ def run_with_store(
     progress: Callable[[int, int, str], None] | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     use_cache: bool = True,
+    api_key: str | None = None,
 ) -> StoredOutcome:
     """Reuse a cached run for ``config`` or compute and append a new one.
 
@@ -70,6 +78,7 @@ def run_with_store(
     Embeddings and LLM requests go through the cache beside the store
     (:func:`~evals.cache.cache_path_for`); ``use_cache=False`` neither reads nor
     writes it, so everything is computed afresh (and a cached run is not reused).
+    ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
     """
     store_path = Path(store_path)
     counter = counter or TokenCounter()
@@ -83,11 +92,13 @@ def run_with_store(
                 return StoredOutcome(cached, True, store.seed_json(cached), provenance)
     cache = Cache.open(cache_path_for(store_path)) if use_cache else None
     try:
-        evaluation = evaluate(config, counter=counter, progress=progress, cache=cache)
+        evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key)
     finally:
         if cache is not None:
             cache.close()
-    hits, misses = (cache.total_hits, cache.total_misses) if cache is not None else (None, None)
+    # The embeddings' share of the cache (LLM requests are counted with the answers).
+    hits, misses = cache.counts("embedding") if cache is not None else (None, None)
     with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
         run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
-    return StoredOutcome(run_id, False, seed_json(evaluation.run, evaluation.scores), provenance, hits or 0, misses or 0)
+    document = seed_json(evaluation.run, evaluation.scores, evaluation.answers)
+    return StoredOutcome(run_id, False, document, provenance, hits or 0, misses or 0)

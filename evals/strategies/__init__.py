@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.strategies.base import MemoryStrategy, Message
@@ -42,10 +42,17 @@ NO_MODEL = "none"
 
 
 def build_strategy(
-    runner: str, *, backend: str = "memory", embedder: str = "hash", seed: int = 42, cache: Cache | None = None
+    runner: str,
+    *,
+    backend: str = "memory",
+    embedder: str = "hash",
+    seed: int = 42,
+    cache: Cache | None = None,
+    summarize_fn: Any = None,
 ) -> MemoryStrategy:
     """Build the strategy named ``runner``; ``backend``, ``embedder`` and ``cache`` (for
-    embeddings) apply to mneme only, ``seed`` to random_k only."""
+    embeddings) apply to mneme only, ``seed`` to random_k only, ``summarize_fn`` (None:
+    the default concatenation) to summary_buffer only."""
     if runner == "mneme":
         # Imported here so the baselines work (and load fast) without touching Mneme.
         from evals.strategies.mneme import Mneme
@@ -56,7 +63,7 @@ def build_strategy(
     if runner == "full_history":
         return FullHistory()
     if runner == "summary_buffer":
-        return SummaryBuffer()
+        return SummaryBuffer() if summarize_fn is None else SummaryBuffer(summarize_fn=summarize_fn)
     if runner == "random_k":
         return RandomK(seed=seed)
     if runner == "recency":

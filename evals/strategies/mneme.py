@@ -6,6 +6,7 @@ way Mneme's own framework adapters do; retrieval is ``manager.retrieve``.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -17,6 +18,9 @@ from evals.embedders import make_embedder
 from evals.errors import EvalsError
 from evals.strategies import BACKENDS
 from evals.strategies.base import Message
+
+# How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
+_RECORD_ID = re.compile(r"\[(EPISODE|FACT) id=([0-9A-Za-z-]+)")
 
 
 def _embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
@@ -76,9 +80,18 @@ class Mneme:
         self.manager.episodic.add(content, metadata={"role": role, "source": "eval"})
 
     def context_for(self, query: str) -> list[Message]:
+        """Mneme's own prompt context, with each record's random id replaced by its
+        order of citation, so the same memories give the same prompt (and the same
+        cached answer) on every run."""
         from mneme.adapters import context_for
 
-        return context_for(self.manager, query, k=5, token_budget=None)
+        ids: dict[str, str] = {}
+
+        def stable(match: re.Match[str]) -> str:
+            return f"[{match.group(1)} id=" + ids.setdefault(match.group(2), f"m{len(ids) + 1}")
+
+        messages = context_for(self.manager, query, k=5, token_budget=None)
+        return [{**m, "content": _RECORD_ID.sub(stable, m["content"])} for m in messages]
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         return [r.record.content for r in self.manager.retrieve(query, k=k)]

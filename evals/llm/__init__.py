@@ -1,0 +1,38 @@
+"""LLM answers and judging against any OpenAI-compatible endpoint, every response cached.
+
+::
+
+    client = ChatClient(base_url="http://127.0.0.1:8080/v1", cache=cache, concurrency=4)
+    answers = answer_run(client, asked, answer_model="gpt-4o-mini", judge_model="gpt-4o-mini")
+"""
+
+from evals.llm._answers import (
+    AnswerRun,
+    AskedPoint,
+    ChatSummarizer,
+    PointAnswer,
+    answer_identity,
+    answer_run,
+    parse_verdict,
+)
+from evals.llm._client import DEFAULT_BASE_URL, ChatClient, LLMError, Reply, RetryPolicy, Usage
+from evals.llm._prompts import PROMPT_NAMES, prompt, prompt_digests
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "PROMPT_NAMES",
+    "AnswerRun",
+    "AskedPoint",
+    "ChatClient",
+    "ChatSummarizer",
+    "LLMError",
+    "PointAnswer",
+    "Reply",
+    "RetryPolicy",
+    "Usage",
+    "answer_identity",
+    "answer_run",
+    "parse_verdict",
+    "prompt",
+    "prompt_digests",
+]

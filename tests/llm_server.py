@@ -1,0 +1,205 @@
+"""A small OpenAI-compatible chat server for the tests: real HTTP on 127.0.0.1, deterministic.
+
+``POST /v1/chat/completions`` answers from the prompt itself:
+
+* a judge request (its one message holds the judge prompt) gets
+  ``{"correct": …, "reason": …}``, correct iff an expected keyword (or, with
+  none, the expected fact) occurs in the graded answer, case-insensitively;
+* a summary request (the summarise instruction first) gets the text of its
+  user message, lines joined with " / ";
+* any other request is an answer: the context line (a message between the
+  first and the last) sharing the most words with the question, or
+  "I don't know." when there is none.
+
+Usage counts words. ``max_in_flight`` is the most requests it was answering at once. The server counts requests by kind and remembers the
+``Authorization`` headers it saw; :meth:`LLMServer.fail_next` makes the next
+requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
+seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
+not JSON) or ``"no_verdict"`` (a judge reply that is not a verdict); ``"ok"`` lets one request through.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9]+")
+_KEYWORDS = re.compile(r"^Expected keywords \(JSON\): (.*)$", re.MULTILINE)
+_FACT = re.compile(r"^Expected fact: (.*)$", re.MULTILINE)
+_ANSWER = re.compile(r"^Answer:\n<<<\n(.*)\n>>>$", re.MULTILINE | re.DOTALL)
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _count(text: str) -> int:
+    return len(text.split())
+
+
+def judge_reply(prompt: str) -> dict[str, Any]:
+    keywords = json.loads(_KEYWORDS.search(prompt).group(1))
+    fact = _FACT.search(prompt).group(1)
+    answer = _ANSWER.search(prompt).group(1).lower()
+    needles = keywords or [fact]
+    found = [n for n in needles if n.lower() in answer]
+    reason = f"the answer mentions {found[0]!r}" if found else "the answer does not state the expected fact"
+    return {"correct": bool(found), "reason": reason}
+
+
+def answer_reply(messages: list[dict[str, str]]) -> str:
+    question = _words(messages[-1]["content"])
+    best, best_score = None, 0
+    for message in messages[1:-1]:
+        for line in message["content"].splitlines():
+            score = len(_words(line) & question)
+            if score > best_score:
+                best, best_score = line.strip(), score
+    return best if best is not None else "I don't know."
+
+
+class LLMServer:
+    """The server, started in a daemon thread; use as a context manager."""
+
+    def __init__(self, slow_s: float = 2.0, delay_s: float = 0.0) -> None:
+        self.requests: Counter[str] = Counter()
+        self.delay_s = delay_s  # every normal reply waits this long (to see requests overlap)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.authorizations: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
+        self.slow_s = slow_s
+        self._faults: list[str] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def total(self) -> int:
+        """Requests answered normally (faults not counted)."""
+        return sum(v for k, v in self.requests.items() if not k.startswith("fault:"))
+
+    def fail_next(self, *faults: str) -> None:
+        with self._lock:
+            self._faults.extend(faults)
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.authorizations.clear()
+            self.bodies.clear()
+
+    def __enter__(self) -> LLMServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            return self._faults.pop(0) if self._faults else None
+
+    def reply(self, body: dict[str, Any], fault: str | None) -> tuple[int, bytes]:
+        messages = body["messages"]
+        first = messages[0]["content"]
+        if first.startswith("You are grading"):
+            kind, verdict = "judge", judge_reply(first)
+            content = "I think it is fine." if fault == "no_verdict" else json.dumps(verdict)
+        elif first.startswith("You keep the running summary"):
+            kind, content = "summary", " / ".join(messages[-1]["content"].splitlines())
+        else:
+            kind, content = "answer", answer_reply(messages)
+        with self._lock:
+            self.requests[kind] += 1
+            self.bodies.append(body)
+        prompt_tokens = sum(_count(m["content"]) for m in messages)
+        payload = {
+            "id": f"chatcmpl-{sum(self.requests.values())}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": _count(content),
+                "total_tokens": prompt_tokens + _count(content),
+            },
+        }
+        return 200, json.dumps(payload).encode()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+                pass
+
+            def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path != "/v1/chat/completions":
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                with server._lock:
+                    server.authorizations.append(self.headers.get("Authorization", ""))
+                fault = server._next_fault()
+                if fault == "ok":
+                    fault = None
+                if fault is not None and fault != "no_verdict":
+                    with server._lock:
+                        server.requests[f"fault:{fault}"] += 1
+                if fault == "429":
+                    self._send(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}', {"Retry-After": "0"})
+                    return
+                if fault == "401":  # like OpenAI's, the message quotes the key it was given
+                    given = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {given}"}}).encode())
+                    return
+                if fault == "500":
+                    self._send(500, b'{"error": {"message": "boom", "type": "server_error"}}')
+                    return
+                if fault == "slow":
+                    time.sleep(server.slow_s)  # the client has given up by now
+                    try:
+                        self._send(504, b'{"error": {"message": "too late"}}')
+                    except OSError:
+                        pass
+                    return
+                if fault == "malformed":
+                    self._send(200, b'{"choices": [{"message": ')
+                    return
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    time.sleep(server.delay_s)
+                    status, payload = server.reply(json.loads(data), fault)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+                self._send(status, payload)
+
+        return Handler

@@ -1,0 +1,421 @@
+"""End-to-end answers and the LLM judge, driven through the real CLI against a local
+OpenAI-compatible server over real HTTP (tests/llm_server.py)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from evals.cache import cache_path_for
+from evals.cli import cli
+from evals.llm import AnswerRun, PointAnswer, parse_verdict, prompt
+from evals.store import MIGRATIONS, Store
+from llm_server import LLMServer
+
+POINTS = 4  # test points in tests/fixtures/corpus_small
+
+
+@pytest.fixture
+def server():
+    """The local chat server, on a random port, for one test."""
+    with LLMServer(slow_s=1.5) as started:
+        yield started
+
+
+@pytest.fixture
+def key() -> str:
+    """A fresh API key that must never be written anywhere."""
+    return f"sk-evals-test-{secrets.token_hex(12)}"
+
+
+def run(server: LLMServer, store: Path, *extra: str, key: str = "sk-unused", runner: str = "mneme", repo: Path | None = None):
+    """`evals run --with-answers --judge` against ``server``; ``repo`` defaults to the store's
+    folder, which is outside git, so the store never answers with a cached run."""
+    args = [
+        "run",
+        "--runner",
+        runner,
+        "--corpus",
+        str(Path(__file__).parent / "fixtures" / "corpus_small"),
+        "--store",
+        str(store),
+        "--repo",
+        str(repo or store.parent),
+        "--base-url",
+        server.base_url,
+        "--with-answers",
+        "--judge",
+        *extra,
+    ]
+    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": key, "OPENAI_BASE_URL": None}
+    return CliRunner().invoke(cli, args, env=env)
+
+
+def stored_runs(store: Path):
+    if not store.exists():
+        return []
+    with Store.open(store, read_only=True) as opened:
+        return [opened.get_run(s.run_id) for s in opened.runs()]
+
+
+# -- answers and verdicts ----------------------------------------------------------------------------
+
+
+def test_answers_and_verdicts_are_recorded(server, store_path):
+    """A run with --with-answers --judge stores an answer and a parsed verdict at every test point."""
+    result = run(server, store_path)
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    points = [p for conv in stored.answers.points for p in conv]
+    assert len(points) == POINTS
+    assert server.requests["answer"] == POINTS and server.requests["judge"] == POINTS
+    # The server's judge says correct iff a keyword is in the answer: the verdicts must say the same.
+    assert [p.correct for p in points] == [p.keyword_hit for p in points]
+    assert any(p.correct for p in points) and not all(p.correct for p in points)
+    assert all(p.reason and p.prompt_tokens > 0 and p.judge_prompt_tokens > 0 for p in points)
+
+
+def test_run_summary_carries_accuracy_cost_and_requests(server, store_path):
+    """The stored run has accuracy with its interval, keyword accuracy, tokens and request counts."""
+    run(server, store_path)
+    (stored,) = stored_runs(store_path)
+    summary = stored.summary
+    assert (summary.answer_model, summary.judge_model) == ("gpt-4o-mini", "gpt-4o-mini")
+    assert summary.accuracy == summary.answers_correct / POINTS
+    assert summary.accuracy_low <= summary.accuracy <= summary.accuracy_high
+    assert (summary.llm_requests_made, summary.llm_requests_cached) == (2 * POINTS, 0)
+    assert summary.llm_prompt_tokens == sum(
+        p.prompt_tokens + p.judge_prompt_tokens for conv in stored.answers.points for p in conv
+    )
+    assert summary.llm_settings["prompts"]["judge"] and summary.answer_latency_s > 0
+
+
+def test_each_request_is_temperature_zero_with_a_seed(server, store_path):
+    """Every request asks for temperature 0 and the fixed seed; the judge asks for a JSON object."""
+    run(server, store_path)
+    assert {(b["temperature"], b["seed"]) for b in server.bodies} == {(0, 42)}
+    judged = [b for b in server.bodies if b["messages"][0]["content"].startswith("You are grading")]
+    assert judged and all(b["response_format"] == {"type": "json_object"} for b in judged)
+
+
+def test_answer_request_is_prompt_context_question(server, store_path):
+    """An answer request is the answer prompt, then the memory's context, then the question."""
+    run(server, store_path, runner="full_history")
+    first = next(b for b in server.bodies if b["messages"][0]["content"] == prompt("answer"))
+    messages = first["messages"]
+    corpus = json.loads((Path(__file__).parent / "fixtures" / "corpus_small" / "001_editor.json").read_text())
+    asked = next(i for i, t in enumerate(corpus["turns"]) if "test_at" in t)
+    assert [m["content"] for m in messages[1:-1]] == [t["content"] for t in corpus["turns"][:asked]]
+    assert messages[-1] == {"role": "user", "content": corpus["turns"][asked]["test_at"]["question"]}
+
+
+def test_without_judge_only_keyword_accuracy(server, store_path):
+    """--with-answers alone makes no judge request; accuracy is empty, keyword accuracy is not."""
+    args = ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small")]
+    args += ["--store", str(store_path), "--repo", str(store_path.parent), "--base-url", server.base_url, "--with-answers"]
+    result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    assert server.requests["judge"] == 0
+    assert stored.summary.accuracy is None and stored.summary.keyword_accuracy is not None
+
+
+def test_summary_buffer_summarises_with_the_answer_model(server, store_path):
+    """With answers on, summary_buffer's summaries come from the answer model, and its configuration says so."""
+    result = run(server, store_path, runner="summary_buffer")
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    assert server.requests["summary"] > 0
+    assert stored.summary.strategy_config["summarize_fn"] == "chat:gpt-4o-mini"
+    records = [r for c in stored.run.conversations for p in c.test_points for r in p.retrieved_records]
+    assert any(r.startswith("Previous summary:") or r.startswith("user:") for r in records)
+
+
+def test_answer_json_keys_are_additions(server, store_path, tmp_path):
+    """--output gains metrics.answers, answers and each test point's answer; seed keys keep their values."""
+    with_answers, plain = tmp_path / "a.json", tmp_path / "p.json"
+    run(server, store_path, "--output", str(with_answers))
+    CliRunner().invoke(
+        cli,
+        ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"),
+         "--store", str(store_path), "--repo", str(tmp_path), "--output", str(plain)],
+    )
+    a, p = json.loads(with_answers.read_text()), json.loads(plain.read_text())
+    assert a["metrics"]["recall_at_k"] == p["metrics"]["recall_at_k"] and a["metrics"]["tokens"] == p["metrics"]["tokens"]
+    assert set(a) - set(p) == {"answers"} and set(a["metrics"]) - set(p["metrics"]) == {"answers"}
+    point = a["conversations"][0]["test_points"][0]
+    assert set(point) - set(p["conversations"][0]["test_points"][0]) == {"answer"}
+    assert isinstance(point["answer"]["correct"], bool)
+    assert a["metrics"]["answers"]["accuracy_interval_95"][0] <= a["metrics"]["answers"]["accuracy"]
+
+
+def test_leaderboard_shows_accuracy_and_cost(server, store_path):
+    """`evals leaderboard` gains accuracy, its interval, keyword accuracy and LLM tokens per test point."""
+    run(server, store_path)
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)])
+    header, row = result.output.splitlines()[:2]
+    assert "accuracy" in header and "acc 95% CI" in header and "llm tok/tp" in header
+    (stored,) = stored_runs(store_path)
+    assert f"{stored.summary.accuracy:.3f}" in row
+
+
+def test_export_and_import_keep_the_answers(server, store_path, tmp_path):
+    """A run with answers exported and imported elsewhere has the same answers and configuration."""
+    run(server, store_path)
+    (stored,) = stored_runs(store_path)
+    exported = tmp_path / "run.json"
+    CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(exported)])
+    other = tmp_path / "other.duckdb"
+    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(other)])
+    assert result.exit_code == 0, result.output
+    (copy,) = stored_runs(other)
+    assert copy.answers.points == stored.answers.points
+    assert copy.summary.config_key == stored.summary.config_key and copy.summary.accuracy == stored.summary.accuracy
+
+
+def test_answers_config_differs_from_retrieval_only(server, store_path, tmp_path):
+    """A run with answers is its own configuration: the leaderboard keeps the retrieval-only one too."""
+    run(server, store_path)
+    CliRunner().invoke(
+        cli,
+        ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"),
+         "--store", str(store_path), "--repo", str(tmp_path)],
+    )
+    with Store.open(store_path, read_only=True) as opened:
+        latest = opened.latest_per_configuration()
+    assert sorted(s.answer_model is None for s in latest) == [False, True]
+
+
+def test_unanswerable_points_are_answered_but_not_judged_or_counted(server, store_path):
+    """A test point marked unanswerable gets an answer but no verdict, and stays out of both accuracies."""
+    corpus = Path(__file__).parent / "fixtures" / "evidence_corpus"
+    args = ["run", "--runner", "full_history", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(store_path.parent)]
+    result = CliRunner().invoke(cli, [*args, "--base-url", server.base_url, "--judge"], env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    points = [(p, a) for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True) for p, a in zip(c.test_points, answers, strict=True)]
+    unanswerable = [a for p, a in points if not p.answerable]
+    assert unanswerable and all(a.answer and a.correct is None and not a.answerable for a in unanswerable)
+    assert server.requests["answer"] == len(points) and server.requests["judge"] == len(points) - len(unanswerable)
+    assert stored.summary.answers_total == stored.summary.answers_judged == len(points) - len(unanswerable)
+
+
+# -- the cache -----------------------------------------------------------------------------------------
+
+
+def test_rerun_makes_no_request(server, store_path):
+    """Run again (outside git, so the run itself is not reused): every response comes from the cache."""
+    run(server, store_path)
+    before = server.total
+    result = run(server, store_path)
+    assert result.exit_code == 0, result.output
+    assert server.total == before
+    first, second = stored_runs(store_path)
+    assert first.answers.points == second.answers.points
+    assert (first.summary.llm_requests_made, first.summary.llm_requests_cached) == (0, 2 * POINTS)
+    assert f"llm: 0 requests made, {2 * POINTS} from cache" in result.output
+
+
+def test_rerun_on_a_clean_commit_is_a_cached_run(server, store_path, clean_repo):
+    """On a clean commit, the second run is answered from the store and the server sees nothing."""
+    run(server, store_path, repo=clean_repo)
+    before = server.total
+    result = run(server, store_path, repo=clean_repo)
+    assert result.exit_code == 0 and result.output.startswith("cached: run ")
+    assert server.total == before
+
+
+def test_no_cache_makes_the_requests_again(server, store_path):
+    """--no-cache neither reads nor writes the cache: every request is made again."""
+    run(server, store_path)
+    result = run(server, store_path, "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert server.total == 2 * 2 * POINTS
+
+
+def test_cache_key_ignores_the_api_key(server, store_path):
+    """A different key finds the same cached responses: the key is no part of the request's identity."""
+    run(server, store_path, key="sk-first")
+    before = server.total
+    run(server, store_path, key="sk-second")
+    assert server.total == before
+
+
+def test_repeated_request_is_sent_once_and_counts_as_cached(server):
+    """The same body twice in one batch makes one request; counts and tokens match a fully cached rerun."""
+    from evals.cache import Cache
+    from evals.llm import ChatClient
+
+    cache = Cache.in_memory()
+    body = ChatClient.body("m", [{"role": "system", "content": "x"}, {"role": "user", "content": "hello there"}])
+    first, again = (ChatClient(base_url=server.base_url, cache=cache) for _ in range(2))
+    first.complete_many([body, body], ["a", "b"])
+    again.complete_many([body, body], ["a", "b"])
+    assert server.requests["answer"] == 1
+    assert (first.usage.requests_made, first.usage.requests_cached, again.usage.requests_cached) == (1, 1, 2)
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (again.usage.prompt_tokens, again.usage.completion_tokens)
+
+
+# -- robustness ----------------------------------------------------------------------------------------
+
+
+def test_429_and_500_are_retried(server, store_path):
+    """HTTP 429 and 500 are retried with backoff; the run completes with every answer."""
+    server.fail_next("429", "500", "429")
+    result = run(server, store_path)
+    assert result.exit_code == 0, result.output
+    assert server.requests["fault:429"] == 2 and server.requests["fault:500"] == 1
+    (stored,) = stored_runs(store_path)
+    assert stored.summary.answers_total == POINTS
+
+
+def test_timeout_is_retried(server, store_path):
+    """A response slower than --request-timeout is abandoned and the request retried."""
+    server.fail_next("slow")
+    result = run(server, store_path, "--request-timeout", "0.3", "--concurrency", "1")
+    assert result.exit_code == 0, result.output
+    assert server.requests["fault:slow"] == 1 and len(stored_runs(store_path)) == 1
+
+
+def test_exhausted_retries_are_a_clear_error(server, store_path):
+    """When every attempt fails, the error names the test point and the attempts; nothing is appended."""
+    server.fail_next("500", "500")
+    result = run(server, store_path, "--max-retries", "1", "--concurrency", "1")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: conversation '001_editor', turn ")
+    assert "failed after 2 attempts: HTTP 500" in result.output
+    assert stored_runs(store_path) == []
+
+
+def test_malformed_response_names_the_test_point_and_appends_nothing(server, store_path):
+    """A body that is not JSON is a one-line error naming conversation and turn; the store gets no run,
+    the cache keeps the responses that did arrive."""
+    server.fail_next("ok", "malformed")
+    result = run(server, store_path, "--concurrency", "1")
+    assert result.exit_code == 1
+    (line,) = result.output.splitlines()
+    assert line.startswith("Error: conversation '002_pet', turn ") and "(answer): malformed response from" in line
+    assert stored_runs(store_path) == []
+    before = server.total
+    assert run(server, store_path, "--concurrency", "1").exit_code == 0
+    assert server.total - before == 2 * POINTS - 1  # the one answer that arrived came from the cache
+
+
+def test_malformed_verdict_is_an_error_and_not_cached(server, store_path):
+    """A judge reply that is not a verdict names the test point; it is not cached, so a retry asks again."""
+    server.fail_next(*["ok"] * POINTS, "no_verdict")
+    result = run(server, store_path, "--concurrency", "1")
+    assert result.exit_code == 1
+    assert "(judge): malformed reply from" in result.output and "is not a JSON object" in result.output
+    assert stored_runs(store_path) == []
+    before = server.requests["judge"]
+    assert run(server, store_path, "--concurrency", "1").exit_code == 0
+    assert server.requests["judge"] - before == POINTS
+
+
+def test_refused_request_is_not_retried_and_hides_the_key(server, store_path, key):
+    """HTTP 401 stops the run at once; the server's message quoting the key is printed with the key masked."""
+    server.fail_next("401")
+    result = run(server, store_path, "--concurrency", "1", key=key)
+    assert result.exit_code == 1 and server.requests["fault:401"] == 1 and server.total == 0
+    assert "refused the gpt-4o-mini request: HTTP 401" in result.output
+    assert key not in result.output and "***" in result.output
+    assert stored_runs(store_path) == []
+
+
+def test_bad_backoff_setting_is_a_clear_error(server, store_path):
+    """$EVALS_LLM_BACKOFF that is not a number is a one-line error."""
+    args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
+    result = CliRunner().invoke(cli, [*args, "--with-answers", "--base-url", server.base_url], env={"EVALS_LLM_BACKOFF": "soon"})
+    assert result.exit_code == 1 and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds, not 'soon'\n"
+
+
+def test_openai_without_a_key_fails_before_any_work(store_path, tmp_path):
+    """Answers against OpenAI without a key are a one-line error; no store is created."""
+    args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
+    result = CliRunner().invoke(cli, [*args, "--with-answers"], env={"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})
+    assert result.exit_code == 1
+    assert "need an API key: set OPENAI_API_KEY" in result.output
+    assert not store_path.exists()
+
+
+def test_concurrency_bounds_requests_in_flight(store_path):
+    """--concurrency 2 keeps two requests in flight, never more."""
+    with LLMServer(delay_s=0.2) as slow_server:
+        result = run(slow_server, store_path, "--concurrency", "2")
+        assert result.exit_code == 0, result.output
+        assert slow_server.max_in_flight == 2
+
+
+# -- the key -------------------------------------------------------------------------------------------
+
+
+def test_key_is_sent_but_never_written(server, store_path, tmp_path, key):
+    """The key reaches the server, and appears in no file: store, cache, JSON, export, site; nor on the terminal."""
+    out = tmp_path / "out"
+    outputs = [run(server, store_path, "--output", str(out / "run.json"), key=key, runner=r) for r in ("mneme", "summary_buffer")]
+    assert all(r.exit_code == 0 for r in outputs)
+    assert set(server.authorizations) == {f"Bearer {key}"}
+    (run_id, *_) = [s.summary.run_id for s in stored_runs(store_path)]
+    export = CliRunner().invoke(cli, ["export", run_id, "--store", str(store_path), "--output", str(out / "export.json")])
+    site = CliRunner().invoke(cli, ["build-site", "--store", str(store_path), "--out", str(out / "site")])
+    assert export.exit_code == 0 and site.exit_code == 0
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert store_path in files and cache_path_for(store_path) in files and (out / "site" / "index.html") in files
+    assert [p for p in files if key.encode() in p.read_bytes()] == []
+    assert all(key not in r.output for r in [*outputs, export, site])
+
+
+# -- the store -----------------------------------------------------------------------------------------
+
+
+def test_store_from_before_answers_takes_a_run_with_answers(server, store_path, tmp_path):
+    """A store at the schema before answers keeps its run and takes a run with answers beside it."""
+    with Store.open(store_path, migrations=MIGRATIONS[:-1]):
+        pass
+    CliRunner().invoke(
+        cli,
+        ["run", "--runner", "no_memory", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"),
+         "--store", str(store_path), "--repo", str(tmp_path)],
+    )
+    assert run(server, store_path).exit_code == 0
+    runs = stored_runs(store_path)
+    assert sorted(r.answers is None for r in runs) == [False, True]
+    con = duckdb.connect(str(store_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM test_point_answers").fetchone()[0] == POINTS
+    con.close()
+
+
+# -- pure parts ----------------------------------------------------------------------------------------
+
+
+def test_verdict_accepts_a_fenced_json_object():
+    """A verdict wrapped in a ```json fence is read; reason is kept."""
+    assert parse_verdict('```json\n{"correct": true, "reason": "says teal"}\n```') == (True, "says teal")
+
+
+@pytest.mark.parametrize("reply", ["yes", '{"correct": "yes"}', "[true]", '{"reason": "x"}'])
+def test_verdict_without_a_boolean_is_refused(reply):
+    """A reply without a boolean 'correct' is a ValueError quoting it."""
+    with pytest.raises(ValueError, match="the judge's reply"):
+        parse_verdict(reply)
+
+
+def test_empty_answer_run_has_no_accuracy():
+    """No test point: accuracy, keyword accuracy and latency are None, never 0."""
+    empty = AnswerRun(answer_model="m", judge_model="m", base_url="u", points=[[]])
+    assert (empty.accuracy, empty.interval, empty.keyword_accuracy, empty.mean_latency_s) == (None, None, None, None)
+
+
+def test_accuracy_counts_only_judged_points():
+    """Accuracy is correct / judged with a Wilson interval; keyword accuracy is over every answer."""
+    point = lambda correct, kw: PointAnswer("a", 1, 1, 0.1, kw, correct, "r", 1, 1)  # noqa: E731
+    answers = AnswerRun("m", "m", "u", [[point(True, True), point(False, True), point(True, False)]])
+    assert answers.accuracy == 2 / 3 and answers.keyword_accuracy == 2 / 3
+    low, high = answers.interval
+    assert 0 < low < 2 / 3 < high < 1
