@@ -42,10 +42,6 @@ DEFAULT_STORE = Path("results") / "results.duckdb"
 
 # The original CLI keeps no store and no cache, so it does not spend on answers; it
 # accepts the seed's flags and says where they work.
-RESERVED_NOTE = (
-    "note: --with-answers/--judge are not implemented yet in python -m evals (no store, no cache): "
-    "the retrieval-only path runs and they change nothing; use `evals run --with-answers --judge`."
-)
 
 
 class _Group(click.Group):
@@ -108,14 +104,13 @@ def run_options(func: Callable) -> Callable:
         click.option(
             "--with-answers",
             is_flag=True,
-            help="Answer each test point with the answer model from the memory's context "
-            "(evals run; python -m evals accepts it and changes nothing).",
+            help="Answer each test point with the answer model from the memory's context. "
+            "python -m evals uses the default model and $OPENAI_BASE_URL/$OPENAI_API_KEY.",
         ),
         click.option(
             "--judge",
             is_flag=True,
-            help="Grade each answer with the judge model; implies --with-answers "
-            "(evals run; python -m evals accepts it and changes nothing).",
+            help="Grade each answer with the judge model; implies --with-answers.",
         ),
     ]
     for option in reversed(options):
@@ -241,14 +236,37 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
 def _run_and_report(
     *, corpus: Path, runner: str, backend: str, embedder: str, seed: int, k: int, with_answers: bool, judge: bool, output: Path | None
 ) -> None:
-    if with_answers or judge:
-        click.echo(RESERVED_NOTE, err=True)
-    config = RunConfig(runner=runner, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed)
-    result = evaluate(config, progress=_progress())
-    document = seed_json(result.run, result.scores)
+    """The original CLI's run: no store. With answers, the model, endpoint and key come from
+    the defaults and $OPENAI_BASE_URL/$OPENAI_API_KEY (the original's flags stay exactly its
+    own), and responses are cached beside the default store ($EVALS_STORE, else results/)."""
+    config = RunConfig(
+        runner=runner, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed, with_answers=with_answers, judge=judge
+    )
+    cache = None
+    if config.answers_on:
+        from evals.cache import Cache, cache_path_for
+
+        cache = Cache.open(cache_path_for(Path(os.environ.get("EVALS_STORE") or DEFAULT_STORE)))
+    try:
+        result = evaluate(config, progress=_progress(), cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    document = seed_json(result.run, result.scores, result.answers)
     if output is not None:
         _write_json(output, document)
+    _echo_llm_usage(document)
     click.echo(summary_line(document, str(output) if output else None))
+
+
+def _echo_llm_usage(document: dict[str, Any]) -> None:
+    answers = document["metrics"].get("answers")
+    if answers is not None:
+        click.echo(
+            f"llm: {answers['requests_made']} requests made, {answers['requests_cached']} from cache; "
+            f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
+            err=True,
+        )
 
 
 # -- tables ----------------------------------------------------------------------------------
@@ -492,13 +510,8 @@ def run_command(
     )
     if output is not None:
         _write_json(output, outcome.document)
-    answers = outcome.document["metrics"].get("answers")
-    if answers is not None and not outcome.cached:
-        click.echo(
-            f"llm: {answers['requests_made']} requests made, {answers['requests_cached']} from cache; "
-            f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
-            err=True,
-        )
+    if not outcome.cached:
+        _echo_llm_usage(outcome.document)
     summary = summary_line(outcome.document)
     written = f" -> {output}" if output else ""
     if outcome.cache_hits or outcome.cache_misses:

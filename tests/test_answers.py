@@ -106,10 +106,14 @@ def test_each_request_is_temperature_zero_with_a_seed(server, store_path):
 def test_answer_request_is_prompt_context_question(server, store_path):
     """An answer request is the answer prompt, then the memory's context, then the question."""
     run(server, store_path, runner="full_history")
-    first = next(b for b in server.bodies if b["messages"][0]["content"] == prompt("answer"))
-    messages = first["messages"]
     corpus = json.loads((Path(__file__).parent / "fixtures" / "corpus_small" / "001_editor.json").read_text())
     asked = next(i for i, t in enumerate(corpus["turns"]) if "test_at" in t)
+    question = corpus["turns"][asked]["test_at"]["question"]
+    # Requests run concurrently, so find this test point's by its question, not by arrival order.
+    first = next(
+        b for b in server.bodies if b["messages"][0]["content"] == prompt("answer") and b["messages"][-1]["content"] == question
+    )
+    messages = first["messages"]
     assert [m["content"] for m in messages[1:-1]] == [t["content"] for t in corpus["turns"][:asked]]
     assert messages[-1] == {"role": "user", "content": corpus["turns"][asked]["test_at"]["question"]}
 
@@ -419,3 +423,29 @@ def test_accuracy_counts_only_judged_points():
     assert answers.accuracy == 2 / 3 and answers.keyword_accuracy == 2 / 3
     low, high = answers.interval
     assert 0 < low < 2 / 3 < high < 1
+
+
+# -- the original CLI ----------------------------------------------------------------------------------
+
+
+def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
+    """`python -m evals --with-answers --judge` (endpoint from $OPENAI_BASE_URL) writes the answers
+    into the JSON; the responses are cached beside $EVALS_STORE, so a rerun makes no request,
+    and the store itself is never created."""
+    from evals.cli import legacy_cli
+
+    store = tmp_path / "results.duckdb"
+    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": server.base_url, "EVALS_STORE": str(store)}
+    corpus = str(Path(__file__).parent / "fixtures" / "corpus_small")
+    outputs = [tmp_path / "first.json", tmp_path / "second.json"]
+    for output in outputs:
+        args = ["--runner", "mneme", "--corpus", corpus, "--output", str(output), "--with-answers", "--judge"]
+        result = CliRunner().invoke(legacy_cli, args, env=env)
+        assert result.exit_code == 0, result.output
+    assert server.total == 2 * POINTS
+    assert f"llm: 0 requests made, {2 * POINTS} from cache" in result.output
+    first, second = (json.loads(p.read_text()) for p in outputs)
+    assert first["answers"]["judge_model"] == "gpt-4o-mini"
+    assert all(tp["answer"]["answer"] for c in first["conversations"] for tp in c["test_points"])
+    assert first["conversations"] == second["conversations"]
+    assert cache_path_for(store).exists() and not store.exists()

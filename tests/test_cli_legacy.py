@@ -70,16 +70,6 @@ def test_output_is_required():
     assert result.exit_code == 2 and "--output" in result.output
 
 
-def test_reserved_flags_print_a_note_and_change_nothing(tmp_path):
-    """--with-answers/--judge print one note on stderr and leave the result as it was."""
-    plain, flagged = tmp_path / "a.json", tmp_path / "b.json"
-    python_m_evals("--runner", "summary_buffer", "--corpus", str(GOLDEN), "--output", str(plain))
-    proc = python_m_evals("--runner", "summary_buffer", "--corpus", str(GOLDEN), "--output", str(flagged), "--with-answers", "--judge")
-    assert proc.returncode == 0
-    assert proc.stderr.count("\n") == 1 and "not implemented yet" in proc.stderr
-    assert json.loads(plain.read_text()) == json.loads(flagged.read_text())
-
-
 def test_openai_without_key_fails_fast(tmp_path):
     """--embedder openai without OPENAI_API_KEY is a one-line error, exit 1, no file."""
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
