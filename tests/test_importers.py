@@ -264,3 +264,28 @@ def test_non_empty_output_folder_is_left_alone(tmp_path):
     with pytest.raises(ImportFormatError, match="exists and is not empty"):
         import_corpus("locomo", LOCOMO, out)
     assert [p.name for p in out.iterdir()] == ["keep.json"]
+
+
+def test_locomo_zip_archive_imports_like_its_json(tmp_path):
+    """Some LoCoMo revisions ship data/locomo10.zip: the one JSON inside imports exactly as the file itself."""
+    import zipfile
+
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(LOCOMO, "locomo10.json")
+    from_zip, from_json = imported(tmp_path / "z", "locomo", archive), imported(tmp_path / "j", "locomo", LOCOMO)
+    assert sorted(p.name for p in from_zip.iterdir()) == sorted(p.name for p in from_json.iterdir())
+    for path in from_json.iterdir():
+        assert (from_zip / path.name).read_bytes() == path.read_bytes()
+
+
+def test_zip_without_one_json_is_refused(tmp_path):
+    """An archive holding no JSON (or several) is one error naming the archive and what it holds."""
+    import zipfile
+
+    archive = tmp_path / "two.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("a.json", "[]")
+        zipped.writestr("b.json", "[]")
+    with pytest.raises(ImportFormatError, match=r"two.zip: a zip archive must hold exactly one .json file; it holds a.json, b.json"):
+        import_corpus("locomo", archive, tmp_path / "out")

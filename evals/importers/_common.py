@@ -46,12 +46,30 @@ class Source:
             raw = Path(path).read_bytes()
         except OSError as exc:
             raise ImportFormatError(f"cannot read {self.name}: {exc.strerror or exc}") from None
+        if raw.startswith(b"PK\x03\x04"):
+            raw = self._only_json_in_zip(raw)
         try:
             self.data = json.loads(raw)
         except UnicodeDecodeError as exc:
             raise ImportFormatError(f"{self.name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         except json.JSONDecodeError as exc:
             raise ImportFormatError(f"{self.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+    def _only_json_in_zip(self, raw: bytes) -> bytes:
+        """The one .json file inside a zip archive (LoCoMo ships data/locomo10.zip in some revisions)."""
+        import io
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+                names = [n for n in archive.namelist() if n.endswith(".json") and not n.startswith("__MACOSX/")]
+                if len(names) != 1:
+                    found = ", ".join(names) or "none"
+                    raise ImportFormatError(f"{self.name}: a zip archive must hold exactly one .json file; it holds {found}")
+                self.name = f"{self.name}!{names[0]}"
+                return archive.read(names[0])
+        except zipfile.BadZipFile as exc:
+            raise ImportFormatError(f"{self.name}: a damaged zip archive: {exc}") from None
 
     def fail(self, path: str, message: str) -> ImportFormatError:
         return ImportFormatError(f"{self.name}: {path or '(top level)'}: {message}")
