@@ -80,6 +80,23 @@ def test_answers_and_verdicts_are_recorded(server, store_path):
     assert all(p.reason and p.prompt_tokens > 0 and p.judge_prompt_tokens > 0 for p in points)
 
 
+def test_answer_results_view_joins_answers_to_their_test_points(server, store_path):
+    """The answer_results view gives each answer beside its question and retrieval outcome, for ad-hoc SQL."""
+    run(server, store_path)
+    (stored,) = stored_runs(store_path)
+    with duckdb.connect(str(store_path), read_only=True) as con:
+        rows = con.execute(
+            "SELECT question, hit, answer, correct, llm_tokens FROM answer_results ORDER BY conversation_id, turn_index"
+        ).fetchall()
+    expected = [
+        (point.question, score.hit, answer.answer, answer.correct)
+        for result, scores, answers in zip(stored.run.conversations, stored.scores.points, stored.answers.points, strict=True)
+        for point, score, answer in zip(result.test_points, scores, answers, strict=True)
+    ]
+    assert [row[:4] for row in rows] == expected
+    assert all(row[4] > 0 for row in rows)
+
+
 def test_run_summary_carries_accuracy_cost_and_requests(server, store_path):
     """The stored run has accuracy with its interval, keyword accuracy, tokens and request counts."""
     run(server, store_path)

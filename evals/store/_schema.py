@@ -195,6 +195,18 @@ UPDATE runs SET recall_low = {_wilson("hits", "total", "low")}, recall_high = {_
 WHERE total > 0;
 ALTER TABLE test_points ADD COLUMN strict_hit BOOLEAN;
 ALTER TABLE test_points ADD COLUMN "rank" INTEGER;
+
+CREATE OR REPLACE VIEW test_point_results AS
+SELECT tp.run_id, tp.conversation_id, tp.turn_index, q.question, q.expected_fact, q.expected_keywords,
+       tp.hit, tp.context_tokens, len(tp.record_turns) AS record_count,
+       q.category, coalesce(q.answerable, true) AS answerable, coalesce(q.evidence_turns, []) AS evidence_turns,
+       CASE WHEN len(q.evidence_turns) > 0 THEN list_has_any(tp.record_turns, q.evidence_turns) END AS evidence_any,
+       CASE WHEN len(q.evidence_turns) > 0 THEN list_has_all(tp.record_turns, q.evidence_turns) END AS evidence_all,
+       tp.strict_hit, tp."rank"
+FROM test_points tp
+JOIN runs r USING (run_id)
+JOIN corpus_test_points q
+  ON q.corpus_digest = r.corpus_digest AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index;
 """
 
 _ANSWERS = """
@@ -230,6 +242,15 @@ CREATE TABLE test_point_answers (
     judge_completion_tokens INTEGER,
     answerable BOOLEAN NOT NULL  -- false: answered, but neither judged nor counted
 );
+
+-- Each answered test point with its question, retrieval outcome and answer, for ad-hoc SQL.
+CREATE VIEW answer_results AS
+SELECT t.run_id, t.conversation_id, t.turn_index, t.question, t.expected_fact, t.hit,
+       a.answer, a.keyword_hit, a.correct, a.reason, a.answerable,
+       a.prompt_tokens + a.completion_tokens + coalesce(a.judge_prompt_tokens, 0) + coalesce(a.judge_completion_tokens, 0) AS llm_tokens,
+       a.latency_s
+FROM test_point_answers a
+JOIN test_point_results t USING (run_id, conversation_id, turn_index);
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
