@@ -27,13 +27,14 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, digest
 from evals.errors import EvalsError
 from evals.strategies import EMBEDDERS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "EMBEDDERS",
@@ -89,6 +90,8 @@ class MiniLMEmbedder:
         return self.embed_array(texts).tolist()
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         vectors = _minilm_model().encode(
@@ -121,6 +124,8 @@ class CachingEmbedder:
         half-way keeps what it paid for; ``progress(done, total, "embeddings")``
         after each chunk.
         """
+        import numpy as np  # only embedders that cache get here; the hash embedder never does
+
         wanted = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if not wanted:
             return
@@ -144,6 +149,8 @@ class CachingEmbedder:
                 progress(begin + len(chunk), len(missing), "embeddings")
 
     def _compute(self, texts: list[str]) -> list[np.ndarray]:
+        import numpy as np
+
         if hasattr(self.inner, "embed_array"):
             array = self.inner.embed_array(texts)
         else:

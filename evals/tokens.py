@@ -152,13 +152,17 @@ class TokenCounter:
         todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
         if self._ahead is None:
             self.count_ahead(todo)
-        pieces = {text: self._pieces(text) for text in todo}
+        # Long texts are counted in pieces (a summary's joints); short ones are their own piece.
+        pieces = {text: self._pieces(text) for text in todo if len(text) > SEGMENT_ABOVE}
         if self._ahead is not None:
-            # The child counts pieces (a summary's joints), so meet it on pieces.
-            self._ahead.finish(self, needed={piece for parts in pieces.values() for piece, _ in parts})
+            # The child counts pieces, so meet it on pieces.
+            needed = {text for text in todo if text not in pieces}
+            for parts in pieces.values():
+                needed.update(piece for piece, _ in parts)
+            self._ahead.finish(self, needed=needed)
             self._ahead = None
         for text in todo:  # what the child did not count (or everything, without one)
-            self.count(text, pieces[text])
+            self.count(text, pieces.get(text))
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them)."""

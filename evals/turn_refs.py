@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from evals.corpus import Conversation
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Encoded", "TurnLookup", "encode_records", "record_turns"]
 
@@ -97,6 +99,8 @@ def _match(records: Sequence[str], turns: TurnLookup, before: int) -> tuple[list
 
 def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encoded:
     """Map one test point's records to the turns before it (``before`` = the test point's turn index)."""
+    import numpy as np  # here, not at the top: python -m evals should not load it for nothing
+
     n = len(records)
     contents = turns.contents
     if 0 < n <= before:
