@@ -138,6 +138,7 @@ def evaluate(
                 [asked.get(c.conversation_id, []) for c in run.conversations],
                 answer_model=config.answer_model,
                 judge_model=config.judge_model if config.judge else None,
+                progress=progress,
             )
     finally:
         if client is not None:

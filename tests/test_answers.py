@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from evals.cache import cache_path_for
+from evals.cache import Cache, cache_path_for
 from evals.cli import cli
 from evals.llm import AnswerRun, PointAnswer, parse_verdict, prompt
 from evals.store import MIGRATIONS, Store
@@ -466,3 +466,21 @@ def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
     assert all(tp["answer"]["answer"] for c in first["conversations"] for tp in c["test_points"])
     assert first["conversations"] == second["conversations"]
     assert cache_path_for(store).exists() and not store.exists()
+
+
+def test_requests_report_progress_as_they_end(server):
+    """Each request that was not cached reports (done, total, what) once it ends, concurrent or not."""
+    from evals.llm import ChatClient, RetryPolicy
+
+    bodies = [ChatClient.body("m", [{"role": "user", "content": f"question {i}"}]) for i in range(6)]
+    for concurrency in (1, 3):
+        steps: list[tuple[int, int, str]] = []
+        client = ChatClient(
+            base_url=server.base_url, api_key="sk-unused", cache=Cache.in_memory(), concurrency=concurrency,
+            policy=RetryPolicy(timeout=5, retries=0, backoff=0.01),
+        )  # fmt: skip
+        try:
+            client.complete_many(bodies, [f"q{i}" for i in range(6)], progress=lambda *step: steps.append(step), label="answers")
+        finally:
+            client.close()
+        assert steps == [(done, 6, "answers") for done in range(1, 7)]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.llm._client import SEED, ChatClient, LLMError, Reply
+from evals.llm._client import SEED, ChatClient, LLMError, Progress, Reply
 from evals.llm._prompts import answer_messages, judge_messages, prompt_digests, summary_messages
 from evals.metrics import is_hit, wilson_interval
 from evals.strategies.base import Message
@@ -172,6 +172,7 @@ def answer_run(
     *,
     answer_model: str,
     judge_model: str | None,
+    progress: Progress | None = None,
 ) -> AnswerRun:
     """Answer every test point; with a ``judge_model``, judge every answer to an answerable one.
 
@@ -182,6 +183,8 @@ def answer_run(
     answers: list[Reply] = client.complete_many(
         [ChatClient.body(answer_model, answer_messages(p.context, p.question)) for p in flat],
         [f"{w} (answer)" for w in wheres],
+        progress=progress,
+        label="answers",
     )
     results = [
         PointAnswer(
@@ -207,6 +210,8 @@ def answer_run(
             ],
             [f"{wheres[i]} (judge)" for i in judged],
             check=parse_verdict,
+            progress=progress,
+            label="verdicts",
         )
         for result, reply in zip([results[i] for i in judged], verdicts, strict=True):
             result.correct, result.reason = parse_verdict(reply.content)

@@ -25,6 +25,9 @@ import openai
 from evals.cache import Cache, digest
 from evals.errors import EvalsError
 
+# progress(done, total, what): the CLI's progress line.
+Progress = Callable[[int, int, str], None]
+
 __all__ = ["DEFAULT_BASE_URL", "ChatClient", "LLMError", "Reply", "RetryPolicy", "Usage"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -150,14 +153,20 @@ class ChatClient:
         return self.complete_many([body], [where], check)[0]
 
     def complete_many(
-        self, bodies: Sequence[dict[str, Any]], wheres: Sequence[str], check: Check | None = None
+        self,
+        bodies: Sequence[dict[str, Any]],
+        wheres: Sequence[str],
+        check: Check | None = None,
+        progress: Progress | None = None,
+        label: str = "requests",
     ) -> list[Reply]:
         """Replies for ``bodies`` in order: from the cache where it has them, the rest
         requested concurrently. The first failure cancels what has not started and is
         raised (an :class:`LLMError` naming its ``where``); what completed stays cached.
 
         ``check(content)`` raises ValueError for a reply that is well-formed JSON but
-        unusable (a judge reply that is no verdict): such a reply is an error, never cached."""
+        unusable (a judge reply that is no verdict): such a reply is an error, never cached.
+        ``progress(done, total, label)`` is called as each request that was not cached ends."""
         keys = [self.key(b) for b in bodies]
         found = self._cache.get_many(self.namespace, keys) if self._cache is not None else {}
         replies: list[Reply | None] = [None] * len(bodies)
@@ -176,7 +185,7 @@ class ChatClient:
             unique: dict[str, int] = {}
             for i in missing:
                 unique.setdefault(keys[i], i)
-            fetched = self._fetch_all([(bodies[i], keys[i], wheres[i], check) for i in unique.values()])
+            fetched = self._fetch_all([(bodies[i], keys[i], wheres[i], check) for i in unique.values()], progress, label)
             by_key = dict(zip(unique, fetched, strict=True))
             for i in missing:
                 reply = by_key[keys[i]]
@@ -188,11 +197,29 @@ class ChatClient:
                 replies[i] = reply
         return [r for r in replies if r is not None]
 
-    def _fetch_all(self, jobs: list[tuple[dict[str, Any], str, str, Check | None]]) -> list[Reply]:
+    def _fetch_all(
+        self, jobs: list[tuple[dict[str, Any], str, str, Check | None]], progress: Progress | None, label: str
+    ) -> list[Reply]:
+        finished = 0
+        lock = threading.Lock()
+
+        def report(_: object = None) -> None:
+            nonlocal finished
+            if progress is not None:
+                with lock:  # workers finish concurrently; the counter and the printing stay in step
+                    finished += 1
+                    progress(finished, len(jobs), label)
+
         if len(jobs) == 1 or self.concurrency == 1:
-            return [self._fetch(*job) for job in jobs]
+            replies = []
+            for job in jobs:
+                replies.append(self._fetch(*job))
+                report()
+            return replies
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs)), thread_name_prefix="evals-llm") as pool:
             futures = [pool.submit(self._fetch, *job) for job in jobs]
+            for future in futures:
+                future.add_done_callback(lambda f: report() if not f.cancelled() and f.exception() is None else None)
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = next((f for f in futures if f in done and f.exception() is not None), None)
             if failed is not None:
