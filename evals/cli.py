@@ -95,6 +95,7 @@ def run_options(func: Callable) -> Callable:
             default="hash",
             show_default=True,
             help="Mneme embedder (mneme only). 'hash' is deterministic and offline; "
+            "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),
         click.option("--seed", type=int, default=42, show_default=True, help="Seed recorded with the run."),
