@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from evals.cli import cli
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
-from evals.importers import ImportFormatError, answer_keywords, import_corpus
+from evals.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
 from evals.report import seed_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
@@ -190,6 +190,12 @@ def test_longmemeval_fallback_needs_the_answer_verbatim(tmp_path):
 def test_answer_keywords(answer, evidence, keywords):
     """Whole answer if in the evidence, else its parts that are; four characters at least."""
     assert answer_keywords(answer, evidence) == keywords
+
+
+@pytest.mark.parametrize(("answer", "text"), [(2022, "2022"), (3.0, "3"), (["cello", "piano"], "cello, piano"), (" Paris ", "Paris")])
+def test_answer_text_of_numbers_and_lists(answer, text):
+    """Numbers read as they print; a list answer becomes its parts joined, for the keyword rule to split."""
+    assert answer_text(answer) == text
 
 
 # -- malformed input ---------------------------------------------------------------------------

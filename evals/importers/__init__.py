@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from evals.importers._common import ImportFormatError, ImportReport, answer_keywords
+from evals.importers._common import ImportFormatError, ImportReport, answer_keywords, answer_text
 from evals.importers.locomo import import_locomo
 from evals.importers.longmemeval import import_longmemeval
 
-__all__ = ["FORMATS", "ImportFormatError", "ImportReport", "answer_keywords", "import_corpus"]
+__all__ = ["FORMATS", "ImportFormatError", "ImportReport", "answer_keywords", "answer_text", "import_corpus"]
 
 FORMATS: dict[str, Callable[[Path, Path], ImportReport]] = {
     "locomo": import_locomo,

@@ -23,6 +23,7 @@ from evals.corpus import Conversation, check_corpus
 from evals.errors import EvalsError
 
 __all__ = [
+    "ANSWER_KINDS",
     "ImportFormatError",
     "ImportReport",
     "Source",
@@ -113,8 +114,14 @@ def _kind(value: Any) -> str:
     )
 
 
+ANSWER_KINDS = (str, int, float, list)
+
+
 def answer_text(answer: Any) -> str:
-    """An answer as text: published files hold strings, and also plain numbers (a year)."""
+    """An answer as text: published files hold strings, and also plain numbers (a year) and,
+    rarely, a list of parts (joined with ", ", which the keyword rule splits again)."""
+    if isinstance(answer, list):
+        return ", ".join(answer_text(part) for part in answer if not isinstance(part, (list, dict)))
     if isinstance(answer, float) and answer.is_integer():
         answer = int(answer)
     return str(answer).strip()

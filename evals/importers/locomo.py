@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.importers._common import (
+    ANSWER_KINDS,
     ImportReport,
     Source,
     answer_keywords,
@@ -116,7 +117,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
                     evidence.append(turn)
         evidence.sort()
         if answerable:
-            answer = answer_text(source.get(item, where, "answer", (str, int, float)))
+            answer = answer_text(source.get(item, where, "answer", ANSWER_KINDS))
             keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
             fact = answer
         else:

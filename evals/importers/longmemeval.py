@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.importers._common import (
+    ANSWER_KINDS,
     ImportReport,
     Source,
     answer_keywords,
@@ -36,7 +37,7 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
     question_type = source.get(item, path, "question_type", str)
     question = source.get(item, path, "question", str)
     answerable = not question_id.endswith("_abs")
-    answer = answer_text(source.get(item, path, "answer", (str, int, float)))
+    answer = answer_text(source.get(item, path, "answer", ANSWER_KINDS))
     sessions = source.items(source.get(item, path, "haystack_sessions", list), f"{path}.haystack_sessions")
     dates = source.get(item, path, "haystack_dates", list, required=False) or []
 
