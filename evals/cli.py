@@ -623,7 +623,8 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
 @store_option
 def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts,
-    and McNemar's exact test of whether the runs' recalls differ.
+    and McNemar's exact test of whether the runs' recalls differ (and, when both runs have
+    judged answers, whether their answer accuracies differ).
 
     The test pairs each test point's two outcomes: only the flipped points
     count, and under "no difference" they would split evenly. p is two-sided;
@@ -652,6 +653,12 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
         f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {_p_value(comparison.mcnemar_p)}"
     )
+    answers = comparison.answers
+    if answers is not None:
+        click.echo(
+            f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
+            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {_p_value(answers.mcnemar_p)}"
+        )
 
 
 @cli.command("build-site")

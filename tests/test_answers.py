@@ -484,3 +484,22 @@ def test_requests_report_progress_as_they_end(server):
         finally:
             client.close()
         assert steps == [(done, 6, "answers") for done in range(1, 7)]
+
+
+def test_compare_tests_the_answer_accuracies_too(server, store_path):
+    """`evals compare` on two runs with judged answers pairs their verdicts with McNemar's exact test."""
+    from evals.metrics import mcnemar_exact
+
+    run(server, store_path, runner="recency")
+    run(server, store_path, runner="full_history")
+    a, b = stored_runs(store_path)
+    verdicts = [[p.correct for conv in s.answers.points for p in conv] for s in (a, b)]
+    lost = sum(x and not y for x, y in zip(*verdicts, strict=True))
+    gained = sum(y and not x for x, y in zip(*verdicts, strict=True))
+    result = CliRunner().invoke(cli, ["compare", a.summary.run_id, b.summary.run_id, "--store", str(store_path)])
+    assert result.exit_code == 0, result.output
+    p = mcnemar_exact(lost, gained)
+    assert (
+        f"answers judged correct over {POINTS} shared test points: A {sum(verdicts[0])}, B {sum(verdicts[1])}; "
+        f"McNemar: {lost} correct->incorrect vs {gained} incorrect->correct, p = {p:.4f}"
+    ) in result.output

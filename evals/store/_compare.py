@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from evals.metrics import mcnemar_exact
 from evals.store._models import RunSummary, StoredRun
 
-__all__ = ["Comparison", "Flip", "compare_runs"]
+__all__ = ["AnswerComparison", "Comparison", "Flip", "compare_runs"]
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,21 @@ class Flip:
     conversation_id: str
     turn_index: int
     question: str
+
+
+@dataclass(frozen=True)
+class AnswerComparison:
+    """The judge's verdicts on the test points both runs answered and had judged."""
+
+    correct_a: int
+    correct_b: int
+    lost: int  # judged correct in A, incorrect in B
+    gained: int  # incorrect in A, correct in B
+    shared: int
+
+    @property
+    def mcnemar_p(self) -> float:
+        return mcnemar_exact(self.lost, self.gained)
 
 
 @dataclass(frozen=True)
@@ -27,6 +42,7 @@ class Comparison:
     still_missed: int
     only_in_a: int  # test points B does not have (possible when the corpora differ)
     only_in_b: int
+    answers: AnswerComparison | None = None  # when both runs have judged answers
 
     @property
     def same_corpus(self) -> bool:
@@ -53,6 +69,32 @@ def _outcomes(stored: StoredRun) -> dict[tuple[str, int, str], bool]:
     }
 
 
+def _verdicts(stored: StoredRun) -> dict[tuple[str, int, str], bool] | None:
+    """The judge's verdict per judged test point, or None for a run without a judge."""
+    if stored.answers is None or stored.answers.judge_model is None:
+        return None
+    return {
+        (result.conversation_id, point.turn_index, point.question): answer.correct
+        for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
+        for point, answer in zip(result.test_points, answers, strict=True)
+        if answer.correct is not None
+    }
+
+
+def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
+    before, after = _verdicts(a), _verdicts(b)
+    if before is None or after is None:
+        return None
+    shared = [key for key in before if key in after]
+    return AnswerComparison(
+        correct_a=sum(before[key] for key in shared),
+        correct_b=sum(after[key] for key in shared),
+        lost=sum(1 for key in shared if before[key] and not after[key]),
+        gained=sum(1 for key in shared if not before[key] and after[key]),
+        shared=len(shared),
+    )
+
+
 def compare_runs(a: StoredRun, b: StoredRun) -> Comparison:
     """Match test points by (conversation, turn, question) and sort them by what changed."""
     before, after = _outcomes(a), _outcomes(b)
@@ -68,4 +110,5 @@ def compare_runs(a: StoredRun, b: StoredRun) -> Comparison:
         still_missed=sum(1 for key in shared if not before[key] and not after[key]),
         only_in_a=len(before) - len(shared),
         only_in_b=len(after) - len(shared),
+        answers=_compare_answers(a, b),
     )
