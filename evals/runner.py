@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evals.corpus import Corpus
+from evals.errors import EvalsError
 from evals.strategies import MemoryStrategy, model_of
 from evals.turn_refs import TurnLookup, record_turns
 
@@ -114,7 +115,11 @@ def run_corpus(
                 if on_test_point is not None:
                     on_test_point(conversation.id, point, strategy)
             if turn.record:
-                strategy.add(turn.role, turn.content)
+                try:
+                    strategy.add(turn.role, turn.content)
+                except EvalsError as exc:  # say where (a summary or embedding request failed, say)
+                    exc.args = (f"conversation {conversation.id!r}, turn {index}: {exc}", *exc.args[1:])
+                    raise
         conversations.append(result)
         if progress is not None:
             progress(done, total, conversation.id)

@@ -327,6 +327,16 @@ def test_malformed_response_names_the_test_point_and_appends_nothing(server, sto
     assert server.total - before == 2 * POINTS - 1  # the one answer that arrived came from the cache
 
 
+def test_failed_summary_names_its_conversation_and_turn(server, store_path):
+    """A summary request that fails during the play-through names where it happened; nothing is appended."""
+    server.fail_next("malformed")
+    result = run(server, store_path, runner="summary_buffer")
+    assert result.exit_code == 1
+    (line,) = result.output.splitlines()
+    assert line.startswith("Error: conversation '") and ", turn " in line and "summary_buffer summary request #1" in line
+    assert stored_runs(store_path) == []
+
+
 def test_malformed_verdict_is_an_error_and_not_cached(server, store_path):
     """A judge reply that is not a verdict names the test point; it is not cached, so a retry asks again."""
     server.fail_next(*["ok"] * POINTS, "no_verdict")
