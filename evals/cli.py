@@ -21,6 +21,7 @@ from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
+from evals.metrics import p_value_text, wilson_interval
 from evals.report import dump_json, seed_json, summary_line
 from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
 from evals.tokens import EXACT
@@ -306,10 +307,6 @@ def _mrr(summary: RunSummary) -> str:
     return f"{summary.mrr:.3f}"
 
 
-def _p_value(p: float) -> str:
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
 def _accuracy_interval(summary: RunSummary) -> str:
     if summary.accuracy_low is None or summary.accuracy_high is None:
         return "null"
@@ -341,6 +338,17 @@ _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
 _ANSWER_COLUMNS = ["accuracy", "acc 95% CI", "kw acc", "llm tok/tp"]
 
 
+def _echo_table(header: Sequence[str], rows: list[list[str]]) -> None:
+    """Left-aligned columns, as wide as their widest cell."""
+    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(header)]
+    for line in [list(header), *rows]:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+
+
+def _ratio(hits: int, total: int) -> float | None:
+    return hits / total if total else None
+
+
 def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence[str]) -> None:
     if fmt == "json":
         click.echo(json.dumps([s.as_dict() for s in summaries], indent=2, ensure_ascii=False))
@@ -362,23 +370,18 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence
         # Answer columns only where some run has answers, so retrieval-only tables stay as they were.
         at = columns.index("tokens/tp") + 1
         columns = [*columns[:at], *_ANSWER_COLUMNS, *columns[at:]]
-    rows = [[_TABLE_COLUMNS[c](s) for c in columns] for s in summaries]
-    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-    for line in [list(columns), *rows]:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    _echo_table(columns, [[_TABLE_COLUMNS[c](s) for c in columns] for s in summaries])
     if any(s.tokenizer != EXACT for s in summaries):
         click.echo("~ tokens estimated at ~4 characters per token (cl100k_base was not available)")
 
 
 def _echo_categories(summaries: Sequence[RunSummary], rows: list[dict[str, Any]], fmt: str) -> None:
     """``leaderboard --by-category``: one row per configuration and category."""
-    from evals.breakdown import rate
-
     by_id = {s.run_id: s for s in summaries}
     records = []
     for row in rows:
         s = by_id[row["run_id"]]
-        recall = rate(row["hits"], row["total"])
+        interval = wilson_interval(row["hits"], row["total"])
         records.append(
             {
                 "strategy": s.strategy,
@@ -389,12 +392,12 @@ def _echo_categories(summaries: Sequence[RunSummary], rows: list[dict[str, Any]]
                 "category": row["category"],
                 "hits": row["hits"],
                 "total": row["total"],
-                "recall": recall["recall"],
-                "recall_low": recall["interval"][0] if recall["interval"] else None,
-                "recall_high": recall["interval"][1] if recall["interval"] else None,
+                "recall": _ratio(row["hits"], row["total"]),
+                "recall_low": interval[0] if interval else None,
+                "recall_high": interval[1] if interval else None,
                 "evidence_total": row["evidence_total"],
-                "evidence_any": rate(row["evidence_any_hits"], row["evidence_total"])["recall"],
-                "evidence_all": rate(row["evidence_all_hits"], row["evidence_total"])["recall"],
+                "evidence_any": _ratio(row["evidence_any_hits"], row["evidence_total"]),
+                "evidence_all": _ratio(row["evidence_all_hits"], row["evidence_total"]),
                 "unanswerable": row["unanswerable"],
                 "run_id": s.run_id,
             }
@@ -425,9 +428,7 @@ def _echo_categories(summaries: Sequence[RunSummary], rows: list[dict[str, Any]]
         ]
         for r in records
     ]
-    widths = [max([len(c), *(len(line[i]) for line in table)]) for i, c in enumerate(header)]
-    for line in [header, *table]:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    _echo_table(header, table)
     if not records:
         click.echo("(no run in the store is on a corpus with categories)")
 
@@ -651,13 +652,13 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
     click.echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
-        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {_p_value(comparison.mcnemar_p)}"
+        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
     if answers is not None:
         click.echo(
             f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
-            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {_p_value(answers.mcnemar_p)}"
+            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {p_value_text(answers.mcnemar_p)}"
         )
 
 

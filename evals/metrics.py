@@ -49,6 +49,7 @@ __all__ = [
     "is_strict_hit",
     "matched_keywords",
     "mcnemar_exact",
+    "p_value_text",
     "score_run",
     "wilson_interval",
 ]
@@ -63,7 +64,8 @@ def is_hit(expected_keywords: list[str], expected_fact: str, records: list[str])
 
 
 def is_strict_hit(expected_keywords: list[str], expected_fact: str, records: list[str]) -> bool:
-    """Every expected keyword among the records (joined as for a hit); the hit itself without keywords."""
+    """Every expected keyword among the records (joined as for a hit); the hit itself without keywords.
+    The plain definition; :meth:`PointScore.of` decides hit and strict hit in one pass."""
     if not expected_keywords:
         return is_hit(expected_keywords, expected_fact, records)
     haystack = "\n".join(records).lower()
@@ -130,6 +132,11 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     return min(1.0, tail / 2 ** (n - 1))
 
 
+def p_value_text(p: float) -> str:
+    """A p-value as the CLI and the pages print it: four decimals, or scientific notation when tiny."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
 @dataclass(frozen=True)
 class PointScore:
     hit: bool
@@ -192,7 +199,7 @@ class Scores:
     points: list[list[PointScore]]  # per conversation, per test point
 
     def _answerable(self) -> list[PointScore]:
-        return [p for conv in self.points for p in conv if p.answerable]
+        return _answerable([p for conv in self.points for p in conv])
 
     @property
     def hits(self) -> int:

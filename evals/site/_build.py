@@ -32,7 +32,7 @@ import jinja2
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
 from evals.errors import EvalsError
-from evals.metrics import matched_keywords, wilson_interval
+from evals.metrics import matched_keywords, p_value_text, wilson_interval
 from evals.report import seed_json
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, series_chart
 from evals.site._pages import (
@@ -1069,11 +1069,6 @@ def _run_ref(s: RunSummary, paths: _Paths) -> RunRef:
         recall_low=s.recall_low,
         recall_high=s.recall_high,
     )
-
-
-def p_value_text(p: float) -> str:
-    """McNemar's p as the pages print it: four decimals, or scientific notation when tiny."""
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def _compare_page(
