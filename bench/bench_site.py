@@ -28,8 +28,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from evals.evaluate import Evaluation, RunConfig, evaluate
-from evals.metrics import score_run
+from evals.evaluate import RunConfig, evaluate
+from evals.results import Evaluation
+from evals.scoring import score_run
 from evals.provenance import Provenance
 from evals.site import build_site
 from evals.store import Store, StoreError
@@ -92,7 +93,7 @@ def perturbed(evaluation: Evaluation, commit_index: int) -> Evaluation:
 def make_store(path: Path) -> None:
     corpus = path.parent / "site-corpus"
     write_corpus(corpus)
-    evaluations = {runner: evaluate(RunConfig(runner=runner, corpus=corpus)) for runner in STRATEGIES}
+    evaluations = {runner: evaluate(RunConfig(strategy=runner, corpus=corpus)) for runner in STRATEGIES}
     start = datetime(2025, 1, 1, 9, 0, tzinfo=UTC)
     with Store.open(path) as store:
         for i in range(COMMITS):

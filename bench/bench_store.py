@@ -25,10 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from evals.corpus import Conversation, Corpus, _digest
-from evals.evaluate import Evaluation
-from evals.metrics import score_run
+from evals.results import Evaluation
+from evals.scoring import score_run
 from evals.provenance import Provenance
-from evals.runner import run_corpus
+from evals.playthrough import play_corpus
 from evals.store import Store
 from evals.store._records import make_summary, RunRecord
 from evals.strategies import FullHistory
@@ -62,7 +62,7 @@ def synthetic_corpus(conversations: int, turns: int, test_points: int, seed: int
 
 
 def full_history_evaluation(corpus: Corpus) -> Evaluation:
-    run = run_corpus(corpus, FullHistory())
+    run = play_corpus(corpus, FullHistory())
     return Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter()))
 
 

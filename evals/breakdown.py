@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from evals.metrics import PointScore, Scores, wilson_interval
-from evals.runner import RunResult, TestPointResult
+from evals.scoring import PointScore, Scores
+from evals.stats import wilson_interval
+from evals.results import RunResult, TestPointResult
 
 __all__ = ["category_rows", "evidence_block", "metrics_additions", "rate", "unanswerable_block"]
 

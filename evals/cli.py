@@ -6,8 +6,6 @@ turns it into a message and an exit code.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import sys
@@ -21,10 +19,8 @@ from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
-from evals.metrics import p_value_text, wilson_interval
-from evals.report import dump_json, seed_json, summary_line
+from evals.report import dump_json, legacy_json, summary_line
 from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
-from evals.tokens import EXACT
 
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
@@ -78,6 +74,7 @@ def run_options(func: Callable) -> Callable:
         ),
         click.option(
             "--runner",
+            "strategy",
             type=click.Choice(RUNNERS),
             default="mneme",
             show_default=True,
@@ -236,13 +233,13 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
 
 
 def _run_and_report(
-    *, corpus: Path, runner: str, backend: str, embedder: str, seed: int, k: int, with_answers: bool, judge: bool, output: Path | None
+    *, corpus: Path, strategy: str, backend: str, embedder: str, seed: int, k: int, with_answers: bool, judge: bool, output: Path | None
 ) -> None:
     """The original CLI's run: no store. With answers, the model, endpoint and key come from
     the defaults and $OPENAI_BASE_URL/$OPENAI_API_KEY (the original's flags stay exactly its
     own), and responses are cached beside the default store ($EVALS_STORE, else results/)."""
     config = RunConfig(
-        runner=runner, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed, with_answers=with_answers, judge=judge
+        strategy=strategy, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed, with_answers=with_answers, judge=judge
     )
     cache = None
     if config.answers_on:
@@ -254,7 +251,7 @@ def _run_and_report(
     finally:
         if cache is not None:
             cache.close()
-    document = seed_json(result.run, result.scores, result.answers)
+    document = legacy_json(result.run, result.scores, result.answers)
     if output is not None:
         _write_json(output, document)
     _echo_llm_usage(document)
@@ -271,166 +268,15 @@ def _echo_llm_usage(document: dict[str, Any]) -> None:
         )
 
 
-# -- tables ----------------------------------------------------------------------------------
+def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, before: Sequence[str], after: Sequence[str] = (), metrics: Sequence[str] | None = None) -> None:
+    from evals import tables
 
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "null" if value is None else f"{value:.{digits}f}"
-
-
-def _commit(summary: RunSummary) -> str:
-    short = summary.commit if len(summary.commit) <= 10 else summary.commit[:10]
-    return f"{short}+dirty" if summary.dirty else short
-
-
-def _tokens(summary: RunSummary) -> str:
-    # The ~4-characters estimate must say so wherever a number made with it is shown.
-    mark = "" if summary.tokenizer == EXACT else "~"
-    return "null" if summary.tokens_per_test_point is None else f"{mark}{summary.tokens_per_test_point:.2f}"
-
-
-def _interval(summary: RunSummary) -> str:
-    if summary.recall_low is None or summary.recall_high is None:
-        return "null"
-    return f"[{summary.recall_low:.3f}, {summary.recall_high:.3f}]"
-
-
-def _strict(summary: RunSummary) -> str:
-    if summary.strict_recall is None:
-        return "—" if summary.strict_hits is None else "null"  # "—": stored before it was recorded
-    return f"{summary.strict_recall:.3f} [{summary.strict_low:.3f}, {summary.strict_high:.3f}]"
-
-
-def _mrr(summary: RunSummary) -> str:
-    if summary.mrr is None:
-        return "—" if summary.strict_hits is None else "null"
-    return f"{summary.mrr:.3f}"
-
-
-def _accuracy_interval(summary: RunSummary) -> str:
-    if summary.accuracy_low is None or summary.accuracy_high is None:
-        return "null"
-    return f"[{summary.accuracy_low:.3f}, {summary.accuracy_high:.3f}]"
-
-
-_TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {
-    "run": lambda s: s.run_id,
-    "date": lambda s: s.date,
-    "commit": _commit,
-    "strategy": lambda s: s.strategy,
-    "config": lambda s: s.config_key,
-    "model": lambda s: s.model,
-    "k": lambda s: str(s.k),
-    "corpus": lambda s: s.corpus_name,
-    "recall": lambda s: _number(s.recall),
-    "95% CI": _interval,
-    "hits": lambda s: f"{s.hits}/{s.total}",
-    "strict [95% CI]": _strict,
-    "MRR": _mrr,
-    "tokens/tp": _tokens,
-    # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
-    "emb new/cached": lambda s: "—" if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
-    "accuracy": lambda s: _number(s.accuracy),
-    "acc 95% CI": _accuracy_interval,
-    "kw acc": lambda s: _number(s.keyword_accuracy),
-    "llm tok/tp": lambda s: _number(s.llm_tokens_per_test_point, 1),
-}
-_ANSWER_COLUMNS = ["accuracy", "acc 95% CI", "kw acc", "llm tok/tp"]
-
-
-def _echo_table(header: Sequence[str], rows: list[list[str]]) -> None:
-    """Left-aligned columns, as wide as their widest cell."""
-    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(header)]
-    for line in [list(header), *rows]:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
-
-
-def _ratio(hits: int, total: int) -> float | None:
-    return hits / total if total else None
-
-
-def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, columns: Sequence[str]) -> None:
     if fmt == "json":
-        click.echo(json.dumps([s.as_dict() for s in summaries], indent=2, ensure_ascii=False))
-        return
-    if fmt == "csv":
-        buffer = io.StringIO()
-        fields = list(_store_api().RunSummary.__dataclass_fields__)
-        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
-        writer.writeheader()
-        for summary in summaries:
-            row = summary.as_dict()
-            row["strategy_config"] = json.dumps(row["strategy_config"], ensure_ascii=False)
-            if row["llm_settings"] is not None:
-                row["llm_settings"] = json.dumps(row["llm_settings"], ensure_ascii=False, sort_keys=True)
-            writer.writerow(row)
-        click.echo(buffer.getvalue(), nl=False)
-        return
-    if any(s.answer_model is not None for s in summaries):
-        # Answer columns only where some run has answers, so retrieval-only tables stay as they were.
-        at = columns.index("tokens/tp") + 1
-        columns = [*columns[:at], *_ANSWER_COLUMNS, *columns[at:]]
-    _echo_table(columns, [[_TABLE_COLUMNS[c](s) for c in columns] for s in summaries])
-    if any(s.tokenizer != EXACT for s in summaries):
-        click.echo("~ tokens estimated at ~4 characters per token (cl100k_base was not available)")
-
-
-def _echo_categories(summaries: Sequence[RunSummary], rows: list[dict[str, Any]], fmt: str) -> None:
-    """``leaderboard --by-category``: one row per configuration and category."""
-    by_id = {s.run_id: s for s in summaries}
-    records = []
-    for row in rows:
-        s = by_id[row["run_id"]]
-        interval = wilson_interval(row["hits"], row["total"])
-        records.append(
-            {
-                "strategy": s.strategy,
-                "config": s.config_key,
-                "model": s.model,
-                "k": s.k,
-                "corpus": s.corpus_name,
-                "category": row["category"],
-                "hits": row["hits"],
-                "total": row["total"],
-                "recall": _ratio(row["hits"], row["total"]),
-                "recall_low": interval[0] if interval else None,
-                "recall_high": interval[1] if interval else None,
-                "evidence_total": row["evidence_total"],
-                "evidence_any": _ratio(row["evidence_any_hits"], row["evidence_total"]),
-                "evidence_all": _ratio(row["evidence_all_hits"], row["evidence_total"]),
-                "unanswerable": row["unanswerable"],
-                "run_id": s.run_id,
-            }
-        )
-    if fmt == "json":
-        click.echo(json.dumps(records, indent=2, ensure_ascii=False))
-        return
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else ["category"], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(records)
-        click.echo(buffer.getvalue(), nl=False)
-        return
-    header = ["strategy", "config", "corpus", "category", "recall", "95% CI", "hits", "evidence any", "evidence all", "unanswerable"]
-    table = [
-        [
-            r["strategy"],
-            r["config"],
-            r["corpus"],
-            "(none)" if r["category"] is None else r["category"],
-            _number(r["recall"]),
-            "null" if r["recall_low"] is None else f"[{r['recall_low']:.3f}, {r['recall_high']:.3f}]",
-            f"{r['hits']}/{r['total']}",
-            _number(r["evidence_any"]),
-            _number(r["evidence_all"]),
-            str(r["unanswerable"]),
-        ]
-        for r in records
-    ]
-    _echo_table(header, table)
-    if not records:
-        click.echo("(no run in the store is on a corpus with categories)")
+        click.echo(tables.summaries_json(summaries))
+    elif fmt == "csv":
+        click.echo(tables.summaries_csv(summaries), nl=False)
+    else:
+        click.echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
 
 
 # -- the ``evals`` group -------------------------------------------------------------------
@@ -499,7 +345,9 @@ def run_command(
     """
     api_key = options.pop("api_key")
     path, create_parent = _store_path(store)
-    outcome = _store_api().run_with_store(
+    from evals.workflow import run_with_store
+
+    outcome = run_with_store(
         RunConfig(**options),
         path,
         force=force,
@@ -512,13 +360,13 @@ def run_command(
     )
     if output is not None:
         _write_json(output, outcome.document)
-    if not outcome.cached:
+    if not outcome.reused:
         _echo_llm_usage(outcome.document)
     summary = summary_line(outcome.document)
     written = f" -> {output}" if output else ""
     if outcome.cache_hits or outcome.cache_misses:
         click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
-    if outcome.cached:
+    if outcome.reused:
         click.echo(f"cached: run {outcome.run_id}: {summary}{written}")
     else:
         click.echo(f"run {outcome.run_id}: {summary} -> {path}{', ' + str(output) if output else ''}")
@@ -533,8 +381,13 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     """List the stored runs, newest first."""
     with _open_store(store) as opened:
         summaries = opened.runs(strategy=strategy, commit=commit)
-    columns = ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp", "emb new/cached"]
-    _echo_summaries(summaries, fmt, columns)
+    _echo_summaries(
+        summaries,
+        fmt,
+        ["run", "date", "commit", "strategy", "model", "k", "corpus", "hits"],
+        ["emb new/cached"],
+        metrics=["recall", "tokens_per_test_point"],
+    )
 
 
 @cli.command("leaderboard")
@@ -559,21 +412,24 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
     with _open_store(store) as opened:
         summaries = opened.latest_per_configuration()
-        if by_category:
-            rows = opened.category_results([s.run_id for s in summaries])
+        stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
     if by_category:
-        _echo_categories(summaries, rows, fmt)
+        from evals import tables
+
+        records = tables.category_records(stored)
+        if fmt == "json":
+            click.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        elif fmt == "csv":
+            click.echo(tables.records_csv(records), nl=False)
+        else:
+            click.echo(tables.category_table(records).text(), nl=False)
         return
     if fmt == "markdown":
         from evals.markdown import leaderboard_markdown
 
         click.echo(leaderboard_markdown(summaries), nl=False)
         return
-    columns = [
-        "strategy", "config", "model", "k", "corpus", "recall", "95% CI", "hits", "strict [95% CI]", "MRR",
-        "tokens/tp", "run", "commit", "date",
-    ]  # fmt: skip
-    _echo_summaries(summaries, fmt, columns)
+    _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"])
 
 
 @cli.command("export")
@@ -592,8 +448,10 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
     block (run id, provenance, transcripts, per-record token counts) lets
     `evals import` add the run to another store unchanged.
     """
+    from evals.exchange import export_document
+
     with _open_store(store) as opened:
-        document = _store_api().export_document(opened.get_run(run_id))
+        document = export_document(opened.get_run(run_id))
     if str(output) == "-":
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
@@ -610,7 +468,9 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     Every file is checked before anything is written, and all are written in
     one transaction: one bad file leaves the store unchanged.
     """
-    records = [_store_api().read_export(path) for path in files]
+    from evals.exchange import read_export
+
+    records = [read_export(path) for path in files]
     with _open_store(store, read_only=False) as opened:
         added = opened.write_records(records)
     for path, record, new in zip(files, records, added, strict=True):
@@ -631,13 +491,20 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     count, and under "no difference" they would split evenly. p is two-sided;
     a small p (say below 0.05) says the difference is unlikely to be chance.
     """
+    from evals import tables
+    from evals.compare import compare_runs
+    from evals.metrics import METRICS
+
+    def metric(name: str, summary: RunSummary) -> str:
+        return tables.metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
+
     with _open_store(store) as opened:
-        comparison = _store_api().compare_runs(opened.get_run(run_a), opened.get_run(run_b))
+        comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         click.echo(
-            f"{label}: run {summary.run_id}  {summary.config_key}  commit {_commit(summary)}  {summary.date}  "
-            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {_number(summary.recall)} "
-            f"{_interval(summary)}  strict {_strict(summary)}  MRR {_mrr(summary)}"
+            f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
+            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {metric('recall', summary)}  "
+            f"strict {metric('strict_recall', summary)}  MRR {metric('mrr', summary)}"
         )
     if not comparison.same_corpus:
         click.echo(
@@ -652,13 +519,13 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
     click.echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
-        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {p_value_text(comparison.mcnemar_p)}"
+        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {tables.p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
     if answers is not None:
         click.echo(
             f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
-            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {p_value_text(answers.mcnemar_p)}"
+            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {tables.p_value_text(answers.mcnemar_p)}"
         )
 
 

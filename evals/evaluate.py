@@ -8,24 +8,24 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.cache import Cache
-from evals.corpus import Corpus, load_corpus
+from evals.corpus import load_corpus
 from evals.errors import EvalsError
-from evals.metrics import Scores, score_run
-from evals.runner import RunResult, likely_records, run_corpus
+from evals.playthrough import likely_records, play_corpus
+from evals.results import Evaluation
+from evals.scoring import score_run
 from evals.strategies import build_strategy
 from evals.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from evals.llm import AnswerRun, AskedPoint
+    from evals.llm import AskedPoint
 
-__all__ = ["Evaluation", "RunConfig", "evaluate"]
+__all__ = ["RunConfig", "evaluate"]
 
 
 class RunConfig(BaseModel):
@@ -33,7 +33,7 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    runner: str = "mneme"
+    strategy: str = "mneme"  # the CLI's --runner
     backend: str = "memory"
     embedder: str = "hash"
     corpus: Path = Path("corpus")
@@ -70,19 +70,11 @@ class RunConfig(BaseModel):
 
     def summarize_fn(self, client: Any = None) -> Any:
         """summary_buffer's summariser: the answer model when answers are on, else the default."""
-        if not (self.answers_on and self.runner == "summary_buffer"):
+        if not (self.answers_on and self.strategy == "summary_buffer"):
             return None
         from evals.llm import ChatSummarizer
 
         return ChatSummarizer(client, self.answer_model)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    corpus: Corpus
-    run: RunResult
-    scores: Scores
-    answers: AnswerRun | None = None  # with --with-answers / --judge
 
 
 def evaluate(
@@ -102,7 +94,7 @@ def evaluate(
     client = _chat_client(config, cache, api_key) if config.answers_on else None
     try:
         strategy = build_strategy(
-            config.runner,
+            config.strategy,
             backend=config.backend,
             embedder=config.embedder,
             seed=config.seed,
@@ -117,7 +109,7 @@ def evaluate(
             prefetch((t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn)), progress)
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
-        run = run_corpus(
+        run = play_corpus(
             corpus,
             strategy,
             k=config.k,

@@ -1,4 +1,8 @@
-"""The original harness's JSON result shape, and its one-line summary."""
+"""The original harness's JSON result document (``--output``), and its one-line summary.
+
+"Legacy" names the original harness's formats throughout the code (its CLI
+is ``legacy_cli``); the run's random seed is just "seed".
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,16 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evals.breakdown import metrics_additions
-from evals.metrics import Scores
-from evals.runner import RunResult, TestPointResult
+from evals.results import RunResult, TestPointResult
+from evals.scoring import PointScore, Scores
+from evals.stats import interval_block, wilson_interval
+from evals.tokens import EXACT
 
 if TYPE_CHECKING:
-    from evals.llm import AnswerRun
+    from evals.results import AnswerRun
+    from evals.store import StoredRun
 
-__all__ = ["dump_json", "point_json", "seed_json", "summary_line"]
+__all__ = ["dump_json", "legacy_json", "point_json", "recall_block", "stored_legacy_json", "summary_line", "tokens_block"]
 
 
 def dump_json(document: dict[str, Any]) -> bytes:
@@ -26,12 +33,12 @@ def dump_json(document: dict[str, Any]) -> bytes:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2)
 
 
-_SEED_POINT_KEYS = frozenset({"turn_index", "question", "expected_fact", "expected_keywords", "retrieved_records"})
+_LEGACY_POINT_KEYS = frozenset({"turn_index", "question", "expected_fact", "expected_keywords", "retrieved_records"})
 
 
 def point_json(point: TestPointResult) -> dict[str, Any]:
     """A test point as the seed wrote it, plus the later fields only where the corpus set them."""
-    out = point.model_dump(include=_SEED_POINT_KEYS)
+    out = point.model_dump(include=_LEGACY_POINT_KEYS)
     if point.evidence_turns:
         out["evidence_turns"] = list(point.evidence_turns)
         out["retrieved_turns"] = point.retrieved_turns
@@ -42,8 +49,8 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
     return out
 
 
-def seed_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
-    """The seed's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
+def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
+    """The original harness's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
     corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
     point's ``answer``) are additions only."""
@@ -57,9 +64,9 @@ def seed_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) 
         "tokenizer": scores.tokenizer,
         "model": run.model,
         "metrics": {
-            "recall_at_k": scores.recall_block(),
-            "tokens": scores.tokens_block(),
-            **scores.stats_blocks(turn_indices),
+            "recall_at_k": recall_block(scores),
+            "tokens": tokens_block(scores),
+            **stats_blocks(scores, turn_indices),
             **metrics_additions(run, scores),
         },
         "conversations": [
@@ -78,7 +85,7 @@ def seed_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) 
 
 
 def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
-    document["metrics"]["answers"] = answers.metrics_block()
+    document["metrics"]["answers"] = answers_block(answers)
     document["answers"] = {
         "answer_model": answers.answer_model,
         "judge_model": answers.judge_model,
@@ -91,7 +98,7 @@ def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
 
 
 def summary_line(document: dict[str, Any], destination: str | None = None) -> str:
-    """The seed's one-line summary, from a seed-shaped document."""
+    """The original harness's one-line summary, from its document."""
     metrics = document["metrics"]
     line = (
         f"strategy={document['strategy'].get('name')} "
@@ -104,6 +111,104 @@ def summary_line(document: dict[str, Any], destination: str | None = None) -> st
         line += f" keyword_acc={answers['keyword_accuracy']}"
         if answers["judge_model"] is not None:
             line += f" accuracy={answers['accuracy']}"
-    if document.get("tokenizer") not in (None, "cl100k_base"):
+    if document.get("tokenizer") not in (None, EXACT):
         line += f" (tokens estimated: {document['tokenizer']})"
     return f"{line} -> {destination}" if destination else line
+
+
+def _answerable(points: list[PointScore]) -> list[PointScore]:
+    return [p for p in points if p.answerable]
+
+
+def _mrr(points: list[PointScore]) -> float | None:
+    return sum(1 / p.rank for p in points if p.rank) / len(points) if points else None
+
+
+def recall_block(scores: Scores) -> dict[str, Any]:
+    """The original ``metrics.recall_at_k`` block."""
+    per_conversation = {}
+    for cid, conv in zip(scores.conversation_ids, scores.points, strict=True):
+        answerable = _answerable(conv)
+        hits = sum(p.hit for p in answerable)
+        total = len(answerable)
+        per_conversation[cid] = {"hits": hits, "total": total, "recall": hits / total if total else None}
+    return {"aggregate": scores.recall, "hits": scores.hits, "total": scores.total, "per_conversation": per_conversation}
+
+
+def stats_blocks(scores: Scores, turn_indices: list[list[int]]) -> dict[str, Any]:
+    """The ``metrics`` keys added beside the original's: recall's interval, strict recall, MRR,
+    and per test point (``turn_indices`` aligned with the points) its strict hit and rank."""
+    strict_per, mrr_per, per_point = {}, {}, {}
+    for cid, conv, turns in zip(scores.conversation_ids, scores.points, turn_indices, strict=True):
+        answerable = _answerable(conv)
+        strict = sum(p.strict_hit for p in answerable)
+        total = len(answerable)
+        strict_per[cid] = {"hits": strict, "total": total, "recall": strict / total if total else None}
+        mrr_per[cid] = _mrr(answerable)
+        per_point[cid] = [
+            {"turn_index": t, "hit": p.hit, "strict_hit": p.strict_hit, "rank": p.rank}
+            for t, p in zip(turns, conv, strict=True)
+        ]
+    answerable = scores.answerable()
+    total = len(answerable)
+    strict_hits = sum(p.strict_hit for p in answerable)
+    return {
+        "recall_at_k_interval": interval_block(scores.hits, total),
+        "strict_recall_at_k": {
+            "aggregate": strict_hits / total if total else None,
+            "hits": strict_hits,
+            "total": total,
+            "interval": interval_block(strict_hits, total),
+            "per_conversation": strict_per,
+        },
+        "mrr": {"aggregate": _mrr(answerable), "per_conversation": mrr_per},
+        "per_test_point": per_point,
+    }
+
+
+def tokens_block(scores: Scores) -> dict[str, Any]:
+    """The original ``metrics.tokens`` block.
+
+    Where there is no test point the original reported 0 tokens per test
+    point, not null; the format keeps that so old readers agree.
+    """
+    per_conversation = {}
+    for cid, conv in zip(scores.conversation_ids, scores.points, strict=True):
+        answerable = _answerable(conv)
+        total = sum(p.context_tokens for p in answerable)
+        per_conversation[cid] = {
+            "context_tokens_sum": total,
+            "test_points": len(answerable),
+            "context_tokens_per_test_point": total / len(answerable) if answerable else 0,
+        }
+    return {
+        "aggregate_context_tokens": scores.context_tokens,
+        "aggregate_tokens_per_test_point": scores.context_tokens / scores.total if scores.total else 0,
+        "per_conversation": per_conversation,
+    }
+
+
+def answers_block(answers: AnswerRun) -> dict[str, Any]:
+    """The result JSON's ``metrics.answers`` block."""
+    interval = wilson_interval(answers.correct, answers.judged)
+    return {
+        "answer_model": answers.answer_model,
+        "judge_model": answers.judge_model,
+        "accuracy": answers.accuracy,
+        "accuracy_interval_95": list(interval) if interval else None,
+        "correct": answers.correct,
+        "judged": answers.judged,
+        "keyword_accuracy": answers.keyword_accuracy,
+        "keyword_hits": answers.keyword_hits,
+        "total": answers.total,
+        "mean_latency_s": answers.mean_latency_s,
+        "requests_made": answers.requests_made,
+        "requests_cached": answers.requests_cached,
+        "prompt_tokens": answers.prompt_tokens,
+        "completion_tokens": answers.completion_tokens,
+    }
+
+
+def stored_legacy_json(stored: StoredRun) -> dict[str, Any]:
+    """The document ``--output`` wrote for a run read back from the store."""
+    return legacy_json(stored.run, stored.scores, stored.answers)

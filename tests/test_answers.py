@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from evals.cache import Cache, cache_path_for
 from evals.cli import cli
 from evals.llm import AnswerRun, PointAnswer, parse_verdict, prompt
+from evals.metrics import MetricValue, ScoredRun, answer_accuracy
 from evals.store import MIGRATIONS, Store
 from llm_server import LLMServer
 
@@ -103,8 +104,9 @@ def test_run_summary_carries_accuracy_cost_and_requests(server, store_path):
     (stored,) = stored_runs(store_path)
     summary = stored.summary
     assert (summary.answer_model, summary.judge_model) == ("gpt-4o-mini", "gpt-4o-mini")
-    assert summary.accuracy == summary.answers_correct / POINTS
-    assert summary.accuracy_low <= summary.accuracy <= summary.accuracy_high
+    accuracy = summary.metric("answer_accuracy")
+    assert accuracy.value == summary.answers_correct / POINTS and accuracy.n == POINTS
+    assert accuracy.low <= accuracy.value <= accuracy.high
     assert (summary.llm_requests_made, summary.llm_requests_cached) == (2 * POINTS, 0)
     assert summary.llm_prompt_tokens == sum(
         p.prompt_tokens + p.judge_prompt_tokens for conv in stored.answers.points for p in conv
@@ -143,7 +145,7 @@ def test_without_judge_only_keyword_accuracy(server, store_path):
     assert result.exit_code == 0, result.output
     (stored,) = stored_runs(store_path)
     assert server.requests["judge"] == 0
-    assert stored.summary.accuracy is None and stored.summary.keyword_accuracy is not None
+    assert stored.summary.metric("answer_accuracy") is None and stored.summary.metric("keyword_accuracy") is not None
 
 
 def test_summary_buffer_summarises_with_the_answer_model(server, store_path):
@@ -180,9 +182,10 @@ def test_leaderboard_shows_accuracy_and_cost(server, store_path):
     run(server, store_path)
     result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)])
     header, row = result.output.splitlines()[:2]
-    assert "accuracy" in header and "acc 95% CI" in header and "llm tok/tp" in header
+    assert "answer accuracy" in header and "keyword accuracy" in header and "LLM tokens / test point" in header
     (stored,) = stored_runs(store_path)
-    assert f"{stored.summary.accuracy:.3f}" in row
+    accuracy = stored.summary.metric("answer_accuracy")
+    assert f"{accuracy.value:.3f} [{accuracy.low:.3f}, {accuracy.high:.3f}]" in row
 
 
 def test_export_and_import_keep_the_answers(server, store_path, tmp_path):
@@ -196,7 +199,7 @@ def test_export_and_import_keep_the_answers(server, store_path, tmp_path):
     assert result.exit_code == 0, result.output
     (copy,) = stored_runs(other)
     assert copy.answers.points == stored.answers.points
-    assert copy.summary.config_key == stored.summary.config_key and copy.summary.accuracy == stored.summary.accuracy
+    assert copy.summary.config_key == stored.summary.config_key and copy.summary.metrics == stored.summary.metrics
 
 
 def test_answers_config_differs_from_retrieval_only(server, store_path, tmp_path):
@@ -440,7 +443,9 @@ def test_verdict_without_a_boolean_is_refused(reply):
 def test_empty_answer_run_has_no_accuracy():
     """No test point: accuracy, keyword accuracy and latency are None, never 0."""
     empty = AnswerRun(answer_model="m", judge_model="m", base_url="u", points=[[]])
-    assert (empty.accuracy, empty.interval, empty.keyword_accuracy, empty.mean_latency_s) == (None, None, None, None)
+    assert (empty.accuracy, empty.keyword_accuracy, empty.mean_latency_s) == (None, None, None)
+    scored = ScoredRun(run=None, scores=None, answers=empty)  # type: ignore[arg-type]
+    assert answer_accuracy(scored) == MetricValue(None, 0)
 
 
 def test_accuracy_counts_only_judged_points():
@@ -448,8 +453,8 @@ def test_accuracy_counts_only_judged_points():
     point = lambda correct, kw: PointAnswer("a", 1, 1, 0.1, kw, correct, "r", 1, 1)  # noqa: E731
     answers = AnswerRun("m", "m", "u", [[point(True, True), point(False, True), point(True, False)]])
     assert answers.accuracy == 2 / 3 and answers.keyword_accuracy == 2 / 3
-    low, high = answers.interval
-    assert 0 < low < 2 / 3 < high < 1
+    accuracy = answer_accuracy(ScoredRun(run=None, scores=None, answers=answers))  # type: ignore[arg-type]
+    assert accuracy.value == 2 / 3 and 0 < accuracy.low < 2 / 3 < accuracy.high < 1
 
 
 # -- the original CLI ----------------------------------------------------------------------------------
@@ -498,7 +503,7 @@ def test_requests_report_progress_as_they_end(server):
 
 def test_compare_tests_the_answer_accuracies_too(server, store_path):
     """`evals compare` on two runs with judged answers pairs their verdicts with McNemar's exact test."""
-    from evals.metrics import mcnemar_exact
+    from evals.stats import mcnemar_exact
 
     run(server, store_path, runner="recency")
     run(server, store_path, runner="full_history")

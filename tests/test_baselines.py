@@ -9,7 +9,7 @@ GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 
 
 def records(runner: str, **kwargs) -> list[list[str]]:
-    result = evaluate(RunConfig(runner=runner, corpus=GOLDEN, **kwargs))
+    result = evaluate(RunConfig(strategy=runner, corpus=GOLDEN, **kwargs))
     return [tp.retrieved_records for c in result.run.conversations for tp in c.test_points]
 
 

@@ -21,12 +21,14 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from evals.report import stored_legacy_json
 from evals.cli import cli
 from evals.corpus import Conversation, check_corpus, load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance
-from evals.report import seed_json
-from evals.store import Store, export_document, read_export
+from evals.report import legacy_json
+from evals.exchange import export_document, read_export
+from evals.store import Store
 from evals.turn_refs import TurnLookup, record_turns
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -35,12 +37,12 @@ CLEAN = Provenance(commit="a" * 40, dirty=False, package_version="0", mneme_vers
 
 
 def run(runner: str, k: int = 2):
-    return evaluate(RunConfig(runner=runner, corpus=EVIDENCE, k=k))
+    return evaluate(RunConfig(strategy=runner, corpus=EVIDENCE, k=k))
 
 
 def metrics(runner: str) -> dict:
     result = run(runner)
-    return seed_json(result.run, result.scores)["metrics"]
+    return legacy_json(result.run, result.scores)["metrics"]
 
 
 # -- old corpora are untouched ---------------------------------------------------------------
@@ -61,8 +63,8 @@ def test_old_corpus_digest_is_unchanged(folder, digest):
 def test_old_corpus_json_has_no_evidence_keys():
     """Without the new corpus fields, the result JSON has no evidence, category or unanswerable
     blocks, and its test points have exactly the seed's keys."""
-    result = evaluate(RunConfig(runner="full_history", corpus=FIXTURES / "golden"))
-    document = seed_json(result.run, result.scores)
+    result = evaluate(RunConfig(strategy="full_history", corpus=FIXTURES / "golden"))
+    document = legacy_json(result.run, result.scores)
     assert {"recall_at_k", "tokens"} <= set(document["metrics"])
     assert not {"evidence_recall_at_k", "unanswerable", "by_category"} & set(document["metrics"])
     keys = {key for c in document["conversations"] for tp in c["test_points"] for key in tp}
@@ -187,7 +189,7 @@ def test_category_breakdown_numbers():
 def test_test_point_json_carries_the_new_fields():
     """A test point with evidence shows its evidence and retrieved turns; an unanswerable one says so."""
     result = run("recency")
-    points = seed_json(result.run, result.scores)["conversations"][0]["test_points"]
+    points = legacy_json(result.run, result.scores)["conversations"][0]["test_points"]
     assert (points[1]["evidence_turns"], points[1]["retrieved_turns"], points[1]["category"]) == ([2, 4], [4, 5], "multi-hop")
     assert points[2]["answerable"] is False and "evidence_turns" not in points[2]
 
@@ -234,7 +236,7 @@ def test_stored_run_gives_the_same_json(store_path):
     result = run("recency")
     with Store.open(store_path) as store:
         run_id = store.append(result, CLEAN)
-        assert store.seed_json(run_id) == seed_json(result.run, result.scores)
+        assert stored_legacy_json(store.get_run(run_id)) == legacy_json(result.run, result.scores)
 
 
 def test_category_results_view(store_path):
@@ -274,7 +276,7 @@ def test_export_import_round_trip_keeps_unrecorded_turns(store_path, tmp_path):
     other = tmp_path / "other.duckdb"
     with Store.open(other) as store:
         store.write_records([read_export(path)])
-        assert store.seed_json(run_id) == {k: v for k, v in document.items() if k != "run"}
+        assert stored_legacy_json(store.get_run(run_id)) == {k: v for k, v in document.items() if k != "run"}
         assert store.get_run(run_id).unrecorded == {"01_family": [6, 7, 8]}
 
 
@@ -302,8 +304,9 @@ def test_leaderboard_by_category(store_path, tmp_path):
 def test_corpus_without_categories_has_no_category_rows(store_path, corpus_small):
     """A run on a corpus without categories adds no --by-category rows."""
     with Store.open(store_path) as store:
-        run_id = store.append(evaluate(RunConfig(runner="recency", corpus=corpus_small)), CLEAN)
-        assert store.category_results([run_id]) == []
+        store.append(evaluate(RunConfig(strategy="recency", corpus=corpus_small)), CLEAN)
+    result = CliRunner().invoke(cli, ["leaderboard", "--by-category", "--store", str(store_path), "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.output) == []
 
 
 def test_copy_of_fixture_validates(tmp_path):
@@ -320,7 +323,7 @@ def test_whole_recorded_history_is_those_turns():
 
 def test_compare_leaves_unanswerable_points_out(store_path):
     """evals compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
-    from evals.store import compare_runs
+    from evals.compare import compare_runs
 
     with Store.open(store_path) as store:
         a = store.get_run(store.append(run("recency"), CLEAN))

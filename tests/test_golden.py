@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evals.evaluate import RunConfig, evaluate
+from evals.report import recall_block, tokens_block
 from evals.strategies import SummaryBuffer, concatenate_summary
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
@@ -22,7 +23,7 @@ S3 = f"Earlier in the conversation: system: {S2} | user: the cat sat on the mat"
 
 
 def run(runner: str, **kwargs):
-    return evaluate(RunConfig(runner=runner, corpus=GOLDEN, **kwargs))
+    return evaluate(RunConfig(strategy=runner, corpus=GOLDEN, **kwargs))
 
 
 def records(result) -> list[list[str]]:
@@ -53,10 +54,10 @@ def test_full_history_retrieves_every_earlier_turn_ignoring_k():
 def test_full_history_numbers():
     """full_history: 3 of 4 hits (the one-record fact fallback misses); 22+28+13+16 tokens."""
     scores = run("full_history").scores
-    assert scores.recall_block()["hits"] == 3
+    assert recall_block(scores)["hits"] == 3
     assert scores.recall == 0.75
-    assert scores.tokens_block()["aggregate_context_tokens"] == 79
-    assert scores.tokens_block()["aggregate_tokens_per_test_point"] == 19.75
+    assert tokens_block(scores)["aggregate_context_tokens"] == 79
+    assert tokens_block(scores)["aggregate_tokens_per_test_point"] == 19.75
 
 
 def test_summary_buffer_records():
@@ -70,7 +71,7 @@ def test_summary_buffer_numbers():
     """summary_buffer: 3 of 4 hits; 25 + 48 + 13 + 16 = 102 tokens."""
     scores = run("summary_buffer").scores
     assert (scores.hits, scores.total, scores.context_tokens) == (3, 4, 102)
-    assert scores.tokens_block()["per_conversation"]["01_colour"] == {
+    assert tokens_block(scores)["per_conversation"]["01_colour"] == {
         "context_tokens_sum": 73, "test_points": 2, "context_tokens_per_test_point": 36.5,
     }
 
@@ -98,13 +99,13 @@ def test_summarize_fn_hook_replaces_the_summariser():
 
 def test_conversation_without_test_points_has_null_recall():
     """A conversation with no test point reports recall null, never 0."""
-    block = run("full_history").scores.recall_block()
+    block = recall_block(run("full_history").scores)
     assert block["per_conversation"]["03_chat"] == {"hits": 0, "total": 0, "recall": None}
 
 
 def test_fact_fallback_needs_one_record():
     """With no keywords, the expected fact must lie inside a single record."""
-    per = run("full_history").scores.recall_block()["per_conversation"]
+    per = recall_block(run("full_history").scores)["per_conversation"]
     assert per["02_gate"] == {"hits": 1, "total": 2, "recall": 0.5}
 
 

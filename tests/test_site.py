@@ -25,8 +25,10 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from click.testing import CliRunner
 
-from evals.evaluate import Evaluation, RunConfig, evaluate
-from evals.metrics import score_run
+from evals.report import stored_legacy_json
+from evals.evaluate import RunConfig, evaluate
+from evals.results import Evaluation
+from evals.scoring import score_run
 from evals.provenance import Provenance
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
 from evals.store import Store
@@ -135,7 +137,7 @@ def make_store(path: Path, corpus: Path = SITE_CORPUS, counter: TokenCounter | N
     with Store.open(path) as store:
         for day, commit in enumerate((OLD, NEW)):
             for n, runner in enumerate(STRATEGIES):
-                evaluation = evaluate(RunConfig(runner=runner, corpus=corpus), counter=counter)
+                evaluation = evaluate(RunConfig(strategy=runner, corpus=corpus), counter=counter)
                 if commit == NEW and runner == "full_history":
                     evaluation = without_records(evaluation, 0, 0)
                 store.append(at(evaluation, start + timedelta(days=day, minutes=n)), provenance(commit))
@@ -321,7 +323,7 @@ def test_full_history_page_of_500_turn_conversations_stays_small(tmp_path: Path)
             turns[i]["test_at"] = {"question": "what is the secret", "expected_fact": "zorvex-417", "expected_keywords": ["zorvex-417"]}
         (corpus / f"talk{c}.json").write_text(json.dumps({"schema_version": "1", "id": f"talk{c}", "description": "long", "turns": turns}))
     with Store.open(tmp_path / "long.duckdb") as opened:
-        run_id = opened.append(evaluate(RunConfig(runner="full_history", corpus=corpus)), provenance(OLD))
+        run_id = opened.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance(OLD))
     report = build_site(tmp_path / "long.duckdb", tmp_path / "site")
     page = drilldown(tmp_path / "site", run_id, "talk0")
     assert page.stat().st_size < 2_000_000
@@ -360,7 +362,7 @@ def test_run_json_is_the_seed_shape(site: Path, store: Path):
     """runs/<id>.json equals the store's seed-shaped export of that run."""
     run = run_of(store, "mneme")
     with Store.open(store, read_only=True) as opened:
-        expected = opened.seed_json(run.run_id)
+        expected = stored_legacy_json(opened.get_run(run.run_id))
     assert json.loads((site / "runs" / f"{run.run_id}.json").read_text(encoding="utf-8")) == expected
 
 
@@ -527,10 +529,10 @@ def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     start = datetime(2025, 2, 1, 12, 0, tzinfo=UTC)
     with LLMServer() as server, Store.open(path) as opened:
         for n, runner in enumerate(("recency", "full_history")):
-            config = RunConfig(runner=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
+            config = RunConfig(strategy=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
             evaluation = evaluate(config, api_key="sk-site-test")
             opened.append(at(evaluation, start + timedelta(minutes=n)), provenance(NEW))
-        opened.append(at(evaluate(RunConfig(runner="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW))
+        opened.append(at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW))
     return path
 
 
@@ -728,7 +730,7 @@ def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):
     """A run stored with cache counts says how many embeddings it computed and took from the cache."""
     store_path = tmp_path / "cache.duckdb"
     with Store.open(store_path) as opened:
-        run_id = opened.append(evaluate(RunConfig(runner="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2)
+        run_id = opened.append(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2)
     build_site(store_path, tmp_path / "site")
     assert "Embedding cache: 2 embeddings computed, 40 from the cache." in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
 

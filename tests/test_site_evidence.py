@@ -25,7 +25,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("evidence_site")
     provenance = Provenance(commit="c" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
     with Store.open(root / "results.duckdb") as store:
-        run_id = store.append(evaluate(RunConfig(runner="recency", corpus=EVIDENCE, k=2)), provenance)
+        run_id = store.append(evaluate(RunConfig(strategy="recency", corpus=EVIDENCE, k=2)), provenance)
     build_site(root / "results.duckdb", root / "site")
     return root / "site", run_id
 

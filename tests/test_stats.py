@@ -10,9 +10,12 @@ import duckdb
 import pytest
 
 from evals.evaluate import RunConfig, evaluate
-from evals.metrics import PointScore, first_match_rank, is_hit, is_strict_hit, mcnemar_exact, wilson_interval
+from evals.metrics import MetricValue, ScoredRun, mrr, strict_recall
+from evals.scoring import Match, match
+from evals.stats import mcnemar_exact, wilson_interval
 from evals.provenance import Provenance
-from evals.store import MIGRATIONS, Store, export_document, read_export
+from evals.exchange import export_document, read_export
+from evals.store import MIGRATIONS, Store
 from evals.store._schema import current_version
 
 CLEAN = Provenance(commit="c0ffee" * 6 + "abcd", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
@@ -65,51 +68,39 @@ def test_mcnemar_is_symmetric_and_handles_thousands():
 def test_strict_hit_needs_every_keyword():
     """Strict: all keywords across the records; a hit needs just one."""
     records = ["the dog is Biscuit", "we live in Lisbon"]
-    assert is_strict_hit(["biscuit", "LISBON"], "", records)
-    assert not is_strict_hit(["biscuit", "porto"], "", records)
-    assert is_hit(["biscuit", "porto"], "", records)
+    assert match(["biscuit", "LISBON"], "", records).strict_hit
+    assert not match(["biscuit", "porto"], "", records).strict_hit
+    assert match(["biscuit", "porto"], "", records).hit
 
 
 def test_strict_hit_without_keywords_is_the_fact_fallback():
     """No keywords: strict equals hit, the fact inside one record."""
-    assert is_strict_hit([], "moved to Lisbon", ["we MOVED TO lisbon last year"])
-    assert not is_strict_hit([], "moved to Lisbon", ["moved to", "Lisbon"])
+    assert match([], "moved to Lisbon", ["we MOVED TO lisbon last year"]).strict_hit
+    assert not match([], "moved to Lisbon", ["moved to", "Lisbon"]).strict_hit
 
 
 def test_rank_is_that_of_the_first_matching_record():
     """Rank counts from 1; None when no record matches."""
     records = ["hello", "nothing", "Vim it is", "vim again"]
-    assert first_match_rank(["vim"], "", records) == 3
-    assert first_match_rank(["emacs"], "", records) is None
-    assert first_match_rank([], "it is", records) == 3
+    assert match(["vim"], "", records).rank == 3
+    assert match(["emacs"], "", records).rank is None
+    assert match([], "it is", records).rank == 3
 
 
-def test_point_score_agrees_with_the_separate_functions():
-    """PointScore.of decides hit, strict hit and rank as the one-purpose functions do."""
-    cases = [
-        (["vim", "linux"], "", ["uses vim", "on linux"]),
-        (["vim", "linux"], "", ["uses vim"]),
-        (["x"], "", []),
-        ([], "the fact", ["THE FACT here", "the fact"]),
-        ([], "the fact", ["no"]),
-    ]
-    for keywords, fact, records in cases:
-        score = PointScore.of(keywords, fact, records, [1] * len(records))
-        assert (score.hit, score.strict_hit, score.rank) == (
-            is_hit(keywords, fact, records),
-            is_strict_hit(keywords, fact, records),
-            first_match_rank(keywords, fact, records),
-        )
+def test_keyword_straddling_two_records_is_a_hit_without_a_rank():
+    """The joined text decides the hit; the rank needs one record to hold the keyword."""
+    assert match(["vim\nlinux"], "", ["uses vim", "linux box"]) == Match(True, True, None)
 
 
 def test_strict_rank_and_mrr_on_the_golden_corpus_by_hand():
     """full_history on the golden corpus: teal at rank 1; "mat" (not "rug") at rank 3, so not strict;
     the gate fact at rank 1; the fact split over two records has no rank. MRR (1 + 1/3 + 1 + 0) / 4."""
-    scores = evaluate(RunConfig(runner="full_history", corpus=GOLDEN)).scores
+    scores = evaluate(RunConfig(strategy="full_history", corpus=GOLDEN)).scores
     points = [(p.hit, p.strict_hit, p.rank) for conv in scores.points for p in conv]
     assert points == [(True, True, 1), (True, False, 3), (True, True, 1), (False, False, None)]
-    assert scores.strict_hits == 2
-    assert scores.mrr == pytest.approx((1 + 1 / 3 + 1 + 0) / 4)
+    scored = ScoredRun(run=None, scores=scores)  # type: ignore[arg-type]
+    assert strict_recall(scored).value == 2 / 4
+    assert mrr(scored).value == pytest.approx((1 + 1 / 3 + 1 + 0) / 4)
 
 
 # -- the JSON -------------------------------------------------------------------------------
@@ -117,10 +108,10 @@ def test_strict_rank_and_mrr_on_the_golden_corpus_by_hand():
 
 @pytest.fixture
 def full_document(corpus_small):
-    from evals.report import seed_json
+    from evals.report import legacy_json
 
-    result = evaluate(RunConfig(runner="full_history", corpus=corpus_small))
-    return seed_json(result.run, result.scores)
+    result = evaluate(RunConfig(strategy="full_history", corpus=corpus_small))
+    return legacy_json(result.run, result.scores)
 
 
 def test_json_has_recall_interval_beside_the_seed_keys(full_document):
@@ -150,7 +141,7 @@ def test_json_has_strict_recall_mrr_and_per_point_ranks(full_document):
 def _old_store(path: Path, corpus: Path) -> str:
     """A store at schema 2 (before intervals and strict recall), holding one full_history run."""
     with Store.open(path, migrations=MIGRATIONS[:2]) as store:
-        run_id = store.append(evaluate(RunConfig(runner="full_history", corpus=corpus)), CLEAN)
+        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), CLEAN)
     con = duckdb.connect(str(path))
     assert "strict_hits" not in {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
     con.close()
@@ -158,7 +149,7 @@ def _old_store(path: Path, corpus: Path) -> str:
 
 
 def test_old_store_upgrades_and_backfills_the_recall_interval(store_path, corpus_small):
-    """An old run gets its recall interval in the runs table; strict recall and MRR stay unknown (None)."""
+    """An old run gets its recall interval; strict recall and MRR stay unknown (no value)."""
     run_id = _old_store(store_path, corpus_small)
     with Store.open(store_path) as store:
         assert store.schema_version == current_version()
@@ -167,27 +158,31 @@ def test_old_store_upgrades_and_backfills_the_recall_interval(store_path, corpus
     low, high = con.execute("SELECT recall_low, recall_high FROM runs WHERE run_id = ?", [run_id]).fetchone()
     con.close()
     assert (low, high) == pytest.approx(wilson_interval(summary.hits, summary.total))
-    assert (summary.strict_hits, summary.mrr, summary.cache_hits) == (None, None, None)
+    assert summary.metric("recall") == MetricValue(summary.recall, summary.total, low, high)
+    assert (summary.metric("strict_recall"), summary.metric("mrr"), summary.cache_hits) == (None, None, None)
 
 
 def test_old_run_read_back_whole_has_strict_hits_and_ranks(store_path, corpus_small):
     """A run stored before schema 3 is read back with strict hits and ranks worked out from its records."""
     run_id = _old_store(store_path, corpus_small)
-    fresh = evaluate(RunConfig(runner="full_history", corpus=corpus_small)).scores
+    fresh = evaluate(RunConfig(strategy="full_history", corpus=corpus_small)).scores
     with Store.open(store_path, read_only=True) as store:
         stored = store.get_run(run_id).scores
     assert stored.points == fresh.points
 
 
 def test_new_run_stores_strict_hits_ranks_and_mrr(store_path, corpus_small):
-    """runs holds strict hits and MRR; test_points holds each point's strict hit and rank."""
-    evaluation = evaluate(RunConfig(runner="full_history", corpus=corpus_small))
+    """run_metrics holds strict recall and MRR; test_points holds each point's strict hit and rank."""
+    evaluation = evaluate(RunConfig(strategy="full_history", corpus=corpus_small))
     with Store.open(store_path) as store:
         run_id = store.append(evaluation, CLEAN, cache_hits=3, cache_misses=4)
         summary = store.get_summary(run_id)
         stored = store.get_run(run_id)
-    assert (summary.strict_hits, summary.mrr) == (evaluation.scores.strict_hits, pytest.approx(evaluation.scores.mrr))
-    assert (summary.strict_low, summary.strict_high) == wilson_interval(summary.strict_hits, summary.total)
+    scored = ScoredRun(evaluation.run, evaluation.scores)
+    assert summary.metric("strict_recall") == strict_recall(scored)
+    assert summary.metric("mrr").value == pytest.approx(mrr(scored).value)
+    strict = summary.metric("strict_recall")
+    assert (strict.low, strict.high) == wilson_interval(strict.successes, summary.total)
     assert (summary.cache_hits, summary.cache_misses) == (3, 4)
     assert stored.scores.points == evaluation.scores.points
     con = duckdb.connect(str(store_path), read_only=True)
@@ -198,7 +193,7 @@ def test_new_run_stores_strict_hits_ranks_and_mrr(store_path, corpus_small):
 
 def test_export_written_before_the_new_keys_still_imports(store_path, corpus_small, tmp_path):
     """An export lacking the new metrics keys and cache counts (an older evals wrote it) imports."""
-    evaluation = evaluate(RunConfig(runner="full_history", corpus=corpus_small))
+    evaluation = evaluate(RunConfig(strategy="full_history", corpus=corpus_small))
     with Store.open(store_path) as store:
         run_id = store.append(evaluation, CLEAN)
         document = export_document(store.get_run(run_id))
@@ -208,7 +203,7 @@ def test_export_written_before_the_new_keys_still_imports(store_path, corpus_sma
     old = tmp_path / "old.json"
     old.write_text(json.dumps(document))
     record = read_export(old)
-    assert record.summary.strict_hits == evaluation.scores.strict_hits
+    assert record.summary.metric("strict_recall") == strict_recall(ScoredRun(evaluation.run, evaluation.scores))
 
 
 def test_export_with_an_altered_rank_is_refused(store_path, corpus_small, tmp_path):
@@ -216,7 +211,7 @@ def test_export_with_an_altered_rank_is_refused(store_path, corpus_small, tmp_pa
     from evals.store import StoreError
 
     with Store.open(store_path) as store:
-        run_id = store.append(evaluate(RunConfig(runner="full_history", corpus=corpus_small)), CLEAN)
+        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus_small)), CLEAN)
         document = export_document(store.get_run(run_id))
     document["metrics"]["per_test_point"]["002_pet"][1]["rank"] = 1
     bad = tmp_path / "bad.json"

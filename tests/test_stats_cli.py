@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from evals.cli import cli
 from evals.evaluate import RunConfig, evaluate
-from evals.metrics import wilson_interval
+from evals.stats import wilson_interval
 from evals.provenance import Provenance
 from evals.store import MIGRATIONS, Store
 
@@ -73,7 +73,7 @@ def test_leaderboard_markdown_is_one_table_per_corpus_with_intervals(evals, corp
 def test_leaderboard_markdown_shows_unknown_numbers_as_dashes(store_path, evals, corpus_small):
     """A run stored before strict recall and MRR were recorded shows "—" for them, never 0."""
     with Store.open(store_path, migrations=MIGRATIONS[:2]) as store:
-        store.append(evaluate(RunConfig(runner="full_history", corpus=corpus_small)), OLD)
+        store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus_small)), OLD)
     row = markdown_rows(evals("leaderboard", "--format", "markdown").output)[2]
     assert row[4:6] == ["—", "—"]
     assert row[3].startswith("1.000 [")
@@ -99,8 +99,8 @@ def test_runs_json_carries_cache_counts(evals, corpus_small):
 def test_runs_table_shows_embeddings_computed_and_cached(evals, store_path, corpus_small):
     """`evals runs` shows each run's embeddings computed/cached; "—" for a run made without the cache."""
     with Store.open(store_path) as store:
-        store.append(evaluate(RunConfig(runner="full_history", corpus=corpus_small)), OLD, cache_hits=21, cache_misses=2)
-        store.append(evaluate(RunConfig(runner="no_memory", corpus=corpus_small)), OLD)
+        store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus_small)), OLD, cache_hits=21, cache_misses=2)
+        store.append(evaluate(RunConfig(strategy="no_memory", corpus=corpus_small)), OLD)
     lines = evals("runs").output.splitlines()
     assert lines[0].split()[-2:] == ["emb", "new/cached"]
     assert {line.split()[3]: line.split()[-1] for line in lines[1:]} == {"full_history": "2/21", "no_memory": "—"}

@@ -15,11 +15,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from evals.report import stored_legacy_json
 from evals.evaluate import RunConfig, evaluate
-from evals.metrics import wilson_interval
+from evals.stats import wilson_interval
 from evals.provenance import NO_GIT, Provenance, git_revision
-from evals.report import seed_json
-from evals.store import MIGRATIONS, Store, StoreError, cache_key, compare_runs, export_document, read_export
+from evals.report import legacy_json
+from evals.compare import compare_runs
+from evals.exchange import export_document, read_export
+from evals.store import MIGRATIONS, Store, StoreError, reuse_key
 from evals.store._records import TurnLookup, encode_records
 from evals.corpus import Conversation
 
@@ -32,7 +35,7 @@ def evaluate_small(corpus_small):
     """Evaluate one strategy over the small fixture corpus."""
 
     def run(runner: str, **settings):
-        return evaluate(RunConfig(runner=runner, corpus=corpus_small, **settings))
+        return evaluate(RunConfig(strategy=runner, corpus=corpus_small, **settings))
 
     return run
 
@@ -182,11 +185,11 @@ def test_run_reads_back_exactly(store_path, evaluate_small, runner):
 
 
 def test_seed_json_equals_the_reports(store_path, evaluate_small):
-    """seed_json(run_id) is the document --output writes for that run."""
+    """legacy_json(run_id) is the document --output writes for that run."""
     evaluation = evaluate_small("summary_buffer")
     run_id = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
-        assert store.seed_json(run_id) == seed_json(evaluation.run, evaluation.scores)
+        assert stored_legacy_json(store.get_run(run_id)) == legacy_json(evaluation.run, evaluation.scores)
 
 
 def test_transcripts_hold_every_turn(store_path, evaluate_small):
@@ -281,7 +284,8 @@ def test_summary_records_provenance_and_interval(store_path, evaluate_small):
     assert (summary.commit, summary.dirty, summary.mneme_version) == (CLEAN.commit, False, "1.0.0")
     assert (summary.model, summary.strategy, summary.corpus_name) == ("hash-16", "mneme", "corpus_small")
     assert summary.timestamp == started and summary.date == started.date().isoformat()
-    assert (summary.recall_low, summary.recall_high) == wilson_interval(summary.hits, summary.total)
+    recall = summary.metric("recall")
+    assert (recall.low, recall.high) == wilson_interval(summary.hits, summary.total)
     assert summary.tokens_per_test_point == evaluation.scores.tokens_per_test_point
 
 
@@ -326,10 +330,10 @@ def test_append_only_adds_rows(store_path, evaluate_small):
     evaluation = evaluate_small("mneme")
     first = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
-        before = store.seed_json(first)
+        before = stored_legacy_json(store.get_run(first))
     append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
-        assert store.run_count() == 2 and store.seed_json(first) == before
+        assert store.run_count() == 2 and stored_legacy_json(store.get_run(first)) == before
 
 
 # -- cache --------------------------------------------------------------------------------------
@@ -337,7 +341,7 @@ def test_append_only_adds_rows(store_path, evaluate_small):
 
 def _key(evaluation, provenance):
     run = evaluation.run
-    return cache_key(
+    return reuse_key(
         provenance,
         corpus_digest=run.corpus_digest,
         strategy_config=run.strategy,
@@ -353,7 +357,7 @@ def test_clean_run_is_found_in_the_cache(store_path, evaluate_small):
     evaluation = evaluate_small("full_history")
     run_id = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
-        assert store.find_cached(_key(evaluation, CLEAN)) == run_id
+        assert store.find_reusable(_key(evaluation, CLEAN)) == run_id
 
 
 def test_dirty_run_is_never_cached(store_path, evaluate_small):
@@ -362,7 +366,7 @@ def test_dirty_run_is_never_cached(store_path, evaluate_small):
     append(store_path, evaluation, replace(CLEAN, dirty=True))
     assert _key(evaluation, replace(CLEAN, dirty=True)) is None
     with Store.open(store_path, read_only=True) as store:
-        assert store.find_cached(_key(evaluation, CLEAN)) is None
+        assert store.find_reusable(_key(evaluation, CLEAN)) is None
 
 
 def test_cache_key_changes_with_each_input(evaluate_small):
@@ -464,7 +468,7 @@ def test_export_keeps_the_seed_keys(store_path, evaluate_small):
     with Store.open(store_path, read_only=True) as store:
         document = export_document(store.get_run(run_id))
     run_block = document.pop("run")
-    assert document == seed_json(evaluation.run, evaluation.scores)
+    assert document == legacy_json(evaluation.run, evaluation.scores)
     assert run_block["run_id"] == run_id
 
 

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from evals.report import stored_legacy_json
 from evals.cli import cli
 from evals.store import Store
 
@@ -105,12 +106,12 @@ def test_done_when_four_strategies_twice_then_forced(evals, store_path, corpus_s
 
 
 def test_output_file_is_the_stored_seed_json(evals, store_path, corpus_small, tmp_path):
-    """--output writes the seed document, equal to seed_json of the stored run."""
+    """--output writes the seed document, equal to legacy_json of the stored run."""
     out = tmp_path / "out" / "mneme.json"
     result = evals("run", "--runner", "mneme", "--corpus", str(corpus_small), "--output", str(out))
     assert result.output.endswith(f"-> {store_path}, {out}\n")
     with Store.open(store_path, read_only=True) as store:
-        assert json.loads(out.read_text()) == store.seed_json(run_id_of(result.output))
+        assert json.loads(out.read_text()) == stored_legacy_json(store.get_run(run_id_of(result.output)))
 
 
 def test_cached_run_still_writes_output(evals, corpus_small, clean_repo, tmp_path):
@@ -155,7 +156,7 @@ def test_runs_lists_newest_first_with_filters(evals, corpus_small):
 def test_empty_store_lists_nothing(evals, store_path):
     """On a store with no runs, `evals runs` and `evals leaderboard` print just their headers."""
     Store.open(store_path).close()
-    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "recall", "hits", "tokens/tp", "emb", "new/cached"]
+    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "hits", "recall@k", "tokens", "/", "test", "point", "emb", "new/cached"]
     assert json.loads(evals("leaderboard", "--format", "json").output) == []
 
 
@@ -176,7 +177,8 @@ def test_leaderboard_formats(evals, corpus_small):
     assert table[0].split()[:2] == ["strategy", "config"] and len(table) == 3
     assert [r["strategy"] for r in rows] == ["full_history", "no_memory"]
     assert [r["recall"] for r in parsed] == ["1.0", "0.0"]
-    assert rows[0]["recall_low"] == pytest.approx(0.51, abs=0.001)
+    assert rows[0]["metrics"]["recall"]["low"] == pytest.approx(0.51, abs=0.001)
+    assert [r["recall_low"] for r in parsed][0] == rows[0]["metrics"]["recall"]["low"].__repr__()
 
 
 def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
@@ -185,7 +187,7 @@ def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
     from evals.provenance import collect_provenance
     from evals.tokens import TokenCounter
 
-    evaluation = evaluate(RunConfig(runner="full_history", corpus=corpus_small), counter=TokenCounter(exact=False))
+    evaluation = evaluate(RunConfig(strategy="full_history", corpus=corpus_small), counter=TokenCounter(exact=False))
     with Store.open(store_path) as store:
         store.append(evaluation, collect_provenance())
     lines = evals("leaderboard").output.splitlines()

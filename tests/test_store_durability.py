@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from evals.report import stored_legacy_json
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance
 from evals.store import Store
@@ -24,10 +25,10 @@ STALLING_WRITER = r"""
 import sys, time
 from pathlib import Path
 from evals.corpus import Conversation, Corpus, _digest
-from evals.evaluate import Evaluation
-from evals.metrics import score_run
+from evals.results import Evaluation
+from evals.scoring import score_run
 from evals.provenance import Provenance
-from evals.runner import run_corpus
+from evals.playthrough import play_corpus
 from evals.store import Store
 from evals.strategies import FullHistory
 from evals.tokens import TokenCounter
@@ -43,7 +44,7 @@ convs = [
     for c in range(conversations)
 ]
 corpus = Corpus(directory=Path("synthetic"), conversations=convs, digest=_digest(convs))
-run = run_corpus(corpus, FullHistory())
+run = play_corpus(corpus, FullHistory())
 evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
 
 original = Store._insert_run
@@ -86,7 +87,7 @@ def interrupt_mid_append(store: Path, tmp_path: Path, sig: signal.Signals, conve
 @pytest.fixture
 def store_with_one_run(store_path, corpus_small) -> Path:
     with Store.open(store_path) as store:
-        store.append(evaluate(RunConfig(runner="summary_buffer", corpus=corpus_small)), PROVENANCE)
+        store.append(evaluate(RunConfig(strategy="summary_buffer", corpus=corpus_small)), PROVENANCE)
     return store_path
 
 
@@ -99,12 +100,12 @@ def test_sigkill_mid_append_leaves_only_whole_runs(store_with_one_run, tmp_path,
     """A writer SIGKILLed inside its transaction leaves the earlier run intact and none of its own."""
     before = table_counts(store_with_one_run)
     with Store.open(store_with_one_run, read_only=True) as store:
-        seed_before = store.seed_json(store.runs()[0].run_id)
+        seed_before = stored_legacy_json(store.get_run(store.runs()[0].run_id))
     returncode = interrupt_mid_append(store_with_one_run, tmp_path, signal.SIGKILL, conversations, turns)
     assert returncode == -signal.SIGKILL
     assert table_counts(store_with_one_run) == before
     with Store.open(store_with_one_run) as store:
-        assert store.seed_json(store.runs()[0].run_id) == seed_before
+        assert stored_legacy_json(store.get_run(store.runs()[0].run_id)) == seed_before
 
 
 def test_ctrl_c_mid_append_rolls_back(store_with_one_run, tmp_path):
@@ -118,7 +119,7 @@ def test_killed_writer_does_not_block_the_next(store_with_one_run, tmp_path, cor
     """After a SIGKILLed writer, the next append succeeds and both whole runs are there."""
     interrupt_mid_append(store_with_one_run, tmp_path, signal.SIGKILL, 3, 20)
     with Store.open(store_with_one_run) as store:
-        store.append(evaluate(RunConfig(runner="no_memory", corpus=corpus_small)), PROVENANCE)
+        store.append(evaluate(RunConfig(strategy="no_memory", corpus=corpus_small)), PROVENANCE)
         assert store.run_count() == 2
 
 

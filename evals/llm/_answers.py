@@ -10,113 +10,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from evals.llm._client import SEED, ChatClient, LLMError, Progress, Reply
 from evals.llm._prompts import answer_messages, judge_messages, prompt_digests, summary_messages
-from evals.metrics import is_hit, wilson_interval
+from evals.results import AnswerRun, PointAnswer, answer_identity
+from evals.scoring import match
 from evals.strategies.base import Message
 
 __all__ = ["AnswerRun", "ChatSummarizer", "PointAnswer", "answer_identity", "answer_run", "parse_verdict"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:
-    """What makes runs with answers a configuration of their own (in config and cache keys)."""
-    return {"answer_model": answer_model, "judge_model": judge_model, "base_url": base_url}
-
-
-@dataclass
-class PointAnswer:
-    """One test point's answer and, with a judge, its verdict."""
-
-    answer: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float  # of the answer request, when it was made (a cached reply keeps its latency)
-    keyword_hit: bool  # an expected keyword (or, with none, the expected fact) is in the answer
-    correct: bool | None = None  # the judge's verdict; None without a judge
-    reason: str | None = None
-    judge_prompt_tokens: int | None = None
-    judge_completion_tokens: int | None = None
-    answerable: bool = True  # False: answered but neither judged nor counted, like recall
-
-
-@dataclass
-class AnswerRun:
-    """A run's answers, per conversation and test point, with how they were made and what they cost."""
-
-    answer_model: str
-    judge_model: str | None
-    base_url: str
-    points: list[list[PointAnswer]]
-    settings: dict[str, Any] = field(default_factory=dict)  # temperature, seed, prompt digests
-    requests_made: int = 0
-    requests_cached: int = 0
-    prompt_tokens: int = 0  # every request of the run: answers, verdicts, summaries
-    completion_tokens: int = 0
-
-    def identity(self) -> dict[str, Any]:
-        return answer_identity(self.answer_model, self.judge_model, self.base_url)
-
-    def _all(self) -> list[PointAnswer]:
-        """The answerable test points' answers: the ones the numbers count."""
-        return [p for conv in self.points for p in conv if p.answerable]
-
-    @property
-    def total(self) -> int:
-        return len(self._all())
-
-    @property
-    def judged(self) -> int:
-        return sum(p.correct is not None for p in self._all())
-
-    @property
-    def correct(self) -> int:
-        return sum(p.correct is True for p in self._all())
-
-    @property
-    def accuracy(self) -> float | None:
-        return self.correct / self.judged if self.judged else None
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        return wilson_interval(self.correct, self.judged)
-
-    @property
-    def keyword_hits(self) -> int:
-        return sum(p.keyword_hit for p in self._all())
-
-    @property
-    def keyword_accuracy(self) -> float | None:
-        return self.keyword_hits / self.total if self.total else None
-
-    @property
-    def mean_latency_s(self) -> float | None:
-        points = [p for conv in self.points for p in conv]
-        return sum(p.latency_s for p in points) / len(points) if points else None
-
-    def metrics_block(self) -> dict[str, Any]:
-        """The result JSON's ``metrics.answers`` block."""
-        interval = self.interval
-        return {
-            "answer_model": self.answer_model,
-            "judge_model": self.judge_model,
-            "accuracy": self.accuracy,
-            "accuracy_interval_95": list(interval) if interval else None,
-            "correct": self.correct,
-            "judged": self.judged,
-            "keyword_accuracy": self.keyword_accuracy,
-            "keyword_hits": self.keyword_hits,
-            "total": self.total,
-            "mean_latency_s": self.mean_latency_s,
-            "requests_made": self.requests_made,
-            "requests_cached": self.requests_cached,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-        }
 
 
 def parse_verdict(content: str) -> tuple[bool, str]:
@@ -192,7 +96,7 @@ def answer_run(
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
             latency_s=reply.latency_s,
-            keyword_hit=p.answerable and is_hit(p.expected_keywords, p.expected_fact, [reply.content]),
+            keyword_hit=p.answerable and match(p.expected_keywords, p.expected_fact, [reply.content]).hit,
             answerable=p.answerable,
         )
         for p, reply in zip(flat, answers, strict=True)

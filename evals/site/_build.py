@@ -33,7 +33,7 @@ import jinja2
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
 from evals.errors import EvalsError
 from evals.metrics import matched_keywords, p_value_text, wilson_interval
-from evals.report import seed_json
+from evals.report import legacy_json
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, series_chart
 from evals.site._pages import (
     AboutPage,
@@ -892,7 +892,7 @@ def _run_pages(
             answers=answers_block(s, wrong) if answers is not None else None,
         ),
     )
-    document = seed_json(stored.run, stored.scores, answers)
+    document = legacy_json(stored.run, stored.scores, answers)
     # Compact: json's C encoder only runs without indent, and full_history documents are large.
     output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
 

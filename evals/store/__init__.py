@@ -8,33 +8,30 @@
         store.latest_per_configuration()      # what the leaderboard shows
         store.get_run(run_id)                 # the whole run, exact texts included
 
-The schema is versioned with named, ordered migrations (``_schema.py``).
+The store knows results (:mod:`evals.results`, scored by :mod:`evals.scoring`,
+measured by :mod:`evals.metrics`) and its own schema; it never plays, runs or
+renders anything. The schema is versioned with named, ordered migrations
+(``_schema.py``).
 """
 
-from evals.store._compare import Comparison, Flip, compare_runs
 from evals.store._errors import StoreError
-from evals.store._exchange import export_document, read_export
-from evals.store._keys import cache_key, config_key
+from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary, StoredRun
+from evals.store._records import RunRecord, make_summary
 from evals.store._schema import MIGRATIONS, Migration
-from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store
-from evals.store._workflow import StoredOutcome, run_with_store
+from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store, check_writable
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
     "MIGRATIONS",
-    "Comparison",
-    "Flip",
     "Migration",
+    "RunRecord",
     "RunSummary",
     "Store",
     "StoreError",
-    "StoredOutcome",
     "StoredRun",
-    "cache_key",
-    "compare_runs",
+    "check_writable",
     "config_key",
-    "export_document",
-    "read_export",
-    "run_with_store",
+    "make_summary",
+    "reuse_key",
 ]

@@ -1,4 +1,4 @@
-"""Stable names for configurations and for cacheable inputs."""
+"""Stable names: of a configuration, and of the exact inputs under which a run may be reused."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from evals.provenance import Provenance
 
-__all__ = ["cache_key", "config_key"]
+__all__ = ["config_key", "reuse_key"]
 
 
 def _canonical(value: Any) -> str:
@@ -34,7 +34,7 @@ def config_key(strategy_config: dict[str, Any], *, k: int, model: str, answers: 
     return f"{strategy_config.get('name', 'unknown')}-k{k}-{digest}"
 
 
-def cache_key(
+def reuse_key(
     provenance: Provenance,
     *,
     corpus_digest: str,
@@ -48,7 +48,7 @@ def cache_key(
     """The key under which a run's result may be reused, or ``None`` when it may not.
 
     Only a clean commit names the code exactly, so a dirty tree or a directory
-    outside git is never cached.
+    outside git is never reused.
     """
     if not provenance.is_clean_commit:
         return None

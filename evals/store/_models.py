@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evals.metrics import Scores
-from evals.runner import RunResult
+from evals.metrics import MetricValue
+from evals.results import RunResult
+from evals.scoring import Scores
 
 if TYPE_CHECKING:
-    from evals.llm import AnswerRun
+    from evals.results import AnswerRun
 
 __all__ = ["RecordTurns", "RunSummary", "StoredRun", "Transcript"]
 
@@ -22,7 +24,13 @@ RecordTurns = list[list[int | None]]
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One run as the ``runs`` table holds it, with the 95% Wilson intervals of its recalls."""
+    """One run as the ``runs`` table holds it, with its metrics from ``run_metrics``.
+
+    ``hits``, ``total``, ``recall`` and ``context_tokens`` are the original
+    harness's numbers, kept as columns of ``runs``; every metric, those
+    included, is in ``metrics`` (see :mod:`evals.metrics`), which is what
+    tables and pages show.
+    """
 
     run_id: str
     commit: str
@@ -47,20 +55,14 @@ class RunSummary:
     hits: int
     total: int
     recall: float | None
-    recall_low: float | None
-    recall_high: float | None
     context_tokens: int
     tokens_per_test_point: float | None
-    cache_key: str | None = field(default=None, compare=False)
-    # Added with schema 3; None for runs stored before it (shown as "—").
-    strict_hits: int | None = None
-    strict_recall: float | None = None
-    strict_low: float | None = None
-    strict_high: float | None = None
-    mrr: float | None = None
-    cache_hits: int | None = None  # embeddings (and LLM requests) this run found in the cache
+    # Under which inputs the run may be reused instead of recomputed (None: never; see evals.workflow).
+    reuse_key: str | None = field(default=None, compare=False)
+    metrics: dict[str, MetricValue] = field(default_factory=dict)
+    cache_hits: int | None = None  # embeddings this run found in the embedding/LLM cache
     cache_misses: int | None = None  # ... and computed; None when the run used no cache
-    # End-to-end answers; all None for a run without them.
+    # End-to-end answers: how they were made and what they cost; all None for a run without them.
     answer_model: str | None = None
     judge_model: str | None = None
     llm_base_url: str | None = None
@@ -69,21 +71,21 @@ class RunSummary:
     answers_judged: int | None = None
     answers_correct: int | None = None
     answers_keyword_hits: int | None = None
-    accuracy: float | None = None  # judged correct / judged
-    accuracy_low: float | None = None
-    accuracy_high: float | None = None
-    keyword_accuracy: float | None = None  # answers holding an expected keyword / answers
     answer_latency_s: float | None = None
     llm_requests_made: int | None = None
     llm_requests_cached: int | None = None
     llm_prompt_tokens: int | None = None
     llm_completion_tokens: int | None = None
-    llm_tokens_per_test_point: float | None = None  # every request's prompt + completion tokens / test points
+
+    def metric(self, name: str) -> MetricValue | None:
+        """The run's value of metric ``name``; None when the run has none (not measured, or not stored then)."""
+        return self.metrics.get(name)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: the timestamp as ISO 8601 text."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["timestamp"] = self.timestamp.isoformat()
+        out["metrics"] = {name: dataclasses.asdict(value) for name, value in self.metrics.items()}
         return out
 
 

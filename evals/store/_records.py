@@ -21,17 +21,17 @@ import numpy as np
 import pyarrow as pa
 
 from evals.corpus import Conversation
-from evals.evaluate import Evaluation
-from evals.metrics import Scores, wilson_interval
+from evals.metrics import ScoredRun, compute_metrics
 from evals.provenance import Provenance
-from evals.runner import RunResult
+from evals.results import Evaluation, RunResult
+from evals.scoring import Scores
 from evals.store._errors import StoreError
-from evals.store._keys import cache_key, config_key
+from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary
 from evals.turn_refs import Encoded, TurnLookup, encode_records
 
 if TYPE_CHECKING:
-    from evals.llm import AnswerRun
+    from evals.results import AnswerRun
 
 __all__ = [
     "RunRecord",
@@ -46,7 +46,7 @@ __all__ = [
     "decode_tokens",
     "record_from_evaluation",
     "corpus_tables",
-    "answer_fields",
+    "metrics_table",
     "answers_table",
 ]
 
@@ -85,28 +85,24 @@ def make_summary(
     started = as_utc(run.started_at)
     # Each Scores property walks every record; a long run has millions, so read each once.
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
-    strict_hits = scores.strict_hits
-    interval = wilson_interval(hits, total)
-    strict = wilson_interval(strict_hits, total)
     identity = answers.identity() if answers is not None else None
     extra = {}
     if answers is not None:
-        extra = answer_fields(
-            test_points=total,
-            answer_model=answers.answer_model,
-            judge_model=answers.judge_model,
-            llm_base_url=answers.base_url,
-            llm_settings=answers.settings,
-            answers_total=answers.total,
-            answers_judged=answers.judged,
-            answers_correct=answers.correct if answers.judge_model is not None else None,
-            answers_keyword_hits=answers.keyword_hits,
-            answer_latency_s=answers.mean_latency_s,
-            llm_requests_made=answers.requests_made,
-            llm_requests_cached=answers.requests_cached,
-            llm_prompt_tokens=answers.prompt_tokens,
-            llm_completion_tokens=answers.completion_tokens,
-        )
+        extra = {
+            "answer_model": answers.answer_model,
+            "judge_model": answers.judge_model,
+            "llm_base_url": answers.base_url,
+            "llm_settings": answers.settings,
+            "answers_total": answers.total,
+            "answers_judged": answers.judged,
+            "answers_correct": answers.correct if answers.judge_model is not None else None,
+            "answers_keyword_hits": answers.keyword_hits,
+            "answer_latency_s": answers.mean_latency_s,
+            "llm_requests_made": answers.requests_made,
+            "llm_requests_cached": answers.requests_cached,
+            "llm_prompt_tokens": answers.prompt_tokens,
+            "llm_completion_tokens": answers.completion_tokens,
+        }
     return RunSummary(
         run_id=run_id,
         commit=provenance.commit,
@@ -131,11 +127,9 @@ def make_summary(
         hits=hits,
         total=total,
         recall=hits / total if total else None,
-        recall_low=interval[0] if interval else None,
-        recall_high=interval[1] if interval else None,
         context_tokens=context_tokens,
         tokens_per_test_point=context_tokens / total if total else None,
-        cache_key=cache_key(
+        reuse_key=reuse_key(
             provenance,
             corpus_digest=run.corpus_digest,
             strategy_config=run.strategy,
@@ -145,33 +139,31 @@ def make_summary(
             tokenizer=scores.tokenizer,
             answers=identity,
         ),
-        strict_hits=strict_hits,
-        strict_recall=strict_hits / total if total else None,
-        strict_low=strict[0] if strict else None,
-        strict_high=strict[1] if strict else None,
-        mrr=scores.mrr,
+        metrics=compute_metrics(ScoredRun(run, scores, answers)),
         cache_hits=cache_hits,
         cache_misses=cache_misses,
         **extra,
     )
 
 
-def answer_fields(*, test_points: int, **stored: Any) -> dict[str, Any]:
-    """The summary's answer fields: the ``runs`` columns as stored, plus what follows from them."""
-    if stored.get("answer_model") is None:
-        return {}
-    judged, correct = stored["answers_judged"] or 0, stored["answers_correct"]
-    interval = wilson_interval(correct, judged) if correct is not None else None
-    answered, keyword_hits = stored["answers_total"], stored["answers_keyword_hits"]
-    spent = (stored["llm_prompt_tokens"] or 0) + (stored["llm_completion_tokens"] or 0)
-    return {
-        **stored,
-        "accuracy": correct / judged if correct is not None and judged else None,
-        "accuracy_low": interval[0] if interval else None,
-        "accuracy_high": interval[1] if interval else None,
-        "keyword_accuracy": keyword_hits / answered if answered else None,
-        "llm_tokens_per_test_point": spent / test_points if test_points else None,
-    }
+def metrics_table(record: RunRecord) -> pa.Table:
+    """The run's ``run_metrics`` rows: one per metric it has, in declaration order."""
+    from evals.metrics import METRICS
+
+    names = list(record.summary.metrics)
+    values = [record.summary.metrics[name] for name in names]
+    return pa.table(
+        {
+            "run_id": pa.array([record.summary.run_id] * len(names), pa.string()),
+            "metric": pa.array(names, pa.string()),
+            "level": pa.array([METRICS[n].level if n in METRICS else None for n in names], pa.string()),
+            "cutoff": pa.array([METRICS[n].cutoff if n in METRICS else None for n in names], pa.int32()),
+            "value": pa.array([v.value for v in values], pa.float64()),
+            "n": pa.array([v.n for v in values], pa.int64()),
+            "low": pa.array([v.low for v in values], pa.float64()),
+            "high": pa.array([v.high for v in values], pa.float64()),
+        }
+    )
 
 
 def answers_table(record: RunRecord) -> pa.Table | None:

@@ -20,39 +20,35 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from evals.evaluate import Evaluation
-from evals.metrics import PointScore, Scores, evidence_hits, wilson_interval
+from evals.metrics import METRICS, MetricValue
 from evals.provenance import SCRATCH_PREFIX, Provenance
-from evals.report import seed_json
-from evals.runner import ConversationResult, RunResult, TestPointResult
+from evals.results import AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.scoring import PointScore, Scores, score_point
 from evals.store._errors import StoreError
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import (
     RunRecord,
-    answer_fields,
     answers_table,
     corpus_tables,
     decode_records,
     decode_tokens,
     gc_paused,
+    metrics_table,
     record_from_evaluation,
     run_tables,
 )
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
-if TYPE_CHECKING:
-    from evals.llm import AnswerRun
-
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable"]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
-# Stored by runs with answers, NULL for the others (migration 3).
+# Stored by runs with answers, NULL for the others (migration 5).
 _ANSWER_COLUMNS = (
     "answer_model",
     "judge_model",
@@ -93,9 +89,7 @@ _SUMMARY_COLUMNS = (
     "total",
     "recall",
     "context_tokens",
-    "cache_key",
-    "strict_hits",
-    "mrr",
+    "cache_key",  # the reuse key (RunSummary.reuse_key); the column keeps its first name
     "cache_hits",
     "cache_misses",
     *_ANSWER_COLUMNS,
@@ -337,7 +331,8 @@ class Store:
     def _insert_run(self, record: RunRecord, points: pa.Table, turn_tokens: pa.Table) -> None:
         self._insert_corpus(record)
         summary = record.summary
-        values = {name: getattr(summary, name) for name in (*_SUMMARY_COLUMNS, "recall_low", "recall_high")}
+        values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS if name != "cache_key"}
+        values["cache_key"] = summary.reuse_key
         if summary.answer_model is None:
             # A run without answers writes none of their columns (so older schemas take it too).
             values = {name: value for name, value in values.items() if name not in _ANSWER_COLUMNS}
@@ -354,6 +349,8 @@ class Store:
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
         self._insert_arrow("test_points", points)
         self._insert_arrow("run_turn_tokens", turn_tokens)
+        if "run_metrics" in self._tables():  # a store opened with fewer migrations has none
+            self._insert_arrow("run_metrics", metrics_table(record))
         answers = answers_table(record)
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
@@ -398,13 +395,13 @@ class Store:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def find_cached(self, cache_key: str | None) -> str | None:
+    def find_reusable(self, reuse_key: str | None) -> str | None:
         """The newest clean run made from exactly these inputs, if any."""
-        if cache_key is None:
+        if reuse_key is None:
             return None
         row = self._one(
             'SELECT run_id FROM runs WHERE cache_key = ? AND NOT dirty ORDER BY "timestamp" DESC, appended_at DESC LIMIT 1',
-            [cache_key],
+            [reuse_key],
         )
         return row[0] if row else None
 
@@ -422,7 +419,7 @@ class Store:
             f'SELECT {_SELECT_SUMMARY} FROM runs {clause} ORDER BY "timestamp" DESC, appended_at DESC, run_id DESC',
             params,
         ).fetchall()
-        return [_summary(row) for row in rows]
+        return self._summaries(rows)
 
     def latest_per_configuration(self) -> list[RunSummary]:
         """The latest run of each (corpus, configuration): best recall first, then fewest tokens."""
@@ -431,20 +428,27 @@ class Store:
             "ORDER BY corpus_name, corpus_digest, recall DESC NULLS LAST, "
             "context_tokens / nullif(total, 0) ASC NULLS LAST, config_key"
         ).fetchall()
-        return [_summary(row) for row in rows]
+        return self._summaries(rows)
 
-    def category_results(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
-        """Per run and category (the ``category_results`` view), in the order of ``run_ids``,
-        categories by name and uncategorised (None) last; runs without categories give no rows."""
-        rows = self._con.execute(
-            "SELECT run_id, category, hits, total, evidence_any_hits, evidence_all_hits, evidence_total, unanswerable "
-            "FROM category_results WHERE list_contains(?, run_id) "
-            "AND run_id IN (SELECT run_id FROM category_results WHERE category IS NOT NULL) "
-            "ORDER BY list_position(?, run_id), category NULLS LAST",
-            [list(run_ids), list(run_ids)],
-        ).fetchall()
-        names = ("run_id", "category", "hits", "total", "evidence_any_hits", "evidence_all_hits", "evidence_total", "unanswerable")
-        return [dict(zip(names, row, strict=True)) for row in rows]
+    def _summaries(self, rows: list[tuple]) -> list[RunSummary]:
+        """Summaries of ``runs`` rows, each with its metrics from ``run_metrics``."""
+        metrics: dict[str, dict[str, MetricValue]] = {}
+        if rows and "run_metrics" in self._tables():
+            found = self._con.execute(
+                "SELECT run_id, metric, value, n, low, high FROM run_metrics WHERE list_contains(?, run_id)",
+                [[row[0] for row in rows]],
+            ).fetchall()
+            for run_id, name, value, n, low, high in found:
+                metrics.setdefault(run_id, {})[name] = MetricValue(value, n, low, high)
+        return [_summary(row, metrics.get(row[0], {})) for row in rows]
+
+    def _tables(self) -> set[str]:
+        return {
+            row[0]
+            for row in self._con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
+            ).fetchall()
+        }
 
     def run_count(self) -> int:
         return self._one("SELECT count(*) FROM runs")[0]
@@ -453,7 +457,7 @@ class Store:
         row = self._one(f"SELECT {_SELECT_SUMMARY} FROM runs WHERE run_id = ?", [run_id])
         if row is None:
             raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
-        return _summary(row)
+        return self._summaries([row])[0]
 
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
@@ -512,18 +516,9 @@ class Store:
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
-                evidence_found = evidence_hits(result_point)
-                if point["strict_hit"] is None:  # stored before strict hits were: work it out from the records
-                    score = PointScore.of(
-                        list(expected_keywords), expected_fact, records, tokens,
-                        hit=point["hit"], answerable=answerable, evidence=evidence_found,
-                    )
-                else:
-                    score = PointScore(
-                        point["hit"], tokens, point["strict_hit"], point["rank"],
-                        answerable=answerable, evidence_any=evidence_found[0], evidence_all=evidence_found[1],
-                    )
-                scores.append(score)
+                # Scored afresh from the exact records (the stored hit stands, as the run decided it),
+                # so a run stored before strict hits and ranks were recorded gets them too.
+                scores.append(score_point(result_point, tokens, hit=point["hit"]))
                 refs_of_points.append(point["record_turns"])
             results.append(result)
             score_lists.append(scores)
@@ -562,8 +557,6 @@ class Store:
         """The run's answers and verdicts, in the order of its test points (None: a run without answers)."""
         if summary.answer_model is None:
             return None
-        from evals.llm import AnswerRun, PointAnswer
-
         rows = self._arrow("SELECT * EXCLUDE (run_id) FROM test_point_answers WHERE run_id = ?", [summary.run_id]).to_pylist()
         by_point = {(row.pop("conversation_id"), row.pop("turn_index")): row for row in rows}
         points = []
@@ -599,18 +592,11 @@ class Store:
         # DuckDB 2 names it to_arrow_table; 1.x called it arrow.
         return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
 
-    def seed_json(self, run_id: str) -> dict[str, Any]:
-        """The original harness's JSON document for a stored run (what ``--output`` wrote)."""
-        stored = self.get_run(run_id)
-        return seed_json(stored.run, stored.scores, stored.answers)
 
-
-def _summary(row: tuple) -> RunSummary:
+def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
     values = dict(zip(_SUMMARY_COLUMNS, row, strict=True))
-    interval = wilson_interval(values["hits"], values["total"])
     total = values["total"]
-    strict_hits = values["strict_hits"]
-    strict = wilson_interval(strict_hits, total) if strict_hits is not None else None
+    order = {name: position for position, name in enumerate(METRICS)}
     return RunSummary(
         run_id=values["run_id"],
         commit=values["commit"],
@@ -635,23 +621,15 @@ def _summary(row: tuple) -> RunSummary:
         hits=values["hits"],
         total=total,
         recall=values["recall"],
-        recall_low=interval[0] if interval else None,
-        recall_high=interval[1] if interval else None,
         context_tokens=values["context_tokens"],
         tokens_per_test_point=values["context_tokens"] / total if total else None,
-        cache_key=values["cache_key"],
-        strict_hits=strict_hits,
-        strict_recall=strict_hits / total if strict_hits is not None and total else None,
-        strict_low=strict[0] if strict else None,
-        strict_high=strict[1] if strict else None,
-        mrr=values["mrr"],
+        reuse_key=values["cache_key"],
+        # Declared metrics first, in declaration order; any the code no longer declares after them.
+        metrics=dict(sorted(metrics.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))),
         cache_hits=values["cache_hits"],
         cache_misses=values["cache_misses"],
-        **answer_fields(
-            test_points=total,
-            **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
-            llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
-        ),
+        **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
+        llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from evals.errors import EvalsError
 from evals.strategies.base import MemoryStrategy, Message
 from evals.strategies.full_history import FullHistory
+from evals.strategies.mneme_embedders import EMBEDDERS
 from evals.strategies.no_memory import NoMemory
 from evals.strategies.random_k import RandomK
 from evals.strategies.recency import Recency
@@ -33,8 +34,7 @@ __all__ = [
 # The original harness's four first; then the baselines that calibrate the table.
 RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history", "random_k", "recency", "bm25")
 
-# Mneme's options (they live here so the CLI can offer them without importing Mneme).
-EMBEDDERS = ("hash", "minilm", "openai")  # built by evals.embedders
+# Mneme's backends (here, like EMBEDDERS, so the CLI can offer them without importing Mneme).
 BACKENDS = ("memory", "sqlite")
 
 # Recorded as a run's model when the strategy uses no model at all.

@@ -14,19 +14,12 @@ from typing import Any
 import mneme
 
 from evals.cache import Cache
-from evals.embedders import make_embedder
 from evals.errors import EvalsError
-from evals.strategies import BACKENDS
 from evals.strategies.base import Message
+from evals.strategies.mneme_embedders import make_embedder
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
 _RECORD_ID = re.compile(r"\[(EPISODE|FACT) id=([0-9A-Za-z-]+)")
-
-
-def _embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
-    """Return the embedder and the model name a run records for it (see evals.embedders).
-    ``cache`` keeps the vectors of the slow or paid embedders across runs."""
-    return make_embedder(name, cache)
 
 
 def _sqlite_module_that_loads_extensions():
@@ -64,14 +57,14 @@ def _backend(name: str, dimensions: int) -> Any:
             return mneme.SQLiteBackend(path=":memory:", dimensions=dimensions)
         except Exception as exc:  # noqa: BLE001 - surface the cause, not a traceback
             raise EvalsError(f"--backend sqlite could not start: {type(exc).__name__}: {exc}") from exc
-    raise EvalsError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    raise EvalsError(f"unknown backend {name!r}; choose memory or sqlite")
 
 
 class Mneme:
     name = "mneme"
 
     def __init__(self, *, backend: str = "memory", embedder: str = "hash", cache: Cache | None = None) -> None:
-        self._embedder, self.model = _embedder(embedder, cache)
+        self._embedder, self.model = make_embedder(embedder, cache)
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
 

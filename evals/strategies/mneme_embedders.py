@@ -1,4 +1,4 @@
-"""Mneme's embedders in one place: what each ``--embedder`` name builds, the model a run
+"""Mneme's embedders, beside the Mneme strategy that uses them: what each ``--embedder`` name builds, the model a run
 records for it, and the cache around the slow or paid ones.
 
 * ``hash``: ``mneme.HashEmbedder(dimensions=16)``. No semantics at all; cheaper
@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, digest
 from evals.errors import EvalsError
-from evals.strategies import EMBEDDERS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +45,8 @@ __all__ = [
     "make_embedder",
 ]
 
+# The --embedder names (the CLI offers them without importing Mneme or torch).
+EMBEDDERS = ("hash", "minilm", "openai")
 HASH_DIMENSIONS = 16
 MINILM_MODEL = "all-MiniLM-L6-v2"
 MINILM_DIMENSIONS = 384

@@ -17,13 +17,11 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from evals.corpus import Conversation
-from evals.metrics import PointScore, Scores, evidence_hits
 from evals.provenance import Provenance
-from evals.report import seed_json
-from evals.runner import ConversationResult, RunResult
-from evals.store._errors import StoreError
-from evals.store._models import StoredRun
-from evals.store._records import RunRecord, make_summary
+from evals.report import legacy_json
+from evals.results import AnswerRun, ConversationResult, PointAnswer, RunResult
+from evals.scoring import PointScore, Scores, score_point
+from evals.store import RunRecord, StoredRun, StoreError, make_summary
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_FORMAT_VERSION", "export_document", "read_export"]
@@ -85,7 +83,7 @@ class _Exported(BaseModel):
 def export_document(stored: StoredRun) -> dict[str, Any]:
     """The seed JSON of a stored run plus the ``run`` block that lets it be imported elsewhere."""
     summary = stored.summary
-    document = seed_json(stored.run, stored.scores, stored.answers)
+    document = legacy_json(stored.run, stored.scores, stored.answers)
     document["run"] = {
         "format": EXPORT_FORMAT,
         "format_version": EXPORT_FORMAT_VERSION,
@@ -176,17 +174,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
                 point.retrieved_turns = record_turns(point.retrieved_records, lookup, point.turn_index)
                 if claimed != point.retrieved_turns:
                     raise StoreError(f"{where}, turn {point.turn_index}: retrieved_turns does not match the retrieved records")
-            scored.append(
-                PointScore.of(
-                    point.expected_keywords,
-                    point.expected_fact,
-                    point.retrieved_records,
-                    score.record_tokens,
-                    hit=score.hit,
-                    answerable=point.answerable,
-                    evidence=evidence_hits(point),
-                )
-            )
+            scored.append(score_point(point, score.record_tokens, hit=score.hit))
         points.append(scored)
 
     run = RunResult(
@@ -222,12 +210,10 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations, answers=answers)
 
 
-def _answers(raw: dict[str, Any], name: str) -> Any:
+def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
     """The run's answers from an export made with --with-answers, or None."""
     if "answers" not in raw:
         return None
-    from evals.llm import AnswerRun, PointAnswer
-
     try:
         block, totals = raw["answers"], raw["metrics"]["answers"]
         points = [[PointAnswer(**p["answer"]) for p in c["test_points"]] for c in raw["conversations"]]
@@ -270,7 +256,7 @@ def read_export(path: Path) -> RunRecord:
     record = _rebuild(document, name, raw)
     # The seed keys must be what this run's data gives, or the file was edited
     # or is inconsistent; importing it would store numbers nobody computed.
-    expected = seed_json(record.run, record.scores, record.answers)
+    expected = legacy_json(record.run, record.scores, record.answers)
     for key, value in expected.items():
         if key in raw and not _agrees(raw[key], value):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")

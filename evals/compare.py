@@ -1,11 +1,11 @@
-"""Which test points flipped between two runs."""
+"""Which test points flipped between two stored runs, and whether that is more than chance."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evals.metrics import mcnemar_exact
-from evals.store._models import RunSummary, StoredRun
+from evals.stats import mcnemar_exact
+from evals.store import RunSummary, StoredRun
 
 __all__ = ["AnswerComparison", "Comparison", "Flip", "compare_runs"]
 

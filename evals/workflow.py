@@ -1,4 +1,10 @@
-"""``evals run`` with a store: look in the cache, compute, append. One function for CLI and tests."""
+"""``evals run`` with a store: reuse an earlier run of the same inputs, or compute and append.
+
+One function for the CLI and the tests. Two different things are reused here,
+and the names keep them apart: a whole **run** is *reused* when the store holds
+one made from the same inputs (its reuse key); single **embeddings and LLM
+replies** come from the *cache* file beside the store (:mod:`evals.cache`).
+"""
 
 from __future__ import annotations
 
@@ -11,38 +17,38 @@ from evals.cache import Cache, cache_path_for
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance, collect_provenance
-from evals.report import seed_json
+from evals.report import legacy_json
 from evals.strategies import build_strategy, model_of
-from evals.store._keys import cache_key
-from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store, check_writable
+from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key
 from evals.tokens import TokenCounter
 
-__all__ = ["StoredOutcome", "planned_cache_key", "run_with_store"]
+__all__ = ["StoredOutcome", "planned_reuse_key", "run_with_store"]
 
 
 @dataclass(frozen=True)
 class StoredOutcome:
     run_id: str
-    cached: bool
-    document: dict[str, Any]  # the seed JSON of the run
+    reused: bool  # an earlier run of the same inputs, not computed now
+    document: dict[str, Any]  # the run's document in the original harness's shape
     provenance: Provenance
     cache_hits: int = 0  # embeddings found in the cache
     cache_misses: int = 0  # ... and computed or requested by this run
+    summary: RunSummary | None = None  # the stored run's summary row
 
 
-def planned_cache_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:
-    """The cache key the run ``config`` would be stored under, found without running it."""
+def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:
+    """The reuse key the run ``config`` would be stored under, found without running it."""
     if not provenance.is_clean_commit:
         return None
     corpus = load_corpus(config.corpus)
     strategy = build_strategy(
-        config.runner,
+        config.strategy,
         backend=config.backend,
         embedder=config.embedder,
         seed=config.seed,
         summarize_fn=config.summarize_fn(),
     )
-    return cache_key(
+    return reuse_key(
         provenance,
         corpus_digest=corpus.digest,
         strategy_config=strategy.config_summary(),
@@ -68,16 +74,16 @@ def run_with_store(
     use_cache: bool = True,
     api_key: str | None = None,
 ) -> StoredOutcome:
-    """Reuse a cached run for ``config`` or compute and append a new one.
+    """Reuse an earlier run of ``config`` or compute and append a new one.
 
-    The store is held only briefly: once (read-only) to check it and look up
-    the cache before any work, and once to append after the work, so other
+    The store is held only briefly: once (read-only) to check it and look for
+    a reusable run before any work, and once to append after the work, so other
     processes can use it meanwhile. ``not_code`` names files, such as an
     ``--output`` file, whose changes must not make the tree count as dirty.
 
     Embeddings and LLM requests go through the cache beside the store
     (:func:`~evals.cache.cache_path_for`); ``use_cache=False`` neither reads nor
-    writes it, so everything is computed afresh (and a cached run is not reused).
+    writes it, so everything is computed afresh (and no earlier run is reused).
     ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
     """
     store_path = Path(store_path)
@@ -85,11 +91,13 @@ def run_with_store(
     provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
     check_writable(store_path, create_parent=create_parent)
     if store_path.exists():
-        key = None if force or not use_cache else planned_cache_key(config, provenance, counter.tokenizer)
+        key = None if force or not use_cache else planned_reuse_key(config, provenance, counter.tokenizer)
         with Store.open(store_path, read_only=True, lock_timeout=lock_timeout) as store:
-            cached = store.find_cached(key)
-            if cached is not None:
-                return StoredOutcome(cached, True, store.seed_json(cached), provenance)
+            reusable = store.find_reusable(key)
+            if reusable is not None:
+                stored = store.get_run(reusable)
+                document = legacy_json(stored.run, stored.scores, stored.answers)
+                return StoredOutcome(reusable, True, document, provenance, summary=stored.summary)
     cache = Cache.open(cache_path_for(store_path)) if use_cache else None
     try:
         evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key)
@@ -100,5 +108,6 @@ def run_with_store(
     hits, misses = cache.counts("embedding") if cache is not None else (None, None)
     with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
         run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
-    document = seed_json(evaluation.run, evaluation.scores, evaluation.answers)
-    return StoredOutcome(run_id, False, document, provenance, hits or 0, misses or 0)
+        summary = store.get_summary(run_id)
+    document = legacy_json(evaluation.run, evaluation.scores, evaluation.answers)
+    return StoredOutcome(run_id, False, document, provenance, hits or 0, misses or 0, summary=summary)

@@ -15,56 +15,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from evals.corpus import Corpus
 from evals.errors import EvalsError
+from evals.results import ConversationResult, RunResult, TestPointResult
 from evals.strategies import MemoryStrategy, model_of
 from evals.turn_refs import TurnLookup, record_turns
 
-__all__ = ["ConversationResult", "RunResult", "TestPointResult", "likely_records", "run_corpus"]
+__all__ = ["likely_records", "play_corpus"]
 
 Progress = Callable[[int, int, str], None]
 
 
-class TestPointResult(BaseModel):
-    __test__ = False
-
-    turn_index: int
-    question: str
-    expected_fact: str
-    expected_keywords: list[str]
-    retrieved_records: list[str]
-    # Added after the seed; the seed JSON shows them only where they are not these defaults.
-    evidence_turns: list[int] = Field(default_factory=list)
-    category: str | None = None
-    answerable: bool = True
-    # Per record, the turn it is (evals.turn_refs), or None; set exactly when evidence_turns is not empty.
-    retrieved_turns: list[int | None] | None = None
-
-
-class ConversationResult(BaseModel):
-    conversation_id: str
-    description: str
-    turn_count: int
-    test_points: list[TestPointResult] = Field(default_factory=list)
-
-
-class RunResult(BaseModel):
-    """The raw play-through: what each test point retrieved, plus how the run was made."""
-
-    strategy: dict[str, Any]
-    model: str
-    k: int
-    seed: int
-    corpus_dir: str
-    corpus_digest: str
-    started_at: datetime
-    duration_s: float
-    conversations: list[ConversationResult]
-
-
-def run_corpus(
+def play_corpus(
     corpus: Corpus,
     strategy: MemoryStrategy,
     *,

@@ -1,0 +1,147 @@
+"""What a run produces, as plain data: the play-through, its answers, and the whole evaluation.
+
+These types sit below everything that reads a run (scoring, the store, the
+reports and the site) and above only the corpus, so data flows one way:
+corpus -> play-through -> results -> scores -> store -> site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from evals.corpus import Corpus
+    from evals.scoring import Scores
+
+__all__ = [
+    "AnswerRun",
+    "ConversationResult",
+    "Evaluation",
+    "PointAnswer",
+    "RunResult",
+    "TestPointResult",
+    "answer_identity",
+]
+
+
+class TestPointResult(BaseModel):
+    __test__ = False
+
+    turn_index: int
+    question: str
+    expected_fact: str
+    expected_keywords: list[str]
+    retrieved_records: list[str]
+    # Added after the original harness; its JSON shows them only where they are not these defaults.
+    evidence_turns: list[int] = Field(default_factory=list)
+    category: str | None = None
+    answerable: bool = True
+    # Per record, the turn it is (evals.turn_refs), or None; set exactly when evidence_turns is not empty.
+    retrieved_turns: list[int | None] | None = None
+
+
+class ConversationResult(BaseModel):
+    conversation_id: str
+    description: str
+    turn_count: int
+    test_points: list[TestPointResult] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    """The raw play-through: what each test point retrieved, plus how the run was made."""
+
+    strategy: dict[str, Any]
+    model: str
+    k: int
+    seed: int
+    corpus_dir: str
+    corpus_digest: str
+    started_at: datetime
+    duration_s: float
+    conversations: list[ConversationResult]
+
+
+def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:
+    """What makes runs with answers a configuration of their own (in configuration and reuse keys)."""
+    return {"answer_model": answer_model, "judge_model": judge_model, "base_url": base_url}
+
+
+@dataclass
+class PointAnswer:
+    """One test point's answer and, with a judge, its verdict."""
+
+    answer: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float  # of the answer request, when it was made (a cached reply keeps its latency)
+    keyword_hit: bool  # an expected keyword (or, with none, the expected fact) is in the answer
+    correct: bool | None = None  # the judge's verdict; None without a judge
+    reason: str | None = None
+    judge_prompt_tokens: int | None = None
+    judge_completion_tokens: int | None = None
+    answerable: bool = True  # False: answered but neither judged nor counted, like recall
+
+
+@dataclass
+class AnswerRun:
+    """A run's answers, per conversation and test point, with how they were made and what they cost."""
+
+    answer_model: str
+    judge_model: str | None
+    base_url: str
+    points: list[list[PointAnswer]]
+    settings: dict[str, Any] = field(default_factory=dict)  # temperature, seed, prompt digests
+    requests_made: int = 0
+    requests_cached: int = 0
+    prompt_tokens: int = 0  # every request of the run: answers, verdicts, summaries
+    completion_tokens: int = 0
+
+    def identity(self) -> dict[str, Any]:
+        return answer_identity(self.answer_model, self.judge_model, self.base_url)
+
+    def _all(self) -> list[PointAnswer]:
+        """The answerable test points' answers: the ones the numbers count."""
+        return [p for conv in self.points for p in conv if p.answerable]
+
+    @property
+    def total(self) -> int:
+        return len(self._all())
+
+    @property
+    def judged(self) -> int:
+        return sum(p.correct is not None for p in self._all())
+
+    @property
+    def correct(self) -> int:
+        return sum(p.correct is True for p in self._all())
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.judged if self.judged else None
+
+    @property
+    def keyword_hits(self) -> int:
+        return sum(p.keyword_hit for p in self._all())
+
+    @property
+    def keyword_accuracy(self) -> float | None:
+        return self.keyword_hits / self.total if self.total else None
+
+    @property
+    def mean_latency_s(self) -> float | None:
+        points = [p for conv in self.points for p in conv]
+        return sum(p.latency_s for p in points) / len(points) if points else None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One run, end to end: the corpus it played, what it retrieved, its scores and its answers."""
+
+    corpus: Corpus
+    run: RunResult
+    scores: Scores
+    answers: AnswerRun | None = None  # with --with-answers / --judge

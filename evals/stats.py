@@ -1,0 +1,54 @@
+"""The statistics behind every interval and test the tool shows. Pure functions, exact arithmetic."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["interval_block", "mcnemar_exact", "wilson_interval"]
+
+Z_95 = 1.959963984540054  # the 97.5th percentile of the standard normal: 95% two-sided
+
+
+def wilson_interval(hits: int, total: int, z: float = Z_95) -> tuple[float, float] | None:
+    """95% Wilson score interval for a proportion; ``None`` when there is no observation.
+
+    Wilson rather than the normal approximation because recall sits near 0 or
+    1 on small corpora, where the normal interval leaves [0, 1].
+    """
+    if total <= 0:
+        return None
+    p = hits / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def interval_block(hits: int, total: int) -> dict[str, Any]:
+    """A proportion's 95% Wilson interval as the JSON shows it (``low``/``high`` null without data)."""
+    interval = wilson_interval(hits, total)
+    return {
+        "method": "wilson",
+        "level": 0.95,
+        "low": interval[0] if interval else None,
+        "high": interval[1] if interval else None,
+    }
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pair counts.
+
+    ``only_a`` test points are hits in run A alone, ``only_b`` in run B alone.
+    Under the null hypothesis each discordant point is a fair coin, so the
+    p-value is twice the smaller binomial(n, 1/2) tail, capped at 1; with no
+    discordant point there is no evidence of a difference (p = 1). Computed
+    with exact integers, so large n neither overflows nor underflows.
+    """
+    if only_a < 0 or only_b < 0:
+        raise ValueError("discordant counts cannot be negative")
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1))
+    return min(1.0, tail / 2 ** (n - 1))
