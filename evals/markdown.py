@@ -1,10 +1,10 @@
 """The leaderboard as Markdown: the table the README shows, made from the store.
 
 One table per corpus (content digest), rows as the leaderboard orders them
-(best recall first). Every recall carries its 95% Wilson interval, so a reader
-can see which differences may be chance; a number the store does not have
-(strict recall and MRR of runs stored before they were recorded) is "—",
-never 0.
+(best recall first), a column per declared metric that some row has
+(:mod:`evals.metrics`). Every proportion carries its 95% Wilson interval, so a
+reader can see which differences may be chance; a number the store does not
+have (strict recall of a run stored before it was recorded) is "—", never 0.
 """
 
 from __future__ import annotations
@@ -12,47 +12,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from evals.metrics import PROPORTION
 from evals.store import RunSummary
+from evals.strategies import NO_MODEL
+from evals.tables import APPROX_NOTE, MISSING, metric_text, shown_metrics
 from evals.tokens import EXACT
 
 __all__ = ["leaderboard_markdown"]
 
-_HEADER = (
-    "| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | config |",
-    "|---|---|--:|---|---|--:|--:|---|",
-)
+
+def _labels(rows: Sequence[RunSummary]) -> list[str]:
+    """Each row's strategy, with the settings that tell it apart from the same strategy's other rows."""
+    labels = []
+    for summary in rows:
+        same = [s for s in rows if s.strategy == summary.strategy]
+        keys = sorted({k for s in same for k in s.strategy_config if k != "name"})
+        varying = [k for k in keys if len({repr(s.strategy_config.get(k)) for s in same}) > 1]
+        parts = [str(summary.strategy_config.get(k)) for k in varying if k in summary.strategy_config]
+        labels.append(f"{summary.strategy} ({', '.join(parts)})" if parts else summary.strategy)
+    return labels
 
 
-def _ratio(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None:
-        return "—"
-    if low is None or high is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def _label(summary: RunSummary) -> str:
-    """The strategy, with the backend when it is not the default one."""
-    backend = summary.strategy_config.get("backend")
-    if backend and backend != "InMemoryBackend":
-        return f"{summary.strategy} ({backend})"
-    return summary.strategy
-
-
-def _row(summary: RunSummary) -> str:
-    approx = "~" if summary.tokenizer != EXACT else ""
-    tokens = "—" if summary.tokens_per_test_point is None else f"{approx}{summary.tokens_per_test_point:.1f}"
-    cells = [
-        _label(summary),
-        "—" if summary.model == "none" else summary.model,
-        str(summary.k),
-        _ratio(summary.recall, summary.recall_low, summary.recall_high),
-        _ratio(summary.strict_recall, summary.strict_low, summary.strict_high),
-        "—" if summary.mrr is None else f"{summary.mrr:.3f}",
-        tokens,
-        f"`{summary.config_key}`",
+def _table(rows: Sequence[RunSummary]) -> list[str]:
+    shown = shown_metrics(rows)
+    heads = [f"{m.label} [95% CI]" if m.kind == PROPORTION else m.label for m in shown]
+    lines = [
+        "| " + " | ".join(["strategy", "model", "k", *heads, "config"]) + " |",
+        "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "---"]) + "|",
     ]
-    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    for label, s in zip(_labels(rows), rows, strict=True):
+        cells = [
+            label,
+            MISSING if s.model == NO_MODEL else s.model,
+            str(s.k),
+            *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
+            f"`{s.config_key}`",
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return lines
 
 
 def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
@@ -66,14 +63,14 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         lines = [
             f"**Corpus `{name}`** ({conversations} conversations, {rows[0].total} test points, digest `{digest[:12]}`)",
             "",
-            *_HEADER,
-            *(_row(s) for s in rows),
+            *_table(rows),
         ]
         if any(s.tokenizer != EXACT for s in rows):
-            lines += ["", "~ tokens estimated at ~4 characters per token (cl100k_base was not available)"]
+            lines += ["", APPROX_NOTE]
         blocks.append("\n".join(lines))
     footer = (
         "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
         "Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record."
     )
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"
+

@@ -82,7 +82,9 @@ class Metric:
     compute: Callable[[ScoredRun], MetricValue | None]
     level: str | None = None  # e.g. "turn" or "session", for metrics that have levels
     cutoff: int | None = None  # the k it is measured at, for metrics at several cutoffs
-    answers: bool = False  # needs end-to-end answers: shown only where some run has them
+    answers: bool = False  # needs end-to-end answers
+    # Shown only in tables where some run has a value (answers; evidence, which needs labelled turns).
+    optional: bool = False
 
 
 METRICS: dict[str, Metric] = {}
@@ -98,13 +100,16 @@ def metric(
     level: str | None = None,
     cutoff: int | None = None,
     answers: bool = False,
+    optional: bool = False,
 ) -> Callable[[Callable[[ScoredRun], MetricValue | None]], Callable[[ScoredRun], MetricValue | None]]:
     """Declare the decorated function as the metric ``name`` (in declaration order: column order)."""
 
     def register(compute: Callable[[ScoredRun], MetricValue | None]) -> Callable[[ScoredRun], MetricValue | None]:
         if name in METRICS:
             raise ValueError(f"metric {name!r} is declared twice")
-        METRICS[name] = Metric(name, label, kind, higher_is_better, description, compute, level, cutoff, answers)
+        METRICS[name] = Metric(
+            name, label, kind, higher_is_better, description, compute, level, cutoff, answers, optional or answers
+        )
         return compute
 
     return register
@@ -170,6 +175,7 @@ def mrr(run: ScoredRun) -> MetricValue:
     label="evidence any",
     kind=PROPORTION,
     higher_is_better=True,
+    optional=True,
     description="Share of test points with evidence turns where at least one evidence turn was retrieved.",
 )
 def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
@@ -182,6 +188,7 @@ def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
     label="evidence all",
     kind=PROPORTION,
     higher_is_better=True,
+    optional=True,
     description="Share of test points with evidence turns where every evidence turn was retrieved.",
 )
 def evidence_recall_all(run: ScoredRun) -> MetricValue | None:

@@ -69,12 +69,10 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
 
 
 def shown_metrics(summaries: Sequence[RunSummary], names: Iterable[str] | None = None) -> list[Metric]:
-    """The declared metrics (or those of ``names``) that some run of ``summaries`` has; for no runs
-    at all, those that need no answers (so an empty table still shows its columns)."""
+    """The declared metrics (or those of ``names``) to show for ``summaries``: every one that is
+    not optional, and the optional ones (answers, evidence) that some run has."""
     wanted = [METRICS[n] for n in (list(METRICS) if names is None else names)]
-    if not summaries:
-        return [m for m in wanted if not m.answers]
-    return [m for m in wanted if any(m.name in s.metrics for s in summaries)]
+    return [m for m in wanted if not m.optional or any(m.name in s.metrics for s in summaries)]
 
 
 _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
