@@ -135,6 +135,19 @@ def test_answer_request_is_prompt_context_question(server, store_path):
     assert messages[-1] == {"role": "user", "content": corpus["turns"][asked]["test_at"]["question"]}
 
 
+def test_answer_context_holds_the_k_scored_records(server, store_path):
+    """With --k 10 the answer request carries the 10 records the test point scored, not 5."""
+    args = ["run", "--runner", "recency", "--k", "10", "--corpus", str(Path(__file__).parent / "fixtures" / "site_corpus")]
+    args += ["--store", str(store_path), "--repo", str(store_path.parent), "--base-url", server.base_url, "--with-answers"]
+    result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    point = next(p for c in stored.run.conversations for p in c.test_points if c.conversation_id == "02_far_fact")
+    body = next(b for b in server.bodies if b["messages"][-1]["content"] == point.question)
+    assert len(point.retrieved_records) == 10
+    assert [m["content"] for m in body["messages"][1:-1]] == point.retrieved_records
+
+
 def test_without_judge_only_keyword_accuracy(server, store_path):
     """--with-answers alone makes no judge request; accuracy is empty, keyword accuracy is not."""
     args = ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small")]

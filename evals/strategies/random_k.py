@@ -29,8 +29,8 @@ class RandomK:
         chosen = sorted(self._rng.sample(range(len(self._turns)), min(k, len(self._turns))))
         return [self._turns[i] for i in chosen]
 
-    def context_for(self, query: str) -> list[Message]:
-        return self._pick(5)
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+        return self._pick(k)
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         return [t["content"] for t in self._pick(k)]
