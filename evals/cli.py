@@ -618,6 +618,24 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
         click.echo(f"{state} run {record.summary.run_id} ({path})")
 
 
+@cli.command("migrate")
+@store_option
+def migrate_command(store: Path | None) -> None:
+    """Upgrade the store to this evals' schema, keeping every run.
+
+    Commands that only read the store (runs, leaderboard, export, compare,
+    build-site) refuse a store at an older schema rather than write to it;
+    this command, or any run or import, upgrades it. A store already at the
+    current schema is left as it is.
+    """
+    path = _store_path(store)[0]
+    before, after = _store_api().Store.upgrade(path)
+    if before == after:
+        click.echo(f"store {path}: already at schema {after}")
+    else:
+        click.echo(f"store {path}: schema {before} -> {after}")
+
+
 @cli.command("compare")
 @click.argument("run_a")
 @click.argument("run_b")

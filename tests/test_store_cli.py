@@ -15,7 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.store import Store
+from evals.evaluate import RunConfig, evaluate
+from evals.provenance import collect_provenance
+from evals.store import MIGRATIONS, Store
 
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
 
@@ -275,9 +277,57 @@ def test_one_bad_file_blocks_the_whole_import(evals, store_path, corpus_small, t
     assert not store_path.exists()
 
 
+def old_store(path: Path, corpus: Path) -> None:
+    """A store at schema 1 holding one no_memory run."""
+    with Store.open(path, migrations=MIGRATIONS[:1]) as store:
+        store.append(evaluate(RunConfig(runner="no_memory", corpus=corpus)), collect_provenance())
+
+
+def test_build_site_refuses_an_older_store_untouched(store_path, corpus_small, tmp_path):
+    """build-site on a store at an older schema exits 1 saying how to upgrade it, and leaves the file byte for byte."""
+    old_store(store_path, corpus_small)
+    before = store_bytes(store_path)
+    result = CliRunner().invoke(cli, ["build-site", "--store", str(store_path), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 1
+    assert f"has schema version 1; this evals needs {MIGRATIONS[-1].version}. Upgrade it with: evals migrate --store " in result.output
+    assert store_bytes(store_path) == before
+
+
+def test_migrate_upgrades_an_older_store(evals, store_path, corpus_small):
+    """`evals migrate` brings an older store to the current schema, keeping its runs, and says from which."""
+    old_store(store_path, corpus_small)
+    result = evals("migrate")
+    assert result.output == f"store {store_path}: schema 1 -> {MIGRATIONS[-1].version}\n"
+    with Store.open(store_path, read_only=True) as store:
+        assert store.schema_version == MIGRATIONS[-1].version and store.run_count() == 1
+
+
+def test_migrate_leaves_a_current_store_as_it_is(evals, store_path):
+    """`evals migrate` on a store at the current schema says so and changes no byte."""
+    Store.open(store_path).close()
+    before = store_bytes(store_path)
+    assert evals("migrate").output == f"store {store_path}: already at schema {MIGRATIONS[-1].version}\n"
+    assert store_bytes(store_path) == before
+
+
+def test_migrate_of_a_missing_store_is_an_error(store_path):
+    """`evals migrate` creates no store: a missing one is a one-line error."""
+    result = CliRunner().invoke(cli, ["migrate", "--store", str(store_path)])
+    assert result.exit_code == 1 and "no store at" in result.output
+    assert not store_path.exists()
+
+
+def test_run_upgrades_an_older_store(evals, store_path, corpus_small):
+    """`evals run` on an older store upgrades it and appends beside the old run."""
+    old_store(store_path, corpus_small)
+    assert evals("run", "--runner", "full_history", "--corpus", str(corpus_small)).exit_code == 0
+    with Store.open(store_path, read_only=True) as store:
+        assert store.schema_version == MIGRATIONS[-1].version and store.run_count() == 2
+
+
 def test_every_store_command_has_help():
     """Each store command and each of its options has help text."""
-    for name in ("run", "runs", "leaderboard", "export", "import", "compare"):
+    for name in ("run", "runs", "leaderboard", "export", "import", "compare", "migrate"):
         command = cli.commands[name]
         assert command.help
         assert all(p.help for p in command.params if isinstance(p, __import__("click").Option)), name
