@@ -22,7 +22,7 @@ from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
 from evals.metrics import p_value_text, wilson_interval
-from evals.report import dump_json, seed_json, summary_line
+from evals.report import dump_json, run_line, seed_json, summary_line
 from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
 from evals.tokens import EXACT
 
@@ -514,14 +514,12 @@ def run_command(
         _write_json(output, outcome.document)
     if not outcome.cached:
         _echo_llm_usage(outcome.document)
-    summary = summary_line(outcome.document)
-    written = f" -> {output}" if output else ""
     if outcome.cache_hits or outcome.cache_misses:
         click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     if outcome.cached:
-        click.echo(f"cached: run {outcome.run_id}: {summary}{written}")
+        click.echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
     else:
-        click.echo(f"run {outcome.run_id}: {summary} -> {path}{', ' + str(output) if output else ''}")
+        click.echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
 
 
 @cli.command("runs")

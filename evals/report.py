@@ -1,4 +1,4 @@
-"""The original harness's JSON result shape, and its one-line summary."""
+"""The original harness's JSON result shape, its one-line summary, and ``evals run``'s."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evals.breakdown import metrics_additions
-from evals.metrics import Scores
+from evals.metrics import Scores, wilson_interval
 from evals.runner import RunResult, TestPointResult
+from evals.tokens import EXACT
 
 if TYPE_CHECKING:
     from evals.llm import AnswerRun
 
-__all__ = ["dump_json", "point_json", "seed_json", "summary_line"]
+__all__ = ["dump_json", "point_json", "run_line", "seed_json", "summary_line"]
 
 
 def dump_json(document: dict[str, Any]) -> bytes:
@@ -106,4 +107,35 @@ def summary_line(document: dict[str, Any], destination: str | None = None) -> st
             line += f" accuracy={answers['accuracy']}"
     if document.get("tokenizer") not in (None, "cl100k_base"):
         line += f" (tokens estimated: {document['tokenizer']})"
+    return f"{line} -> {destination}" if destination else line
+
+
+def _proportion(hits: int, total: int) -> str:
+    """``0.381 [0.208, 0.591] (8/21)``: 3 decimals, the 95% Wilson interval, the counts; ``null (0/0)`` without data."""
+    interval = wilson_interval(hits, total)
+    if interval is None:
+        return f"null ({hits}/{total})"
+    return f"{hits / total:.3f} [{interval[0]:.3f}, {interval[1]:.3f}] ({hits}/{total})"
+
+
+def run_line(document: dict[str, Any], run_id: str, destination: str | None = None) -> str:
+    """``evals run``'s one-line summary, from a seed-shaped document, with the numbers as the
+    leaderboard shows them: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
+    Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
+    with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point."""
+    metrics = document["metrics"]
+    recall = metrics["recall_at_k"]
+    tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
+    mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
+    line = (
+        f"run {run_id}: {document['strategy'].get('name')} "
+        f"recall@{document['k']} {_proportion(recall['hits'], recall['total'])} "
+        f"tokens/tp {'null' if tokens is None else f'{mark}{tokens:.1f}'}"
+    )
+    answers = metrics.get("answers")
+    if answers is not None:
+        if answers["judge_model"] is not None:
+            line += f" accuracy {_proportion(answers['correct'], answers['judged'])}"
+        keyword = answers["keyword_accuracy"]
+        line += f" kw acc {'null' if keyword is None else f'{keyword:.3f}'}"
     return f"{line} -> {destination}" if destination else line

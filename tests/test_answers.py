@@ -255,6 +255,18 @@ def test_rerun_makes_no_request(server, store_path):
     assert f"llm: 0 requests made, {2 * POINTS} from cache" in result.output
 
 
+def test_run_line_shows_accuracy_and_keyword_accuracy(server, store_path):
+    """With a judge, `evals run`'s line gives accuracy with its interval and correct/judged, then keyword accuracy."""
+    result = run(server, store_path)
+    (stored,) = stored_runs(store_path)
+    summary = stored.summary
+    expected = (
+        f" accuracy {summary.accuracy:.3f} [{summary.accuracy_low:.3f}, {summary.accuracy_high:.3f}] "
+        f"({summary.answers_correct}/{summary.answers_judged}) kw acc {summary.keyword_accuracy:.3f} -> {store_path}\n"
+    )
+    assert result.output.endswith(expected)
+
+
 def test_rerun_on_a_clean_commit_is_a_cached_run(server, store_path, clean_repo):
     """On a clean commit, the second run is answered from the store and the server sees nothing."""
     run(server, store_path, repo=clean_repo)

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from evals.cli import cli
 from evals.evaluate import RunConfig, evaluate
+from evals.metrics import wilson_interval
 from evals.provenance import collect_provenance
 from evals.store import MIGRATIONS, Store
 
@@ -43,11 +44,12 @@ def store_bytes(path: Path) -> bytes:
 
 
 def test_run_appends_and_prints_the_run_id(evals, store_path, corpus_small):
-    """evals run appends one run and prints `run <id>: <seed summary> -> <store>`."""
+    """evals run appends one run and prints `run <id>: <strategy> recall@k <recall> [<95% CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
     result = evals("run", "--runner", "full_history", "--corpus", str(corpus_small))
     assert result.exit_code == 0
     run_id = run_id_of(result.output)
-    assert result.output == f"run {run_id}: strategy=full_history convs=3 recall@5=1.0 tokens/tp=55.5 -> {store_path}\n"
+    low, _ = wilson_interval(4, 4)
+    assert result.output == f"run {run_id}: full_history recall@5 1.000 [{low:.3f}, 1.000] (4/4) tokens/tp 55.5 -> {store_path}\n"
     with Store.open(store_path, read_only=True) as store:
         assert [s.run_id for s in store.runs()] == [run_id]
 
@@ -57,7 +59,7 @@ def test_same_inputs_on_a_clean_commit_are_cached(evals, store_path, corpus_smal
     args = ("run", "--runner", "mneme", "--corpus", str(corpus_small), "--repo", str(clean_repo))
     first = run_id_of(evals(*args).output)
     again = evals(*args)
-    assert again.output.startswith(f"cached: run {first}: strategy=mneme")
+    assert again.output.startswith(f"cached: run {first}: mneme recall@5 0.500 [")
     with Store.open(store_path, read_only=True) as store:
         assert store.run_count() == 1
 
