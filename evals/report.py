@@ -105,7 +105,7 @@ def summary_line(document: dict[str, Any], destination: str | None = None) -> st
         line += f" keyword_acc={answers['keyword_accuracy']}"
         if answers["judge_model"] is not None:
             line += f" accuracy={answers['accuracy']}"
-    if document.get("tokenizer") not in (None, "cl100k_base"):
+    if document.get("tokenizer") not in (None, EXACT):
         line += f" (tokens estimated: {document['tokenizer']})"
     return f"{line} -> {destination}" if destination else line
 
