@@ -19,7 +19,7 @@ from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
-from evals.report import dump_json, legacy_json, summary_line
+from evals.report import dump_json, legacy_json, run_line, summary_line
 from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
 
 if TYPE_CHECKING:
@@ -362,14 +362,12 @@ def run_command(
         _write_json(output, outcome.document)
     if not outcome.reused:
         _echo_llm_usage(outcome.document)
-    summary = summary_line(outcome.document)
-    written = f" -> {output}" if output else ""
     if outcome.cache_hits or outcome.cache_misses:
         click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     if outcome.reused:
-        click.echo(f"cached: run {outcome.run_id}: {summary}{written}")
+        click.echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
     else:
-        click.echo(f"run {outcome.run_id}: {summary} -> {path}{', ' + str(output) if output else ''}")
+        click.echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
 
 
 @cli.command("runs")
@@ -476,6 +474,24 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
         click.echo(f"{state} run {record.summary.run_id} ({path})")
+
+
+@cli.command("migrate")
+@store_option
+def migrate_command(store: Path | None) -> None:
+    """Upgrade the store to this evals' schema, keeping every run.
+
+    Commands that only read the store (runs, leaderboard, export, compare,
+    build-site) refuse a store at an older schema rather than write to it;
+    this command, or any run or import, upgrades it. A store already at the
+    current schema is left as it is.
+    """
+    path = _store_path(store)[0]
+    before, after = _store_api().Store.upgrade(path)
+    if before == after:
+        click.echo(f"store {path}: already at schema {after}")
+    else:
+        click.echo(f"store {path}: schema {before} -> {after}")
 
 
 @cli.command("compare")

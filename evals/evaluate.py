@@ -116,7 +116,7 @@ def evaluate(
             seed=config.seed,
             corpus_dir=str(config.corpus),
             progress=progress,
-            on_test_point=_collector(asked) if client is not None else None,
+            on_test_point=_collector(asked, k=config.k) if client is not None else None,
         )
         if prefetch is not None:  # the embedding up front is part of the run's time
             run = run.model_copy(update={"duration_s": run.duration_s + prefetched})
@@ -155,8 +155,9 @@ def _chat_client(config: RunConfig, cache: Cache | None, api_key: str | None) ->
     )
 
 
-def _collector(asked: dict[str, list[AskedPoint]]) -> Callable[..., None]:
-    """Keeps, at each test point, the messages the strategy would give a model for its question."""
+def _collector(asked: dict[str, list[AskedPoint]], *, k: int) -> Callable[..., None]:
+    """Keeps, at each test point, the messages the strategy would give a model for its question,
+    with the run's ``k``, so the model sees as many records as were scored."""
     from evals.llm import AskedPoint
 
     def collect(conversation_id: str, point: Any, strategy: Any) -> None:
@@ -167,7 +168,7 @@ def _collector(asked: dict[str, list[AskedPoint]]) -> Callable[..., None]:
                 question=point.question,
                 expected_fact=point.expected_fact,
                 expected_keywords=list(point.expected_keywords),
-                context=[dict(m) for m in strategy.context_for(point.question)],
+                context=[dict(m) for m in strategy.context_for(point.question, k=k)],
                 answerable=getattr(point, "answerable", True),
             )
         )

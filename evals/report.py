@@ -21,7 +21,16 @@ if TYPE_CHECKING:
     from evals.results import AnswerRun
     from evals.store import StoredRun
 
-__all__ = ["dump_json", "legacy_json", "point_json", "recall_block", "stored_legacy_json", "summary_line", "tokens_block"]
+__all__ = [
+    "dump_json",
+    "legacy_json",
+    "point_json",
+    "recall_block",
+    "run_line",
+    "stored_legacy_json",
+    "summary_line",
+    "tokens_block",
+]
 
 
 def dump_json(document: dict[str, Any]) -> bytes:
@@ -212,3 +221,34 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
 def stored_legacy_json(stored: StoredRun) -> dict[str, Any]:
     """The document ``--output`` wrote for a run read back from the store."""
     return legacy_json(stored.run, stored.scores, stored.answers)
+
+
+def _proportion(hits: int, total: int) -> str:
+    """``0.381 [0.208, 0.591] (8/21)``: 3 decimals, the 95% Wilson interval, the counts; ``null (0/0)`` without data."""
+    interval = wilson_interval(hits, total)
+    if interval is None:
+        return f"null ({hits}/{total})"
+    return f"{hits / total:.3f} [{interval[0]:.3f}, {interval[1]:.3f}] ({hits}/{total})"
+
+
+def run_line(document: dict[str, Any], run_id: str, destination: str | None = None) -> str:
+    """``evals run``'s one-line summary, from a seed-shaped document, with the numbers as the
+    leaderboard shows them: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
+    Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
+    with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point."""
+    metrics = document["metrics"]
+    recall = metrics["recall_at_k"]
+    tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
+    mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
+    line = (
+        f"run {run_id}: {document['strategy'].get('name')} "
+        f"recall@{document['k']} {_proportion(recall['hits'], recall['total'])} "
+        f"tokens/tp {'null' if tokens is None else f'{mark}{tokens:.1f}'}"
+    )
+    answers = metrics.get("answers")
+    if answers is not None:
+        if answers["judge_model"] is not None:
+            line += f" accuracy {_proportion(answers['correct'], answers['judged'])}"
+        keyword = answers["keyword_accuracy"]
+        line += f" kw acc {'null' if keyword is None else f'{keyword:.3f}'}"
+    return f"{line} -> {destination}" if destination else line

@@ -78,7 +78,8 @@ def run_with_store(
 
     The store is held only briefly: once (read-only) to check it and look for
     a reusable run before any work, and once to append after the work, so other
-    processes can use it meanwhile. ``not_code`` names files, such as an
+    processes can use it meanwhile. A store at an older schema is upgraded
+    first. ``not_code`` names files, such as an
     ``--output`` file, whose changes must not make the tree count as dirty.
 
     Embeddings and LLM requests go through the cache beside the store
@@ -91,6 +92,7 @@ def run_with_store(
     provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
     check_writable(store_path, create_parent=create_parent)
     if store_path.exists():
+        Store.upgrade(store_path, lock_timeout=lock_timeout)  # as the append would; the read below may not
         key = None if force or not use_cache else planned_reuse_key(config, provenance, counter.tokenizer)
         with Store.open(store_path, read_only=True, lock_timeout=lock_timeout) as store:
             reusable = store.find_reusable(key)

@@ -137,6 +137,19 @@ def test_answer_request_is_prompt_context_question(server, store_path):
     assert messages[-1] == {"role": "user", "content": corpus["turns"][asked]["test_at"]["question"]}
 
 
+def test_answer_context_holds_the_k_scored_records(server, store_path):
+    """With --k 10 the answer request carries the 10 records the test point scored, not 5."""
+    args = ["run", "--runner", "recency", "--k", "10", "--corpus", str(Path(__file__).parent / "fixtures" / "site_corpus")]
+    args += ["--store", str(store_path), "--repo", str(store_path.parent), "--base-url", server.base_url, "--with-answers"]
+    result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    point = next(p for c in stored.run.conversations for p in c.test_points if c.conversation_id == "02_far_fact")
+    body = next(b for b in server.bodies if b["messages"][-1]["content"] == point.question)
+    assert len(point.retrieved_records) == 10
+    assert [m["content"] for m in body["messages"][1:-1]] == point.retrieved_records
+
+
 def test_without_judge_only_keyword_accuracy(server, store_path):
     """--with-answers alone makes no judge request; accuracy is empty, keyword accuracy is not."""
     args = ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small")]
@@ -243,6 +256,19 @@ def test_rerun_makes_no_request(server, store_path):
     assert first.answers.points == second.answers.points
     assert (first.summary.llm_requests_made, first.summary.llm_requests_cached) == (0, 2 * POINTS)
     assert f"llm: 0 requests made, {2 * POINTS} from cache" in result.output
+
+
+def test_run_line_shows_accuracy_and_keyword_accuracy(server, store_path):
+    """With a judge, `evals run`'s line gives accuracy with its interval and correct/judged, then keyword accuracy."""
+    result = run(server, store_path)
+    (stored,) = stored_runs(store_path)
+    summary = stored.summary
+    accuracy, keyword = summary.metric("answer_accuracy"), summary.metric("keyword_accuracy")
+    expected = (
+        f" accuracy {accuracy.value:.3f} [{accuracy.low:.3f}, {accuracy.high:.3f}] "
+        f"({summary.answers_correct}/{summary.answers_judged}) kw acc {keyword.value:.3f} -> {store_path}\n"
+    )
+    assert result.output.endswith(expected)
 
 
 def test_rerun_on_a_clean_commit_is_a_cached_run(server, store_path, clean_repo):

@@ -165,6 +165,7 @@ def test_old_store_upgrades_and_backfills_the_recall_interval(store_path, corpus
 def test_old_run_read_back_whole_has_strict_hits_and_ranks(store_path, corpus_small):
     """A run stored before schema 3 is read back with strict hits and ranks worked out from its records."""
     run_id = _old_store(store_path, corpus_small)
+    Store.upgrade(store_path)
     fresh = evaluate(RunConfig(strategy="full_history", corpus=corpus_small)).scores
     with Store.open(store_path, read_only=True) as store:
         stored = store.get_run(run_id).scores

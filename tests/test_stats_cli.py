@@ -74,6 +74,7 @@ def test_leaderboard_markdown_shows_unknown_numbers_as_dashes(store_path, evals,
     """A run stored before strict recall and MRR were recorded shows "—" for them, never 0."""
     with Store.open(store_path, migrations=MIGRATIONS[:2]) as store:
         store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus_small)), OLD)
+    evals("migrate")
     row = markdown_rows(evals("leaderboard", "--format", "markdown").output)[2]
     assert row[4:6] == ["—", "—"]
     assert row[3].startswith("1.000 [")

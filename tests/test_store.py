@@ -65,13 +65,28 @@ def test_new_store_has_every_migration(store_path):
 
 
 def test_older_schema_is_migrated_keeping_runs(store_path, evaluate_small):
-    """A store at schema 1 is upgraded to the current schema and keeps its runs."""
+    """A store at schema 1 opened for writing is upgraded to the current schema and keeps its runs."""
     with Store.open(store_path, migrations=MIGRATIONS[:1]) as store:
         run_id = store.append(evaluate_small("no_memory"), CLEAN)
         assert store.schema_version == 1
-    with Store.open(store_path, read_only=True) as store:
+    with Store.open(store_path) as store:
         assert store.schema_version == MIGRATIONS[-1].version
         assert [s.run_id for s in store.latest_per_configuration()] == [run_id]
+
+
+def test_read_only_open_of_older_schema_is_refused_untouched(store_path, evaluate_small):
+    """A read-only open of an older store never migrates it: a StoreError says how to upgrade, the file is unchanged."""
+    with Store.open(store_path, migrations=MIGRATIONS[:1]) as store:
+        store.append(evaluate_small("no_memory"), CLEAN)
+    before = fingerprint(store_path)
+    message = (
+        f"store {store_path} has schema version 1; this evals needs {MIGRATIONS[-1].version}. "
+        f"Upgrade it with: evals migrate --store {store_path} (any run or import also upgrades it)"
+    )
+    with pytest.raises(StoreError) as raised:
+        Store.open(store_path, read_only=True)
+    assert str(raised.value) == message
+    assert fingerprint(store_path) == before
 
 
 def test_newer_schema_is_refused_untouched(store_path):

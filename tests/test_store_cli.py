@@ -16,7 +16,10 @@ from click.testing import CliRunner
 
 from evals.report import stored_legacy_json
 from evals.cli import cli
-from evals.store import Store
+from evals.evaluate import RunConfig, evaluate
+from evals.stats import wilson_interval
+from evals.provenance import collect_provenance
+from evals.store import MIGRATIONS, Store
 
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
 
@@ -42,11 +45,12 @@ def store_bytes(path: Path) -> bytes:
 
 
 def test_run_appends_and_prints_the_run_id(evals, store_path, corpus_small):
-    """evals run appends one run and prints `run <id>: <seed summary> -> <store>`."""
+    """evals run appends one run and prints `run <id>: <strategy> recall@k <recall> [<95% CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
     result = evals("run", "--runner", "full_history", "--corpus", str(corpus_small))
     assert result.exit_code == 0
     run_id = run_id_of(result.output)
-    assert result.output == f"run {run_id}: strategy=full_history convs=3 recall@5=1.0 tokens/tp=55.5 -> {store_path}\n"
+    low, _ = wilson_interval(4, 4)
+    assert result.output == f"run {run_id}: full_history recall@5 1.000 [{low:.3f}, 1.000] (4/4) tokens/tp 55.5 -> {store_path}\n"
     with Store.open(store_path, read_only=True) as store:
         assert [s.run_id for s in store.runs()] == [run_id]
 
@@ -56,7 +60,7 @@ def test_same_inputs_on_a_clean_commit_are_cached(evals, store_path, corpus_smal
     args = ("run", "--runner", "mneme", "--corpus", str(corpus_small), "--repo", str(clean_repo))
     first = run_id_of(evals(*args).output)
     again = evals(*args)
-    assert again.output.startswith(f"cached: run {first}: strategy=mneme")
+    assert again.output.startswith(f"cached: run {first}: mneme recall@5 0.500 [")
     with Store.open(store_path, read_only=True) as store:
         assert store.run_count() == 1
 
@@ -277,9 +281,57 @@ def test_one_bad_file_blocks_the_whole_import(evals, store_path, corpus_small, t
     assert not store_path.exists()
 
 
+def old_store(path: Path, corpus: Path) -> None:
+    """A store at schema 1 holding one no_memory run."""
+    with Store.open(path, migrations=MIGRATIONS[:1]) as store:
+        store.append(evaluate(RunConfig(strategy="no_memory", corpus=corpus)), collect_provenance())
+
+
+def test_build_site_refuses_an_older_store_untouched(store_path, corpus_small, tmp_path):
+    """build-site on a store at an older schema exits 1 saying how to upgrade it, and leaves the file byte for byte."""
+    old_store(store_path, corpus_small)
+    before = store_bytes(store_path)
+    result = CliRunner().invoke(cli, ["build-site", "--store", str(store_path), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 1
+    assert f"has schema version 1; this evals needs {MIGRATIONS[-1].version}. Upgrade it with: evals migrate --store " in result.output
+    assert store_bytes(store_path) == before
+
+
+def test_migrate_upgrades_an_older_store(evals, store_path, corpus_small):
+    """`evals migrate` brings an older store to the current schema, keeping its runs, and says from which."""
+    old_store(store_path, corpus_small)
+    result = evals("migrate")
+    assert result.output == f"store {store_path}: schema 1 -> {MIGRATIONS[-1].version}\n"
+    with Store.open(store_path, read_only=True) as store:
+        assert store.schema_version == MIGRATIONS[-1].version and store.run_count() == 1
+
+
+def test_migrate_leaves_a_current_store_as_it_is(evals, store_path):
+    """`evals migrate` on a store at the current schema says so and changes no byte."""
+    Store.open(store_path).close()
+    before = store_bytes(store_path)
+    assert evals("migrate").output == f"store {store_path}: already at schema {MIGRATIONS[-1].version}\n"
+    assert store_bytes(store_path) == before
+
+
+def test_migrate_of_a_missing_store_is_an_error(store_path):
+    """`evals migrate` creates no store: a missing one is a one-line error."""
+    result = CliRunner().invoke(cli, ["migrate", "--store", str(store_path)])
+    assert result.exit_code == 1 and "no store at" in result.output
+    assert not store_path.exists()
+
+
+def test_run_upgrades_an_older_store(evals, store_path, corpus_small):
+    """`evals run` on an older store upgrades it and appends beside the old run."""
+    old_store(store_path, corpus_small)
+    assert evals("run", "--runner", "full_history", "--corpus", str(corpus_small)).exit_code == 0
+    with Store.open(store_path, read_only=True) as store:
+        assert store.schema_version == MIGRATIONS[-1].version and store.run_count() == 2
+
+
 def test_every_store_command_has_help():
     """Each store command and each of its options has help text."""
-    for name in ("run", "runs", "leaderboard", "export", "import", "compare"):
+    for name in ("run", "runs", "leaderboard", "export", "import", "compare", "migrate"):
         command = cli.commands[name]
         assert command.help
         assert all(p.help for p in command.params if isinstance(p, __import__("click").Option)), name

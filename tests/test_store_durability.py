@@ -21,7 +21,11 @@ PROVENANCE = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", m
 
 # Appends a run whose rows are all inserted, then stalls inside the still-open
 # transaction until it is killed. argv: store, ready-file, conversations, turns.
+# It restores Python's SIGINT handler first: a shell starts background jobs with
+# SIGINT ignored, the child inherits that, and Ctrl-C would then never arrive.
 STALLING_WRITER = r"""
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys, time
 from pathlib import Path
 from evals.corpus import Conversation, Corpus, _digest

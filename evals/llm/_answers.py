@@ -1,9 +1,9 @@
 """End-to-end answers: answer each test point from the memory's context, then judge it.
 
 The play-through collects, at each test point, the messages the strategy would
-put in front of a model (``context_for(question)``); :func:`answer_run` sends
-them, followed by the question, to the answer model and, with a judge, sends
-each answer to the judge model with the fixed judge prompt.
+put in front of a model (``context_for(question, k=k)``, with the run's k);
+:func:`answer_run` sends them, followed by the question, to the answer model
+and, with a judge, sends each answer to the judge model with the fixed judge prompt.
 """
 
 from __future__ import annotations

@@ -192,10 +192,11 @@ class Store:
         """Open (and, unless ``read_only``, create) the store at ``path``.
 
         A missing file is created with the current schema; an older schema is
-        migrated (a read-only open upgrades it first, if it can); a newer one,
-        a file that is not DuckDB, or a DuckDB file that holds other tables is
-        refused with a :class:`StoreError`, and the file is left as it was. A
-        missing parent directory is an error unless ``create_parent``.
+        migrated by a writable open, and refused by a read-only one (reading
+        never writes: :meth:`upgrade` or any writable open upgrades it); a
+        newer one, a file that is not DuckDB, or a DuckDB file that holds other
+        tables is refused with a :class:`StoreError`, and the file is left as
+        it was. A missing parent directory is an error unless ``create_parent``.
         """
         path = Path(path)
         if path.is_dir():
@@ -209,18 +210,44 @@ class Store:
             version = cls._check_version(con, path, migrations)
             if version == 0 and read_only:
                 raise StoreError(f"{path} is an empty DuckDB database, not an evals store yet")
-            if version < current_version(migrations):
+            newest = current_version(migrations)
+            if version < newest:
                 if read_only:
-                    con.close()
-                    with cls.open(path, lock_timeout=lock_timeout, migrations=migrations):
-                        pass
-                    con = _connect(path, True, lock_timeout)
-                else:
-                    cls._migrate(con, path, version, migrations)
+                    raise StoreError(
+                        f"store {path} has schema version {version}; this evals needs {newest}. "
+                        f"Upgrade it with: evals migrate --store {path} (any run or import also upgrades it)"
+                    )
+                cls._migrate(con, path, version, migrations)
         except BaseException:
             con.close()
             raise
         return cls(con, path, read_only=read_only)
+
+    @classmethod
+    def upgrade(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        migrations: tuple[Migration, ...] = MIGRATIONS,
+    ) -> tuple[int, int]:
+        """Migrate the existing store at ``path`` to the current schema; return its
+        (old, new) schema versions. A store already current is only read, never written."""
+        path = Path(path)
+        if path.is_dir():
+            raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
+        if not path.exists():
+            raise StoreError(f"no store at {path} (nothing has been stored there yet)")
+        con = _connect(path, True, lock_timeout)
+        try:
+            version = cls._check_version(con, path, migrations)
+        finally:
+            con.close()
+        newest = current_version(migrations)
+        if version < newest:
+            with cls.open(path, lock_timeout=lock_timeout, migrations=migrations):
+                pass
+        return version, newest
 
     @staticmethod
     def _check_version(con: duckdb.DuckDBPyConnection, path: Path, migrations: tuple[Migration, ...]) -> int:

@@ -18,8 +18,9 @@ class MemoryStrategy(Protocol):
     def add(self, role: str, content: str) -> None:
         """Record one turn."""
 
-    def context_for(self, query: str) -> list[Message]:
-        """The chat messages this memory would put in front of a model for ``query``."""
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+        """The chat messages this memory would put in front of a model for ``query``. A run
+        passes its ``k``, so the model is shown the records that were scored for ``query``."""
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         """The records retrieved for ``query``, best first (what recall@k scores)."""

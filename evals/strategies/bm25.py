@@ -53,8 +53,8 @@ class BM25:
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
 
-    def context_for(self, query: str) -> list[Message]:
-        return self._top(query, 5)
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+        return self._top(query, k)
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         return [t["content"] for t in self._top(query, k)]

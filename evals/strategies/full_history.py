@@ -16,8 +16,8 @@ class FullHistory:
     def add(self, role: str, content: str) -> None:
         self._turns.append({"role": role, "content": content})
 
-    def context_for(self, query: str) -> list[Message]:
-        return list(self._turns)
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+        return list(self._turns)  # every turn, ignoring k, as retrieve_records does
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         # k is ignored on purpose: the oracle sees the whole transcript, and

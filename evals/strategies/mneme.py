@@ -72,7 +72,7 @@ class Mneme:
         self.manager.working.add(role=role, content=content)
         self.manager.episodic.add(content, metadata={"role": role, "source": "eval"})
 
-    def context_for(self, query: str) -> list[Message]:
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
         """Mneme's own prompt context, with each record's random id replaced by its
         order of citation, so the same memories give the same prompt (and the same
         cached answer) on every run."""
@@ -83,7 +83,7 @@ class Mneme:
         def stable(match: re.Match[str]) -> str:
             return f"[{match.group(1)} id=" + ids.setdefault(match.group(2), f"m{len(ids) + 1}")
 
-        messages = context_for(self.manager, query, k=5, token_budget=None)
+        messages = context_for(self.manager, query, k=k, token_budget=None)
         return [{**m, "content": _RECORD_ID.sub(stable, m["content"])} for m in messages]
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:

@@ -13,7 +13,7 @@ class NoMemory:
     def add(self, role: str, content: str) -> None:
         pass
 
-    def context_for(self, query: str) -> list[Message]:
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
         return []
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:

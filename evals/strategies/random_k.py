@@ -3,6 +3,11 @@
 A memory whose recall does not beat this one's, by more than the intervals,
 has shown nothing. Draws are seeded by the run's seed and the conversation's
 position, so a run is reproducible and each conversation independent.
+
+``context_for`` gives the turns the last ``retrieve_records`` drew for the same
+question and k, without drawing again: the answer model sees exactly the
+records that were scored, and asking for context (``--with-answers``) leaves
+the generator, and so every later retrieval, as it was.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ class RandomK:
         self._conversation = -1
         self._turns: list[Message] = []
         self._rng = random.Random()
+        self._last: dict[tuple[str, int], list[Message]] = {}  # (query, k) -> its latest draw
 
     def add(self, role: str, content: str) -> None:
         self._turns.append({"role": role, "content": content})
@@ -29,14 +35,17 @@ class RandomK:
         chosen = sorted(self._rng.sample(range(len(self._turns)), min(k, len(self._turns))))
         return [self._turns[i] for i in chosen]
 
-    def context_for(self, query: str) -> list[Message]:
-        return self._pick(5)
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+        last = self._last.get((query, k))
+        return list(last) if last is not None else self._pick(k)
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
-        return [t["content"] for t in self._pick(k)]
+        picked = self._last[query, k] = self._pick(k)
+        return [t["content"] for t in picked]
 
     def reset(self) -> None:
         self._turns.clear()
+        self._last.clear()
         self._conversation += 1
         self._rng.seed(f"{self._seed}:{self._conversation}")
 

@@ -16,8 +16,8 @@ class Recency:
     def add(self, role: str, content: str) -> None:
         self._turns.append({"role": role, "content": content})
 
-    def context_for(self, query: str) -> list[Message]:
-        return self._turns[-5:]
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+        return self._turns[-k:]
 
     def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
         return [t["content"] for t in self._turns[-k:]]

@@ -79,7 +79,7 @@ class SummaryBuffer:
             return self._summary.text()
         return self._summary
 
-    def context_for(self, query: str) -> list[Message]:
+    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
         summary = self.summary()
         head = [{"role": "system", "content": summary}] if summary is not None else []
         return [*head, *self._recent]
