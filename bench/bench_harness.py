@@ -11,7 +11,7 @@ earlier child inflates it), and recall and tokens per test point read back from
 the JSON it wrote.
 
 Unless ``--no-reference`` is given, each strategy is also played by a naive
-seed-style reference (below, ``_reference_run``): the same strategy semantics and
+original-harness-style reference (below, ``_reference_run``): the same strategy semantics and
 the same Mneme library calls, the corpus read with plain ``json``, and every
 retrieved record re-encoded at every test point, as the original harness did.
 Its numbers must equal the CLI's (a cross-check), and its time is the local
@@ -150,14 +150,15 @@ def best_of(command: list[str], output: Path, repeat: int, timeout: float) -> Me
     )
 
 
-# -- the naive seed-style reference ---------------------------------------------------------
+# -- the naive original-harness-style reference ---------------------------------------------------------
 
 
 def _reference_run(strategy: str, corpus: Path, output: Path, k: int = 5) -> None:
     """Play ``corpus`` the way the original harness did, and write its metrics blocks.
 
     Deliberately naive: no memoised token counts, no pydantic, records
-    re-encoded at every test point. Strategy semantics follow SPEC.md.
+    re-encoded at every test point. Strategy semantics follow the compatibility
+    contract (README.md, "Compatibility with the original harness").
     """
     import tiktoken
 
@@ -307,7 +308,7 @@ def report(
         notes.append(f"CLI start-up alone (python -m evals --help): {startup:.2f} s, included in every wall time")
     if references:
         notes.append(
-            "ref = naive seed-style play-through in this script (same strategy semantics and Mneme library "
+            "ref = naive original-harness-style play-through in this script (same strategy semantics and Mneme library "
             "calls, every record re-encoded at every test point); speedup = ref wall / CLI wall"
         )
         for name in results:
@@ -333,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated, from {', '.join((*STRATEGIES, SQLITE))} (default: the first four)",
     )
     parser.add_argument("--sqlite", action="store_true", help=f"also time mneme with --backend sqlite ({SQLITE})")
-    parser.add_argument("--no-reference", action="store_true", help="skip the naive seed-style reference runs")
+    parser.add_argument("--no-reference", action="store_true", help="skip the naive original-harness-style reference runs")
     parser.add_argument("--timeout", type=float, default=900, help="seconds before a child run is killed (default 900)")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="corpus cache and run outputs (default bench/.data)")
     parser.add_argument("--_reference", nargs=3, metavar=("STRATEGY", "CORPUS", "OUTPUT"), help=argparse.SUPPRESS)

@@ -30,7 +30,7 @@ from evals.scoring import score_run
 from evals.provenance import Provenance
 from evals.playthrough import play_corpus
 from evals.store import Store
-from evals.store._records import make_summary, RunRecord
+from evals.store import RunRecord, make_summary
 from evals.strategies import FullHistory
 from evals.tokens import TokenCounter
 

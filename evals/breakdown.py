@@ -1,4 +1,4 @@
-"""The numbers beyond the seed's: evidence recall, unanswerable test points, per-category recall.
+"""The numbers beyond the original harness's: evidence recall, unanswerable test points, per-category recall.
 
 Each is computed from a run and its scores, and is ``None`` (its JSON key left
 out) for a corpus that does not use the field it needs, so the result of an

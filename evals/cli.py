@@ -37,9 +37,6 @@ __all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
 
 DEFAULT_STORE = Path("results") / "results.duckdb"
 
-# The original CLI keeps no store and no cache, so it does not spend on answers; it
-# accepts the seed's flags and says where they work.
-
 
 class _Group(click.Group):
     """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback."""
@@ -442,7 +439,7 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
 def export_command(run_id: str, store: Path | None, output: Path) -> None:
     """Write a stored run as JSON: the original harness's document plus a `run` block.
 
-    The seed keys are what `evals run --output` wrote for the run; the `run`
+    The original harness's keys are what `evals run --output` wrote for the run; the `run`
     block (run id, provenance, transcripts, per-record token counts) lets
     `evals import` add the run to another store unchanged.
     """

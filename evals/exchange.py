@@ -1,7 +1,7 @@
 """Export a stored run to a file, and read such a file back for import.
 
-An export is the original harness's JSON document (every seed key as it is,
-so ``jq`` recipes keep working) plus one ``run`` block holding what the seed
+An export is the original harness's JSON document (every original key as it is,
+so ``jq`` recipes keep working) plus one ``run`` block holding what the original
 shape lacks: the run id, provenance, each conversation's turns and each test
 point's hit and per-record token counts. That is enough to append the run to
 another store exactly as it was; importing is idempotent by run id.
@@ -66,7 +66,7 @@ class _RunBlock(BaseModel):
 
 
 class _Exported(BaseModel):
-    """The seed keys an import needs, plus the ``run`` block."""
+    """The original keys an import needs, plus the ``run`` block."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -81,7 +81,7 @@ class _Exported(BaseModel):
 
 
 def export_document(stored: StoredRun) -> dict[str, Any]:
-    """The seed JSON of a stored run plus the ``run`` block that lets it be imported elsewhere."""
+    """The original JSON document of a stored run plus the ``run`` block that lets it be imported elsewhere."""
     summary = stored.summary
     document = legacy_json(stored.run, stored.scores, stored.answers)
     document["run"] = {
@@ -168,7 +168,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         scored = []
         for point, score in zip(result.test_points, stored.test_points, strict=True):
             # Which turns were retrieved follows from the records; the file's own claim is checked
-            # against it with the other seed keys below.
+            # against it with the other original keys below.
             if point.evidence_turns:
                 claimed = point.retrieved_turns
                 point.retrieved_turns = record_turns(point.retrieved_records, lookup, point.turn_index)
@@ -254,7 +254,7 @@ def read_export(path: Path) -> RunRecord:
     except ValidationError as exc:
         raise StoreError(f"{name}: not a valid evals export: {_first_problem(exc)}") from None
     record = _rebuild(document, name, raw)
-    # The seed keys must be what this run's data gives, or the file was edited
+    # The original keys must be what this run's data gives, or the file was edited
     # or is inconsistent; importing it would store numbers nobody computed.
     expected = legacy_json(record.run, record.scores, record.answers)
     for key, value in expected.items():

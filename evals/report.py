@@ -46,7 +46,7 @@ _LEGACY_POINT_KEYS = frozenset({"turn_index", "question", "expected_fact", "expe
 
 
 def point_json(point: TestPointResult) -> dict[str, Any]:
-    """A test point as the seed wrote it, plus the later fields only where the corpus set them."""
+    """A test point as the original harness wrote it, plus the later fields only where the corpus set them."""
     out = point.model_dump(include=_LEGACY_POINT_KEYS)
     if point.evidence_turns:
         out["evidence_turns"] = list(point.evidence_turns)
@@ -232,7 +232,7 @@ def _proportion(hits: int, total: int) -> str:
 
 
 def run_line(document: dict[str, Any], run_id: str, destination: str | None = None) -> str:
-    """``evals run``'s one-line summary, from a seed-shaped document, with the numbers as the
+    """``evals run``'s one-line summary, from a document of the original shape, with the numbers as the
     leaderboard shows them: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
     with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point."""

@@ -91,7 +91,7 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class StoredRun:
-    """A run read back in full: enough to rebuild every page and the seed JSON."""
+    """A run read back in full: enough to rebuild every page and the original JSON document."""
 
     summary: RunSummary
     run: RunResult
