@@ -1,0 +1,84 @@
+"""Metrics as data: a declared metric is computed, stored and shown with no other change."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from evals import metrics
+from evals.cli import cli
+from evals.metrics import METRICS, PROPORTION, Metric, MetricValue, ScoredRun, compute_metrics, proportion
+
+
+def _hit_at_1(run: ScoredRun) -> MetricValue:
+    points = run.scores.answerable()
+    return proportion(sum(p.rank == 1 for p in points), len(points))
+
+
+@pytest.fixture
+def toy_metric(monkeypatch):
+    """hit@1, declared for one test (the registry is restored afterwards)."""
+    declared = Metric("hit_at_1", "hit@1", PROPORTION, True, "First record holds the answer.", _hit_at_1)
+    monkeypatch.setitem(METRICS, "hit_at_1", declared)
+    return declared
+
+
+@pytest.fixture
+def evals(store_path, corpus_small):
+    def invoke(*args: str):
+        result = CliRunner().invoke(cli, [*args, "--store", str(store_path)], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    invoke("run", "--runner", "full_history", "--corpus", str(corpus_small))
+    return invoke
+
+
+def test_every_declared_metric_has_a_label_kind_and_description():
+    """Declarations are complete: the tables and pages need each of these."""
+    for declared in METRICS.values():
+        assert declared.label and declared.description and declared.kind in ("proportion", "mean", "tokens")
+
+
+def test_declaring_a_metric_twice_is_refused():
+    """A second declaration under a taken name is an error, not a silent replacement."""
+    with pytest.raises(ValueError, match="declared twice"):
+        metrics.metric("recall", label="x", kind=PROPORTION, higher_is_better=True, description="x")(_hit_at_1)
+
+
+def test_a_declared_metric_is_stored_in_run_metrics(toy_metric, evals, store_path):
+    """The new metric's value lands in run_metrics with its n and interval; no migration ran."""
+    con = duckdb.connect(str(store_path), read_only=True)
+    row = con.execute("SELECT value, n, low, high FROM run_metrics WHERE metric = 'hit_at_1'").fetchone()
+    con.close()
+    assert row[0] == 3 / 4 and row[1] == 4 and row[2] < 0.75 < row[3]
+
+
+def test_a_declared_metric_is_a_leaderboard_column(toy_metric, evals):
+    """The table, JSON and CSV of the leaderboard gain the metric from its declaration alone."""
+    header, row = evals("leaderboard").splitlines()[:2]
+    assert "hit@1" in header and "0.750 [" in row
+    assert json.loads(evals("leaderboard", "--format", "json"))[0]["metrics"]["hit_at_1"]["value"] == 0.75
+    (parsed,) = csv.DictReader(io.StringIO(evals("leaderboard", "--format", "csv")))
+    assert parsed["hit_at_1"] == "0.75" and parsed["hit_at_1_n"] == "4"
+
+
+def test_a_metric_the_run_lacks_is_a_dash_not_zero(evals, toy_metric):
+    """A run stored before the metric was declared shows "—" for it."""
+    header, row = evals("leaderboard").splitlines()[:2]
+    assert "hit@1" in header and "—" in row.split()
+
+
+def test_a_metric_that_does_not_apply_is_left_out():
+    """A metric function returning None (no answers) gives the run no value for it."""
+    from evals.evaluate import RunConfig, evaluate
+    from pathlib import Path
+
+    result = evaluate(RunConfig(strategy="recency", corpus=Path(__file__).parent / "fixtures" / "corpus_small"))
+    values = compute_metrics(ScoredRun(result.run, result.scores, result.answers))
+    assert "answer_accuracy" not in values and values["recall"].n == 4

@@ -1,0 +1,93 @@
+"""A store written by an earlier version opens, migrates and keeps every number it had."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evals.store import MIGRATIONS, Store, StoreError
+
+STORES = Path(__file__).parent / "fixtures" / "stores"
+OLD = json.loads((STORES / "schema5-summaries.json").read_text())
+
+
+@pytest.fixture
+def schema5(tmp_path: Path) -> Path:
+    path = tmp_path / "schema5.duckdb"
+    with gzip.open(STORES / "schema5.duckdb.gz") as packed, path.open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    return path
+
+
+@pytest.fixture
+def migrated(schema5: Path) -> dict[str, object]:
+    Store.upgrade(schema5)
+    with Store.open(schema5, read_only=True) as store:
+        return {s.run_id: s for s in store.runs()}
+
+
+def test_schema5_store_is_refused_read_only_and_upgraded_by_migrate(schema5):
+    """Reading an old store never writes it; an upgrade takes it to the current schema."""
+    before = schema5.read_bytes()
+    with pytest.raises(StoreError, match="has schema version 5"):
+        Store.open(schema5, read_only=True)
+    assert schema5.read_bytes() == before
+    assert Store.upgrade(schema5) == (5, MIGRATIONS[-1].version)
+
+
+def test_migrated_runs_keep_their_recall_strict_recall_and_mrr(migrated):
+    """run_metrics is backfilled from the old columns: the same values and intervals as before."""
+    for run_id, old in OLD.items():
+        metrics = migrated[run_id].metrics
+        recall, strict, mrr = metrics["recall"], metrics["strict_recall"], metrics["mrr"]
+        assert (recall.value, recall.n) == (old["recall"], old["total"])
+        assert (recall.low, recall.high) == pytest.approx((old["recall_low"], old["recall_high"]))
+        assert (strict.value, strict.low, strict.high) == pytest.approx((old["strict_recall"], old["strict_low"], old["strict_high"]))
+        assert mrr.value == pytest.approx(old["mrr"])
+        assert metrics["tokens_per_test_point"].value == pytest.approx(old["tokens_per_test_point"])
+
+
+def test_migrated_runs_keep_their_answer_metrics(migrated):
+    """Answer accuracy (with its interval), keyword accuracy and LLM tokens carry over; runs without answers have none."""
+    for run_id, old in OLD.items():
+        metrics = migrated[run_id].metrics
+        if old["keyword_accuracy"] is None:
+            assert not {"answer_accuracy", "keyword_accuracy", "llm_tokens_per_test_point"} & set(metrics)
+            continue
+        accuracy = metrics["answer_accuracy"]
+        assert (accuracy.value, accuracy.low, accuracy.high) == pytest.approx((old["accuracy"], old["accuracy_low"], old["accuracy_high"]))
+        assert metrics["keyword_accuracy"].value == pytest.approx(old["keyword_accuracy"])
+        assert metrics["llm_tokens_per_test_point"].value == pytest.approx(old["llm_tokens_per_test_point"])
+
+
+def test_migrated_runs_get_evidence_recall_from_their_turn_references(migrated):
+    """Evidence recall, any and all, is worked out for old runs on corpora with evidence turns."""
+    for run_id, old in OLD.items():
+        metrics = migrated[run_id].metrics
+        if old["evidence"] is None:
+            assert "evidence_recall_any" not in metrics
+            continue
+        for kind in ("any", "all"):
+            value = metrics[f"evidence_recall_{kind}"]
+            expected = old["evidence"][kind]
+            assert (value.value, value.n) == (expected["recall"], expected["total"])
+            assert [value.low, value.high] == pytest.approx(expected["interval"])
+
+
+def test_migrated_metrics_equal_those_computed_afresh(schema5):
+    """Backfilled SQL and the Python declarations agree: recomputing from the stored run gives the same values."""
+    from evals.metrics import ScoredRun, compute_metrics
+
+    Store.upgrade(schema5)
+    with Store.open(schema5, read_only=True) as store:
+        for summary in store.runs():
+            stored = store.get_run(summary.run_id)
+            fresh = compute_metrics(ScoredRun(stored.run, stored.scores, stored.answers))
+            assert set(fresh) == set(summary.metrics)
+            for name, value in fresh.items():
+                kept = summary.metrics[name]
+                assert (kept.value, kept.n, kept.low, kept.high) == pytest.approx((value.value, value.n, value.low, value.high))
