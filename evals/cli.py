@@ -21,7 +21,9 @@ from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
-from evals.metrics import p_value_text, wilson_interval
+from evals import formatting
+from evals.formatting import p_value_text
+from evals.metrics import wilson_interval
 from evals.report import dump_json, seed_json, summary_line
 from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
 from evals.tokens import EXACT
@@ -275,42 +277,34 @@ def _echo_llm_usage(document: dict[str, Any]) -> None:
 
 
 def _number(value: float | None, digits: int = 3) -> str:
-    return "null" if value is None else f"{value:.{digits}f}"
+    return formatting.decimal(value, digits, empty=formatting.NULL)
 
 
 def _commit(summary: RunSummary) -> str:
-    short = summary.commit if len(summary.commit) <= 10 else summary.commit[:10]
-    return f"{short}+dirty" if summary.dirty else short
+    return formatting.commit_text(summary.commit, summary.dirty)
 
 
 def _tokens(summary: RunSummary) -> str:
-    # The ~4-characters estimate must say so wherever a number made with it is shown.
-    mark = "" if summary.tokenizer == EXACT else "~"
-    return "null" if summary.tokens_per_test_point is None else f"{mark}{summary.tokens_per_test_point:.2f}"
+    return formatting.tokens(summary.tokens_per_test_point, summary.tokenizer, digits=2, empty=formatting.NULL)
 
 
 def _interval(summary: RunSummary) -> str:
-    if summary.recall_low is None or summary.recall_high is None:
-        return "null"
-    return f"[{summary.recall_low:.3f}, {summary.recall_high:.3f}]"
+    return formatting.interval(summary.recall_low, summary.recall_high, empty=formatting.NULL)
 
 
 def _strict(summary: RunSummary) -> str:
-    if summary.strict_recall is None:
-        return "—" if summary.strict_hits is None else "null"  # "—": stored before it was recorded
-    return f"{summary.strict_recall:.3f} [{summary.strict_low:.3f}, {summary.strict_high:.3f}]"
+    # "—": stored before strict recall was recorded; "null": recorded, but no test point.
+    empty = formatting.DASH if summary.strict_hits is None else formatting.NULL
+    return formatting.with_interval(summary.strict_recall, summary.strict_low, summary.strict_high, empty=empty)
 
 
 def _mrr(summary: RunSummary) -> str:
-    if summary.mrr is None:
-        return "—" if summary.strict_hits is None else "null"
-    return f"{summary.mrr:.3f}"
+    empty = formatting.DASH if summary.strict_hits is None else formatting.NULL
+    return formatting.decimal(summary.mrr, empty=empty)
 
 
 def _accuracy_interval(summary: RunSummary) -> str:
-    if summary.accuracy_low is None or summary.accuracy_high is None:
-        return "null"
-    return f"[{summary.accuracy_low:.3f}, {summary.accuracy_high:.3f}]"
+    return formatting.interval(summary.accuracy_low, summary.accuracy_high, empty=formatting.NULL)
 
 
 _TABLE_COLUMNS: dict[str, Callable[[RunSummary], str]] = {

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from evals.formatting import DASH, ESTIMATED, decimal, is_estimated, tokens, with_interval
 from evals.store import RunSummary
-from evals.tokens import EXACT
 
 __all__ = ["leaderboard_markdown"]
 
@@ -21,14 +21,6 @@ _HEADER = (
     "| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | config |",
     "|---|---|--:|---|---|--:|--:|---|",
 )
-
-
-def _ratio(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None:
-        return "—"
-    if low is None or high is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _label(summary: RunSummary) -> str:
@@ -40,16 +32,14 @@ def _label(summary: RunSummary) -> str:
 
 
 def _row(summary: RunSummary) -> str:
-    approx = "~" if summary.tokenizer != EXACT else ""
-    tokens = "—" if summary.tokens_per_test_point is None else f"{approx}{summary.tokens_per_test_point:.1f}"
     cells = [
         _label(summary),
-        "—" if summary.model == "none" else summary.model,
+        DASH if summary.model == "none" else summary.model,
         str(summary.k),
-        _ratio(summary.recall, summary.recall_low, summary.recall_high),
-        _ratio(summary.strict_recall, summary.strict_low, summary.strict_high),
-        "—" if summary.mrr is None else f"{summary.mrr:.3f}",
-        tokens,
+        with_interval(summary.recall, summary.recall_low, summary.recall_high),
+        with_interval(summary.strict_recall, summary.strict_low, summary.strict_high),
+        decimal(summary.mrr),
+        tokens(summary.tokens_per_test_point, summary.tokenizer),
         f"`{summary.config_key}`",
     ]
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
@@ -69,8 +59,8 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
             *_HEADER,
             *(_row(s) for s in rows),
         ]
-        if any(s.tokenizer != EXACT for s in rows):
-            lines += ["", "~ tokens estimated at ~4 characters per token (cl100k_base was not available)"]
+        if any(is_estimated(s.tokenizer) for s in rows):
+            lines += ["", f"{ESTIMATED} tokens estimated at ~4 characters per token (cl100k_base was not available)"]
         blocks.append("\n".join(lines))
     footer = (
         "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "

@@ -49,7 +49,6 @@ __all__ = [
     "is_strict_hit",
     "matched_keywords",
     "mcnemar_exact",
-    "p_value_text",
     "score_run",
     "wilson_interval",
 ]
@@ -130,11 +129,6 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1))
     return min(1.0, tail / 2 ** (n - 1))
-
-
-def p_value_text(p: float) -> str:
-    """A p-value as the CLI and the pages print it: four decimals, or scientific notation when tiny."""
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 @dataclass(frozen=True)
