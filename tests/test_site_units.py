@@ -14,9 +14,14 @@ import pytest
 
 from evals.site import DEFAULT_TEMPLATES
 from evals.site import _pages as pages
-from evals.site._build import _ConversationText, drop_reason, settings_text, short_commit
+from evals.formatting import number as num
+from evals.formatting import percent as pct
+from evals.formatting import short_commit
+from evals.site._drilldown import ConversationText
+from evals.site._history import drop_reason
+from evals.site._views import settings_text
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front, series_chart
-from evals.site._render import make_environment, num, pct
+from evals.site._render import make_environment
 from evals.site._text import Segment, highlight, slug, unique_slugs
 from evals.store import RunSummary
 
@@ -55,7 +60,7 @@ def test_highlight_maps_positions_when_lowercasing_changes_length():
 
 def test_turns_holding_finds_keywords_only_before_the_point():
     """Evidence search looks only at turns before the test point, case-insensitively."""
-    text = _ConversationText([("user", "Code is ZORVEX"), ("assistant", "ok"), ("user", "zorvex again")])
+    text = ConversationText([("user", "Code is ZORVEX"), ("assistant", "ok"), ("user", "zorvex again")])
     assert text.turns_holding(["zorvex"], 2) == [0]
     assert text.turns_holding(["zorvex"], 3) == [0, 2]
     assert text.turns_holding(["absent"], 3) == []

@@ -38,6 +38,7 @@ __all__ = [
     "HistoryRow",
     "IndexPage",
     "MissRow",
+    "NavEntry",
     "Page",
     "PointView",
     "RecordView",
@@ -50,6 +51,15 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class NavEntry:
+    """One link of the site navigation; the build derives the list from its publishers."""
+
+    key: str  # the publisher's name, which its pages give as ``nav``
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
 class Page:
     """Fields every page has; ``base.html`` uses exactly these."""
 
@@ -57,8 +67,9 @@ class Page:
 
     title: str
     root: str  # relative path from this page back to the site root: "", "../", "../../"
-    nav: str  # the active navigation entry: "leaderboard", "history", "compare", "about", ""
+    nav: str  # the active navigation entry's key ("leaderboard", "history", …); "" for none
     store_note: str  # footer: how many runs the site was built from, and the newest run's time
+    navigation: list[NavEntry]  # every navigation entry, in order
 
 
 # -- shared pieces -----------------------------------------------------------------------------
