@@ -4,7 +4,8 @@ One table per corpus (content digest), rows as the leaderboard orders them
 (best recall first). Every recall carries its 95% Wilson interval, so a reader
 can see which differences may be chance; a number the store does not have
 (strict recall and MRR of runs stored before they were recorded) is "—",
-never 0.
+never 0. Token cost is also shown relative to the reference strategy
+(:data:`evals.strategies.REFERENCE_STRATEGY`), as on the site.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
-from evals.formatting import DASH, ESTIMATED, decimal, is_estimated, tokens, with_interval
+from evals.formatting import DASH, ESTIMATED, decimal, is_estimated, relative, tokens, with_interval
+from evals.reference import reference_run, relative_tokens
 from evals.store import RunSummary
+from evals.strategies import REFERENCE_STRATEGY
 
 __all__ = ["leaderboard_markdown"]
 
 _HEADER = (
-    "| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | config |",
-    "|---|---|--:|---|---|--:|--:|---|",
+    f"| strategy | model | k | recall@k [95% CI] | strict recall [95% CI] | MRR | tokens / test point | vs {REFERENCE_STRATEGY} | config |",
+    "|---|---|--:|---|---|--:|--:|--:|---|",
 )
 
 
@@ -31,7 +34,7 @@ def _label(summary: RunSummary) -> str:
     return summary.strategy
 
 
-def _row(summary: RunSummary) -> str:
+def _row(summary: RunSummary, reference: RunSummary | None) -> str:
     cells = [
         _label(summary),
         DASH if summary.model == "none" else summary.model,
@@ -40,6 +43,7 @@ def _row(summary: RunSummary) -> str:
         with_interval(summary.strict_recall, summary.strict_low, summary.strict_high),
         decimal(summary.mrr),
         tokens(summary.tokens_per_test_point, summary.tokenizer),
+        relative(relative_tokens(summary, reference)),
         f"`{summary.config_key}`",
     ]
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
@@ -52,18 +56,21 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
     blocks: list[str] = []
     for (name, digest), group in groupby(summaries, key=lambda s: (s.corpus_name, s.corpus_digest)):
         rows = list(group)
+        reference = reference_run(rows)
         conversations = max(s.conversation_count for s in rows)
         lines = [
             f"**Corpus `{name}`** ({conversations} conversations, {rows[0].total} test points, digest `{digest[:12]}`)",
             "",
             *_HEADER,
-            *(_row(s) for s in rows),
+            *(_row(s, reference) for s in rows),
         ]
         if any(is_estimated(s.tokenizer) for s in rows):
             lines += ["", f"{ESTIMATED} tokens estimated at ~4 characters per token (cl100k_base was not available)"]
         blocks.append("\n".join(lines))
     footer = (
         "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
-        "Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record."
+        "Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record. "
+        f"vs {REFERENCE_STRATEGY}: tokens per test point as a share of the latest {REFERENCE_STRATEGY} run's on the corpus "
+        "(— without one, or where the two counted tokens differently)."
     )
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"

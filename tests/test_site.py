@@ -25,11 +25,13 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from click.testing import CliRunner
 
+from evals import formatting
 from evals.evaluate import Evaluation, RunConfig, evaluate
 from evals.metrics import score_run
 from evals.provenance import Provenance
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
 from evals.store import Store
+from evals.strategies import REFERENCE_STRATEGY
 from evals.tokens import EXACT, TokenCounter
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -195,6 +197,23 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
     assert cells[9] == f"{mneme.tokens_per_test_point:,.1f}"
     assert cells[10].endswith("%")
     assert cells[11] == NEW[:7]
+
+
+def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path):
+    """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's, and says which strategy that is."""
+    latest = {s.run_id: s for s in summaries(store) if s.commit == NEW}
+    reference = next(s for s in latest.values() if s.strategy == REFERENCE_STRATEGY)
+    table = parse(site / "index.html").find("table")
+    headings = [th.text() for th in table.find("thead").find_all("th")]
+    column = headings.index(f"vs {REFERENCE_STRATEGY}")
+    for tr in table.find("tbody").find_all("tr"):
+        run_id = next(a.attrs["href"] for a in tr.find_all("a") if a.attrs["href"].startswith("runs/"))[len("runs/"):-len(".html")]
+        expected = formatting.relative(latest[run_id].tokens_per_test_point / reference.tokens_per_test_point)
+        assert tr.find_all("td")[column].text() == expected
+    records = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    assert {r["run_id"]: r[f"tokens_relative_to_{REFERENCE_STRATEGY}"] for r in records} == {
+        run_id: s.tokens_per_test_point / reference.tokens_per_test_point for run_id, s in latest.items()
+    }
 
 
 def test_index_has_cost_chart_with_frontier(site: Path, store: Path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from evals.site._output import Output
 from evals.site._pages import AboutPage, PromptView
 from evals.site._publisher import Publisher, Site
+from evals.strategies import REFERENCE_STRATEGY
 from evals.tokens import APPROXIMATE, EXACT
 
 __all__ = ["AboutPublisher"]
@@ -31,6 +32,7 @@ class AboutPublisher(Publisher):
                 navigation=site.navigation,
                 exact_tokenizer=EXACT,
                 approx_tokenizer=APPROXIMATE,
+                reference_strategy=REFERENCE_STRATEGY,
                 prompts=prompt_views(),
             ),
         )

@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import Any
 
 from evals.formatting import is_estimated, number, percent, percent_interval, short_commit
+from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._output import Output
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage
@@ -16,11 +17,9 @@ from evals.site._paths import Paths, config_id
 from evals.site._publisher import Publisher, Site
 from evals.site._views import settings_text
 from evals.store import RunSummary
+from evals.strategies import REFERENCE_STRATEGY
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records"]
-
-FULL_HISTORY = "full_history"
-
 
 class LeaderboardPublisher(Publisher):
     """The index page, and the same rows as leaderboard.json and leaderboard.csv."""
@@ -62,11 +61,6 @@ def _board_sort_key(s: RunSummary) -> tuple:
     )
 
 
-def _full_history_reference(rows: list[RunSummary]) -> RunSummary | None:
-    candidates = [s for s in rows if s.strategy == FULL_HISTORY and s.tokens_per_test_point]
-    return max(candidates, key=lambda s: (s.timestamp, s.run_id)) if candidates else None
-
-
 def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
     by_corpus: dict[str, list[RunSummary]] = defaultdict(list)
     for summary in latest:
@@ -76,19 +70,16 @@ def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
     boards = []
     for digest in order:
         runs = sorted(by_corpus[digest], key=_board_sort_key)
-        reference = _full_history_reference(runs)
+        reference = reference_run(runs)
         if reference is None:
-            note = "No full_history run on this corpus, so no relative cost."
+            note = f"No {REFERENCE_STRATEGY} run on this corpus, so no relative cost."
         else:
             note = (
-                f"Relative to full_history ({number(reference.tokens_per_test_point)} tokens per test point, "
+                f"Relative to {REFERENCE_STRATEGY} ({number(reference.tokens_per_test_point)} tokens per test point, "
                 f"run {reference.run_id}); shown only where both runs count tokens the same way."
             )
         rows = []
         for s in runs:
-            relative = None
-            if reference is not None and s.tokens_per_test_point is not None and s.tokenizer == reference.tokenizer:
-                relative = s.tokens_per_test_point / reference.tokens_per_test_point
             rows.append(
                 BoardRow(
                     run_id=s.run_id,
@@ -109,7 +100,7 @@ def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
                     hits=s.hits,
                     total=s.total,
                     tokens=s.tokens_per_test_point,
-                    relative=relative,
+                    relative=relative_tokens(s, reference),
                     approx_tokens=is_estimated(s.tokenizer),
                     commit=s.commit,
                     commit_short=short_commit(s.commit),
@@ -158,6 +149,7 @@ def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
                 rows=rows,
                 chart=chart,
                 unplotted=[f"{r.strategy} ({r.config_key})" for r in rows if r not in plotted],
+                reference=REFERENCE_STRATEGY,
                 relative_note=note,
                 answers=any(r.answer_model is not None for r in rows),
             )
@@ -196,7 +188,7 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                     "hits": s.hits,
                     "total": s.total,
                     "tokens_per_test_point": s.tokens_per_test_point,
-                    "tokens_relative_to_full_history": row.relative,
+                    f"tokens_relative_to_{REFERENCE_STRATEGY}": row.relative,
                     "tokenizer": s.tokenizer,
                     "answer_model": s.answer_model,
                     "judge_model": s.judge_model,

@@ -129,7 +129,7 @@ class BoardRow:
     hits: int
     total: int
     tokens: float | None  # context tokens per test point
-    relative: float | None  # tokens / full_history's tokens on the same corpus
+    relative: float | None  # tokens / the reference run's tokens on the same corpus (see CorpusBoard.reference)
     approx_tokens: bool
     commit: str
     commit_short: str
@@ -155,7 +155,8 @@ class CorpusBoard:
     rows: list[BoardRow]
     chart: Chart | None
     unplotted: list[str]  # configurations left off the chart (no test point)
-    relative_note: str  # what "relative to full_history" is relative to
+    reference: str  # the strategy relative cost is measured against (evals.strategies.REFERENCE_STRATEGY)
+    relative_note: str  # which run of it, and when relative cost is not shown
     answers: bool = False  # some row has answers: show the answer columns
 
 
@@ -478,6 +479,7 @@ class AboutPage(Page):
 
     exact_tokenizer: str
     approx_tokenizer: str
+    reference_strategy: str  # what the leaderboard's relative cost is relative to
     prompts: list[PromptView] = field(default_factory=list)
 
 
