@@ -5,18 +5,24 @@ One table per corpus (content digest), rows as the leaderboard orders them
 can see which differences may be chance; a number the store does not have
 (strict recall and MRR of runs stored before they were recorded) is "—",
 never 0. Token cost is also shown relative to the reference strategy
-(:data:`evals.strategies.REFERENCE_STRATEGY`), as on the site.
+(:data:`evals.strategies.REFERENCE_STRATEGY`), as on the site. A row's
+strategy names every option its stored configuration sets away from the default
+that :func:`evals.strategies.build_strategy` declares (a sqlite backend, a
+MiniLM embedder, another seed), so two configurations of one strategy read apart.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
+from functools import cache
 from itertools import groupby
+from typing import Any
 
 from evals.formatting import DASH, ESTIMATED, decimal, is_estimated, relative, tokens, with_interval
 from evals.reference import reference_run, relative_tokens
 from evals.store import RunSummary
-from evals.strategies import REFERENCE_STRATEGY
+from evals.strategies import REFERENCE_STRATEGY, build_strategy
 
 __all__ = ["leaderboard_markdown"]
 
@@ -26,12 +32,27 @@ _HEADER = (
 )
 
 
+@cache
+def _option_defaults() -> dict[str, Any]:
+    """The options a run sets beyond its strategy (backend, embedder, seed), with their defaults, as build_strategy declares them."""
+    parameters = inspect.signature(build_strategy).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.default is not None}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    # A strategy's configuration records what an option built, not the option's
+    # name (--backend memory is stored as InMemoryBackend, --embedder hash as
+    # HashEmbedder), so a named choice is the default when it names the default.
+    if isinstance(value, str) and isinstance(default, str):
+        return default.lower() in value.lower()
+    return value == default
+
+
 def _label(summary: RunSummary) -> str:
-    """The strategy, with the backend when it is not the default one."""
-    backend = summary.strategy_config.get("backend")
-    if backend and backend != "InMemoryBackend":
-        return f"{summary.strategy} ({backend})"
-    return summary.strategy
+    """The strategy, with each option its configuration sets away from the default: ``mneme (backend=SQLiteBackend)``."""
+    config, defaults = summary.strategy_config, _option_defaults()
+    changed = [f"{key}={config[key]}" for key in sorted(defaults) if key in config and not _is_default(config[key], defaults[key])]
+    return f"{summary.strategy} ({', '.join(changed)})" if changed else summary.strategy
 
 
 def _row(summary: RunSummary, reference: RunSummary | None) -> str:

@@ -1,7 +1,9 @@
-"""The leaderboard as Markdown: cost relative to the reference strategy."""
+"""The leaderboard as Markdown: labels from the stored strategy configuration, cost relative to the reference."""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime
 from pathlib import Path
 
 from test_stats_cli import markdown_rows
@@ -22,6 +24,43 @@ def latest(store_path: Path, *configs: RunConfig) -> list[RunSummary]:
         for config in configs:
             store.append(evaluate(config), PROVENANCE)
         return store.latest_per_configuration()
+
+
+def latest_like(*, strategy: str, config: dict) -> RunSummary:
+    """A stored run's summary, made by hand (only the fields the table shows matter)."""
+    return RunSummary(
+        run_id="r", commit="c", dirty=False, model="hash-16", date="2025-01-01",
+        timestamp=datetime(2025, 1, 1, tzinfo=UTC), strategy=strategy, strategy_config=config, config_key="m1",
+        k=5, seed=42, corpus_name="c", corpus_dir="c", corpus_digest="d", tokenizer="cl100k_base",
+        package_version="0", mneme_version=None, python_version="3.11", duration_s=0.0, conversation_count=1,
+        hits=1, total=2, recall=0.5, recall_low=0.1, recall_high=0.9, context_tokens=10, tokens_per_test_point=5.0,
+    )  # fmt: skip
+
+
+def rows_by_label(summaries: list[RunSummary]) -> dict[str, list[str]]:
+    return {row[0]: row for row in markdown_rows(leaderboard_markdown(summaries))[2:]}
+
+
+def test_label_names_a_sqlite_backend(store_path: Path, corpus_small: Path):
+    """A mneme run on the sqlite backend is labelled with it; the default memory backend is not."""
+    summaries = latest(
+        store_path, RunConfig(runner="mneme", corpus=corpus_small), RunConfig(runner="mneme", corpus=corpus_small, backend="sqlite")
+    )
+    assert sorted(rows_by_label(summaries)) == ["mneme", "mneme (backend=SQLiteBackend)"]
+
+
+def test_label_names_every_option_away_from_its_default():
+    """Any option build_strategy declares (backend, embedder, seed) shows when the stored config departs from its default."""
+    base = latest_like(strategy="mneme", config={"name": "mneme", "backend": "InMemoryBackend", "embedder": "HashEmbedder", "dimensions": 16})
+    minilm = dataclasses.replace(base, strategy_config={**base.strategy_config, "embedder": "MiniLMEmbedder", "backend": "SQLiteBackend"}, config_key="m2")
+    seeded = dataclasses.replace(base, strategy="random_k", strategy_config={"name": "random_k", "seed": 7}, config_key="r7")
+    default_seed = dataclasses.replace(seeded, strategy_config={"name": "random_k", "seed": 42}, config_key="r42")
+    assert list(rows_by_label([base, minilm, seeded, default_seed])) == [
+        "mneme",
+        "mneme (backend=SQLiteBackend, embedder=MiniLMEmbedder)",
+        "random_k (seed=7)",
+        "random_k",
+    ]
 
 
 def test_relative_cost_is_against_the_declared_reference(store_path: Path, corpus_small: Path):
