@@ -12,17 +12,18 @@ import jinja2.meta
 import jinja2.nodes
 import pytest
 
-from evals.site import DEFAULT_TEMPLATES
-from evals.site import _pages as pages
 from evals.formatting import number as num
 from evals.formatting import percent as pct
 from evals.formatting import short_commit
+from evals.metrics import is_hit
+from evals.site import DEFAULT_TEMPLATES
+from evals.site import _pages as pages
+from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front, series_chart
 from evals.site._drilldown import ConversationText
 from evals.site._history import drop_reason
-from evals.site._views import settings_text
-from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front, series_chart
 from evals.site._render import make_environment
 from evals.site._text import Segment, highlight, slug, unique_slugs
+from evals.site._views import settings_text
 from evals.store import RunSummary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +65,15 @@ def test_turns_holding_finds_keywords_only_before_the_point():
     assert text.turns_holding(["zorvex"], 2) == [0]
     assert text.turns_holding(["zorvex"], 3) == [0, 2]
     assert text.turns_holding(["absent"], 3) == []
+
+
+def test_turns_holding_agrees_with_the_hit_rule():
+    """A turn is evidence exactly when evals.metrics would count it, as one record, as holding the answer."""
+    turns = [("user", "İstanbul gate CODE 4417"), ("assistant", "noted"), ("user", "the code? 44"), ("user", "4417 again")]
+    text = ConversationText(turns)
+    for needles in (["code 4417"], ["4417", "noted"], ["absent"], ["İstanbul"]):
+        expected = [i for i, (_, content) in enumerate(turns) if is_hit(needles, "", [content])]
+        assert text.turns_holding(needles, len(turns)) == expected, needles
 
 
 # -- names and numbers ---------------------------------------------------------------------------

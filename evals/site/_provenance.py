@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evals.formatting import DASH, is_estimated, number, percent
+from evals.formatting import DASH, decimal, is_estimated, number, percent
 from evals.store import RunSummary
 
 __all__ = ["cache_note", "provenance_rows"]
@@ -55,9 +55,9 @@ def provenance_rows(summary: RunSummary) -> list[tuple[str, str]]:
         elif name == "timestamp":
             text = value.isoformat()
         elif name == "duration_s":
-            text = f"{value:.3f} s"
+            text = f"{decimal(value, 3)} s"
         elif name in ("recall", "recall_low", "recall_high", "strict_recall", "strict_low", "strict_high"):
-            text = f"{percent(value, 2)} ({value:.6f})"
+            text = f"{percent(value, 2)} ({decimal(value, 6)})"
         elif name == "tokens_per_test_point":
             text = number(value, 2)
         elif name == "tokenizer":
