@@ -74,7 +74,11 @@ class Publisher:
     nav_order: ClassVar[int] = 0  # entries are ordered by this, then by registry position
 
     def runs_needed(self, site: Site) -> set[str]:
-        """Run ids whose full stored form :meth:`publish` reads from ``site.stored``."""
+        """Run ids whose full stored form :meth:`publish` reads from ``site.stored``.
+
+        Only these runs' drill-down paths (``site.paths.conversation``) are
+        known to :meth:`publish` when runs render in worker processes.
+        """
         return set()
 
     def publish_run(self, stored: StoredRun, site: Site, output: Output) -> None:
