@@ -504,7 +504,7 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     count, and under "no difference" they would split evenly. p is two-sided;
     a small p (say below 0.05) says the difference is unlikely to be chance.
     """
-    from evals import tables
+    from evals import formatting, tables
     from evals.compare import compare_runs
     from evals.metrics import METRICS
 
@@ -532,13 +532,13 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
     click.echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
-        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {tables.p_value_text(comparison.mcnemar_p)}"
+        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {formatting.p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
     if answers is not None:
         click.echo(
             f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
-            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {tables.p_value_text(answers.mcnemar_p)}"
+            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {formatting.p_value_text(answers.mcnemar_p)}"
         )
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from evals import formatting
 from evals.metrics import PROPORTION
+from evals.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
 from evals.store import RunSummary
 from evals.strategies import NO_MODEL
 from evals.tables import APPROX_NOTE, MISSING, metric_text, shown_metrics
@@ -22,23 +24,26 @@ __all__ = ["leaderboard_markdown"]
 
 
 def _labels(rows: Sequence[RunSummary]) -> list[str]:
-    """Each row's strategy, with the settings that tell it apart from the same strategy's other rows."""
+    """Each row's strategy, with the settings that tell it apart from the same strategy's other rows in
+    the table (``mneme (backend=SQLiteBackend)``): read from the stored configuration, so no default
+    needs guessing, and a strategy with one row is its name alone."""
     labels = []
     for summary in rows:
         same = [s for s in rows if s.strategy == summary.strategy]
         keys = sorted({k for s in same for k in s.strategy_config if k != "name"})
         varying = [k for k in keys if len({repr(s.strategy_config.get(k)) for s in same}) > 1]
-        parts = [str(summary.strategy_config.get(k)) for k in varying if k in summary.strategy_config]
+        parts = [f"{k}={summary.strategy_config[k]}" for k in varying if k in summary.strategy_config]
         labels.append(f"{summary.strategy} ({', '.join(parts)})" if parts else summary.strategy)
     return labels
 
 
 def _table(rows: Sequence[RunSummary]) -> list[str]:
     shown = shown_metrics(rows)
+    reference = reference_run(rows)
     heads = [f"{m.label} [95% CI]" if m.kind == PROPORTION else m.label for m in shown]
     lines = [
-        "| " + " | ".join(["strategy", "model", "k", *heads, "config"]) + " |",
-        "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "---"]) + "|",
+        "| " + " | ".join(["strategy", "model", "k", *heads, f"vs {REFERENCE_STRATEGY}", "config"]) + " |",
+        "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "--:", "---"]) + "|",
     ]
     for label, s in zip(_labels(rows), rows, strict=True):
         cells = [
@@ -46,6 +51,7 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
             MISSING if s.model == NO_MODEL else s.model,
             str(s.k),
             *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
+            formatting.relative(relative_tokens(s, reference)),
             f"`{s.config_key}`",
         ]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
@@ -70,7 +76,8 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         blocks.append("\n".join(lines))
     footer = (
         "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
-        "Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record."
+        f"Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record. vs {REFERENCE_STRATEGY}: "
+        f"tokens per test point relative to the latest {REFERENCE_STRATEGY} run on the same corpus."
     )
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evals import formatting
 from evals.breakdown import category_rows
 from evals.metrics import METRICS, PROPORTION, TOKENS, Metric, MetricValue
 from evals.store import RunSummary, StoredRun
@@ -29,43 +30,33 @@ __all__ = [
     "commit_text",
     "metric_text",
     "number_text",
-    "p_value_text",
     "summaries_csv",
     "summaries_json",
     "summary_table",
 ]
 
 APPROX_NOTE = "~ tokens estimated at ~4 characters per token (cl100k_base was not available)"
-MISSING = "—"  # the run has no such value (not measured, or stored before it was)
-NULL = "null"  # measured, without data
+MISSING = formatting.DASH  # the run has no such value (not measured, or stored before it was)
+NULL = formatting.NULL  # measured, without data
 
 
 def number_text(value: float | None, digits: int = 3) -> str:
-    return NULL if value is None else f"{value:.{digits}f}"
+    return formatting.decimal(value, digits, empty=NULL)
 
 
 def commit_text(summary: RunSummary) -> str:
-    short = summary.commit if len(summary.commit) <= 10 else summary.commit[:10]
-    return f"{short}+dirty" if summary.dirty else short
-
-
-def p_value_text(p: float) -> str:
-    """A p-value as the CLI and the pages print it: four decimals, or scientific notation when tiny."""
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+    return formatting.commit_text(summary.commit, summary.dirty)
 
 
 def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> str:
-    """One metric of one run as a table cell."""
+    """One metric of one run as a table cell: "—" when the run lacks it, "null" when it has no data."""
     if value is None:
         return MISSING
-    if value.value is None:
-        return NULL
     if declared.kind == TOKENS:
-        return f"{'' if tokenizer == EXACT else '~'}{value.value:.1f}"
-    text = f"{value.value:.3f}"
-    if declared.kind == PROPORTION and value.low is not None and value.high is not None:
-        text += f" [{value.low:.3f}, {value.high:.3f}]"
-    return text
+        return formatting.tokens(value.value, tokenizer, empty=NULL)
+    if declared.kind == PROPORTION:
+        return formatting.with_interval(value.value, value.low, value.high, empty=NULL)
+    return formatting.decimal(value.value, empty=NULL)
 
 
 def shown_metrics(summaries: Sequence[RunSummary], names: Iterable[str] | None = None) -> list[Metric]:
@@ -199,7 +190,7 @@ def category_table(records: list[dict[str, Any]]) -> Table:
             r["corpus"],
             "(none)" if r["category"] is None else r["category"],
             number_text(r["recall"]),
-            NULL if r["recall_low"] is None else f"[{r['recall_low']:.3f}, {r['recall_high']:.3f}]",
+            formatting.interval(r["recall_low"], r["recall_high"], empty=NULL),
             f"{r['hits']}/{r['total']}",
             number_text(r["evidence_any"]),
             number_text(r["evidence_all"]),

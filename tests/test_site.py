@@ -25,13 +25,16 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from click.testing import CliRunner
 
-from evals.report import stored_legacy_json
+from evals import formatting
 from evals.evaluate import RunConfig, evaluate
+from evals.metrics import METRICS
+from evals.report import stored_legacy_json
 from evals.results import Evaluation
 from evals.scoring import score_run
 from evals.provenance import Provenance
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
 from evals.store import Store
+from evals.strategies import REFERENCE_STRATEGY
 from evals.tokens import EXACT, TokenCounter
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -188,15 +191,32 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
         [a.attrs.get("href") for a in tr.find_all("a")]
     ))
     cells = [td.text().strip() for td in row.find_all("td")]
+    recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")
     assert cells[0] == "mneme"
-    assert cells[4] == f"{mneme.recall * 100:.1f}%"
-    assert cells[5] == f"{mneme.recall_low * 100:.1f}% – {mneme.recall_high * 100:.1f}%"
-    assert cells[6] == f"{mneme.strict_recall * 100:.1f}% [{mneme.strict_low * 100:.1f}%, {mneme.strict_high * 100:.1f}%]"
-    assert cells[7] == f"{mneme.mrr:.3f}"
+    assert cells[4] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
+    assert cells[5] == f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]"
+    assert cells[6] == f"{mneme.metric('mrr').value:.3f}"
+    assert cells[7] == f"{mneme.tokens_per_test_point:,.1f}"
     assert cells[8] == f"{mneme.hits} / {mneme.total}"
-    assert cells[9] == f"{mneme.tokens_per_test_point:,.1f}"
-    assert cells[10].endswith("%")
-    assert cells[11] == NEW[:7]
+    assert cells[9].endswith("%")
+    assert cells[10] == NEW[:7]
+
+
+def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path):
+    """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's, and says which strategy that is."""
+    latest = {s.run_id: s for s in summaries(store) if s.commit == NEW}
+    reference = next(s for s in latest.values() if s.strategy == REFERENCE_STRATEGY)
+    table = parse(site / "index.html").find("table")
+    headings = [th.text() for th in table.find("thead").find_all("th")]
+    column = headings.index(f"vs {REFERENCE_STRATEGY}")
+    for tr in table.find("tbody").find_all("tr"):
+        run_id = next(a.attrs["href"] for a in tr.find_all("a") if a.attrs["href"].startswith("runs/"))[len("runs/"):-len(".html")]
+        expected = formatting.relative(latest[run_id].tokens_per_test_point / reference.tokens_per_test_point)
+        assert tr.find_all("td")[column].text() == expected
+    records = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    assert {r["run_id"]: r[f"tokens_relative_to_{REFERENCE_STRATEGY}"] for r in records} == {
+        run_id: s.tokens_per_test_point / reference.tokens_per_test_point for run_id, s in latest.items()
+    }
 
 
 def test_index_has_cost_chart_with_frontier(site: Path, store: Path):
@@ -213,7 +233,7 @@ def test_approximate_tokens_are_marked_on_the_index(tmp_path: Path):
     store_path = make_store(tmp_path / "approx.duckdb", counter=TokenCounter(exact=False))
     build_site(store_path, tmp_path / "site")
     rows = parse(tmp_path / "site" / "index.html").find("tbody").find_all("tr")
-    assert all(row.find_all("td")[9].find("abbr", cls="est").text() == "(est.)" for row in rows)
+    assert all(row.find_all("td")[7].find("abbr", cls="est").text() == "(est.)" for row in rows)
 
 
 # -- run page and drill-downs ----------------------------------------------------------------------
@@ -548,16 +568,16 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
     page = parse(answers_site / "index.html")
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     at_accuracy = headers.index("answer accuracy")
-    assert headers[at_accuracy + 1] == "accuracy 95% interval"
+    assert headers[at_accuracy + 1 : at_accuracy + 3] == ["keyword accuracy", "LLM tokens / test point"]
     for s in summaries(answers_store):
         row = next(tr for tr in page.find("tbody").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
         cells = [td.text().strip() for td in row.find_all("td")]
         if s.answer_model is None:
             assert cells[at_accuracy] == cells[at_accuracy + 1] == "\u2014"
         else:
-            assert cells[at_accuracy] == f"{s.accuracy * 100:.1f}%"
-            assert cells[at_accuracy + 1] == f"{s.accuracy_low * 100:.1f}% – {s.accuracy_high * 100:.1f}%"
-            assert cells[at_accuracy + 3] == f"{s.llm_tokens_per_test_point:,.1f}"
+            accuracy = s.metric("answer_accuracy")
+            assert cells[at_accuracy] == f"{accuracy.value * 100:.1f}% [{accuracy.low * 100:.1f}%, {accuracy.high * 100:.1f}%]"
+            assert cells[at_accuracy + 2] == f"{s.metric('llm_tokens_per_test_point').value:,.1f}"
 
 
 def test_index_without_answers_has_no_answer_columns(site: Path):
@@ -596,7 +616,7 @@ def test_run_page_lists_answers_judged_incorrect(answers_site: Path, answers_sto
     assert page.find("h3", id="wrong-answers").text() == f"Answers judged incorrect ({len(expected)})"
     table = page.find("h3", id="wrong-answers").parent.find_all("table")[0]
     assert [a.attrs["href"] for a in table.find_all("a")] == expected
-    assert f"{run.accuracy * 100:.1f}%" in page.find("h2", id="answers").parent.text()
+    assert f"{run.metric('answer_accuracy').value * 100:.1f}%" in page.find("h2", id="answers").parent.text()
 
 
 def test_methodology_page_shows_the_prompts(answers_site: Path):
@@ -613,9 +633,9 @@ def test_run_json_and_downloads_carry_the_answers(answers_site: Path, answers_st
     """The run's JSON has metrics.answers; leaderboard.json has accuracy for runs with answers and null for others."""
     run = next(s for s in summaries(answers_store) if s.strategy == "recency")
     document = json.loads((answers_site / "runs" / f"{run.run_id}.json").read_text())
-    assert document["metrics"]["answers"]["accuracy"] == run.accuracy
+    assert document["metrics"]["answers"]["accuracy"] == run.metric("answer_accuracy").value
     rows = json.loads((answers_site / "leaderboard.json").read_text())
-    assert {r["strategy"]: r["accuracy"] is None for r in rows} == {"recency": False, "full_history": False, "mneme": True}
+    assert {r["strategy"]: r["answer_accuracy"] is None for r in rows} == {"recency": False, "full_history": False, "mneme": True}
 
 
 # -- in a real browser ---------------------------------------------------------------------------
@@ -699,17 +719,19 @@ def test_compare_section_gives_intervals_and_mcnemar_p(site: Path, store: Path):
     text = section.find("p").text()
     assert f"McNemar p = 1.0000 over {newer.total} paired test points" in text
     for run in (older, newer):
-        assert f"[{run.recall_low * 100:.1f}%, {run.recall_high * 100:.1f}%]" in text
+        recall = run.metric("recall")
+        assert f"[{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]" in text
 
 
 def test_run_page_shows_strict_recall_mrr_and_interval_per_conversation(site: Path, store: Path):
-    """The run page gives strict recall with its interval and MRR; each conversation row its recall interval."""
+    """The run page's metrics table gives strict recall with its interval and MRR; each conversation row its recall interval."""
     run = run_of(store, "mneme")
     page = parse(site / "runs" / f"{run.run_id}.html")
-    numbers = page.find("div", cls="numbers").text()
-    assert f"{run.strict_recall * 100:.1f}% strict recall" in numbers
-    assert f"95% interval {run.strict_low * 100:.1f}% – {run.strict_high * 100:.1f}%" in numbers
-    assert f"{run.mrr:.3f} MRR" in numbers
+    rows = {tr.find("th").text(): [td.text() for td in tr.find_all("td")] for tr in page.find("table", cls="metrics").find("tbody").find_all("tr")}
+    strict = run.metric("strict_recall")
+    assert rows["strict recall"][:2] == [f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]", str(strict.n)]
+    assert rows["MRR"][0] == f"{run.metric('mrr').value:.3f}"
+    assert list(rows) == [m.label for name, m in METRICS.items() if name in run.metrics]
     row = page.find_all("table")[1].find("tbody").find("tr")
     assert "[" in row.find_all("td")[5].text() and "%]" in row.find_all("td")[5].text()
 
@@ -763,7 +785,7 @@ def test_browser_sorts_by_accuracy_and_reads_an_answer(served_answers: str, brow
 
     page.locator("table.sortable thead th", has_text="answer accuracy").locator("button").click()
     assert page.locator("table.sortable thead th[aria-sort]").count() == 1
-    cells = page.locator("table.sortable tbody tr td.accuracy").all_inner_texts()
+    cells = page.locator("table.sortable tbody tr td.metric-answer_accuracy").all_inner_texts()
     assert cells[-1] == "\u2014" or cells[0] == "\u2014"  # the run without answers sorts to an end
 
     recency = next(s for s in summaries(answers_store) if s.strategy == "recency")

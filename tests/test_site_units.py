@@ -12,12 +12,19 @@ import jinja2.meta
 import jinja2.nodes
 import pytest
 
+from evals.formatting import number as num
+from evals.formatting import percent as pct
+from evals.formatting import short_commit
+from evals.scoring import match
 from evals.site import DEFAULT_TEMPLATES
 from evals.site import _pages as pages
-from evals.site._build import _ConversationText, drop_reason, settings_text, short_commit
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front, series_chart
-from evals.site._render import make_environment, num, pct
+from evals.site._drilldown import ConversationText
+from evals.site._history import drop_reason
+from evals.site._render import make_environment
 from evals.site._text import Segment, highlight, slug, unique_slugs
+from evals.site._views import settings_text
+from evals.metrics import MetricValue
 from evals.store import RunSummary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,10 +62,19 @@ def test_highlight_maps_positions_when_lowercasing_changes_length():
 
 def test_turns_holding_finds_keywords_only_before_the_point():
     """Evidence search looks only at turns before the test point, case-insensitively."""
-    text = _ConversationText([("user", "Code is ZORVEX"), ("assistant", "ok"), ("user", "zorvex again")])
+    text = ConversationText([("user", "Code is ZORVEX"), ("assistant", "ok"), ("user", "zorvex again")])
     assert text.turns_holding(["zorvex"], 2) == [0]
     assert text.turns_holding(["zorvex"], 3) == [0, 2]
     assert text.turns_holding(["absent"], 3) == []
+
+
+def test_turns_holding_agrees_with_the_hit_rule():
+    """A turn is evidence exactly when evals.metrics would count it, as one record, as holding the answer."""
+    turns = [("user", "İstanbul gate CODE 4417"), ("assistant", "noted"), ("user", "the code? 44"), ("user", "4417 again")]
+    text = ConversationText(turns)
+    for needles in (["code 4417"], ["4417", "noted"], ["absent"], ["İstanbul"]):
+        expected = [i for i, (_, content) in enumerate(turns) if match(needles, "", [content]).hit]
+        assert text.turns_holding(needles, len(turns)) == expected, needles
 
 
 # -- names and numbers ---------------------------------------------------------------------------
@@ -146,8 +162,8 @@ def _summary(hits: int, total: int, low: float | None = None, high: float | None
         timestamp=datetime(2025, 1, 1, tzinfo=UTC), strategy="s", strategy_config={"name": "s"}, config_key="s-k5-x",
         k=5, seed=42, corpus_name="c", corpus_dir="c", corpus_digest="d", tokenizer="cl100k_base",
         package_version="0", mneme_version=None, python_version="3.11", duration_s=0.0, conversation_count=1,
-        hits=hits, total=total, recall=recall, recall_low=low, recall_high=high, context_tokens=0,
-        tokens_per_test_point=0.0 if total else None,
+        hits=hits, total=total, recall=recall, context_tokens=0, tokens_per_test_point=0.0 if total else None,
+        metrics={"recall": MetricValue(recall, total, low, high)},
     )  # fmt: skip
 
 

@@ -6,7 +6,8 @@ accuracy-versus-cost chart, a page per run, a drill-down per run and
 conversation, a history page per configuration, a comparison of the two latest
 commits, and downloads (CSV, JSON, each run's JSON in the original harness's
 shape, and the store file). Templates live in ``site_templates/``; each page's
-context is a dataclass in :mod:`evals.site._pages`.
+context is a dataclass in :mod:`evals.site._pages`. Each kind of page is a
+publisher (:mod:`evals.site._publisher`) listed in :mod:`evals.site._registry`.
 """
 
 from evals.site._build import BuildReport, SiteError, build_site

@@ -38,6 +38,7 @@ __all__ = [
     "HistoryRow",
     "IndexPage",
     "MissRow",
+    "NavEntry",
     "Page",
     "PointView",
     "RecordView",
@@ -50,6 +51,15 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class NavEntry:
+    """One link of the site navigation; the build derives the list from its publishers."""
+
+    key: str  # the publisher's name, which its pages give as ``nav``
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
 class Page:
     """Fields every page has; ``base.html`` uses exactly these."""
 
@@ -57,8 +67,9 @@ class Page:
 
     title: str
     root: str  # relative path from this page back to the site root: "", "../", "../../"
-    nav: str  # the active navigation entry: "leaderboard", "history", "compare", "about", ""
+    nav: str  # the active navigation entry's key ("leaderboard", "history", …); "" for none
     store_note: str  # footer: how many runs the site was built from, and the newest run's time
+    navigation: list[NavEntry]  # every navigation entry, in order
 
 
 # -- shared pieces -----------------------------------------------------------------------------
@@ -99,6 +110,35 @@ class RunHeader:
 
 
 @dataclass(frozen=True)
+class MetricColumn:
+    """A declared metric (evals.metrics) as a leaderboard column."""
+
+    name: str
+    label: str
+    description: str
+    kind: str  # proportion, mean or tokens
+    higher_is_better: bool
+
+
+@dataclass(frozen=True)
+class MetricCell:
+    """One run's value of one metric column."""
+
+    present: bool  # False: the run has no such value (not measured, or stored before it was): "—"
+    value: float | None  # None with present: measured without data (no test point): "—" too, never 0
+    low: float | None = None  # 95% interval, for proportions
+    high: float | None = None
+    approx: bool = False  # tokens estimated at ~4 characters per token
+    n: int | None = None  # observations the value is over
+
+
+@dataclass(frozen=True)
+class RunMetric:
+    column: MetricColumn
+    cell: MetricCell
+
+
+@dataclass(frozen=True)
 class BoardRow:
     run_id: str
     run_href: str
@@ -108,28 +148,19 @@ class BoardRow:
     config_key: str
     model: str
     k: int
-    recall: float | None  # None: no test point; shown as "—", never 0
+    recall: float | None  # None: no test point; shown as "—", never 0 (also the chart's y)
     recall_low: float | None
     recall_high: float | None
-    strict: float | None  # strict recall: every expected keyword retrieved; None also for runs stored before it
-    strict_low: float | None
-    strict_high: float | None
-    mrr: float | None  # mean reciprocal rank of the first matching record
+    metrics: list[MetricCell]  # aligned with CorpusBoard.columns
     hits: int
     total: int
-    tokens: float | None  # context tokens per test point
-    relative: float | None  # tokens / full_history's tokens on the same corpus
+    tokens: float | None  # context tokens per test point (the chart's x)
+    relative: float | None  # tokens / the reference run's tokens on the same corpus (see CorpusBoard.reference)
     approx_tokens: bool
     commit: str
     commit_short: str
     dirty: bool
     date: str
-    # End-to-end answers (None for a run without them).
-    accuracy: float | None = None  # judged correct / judged
-    accuracy_low: float | None = None
-    accuracy_high: float | None = None
-    keyword_accuracy: float | None = None
-    llm_tokens: float | None = None  # prompt + completion tokens of every LLM request, per test point
     answer_model: str | None = None
 
 
@@ -141,11 +172,13 @@ class CorpusBoard:
     corpus_name: str
     corpus_digest: str
     corpus_digest_short: str
+    columns: list[MetricColumn]  # the declared metrics some row has (or that are always shown)
     rows: list[BoardRow]
     chart: Chart | None
     unplotted: list[str]  # configurations left off the chart (no test point)
-    relative_note: str  # what "relative to full_history" is relative to
-    answers: bool = False  # some row has answers: show the answer columns
+    reference: str  # the strategy relative cost is measured against (evals.strategies.REFERENCE_STRATEGY)
+    relative_note: str  # which run of it, and when relative cost is not shown
+    answers: bool = False  # some row has answers: say how the answer columns are made
 
 
 @dataclass(frozen=True)
@@ -232,10 +265,7 @@ class RunPage(Page):
     recall: float | None
     recall_low: float | None
     recall_high: float | None
-    strict: float | None
-    strict_low: float | None
-    strict_high: float | None
-    mrr: float | None
+    metrics: list[RunMetric]  # every declared metric the run has, in declaration order
     cache_note: str  # what the embedding cache did for this run; "" when it used none
     hits: int
     total: int
@@ -467,6 +497,8 @@ class AboutPage(Page):
 
     exact_tokenizer: str
     approx_tokenizer: str
+    reference_strategy: str  # what the leaderboard's relative cost is relative to
+    metrics: list[MetricColumn] = field(default_factory=list)  # every declared metric (evals.metrics)
     prompts: list[PromptView] = field(default_factory=list)
 
 

@@ -1,13 +1,13 @@
-"""The Jinja environment: autoescaping, ``StrictUndefined``, and the few number filters."""
+"""The Jinja environment: autoescaping, ``StrictUndefined``, and the number filters of :mod:`evals.formatting`."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 
 import jinja2
 
+from evals.formatting import decimal, number, percent, relative
 from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
@@ -23,31 +23,6 @@ def _default_templates() -> Path:
 
 
 DEFAULT_TEMPLATES = _default_templates()
-
-DASH = "\u2014"  # what an empty value looks like: never 0
-
-
-def pct(value: float | None, digits: int = 1) -> str:
-    """A proportion as a percentage; ``None`` as a dash."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return DASH
-    return f"{value * 100:.{digits}f}%"
-
-
-def num(value: float | int | None, digits: int = 1) -> str:
-    """A number with thousands separators; ``None`` as a dash."""
-    if value is None:
-        return DASH
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:,.{digits}f}"
-
-
-def ratio(value: float | None, digits: int = 3) -> str:
-    """A number in [0, 1] that is not a share of test points (MRR), as a decimal; ``None`` as a dash."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return DASH
-    return f"{value:.{digits}f}"
 
 
 def sortkey(value: float | int | str | None) -> str:
@@ -71,7 +46,7 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
-    env.filters.update(pct=pct, num=num, ratio=ratio, sortkey=sortkey)
+    env.filters.update(pct=percent, num=number, ratio=decimal, relative=relative, sortkey=sortkey)
     return env
 
 

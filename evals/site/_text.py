@@ -1,4 +1,4 @@
-"""Text helpers for pages: keyword highlighting, file-name slugs, number formats.
+"""Text helpers for pages: keyword highlighting and file-name slugs (numbers: :mod:`evals.formatting`).
 
 Highlighting never produces markup. It splits a text into :class:`Segment`
 pieces, some flagged as matches; the template escapes every piece and wraps
@@ -8,13 +8,14 @@ tag goes round it, and a keyword such as ``</td>`` cannot break a page.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
 
 __all__ = [
     "Segment",
-    "contains_any",
+    "cached_highlight",
     "highlight",
     "slug",
     "unique_slugs",
@@ -32,7 +33,7 @@ def _lowered_with_origin(text: str) -> tuple[str, list[int]]:
 
     ``str.lower`` can change lengths (``"İ".lower()`` is two characters), so
     positions found in the lowered text are mapped back through this table,
-    which keeps highlighting consistent with :func:`evals.metrics.is_hit`.
+    which keeps highlighting consistent with :func:`evals.scoring.match`.
     """
     if text.isascii():
         return text.lower(), list(range(len(text)))
@@ -82,12 +83,13 @@ def highlight(text: str, keywords: list[str]) -> list[Segment]:
     return segments
 
 
-def contains_any(text: str, keywords: list[str], fact: str) -> bool:
-    """Whether one text holds the answer, by the rule of :func:`evals.metrics.is_hit` for one record."""
-    low = text.lower()
-    if keywords:
-        return any(kw.lower() in low for kw in keywords if kw)
-    return bool(fact) and fact.lower() in low
+@functools.lru_cache(maxsize=1 << 16)
+def cached_highlight(text: str, needles: tuple[str, ...]) -> list[Segment]:
+    """:func:`highlight`, remembered: the same answer turns come back in every run over a conversation.
+
+    Callers must not change the returned list.
+    """
+    return highlight(text, list(needles))
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

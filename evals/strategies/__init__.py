@@ -24,6 +24,7 @@ __all__ = [
     "MemoryStrategy",
     "Message",
     "NoMemory",
+    "REFERENCE_STRATEGY",
     "RandomK",
     "Recency",
     "SummaryBuffer",
@@ -39,6 +40,11 @@ BACKENDS = ("memory", "sqlite")
 
 # Recorded as a run's model when the strategy uses no model at all.
 NO_MODEL = "none"
+
+# The oracle the leaderboard measures cost against: every earlier turn, so the
+# most context any strategy could spend. The site and the Markdown table show
+# each run's tokens per test point as a share of this strategy's.
+REFERENCE_STRATEGY = "full_history"
 
 
 def build_strategy(

@@ -1,0 +1,123 @@
+"""How results are written as text, once, for the CLI, the Markdown table and the site.
+
+An empty value is never 0: it is :data:`DASH` ("—") on the site and in
+Markdown, and :data:`NULL` ("null", as JSON says it) in the CLI's tables, where
+"—" is kept for a number the store did not record yet (runs stored before strict
+recall and MRR existed). Every function here takes the placeholder it should
+print for an empty value, so each caller keeps its own.
+
+A number counted with the ~4-characters-per-token estimate instead of the
+tokenizer says so wherever it is shown: :data:`ESTIMATED` in plain text (the
+site marks it with an ``(est.)`` abbreviation instead).
+"""
+
+from __future__ import annotations
+
+import math
+
+from evals.tokens import EXACT
+
+__all__ = [
+    "DASH",
+    "ESTIMATED",
+    "NULL",
+    "commit_text",
+    "decimal",
+    "estimate_mark",
+    "interval",
+    "is_estimated",
+    "number",
+    "p_value_text",
+    "percent",
+    "percent_interval",
+    "relative",
+    "short_commit",
+    "tokens",
+    "with_interval",
+]
+
+DASH = "\u2014"
+NULL = "null"
+ESTIMATED = "~"
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _empty(value: float | int | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def short_commit(commit: str) -> str:
+    """A full 40-hex commit as its first 7 characters (git's own short form); anything else, such as "no-git", as is."""
+    return commit[:7] if len(commit) == 40 and _HEX.issuperset(commit) else commit
+
+
+def commit_text(commit: str, dirty: bool) -> str:
+    """The short commit, with "+dirty" when the run was made from a tree with uncommitted changes."""
+    return short_commit(commit) + ("+dirty" if dirty else "")
+
+
+def is_estimated(tokenizer: str) -> bool:
+    """Whether a run's tokens were estimated (~4 characters per token) rather than counted."""
+    return tokenizer != EXACT
+
+
+def estimate_mark(tokenizer: str) -> str:
+    """:data:`ESTIMATED` for a run whose tokens were estimated, else ""."""
+    return ESTIMATED if is_estimated(tokenizer) else ""
+
+
+def percent(value: float | None, digits: int = 1, empty: str = DASH) -> str:
+    """A proportion as a percentage: ``0.5`` is "50.0%"."""
+    return empty if _empty(value) else f"{value * 100:.{digits}f}%"
+
+
+def number(value: float | int | None, digits: int = 1, empty: str = DASH) -> str:
+    """A count or an amount with thousands separators: "1,234" for an int, "1,234.5" for a float."""
+    if _empty(value):
+        return empty
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def decimal(value: float | None, digits: int = 3, empty: str = DASH) -> str:
+    """A number with a fixed number of decimals and no separators (recall and MRR as 0.833)."""
+    return empty if _empty(value) else f"{value:.{digits}f}"
+
+
+def interval(low: float | None, high: float | None, digits: int = 3, empty: str = DASH) -> str:
+    """A 95% interval as "[low, high]" in decimals; ``empty`` when there is none (no observation)."""
+    if _empty(low) or _empty(high):
+        return empty
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def with_interval(value: float | None, low: float | None, high: float | None, digits: int = 3, empty: str = DASH) -> str:
+    """A proportion and its interval, "0.833 [0.436, 0.970]"; the value alone when there is no interval."""
+    if _empty(value):
+        return empty
+    bounds = interval(low, high, digits, empty="")
+    return f"{value:.{digits}f} {bounds}" if bounds else f"{value:.{digits}f}"
+
+
+def percent_interval(low: float | None, high: float | None, digits: int = 1) -> str:
+    """An interval in percentages, "[43.6%, 97.0%]", a missing end as a dash."""
+    return f"[{percent(low, digits)}, {percent(high, digits)}]"
+
+
+def tokens(value: float | None, tokenizer: str, digits: int = 1, empty: str = DASH) -> str:
+    """Tokens per test point, marked with :data:`ESTIMATED` when they were estimated."""
+    return empty if _empty(value) else f"{estimate_mark(tokenizer)}{value:.{digits}f}"
+
+
+def relative(value: float | None, empty: str = DASH) -> str:
+    """A cost relative to the reference run as a percentage: whole percents, one decimal below 10%."""
+    if _empty(value):
+        return empty
+    return percent(value, 0) if value >= 0.1 else percent(value, 1)
+
+
+def p_value_text(p: float) -> str:
+    """A p-value: four decimals, or scientific notation when tiny."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

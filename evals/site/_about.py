@@ -1,0 +1,49 @@
+"""About: the methodology page, with the fixed LLM prompts as this build's package ships them."""
+
+from __future__ import annotations
+
+from evals.metrics import METRICS
+from evals.site._leaderboard import metric_column
+from evals.site._output import Output
+from evals.site._pages import AboutPage, PromptView
+from evals.site._publisher import Publisher, Site
+from evals.strategies import REFERENCE_STRATEGY
+from evals.tokens import APPROXIMATE, EXACT
+
+__all__ = ["AboutPublisher"]
+
+
+class AboutPublisher(Publisher):
+    """about.html: how to read the numbers."""
+
+    name = "about"
+    pages = (AboutPage,)
+    nav_label = "Methodology"
+    nav_href = "about.html"
+    nav_order = 40
+
+    def publish(self, site: Site, output: Output) -> None:
+        output.page(
+            site.env,
+            "about.html",
+            AboutPage(
+                title="Methodology",
+                root="",
+                nav=self.name,
+                store_note=site.note,
+                navigation=site.navigation,
+                exact_tokenizer=EXACT,
+                approx_tokenizer=APPROXIMATE,
+                reference_strategy=REFERENCE_STRATEGY,
+                metrics=[metric_column(m) for m in METRICS.values()],
+                prompts=prompt_views(),
+            ),
+        )
+
+
+def prompt_views() -> list[PromptView]:
+    """The fixed prompts as this build's package ships them."""
+    from evals.llm import PROMPT_NAMES, prompt, prompt_digests
+
+    digests = prompt_digests()
+    return [PromptView(name=name, file=f"evals/llm/prompts/{name}.txt", digest=digests[name], text=prompt(name)) for name in PROMPT_NAMES]

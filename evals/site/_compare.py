@@ -1,0 +1,110 @@
+"""Compare: for each configuration, its latest run at the newest commit against its latest at the commit before.
+
+Lists the test points that flipped, each linked to both drill-downs, with
+McNemar's exact test over the paired test points.
+"""
+
+from __future__ import annotations
+
+from evals.compare import compare_runs
+from evals.formatting import p_value_text, short_commit
+from evals.site._output import Output
+from evals.site._pages import ComparePage, CompareSection, FlipRow, RunRef
+from evals.site._paths import Paths
+from evals.site._publisher import Publisher, Site
+from evals.site._views import config_info, config_order, recall_high, recall_low
+from evals.store import RunSummary
+
+__all__ = ["ComparePublisher"]
+
+
+class ComparePublisher(Publisher):
+    """compare.html: what changed between the two latest commits of every configuration."""
+
+    name = "compare"
+    pages = (ComparePage,)
+    nav_label = "Compare"
+    nav_href = "compare.html"
+    nav_order = 30
+
+    def runs_needed(self, site: Site) -> set[str]:
+        return {run.run_id for pair in _pairs(site).values() if pair for run in pair}
+
+    def publish(self, site: Site, output: Output) -> None:
+        output.page(site.env, "compare.html", _compare_page(site, _pairs(site)))
+
+
+def _pairs(site: Site) -> dict[tuple[str, str], tuple[RunSummary, RunSummary] | None]:
+    return {cid: _two_latest_commits(runs) for cid, runs in site.by_config.items()}
+
+
+def _two_latest_commits(runs: list[RunSummary]) -> tuple[RunSummary, RunSummary] | None:
+    """The latest run at the newest commit and the latest run at the commit before it (runs newest first)."""
+    newer = runs[0]
+    older = next((r for r in runs[1:] if r.commit != newer.commit), None)
+    return (older, newer) if older is not None else None
+
+
+def _run_ref(s: RunSummary, paths: Paths) -> RunRef:
+    return RunRef(
+        run_id=s.run_id,
+        href=paths.run(s.run_id),
+        commit_short=short_commit(s.commit),
+        dirty=s.dirty,
+        date=s.date,
+        hits=s.hits,
+        total=s.total,
+        recall=s.recall,
+        recall_low=recall_low(s),
+        recall_high=recall_high(s),
+    )
+
+
+def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, RunSummary] | None]) -> ComparePage:
+    by_config, held, paths = site.by_config, site.stored, site.paths
+    sections = []
+    single = []
+    for cid in sorted(pairs, key=lambda c: config_order(by_config[c][0])):
+        pair = pairs[cid]
+        info = config_info(by_config[cid][0], paths)
+        if pair is None:
+            single.append(info)
+            continue
+        older, newer = pair
+        comparison = compare_runs(held[older.run_id], held[newer.run_id])
+        flips = [
+            FlipRow(
+                conversation_id=flip.conversation_id,
+                turn_index=flip.turn_index,
+                question=flip.question,
+                became=became,
+                older_href=f"{paths.conversation(older.run_id, flip.conversation_id)}#tp-{flip.turn_index}",
+                newer_href=f"{paths.conversation(newer.run_id, flip.conversation_id)}#tp-{flip.turn_index}",
+            )
+            for became, group in (("miss", comparison.lost), ("hit", comparison.gained))
+            for flip in group
+        ]
+        sections.append(
+            CompareSection(
+                anchor=f"cmp-{paths.history(*cid).removeprefix('history/').removesuffix('.html')}",
+                config=info,
+                older=_run_ref(older, paths),
+                newer=_run_ref(newer, paths),
+                flips=flips,
+                to_miss=len(comparison.lost),
+                to_hit=len(comparison.gained),
+                unmatched=comparison.only_in_a + comparison.only_in_b,
+                shared=comparison.shared,
+                p_value=comparison.mcnemar_p,
+                p_text=p_value_text(comparison.mcnemar_p),
+            )
+        )
+    return ComparePage(
+        title="Compare the two latest commits",
+        root="",
+        nav=ComparePublisher.name,
+        store_note=site.note,
+        navigation=site.navigation,
+        sections=sections,
+        single_commit=single,
+    )

@@ -1,0 +1,234 @@
+"""The drill-down of one conversation of a run: every test point's view and the transcript once.
+
+What holds an answer is decided by :mod:`evals.scoring` (``matched_keywords``:
+an expected keyword, or without keywords the expected fact, in one record),
+and hit, strict hit and rank come from the run's stored scores, so a page
+never re-judges a test point.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from typing import Any
+
+from evals.scoring import matched_keywords
+from evals.site._fragments import Fragments
+from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
+from evals.site._text import Segment, cached_highlight
+
+__all__ = ["ConversationText", "conversation_views", "point_view"]
+
+RECORD_CAP = 50  # records listed per test point; the rest are counted
+EVIDENCE_CAP = 20  # evidence turns listed per test point
+LONG_RECORD = 600  # characters beyond which a record's text is folded
+
+
+class ConversationText:
+    """One conversation's turns, with what every test point needs computed once."""
+
+    def __init__(self, transcript: list[tuple[str, str]]) -> None:
+        self.roles = [role for role, _ in transcript]
+        self.contents = [content for _, content in transcript]
+        lowered = [c.lower() for c in self.contents]
+        # One string for all turns, so finding a keyword is one C-level scan, not a loop over turns.
+        self._haystack = "\x00".join(lowered)
+        self._starts = []
+        offset = 0
+        for text in lowered:
+            self._starts.append(offset)
+            offset += len(text) + 1
+
+    def turns_holding(self, needles: list[str], before: int) -> list[int]:
+        """Indices of the turns before ``before`` that hold a needle, by :func:`evals.scoring.matched_keywords`.
+
+        The scan only finds candidates fast; the metric decides, so evidence
+        on the page never disagrees with the rule that scores a record.
+        """
+        limit = self._starts[before] if before < len(self._starts) else len(self._haystack) + 1
+        found: set[int] = set()
+        for needle in {n.lower() for n in needles if n}:
+            start = self._haystack.find(needle, 0, limit)
+            while start >= 0:
+                turn = bisect.bisect_right(self._starts, start) - 1
+                found.add(turn)
+                # Skip to the next turn: one occurrence per turn is enough.
+                nxt = self._starts[turn + 1] if turn + 1 < len(self._starts) else limit
+                start = self._haystack.find(needle, nxt, limit) if nxt < limit else -1
+        return [turn for turn in sorted(found) if matched_keywords(needles, self.contents[turn])]
+
+
+def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
+    return len(refs) == turn_index and turn_index > 0 and all(ref == i for i, ref in enumerate(refs))
+
+
+def point_view(
+    number: int,
+    point: Any,
+    score: Any,
+    refs: list[int | None],
+    text: ConversationText,
+    cache: Fragments,
+    approx: bool,
+    answer: Any = None,
+) -> tuple[PointView, list[int], dict[int, int]]:
+    """One test point's view (rendered), plus what the transcript needs: its listed evidence turns and each retrieved turn's rank."""
+    ti = point.turn_index
+    keywords = list(point.expected_keywords)
+    needles = keywords or ([point.expected_fact] if point.expected_fact else [])
+    records = point.retrieved_records
+    tokens = list(score.record_tokens)
+    refs = list(refs) if len(refs) == len(records) else [None] * len(records)
+    all_history = _records_are_history(refs, ti)
+
+    rank_of_turn: dict[int, int] = {}
+    if not all_history:
+        for rank, ref in enumerate(refs, start=1):
+            if ref is not None and ref not in rank_of_turn:
+                rank_of_turn[ref] = rank
+    evidence_turns = text.turns_holding(needles, ti)
+    listed = evidence_turns[:EVIDENCE_CAP]
+
+    # Everything the section shows is a function of this key.
+    key = (
+        number,
+        ti,
+        point.question,
+        point.expected_fact,
+        tuple(keywords),
+        score.hit,
+        score.strict_hit,
+        score.rank,
+        all_history,
+        len(records) if all_history else tuple(records),
+        tuple(tokens),
+        tuple(refs),
+        tuple((turn, text.roles[turn], text.contents[turn]) for turn in listed),
+        len(evidence_turns),
+        approx,
+        point.answerable,
+        point.category,
+        tuple(point.evidence_turns),
+        None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
+    )
+    cached = cache.points.get(key)
+    if cached is not None:
+        return cached, listed, rank_of_turn
+
+    views = []
+    if not all_history:
+        for rank, (record, count, ref) in enumerate(zip(records[:RECORD_CAP], tokens, refs, strict=False), start=1):
+            # Without keywords the needle is the expected fact, which one record must hold, as in evals.scoring.match.
+            matched = matched_keywords(needles, record)
+            views.append(
+                RecordView(
+                    rank=rank,
+                    tokens=count,
+                    segments=cached_highlight(record, tuple(needles)) if matched else ([Segment(record, False)] if record else []),
+                    matched=matched,
+                    turn=ref,
+                    distance=ti - ref if ref is not None else None,
+                    long=len(record) > LONG_RECORD,
+                )
+            )
+    hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
+    retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
+    evidence = [
+        EvidenceView(
+            turn=turn,
+            distance=ti - turn,
+            role=text.roles[turn],
+            segments=cached_highlight(text.contents[turn], tuple(needles)),
+            retrieved_rank=rank_of_turn.get(turn),
+        )
+        for turn in listed
+    ]
+    view = PointView(
+        number=number,
+        anchor=f"tp-{ti}",
+        turn_index=ti,
+        question=point.question,
+        expected_fact=point.expected_fact,
+        keywords=keywords,
+        hit=score.hit,
+        strict_hit=score.strict_hit,
+        rank=score.rank,
+        context_tokens=sum(tokens),
+        record_count=len(records),
+        records=views,
+        records_hidden=hidden,
+        records_hidden_tokens=sum(tokens[RECORD_CAP:]) if hidden else 0,
+        all_history=all_history,
+        evidence=evidence,
+        evidence_hidden=len(evidence_turns) - len(listed),
+        answerable=point.answerable,
+        category=point.category,
+        evidence_turns=list(point.evidence_turns),
+        evidence_retrieved=[t for t in point.evidence_turns if t in retrieved_turns],
+        answer=None
+        if answer is None
+        else AnswerView(
+            text=answer.answer,
+            correct=answer.correct,
+            reason=answer.reason,
+            keyword_hit=answer.keyword_hit,
+            tokens=answer.prompt_tokens + answer.completion_tokens,
+            latency_s=answer.latency_s,
+        ),
+    )
+    return cache.point(key, view, approx), listed, rank_of_turn
+
+
+def conversation_views(
+    conversation: Any,
+    scores: list[Any],
+    refs: list[list[int | None]],
+    text: ConversationText,
+    cache: Fragments,
+    approx: bool,
+    answers: list[Any] | None = None,
+) -> tuple[list[PointView], list[TurnLine]]:
+    """Every test point's view, and the transcript once, each turn tagged with the test points it served."""
+    marks: dict[int, list[TurnMark]] = defaultdict(list)
+    needles_at: dict[int, set[str]] = defaultdict(set)
+    points = []
+    for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
+        view, evidence_turns, rank_of_turn = point_view(
+            number,
+            point,
+            score,
+            refs[number - 1] if number - 1 < len(refs) else [],
+            text,
+            cache,
+            approx,
+            answers[number - 1] if answers is not None else None,
+        )
+        points.append(view)
+        needles = view.keywords or ([view.expected_fact] if view.expected_fact else [])
+        for turn, rank in rank_of_turn.items():
+            marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit, f"TP{number} #{rank}", ""))
+        for turn in evidence_turns:
+            marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit, f"TP{number} answer", " ans"))
+            needles_at[turn].update(needles)
+        for turn in view.evidence_turns:
+            marks[turn].append(TurnMark("evidence", number, view.anchor, None, view.hit, f"TP{number} evidence", " evi"))
+        asked_css = " ask" if view.hit or not view.answerable else " ask miss"
+        marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit, f"TP{number} asked", asked_css))
+    role_css = {role: f"role-{role.lower()}" for role in set(text.roles)}
+    no_marks: list[TurnMark] = []
+    lines = []
+    for turn, (role, content) in enumerate(zip(text.roles, text.contents, strict=True)):
+        tags = marks.get(turn)
+        if tags is None:
+            lines.append(cache.line(turn, role, content, role_css[role], no_marks, ()))
+            continue
+        kinds = {m.kind for m in tags}
+        css = (
+            role_css[role]
+            + ("retrieved" in kinds) * " retrieved"
+            + bool(kinds & {"answer", "evidence"}) * " evidence"
+            + ("asked" in kinds) * " asked"
+        )
+        needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
+        lines.append(cache.line(turn, role, content, css, tags, needles))
+    return points, lines

@@ -1,0 +1,135 @@
+"""History: a page per configuration (one strategy, settings, k and model on one corpus) following it across runs, and their index.
+
+A run is flagged as a drop when its recall falls below the previous run's 95%
+interval, or when it hits fewer of the same test points.
+"""
+
+from __future__ import annotations
+
+from evals.formatting import is_estimated, number, percent, percent_interval, short_commit
+from evals.site._charts import SeriesPoint, series_chart
+from evals.site._output import Output
+from evals.site._pages import HistoryIndexPage, HistoryPage, HistoryRow
+from evals.site._paths import root_of
+from evals.site._publisher import Publisher, Site
+from evals.site._views import config_info, config_order, recall_high, recall_low
+from evals.store import RunSummary
+
+__all__ = ["HistoryPublisher", "drop_reason"]
+
+
+class HistoryPublisher(Publisher):
+    """A page per configuration with its runs across commits, and an index of them."""
+
+    name = "history"
+    pages = (HistoryPage, HistoryIndexPage)
+    nav_label = "History"
+    nav_href = "history/index.html"
+    nav_order = 20
+
+    def publish(self, site: Site, output: Output) -> None:
+        _history_pages(site, output)
+
+
+def drop_reason(previous: RunSummary, current: RunSummary) -> str:
+    """Why ``current`` counts as a drop from ``previous``; empty when it does not."""
+    if current.recall is not None and recall_low(previous) is not None and current.recall < recall_low(previous):
+        return (
+            f"recall {percent(current.recall)} is below the previous run's 95% interval "
+            f"{percent_interval(recall_low(previous), recall_high(previous))}"
+        )
+    if current.total == previous.total and current.hits < previous.hits:
+        return f"hits fell from {previous.hits} to {current.hits} of {current.total}"
+    return ""
+
+
+def _history_pages(site: Site, output: Output) -> None:
+    by_config, env, paths, note = site.by_config, site.env, site.paths, site.note
+    index_rows = []
+    for cid in sorted(by_config, key=lambda c: config_order(by_config[c][0])):
+        runs = list(reversed(by_config[cid]))  # oldest first
+        info = config_info(runs[-1], paths)
+        reasons = [""] + [drop_reason(prev, cur) for prev, cur in zip(runs, runs[1:], strict=False)]
+        approx = any(is_estimated(r.tokenizer) for r in runs)
+        rows = [
+            HistoryRow(
+                run_id=r.run_id,
+                run_href=paths.run(r.run_id),
+                commit=r.commit,
+                commit_short=short_commit(r.commit),
+                dirty=r.dirty,
+                date=r.date,
+                recall=r.recall,
+                recall_low=recall_low(r),
+                recall_high=recall_high(r),
+                hits=r.hits,
+                total=r.total,
+                tokens=r.tokens_per_test_point,
+                approx_tokens=is_estimated(r.tokenizer),
+                drop=reason,
+            )
+            for r, reason in zip(runs, reasons, strict=True)
+        ]
+        series = [
+            SeriesPoint(
+                value=r.recall,
+                low=recall_low(r),
+                high=recall_high(r),
+                label=short_commit(r.commit)[:7] + ("*" if r.dirty else ""),
+                title=f"{r.date} {short_commit(r.commit)}{' (dirty)' if r.dirty else ''}: recall {percent(r.recall)} "
+                f"{percent_interval(recall_low(r), recall_high(r))}, {r.hits}/{r.total}" + (f"; drop: {reason}" if reason else ""),
+                href=paths.run(r.run_id),
+                flagged=bool(reason),
+            )
+            for r, reason in zip(runs, reasons, strict=True)
+        ]
+        token_series = [
+            SeriesPoint(
+                value=r.tokens_per_test_point,
+                low=None,
+                high=None,
+                label=p.label,
+                title=f"{r.date} {short_commit(r.commit)}: {number(r.tokens_per_test_point)} tokens per test point"
+                + (" (estimated)" if is_estimated(r.tokenizer) else ""),
+                href=p.href,
+                flagged=False,
+            )
+            for r, p in zip(runs, series, strict=True)
+        ]
+        href = info.history_href
+        drops = sum(bool(reason) for reason in reasons)
+        output.page(
+            env,
+            href,
+            HistoryPage(
+                title=f"History: {info.strategy} ({info.config_key}) on {info.corpus_name}",
+                root=root_of(href),
+                nav=HistoryPublisher.name,
+                store_note=note,
+                navigation=site.navigation,
+                config=info,
+                recall_chart=series_chart(series, title=f"recall@{info.k} across runs", y_label="recall@k", recall=True),
+                tokens_chart=series_chart(
+                    token_series,
+                    title="tokens per test point across runs",
+                    y_label="tokens per test point" + (" (some estimated)" if approx else ""),
+                    recall=False,
+                ),
+                approx_tokens=approx,
+                rows=list(reversed(rows)),
+                drops=drops,
+            ),
+        )
+        index_rows.append((info, len(runs), drops))
+    output.page(
+        env,
+        "history/index.html",
+        HistoryIndexPage(
+            title="History",
+            root="../",
+            nav=HistoryPublisher.name,
+            store_note=note,
+            navigation=site.navigation,
+            configs=index_rows,
+        ),
+    )

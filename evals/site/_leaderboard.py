@@ -1,0 +1,233 @@
+"""The leaderboard: index.html (one board and cost chart per corpus) and its downloads, leaderboard.json and .csv."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from typing import Any
+
+from evals.formatting import is_estimated, number, percent, percent_interval, short_commit
+from evals.reference import reference_run, relative_tokens
+from evals.site._charts import CostPoint, cost_chart
+from evals.site._output import Output
+from evals.metrics import METRICS, PROPORTION, TOKENS, Metric
+from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
+from evals.site._paths import Paths, config_id
+from evals.site._publisher import Publisher, Site
+from evals.site._views import settings_text
+from evals.store import RunSummary
+from evals.strategies import REFERENCE_STRATEGY
+from evals.tables import shown_metrics
+
+__all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
+
+class LeaderboardPublisher(Publisher):
+    """The index page, and the same rows as leaderboard.json and leaderboard.csv."""
+
+    name = "leaderboard"
+    pages = (IndexPage,)
+    nav_label = "Leaderboard"
+    nav_href = "index.html"
+    nav_order = 10
+
+    def publish(self, site: Site, output: Output) -> None:
+        boards = leaderboard(site.latest, site.paths)
+        output.page(
+            site.env,
+            "index.html",
+            IndexPage(
+                title="Leaderboard",
+                root="",
+                nav=self.name,
+                store_note=site.note,
+                navigation=site.navigation,
+                boards=boards,
+                run_count=len(site.summaries),
+            ),
+        )
+        records = leaderboard_records(boards, {s.run_id: s for s in site.latest})
+        output.text("leaderboard.json", json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+        output.text("leaderboard.csv", leaderboard_csv(records))
+
+
+def _board_sort_key(s: RunSummary) -> tuple:
+    return (
+        s.recall is None,
+        -(s.recall or 0.0),
+        s.tokens_per_test_point is None,
+        s.tokens_per_test_point or 0.0,
+        s.config_key,
+        s.run_id,
+    )
+
+
+def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
+    by_corpus: dict[str, list[RunSummary]] = defaultdict(list)
+    for summary in latest:
+        by_corpus[summary.corpus_digest].append(summary)
+    # The corpus with the newest run first: that is the one people are working on.
+    order = sorted(by_corpus, key=lambda d: (-max(s.timestamp for s in by_corpus[d]).timestamp(), d))
+    boards = []
+    for digest in order:
+        runs = sorted(by_corpus[digest], key=_board_sort_key)
+        reference = reference_run(runs)
+        if reference is None:
+            note = f"No {REFERENCE_STRATEGY} run on this corpus, so no relative cost."
+        else:
+            note = (
+                f"Relative to {REFERENCE_STRATEGY} ({number(reference.tokens_per_test_point)} tokens per test point, "
+                f"run {reference.run_id}); shown only where both runs count tokens the same way."
+            )
+        shown = shown_metrics(runs)
+        rows = []
+        for s in runs:
+            recall = s.metric("recall")
+            rows.append(
+                BoardRow(
+                    run_id=s.run_id,
+                    run_href=paths.run(s.run_id),
+                    history_href=paths.history(*config_id(s)),
+                    strategy=s.strategy,
+                    settings=settings_text(s.strategy_config),
+                    config_key=s.config_key,
+                    model=s.model,
+                    k=s.k,
+                    recall=s.recall,
+                    recall_low=recall.low if recall else None,
+                    recall_high=recall.high if recall else None,
+                    metrics=[metric_cell(m, s) for m in shown],
+                    hits=s.hits,
+                    total=s.total,
+                    tokens=s.tokens_per_test_point,
+                    relative=relative_tokens(s, reference),
+                    approx_tokens=is_estimated(s.tokenizer),
+                    commit=s.commit,
+                    commit_short=short_commit(s.commit),
+                    dirty=s.dirty,
+                    date=s.date,
+                    answer_model=s.answer_model,
+                )
+            )
+        plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
+        any_approx = any(r.approx_tokens for r in plotted)
+        chart = (
+            cost_chart(
+                [
+                    CostPoint(
+                        tokens=r.tokens,
+                        recall=r.recall,
+                        low=r.recall_low,
+                        high=r.recall_high,
+                        label=_chart_label(r, rows),
+                        title=(
+                            f"{r.strategy} {r.settings} k={r.k}: recall {percent(r.recall)} "
+                            f"{percent_interval(r.recall_low, r.recall_high)}, {number(r.tokens)} tokens per test point"
+                            + (" (estimated)" if r.approx_tokens else "")
+                        ),
+                        href=r.run_href,
+                    )
+                    for r in plotted
+                ],
+                title=f"Recall against tokens per test point on {runs[0].corpus_name}",
+                tokens_label="tokens per test point (log scale)" + (", some estimated" if any_approx else ""),
+            )
+            if plotted
+            else None
+        )
+        boards.append(
+            CorpusBoard(
+                anchor=f"corpus-{digest[:10]}",
+                corpus_name=runs[0].corpus_name,
+                corpus_digest=digest,
+                corpus_digest_short=digest[:10],
+                columns=[metric_column(m) for m in shown],
+                rows=rows,
+                chart=chart,
+                unplotted=[f"{r.strategy} ({r.config_key})" for r in rows if r not in plotted],
+                reference=REFERENCE_STRATEGY,
+                relative_note=note,
+                answers=any(r.answer_model is not None for r in rows),
+            )
+        )
+    return boards
+
+
+def _chart_label(row: BoardRow, rows: list[BoardRow]) -> str:
+    """The strategy name, or its config key where one strategy has several configurations."""
+    same = [r for r in rows if r.strategy == row.strategy]
+    return row.strategy if len(same) == 1 else f"{row.strategy} k{row.k}" if len({r.k for r in same}) == len(same) else row.config_key
+
+
+def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
+    value = summary.metric(declared.name)
+    if value is None:
+        return MetricCell(present=False, value=None)
+    approx = declared.kind == TOKENS and is_estimated(summary.tokenizer)
+    return MetricCell(present=True, value=value.value, low=value.low, high=value.high, approx=approx, n=value.n)
+
+
+def metric_column(declared: Metric) -> MetricColumn:
+    return MetricColumn(declared.name, declared.label, declared.description, declared.kind, declared.higher_is_better)
+
+
+def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]) -> list[dict[str, Any]]:
+    """The rows of leaderboard.csv and leaderboard.json, in the order shown on the index: the run's
+    identity, then for each declared metric its value, n and (for proportions) interval."""
+    out = []
+    for board in boards:
+        for row in board.rows:
+            s = latest[row.run_id]
+            record: dict[str, Any] = {
+                "corpus_name": s.corpus_name,
+                "corpus_digest": s.corpus_digest,
+                "strategy": s.strategy,
+                "strategy_config": s.strategy_config,
+                "config_key": s.config_key,
+                "model": s.model,
+                "k": s.k,
+                "hits": s.hits,
+                "total": s.total,
+            }
+            for declared in METRICS.values():
+                value = s.metric(declared.name)
+                record[declared.name] = value.value if value else None
+                record[f"{declared.name}_n"] = value.n if value else None
+                if declared.kind == PROPORTION:
+                    record[f"{declared.name}_low"] = value.low if value else None
+                    record[f"{declared.name}_high"] = value.high if value else None
+            record |= {
+                f"tokens_relative_to_{REFERENCE_STRATEGY}": row.relative,
+                "tokenizer": s.tokenizer,
+                "answer_model": s.answer_model,
+                "judge_model": s.judge_model,
+                "commit": s.commit,
+                "dirty": s.dirty,
+                "date": s.date,
+                "timestamp": s.timestamp.isoformat(),
+                "run_id": s.run_id,
+            }
+            out.append(record)
+    return out
+
+
+def leaderboard_csv(records: list[dict[str, Any]]) -> str:
+    columns = list(records[0]) if records else ["corpus_name", "strategy", "recall", "run_id"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        cells = []
+        for column in columns:
+            value = record[column]
+            if value is None:
+                cells.append("")
+            elif isinstance(value, dict):
+                cells.append(json.dumps(value, sort_keys=True, ensure_ascii=False))
+            elif isinstance(value, bool):
+                cells.append("true" if value else "false")
+            else:
+                cells.append(str(value))
+        writer.writerow(cells)
+    return buffer.getvalue()

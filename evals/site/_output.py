@@ -1,0 +1,128 @@
+"""The output directory: built beside ``--out``, filled, then swapped in whole.
+
+A build writes into a fresh sibling directory and renames it over the output
+at the end, so stale pages never survive and a failed build leaves the old
+site in place. The :data:`MARKER` file names a directory this builder made;
+any other non-empty directory is refused rather than replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from evals.errors import EvalsError
+from evals.site._pages import Page
+from evals.site._render import render
+
+__all__ = ["MARKER", "Output", "SiteError", "copy_static", "mark", "prepare", "swap"]
+
+MARKER = ".evals-site"
+
+
+class SiteError(EvalsError):
+    """The site cannot be built: a bad output directory or a template problem."""
+
+
+@dataclass
+class Output:
+    """Files to write, by site-relative path; written in sorted order at each flush."""
+
+    root: Path
+    files: dict[str, bytes] = field(default_factory=dict)
+    pages: int = 0
+    written_files: int = 0
+    written_bytes: int = 0
+    largest: tuple[int, str] = (0, "")
+
+    def text(self, path: str, content: str) -> None:
+        self.files[path] = content.encode("utf-8")
+
+    def page(self, env: jinja2.Environment, path: str, page: Page) -> None:
+        try:
+            self.text(path, render(env, page))
+        except jinja2.TemplateError as exc:
+            where = f" ({exc.name}, line {exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
+            raise SiteError(f"cannot render {path} with {page.template}{where}: {exc}") from exc
+        self.pages += 1
+
+    def flush(self) -> None:
+        made: set[Path] = set()
+        for path in sorted(self.files):
+            data = self.files[path]
+            target = self.root / path
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            target.write_bytes(data)
+            self.written_files += 1
+            self.written_bytes += len(data)
+            if path.endswith(".html"):
+                self.largest = max(self.largest, (len(data), path))
+        self.files.clear()
+
+    def add(self, stats: tuple[int, int, int, tuple[int, str]]) -> None:
+        """Count what a worker process wrote."""
+        pages, files, size, largest = stats
+        self.pages += pages
+        self.written_files += files
+        self.written_bytes += size
+        self.largest = max(self.largest, largest)
+
+    def stats(self) -> tuple[int, int, int, tuple[int, str]]:
+        return self.pages, self.written_files, self.written_bytes, self.largest
+
+
+def prepare(out_dir: Path) -> Path:
+    """A fresh sibling directory to build into; refuses to target a directory this builder did not make."""
+    out_dir = out_dir.absolute()
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise SiteError(f"output {out_dir} exists and is not a directory")
+        if any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
+            raise SiteError(
+                f"output {out_dir} is not empty and was not made by evals build-site (no {MARKER} file); "
+                "refusing to replace it: choose an empty or new directory"
+            )
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        building = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
+        if building.exists():
+            shutil.rmtree(building)
+        building.mkdir()
+    except OSError as exc:
+        raise SiteError(f"cannot create the output next to {out_dir}: {exc.strerror or exc}") from exc
+    return building
+
+
+def swap(building: Path, out_dir: Path) -> None:
+    """Put the finished build where the output was, then remove the old one."""
+    out_dir = out_dir.absolute()
+    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    try:
+        if out_dir.exists():
+            out_dir.rename(old)
+        building.rename(out_dir)
+    except OSError as exc:
+        raise SiteError(f"cannot move the new site into {out_dir}: {exc.strerror or exc}") from exc
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def copy_static(templates_dir: Path, output: Output) -> None:
+    """The templates' ``static/`` files (CSS, JavaScript, icon), as they are."""
+    static = templates_dir / "static"
+    if not static.is_dir():
+        return
+    for path in sorted(static.rglob("*")):
+        if path.is_file():
+            output.files[f"static/{path.relative_to(static).as_posix()}"] = path.read_bytes()
+
+
+def mark(output: Output) -> None:
+    """The marker that lets the next build replace this directory."""
+    output.text(MARKER, "Made by `evals build-site`; the next build replaces this whole directory.\n")

@@ -1,0 +1,90 @@
+"""The leaderboard as Markdown: labels from the stored strategy configuration, cost relative to the reference."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from pathlib import Path
+
+from test_stats_cli import markdown_rows
+
+from evals import formatting
+from evals.evaluate import RunConfig, evaluate
+from evals.markdown import leaderboard_markdown
+from evals.metrics import MetricValue
+from evals.provenance import Provenance
+from evals.store import RunSummary, Store
+from evals.strategies import REFERENCE_STRATEGY
+
+PROVENANCE = Provenance(commit="d" * 40, dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
+
+
+def latest(store_path: Path, *configs: RunConfig) -> list[RunSummary]:
+    """Append one run per config to a fresh store; the latest run of each configuration, as the CLI reads them."""
+    with Store.open(store_path) as store:
+        for config in configs:
+            store.append(evaluate(config), PROVENANCE)
+        return store.latest_per_configuration()
+
+
+def latest_like(*, strategy: str, config: dict) -> RunSummary:
+    """A stored run's summary, made by hand (only the fields the table shows matter)."""
+    return RunSummary(
+        run_id="r", commit="c", dirty=False, model="hash-16", date="2025-01-01",
+        timestamp=datetime(2025, 1, 1, tzinfo=UTC), strategy=strategy, strategy_config=config, config_key="m1",
+        k=5, seed=42, corpus_name="c", corpus_dir="c", corpus_digest="d", tokenizer="cl100k_base",
+        package_version="0", mneme_version=None, python_version="3.11", duration_s=0.0, conversation_count=1,
+        hits=1, total=2, recall=0.5, context_tokens=10, tokens_per_test_point=5.0,
+        metrics={"recall": MetricValue(0.5, 2, 0.1, 0.9)},
+    )  # fmt: skip
+
+
+def rows_by_label(summaries: list[RunSummary]) -> dict[str, list[str]]:
+    return {row[0]: row for row in markdown_rows(leaderboard_markdown(summaries))[2:]}
+
+
+def test_label_names_a_sqlite_backend(store_path: Path, corpus_small: Path):
+    """Two mneme runs that differ in backend are each labelled with theirs."""
+    summaries = latest(
+        store_path, RunConfig(strategy="mneme", corpus=corpus_small), RunConfig(strategy="mneme", corpus=corpus_small, backend="sqlite")
+    )
+    assert sorted(rows_by_label(summaries)) == ["mneme (backend=InMemoryBackend)", "mneme (backend=SQLiteBackend)"]
+
+
+def test_a_strategy_with_one_row_is_its_name_alone(store_path: Path, corpus_small: Path):
+    """No label noise where nothing needs telling apart."""
+    summaries = latest(store_path, RunConfig(strategy="mneme", corpus=corpus_small, backend="sqlite"))
+    assert list(rows_by_label(summaries)) == ["mneme"]
+
+
+def test_label_names_the_options_that_tell_rows_apart():
+    """Every stored option that differs between a strategy's rows (backend, embedder, seed) is in their labels."""
+    base = latest_like(strategy="mneme", config={"name": "mneme", "backend": "InMemoryBackend", "embedder": "HashEmbedder", "dimensions": 16})
+    minilm = dataclasses.replace(base, strategy_config={**base.strategy_config, "embedder": "MiniLMEmbedder", "backend": "SQLiteBackend"}, config_key="m2")
+    seeded = dataclasses.replace(base, strategy="random_k", strategy_config={"name": "random_k", "seed": 7}, config_key="r7")
+    default_seed = dataclasses.replace(seeded, strategy_config={"name": "random_k", "seed": 42}, config_key="r42")
+    assert list(rows_by_label([base, minilm, seeded, default_seed])) == [
+        "mneme (backend=InMemoryBackend, embedder=HashEmbedder)",
+        "mneme (backend=SQLiteBackend, embedder=MiniLMEmbedder)",
+        "random_k (seed=7)",
+        "random_k (seed=42)",
+    ]
+
+
+def test_relative_cost_is_against_the_declared_reference(store_path: Path, corpus_small: Path):
+    """The relative column divides each run's tokens per test point by the reference strategy's run on the corpus."""
+    summaries = latest(store_path, *(RunConfig(strategy=r, corpus=corpus_small) for r in ("recency", REFERENCE_STRATEGY, "no_memory")))
+    table = markdown_rows(leaderboard_markdown(summaries))
+    column = table[0].index(f"vs {REFERENCE_STRATEGY}")
+    reference = next(s for s in summaries if s.strategy == REFERENCE_STRATEGY)
+    cells = {row[0]: row[column] for row in table[2:]}
+    for s in summaries:
+        assert cells[s.strategy] == formatting.relative(s.tokens_per_test_point / reference.tokens_per_test_point)
+    assert cells[REFERENCE_STRATEGY] == "100%"
+
+
+def test_relative_cost_is_a_dash_without_a_reference_run(store_path: Path, corpus_small: Path):
+    """With no run of the reference strategy on the corpus, the relative column is "—", never 0."""
+    summaries = latest(store_path, RunConfig(strategy="recency", corpus=corpus_small))
+    table = markdown_rows(leaderboard_markdown(summaries))
+    assert table[2][table[0].index(f"vs {REFERENCE_STRATEGY}")] == formatting.DASH
