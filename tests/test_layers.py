@@ -1,0 +1,81 @@
+"""The package's layers only point down: a module imports its own layer and the ones below.
+
+Data flows one way (corpus -> play-through -> results -> scores -> store ->
+reports and site -> CLI); this test reads every module's imports (those under
+``if TYPE_CHECKING:`` are type hints only, and are skipped) and fails on any
+that points up, naming the module and the import.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "evals"
+
+# Lowest first. A module belongs to the first layer one of whose prefixes it starts with.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("evals.errors", "evals.tokens", "evals.corpus", "evals.provenance", "evals.turn_refs", "evals.cache", "evals.stats", "evals.formatting")),
+    ("strategies", ("evals.strategies",)),
+    ("results", ("evals.results",)),
+    ("scoring", ("evals.scoring",)),
+    ("metrics", ("evals.metrics", "evals.breakdown")),
+    ("play", ("evals.playthrough", "evals.llm", "evals.importers")),
+    ("store", ("evals.store",)),
+    ("orchestration", ("evals.evaluate", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown")),
+    ("site", ("evals.site",)),
+    ("cli", ("evals.cli", "evals.__main__")),
+]
+
+
+def layer_of(module: str) -> int:
+    for index, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def runtime_imports(path: Path) -> list[str]:
+    """Every ``evals`` module imported at run time (type-checking-only blocks left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("evals"):
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names if alias.name.startswith("evals"))
+    return found
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "site_templates" not in p.parts)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_imports_point_down(path: Path):
+    """No module imports one from a higher layer."""
+    name = module_name(path)
+    if name == "evals":
+        return  # the package's own __init__ holds only the version
+    mine = layer_of(name)
+    upward = [m for m in runtime_imports(path) if m != "evals" and layer_of(m) > mine]
+    assert not upward, f"{name} ({LAYERS[mine][0]}) imports from higher layers: {upward}"
+
+
+def test_store_reads_results_not_the_play_loop():
+    """The store imports no orchestration: not evaluate, the strategies, the play loop or the reports."""
+    forbidden = ("evals.evaluate", "evals.strategies", "evals.playthrough", "evals.report", "evals.workflow", "evals.llm")
+    for path in (PACKAGE / "store").glob("*.py"):
+        assert not [m for m in runtime_imports(path) if m.startswith(forbidden)], path.name
