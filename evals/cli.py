@@ -20,7 +20,7 @@ from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
 from evals.report import dump_json, legacy_json, run_line, summary_line
-from evals.strategies import BACKENDS, EMBEDDERS, RUNNERS
+from evals.strategies import BACKENDS, EMBEDDERS, STRATEGY_NAMES
 
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
@@ -72,7 +72,7 @@ def run_options(func: Callable) -> Callable:
         click.option(
             "--runner",
             "strategy",
-            type=click.Choice(RUNNERS),
+            type=click.Choice(STRATEGY_NAMES),
             default="mneme",
             show_default=True,
             help="Memory strategy to evaluate.",

@@ -97,10 +97,6 @@ class Corpus:
     def name(self) -> str:
         return self.directory.resolve().name
 
-    @property
-    def test_point_count(self) -> int:
-        return sum(len(c.test_points()) for c in self.conversations)
-
 
 def _json_path(loc: tuple[int | str, ...]) -> str:
     out = ""

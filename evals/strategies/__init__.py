@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKENDS",
     "EMBEDDERS",
-    "RUNNERS",
+    "STRATEGY_NAMES",
     "FullHistory",
     "MemoryStrategy",
     "Message",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 # The original harness's four first; then the baselines that calibrate the table.
-RUNNERS = ("mneme", "no_memory", "summary_buffer", "full_history", "random_k", "recency", "bm25")
+STRATEGY_NAMES = ("mneme", "no_memory", "summary_buffer", "full_history", "random_k", "recency", "bm25")
 
 # Mneme's backends (here, like EMBEDDERS, so the CLI can offer them without importing Mneme).
 BACKENDS = ("memory", "sqlite")
@@ -48,7 +48,7 @@ REFERENCE_STRATEGY = "full_history"
 
 
 def build_strategy(
-    runner: str,
+    name: str,
     *,
     backend: str = "memory",
     embedder: str = "hash",
@@ -56,29 +56,29 @@ def build_strategy(
     cache: Cache | None = None,
     summarize_fn: Any = None,
 ) -> MemoryStrategy:
-    """Build the strategy named ``runner``; ``backend``, ``embedder`` and ``cache`` (for
+    """Build the strategy named ``name``; ``backend``, ``embedder`` and ``cache`` (for
     embeddings) apply to mneme only, ``seed`` to random_k only, ``summarize_fn`` (None:
     the default concatenation) to summary_buffer only."""
-    if runner == "mneme":
+    if name == "mneme":
         # Imported here so the baselines work (and load fast) without touching Mneme.
         from evals.strategies.mneme import Mneme
 
         return Mneme(backend=backend, embedder=embedder, cache=cache)
-    if runner == "no_memory":
+    if name == "no_memory":
         return NoMemory()
-    if runner == "full_history":
+    if name == "full_history":
         return FullHistory()
-    if runner == "summary_buffer":
+    if name == "summary_buffer":
         return SummaryBuffer() if summarize_fn is None else SummaryBuffer(summarize_fn=summarize_fn)
-    if runner == "random_k":
+    if name == "random_k":
         return RandomK(seed=seed)
-    if runner == "recency":
+    if name == "recency":
         return Recency()
-    if runner == "bm25":
+    if name == "bm25":
         from evals.strategies.bm25 import BM25
 
         return BM25()
-    raise EvalsError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
+    raise EvalsError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}")
 
 
 def model_of(strategy: MemoryStrategy) -> str:
