@@ -20,7 +20,7 @@ from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.evaluate import RunConfig, evaluate
 from evals.report import dump_json, legacy_json, run_line, summary_line
-from evals.strategies import BACKENDS, EMBEDDERS, STRATEGY_NAMES
+from evals.strategies import BACKENDS, EMBEDDERS, Registry
 
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
@@ -72,10 +72,11 @@ def run_options(func: Callable) -> Callable:
         click.option(
             "--runner",
             "strategy",
-            type=click.Choice(STRATEGY_NAMES),
             default="mneme",
             show_default=True,
-            help="Memory strategy to evaluate.",
+            help="Memory strategy to evaluate: a registered name (`evals strategies` lists them: "
+            + ", ".join(Registry().names())
+            + ") or a factory as package.module:function.",
         ),
         click.option(
             "--backend",
@@ -265,6 +266,16 @@ def _echo_llm_usage(document: dict[str, Any]) -> None:
         )
 
 
+def _option_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
+        out[key.strip()] = value
+    return out
+
+
 def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, before: Sequence[str], after: Sequence[str] = (), metrics: Sequence[str] | None = None) -> None:
     from evals import tables
 
@@ -315,8 +326,23 @@ def cli() -> None:
     default=None,
     help="Also write the result as JSON in the original harness's shape.",
 )
+@click.option(
+    "--option",
+    "strategy_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option of the strategy, validated by it (repeatable); `evals strategies` lists each one's options. "
+    "For mneme, --option backend=sqlite is the same as --backend sqlite.",
+)
 def run_command(
-    *, store: Path | None, force: bool, no_cache: bool, repo: Path | None, output: Path | None, **options: Any
+    *,
+    store: Path | None,
+    force: bool,
+    no_cache: bool,
+    repo: Path | None,
+    output: Path | None,
+    strategy_options: tuple[str, ...],
+    **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
 
@@ -341,6 +367,7 @@ def run_command(
       evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
     """
     api_key = options.pop("api_key")
+    options["options"] = _option_pairs(strategy_options)
     path, create_parent = _store_path(store)
     from evals.workflow import run_with_store
 

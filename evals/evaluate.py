@@ -19,7 +19,7 @@ from evals.errors import EvalsError
 from evals.playthrough import likely_records, play_corpus
 from evals.results import Evaluation
 from evals.scoring import score_run
-from evals.strategies import build_strategy
+from evals.strategies import BuildContext, Planned, Prefetching, Registry
 from evals.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -33,7 +33,10 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    strategy: str = "mneme"  # the CLI's --runner
+    strategy: str = "mneme"  # the CLI's --runner: a registered name or package.module:factory
+    # The strategy's options (--option key=value), validated by its own options model.
+    options: dict[str, Any] = Field(default_factory=dict)
+    # Mneme's --backend/--embedder: they fill the options of those names, for any strategy that has them.
     backend: str = "memory"
     embedder: str = "hash"
     corpus: Path = Path("corpus")
@@ -68,13 +71,25 @@ class RunConfig(BaseModel):
 
         return answer_identity(self.answer_model, self.judge_model if self.judge else None, self.endpoint())
 
-    def summarize_fn(self, client: Any = None) -> Any:
-        """summary_buffer's summariser: the answer model when answers are on, else the default."""
-        if not (self.answers_on and self.strategy == "summary_buffer"):
-            return None
-        from evals.llm import ChatSummarizer
+    def plan(self, registry: Registry | None = None, *, cache: Cache | None = None, client: Any = None) -> Planned:
+        """The strategy with its validated options and configuration, nothing built yet.
 
-        return ChatSummarizer(client, self.answer_model)
+        With answers on, strategies get the answer model as their summariser
+        (summary_buffer uses it); ``client`` None only names it, for working
+        out a configuration without making requests."""
+        registry = registry or Registry()
+        spec = registry.get(self.strategy)
+        flags = {"backend": self.backend, "embedder": self.embedder}
+        options = {key: value for key, value in flags.items() if key in spec.options.model_fields}
+        options.update(self.options)
+        summarize_fn = summarizer = None
+        if self.answers_on:
+            from evals.llm import ChatSummarizer
+
+            summarize_fn = ChatSummarizer(client, self.answer_model)
+            summarizer = summarize_fn.__name__
+        context = BuildContext(seed=self.seed, cache=cache, summarize_fn=summarize_fn, summarizer=summarizer)
+        return registry.plan(self.strategy, options, context)
 
 
 def evaluate(
@@ -84,29 +99,25 @@ def evaluate(
     progress: Callable[[int, int, str], None] | None = None,
     cache: Cache | None = None,
     api_key: str | None = None,
+    registry: Registry | None = None,
 ) -> Evaluation:
     """Play ``config`` and score it. ``cache`` holds slow or paid work (embeddings,
     LLM requests) across runs; None computes everything afresh and keeps nothing.
-    ``api_key`` (default: $OPENAI_API_KEY) is for the chat endpoint when answers are on."""
+    ``api_key`` (default: $OPENAI_API_KEY) is for the chat endpoint when answers are on.
+    ``registry`` finds the strategy (default: the installed ones)."""
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = load_corpus(config.corpus)
     client = _chat_client(config, cache, api_key) if config.answers_on else None
     try:
-        strategy = build_strategy(
-            config.strategy,
-            backend=config.backend,
-            embedder=config.embedder,
-            seed=config.seed,
-            cache=cache,
-            summarize_fn=config.summarize_fn(client),
-        )
+        planned = config.plan(registry, cache=cache, client=client)
+        strategy = planned.build()
         counter = counter or TokenCounter()
         counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
-        prefetch = getattr(strategy, "prefetch", None)
+        prefetch = isinstance(strategy, Prefetching)
         clock = time.perf_counter()
-        if prefetch is not None:  # batch the slow embeddings up front, through the cache
-            prefetch((t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn)), progress)
+        if prefetch:  # batch the slow embeddings up front, through the cache
+            strategy.prefetch((t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn)), progress)
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
         run = play_corpus(
@@ -117,8 +128,10 @@ def evaluate(
             corpus_dir=str(config.corpus),
             progress=progress,
             on_test_point=_collector(asked, k=config.k) if client is not None else None,
+            configuration=planned.configuration,
+            model=planned.model,
         )
-        if prefetch is not None:  # the embedding up front is part of the run's time
+        if prefetch:  # the embedding up front is part of the run's time
             run = run.model_copy(update={"duration_s": run.duration_s + prefetched})
         scores = score_run(run, counter)
         answers = None

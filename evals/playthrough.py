@@ -18,7 +18,7 @@ from typing import Any
 from evals.corpus import Corpus
 from evals.errors import EvalsError
 from evals.results import ConversationResult, RunResult, TestPointResult
-from evals.strategies import MemoryStrategy, model_of
+from evals.strategies import NO_MODEL, CountsAhead, MemoryStrategy, Record, StrategyError
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["likely_records", "play_corpus"]
@@ -35,12 +35,16 @@ def play_corpus(
     corpus_dir: str | None = None,
     progress: Progress | None = None,
     on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
+    configuration: dict[str, Any] | None = None,
+    model: str = NO_MODEL,
 ) -> RunResult:
     """Play every conversation of ``corpus`` through ``strategy``.
 
     ``corpus_dir`` is the folder as the user named it (the result records it
     verbatim, as the original harness did); ``progress`` is called after each
-    conversation with (done, total, conversation id).
+    conversation with (done, total, conversation id). ``configuration`` and
+    ``model`` are what the registry planned for the strategy (the result's
+    ``strategy`` block; by default just its name).
     """
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
@@ -57,11 +61,12 @@ def play_corpus(
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
-                records = list(strategy.retrieve_records(test.question, k=k))
+                retrieved = strategy.retrieve(test.question, k)
+                records = _texts(retrieved, strategy, conversation.id, index)
                 retrieved_turns = None
                 if test.evidence_turns:
                     lookup = lookup or TurnLookup(conversation)
-                    retrieved_turns = record_turns(records, lookup, index)
+                    retrieved_turns = _source_turns(retrieved, record_turns(records, lookup, index))
                 point = TestPointResult(
                     turn_index=index,
                     question=test.question,
@@ -78,7 +83,7 @@ def play_corpus(
                     on_test_point(conversation.id, point, strategy)
             if turn.record:
                 try:
-                    strategy.add(turn.role, turn.content)
+                    strategy.add(turn.role, turn.content, turn=index)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"conversation {conversation.id!r}, turn {index}: {exc}", *exc.args[1:])
                     raise
@@ -86,8 +91,8 @@ def play_corpus(
         if progress is not None:
             progress(done, total, conversation.id)
     return RunResult(
-        strategy=strategy.config_summary(),
-        model=model_of(strategy),
+        strategy=configuration if configuration is not None else {"name": strategy.name},
+        model=model,
         k=k,
         seed=seed,
         corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
@@ -106,7 +111,7 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
     by default its content); only turns before a conversation's last test
     point can be retrieved at all.
     """
-    candidates = getattr(strategy, "record_candidates", None)
+    candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
     texts: list[str] = []
     for conversation in corpus.conversations:
         last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
@@ -118,3 +123,31 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
             else:
                 texts.extend(candidates(turn.role, turn.content))
     return texts
+
+
+def _texts(retrieved: list[Record | str], strategy: MemoryStrategy, conversation_id: str, before: int) -> list[str]:
+    """The records' texts; a record that is neither text nor a :class:`Record` is the strategy's error."""
+    if all(type(r) is str for r in retrieved):  # the common case, kept fast: full_history returns hundreds
+        return list(retrieved)
+    texts = []
+    for record in retrieved:
+        if isinstance(record, str):
+            texts.append(record)
+        elif isinstance(record, Record) and isinstance(record.text, str):
+            if record.turn is not None and not (isinstance(record.turn, int) and 0 <= record.turn < before):
+                raise StrategyError(
+                    f"strategy {strategy.name}: conversation {conversation_id!r}, turn {before}: a record names "
+                    f"source turn {record.turn!r}, which is not an earlier turn (0..{before - 1})"
+                )
+            texts.append(record.text)
+        else:
+            raise StrategyError(
+                f"strategy {strategy.name}: conversation {conversation_id!r}, turn {before}: retrieve returned "
+                f"a {type(record).__name__}, not a str or Record"
+            )
+    return texts
+
+
+def _source_turns(retrieved: list[Record | str], by_text: list[int | None]) -> list[int | None]:
+    """Each record's turn: the one it names, else the one its text is (evals.turn_refs)."""
+    return [r.turn if isinstance(r, Record) and r.turn is not None else t for r, t in zip(retrieved, by_text, strict=True)]

@@ -18,7 +18,6 @@ from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance, collect_provenance
 from evals.report import legacy_json
-from evals.strategies import build_strategy, model_of
 from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key
 from evals.tokens import TokenCounter
 
@@ -41,18 +40,12 @@ def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str)
     if not provenance.is_clean_commit:
         return None
     corpus = load_corpus(config.corpus)
-    strategy = build_strategy(
-        config.strategy,
-        backend=config.backend,
-        embedder=config.embedder,
-        seed=config.seed,
-        summarize_fn=config.summarize_fn(),
-    )
+    planned = config.plan()
     return reuse_key(
         provenance,
         corpus_digest=corpus.digest,
-        strategy_config=strategy.config_summary(),
-        model=model_of(strategy),
+        strategy_config=planned.configuration,
+        model=planned.model,
         k=config.k,
         seed=config.seed,
         tokenizer=tokenizer,

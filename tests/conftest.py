@@ -33,3 +33,17 @@ def clean_repo(tmp_path: Path) -> Path:
     subprocess.run([*git, "add", "README"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "fixture"], check=True)
     return repo
+
+
+def build(name: str, **options):
+    """The registered strategy ``name`` with these options, built as a run builds it."""
+    from evals.strategies import BuildContext, Registry
+
+    return Registry().plan(name, options, BuildContext()).build()
+
+
+def configuration(name: str, **options) -> dict:
+    """The configuration a run of strategy ``name`` with these options records, found without building it."""
+    from evals.strategies import BuildContext, Registry
+
+    return Registry().plan(name, options, BuildContext()).configuration

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from evals.evaluate import RunConfig, evaluate
-from evals.strategies import build_strategy
+from conftest import build, configuration
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 
@@ -30,20 +30,20 @@ def test_random_k_depends_on_the_seed():
 
 def test_random_k_draws_k_distinct_earlier_turns():
     """random_k returns min(k, history) distinct turns from the history, in history order."""
-    strategy = build_strategy("random_k", seed=3)
+    strategy = build("random_k", seed=3)
     strategy.reset()
     history = [f"turn {i}" for i in range(20)]
     for text in history:
         strategy.add("user", text)
-    got = strategy.retrieve_records("q", k=5)
+    got = strategy.retrieve("q", 5)
     assert len(set(got)) == 5 and set(got) <= set(history)
     assert got == sorted(got, key=history.index)
-    assert strategy.retrieve_records("q", k=50) == history
+    assert strategy.retrieve("q", 50) == history
 
 
 def test_random_k_records_its_seed():
     """The seed is part of random_k's configuration, so runs with other seeds are other configurations."""
-    assert build_strategy("random_k", seed=9).config_summary() == {"name": "random_k", "seed": 9}
+    assert configuration("random_k", seed=9) == {"name": "random_k", "seed": 9}
 
 
 def test_bm25_finds_the_lexical_match():
@@ -53,20 +53,20 @@ def test_bm25_finds_the_lexical_match():
 
 def test_bm25_returns_only_turns_sharing_a_term():
     """A question with no term in common with the history retrieves nothing."""
-    strategy = build_strategy("bm25")
+    strategy = build("bm25")
     strategy.reset()
     strategy.add("user", "the cat sat on the mat")
-    assert strategy.retrieve_records("quantum chromodynamics", k=5) == []
-    assert strategy.retrieve_records("where is the cat", k=5) == ["the cat sat on the mat"]
+    assert strategy.retrieve("quantum chromodynamics", 5) == []
+    assert strategy.retrieve("where is the cat", 5) == ["the cat sat on the mat"]
 
 
 def test_bm25_forgets_between_conversations():
     """reset() empties bm25's history and its token cache."""
-    strategy = build_strategy("bm25")
+    strategy = build("bm25")
     strategy.add("user", "the cat sat on the mat")
     strategy.reset()
     strategy.add("user", "dogs bark")
-    assert strategy.retrieve_records("cat", k=5) == []
+    assert strategy.retrieve("cat", 5) == []
 
 
 def test_bm25_questions_in_a_row_rank_as_on_a_fresh_index():
@@ -74,13 +74,13 @@ def test_bm25_questions_in_a_row_rank_as_on_a_fresh_index():
     the index, and rank exactly as a strategy that indexed the same history afresh; a turn
     added afterwards is found."""
     history = ["the cat sat on the mat", "dogs bark at the mail carrier", "a cat and a dog became friends"]
-    reused = build_strategy("bm25")
+    reused = build("bm25")
     for turn in history:
         reused.add("user", turn)
     for question in ["where is the cat", "what do dogs do", "who became friends"]:
-        fresh = build_strategy("bm25")
+        fresh = build("bm25")
         for turn in history:
             fresh.add("user", turn)
-        assert reused.retrieve_records(question, k=2) == fresh.retrieve_records(question, k=2)
+        assert reused.retrieve(question, 2) == fresh.retrieve(question, 2)
     reused.add("user", "parrots talk")
-    assert reused.retrieve_records("which birds talk like parrots", k=2) == ["parrots talk"]
+    assert reused.retrieve("which birds talk like parrots", 2) == ["parrots talk"]

@@ -8,7 +8,7 @@ import pytest
 
 from evals.corpus import load_corpus
 from evals.playthrough import play_corpus
-from evals.strategies import build_strategy
+from conftest import build
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HISTORY = [f"the shed note number {i}" for i in range(15)]  # every turn shares "shed" with the question
@@ -17,7 +17,7 @@ QUESTION = "what does the shed note say"
 
 def played(runner: str):
     """A strategy that has been given the 15 turns of HISTORY."""
-    strategy = build_strategy(runner)
+    strategy = build(runner)
     strategy.reset()
     for text in HISTORY:
         strategy.add("user", text)
@@ -26,7 +26,7 @@ def played(runner: str):
 
 @pytest.mark.parametrize("runner", ["recency", "random_k", "bm25"])
 def test_context_for_gives_k_turns(runner):
-    """context_for(q, k=10) gives 10 turns when the history holds more, as retrieve_records does."""
+    """context_for(q, k=10) gives 10 turns when the history holds more, as retrieve does."""
     assert len(played(runner).context_for(QUESTION, k=10)) == 10
 
 
@@ -42,7 +42,7 @@ def random_k_records(corpus, *, ask: bool) -> list[list[str]]:
     def ask_context(conversation_id, point, strategy):
         strategy.context_for(point.question, k=3)
 
-    run = play_corpus(load_corpus(corpus), build_strategy("random_k"), k=3, on_test_point=ask_context if ask else None)
+    run = play_corpus(load_corpus(corpus), build("random_k"), k=3, on_test_point=ask_context if ask else None)
     return [p.retrieved_records for c in run.conversations for p in c.test_points]
 
 
@@ -53,7 +53,7 @@ def test_random_k_records_do_not_depend_on_context_for():
 
 
 def test_random_k_context_is_what_it_retrieved():
-    """random_k's context_for gives exactly the turns its preceding retrieve_records drew for that question and k."""
+    """random_k's context_for gives exactly the turns its preceding retrieve drew for that question and k."""
     strategy = played("random_k")
-    records = strategy.retrieve_records(QUESTION, k=4)
+    records = strategy.retrieve(QUESTION, 4)
     assert [m["content"] for m in strategy.context_for(QUESTION, k=4)] == records

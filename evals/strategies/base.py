@@ -1,12 +1,46 @@
-"""The protocol every memory strategy implements. No inheritance required."""
+"""The contract every memory strategy keeps, and the optional capabilities it may declare.
+
+A strategy is any object with these members; no inheritance is needed
+(``docs/strategies.md`` walks through writing one, and ``evals check-strategy``
+tests one against this contract before a long run):
+
+* ``name``: the strategy's registered name.
+* ``add(role, content, *, turn)``: remember one conversation turn; ``turn`` is
+  its 0-based index in the conversation.
+* ``retrieve(query, k)``: the records for ``query``, best first: each a
+  :class:`Record`, or a plain ``str`` (a record whose source turn is unknown).
+  A record that names its source turn is matched to evidence by that turn, so
+  a memory that rewrites what it stores is still scored on evidence recall;
+  one that does not is matched by its text (:mod:`evals.turn_refs`).
+* ``context_for(query, k)``: the chat messages it would put before a model.
+* ``reset()``: forget everything; called before each conversation.
+
+A strategy's configuration is not asked of the instance: it is the registered
+name plus the validated options (:mod:`evals.strategies.registry`), known
+before anything is built.
+
+Optional capabilities are protocols a strategy declares by having the member:
+:class:`Prefetching` (embed every text up front, in batches, through the
+cache) and :class:`CountsAhead` (which texts a turn may become as records, so
+token counting can start early).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["Message", "MemoryStrategy"]
+__all__ = ["CountsAhead", "MemoryStrategy", "Message", "Prefetching", "Record", "record_text", "record_turn"]
 
 Message = dict[str, str]
+
+
+class Record(NamedTuple):
+    """One retrieved record: its text, and (when the memory knows it) the turn it came from and a score."""
+
+    text: str
+    turn: int | None = None
+    score: float | None = None
 
 
 @runtime_checkable
@@ -15,18 +49,36 @@ class MemoryStrategy(Protocol):
 
     name: str
 
-    def add(self, role: str, content: str) -> None:
-        """Record one turn."""
+    def add(self, role: str, content: str, *, turn: int) -> None:
+        """Record one turn (``turn``: its index in the conversation)."""
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
-        """The chat messages this memory would put in front of a model for ``query``. A run
-        passes its ``k``, so the model is shown the records that were scored for ``query``."""
-
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int) -> list[Record | str]:
         """The records retrieved for ``query``, best first (what recall@k scores)."""
+
+    def context_for(self, query: str, k: int) -> list[Message]:
+        """The chat messages this memory would put in front of a model for ``query``."""
 
     def reset(self) -> None:
         """Forget everything; called before each conversation."""
 
-    def config_summary(self) -> dict[str, Any]:
-        """The result's ``strategy`` block: ``name`` plus every setting that changes results."""
+
+@runtime_checkable
+class Prefetching(Protocol):
+    """Embeds every text of a corpus ahead of the play-through (in batches, through the cache)."""
+
+    def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None: ...
+
+
+@runtime_checkable
+class CountsAhead(Protocol):
+    """Says which texts a turn may turn into as records, so token counting can start early."""
+
+    def record_candidates(self, role: str, content: str) -> tuple[str, ...]: ...
+
+
+def record_text(record: Record | str) -> str:
+    return record if isinstance(record, str) else record.text
+
+
+def record_turn(record: Record | str) -> int | None:
+    return None if isinstance(record, str) else record.turn

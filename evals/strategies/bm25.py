@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from evals.strategies.base import Message
+from evals.strategies.registry import StrategySpec
 
 K1, B = 1.5, 0.75
 
@@ -32,7 +33,7 @@ class BM25:
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
         self._index: Any = None  # over the first len(self._turn_tokens) turns
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self._turns.append({"role": role, "content": content})
 
     def _top(self, query: str, k: int) -> list[Message]:
@@ -53,10 +54,10 @@ class BM25:
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
         return self._top(query, k)
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         return [t["content"] for t in self._top(query, k)]
 
     def reset(self) -> None:
@@ -64,5 +65,10 @@ class BM25:
         self._turn_tokens.clear()
         self._index = None
 
-    def config_summary(self) -> dict[str, Any]:
-        return {"name": self.name, "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"}
+
+SPEC = StrategySpec(
+    name="bm25",
+    build=lambda options, context: BM25(),
+    describe=lambda options, context: {"name": "bm25", "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"},
+    summary="Lexical top-k over the earlier turns (bm25s).",
+)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from evals.strategies.base import Message
+from evals.strategies.registry import StrategySpec
 
 
 class FullHistory:
@@ -13,13 +13,13 @@ class FullHistory:
     def __init__(self) -> None:
         self._turns: list[Message] = []
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self._turns.append({"role": role, "content": content})
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
-        return list(self._turns)  # every turn, ignoring k, as retrieve_records does
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
+        return list(self._turns)  # every turn, ignoring k, as retrieve does
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         # k is ignored on purpose: the oracle sees the whole transcript, and
         # cutting it to k would understate the ceiling it stands for.
         return [t["content"] for t in self._turns]
@@ -27,5 +27,9 @@ class FullHistory:
     def reset(self) -> None:
         self._turns.clear()
 
-    def config_summary(self) -> dict[str, Any]:
-        return {"name": self.name}
+
+SPEC = StrategySpec(
+    name="full_history",
+    build=lambda options, context: FullHistory(),
+    summary="Every earlier turn, ignoring k: the recall ceiling at unbounded cost.",
+)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 import mneme
+from pydantic import BaseModel, ConfigDict, Field
 
 from evals.cache import Cache
 from evals.errors import EvalsError
 from evals.strategies.base import Message
-from evals.strategies.mneme_embedders import make_embedder
+from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, make_embedder
+from evals.strategies.registry import BuildContext, StrategySpec
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
 _RECORD_ID = re.compile(r"\[(EPISODE|FACT) id=([0-9A-Za-z-]+)")
@@ -68,11 +70,11 @@ class Mneme:
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self.manager.working.add(role=role, content=content)
         self.manager.episodic.add(content, metadata={"role": role, "source": "eval"})
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
         """Mneme's own prompt context, with each record's random id replaced by its
         order of citation, so the same memories give the same prompt (and the same
         cached answer) on every run."""
@@ -86,7 +88,7 @@ class Mneme:
         messages = context_for(self.manager, query, k=k, token_budget=None)
         return [{**m, "content": _RECORD_ID.sub(stable, m["content"])} for m in messages]
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         return [r.record.content for r in self.manager.retrieve(query, k=k)]
 
     def reset(self) -> None:
@@ -99,12 +101,27 @@ class Mneme:
         if prefetch is not None:
             prefetch(texts, progress)
 
-    def config_summary(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "backend": type(self._backend).__name__,
-            # The wrapped embedder's class: the cache changes no vector, so not the configuration.
-            "embedder": type(getattr(self._embedder, "inner", self._embedder)).__name__,
-            "dimensions": self._embedder.dimensions,
-            "model": self.model,
-        }
+
+BACKEND_CLASSES = {"memory": "InMemoryBackend", "sqlite": "SQLiteBackend"}
+
+
+class MnemeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["memory", "sqlite"] = Field(default="memory", description="storage backend (--backend)")
+    embedder: Literal["hash", "minilm", "openai"] = Field(default="hash", description="embedder (--embedder)")
+
+
+def _describe(options: MnemeOptions, context: BuildContext) -> dict[str, Any]:
+    embedder, dimensions, model = EMBEDDER_IDENTITY[options.embedder]
+    # The wrapped embedder's class: the cache changes no vector, so it is not the configuration.
+    return {"name": "mneme", "backend": BACKEND_CLASSES[options.backend], "embedder": embedder, "dimensions": dimensions, "model": model}
+
+
+SPEC = StrategySpec(
+    name="mneme",
+    build=lambda options, context: Mneme(backend=options.backend, embedder=options.embedder, cache=context.cache),
+    options=MnemeOptions,
+    describe=_describe,
+    summary="Mneme (smolAmem): working memory plus the episodic tier, retrieved by manager.retrieve.",
+)

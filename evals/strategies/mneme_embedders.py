@@ -39,6 +39,7 @@ __all__ = [
     "EMBEDDERS",
     "HASH_DIMENSIONS",
     "MINILM_BATCH_SIZE",
+    "EMBEDDER_IDENTITY",
     "MINILM_MODEL",
     "CachingEmbedder",
     "MiniLMEmbedder",
@@ -50,6 +51,16 @@ EMBEDDERS = ("hash", "minilm", "openai")
 HASH_DIMENSIONS = 16
 MINILM_MODEL = "all-MiniLM-L6-v2"
 MINILM_DIMENSIONS = 384
+OPENAI_MODEL = "text-embedding-3-small"  # mneme.OpenAIEmbeddings' default
+OPENAI_DIMENSIONS = 1536
+
+# What each --embedder is, known without building it: (embedder class as the
+# configuration names it, dimensions, the model a run records).
+EMBEDDER_IDENTITY: dict[str, tuple[str, int, str]] = {
+    "hash": ("HashEmbedder", HASH_DIMENSIONS, f"hash-{HASH_DIMENSIONS}"),
+    "minilm": ("MiniLMEmbedder", MINILM_DIMENSIONS, MINILM_MODEL),
+    "openai": ("OpenAIEmbeddings", OPENAI_DIMENSIONS, OPENAI_MODEL),
+}
 # Fixed: the same texts in the same batches give the same bits in every process.
 MINILM_BATCH_SIZE = 32
 # Texts per step of the up-front embedding: each step is cached and reported as it ends.

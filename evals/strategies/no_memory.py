@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from evals.strategies.base import Message
+from evals.strategies.registry import StrategySpec
 
 
 class NoMemory:
     name = "no_memory"
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         pass
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
         return []
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         return []
 
     def record_candidates(self, role: str, content: str) -> tuple[str, ...]:
@@ -25,5 +25,5 @@ class NoMemory:
     def reset(self) -> None:
         pass
 
-    def config_summary(self) -> dict[str, Any]:
-        return {"name": self.name}
+
+SPEC = StrategySpec(name="no_memory", build=lambda options, context: NoMemory(), summary="Remembers nothing: the floor.")

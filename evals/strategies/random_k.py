@@ -4,7 +4,7 @@ A memory whose recall does not beat this one's, by more than the intervals,
 has shown nothing. Draws are seeded by the run's seed and the conversation's
 position, so a run is reproducible and each conversation independent.
 
-``context_for`` gives the turns the last ``retrieve_records`` drew for the same
+``context_for`` gives the turns the last ``retrieve`` drew for the same
 question and k, without drawing again: the answer model sees exactly the
 records that were scored, and asking for context (``--with-answers``) leaves
 the generator, and so every later retrieval, as it was.
@@ -13,9 +13,11 @@ the generator, and so every later retrieval, as it was.
 from __future__ import annotations
 
 import random
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from evals.strategies.base import Message
+from evals.strategies.registry import BuildContext, StrategySpec
 
 
 class RandomK:
@@ -28,18 +30,18 @@ class RandomK:
         self._rng = random.Random()
         self._last: dict[tuple[str, int], list[Message]] = {}  # (query, k) -> its latest draw
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self._turns.append({"role": role, "content": content})
 
     def _pick(self, k: int) -> list[Message]:
         chosen = sorted(self._rng.sample(range(len(self._turns)), min(k, len(self._turns))))
         return [self._turns[i] for i in chosen]
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
         last = self._last.get((query, k))
         return list(last) if last is not None else self._pick(k)
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         picked = self._last[query, k] = self._pick(k)
         return [t["content"] for t in picked]
 
@@ -49,5 +51,21 @@ class RandomK:
         self._conversation += 1
         self._rng.seed(f"{self._seed}:{self._conversation}")
 
-    def config_summary(self) -> dict[str, Any]:
-        return {"name": self.name, "seed": self._seed}
+
+class RandomKOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int | None = Field(default=None, description="seed of the draws (default: the run's --seed)")
+
+
+def _seed(options: RandomKOptions, context: BuildContext) -> int:
+    return context.seed if options.seed is None else options.seed
+
+
+SPEC = StrategySpec(
+    name="random_k",
+    build=lambda options, context: RandomK(seed=_seed(options, context)),
+    options=RandomKOptions,
+    describe=lambda options, context: {"name": "random_k", "seed": _seed(options, context)},
+    summary="k earlier turns drawn uniformly at random: the chance floor.",
+)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from evals.strategies.base import Message
+from evals.strategies.registry import StrategySpec
 
 
 class Recency:
@@ -13,17 +13,17 @@ class Recency:
     def __init__(self) -> None:
         self._turns: list[Message] = []
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self._turns.append({"role": role, "content": content})
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
         return self._turns[-k:]
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         return [t["content"] for t in self._turns[-k:]]
 
     def reset(self) -> None:
         self._turns.clear()
 
-    def config_summary(self) -> dict[str, Any]:
-        return {"name": self.name}
+
+SPEC = StrategySpec(name="recency", build=lambda options, context: Recency(), summary="The last k turns: a plain sliding window.")

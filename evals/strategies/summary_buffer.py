@@ -11,7 +11,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from evals.strategies.base import Message
+from evals.strategies.registry import BuildContext, StrategySpec
 
 SummarizeFn = Callable[[list[Message]], str]
 
@@ -62,7 +65,7 @@ class SummaryBuffer:
         self._recent: deque[Message] = deque()
         self._summary: str | _NestedConcatenation | None = None
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self._recent.append({"role": role, "content": content})
         while len(self._recent) > self._max_recent:
             evicted = self._recent.popleft()
@@ -79,12 +82,12 @@ class SummaryBuffer:
             return self._summary.text()
         return self._summary
 
-    def context_for(self, query: str, *, k: int = 5) -> list[Message]:
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
         summary = self.summary()
         head = [{"role": "system", "content": summary}] if summary is not None else []
         return [*head, *self._recent]
 
-    def retrieve_records(self, query: str, *, k: int = 5) -> list[str]:
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
         summary = self.summary()
         records = [summary] if summary is not None else []
         records.extend(t["content"] for t in self._recent)
@@ -103,9 +106,31 @@ class SummaryBuffer:
             return (f" | {role}: {content}",)
         return (content,)
 
-    def config_summary(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "max_recent_turns": self._max_recent,
-            "summarize_fn": getattr(self._summarize, "__name__", type(self._summarize).__name__),
-        }
+
+class SummaryBufferOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_recent_turns: int = Field(default=DEFAULT_RECENT_TURNS, ge=1, description="turns kept verbatim")
+
+
+def _build(options: SummaryBufferOptions, context: BuildContext) -> SummaryBuffer:
+    summarize = context.summarize_fn if context.summarize_fn is not None else concatenate_summary
+    return SummaryBuffer(max_recent_turns=options.max_recent_turns, summarize_fn=summarize)
+
+
+def _describe(options: SummaryBufferOptions, context: BuildContext) -> dict[str, Any]:
+    return {
+        "name": "summary_buffer",
+        "max_recent_turns": options.max_recent_turns,
+        # The LLM summariser when answers are on (named after its model), else the concatenation.
+        "summarize_fn": context.summarizer or concatenate_summary.__name__,
+    }
+
+
+SPEC = StrategySpec(
+    name="summary_buffer",
+    build=_build,
+    options=SummaryBufferOptions,
+    describe=_describe,
+    summary="The last turns verbatim plus a rolling summary of the rest.",
+)
