@@ -130,6 +130,7 @@ def evaluate(
             on_test_point=_collector(asked, k=config.k) if client is not None else None,
             configuration=planned.configuration,
             model=planned.model,
+            source=planned.spec.source,
         )
         if prefetch:  # the embedding up front is part of the run's time
             run = run.model_copy(update={"duration_s": run.duration_s + prefetched})

@@ -60,6 +60,7 @@ class _RunBlock(BaseModel):
     package_version: str
     mneme_version: str | None
     python_version: str
+    strategy_source: str | None = None  # absent from exports written before it was recorded
     cache_hits: int | None = None  # absent from exports written before they were recorded
     cache_misses: int | None = None
     conversations: list[_Conversation]
@@ -97,6 +98,7 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "package_version": summary.package_version,
         "mneme_version": summary.mneme_version,
         "python_version": summary.python_version,
+        "strategy_source": summary.strategy_source,
         "cache_hits": summary.cache_hits,
         "cache_misses": summary.cache_misses,
         "conversations": [
@@ -187,6 +189,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         started_at=block.timestamp,
         duration_s=block.duration_s,
         conversations=doc.conversations,
+        strategy_source=block.strategy_source,
     )
     scores = Scores(tokenizer=doc.tokenizer, conversation_ids=[c.conversation_id for c in doc.conversations], points=points)
     provenance = Provenance(

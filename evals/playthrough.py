@@ -37,6 +37,7 @@ def play_corpus(
     on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
     configuration: dict[str, Any] | None = None,
     model: str = NO_MODEL,
+    source: str | None = None,
 ) -> RunResult:
     """Play every conversation of ``corpus`` through ``strategy``.
 
@@ -93,6 +94,7 @@ def play_corpus(
     return RunResult(
         strategy=configuration if configuration is not None else {"name": strategy.name},
         model=model,
+        strategy_source=source,
         k=k,
         seed=seed,
         corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),

@@ -63,6 +63,8 @@ class RunResult(BaseModel):
     started_at: datetime
     duration_s: float
     conversations: list[ConversationResult]
+    # Where the strategy came from (evals.strategies.registry): built-in, a distribution and version, or module:attr.
+    strategy_source: str | None = None
 
 
 def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:

@@ -62,6 +62,9 @@ class RunSummary:
     metrics: dict[str, MetricValue] = field(default_factory=dict)
     cache_hits: int | None = None  # embeddings this run found in the embedding/LLM cache
     cache_misses: int | None = None  # ... and computed; None when the run used no cache
+    # Where the strategy came from: built-in, a plug-in's distribution and version, or module:attr
+    # (None: stored before it was recorded).
+    strategy_source: str | None = None
     # End-to-end answers: how they were made and what they cost; all None for a run without them.
     answer_model: str | None = None
     judge_model: str | None = None

@@ -142,6 +142,7 @@ def make_summary(
         metrics=compute_metrics(ScoredRun(run, scores, answers)),
         cache_hits=cache_hits,
         cache_misses=cache_misses,
+        strategy_source=run.strategy_source,
         **extra,
     )
 
@@ -328,6 +329,7 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
     text_tokens: list[int] = []
     text_lengths: list[int] = []
     per_conversation: list[tuple[str, list[int | None]]] = []
+    source_turns: list[list[int | None] | None] = []  # only where the strategy named other turns than the texts are
     for result, conversation, scored in zip(record.run.conversations, record.conversations, record.scores.points, strict=True):
         turns = TurnLookup(conversation)
         turn_tokens = TurnTokens(len(turns.contents))
@@ -343,6 +345,9 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
             text_values.extend(encoded.texts)
             text_tokens.extend(turn_tokens.fold(encoded, score.record_tokens))
             text_lengths.append(len(encoded.texts))
+            declared = point.retrieved_turns
+            refs = [None if r < 0 else int(r) for r in encoded.refs.tolist()] if declared is not None else None
+            source_turns.append(list(declared) if declared is not None and declared != refs else None)
         per_conversation.append((result.conversation_id, turn_tokens.counts))
     lengths = [len(part) for part in ref_parts]
     flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
@@ -358,6 +363,7 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
             "record_turns": _list_array(lengths, pa.array(flat_refs, pa.int32(), mask=flat_refs < 0)),
             "record_texts": _list_array(text_lengths, pa.array(text_values, pa.string())),
             "text_tokens": _list_array(text_lengths, pa.array(text_tokens, pa.int32())),
+            "source_turns": pa.array(source_turns, pa.list_(pa.int32())),
         }
     )
     tokens = pa.table(

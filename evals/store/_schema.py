@@ -314,6 +314,16 @@ DROP MACRO evals_wilson_high;
 DROP MACRO evals_ratio;
 """
 
+# Plug-in strategies (evals.strategies.registry): where a run's strategy came
+# from (built-in, a distribution and its version, or module:attr), and the
+# source turns a strategy named for its records when they are not the turns
+# the records' texts are (a memory that rewrites what it stores). NULL: a run
+# stored before, or records whose turns are their texts' (record_turns).
+_PLUGINS = """
+ALTER TABLE runs ADD COLUMN strategy_source VARCHAR;
+ALTER TABLE test_points ADD COLUMN source_turns INTEGER[];
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -321,6 +331,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "intervals_strict_recall_mrr_cache_counts", _STATS),
     Migration(5, "answers_and_verdicts", _ANSWERS),
     Migration(6, "run_metrics", _RUN_METRICS),
+    Migration(7, "strategy_source_and_source_turns", _PLUGINS),
 )
 
 

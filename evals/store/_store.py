@@ -92,6 +92,7 @@ _SUMMARY_COLUMNS = (
     "cache_key",  # the reuse key (RunSummary.reuse_key); the column keeps its first name
     "cache_hits",
     "cache_misses",
+    "strategy_source",
     *_ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
@@ -504,7 +505,7 @@ class Store:
             ).fetchall()
         }
         points = self._arrow(
-            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens '
+            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns '
 
             "FROM test_points WHERE run_id = ? ORDER BY turn_index",
             [run_id],
@@ -539,7 +540,7 @@ class Store:
                     category=category,
                     answerable=answerable,
                     # The stored refs are the same mapping the run made (evals.turn_refs).
-                    retrieved_turns=list(point["record_turns"]) if evidence else None,
+                    retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -564,6 +565,7 @@ class Store:
             started_at=summary.timestamp,
             duration_s=summary.duration_s,
             conversations=results,
+            strategy_source=summary.strategy_source,
         )
         scores = Scores(
             tokenizer=summary.tokenizer,
@@ -655,6 +657,7 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         metrics=dict(sorted(metrics.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))),
         cache_hits=values["cache_hits"],
         cache_misses=values["cache_misses"],
+        strategy_source=values["strategy_source"],
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )

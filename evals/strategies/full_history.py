@@ -31,5 +31,6 @@ class FullHistory:
 SPEC = StrategySpec(
     name="full_history",
     build=lambda options, context: FullHistory(),
+    ignores_k=True,
     summary="Every earlier turn, ignoring k: the recall ceiling at unbounded cost.",
 )

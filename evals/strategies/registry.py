@@ -85,6 +85,7 @@ class StrategySpec:
     options: type[BaseModel] = NoOptions
     describe: Callable[[BaseModel, BuildContext], dict[str, Any]] | None = None
     summary: str = ""  # one line for `evals strategies`
+    ignores_k: bool = False  # returns more than k records by design (full_history, the oracle)
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
 
     def configuration(self, options: BaseModel, context: BuildContext) -> dict[str, Any]:

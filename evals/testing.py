@@ -1,0 +1,203 @@
+"""Contract checks for strategy authors: run a strategy through the contract before a long run.
+
+::
+
+    from evals.testing import check_strategy
+
+    def test_my_memory_keeps_the_contract():
+        assert check_strategy("my_package.memory:make_memory") == []
+
+Like scikit-learn's ``check_estimator``: each check plays a few turns of a
+tiny built-in conversation and says, in one line, what the strategy got
+wrong and what to fix. ``evals check-strategy NAME_OR_REF`` prints the same.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evals.errors import EvalsError
+from evals.strategies import BuildContext, MemoryStrategy, Record, Registry
+
+__all__ = ["Check", "check_strategy", "run_checks"]
+
+# A tiny conversation: distinct facts, so a memory that keeps anything finds some of them.
+TURNS = [
+    ("user", "My cat is called Biscuit and she is nine years old."),
+    ("assistant", "Biscuit sounds lovely. Nine is a good age for a cat."),
+    ("user", "I moved to Lisbon last spring for a job at a bakery."),
+    ("assistant", "Lisbon is a great city for bakeries."),
+    ("user", "My favourite editor is vim, I never use emacs."),
+    ("assistant", "Noted: vim, not emacs."),
+    ("user", "The staging database now listens on port 6543."),
+    ("assistant", "Port 6543 for staging, got it."),
+    ("user", "My sister Ana visits every second Sunday."),
+    ("assistant", "Ana on alternate Sundays, noted."),
+]
+QUESTION = "What is the name of my cat?"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    problem: str | None  # None: passed; else one line saying what to fix
+
+
+def _fed(strategy: MemoryStrategy, turns: int = len(TURNS)) -> MemoryStrategy:
+    strategy.reset()
+    for index, (role, content) in enumerate(TURNS[:turns]):
+        strategy.add(role, content, turn=index)
+    return strategy
+
+
+def _records(strategy: MemoryStrategy, query: str, k: int) -> list[Any]:
+    return list(strategy.retrieve(query, k))
+
+
+def _texts(records: list[Any]) -> list[str]:
+    return [r if isinstance(r, str) else r.text for r in records]
+
+
+def _check_members(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    missing = [m for m in ("add", "retrieve", "context_for", "reset") if not callable(getattr(strategy, m, None))]
+    if missing:
+        return f"missing method(s) {', '.join(missing)}: a strategy needs add, retrieve, context_for and reset"
+    if not isinstance(getattr(strategy, "name", None), str):
+        return "has no str attribute `name`"
+    if "turn" not in inspect.signature(strategy.add).parameters and not _takes_kwargs(strategy.add):
+        return "add() takes no `turn` keyword: write add(self, role, content, *, turn)"
+    return None
+
+
+def _takes_kwargs(method: Callable[..., Any]) -> bool:
+    return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(method).parameters.values())
+
+
+def _check_empty(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    strategy.reset()
+    records = _records(strategy, QUESTION, 5)
+    return None if records == [] else f"retrieve() on an empty memory returned {len(records)} record(s); it should return []"
+
+
+def _check_types(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    records = _records(_fed(strategy), QUESTION, 5)
+    if not isinstance(records, list):
+        return f"retrieve() returned a {type(records).__name__}; return a list"
+    for record in records:
+        if isinstance(record, Record):
+            if not isinstance(record.text, str):
+                return f"a Record's text is a {type(record.text).__name__}; it must be a str"
+        elif not isinstance(record, str):
+            return f"retrieve() returned a {type(record).__name__} record; return str or evals.strategies.Record"
+    return None
+
+
+def _check_turns(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    fed = 6
+    records = _records(_fed(strategy, fed), QUESTION, 5)
+    for record in records:
+        if isinstance(record, Record) and record.turn is not None:
+            if not isinstance(record.turn, int) or not 0 <= record.turn < fed:
+                return f"a Record names turn {record.turn!r} after {fed} turns were added; a source turn is an added turn's index (0..{fed - 1})"
+    return None
+
+
+def _check_k(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    if ignores_k:
+        return None
+    fed = _fed(strategy)
+    for k in (1, 3):
+        records = _records(fed, QUESTION, k)
+        if len(records) > k:
+            return f"retrieve(query, k={k}) returned {len(records)} records; return at most k (or declare ignores_k=True in the StrategySpec, like full_history)"
+    return None
+
+
+def _check_reset(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    fed = _fed(strategy)
+    fed.reset()
+    records = _records(fed, QUESTION, 5)
+    if records:
+        return f"after reset() retrieve() still returned {len(records)} record(s), e.g. {_texts(records)[0][:60]!r}; reset must forget everything"
+    return None
+
+
+def _check_found(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    texts = _texts(_records(_fed(strategy), QUESTION, len(TURNS)))
+    known = {content for _, content in TURNS}
+    if texts and not any(t in known or any(c in t or t in c for c in known) for t in texts):
+        return "retrieve() returned records that share nothing with the added turns; records should come from what was added"
+    return None
+
+
+def _check_context(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+    messages = _fed(strategy).context_for(QUESTION, 5)
+    if not isinstance(messages, list) or not all(
+        isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages
+    ):
+        return "context_for(query, k) must return a list of {'role': str, 'content': str} messages"
+    return None
+
+
+CHECKS: list[tuple[str, Callable[[MemoryStrategy, bool], str | None]]] = [
+    ("members", _check_members),
+    ("empty memory retrieves nothing", _check_empty),
+    ("records are str or Record", _check_types),
+    ("source turns are added turns", _check_turns),
+    ("retrieve honours k", _check_k),
+    ("reset empties memory", _check_reset),
+    ("records come from the turns", _check_found),
+    ("context_for gives chat messages", _check_context),
+]
+
+
+def run_checks(ref: str, options: Mapping[str, Any] | None = None, *, registry: Registry | None = None) -> list[Check]:
+    """Every contract check of strategy ``ref`` (a registered name or package.module:factory), in order."""
+    registry = registry or Registry()
+    context = BuildContext()
+    results: list[Check] = []
+    try:
+        planned = registry.plan(ref, dict(options or {}), context)
+    except EvalsError as exc:
+        return [Check("options", str(exc))]
+    config = planned.configuration
+    try:
+        json.dumps(config, sort_keys=True)
+        stable = registry.plan(ref, dict(options or {}), context).configuration == config
+        problem = None if stable else "the configuration differs between two plans of the same options; it must be a function of the options"
+    except (TypeError, ValueError) as exc:
+        problem = f"the configuration is not JSON-serialisable ({exc}); describe() must return plain JSON values"
+    if problem is None and config.get("name") != planned.spec.name:
+        problem = f"the configuration's name is {config.get('name')!r}, not the strategy's name {planned.spec.name!r}"
+    results.append(Check("configuration is JSON and stable", problem))
+    try:
+        strategy = planned.build()
+    except EvalsError as exc:
+        return [*results, Check("builds", str(exc))]
+    results.append(Check("builds", None))
+    ignores_k = planned.spec.ignores_k
+    members = _check_members(strategy, ignores_k)
+    results.append(Check("members", members))
+    if members is not None:
+        return results
+    for name, check in CHECKS[1:]:
+        try:
+            results.append(Check(name, check(strategy, ignores_k)))
+        except Exception as exc:  # noqa: BLE001 - a crash is a failed check, reported like one
+            results.append(Check(name, f"raised {type(exc).__name__}: {exc}"))
+    try:
+        again = planned.spec.build(planned.options, context)
+        same = _texts(_records(_fed(again), QUESTION, 5)) == _texts(_records(_fed(planned.spec.build(planned.options, context)), QUESTION, 5))
+        results.append(Check("same inputs, same records", None if same else "two fresh builds fed the same turns retrieved different records; seed any randomness"))
+    except Exception as exc:  # noqa: BLE001
+        results.append(Check("same inputs, same records", f"raised {type(exc).__name__}: {exc}"))
+    return results
+
+
+def check_strategy(ref: str, options: Mapping[str, Any] | None = None, *, registry: Registry | None = None) -> list[str]:
+    """The contract's complaints about strategy ``ref``, one line each; [] when it keeps the contract."""
+    return [f"{c.name}: {c.problem}" for c in run_checks(ref, options, registry=registry) if c.problem is not None]
