@@ -17,8 +17,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-# The original harness's four, then the baselines that calibrate the table.
-STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "random_k", "recency", "bm25")
 
 
 def sh(*args: str | Path) -> None:
@@ -37,7 +35,9 @@ def setup(extras: str = "") -> None:
 
 def run() -> None:
     setup()
-    for strategy in STRATEGIES:
+    # Every registered strategy: the built-ins and any plug-in installed in .venv.
+    names = subprocess.run([str(BIN / "evals"), "strategies", "--names"], cwd=ROOT, check=True, capture_output=True, text=True)
+    for strategy in names.stdout.split():
         sh(BIN / "evals", "run", "--runner", strategy)
     sh(BIN / "evals", "build-site")
     print(f"site: {ROOT / 'site' / 'index.html'} (preview: {BIN / 'evals'} serve)", flush=True)

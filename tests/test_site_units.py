@@ -233,12 +233,11 @@ def test_pages_workflow_is_valid_yaml_with_the_pages_actions():
     assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
 
 
-def test_pages_workflow_runs_the_four_strategies_and_restores_the_store():
-    """The workflow runs each of the four strategies and restores the published store first."""
+def test_pages_workflow_runs_the_registered_strategies_and_restores_the_store():
+    """The workflow runs every registered strategy (from the registry), and restores and upgrades the published store first."""
     text = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
-    for strategy in ("no_memory", "full_history", "summary_buffer", "mneme"):
-        assert strategy in text
-    assert "data/results.duckdb" in text
+    assert "for runner in $(evals strategies --names)" in text
+    assert "data/results.duckdb" in text and "evals migrate" in text
 
 
 def test_site_docs_cover_publishing_and_preview():

@@ -248,5 +248,6 @@ def _load_reference(ref: str) -> StrategySpec:
         if not hasattr(value, part):
             raise StrategyError(f"--runner {ref}: {module_name} has no {attr!r}")
         value = getattr(value, part)
-    name = value.name if isinstance(value, StrategySpec) else getattr(value, "__name__", attr)
+    # A spec keeps its declared name; a bare factory is named by the reference itself, which is unambiguous.
+    name = value.name if isinstance(value, StrategySpec) else ref
     return _as_spec(name, value, ref)
