@@ -90,6 +90,7 @@ def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
                     run_href=paths.run(s.run_id),
                     history_href=paths.history(*config_id(s)),
                     strategy=s.strategy,
+                    source=None if s.strategy_source in (None, "built-in") else s.strategy_source,
                     settings=settings_text(s.strategy_config),
                     config_key=s.config_key,
                     model=s.model,

@@ -162,6 +162,7 @@ class BoardRow:
     dirty: bool
     date: str
     answer_model: str | None = None
+    source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
 
 
 @dataclass(frozen=True)
