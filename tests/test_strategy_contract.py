@@ -272,7 +272,7 @@ def test_example_plugin_runs_end_to_end(example_on_path, tmp_path, corpus_small)
     rows = json.loads(subprocess.run([*evals, "runs", "--format", "json", "--store", str(store)], env=env, capture_output=True, text=True, check=True).stdout)
     assert rows[0]["strategy_config"] == {"name": "keyword_overlap", "min_shared": 2}
     assert rows[0]["strategy_source"] == "mneme-evals-keyword-overlap 0.1.0"
-    site = tmp_path / "site"
+    site = tmp_path / "built"
     subprocess.run([*evals, "build-site", "--store", str(store), "--out", str(site)], env=env, capture_output=True, check=True)
     assert "plug-in: mneme-evals-keyword-overlap 0.1.0" in (site / "index.html").read_text()
     assert "mneme-evals-keyword-overlap 0.1.0" in (site / "runs" / f"{rows[0]['run_id']}.html").read_text()
