@@ -9,6 +9,7 @@ another store exactly as it was; importing is idempotent by run id.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from evals.corpus import Conversation
+from evals.metrics import METRICS, SECONDS, MetricValue
 from evals.provenance import Provenance
 from evals.report import legacy_json
 from evals.results import AnswerRun, ConversationResult, PointAnswer, RunResult
@@ -61,6 +63,7 @@ class _RunBlock(BaseModel):
     mneme_version: str | None
     python_version: str
     strategy_source: str | None = None  # absent from exports written before it was recorded
+    measured: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
     cache_hits: int | None = None  # absent from exports written before they were recorded
     cache_misses: int | None = None
     conversations: list[_Conversation]
@@ -99,6 +102,8 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "mneme_version": summary.mneme_version,
         "python_version": summary.python_version,
         "strategy_source": summary.strategy_source,
+        # Wall-clock metrics cannot be recomputed from the records, so they travel as measured.
+        "measured": {name: dataclasses.asdict(value) for name, value in summary.metrics.items() if _measured(name)},
         "cache_hits": summary.cache_hits,
         "cache_misses": summary.cache_misses,
         "conversations": [
@@ -201,6 +206,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     )
     answers = _answers(raw, name)
     summary = make_summary(
+        measured={name: MetricValue(**value) for name, value in block.measured.items() if _measured(name)},
         run_id=block.run_id,
         run=run,
         scores=scores,
@@ -211,6 +217,11 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         answers=answers,
     )
     return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations, answers=answers)
+
+
+def _measured(name: str) -> bool:
+    declared = METRICS.get(name)
+    return declared is not None and declared.kind == SECONDS
 
 
 def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:

@@ -25,6 +25,7 @@ __all__ = [
     "decimal",
     "estimate_mark",
     "interval",
+    "milliseconds",
     "is_estimated",
     "number",
     "p_value_text",
@@ -109,6 +110,14 @@ def percent_interval(low: float | None, high: float | None, digits: int = 1) -> 
 def tokens(value: float | None, tokenizer: str, digits: int = 1, empty: str = DASH) -> str:
     """Tokens per test point, marked with :data:`ESTIMATED` when they were estimated."""
     return empty if _empty(value) else f"{estimate_mark(tokenizer)}{value:.{digits}f}"
+
+
+def milliseconds(seconds: float | None, empty: str = DASH) -> str:
+    """A duration in milliseconds, with three significant figures below 10 ms: "0.412 ms", "23.1 ms"."""
+    if _empty(seconds):
+        return empty
+    ms = seconds * 1000
+    return f"{ms:.3g} ms" if ms < 10 else f"{ms:,.1f} ms"
 
 
 def relative(value: float | None, empty: str = DASH) -> str:

@@ -21,6 +21,7 @@ whose ``value`` is ``None`` applies but has no data (no test point): "null".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -33,6 +34,7 @@ __all__ = [
     "METRICS",
     "MEAN",
     "PROPORTION",
+    "SECONDS",
     "TOKENS",
     "Metric",
     "MetricValue",
@@ -42,10 +44,11 @@ __all__ = [
     "proportion",
 ]
 
-Kind = Literal["proportion", "mean", "tokens"]
+Kind = Literal["proportion", "mean", "tokens", "seconds"]
 PROPORTION: Kind = "proportion"  # successes / n, with a 95% Wilson interval
 MEAN: Kind = "mean"  # a mean score in [0, 1] (MRR)
 TOKENS: Kind = "tokens"  # a token count (per test point); "~" when the counts are estimates
+SECONDS: Kind = "seconds"  # a wall-clock time: measured, not recomputable from the stored records
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ class Metric:
     answers: bool = False  # needs end-to-end answers
     # Shown only in tables where some run has a value (answers; evidence, which needs labelled turns).
     optional: bool = False
+    leaderboard: bool = True  # a column of the leaderboard tables (False: on the run page and in downloads only)
 
 
 METRICS: dict[str, Metric] = {}
@@ -101,6 +105,7 @@ def metric(
     cutoff: int | None = None,
     answers: bool = False,
     optional: bool = False,
+    leaderboard: bool = True,
 ) -> Callable[[Callable[[ScoredRun], MetricValue | None]], Callable[[ScoredRun], MetricValue | None]]:
     """Declare the decorated function as the metric ``name`` (in declaration order: column order)."""
 
@@ -108,7 +113,7 @@ def metric(
         if name in METRICS:
             raise ValueError(f"metric {name!r} is declared twice")
         METRICS[name] = Metric(
-            name, label, kind, higher_is_better, description, compute, level, cutoff, answers, optional or answers
+            name, label, kind, higher_is_better, description, compute, level, cutoff, answers, optional or answers, leaderboard
         )
         return compute
 
@@ -253,3 +258,37 @@ def llm_tokens_per_test_point(run: ScoredRun) -> MetricValue | None:
     total = run.scores.total
     spent = answers.prompt_tokens + answers.completion_tokens
     return MetricValue(spent / total if total else None, total)
+
+
+# -- latency of the strategy under test --------------------------------------------------------
+
+
+def _percentile(values: list[int], q: float) -> float:
+    """The q-th percentile (nearest rank on the sorted values: a time some call really took), in seconds."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1] / 1e9
+
+
+def _latency(calls: str, q: float) -> Callable[[ScoredRun], MetricValue | None]:
+    def compute(run: ScoredRun) -> MetricValue | None:
+        timings = run.run.timings
+        if timings is None:
+            return None  # read back or imported: the stored value stands
+        values = getattr(timings, calls)
+        return MetricValue(_percentile(values, q) if values else None, len(values))
+
+    return compute
+
+
+for _calls, _label in (("retrieve_ns", "retrieve"), ("add_ns", "add")):
+    for _q in (50, 95, 99):
+        metric(
+            f"{_label}_latency_p{_q}_s",
+            label=f"{_label} p{_q}",
+            kind=SECONDS,
+            higher_is_better=False,
+            optional=True,
+            leaderboard=(_label, _q) == ("retrieve", 95),
+            description=f"{_q}th percentile of the wall-clock time of one {_label} call into the strategy.",
+        )(_latency(_calls, _q))

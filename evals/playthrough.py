@@ -17,7 +17,7 @@ from typing import Any
 
 from evals.corpus import Corpus
 from evals.errors import EvalsError
-from evals.results import ConversationResult, RunResult, TestPointResult
+from evals.results import CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.strategies import NO_MODEL, CountsAhead, MemoryStrategy, Record, StrategyError
 from evals.turn_refs import TurnLookup, record_turns
 
@@ -51,6 +51,9 @@ def play_corpus(
     clock = time.perf_counter()
     conversations: list[ConversationResult] = []
     total = len(corpus.conversations)
+    # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
+    add_ns: list[int] = []
+    retrieve_ns: list[int] = []
     for done, conversation in enumerate(corpus.conversations, start=1):
         strategy.reset()
         result = ConversationResult(
@@ -62,7 +65,9 @@ def play_corpus(
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
+                started = time.perf_counter_ns()
                 retrieved = strategy.retrieve(test.question, k)
+                retrieve_ns.append(time.perf_counter_ns() - started)
                 records = _texts(retrieved, strategy, conversation.id, index)
                 retrieved_turns = None
                 if test.evidence_turns:
@@ -84,7 +89,9 @@ def play_corpus(
                     on_test_point(conversation.id, point, strategy)
             if turn.record:
                 try:
+                    started = time.perf_counter_ns()
                     strategy.add(turn.role, turn.content, turn=index)
+                    add_ns.append(time.perf_counter_ns() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"conversation {conversation.id!r}, turn {index}: {exc}", *exc.args[1:])
                     raise
@@ -95,6 +102,7 @@ def play_corpus(
         strategy=configuration if configuration is not None else {"name": strategy.name},
         model=model,
         strategy_source=source,
+        timings=CallTimings(add_ns=add_ns, retrieve_ns=retrieve_ns),
         k=k,
         seed=seed,
         corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),

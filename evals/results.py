@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnswerRun",
+    "CallTimings",
     "ConversationResult",
     "Evaluation",
     "PointAnswer",
@@ -51,6 +52,17 @@ class ConversationResult(BaseModel):
     test_points: list[TestPointResult] = Field(default_factory=list)
 
 
+class CallTimings(BaseModel):
+    """How long each call into the strategy took (``perf_counter_ns``), in call order.
+
+    Wall-clock times differ from run to run, so they never go into the
+    original harness's JSON (``python -m evals`` stays deterministic); the
+    store keeps their percentiles as metrics (:mod:`evals.metrics`)."""
+
+    add_ns: list[int] = Field(default_factory=list)
+    retrieve_ns: list[int] = Field(default_factory=list)
+
+
 class RunResult(BaseModel):
     """The raw play-through: what each test point retrieved, plus how the run was made."""
 
@@ -65,6 +77,8 @@ class RunResult(BaseModel):
     conversations: list[ConversationResult]
     # Where the strategy came from (evals.strategies.registry): built-in, a distribution and version, or module:attr.
     strategy_source: str | None = None
+    # Per-call latency; None for a run read back from the store or an export (its percentiles are stored).
+    timings: CallTimings | None = None
 
 
 def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from evals import formatting
 from evals.breakdown import category_rows
-from evals.metrics import METRICS, PROPORTION, TOKENS, Metric, MetricValue
+from evals.metrics import METRICS, PROPORTION, SECONDS, TOKENS, Metric, MetricValue
 from evals.store import RunSummary, StoredRun
 from evals.tokens import EXACT
 
@@ -54,6 +54,8 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
         return MISSING
     if declared.kind == TOKENS:
         return formatting.tokens(value.value, tokenizer, empty=NULL)
+    if declared.kind == SECONDS:
+        return formatting.milliseconds(value.value, empty=NULL)
     if declared.kind == PROPORTION:
         return formatting.with_interval(value.value, value.low, value.high, empty=NULL)
     return formatting.decimal(value.value, empty=NULL)
@@ -62,7 +64,7 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
 def shown_metrics(summaries: Sequence[RunSummary], names: Iterable[str] | None = None) -> list[Metric]:
     """The declared metrics (or those of ``names``) to show for ``summaries``: every one that is
     not optional, and the optional ones (answers, evidence) that some run has."""
-    wanted = [METRICS[n] for n in (list(METRICS) if names is None else names)]
+    wanted = [METRICS[n] for n in ([n for n, m in METRICS.items() if m.leaderboard] if names is None else names)]
     return [m for m in wanted if not m.optional or any(m.name in s.metrics for s in summaries)]
 
 

@@ -42,7 +42,7 @@ def evals(store_path, corpus_small):
 def test_every_declared_metric_has_a_label_kind_and_description():
     """Declarations are complete: the tables and pages need each of these."""
     for declared in METRICS.values():
-        assert declared.label and declared.description and declared.kind in ("proportion", "mean", "tokens")
+        assert declared.label and declared.description and declared.kind in ("proportion", "mean", "tokens", "seconds")
 
 
 def test_declaring_a_metric_twice_is_refused():
@@ -82,3 +82,44 @@ def test_a_metric_that_does_not_apply_is_left_out():
     result = evaluate(RunConfig(strategy="recency", corpus=Path(__file__).parent / "fixtures" / "corpus_small"))
     values = compute_metrics(ScoredRun(result.run, result.scores, result.answers))
     assert "answer_accuracy" not in values and values["recall"].n == 4
+
+
+def test_latency_percentiles_are_nearest_rank():
+    """p50/p95/p99 of the calls are times some call really took (nearest rank), in seconds."""
+    from evals.metrics import _percentile
+
+    calls = [i * 1_000_000 for i in range(1, 101)]  # 1..100 ms
+    assert (_percentile(calls, 50), _percentile(calls, 95), _percentile(calls, 99)) == (0.05, 0.095, 0.099)
+    assert _percentile([7_000], 99) == 0.000007
+
+
+def test_every_call_is_timed_and_stored(store_path, corpus_small):
+    """A run stores retrieve and add latency with n = the calls made; the original JSON has no timing in it."""
+    from evals.evaluate import RunConfig, evaluate
+    from evals.provenance import Provenance
+    from evals.report import legacy_json
+    from evals.store import Store
+
+    evaluation = evaluate(RunConfig(strategy="recency", corpus=corpus_small))
+    turns = sum(c.turn_count for c in evaluation.run.conversations)
+    with Store.open(store_path) as store:
+        summary = store.get_summary(store.append(evaluation, Provenance("c" * 40, False, "0", None, "3.11")))
+    assert summary.metric("retrieve_latency_p95_s").n == 4 and summary.metric("add_latency_p50_s").n == turns
+    assert summary.metric("retrieve_latency_p95_s").value > 0
+    assert "latency" not in json.dumps(legacy_json(evaluation.run, evaluation.scores))
+
+
+def test_latency_travels_with_an_export(store_path, corpus_small, tmp_path):
+    """An exported and imported run keeps its measured latency (it cannot be recomputed from the records)."""
+    from evals.evaluate import RunConfig, evaluate
+    from evals.exchange import export_document, read_export
+    from evals.provenance import Provenance
+    from evals.store import Store
+
+    with Store.open(store_path) as store:
+        run_id = store.append(evaluate(RunConfig(strategy="recency", corpus=corpus_small)), Provenance("c" * 40, False, "0", None, "3.11"))
+        original = store.get_run(run_id)
+        path = tmp_path / "run.json"
+        path.write_text(json.dumps(export_document(original)))
+    record = read_export(path)
+    assert record.summary.metric("retrieve_latency_p95_s") == original.summary.metric("retrieve_latency_p95_s")

@@ -190,16 +190,18 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
     row = next(tr for tr in parse(site / "index.html").find_all("tr") if f"runs/{mneme.run_id}.html" in str(
         [a.attrs.get("href") for a in tr.find_all("a")]
     ))
-    cells = [td.text().strip() for td in row.find_all("td")]
+    headings = [th.text().strip() for th in parse(site / "index.html").find("thead").find_all("th")]
+    cells = dict(zip(headings, [td.text().strip() for td in row.find_all("td")], strict=True))
     recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")
-    assert cells[0] == "mneme"
-    assert cells[4] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
-    assert cells[5] == f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]"
-    assert cells[6] == f"{mneme.metric('mrr').value:.3f}"
-    assert cells[7] == f"{mneme.tokens_per_test_point:,.1f}"
-    assert cells[8] == f"{mneme.hits} / {mneme.total}"
-    assert cells[9].endswith("%")
-    assert cells[10] == NEW[:7]
+    assert cells["strategy"] == "mneme"
+    assert cells["recall@k"] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
+    assert cells["strict recall"] == f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]"
+    assert cells["MRR"] == f"{mneme.metric('mrr').value:.3f}"
+    assert cells["tokens / test point"] == f"{mneme.tokens_per_test_point:,.1f}"
+    assert cells["retrieve p95"].endswith(" ms")
+    assert cells["hits / total"] == f"{mneme.hits} / {mneme.total}"
+    assert cells[f"vs {REFERENCE_STRATEGY}"].endswith("%")
+    assert cells["commit"] == NEW[:7]
 
 
 def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path):

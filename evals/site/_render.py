@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jinja2
 
-from evals.formatting import decimal, number, percent, relative
+from evals.formatting import decimal, milliseconds, number, percent, relative
 from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
@@ -46,7 +46,7 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
-    env.filters.update(pct=percent, num=number, ratio=decimal, relative=relative, sortkey=sortkey)
+    env.filters.update(pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey)
     return env
 
 

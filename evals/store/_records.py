@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from evals.corpus import Conversation
-from evals.metrics import ScoredRun, compute_metrics
+from evals.metrics import MetricValue, ScoredRun, compute_metrics
 from evals.provenance import Provenance
 from evals.results import Evaluation, RunResult
 from evals.scoring import Scores
@@ -81,7 +81,10 @@ def make_summary(
     cache_hits: int | None = None,
     cache_misses: int | None = None,
     answers: AnswerRun | None = None,
+    measured: dict[str, MetricValue] | None = None,
 ) -> RunSummary:
+    """The run's summary row; ``measured`` holds metrics that cannot be recomputed from the
+    records (wall-clock latency), for a run that arrives without its timings (an import)."""
     started = as_utc(run.started_at)
     # Each Scores property walks every record; a long run has millions, so read each once.
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
@@ -139,7 +142,7 @@ def make_summary(
             tokenizer=scores.tokenizer,
             answers=identity,
         ),
-        metrics=compute_metrics(ScoredRun(run, scores, answers)),
+        metrics={**(measured or {}), **compute_metrics(ScoredRun(run, scores, answers))},
         cache_hits=cache_hits,
         cache_misses=cache_misses,
         strategy_source=run.strategy_source,
