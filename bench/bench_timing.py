@@ -1,0 +1,58 @@
+"""What timing every call into the strategy costs: the per-call clock reads against a whole run.
+
+The play-through reads ``perf_counter_ns`` twice around every ``add`` and
+``retrieve`` and appends the difference to a list. This script plays
+mneme (hash embedder) over the 200 x 500 corpus of ``bench_harness.py``,
+counts the calls the run made, then times that many clock-read pairs and
+appends alone, and prints their share of the run. Target (issue 12): under 3%.
+
+    python bench/bench_timing.py [--conversations 200 --turns 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_harness import cached_corpus  # noqa: E402
+
+from evals.evaluate import RunConfig, evaluate  # noqa: E402
+
+TARGET = 0.03
+
+
+def timing_overhead_s(calls: int, repeat: int = 5) -> float:
+    """Best-of wall time of ``calls`` clock-read pairs with an append, as the play-through does them."""
+    best = float("inf")
+    for _ in range(repeat):
+        sink: list[int] = []
+        clock = time.perf_counter()
+        for _ in range(calls):
+            started = time.perf_counter_ns()
+            sink.append(time.perf_counter_ns() - started)
+        best = min(best, time.perf_counter() - clock)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--test-points", type=int, default=5)
+    args = parser.parse_args()
+    corpus = cached_corpus(args.conversations, args.turns, args.test_points, 0)
+    clock = time.perf_counter()
+    run = evaluate(RunConfig(strategy="mneme", corpus=corpus)).run
+    seconds = time.perf_counter() - clock
+    calls = len(run.timings.add_ns) + len(run.timings.retrieve_ns)
+    overhead = timing_overhead_s(calls)
+    share = overhead / seconds
+    print(f"mneme-hash on {args.conversations} x {args.turns}: {seconds:.2f} s, {calls:,} calls timed")
+    print(f"timing {calls:,} calls: {overhead * 1000:.1f} ms = {share:.2%} of the run (target < {TARGET:.0%}: {'meets' if share < TARGET else 'MISSES'})")
+
+
+if __name__ == "__main__":
+    main()
