@@ -113,10 +113,12 @@ def tokens(value: float | None, tokenizer: str, digits: int = 1, empty: str = DA
 
 
 def milliseconds(seconds: float | None, empty: str = DASH) -> str:
-    """A duration in milliseconds, with three significant figures below 10 ms: "0.412 ms", "23.1 ms"."""
+    """A short duration, three significant figures: "4.94 µs" below a millisecond, "0.507 ms"... "23.1 ms" above."""
     if _empty(seconds):
         return empty
     ms = seconds * 1000
+    if ms < 0.1:
+        return f"{ms * 1000:.3g} µs"
     return f"{ms:.3g} ms" if ms < 10 else f"{ms:,.1f} ms"
 
 
