@@ -336,3 +336,75 @@ def test_the_report_is_appended_to_the_step_summary(store_path, corpus_small, tm
     run_gate(store_path, "--base", base, "--head", head, "--format", "json")
     written = summary.read_text()
     assert written.startswith("earlier step\n") and "## evals gate: passed" in written
+
+
+# -- the pull-request workflow and its docs ------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "gate.yml"
+
+
+def workflow() -> dict:
+    import yaml  # a test extra: this test must not skip silently
+
+    return yaml.safe_load(WORKFLOW.read_text())
+
+
+def gate_step() -> dict:
+    return next(step for step in workflow()["jobs"]["gate"]["steps"] if "evals gate --base" in step.get("run", ""))
+
+
+def test_the_workflow_gates_pull_requests_against_the_published_store():
+    """gate.yml parses; on pull requests (and label changes) it fetches data/results.duckdb, runs, gates HEAD."""
+    parsed = workflow()
+    triggers = parsed.get("on", parsed.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert {"opened", "synchronize", "labeled", "unlabeled"} <= set(triggers["pull_request"]["types"])
+    assert parsed["permissions"] == {"contents": "read"}
+    steps = parsed["jobs"]["gate"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout") and steps[0]["with"]["fetch-depth"] == 0
+    runs = "\n".join(step.get("run", "") for step in steps)
+    assert "data/results.duckdb" in runs and "evals run --runner" in runs
+    assert '--base "$BASE_SHA" --head HEAD --site-url "$SITE_URL"' in gate_step()["run"]
+
+
+def run_gate_step(tmp_path: Path, labels: list[str], exit_code: int, stderr: str = "") -> tuple[int, list[str], str]:
+    """The workflow's gate step under bash with a stub `evals`: its exit status, the stub's arguments, the summary."""
+    stub = tmp_path / "bin" / "evals"
+    stub.parent.mkdir()
+    stub.write_text(f'#!/bin/bash\nprintf "%s\\n" "$@" > "$RUNNER_TEMP/args"\necho report\nprintf "{stderr}" >&2\nexit {exit_code}\n')
+    stub.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    env = {
+        "PATH": f"{stub.parent}:/usr/bin:/bin",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "BASE_SHA": "b" * 40,
+        "SITE_URL": "https://example.invalid/evals",
+        "LABELS": json.dumps(labels),
+    }
+    done = subprocess.run(["bash", "-e", "-c", gate_step()["run"]], env=env, capture_output=True, text=True)
+    args = (tmp_path / "args").read_text().splitlines()
+    return done.returncode, args, summary.read_text() if summary.exists() else ""
+
+
+def test_the_workflow_passes_gate_allow_labels_and_fails_with_the_gate(tmp_path):
+    """Labels gate-allow:X become --allow X (other labels are ignored); the gate's exit 1 fails the step."""
+    status, args, _ = run_gate_step(tmp_path, ["bug", "gate-allow:mneme", "gate-allow:bm25-k5-4cceb9d7"], 1)
+    assert status == 1
+    assert args[-4:] == ["--allow", "mneme", "--allow", "bm25-k5-4cceb9d7"] and args.count("--allow") == 2
+
+
+def test_the_workflow_puts_a_usage_error_in_the_summary(tmp_path):
+    """The gate's exit 2 fails the step, and its one-line error reaches the job summary."""
+    status, _, summary = run_gate_step(tmp_path, [], 2, "Error: nothing comparable")
+    assert status == 2 and "could not compare" in summary and "Error: nothing comparable" in summary
+
+
+def test_the_readme_documents_the_gate_and_the_workflow():
+    """Every option of `evals gate`, the workflow, how to re-run and how to accept a drop are in the README."""
+    import click
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    options = [p.opts[0] for p in cli.commands["gate"].params if isinstance(p, click.Option)]
+    assert [o for o in options if f"`{o}" not in readme] == []
+    assert ".github/workflows/gate.yml" in readme and "gate-allow:CONFIG" in readme and "**Re-run**" in readme
