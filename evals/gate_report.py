@@ -72,7 +72,8 @@ def _verdict(row: GateRow, factor: float) -> str:
 def _configuration(row: GateRow, label: str) -> str:
     if row.same_configuration:
         return f"{text(label)} {_code(row.head.config_key)}"
-    return f"base {_code(row.base.config_key)} → head {_code(row.head.config_key)}"
+    base, head = strategy_labels([row.base, row.head])  # the settings that tell the two apart
+    return f"base {text(base)} {_code(row.base.config_key)} → head {text(head)} {_code(row.head.config_key)}"
 
 
 def _row(cells: list[str]) -> str:

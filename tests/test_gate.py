@@ -116,6 +116,7 @@ def test_a_significant_loss_of_hits_fails(store_path, lockers):
     result = run_gate(store_path, "--base", base, "--head", head)
     assert result.exit_code == 1, result.output
     assert "## evals gate: failed" in result.output and "**regression**" in result.output
+    assert "| base full_history `full_history-k5-" in result.output  # two configurations, each named
     assert all(text(question(i)) in result.output for i in range(12))
 
 
