@@ -85,10 +85,27 @@ class Side:
     """One side of the gate: what the ref was read as, and the runs it stands for."""
 
     ref: str  # as given
-    resolved: str  # how it was read, for the report: "run 1a2b…", "main -> commit 1a2b3c4"
-    commit: str | None  # the commit its runs were made at
+    kind: str  # "run" (a run id), "commit" (a prefix of a stored commit) or "git" (a ref git resolved)
+    commit: str  # the commit its runs were made at
     runs: tuple[RunSummary, ...]  # the latest run of each (corpus, configuration), or the one run
-    is_run: bool = False  # the ref is a run id
+    named: str | None = None  # "git": the commit the ref names
+    back: int = 0  # "git": how many first-parent commits before ``named`` the runs were found
+
+    @property
+    def is_run(self) -> bool:
+        return self.kind == "run"
+
+    @property
+    def resolved(self) -> str:
+        """How the ref was read, in words: "run 1a2b…", "main → commit 1a2b3c4 (…)"."""
+        if self.kind == "run":
+            return f"run {self.ref} (commit {commit_text(self.commit, self.runs[0].dirty)})"
+        if self.kind == "commit":
+            return f"commit {short_commit(self.commit)}"
+        text = f"{self.ref} → commit {short_commit(self.commit)}"
+        if self.back:
+            text += f" ({self.back} commit{'s' if self.back > 1 else ''} before {short_commit(self.named or '')}: the nearest with stored runs)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -203,7 +220,15 @@ class GateResult:
 
     def as_dict(self) -> dict[str, Any]:
         def side(s: Side) -> dict[str, Any]:
-            return {"ref": s.ref, "resolved": s.resolved, "commit": s.commit, "run_ids": [r.run_id for r in s.runs]}
+            return {
+                "ref": s.ref,
+                "kind": s.kind,
+                "resolved": s.resolved,
+                "commit": s.commit,
+                "named": s.named,
+                "back": s.back,
+                "run_ids": [r.run_id for r in s.runs],
+            }
 
         def config(s: RunSummary) -> dict[str, str]:
             return {"corpus_name": s.corpus_name, "corpus_digest": s.corpus_digest, "config_key": s.config_key, "run_id": s.run_id}
@@ -251,7 +276,7 @@ def resolve_side(store: Store, ref: str, repo: Path | None = None, *, lookback: 
     except StoreError:
         run = None
     if run is not None:
-        return Side(ref, f"run {ref} (commit {commit_text(run.commit, run.dirty)})", run.commit, (run,), is_run=True)
+        return Side(ref, "run", run.commit, (run,))
     if _HEX_PREFIX.fullmatch(ref):
         runs = store.runs(commit=ref.lower())
         commits = sorted({r.commit for r in runs})
@@ -261,7 +286,7 @@ def resolve_side(store: Store, ref: str, repo: Path | None = None, *, lookback: 
                 "give more of the hash"
             )
         if runs:
-            return Side(ref, f"commit {short_commit(commits[0])}", commits[0], _latest(runs))
+            return Side(ref, "commit", commits[0], _latest(runs))
     where = repo or "the current directory"
     commit = resolve_commit(ref, repo)
     if commit is None:
@@ -272,10 +297,7 @@ def resolve_side(store: Store, ref: str, repo: Path | None = None, *, lookback: 
     for back, candidate in enumerate(first_parents(commit, repo, lookback) or [commit]):
         runs = store.runs(commit=candidate)
         if runs:
-            resolved = f"{ref} -> commit {short_commit(candidate)}"
-            if back:
-                resolved += f" ({back} commit{'s' if back > 1 else ''} before {short_commit(commit)}: the nearest with stored runs)"
-            return Side(ref, resolved, candidate, _latest(runs))
+            return Side(ref, "git", candidate, _latest(runs), named=commit, back=back)
     searched = f" or the {lookback - 1} commits before it" if lookback > 1 else ""
     raise GateError(f"no runs in {store.path} at {ref} (commit {short_commit(commit)}){searched}: run `evals run` there first")
 
@@ -417,6 +439,7 @@ def gate(
         if row.regressed:
             row = dataclasses.replace(row, allowed_by=next((e for e in allow if _allowed(e, b, h)), None))
         rows.append(row)
+    rows.sort(key=lambda r: (r.base.corpus_name, r.base.corpus_digest, r.head.strategy, r.head.config_key))
     return GateResult(
         base=base_side,
         head=head_side,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from evals import formatting
-from evals.gate import LATENCY_METRIC, REGRESSION, GateResult, GateRow
+from evals.gate import LATENCY_METRIC, REGRESSION, GateResult, GateRow, Side
 from evals.markdown import strategy_labels
 from evals.metrics import METRICS, MetricValue
 from evals.store import RunSummary
@@ -114,13 +114,27 @@ def _table(result: GateResult, labels: dict[str, str]) -> list[str]:
     return lines
 
 
+def _resolved(side: Side) -> str:
+    """How a ref was read, with code spans: run `1a2b…` (commit `…`), `main` → commit `1a2b3c4`."""
+    if side.kind == "run":
+        return f"run {_code(side.ref)} (commit {_code(formatting.commit_text(side.commit, side.runs[0].dirty))})"
+    commit = f"commit {_code(formatting.short_commit(side.commit))}"
+    if side.kind == "commit":
+        return commit
+    described = f"{_code(side.ref)} → {commit}"
+    if side.back:
+        named = _code(formatting.short_commit(side.named or ""))
+        described += f" ({side.back} commit{'s' if side.back > 1 else ''} before {named}, which has no runs: the nearest with stored runs)"
+    return described
+
+
 def _side(name: str, result: GateResult) -> str:
     side = result.base if name == "base" else result.head
     if side.is_run:
-        return f"{name.capitalize()}: {text(side.resolved)}."
+        return f"{name.capitalize()}: {_resolved(side)}."
     runs = len(side.runs)
     dirty = " (some made from a tree with uncommitted changes)" if any(r.dirty for r in side.runs) else ""
-    return f"{name.capitalize()}: {text(side.resolved)}, latest run of {runs} configuration{'s' if runs != 1 else ''}{dirty}."
+    return f"{name.capitalize()}: {_resolved(side)}, latest run of {runs} configuration{'s' if runs != 1 else ''}{dirty}."
 
 
 def _flips(row: GateRow, label: str) -> list[str]:

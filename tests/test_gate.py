@@ -258,6 +258,7 @@ def test_a_base_branch_ahead_of_its_runs_falls_back_but_a_head_does_not(store_pa
     with Store.open(store_path, read_only=True) as store:
         result = gate(store, "main", "feature", repo=repo)
     assert result.base.commit == first and "1 commit before" in result.base.resolved
+    assert f"1 commit before `{second[:7]}`, which has no runs" in gate_markdown(result)
     failed = run_gate(store_path, "--base", "feature", "--head", "main", "--repo", str(repo))
     assert failed.exit_code == 2 and f"no runs in {store_path} at main (commit {second[:7]})" in failed.output
 
