@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.compare import Outcome, compare_runs, evidence_outcome, hit_outcome
+from evals.compare import Flip, Outcome, compare_runs, evidence_outcome, hit_outcome
 from evals.errors import EvalsError
 from evals.formatting import commit_text, short_commit
 from evals.metrics import MetricValue
@@ -319,6 +319,7 @@ def _pairs(base: Side, head: Side) -> tuple[list[tuple[RunSummary, RunSummary]],
                 f"{h.corpus_name} {h.corpus_digest[:12]}): the gate pairs test points of one corpus"
             )
         return [(b, h)], (), ()
+
     def key(s: RunSummary) -> tuple[str, str]:
         return s.corpus_digest, s.config_key
 
@@ -366,6 +367,43 @@ def _allowed(entry: str, base: RunSummary, head: RunSummary) -> bool:
     return entry in {base.config_key, head.config_key, base.strategy, head.strategy}
 
 
+def _measure(
+    store: Store, base: RunSummary, head: RunSummary, latency_factor: float, paths: Paths | None, site_url: str | None
+) -> GateRow:
+    """One pair's paired test and latency ratio; its Holm-adjusted p and verdict are set once every pair is measured."""
+    metric, outcome = _headline(base, head)
+    stored_base = store.get_run(base.run_id)
+    comparison = compare_runs(stored_base, store.get_run(head.run_id), outcome)
+    if paths is not None:
+        paths.set_conversations(base.run_id, [c.conversation_id for c in stored_base.run.conversations])
+
+    def href(flip: Flip) -> str | None:
+        if paths is None or site_url is None:
+            return None
+        return f"{site_url.rstrip('/')}/{paths.test_point(base.run_id, flip.conversation_id, flip.turn_index)}"
+
+    latency_base, latency_head = _latency(base), _latency(head)
+    ratio = latency_head / latency_base if latency_base and latency_head is not None and latency_base > 0 else None
+    return GateRow(
+        base=base,
+        head=head,
+        metric=metric,
+        lost=tuple(
+            FlippedPoint(f.conversation_id, f.turn_index, f.question, f.expected_fact, href(f))
+            for f in comparison.lost
+        ),
+        gained=len(comparison.gained),
+        shared=comparison.shared,
+        p=comparison.mcnemar_p,
+        p_holm=comparison.mcnemar_p,
+        paired=NO_CHANGE,
+        latency_base=latency_base,
+        latency_head=latency_head,
+        latency_ratio=ratio,
+        slower=ratio is not None and ratio > latency_factor,
+    )
+
+
 def gate(
     store: Store,
     base: str,
@@ -396,48 +434,12 @@ def gate(
         compared = ", ".join(sorted({h.config_key for _, h in pairs} | {h.strategy for _, h in pairs}))
         raise GateError(f"--allow {unmatched[0]} matches no configuration compared (compared: {compared})")
     paths = Paths(store.runs()) if site_url else None
-
-    measured = []
-    for b, h in pairs:
-        metric, outcome = _headline(b, h)
-        stored_base = store.get_run(b.run_id)
-        comparison = compare_runs(stored_base, store.get_run(h.run_id), outcome)
-        if paths is not None:
-            paths.set_conversations(b.run_id, [c.conversation_id for c in stored_base.run.conversations])
-        lost = tuple(
-            FlippedPoint(
-                f.conversation_id,
-                f.turn_index,
-                f.question,
-                f.expected_fact,
-                f"{site_url.rstrip('/')}/{paths.test_point(b.run_id, f.conversation_id, f.turn_index)}" if paths else None,
-            )
-            for f in comparison.lost
-        )
-        measured.append((b, h, metric, lost, len(comparison.gained), comparison.shared, comparison.mcnemar_p))
-
-    adjusted = holm([m[-1] for m in measured])
+    measured = [_measure(store, b, h, latency_factor, paths, site_url) for b, h in pairs]
     rows = []
-    for (b, h, metric, lost, gained, shared, p), p_holm in zip(measured, adjusted, strict=True):
-        latency_base, latency_head = _latency(b), _latency(h)
-        ratio = latency_head / latency_base if latency_base and latency_head is not None and latency_base > 0 else None
-        row = GateRow(
-            base=b,
-            head=h,
-            metric=metric,
-            lost=lost,
-            gained=gained,
-            shared=shared,
-            p=p,
-            p_holm=p_holm,
-            paired=_paired_verdict(len(lost), gained, p_holm, alpha),
-            latency_base=latency_base,
-            latency_head=latency_head,
-            latency_ratio=ratio,
-            slower=ratio is not None and ratio > latency_factor,
-        )
+    for row, p_holm in zip(measured, holm([row.p for row in measured]), strict=True):
+        row = dataclasses.replace(row, p_holm=p_holm, paired=_paired_verdict(len(row.lost), row.gained, p_holm, alpha))
         if row.regressed:
-            row = dataclasses.replace(row, allowed_by=next((e for e in allow if _allowed(e, b, h)), None))
+            row = dataclasses.replace(row, allowed_by=next((e for e in allow if _allowed(e, row.base, row.head)), None))
         rows.append(row)
     rows.sort(key=lambda r: (r.base.corpus_name, r.base.corpus_digest, r.head.strategy, r.head.config_key))
     return GateResult(
