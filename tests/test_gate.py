@@ -410,3 +410,14 @@ def test_the_readme_documents_the_gate_and_the_workflow():
     options = [p.opts[0] for p in cli.commands["gate"].params if isinstance(p, click.Option)]
     assert [o for o in options if f"`{o}" not in readme] == []
     assert ".github/workflows/gate.yml" in readme and "gate-allow:CONFIG" in readme and "**Re-run**" in readme
+
+
+def test_a_long_list_of_lost_points_is_cut_and_says_so(store_path, lockers, monkeypatch):
+    """Past MAX_FLIPS_SHOWN lost test points, the Markdown stops and counts the rest (JSON keeps them all)."""
+    from evals import gate_report
+
+    monkeypatch.setattr(gate_report, "MAX_FLIPS_SHOWN", 5)
+    base, head = append(store_path, "full_history", lockers), append(store_path, "no_memory", lockers)
+    with Store.open(store_path, read_only=True) as store:
+        markdown = gate_markdown(gate(store, base, head))
+    assert len(table_rows(markdown)[1]) == 1 + 5 and "… and 7 more (`--format json` lists every one)." in markdown
