@@ -65,7 +65,7 @@ def _verdict(row: GateRow, factor: float) -> str:
     if row.failed:
         return f"**{verdict}**"
     if row.allowed_by is not None:
-        return f"{verdict}, allowed (`--allow {row.allowed_by}`)"
+        return f"{verdict}, allowed ({_code('--allow ' + row.allowed_by)})"
     return verdict
 
 
