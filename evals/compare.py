@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from evals.scoring import PointScore
 from evals.stats import mcnemar_exact
 from evals.store import RunSummary, StoredRun
 
-__all__ = ["AnswerComparison", "Comparison", "Flip", "compare_runs"]
+__all__ = ["AnswerComparison", "Comparison", "Flip", "Outcome", "compare_runs", "evidence_outcome", "hit_outcome"]
+
+# What is paired: a test point's success (True/False), or None where it is not counted.
+Outcome = Callable[[PointScore], bool | None]
+
+
+def hit_outcome(score: PointScore) -> bool | None:
+    """Keyword recall's outcome: hit or miss; unanswerable test points are neither, so never flip."""
+    return score.hit if score.answerable else None
+
+
+def evidence_outcome(score: PointScore) -> bool | None:
+    """Evidence recall's outcome: some evidence turn retrieved or not; None without evidence turns."""
+    return score.evidence_any if score.answerable else None
 
 
 @dataclass(frozen=True)
@@ -15,6 +30,7 @@ class Flip:
     conversation_id: str
     turn_index: int
     question: str
+    expected_fact: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,13 +75,21 @@ class Comparison:
         return mcnemar_exact(len(self.lost), len(self.gained))
 
 
-def _outcomes(stored: StoredRun) -> dict[tuple[str, int, str], bool]:
-    """Hit or miss per answerable test point (unanswerable ones are neither, so never flip)."""
-    return {
-        (result.conversation_id, point.turn_index, point.question): score.hit
+def _outcomes(stored: StoredRun, outcome: Outcome) -> dict[tuple[str, int, str], bool]:
+    """The outcome per test point that has one."""
+    found = {
+        (result.conversation_id, point.turn_index, point.question): outcome(score)
         for result, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
         for point, score in zip(result.test_points, scores, strict=True)
-        if score.answerable
+    }
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def _expected_facts(stored: StoredRun) -> dict[tuple[str, int, str], str]:
+    return {
+        (result.conversation_id, point.turn_index, point.question): point.expected_fact
+        for result in stored.run.conversations
+        for point in result.test_points
     }
 
 
@@ -95,12 +119,17 @@ def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
     )
 
 
-def compare_runs(a: StoredRun, b: StoredRun) -> Comparison:
-    """Match test points by (conversation, turn, question) and sort them by what changed."""
-    before, after = _outcomes(a), _outcomes(b)
+def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome = hit_outcome) -> Comparison:
+    """Match test points by (conversation, turn, question) and sort them by what changed.
+
+    ``outcome`` says what is compared: hits by default (keyword recall), or
+    :func:`evidence_outcome` (evidence recall, over test points with evidence turns).
+    """
+    before, after = _outcomes(a, outcome), _outcomes(b, outcome)
     shared = [key for key in before if key in after]
-    lost = [Flip(*key) for key in shared if before[key] and not after[key]]
-    gained = [Flip(*key) for key in shared if not before[key] and after[key]]
+    facts = _expected_facts(a)
+    lost = [Flip(*key, facts[key]) for key in shared if before[key] and not after[key]]
+    gained = [Flip(*key, facts[key]) for key in shared if not before[key] and after[key]]
     return Comparison(
         a=a.summary,
         b=b.summary,

@@ -20,10 +20,10 @@ from evals.strategies import NO_MODEL
 from evals.tables import APPROX_NOTE, MISSING, metric_text, shown_metrics
 from evals.tokens import EXACT
 
-__all__ = ["leaderboard_markdown"]
+__all__ = ["leaderboard_markdown", "strategy_labels"]
 
 
-def _labels(rows: Sequence[RunSummary]) -> list[str]:
+def strategy_labels(rows: Sequence[RunSummary]) -> list[str]:
     """Each row's strategy, with the settings that tell it apart from the same strategy's other rows in
     the table (``mneme (backend=SQLiteBackend)``): read from the stored configuration, so no default
     needs guessing, and a strategy with one row is its name alone."""
@@ -45,7 +45,7 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
         "| " + " | ".join(["strategy", "model", "k", *heads, f"vs {REFERENCE_STRATEGY}", "config"]) + " |",
         "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "--:", "---"]) + "|",
     ]
-    for label, s in zip(_labels(rows), rows, strict=True):
+    for label, s in zip(strategy_labels(rows), rows, strict=True):
         cells = [
             label,
             MISSING if s.model == NO_MODEL else s.model,

@@ -17,7 +17,16 @@ from pathlib import Path
 
 from evals import __version__
 
-__all__ = ["LIBRARY_DISTRIBUTION", "NO_GIT", "SCRATCH_PREFIX", "Provenance", "collect_provenance", "git_revision"]
+__all__ = [
+    "LIBRARY_DISTRIBUTION",
+    "NO_GIT",
+    "SCRATCH_PREFIX",
+    "Provenance",
+    "collect_provenance",
+    "first_parents",
+    "git_revision",
+    "resolve_commit",
+]
 
 NO_GIT = "no-git"
 # Files evals creates for an instant (the store's write probe) start with this
@@ -87,6 +96,22 @@ def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> tu
         if (root / p).resolve() not in ignored and not Path(p).name.startswith(SCRATCH_PREFIX)
     ]
     return head.strip(), bool(changed)
+
+
+def resolve_commit(ref: str, repo: Path | None = None) -> str | None:
+    """The full commit a git ref (branch, tag, hash, ``HEAD~2``) names in the repository holding
+    ``repo``; None when it names none, or outside git."""
+    if not ref or ref.startswith("-"):  # never an option to git
+        return None
+    out = _git(Path(repo or "."), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return out.strip() if out else None
+
+
+def first_parents(commit: str, repo: Path | None = None, count: int = 20) -> list[str]:
+    """``commit`` and the commits before it along first parents (a branch's own history), newest
+    first, at most ``count``; empty outside git."""
+    out = _git(Path(repo or "."), "rev-list", "--first-parent", f"--max-count={count}", commit, "--")
+    return out.split() if out else []
 
 
 def _distribution_version(name: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["interval_block", "mcnemar_exact", "wilson_interval"]
+__all__ = ["holm", "interval_block", "mcnemar_exact", "wilson_interval"]
 
 Z_95 = 1.959963984540054  # the 97.5th percentile of the standard normal: 95% two-sided
 
@@ -52,3 +52,22 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1))
     return min(1.0, tail / 2 ** (n - 1))
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Comparing m configurations at once makes a p below alpha by chance alone
+    likelier than alpha; Holm's adjustment keeps the chance of any false
+    alarm among them at most alpha, with no assumption about how the tests
+    depend on each other, and is never less powerful than Bonferroni. The
+    i-th smallest p is multiplied by (m - i + 1), capped at 1, and made no
+    smaller than the adjusted p before it.
+    """
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted

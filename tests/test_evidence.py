@@ -331,3 +331,16 @@ def test_compare_leaves_unanswerable_points_out(store_path):
     comparison = compare_runs(a, b)
     assert [(f.conversation_id, f.turn_index) for f in comparison.gained] == [("01_family", 6)]
     assert (len(comparison.lost), comparison.still_hit, comparison.still_missed) == (0, 2, 0)
+
+
+def test_compare_pairs_evidence_when_asked(tmp_path):
+    """compare_runs with evidence_outcome pairs evidence recall: full_history -> recency loses 2 of 3, hits lose 1."""
+    from evals.compare import compare_runs, evidence_outcome
+
+    with Store.open(tmp_path / "results.duckdb") as store:
+        full = store.get_run(store.append(run("full_history"), CLEAN))
+        recency = store.get_run(store.append(run("recency"), CLEAN))
+    by_evidence = compare_runs(full, recency, evidence_outcome)
+    assert (len(by_evidence.lost), len(by_evidence.gained), by_evidence.shared) == (2, 0, 3)
+    assert all(flip.expected_fact for flip in by_evidence.lost)  # carried for reports
+    assert len(compare_runs(full, recency).lost) == 1

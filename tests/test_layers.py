@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("metrics", ("evals.metrics", "evals.breakdown")),
     ("play", ("evals.playthrough", "evals.llm", "evals.importers")),
     ("store", ("evals.store",)),
-    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown")),
+    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report")),
     ("site", ("evals.site",)),
     ("cli", ("evals.cli", "evals.__main__")),
 ]

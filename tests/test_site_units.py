@@ -22,7 +22,8 @@ from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front,
 from evals.site._drilldown import ConversationText
 from evals.site._history import drop_reason
 from evals.site._render import make_environment
-from evals.site._text import Segment, highlight, slug, unique_slugs
+from evals.site._text import Segment, highlight
+from evals.site_paths import slug, unique_slugs
 from evals.site._views import settings_text
 from evals.metrics import MetricValue
 from evals.store import RunSummary

@@ -12,7 +12,7 @@ import pytest
 from evals.evaluate import RunConfig, evaluate
 from evals.metrics import MetricValue, ScoredRun, mrr, strict_recall
 from evals.scoring import Match, match
-from evals.stats import mcnemar_exact, wilson_interval
+from evals.stats import holm, mcnemar_exact, wilson_interval
 from evals.provenance import Provenance
 from evals.exchange import export_document, read_export
 from evals.store import MIGRATIONS, Store
@@ -63,6 +63,19 @@ def test_mcnemar_is_symmetric_and_handles_thousands():
     assert mcnemar_exact(7, 2) == mcnemar_exact(2, 7)
     assert 0 < mcnemar_exact(1000, 900) < 0.05
     assert mcnemar_exact(3000, 0) < 1e-300
+
+
+def test_holm_by_hand():
+    """Holm's adjusted p-values, worked out by hand, come back in the order given."""
+    # sorted: 0.01 * 3 = 0.03; 0.02 * 2 = 0.04; 0.04 * 1 = 0.04
+    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+
+
+def test_holm_is_monotone_capped_and_handles_one_or_none():
+    """An adjusted p never drops below a smaller p's, never exceeds 1; one test is left as is."""
+    assert holm([0.03, 0.02]) == pytest.approx([0.04, 0.04])  # 0.03 * 1 would undercut 0.02 * 2
+    assert holm([0.5, 0.9, 0.6]) == [1.0, 1.0, 1.0]
+    assert holm([0.2]) == [0.2] and holm([]) == []
 
 
 def test_strict_hit_needs_every_keyword():

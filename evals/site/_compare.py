@@ -10,7 +10,7 @@ from evals.compare import compare_runs
 from evals.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import ComparePage, CompareSection, FlipRow, RunRef
-from evals.site._paths import Paths
+from evals.site_paths import Paths
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
@@ -78,8 +78,8 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
                 turn_index=flip.turn_index,
                 question=flip.question,
                 became=became,
-                older_href=f"{paths.conversation(older.run_id, flip.conversation_id)}#tp-{flip.turn_index}",
-                newer_href=f"{paths.conversation(newer.run_id, flip.conversation_id)}#tp-{flip.turn_index}",
+                older_href=paths.test_point(older.run_id, flip.conversation_id, flip.turn_index),
+                newer_href=paths.test_point(newer.run_id, flip.conversation_id, flip.turn_index),
             )
             for became, group in (("miss", comparison.lost), ("hit", comparison.gained))
             for flip in group

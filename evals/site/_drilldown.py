@@ -16,6 +16,7 @@ from evals.scoring import matched_keywords
 from evals.site._fragments import Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
 from evals.site._text import Segment, cached_highlight
+from evals.site_paths import test_point_anchor
 
 __all__ = ["ConversationText", "conversation_views", "point_view"]
 
@@ -145,7 +146,7 @@ def point_view(
     ]
     view = PointView(
         number=number,
-        anchor=f"tp-{ti}",
+        anchor=test_point_anchor(ti),
         turn_index=ti,
         question=point.question,
         expected_fact=point.expected_fact,

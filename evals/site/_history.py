@@ -10,7 +10,7 @@ from evals.formatting import is_estimated, number, percent, percent_interval, sh
 from evals.site._charts import SeriesPoint, series_chart
 from evals.site._output import Output
 from evals.site._pages import HistoryIndexPage, HistoryPage, HistoryRow
-from evals.site._paths import root_of
+from evals.site_paths import root_of
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary

@@ -14,7 +14,7 @@ from evals.site._charts import CostPoint, cost_chart
 from evals.site._output import Output
 from evals.metrics import METRICS, PROPORTION, TOKENS, Metric
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
-from evals.site._paths import Paths, config_id
+from evals.site_paths import Paths, config_id
 from evals.site._publisher import Publisher, Site
 from evals.site._views import settings_text
 from evals.store import RunSummary

@@ -20,7 +20,7 @@ import jinja2
 
 from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
-from evals.site._paths import Paths, config_id
+from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
 from evals.store import RunSummary, Store, StoredRun
 

@@ -26,7 +26,7 @@ from evals.site._pages import (
     RunPage,
     RunMetric,
 )
-from evals.site._paths import config_id, root_of
+from evals.site_paths import config_id, root_of, test_point_anchor
 from evals.site._provenance import cache_note, provenance_rows
 from evals.site._publisher import Publisher, Site
 from evals.site._views import run_header
@@ -92,13 +92,13 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
             )
         )
         misses.extend(
-            MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#tp-{p.turn_index}")
+            MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
             for p, score in zip(conversation.test_points, scores, strict=True)
             if not score.hit and score.answerable
         )
         if point_answers is not None:
             wrong.extend(
-                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#tp-{p.turn_index}")
+                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
                 for p, answer in zip(conversation.test_points, point_answers, strict=True)
                 if answer.correct is False
             )

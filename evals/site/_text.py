@@ -1,4 +1,4 @@
-"""Text helpers for pages: keyword highlighting and file-name slugs (numbers: :mod:`evals.formatting`).
+"""Text helpers for pages: keyword highlighting (numbers: :mod:`evals.formatting`; file names: :mod:`evals.site_paths`).
 
 Highlighting never produces markup. It splits a text into :class:`Segment`
 pieces, some flagged as matches; the template escapes every piece and wraps
@@ -9,16 +9,12 @@ tag goes round it, and a keyword such as ``</td>`` cannot break a page.
 from __future__ import annotations
 
 import functools
-import hashlib
-import re
 from dataclasses import dataclass
 
 __all__ = [
     "Segment",
     "cached_highlight",
     "highlight",
-    "slug",
-    "unique_slugs",
 ]
 
 
@@ -90,28 +86,3 @@ def cached_highlight(text: str, needles: tuple[str, ...]) -> list[Segment]:
     Callers must not change the returned list.
     """
     return highlight(text, list(needles))
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def slug(name: str) -> str:
-    """A file-name-safe form of ``name``; changed names get a short hash so they stay distinct."""
-    cleaned = _UNSAFE.sub("_", name).strip("._") or "x"
-    if cleaned == name and len(name) <= 80:
-        return name
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return f"{cleaned[:60]}-{digest}"
-
-
-def unique_slugs(names: list[str]) -> dict[str, str]:
-    """Slugs for ``names`` that differ even on case-insensitive file systems."""
-    out: dict[str, str] = {}
-    taken: set[str] = set()
-    for name in sorted(set(names)):
-        candidate = slug(name)
-        if candidate.lower() in taken:
-            candidate = f"{candidate}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
-        taken.add(candidate.lower())
-        out[name] = candidate
-    return out

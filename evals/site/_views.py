@@ -7,7 +7,7 @@ from typing import Any
 
 from evals.formatting import is_estimated, short_commit
 from evals.site._pages import ConfigInfo, RunHeader
-from evals.site._paths import Paths, config_id
+from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 
 __all__ = ["config_info", "config_order", "run_header", "settings_text", "store_note"]

@@ -1,11 +1,42 @@
-"""Every file name of the site, decided once so that links and files agree."""
+"""Every file name of the published site, decided once so that links and files agree.
+
+The site's pages use it to write files and link between them; reports that
+link into a published site (``evals gate --site-url``) use it to name the same
+pages, which is why it sits below :mod:`evals.site` rather than inside it.
+"""
 
 from __future__ import annotations
 
-from evals.site._text import unique_slugs
+import hashlib
+import re
+
 from evals.store import RunSummary
 
-__all__ = ["Paths", "config_id", "root_of"]
+__all__ = ["Paths", "config_id", "root_of", "slug", "test_point_anchor", "unique_slugs"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of ``name``; changed names get a short hash so they stay distinct."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "x"
+    if cleaned == name and len(name) <= 80:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{cleaned[:60]}-{digest}"
+
+
+def unique_slugs(names: list[str]) -> dict[str, str]:
+    """Slugs for ``names`` that differ even on case-insensitive file systems."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in sorted(set(names)):
+        candidate = slug(name)
+        if candidate.lower() in taken:
+            candidate = f"{candidate}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+        taken.add(candidate.lower())
+        out[name] = candidate
+    return out
 
 
 def config_id(summary: RunSummary) -> tuple[str, str]:
@@ -16,6 +47,11 @@ def config_id(summary: RunSummary) -> tuple[str, str]:
 def root_of(path: str) -> str:
     """The relative way back to the site root from the page at ``path``: "", "../", "../../"."""
     return "../" * path.count("/")
+
+
+def test_point_anchor(turn_index: int) -> str:
+    """The id of a test point's section on its drill-down page."""
+    return f"tp-{turn_index}"
 
 
 class Paths:
@@ -40,6 +76,10 @@ class Paths:
 
     def conversation(self, run_id: str, conversation_id: str) -> str:
         return f"runs/{self.run_slug[run_id]}/{self._conversation_slugs[run_id][conversation_id]}.html"
+
+    def test_point(self, run_id: str, conversation_id: str, turn_index: int) -> str:
+        """A test point's section on its drill-down page."""
+        return f"{self.conversation(run_id, conversation_id)}#{test_point_anchor(turn_index)}"
 
     def history(self, digest: str, key: str) -> str:
         return f"history/{self.config_slug[self._config_name[(digest, key)]]}.html"
