@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evals.results import AnswerRun, RunResult
-from evals.scoring import Scores
+from evals.scoring import PointScore, Scores
 from evals.stats import wilson_interval
 
 __all__ = [
@@ -184,8 +184,7 @@ def mrr(run: ScoredRun) -> MetricValue:
     description="Share of test points with evidence turns where at least one evidence turn was retrieved.",
 )
 def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
-    points = [p for p in run.scores.answerable() if p.evidence_any is not None]
-    return proportion(sum(bool(p.evidence_any) for p in points), len(points)) if points else None
+    return _evidence(run, lambda p: bool(p.evidence_any))
 
 
 @metric(
@@ -197,8 +196,13 @@ def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
     description="Share of test points with evidence turns where every evidence turn was retrieved.",
 )
 def evidence_recall_all(run: ScoredRun) -> MetricValue | None:
+    return _evidence(run, lambda p: bool(p.evidence_all))
+
+
+def _evidence(run: ScoredRun, found: Callable[[PointScore], bool]) -> MetricValue | None:
+    """A share of the answerable test points that list evidence turns; None for a corpus without them."""
     points = [p for p in run.scores.answerable() if p.evidence_any is not None]
-    return proportion(sum(bool(p.evidence_all) for p in points), len(points)) if points else None
+    return proportion(sum(found(p) for p in points), len(points)) if points else None
 
 
 @metric(
