@@ -201,7 +201,7 @@ def test_run_reads_back_exactly(store_path, evaluate_small, runner):
     assert stored.scores == evaluation.scores
 
 
-def test_seed_json_equals_the_reports(store_path, evaluate_small):
+def test_legacy_json_equals_the_reports(store_path, evaluate_small):
     """legacy_json(run_id) is the document --output writes for that run."""
     evaluation = evaluate_small("summary_buffer")
     run_id = append(store_path, evaluation)

@@ -109,7 +109,7 @@ def test_done_when_four_strategies_twice_then_forced(evals, store_path, corpus_s
     assert {model for _, model, _ in rows} == {"none", "hash-16"}
 
 
-def test_output_file_is_the_stored_seed_json(evals, store_path, corpus_small, tmp_path):
+def test_output_file_is_the_stored_legacy_json(evals, store_path, corpus_small, tmp_path):
     """--output writes the seed document, equal to legacy_json of the stored run."""
     out = tmp_path / "out" / "mneme.json"
     result = evals("run", "--runner", "mneme", "--corpus", str(corpus_small), "--output", str(out))
