@@ -742,19 +742,22 @@ def serve_command(directory: Path, port: int) -> None:
 
 @cli.command("strategies")
 @click.option("--names", is_flag=True, help="Print only the names, one per line (for scripts).")
-def strategies_command(names: bool) -> None:
+@click.option("--available", is_flag=True, help="Only strategies whose optional extras are installed here.")
+def strategies_command(names: bool, available: bool) -> None:
     """List every registered strategy: name, where it comes from, its options with defaults and help.
 
     Built-ins and plug-ins are entry points of the group mneme_evals.strategies
     (docs/strategies.md); any other factory can be named as package.module:function.
     """
     registry = Registry()
+    specs = [spec for spec in registry.all() if not (available and spec.missing())]
     if names:
-        for name in registry.names():
-            click.echo(name)
+        for spec in specs:
+            click.echo(spec.name)
         return
-    for spec in registry.all():
-        click.echo(f"{spec.name}  ({spec.source}){'  ' + spec.summary if spec.summary else ''}")
+    for spec in specs:
+        needs = f"  [needs the {spec.extra} extra]" if spec.missing() and spec.extra else ""
+        click.echo(f"{spec.name}  ({spec.source}){'  ' + spec.summary if spec.summary else ''}{needs}")
         for key, default, help_text in spec.option_rows():
             click.echo(f"    --option {key}=…  default {default}{'  ' + help_text if help_text else ''}")
 

@@ -276,3 +276,17 @@ def test_example_plugin_runs_end_to_end(example_on_path, tmp_path, corpus_small)
     subprocess.run([*evals, "build-site", "--store", str(store), "--out", str(site)], env=env, capture_output=True, check=True)
     assert "plug-in: mneme-evals-keyword-overlap 0.1.0" in (site / "index.html").read_text()
     assert "mneme-evals-keyword-overlap 0.1.0" in (site / "runs" / f"{rows[0]['run_id']}.html").read_text()
+
+
+def test_a_strategy_whose_extra_is_missing_says_which(corpus_small):
+    """A strategy needing a module that is not installed is listed as such, left out of --available, and refused by name."""
+    from evals.strategies import StrategySpec
+
+    spec = StrategySpec(name="needs_extra", build=lambda o, c: None, requires=("no_such_module_here",), extra="nothing")
+    registry = Registry([])
+    registry._loaded["needs_extra"] = spec  # noqa: SLF001 - a registry of one hand-made spec
+    with pytest.raises(StrategyError, match=r"needs no_such_module_here, which is not installed: pip install -e '.\[nothing\]'"):
+        registry.plan("needs_extra", {}, BuildContext()).build()
+    assert spec.missing() == ["no_such_module_here"]
+    names = CliRunner().invoke(cli, ["strategies", "--names", "--available"]).output.split()
+    assert names == [n for n in Registry().names() if not Registry().get(n).missing()]

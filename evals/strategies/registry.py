@@ -19,6 +19,7 @@ option, known before the strategy exists.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -86,7 +87,13 @@ class StrategySpec:
     describe: Callable[[BaseModel, BuildContext], dict[str, Any]] | None = None
     summary: str = ""  # one line for `evals strategies`
     ignores_k: bool = False  # returns more than k records by design (full_history, the oracle)
+    requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
+    extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
+
+    def missing(self) -> list[str]:
+        """The required modules this environment lacks ([] when the strategy can run here)."""
+        return [name for name in self.requires if importlib.util.find_spec(name) is None]
 
     def configuration(self, options: BaseModel, context: BuildContext) -> dict[str, Any]:
         describe = self.describe or _default_describe(self.name)
@@ -132,6 +139,10 @@ class Planned:
         return str(self.configuration.get("model", NO_MODEL))
 
     def build(self) -> MemoryStrategy:
+        missing = self.spec.missing()
+        if missing:
+            hint = f"pip install -e '.[{self.spec.extra}]'" if self.spec.extra else f"install {', '.join(missing)}"
+            raise StrategyError(f"strategy {self.spec.name} needs {', '.join(missing)}, which is not installed: {hint}")
         try:
             return self.spec.build(self.options, self.context)
         except EvalsError:
