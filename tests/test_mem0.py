@@ -276,3 +276,18 @@ def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "pip install -e '.[mem0]'" in proc.stderr
     assert not store.exists()
+
+
+def test_infer_failure_names_the_endpoint_and_hides_the_key(monkeypatch: pytest.MonkeyPatch):
+    """A refused extraction request fails the add with the endpoint's answer, the API key blanked out."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-test-key")
+    with LLMServer() as server:
+        strategy = Mem0(infer=True, base_url=server.base_url)
+        try:
+            strategy.reset()
+            server.fail_next("401")
+            with pytest.raises(EvalsError, match="401") as raised:
+                strategy.add("user", "My dog is called Biscuit.", turn=0)
+        finally:
+            strategy.close()
+    assert server.base_url in str(raised.value) and "sk-secret" not in str(raised.value)

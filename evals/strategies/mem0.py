@@ -199,6 +199,7 @@ class CachedChat:
         self.requests_made = 0
         self.requests_cached = 0
         self._cache = cache
+        self._secret = api_key
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
 
     def body(self, messages: list[dict[str, Any]], response_format: Any = None, **kwargs: Any) -> dict[str, Any]:
@@ -220,7 +221,11 @@ class CachedChat:
                 self.requests_cached += 1
                 return _content(json.loads(found)["body"], self.base_url)
         started = time.perf_counter()
-        raw = self._openai.chat.completions.with_raw_response.create(**body)
+        try:
+            raw = self._openai.chat.completions.with_raw_response.create(**body)
+        except Exception as exc:  # noqa: BLE001 - an endpoint's message may quote the key: say it without
+            message = str(exc).replace(self._secret, "***") if self._secret else str(exc)
+            raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
         text = raw.http_response.text
         content = _content(text, self.base_url)
         if self._cache is not None:
