@@ -291,3 +291,13 @@ def test_infer_failure_names_the_endpoint_and_hides_the_key(monkeypatch: pytest.
         finally:
             strategy.close()
     assert server.base_url in str(raised.value) and "sk-secret" not in str(raised.value)
+
+
+def test_close_removes_the_temporary_directory():
+    """close() removes the directory that held mem0's history; the FAISS store was kept in memory, not written there."""
+    strategy = Mem0()
+    _fed(strategy)
+    directory = Path(strategy.directory)
+    assert (directory / "history.db").is_file() and not any((directory / "faiss").rglob("*.json"))
+    strategy.close()
+    assert not directory.exists()

@@ -276,10 +276,10 @@ class Mem0:
                     "--option base_url=… (or OPENAI_BASE_URL) at another OpenAI-compatible server"
                 )
             key = key or "none"  # local servers often want none, but the client insists on one
-        self._directory = tempfile.mkdtemp(prefix="evals-mem0-")
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self._directory, ignore_errors=True)
+        self.directory = tempfile.mkdtemp(prefix="evals-mem0-")
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.directory, ignore_errors=True)
         try:
-            self.memory = Memory.from_config(mem0_config(self._directory, llm_model=llm_model, llm_url=llm_url, api_key=key))
+            self.memory = Memory.from_config(mem0_config(self.directory, llm_model=llm_model, llm_url=llm_url, api_key=key))
         except Exception as exc:  # noqa: BLE001 - mem0's own message says what is wrong
             self._cleanup()
             raise EvalsError(f"mem0 could not start: {type(exc).__name__}: {exc}") from exc
