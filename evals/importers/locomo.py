@@ -118,6 +118,9 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
         evidence.sort()
         if answerable:
             answer = answer_text(source.get(item, where, "answer", ANSWER_KINDS))
+            if not answer:  # an empty expected fact would match any record
+                report.notes.append(f"{where}: the answer is empty (question skipped)")
+                continue
             keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
             fact = answer
         else:
