@@ -616,7 +616,13 @@ def serve_command(directory: Path, port: int) -> None:
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     handler = partial(SimpleHTTPRequestHandler, directory=str(directory))
-    with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise EvalsError(
+            f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)"
+        ) from None
+    with server:
         click.echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()

@@ -9,13 +9,13 @@ another store exactly as it was; importing is idempotent by run id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from evals import jsonfile
 from evals.corpus import Conversation
 from evals.provenance import Provenance
 from evals.report import legacy_json
@@ -236,13 +236,9 @@ def read_export(path: Path) -> RunRecord:
     """Parse and check one exported file; every problem is a one-line :class:`StoreError`."""
     name = str(path)
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise StoreError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raw = jsonfile.load(path, jsonfile.MAX_EXPORT_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        raise StoreError(str(exc)) from None
     if not isinstance(raw, dict):
         raise StoreError(f"{name}: not an evals export (expected a JSON object, got {type(raw).__name__})")
     if "run" not in raw:

@@ -204,3 +204,149 @@ def test_the_rules_are_documented():
     for phrase in ("empty or only whitespace", "unknown field", "appears twice", "lone surrogate"):
         assert phrase in readme, phrase
 
+
+# -- 5. tracebacks ------------------------------------------------------------------------------
+
+DEEP = "[" * 3000 + "]" * 3000
+
+
+def exported_run(tmp_path: Path, runner: str = "no_memory", corpus: Path = CORPUS_SMALL) -> dict:
+    """A genuine export of one run of ``runner`` (made in a store of its own), as a dict."""
+    source = tmp_path / "source.duckdb"
+    result = evals("run", "--runner", runner, "--corpus", corpus, "--store", source)
+    assert result.exit_code == 0, result.output
+    run_id = result.output.split("run ", 1)[1].split(":", 1)[0]
+    out = tmp_path / f"export-{run_id}.json"
+    assert evals("export", run_id, "--store", source, "--output", out).exit_code == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_deep_json_in_a_corpus(tmp_path):
+    """JSON nested 3,000 deep: validate names the file and the limit instead of a RecursionError."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", '{"id": "c1", "description": ' + DEEP + "}")
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: JSON nested more than 64 levels deep"]
+
+
+def test_deep_json_in_run(tmp_path, store_path):
+    """`evals run` on such a corpus: one line naming the file."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", '{"id": "c1", "description": ' + DEEP + "}")
+    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store_path))
+    assert line == f"Error: invalid corpus: {corpus / 'c1.json'}: JSON nested more than 64 levels deep"
+
+
+def test_deep_json_in_import(tmp_path, store_path):
+    """`evals import` of a file nested 3,000 deep: one line naming the file."""
+    bad = write_json(tmp_path / "deep.json", '{"run": ' + DEEP + "}")
+    assert one_line_error(evals("import", bad, "--store", store_path)) == f"Error: {bad}: JSON nested more than 64 levels deep"
+    assert not store_path.exists()
+
+
+def test_deep_json_in_import_corpus(tmp_path):
+    """`evals import-corpus` of a file nested 3,000 deep: one line naming the file; nothing written."""
+    bad = write_json(tmp_path / "deep.json", DEEP)
+    for fmt in ("locomo", "longmemeval"):
+        line = one_line_error(evals("import-corpus", fmt, bad, "--out", tmp_path / "out"))
+        assert line == f"Error: {bad}: JSON nested more than 64 levels deep"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "import", "import-corpus"])
+def test_huge_integer(tmp_path, store_path, command):
+    """An integer of 5,000 digits is refused naming the file, wherever JSON is read."""
+    digits = "9" * 5000
+    if command == "validate":
+        corpus = tmp_path / "c"
+        corpus.mkdir()
+        write_json(corpus / "c1.json", json.dumps(conversation())[:-1] + f', "x": {digits}}}')
+        assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: a number of 5000 digits; at most 20 are read"]
+        return
+    bad = write_json(tmp_path / "big.json", f'[{{"n": {digits}}}]')
+    if command == "import":
+        line = one_line_error(evals("import", bad, "--store", store_path))
+    else:
+        line = one_line_error(evals("import-corpus", "locomo", bad, "--out", tmp_path / "out"))
+    assert line == f"Error: {bad}: a number of 5000 digits; at most 20 are read"
+
+
+def test_lone_surrogate_is_refused_by_validate(tmp_path):
+    """A lone surrogate escape ("\\ud800") is refused by validate at its JSON path."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", json.dumps(conversation()).replace("I use vim", "I use \\ud800 vim"))
+    assert validate_problems(corpus) == [
+        f"{corpus / 'c1.json'}: turns[0].content: holds a lone surrogate (\\ud800), which is not a character"
+    ]
+
+
+def test_lone_surrogate_does_not_crash_run(tmp_path, store_path):
+    """`evals run` refuses the same corpus in one line instead of crashing."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", json.dumps(conversation()).replace("I use vim", "I use \\ud800 vim"))
+    line = one_line_error(evals("run", "--runner", "mneme", "--corpus", corpus, "--store", store_path))
+    assert "turns[0].content: holds a lone surrogate" in line
+    assert not store_path.exists()
+
+
+def test_surrogate_pairs_are_characters(tmp_path):
+    """An escaped surrogate pair (an emoji, as json.dumps writes it) is one character, and valid."""
+    corpus = corpus_of(tmp_path / "c", conversation(description="\U0001f600 fine"))
+    assert "\\ud83d\\ude00" in (corpus / "c1.json").read_text()
+    assert evals("validate", corpus).exit_code == 0
+
+
+def test_symlink_to_dev_zero_is_not_read(tmp_path):
+    """A corpus file that is a link to /dev/zero is refused as not a regular file, without reading it."""
+    corpus = corpus_of(tmp_path / "c", conversation())
+    (corpus / "zero.json").symlink_to("/dev/zero")
+    assert validate_problems(corpus) == [
+        f"{corpus / 'zero.json'}: not a regular file (a character device); only regular files are read"
+    ]
+
+
+def test_fifo_does_not_hang(tmp_path):
+    """A FIFO named like a corpus file is refused at once instead of waiting for a writer."""
+    import os
+
+    corpus = corpus_of(tmp_path / "c", conversation())
+    os.mkfifo(corpus / "pipe.json")
+    assert validate_problems(corpus) == [f"{corpus / 'pipe.json'}: not a regular file (a FIFO); only regular files are read"]
+
+
+def test_file_size_is_bounded(tmp_path, monkeypatch):
+    """A corpus file larger than the limit is refused before it is read, saying both sizes."""
+    from evals import jsonfile
+
+    monkeypatch.setattr(jsonfile, "MAX_CORPUS_FILE_BYTES", 100)
+    corpus = corpus_of(tmp_path / "c", conversation())
+    size = (corpus / "c1.json").stat().st_size
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: {size} bytes; files over 100 bytes are not read"]
+
+
+def test_import_of_a_fifo_does_not_hang(tmp_path, store_path):
+    """`evals import` of a FIFO: refused at once."""
+    import os
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    assert one_line_error(evals("import", pipe, "--store", store_path)) == (
+        f"Error: {pipe}: not a regular file (a FIFO); only regular files are read"
+    )
+
+
+def test_serve_on_a_busy_port(tmp_path):
+    """`evals serve` on a port already taken: one line saying so, not an OSError traceback."""
+    import socket
+
+    site = tmp_path / "site"
+    site.mkdir()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_line_error(evals("serve", "--dir", site, "--port", str(port)))
+    assert line.startswith(f"Error: cannot serve on 127.0.0.1:{port}: ") and "--port" in line

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evals import jsonfile
 from evals.corpus import Conversation, check_corpus
 from evals.errors import EvalsError
 
@@ -44,17 +45,12 @@ class Source:
     def __init__(self, path: Path) -> None:
         self.name = str(path)
         try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise ImportFormatError(f"cannot read {self.name}: {exc.strerror or exc}") from None
-        if raw.startswith(b"PK\x03\x04"):
-            raw = self._only_json_in_zip(raw)
-        try:
-            self.data = json.loads(raw)
-        except UnicodeDecodeError as exc:
-            raise ImportFormatError(f"{self.name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{self.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, self.name)
+            if raw.startswith(b"PK\x03\x04"):
+                raw = self._only_json_in_zip(raw)
+            self.data = jsonfile.parse(raw, self.name)
+        except jsonfile.JSONFileError as exc:
+            raise ImportFormatError(str(exc)) from None
 
     def _only_json_in_zip(self, raw: bytes) -> bytes:
         """The one .json file inside a zip archive (LoCoMo ships data/locomo10.zip in some revisions)."""
@@ -68,7 +64,14 @@ class Source:
                     found = ", ".join(names) or "none"
                     raise ImportFormatError(f"{self.name}: a zip archive must hold exactly one .json file; it holds {found}")
                 self.name = f"{self.name}!{names[0]}"
-                return archive.read(names[0])
+                size = archive.getinfo(names[0]).file_size
+                if size > jsonfile.MAX_BENCHMARK_FILE_BYTES:
+                    raise ImportFormatError(f"{self.name}: {size} bytes; files over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes are not read")
+                with archive.open(names[0]) as member:  # read no more than the limit, whatever the header says
+                    data = member.read(jsonfile.MAX_BENCHMARK_FILE_BYTES + 1)
+                if len(data) > jsonfile.MAX_BENCHMARK_FILE_BYTES:
+                    raise ImportFormatError(f"{self.name}: files over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes are not read")
+                return data
         except zipfile.BadZipFile as exc:
             raise ImportFormatError(f"{self.name}: a damaged zip archive: {exc}") from None
 
