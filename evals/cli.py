@@ -494,7 +494,11 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
 
     records = [read_export(path) for path in files]
     with _open_store(store, read_only=False) as opened:
-        added = opened.write_records(records)
+        try:
+            added = opened.write_records(records)
+        except _store_api().CorpusConflict as exc:
+            source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+            raise EvalsError(f"{source}: {exc}") from None
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
         click.echo(f"{state} run {record.summary.run_id} ({path})")

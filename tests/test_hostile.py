@@ -350,3 +350,158 @@ def test_serve_on_a_busy_port(tmp_path):
         port = taken.getsockname()[1]
         line = one_line_error(evals("serve", "--dir", site, "--port", str(port)))
     assert line.startswith(f"Error: cannot serve on 127.0.0.1:{port}: ") and "--port" in line
+
+
+# -- 1. imports are checked ---------------------------------------------------------------------
+
+
+def store_snapshot(path: Path) -> dict[str, bytes]:
+    """The store file and anything beside it named after it (its WAL, its cache), byte for byte."""
+    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{path.stem}*")) if p.is_file()}
+
+
+def stored_store(tmp_path: Path, runner: str = "no_memory") -> Path:
+    """A store holding one genuine run on corpus_small."""
+    store = tmp_path / "store" / "results.duckdb"
+    store.parent.mkdir()
+    result = evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store)
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def tampered(document: dict) -> dict:
+    """``document`` with one turn of its transcript edited, its corpus digest left as it was."""
+    turns = document["run"]["conversations"][0]["turns"]
+    turns[0]["content"] = "<b>an edited turn</b> " + turns[0]["content"]
+    return document
+
+
+def refused_import(store: Path, document: dict, tmp_path: Path) -> str:
+    """Import ``document`` into ``store``: it must be refused in one line with the store unchanged."""
+    before = store_snapshot(store) if store.exists() else None
+    path = write_json(tmp_path / "import.json", document)
+    line = one_line_error(evals("import", path, "--store", store))
+    assert (store_snapshot(store) if store.exists() else None) == before
+    return line
+
+
+def test_edited_transcript_is_refused_after_a_genuine_run(tmp_path):
+    """An export whose transcript was edited (digest kept) is refused: recomputing the digest shows the edit."""
+    store = stored_store(tmp_path)
+    document = tampered(exported_run(tmp_path))
+    line = refused_import(store, document, tmp_path)
+    digest = document["run"]["corpus_digest"]
+    assert line.startswith(f"Error: {tmp_path / 'import.json'}: run.corpus_digest {digest[:12]}… does not match")
+    assert line.endswith("the file was altered, so it is not imported")
+
+
+def test_edited_transcript_is_refused_into_an_empty_store(tmp_path):
+    """In the other order (the edit first) it is refused too, so a later genuine run shows genuine text."""
+    store = tmp_path / "empty" / "results.duckdb"
+    store.parent.mkdir()
+    line = refused_import(store, tampered(exported_run(tmp_path)), tmp_path)
+    assert "does not match the file's conversations" in line
+    assert not store.exists()
+
+
+def test_corpus_stored_under_the_digest_must_be_identical(tmp_path):
+    """A store that already holds different text under a digest (an import made before imports were
+    checked) refuses a genuine import of that digest instead of mixing the two."""
+    from dataclasses import replace
+
+    from evals.exchange import read_export
+    from evals.store import Store
+
+    document = exported_run(tmp_path)
+    genuine = write_json(tmp_path / "genuine.json", document)
+    record = read_export(genuine)
+    edited = record.conversations[0].model_copy(deep=True)
+    edited.turns[0].content = "an edited turn"
+    forged = replace(record, conversations=[edited, *record.conversations[1:]])
+    forged = replace(forged, summary=replace(forged.summary, run_id="0123456789ab"))
+    store = tmp_path / "old" / "results.duckdb"
+    store.parent.mkdir()
+    with Store.open(store) as opened:
+        opened.write_records([forged])
+    line = refused_import(store, document, tmp_path)
+    cid = record.conversations[0].id
+    assert line == (
+        f"Error: {tmp_path / 'import.json'}: run {record.summary.run_id} is on corpus {document['run']['corpus_digest'][:12]}, "
+        f"but the store holds different text under that digest (conversation {cid!r}, turn 0); refusing to mix them"
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda d: d["run"].update(timestamp="9999-12-31T00:00:00+00:00"), "run.timestamp: 9999-12-31T00:00:00+00:00 is in the future"),
+        (lambda d: d.update(k=-5), "k: must be at least 1, got -5"),
+        (lambda d: d.update(k=2**31), "k: must be at most 2147483647, got 2147483648"),
+        (lambda d: d.update(seed=2**63), "seed: must be at most 9223372036854775807, got 9223372036854775808"),
+        (lambda d: d["run"].update(duration_s=-1.0), "run.duration_s: must be at least 0, got -1.0"),
+        (lambda d: d["run"].update(corpus_digest="zz"), "run.corpus_digest: expected a sha256 (64 lower-case hex digits), got 'zz'"),
+        (lambda d: d["run"].update(run_id="../../x"), "run.run_id: expected a run id (12 lower-case hex digits), got '../../x'"),
+        (
+            lambda d: d["run"].update(commit="<script>alert(1)</script>"),
+            "run.commit: expected a git commit (40 or 64 lower-case hex digits) or 'no-git', got '<script>alert(1)</script>'",
+        ),
+        (lambda d: d["run"]["conversations"][0]["test_points"][0].update(record_tokens=[-3]), "run.conversations[0].test_points[0].record_tokens[0]: must be at least 0, got -3"),
+        (lambda d: d["run"].update(cache_hits=-1), "run.cache_hits: must be at least 0, got -1"),
+    ],
+)
+def test_out_of_range_fields_are_refused(tmp_path, edit, expected):
+    """Each field of an export is range-checked; a bad one refuses the whole import, naming file and field."""
+    store = stored_store(tmp_path)
+    document = exported_run(tmp_path)
+    edit(document)
+    line = refused_import(store, document, tmp_path)
+    assert line.startswith(f"Error: {tmp_path / 'import.json'}: not a valid evals export: {expected}"), line
+
+
+def test_nan_duration_is_refused(tmp_path):
+    """``duration_s: NaN`` (which Python's json accepts) is refused at its path."""
+    store = stored_store(tmp_path)
+    document = exported_run(tmp_path)
+    path = tmp_path / "import.json"
+    text = json.dumps(document).replace(f'"duration_s": {json.dumps(document["run"]["duration_s"])}', '"duration_s": NaN')
+    assert "NaN" in text
+    path.write_text(text, encoding="utf-8")
+    before = store_snapshot(store)
+    assert one_line_error(evals("import", path, "--store", store)) == f"Error: {path}: NaN is not a number JSON allows"
+    assert store_snapshot(store) == before
+
+
+def test_answers_are_range_checked(tmp_path):
+    """An export's answers are checked as well: a negative token count is refused."""
+    from evals.exchange import read_export
+    from evals.store import StoreError
+
+    document = exported_run(tmp_path)
+    document["answers"] = {"answer_model": "m", "judge_model": None, "base_url": "http://x", "settings": {}}
+    document["metrics"]["answers"] = {"requests_made": 0, "requests_cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for conversation in document["conversations"]:
+        for point in conversation["test_points"]:
+            point["answer"] = {"answer": "a", "prompt_tokens": -1, "completion_tokens": 0, "latency_s": 0.1, "keyword_hit": False}
+    path = write_json(tmp_path / "import.json", document)
+    with pytest.raises(StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"):
+        read_export(path)
+
+
+def test_genuine_exports_of_every_golden_run_still_import(tmp_path):
+    """Every run of the schema-5 golden store (written by an earlier version) exports and imports
+    unchanged: the recomputed digest matches what that version stored."""
+    import gzip
+
+    from evals.exchange import export_document
+    from evals.store import Store
+
+    old = tmp_path / "schema5.duckdb"
+    with gzip.open(FIXTURES / "stores" / "schema5.duckdb.gz") as packed, old.open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    Store.upgrade(old)
+    with Store.open(old, read_only=True) as store:
+        documents = [export_document(store.get_run(s.run_id)) for s in store.runs()]
+    paths = [write_json(tmp_path / f"run{i}.json", d) for i, d in enumerate(documents)]
+    result = evals("import", *paths, "--store", tmp_path / "new.duckdb")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("imported run") == len(documents) == 5

@@ -14,7 +14,7 @@ renders anything. The schema is versioned with named, ordered migrations
 (``_schema.py``).
 """
 
-from evals.store._errors import StoreError
+from evals.store._errors import CorpusConflict, StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import RunRecord, make_summary
@@ -23,6 +23,7 @@ from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store, check_writable
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
+    "CorpusConflict",
     "MIGRATIONS",
     "Migration",
     "RunRecord",
