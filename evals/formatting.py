@@ -22,6 +22,7 @@ __all__ = [
     "ESTIMATED",
     "NULL",
     "commit_text",
+    "csv_cell",
     "decimal",
     "estimate_mark",
     "interval",
@@ -41,6 +42,8 @@ NULL = "null"
 ESTIMATED = "~"
 
 _HEX = frozenset("0123456789abcdef")
+# A cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _empty(value: float | int | None) -> bool:
@@ -121,3 +124,15 @@ def relative(value: float | None, empty: str = DASH) -> str:
 def p_value_text(p: float) -> str:
     """A p-value: four decimals, or scientific notation when tiny."""
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def csv_cell(value: object) -> object:
+    """``value`` made safe as a CSV cell: text that a spreadsheet would run as a formula (it starts
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading ``'``, OWASP's rule.
+
+    Only text is changed: numbers stay numbers (``-0.5`` is still ``-0.5``), and None, booleans
+    and anything else pass through for the writer to format as it does. Every CSV this tool
+    writes puts each cell through here."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

@@ -146,7 +146,7 @@ def summaries_csv(summaries: Sequence[RunSummary]) -> str:
             value = summary.metric(m.name)
             if value is not None:
                 row.update(zip(_metric_fields(m), (value.value, value.n, value.low, value.high), strict=False))
-        writer.writerow(row)
+        writer.writerow({name: formatting.csv_cell(value) for name, value in row.items()})
     return buffer.getvalue()
 
 
@@ -206,5 +206,5 @@ def records_csv(records: list[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else ["category"], lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({name: formatting.csv_cell(value) for name, value in record.items()} for record in records)
     return buffer.getvalue()

