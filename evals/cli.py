@@ -7,6 +7,7 @@ turns it into a message and an exit code.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -18,8 +19,9 @@ import click
 from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
-from evals.evaluate import RunConfig, evaluate
+from evals.evaluate import MAX_CONCURRENCY, MAX_REQUEST_TIMEOUT, MAX_RETRIES, RunConfig, evaluate
 from evals.report import dump_json, legacy_json, run_line, summary_line
+from evals.results import MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BACKENDS, EMBEDDERS, Registry
 
 if TYPE_CHECKING:
@@ -59,6 +61,17 @@ class _Command(click.Command):
 # -- shared options, written once ---------------------------------------------------------
 
 
+class _Seconds(click.FloatRange):
+    """A FloatRange that refuses nan and inf, which the range check alone lets through (nan) or words badly."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number of seconds.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+
 def run_options(func: Callable) -> Callable:
     """The run flags of the original harness, shared by ``evals run`` and ``python -m evals``."""
     options = [
@@ -94,9 +107,11 @@ def run_options(func: Callable) -> Callable:
             "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),
-        click.option("--seed", type=int, default=42, show_default=True, help="Seed recorded with the run."),
         click.option(
-            "--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="How many records to retrieve per test point."
+            "--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."
+        ),
+        click.option(
+            "--k", "k", type=click.IntRange(1, MAX_K), default=5, show_default=True, help="How many records to retrieve per test point."
         ),
         click.option(
             "--with-answers",
@@ -135,18 +150,18 @@ def llm_options(func: Callable) -> Callable:
             help="Key for the endpoint. Prefer the environment variable; the key is never stored, cached or printed.",
         ),
         click.option(
-            "--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Requests in flight at once."
+            "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
         ),
         click.option(
             "--request-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=_Seconds(0, MAX_REQUEST_TIMEOUT, min_open=True),
             default=60.0,
             show_default=True,
             help="Seconds to wait for one response before retrying.",
         ),
         click.option(
             "--max-retries",
-            type=click.IntRange(min=0),
+            type=click.IntRange(0, MAX_RETRIES),
             default=5,
             show_default=True,
             help="Retries of a request after a timeout, HTTP 429 or 5xx, with exponential backoff.",
@@ -492,7 +507,8 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     """
     from evals.exchange import read_export
 
-    records = [read_export(path) for path in files]
+    _store_api().writable_file(_store_path(store)[0])  # before reading what may be large files
+    records = [read_export(file) for file in files]
     with _open_store(store, read_only=False) as opened:
         try:
             added = opened.write_records(records)
@@ -584,7 +600,7 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 64),
     default=None,
     help="Processes rendering pages. Default: one per CPU (up to 4) for stores of 8 runs or more, else 1.",
 )

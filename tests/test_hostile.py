@@ -583,3 +583,136 @@ def test_csv_cell_rule(text):
 
     assert csv_cell(text) == "'" + text
     assert csv_cell(-1) == -1 and csv_cell(-0.5) == -0.5 and csv_cell("plain") == "plain" and csv_cell(None) is None
+
+
+# -- 6. late failures ---------------------------------------------------------------------------
+
+
+def forbid_work(monkeypatch) -> None:
+    """From now on, computing a run fails the test: the refusal must come before any work."""
+    import evals.workflow
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the run was computed before the problem was found")
+
+    monkeypatch.setattr(evals.workflow, "evaluate", refuse)
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """:func:`forbid_work` for the whole test."""
+    forbid_work(monkeypatch)
+
+
+def chattr(flag: str, path: Path) -> bool:
+    import subprocess
+
+    return shutil.which("chattr") is not None and subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
+    """An immutable store file (chattr +i) is refused before anything is computed, in one line."""
+    store = stored_store(tmp_path)
+    forbid_work(monkeypatch)
+    if not chattr("+i", store):
+        pytest.skip("chattr +i is not available here (needs root and a file system that supports it)")
+    try:
+        before = store_snapshot(store)
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        assert line == f"Error: cannot write to store {store}: Operation not permitted"
+        assert store_snapshot(store) == before
+    finally:
+        chattr("-i", store)
+
+
+def test_read_only_store_fails_before_the_run(tmp_path, monkeypatch):
+    """A store file without write permission is refused before anything is computed (even for root,
+    who could write it: read-only is taken as meant)."""
+    store = stored_store(tmp_path)
+    forbid_work(monkeypatch)
+    store.chmod(0o444)
+    try:
+        before = store_snapshot(store)
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
+        assert store_snapshot(store) == before
+    finally:
+        store.chmod(0o644)
+
+
+def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
+    """A read-only cache file beside the store is refused before the run, pointing at --no-cache."""
+    from evals.cache import Cache, cache_path_for
+
+    store = stored_store(tmp_path)
+    cache = cache_path_for(store)
+    with Cache.open(cache) as made:
+        made.put("test:x", "key", b"value")
+    forbid_work(monkeypatch)
+    cache.chmod(0o444)
+    try:
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        assert line == f"Error: cache {cache} is read-only (mode 444); make it writable (chmod u+w), or run with --no-cache"
+    finally:
+        cache.chmod(0o644)
+
+
+@pytest.mark.parametrize(
+    "option, value, expected",
+    [
+        ("--k", "2147483648", "Invalid value for '--k': 2147483648 is not in the range 1<=x<=2147483647."),
+        ("--k", "0", "Invalid value for '--k': 0 is not in the range 1<=x<=2147483647."),
+        ("--seed", str(2**63), f"Invalid value for '--seed': {2**63} is not in the range {-(2**63)}<=x<={2**63 - 1}."),
+        ("--concurrency", "100000", "Invalid value for '--concurrency': 100000 is not in the range 1<=x<=256."),
+        ("--max-retries", "1000", "Invalid value for '--max-retries': 1000 is not in the range 0<=x<=100."),
+        ("--request-timeout", "nan", "Invalid value for '--request-timeout': nan is not a finite number of seconds."),
+        ("--request-timeout", "inf", "Invalid value for '--request-timeout': inf is not a finite number of seconds."),
+        ("--request-timeout", "1e9", "Invalid value for '--request-timeout': 1000000000.0 is not in the range 0<x<=3600."),
+    ],
+)
+def test_numeric_options_are_checked_before_any_work(tmp_path, no_work, option, value, expected):
+    """An out-of-range number is refused by the option parser, before a store is opened or a run computed."""
+    store = tmp_path / "results.duckdb"
+    result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, option, value)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == f"Error: {expected}"
+    assert not store.exists()
+
+
+def test_jobs_is_bounded(tmp_path):
+    """build-site --jobs is checked like the other numbers."""
+    result = evals("build-site", "--store", tmp_path / "s.duckdb", "--out", tmp_path / "site", "--jobs", "100000")
+    assert result.exit_code == 2 and "100000 is not in the range 1<=x<=64" in result.output
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e6"])
+def test_backoff_variable_is_checked(tmp_path, value):
+    """$EVALS_LLM_BACKOFF must be a finite number of seconds, 0 to 60, or the run is refused at once."""
+    store = tmp_path / "results.duckdb"
+    result = evals(
+        "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers",
+        "--base-url", "http://127.0.0.1:9/v1", env={"EVALS_LLM_BACKOFF": value},
+    )
+    assert one_line_error(result) == f"Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not {value!r}"
+    assert not store.exists()
+
+
+def test_run_config_bounds_k():
+    """RunConfig, what the CLI builds, refuses the same k the store could not hold."""
+    from pydantic import ValidationError
+
+    from evals.evaluate import RunConfig
+
+    with pytest.raises(ValidationError):
+        RunConfig(k=2**31)
+
+
+def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
+    """`evals import` into a read-only store is refused before the files are read."""
+    store = stored_store(tmp_path)
+    store.chmod(0o444)
+    try:
+        line = one_line_error(evals("import", tmp_path / "does-not-matter.json", "--store", store))
+        assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
+    finally:
+        store.chmod(0o644)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -44,7 +45,7 @@ from evals.store._records import (
 )
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "writable_file"]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -161,11 +162,30 @@ def _writable_directory(directory: Path, create: bool) -> None:
         raise StoreError(f"cannot write in store directory {directory}: {exc.strerror or exc}") from None
 
 
+def writable_file(path: Path, what: str = "store", remedy: str = "give another --store") -> None:
+    """Fail now if the existing file ``path`` could not be written: no write permission (taken as
+    meant even by root, who could write it), or the system refuses (an immutable file)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot use {what} {path}: {exc.strerror or exc}") from None
+    if not mode & 0o222:
+        raise StoreError(f"{what} {path} is read-only (mode {stat.S_IMODE(mode):o}); make it writable (chmod u+w), or {remedy}")
+    try:
+        with open(path, "r+b"):  # opened for writing, nothing written
+            pass
+    except OSError as exc:
+        raise StoreError(f"cannot write to {what} {path}: {exc.strerror or exc}") from None
+
+
 def check_writable(path: Path, *, create_parent: bool = False) -> None:
     """Fail now, before any work is done, if a store at ``path`` could not be written."""
     path = Path(path)
     if path.is_dir():
         raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
+    writable_file(path, remedy="give another --store")
     _writable_directory(path.parent, create_parent and not path.exists())
 
 
