@@ -716,3 +716,33 @@ def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
         assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
     finally:
         store.chmod(0o644)
+
+
+# -- 7. build-site --out must not hold the store ------------------------------------------------
+
+
+def test_build_site_refuses_an_out_holding_the_store(tmp_path):
+    """The CI pattern gone wrong: the store restored into the site's data/ folder and the site rebuilt
+    over it would delete the store's cache of paid replies. Refused; nothing changes."""
+    from evals.cache import Cache, cache_path_for
+
+    first = stored_store(tmp_path)
+    site = tmp_path / "site"
+    assert evals("build-site", "--store", first, "--out", site).exit_code == 0
+    store = site / "data" / "results.duckdb"
+    with Cache.open(cache_path_for(store)) as cache:
+        cache.put("chat:x", "key", b"a paid reply")
+    before = {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+    line = one_line_error(evals("build-site", "--store", store, "--out", site))
+    assert line == (
+        f"Error: --out {site.absolute()} holds the store {store.absolute()} (and its cache); a build replaces that whole "
+        "folder, so it would delete them: choose another --out, or keep the store elsewhere"
+    )
+    assert {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()} == before
+
+
+def test_build_site_refuses_the_store_folder_itself(tmp_path):
+    """--out naming the folder the store is in is refused the same way (if it were empty but for the store)."""
+    store = stored_store(tmp_path)
+    line = one_line_error(evals("build-site", "--store", store, "--out", store.parent))
+    assert f"holds the store {store.absolute()}" in line

@@ -19,7 +19,7 @@ from evals.errors import EvalsError
 from evals.site._pages import Page
 from evals.site._render import render
 
-__all__ = ["MARKER", "Output", "SiteError", "copy_static", "mark", "prepare", "swap"]
+__all__ = ["MARKER", "Output", "SiteError", "copy_static", "mark", "prepare", "refuse_to_hold", "swap"]
 
 MARKER = ".evals-site"
 
@@ -75,6 +75,19 @@ class Output:
 
     def stats(self) -> tuple[int, int, int, tuple[int, str]]:
         return self.pages, self.written_files, self.written_bytes, self.largest
+
+
+def refuse_to_hold(out_dir: Path, precious: list[Path]) -> None:
+    """Refuse an output directory that holds (or is the folder of) the store or its cache: a build
+    replaces the whole directory, which would delete them, and the cache holds paid LLM replies."""
+    out = out_dir.resolve()
+    for path in precious:
+        if path.resolve().is_relative_to(out):
+            store = precious[0].absolute()
+            raise SiteError(
+                f"--out {out_dir.absolute()} holds the store {store} (and its cache); a build replaces that whole folder, "
+                "so it would delete them: choose another --out, or keep the store elsewhere"
+            )
 
 
 def prepare(out_dir: Path) -> Path:
