@@ -746,3 +746,59 @@ def test_build_site_refuses_the_store_folder_itself(tmp_path):
     store = stored_store(tmp_path)
     line = one_line_error(evals("build-site", "--store", store, "--out", store.parent))
     assert f"holds the store {store.absolute()}" in line
+
+
+# -- 8. one huge turn ---------------------------------------------------------------------------
+
+HUGE = 2_000_000  # characters of the huge turn (the issue saw 50 MB; 2 MB shows the same)
+
+
+@pytest.fixture
+def huge_site(tmp_path):
+    """A site of bm25 and full_history runs on a conversation whose first turn is 2 MB, with the answer at its start."""
+    filler = ("lorem ipsum dolor sit amet " * (HUGE // 27 + 1))[: HUGE - 40]
+    big = "The deploy bucket is larkspur-prod-7. " + filler + " THE END."
+    turns = [{"role": "user", "content": big}, {"role": "assistant", "content": "Noted."}]
+    for i in range(3):
+        turns += [
+            {"role": "user", "content": f"filler {i}"},
+            {"role": "assistant", "content": f"ok {i}"},
+            {"role": "user", "content": f"question {i}", "test_at": {"question": "Which bucket for deploys?", "expected_fact": "larkspur-prod-7", "expected_keywords": ["larkspur-prod-7"]}},
+        ]
+    corpus = corpus_of(tmp_path / "huge", {"schema_version": "1", "id": "huge", "description": "one huge turn", "turns": turns})
+    store = tmp_path / "results.duckdb"
+    for runner in ("bm25", "full_history"):
+        assert evals("run", "--runner", runner, "--corpus", corpus, "--store", store).exit_code == 0
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    return tmp_path / "site", big
+
+
+def test_huge_turn_gives_bounded_pages(huge_site):
+    """No page holds the huge turn whole: every drill-down stays far below its size."""
+    site, big = huge_site
+    pages = list((site / "runs").rglob("*.html"))
+    assert pages and max(p.stat().st_size for p in pages) < 200_000
+
+
+def test_capped_text_states_its_length_and_links_the_whole(huge_site):
+    """A capped text shows its start and end, says how long it is, and the transcript links the whole turn."""
+    import re
+
+    site, big = huge_site
+    page = next(p for p in (site / "runs").rglob("huge.html") if "larkspur" in p.read_text(encoding="utf-8"))
+    html = page.read_text(encoding="utf-8")
+    assert f"{len(big):,} characters" in html
+    assert "THE END." in html and "<mark>larkspur-prod-7</mark>" in html
+    links = set(re.findall(r'href="([^"]+\.txt)"', html))
+    assert len(links) == 1
+    (link,) = links
+    assert (page.parent / link).resolve().read_text(encoding="utf-8") == big
+
+
+def test_short_texts_are_not_capped(tmp_path):
+    """A corpus of ordinary turns shows every text whole, with no omission note."""
+    store = stored_store(tmp_path, runner="bm25")
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    for page in (tmp_path / "site" / "runs").rglob("*.html"):
+        assert "characters omitted" not in page.read_text(encoding="utf-8")
+    assert not list((tmp_path / "site").rglob("*.txt"))

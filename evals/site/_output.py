@@ -34,6 +34,7 @@ class Output:
 
     root: Path
     files: dict[str, bytes] = field(default_factory=dict)
+    shared: dict[str, bytes] = field(default_factory=dict)  # files several runs (and processes) write alike
     pages: int = 0
     written_files: int = 0
     written_bytes: int = 0
@@ -41,6 +42,12 @@ class Output:
 
     def text(self, path: str, content: str) -> None:
         self.files[path] = content.encode("utf-8")
+
+    def text_once(self, path: str, content: str) -> None:
+        """A file whose content its path decides (a corpus's turn, say), which other runs, maybe in
+        other processes, write too: written once, atomically, so two writers never mix."""
+        if path not in self.shared:
+            self.shared[path] = content.encode("utf-8")
 
     def page(self, env: jinja2.Environment, path: str, page: Page) -> None:
         try:
@@ -64,6 +71,17 @@ class Output:
             if path.endswith(".html"):
                 self.largest = max(self.largest, (len(data), path))
         self.files.clear()
+        for path in sorted(self.shared):
+            data, target = self.shared[path], self.root / path
+            if target.exists():  # written by an earlier run or another worker
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+            partial.write_bytes(data)
+            partial.replace(target)
+            self.written_files += 1
+            self.written_bytes += len(data)
+        self.shared.clear()
 
     def add(self, stats: tuple[int, int, int, tuple[int, str]]) -> None:
         """Count what a worker process wrote."""
