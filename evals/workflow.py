@@ -95,7 +95,7 @@ def run_with_store(
                 stored = store.get_run(reusable)
                 document = legacy_json(stored.run, stored.scores, stored.answers)
                 return StoredOutcome(reusable, True, document, provenance, summary=stored.summary)
-    cache = Cache.open(cache_path_for(store_path)) if use_cache else None
+    cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
         evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key)
     finally:

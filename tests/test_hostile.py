@@ -802,3 +802,61 @@ def test_short_texts_are_not_capped(tmp_path):
     for page in (tmp_path / "site" / "runs").rglob("*.html"):
         assert "characters omitted" not in page.read_text(encoding="utf-8")
     assert not list((tmp_path / "site").rglob("*.txt"))
+
+
+# -- 9. concurrent runs with answers ------------------------------------------------------------
+
+HOLD_LOCK = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2]))"
+
+
+def hold_lock(path: Path, seconds: float):
+    """Another process holding ``path``'s DuckDB write lock for ``seconds`` (as a running run holds its cache)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_second_run_with_answers_waits_for_the_cache(tmp_path):
+    """While another run holds the response cache, a run with answers waits for it instead of failing at once."""
+    from llm_server import LLMServer
+
+    from evals.cache import Cache, cache_path_for
+
+    store = tmp_path / "results.duckdb"
+    with Cache.open(cache_path_for(store)) as cache:
+        cache.put("test:x", "key", b"value")
+    holder = hold_lock(cache_path_for(store), 1.5)
+    try:
+        with LLMServer() as server:
+            result = evals(
+                "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+                "--with-answers", env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
+            )
+        assert result.exit_code == 0, result.output
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_cache_lock_held_too_long_is_one_line(tmp_path):
+    """When the cache stays locked past the timeout, the error says so and what to do."""
+    from evals.cache import Cache
+    from evals.errors import EvalsError
+
+    path = tmp_path / "results.cache.duckdb"
+    with Cache.open(path) as cache:
+        cache.put("test:x", "key", b"value")
+    holder = hold_lock(path, 10)
+    try:
+        with pytest.raises(EvalsError) as caught:
+            Cache(path, lock_timeout=0.3).get("test:x", "key")
+        assert str(caught.value) == (
+            f"cache {path} is locked by another process (waited 0.3 s), probably another run using it; "
+            "try again when it has finished, or run with --no-cache"
+        )
+    finally:
+        holder.kill()
+        holder.wait()

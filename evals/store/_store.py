@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import stat
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -26,6 +24,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evals import locking
 from evals.metrics import METRICS, MetricValue
 from evals.provenance import SCRATCH_PREFIX, Provenance
 from evals.results import AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
@@ -47,7 +46,7 @@ from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_ver
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "writable_file"]
 
-DEFAULT_LOCK_TIMEOUT = 30.0
+DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 
 # Stored by runs with answers, NULL for the others (migration 5).
 _ANSWER_COLUMNS = (
@@ -98,10 +97,6 @@ _SUMMARY_COLUMNS = (
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 
 
-def _is_lock_error(exc: duckdb.Error) -> bool:
-    return "lock" in str(exc).lower()
-
-
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
     if "not a valid DuckDB database file" in message:
@@ -111,23 +106,16 @@ def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
 
 
 def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
-    """Connect, waiting for another process's lock with jittered exponential backoff."""
-    deadline = time.monotonic() + lock_timeout
-    delay = 0.05
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.Error as exc:
-            if not _is_lock_error(exc):
-                raise _open_error(path, exc) from None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise StoreError(
-                    f"store {path} is locked by another process (waited {lock_timeout:g} s); "
-                    "try again when that process has finished"
-                ) from None
-            time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
-            delay = min(delay * 2, 1.0)
+    """Connect, waiting for another process's lock (:func:`evals.locking.connect`)."""
+    try:
+        return locking.connect(path, read_only=read_only, lock_timeout=lock_timeout)
+    except locking.LockTimeout:
+        raise StoreError(
+            f"store {path} is locked by another process (waited {lock_timeout:g} s); "
+            "try again when that process has finished"
+        ) from None
+    except duckdb.Error as exc:
+        raise _open_error(path, exc) from None
 
 
 def _applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]] | None:
