@@ -255,6 +255,7 @@ def _run_and_report(
         strategy=strategy, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed, with_answers=with_answers, judge=judge
     )
     cache = None
+    _warn_about_the_key(config, None)
     if config.answers_on:
         from evals.cache import Cache, cache_path_for
 
@@ -269,6 +270,17 @@ def _run_and_report(
         _write_json(output, document)
     _echo_llm_usage(document)
     click.echo(summary_line(document, str(output) if output else None))
+
+
+def _warn_about_the_key(config: RunConfig, api_key: str | None) -> None:
+    """Say so on stderr, before any request, when the API key would travel unencrypted."""
+    if not config.answers_on:
+        return
+    from evals.llm import exposed_key_warning
+
+    warning = exposed_key_warning(config.endpoint(), api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
+    if warning is not None:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _echo_llm_usage(document: dict[str, Any]) -> None:
@@ -384,10 +396,12 @@ def run_command(
     api_key = options.pop("api_key")
     options["options"] = _option_pairs(strategy_options)
     path, create_parent = _store_path(store)
+    config = RunConfig(**options)
+    _warn_about_the_key(config, api_key)
     from evals.workflow import run_with_store
 
     outcome = run_with_store(
-        RunConfig(**options),
+        config,
         path,
         force=force,
         repo=repo,

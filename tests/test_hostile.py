@@ -860,3 +860,88 @@ def test_cache_lock_held_too_long_is_one_line(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+# -- 10. secrets --------------------------------------------------------------------------------
+
+KEY = "sk-hostile-test-5f2a9c7e1b"
+
+
+def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
+    return evals(
+        "run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+        "--with-answers", "--judge", "--concurrency", "1", *extra,
+        env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": None},
+    )
+
+
+def test_judge_reply_echoing_the_key_is_masked_in_the_error(tmp_path):
+    """A judge reply that is no verdict and quotes the key: the error shows it masked."""
+    from llm_server import LLMServer
+
+    with LLMServer() as server:
+        server.echo_key = True
+        server.fail_next(*["ok"] * 4, "no_verdict")
+        result = answers_run(server, tmp_path / "results.duckdb")
+    line = one_line_error(result)
+    assert "malformed reply" in line and KEY not in line and "***" in line
+
+
+def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
+    """Answers, judge reasons and summaries that quote the key are stored, cached, exported and
+    published with it masked: the key is in no file the run and the site wrote."""
+    from llm_server import LLMServer
+
+    store = tmp_path / "results.duckdb"
+    with LLMServer() as server:
+        server.echo_key = True
+        for runner in ("recency", "summary_buffer"):
+            result = answers_run(server, store, "--output", str(tmp_path / f"{runner}.json"), runner=runner)
+            assert result.exit_code == 0, result.output
+            assert KEY not in result.output
+    run_id = evals("runs", "--format", "json", "--store", store).output
+    for summary in json.loads(run_id):
+        assert evals("export", summary["run_id"], "--store", store, "--output", tmp_path / f"export-{summary['run_id']}.json").exit_code == 0
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("sent with key ***" in p.read_text(encoding="utf-8", errors="replace") for p in written if p.suffix == ".html")
+    leaking = [p for p in written if KEY.encode() in p.read_bytes()]
+    assert leaking == []
+
+
+@pytest.mark.parametrize(
+    "url, warned",
+    [
+        ("http://0.0.0.0:9/v1", True),
+        ("http://llm.example.invalid:9/v1", True),
+        ("https://llm.example.invalid/v1", False),
+        ("http://127.0.0.1:9/v1", False),
+        ("http://localhost:9/v1", False),
+        ("http://[::1]:9/v1", False),
+    ],
+)
+def test_key_sent_in_the_clear_is_warned_about(url, warned):
+    """The key going to a plain-http URL other than this machine gets a warning; https or localhost does not."""
+    from evals.llm import exposed_key_warning
+
+    warning = exposed_key_warning(url, KEY)
+    if warned:
+        assert warning == f"the API key will be sent unencrypted to {url} (plain http); use https, or a server on this machine"
+    else:
+        assert warning is None
+    assert exposed_key_warning(url, None) is None
+
+
+def test_run_prints_the_warning_before_any_request(tmp_path):
+    """`evals run` prints the warning on stderr before it starts (here the server is not even there)."""
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--store", str(tmp_path / "r.duckdb"), "--with-answers",
+         "--base-url", "http://0.0.0.0:9/v1", "--max-retries", "0", "--request-timeout", "2"],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); use https, or a server on this machine"
+    )
+    assert KEY not in result.output
