@@ -19,6 +19,7 @@ import click
 from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
+from evals.formatting import printable
 from evals.evaluate import MAX_CONCURRENCY, MAX_REQUEST_TIMEOUT, MAX_RETRIES, RunConfig, evaluate
 from evals.report import dump_json, legacy_json, run_line, summary_line
 from evals.results import MAX_K, MAX_SEED, MIN_SEED
@@ -47,7 +48,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except EvalsError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(printable(str(exc))) from exc
 
 
 class _Command(click.Command):
@@ -55,7 +56,13 @@ class _Command(click.Command):
         try:
             return super().invoke(ctx)
         except EvalsError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(printable(str(exc))) from exc
+
+
+def _echo(text: str = "", **kwargs: Any) -> None:
+    """``click.echo`` for lines that hold stored or user text (ids, questions, names, paths):
+    control characters are printed as escapes (:func:`evals.formatting.printable`), never acted on."""
+    click.echo("\n".join(printable(line) for line in text.split("\n")), **kwargs)
 
 
 # -- shared options, written once ---------------------------------------------------------
@@ -227,7 +234,7 @@ def _progress() -> Callable[[int, int, str], None] | None:
 
     def report(done: int, total: int, conversation_id: str) -> None:
         end = "\n" if done == total else ""
-        click.echo(f"\r\033[K[{done}/{total}] {conversation_id}", err=True, nl=False)
+        click.echo(f"\r\033[K[{done}/{total}] {printable(conversation_id)}", err=True, nl=False)
         if end:
             click.echo("", err=True)
 
@@ -269,7 +276,7 @@ def _run_and_report(
     if output is not None:
         _write_json(output, document)
     _echo_llm_usage(document)
-    click.echo(summary_line(document, str(output) if output else None))
+    _echo(summary_line(document, str(output) if output else None))
 
 
 def _warn_about_the_key(config: RunConfig, api_key: str | None) -> None:
@@ -280,13 +287,13 @@ def _warn_about_the_key(config: RunConfig, api_key: str | None) -> None:
 
     warning = exposed_key_warning(config.endpoint(), api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
     if warning is not None:
-        click.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
 
 
 def _echo_llm_usage(document: dict[str, Any]) -> None:
     answers = document["metrics"].get("answers")
     if answers is not None:
-        click.echo(
+        _echo(
             f"llm: {answers['requests_made']} requests made, {answers['requests_cached']} from cache; "
             f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
             err=True,
@@ -311,7 +318,7 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, before: Sequence[
     elif fmt == "csv":
         click.echo(tables.summaries_csv(summaries), nl=False)
     else:
-        click.echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
+        _echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
 
 
 # -- the ``evals`` group -------------------------------------------------------------------
@@ -416,11 +423,11 @@ def run_command(
     if not outcome.reused:
         _echo_llm_usage(outcome.document)
     if outcome.cache_hits or outcome.cache_misses:
-        click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
+        _echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     if outcome.reused:
-        click.echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
+        _echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
     else:
-        click.echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
+        _echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
 
 
 @cli.command("runs")
@@ -473,12 +480,12 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
         elif fmt == "csv":
             click.echo(tables.records_csv(records), nl=False)
         else:
-            click.echo(tables.category_table(records).text(), nl=False)
+            _echo(tables.category_table(records).text(), nl=False)
         return
     if fmt == "markdown":
         from evals.markdown import leaderboard_markdown
 
-        click.echo(leaderboard_markdown(summaries), nl=False)
+        _echo(leaderboard_markdown(summaries), nl=False)
         return
     _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"])
 
@@ -507,7 +514,7 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         _write_json(output, document)
-        click.echo(f"exported run {run_id} -> {output}", err=True)
+        _echo(f"exported run {run_id} -> {output}", err=True)
 
 
 @cli.command("import")
@@ -531,7 +538,7 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
             raise EvalsError(f"{source}: {exc}") from None
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
-        click.echo(f"{state} run {record.summary.run_id} ({path})")
+        _echo(f"{state} run {record.summary.run_id} ({path})")
 
 
 @cli.command("migrate")
@@ -547,9 +554,9 @@ def migrate_command(store: Path | None) -> None:
     path = _store_path(store)[0]
     before, after = _store_api().Store.upgrade(path)
     if before == after:
-        click.echo(f"store {path}: already at schema {after}")
+        _echo(f"store {path}: already at schema {after}")
     else:
-        click.echo(f"store {path}: schema {before} -> {after}")
+        _echo(f"store {path}: schema {before} -> {after}")
 
 
 @cli.command("compare")
@@ -575,29 +582,29 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     with _open_store(store) as opened:
         comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
-        click.echo(
+        _echo(
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
             f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {metric('recall', summary)}  "
             f"strict {metric('strict_recall', summary)}  MRR {metric('mrr', summary)}"
         )
     if not comparison.same_corpus:
-        click.echo(
+        _echo(
             f"note: the runs are on different corpora (A {comparison.a.corpus_digest[:12]}, "
             f"B {comparison.b.corpus_digest[:12]}); only test points present in both are compared "
             f"({comparison.only_in_a} only in A, {comparison.only_in_b} only in B)"
         )
     for title, flips in (("hit->miss", comparison.lost), ("miss->hit", comparison.gained)):
-        click.echo(f"{title}: {len(flips)}")
+        _echo(f"{title}: {len(flips)}")
         for flip in flips:
-            click.echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
-    click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
-    click.echo(
+            _echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
+    _echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
+    _echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
         f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {formatting.p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
     if answers is not None:
-        click.echo(
+        _echo(
             f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
             f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {formatting.p_value_text(answers.mcnemar_p)}"
         )
@@ -628,7 +635,7 @@ def build_site_command(store: Path | None, out: Path, jobs: int | None) -> None:
     from evals.site import build_site
 
     report = build_site(_store_path(store)[0], out, workers=jobs)
-    click.echo(
+    _echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s"
     )
@@ -657,7 +664,7 @@ def serve_command(directory: Path, port: int) -> None:
             f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)"
         ) from None
     with server:
-        click.echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+        _echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()
         except KeyboardInterrupt:
@@ -691,8 +698,8 @@ def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
 
     report = import_corpus(fmt, file, out)
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
-    click.echo(report.summary())
+        _echo(f"note: {note}", err=True)
+    _echo(report.summary())
 
 
 @cli.command("validate")
@@ -704,11 +711,11 @@ def validate_command(corpus: Path) -> None:
     """
     conversations, problems = check_corpus(corpus)
     for problem in problems:
-        click.echo(str(problem), err=True)
+        _echo(str(problem), err=True)
     if problems:
         raise click.exceptions.Exit(1)
     points = sum(len(c.test_points()) for c in conversations)
-    click.echo(f"ok: {corpus}: {len(conversations)} conversations, {points} test points")
+    _echo(f"ok: {corpus}: {len(conversations)} conversations, {points} test points")
 
 
 # -- ``python -m evals``: the original harness's interface --------------------------------

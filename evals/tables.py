@@ -88,12 +88,11 @@ class Table:
     notes: list[str]
 
     def text(self) -> str:
-        """Left-aligned columns, as wide as their widest cell."""
-        widths = [max([len(c), *(len(r[i]) for r in self.rows)]) for i, c in enumerate(self.header)]
-        lines = [
-            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-            for line in [self.header, *self.rows]
-        ]
+        """Left-aligned columns, as wide as their widest cell; control characters in a cell are
+        written as escapes (a corpus named with a terminal escape is shown, not acted on)."""
+        cells = [[formatting.printable(cell) for cell in line] for line in [self.header, *self.rows]]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(self.header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells]
         return "\n".join([*lines, *self.notes]) + "\n"
 
 

@@ -8,6 +8,7 @@ so a bad file leaves the output folder as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -185,9 +186,21 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "conversation"
 
 
-def conversation_id(position: int, name: str) -> str:
-    """``NNN_name``: file-name order is input order, and the id is the file's stem."""
-    return f"{position:03d}_{_safe(name)}"
+MAX_NAME = 80  # characters of a name kept in an id (and so in a file name, which most systems cap at 255 bytes)
+
+
+def conversation_id(position: int, name: str, report: ImportReport | None = None, what: str = "id") -> str:
+    """``NNN_name``: file-name order is input order, and the id is the file's stem. A name longer
+    than MAX_NAME is cut, with a digest of the whole name so that ids stay distinct (noted in ``report``)."""
+    safe = _safe(name)
+    if len(safe) > MAX_NAME:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = f"{safe[: MAX_NAME - 9]}-{digest}"
+        cid = f"{position:03d}_{safe}"
+        if report is not None:
+            report.notes.append(f"[{position}]: {what} of {len(name)} characters shortened to {cid!r} for its file name")
+        return cid
+    return f"{position:03d}_{safe}"
 
 
 def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
@@ -220,7 +233,8 @@ def write_corpus(conversations: Sequence[Conversation], out: Path) -> None:
             out.rmdir()
         staging.rename(out)
     except OSError as exc:
-        raise ImportFormatError(f"cannot write {out}: {exc.strerror or exc}") from None
+        where = f": {out / Path(exc.filename).name}" if exc.filename and Path(exc.filename).parent == staging else ""
+        raise ImportFormatError(f"cannot write {out}: {exc.strerror or exc}{where}") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

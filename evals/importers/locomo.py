@@ -152,7 +152,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
     name = str(sample_id) if sample_id is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
     return {
-        "id": conversation_id(position, name),
+        "id": conversation_id(position, name, report, "sample id"),
         "description": f"LoCoMo {name}{': ' + speakers if speakers else ''}; {len(qa)} questions after the history; "
         + "; ".join(dates),
         "turns": turns,

@@ -85,7 +85,7 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
     asked = source.get(item, path, "question_date", str, required=False)
     span = f"sessions from {dates[0]} to {dates[-1]}" if dates and all(isinstance(d, str) for d in dates) else "sessions"
     return {
-        "id": conversation_id(position, question_id),
+        "id": conversation_id(position, question_id, report, "question id"),
         "description": f"LongMemEval {question_id} ({question_type}): {len(sessions)} {span}; "
         f"the question is asked {('on ' + asked) if asked else 'after them'}.",
         "turns": turns,

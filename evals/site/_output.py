@@ -9,6 +9,7 @@ any other non-empty directory is refused rather than replaced.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,7 @@ def prepare(out_dir: Path) -> Path:
                 f"output {out_dir} is not empty and was not made by evals build-site (no {MARKER} file); "
                 "refusing to replace it: choose an empty or new directory"
             )
+    _remove_leftovers(out_dir)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         building = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
@@ -128,6 +130,32 @@ def prepare(out_dir: Path) -> Path:
     except OSError as exc:
         raise SiteError(f"cannot create the output next to {out_dir}: {exc.strerror or exc}") from exc
     return building
+
+
+def _remove_leftovers(out_dir: Path) -> None:
+    """Remove what builds killed mid-way left beside the output (``.site.building-PID``,
+    ``.site.old-PID``): those whose process is gone. A running build's folder is left alone."""
+    if not out_dir.parent.is_dir():
+        return
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(?:building|old)-(\d+)")
+    for path in out_dir.parent.iterdir():
+        found = pattern.fullmatch(path.name)
+        if found and path.is_dir() and not path.is_symlink() and not _running(int(found.group(1))):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process's own leftover (prepare replaces it anyway)
+    if os.name == "nt":
+        return True  # os.kill would end the process there, not probe it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or cannot tell: keep its folder
+    return True
 
 
 def swap(building: Path, out_dir: Path) -> None:
