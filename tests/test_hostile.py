@@ -1050,3 +1050,14 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path):
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_deeply_nested_llm_replies_are_malformed_not_tracebacks():
+    """A server's body, or a judge's reply, nested 3,000 deep is a malformed reply (ValueError), not a RecursionError."""
+    from evals.llm import parse_verdict
+    from evals.llm._client import parse_reply
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_reply('{"choices": ' + DEEP + "}", 0.1, cached=False)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_verdict('{"correct": true, "reason": ' + DEEP + "}")

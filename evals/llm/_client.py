@@ -131,6 +131,8 @@ def parse_reply(text: str, latency_s: float, cached: bool) -> Reply:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the body is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("the body is JSON nested too deeply") from None
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
