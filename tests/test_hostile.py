@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,34 @@ def validate_problems(folder: Path) -> list[str]:
     return result.output.splitlines()
 
 
+def store_snapshot(path: Path) -> dict[str, bytes]:
+    """The store file and anything beside it named after it (its WAL, its cache), byte for byte."""
+    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{path.stem}*")) if p.is_file()}
+
+
+def stored_store(tmp_path: Path, runner: str = "no_memory") -> Path:
+    """A store holding one genuine run on corpus_small."""
+    store = tmp_path / "store" / "results.duckdb"
+    store.parent.mkdir()
+    result = evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store)
+    assert result.exit_code == 0, result.output
+    return store
+
+
+@contextmanager
+def unchanged(store: Path):
+    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
+    before = store_snapshot(store)
+    yield
+    assert store_snapshot(store) == before
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    """A store holding one genuine run, for refused actions to leave exactly as it was."""
+    return stored_store(tmp_path)
+
+
 # -- 3. degenerate keywords ---------------------------------------------------------------------
 
 
@@ -99,14 +128,14 @@ def test_blank_keyword_or_fact_is_refused(tmp_path, field, value, where):
     ]
 
 
-def test_blank_keyword_no_longer_scores_no_memory_a_hit(tmp_path, store_path):
-    """`evals run` refuses the corpus instead of scoring no_memory's empty retrieval a hit."""
+def test_blank_keyword_no_longer_scores_no_memory_a_hit(tmp_path, store):
+    """`evals run` refuses the corpus instead of scoring no_memory's empty retrieval a hit; the store is unchanged."""
     data = conversation()
     data["turns"][1]["test_at"]["expected_keywords"] = [""]
     corpus = corpus_of(tmp_path / "c", data)
-    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store_path))
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
     assert "turns[1].test_at.expected_keywords[0]: must not be empty" in line
-    assert not store_path.exists()
 
 
 def test_importers_skip_a_question_with_a_blank_answer(tmp_path):
@@ -229,20 +258,22 @@ def test_deep_json_in_a_corpus(tmp_path):
     assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: JSON nested more than 64 levels deep"]
 
 
-def test_deep_json_in_run(tmp_path, store_path):
-    """`evals run` on such a corpus: one line naming the file."""
+def test_deep_json_in_run(tmp_path, store):
+    """`evals run` on such a corpus: one line naming the file; the store is unchanged."""
     corpus = tmp_path / "c"
     corpus.mkdir()
     write_json(corpus / "c1.json", '{"id": "c1", "description": ' + DEEP + "}")
-    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store_path))
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
     assert line == f"Error: invalid corpus: {corpus / 'c1.json'}: JSON nested more than 64 levels deep"
 
 
-def test_deep_json_in_import(tmp_path, store_path):
-    """`evals import` of a file nested 3,000 deep: one line naming the file."""
+def test_deep_json_in_import(tmp_path, store):
+    """`evals import` of a file nested 3,000 deep: one line naming the file; the store is unchanged."""
     bad = write_json(tmp_path / "deep.json", '{"run": ' + DEEP + "}")
-    assert one_line_error(evals("import", bad, "--store", store_path)) == f"Error: {bad}: JSON nested more than 64 levels deep"
-    assert not store_path.exists()
+    with unchanged(store):
+        line = one_line_error(evals("import", bad, "--store", store))
+    assert line == f"Error: {bad}: JSON nested more than 64 levels deep"
 
 
 def test_deep_json_in_import_corpus(tmp_path):
@@ -255,7 +286,7 @@ def test_deep_json_in_import_corpus(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["validate", "import", "import-corpus"])
-def test_huge_integer(tmp_path, store_path, command):
+def test_huge_integer(tmp_path, store, command):
     """An integer of 5,000 digits is refused naming the file, wherever JSON is read."""
     digits = "9" * 5000
     if command == "validate":
@@ -266,7 +297,8 @@ def test_huge_integer(tmp_path, store_path, command):
         return
     bad = write_json(tmp_path / "big.json", f'[{{"n": {digits}}}]')
     if command == "import":
-        line = one_line_error(evals("import", bad, "--store", store_path))
+        with unchanged(store):
+            line = one_line_error(evals("import", bad, "--store", store))
     else:
         line = one_line_error(evals("import-corpus", "locomo", bad, "--out", tmp_path / "out"))
     assert line == f"Error: {bad}: a number of 5000 digits; at most 20 are read"
@@ -282,14 +314,14 @@ def test_lone_surrogate_is_refused_by_validate(tmp_path):
     ]
 
 
-def test_lone_surrogate_does_not_crash_run(tmp_path, store_path):
-    """`evals run` refuses the same corpus in one line instead of crashing."""
+def test_lone_surrogate_does_not_crash_run(tmp_path, store):
+    """`evals run` refuses the same corpus in one line instead of crashing; the store is unchanged."""
     corpus = tmp_path / "c"
     corpus.mkdir()
     write_json(corpus / "c1.json", json.dumps(conversation()).replace("I use vim", "I use \\ud800 vim"))
-    line = one_line_error(evals("run", "--runner", "mneme", "--corpus", corpus, "--store", store_path))
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", corpus, "--store", store))
     assert "turns[0].content: holds a lone surrogate" in line
-    assert not store_path.exists()
 
 
 def test_surrogate_pairs_are_characters(tmp_path):
@@ -327,13 +359,15 @@ def test_file_size_is_bounded(tmp_path, monkeypatch):
     assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: {size} bytes; files over 100 bytes are not read"]
 
 
-def test_import_of_a_fifo_does_not_hang(tmp_path, store_path):
-    """`evals import` of a FIFO: refused at once."""
+def test_import_of_a_fifo_does_not_hang(tmp_path, store):
+    """`evals import` of a FIFO: refused at once; the store is unchanged."""
     import os
 
     pipe = tmp_path / "pipe.json"
     os.mkfifo(pipe)
-    assert one_line_error(evals("import", pipe, "--store", store_path)) == (
+    with unchanged(store):
+        line = one_line_error(evals("import", pipe, "--store", store))
+    assert line == (
         f"Error: {pipe}: not a regular file (a FIFO); only regular files are read"
     )
 
@@ -353,20 +387,6 @@ def test_serve_on_a_busy_port(tmp_path):
 
 
 # -- 1. imports are checked ---------------------------------------------------------------------
-
-
-def store_snapshot(path: Path) -> dict[str, bytes]:
-    """The store file and anything beside it named after it (its WAL, its cache), byte for byte."""
-    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{path.stem}*")) if p.is_file()}
-
-
-def stored_store(tmp_path: Path, runner: str = "no_memory") -> Path:
-    """A store holding one genuine run on corpus_small."""
-    store = tmp_path / "store" / "results.duckdb"
-    store.parent.mkdir()
-    result = evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store)
-    assert result.exit_code == 0, result.output
-    return store
 
 
 def tampered(document: dict) -> dict:
@@ -670,13 +690,13 @@ def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
         ("--request-timeout", "1e9", "Invalid value for '--request-timeout': 1000000000.0 is not in the range 0<x<=3600."),
     ],
 )
-def test_numeric_options_are_checked_before_any_work(tmp_path, no_work, option, value, expected):
+def test_numeric_options_are_checked_before_any_work(store, monkeypatch, option, value, expected):
     """An out-of-range number is refused by the option parser, before a store is opened or a run computed."""
-    store = tmp_path / "results.duckdb"
-    result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, option, value)
+    forbid_work(monkeypatch)
+    with unchanged(store):
+        result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, option, value)
     assert result.exit_code == 2, result.output
     assert result.output.splitlines()[-1] == f"Error: {expected}"
-    assert not store.exists()
 
 
 def test_jobs_is_bounded(tmp_path):
@@ -686,15 +706,14 @@ def test_jobs_is_bounded(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e6"])
-def test_backoff_variable_is_checked(tmp_path, value):
+def test_backoff_variable_is_checked(store, value):
     """$EVALS_LLM_BACKOFF must be a finite number of seconds, 0 to 60, or the run is refused at once."""
-    store = tmp_path / "results.duckdb"
-    result = evals(
-        "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers",
-        "--base-url", "http://127.0.0.1:9/v1", env={"EVALS_LLM_BACKOFF": value},
-    )
+    with unchanged(store):
+        result = evals(
+            "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers", "--force",
+            "--base-url", "http://127.0.0.1:9/v1", env={"EVALS_LLM_BACKOFF": value},
+        )
     assert one_line_error(result) == f"Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not {value!r}"
-    assert not store.exists()
 
 
 def test_run_config_bounds_k():
@@ -875,16 +894,20 @@ def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
     )
 
 
-def test_judge_reply_echoing_the_key_is_masked_in_the_error(tmp_path):
-    """A judge reply that is no verdict and quotes the key: the error shows it masked."""
+def test_judge_reply_echoing_the_key_is_masked_in_the_error(store):
+    """A judge reply that is no verdict and quotes the key: the error shows it masked, nothing is stored
+    (the cache beside the store keeps the replies it paid for, scrubbed)."""
     from llm_server import LLMServer
 
+    before = store.read_bytes()
     with LLMServer() as server:
         server.echo_key = True
         server.fail_next(*["ok"] * 4, "no_verdict")
-        result = answers_run(server, tmp_path / "results.duckdb")
+        result = answers_run(server, store)
     line = one_line_error(result)
     assert "malformed reply" in line and KEY not in line and "***" in line
+    assert store.read_bytes() == before
+    assert KEY.encode() not in store.with_name("results.cache.duckdb").read_bytes()
 
 
 def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
