@@ -69,7 +69,7 @@ class TestPoint(_Strict):
     expected_fact: Needle
     expected_keywords: list[Needle] = Field(default_factory=list)
     # Optional, added after the seed; their defaults are the seed's behaviour and
-    # leave a corpus's digest unchanged (see _digest).
+    # leave a corpus's digest unchanged (see corpus_digest).
     evidence_turns: list[StrictInt] = Field(default_factory=list)  # earlier turns that hold the answer
     category: str | None = None
     answerable: StrictBool = True  # False: the conversation holds no answer; kept out of recall
