@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from evals.corpus import Conversation, Corpus, _digest
+from evals.corpus import Conversation, Corpus, corpus_digest
 from evals.results import Evaluation
 from evals.scoring import score_run
 from evals.provenance import Provenance
@@ -58,7 +58,7 @@ def synthetic_corpus(conversations: int, turns: int, test_points: int, seed: int
                 turn["test_at"] = {"question": f"what about {word}?", "expected_fact": word, "expected_keywords": [word]}
             rows.append(turn)
         convs.append(Conversation(id=f"bench_{c:04d}", description=f"synthetic conversation {c}", turns=rows))
-    return Corpus(directory=Path("bench-corpus"), conversations=convs, digest=_digest(convs))
+    return Corpus(directory=Path("bench-corpus"), conversations=convs, digest=corpus_digest(convs))
 
 
 def full_history_evaluation(corpus: Corpus) -> Evaluation:

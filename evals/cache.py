@@ -26,7 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evals import locking
 from evals.errors import EvalsError
+from evals.locking import DEFAULT_LOCK_TIMEOUT
 
 if TYPE_CHECKING:
     import duckdb
@@ -68,18 +70,21 @@ class Cache:
     """A thread-safe key-value cache in one DuckDB file; counts hits and misses
     per namespace for the run's report."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
         self.path = path
+        self.lock_timeout = lock_timeout
         self._connection: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 
     @classmethod
-    def open(cls, path: str | Path) -> Cache:
+    def open(cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Cache:
         """The cache in the file ``path``. The file is opened (and created) on first
-        use, so a run that caches nothing neither creates nor locks it."""
-        return cls(Path(path))
+        use, so a run that caches nothing neither creates nor locks it. A run holds it
+        while it runs; another process waits up to ``lock_timeout`` seconds for it, as
+        for the store."""
+        return cls(Path(path), lock_timeout=lock_timeout)
 
     @classmethod
     def in_memory(cls) -> Cache:
@@ -96,8 +101,13 @@ class Cache:
                     connection = duckdb.connect(":memory:")
                 else:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                    connection = duckdb.connect(str(self.path))
+                    connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
                 connection.execute(_SCHEMA)
+            except locking.LockTimeout:
+                raise EvalsError(
+                    f"cache {self.path} is locked by another process (waited {self.lock_timeout:g} s), probably another "
+                    "run using it; try again when it has finished, or run with --no-cache"
+                ) from None
             except (OSError, duckdb.Error) as exc:
                 raise EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
             self._connection = connection

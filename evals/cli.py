@@ -7,6 +7,7 @@ turns it into a message and an exit code.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -18,8 +19,10 @@ import click
 from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
-from evals.evaluate import RunConfig, evaluate
+from evals.formatting import printable
+from evals.evaluate import MAX_CONCURRENCY, MAX_REQUEST_TIMEOUT, MAX_RETRIES, RunConfig, evaluate
 from evals.report import dump_json, legacy_json, run_line, summary_line
+from evals.results import MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BACKENDS, EMBEDDERS, Registry
 
 if TYPE_CHECKING:
@@ -45,7 +48,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except EvalsError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(printable(str(exc))) from exc
 
 
 class _Command(click.Command):
@@ -53,7 +56,13 @@ class _Command(click.Command):
         try:
             return super().invoke(ctx)
         except EvalsError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(printable(str(exc))) from exc
+
+
+def _echo(text: str = "", **kwargs: Any) -> None:
+    """``click.echo`` for lines that hold stored or user text (ids, questions, names, paths):
+    control characters are printed as escapes (:func:`evals.formatting.printable`), never acted on."""
+    click.echo("\n".join(printable(line) for line in text.split("\n")), **kwargs)
 
 
 class _UsageProblem(click.ClickException):
@@ -63,6 +72,17 @@ class _UsageProblem(click.ClickException):
 
 
 # -- shared options, written once ---------------------------------------------------------
+
+
+class _Seconds(click.FloatRange):
+    """A FloatRange that refuses nan and inf, which the range check alone lets through (nan) or words badly."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number of seconds.", param, ctx)
+        return super().convert(number, param, ctx)
+
 
 
 def run_options(func: Callable) -> Callable:
@@ -100,9 +120,11 @@ def run_options(func: Callable) -> Callable:
             "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),
-        click.option("--seed", type=int, default=42, show_default=True, help="Seed recorded with the run."),
         click.option(
-            "--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="How many records to retrieve per test point."
+            "--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."
+        ),
+        click.option(
+            "--k", "k", type=click.IntRange(1, MAX_K), default=5, show_default=True, help="How many records to retrieve per test point."
         ),
         click.option(
             "--with-answers",
@@ -141,18 +163,18 @@ def llm_options(func: Callable) -> Callable:
             help="Key for the endpoint. Prefer the environment variable; the key is never stored, cached or printed.",
         ),
         click.option(
-            "--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Requests in flight at once."
+            "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
         ),
         click.option(
             "--request-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=_Seconds(0, MAX_REQUEST_TIMEOUT, min_open=True),
             default=60.0,
             show_default=True,
             help="Seconds to wait for one response before retrying.",
         ),
         click.option(
             "--max-retries",
-            type=click.IntRange(min=0),
+            type=click.IntRange(0, MAX_RETRIES),
             default=5,
             show_default=True,
             help="Retries of a request after a timeout, HTTP 429 or 5xx, with exponential backoff.",
@@ -218,7 +240,7 @@ def _progress() -> Callable[[int, int, str], None] | None:
 
     def report(done: int, total: int, conversation_id: str) -> None:
         end = "\n" if done == total else ""
-        click.echo(f"\r\033[K[{done}/{total}] {conversation_id}", err=True, nl=False)
+        click.echo(f"\r\033[K[{done}/{total}] {printable(conversation_id)}", err=True, nl=False)
         if end:
             click.echo("", err=True)
 
@@ -246,6 +268,7 @@ def _run_and_report(
         strategy=strategy, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed, with_answers=with_answers, judge=judge
     )
     cache = None
+    _warn_about_the_key(config, None)
     if config.answers_on:
         from evals.cache import Cache, cache_path_for
 
@@ -259,13 +282,24 @@ def _run_and_report(
     if output is not None:
         _write_json(output, document)
     _echo_llm_usage(document)
-    click.echo(summary_line(document, str(output) if output else None))
+    _echo(summary_line(document, str(output) if output else None))
+
+
+def _warn_about_the_key(config: RunConfig, api_key: str | None) -> None:
+    """Say so on stderr, before any request, when the API key would travel unencrypted."""
+    if not config.answers_on:
+        return
+    from evals.llm import exposed_key_warning
+
+    warning = exposed_key_warning(config.endpoint(), api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
+    if warning is not None:
+        _echo(f"warning: {warning}", err=True)
 
 
 def _echo_llm_usage(document: dict[str, Any]) -> None:
     answers = document["metrics"].get("answers")
     if answers is not None:
-        click.echo(
+        _echo(
             f"llm: {answers['requests_made']} requests made, {answers['requests_cached']} from cache; "
             f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
             err=True,
@@ -290,7 +324,7 @@ def _echo_summaries(summaries: Sequence[RunSummary], fmt: str, before: Sequence[
     elif fmt == "csv":
         click.echo(tables.summaries_csv(summaries), nl=False)
     else:
-        click.echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
+        _echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
 
 
 # -- the ``evals`` group -------------------------------------------------------------------
@@ -375,10 +409,12 @@ def run_command(
     api_key = options.pop("api_key")
     options["options"] = _option_pairs(strategy_options)
     path, create_parent = _store_path(store)
+    config = RunConfig(**options)
+    _warn_about_the_key(config, api_key)
     from evals.workflow import run_with_store
 
     outcome = run_with_store(
-        RunConfig(**options),
+        config,
         path,
         force=force,
         repo=repo,
@@ -393,11 +429,11 @@ def run_command(
     if not outcome.reused:
         _echo_llm_usage(outcome.document)
     if outcome.cache_hits or outcome.cache_misses:
-        click.echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
+        _echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     if outcome.reused:
-        click.echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
+        _echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
     else:
-        click.echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
+        _echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
 
 
 @cli.command("runs")
@@ -450,12 +486,12 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
         elif fmt == "csv":
             click.echo(tables.records_csv(records), nl=False)
         else:
-            click.echo(tables.category_table(records).text(), nl=False)
+            _echo(tables.category_table(records).text(), nl=False)
         return
     if fmt == "markdown":
         from evals.markdown import leaderboard_markdown
 
-        click.echo(leaderboard_markdown(summaries), nl=False)
+        _echo(leaderboard_markdown(summaries), nl=False)
         return
     _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"])
 
@@ -484,7 +520,7 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         _write_json(output, document)
-        click.echo(f"exported run {run_id} -> {output}", err=True)
+        _echo(f"exported run {run_id} -> {output}", err=True)
 
 
 @cli.command("import")
@@ -498,12 +534,17 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     """
     from evals.exchange import read_export
 
-    records = [read_export(path) for path in files]
+    _store_api().writable_file(_store_path(store)[0])  # before reading what may be large files
+    records = [read_export(file) for file in files]
     with _open_store(store, read_only=False) as opened:
-        added = opened.write_records(records)
+        try:
+            added = opened.write_records(records)
+        except _store_api().CorpusConflict as exc:
+            source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+            raise EvalsError(f"{source}: {exc}") from None
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
-        click.echo(f"{state} run {record.summary.run_id} ({path})")
+        _echo(f"{state} run {record.summary.run_id} ({path})")
 
 
 @cli.command("migrate")
@@ -519,9 +560,9 @@ def migrate_command(store: Path | None) -> None:
     path = _store_path(store)[0]
     before, after = _store_api().Store.upgrade(path)
     if before == after:
-        click.echo(f"store {path}: already at schema {after}")
+        _echo(f"store {path}: already at schema {after}")
     else:
-        click.echo(f"store {path}: schema {before} -> {after}")
+        _echo(f"store {path}: schema {before} -> {after}")
 
 
 @cli.command("compare")
@@ -547,29 +588,29 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     with _open_store(store) as opened:
         comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
-        click.echo(
+        _echo(
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
             f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {metric('recall', summary)}  "
             f"strict {metric('strict_recall', summary)}  MRR {metric('mrr', summary)}"
         )
     if not comparison.same_corpus:
-        click.echo(
+        _echo(
             f"note: the runs are on different corpora (A {comparison.a.corpus_digest[:12]}, "
             f"B {comparison.b.corpus_digest[:12]}); only test points present in both are compared "
             f"({comparison.only_in_a} only in A, {comparison.only_in_b} only in B)"
         )
     for title, flips in (("hit->miss", comparison.lost), ("miss->hit", comparison.gained)):
-        click.echo(f"{title}: {len(flips)}")
+        _echo(f"{title}: {len(flips)}")
         for flip in flips:
-            click.echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
-    click.echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
-    click.echo(
+            _echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
+    _echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
+    _echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
         f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {formatting.p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
     if answers is not None:
-        click.echo(
+        _echo(
             f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
             f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {formatting.p_value_text(answers.mcnemar_p)}"
         )
@@ -696,7 +737,7 @@ def gate_command(
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 64),
     default=None,
     help="Processes rendering pages. Default: one per CPU (up to 4) for stores of 8 runs or more, else 1.",
 )
@@ -710,7 +751,7 @@ def build_site_command(store: Path | None, out: Path, jobs: int | None) -> None:
     from evals.site import build_site
 
     report = build_site(_store_path(store)[0], out, workers=jobs)
-    click.echo(
+    _echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s"
     )
@@ -732,8 +773,14 @@ def serve_command(directory: Path, port: int) -> None:
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     handler = partial(SimpleHTTPRequestHandler, directory=str(directory))
-    with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        click.echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise EvalsError(
+            f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)"
+        ) from None
+    with server:
+        _echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()
         except KeyboardInterrupt:
@@ -809,8 +856,8 @@ def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
 
     report = import_corpus(fmt, file, out)
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
-    click.echo(report.summary())
+        _echo(f"note: {note}", err=True)
+    _echo(report.summary())
 
 
 @cli.command("validate")
@@ -822,11 +869,11 @@ def validate_command(corpus: Path) -> None:
     """
     conversations, problems = check_corpus(corpus)
     for problem in problems:
-        click.echo(str(problem), err=True)
+        _echo(str(problem), err=True)
     if problems:
         raise click.exceptions.Exit(1)
     points = sum(len(c.test_points()) for c in conversations)
-    click.echo(f"ok: {corpus}: {len(conversations)} conversations, {points} test points")
+    _echo(f"ok: {corpus}: {len(conversations)} conversations, {points} test points")
 
 
 # -- ``python -m evals``: the original harness's interface --------------------------------

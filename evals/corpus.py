@@ -4,17 +4,27 @@ A corpus is a folder; every ``*.json`` directly inside it is one conversation,
 read in file-name order. Problems are collected, not raised one at a time, so
 ``evals validate`` can report all of them; each names the file, the JSON path
 of the field (``turns[7].test_at.expected_keywords``) and what was expected.
+
+The schema is strict where looseness would mislead: an unknown (say,
+misspelled) field is an error, not ignored; a role is ``user`` or
+``assistant``; a keyword or fact that is empty or only whitespace, which
+would match any record, is refused; a file's ``id`` is its file name. The
+file itself is read by :mod:`evals.jsonfile` (regular files only, bounded, no
+repeated keys or lone surrogates).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic_core import PydanticCustomError
 
+from evals import jsonfile
 from evals.errors import EvalsError
 
 __all__ = [
@@ -26,35 +36,53 @@ __all__ = [
     "TestPoint",
     "Turn",
     "check_corpus",
+    "corpus_digest",
     "load_corpus",
 ]
 
 SCHEMA_VERSION = "1"
+ROLES = ("user", "assistant")
 
 
-class TestPoint(BaseModel):
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank_string", "must not be empty or only whitespace (it would match any record)")
+    return text
+
+
+# A keyword or fact that is empty (or only whitespace) is a substring of every record (or of
+# every record with a space), so it would make any retrieval, even none, score a hit.
+Needle = Annotated[str, AfterValidator(_not_blank)]
+
+
+class _Strict(BaseModel):
+    # Unknown fields are errors: a misspelled optional field would otherwise be silently dropped.
+    model_config = ConfigDict(extra="forbid")
+
+
+class TestPoint(_Strict):
     """What memory should surface just before the turn that carries it."""
 
     __test__ = False  # not a pytest test class, despite the name
 
     question: str
-    expected_fact: str
-    expected_keywords: list[str] = Field(default_factory=list)
+    expected_fact: Needle
+    expected_keywords: list[Needle] = Field(default_factory=list)
     # Optional, added after the seed; their defaults are the seed's behaviour and
-    # leave a corpus's digest unchanged (see _digest).
+    # leave a corpus's digest unchanged (see corpus_digest).
     evidence_turns: list[StrictInt] = Field(default_factory=list)  # earlier turns that hold the answer
     category: str | None = None
     answerable: StrictBool = True  # False: the conversation holds no answer; kept out of recall
 
 
-class Turn(BaseModel):
-    role: str
+class Turn(_Strict):
+    role: Literal["user", "assistant"]
     content: str
     test_at: TestPoint | None = None
     record: StrictBool = True  # False: played but never added to memory (e.g. one of several questions)
 
 
-class Conversation(BaseModel):
+class Conversation(_Strict):
     # A missing schema_version means "1", as in the original harness.
     schema_version: str = SCHEMA_VERSION
     id: str
@@ -98,20 +126,33 @@ class Corpus:
         return self.directory.resolve().name
 
 
-def _json_path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
+    """The model whose field ``loc`` ends in: Conversation, Turn or TestPoint."""
+    model: type[BaseModel] = Conversation
+    for part in loc[:-1]:
+        if part == "turns":
+            model = Turn
+        elif part == "test_at":
+            model = TestPoint
+    return model
+
+
+def _unknown_field(loc: tuple[int | str, ...]) -> str:
+    fields = list(_model_at(loc).model_fields)
+    near = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.7)
+    if near:
+        return f"unknown field (did you mean {near[0]!r}?)"
+    return f"unknown field (allowed here: {', '.join(fields)})"
 
 
 def _describe(error: dict) -> str:
     kind = error["type"]
     if kind == "missing":
         return "required field is missing"
+    if kind == "extra_forbidden":
+        return _unknown_field(error["loc"])
+    if kind == "literal_error" and error["loc"][-1] == "role":
+        return f"expected {' or '.join(repr(r) for r in ROLES)}, got {error['input']!r}"
     if kind == "too_short" and error["loc"] == ("turns",):
         return "expected at least one turn, got an empty list"
     got = type(error.get("input")).__name__
@@ -133,23 +174,9 @@ def _describe(error: dict) -> str:
 def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
     name = str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [Problem(name, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
-    except OSError as exc:
-        return None, [Problem(name, "", f"cannot read file: {exc.strerror or exc}")]
-    # Fast path: pydantic parses and validates the JSON in one pass. Only a
-    # file that fails it takes the slow path below, which locates the problem.
-    try:
-        conversation = Conversation.model_validate_json(text)
-        if conversation.schema_version == SCHEMA_VERSION:
-            return conversation, []
-    except ValidationError:
-        pass
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, [Problem(name, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")]
+        data = jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        return None, [Problem(name, exc.where, exc.reason)]
     if not isinstance(data, dict):
         return None, [Problem(name, "", f"expected a JSON object at the top level, got {type(data).__name__}")]
     version = data.get("schema_version", SCHEMA_VERSION)
@@ -158,9 +185,10 @@ def _parse_file(path: Path) -> tuple[Conversation | None, list[Problem]]:
             Problem(name, "schema_version", f"unsupported schema_version {version!r}; this harness reads {SCHEMA_VERSION!r}")
         ]
     try:
-        return Conversation.model_validate(data), []
+        conversation = Conversation.model_validate(data)
     except ValidationError as exc:
-        return None, [Problem(name, _json_path(e["loc"]), _describe(e)) for e in exc.errors()]
+        return None, [Problem(name, jsonfile.json_path(e["loc"]), _describe(e)) for e in exc.errors()]
+    return conversation, []
 
 
 def _reference_problems(name: str, conversation: Conversation) -> list[Problem]:
@@ -182,7 +210,7 @@ def _reference_problems(name: str, conversation: Conversation) -> list[Problem]:
     return problems
 
 
-def _digest(conversations: list[Conversation]) -> str:
+def corpus_digest(conversations: list[Conversation]) -> str:
     """sha256 of the corpus's canonical content: formatting and file names do not count."""
     # Field order is the models' own, so the dump is canonical. exclude_defaults:
     # optional fields added to the schema later leave the digest of a corpus
@@ -214,6 +242,11 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
         if conversation is None:
             continue
         reference_problems = _reference_problems(str(path), conversation)
+        if conversation.id != path.stem:
+            # Importers and tools write a conversation to the file named after its id; a copy renamed
+            # by hand, or an id edited in place, would otherwise be reported under a name no file has.
+            message = f"{conversation.id!r} differs from the file name; it must be {path.stem!r} (the file name without .json)"
+            reference_problems.insert(0, Problem(str(path), "id", message))
         if reference_problems:
             problems.extend(reference_problems)
             continue
@@ -232,4 +265,4 @@ def load_corpus(directory: Path) -> Corpus:
     conversations, problems = check_corpus(directory)
     if problems:
         raise CorpusError(problems)
-    return Corpus(directory=Path(directory), conversations=conversations, digest=_digest(conversations))
+    return Corpus(directory=Path(directory), conversations=conversations, digest=corpus_digest(conversations))

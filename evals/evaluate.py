@@ -5,6 +5,7 @@ This is the function the CLI calls and the tests call.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from evals.cache import Cache
 from evals.corpus import load_corpus
 from evals.errors import EvalsError
 from evals.playthrough import likely_records, play_corpus
-from evals.results import Evaluation
+from evals.results import MAX_K, MAX_SEED, MIN_SEED, Evaluation
 from evals.scoring import score_run
 from evals.strategies import BuildContext, Planned, Prefetching, Registry
 from evals.tokens import TokenCounter
@@ -25,7 +26,13 @@ from evals.tokens import TokenCounter
 if TYPE_CHECKING:
     from evals.llm import AskedPoint
 
-__all__ = ["RunConfig", "evaluate"]
+__all__ = ["MAX_CONCURRENCY", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
+
+# Bounds of the LLM settings: generous, but finite, so a typo is refused before a run starts.
+MAX_CONCURRENCY = 256
+MAX_REQUEST_TIMEOUT = 3600
+MAX_RETRIES = 100
+MAX_BACKOFF = 60.0
 
 
 class RunConfig(BaseModel):
@@ -40,8 +47,8 @@ class RunConfig(BaseModel):
     backend: str = "memory"
     embedder: str = "hash"
     corpus: Path = Path("corpus")
-    k: int = Field(default=5, ge=1)
-    seed: int = 42
+    k: int = Field(default=5, ge=1, le=MAX_K)
+    seed: int = Field(default=42, ge=MIN_SEED, le=MAX_SEED)
     # End-to-end answers (--with-answers) and their judge (--judge, which implies answers).
     # The API key is deliberately not a setting: it never travels with the run.
     with_answers: bool = False
@@ -49,9 +56,9 @@ class RunConfig(BaseModel):
     answer_model: str = "gpt-4o-mini"
     judge_model: str = "gpt-4o-mini"
     base_url: str | None = None  # None: $OPENAI_BASE_URL, else OpenAI's
-    concurrency: int = Field(default=4, ge=1)
-    request_timeout: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
+    concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
+    request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
+    max_retries: int = Field(default=5, ge=0, le=MAX_RETRIES)
 
     @property
     def answers_on(self) -> bool:
@@ -105,10 +112,11 @@ def evaluate(
     LLM requests) across runs; None computes everything afresh and keeps nothing.
     ``api_key`` (default: $OPENAI_API_KEY) is for the chat endpoint when answers are on.
     ``registry`` finds the strategy (default: the installed ones)."""
+    backoff = llm_backoff() if config.answers_on else None  # a bad setting is refused before any work
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = load_corpus(config.corpus)
-    client = _chat_client(config, cache, api_key) if config.answers_on else None
+    client = _chat_client(config, cache, api_key, backoff) if backoff is not None else None
     try:
         planned = config.plan(registry, cache=cache, client=client)
         strategy = planned.build()
@@ -152,14 +160,21 @@ def evaluate(
     return Evaluation(corpus=corpus, run=run, scores=scores, answers=answers)
 
 
-def _chat_client(config: RunConfig, cache: Cache | None, api_key: str | None) -> Any:
+def llm_backoff() -> float:
+    """$EVALS_LLM_BACKOFF, the first retry's wait in seconds (default 1; tests make it short)."""
+    text = os.environ.get("EVALS_LLM_BACKOFF", "1.0")
+    try:
+        backoff = float(text)
+    except ValueError:
+        backoff = math.nan
+    if not 0 <= backoff <= MAX_BACKOFF:  # false for nan too
+        raise EvalsError(f"EVALS_LLM_BACKOFF must be a number of seconds from 0 to {MAX_BACKOFF:g}, not {text!r}")
+    return backoff
+
+
+def _chat_client(config: RunConfig, cache: Cache | None, api_key: str | None, backoff: float) -> Any:
     from evals.llm import ChatClient, RetryPolicy
 
-    # $EVALS_LLM_BACKOFF: the first retry's wait in seconds (tests make it short).
-    try:
-        backoff = float(os.environ.get("EVALS_LLM_BACKOFF", "1.0"))
-    except ValueError:
-        raise EvalsError(f"EVALS_LLM_BACKOFF must be a number of seconds, not {os.environ['EVALS_LLM_BACKOFF']!r}") from None
     return ChatClient(
         base_url=config.endpoint(),
         api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),

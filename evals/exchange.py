@@ -10,18 +10,21 @@ another store exactly as it was; importing is idempotent by run id.
 from __future__ import annotations
 
 import dataclasses
-import json
+import re
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
-from evals.corpus import Conversation
+from evals import jsonfile
+from evals.corpus import Conversation, corpus_digest
 from evals.metrics import METRICS, SECONDS, MetricValue
-from evals.provenance import Provenance
+from evals.provenance import NO_GIT, Provenance
 from evals.report import legacy_json
-from evals.results import AnswerRun, ConversationResult, PointAnswer, RunResult
+from evals.results import MAX_K, MAX_SEED, MIN_SEED, AnswerRun, ConversationResult, PointAnswer, RunResult
 from evals.scoring import PointScore, Scores, score_point
 from evals.store import RunRecord, StoredRun, StoreError, make_summary
 from evals.turn_refs import TurnLookup, record_turns
@@ -32,6 +35,40 @@ EXPORT_FORMAT = "mneme-evals-run"
 EXPORT_FORMAT_VERSION = 1
 
 
+_RUN_ID = re.compile(r"[0-9a-f]{12}")  # evals.store's new_run_id
+_COMMIT = re.compile(rf"[0-9a-f]{{40}}|[0-9a-f]{{64}}|{NO_GIT}")  # git's SHA-1 or SHA-256, or outside git
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+CLOCK_SKEW = timedelta(minutes=10)  # how far in the future an imported run's timestamp may be
+
+
+def _shaped(pattern: re.Pattern[str], what: str):
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            shown = value if len(value) <= 60 else value[:60] + "…"
+            raise PydanticCustomError("shape", "{text}", {"text": f"expected {what}, got {shown!r}"})
+        return value
+
+    return AfterValidator(check)
+
+
+RunId = Annotated[str, _shaped(_RUN_ID, "a run id (12 lower-case hex digits)")]
+Commit = Annotated[str, _shaped(_COMMIT, f"a git commit (40 or 64 lower-case hex digits) or {NO_GIT!r}")]
+Digest = Annotated[str, _shaped(_DIGEST, "a sha256 (64 lower-case hex digits)")]
+Count = Annotated[int, Field(ge=0)]
+Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+def _not_in_future(moment: datetime) -> datetime:
+    now = datetime.now(UTC)
+    if moment > now + CLOCK_SKEW:
+        text = (
+            f"{moment.isoformat()} is in the future (it is {now.isoformat(timespec='seconds')} now); "
+            "a run cannot have been made later than it is imported"
+        )
+        raise PydanticCustomError("future", "{text}", {"text": text})
+    return moment
+
+
 class _Turn(BaseModel):
     role: str
     content: str
@@ -40,7 +77,7 @@ class _Turn(BaseModel):
 
 class _Point(BaseModel):
     hit: bool
-    record_tokens: list[int]
+    record_tokens: list[Count]
 
 
 class _Conversation(BaseModel):
@@ -51,22 +88,53 @@ class _Conversation(BaseModel):
 
 class _RunBlock(BaseModel):
     format: Literal["mneme-evals-run"]
-    format_version: int
-    run_id: str = Field(min_length=1)
-    commit: str
+    format_version: int = Field(ge=1)
+    run_id: RunId
+    commit: Commit
     dirty: bool
-    timestamp: AwareDatetime
-    duration_s: float
+    timestamp: Annotated[AwareDatetime, AfterValidator(_not_in_future)]
+    duration_s: Seconds
     corpus_name: str
-    corpus_digest: str
+    corpus_digest: Digest
     package_version: str
     mneme_version: str | None
     python_version: str
     strategy_source: str | None = None  # absent from exports written before it was recorded
     measured: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
-    cache_hits: int | None = None  # absent from exports written before they were recorded
-    cache_misses: int | None = None
+    cache_hits: Count | None = None  # absent from exports written before they were recorded
+    cache_misses: Count | None = None
     conversations: list[_Conversation]
+
+
+class _Answer(BaseModel):
+    """One test point's ``answer`` in an export made with --with-answers: a PointAnswer's fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str
+    prompt_tokens: Count
+    completion_tokens: Count
+    latency_s: Seconds
+    keyword_hit: bool
+    correct: bool | None = None
+    reason: str | None = None
+    judge_prompt_tokens: Count | None = None
+    judge_completion_tokens: Count | None = None
+    answerable: bool = True
+
+
+class _AnswersBlock(BaseModel):
+    answer_model: str
+    judge_model: str | None
+    base_url: str
+    settings: dict[str, Any]
+
+
+class _AnswerTotals(BaseModel):
+    requests_made: Count
+    requests_cached: Count
+    prompt_tokens: Count
+    completion_tokens: Count
 
 
 class _Exported(BaseModel):
@@ -75,8 +143,8 @@ class _Exported(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     strategy: dict[str, Any]
-    seed: int
-    k: int
+    seed: int = Field(ge=MIN_SEED, le=MAX_SEED)
+    k: int = Field(ge=1, le=MAX_K)
     corpus_dir: str
     tokenizer: str
     model: str
@@ -125,11 +193,23 @@ def _turns(transcript: list[tuple[str, str]], unrecorded: Sequence[int]) -> list
     return turns
 
 
-def _first_problem(exc: ValidationError) -> str:
+def _first_problem(exc: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
     error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"])
+    where = jsonfile.json_path((*prefix, *error["loc"]))
     extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-    return f"{where}: {error['msg']}{extra}"
+    return f"{where}: {_message(error)}{extra}"
+
+
+def _message(error: dict[str, Any]) -> str:
+    """pydantic's message, said as this tool says it where a bound was crossed."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind in ("greater_than_equal", "less_than_equal"):
+        bound = ctx.get("ge", ctx.get("le"))
+        bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+        return f"must be at {'least' if kind == 'greater_than_equal' else 'most'} {bound}, got {error['input']!r}"
+    if kind == "finite_number":
+        return "must be a finite number"
+    return error["msg"]
 
 
 def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
@@ -184,6 +264,15 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
             scored.append(score_point(point, score.record_tokens, hit=score.hit))
         points.append(scored)
 
+    # The digest names the corpus in the store, which keeps one copy per digest and shows it in every
+    # run on it; so it must be what these conversations give, or an edited transcript would show up
+    # in other, genuine runs' pages (or, imported first, be silently dropped).
+    digest = corpus_digest(conversations)
+    if digest != block.corpus_digest:
+        raise StoreError(
+            f"{name}: run.corpus_digest {block.corpus_digest[:12]}… does not match the file's conversations "
+            f"(they give {digest[:12]}…); the file was altered, so it is not imported"
+        )
     run = RunResult(
         strategy=doc.strategy,
         model=doc.model,
@@ -225,38 +314,46 @@ def _measured(name: str) -> bool:
 
 
 def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
-    """The run's answers from an export made with --with-answers, or None."""
+    """The run's answers from an export made with --with-answers, or None; each value checked."""
     if "answers" not in raw:
         return None
     try:
-        block, totals = raw["answers"], raw["metrics"]["answers"]
-        points = [[PointAnswer(**p["answer"]) for p in c["test_points"]] for c in raw["conversations"]]
-        return AnswerRun(
-            answer_model=block["answer_model"],
-            judge_model=block["judge_model"],
-            base_url=block["base_url"],
-            points=points,
-            settings=block["settings"],
-            requests_made=totals["requests_made"],
-            requests_cached=totals["requests_cached"],
-            prompt_tokens=totals["prompt_tokens"],
-            completion_tokens=totals["completion_tokens"],
-        )
-    except (KeyError, TypeError) as exc:
-        raise StoreError(f"{name}: the answers of this export are incomplete ({type(exc).__name__}: {exc})") from None
+        block = _AnswersBlock.model_validate(raw["answers"])
+        metrics = raw.get("metrics")
+        totals = _AnswerTotals.model_validate(metrics.get("answers") if isinstance(metrics, dict) else None)
+    except ValidationError as exc:
+        raise StoreError(f"{name}: the answers of this export are incomplete: {_first_problem(exc)}") from None
+    points: list[list[PointAnswer]] = []
+    for c, conversation in enumerate(raw["conversations"]):
+        answers = []
+        for t, point in enumerate(conversation["test_points"]):
+            try:
+                answer = _Answer.model_validate(point.get("answer") if isinstance(point, dict) else None)
+            except ValidationError as exc:
+                problem = _first_problem(exc, ("conversations", c, "test_points", t, "answer"))
+                raise StoreError(f"{name}: not a valid evals export: {problem}") from None
+            answers.append(PointAnswer(**answer.model_dump()))
+        points.append(answers)
+    return AnswerRun(
+        answer_model=block.answer_model,
+        judge_model=block.judge_model,
+        base_url=block.base_url,
+        points=points,
+        settings=block.settings,
+        requests_made=totals.requests_made,
+        requests_cached=totals.requests_cached,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+    )
 
 
 def read_export(path: Path) -> RunRecord:
     """Parse and check one exported file; every problem is a one-line :class:`StoreError`."""
     name = str(path)
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise StoreError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raw = jsonfile.load(path, jsonfile.MAX_EXPORT_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        raise StoreError(str(exc)) from None
     if not isinstance(raw, dict):
         raise StoreError(f"{name}: not an evals export (expected a JSON object, got {type(raw).__name__})")
     if "run" not in raw:

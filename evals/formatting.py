@@ -14,6 +14,7 @@ site marks it with an ``(est.)`` abbreviation instead).
 from __future__ import annotations
 
 import math
+import re
 
 from evals.tokens import EXACT
 
@@ -22,6 +23,7 @@ __all__ = [
     "ESTIMATED",
     "NULL",
     "commit_text",
+    "csv_cell",
     "decimal",
     "estimate_mark",
     "interval",
@@ -31,6 +33,7 @@ __all__ = [
     "p_value_text",
     "percent",
     "percent_interval",
+    "printable",
     "relative",
     "short_commit",
     "tokens",
@@ -42,6 +45,11 @@ NULL = "null"
 ESTIMATED = "~"
 
 _HEX = frozenset("0123456789abcdef")
+# Control characters (C0 with tab and newlines, DEL, C1), bidirectional overrides and isolates, and
+# surrogates (a file name's undecodable bytes): a terminal acts on them, or cannot print them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# A cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _empty(value: float | int | None) -> bool:
@@ -132,3 +140,27 @@ def relative(value: float | None, empty: str = DASH) -> str:
 def p_value_text(p: float) -> str:
     """A p-value: four decimals, or scientific notation when tiny."""
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def csv_cell(value: object) -> object:
+    """``value`` made safe as a CSV cell: text that a spreadsheet would run as a formula (it starts
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading ``'``, OWASP's rule.
+
+    Only text is changed: numbers stay numbers (``-0.5`` is still ``-0.5``), and None, booleans
+    and anything else pass through for the writer to format as it does. Every CSV this tool
+    writes puts each cell through here."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters (newlines included), bidirectional
+    overrides and lone surrogates are written as escapes (``\\x1b``, ``\\u202e``) instead of being
+    acted on. For what the CLI prints from stored data: ids, questions, names, error messages."""
+    return _UNPRINTABLE.sub(_escape, text)

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from evals.scoring import Scores
 
 __all__ = [
+    "MAX_K",
+    "MAX_SEED",
+    "MIN_SEED",
     "AnswerRun",
     "CallTimings",
     "ConversationResult",
@@ -27,6 +30,12 @@ __all__ = [
     "TestPointResult",
     "answer_identity",
 ]
+
+
+# What the store's columns hold (k INTEGER, seed BIGINT): the CLI, RunConfig and imports check
+# against these before any work, so an out-of-range value is refused at once, not at the append.
+MAX_K = 2**31 - 1
+MIN_SEED, MAX_SEED = -(2**63), 2**63 - 1
 
 
 class TestPointResult(BaseModel):
@@ -68,12 +77,12 @@ class RunResult(BaseModel):
 
     strategy: dict[str, Any]
     model: str
-    k: int
-    seed: int
+    k: int = Field(ge=1, le=MAX_K)
+    seed: int = Field(ge=MIN_SEED, le=MAX_SEED)
     corpus_dir: str
     corpus_digest: str
     started_at: datetime
-    duration_s: float
+    duration_s: float = Field(ge=0, allow_inf_nan=False)
     conversations: list[ConversationResult]
     # Where the strategy came from (evals.strategies.registry): built-in, a distribution and version, or module:attr.
     strategy_source: str | None = None

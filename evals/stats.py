@@ -22,7 +22,10 @@ def wilson_interval(hits: int, total: int, z: float = Z_95) -> tuple[float, floa
     denom = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / denom
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At the ends the bound is exactly 0 (or 1); the arithmetic leaves 5.55e-17 (or 0.9999999999999999).
+    low = 0.0 if hits == 0 else max(0.0, centre - half)
+    high = 1.0 if hits == total else min(1.0, centre + half)
+    return low, high
 
 
 def interval_block(hits: int, total: int) -> dict[str, Any]:

@@ -90,12 +90,11 @@ class Table:
     notes: list[str]
 
     def text(self) -> str:
-        """Left-aligned columns, as wide as their widest cell."""
-        widths = [max([len(c), *(len(r[i]) for r in self.rows)]) for i, c in enumerate(self.header)]
-        lines = [
-            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-            for line in [self.header, *self.rows]
-        ]
+        """Left-aligned columns, as wide as their widest cell; control characters in a cell are
+        written as escapes (a corpus named with a terminal escape is shown, not acted on)."""
+        cells = [[formatting.printable(cell) for cell in line] for line in [self.header, *self.rows]]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(self.header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells]
         return "\n".join([*lines, *self.notes]) + "\n"
 
 
@@ -148,7 +147,7 @@ def summaries_csv(summaries: Sequence[RunSummary]) -> str:
             value = summary.metric(m.name)
             if value is not None:
                 row.update(zip(_metric_fields(m), (value.value, value.n, value.low, value.high), strict=False))
-        writer.writerow(row)
+        writer.writerow({name: formatting.csv_cell(value) for name, value in row.items()})
     return buffer.getvalue()
 
 
@@ -208,5 +207,5 @@ def records_csv(records: list[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else ["category"], lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({name: formatting.csv_cell(value) for name, value in record.items()} for record in records)
     return buffer.getvalue()

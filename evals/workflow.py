@@ -18,7 +18,7 @@ from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance, collect_provenance
 from evals.report import legacy_json
-from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key
+from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
 from evals.tokens import TokenCounter
 
 __all__ = ["StoredOutcome", "planned_reuse_key", "run_with_store"]
@@ -84,6 +84,8 @@ def run_with_store(
     counter = counter or TokenCounter()
     provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
     check_writable(store_path, create_parent=create_parent)
+    if use_cache:
+        writable_file(cache_path_for(store_path), "cache", "run with --no-cache")
     if store_path.exists():
         Store.upgrade(store_path, lock_timeout=lock_timeout)  # as the append would; the read below may not
         key = None if force or not use_cache else planned_reuse_key(config, provenance, counter.tokenizer)
@@ -93,7 +95,7 @@ def run_with_store(
                 stored = store.get_run(reusable)
                 document = legacy_json(stored.run, stored.scores, stored.answers)
                 return StoredOutcome(reusable, True, document, provenance, summary=stored.summary)
-    cache = Cache.open(cache_path_for(store_path)) if use_cache else None
+    cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
         evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key)
     finally:

@@ -20,6 +20,9 @@ Usage counts words. ``max_in_flight`` is the most requests it was answering at o
 requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
 not JSON) or ``"no_verdict"`` (a judge reply that is not a verdict); ``"ok"`` lets one request through.
+``echo_key = True`` makes every reply quote the API key it was sent (an answer, a summary,
+a verdict's reason; with ``"no_verdict"``, the judge's non-verdict too), as a careless or
+hostile server might.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ class LLMServer:
         self.authorizations: list[str] = []
         self.bodies: list[dict[str, Any]] = []
         self.slow_s = slow_s
+        self.echo_key = False
         self._faults: list[str] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -132,18 +136,20 @@ class LLMServer:
         with self._lock:
             return self._faults.pop(0) if self._faults else None
 
-    def reply(self, body: dict[str, Any], fault: str | None) -> tuple[int, bytes]:
+    def reply(self, body: dict[str, Any], fault: str | None, key: str = "") -> tuple[int, bytes]:
         messages = body["messages"]
         first = messages[0]["content"]
+        echo = f" (sent with key {key})" if self.echo_key else ""
         if first.startswith("You are grading"):
             kind, verdict = "judge", judge_reply(first)
-            content = "I think it is fine." if fault == "no_verdict" else json.dumps(verdict)
+            verdict["reason"] += echo
+            content = f"I think it is fine.{echo}" if fault == "no_verdict" else json.dumps(verdict)
         elif first.startswith("You keep the running summary"):
-            kind, content = "summary", " / ".join(messages[-1]["content"].splitlines())
+            kind, content = "summary", " / ".join(messages[-1]["content"].splitlines()) + echo
         elif "You are a Memory Extractor" in first:
             kind, content = "extraction", json.dumps(extraction_reply(messages[-1]["content"]))
         else:
-            kind, content = "answer", answer_reply(messages)
+            kind, content = "answer", answer_reply(messages) + echo
         with self._lock:
             self.requests[kind] += 1
             self.bodies.append(body)
@@ -218,7 +224,8 @@ class LLMServer:
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
                     time.sleep(server.delay_s)
-                    status, payload = server.reply(json.loads(data), fault)
+                    key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    status, payload = server.reply(json.loads(data), fault, key)
                 finally:
                     with server._lock:
                         server.in_flight -= 1

@@ -392,7 +392,7 @@ def test_bad_backoff_setting_is_a_clear_error(server, store_path):
     """$EVALS_LLM_BACKOFF that is not a number is a one-line error."""
     args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
     result = CliRunner().invoke(cli, [*args, "--with-answers", "--base-url", server.base_url], env={"EVALS_LLM_BACKOFF": "soon"})
-    assert result.exit_code == 1 and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds, not 'soon'\n"
+    assert result.exit_code == 1 and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not 'soon'\n"
 
 
 def test_openai_without_a_key_fails_before_any_work(store_path, tmp_path):

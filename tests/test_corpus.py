@@ -39,30 +39,32 @@ def problems(folder: Path) -> list[str]:
 
 def test_valid_corpus_loads_in_file_name_order(tmp_path):
     """Files load sorted by name, whatever order they were written in."""
-    write(tmp_path, "b.json", conversation("second"))
-    write(tmp_path, "a.json", conversation("first"))
-    assert [c.id for c in load_corpus(tmp_path).conversations] == ["first", "second"]
+    write(tmp_path, "b.json", conversation("b"))
+    write(tmp_path, "a.json", conversation("a"))
+    assert [c.id for c in load_corpus(tmp_path).conversations] == ["a", "b"]
 
 
 def test_missing_schema_version_means_1(tmp_path):
     """A conversation without schema_version is read as version "1"."""
     data = conversation()
     del data["schema_version"]
-    write(tmp_path, "a.json", data)
+    write(tmp_path, "c1.json", data)
     assert load_corpus(tmp_path).conversations[0].schema_version == "1"
 
 
-def test_unknown_fields_are_ignored(tmp_path):
-    """Extra keys (as older or newer tools may write) do not make a corpus invalid."""
-    write(tmp_path, "a.json", conversation(notes="anything"))
-    assert problems(tmp_path) == []
+def test_unknown_fields_are_refused(tmp_path):
+    """An unknown key is a problem (a misspelled optional field would otherwise be silently dropped)."""
+    write(tmp_path, "c1.json", conversation(notes="anything"))
+    assert problems(tmp_path) == [
+        f"{tmp_path / 'c1.json'}: notes: unknown field (allowed here: schema_version, id, description, turns)"
+    ]
 
 
 def test_only_json_files_directly_inside_count(tmp_path):
     """Files in subfolders and non-.json files are not part of the corpus."""
-    write(tmp_path, "a.json", conversation())
+    write(tmp_path, "c1.json", conversation())
     (tmp_path / "sub").mkdir()
-    write(tmp_path / "sub", "b.json", conversation("other"))
+    write(tmp_path / "sub", "other.json", conversation("other"))
     write(tmp_path, "notes.txt", "hello")
     assert len(load_corpus(tmp_path).conversations) == 1
 
@@ -80,7 +82,7 @@ def test_empty_folder(tmp_path):
 def test_unreadable_file(tmp_path):
     """A *.json that cannot be read (here a folder named like one) is reported by name."""
     (tmp_path / "a.json").mkdir()
-    assert problems(tmp_path)[0].startswith(f"{tmp_path / 'a.json'}: cannot read file")
+    assert problems(tmp_path) == [f"{tmp_path / 'a.json'}: not a regular file (a directory); only regular files are read"]
 
 
 def test_not_utf8(tmp_path):
@@ -147,12 +149,12 @@ def test_empty_turns(tmp_path):
     assert problems(tmp_path) == [f"{tmp_path / 'a.json'}: turns: expected at least one turn, got an empty list"]
 
 
-def test_duplicate_ids_across_files(tmp_path):
-    """The same id in two files names both files."""
+def test_id_is_the_file_name(tmp_path):
+    """An id that is not its file's name is a problem, so two files can never share an id."""
     write(tmp_path, "a.json", conversation("same"))
-    write(tmp_path, "b.json", conversation("same"))
+    write(tmp_path, "same.json", conversation("same"))
     assert problems(tmp_path) == [
-        f"{tmp_path / 'b.json'}: id: duplicate conversation id 'same' (also in {tmp_path / 'a.json'})"
+        f"{tmp_path / 'a.json'}: id: 'same' differs from the file name; it must be 'a' (the file name without .json)"
     ]
 
 
@@ -166,12 +168,12 @@ def test_load_raises_with_every_problem(tmp_path):
     assert "and 1 more problems" in str(caught.value)
 
 
-def test_digest_ignores_formatting_and_file_names(tmp_path):
-    """The corpus digest depends on content, not on indentation or file names."""
+def test_digest_ignores_formatting_and_folder_names(tmp_path):
+    """The corpus digest depends on content, not on indentation or where the folder is."""
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir(), two.mkdir()
-    write(one, "a.json", conversation())
-    (two / "zz.json").write_text(json.dumps(conversation(), indent=4), encoding="utf-8")
+    write(one, "c1.json", conversation())
+    (two / "c1.json").write_text(json.dumps(conversation(), indent=4), encoding="utf-8")
     assert load_corpus(one).digest == load_corpus(two).digest
 
 

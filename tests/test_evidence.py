@@ -77,32 +77,32 @@ def test_old_corpus_json_has_no_evidence_keys():
 def problems_for(tmp_path: Path, mutate) -> list[str]:
     data = json.loads((EVIDENCE / "01_family.json").read_text())
     mutate(data)
-    (tmp_path / "a.json").write_text(json.dumps(data))
+    (tmp_path / f"{data['id']}.json").write_text(json.dumps(data))
     return [str(p) for p in check_corpus(tmp_path)[1]]
 
 
 def test_evidence_turn_at_or_after_the_test_point_is_refused(tmp_path):
     """An evidence turn must come before its test point; the error names file and JSON path."""
     got = problems_for(tmp_path, lambda d: d["turns"][6]["test_at"].update(evidence_turns=[0, 6]))
-    assert got == [f"{tmp_path / 'a.json'}: turns[6].test_at.evidence_turns[1]: turn 6 is not an earlier turn; evidence must be one of turns 0..5"]
+    assert got == [f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: turn 6 is not an earlier turn; evidence must be one of turns 0..5"]
 
 
 def test_negative_evidence_turn_is_refused(tmp_path):
     """A negative index is not a turn."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[-1]))
-    assert got == [f"{tmp_path / 'a.json'}: turns[7].test_at.evidence_turns[0]: turn -1 is not an earlier turn; evidence must be one of turns 0..6"]
+    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn -1 is not an earlier turn; evidence must be one of turns 0..6"]
 
 
 def test_repeated_evidence_turn_is_refused(tmp_path):
     """Each evidence turn is listed once."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[2, 2]))
-    assert got == [f"{tmp_path / 'a.json'}: turns[7].test_at.evidence_turns[1]: turn 2 is listed twice"]
+    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[1]: turn 2 is listed twice"]
 
 
 def test_unrecorded_evidence_turn_is_refused(tmp_path):
     """A turn never added to memory cannot be evidence."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[6]))
-    assert got == [f"{tmp_path / 'a.json'}: turns[7].test_at.evidence_turns[0]: turn 6 has record: false, so memory never holds it"]
+    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn 6 has record: false, so memory never holds it"]
 
 
 @pytest.mark.parametrize(
@@ -116,13 +116,13 @@ def test_unrecorded_evidence_turn_is_refused(tmp_path):
 def test_wrongly_typed_new_fields_are_named(tmp_path, where, value, expected):
     """A new field of the wrong type is reported with its JSON path and what was expected."""
     got = problems_for(tmp_path, lambda d: d["turns"][8]["test_at"].update({where: value}))
-    assert got == [f"{tmp_path / 'a.json'}: {expected}"]
+    assert got == [f"{tmp_path / '01_family.json'}: {expected}"]
 
 
 def test_wrongly_typed_record_flag_is_named(tmp_path):
     """``record`` must be a boolean."""
     got = problems_for(tmp_path, lambda d: d["turns"][1].update(record="false"))
-    assert got == [f"{tmp_path / 'a.json'}: turns[1].record: expected true or false, got string"]
+    assert got == [f"{tmp_path / '01_family.json'}: turns[1].record: expected true or false, got string"]
 
 
 # -- play-through and numbers ------------------------------------------------------------------

@@ -28,7 +28,7 @@ import signal
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys, time
 from pathlib import Path
-from evals.corpus import Conversation, Corpus, _digest
+from evals.corpus import Conversation, Corpus, corpus_digest
 from evals.results import Evaluation
 from evals.scoring import score_run
 from evals.provenance import Provenance
@@ -47,7 +47,7 @@ convs = [
     )
     for c in range(conversations)
 ]
-corpus = Corpus(directory=Path("synthetic"), conversations=convs, digest=_digest(convs))
+corpus = Corpus(directory=Path("synthetic"), conversations=convs, digest=corpus_digest(convs))
 run = play_corpus(corpus, FullHistory())
 evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
 

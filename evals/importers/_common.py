@@ -8,6 +8,7 @@ so a bad file leaves the output folder as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evals import jsonfile
 from evals.corpus import Conversation, check_corpus
 from evals.errors import EvalsError
 
@@ -44,17 +46,12 @@ class Source:
     def __init__(self, path: Path) -> None:
         self.name = str(path)
         try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise ImportFormatError(f"cannot read {self.name}: {exc.strerror or exc}") from None
-        if raw.startswith(b"PK\x03\x04"):
-            raw = self._only_json_in_zip(raw)
-        try:
-            self.data = json.loads(raw)
-        except UnicodeDecodeError as exc:
-            raise ImportFormatError(f"{self.name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{self.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, self.name)
+            if raw.startswith(b"PK\x03\x04"):
+                raw = self._only_json_in_zip(raw)
+            self.data = jsonfile.parse(raw, self.name)
+        except jsonfile.JSONFileError as exc:
+            raise ImportFormatError(str(exc)) from None
 
     def _only_json_in_zip(self, raw: bytes) -> bytes:
         """The one .json file inside a zip archive (LoCoMo ships data/locomo10.zip in some revisions)."""
@@ -68,7 +65,14 @@ class Source:
                     found = ", ".join(names) or "none"
                     raise ImportFormatError(f"{self.name}: a zip archive must hold exactly one .json file; it holds {found}")
                 self.name = f"{self.name}!{names[0]}"
-                return archive.read(names[0])
+                size = archive.getinfo(names[0]).file_size
+                if size > jsonfile.MAX_BENCHMARK_FILE_BYTES:
+                    raise ImportFormatError(f"{self.name}: {size} bytes; files over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes are not read")
+                with archive.open(names[0]) as member:  # read no more than the limit, whatever the header says
+                    data = member.read(jsonfile.MAX_BENCHMARK_FILE_BYTES + 1)
+                if len(data) > jsonfile.MAX_BENCHMARK_FILE_BYTES:
+                    raise ImportFormatError(f"{self.name}: files over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes are not read")
+                return data
         except zipfile.BadZipFile as exc:
             raise ImportFormatError(f"{self.name}: a damaged zip archive: {exc}") from None
 
@@ -182,9 +186,21 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "conversation"
 
 
-def conversation_id(position: int, name: str) -> str:
-    """``NNN_name``: file-name order is input order, and the id is the file's stem."""
-    return f"{position:03d}_{_safe(name)}"
+MAX_NAME = 80  # characters of a name kept in an id (and so in a file name, which most systems cap at 255 bytes)
+
+
+def conversation_id(position: int, name: str, report: ImportReport | None = None, what: str = "id") -> str:
+    """``NNN_name``: file-name order is input order, and the id is the file's stem. A name longer
+    than MAX_NAME is cut, with a digest of the whole name so that ids stay distinct (noted in ``report``)."""
+    safe = _safe(name)
+    if len(safe) > MAX_NAME:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = f"{safe[: MAX_NAME - 9]}-{digest}"
+        cid = f"{position:03d}_{safe}"
+        if report is not None:
+            report.notes.append(f"[{position}]: {what} of {len(name)} characters shortened to {cid!r} for its file name")
+        return cid
+    return f"{position:03d}_{safe}"
 
 
 def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
@@ -217,7 +233,8 @@ def write_corpus(conversations: Sequence[Conversation], out: Path) -> None:
             out.rmdir()
         staging.rename(out)
     except OSError as exc:
-        raise ImportFormatError(f"cannot write {out}: {exc.strerror or exc}") from None
+        where = f": {out / Path(exc.filename).name}" if exc.filename and Path(exc.filename).parent == staging else ""
+        raise ImportFormatError(f"cannot write {out}: {exc.strerror or exc}{where}") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

@@ -118,6 +118,9 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
         evidence.sort()
         if answerable:
             answer = answer_text(source.get(item, where, "answer", ANSWER_KINDS))
+            if not answer:  # an empty expected fact would match any record
+                report.notes.append(f"{where}: the answer is empty (question skipped)")
+                continue
             keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
             fact = answer
         else:
@@ -149,7 +152,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
     name = str(sample_id) if sample_id is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
     return {
-        "id": conversation_id(position, name),
+        "id": conversation_id(position, name, report, "sample id"),
         "description": f"LoCoMo {name}{': ' + speakers if speakers else ''}; {len(qa)} questions after the history; "
         + "; ".join(dates),
         "turns": turns,

@@ -31,13 +31,17 @@ from evals.importers._common import (
 __all__ = ["import_longmemeval"]
 
 
-def _conversation(source: Source, item: Any, position: int, report: ImportReport) -> dict[str, Any]:
+def _conversation(source: Source, item: Any, position: int, report: ImportReport) -> dict[str, Any] | None:
+    """The question's conversation, or None (with a note) for a question that cannot be scored."""
     path = f"[{position}]"
     question_id = str(source.get(item, path, "question_id", (str, int)))
     question_type = source.get(item, path, "question_type", str)
     question = source.get(item, path, "question", str)
     answerable = not question_id.endswith("_abs")
     answer = answer_text(source.get(item, path, "answer", ANSWER_KINDS))
+    if not answer:  # an empty expected fact would match any record
+        report.notes.append(f"{path}: the answer is empty (question skipped)")
+        return None
     sessions = source.items(source.get(item, path, "haystack_sessions", list), f"{path}.haystack_sessions")
     dates = source.get(item, path, "haystack_dates", list, required=False) or []
 
@@ -48,6 +52,8 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
         for index, turn in enumerate(source.items(session, where)):
             here = f"{where}[{index}]"
             role = source.get(turn, here, "role", str)
+            if role not in ("user", "assistant"):
+                raise source.fail(f"{here}.role", f"expected 'user' or 'assistant', got {role!r}")
             content = source.get(turn, here, "content", str)
             if source.get(turn, here, "has_answer", bool, required=False):
                 evidence.append(len(turns))
@@ -79,7 +85,7 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
     asked = source.get(item, path, "question_date", str, required=False)
     span = f"sessions from {dates[0]} to {dates[-1]}" if dates and all(isinstance(d, str) for d in dates) else "sessions"
     return {
-        "id": conversation_id(position, question_id),
+        "id": conversation_id(position, question_id, report, "question id"),
         "description": f"LongMemEval {question_id} ({question_type}): {len(sessions)} {span}; "
         f"the question is asked {('on ' + asked) if asked else 'after them'}.",
         "turns": turns,
@@ -92,10 +98,11 @@ def import_longmemeval(file: Path, out: Path) -> ImportReport:
     report = ImportReport(source=source.name, out=Path(out))
     if not isinstance(source.data, list):
         raise source.fail("", "expected a JSON array of LongMemEval questions (as in longmemeval_s.json)")
-    conversations = [
-        build(source, f"[{position}]", _conversation(source, item, position, report))
-        for position, item in enumerate(source.data)
-    ]
+    conversations = []
+    for position, item in enumerate(source.data):
+        data = _conversation(source, item, position, report)
+        if data is not None:
+            conversations.append(build(source, f"[{position}]", data))
     report.conversations = len(conversations)
     write_corpus(conversations, out)
     return report

@@ -15,7 +15,7 @@ from evals.llm._answers import (
     answer_run,
     parse_verdict,
 )
-from evals.llm._client import DEFAULT_BASE_URL, ChatClient, LLMError, Reply, RetryPolicy, Usage
+from evals.llm._client import DEFAULT_BASE_URL, ChatClient, LLMError, Reply, RetryPolicy, Usage, exposed_key_warning
 from evals.llm._prompts import PROMPT_NAMES, prompt, prompt_digests
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Usage",
     "answer_identity",
     "answer_run",
+    "exposed_key_warning",
     "parse_verdict",
     "prompt",
     "prompt_digests",

@@ -33,6 +33,8 @@ def parse_verdict(content: str) -> tuple[bool, str]:
         data = json.loads(text)
     except json.JSONDecodeError:
         raise ValueError(f"the judge's reply is not a JSON object: {content[:120]!r}") from None
+    except RecursionError:
+        raise ValueError(f"the judge's reply is JSON nested too deeply: {content[:120]!r}") from None
     if not isinstance(data, dict) or not isinstance(data.get("correct"), bool):
         raise ValueError(f"the judge's reply has no boolean 'correct': {content[:120]!r}")
     reason = data.get("reason", "")

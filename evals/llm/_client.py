@@ -5,7 +5,10 @@ the cache beside the store (namespace ``chat:<base url>``, key = digest of the
 model and the exact request body as canonical JSON), written as soon as it
 arrives, so a rerun asks nothing and a run that fails half-way keeps what it
 paid for. The API key is handed to the ``openai`` client and to nothing else:
-it is not part of any key, record or message (error texts are scrubbed of it).
+it is not part of any key, record or message. A server may echo it back (in an
+error, an answer, a judge's reason): every response body is scrubbed of it
+(``***``) before it is parsed, cached or stored, and so is every error message.
+:func:`exposed_key_warning` says when the key would travel unencrypted.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
@@ -28,7 +32,7 @@ from evals.errors import EvalsError
 # progress(done, total, what): the CLI's progress line.
 Progress = Callable[[int, int, str], None]
 
-__all__ = ["DEFAULT_BASE_URL", "ChatClient", "LLMError", "Reply", "RetryPolicy", "Usage"]
+__all__ = ["DEFAULT_BASE_URL", "ChatClient", "LLMError", "Reply", "RetryPolicy", "Usage", "exposed_key_warning", "scrubber"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SEED = 42  # sent with every request: with temperature 0, as close to repeatable as the API allows
@@ -36,6 +40,36 @@ SEED = 42  # sent with every request: with temperature 0, as close to repeatable
 _RETRY_STATUSES = {408, 409, 429}
 
 Check = Callable[[str], object]
+
+MIN_SECRET = 8  # shorter "keys" ("none", "x") are placeholders for servers that want none: not masked
+_LOCAL_HOSTS = {"localhost", "::1"}
+
+
+def exposed_key_warning(base_url: str, api_key: str | None) -> str | None:
+    """A warning when ``api_key`` would be sent unencrypted (plain http) to a host other than this
+    machine; None when there is no key, the URL is https, or the host is local."""
+    if not api_key:
+        return None
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    local = host in _LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+    if parts.scheme == "https" or (parts.scheme == "http" and local):
+        return None
+    return f"the API key will be sent unencrypted to {base_url} (plain http); use https, or a server on this machine"
+
+
+def scrubber(secret: str | None) -> Callable[[str], str]:
+    """A function that masks ``secret`` in a text, as written and as JSON escapes it."""
+    if not secret or len(secret) < MIN_SECRET:
+        return lambda text: text
+    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+
+    def scrub(text: str) -> str:
+        for form in forms:
+            text = text.replace(form, "***")
+        return text
+
+    return scrub
 
 
 class LLMError(EvalsError):
@@ -97,6 +131,8 @@ def parse_reply(text: str, latency_s: float, cached: bool) -> Reply:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the body is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("the body is JSON nested too deeply") from None
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
@@ -129,7 +165,7 @@ class ChatClient:
         self.policy = policy or RetryPolicy()
         self.usage = Usage()
         self._cache = cache
-        self._secret = api_key or ""
+        self._scrub = scrubber(api_key)
         if not api_key and self.base_url == DEFAULT_BASE_URL:
             raise LLMError(
                 "--with-answers/--judge against OpenAI need an API key: set OPENAI_API_KEY (or pass --api-key), "
@@ -177,7 +213,7 @@ class ChatClient:
                 missing.append(i)
                 continue
             stored = json.loads(entry)
-            reply = parse_reply(stored["body"], stored["latency_s"], cached=True)
+            reply = parse_reply(self._scrub(stored["body"]), stored["latency_s"], cached=True)
             self._check(reply, check, wheres[i])
             replies[i] = reply
             self._count(reply)
@@ -234,7 +270,7 @@ class ChatClient:
             started = time.perf_counter()
             try:
                 raw = self._openai.chat.completions.with_raw_response.create(**body)
-                text = raw.http_response.text
+                text = self._scrub(raw.http_response.text)  # before it is parsed, cached or stored
                 break
             except openai.APITimeoutError:
                 reason, retry_after = f"no response within {self.policy.timeout:g} s", None
@@ -243,14 +279,14 @@ class ChatClient:
             except openai.APIStatusError as exc:
                 reason = f"HTTP {exc.status_code}: {self._scrub(exc.message)}"
                 if exc.status_code not in _RETRY_STATUSES and exc.status_code < 500:
-                    raise LLMError(f"{where}: {self.base_url} refused the {body['model']} request: {reason}") from None
+                    raise self._error(f"{where}: {self.base_url} refused the {body['model']} request: {reason}") from None
                 retry_after = _retry_after(exc)
             except openai.APIResponseValidationError as exc:
-                raise LLMError(f"{where}: malformed response from {self.base_url}: {self._scrub(str(exc))}") from None
+                raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
             except ValueError as exc:  # the body claimed JSON but was not
-                raise LLMError(f"{where}: malformed response from {self.base_url}: {self._scrub(str(exc))}") from None
+                raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
             if attempt >= self.policy.retries:
-                raise LLMError(
+                raise self._error(
                     f"{where}: {body['model']} request to {self.base_url} failed after {attempt + 1} attempts: {reason}"
                 )
             with self._lock:
@@ -261,7 +297,7 @@ class ChatClient:
         try:
             reply = parse_reply(text, latency, cached=False)
         except ValueError as exc:
-            raise LLMError(f"{where}: malformed response from {self.base_url}: {exc}") from None
+            raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
         self._check(reply, check, where)
         if self._cache is not None:
             self._cache.put(self.namespace, key, json.dumps({"body": text, "latency_s": latency}).encode("utf-8"))
@@ -276,7 +312,7 @@ class ChatClient:
         try:
             check(reply.content)
         except ValueError as exc:
-            raise LLMError(f"{where}: malformed reply from {self.base_url}: {exc}") from None
+            raise self._error(f"{where}: malformed reply from {self.base_url}: {exc}") from None
 
     def _count(self, reply: Reply) -> None:
         with self._lock:
@@ -285,8 +321,9 @@ class ChatClient:
             self.usage.prompt_tokens += reply.prompt_tokens
             self.usage.completion_tokens += reply.completion_tokens
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+    def _error(self, message: str) -> LLMError:
+        """An LLMError whose message cannot hold the key, whatever the server sent."""
+        return LLMError(self._scrub(message))
 
     def close(self) -> None:
         self._openai.close()

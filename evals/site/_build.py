@@ -21,6 +21,7 @@ from pathlib import Path
 
 import jinja2
 
+from evals.cache import cache_path_for
 from evals.site import _output
 from evals.site._output import Output, SiteError
 from evals.site._publisher import Publisher, Site, load_run
@@ -92,6 +93,7 @@ def build(
         raise SiteError(f"no site templates in {templates_dir} (expected base.html there)")
     env = make_environment(templates_dir)
     store_path = Path(store_path).absolute()
+    _output.refuse_to_hold(Path(out_dir), [store_path, cache_path_for(store_path)])
     building = _output.prepare(Path(out_dir))
     output = Output(building)
     try:

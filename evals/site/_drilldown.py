@@ -15,7 +15,7 @@ from typing import Any
 from evals.scoring import matched_keywords
 from evals.site._fragments import Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
-from evals.site._text import Segment, cached_highlight
+from evals.site._text import clip
 from evals.site_paths import test_point_anchor
 
 __all__ = ["ConversationText", "conversation_views", "point_view"]
@@ -121,29 +121,38 @@ def point_view(
         for rank, (record, count, ref) in enumerate(zip(records[:RECORD_CAP], tokens, refs, strict=False), start=1):
             # Without keywords the needle is the expected fact, which one record must hold, as in evals.scoring.match.
             matched = matched_keywords(needles, record)
+            shown = clip(record, tuple(needles) if matched else ())
             views.append(
                 RecordView(
                     rank=rank,
                     tokens=count,
-                    segments=cached_highlight(record, tuple(needles)) if matched else ([Segment(record, False)] if record else []),
+                    segments=shown.head,
                     matched=matched,
                     turn=ref,
                     distance=ti - ref if ref is not None else None,
                     long=len(record) > LONG_RECORD,
+                    tail=shown.tail,
+                    omitted=shown.omitted,
+                    length=shown.length,
                 )
             )
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
     retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
-    evidence = [
-        EvidenceView(
-            turn=turn,
-            distance=ti - turn,
-            role=text.roles[turn],
-            segments=cached_highlight(text.contents[turn], tuple(needles)),
-            retrieved_rank=rank_of_turn.get(turn),
+    evidence = []
+    for turn in listed:
+        shown = clip(text.contents[turn], tuple(needles))
+        evidence.append(
+            EvidenceView(
+                turn=turn,
+                distance=ti - turn,
+                role=text.roles[turn],
+                segments=shown.head,
+                retrieved_rank=rank_of_turn.get(turn),
+                tail=shown.tail,
+                omitted=shown.omitted,
+                length=shown.length,
+            )
         )
-        for turn in listed
-    ]
     view = PointView(
         number=number,
         anchor=test_point_anchor(ti),
@@ -188,8 +197,11 @@ def conversation_views(
     cache: Fragments,
     approx: bool,
     answers: list[Any] | None = None,
+    full_hrefs: dict[int, str] | None = None,
 ) -> tuple[list[PointView], list[TurnLine]]:
-    """Every test point's view, and the transcript once, each turn tagged with the test points it served."""
+    """Every test point's view, and the transcript once, each turn tagged with the test points it served.
+    ``full_hrefs`` links each clipped turn (by index) to a file with its whole text."""
+    full_hrefs = full_hrefs or {}
     marks: dict[int, list[TurnMark]] = defaultdict(list)
     needles_at: dict[int, set[str]] = defaultdict(set)
     points = []
@@ -221,7 +233,7 @@ def conversation_views(
     for turn, (role, content) in enumerate(zip(text.roles, text.contents, strict=True)):
         tags = marks.get(turn)
         if tags is None:
-            lines.append(cache.line(turn, role, content, role_css[role], no_marks, ()))
+            lines.append(cache.line(turn, role, content, role_css[role], no_marks, (), full_hrefs.get(turn, "")))
             continue
         kinds = {m.kind for m in tags}
         css = (
@@ -231,5 +243,5 @@ def conversation_views(
             + ("asked" in kinds) * " asked"
         )
         needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
-        lines.append(cache.line(turn, role, content, css, tags, needles))
+        lines.append(cache.line(turn, role, content, css, tags, needles, full_hrefs.get(turn, "")))
     return points, lines

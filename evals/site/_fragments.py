@@ -13,7 +13,7 @@ from __future__ import annotations
 import jinja2
 
 from evals.site._pages import PointView, TurnLine, TurnMark
-from evals.site._text import cached_highlight
+from evals.site._text import CLIP_LIMIT, cached_highlight, clip
 
 __all__ = ["FRAGMENT_CACHE", "Fragments"]
 
@@ -31,11 +31,16 @@ class Fragments:
         self._lines: dict[tuple, str] = {}
         self.points: dict[tuple, PointView] = {}
 
-    def line(self, turn: int, role: str, content: str, css: str, marks: list[TurnMark], needles: tuple[str, ...]) -> TurnLine:
-        key = (turn, role, content, css, needles, tuple((m.label, m.css, m.anchor) for m in marks))
+    def line(
+        self, turn: int, role: str, content: str, css: str, marks: list[TurnMark], needles: tuple[str, ...], full_href: str = ""
+    ) -> TurnLine:
+        key = (turn, role, content, css, needles, tuple((m.label, m.css, m.anchor) for m in marks), full_href)
         html = self._lines.get(key)
-        segments = cached_highlight(content, needles) if needles else []
-        line = TurnLine(turn, role, content, segments, marks, css, "")
+        if len(content) > CLIP_LIMIT:
+            shown = clip(content, needles)
+            line = TurnLine(turn, role, "", shown.head, marks, css, "", shown.tail, shown.omitted, shown.length, full_href)
+        else:
+            line = TurnLine(turn, role, content, cached_highlight(content, needles) if needles else [], marks, css, "")
         if html is None:
             if len(self._lines) >= FRAGMENT_CACHE:
                 self._lines.clear()

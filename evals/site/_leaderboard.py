@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from evals.formatting import is_estimated, number, percent, percent_interval, short_commit
+from evals.formatting import csv_cell, is_estimated, number, percent, percent_interval, short_commit
 from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._output import Output
@@ -229,6 +229,6 @@ def leaderboard_csv(records: list[dict[str, Any]]) -> str:
             elif isinstance(value, bool):
                 cells.append("true" if value else "false")
             else:
-                cells.append(str(value))
+                cells.append(str(csv_cell(value)))
         writer.writerow(cells)
     return buffer.getvalue()

@@ -9,6 +9,7 @@ any other non-empty directory is refused rather than replaced.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from evals.errors import EvalsError
 from evals.site._pages import Page
 from evals.site._render import render
 
-__all__ = ["MARKER", "Output", "SiteError", "copy_static", "mark", "prepare", "swap"]
+__all__ = ["MARKER", "Output", "SiteError", "copy_static", "mark", "prepare", "refuse_to_hold", "swap"]
 
 MARKER = ".evals-site"
 
@@ -34,6 +35,7 @@ class Output:
 
     root: Path
     files: dict[str, bytes] = field(default_factory=dict)
+    shared: dict[str, bytes] = field(default_factory=dict)  # files several runs (and processes) write alike
     pages: int = 0
     written_files: int = 0
     written_bytes: int = 0
@@ -41,6 +43,12 @@ class Output:
 
     def text(self, path: str, content: str) -> None:
         self.files[path] = content.encode("utf-8")
+
+    def text_once(self, path: str, content: str) -> None:
+        """A file whose content its path decides (a corpus's turn, say), which other runs, maybe in
+        other processes, write too: written once, atomically, so two writers never mix."""
+        if path not in self.shared:
+            self.shared[path] = content.encode("utf-8")
 
     def page(self, env: jinja2.Environment, path: str, page: Page) -> None:
         try:
@@ -64,6 +72,17 @@ class Output:
             if path.endswith(".html"):
                 self.largest = max(self.largest, (len(data), path))
         self.files.clear()
+        for path in sorted(self.shared):
+            data, target = self.shared[path], self.root / path
+            if target.exists():  # written by an earlier run or another worker
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+            partial.write_bytes(data)
+            partial.replace(target)
+            self.written_files += 1
+            self.written_bytes += len(data)
+        self.shared.clear()
 
     def add(self, stats: tuple[int, int, int, tuple[int, str]]) -> None:
         """Count what a worker process wrote."""
@@ -77,6 +96,19 @@ class Output:
         return self.pages, self.written_files, self.written_bytes, self.largest
 
 
+def refuse_to_hold(out_dir: Path, precious: list[Path]) -> None:
+    """Refuse an output directory that holds (or is the folder of) the store or its cache: a build
+    replaces the whole directory, which would delete them, and the cache holds paid LLM replies."""
+    out = out_dir.resolve()
+    for path in precious:
+        if path.resolve().is_relative_to(out):
+            store = precious[0].absolute()
+            raise SiteError(
+                f"--out {out_dir.absolute()} holds the store {store} (and its cache); a build replaces that whole folder, "
+                "so it would delete them: choose another --out, or keep the store elsewhere"
+            )
+
+
 def prepare(out_dir: Path) -> Path:
     """A fresh sibling directory to build into; refuses to target a directory this builder did not make."""
     out_dir = out_dir.absolute()
@@ -88,6 +120,7 @@ def prepare(out_dir: Path) -> Path:
                 f"output {out_dir} is not empty and was not made by evals build-site (no {MARKER} file); "
                 "refusing to replace it: choose an empty or new directory"
             )
+    _remove_leftovers(out_dir)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         building = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
@@ -97,6 +130,32 @@ def prepare(out_dir: Path) -> Path:
     except OSError as exc:
         raise SiteError(f"cannot create the output next to {out_dir}: {exc.strerror or exc}") from exc
     return building
+
+
+def _remove_leftovers(out_dir: Path) -> None:
+    """Remove what builds killed mid-way left beside the output (``.site.building-PID``,
+    ``.site.old-PID``): those whose process is gone. A running build's folder is left alone."""
+    if not out_dir.parent.is_dir():
+        return
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(?:building|old)-(\d+)")
+    for path in out_dir.parent.iterdir():
+        found = pattern.fullmatch(path.name)
+        if found and path.is_dir() and not path.is_symlink() and not _running(int(found.group(1))):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process's own leftover (prepare replaces it anyway)
+    if os.name == "nt":
+        return True  # os.kill would end the process there, not probe it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or cannot tell: keep its folder
+    return True
 
 
 def swap(building: Path, out_dir: Path) -> None:

@@ -292,11 +292,14 @@ class RecordView:
 
     rank: int
     tokens: int
-    segments: list[Segment]  # the text, expected keywords marked
+    segments: list[Segment]  # the text (its start, when clipped), expected keywords marked
     matched: list[str]  # expected keywords this record contains
     turn: int | None  # the conversation turn this record is, if it is one
     distance: int | None  # how many turns before the test point that turn is
     long: bool  # fold the text by default
+    tail: list[Segment] = field(default_factory=list)  # the text's end, when it is clipped
+    omitted: int = 0  # characters left out between ``segments`` and ``tail`` (0: shown whole)
+    length: int = 0  # characters of the whole text
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -306,8 +309,11 @@ class EvidenceView:
     turn: int
     distance: int
     role: str
-    segments: list[Segment]
+    segments: list[Segment]  # the turn (its start, when clipped), keywords marked
     retrieved_rank: int | None  # its rank among the retrieved records, if it was retrieved
+    tail: list[Segment] = field(default_factory=list)  # the turn's end, when it is clipped
+    omitted: int = 0  # characters left out (0: shown whole); the whole turn is in the transcript
+    length: int = 0
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -334,6 +340,10 @@ class TurnLine:
     marks: list[TurnMark]  # in test point order
     css: str  # classes: "role-<role>" plus "retrieved", "evidence", "asked" as the marks say
     html: str  # this line as the ``turn_line`` macro in _partials.html renders it (once per distinct line)
+    tail: list[Segment] = field(default_factory=list)  # a clipped turn's end (``segments`` is then its start)
+    omitted: int = 0  # characters left out between start and end (0: the turn is shown whole)
+    length: int = 0  # characters of the whole turn
+    full_href: str = ""  # a clipped turn's whole text, as a plain-text file (relative to the page)
 
 
 @dataclass(slots=True)

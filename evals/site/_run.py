@@ -7,6 +7,7 @@ processes render in parallel (see :mod:`evals.site._workers`).
 from __future__ import annotations
 
 import json
+from pathlib import PurePosixPath
 from typing import Any
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
@@ -15,6 +16,7 @@ from evals.report import legacy_json
 from evals.stats import wilson_interval
 from evals.site._drilldown import ConversationText, conversation_views
 from evals.site._fragments import Fragments
+from evals.site._text import CLIP_LIMIT
 from evals.site._output import Output
 from evals.site._leaderboard import metric_cell, metric_column
 from evals.site._pages import (
@@ -104,7 +106,14 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
             )
         text = ConversationText(stored.transcripts.get(cid, []))
         points, transcript = conversation_views(
-            conversation, scores, stored.record_turns.get(cid, []), text, cache, header.approx_tokens, point_answers
+            conversation,
+            scores,
+            stored.record_turns.get(cid, []),
+            text,
+            cache,
+            header.approx_tokens,
+            point_answers,
+            _whole_turns(text, s.corpus_digest, href, output),
         )
         output.page(
             env,
@@ -171,6 +180,18 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
     document = legacy_json(stored.run, stored.scores, answers)
     # Compact: json's C encoder only runs without indent, and full_history documents are large.
     output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _whole_turns(text: ConversationText, digest: str, href: str, output: Output) -> dict[int, str]:
+    """Each turn too long for a page as a plain-text file, once per corpus (every run on it links the
+    same file); returns the link to each, relative to the drill-down at ``href``."""
+    links = {}
+    for index, content in enumerate(text.contents):
+        if len(content) > CLIP_LIMIT:
+            path = f"texts/{digest[:16]}/{PurePosixPath(href).stem}/turn-{index}.txt"
+            output.text_once(path, content)
+            links[index] = root_of(href) + path
+    return links
 
 
 def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:

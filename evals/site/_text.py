@@ -12,8 +12,13 @@ import functools
 from dataclasses import dataclass
 
 __all__ = [
+    "CLIP_HEAD",
+    "CLIP_LIMIT",
+    "CLIP_TAIL",
+    "Clipped",
     "Segment",
     "cached_highlight",
+    "clip",
     "highlight",
 ]
 
@@ -86,3 +91,38 @@ def cached_highlight(text: str, needles: tuple[str, ...]) -> list[Segment]:
     Callers must not change the returned list.
     """
     return highlight(text, list(needles))
+
+
+# A text longer than CLIP_HEAD + CLIP_TAIL + CLIP_SLACK characters is shown as its start and its end:
+# one huge turn (a pasted log, a 50 MB file) would otherwise be copied into every page that shows it,
+# once per test point that retrieved it, in every run.
+CLIP_HEAD = 2_000
+CLIP_TAIL = 2_000
+CLIP_SLACK = 1_000  # cutting fewer characters than this saves too little to be worth a note
+CLIP_LIMIT = CLIP_HEAD + CLIP_TAIL + CLIP_SLACK  # texts up to this long are shown whole
+
+
+@dataclass(slots=True)
+class Clipped:
+    """A text as a page shows it: ``head`` and ``tail`` segments (keywords marked), ``omitted``
+    characters left out between them (0: the text is whole, all in ``head``), ``length`` in all."""
+
+    head: list[Segment]
+    tail: list[Segment]
+    omitted: int
+    length: int
+
+
+def clip(text: str, needles: tuple[str, ...] = ()) -> Clipped:
+    """``text`` clipped to its first CLIP_HEAD and last CLIP_TAIL characters when it is long,
+    each part highlighted with ``needles`` (a keyword cut by the gap is not marked)."""
+
+    def segments(part: str) -> list[Segment]:
+        if needles:
+            return cached_highlight(part, needles)
+        return [Segment(part, False)] if part else []
+
+    if len(text) <= CLIP_LIMIT:
+        return Clipped(segments(text), [], 0, len(text))
+    return Clipped(segments(text[:CLIP_HEAD]), segments(text[-CLIP_TAIL:]), len(text) - CLIP_HEAD - CLIP_TAIL, len(text))
+

@@ -14,15 +14,16 @@ renders anything. The schema is versioned with named, ordered migrations
 (``_schema.py``).
 """
 
-from evals.store._errors import StoreError
+from evals.store._errors import CorpusConflict, StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import RunRecord, make_summary
 from evals.store._schema import MIGRATIONS, Migration
-from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store, check_writable
+from evals.store._store import DEFAULT_LOCK_TIMEOUT, Store, check_writable, writable_file
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
+    "CorpusConflict",
     "MIGRATIONS",
     "Migration",
     "RunRecord",
@@ -34,4 +35,5 @@ __all__ = [
     "config_key",
     "make_summary",
     "reuse_key",
+    "writable_file",
 ]

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import time
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -25,11 +24,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from evals import locking
 from evals.metrics import METRICS, MetricValue
 from evals.provenance import SCRATCH_PREFIX, Provenance
 from evals.results import AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
 from evals.scoring import PointScore, Scores, score_point
-from evals.store._errors import StoreError
+from evals.store._errors import CorpusConflict, StoreError
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import (
     RunRecord,
@@ -44,9 +44,9 @@ from evals.store._records import (
 )
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "writable_file"]
 
-DEFAULT_LOCK_TIMEOUT = 30.0
+DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 
 # Stored by runs with answers, NULL for the others (migration 5).
 _ANSWER_COLUMNS = (
@@ -98,10 +98,6 @@ _SUMMARY_COLUMNS = (
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 
 
-def _is_lock_error(exc: duckdb.Error) -> bool:
-    return "lock" in str(exc).lower()
-
-
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
     if "not a valid DuckDB database file" in message:
@@ -111,23 +107,16 @@ def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
 
 
 def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
-    """Connect, waiting for another process's lock with jittered exponential backoff."""
-    deadline = time.monotonic() + lock_timeout
-    delay = 0.05
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.Error as exc:
-            if not _is_lock_error(exc):
-                raise _open_error(path, exc) from None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise StoreError(
-                    f"store {path} is locked by another process (waited {lock_timeout:g} s); "
-                    "try again when that process has finished"
-                ) from None
-            time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
-            delay = min(delay * 2, 1.0)
+    """Connect, waiting for another process's lock (:func:`evals.locking.connect`)."""
+    try:
+        return locking.connect(path, read_only=read_only, lock_timeout=lock_timeout)
+    except locking.LockTimeout:
+        raise StoreError(
+            f"store {path} is locked by another process (waited {lock_timeout:g} s); "
+            "try again when that process has finished"
+        ) from None
+    except duckdb.Error as exc:
+        raise _open_error(path, exc) from None
 
 
 def _applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]] | None:
@@ -162,11 +151,30 @@ def _writable_directory(directory: Path, create: bool) -> None:
         raise StoreError(f"cannot write in store directory {directory}: {exc.strerror or exc}") from None
 
 
+def writable_file(path: Path, what: str = "store", remedy: str = "give another --store") -> None:
+    """Fail now if the existing file ``path`` could not be written: no write permission (taken as
+    meant even by root, who could write it), or the system refuses (an immutable file)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot use {what} {path}: {exc.strerror or exc}") from None
+    if not mode & 0o222:
+        raise StoreError(f"{what} {path} is read-only (mode {stat.S_IMODE(mode):o}); make it writable (chmod u+w), or {remedy}")
+    try:
+        with open(path, "r+b"):  # opened for writing, nothing written
+            pass
+    except OSError as exc:
+        raise StoreError(f"cannot write to {what} {path}: {exc.strerror or exc}") from None
+
+
 def check_writable(path: Path, *, create_parent: bool = False) -> None:
     """Fail now, before any work is done, if a store at ``path`` could not be written."""
     path = Path(path)
     if path.is_dir():
         raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
+    writable_file(path, remedy="give another --store")
     _writable_directory(path.parent, create_parent and not path.exists())
 
 
@@ -384,24 +392,45 @@ class Store:
             self._insert_arrow("test_point_answers", answers)
 
     def _insert_corpus(self, record: RunRecord) -> None:
-        """Store the run's corpus unless a run on the same corpus digest already did."""
+        """Store the run's corpus unless a run on the same corpus digest already did; then the
+        stored one must be the same, turn for turn, or the run is refused (:class:`CorpusConflict`):
+        pages show a run's transcripts from the corpus stored under its digest, so a different text
+        there would put one run's words into another's pages."""
         digest = record.summary.corpus_digest
-        stored = [
-            row[0]
-            for row in self._con.execute(
-                "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
-            ).fetchall()
-        ]
-        ids = [c.id for c in record.conversations]
-        if stored and stored != ids:
-            raise StoreError(
-                f"run {record.summary.run_id} claims corpus digest {digest[:12]} but its conversations differ "
-                "from the ones stored under that digest"
-            )
-        if not stored:
-            conversations, test_points = corpus_tables(digest, record.conversations)
+        conversations, test_points = corpus_tables(digest, record.conversations)
+        # A store opened with fewer migrations (tests build old stores so) compares the columns it has.
+        have = self._columns("conversations")
+        columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have]
+        stored = self._arrow(
+            f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
+        )
+        if stored.num_rows == 0:
             self._insert_arrow("conversations", conversations)
             self._insert_arrow("corpus_test_points", test_points)
+            return
+        have = self._columns("corpus_test_points")
+        point_columns = [
+            "coalesce(answerable, true) AS answerable" if c == "answerable" else c
+            for c in ("conversation_id", "turn_index", "question", "expected_fact", "expected_keywords", "evidence_turns", "category", "answerable")
+            if c in have
+        ]
+        stored_points = self._arrow(
+            f"SELECT {', '.join(point_columns)} FROM corpus_test_points WHERE corpus_digest = ? "
+            "ORDER BY conversation_id, turn_index",
+            [digest],
+        )
+        difference = _corpus_difference(
+            stored.to_pylist(),
+            conversations.select(stored.column_names).to_pylist(),
+            stored_points.to_pylist(),
+            sorted(test_points.select(stored_points.column_names).to_pylist(), key=lambda r: (r["conversation_id"], r["turn_index"])),
+        )
+        if difference is not None:
+            raise CorpusConflict(
+                record.summary.run_id,
+                f"run {record.summary.run_id} is on corpus {digest[:12]}, but the store holds different text under "
+                f"that digest ({difference}); refusing to mix them",
+            )
 
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
         # A store opened with an older migration list (tests make such stores) lacks the newer
@@ -661,6 +690,31 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
+
+
+def _corpus_difference(
+    stored: list[dict[str, Any]], given: list[dict[str, Any]], stored_points: list[dict[str, Any]], given_points: list[dict[str, Any]]
+) -> str | None:
+    """Where two copies of a corpus first differ, in words; None when they are the same."""
+    if [c["conversation_id"] for c in stored] != [c["conversation_id"] for c in given]:
+        return "other conversations"
+    for old, new in zip(stored, given, strict=True):
+        cid = old["conversation_id"]
+        if old == new:
+            continue
+        turns = list(zip(old["roles"], old["contents"], strict=True))
+        for index, turn in enumerate(zip(new["roles"], new["contents"], strict=True)):
+            if index >= len(turns) or turns[index] != turn:
+                return f"conversation {cid!r}, turn {index}"
+        if len(turns) != len(new["contents"]):
+            return f"conversation {cid!r}, turn {min(len(turns), len(new['contents']))}"
+        return f"conversation {cid!r}, its description or unrecorded turns"
+    for old, new in zip(stored_points, given_points, strict=False):
+        if old != new:
+            return f"conversation {new['conversation_id']!r}, test point at turn {new['turn_index']}"
+    if len(stored_points) != len(given_points):
+        return "its test points"
+    return None
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

