@@ -66,6 +66,9 @@ DEFAULT_LATENCY_FACTOR = 1.5
 # A head whose retrieve p95 stays under this never fails on latency: below a millisecond the
 # ratio of two small corpora's timings is scheduler noise, not a slower library.
 DEFAULT_LATENCY_FLOOR_S = 0.001
+# Nor does one whose p95 rests on fewer calls than this, on either side: over a handful of
+# test points the p95 is simply the slowest call, and one busy moment of the machine moves it.
+LATENCY_MIN_CALLS = 20
 LATENCY_METRIC = "retrieve_latency_p95_s"  # seconds; recorded by runs that time their retrievals
 BASE_LOOKBACK = 20  # commits a base branch may be ahead of its newest stored runs
 
@@ -359,6 +362,11 @@ def _latency(summary: RunSummary) -> float | None:
     return None if value is None else value.value
 
 
+def _latency_calls(summary: RunSummary) -> int:
+    value = summary.metric(LATENCY_METRIC)
+    return 0 if value is None else value.n
+
+
 def _paired_verdict(lost: int, gained: int, p_holm: float, alpha: float) -> str:
     if lost == gained == 0:
         return NO_CHANGE
@@ -411,7 +419,12 @@ def _measure(
         latency_base=latency_base,
         latency_head=latency_head,
         latency_ratio=ratio,
-        slower=ratio is not None and ratio > latency_factor and latency_head >= latency_floor_s,
+        slower=(
+            ratio is not None
+            and ratio > latency_factor
+            and latency_head >= latency_floor_s
+            and min(_latency_calls(base), _latency_calls(head)) >= LATENCY_MIN_CALLS
+        ),
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from evals import formatting
-from evals.gate import LATENCY_METRIC, REGRESSION, GateResult, GateRow, Side
+from evals.gate import LATENCY_METRIC, LATENCY_MIN_CALLS, REGRESSION, GateResult, GateRow, Side
 from evals.markdown import strategy_labels
 from evals.metrics import METRICS, MetricValue
 from evals.store import RunSummary
@@ -205,7 +205,7 @@ def gate_markdown(result: GateResult) -> str:
         f"{count} configuration{'s' if count != 1 else ''} compared. A configuration fails the gate when p (Holm) "
         f"< {result.alpha:g} and it lost more test points than it gained, or when its retrieve p95 latency "
         f"(`{LATENCY_METRIC}`, where both runs recorded it) grew past ×{result.latency_factor:g} "
-        f"to {result.latency_floor_s * 1000:g} ms or more. "
+        f"to {result.latency_floor_s * 1000:g} ms or more, measured over at least {LATENCY_MIN_CALLS} calls on each side. "
         "An improvement never fails the gate. Brackets: 95% Wilson interval."
     )
     for row in result.rows:

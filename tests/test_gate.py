@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from evals import metrics
 from evals.cli import cli
 from evals.evaluate import RunConfig, evaluate
-from evals.gate import LATENCY_METRIC, NOISE, REGRESSION, gate
+from evals.gate import LATENCY_MIN_CALLS, LATENCY_METRIC, NOISE, REGRESSION, gate
 from evals.gate_report import gate_markdown, text
 from evals.metrics import MEAN, Metric, MetricValue
 from evals.provenance import Provenance
@@ -165,11 +165,12 @@ def test_holm_adjusts_across_the_configurations_compared(store_path, lockers, br
 
 @pytest.fixture
 def latency(monkeypatch):
-    """The retrieve p95 latency metric, declared for one test; set ``latency["s"]`` before each append."""
-    value = {"s": None}
+    """The retrieve p95 latency metric, declared for one test; set ``latency["s"]`` (and the calls it
+    is over, ``latency["n"]``) before each append."""
+    value = {"s": None, "n": 100}
 
     def compute(run):
-        return None if value["s"] is None else MetricValue(value["s"], run.scores.total)
+        return None if value["s"] is None else MetricValue(value["s"], value["n"])
 
     monkeypatch.setitem(metrics.METRICS, LATENCY_METRIC, Metric(LATENCY_METRIC, "retrieve p95", MEAN, False, "p95 seconds.", compute))
     return value
@@ -195,6 +196,17 @@ def test_latency_past_the_factor_fails(store_path, corpus_small, latency, base_s
     assert result.exit_code == exit_code, result.output
     assert f"| {shown} |" in result.output
     assert ("slower (latency past ×1.5)" in result.output) == (exit_code == 1)
+
+
+def test_latency_over_too_few_calls_never_fails(store_path, corpus_small, latency):
+    """A p95 over a handful of calls is the slowest call: a doubling there is reported, not failed."""
+    latency["n"] = LATENCY_MIN_CALLS - 1
+    latency["s"] = 0.010
+    append(store_path, "recency", corpus_small, "a" * 40)
+    latency["s"] = 0.020
+    append(store_path, "recency", corpus_small, "b" * 40)
+    result = run_gate(store_path, "--base", "aaaaaaa", "--head", "bbbbbbb")
+    assert result.exit_code == 0 and "| **×2.00** (10.0 ms → 20.0 ms) |" not in result.output and "×2.00" in result.output
 
 
 def test_allow_accepts_a_known_regression_and_records_it(store_path, lockers):
