@@ -45,7 +45,9 @@ __all__ = [
     "run_tables",
     "decode_tokens",
     "record_from_evaluation",
-    "corpus_tables",
+    "CORPUS_BATCH",
+    "corpus_points",
+    "corpus_rows",
     "metrics_table",
     "answers_table",
 ]
@@ -379,15 +381,21 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
     return points, tokens
 
 
-def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> tuple[pa.Table, pa.Table]:
-    """The ``conversations`` rows (turns as parallel lists) and ``corpus_test_points`` rows of a corpus."""
+# Conversations per batch when a corpus is written to or compared with the store: a batch of
+# LongMemEval-sized haystacks is about 20 MB of text, a whole corpus hundreds of megabytes.
+CORPUS_BATCH = 25
+
+
+def corpus_rows(corpus_digest: str, conversations: Sequence[Conversation], *, offset: int = 0) -> pa.Table:
+    """The ``conversations`` rows (turns as parallel lists) of ``conversations``, the first at
+    position ``offset`` of its corpus."""
     count = len(conversations)
     texts = pa.list_(pa.string())
-    rows = pa.table(
+    return pa.table(
         {
             "corpus_digest": pa.array([corpus_digest] * count, pa.string()),
             "conversation_id": pa.array([c.id for c in conversations], pa.string()),
-            "position": pa.array(range(count), pa.int32()),
+            "position": pa.array(range(offset, offset + count), pa.int32()),
             "description": pa.array([c.description for c in conversations], pa.string()),
             "roles": pa.array([[t.role for t in c.turns] for c in conversations], texts),
             "contents": pa.array([[t.content for t in c.turns] for c in conversations], texts),
@@ -396,8 +404,13 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             ),
         }
     )
+
+
+def corpus_points(corpus_digest: str, conversations: Sequence[Conversation]) -> pa.Table:
+    """The ``corpus_test_points`` rows of a corpus."""
+    texts = pa.list_(pa.string())
     tests = [(c.id, index, test) for c in conversations for index, test in c.test_points()]
-    points = pa.table(
+    return pa.table(
         {
             "corpus_digest": pa.array([corpus_digest] * len(tests), pa.string()),
             "conversation_id": pa.array([cid for cid, _, _ in tests], pa.string()),
@@ -410,4 +423,3 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "answerable": pa.array([t.answerable for _, _, t in tests], pa.bool_()),
         }
     )
-    return rows, points

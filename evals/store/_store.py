@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -34,7 +34,9 @@ from evals.store._models import RunSummary, StoredRun
 from evals.store._records import (
     RunRecord,
     answers_table,
-    corpus_tables,
+    CORPUS_BATCH,
+    corpus_points,
+    corpus_rows,
     decode_records,
     decode_tokens,
     gc_paused,
@@ -43,6 +45,9 @@ from evals.store._records import (
     run_tables,
 )
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
+
+if TYPE_CHECKING:
+    from evals.corpus import Conversation
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "writable_file"]
 
@@ -98,6 +103,10 @@ _SUMMARY_COLUMNS = (
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 
 
+# What a writing connection may hold in DuckDB's buffers (see _connect).
+WRITE_MEMORY_LIMIT = "512MB"
+
+
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
     if "not a valid DuckDB database file" in message:
@@ -109,7 +118,14 @@ def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
 def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
     """Connect, waiting for another process's lock (:func:`evals.locking.connect`)."""
     try:
-        return locking.connect(path, read_only=read_only, lock_timeout=lock_timeout)
+        # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
+        # (see _transaction): logging a corpus of long conversations doubled the memory it took.
+        con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
+        if not read_only:
+            # DuckDB keeps a transaction's rows in memory up to its limit (80% of RAM by default)
+            # and spills beyond it; a run's append holds no more than this of them at once.
+            con.execute(f"SET memory_limit = '{WRITE_MEMORY_LIMIT}'")
+        return con
     except locking.LockTimeout:
         raise StoreError(
             f"store {path} is locked by another process (waited {lock_timeout:g} s); "
@@ -294,11 +310,17 @@ class Store:
                     [migration.version, migration.name, _utc_now()],
                 )
                 con.execute("COMMIT")
+                con.execute("CHECKPOINT")
             except duckdb.Error as exc:
                 _rollback(con)
                 raise StoreError(f"cannot upgrade store {path} to schema {migration.version} ({migration.name}): {exc}") from None
 
     def close(self) -> None:
+        if not self.read_only:
+            try:  # whatever committed outside _transaction (nothing should) reaches the file too
+                self._con.execute("CHECKPOINT")
+            except duckdb.Error:
+                pass
         self._con.close()
 
     def __enter__(self) -> Store:
@@ -325,6 +347,9 @@ class Store:
             raise
         try:
             self._con.execute("COMMIT")
+            # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
+            # writes it to the file, all of it or (killed part-way) none of it.
+            self._con.execute("CHECKPOINT")
         except duckdb.Error as exc:
             _rollback(self._con)
             raise StoreError(f"cannot write to store {self.path}: {exc}") from None
@@ -395,19 +420,57 @@ class Store:
         """Store the run's corpus unless a run on the same corpus digest already did; then the
         stored one must be the same, turn for turn, or the run is refused (:class:`CorpusConflict`):
         pages show a run's transcripts from the corpus stored under its digest, so a different text
-        there would put one run's words into another's pages."""
+        there would put one run's words into another's pages.
+
+        Conversations go in, and are compared, a batch at a time: a corpus of long conversations
+        is hundreds of megabytes of text, and a copy of all of it (let alone two, as Python
+        lists) would be most of a run's memory."""
         digest = record.summary.corpus_digest
-        conversations, test_points = corpus_tables(digest, record.conversations)
+        conversations = record.conversations
+        test_points = corpus_points(digest, conversations)
+        stored_count = self._one("SELECT count(*) FROM conversations WHERE corpus_digest = ?", [digest])[0]
+        if stored_count == 0:
+            for begin in range(0, len(conversations), CORPUS_BATCH):
+                rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)
+                self._insert_arrow("conversations", rows)
+                del rows
+            self._insert_arrow("corpus_test_points", test_points)
+            return
+        difference = self._stored_corpus_difference(digest, conversations, test_points, stored_count)
+        if difference is not None:
+            raise CorpusConflict(
+                record.summary.run_id,
+                f"run {record.summary.run_id} is on corpus {digest[:12]}, but the store holds different text under "
+                f"that digest ({difference}); refusing to mix them",
+            )
+
+    def _stored_corpus_difference(
+        self, digest: str, conversations: Sequence[Conversation], test_points: pa.Table, stored_count: int
+    ) -> str | None:
+        """Where the corpus stored under ``digest`` first differs from ``conversations``; None when the same."""
         # A store opened with fewer migrations (tests build old stores so) compares the columns it has.
         have = self._columns("conversations")
         columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have]
-        stored = self._arrow(
-            f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
-        )
-        if stored.num_rows == 0:
-            self._insert_arrow("conversations", conversations)
-            self._insert_arrow("corpus_test_points", test_points)
-            return
+        ids = [row[0] for row in self._con.execute(
+            "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
+        ).fetchall()]
+        if ids != [c.id for c in conversations]:
+            return "other conversations"
+        # One streaming scan, a batch at a time; each stored row is matched to its conversation by position.
+        reader = self._con.sql(
+            f"SELECT position, {', '.join(columns)} FROM conversations WHERE corpus_digest = ?", params=[digest]
+        ).to_arrow_reader(CORPUS_BATCH)
+        for batch in reader:
+            stored = pa.Table.from_batches([batch])
+            positions = stored.column("position").to_pylist()
+            stored = stored.drop_columns(["position"])
+            given = corpus_rows(digest, [conversations[p] for p in positions]).select(stored.column_names)
+            if not _same_rows(stored, given):
+                difference = _corpus_difference(stored.to_pylist(), given.to_pylist(), [], [])
+                if difference is not None:
+                    return difference
+            del stored, given, batch
+        reader.close()
         have = self._columns("corpus_test_points")
         point_columns = [
             "coalesce(answerable, true) AS answerable" if c == "answerable" else c
@@ -419,29 +482,22 @@ class Store:
             "ORDER BY conversation_id, turn_index",
             [digest],
         )
-        difference = _corpus_difference(
-            stored.to_pylist(),
-            conversations.select(stored.column_names).to_pylist(),
+        return _corpus_difference(
+            [],
+            [],
             stored_points.to_pylist(),
             sorted(test_points.select(stored_points.column_names).to_pylist(), key=lambda r: (r["conversation_id"], r["turn_index"])),
         )
-        if difference is not None:
-            raise CorpusConflict(
-                record.summary.run_id,
-                f"run {record.summary.run_id} is on corpus {digest[:12]}, but the store holds different text under "
-                f"that digest ({difference}); refusing to mix them",
-            )
 
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
         # A store opened with an older migration list (tests make such stores) lacks the newer
         # columns; it gets the columns it has, as the evals of that schema wrote them.
-        name = f"_evals_new_{table}"
         have = self._columns(table)
-        self._con.register(name, rows.select([c for c in rows.column_names if c in have]))
-        try:
-            self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
-        finally:
-            self._con.unregister(name)
+        new_rows = rows.select([c for c in rows.column_names if c in have])  # noqa: F841 - read by name below
+        # DuckDB finds `new_rows` among this frame's variables (a replacement scan). A table
+        # registered on the connection instead stays referenced after unregister() until the
+        # connection closes: a corpus written in batches was then all in memory at once.
+        self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM new_rows")
 
     def _columns(self, table: str) -> set[str]:
         rows = self._con.execute(
@@ -690,6 +746,14 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
+
+
+def _same_rows(stored: pa.Table, given: pa.Table) -> bool:
+    """Whether two tables hold the same values (False may still be the same values in other Arrow types)."""
+    try:
+        return stored.equals(given.cast(stored.schema))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return False
 
 
 def _corpus_difference(
