@@ -122,17 +122,20 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
     point can be retrieved at all.
     """
     candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
-    texts: list[str] = []
+    # Each distinct text once, in first-seen order: benchmarks that share sessions between
+    # conversations repeat most turns many times, and a candidate is a new string each time.
+    texts: dict[str, None] = {}
     for conversation in corpus.conversations:
         last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
         for turn in conversation.turns[:last]:
             if not turn.record:
                 continue
             if candidates is None:
-                texts.append(turn.content)
+                texts.setdefault(turn.content)
             else:
-                texts.extend(candidates(turn.role, turn.content))
-    return texts
+                for text in candidates(turn.role, turn.content):
+                    texts.setdefault(text)
+    return list(texts)
 
 
 def _texts(retrieved: list[Record | str], strategy: MemoryStrategy, conversation_id: str, before: int) -> list[str]:

@@ -103,10 +103,6 @@ _SUMMARY_COLUMNS = (
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 
 
-# What a writing connection may hold in DuckDB's buffers (see _connect).
-WRITE_MEMORY_LIMIT = "512MB"
-
-
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
     if "not a valid DuckDB database file" in message:
@@ -120,12 +116,7 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
     try:
         # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
         # (see _transaction): logging a corpus of long conversations doubled the memory it took.
-        con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
-        if not read_only:
-            # DuckDB keeps a transaction's rows in memory up to its limit (80% of RAM by default)
-            # and spills beyond it; a run's append holds no more than this of them at once.
-            con.execute(f"SET memory_limit = '{WRITE_MEMORY_LIMIT}'")
-        return con
+        return locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
     except locking.LockTimeout:
         raise StoreError(
             f"store {path} is locked by another process (waited {lock_timeout:g} s); "
@@ -378,7 +369,7 @@ class Store:
                     if record.summary.run_id in known:
                         added.append(False)
                         continue
-                    self._insert_run(record, *run_tables(record))
+                    self._insert_run(record)
                     known.add(record.summary.run_id)
                     added.append(True)
         except duckdb.Error as exc:
@@ -389,8 +380,10 @@ class Store:
         rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
         return [row[0] for row in rows]
 
-    def _insert_run(self, record: RunRecord, points: pa.Table, turn_tokens: pa.Table) -> None:
+    def _insert_run(self, record: RunRecord) -> None:
         self._insert_corpus(record)
+        # Encoded after the corpus is in: the two are the largest things an append holds, not held at once.
+        points, turn_tokens = run_tables(record)
         summary = record.summary
         values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS if name != "cache_key"}
         values["cache_key"] = summary.reuse_key
@@ -456,21 +449,30 @@ class Store:
         ).fetchall()]
         if ids != [c.id for c in conversations]:
             return "other conversations"
-        # One streaming scan, a batch at a time; each stored row is matched to its conversation by position.
-        reader = self._con.sql(
-            f"SELECT position, {', '.join(columns)} FROM conversations WHERE corpus_digest = ?", params=[digest]
-        ).to_arrow_reader(CORPUS_BATCH)
-        for batch in reader:
-            stored = pa.Table.from_batches([batch])
-            positions = stored.column("position").to_pylist()
-            stored = stored.drop_columns(["position"])
-            given = corpus_rows(digest, [conversations[p] for p in positions]).select(stored.column_names)
-            if not _same_rows(stored, given):
-                difference = _corpus_difference(stored.to_pylist(), given.to_pylist(), [], [])
+        # Fingerprints, not texts: DuckDB reads a list column a whole vector of rows at a time, so
+        # any scan of `contents` unpacks the corpus's text at once; digesting it there keeps that
+        # inside one query instead of copying it into Python as well. Only a conversation whose
+        # fingerprint differs is read back whole, to say where it differs.
+        fingerprint = _fingerprint_sql(columns)
+        stored = dict(
+            self._con.execute(
+                f"SELECT position, {fingerprint} FROM conversations WHERE corpus_digest = ?", [digest]
+            ).fetchall()
+        )
+        for begin in range(0, len(conversations), CORPUS_BATCH):
+            new_rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)  # noqa: F841
+            given = self._con.execute(f"SELECT position, {fingerprint} FROM new_rows").fetchall()
+            for position, value in given:
+                if stored.get(position) == value:
+                    continue
+                old = self._arrow(
+                    f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
+                    [digest, position],
+                )
+                new = corpus_rows(digest, [conversations[position]], offset=position).select(old.column_names)
+                difference = _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
                 if difference is not None:
                     return difference
-            del stored, given, batch
-        reader.close()
         have = self._columns("corpus_test_points")
         point_columns = [
             "coalesce(answerable, true) AS answerable" if c == "answerable" else c
@@ -748,12 +750,20 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
     )
 
 
-def _same_rows(stored: pa.Table, given: pa.Table) -> bool:
-    """Whether two tables hold the same values (False may still be the same values in other Arrow types)."""
-    try:
-        return stored.equals(given.cast(stored.schema))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return False
+def _fingerprint_sql(columns: list[str]) -> str:
+    """SQL for a digest of a ``conversations`` row's columns: md5 of each list element, then of their
+    concatenation (fixed-length digests, so different lists never concatenate alike)."""
+    arrow = tuple(int(part) for part in duckdb.__version__.split(".")[:2]) < (1, 3)
+    each = "x -> md5(x)" if arrow else "lambda x: md5(x)"  # DuckDB 1.3 brought `lambda`; 2.0 refuses `->`
+    parts = []
+    for column in columns:
+        if column in ("roles", "contents"):
+            parts.append(f"md5(array_to_string(list_transform({column}, {each}), ''))")
+        elif column == "unrecorded":
+            parts.append("md5(coalesce(unrecorded::VARCHAR, 'null'))")
+        else:
+            parts.append(f"md5({column})")
+    return " || ".join(parts)
 
 
 def _corpus_difference(
