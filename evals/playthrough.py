@@ -1,6 +1,7 @@
 """Plays a corpus through a strategy and records what it retrieved.
 
-For each conversation: ``reset()``; walk the turns in order; at a turn with
+For each conversation: ``reset()`` (then ``begin_conversation(id)``, for a
+strategy that has it); walk the turns in order; at a turn with
 ``test_at``, retrieve first and record the records, then ``add`` the turn like
 any other. Retrieving before adding is the point: otherwise we would measure
 whether memory can find the fact inside the question itself. A turn marked
@@ -54,8 +55,11 @@ def play_corpus(
     # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
     add_ns: list[int] = []
     retrieve_ns: list[int] = []
+    begin = getattr(strategy, "begin_conversation", None)
     for done, conversation in enumerate(corpus.conversations, start=1):
         strategy.reset()
+        if begin is not None:  # optional: a strategy that seeds or names things per conversation
+            begin(conversation.id)
         result = ConversationResult(
             conversation_id=conversation.id,
             description=conversation.description,

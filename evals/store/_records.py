@@ -46,6 +46,7 @@ __all__ = [
     "decode_tokens",
     "record_from_evaluation",
     "CORPUS_BATCH",
+    "RUN_BATCH",
     "corpus_points",
     "corpus_rows",
     "metrics_table",
@@ -320,8 +321,9 @@ def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
-    """The run's ``test_points`` rows (records as turn references) and ``run_turn_tokens`` rows."""
+def run_tables(record: RunRecord, start: int = 0, stop: int | None = None) -> tuple[pa.Table, pa.Table]:
+    """The run's ``test_points`` rows (records as turn references) and ``run_turn_tokens`` rows,
+    of its conversations ``start:stop`` (all by default)."""
     run_id = record.summary.run_id
     conversation_ids: list[str] = []
     turn_indices: list[int] = []
@@ -335,7 +337,10 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
     text_lengths: list[int] = []
     per_conversation: list[tuple[str, list[int | None]]] = []
     source_turns: list[list[int | None] | None] = []  # only where the strategy named other turns than the texts are
-    for result, conversation, scored in zip(record.run.conversations, record.conversations, record.scores.points, strict=True):
+    chosen = slice(start, stop)
+    for result, conversation, scored in zip(
+        record.run.conversations[chosen], record.conversations[chosen], record.scores.points[chosen], strict=True
+    ):
         turns = TurnLookup(conversation)
         turn_tokens = TurnTokens(len(turns.contents))
         for point, score in zip(result.test_points, scored, strict=True):
@@ -384,6 +389,8 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
 # Conversations per batch when a corpus is written to or compared with the store: a batch of
 # LongMemEval-sized haystacks is about 20 MB of text, a whole corpus hundreds of megabytes.
 CORPUS_BATCH = 25
+# Conversations per batch of a run's rows (test points, turn tokens) as the store writes them.
+RUN_BATCH = 50
 
 
 def corpus_rows(corpus_digest: str, conversations: Sequence[Conversation], *, offset: int = 0) -> pa.Table:

@@ -12,9 +12,11 @@ crash or SIGKILL too).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -35,6 +37,7 @@ from evals.store._records import (
     RunRecord,
     answers_table,
     CORPUS_BATCH,
+    RUN_BATCH,
     corpus_points,
     corpus_rows,
     decode_records,
@@ -116,7 +119,12 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
     try:
         # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
         # (see _transaction): logging a corpus of long conversations doubled the memory it took.
-        return locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
+        con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
+        if not read_only:
+            # DuckDB's allocator keeps what a query freed (128 MB and up by default) for the next;
+            # an append's steps each free hundreds of megabytes, which then stack up.
+            con.execute("SET allocator_flush_threshold = '32MB'")
+        return con
     except locking.LockTimeout:
         raise StoreError(
             f"store {path} is locked by another process (waited {lock_timeout:g} s); "
@@ -336,6 +344,7 @@ class Store:
         except BaseException:
             _rollback(self._con)
             raise
+        release_memory()
         try:
             self._con.execute("COMMIT")
             # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
@@ -382,8 +391,7 @@ class Store:
 
     def _insert_run(self, record: RunRecord) -> None:
         self._insert_corpus(record)
-        # Encoded after the corpus is in: the two are the largest things an append holds, not held at once.
-        points, turn_tokens = run_tables(record)
+        release_memory()
         summary = record.summary
         values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS if name != "cache_key"}
         values["cache_key"] = summary.reuse_key
@@ -401,8 +409,15 @@ class Store:
         columns = ", ".join(f'"{name}"' for name in values)
         marks = ", ".join("?" for _ in values)
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
-        self._insert_arrow("test_points", points)
-        self._insert_arrow("run_turn_tokens", turn_tokens)
+        # Encoded and inserted a batch of conversations at a time, after the corpus: records that
+        # are not turns (summary_buffer's summaries of long conversations) run to hundreds of megabytes.
+        count = len(record.run.conversations)
+        for begin in range(0, count, RUN_BATCH):
+            points, turn_tokens = run_tables(record, begin, begin + RUN_BATCH)
+            self._insert_arrow("test_points", points)
+            self._insert_arrow("run_turn_tokens", turn_tokens)
+            del points, turn_tokens
+            release_memory()
         if "run_metrics" in self._tables():  # a store opened with fewer migrations has none
             self._insert_arrow("run_metrics", metrics_table(record))
         answers = answers_table(record)
@@ -748,6 +763,20 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
+
+
+def release_memory() -> None:
+    """Hand memory freed by Arrow (its own allocator) and by Python (glibc's) back to the system.
+
+    An append frees large buffers between its steps (the corpus comparison, each batch of
+    rows); DuckDB's own allocator cannot reuse what the other two keep, so without this the
+    peaks of the steps add up instead of following each other."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+            pass
 
 
 def _fingerprint_sql(columns: list[str]) -> str:

@@ -2,7 +2,9 @@
 
 A memory whose recall does not beat this one's, by more than the intervals,
 has shown nothing. Draws are seeded by the run's seed and the conversation's
-position, so a run is reproducible and each conversation independent.
+id (``begin_conversation``), so a run is reproducible, each conversation
+independent, and a conversation draws the same wherever it is played: alone on
+a worker (``--executor ray``) or in a corpus of others.
 
 ``context_for`` gives the turns the last ``retrieve`` drew for the same
 question and k, without drawing again: the answer model sees exactly the
@@ -25,9 +27,8 @@ class RandomK:
 
     def __init__(self, *, seed: int = 42) -> None:
         self._seed = seed
-        self._conversation = -1
         self._turns: list[Message] = []
-        self._rng = random.Random()
+        self._rng = random.Random(f"{seed}:")
         self._last: dict[tuple[str, int], list[Message]] = {}  # (query, k) -> its latest draw
 
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
@@ -48,8 +49,11 @@ class RandomK:
     def reset(self) -> None:
         self._turns.clear()
         self._last.clear()
-        self._conversation += 1
-        self._rng.seed(f"{self._seed}:{self._conversation}")
+        self._rng.seed(f"{self._seed}:")
+
+    def begin_conversation(self, conversation_id: str) -> None:
+        """Seed the draws by the conversation's id (the play-through calls this after reset)."""
+        self._rng.seed(f"{self._seed}:{conversation_id}")
 
 
 class RandomKOptions(BaseModel):
