@@ -121,9 +121,11 @@ def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBP
         # (see _transaction): logging a corpus of long conversations doubled the memory it took.
         con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
         if not read_only:
-            # DuckDB's allocator keeps what a query freed (128 MB and up by default) for the next;
-            # an append's steps each free hundreds of megabytes, which then stack up.
+            # DuckDB's allocator keeps what a query freed for the next; an append's steps (the
+            # corpus comparison, the rows, the checkpoint) each free hundreds of megabytes, which
+            # then stack up. Its background threads hand them back to the system as they go.
             con.execute("SET allocator_flush_threshold = '32MB'")
+            con.execute("SET allocator_background_threads = true")
         return con
     except locking.LockTimeout:
         raise StoreError(
