@@ -102,6 +102,7 @@ def run_with_store(
     cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
         evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor)
+        counter = None  # its counts (and the tokenizer) are not needed past scoring; the append wants the room
     finally:
         if cache is not None:
             cache.close()

@@ -79,6 +79,24 @@ def test_ray_run_stores_what_a_local_run_stores(strategy, store_path):
     assert stored_rows(store_path, remote.run_id) == stored_rows(store_path, local.run_id)
 
 
+def test_minilm_embeddings_are_computed_once_on_workers_and_cached(corpus_small, tmp_path):
+    """mneme with MiniLM on Ray embeds each distinct text once on the workers; the driver caches them all,
+    and the run stores what a local run computing its own vectors stores."""
+    pytest.importorskip("sentence_transformers", reason="needs the minilm extra")
+    from evals.corpus import load_corpus
+    from evals.executors._play import corpus_texts
+
+    config = RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small)
+    distinct = len(set(corpus_texts(load_corpus(corpus_small).conversations)))
+    store = tmp_path / "ray.duckdb"
+    remote = run(config, store, RayExecutor())
+    assert (remote.cache_misses, remote.cache_hits) == (distinct, 0)
+    again = run(config, store)  # a local run now finds every vector in the cache the driver wrote
+    assert (again.cache_misses, again.cache_hits) == (0, distinct)
+    fresh = run(config, tmp_path / "local.duckdb", use_cache=False)
+    assert stored_rows(store, remote.run_id)["test_points"] == stored_rows(tmp_path / "local.duckdb", fresh.run_id)["test_points"]
+
+
 def test_progress_is_reported_as_conversations_complete(corpus_small, store_path):
     """The progress callback hears of every conversation once, the count going up to the total."""
     seen = []
