@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["holm", "interval_block", "mcnemar_exact", "wilson_interval"]
@@ -74,3 +75,32 @@ def holm(p_values: list[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """A percentile-bootstrap interval of the mean of ``values`` (None for no values).
+
+    Test points are resampled with replacement ``resamples`` times from a
+    fixed seed, so the same values always give the same interval. It is for
+    means of fractional scores (recall_frac, NDCG), where Wilson's interval,
+    which is for counts of successes, does not apply.
+    """
+    import numpy as np
+
+    if not values:
+        return None
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    # In chunks of about 4M draws, so tens of thousands of test points stay within a few tens of MB.
+    chunk = max(1, 4_000_000 // len(data))
+    means = np.concatenate(
+        [
+            data[rng.integers(0, len(data), size=(min(chunk, resamples - start), len(data)))].mean(axis=1)
+            for start in range(0, resamples, chunk)
+        ]
+    )
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
