@@ -25,9 +25,9 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from evals.results import AnswerRun, CallTimings, RunResult
+from evals.results import WHOLE_LIST, AnswerRun, CallTimings, RunResult, TestPointResult
 from evals.retrieval import LEVELS, evidence_at, point_value
 from evals.scoring import PointScore, Scores
 from evals.stats import bootstrap_mean_interval, wilson_interval
@@ -36,6 +36,10 @@ __all__ = [
     "RETRIEVAL",
     "RetrievalMetric",
     "declared",
+    "latency_block",
+    "measured_only",
+    "retrieval_by_category",
+    "retrieval_rows",
     "metric_order",
     "parse_retrieval_key",
     "retrieval_key",
@@ -165,7 +169,8 @@ def cutoff_tokens(run: ScoredRun) -> dict[str, MetricValue]:
     pairs = [(p, s) for c, scored in zip(run.run.conversations, run.scores.points, strict=True) for p, s in zip(c.test_points, scored, strict=True) if s.answerable]
     values = {}
     for cutoff in run.run.cutoffs:
-        spent = [s.context_tokens if p.cutoff_tokens is None else p.cutoff_tokens.get(cutoff) for p, s in pairs]
+        whole = run.run.cutoff_rule == WHOLE_LIST
+        spent = [s.context_tokens if whole else (p.cutoff_tokens or {}).get(cutoff) for p, s in pairs]
         if any(v is None for v in spent):
             continue
         values[f"{_TOKENS_AT}{cutoff}"] = MetricValue(sum(spent) / len(spent) if spent else None, len(spent))
@@ -541,3 +546,55 @@ for _attribute, _what, _kind in (("held_records", "records", COUNT), ("held_toke
             leaderboard=False,
             description=f"{_said} {_what} the memory held when a conversation ended (its footprint).",
         )(_held(_attribute, _fn))
+
+
+# -- the result JSON's blocks of these metrics --------------------------------------------------
+
+
+def retrieval_rows(values: dict[str, MetricValue]) -> list[dict[str, Any]]:
+    """``metrics.retrieval`` of the result JSON: one object per level, metric and cutoff, in that order."""
+    rows = []
+    for key in sorted(values, key=metric_order):
+        parsed = parse_retrieval_key(key)
+        if parsed is None or parsed[2] is None:
+            continue
+        name, level, cutoff = parsed
+        value = values[key]
+        rows.append({"level": level, "metric": name, "k": cutoff, "value": value.value, "n": value.n, "low": value.low, "high": value.high})
+    return rows
+
+
+def retrieval_by_category(run: RunResult) -> dict[str, list[dict[str, Any]]]:
+    """``metrics.retrieval_by_category``: the same rows over each category's test points."""
+    points: dict[str, list[TestPointResult]] = {}
+    for conversation in run.conversations:
+        for point in conversation.test_points:
+            if point.category is not None:
+                points.setdefault(point.category, []).append(point)
+    out = {category: retrieval_rows(retrieval_metrics(run, found)) for category, found in sorted(points.items())}
+    return {category: rows for category, rows in out.items() if rows}
+
+
+def latency_block(values: dict[str, MetricValue]) -> dict[str, Any] | None:
+    """``metrics.latency``: per call kind, p50/p95/p99 in milliseconds and the number of calls; then what the
+    memory held at the end of a conversation. None for a run without timings."""
+    block: dict[str, Any] = {}
+    for call in ("add", "retrieve"):
+        found = {q: values.get(f"{call}_latency_p{q}_s") for q in (50, 95, 99)}
+        if all(v is None for v in found.values()):
+            continue
+        block[call] = {f"p{q}_ms": None if v is None or v.value is None else v.value * 1000 for q, v in found.items()}
+        block[call]["n"] = next(v.n for v in found.values() if v is not None)
+    held = {name: values[name] for name in ("records_held_mean", "records_held_max", "tokens_held_mean", "tokens_held_max") if name in values}
+    if held:
+        block["held_at_end_of_conversation"] = {name.replace("_held", ""): v.value for name, v in held.items()} | {
+            "conversations": next(iter(held.values())).n
+        }
+    return block or None
+
+
+def measured_only(key: str) -> bool:
+    """A metric no one can recompute from a run's records: wall-clock times, the footprint, each cutoff's
+    tokens (the store keeps records only down to k as text). Exports carry these values as measured."""
+    found = declared(key)
+    return found is not None and (found.kind in (SECONDS, COUNT) or key.startswith(("tokens_held_", _TOKENS_AT)))

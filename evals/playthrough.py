@@ -123,7 +123,7 @@ class _Player:
             turn_count=len(conversation.turns),
         )
         lookup: TurnLookup | None = None
-        sessions = [getattr(turn, "session", None) for turn in conversation.turns]
+        sessions = conversation.sessions
         added = 0
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
@@ -224,7 +224,7 @@ def _add_keywords(strategy: MemoryStrategy) -> tuple[str, ...]:
 
 def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]:
     """The sessions holding the answer: the test point's own list, else its evidence turns' sessions (first seen first)."""
-    return list(getattr(test, "evidence_sessions", None) or []) or sessions_of(test.evidence_turns, sessions)
+    return list(test.evidence_sessions) or sessions_of(test.evidence_turns, sessions)
 
 
 def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evals.breakdown import metrics_additions
+from evals.metrics import MetricValue, latency_block, retrieval_by_category, retrieval_rows
 from evals.results import RunResult, TestPointResult
 from evals.scoring import PointScore, Scores
 from evals.stats import interval_block, wilson_interval
@@ -55,14 +56,25 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
         out["category"] = point.category
     if not point.answerable:
         out["answerable"] = False
+    if point.evidence_sessions:
+        out["evidence_sessions"] = list(point.evidence_sessions)
+    if point.ranked_turns is not None:  # measured at several cutoffs: the ranking every cutoff reads
+        out["ranked_turns"] = list(point.ranked_turns)
+        out["ranked_sessions"] = point.ranked_sessions
     return out
 
 
-def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
+def legacy_json(
+    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
+) -> dict[str, Any]:
     """The original harness's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
     corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
-    point's ``answer``) are additions only."""
+    point's ``answer``) are additions only.
+
+    ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
+    the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
+    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run)."""
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     document = {
         "strategy": run.strategy,
@@ -90,7 +102,24 @@ def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None
     }
     if answers is not None:
         _add_answers(document, answers)
+    if metrics is not None:
+        _add_measurements(document, run, metrics)
     return document
+
+
+def _add_measurements(document: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue]) -> None:
+    if run.cutoffs:
+        document["cutoffs"] = list(run.cutoffs)
+        document["cutoff_rule"] = run.cutoff_rule
+        rows = retrieval_rows(metrics)
+        if rows:
+            document["metrics"]["retrieval"] = rows
+            by_category = retrieval_by_category(run)
+            if by_category:
+                document["metrics"]["retrieval_by_category"] = by_category
+    latency = latency_block(metrics)
+    if latency is not None:
+        document["metrics"]["latency"] = latency
 
 
 def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
@@ -220,7 +249,7 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
 
 def stored_legacy_json(stored: StoredRun) -> dict[str, Any]:
     """The document ``--output`` wrote for a run read back from the store."""
-    return legacy_json(stored.run, stored.scores, stored.answers)
+    return legacy_json(stored.run, stored.scores, stored.answers, stored.summary.metrics)
 
 
 def _proportion(hits: int, total: int) -> str:

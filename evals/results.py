@@ -120,6 +120,21 @@ class RunResult(BaseModel):
     cutoffs: list[int] = Field(default_factory=list)
     cutoff_rule: str = "prefix"
 
+    def as_stored(self) -> RunResult:
+        """This run as the store gives it back: what was measured rather than retrieved (call timings,
+        the footprint, each cutoff's tokens) lives on only as the run's metrics."""
+        conversations = [
+            c.model_copy(
+                update={
+                    "held_records": None,
+                    "held_tokens": None,
+                    "test_points": [p.model_copy(update={"cutoff_tokens": None}) for p in c.test_points],
+                }
+            )
+            for c in self.conversations
+        ]
+        return self.model_copy(update={"timings": None, "conversations": conversations})
+
 
 def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:
     """What makes runs with answers a configuration of their own (in configuration and reuse keys)."""

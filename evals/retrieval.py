@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 
-from evals.results import WHOLE_LIST, TestPointResult
+from evals.results import PER_CUTOFF, WHOLE_LIST, TestPointResult
 
 __all__ = ["LEVELS", "POINT_METRICS", "evidence_at", "point_value", "retrieved_at", "sessions_of"]
 
@@ -51,8 +51,8 @@ def retrieved_at(point: TestPointResult, cutoff: int, rule: str, level: str) -> 
         if ranking is None:
             return None
         turns, sessions = ranking
-    elif point.ranked_turns is None or point.ranked_sessions is None:
-        return None
+    elif rule == PER_CUTOFF or point.ranked_turns is None or point.ranked_sessions is None:
+        return None  # each cutoff's own ranking was not kept (a stored run): its metrics stand as measured
     else:
         turns, sessions = point.ranked_turns, point.ranked_sessions
     if level == "turn":

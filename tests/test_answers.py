@@ -147,7 +147,8 @@ def test_answer_context_holds_the_k_scored_records(server, store_path):
     point = next(p for c in stored.run.conversations for p in c.test_points if c.conversation_id == "02_far_fact")
     body = next(b for b in server.bodies if b["messages"][-1]["content"] == point.question)
     assert len(point.retrieved_records) == 10
-    assert [m["content"] for m in body["messages"][1:-1]] == point.retrieved_records
+    # The same records: recency ranks them newest first and shows them to a model in conversation order.
+    assert [m["content"] for m in body["messages"][1:-1]] == point.retrieved_records[::-1]
 
 
 def test_without_judge_only_keyword_accuracy(server, store_path):

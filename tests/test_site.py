@@ -307,7 +307,7 @@ def test_drilldown_transcript_tags_retrieved_and_answer_turns(site: Path, store:
         for a in li.find_all("a", cls="tag")
         if a.attrs["href"] == "#tp-14"
     }
-    retrieved = {(f"t-{turn}", f"TP1 #{rank}") for rank, turn in enumerate(range(9, 14), start=1)}  # recency: oldest first
+    retrieved = {(f"t-{turn}", f"TP1 #{rank}") for rank, turn in enumerate(range(13, 8, -1), start=1)}  # recency: newest first
     assert tags == retrieved | {("t-0", "TP1 answer"), ("t-14", "TP1 asked")}
     assert "evidence" in page.find("li", id="t-0").classes
 

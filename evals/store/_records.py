@@ -443,7 +443,7 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "evidence_turns": pa.array([list(t.evidence_turns) or None for _, _, t in tests], pa.list_(pa.int32())),
             "category": pa.array([t.category for _, _, t in tests], pa.string()),
             "answerable": pa.array([t.answerable for _, _, t in tests], pa.bool_()),
-            "evidence_sessions": pa.array([list(getattr(t, "evidence_sessions", None) or []) or None for _, _, t in tests], texts),
+            "evidence_sessions": pa.array([list(t.evidence_sessions) or None for _, _, t in tests], texts),
         }
     )
     return rows, points
