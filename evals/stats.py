@@ -7,8 +7,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 __all__ = ["bootstrap_mean_interval", "holm", "interval_block", "mcnemar_exact", "wilson_interval"]
 
 Z_95 = 1.959963984540054  # the 97.5th percentile of the standard normal: 95% two-sided
@@ -80,25 +78,28 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
-# Resampled values held in memory at once by the bootstrap (about 8 bytes each, twice over).
-_BOOTSTRAP_BLOCK = 2_000_000
+# Resampled values drawn at once by the bootstrap, so tens of thousands of test points stay within a few tens of MB.
+_BOOTSTRAP_BLOCK = 4_000_000
 
 
 def bootstrap_mean_interval(
-    values: Sequence[float], *, resamples: int = 2000, seed: int = 0
+    values: Sequence[float], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> tuple[float, float] | None:
-    """95% percentile-bootstrap interval of the mean of ``values``; ``None`` when there is none.
+    """A percentile-bootstrap interval of the mean of ``values``; ``None`` when there is none.
 
+    For means of fractional scores (token F1, recall_frac, NDCG), where
+    Wilson's interval, which is for counts of successes, does not apply.
     Draws ``resamples`` samples of ``len(values)`` values with replacement
-    (numpy's ``default_rng(seed)``, so the same values and seed give the same
-    interval), and returns the 2.5th and 97.5th percentiles of their means
-    (linear interpolation between order statistics, numpy's default), kept
-    within the smallest and largest value, which rounding could otherwise
-    leave by an ulp. One value gives ``(value, value)``. For any mean of
-    values that need not be 0 or 1 (a mean F1, a fraction of evidence found,
-    an NDCG); a proportion of hits keeps its Wilson interval. Samples are
-    drawn in blocks, so memory stays bounded for a large ``values``.
+    from numpy's ``default_rng(seed)`` (so the same values and seed always
+    give the same interval; drawn in blocks, which gives the same draws as
+    one call), and returns the (1 - confidence)/2 and (1 + confidence)/2
+    quantiles of their means (linear interpolation between order statistics,
+    numpy's default), kept within the smallest and largest value, which
+    rounding could otherwise leave by an ulp. One value gives
+    ``(value, value)``.
     """
+    import numpy as np
+
     data = np.asarray(values, dtype=np.float64)
     n = data.size
     if n == 0:
@@ -110,8 +111,8 @@ def bootstrap_mean_interval(
     block = max(1, _BOOTSTRAP_BLOCK // n)
     for start in range(0, resamples, block):
         stop = min(resamples, start + block)
-        picks = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = data[picks].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
+        means[start:stop] = data[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
     smallest, largest = float(data.min()), float(data.max())
     return min(max(float(low), smallest), largest), min(max(float(high), smallest), largest)

@@ -50,6 +50,7 @@ def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str)
         seed=config.seed,
         tokenizer=tokenizer,
         answers=config.answer_identity(),
+        cutoffs=sorted({config.k, *config.cutoffs}) if config.cutoffs else (),
     )
 
 

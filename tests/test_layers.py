@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("evals.errors", "evals.tokens", "evals.corpus", "evals.provenance", "evals.turn_refs", "evals.cache", "evals.stats", "evals.formatting", "evals.jsonfile", "evals.locking", "evals.answer_scores")),
     ("strategies", ("evals.strategies",)),
     ("results", ("evals.results",)),
-    ("scoring", ("evals.scoring",)),
+    ("scoring", ("evals.scoring", "evals.retrieval")),
     ("metrics", ("evals.metrics", "evals.breakdown")),
     ("play", ("evals.playthrough", "evals.llm", "evals.importers")),
     ("store", ("evals.store",)),

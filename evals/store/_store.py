@@ -25,9 +25,10 @@ import duckdb
 import pyarrow as pa
 
 from evals import locking
-from evals.metrics import METRICS, MetricValue
+from evals.metrics import MetricValue, metric_order
 from evals.provenance import SCRATCH_PREFIX, Provenance
-from evals.results import AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.results import PREFIX, AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, score_point
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._models import RunSummary, StoredRun
@@ -38,6 +39,7 @@ from evals.store._records import (
     decode_records,
     decode_tokens,
     gc_paused,
+    latency_table,
     metrics_table,
     record_from_evaluation,
     run_tables,
@@ -93,6 +95,8 @@ _SUMMARY_COLUMNS = (
     "cache_hits",
     "cache_misses",
     "strategy_source",
+    "cutoffs",
+    "cutoff_rule",
     *_ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
@@ -385,8 +389,11 @@ class Store:
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
         self._insert_arrow("test_points", points)
         self._insert_arrow("run_turn_tokens", turn_tokens)
-        if "run_metrics" in self._tables():  # a store opened with fewer migrations has none
+        tables = self._tables()
+        if "run_metrics" in tables:  # a store opened with fewer migrations has none
             self._insert_arrow("run_metrics", metrics_table(record))
+        if "run_latency" in tables:
+            self._insert_arrow("run_latency", latency_table(record))
         answers = answers_table(record)
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
@@ -520,7 +527,7 @@ class Store:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
         conversations = self._arrow(
-            "SELECT conversation_id, description, roles, contents, unrecorded FROM conversations "
+            "SELECT conversation_id, description, roles, contents, unrecorded, sessions FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [summary.corpus_digest],
         ).to_pylist()
@@ -528,13 +535,14 @@ class Store:
             (row[0], row[1]): row[2:]
             for row in self._con.execute(
                 "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
-                "coalesce(evidence_turns, []), category, coalesce(answerable, true) "
+                "coalesce(evidence_turns, []), category, coalesce(answerable, true), coalesce(evidence_sessions, []) "
                 "FROM corpus_test_points WHERE corpus_digest = ?",
                 [summary.corpus_digest],
             ).fetchall()
         }
         points = self._arrow(
-            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns '
+            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
+            "ranked_turns "
 
             "FROM test_points WHERE run_id = ? ORDER BY turn_index",
             [run_id],
@@ -556,8 +564,10 @@ class Store:
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
+            sessions = conversation["sessions"] or [None] * len(contents)
             for point in by_conversation.get(cid, []):
-                question, expected_fact, expected_keywords, evidence, category, answerable = questions[cid, point["turn_index"]]
+                question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[cid, point["turn_index"]]
+                ranked = point["ranked_turns"]
                 records = decode_records(point["record_turns"], point["record_texts"], contents)
                 result_point = TestPointResult(
                     turn_index=point["turn_index"],
@@ -570,6 +580,9 @@ class Store:
                     answerable=answerable,
                     # The stored refs are the same mapping the run made (evals.turn_refs).
                     retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
+                    evidence_sessions=list(listed) or sessions_of(evidence, sessions),
+                    ranked_turns=ranked,
+                    ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -595,6 +608,8 @@ class Store:
             duration_s=summary.duration_s,
             conversations=results,
             strategy_source=summary.strategy_source,
+            cutoffs=summary.cutoffs,
+            cutoff_rule=summary.cutoff_rule or PREFIX,
         )
         scores = Scores(
             tokenizer=summary.tokenizer,
@@ -654,7 +669,6 @@ class Store:
 def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
     values = dict(zip(_SUMMARY_COLUMNS, row, strict=True))
     total = values["total"]
-    order = {name: position for position, name in enumerate(METRICS)}
     return RunSummary(
         run_id=values["run_id"],
         commit=values["commit"],
@@ -683,10 +697,12 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         tokens_per_test_point=values["context_tokens"] / total if total else None,
         reuse_key=values["cache_key"],
         # Declared metrics first, in declaration order; any the code no longer declares after them.
-        metrics=dict(sorted(metrics.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))),
+        metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0]))),
         cache_hits=values["cache_hits"],
         cache_misses=values["cache_misses"],
         strategy_source=values["strategy_source"],
+        cutoffs=list(values["cutoffs"] or []),
+        cutoff_rule=values["cutoff_rule"],
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
