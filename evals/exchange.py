@@ -124,6 +124,10 @@ class _Answer(BaseModel):
     judge_prompt_tokens: Count | None = None
     judge_completion_tokens: Count | None = None
     answerable: bool = True
+    # Recomputed from the answer and the expected fact (absent from exports written before them);
+    # the import checks them against the recomputed values like every other key.
+    f1: float | None = None
+    bleu1: float | None = None
 
 
 class _AnswersBlock(BaseModel):
@@ -342,7 +346,7 @@ def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
             except ValidationError as exc:
                 problem = _first_problem(exc, ("conversations", c, "test_points", t, "answer"))
                 raise StoreError(f"{name}: not a valid evals export: {problem}") from None
-            answers.append(PointAnswer(**answer.model_dump()))
+            answers.append(PointAnswer(**answer.model_dump(exclude={"f1", "bleu1"})))
         points.append(answers)
     return AnswerRun(
         answer_model=block.answer_model,

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evals.answer_scores import bleu1, token_f1
 from evals.results import WHOLE_LIST, AnswerRun, CallTimings, RunResult, TestPointResult
 from evals.retrieval import LEVELS, evidence_at, point_value
 from evals.scoring import PointScore, Scores
@@ -429,6 +430,46 @@ def answer_accuracy(run: ScoredRun) -> MetricValue | None:
 def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     answers = run.answers
     return None if answers is None else proportion(answers.keyword_hits, answers.total)
+
+
+@metric(
+    "answer_f1",
+    label="answer F1",
+    kind=MEAN,
+    higher_is_better=True,
+    answers=True,
+    description="Mean token F1 of each answer against the expected fact, after LoCoMo's answer normalisation (95% bootstrap interval).",
+)
+def answer_f1(run: ScoredRun) -> MetricValue | None:
+    return _answer_mean(run, token_f1)
+
+
+@metric(
+    "answer_bleu1",
+    label="BLEU-1",
+    kind=MEAN,
+    higher_is_better=True,
+    answers=True,
+    description="Mean sentence BLEU-1 of each answer against the expected fact, after LoCoMo's answer normalisation (95% bootstrap interval).",
+)
+def answer_bleu1(run: ScoredRun) -> MetricValue | None:
+    return _answer_mean(run, bleu1)
+
+
+def _answer_mean(run: ScoredRun, score: Callable[[str, str], float]) -> MetricValue | None:
+    """The mean of ``score(answer, expected fact)`` over the answerable test points, with its bootstrap interval."""
+    if run.answers is None:
+        return None
+    values = [
+        score(answer.answer, point.expected_fact)
+        for conversation, answers in zip(run.run.conversations, run.answers.points, strict=True)
+        for point, answer in zip(conversation.test_points, answers, strict=True)
+        if answer.answerable
+    ]
+    interval = bootstrap_mean_interval(values)
+    if interval is None:
+        return MetricValue(None, 0)
+    return MetricValue(math.fsum(values) / len(values), len(values), *interval)
 
 
 @metric(

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from evals.answer_scores import bleu1, token_f1
 from evals.breakdown import metrics_additions
-from evals.metrics import MetricValue, latency_block, retrieval_by_category, retrieval_rows
+from evals.metrics import MetricValue, ScoredRun, answer_bleu1, answer_f1, latency_block, retrieval_by_category, retrieval_rows
 from evals.results import RunResult, TestPointResult
 from evals.scoring import PointScore, Scores
 from evals.stats import interval_block, wilson_interval
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "dump_json",
     "legacy_json",
+    "lexical_block",
     "point_json",
     "recall_block",
     "run_line",
@@ -70,7 +72,7 @@ def legacy_json(
     """The original harness's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
     corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
-    point's ``answer``) are additions only.
+    point's ``answer``, with its token F1 and BLEU-1 against the expected fact) are additions only.
 
     ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
     the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
@@ -101,7 +103,7 @@ def legacy_json(
         ],
     }
     if answers is not None:
-        _add_answers(document, answers)
+        _add_answers(document, run, scores, answers)
     if metrics is not None:
         _add_measurements(document, run, metrics)
     return document
@@ -122,8 +124,8 @@ def _add_measurements(document: dict[str, Any], run: RunResult, metrics: dict[st
         document["metrics"]["latency"] = latency
 
 
-def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
-    document["metrics"]["answers"] = answers_block(answers)
+def _add_answers(document: dict[str, Any], run: RunResult, scores: Scores, answers: AnswerRun) -> None:
+    document["metrics"]["answers"] = answers_block(answers) | lexical_block(ScoredRun(run, scores, answers))
     document["answers"] = {
         "answer_model": answers.answer_model,
         "judge_model": answers.judge_model,
@@ -132,7 +134,11 @@ def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
     }
     for conversation, points in zip(document["conversations"], answers.points, strict=True):
         for point, answer in zip(conversation["test_points"], points, strict=True):
-            point["answer"] = dataclasses.asdict(answer)
+            expected = point["expected_fact"]
+            point["answer"] = dataclasses.asdict(answer) | {
+                "f1": token_f1(answer.answer, expected),
+                "bleu1": bleu1(answer.answer, expected),
+            }
 
 
 def summary_line(document: dict[str, Any], destination: str | None = None) -> str:
@@ -245,6 +251,17 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
         "prompt_tokens": answers.prompt_tokens,
         "completion_tokens": answers.completion_tokens,
     }
+
+
+def lexical_block(run: ScoredRun) -> dict[str, Any]:
+    """Mean token F1 and BLEU-1 of the answerable test points' answers, each with its 95% bootstrap
+    interval (``null`` without an answerable test point), for ``metrics.answers``."""
+    block: dict[str, Any] = {}
+    for key, compute in (("f1", answer_f1), ("bleu1", answer_bleu1)):
+        value = compute(run)
+        block[key] = value.value
+        block[f"{key}_interval_95"] = None if value.low is None else [value.low, value.high]
+    return block
 
 
 def stored_legacy_json(stored: StoredRun) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 The metric columns come from the declarations in :mod:`evals.metrics`: a
 metric appears wherever some run in the table has a value for it (so answer
 accuracy shows only beside runs with answers), in declaration order, as
-"value [95% interval]" for proportions. "—" is a metric the run does not
+"value [95% interval]" for proportions and for means that carry one. "—" is a metric the run does not
 have (not measured, or stored before it was); "null", one it has without
 data (no test point).
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from evals import formatting
 from evals.breakdown import category_rows
-from evals.metrics import METRICS, PROPORTION, SECONDS, TOKENS, Metric, MetricValue
+from evals.metrics import MEAN, METRICS, PROPORTION, SECONDS, TOKENS, Metric, MetricValue
 from evals.store import RunSummary, StoredRun
 from evals.tokens import EXACT
 
@@ -56,7 +56,7 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
         return formatting.tokens(value.value, tokenizer, empty=NULL)
     if declared.kind == SECONDS:
         return formatting.milliseconds(value.value, empty=NULL)
-    if declared.kind == PROPORTION:
+    if declared.kind in (PROPORTION, MEAN):  # a mean shows its (bootstrap) interval where it has one
         return formatting.with_interval(value.value, value.low, value.high, empty=NULL)
     return formatting.decimal(value.value, empty=NULL)
 
@@ -125,7 +125,7 @@ def summaries_json(summaries: Sequence[RunSummary]) -> str:
 
 def _metric_fields(declared: Metric) -> list[str]:
     fields = [declared.name, f"{declared.name}_n"]
-    if declared.kind == PROPORTION:
+    if declared.kind in (PROPORTION, MEAN):
         fields += [f"{declared.name}_low", f"{declared.name}_high"]
     return fields
 

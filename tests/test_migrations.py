@@ -78,6 +78,9 @@ def test_migrated_runs_get_evidence_recall_from_their_turn_references(migrated):
             assert [value.low, value.high] == pytest.approx(expected["interval"])
 
 
+NOT_BACKFILLED = {"answer_f1", "answer_bleu1"}
+
+
 def test_migrated_metrics_equal_those_computed_afresh(schema5):
     """Backfilled SQL and the Python declarations agree: recomputing from the stored run gives the same values."""
     from evals.metrics import ScoredRun, compute_metrics
@@ -87,6 +90,8 @@ def test_migrated_metrics_equal_those_computed_afresh(schema5):
         for summary in store.runs():
             stored = store.get_run(summary.run_id)
             fresh = compute_metrics(ScoredRun(stored.run, stored.scores, stored.answers))
+            # Declared after the migrations: runs stored before them have no value ("—"), by design.
+            fresh = {name: value for name, value in fresh.items() if name not in NOT_BACKFILLED}
             assert set(fresh) == set(summary.metrics)
             for name, value in fresh.items():
                 kept = summary.metrics[name]

@@ -12,7 +12,7 @@ from evals.formatting import csv_cell, is_estimated, number, percent, percent_in
 from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._output import Output
-from evals.metrics import METRICS, PROPORTION, TOKENS, Metric
+from evals.metrics import MEAN, METRICS, PROPORTION, TOKENS, Metric
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
 from evals.site_paths import Paths, config_id
 from evals.site._publisher import Publisher, Site
@@ -175,7 +175,7 @@ def metric_column(declared: Metric) -> MetricColumn:
 
 def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]) -> list[dict[str, Any]]:
     """The rows of leaderboard.csv and leaderboard.json, in the order shown on the index: the run's
-    identity, then for each declared metric its value, n and (for proportions) interval."""
+    identity, then for each declared metric its value, n and (for proportions and means) interval."""
     out = []
     for board in boards:
         for row in board.rows:
@@ -195,7 +195,7 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                 value = s.metric(declared.name)
                 record[declared.name] = value.value if value else None
                 record[f"{declared.name}_n"] = value.n if value else None
-                if declared.kind == PROPORTION:
+                if declared.kind in (PROPORTION, MEAN):
                     record[f"{declared.name}_low"] = value.low if value else None
                     record[f"{declared.name}_high"] = value.high if value else None
             record |= {

@@ -126,7 +126,7 @@ class MetricCell:
 
     present: bool  # False: the run has no such value (not measured, or stored before it was): "—"
     value: float | None  # None with present: measured without data (no test point): "—" too, never 0
-    low: float | None = None  # 95% interval, for proportions
+    low: float | None = None  # 95% interval: Wilson for proportions, bootstrap for means that have one
     high: float | None = None
     approx: bool = False  # tokens estimated at ~4 characters per token
     n: int | None = None  # observations the value is over
@@ -232,6 +232,13 @@ class AnswersBlock:
     keyword_accuracy: float | None
     keyword_hits: int
     total: int
+    # Mean token F1 and BLEU-1 against the expected facts, with 95% bootstrap intervals; None: not recorded.
+    f1: float | None
+    f1_low: float | None
+    f1_high: float | None
+    bleu1: float | None
+    bleu1_low: float | None
+    bleu1_high: float | None
     mean_latency_s: float | None
     requests_made: int
     requests_cached: int
@@ -356,6 +363,8 @@ class AnswerView:
     keyword_hit: bool
     tokens: int  # prompt + completion of the answer request
     latency_s: float
+    f1: float  # token F1 against the expected fact (evals.answer_scores)
+    bleu1: float  # BLEU-1 against the expected fact
 
 
 @dataclass(slots=True)

@@ -199,6 +199,7 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
     prompts = ", ".join(f"{name} {digest}" for name, digest in sorted(settings.get("prompts", {}).items()))
     accuracy, keyword = s.metric("answer_accuracy"), s.metric("keyword_accuracy")
     llm_tokens = s.metric("llm_tokens_per_test_point")
+    f1, bleu = s.metric("answer_f1"), s.metric("answer_bleu1")
     return AnswersBlock(
         answer_model=s.answer_model or "",
         judge_model=s.judge_model,
@@ -211,6 +212,12 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
         keyword_accuracy=keyword.value if keyword else None,
         keyword_hits=s.answers_keyword_hits or 0,
         total=s.answers_total or 0,
+        f1=f1.value if f1 else None,
+        f1_low=f1.low if f1 else None,
+        f1_high=f1.high if f1 else None,
+        bleu1=bleu.value if bleu else None,
+        bleu1_low=bleu.low if bleu else None,
+        bleu1_high=bleu.high if bleu else None,
         mean_latency_s=s.answer_latency_s,
         requests_made=s.llm_requests_made or 0,
         requests_cached=s.llm_requests_cached or 0,
