@@ -177,7 +177,7 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
             answers=answers_block(s, wrong) if answers is not None else None,
         ),
     )
-    document = legacy_json(stored.run, stored.scores, answers)
+    document = legacy_json(stored.run, stored.scores, answers, s.metrics)
     # Compact: json's C encoder only runs without indent, and full_history documents are large.
     output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
 
