@@ -498,7 +498,17 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     help="One row per configuration and test point category (corpora with categories only): recall, "
     "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart.",
 )
-def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None:
+@click.option(
+    "--metric",
+    "metric",
+    default=None,
+    metavar="NAME[@K]",
+    help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
+    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac or ndcg_any "
+    "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
+    "evidence, else recall.",
+)
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None) -> None:
     """The latest run of each configuration on each corpus, best recall first.
 
     recall is hits / test points with its 95% Wilson interval; strict recall
@@ -509,8 +519,11 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
     """
     if by_category and fmt == "markdown":
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
+    from evals import tables
+
+    chosen = tables.leaderboard_metric(metric) if metric is not None else None
     with _open_store(store) as opened:
-        summaries = opened.latest_per_configuration()
+        summaries = tables.ranked(opened.latest_per_configuration(), chosen.name if chosen else None)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
     if by_category:
         from evals import tables
@@ -528,7 +541,10 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
 
         _echo(leaderboard_markdown(summaries), nl=False)
         return
-    _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"])
+    columns = None
+    if chosen is not None:
+        columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
+    _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns)
 
 
 @cli.command("export")

@@ -47,6 +47,7 @@ __all__ = [
     "retrieval_metrics",
     "METRICS",
     "COUNT",
+    "HEADLINE",
     "MEAN",
     "LatencyBucket",
     "latency_by_size",
@@ -306,6 +307,9 @@ def _at_run_k(name: str, level: str) -> Callable[[ScoredRun], MetricValue | None
 
 
 # -- retrieval ---------------------------------------------------------------------------------
+
+HEADLINE = "turn.recall_any@k"  # what a corpus with evidence is ranked by (evals.tables.headline)
+
 # The headline for a corpus with evidence: turn-level recall_any at the run's k, then NDCG and
 # session-level recall_all; the keyword recall of the original harness follows.
 
@@ -366,7 +370,8 @@ def mrr(run: ScoredRun) -> MetricValue:
     kind=PROPORTION,
     higher_is_better=True,
     optional=True,
-    description="Share of test points with evidence turns where at least one evidence turn was retrieved.",
+    leaderboard=False,  # turn.recall_any@k, which counts unanswerable test points too, leads the tables now
+    description="Share of answerable test points with evidence turns where at least one evidence turn was retrieved.",
 )
 def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
     return _evidence(run, lambda p: bool(p.evidence_any))
@@ -378,7 +383,8 @@ def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
     kind=PROPORTION,
     higher_is_better=True,
     optional=True,
-    description="Share of test points with evidence turns where every evidence turn was retrieved.",
+    leaderboard=False,
+    description="Share of answerable test points with evidence turns where every evidence turn was retrieved.",
 )
 def evidence_recall_all(run: ScoredRun) -> MetricValue | None:
     return _evidence(run, lambda p: bool(p.evidence_all))
