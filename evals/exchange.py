@@ -20,8 +20,8 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from evals import jsonfile
-from evals.corpus import Conversation, corpus_digest
-from evals.metrics import MetricValue, measured_only, parse_retrieval_key
+from evals.corpus import Conversation, Reference, corpus_digest
+from evals.metrics import LatencyBucket, MetricValue, measured_only, parse_retrieval_key
 from evals.provenance import NO_GIT, Provenance
 from evals.report import legacy_json
 from evals.results import MAX_K, MAX_SEED, MIN_SEED, PER_CUTOFF, PREFIX, AnswerRun, ConversationResult, PointAnswer, RunResult
@@ -86,6 +86,19 @@ class _Conversation(BaseModel):
     test_points: list[_Point]
 
 
+class _Bucket(BaseModel):
+    """One bucket of retrieve latency by records held, as measured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    held_low: Count
+    held_high: Count
+    n: Count
+    p50_s: Seconds
+    p95_s: Seconds
+    mean_s: Seconds
+
+
 class _RunBlock(BaseModel):
     format: Literal["mneme-evals-run"]
     format_version: int = Field(ge=1)
@@ -103,6 +116,8 @@ class _RunBlock(BaseModel):
     # The retrieval metrics' cutoffs and rule (evals.results); absent from exports written before them.
     cutoffs: list[Annotated[int, Field(ge=1, le=MAX_K)]] = Field(default_factory=list)
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None = None
+    latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
+    references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
     cache_hits: Count | None = None  # absent from exports written before they were recorded
     cache_misses: Count | None = None
@@ -183,6 +198,8 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         },
         "cutoffs": summary.cutoffs,
         "cutoff_rule": summary.cutoff_rule,
+        "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
+        "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
         "cache_misses": summary.cache_misses,
         "conversations": [
@@ -318,7 +335,15 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         cache_misses=block.cache_misses,
         answers=answers,
     )
-    return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations, answers=answers)
+    return RunRecord(
+        summary=summary,
+        run=run,
+        scores=scores,
+        conversations=conversations,
+        answers=answers,
+        references=block.references,
+        latency=[LatencyBucket(**b.model_dump()) for b in block.latency_by_size],
+    )
 
 
 def _measured(name: str, rule: str | None = None) -> bool:

@@ -567,6 +567,22 @@ def latency_slope(buckets: list[LatencyBucket]) -> float | None:
     return sum(w * (x - mx) * (y - my) for x, y, w in points) / sum(w * (x - mx) ** 2 for x, _, w in points)
 
 
+@metric(
+    "prefetch_s",
+    label="prefetch",
+    kind=SECONDS,
+    higher_is_better=False,
+    optional=True,
+    leaderboard=False,
+    description="Wall-clock time of embedding every text up front (Prefetching strategies), kept apart from the per-call latencies.",
+)
+def prefetch_s(run: ScoredRun) -> MetricValue | None:
+    timings = run.run.timings
+    if timings is None or timings.prefetch_ns is None:
+        return None
+    return MetricValue(timings.prefetch_ns / 1e9, 1)
+
+
 # -- what the memory holds at the end of each conversation --------------------------------------
 
 

@@ -13,10 +13,13 @@ so the site works from ``file://`` and under any URL prefix.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from evals.site._charts import Chart
 from evals.site._text import Segment
+
+if TYPE_CHECKING:
+    from evals.site._retrieval import CutoffTable
 
 __all__ = [
     "AboutPage",
@@ -180,6 +183,8 @@ class CorpusBoard:
     reference: str  # the strategy relative cost is measured against (evals.strategies.REFERENCE_STRATEGY)
     relative_note: str  # which run of it, and when relative cost is not shown
     answers: bool = False  # some row has answers: say how the answer columns are made
+    retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
+    latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
 
 
 @dataclass(frozen=True)
@@ -288,6 +293,10 @@ class RunPage(Page):
     evidence: CategoryRow | None = None  # the whole run's evidence recall, when test points list evidence turns
     unanswerable: int = 0  # test points kept out of recall (answerable: false)
     answers: AnswersBlock | None = None
+    retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): this run, then published figures
+    retrieval_cutoffs: list[int] = field(default_factory=list)  # the union of the tables' cutoffs
+    cutoff_chart: Chart | None = None
+    latency_chart: Chart | None = None
 
 
 # -- conversation drill-down -------------------------------------------------------------------
@@ -449,6 +458,7 @@ class HistoryPage(Page):
     approx_tokens: bool
     rows: list[HistoryRow]  # newest first
     drops: int
+    latency_chart: Chart | None = None  # retrieve p95 across runs, where runs recorded it
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evals.metrics import MetricValue
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket, MetricValue
 from evals.results import RunResult
 from evals.scoring import Scores
 
@@ -112,3 +113,5 @@ class StoredRun:
     record_turns: dict[str, RecordTurns]  # conversation id -> per test point, per record
     unrecorded: dict[str, list[int]] = field(default_factory=dict)  # conversation id -> turns with record: false
     answers: AnswerRun | None = None
+    references: list[Reference] = field(default_factory=list)  # the corpus's published figures
+    latency: list[LatencyBucket] = field(default_factory=list)  # retrieve latency by records held

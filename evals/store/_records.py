@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from evals.corpus import Conversation
-from evals.metrics import MetricValue, ScoredRun, compute_metrics
+from evals.corpus import Conversation, Reference
+from evals.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
 from evals.provenance import Provenance
 from evals.results import Evaluation, RunResult, TestPointResult
 from evals.scoring import Scores
@@ -48,6 +48,7 @@ __all__ = [
     "corpus_tables",
     "metrics_table",
     "latency_table",
+    "references_table",
     "answers_table",
 ]
 
@@ -66,6 +67,8 @@ class RunRecord:
     scores: Scores
     conversations: Sequence[Conversation]  # the corpus's, in the run's order
     answers: AnswerRun | None = None
+    references: Sequence[Reference] = ()  # the corpus folder's published figures (references.json)
+    latency: Sequence[LatencyBucket] | None = None  # retrieve latency by size as measured (an import); None: from timings
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -175,11 +178,33 @@ def metrics_table(record: RunRecord) -> pa.Table:
     )
 
 
+def references_table(record: RunRecord) -> pa.Table:
+    """The ``corpus_references`` rows of the run's corpus, in the file's order."""
+    found = list(record.references)
+    column = lambda name, kind: pa.array([getattr(r, name) for r in found], kind)  # noqa: E731
+    return pa.table(
+        {
+            "corpus_digest": pa.array([record.summary.corpus_digest] * len(found), pa.string()),
+            "position": pa.array(range(len(found)), pa.int32()),
+            "label": column("label", pa.string()),
+            "citation": column("citation", pa.string()),
+            "metric": column("metric", pa.string()),
+            "level": column("level", pa.string()),
+            "k": column("k", pa.int32()),
+            "value": column("value", pa.float64()),
+            "note": column("note", pa.string()),
+        }
+    )
+
+
 def latency_table(record: RunRecord) -> pa.Table:
     """The run's ``run_latency`` rows: retrieve latency per bucket of records held (none without timings)."""
     from evals.metrics import latency_by_size
 
-    buckets = latency_by_size(record.run.timings) if record.run.timings is not None else []
+    if record.latency is not None:
+        buckets = list(record.latency)
+    else:
+        buckets = latency_by_size(record.run.timings) if record.run.timings is not None else []
     return pa.table(
         {
             "run_id": pa.array([record.summary.run_id] * len(buckets), pa.string()),
@@ -261,7 +286,14 @@ def record_from_evaluation(
         cache_misses=cache_misses,
         answers=evaluation.answers,
     )
-    return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations, evaluation.answers)
+    return RunRecord(
+        summary,
+        evaluation.run,
+        evaluation.scores,
+        evaluation.corpus.conversations,
+        evaluation.answers,
+        references=evaluation.corpus.references,
+    )
 
 
 @contextmanager

@@ -327,7 +327,7 @@ ALTER TABLE test_points ADD COLUMN source_turns INTEGER[];
 # The field's retrieval metrics (evals.retrieval): the cutoffs a run was measured at and how each
 # reads its ranking; per test point with evidence, the turn of every record down to the deepest
 # cutoff (NULL: a record that is no turn); the turns' sessions and dates, and each test point's
-# evidence sessions, from the corpus. And latency against memory size: per run, call kind and
+# evidence sessions, from the corpus; the corpus's published reference figures. And latency against memory size: per run, call kind and
 # bucket of records held (powers of two), how many calls and how long they took.
 _SESSIONS_CUTOFFS_LATENCY = """
 ALTER TABLE runs ADD COLUMN cutoffs INTEGER[];
@@ -336,6 +336,20 @@ ALTER TABLE test_points ADD COLUMN ranked_turns INTEGER[];
 ALTER TABLE conversations ADD COLUMN sessions VARCHAR[];
 ALTER TABLE conversations ADD COLUMN dates VARCHAR[];
 ALTER TABLE corpus_test_points ADD COLUMN evidence_sessions VARCHAR[];
+
+-- Published figures shown beside a corpus's runs (references.json), never ranked: the latest run on
+-- the corpus digest replaces them, as the file in its folder said then.
+CREATE TABLE corpus_references (
+    corpus_digest VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    label VARCHAR NOT NULL,
+    citation VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,
+    k INTEGER NOT NULL,
+    value DOUBLE NOT NULL,
+    note VARCHAR
+);
 
 CREATE TABLE run_latency (
     run_id VARCHAR NOT NULL,

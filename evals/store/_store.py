@@ -25,7 +25,8 @@ import duckdb
 import pyarrow as pa
 
 from evals import locking
-from evals.metrics import MetricValue, metric_order
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket, MetricValue, metric_order
 from evals.provenance import SCRATCH_PREFIX, Provenance
 from evals.results import PREFIX, AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
 from evals.retrieval import sessions_of
@@ -41,6 +42,7 @@ from evals.store._records import (
     gc_paused,
     latency_table,
     metrics_table,
+    references_table,
     record_from_evaluation,
     run_tables,
 )
@@ -394,6 +396,9 @@ class Store:
             self._insert_arrow("run_metrics", metrics_table(record))
         if "run_latency" in tables:
             self._insert_arrow("run_latency", latency_table(record))
+        if "corpus_references" in tables and record.references:
+            self._con.execute("DELETE FROM corpus_references WHERE corpus_digest = ?", [record.summary.corpus_digest])
+            self._insert_arrow("corpus_references", references_table(record))
         answers = answers_table(record)
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
@@ -523,6 +528,28 @@ class Store:
             raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
         return self._summaries([row])[0]
 
+    def references(self, corpus_digest: str) -> list[Reference]:
+        """The published figures stored for a corpus (references.json), in the file's order."""
+        if "corpus_references" not in self._tables():
+            return []
+        rows = self._con.execute(
+            "SELECT label, citation, metric, level, k, value, note FROM corpus_references WHERE corpus_digest = ? ORDER BY position",
+            [corpus_digest],
+        ).fetchall()
+        names = ("label", "citation", "metric", "level", "k", "value", "note")
+        return [Reference.model_validate(dict(zip(names, row, strict=True))) for row in rows]
+
+    def latency_buckets(self, run_id: str) -> list[LatencyBucket]:
+        """The run's retrieve latency by records held (none for a run stored before it was recorded)."""
+        if "run_latency" not in self._tables():
+            return []
+        rows = self._con.execute(
+            "SELECT held_low, held_high, n, p50_s, p95_s, mean_s FROM run_latency "
+            "WHERE run_id = ? AND call = 'retrieve' ORDER BY held_low",
+            [run_id],
+        ).fetchall()
+        return [LatencyBucket(*row) for row in rows]
+
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
@@ -624,6 +651,8 @@ class Store:
             record_turns=record_turns,
             unrecorded=unrecorded,
             answers=self._answers(summary, run),
+            references=self.references(summary.corpus_digest),
+            latency=self.latency_buckets(run_id),
         )
 
     def _answers(self, summary: RunSummary, run: RunResult) -> AnswerRun | None:
