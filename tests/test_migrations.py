@@ -96,3 +96,20 @@ def test_migrated_metrics_equal_those_computed_afresh(schema5):
             for name, value in fresh.items():
                 kept = summary.metrics[name]
                 assert (kept.value, kept.n, kept.low, kept.high) == pytest.approx((value.value, value.n, value.low, value.high))
+
+
+def test_runs_made_before_cutoffs_display_their_new_metrics_as_not_recorded(schema5, tmp_path):
+    """After migration 8 an old run has no cutoffs and no retrieval metrics, and its page says they were not recorded."""
+    from evals.site import build_site
+
+    Store.upgrade(schema5)
+    with Store.open(schema5, read_only=True) as store:
+        summaries = store.runs()
+        run = store.get_run(summaries[0].run_id)
+    assert all(s.cutoffs == [] and s.cutoff_rule is None for s in summaries)
+    assert not [k for s in summaries for k in s.metrics if "@" in k]
+    assert all(p.ranked_turns is None for c in run.run.conversations for p in c.test_points)
+    out = tmp_path / "site"
+    build_site(schema5, out)
+    page = (out / "runs" / f"{summaries[0].run_id}.html").read_text(encoding="utf-8")
+    assert "Retrieval at every cutoff" in page and "Not recorded: this run was made before" in page

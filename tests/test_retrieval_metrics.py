@@ -149,3 +149,52 @@ def test_a_point_without_evidence_is_left_out():
     """A test point with no evidence at a level has no value there (LoCoMo would score it 1)."""
     point = TestPointResult(turn_index=3, question="q", expected_fact="f", expected_keywords=["f"], retrieved_records=[])
     assert point_value(point, "recall_frac", "turn", 5, "prefix") is None
+
+
+class SessionAware:
+    """Keeps what add() was given, sessions and dates included."""
+
+    name = "session_aware"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, str | None, str | None]] = []
+
+    def add(self, role: str, content: str, *, turn: int, session: str | None = None, date: str | None = None) -> None:
+        self.seen.append((turn, session, date))
+
+    def retrieve(self, query: str, k: int) -> list[str]:
+        return []
+
+    def context_for(self, query: str, k: int) -> list[dict[str, str]]:
+        return []
+
+    def reset(self) -> None:
+        pass
+
+
+def test_a_strategy_that_takes_session_and_date_receives_them():
+    """add() gets a turn's session and date when it accepts them; a turn without them passes neither."""
+    built: list[SessionAware] = []
+
+    def make(options, context):
+        built.append(SessionAware())
+        return built[-1]
+
+    registry = Registry([])
+    registry._loaded["session_aware"] = StrategySpec(name="session_aware", build=make)  # noqa: SLF001
+    evaluate(RunConfig(strategy="session_aware", corpus=CORPUS), registry=registry)
+    seen = built[0].seen
+    assert seen[0] == (0, "s1", "2023/05/21 (Sat) 10:00") and seen[11][1] == "s3"
+    assert seen[12] == (12, None, None)  # the first question: no session, no date
+
+
+def test_a_strategy_without_those_keywords_is_not_given_them():
+    """The contract's add(role, content, *, turn) still works: nothing it does not accept is passed."""
+    result = evaluate(RunConfig(strategy="old_recency", corpus=CORPUS), registry=_old_recency())
+    assert result.run.conversations[0].test_points[0].retrieved_records
+
+
+def _old_recency() -> Registry:
+    registry = Registry([])
+    registry._loaded["old_recency"] = StrategySpec(name="old_recency", build=lambda o, c: OldRecency(), prefix_stable=False)  # noqa: SLF001
+    return registry
