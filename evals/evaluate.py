@@ -11,25 +11,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.cache import Cache
 from evals.corpus import load_corpus
 from evals.errors import EvalsError
 from evals.executors import Executor, LocalExecutor, PlayJob, chat_client
 from evals.playthrough import likely_records
-from evals.results import MAX_K, MAX_SEED, MIN_SEED, Evaluation
+from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED, Evaluation
 from evals.scoring import score_run
 from evals.strategies import BuildContext, Planned, Registry
 from evals.tokens import TokenCounter
 
-__all__ = ["MAX_CONCURRENCY", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
+__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
 
 # Bounds of the LLM settings: generous, but finite, so a typo is refused before a run starts.
 MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
 MAX_BACKOFF = 60.0
+MAX_CUTOFF = 10_000  # deeper than any published table; a typo (5000000) is refused before a run
 
 
 class RunConfig(BaseModel):
@@ -45,6 +46,9 @@ class RunConfig(BaseModel):
     embedder: str = "hash"
     corpus: Path = Path("corpus")
     k: int = Field(default=5, ge=1, le=MAX_K)
+    # Depths the retrieval metrics are measured at, beside k (--cutoffs); () measures at k only, as the
+    # original harness did (python -m evals).
+    cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
     seed: int = Field(default=42, ge=MIN_SEED, le=MAX_SEED)
     # End-to-end answers (--with-answers) and their judge (--judge, which implies answers).
     # The API key is deliberately not a setting: it never travels with the run.
@@ -56,6 +60,14 @@ class RunConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
     max_retries: int = Field(default=5, ge=0, le=MAX_RETRIES)
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _cutoffs_in_range(cls, cutoffs: tuple[int, ...]) -> tuple[int, ...]:
+        for cutoff in cutoffs:
+            if not 1 <= cutoff <= MAX_CUTOFF:
+                raise ValueError(f"a cutoff must be from 1 to {MAX_CUTOFF}, not {cutoff}")
+        return tuple(sorted(set(cutoffs)))
 
     @property
     def answers_on(self) -> bool:
@@ -122,7 +134,17 @@ def evaluate(
         strategy = planned.build()
         counter = counter or TokenCounter()
         counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
-        job = PlayJob(config, corpus, planned, strategy, cache=cache, client=client, progress=progress, backoff=backoff or 1.0)
+        job = PlayJob(
+            config,
+            corpus,
+            planned,
+            strategy,
+            cache=cache,
+            client=client,
+            progress=progress,
+            count_tokens=counter.counts,
+            backoff=backoff or 1.0,
+        )
         played = executor.play(job)
         scores = score_run(played.run, counter)
     finally:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from evals.answer_scores import bleu1, token_f1
 from evals.breakdown import metrics_additions
+from evals.metrics import MetricValue, ScoredRun, answer_bleu1, answer_f1, latency_block, retrieval_by_category, retrieval_rows
 from evals.results import RunResult, TestPointResult
 from evals.scoring import PointScore, Scores
 from evals.stats import interval_block, wilson_interval
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "dump_json",
     "legacy_json",
+    "lexical_block",
     "point_json",
     "recall_block",
     "run_line",
@@ -55,14 +58,25 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
         out["category"] = point.category
     if not point.answerable:
         out["answerable"] = False
+    if point.evidence_sessions:
+        out["evidence_sessions"] = list(point.evidence_sessions)
+    if point.ranked_turns is not None:  # measured at several cutoffs: the ranking every cutoff reads
+        out["ranked_turns"] = list(point.ranked_turns)
+        out["ranked_sessions"] = point.ranked_sessions
     return out
 
 
-def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
+def legacy_json(
+    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
+) -> dict[str, Any]:
     """The original harness's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
     corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
-    point's ``answer``) are additions only."""
+    point's ``answer``, with its token F1 and BLEU-1 against the expected fact) are additions only.
+
+    ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
+    the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
+    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run)."""
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     document = {
         "strategy": run.strategy,
@@ -89,12 +103,29 @@ def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None
         ],
     }
     if answers is not None:
-        _add_answers(document, answers)
+        _add_answers(document, run, scores, answers)
+    if metrics is not None:
+        _add_measurements(document, run, metrics)
     return document
 
 
-def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
-    document["metrics"]["answers"] = answers_block(answers)
+def _add_measurements(document: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue]) -> None:
+    if run.cutoffs:
+        document["cutoffs"] = list(run.cutoffs)
+        document["cutoff_rule"] = run.cutoff_rule
+        rows = retrieval_rows(metrics)
+        if rows:
+            document["metrics"]["retrieval"] = rows
+            by_category = retrieval_by_category(run)
+            if by_category:
+                document["metrics"]["retrieval_by_category"] = by_category
+    latency = latency_block(metrics)
+    if latency is not None:
+        document["metrics"]["latency"] = latency
+
+
+def _add_answers(document: dict[str, Any], run: RunResult, scores: Scores, answers: AnswerRun) -> None:
+    document["metrics"]["answers"] = answers_block(answers) | lexical_block(ScoredRun(run, scores, answers))
     document["answers"] = {
         "answer_model": answers.answer_model,
         "judge_model": answers.judge_model,
@@ -103,7 +134,11 @@ def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
     }
     for conversation, points in zip(document["conversations"], answers.points, strict=True):
         for point, answer in zip(conversation["test_points"], points, strict=True):
-            point["answer"] = dataclasses.asdict(answer)
+            expected = point["expected_fact"]
+            point["answer"] = dataclasses.asdict(answer) | {
+                "f1": token_f1(answer.answer, expected),
+                "bleu1": bleu1(answer.answer, expected),
+            }
 
 
 def summary_line(document: dict[str, Any], destination: str | None = None) -> str:
@@ -218,9 +253,20 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
     }
 
 
+def lexical_block(run: ScoredRun) -> dict[str, Any]:
+    """Mean token F1 and BLEU-1 of the answerable test points' answers, each with its 95% bootstrap
+    interval (``null`` without an answerable test point), for ``metrics.answers``."""
+    block: dict[str, Any] = {}
+    for key, compute in (("f1", answer_f1), ("bleu1", answer_bleu1)):
+        value = compute(run)
+        block[key] = value.value
+        block[f"{key}_interval_95"] = None if value.low is None else [value.low, value.high]
+    return block
+
+
 def stored_legacy_json(stored: StoredRun) -> dict[str, Any]:
     """The document ``--output`` wrote for a run read back from the store."""
-    return legacy_json(stored.run, stored.scores, stored.answers)
+    return legacy_json(stored.run, stored.scores, stored.answers, stored.summary.metrics)
 
 
 def _proportion(hits: int, total: int) -> str:

@@ -52,6 +52,8 @@ def _publish(store: Store, env: jinja2.Environment, output: Output, workers: int
     summaries = store.runs()
     latest = store.latest_per_configuration()
     site = Site.of(env, summaries, latest, job.publishers)
+    site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
+    site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
     publishers = [cls() for cls in job.publishers]
     needed = set().union(*(p.runs_needed(site) for p in publishers))
 

@@ -12,6 +12,7 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
+from evals.answer_scores import bleu1, token_f1
 from evals.scoring import matched_keywords
 from evals.site._fragments import Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
@@ -184,6 +185,8 @@ def point_view(
             keyword_hit=answer.keyword_hit,
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
+            f1=token_f1(answer.answer, point.expected_fact),
+            bleu1=bleu1(answer.answer, point.expected_fact),
         ),
     )
     return cache.point(key, view, approx), listed, rank_of_turn

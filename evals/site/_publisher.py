@@ -22,6 +22,8 @@ from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
 from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket
 from evals.store import RunSummary, Store, StoredRun
 
 __all__ = ["Publisher", "Site", "load_run", "navigation"]
@@ -39,6 +41,8 @@ class Site:
     note: str  # the footer's line about the store
     navigation: list[NavEntry]
     stored: dict[str, StoredRun] = field(default_factory=dict)  # the runs publishers asked for in runs_needed
+    references: dict[str, list[Reference]] = field(default_factory=dict)  # corpus digest -> published figures
+    latency: dict[str, list[LatencyBucket]] = field(default_factory=dict)  # latest run id -> retrieve latency by size
 
     @classmethod
     def of(

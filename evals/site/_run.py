@@ -30,6 +30,7 @@ from evals.site._pages import (
 )
 from evals.site_paths import config_id, root_of, test_point_anchor
 from evals.site._provenance import cache_note, provenance_rows
+from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart
 from evals.site._publisher import Publisher, Site
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
@@ -173,13 +174,27 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
             conversations=ordered,
             categories=[_category_row(row) for row in category_rows(stored.run, stored.scores) or []],
             evidence=_evidence_row(evidence_block(stored.run, stored.scores)),
+            **_retrieval_views(stored, run_href),
             unanswerable=(unanswerable_block(stored.run, stored.scores) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers is not None else None,
         ),
     )
-    document = legacy_json(stored.run, stored.scores, answers)
+    document = legacy_json(stored.run, stored.scores, answers, s.metrics)
     # Compact: json's C encoder only runs without indent, and full_history documents are large.
     output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _retrieval_views(stored: StoredRun, run_href: str) -> dict[str, Any]:
+    """The run page's retrieval table over cutoffs (published figures greyed below), recall against
+    cutoff, and retrieve latency against records held."""
+    s = stored.summary
+    tables = cutoff_tables([(s.strategy, run_href, s)], stored.references)
+    return {
+        "retrieval": tables,
+        "retrieval_cutoffs": sorted({c for t in tables for c in t.cutoffs}),
+        "cutoff_chart": cutoff_chart(s, stored.references, run_href),
+        "latency_chart": latency_chart([(f"{s.strategy} ({s.config_key})", run_href, stored.latency)], f"Retrieve latency against memory size: run {s.run_id}"),
+    }
 
 
 def _whole_turns(text: ConversationText, digest: str, href: str, output: Output) -> dict[int, str]:
@@ -199,6 +214,7 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
     prompts = ", ".join(f"{name} {digest}" for name, digest in sorted(settings.get("prompts", {}).items()))
     accuracy, keyword = s.metric("answer_accuracy"), s.metric("keyword_accuracy")
     llm_tokens = s.metric("llm_tokens_per_test_point")
+    f1, bleu = s.metric("answer_f1"), s.metric("answer_bleu1")
     return AnswersBlock(
         answer_model=s.answer_model or "",
         judge_model=s.judge_model,
@@ -211,6 +227,12 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
         keyword_accuracy=keyword.value if keyword else None,
         keyword_hits=s.answers_keyword_hits or 0,
         total=s.answers_total or 0,
+        f1=f1.value if f1 else None,
+        f1_low=f1.low if f1 else None,
+        f1_high=f1.high if f1 else None,
+        bleu1=bleu.value if bleu else None,
+        bleu1_low=bleu.low if bleu else None,
+        bleu1_high=bleu.high if bleu else None,
         mean_latency_s=s.answer_latency_s,
         requests_made=s.llm_requests_made or 0,
         requests_cached=s.llm_requests_cached or 0,

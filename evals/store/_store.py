@@ -27,9 +27,11 @@ import duckdb
 import pyarrow as pa
 
 from evals import locking
-from evals.metrics import METRICS, MetricValue
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket, MetricValue, metric_order
 from evals.provenance import SCRATCH_PREFIX, Provenance
-from evals.results import AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.results import PREFIX, AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, score_point
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._models import RunSummary, StoredRun
@@ -43,7 +45,9 @@ from evals.store._records import (
     decode_records,
     decode_tokens,
     gc_paused,
+    latency_table,
     metrics_table,
+    references_table,
     record_from_evaluation,
     run_tables,
 )
@@ -101,6 +105,8 @@ _SUMMARY_COLUMNS = (
     "cache_hits",
     "cache_misses",
     "strategy_source",
+    "cutoffs",
+    "cutoff_rule",
     *_ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
@@ -420,8 +426,14 @@ class Store:
             self._insert_arrow("run_turn_tokens", turn_tokens)
             del points, turn_tokens
             release_memory()
-        if "run_metrics" in self._tables():  # a store opened with fewer migrations has none
+        tables = self._tables()
+        if "run_metrics" in tables:  # a store opened with fewer migrations has none
             self._insert_arrow("run_metrics", metrics_table(record))
+        if "run_latency" in tables:
+            self._insert_arrow("run_latency", latency_table(record))
+        if "corpus_references" in tables and record.references:
+            self._con.execute("DELETE FROM corpus_references WHERE corpus_digest = ?", [record.summary.corpus_digest])
+            self._insert_arrow("corpus_references", references_table(record))
         answers = answers_table(record)
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
@@ -591,11 +603,33 @@ class Store:
             raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
         return self._summaries([row])[0]
 
+    def references(self, corpus_digest: str) -> list[Reference]:
+        """The published figures stored for a corpus (references.json), in the file's order."""
+        if "corpus_references" not in self._tables():
+            return []
+        rows = self._con.execute(
+            "SELECT label, citation, metric, level, k, value, note FROM corpus_references WHERE corpus_digest = ? ORDER BY position",
+            [corpus_digest],
+        ).fetchall()
+        names = ("label", "citation", "metric", "level", "k", "value", "note")
+        return [Reference.model_validate(dict(zip(names, row, strict=True))) for row in rows]
+
+    def latency_buckets(self, run_id: str) -> list[LatencyBucket]:
+        """The run's retrieve latency by records held (none for a run stored before it was recorded)."""
+        if "run_latency" not in self._tables():
+            return []
+        rows = self._con.execute(
+            "SELECT held_low, held_high, n, p50_s, p95_s, mean_s FROM run_latency "
+            "WHERE run_id = ? AND call = 'retrieve' ORDER BY held_low",
+            [run_id],
+        ).fetchall()
+        return [LatencyBucket(*row) for row in rows]
+
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
         conversations = self._arrow(
-            "SELECT conversation_id, description, roles, contents, unrecorded FROM conversations "
+            "SELECT conversation_id, description, roles, contents, unrecorded, sessions FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [summary.corpus_digest],
         ).to_pylist()
@@ -603,13 +637,14 @@ class Store:
             (row[0], row[1]): row[2:]
             for row in self._con.execute(
                 "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
-                "coalesce(evidence_turns, []), category, coalesce(answerable, true) "
+                "coalesce(evidence_turns, []), category, coalesce(answerable, true), coalesce(evidence_sessions, []) "
                 "FROM corpus_test_points WHERE corpus_digest = ?",
                 [summary.corpus_digest],
             ).fetchall()
         }
         points = self._arrow(
-            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns '
+            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
+            "ranked_turns "
 
             "FROM test_points WHERE run_id = ? ORDER BY turn_index",
             [run_id],
@@ -631,8 +666,10 @@ class Store:
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
+            sessions = conversation["sessions"] or [None] * len(contents)
             for point in by_conversation.get(cid, []):
-                question, expected_fact, expected_keywords, evidence, category, answerable = questions[cid, point["turn_index"]]
+                question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[cid, point["turn_index"]]
+                ranked = point["ranked_turns"]
                 records = decode_records(point["record_turns"], point["record_texts"], contents)
                 result_point = TestPointResult(
                     turn_index=point["turn_index"],
@@ -645,6 +682,9 @@ class Store:
                     answerable=answerable,
                     # The stored refs are the same mapping the run made (evals.turn_refs).
                     retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
+                    evidence_sessions=list(listed) or sessions_of(evidence, sessions),
+                    ranked_turns=ranked,
+                    ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -670,6 +710,8 @@ class Store:
             duration_s=summary.duration_s,
             conversations=results,
             strategy_source=summary.strategy_source,
+            cutoffs=summary.cutoffs,
+            cutoff_rule=summary.cutoff_rule or PREFIX,
         )
         scores = Scores(
             tokenizer=summary.tokenizer,
@@ -684,6 +726,8 @@ class Store:
             record_turns=record_turns,
             unrecorded=unrecorded,
             answers=self._answers(summary, run),
+            references=self.references(summary.corpus_digest),
+            latency=self.latency_buckets(run_id),
         )
 
     def _answers(self, summary: RunSummary, run: RunResult) -> AnswerRun | None:
@@ -729,7 +773,6 @@ class Store:
 def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
     values = dict(zip(_SUMMARY_COLUMNS, row, strict=True))
     total = values["total"]
-    order = {name: position for position, name in enumerate(METRICS)}
     return RunSummary(
         run_id=values["run_id"],
         commit=values["commit"],
@@ -758,10 +801,12 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         tokens_per_test_point=values["context_tokens"] / total if total else None,
         reuse_key=values["cache_key"],
         # Declared metrics first, in declaration order; any the code no longer declares after them.
-        metrics=dict(sorted(metrics.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))),
+        metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0]))),
         cache_hits=values["cache_hits"],
         cache_misses=values["cache_misses"],
         strategy_source=values["strategy_source"],
+        cutoffs=list(values["cutoffs"] or []),
+        cutoff_rule=values["cutoff_rule"],
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )

@@ -94,6 +94,17 @@ class Mneme:
     def reset(self) -> None:
         self.manager.clear_all()
 
+    def held_count(self) -> int:
+        return self._backend.count(agent_id=self.manager.agent_id)
+
+    def held_texts(self) -> Iterable[str]:
+        held = self.held_count()
+        return [
+            record.content
+            for tier in mneme.MemoryTier
+            for record in self._backend.list_recent(agent_id=self.manager.agent_id, tier=tier, limit=max(held, 1))
+        ]
+
     def caching_embedder(self) -> CachingEmbedder | None:
         """The embedder whose vectors go through the run's cache (None for the hash embedder)."""
         return self._embedder if isinstance(self._embedder, CachingEmbedder) else None
