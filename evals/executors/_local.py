@@ -33,6 +33,10 @@ class LocalExecutor:
             strategy,
             k=config.k,
             seed=config.seed,
+            cutoffs=config.cutoffs,
+            ignores_k=job.planned.spec.ignores_k,
+            prefix_stable=job.planned.spec.prefix_stable,
+            count_tokens=job.count_tokens,
             corpus_dir=str(config.corpus),
             progress=job.progress,
             on_test_point=collector(asked, k=config.k) if job.client is not None else None,
@@ -40,8 +44,9 @@ class LocalExecutor:
             model=job.planned.model,
             source=job.planned.spec.source,
         )
-        if prefetch:  # the embedding up front is part of the run's time
-            run = run.model_copy(update={"duration_s": run.duration_s + prefetched})
+        if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
+            timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})
+            run = run.model_copy(update={"duration_s": run.duration_s + prefetched, "timings": timings})
         answers = None
         if job.client is not None:
             from evals.llm import answer_run

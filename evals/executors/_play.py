@@ -32,6 +32,7 @@ class PlayJob:
     cache: Cache | None = None  # embeddings and LLM replies across runs
     client: ChatClient | None = None  # answers (None: answers off)
     progress: Progress | None = None
+    count_tokens: Callable[[list[str]], list[int]] | None = None  # the run's token counter (footprint, cutoffs)
     backoff: float = 1.0  # first wait before retrying an LLM request ($EVALS_LLM_BACKOFF)
 
 

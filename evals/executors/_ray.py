@@ -73,6 +73,7 @@ class _Settings:
     directory: str
     digest: str
     backoff: float
+    exact_tokens: bool  # whether the driver counts with cl100k_base (else the estimate): workers count alike
 
 
 @dataclass
@@ -83,6 +84,8 @@ class _Outcome:
     timings: CallTimings
     written: dict[str, dict[str, bytes]]  # cache entries the task computed, by namespace
     answers: AnswerRun | None
+    cutoffs: list[int]  # as the play-through recorded them (the same for every conversation)
+    cutoff_rule: str
 
 
 class RayExecutor:
@@ -120,9 +123,12 @@ class RayExecutor:
         clock = time.perf_counter()
         config_ref = ray.put(config)
         embedder = _caching_embedder(job.strategy)
+        prefetch_ns = None
         if embedder is not None:
             self._embed(ray, embedder, corpus, config_ref, job)
-        settings = _Settings(str(config.corpus), str(corpus.directory), corpus.digest, job.backoff)
+            prefetch_ns = round((time.perf_counter() - clock) * 1e9)
+        exact = getattr(getattr(job.count_tokens, "__self__", None), "is_exact", True)
+        settings = _Settings(str(config.corpus), str(corpus.directory), corpus.digest, job.backoff, exact)
         reader = self._start_reader(ray, job)
         try:
             outcomes, failures = self._play_conversations(ray, job, config_ref, settings, embedder, reader)
@@ -143,9 +149,13 @@ class RayExecutor:
             timings=CallTimings(
                 add_ns=[n for o in ordered for n in o.timings.add_ns],
                 retrieve_ns=[n for o in ordered for n in o.timings.retrieve_ns],
+                retrieve_held=[n for o in ordered for n in o.timings.retrieve_held],
+                prefetch_ns=prefetch_ns,
             ),
             k=config.k,
             seed=config.seed,
+            cutoffs=ordered[0].cutoffs,
+            cutoff_rule=ordered[0].cutoff_rule,
             corpus_dir=str(config.corpus),
             corpus_digest=corpus.digest,
             started_at=started_at,
@@ -314,6 +324,7 @@ def _play_conversation(
     """A Ray task: play one conversation through a fresh strategy and answer its test points."""
     from evals.playthrough import play_corpus
     from evals.strategies import Prefetching
+    from evals.tokens import TokenCounter
 
     cache = WorkerCache(snapshot, reader)
     client = chat_client(config, cache, None, settings.backoff) if config.answers_on else None
@@ -330,6 +341,10 @@ def _play_conversation(
             strategy,
             k=config.k,
             seed=config.seed,
+            cutoffs=config.cutoffs,
+            ignores_k=planned.spec.ignores_k,
+            prefix_stable=planned.spec.prefix_stable,
+            count_tokens=TokenCounter(exact=settings.exact_tokens).counts,
             corpus_dir=settings.corpus_dir,
             on_test_point=collector(asked, k=config.k) if client is not None else None,
             configuration=planned.configuration,
@@ -352,4 +367,5 @@ def _play_conversation(
         close = getattr(strategy, "close", None)
         if callable(close):
             close()
-    return _Outcome(run.conversations[0], run.timings or CallTimings(), {ns: dict(e) for ns, e in cache.written.items() if e}, answers)
+    written = {ns: dict(e) for ns, e in cache.written.items() if e}
+    return _Outcome(run.conversations[0], run.timings or CallTimings(), written, answers, run.cutoffs, run.cutoff_rule)
