@@ -26,8 +26,6 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = Path(__file__).parent / "plugins"
 BUILT_INS = ["no_memory", "full_history", "summary_buffer", "mneme", "random_k", "recency", "bm25"]
-# Latency differs from run to run; everything else a run stores must not.
-TIMED = ("latency",)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -55,9 +53,11 @@ def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
             "run_turn_tokens": con.execute(
                 "SELECT * EXCLUDE (run_id) FROM run_turn_tokens WHERE run_id = ? ORDER BY conversation_id", [run_id]
             ).fetchall(),
+            # Every metric, but the values of the timed ones (call latencies, the up-front embedding).
             "run_metrics": con.execute(
-                "SELECT * EXCLUDE (run_id) FROM run_metrics WHERE run_id = ? AND NOT contains(metric, 'latency') "
-                "ORDER BY ALL",
+                "SELECT metric, level, cutoff, "
+                "CASE WHEN contains(metric, 'latency') OR contains(metric, 'prefetch') THEN NULL ELSE [value, n, low, high] END "
+                "FROM run_metrics WHERE run_id = ? ORDER BY ALL",
                 [run_id],
             ).fetchall(),
         }
@@ -110,7 +110,7 @@ def test_a_worker_that_dies_is_retried(corpus_small, store_path, tmp_path, monke
     monkeypatch.syspath_prepend(str(PLUGINS))
     victim = sorted(p.stem for p in corpus_small.glob("*.json"))[1]
     options = {"marker": str(tmp_path / "died"), "victim": victim}
-    remote = run(RunConfig(strategy="dying_strategy:make", options=options, corpus=corpus_small), store_path, RayExecutor())
+    remote = run(RunConfig(strategy="dying_strategy:SPEC", options=options, corpus=corpus_small), store_path, RayExecutor())
     assert (tmp_path / "died").exists()
     local = run(RunConfig(strategy="full_history", corpus=corpus_small), store_path)
     assert stored_rows(store_path, remote.run_id)["test_points"] == stored_rows(store_path, local.run_id)["test_points"]
@@ -123,7 +123,7 @@ def test_a_conversation_that_cannot_finish_stores_nothing(corpus_small, store_pa
     before = store_path.read_bytes()
     victim = sorted(p.stem for p in corpus_small.glob("*.json"))[0]
     options = {"marker": str(tmp_path / "died"), "victim": victim, "always": True}
-    config = RunConfig(strategy="dying_strategy:make", options=options, corpus=corpus_small)
+    config = RunConfig(strategy="dying_strategy:SPEC", options=options, corpus=corpus_small)
     with pytest.raises(EvalsError) as failed:
         run(config, store_path, RayExecutor(max_retries=1))
     assert str(failed.value).startswith(f"1 of 3 conversations could not be played on Ray, so nothing was stored: {victim!r} (its worker died")

@@ -2,15 +2,16 @@
 conversation ends the process (``os._exit``), on its first attempt only or on every attempt.
 
 Played on a Ray worker, it kills that worker, which is what tests/test_ray.py needs. Never play
-it in the test process itself. Referenced as ``dying_strategy:make`` with tests/plugins on the path.
+it in the test process itself. Referenced as ``dying_strategy:SPEC`` with tests/plugins on the path.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from evals.strategies import FullHistory
+from evals.strategies import FullHistory, spec_from_factory
 
 
 class Dying(FullHistory):
@@ -34,3 +35,7 @@ class Dying(FullHistory):
 def make(marker: str = "", victim: str = "", always: bool = False) -> Dying:
     """full_history whose worker dies while playing conversation ``victim`` (once, or ``always``)."""
     return Dying(marker=marker, victim=victim, always=always)
+
+
+# Like full_history, it returns every earlier turn whatever k is.
+SPEC = replace(spec_from_factory("dying", make), ignores_k=True)
