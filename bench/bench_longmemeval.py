@@ -55,6 +55,9 @@ class Step:
     peak_mb: float
     note: str = ""
 
+    def __post_init__(self) -> None:  # each step as it ends, so a long bench shows where it is
+        print(f"  {self.name}: {self.wall_s:.1f} s, {self.peak_mb:.0f} MB {self.note}".rstrip(), file=sys.stderr, flush=True)
+
 
 def measure(command: list[str], *, timeout: float) -> tuple[float, float, str]:
     """Run ``command``; (wall seconds, peak RSS in MB of it and what it waited for, its stderr)."""

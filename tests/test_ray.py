@@ -97,6 +97,14 @@ def test_minilm_embeddings_are_computed_once_on_workers_and_cached(corpus_small,
     assert stored_rows(store, remote.run_id)["test_points"] == stored_rows(tmp_path / "local.duckdb", fresh.run_id)["test_points"]
 
 
+def test_a_ray_run_reuses_a_local_run_of_the_same_inputs(corpus_small, store_path, clean_repo):
+    """On a clean commit, a Ray run of a configuration the store already holds is answered from the store."""
+    config = RunConfig(strategy="recency", corpus=corpus_small)
+    local = run_with_store(config, store_path, repo=clean_repo)
+    remote = run_with_store(config, store_path, repo=clean_repo, executor=RayExecutor())
+    assert (remote.reused, remote.run_id) == (True, local.run_id)
+
+
 def test_progress_is_reported_as_conversations_complete(corpus_small, store_path):
     """The progress callback hears of every conversation once, the count going up to the total."""
     seen = []
