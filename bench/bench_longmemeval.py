@@ -84,15 +84,15 @@ def measure(command: list[str], *, timeout: float) -> tuple[float, float, str]:
 
 def texts_seen(corpus: Path) -> tuple[int, int]:
     """(texts a play-through embeds, distinct ones): every turn's content and every question."""
-    seen = distinct = 0
+    from evals.corpus import load_corpus
+    from evals.executors._play import corpus_texts
+
+    seen = 0
     unique: set[str] = set()
-    for path in sorted(corpus.glob("*.json")):
-        for turn in json.loads(path.read_text(encoding="utf-8"))["turns"]:
-            texts = [turn["content"]] + ([turn["test_at"]["question"]] if turn.get("test_at") else [])
-            seen += len(texts)
-            unique.update(texts)
-    distinct = len(unique)
-    return seen, distinct
+    for text in corpus_texts(load_corpus(corpus).conversations):
+        seen += 1
+        unique.add(text)
+    return seen, len(unique)
 
 
 def _load() -> str:
