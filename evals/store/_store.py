@@ -399,6 +399,7 @@ class Store:
 
     def _insert_run(self, record: RunRecord) -> None:
         self._insert_corpus(record)
+        self._drop_cached_blocks()
         release_memory()
         summary = record.summary
         values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS if name != "cache_key"}
@@ -437,6 +438,17 @@ class Store:
         answers = answers_table(record)
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
+
+    def _drop_cached_blocks(self) -> None:
+        """Let DuckDB's buffer pool go of the blocks it read (the stored corpus, when compared):
+        lowering the memory limit evicts them, and the limit goes straight back."""
+        (limit,) = self._one("SELECT current_setting('memory_limit')")
+        try:
+            self._con.execute("SET memory_limit = '16MB'")
+        except duckdb.Error:
+            pass  # more is pinned than that (rows of this transaction): nothing to gain
+        finally:
+            self._con.execute(f"SET memory_limit = '{limit}'")
 
     def _insert_corpus(self, record: RunRecord) -> None:
         """Store the run's corpus unless a run on the same corpus digest already did; then the
