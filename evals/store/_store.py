@@ -427,6 +427,7 @@ class Store:
             self._insert_arrow("run_turn_tokens", turn_tokens)
             del points, turn_tokens
             release_memory()
+        self._drop_cached_blocks()
         tables = self._tables()
         if "run_metrics" in tables:  # a store opened with fewer migrations has none
             self._insert_arrow("run_metrics", metrics_table(record))
@@ -440,8 +441,10 @@ class Store:
             self._insert_arrow("test_point_answers", answers)
 
     def _drop_cached_blocks(self) -> None:
-        """Let DuckDB's buffer pool go of the blocks it read (the stored corpus, when compared):
-        lowering the memory limit evicts them, and the limit goes straight back."""
+        """Let DuckDB's buffer pool go of what it need not hold: blocks it read (the stored corpus,
+        when compared) and this transaction's rows, which go to its temporary file until the
+        checkpoint writes them. Lowering the memory limit evicts them; the limit goes straight back
+        (never lowered while a checkpoint needs room)."""
         (limit,) = self._one("SELECT current_setting('memory_limit')")
         try:
             self._con.execute("SET memory_limit = '16MB'")
