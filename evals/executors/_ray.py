@@ -303,6 +303,16 @@ def _merge_answers(parts: list[AnswerRun | None]) -> AnswerRun:
 
 # The strategy an embedding worker built for a configuration, kept for its next chunk (mem0 takes seconds to build).
 _EMBEDDERS: dict[str, Any] = {}
+_REGISTRY: list[Any] = []
+
+
+def _registry() -> Any:
+    """The installed strategies, found once per worker process (reading entry points takes ~20 ms a task)."""
+    if not _REGISTRY:
+        from evals.strategies import Registry
+
+        _REGISTRY.append(Registry())
+    return _REGISTRY[0]
 
 
 def _embed_chunk(config: RunConfig, texts: list[str], gpus: float) -> list[bytes]:
@@ -316,7 +326,7 @@ def _embed_chunk(config: RunConfig, texts: list[str], gpus: float) -> list[bytes
             prefer_device("cuda")
     key = config.model_dump_json()
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = _caching_embedder(config.plan().build())
+        _EMBEDDERS[key] = _caching_embedder(config.plan(_registry()).build())
     return _EMBEDDERS[key].compute(texts)
 
 
@@ -331,7 +341,7 @@ def _play_conversation(
     client = chat_client(config, cache, None, settings.backoff) if config.answers_on else None
     strategy = None
     try:
-        planned = config.plan(cache=cache, client=client)
+        planned = config.plan(_registry(), cache=cache, client=client)
         strategy = planned.build()
         if isinstance(strategy, Prefetching):
             strategy.prefetch(corpus_texts([conversation]))
