@@ -12,18 +12,20 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evals.breakdown import metrics_additions
-from evals.results import RunResult, TestPointResult
+from evals.results import ConversationResult, RunResult, TestPointResult
 from evals.scoring import PointScore, Scores
 from evals.stats import interval_block, wilson_interval
 from evals.tokens import EXACT
 
 if TYPE_CHECKING:
-    from evals.results import AnswerRun
+    from evals.results import AnswerRun, PointAnswer
     from evals.store import StoredRun
 
 __all__ = [
+    "conversation_json",
     "dump_json",
     "legacy_json",
+    "legacy_json_parts",
     "point_json",
     "recall_block",
     "run_line",
@@ -63,8 +65,24 @@ def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
     corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
     point's ``answer``) are additions only."""
+    head, tail = legacy_json_parts(run, scores, answers)
+    conversations = [
+        conversation_json(c, answers.points[i] if answers is not None else None) for i, c in enumerate(run.conversations)
+    ]
+    return {**head, "conversations": conversations, **tail}
+
+
+def legacy_json_parts(
+    run: RunResult, scores: Scores, answers: AnswerRun | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`legacy_json` without its ``conversations``: the keys before them and the keys after them.
+
+    Only counts are read from the records (how many each test point has), so a
+    writer that streams a big run can pass a run whose records are placeholders
+    of the right number, and write each conversation with :func:`conversation_json`.
+    """
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
-    document = {
+    head: dict[str, Any] = {
         "strategy": run.strategy,
         "seed": run.seed,
         "k": run.k,
@@ -78,32 +96,31 @@ def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None
             **stats_blocks(scores, turn_indices),
             **metrics_additions(run, scores),
         },
-        "conversations": [
-            {
-                "conversation_id": c.conversation_id,
-                "description": c.description,
-                "turn_count": c.turn_count,
-                "test_points": [point_json(tp) for tp in c.test_points],
-            }
-            for c in run.conversations
-        ],
     }
+    tail: dict[str, Any] = {}
     if answers is not None:
-        _add_answers(document, answers)
-    return document
+        head["metrics"]["answers"] = answers_block(answers)
+        tail["answers"] = {
+            "answer_model": answers.answer_model,
+            "judge_model": answers.judge_model,
+            "base_url": answers.base_url,
+            "settings": answers.settings,
+        }
+    return head, tail
 
 
-def _add_answers(document: dict[str, Any], answers: AnswerRun) -> None:
-    document["metrics"]["answers"] = answers_block(answers)
-    document["answers"] = {
-        "answer_model": answers.answer_model,
-        "judge_model": answers.judge_model,
-        "base_url": answers.base_url,
-        "settings": answers.settings,
-    }
-    for conversation, points in zip(document["conversations"], answers.points, strict=True):
-        for point, answer in zip(conversation["test_points"], points, strict=True):
+def conversation_json(conversation: ConversationResult, answers: list[PointAnswer] | None = None) -> dict[str, Any]:
+    """One entry of the document's ``conversations``; ``answers`` aligned with its test points."""
+    points = [point_json(tp) for tp in conversation.test_points]
+    if answers is not None:
+        for point, answer in zip(points, answers, strict=True):
             point["answer"] = dataclasses.asdict(answer)
+    return {
+        "conversation_id": conversation.conversation_id,
+        "description": conversation.description,
+        "turn_count": conversation.turn_count,
+        "test_points": points,
+    }
 
 
 def summary_line(document: dict[str, Any], destination: str | None = None) -> str:
