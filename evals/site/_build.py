@@ -240,17 +240,16 @@ def _measure(root: Path, paths: Paths, runs: dict[str, RunSummary]) -> _Size:
                 size.pages += 1
                 size.largest_page = max(size.largest_page, (length, rel))
             if length > REFUSED_FILE_BYTES:
-                big.append(f"{rel} ({length / 1e6:.0f} MB)")
+                big.append(f"{rel} ({_mb(length)})")
             parts[_part(rel, by_slug)] = parts.get(_part(rel, by_slug), 0) + length
     size.parts = sorted(parts.items(), key=lambda item: (-item[1], item[0]))
     if size.bytes > WARN_SITE_BYTES:
-        largest = "; ".join(f"{name} {length / 1e6:.0f} MB" for name, length in size.parts[:5])
+        largest = "; ".join(f"{name} {_mb(length)}" for name, length in size.parts[:5])
         size.warnings.append(
-            f"the site is {size.bytes / 1e6:.0f} MB, past {WARN_SITE_BYTES / 1e6:.0f} MB (GitHub Pages publishes at most 1 GB); "
-            f"largest parts: {largest}"
+            f"the site is {_mb(size.bytes)}, past {_mb(WARN_SITE_BYTES)} (GitHub Pages publishes at most 1 GB); largest parts: {largest}"
         )
     if big:
-        size.warnings.append(f"GitHub refuses files over {REFUSED_FILE_BYTES / 1e6:.0f} MB: {', '.join(big)}")
+        size.warnings.append(f"GitHub refuses files over {_mb(REFUSED_FILE_BYTES)}: {', '.join(big)}")
     return size
 
 
@@ -263,7 +262,13 @@ def _part(rel: str, by_slug: dict[str, RunSummary]) -> str:
         return f"run {slug} ({summary.strategy})" if summary else f"runs/{slug}"
     if parts[0] == "transcripts" and len(parts) > 1:
         return f"transcripts of corpus {parts[1]}"
+    if rel == STORE_HREF:
+        return f"the store copy ({STORE_HREF})"
     return parts[0] if len(parts) > 1 else "pages and downloads at the top"
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size < 10_000_000 else f"{size / 1e6:.0f} MB"
 
 
 def build_site(

@@ -281,7 +281,7 @@ class RunPage(Page):
     tokens: float | None
     context_tokens: int
     provenance: list[tuple[str, str]]  # every field the store recorded, as (label, text)
-    json_href: str  # the run's JSON, gzipped; "" when too big to publish (then ``json_note`` says why and how to get it)
+    json_href: str  # the run's JSON, gzipped; "" when too big to publish (then ``json_command`` writes it from the store)
     history_href: str
     misses: list[MissRow]
     conversations: list[ConversationRow]  # conversations with misses first
@@ -289,7 +289,7 @@ class RunPage(Page):
     evidence: CategoryRow | None = None  # the whole run's evidence recall, when test points list evidence turns
     unanswerable: int = 0  # test points kept out of recall (answerable: false)
     answers: AnswersBlock | None = None
-    json_note: str = ""  # why the JSON is not in the site, and the command that writes it
+    json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
 
 
 # -- conversation drill-down -------------------------------------------------------------------

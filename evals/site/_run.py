@@ -72,10 +72,10 @@ def run_note(s: RunSummary) -> str:
 class _Json:
     """The run's document, written as its conversations come, if it stays under :data:`JSON_LIMIT`."""
 
-    def __init__(self) -> None:
+    def __init__(self, over: bool = False) -> None:
         self.chunks: list[bytes] = []
         self.size = 0
-        self.over = False
+        self.over = over  # known too big from the start
 
     def add(self, conversation: dict[str, Any]) -> None:
         if self.over:
@@ -111,7 +111,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     rows: list[tuple[int, ConversationRow]] = []
     misses: list[MissRow] = []
     wrong: list[MissRow] = []
-    document = _Json()
+    document = _Json(over=s.context_tokens > JSON_LIMIT)  # a token is at least a byte of the records' text
     # The whole run without its texts: every record an empty placeholder (the numbers need only how many there are).
     light: list[ConversationResult] = []
     score_lists: list[list[PointScore]] = []
@@ -262,12 +262,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             evidence=_evidence_row(evidence_block(whole, scores_of_run)),
             unanswerable=(unanswerable_block(whole, scores_of_run) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers_whole is not None else None,
-            json_note=""
-            if gzipped is not None
-            else (
-                f"Its JSON would be over {JSON_LIMIT / 1e6:.0f} MB, too big to publish with the site; "
-                f"`evals export {s.run_id} --store STORE --output {s.run_id}.json` writes it from the store."
-            ),
+            json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
         ),
     )
 
