@@ -20,9 +20,9 @@ from evals import __version__
 from evals.corpus import check_corpus
 from evals.errors import EvalsError
 from evals.formatting import printable
-from evals.evaluate import MAX_CONCURRENCY, MAX_REQUEST_TIMEOUT, MAX_RETRIES, RunConfig, evaluate
+from evals.evaluate import MAX_CONCURRENCY, MAX_CUTOFF, MAX_REQUEST_TIMEOUT, MAX_RETRIES, RunConfig, evaluate
 from evals.report import dump_json, legacy_json, run_line, summary_line
-from evals.results import MAX_K, MAX_SEED, MIN_SEED
+from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BACKENDS, EMBEDDERS, Registry
 
 if TYPE_CHECKING:
@@ -83,6 +83,25 @@ class _Seconds(click.FloatRange):
             self.fail(f"{value} is not a finite number of seconds.", param, ctx)
         return super().convert(number, param, ctx)
 
+
+class _Cutoffs(click.ParamType):
+    """A comma-separated list of cutoffs (1,3,5,10), each a whole number from 1 to MAX_CUTOFF."""
+
+    name = "LIST"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        cutoffs = []
+        for part in str(value).split(","):
+            text = part.strip()
+            if not text.isdigit() or not 1 <= int(text) <= MAX_CUTOFF:
+                self.fail(f"{text!r} in {value!r} is not a cutoff: each must be a whole number from 1 to {MAX_CUTOFF}.", param, ctx)
+            cutoffs.append(int(text))
+        return tuple(sorted(set(cutoffs)))
+
+
+_CUTOFFS = _Cutoffs()
 
 
 def run_options(func: Callable) -> Callable:
@@ -265,7 +284,15 @@ def _run_and_report(
     the defaults and $OPENAI_BASE_URL/$OPENAI_API_KEY (the original's flags stay exactly its
     own), and responses are cached beside the default store ($EVALS_STORE, else results/)."""
     config = RunConfig(
-        strategy=strategy, backend=backend, embedder=embedder, corpus=corpus, k=k, seed=seed, with_answers=with_answers, judge=judge
+        strategy=strategy,
+        backend=backend,
+        embedder=embedder,
+        corpus=corpus,
+        k=k,
+        seed=seed,
+        cutoffs=(),  # the original measured at k only; its JSON has no cutoffs
+        with_answers=with_answers,
+        judge=judge,
     )
     cache = None
     _warn_about_the_key(config, None)
@@ -367,6 +394,14 @@ def cli() -> None:
     help="Also write the result as JSON in the original harness's shape.",
 )
 @click.option(
+    "--cutoffs",
+    type=_CUTOFFS,
+    default=",".join(map(str, DEFAULT_CUTOFFS)),
+    show_default=True,
+    help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any at turn and session level) "
+    "are measured at, beside --k; a prefix-stable strategy retrieves once, at the deepest. Comma-separated.",
+)
+@click.option(
     "--option",
     "strategy_options",
     multiple=True,
@@ -463,7 +498,17 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     help="One row per configuration and test point category (corpora with categories only): recall, "
     "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart.",
 )
-def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None:
+@click.option(
+    "--metric",
+    "metric",
+    default=None,
+    metavar="NAME[@K]",
+    help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
+    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac or ndcg_any "
+    "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
+    "evidence, else recall.",
+)
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None) -> None:
     """The latest run of each configuration on each corpus, best recall first.
 
     recall is hits / test points with its 95% Wilson interval; strict recall
@@ -474,8 +519,11 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
     """
     if by_category and fmt == "markdown":
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
+    from evals import tables
+
+    chosen = tables.leaderboard_metric(metric) if metric is not None else None
     with _open_store(store) as opened:
-        summaries = opened.latest_per_configuration()
+        summaries = tables.ranked(opened.latest_per_configuration(), chosen.name if chosen else None)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
     if by_category:
         from evals import tables
@@ -493,7 +541,10 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool) -> None
 
         _echo(leaderboard_markdown(summaries), nl=False)
         return
-    _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"])
+    columns = None
+    if chosen is not None:
+        columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
+    _echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns)
 
 
 @cli.command("export")

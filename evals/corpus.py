@@ -11,13 +11,17 @@ misspelled) field is an error, not ignored; a role is ``user`` or
 would match any record, is refused; a file's ``id`` is its file name. The
 file itself is read by :mod:`evals.jsonfile` (regular files only, bounded, no
 repeated keys or lone surrogates).
+
+One ``*.json`` is not a conversation: ``references.json`` holds published
+figures (:class:`Reference`) to show beside runs. It is checked as strictly,
+but it is not corpus content: it is never played and not in the digest.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -33,15 +37,19 @@ __all__ = [
     "Corpus",
     "CorpusError",
     "Problem",
+    "REFERENCES_FILE",
+    "Reference",
     "TestPoint",
     "Turn",
     "check_corpus",
+    "check_references",
     "corpus_digest",
     "load_corpus",
 ]
 
 SCHEMA_VERSION = "1"
 ROLES = ("user", "assistant")
+REFERENCES_FILE = "references.json"  # published figures beside the conversations; not a conversation
 
 
 def _not_blank(text: str) -> str:
@@ -53,6 +61,30 @@ def _not_blank(text: str) -> str:
 # A keyword or fact that is empty (or only whitespace) is a substring of every record (or of
 # every record with a space), so it would make any retrieval, even none, score a hit.
 Needle = Annotated[str, AfterValidator(_not_blank)]
+
+
+def _non_empty(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank_string", "must be a non-empty string")
+    return text
+
+
+# A session id, a date or a label: free text, but not empty or only whitespace.
+Label = Annotated[str, AfterValidator(_non_empty)]
+
+
+def _positive(number: int) -> int:
+    if number < 1:
+        raise PydanticCustomError("not_positive", "must be a positive integer, got {number}", {"number": number})
+    return number
+
+
+def _fraction(number: float) -> float:
+    if not 0 <= number <= 1:
+        raise PydanticCustomError(
+            "not_a_fraction", "must be between 0 and 1 (a fraction, not a percentage), got {number}", {"number": number}
+        )
+    return number
 
 
 class _Strict(BaseModel):
@@ -73,6 +105,7 @@ class TestPoint(_Strict):
     evidence_turns: list[StrictInt] = Field(default_factory=list)  # earlier turns that hold the answer
     category: str | None = None
     answerable: StrictBool = True  # False: the conversation holds no answer; kept out of recall
+    evidence_sessions: list[Label] = Field(default_factory=list)  # sessions that hold the answer
 
 
 class Turn(_Strict):
@@ -80,6 +113,10 @@ class Turn(_Strict):
     content: str
     test_at: TestPoint | None = None
     record: StrictBool = True  # False: played but never added to memory (e.g. one of several questions)
+    # Optional: the session the turn belongs to (an id) and its date, verbatim as the source wrote it
+    # ("1:56 pm on 8 May, 2023", "2023/05/20 (Sat) 02:21"): never parsed, so never misread.
+    session: Label | None = None
+    date: Label | None = None
 
 
 class Conversation(_Strict):
@@ -91,6 +128,31 @@ class Conversation(_Strict):
 
     def test_points(self) -> list[tuple[int, TestPoint]]:
         return [(i, t.test_at) for i, t in enumerate(self.turns) if t.test_at is not None]
+
+    @property
+    def sessions(self) -> list[str | None]:
+        """Each turn's session id (None where a turn has none), in turn order."""
+        return [turn.session for turn in self.turns]
+
+
+Metric = Literal["recall_any", "recall_all", "recall_frac", "ndcg_any"]
+Level = Literal["turn", "session"]
+
+
+class Reference(_Strict):
+    """A published figure to show beside runs on the same corpus (``references.json``).
+
+    Never ranked and never mixed into runs: it was computed by someone else,
+    on their copy of the data, with their retriever.
+    """
+
+    label: Label  # what produced it, e.g. "LoCoMo paper, DRAGON retriever (dialog level)"
+    citation: Label  # where it is published
+    metric: Metric
+    level: Level
+    k: Annotated[StrictInt, AfterValidator(_positive)]
+    value: Annotated[float, Field(strict=True), AfterValidator(_fraction)]
+    note: Label | None = None  # e.g. "computed by the authors on their release, not re-run here"
 
 
 @dataclass(frozen=True)
@@ -120,15 +182,16 @@ class Corpus:
     directory: Path
     conversations: list[Conversation]
     digest: str
+    references: list[Reference] = field(default_factory=list)  # from references.json; not in the digest
 
     @property
     def name(self) -> str:
         return self.directory.resolve().name
 
 
-def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
-    """The model whose field ``loc`` ends in: Conversation, Turn or TestPoint."""
-    model: type[BaseModel] = Conversation
+def _model_at(loc: tuple[int | str, ...], root: type[BaseModel] = Conversation) -> type[BaseModel]:
+    """The model whose field ``loc`` ends in: Conversation, Turn or TestPoint (or ``root`` itself)."""
+    model: type[BaseModel] = root
     for part in loc[:-1]:
         if part == "turns":
             model = Turn
@@ -137,22 +200,24 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
     return model
 
 
-def _unknown_field(loc: tuple[int | str, ...]) -> str:
-    fields = list(_model_at(loc).model_fields)
+def _unknown_field(loc: tuple[int | str, ...], root: type[BaseModel] = Conversation) -> str:
+    fields = list(_model_at(loc, root).model_fields)
     near = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.7)
     if near:
         return f"unknown field (did you mean {near[0]!r}?)"
     return f"unknown field (allowed here: {', '.join(fields)})"
 
 
-def _describe(error: dict) -> str:
+def _describe(error: dict, root: type[BaseModel] = Conversation) -> str:
     kind = error["type"]
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
-        return _unknown_field(error["loc"])
+        return _unknown_field(error["loc"], root)
     if kind == "literal_error" and error["loc"][-1] == "role":
         return f"expected {' or '.join(repr(r) for r in ROLES)}, got {error['input']!r}"
+    if kind == "literal_error":
+        return f"expected {error['ctx']['expected']}, got {error['input']!r}"
     if kind == "too_short" and error["loc"] == ("turns",):
         return "expected at least one turn, got an empty list"
     got = type(error.get("input")).__name__
@@ -165,6 +230,7 @@ def _describe(error: dict) -> str:
         "dict_type": "an object",
         "bool_type": "true or false",
         "int_type": "an integer",
+        "float_type": "a number",
     }.get(kind)
     if expected:
         return f"expected {expected}, got {got}"
@@ -207,6 +273,29 @@ def _reference_problems(name: str, conversation: Conversation) -> list[Problem]:
             elif not conversation.turns[turn].record:
                 problems.append(Problem(name, path, f"turn {turn} has record: false, so memory never holds it"))
             seen.add(turn)
+        problems.extend(_session_problems(name, conversation, index, test))
+    return problems
+
+
+def _session_problems(name: str, conversation: Conversation, index: int, test: TestPoint) -> list[Problem]:
+    """Each evidence session is the session of an earlier, recorded turn, listed once."""
+    problems: list[Problem] = []
+    if not test.evidence_sessions:
+        return problems
+    earlier = {t.session for t in conversation.turns[:index] if t.record and t.session is not None}
+    anywhere = {t.session for t in conversation.turns if t.session is not None}
+    seen: set[str] = set()
+    for position, session in enumerate(test.evidence_sessions):
+        path = f"turns[{index}].test_at.evidence_sessions[{position}]"
+        if session in seen:
+            problems.append(Problem(name, path, f"session {session!r} is listed twice"))
+        elif session not in anywhere:
+            problems.append(Problem(name, path, f"session {session!r} is the session of no turn"))
+        elif session not in earlier:
+            problems.append(
+                Problem(name, path, f"session {session!r} has no recorded turn before this one, so memory never holds it")
+            )
+        seen.add(session)
     return problems
 
 
@@ -229,7 +318,7 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
         return [], [Problem(str(directory), "", "corpus folder does not exist")]
     if not directory.is_dir():
         return [], [Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")]
-    files = sorted(directory.glob("*.json"))
+    files = sorted(p for p in directory.glob("*.json") if p.name != REFERENCES_FILE)
     if not files:
         return [], [Problem(str(directory), "", "no *.json files in the corpus folder")]
 
@@ -257,7 +346,42 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
             continue
         first_seen[conversation.id] = path
         conversations.append(conversation)
+    problems.extend(check_references(directory)[1])
     return conversations, problems
+
+
+def check_references(directory: Path) -> tuple[list[Reference], list[Problem]]:
+    """The published figures in ``directory/references.json`` (none if there is no such file), and its problems."""
+    path = Path(directory) / REFERENCES_FILE
+    if not path.exists() and not path.is_symlink():
+        return [], []
+    name = str(path)
+    try:
+        data = jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        return [], [Problem(name, exc.where, exc.reason)]
+    if not isinstance(data, list):
+        return [], [Problem(name, "", f"expected a JSON array of reference objects at the top level, got {type(data).__name__}")]
+    references: list[Reference] = []
+    problems: list[Problem] = []
+    first_seen: dict[tuple[str, str, str, int], int] = {}
+    for position, item in enumerate(data):
+        try:
+            reference = Reference.model_validate(item)
+        except ValidationError as exc:
+            problems.extend(
+                Problem(name, jsonfile.json_path((position, *e["loc"])), _describe(e, Reference)) for e in exc.errors()
+            )
+            continue
+        key = (reference.label, reference.metric, reference.level, reference.k)
+        if key in first_seen:
+            # Two values for one cell of a table: which one the page shows would be an accident.
+            message = f"same label, metric, level and k as [{first_seen[key]}]"
+            problems.append(Problem(name, f"[{position}]", message))
+            continue
+        first_seen[key] = position
+        references.append(reference)
+    return references, problems
 
 
 def load_corpus(directory: Path) -> Corpus:
@@ -265,4 +389,10 @@ def load_corpus(directory: Path) -> Corpus:
     conversations, problems = check_corpus(directory)
     if problems:
         raise CorpusError(problems)
-    return Corpus(directory=Path(directory), conversations=conversations, digest=corpus_digest(conversations))
+    references, _ = check_references(directory)
+    return Corpus(
+        directory=Path(directory),
+        conversations=conversations,
+        digest=corpus_digest(conversations),
+        references=references,
+    )

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.cache import Cache
 from evals.corpus import load_corpus
 from evals.errors import EvalsError
 from evals.playthrough import likely_records, play_corpus
-from evals.results import MAX_K, MAX_SEED, MIN_SEED, Evaluation
+from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED, Evaluation
 from evals.scoring import score_run
 from evals.strategies import BuildContext, Planned, Prefetching, Registry
 from evals.tokens import TokenCounter
@@ -26,13 +26,14 @@ from evals.tokens import TokenCounter
 if TYPE_CHECKING:
     from evals.llm import AskedPoint
 
-__all__ = ["MAX_CONCURRENCY", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
+__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
 
 # Bounds of the LLM settings: generous, but finite, so a typo is refused before a run starts.
 MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
 MAX_BACKOFF = 60.0
+MAX_CUTOFF = 10_000  # deeper than any published table; a typo (5000000) is refused before a run
 
 
 class RunConfig(BaseModel):
@@ -48,6 +49,9 @@ class RunConfig(BaseModel):
     embedder: str = "hash"
     corpus: Path = Path("corpus")
     k: int = Field(default=5, ge=1, le=MAX_K)
+    # Depths the retrieval metrics are measured at, beside k (--cutoffs); () measures at k only, as the
+    # original harness did (python -m evals).
+    cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
     seed: int = Field(default=42, ge=MIN_SEED, le=MAX_SEED)
     # End-to-end answers (--with-answers) and their judge (--judge, which implies answers).
     # The API key is deliberately not a setting: it never travels with the run.
@@ -59,6 +63,14 @@ class RunConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
     max_retries: int = Field(default=5, ge=0, le=MAX_RETRIES)
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _cutoffs_in_range(cls, cutoffs: tuple[int, ...]) -> tuple[int, ...]:
+        for cutoff in cutoffs:
+            if not 1 <= cutoff <= MAX_CUTOFF:
+                raise ValueError(f"a cutoff must be from 1 to {MAX_CUTOFF}, not {cutoff}")
+        return tuple(sorted(set(cutoffs)))
 
     @property
     def answers_on(self) -> bool:
@@ -133,6 +145,10 @@ def evaluate(
             strategy,
             k=config.k,
             seed=config.seed,
+            cutoffs=config.cutoffs,
+            ignores_k=planned.spec.ignores_k,
+            prefix_stable=planned.spec.prefix_stable,
+            count_tokens=counter.counts,
             corpus_dir=str(config.corpus),
             progress=progress,
             on_test_point=_collector(asked, k=config.k) if client is not None else None,
@@ -140,8 +156,9 @@ def evaluate(
             model=planned.model,
             source=planned.spec.source,
         )
-        if prefetch:  # the embedding up front is part of the run's time
-            run = run.model_copy(update={"duration_s": run.duration_s + prefetched})
+        if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
+            timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})
+            run = run.model_copy(update={"duration_s": run.duration_s + prefetched, "timings": timings})
         scores = score_run(run, counter)
         answers = None
         if client is not None:

@@ -20,11 +20,11 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from evals import jsonfile
-from evals.corpus import Conversation, corpus_digest
-from evals.metrics import METRICS, SECONDS, MetricValue
+from evals.corpus import Conversation, Reference, corpus_digest
+from evals.metrics import LatencyBucket, MetricValue, measured_only, parse_retrieval_key
 from evals.provenance import NO_GIT, Provenance
 from evals.report import legacy_json
-from evals.results import MAX_K, MAX_SEED, MIN_SEED, AnswerRun, ConversationResult, PointAnswer, RunResult
+from evals.results import MAX_K, MAX_SEED, MIN_SEED, PER_CUTOFF, PREFIX, AnswerRun, ConversationResult, PointAnswer, RunResult
 from evals.scoring import PointScore, Scores, score_point
 from evals.store import RunRecord, StoredRun, StoreError, make_summary
 from evals.turn_refs import TurnLookup, record_turns
@@ -86,6 +86,19 @@ class _Conversation(BaseModel):
     test_points: list[_Point]
 
 
+class _Bucket(BaseModel):
+    """One bucket of retrieve latency by records held, as measured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    held_low: Count
+    held_high: Count
+    n: Count
+    p50_s: Seconds
+    p95_s: Seconds
+    mean_s: Seconds
+
+
 class _RunBlock(BaseModel):
     format: Literal["mneme-evals-run"]
     format_version: int = Field(ge=1)
@@ -100,6 +113,11 @@ class _RunBlock(BaseModel):
     mneme_version: str | None
     python_version: str
     strategy_source: str | None = None  # absent from exports written before it was recorded
+    # The retrieval metrics' cutoffs and rule (evals.results); absent from exports written before them.
+    cutoffs: list[Annotated[int, Field(ge=1, le=MAX_K)]] = Field(default_factory=list)
+    cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None = None
+    latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
+    references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
     cache_hits: Count | None = None  # absent from exports written before they were recorded
     cache_misses: Count | None = None
@@ -121,6 +139,10 @@ class _Answer(BaseModel):
     judge_prompt_tokens: Count | None = None
     judge_completion_tokens: Count | None = None
     answerable: bool = True
+    # Recomputed from the answer and the expected fact (absent from exports written before them);
+    # the import checks them against the recomputed values like every other key.
+    f1: float | None = None
+    bleu1: float | None = None
 
 
 class _AnswersBlock(BaseModel):
@@ -155,7 +177,7 @@ class _Exported(BaseModel):
 def export_document(stored: StoredRun) -> dict[str, Any]:
     """The original JSON document of a stored run plus the ``run`` block that lets it be imported elsewhere."""
     summary = stored.summary
-    document = legacy_json(stored.run, stored.scores, stored.answers)
+    document = legacy_json(stored.run, stored.scores, stored.answers, stored.summary.metrics)
     document["run"] = {
         "format": EXPORT_FORMAT,
         "format_version": EXPORT_FORMAT_VERSION,
@@ -171,7 +193,13 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "python_version": summary.python_version,
         "strategy_source": summary.strategy_source,
         # Wall-clock metrics cannot be recomputed from the records, so they travel as measured.
-        "measured": {name: dataclasses.asdict(value) for name, value in summary.metrics.items() if _measured(name)},
+        "measured": {
+            name: dataclasses.asdict(value) for name, value in summary.metrics.items() if _measured(name, summary.cutoff_rule)
+        },
+        "cutoffs": summary.cutoffs,
+        "cutoff_rule": summary.cutoff_rule,
+        "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
+        "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
         "cache_misses": summary.cache_misses,
         "conversations": [
@@ -284,6 +312,8 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         duration_s=block.duration_s,
         conversations=doc.conversations,
         strategy_source=block.strategy_source,
+        cutoffs=block.cutoffs,
+        cutoff_rule=block.cutoff_rule or PREFIX,
     )
     scores = Scores(tokenizer=doc.tokenizer, conversation_ids=[c.conversation_id for c in doc.conversations], points=points)
     provenance = Provenance(
@@ -295,7 +325,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     )
     answers = _answers(raw, name)
     summary = make_summary(
-        measured={name: MetricValue(**value) for name, value in block.measured.items() if _measured(name)},
+        measured={name: MetricValue(**value) for name, value in block.measured.items() if _measured(name, block.cutoff_rule)},
         run_id=block.run_id,
         run=run,
         scores=scores,
@@ -305,12 +335,21 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         cache_misses=block.cache_misses,
         answers=answers,
     )
-    return RunRecord(summary=summary, run=run, scores=scores, conversations=conversations, answers=answers)
+    return RunRecord(
+        summary=summary,
+        run=run,
+        scores=scores,
+        conversations=conversations,
+        answers=answers,
+        references=block.references,
+        latency=[LatencyBucket(**b.model_dump()) for b in block.latency_by_size],
+    )
 
 
-def _measured(name: str) -> bool:
-    declared = METRICS.get(name)
-    return declared is not None and declared.kind == SECONDS
+def _measured(name: str, rule: str | None = None) -> bool:
+    """Whether an export carries ``name`` as measured: it cannot be recomputed from the file's records
+    (nor can any retrieval metric of a strategy asked once per cutoff, whose rankings are not kept)."""
+    return measured_only(name) or (rule == PER_CUTOFF and parse_retrieval_key(name) is not None)
 
 
 def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
@@ -332,7 +371,7 @@ def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
             except ValidationError as exc:
                 problem = _first_problem(exc, ("conversations", c, "test_points", t, "answer"))
                 raise StoreError(f"{name}: not a valid evals export: {problem}") from None
-            answers.append(PointAnswer(**answer.model_dump()))
+            answers.append(PointAnswer(**answer.model_dump(exclude={"f1", "bleu1"})))
         points.append(answers)
     return AnswerRun(
         answer_model=block.answer_model,
@@ -367,7 +406,7 @@ def read_export(path: Path) -> RunRecord:
     record = _rebuild(document, name, raw)
     # The original keys must be what this run's data gives, or the file was edited
     # or is inconsistent; importing it would store numbers nobody computed.
-    expected = legacy_json(record.run, record.scores, record.answers)
+    expected = legacy_json(record.run, record.scores, record.answers, record.summary.metrics)
     for key, value in expected.items():
         if key in raw and not _agrees(raw[key], value):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")

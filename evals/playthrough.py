@@ -10,18 +10,23 @@ one history each see the history alone.
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.corpus import Corpus
+from evals.corpus import Conversation, Corpus, TestPoint
 from evals.errors import EvalsError
-from evals.results import CallTimings, ConversationResult, RunResult, TestPointResult
-from evals.strategies import NO_MODEL, CountsAhead, MemoryStrategy, Record, StrategyError
+from evals.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
+from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.retrieval import sessions_of
 from evals.turn_refs import TurnLookup, record_turns
 
-__all__ = ["likely_records", "play_corpus"]
+__all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
+
+# Turn fields a strategy's add() receives as keywords when it accepts them (corpus/README.md).
+TURN_KEYWORDS = ("session", "date")
 
 Progress = Callable[[int, int, str], None]
 
@@ -32,6 +37,10 @@ def play_corpus(
     *,
     k: int = 5,
     seed: int = 42,
+    cutoffs: Sequence[int] = (),
+    ignores_k: bool = False,
+    prefix_stable: bool = True,
+    count_tokens: Callable[[list[str]], list[int]] | None = None,
     corpus_dir: str | None = None,
     progress: Progress | None = None,
     on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
@@ -46,15 +55,67 @@ def play_corpus(
     conversation with (done, total, conversation id). ``configuration`` and
     ``model`` are what the registry planned for the strategy (the result's
     ``strategy`` block; by default just its name).
+
+    ``cutoffs`` are the depths the retrieval metrics are measured at, beside
+    ``k``: a prefix-stable strategy retrieves once, at the deepest, and the
+    records at ``k`` (what recall@k scores) are the first ``k`` of that; one
+    that ignores ``k`` hands over everything once; any other is asked once per
+    cutoff. ``count_tokens`` (a token counter's ``counts``) gives each
+    cutoff's context tokens.
     """
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
+    depths = sorted({k, *cutoffs})
+    rule = WHOLE_LIST if ignores_k else PREFIX if prefix_stable else PER_CUTOFF
+    player = _Player(strategy, k, depths, rule, count_tokens)
     conversations: list[ConversationResult] = []
     total = len(corpus.conversations)
-    # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
-    add_ns: list[int] = []
-    retrieve_ns: list[int] = []
     for done, conversation in enumerate(corpus.conversations, start=1):
+        conversations.append(player.play(conversation, on_test_point))
+        if progress is not None:
+            progress(done, total, conversation.id)
+    return RunResult(
+        strategy=configuration if configuration is not None else {"name": strategy.name},
+        model=model,
+        strategy_source=source,
+        timings=player.timings,
+        k=k,
+        seed=seed,
+        cutoffs=depths if cutoffs else [],
+        cutoff_rule=rule,
+        corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
+        corpus_digest=corpus.digest,
+        started_at=started_at,
+        duration_s=time.perf_counter() - clock,
+        conversations=conversations,
+    )
+
+
+class _Player:
+    """Plays one conversation at a time through one strategy, timing every call into it."""
+
+    def __init__(
+        self,
+        strategy: MemoryStrategy,
+        k: int,
+        depths: list[int],
+        rule: str,
+        count_tokens: Callable[[list[str]], list[int]] | None,
+    ) -> None:
+        self.strategy = strategy
+        self.k = k
+        self.depths = depths
+        self.rule = rule
+        self.count_tokens = count_tokens
+        self.footprint = strategy if isinstance(strategy, Footprint) else None
+        self.add_keywords = _add_keywords(strategy)
+        # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
+        self.timings = CallTimings()
+
+    def play(
+        self, conversation: Conversation, on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None
+    ) -> ConversationResult:
+        strategy = self.strategy
         strategy.reset()
         result = ConversationResult(
             conversation_id=conversation.id,
@@ -62,55 +123,108 @@ def play_corpus(
             turn_count=len(conversation.turns),
         )
         lookup: TurnLookup | None = None
+        sessions = conversation.sessions
+        added = 0
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
-                started = time.perf_counter_ns()
-                retrieved = strategy.retrieve(test.question, k)
-                retrieve_ns.append(time.perf_counter_ns() - started)
-                records = _texts(retrieved, strategy, conversation.id, index)
-                retrieved_turns = None
-                if test.evidence_turns:
+                evidence_sessions = _evidence_sessions(test, sessions)
+                labelled = bool(test.evidence_turns or evidence_sessions)
+                if labelled:
                     lookup = lookup or TurnLookup(conversation)
-                    retrieved_turns = _source_turns(retrieved, record_turns(records, lookup, index))
-                point = TestPointResult(
-                    turn_index=index,
-                    question=test.question,
-                    expected_fact=test.expected_fact,
-                    expected_keywords=list(test.expected_keywords),
-                    retrieved_records=records,
-                    evidence_turns=list(test.evidence_turns),
-                    category=test.category,
-                    answerable=test.answerable,
-                    retrieved_turns=retrieved_turns,
-                )
+                point = self._test_point(conversation.id, index, test, added, lookup if labelled else None, sessions)
+                point.evidence_sessions = evidence_sessions
                 result.test_points.append(point)
                 if on_test_point is not None:
                     on_test_point(conversation.id, point, strategy)
             if turn.record:
+                extra = {name: getattr(turn, name, None) for name in self.add_keywords}
                 try:
                     started = time.perf_counter_ns()
-                    strategy.add(turn.role, turn.content, turn=index)
-                    add_ns.append(time.perf_counter_ns() - started)
+                    strategy.add(turn.role, turn.content, turn=index, **{n: v for n, v in extra.items() if v is not None})
+                    self.timings.add_ns.append(time.perf_counter_ns() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"conversation {conversation.id!r}, turn {index}: {exc}", *exc.args[1:])
                     raise
-        conversations.append(result)
-        if progress is not None:
-            progress(done, total, conversation.id)
-    return RunResult(
-        strategy=configuration if configuration is not None else {"name": strategy.name},
-        model=model,
-        strategy_source=source,
-        timings=CallTimings(add_ns=add_ns, retrieve_ns=retrieve_ns),
-        k=k,
-        seed=seed,
-        corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
-        corpus_digest=corpus.digest,
-        started_at=started_at,
-        duration_s=time.perf_counter() - clock,
-        conversations=conversations,
-    )
+                added += 1
+        if self.footprint is not None:
+            held = list(self.footprint.held_texts())
+            result.held_records = len(held)
+            result.held_tokens = sum(self.count_tokens(held)) if self.count_tokens is not None else None
+        return result
+
+    def _retrieve(self, question: str, depth: int, added: int) -> list[Record | str]:
+        held = self.footprint.held_count() if self.footprint is not None else added
+        started = time.perf_counter_ns()
+        retrieved = self.strategy.retrieve(question, depth)
+        self.timings.retrieve_ns.append(time.perf_counter_ns() - started)
+        self.timings.retrieve_held.append(held)
+        return retrieved
+
+    def _test_point(
+        self,
+        conversation_id: str,
+        index: int,
+        test: TestPoint,
+        added: int,
+        lookup: TurnLookup | None,
+        sessions: list[str | None],
+    ) -> TestPointResult:
+        k, depths, rule = self.k, self.depths, self.rule
+        if rule == PER_CUTOFF:
+            lists = {depth: self._retrieve(test.question, depth, added) for depth in depths}
+            retrieved = lists[k]
+        else:
+            deepest = self._retrieve(test.question, depths[-1], added)
+            retrieved = deepest if rule == WHOLE_LIST else deepest[:k]
+            lists = {depths[-1]: deepest}
+        texts = {depth: _texts(found, self.strategy, conversation_id, index) for depth, found in lists.items()}
+        records = texts[k] if rule == PER_CUTOFF else texts[depths[-1]] if rule == WHOLE_LIST else texts[depths[-1]][:k]
+        point = TestPointResult(
+            turn_index=index,
+            question=test.question,
+            expected_fact=test.expected_fact,
+            expected_keywords=list(test.expected_keywords),
+            retrieved_records=records,
+            evidence_turns=list(test.evidence_turns),
+            category=test.category,
+            answerable=test.answerable,
+        )
+        if lookup is not None:
+            turns = {
+                depth: _source_turns(found, record_turns(texts[depth], lookup, index)) for depth, found in lists.items()
+            }
+            if test.evidence_turns:
+                point.retrieved_turns = turns[k] if rule == PER_CUTOFF else turns[depths[-1]][: len(records)]
+            ranked = {depth: (t, [sessions[i] if i is not None else None for i in t]) for depth, t in turns.items()}
+            if rule == PER_CUTOFF:
+                point.cutoff_rankings = ranked
+            else:
+                point.ranked_turns, point.ranked_sessions = ranked[depths[-1]]
+        if self.count_tokens is not None and len(depths) > 1 and rule != WHOLE_LIST:
+            if rule == PER_CUTOFF:
+                point.cutoff_tokens = {depth: sum(self.count_tokens(found)) for depth, found in texts.items()}
+            else:
+                counts = self.count_tokens(texts[depths[-1]])
+                point.cutoff_tokens = {depth: sum(counts[:depth]) for depth in depths}
+        return point
+
+
+def _add_keywords(strategy: MemoryStrategy) -> tuple[str, ...]:
+    """The turn fields beyond role and content (``session``, ``date``) that the strategy's ``add`` accepts."""
+    try:
+        parameters = inspect.signature(strategy.add).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C-implemented add: pass only what the contract names
+        return ()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return TURN_KEYWORDS
+    names = {p.name for p in parameters if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    return tuple(name for name in TURN_KEYWORDS if name in names)
+
+
+def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]:
+    """The sessions holding the answer: the test point's own list, else its evidence turns' sessions (first seen first)."""
+    return list(test.evidence_sessions) or sessions_of(test.evidence_turns, sessions)
 
 
 def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from evals.answer_scores import bleu1, token_f1
 from evals.breakdown import metrics_additions
+from evals.metrics import MetricValue, ScoredRun, answer_bleu1, answer_f1, latency_block, retrieval_by_category, retrieval_rows
 from evals.results import ConversationResult, RunResult, TestPointResult
 from evals.scoring import PointScore, Scores
 from evals.stats import interval_block, wilson_interval
@@ -26,6 +28,7 @@ __all__ = [
     "dump_json",
     "legacy_json",
     "legacy_json_parts",
+    "lexical_block",
     "point_json",
     "recall_block",
     "run_line",
@@ -57,15 +60,26 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
         out["category"] = point.category
     if not point.answerable:
         out["answerable"] = False
+    if point.evidence_sessions:
+        out["evidence_sessions"] = list(point.evidence_sessions)
+    if point.ranked_turns is not None:  # measured at several cutoffs: the ranking every cutoff reads
+        out["ranked_turns"] = list(point.ranked_turns)
+        out["ranked_sessions"] = point.ranked_sessions
     return out
 
 
-def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None) -> dict[str, Any]:
+def legacy_json(
+    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
+) -> dict[str, Any]:
     """The original harness's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
     corpora that use them, and with answers ``metrics.answers``, ``answers`` and each test
-    point's ``answer``) are additions only."""
-    head, tail = legacy_json_parts(run, scores, answers)
+    point's ``answer``, with its token F1 and BLEU-1 against the expected fact) are additions only.
+
+    ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
+    the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
+    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run)."""
+    head, tail = legacy_json_parts(run, scores, answers, metrics)
     conversations = [
         conversation_json(c, answers.points[i] if answers is not None else None) for i, c in enumerate(run.conversations)
     ]
@@ -73,7 +87,7 @@ def legacy_json(run: RunResult, scores: Scores, answers: AnswerRun | None = None
 
 
 def legacy_json_parts(
-    run: RunResult, scores: Scores, answers: AnswerRun | None = None
+    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`legacy_json` without its ``conversations``: the keys before them and the keys after them.
 
@@ -99,22 +113,44 @@ def legacy_json_parts(
     }
     tail: dict[str, Any] = {}
     if answers is not None:
-        head["metrics"]["answers"] = answers_block(answers)
+        head["metrics"]["answers"] = answers_block(answers) | lexical_block(ScoredRun(run, scores, answers))
         tail["answers"] = {
             "answer_model": answers.answer_model,
             "judge_model": answers.judge_model,
             "base_url": answers.base_url,
             "settings": answers.settings,
         }
+    if metrics is not None:
+        _add_measurements(head, tail, run, metrics)
     return head, tail
 
 
+def _add_measurements(head: dict[str, Any], tail: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue]) -> None:
+    if run.cutoffs:
+        tail["cutoffs"] = list(run.cutoffs)
+        tail["cutoff_rule"] = run.cutoff_rule
+        rows = retrieval_rows(metrics)
+        if rows:
+            head["metrics"]["retrieval"] = rows
+            by_category = retrieval_by_category(run)
+            if by_category:
+                head["metrics"]["retrieval_by_category"] = by_category
+    latency = latency_block(metrics)
+    if latency is not None:
+        head["metrics"]["latency"] = latency
+
+
 def conversation_json(conversation: ConversationResult, answers: list[PointAnswer] | None = None) -> dict[str, Any]:
-    """One entry of the document's ``conversations``; ``answers`` aligned with its test points."""
+    """One entry of the document's ``conversations``; ``answers`` aligned with its test points, each
+    with its token F1 and BLEU-1 against the expected fact."""
     points = [point_json(tp) for tp in conversation.test_points]
     if answers is not None:
         for point, answer in zip(points, answers, strict=True):
-            point["answer"] = dataclasses.asdict(answer)
+            expected = point["expected_fact"]
+            point["answer"] = dataclasses.asdict(answer) | {
+                "f1": token_f1(answer.answer, expected),
+                "bleu1": bleu1(answer.answer, expected),
+            }
     return {
         "conversation_id": conversation.conversation_id,
         "description": conversation.description,
@@ -235,9 +271,20 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
     }
 
 
+def lexical_block(run: ScoredRun) -> dict[str, Any]:
+    """Mean token F1 and BLEU-1 of the answerable test points' answers, each with its 95% bootstrap
+    interval (``null`` without an answerable test point), for ``metrics.answers``."""
+    block: dict[str, Any] = {}
+    for key, compute in (("f1", answer_f1), ("bleu1", answer_bleu1)):
+        value = compute(run)
+        block[key] = value.value
+        block[f"{key}_interval_95"] = None if value.low is None else [value.low, value.high]
+    return block
+
+
 def stored_legacy_json(stored: StoredRun) -> dict[str, Any]:
     """The document ``--output`` wrote for a run read back from the store."""
-    return legacy_json(stored.run, stored.scores, stored.answers)
+    return legacy_json(stored.run, stored.scores, stored.answers, stored.summary.metrics)
 
 
 def _proportion(hits: int, total: int) -> str:

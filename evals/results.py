@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from evals.scoring import Scores
 
 __all__ = [
+    "CUTOFF_RULES",
+    "DEFAULT_CUTOFFS",
+    "PER_CUTOFF",
+    "PREFIX",
+    "WHOLE_LIST",
     "MAX_K",
     "MAX_SEED",
     "MIN_SEED",
@@ -37,6 +42,11 @@ __all__ = [
 MAX_K = 2**31 - 1
 MIN_SEED, MAX_SEED = -(2**63), 2**63 - 1
 
+# The cutoffs the field reports retrieval at (LoCoMo 5/10/25/50, LongMemEval 1/3/5/10/30/50).
+DEFAULT_CUTOFFS = (1, 3, 5, 10, 25, 50)
+PREFIX, WHOLE_LIST, PER_CUTOFF = "prefix", "whole_list", "per_cutoff"
+CUTOFF_RULES = (PREFIX, WHOLE_LIST, PER_CUTOFF)
+
 
 class TestPointResult(BaseModel):
     __test__ = False
@@ -52,6 +62,16 @@ class TestPointResult(BaseModel):
     answerable: bool = True
     # Per record, the turn it is (evals.turn_refs), or None; set exactly when evidence_turns is not empty.
     retrieved_turns: list[int | None] | None = None
+    # Sessions holding the answer: the test point's own list, else the sessions of its evidence turns.
+    evidence_sessions: list[str] = Field(default_factory=list)
+    # The ranking every cutoff reads (evals.playthrough), for test points with evidence: per rank, the
+    # turn the record is (or None) and that turn's session (or None). Its length is the deepest cutoff's.
+    ranked_turns: list[int | None] | None = None
+    ranked_sessions: list[str | None] | None = None
+    # Per cutoff, the token count of the records at that cutoff (context tokens as --k measures them).
+    cutoff_tokens: dict[int, int] | None = None
+    # A strategy asked once per cutoff (not prefix-stable): each cutoff's own ranking of turns and sessions.
+    cutoff_rankings: dict[int, tuple[list[int | None], list[str | None]]] | None = None
 
 
 class ConversationResult(BaseModel):
@@ -59,6 +79,9 @@ class ConversationResult(BaseModel):
     description: str
     turn_count: int
     test_points: list[TestPointResult] = Field(default_factory=list)
+    # What the memory held when the conversation ended (a strategy with evals.strategies.Footprint).
+    held_records: int | None = None
+    held_tokens: int | None = None
 
 
 class CallTimings(BaseModel):
@@ -70,6 +93,10 @@ class CallTimings(BaseModel):
 
     add_ns: list[int] = Field(default_factory=list)
     retrieve_ns: list[int] = Field(default_factory=list)
+    # Per retrieve call, the records the memory held (evals.strategies.Footprint; else the turns added).
+    retrieve_held: list[int] = Field(default_factory=list)
+    # Embedding every text up front (evals.strategies.Prefetching), apart from the calls it speeds up.
+    prefetch_ns: int | None = None
 
 
 class RunResult(BaseModel):
@@ -88,6 +115,25 @@ class RunResult(BaseModel):
     strategy_source: str | None = None
     # Per-call latency; None for a run read back from the store or an export (its percentiles are stored).
     timings: CallTimings | None = None
+    # The cutoffs the retrieval metrics are measured at (k among them), and how each reads the ranking:
+    # PREFIX (the first c of one retrieval), WHOLE_LIST (a strategy that ignores k) or PER_CUTOFF.
+    cutoffs: list[int] = Field(default_factory=list)
+    cutoff_rule: str = "prefix"
+
+    def as_stored(self) -> RunResult:
+        """This run as the store gives it back: what was measured rather than retrieved (call timings,
+        the footprint, each cutoff's tokens) lives on only as the run's metrics."""
+        conversations = [
+            c.model_copy(
+                update={
+                    "held_records": None,
+                    "held_tokens": None,
+                    "test_points": [p.model_copy(update={"cutoff_tokens": None}) for p in c.test_points],
+                }
+            )
+            for c in self.conversations
+        ]
+        return self.model_copy(update={"timings": None, "conversations": conversations})
 
 
 def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 The metric columns come from the declarations in :mod:`evals.metrics`: a
 metric appears wherever some run in the table has a value for it (so answer
 accuracy shows only beside runs with answers), in declaration order, as
-"value [95% interval]" for proportions. "—" is a metric the run does not
+"value [95% interval]" for proportions and for means that carry one. "—" is a metric the run does not
 have (not measured, or stored before it was); "null", one it has without
 data (no test point).
 """
@@ -13,13 +13,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from evals import formatting
 from evals.breakdown import category_rows
-from evals.metrics import METRICS, PROPORTION, SECONDS, TOKENS, Metric, MetricValue
+from evals.errors import EvalsError
+from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, declared
 from evals.store import RunSummary, StoredRun
 from evals.tokens import EXACT
 
@@ -28,6 +30,9 @@ __all__ = [
     "Table",
     "category_table",
     "commit_text",
+    "headline",
+    "leaderboard_metric",
+    "ranked",
     "metric_text",
     "number_text",
     "summaries_csv",
@@ -56,7 +61,7 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
         return formatting.tokens(value.value, tokenizer, empty=NULL)
     if declared.kind == SECONDS:
         return formatting.milliseconds(value.value, empty=NULL)
-    if declared.kind == PROPORTION:
+    if declared.kind in (PROPORTION, MEAN):  # a mean shows its (bootstrap) interval where it has one
         return formatting.with_interval(value.value, value.low, value.high, empty=NULL)
     return formatting.decimal(value.value, empty=NULL)
 
@@ -64,8 +69,52 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
 def shown_metrics(summaries: Sequence[RunSummary], names: Iterable[str] | None = None) -> list[Metric]:
     """The declared metrics (or those of ``names``) to show for ``summaries``: every one that is
     not optional, and the optional ones (answers, evidence) that some run has."""
-    wanted = [METRICS[n] for n in ([n for n, m in METRICS.items() if m.leaderboard] if names is None else names)]
-    return [m for m in wanted if not m.optional or any(m.name in s.metrics for s in summaries)]
+    wanted = [declared(n) for n in ([n for n, m in METRICS.items() if m.leaderboard] if names is None else names)]
+    return [m for m in wanted if m is not None and (not m.optional or any(s.metric(m.name) is not None for s in summaries))]
+
+
+def leaderboard_metric(name: str) -> Metric:
+    """The metric ``evals leaderboard --metric`` names: a declared one, or ``[LEVEL.]NAME@K`` of the
+    retrieval metrics (``recall_frac@25``, ``session.recall_all@k``); an EvalsError says what exists."""
+    found = declared(name)
+    if found is None:
+        retrieval = ", ".join(RETRIEVAL)
+        raise EvalsError(
+            f"unknown metric {name!r}: name a declared metric ({', '.join(METRICS)}) or [turn.|session.]NAME@K "
+            f"with NAME one of {retrieval} and K a cutoff or k (e.g. recall_frac@25, session.recall_all@k)"
+        )
+    return found
+
+
+def headline(summaries: Sequence[RunSummary]) -> str:
+    """The metric a corpus's rows are ranked by: turn-level recall_any at k where runs have evidence, else recall."""
+    return HEADLINE if any(s.metric(HEADLINE) is not None for s in summaries) else "recall"
+
+
+def ranked(summaries: Sequence[RunSummary], metric: str | None = None) -> list[RunSummary]:
+    """``summaries`` ranked within each corpus by ``metric`` (default: its :func:`headline`), best first,
+    runs without a value last, then fewest tokens per test point; corpora keep their order."""
+    corpora: dict[str, list[RunSummary]] = {}
+    for summary in summaries:
+        corpora.setdefault(summary.corpus_digest, []).append(summary)
+    out: list[RunSummary] = []
+    for group in corpora.values():
+        name = metric or headline(group)
+        better = declared(name).higher_is_better if declared(name) else True
+
+        def key(s: RunSummary, name: str = name, better: bool = better) -> tuple:
+            value = s.metric(name)
+            number = value.value if value is not None else None
+            tokens = s.tokens_per_test_point
+            return (
+                number is None,
+                0.0 if number is None else (-number if better else number),
+                math.inf if tokens is None else tokens,
+                s.config_key,
+            )
+
+        out.extend(sorted(group, key=key))
+    return out
 
 
 _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
@@ -125,7 +174,7 @@ def summaries_json(summaries: Sequence[RunSummary]) -> str:
 
 def _metric_fields(declared: Metric) -> list[str]:
     fields = [declared.name, f"{declared.name}_n"]
-    if declared.kind == PROPORTION:
+    if declared.kind in (PROPORTION, MEAN):
         fields += [f"{declared.name}_low", f"{declared.name}_high"]
     return fields
 

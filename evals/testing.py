@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.errors import EvalsError
-from evals.strategies import BuildContext, MemoryStrategy, Record, Registry
+from evals.strategies import BuildContext, MemoryStrategy, Record, Registry, StrategySpec
 
 __all__ = ["Check", "check_strategy", "run_checks"]
 
@@ -62,7 +62,7 @@ def _texts(records: list[Any]) -> list[str]:
     return [r if isinstance(r, str) else r.text for r in records]
 
 
-def _check_members(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_members(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     missing = [m for m in ("add", "retrieve", "context_for", "reset") if not callable(getattr(strategy, m, None))]
     if missing:
         return f"missing method(s) {', '.join(missing)}: a strategy needs add, retrieve, context_for and reset"
@@ -77,13 +77,13 @@ def _takes_kwargs(method: Callable[..., Any]) -> bool:
     return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(method).parameters.values())
 
 
-def _check_empty(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_empty(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     strategy.reset()
     records = _records(strategy, QUESTION, 5)
     return None if records == [] else f"retrieve() on an empty memory returned {len(records)} record(s); it should return []"
 
 
-def _check_types(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_types(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     records = _records(_fed(strategy), QUESTION, 5)
     if not isinstance(records, list):
         return f"retrieve() returned a {type(records).__name__}; return a list"
@@ -96,7 +96,7 @@ def _check_types(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
     return None
 
 
-def _check_turns(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_turns(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     fed = 6
     records = _records(_fed(strategy, fed), QUESTION, 5)
     for record in records:
@@ -106,8 +106,8 @@ def _check_turns(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
     return None
 
 
-def _check_k(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
-    if ignores_k:
+def _check_k(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
+    if spec.ignores_k:
         return None
     fed = _fed(strategy)
     for k in (1, 3):
@@ -117,7 +117,7 @@ def _check_k(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
     return None
 
 
-def _check_reset(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_reset(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     fed = _fed(strategy)
     fed.reset()
     records = _records(fed, QUESTION, 5)
@@ -126,7 +126,7 @@ def _check_reset(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
     return None
 
 
-def _check_found(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_found(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     texts = _texts(_records(_fed(strategy), QUESTION, len(TURNS)))
     known = {content for _, content in TURNS}
     if texts and not any(t in known or any(c in t or t in c for c in known) for t in texts):
@@ -134,7 +134,7 @@ def _check_found(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
     return None
 
 
-def _check_context(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
+def _check_context(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     messages = _fed(strategy).context_for(QUESTION, 5)
     if not isinstance(messages, list) or not all(
         isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages
@@ -143,12 +143,29 @@ def _check_context(strategy: MemoryStrategy, ignores_k: bool) -> str | None:
     return None
 
 
-CHECKS: list[tuple[str, Callable[[MemoryStrategy, bool], str | None]]] = [
+def _check_prefix(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
+    if spec.ignores_k or not spec.prefix_stable:
+        return None
+    fed = _fed(strategy)
+    deepest = _texts(_records(fed, QUESTION, len(TURNS)))
+    for k in range(1, len(TURNS)):
+        shorter = _texts(_records(fed, QUESTION, k))
+        if shorter != deepest[:k]:
+            return (
+                f"retrieve(query, k={k}) is not the first {k} of retrieve(query, k={len(TURNS)}) "
+                f"({shorter!r} vs {deepest[:k]!r}); rank records the same way at every k, "
+                "or declare prefix_stable=False in the StrategySpec (it is then asked once per cutoff)"
+            )
+    return None
+
+
+CHECKS: list[tuple[str, Callable[[MemoryStrategy, StrategySpec], str | None]]] = [
     ("members", _check_members),
     ("empty memory retrieves nothing", _check_empty),
     ("records are str or Record", _check_types),
     ("source turns are added turns", _check_turns),
     ("retrieve honours k", _check_k),
+    ("shorter k is a prefix", _check_prefix),
     ("reset empties memory", _check_reset),
     ("records come from the turns", _check_found),
     ("context_for gives chat messages", _check_context),
@@ -179,14 +196,13 @@ def run_checks(ref: str, options: Mapping[str, Any] | None = None, *, registry: 
     except EvalsError as exc:
         return [*results, Check("builds", str(exc))]
     results.append(Check("builds", None))
-    ignores_k = planned.spec.ignores_k
-    members = _check_members(strategy, ignores_k)
+    members = _check_members(strategy, planned.spec)
     results.append(Check("members", members))
     if members is not None:
         return results
     for name, check in CHECKS[1:]:
         try:
-            results.append(Check(name, check(strategy, ignores_k)))
+            results.append(Check(name, check(strategy, planned.spec)))
         except Exception as exc:  # noqa: BLE001 - a crash is a failed check, reported like one
             results.append(Check(name, f"raised {type(exc).__name__}: {exc}"))
     try:

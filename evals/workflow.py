@@ -50,6 +50,7 @@ def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str)
         seed=config.seed,
         tokenizer=tokenizer,
         answers=config.answer_identity(),
+        cutoffs=sorted({config.k, *config.cutoffs}) if config.cutoffs else (),
     )
 
 
@@ -93,7 +94,7 @@ def run_with_store(
             reusable = store.find_reusable(key)
             if reusable is not None:
                 stored = store.get_run(reusable)
-                document = legacy_json(stored.run, stored.scores, stored.answers)
+                document = legacy_json(stored.run, stored.scores, stored.answers, stored.summary.metrics)
                 return StoredOutcome(reusable, True, document, provenance, summary=stored.summary)
     cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
@@ -106,5 +107,5 @@ def run_with_store(
     with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
         run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
         summary = store.get_summary(run_id)
-    document = legacy_json(evaluation.run, evaluation.scores, evaluation.answers)
+    document = legacy_json(evaluation.run, evaluation.scores, evaluation.answers, summary.metrics)
     return StoredOutcome(run_id, False, document, provenance, hits or 0, misses or 0, summary=summary)

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from evals.cache import Cache, cache_path_for
 from evals.cli import cli
 from evals.llm import AnswerRun, PointAnswer, parse_verdict, prompt
-from evals.metrics import MetricValue, ScoredRun, answer_accuracy
+from evals.answer_scores import bleu1, token_f1
+from evals.metrics import MetricValue, ScoredRun, answer_accuracy, answer_bleu1, answer_f1
 from evals.store import MIGRATIONS, Store
 from llm_server import LLMServer
 
@@ -147,7 +148,8 @@ def test_answer_context_holds_the_k_scored_records(server, store_path):
     point = next(p for c in stored.run.conversations for p in c.test_points if c.conversation_id == "02_far_fact")
     body = next(b for b in server.bodies if b["messages"][-1]["content"] == point.question)
     assert len(point.retrieved_records) == 10
-    assert [m["content"] for m in body["messages"][1:-1]] == point.retrieved_records
+    # The same records: recency ranks them newest first and shows them to a model in conversation order.
+    assert [m["content"] for m in body["messages"][1:-1]] == point.retrieved_records[::-1]
 
 
 def test_without_judge_only_keyword_accuracy(server, store_path):
@@ -188,6 +190,57 @@ def test_answer_json_keys_are_additions(server, store_path, tmp_path):
     assert set(point) - set(p["conversations"][0]["test_points"][0]) == {"answer"}
     assert isinstance(point["answer"]["correct"], bool)
     assert a["metrics"]["answers"]["accuracy_interval_95"][0] <= a["metrics"]["answers"]["accuracy"]
+
+
+def test_answer_f1_and_bleu1_are_stored_with_intervals(server, store_path):
+    """The run stores answer_f1 and answer_bleu1: the mean over its answers of each score against
+    the expected fact, with a bootstrap interval around it."""
+    run(server, store_path)
+    (stored,) = stored_runs(store_path)
+    pairs = [
+        (answer.answer, point.expected_fact)
+        for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
+        for point, answer in zip(result.test_points, answers, strict=True)
+    ]
+    for name, score in (("answer_f1", token_f1), ("answer_bleu1", bleu1)):
+        value = stored.summary.metric(name)
+        assert value.n == POINTS
+        assert value.value == pytest.approx(sum(score(a, e) for a, e in pairs) / POINTS, abs=1e-12)
+        assert value.low <= value.value <= value.high
+    assert 0 < stored.summary.metric("answer_f1").value < 1
+
+
+def test_answer_f1_needs_answers():
+    """Without answers there is no F1 or BLEU-1 (the run has no such value), as for keyword accuracy."""
+    empty = ScoredRun(run=None, scores=None, answers=None)
+    assert answer_f1(empty) is None and answer_bleu1(empty) is None
+
+
+def test_result_json_gives_f1_and_bleu1_per_answer(server, store_path, tmp_path):
+    """--output gives each test point's answer its F1 and BLEU-1, and metrics.answers their means."""
+    out = tmp_path / "a.json"
+    run(server, store_path, "--output", str(out))
+    document = json.loads(out.read_text())
+    points = [p for c in document["conversations"] for p in c["test_points"]]
+    for point in points:
+        assert point["answer"]["f1"] == token_f1(point["answer"]["answer"], point["expected_fact"])
+        assert point["answer"]["bleu1"] == bleu1(point["answer"]["answer"], point["expected_fact"])
+    block = document["metrics"]["answers"]
+    assert block["f1"] == pytest.approx(sum(p["answer"]["f1"] for p in points) / POINTS, abs=1e-12)
+    assert block["f1_interval_95"][0] <= block["f1"] <= block["f1_interval_95"][1]
+    assert block["bleu1_interval_95"][0] <= block["bleu1"] <= block["bleu1_interval_95"][1]
+
+
+def test_leaderboard_json_carries_f1_and_bleu1(server, store_path):
+    """`evals leaderboard --format json` has answer_f1 and answer_bleu1 with value, n and interval."""
+    run(server, store_path)
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    (stored,) = stored_runs(store_path)
+    for name in ("answer_f1", "answer_bleu1"):
+        value = stored.summary.metric(name)
+        assert row["metrics"][name] == {"value": value.value, "n": POINTS, "low": value.low, "high": value.high}
 
 
 def test_leaderboard_shows_accuracy_and_cost(server, store_path):

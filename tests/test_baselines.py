@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from evals.evaluate import RunConfig, evaluate
 from conftest import build, configuration
 
@@ -13,9 +15,28 @@ def records(runner: str, **kwargs) -> list[list[str]]:
     return [tp.retrieved_records for c in result.run.conversations for tp in c.test_points]
 
 
-def test_recency_returns_the_last_k_turns_oldest_first():
-    """recency at turn 7 with k=5 returns turns 2..6."""
-    assert records("recency")[0] == ["the cat sat on the mat", "ok", "what time is it", "it is noon", "thanks"]
+def test_recency_returns_the_last_k_turns_newest_first():
+    """recency at turn 7 with k=5 returns turns 6..2, newest first (its ranking), and shows them to a
+    model in conversation order."""
+    assert records("recency")[0] == ["thanks", "it is noon", "what time is it", "ok", "the cat sat on the mat"]
+    strategy = build("recency")
+    for text in ("a", "b", "c"):
+        strategy.add("user", text)
+    assert [m["content"] for m in strategy.context_for("q", 2)] == ["b", "c"]
+
+
+@pytest.mark.parametrize("name", ["bm25", "full_history", "mneme", "no_memory", "random_k", "recency", "summary_buffer"])
+def test_built_in_strategies_are_prefix_stable(name):
+    """retrieve(q, k) is the first k of retrieve(q, K) for every k < K, so every cutoff reads off one retrieval."""
+    strategy = build(name)
+    strategy.reset()
+    for i in range(40):
+        strategy.add("user" if i % 2 == 0 else "assistant", f"turn {i} about topic {i % 7} and the colour {i % 5}", turn=i)
+    for question in ("what about topic 3?", "the colour 2", "nothing in common"):
+        deepest = [r if isinstance(r, str) else r.text for r in strategy.retrieve(question, 50)]
+        for k in (1, 3, 5, 10, 25):
+            got = [r if isinstance(r, str) else r.text for r in strategy.retrieve(question, k)]
+            assert got == (deepest if name == "full_history" else deepest[:k]), (name, question, k)
 
 
 def test_random_k_is_reproducible_for_a_seed():
@@ -29,7 +50,7 @@ def test_random_k_depends_on_the_seed():
 
 
 def test_random_k_draws_k_distinct_earlier_turns():
-    """random_k returns min(k, history) distinct turns from the history, in history order."""
+    """random_k returns min(k, history) distinct turns from the history; asked again, the same ones."""
     strategy = build("random_k", seed=3)
     strategy.reset()
     history = [f"turn {i}" for i in range(20)]
@@ -37,13 +58,27 @@ def test_random_k_draws_k_distinct_earlier_turns():
         strategy.add("user", text)
     got = strategy.retrieve("q", 5)
     assert len(set(got)) == 5 and set(got) <= set(history)
-    assert got == sorted(got, key=history.index)
-    assert strategy.retrieve("q", 50) == history
+    assert strategy.retrieve("q", 5) == got
+    assert sorted(strategy.retrieve("q", 50), key=history.index) == history
+
+
+def test_random_k_draws_the_same_for_a_conversation_played_alone():
+    """The draw depends on the seed, the question and the history, not on how many conversations came
+    before: a conversation played alone (on a Ray worker, say) draws what it drew in the whole run."""
+    first, again = build("random_k", seed=3), build("random_k", seed=3)
+    for text in ("one", "two"):
+        first.add("user", text)
+    first.retrieve("q", 1)
+    first.reset()
+    for strategy in (first, again):
+        for i in range(30):
+            strategy.add("user", f"turn {i}")
+    assert first.retrieve("q", 5) == again.retrieve("q", 5)
 
 
 def test_random_k_records_its_seed():
     """The seed is part of random_k's configuration, so runs with other seeds are other configurations."""
-    assert configuration("random_k", seed=9) == {"name": "random_k", "seed": 9}
+    assert configuration("random_k", seed=9) == {"name": "random_k", "seed": 9, "draw": "shuffle_by_history"}
 
 
 def test_bm25_finds_the_lexical_match():

@@ -192,3 +192,267 @@ def test_validate_ok_exits_0(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(tmp_path / "c")])
     assert result.exit_code == 0
     assert "3 conversations, 4 test points" in result.output
+
+
+# -- sessions and dates (issue 12) -------------------------------------------------------------
+
+
+def sessioned(**test_overrides):
+    """Three turns in two sessions, then a test point asking for session "s1"."""
+    test = {"question": "editor?", "expected_fact": "vim", "expected_keywords": ["vim"], "evidence_sessions": ["s1"]}
+    test.update(test_overrides)
+    return conversation(
+        turns=[
+            {"role": "user", "content": "I use vim", "session": "s1", "date": "1:56 pm on 8 May, 2023"},
+            {"role": "assistant", "content": "noted", "session": "s1", "date": "1:56 pm on 8 May, 2023"},
+            {"role": "user", "content": "hello again", "session": "s2", "date": "2023/05/20 (Sat) 02:21"},
+            {"role": "user", "content": "q", "test_at": test},
+        ]
+    )
+
+
+def test_session_and_date_are_kept_verbatim(tmp_path):
+    """A turn's session id and date are exposed exactly as written; a turn without them has None."""
+    write(tmp_path, "c1.json", sessioned())
+    turns = load_corpus(tmp_path).conversations[0].turns
+    assert [(t.session, t.date) for t in turns] == [
+        ("s1", "1:56 pm on 8 May, 2023"),
+        ("s1", "1:56 pm on 8 May, 2023"),
+        ("s2", "2023/05/20 (Sat) 02:21"),
+        (None, None),
+    ]
+
+
+def test_conversation_sessions_lists_each_turns_session(tmp_path):
+    """Conversation.sessions is one entry per turn, None where a turn has no session."""
+    write(tmp_path, "c1.json", sessioned())
+    assert load_corpus(tmp_path).conversations[0].sessions == ["s1", "s1", "s2", None]
+
+
+def test_evidence_sessions_are_read(tmp_path):
+    """A test point's evidence_sessions are exposed in the order given; absent, they are []."""
+    write(tmp_path, "c1.json", sessioned(evidence_sessions=["s2", "s1"]))
+    write(tmp_path, "c2.json", conversation("c2"))
+    first, second = load_corpus(tmp_path).conversations
+    assert first.turns[3].test_at.evidence_sessions == ["s2", "s1"]
+    assert second.turns[1].test_at.evidence_sessions == []
+
+
+def test_sessions_enter_the_digest(tmp_path):
+    """A session is corpus content: the same turns with and without one have different digests."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    write(one, "c1.json", conversation())
+    data = conversation()
+    data["turns"][0]["session"] = "s1"
+    write(two, "c1.json", data)
+    assert load_corpus(one).digest != load_corpus(two).digest
+
+
+def test_null_session_and_date_mean_none(tmp_path):
+    """An explicit null session or date is read as absent and leaves the digest as without it."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    write(one, "c1.json", conversation())
+    data = conversation()
+    data["turns"][0].update(session=None, date=None)
+    write(two, "c1.json", data)
+    assert load_corpus(one).digest == load_corpus(two).digest
+
+
+def _edit_turn(index, **fields):
+    return lambda d: d["turns"][index].update(fields)
+
+
+def _edit_test(**fields):
+    return lambda d: d["turns"][3]["test_at"].update(fields)
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "message"),
+    [
+        (_edit_turn(0, session=""), "turns[0].session", "must be a non-empty string"),
+        (_edit_turn(2, session="  "), "turns[2].session", "must be a non-empty string"),
+        (_edit_turn(0, session=3), "turns[0].session", "expected a string, got int"),
+        (_edit_turn(1, date=" \t"), "turns[1].date", "must be a non-empty string"),
+        (_edit_turn(1, date=20230508), "turns[1].date", "expected a string, got int"),
+        (_edit_turn(0, sesion="s1"), "turns[0].sesion", "unknown field (did you mean 'session'?)"),
+        (_edit_turn(0, dates="x"), "turns[0].dates", "unknown field (did you mean 'date'?)"),
+        (_edit_test(evidence_sessions="s1"), "turns[3].test_at.evidence_sessions", "expected an array, got string"),
+        (_edit_test(evidence_sessions=["s1", ""]), "turns[3].test_at.evidence_sessions[1]", "must be a non-empty string"),
+        (_edit_test(evidence_sessions=[1]), "turns[3].test_at.evidence_sessions[0]", "expected a string, got int"),
+        (
+            _edit_test(evidence_session=["s1"]),
+            "turns[3].test_at.evidence_session",
+            "unknown field (did you mean 'evidence_sessions'?)",
+        ),
+        (_edit_test(evidence_sessions=["s9"]), "turns[3].test_at.evidence_sessions[0]", "session 's9' is the session of no turn"),
+        (_edit_test(evidence_sessions=["s1", "s1"]), "turns[3].test_at.evidence_sessions[1]", "session 's1' is listed twice"),
+    ],
+)
+def test_bad_session_fields_are_named(tmp_path, edit, where, message):
+    """Each bad session, date or evidence session is one problem naming the file and its JSON path."""
+    data = sessioned()
+    edit(data)
+    write(tmp_path, "c1.json", data)
+    assert problems(tmp_path) == [f"{tmp_path / 'c1.json'}: {where}: {message}"]
+
+
+def test_evidence_session_must_come_before_the_test_point(tmp_path):
+    """A session whose only turns are at or after the test point can never be in memory there."""
+    data = sessioned(evidence_sessions=["s3"])
+    data["turns"][3]["session"] = "s3"
+    data["turns"].append({"role": "assistant", "content": "later", "session": "s3"})
+    write(tmp_path, "c1.json", data)
+    assert problems(tmp_path) == [
+        f"{tmp_path / 'c1.json'}: turns[3].test_at.evidence_sessions[0]: "
+        "session 's3' has no recorded turn before this one, so memory never holds it"
+    ]
+
+
+def test_evidence_session_of_unrecorded_turns_only(tmp_path):
+    """A session whose earlier turns all have record: false is never held by memory either."""
+    data = sessioned(evidence_sessions=["s2"])
+    data["turns"][2]["record"] = False
+    write(tmp_path, "c1.json", data)
+    assert problems(tmp_path) == [
+        f"{tmp_path / 'c1.json'}: turns[3].test_at.evidence_sessions[0]: "
+        "session 's2' has no recorded turn before this one, so memory never holds it"
+    ]
+
+
+# -- published reference rows: references.json (issue 12) --------------------------------------
+
+
+def reference(**overrides):
+    row = {
+        "label": "Some paper, BM25 (session level)",
+        "citation": "Someone et al. 2025, Table 2",
+        "metric": "recall_any",
+        "level": "session",
+        "k": 5,
+        "value": 0.634,
+        "note": "computed on their split; not re-run here",
+    }
+    row.update(overrides)
+    return row
+
+
+def test_references_are_loaded_beside_the_conversations(tmp_path):
+    """references.json is read into Corpus.references and is not taken for a conversation."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", [reference(), reference(k=10, value=0.71, note=None)])
+    corpus = load_corpus(tmp_path)
+    assert [c.id for c in corpus.conversations] == ["c1"]
+    assert [(r.label, r.metric, r.level, r.k, r.value, r.note) for r in corpus.references] == [
+        ("Some paper, BM25 (session level)", "recall_any", "session", 5, 0.634, "computed on their split; not re-run here"),
+        ("Some paper, BM25 (session level)", "recall_any", "session", 10, 0.71, None),
+    ]
+    assert corpus.references[0].citation == "Someone et al. 2025, Table 2"
+
+
+def test_no_references_file_means_no_references(tmp_path):
+    """A corpus without references.json has an empty list."""
+    write(tmp_path, "c1.json", conversation())
+    assert load_corpus(tmp_path).references == []
+
+
+def test_references_are_not_in_the_digest(tmp_path):
+    """Adding or changing references.json leaves the corpus digest as it was: published figures are not content."""
+    write(tmp_path, "c1.json", conversation())
+    before = load_corpus(tmp_path).digest
+    write(tmp_path, "references.json", [reference()])
+    assert load_corpus(tmp_path).digest == before
+    write(tmp_path, "references.json", [reference(value=0.5)])
+    assert load_corpus(tmp_path).digest == before
+
+
+def test_references_alone_are_not_a_corpus(tmp_path):
+    """A folder holding only references.json has no conversation, which is the usual error."""
+    write(tmp_path, "references.json", [reference()])
+    assert problems(tmp_path) == [f"{tmp_path}: no *.json files in the corpus folder"]
+
+
+def test_integer_value_is_a_number(tmp_path):
+    """A value written as 0 or 1 is a number like any other."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", [reference(value=1)])
+    assert load_corpus(tmp_path).references[0].value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("rows", "where", "message"),
+    [
+        ({"label": "x"}, "", "expected a JSON array of reference objects at the top level, got dict"),
+        (["row"], "[0]", "expected an object, got string"),
+        ([reference(nte="x")], "[0].nte", "unknown field (did you mean 'note'?)"),
+        ([reference(source="x")], "[0].source", "unknown field (allowed here: label, citation, metric, level, k, value, note)"),
+        (
+            [reference(metric="recall@5")],
+            "[0].metric",
+            "expected 'recall_any', 'recall_all', 'recall_frac' or 'ndcg_any', got 'recall@5'",
+        ),
+        ([reference(level="dialog")], "[0].level", "expected 'turn' or 'session', got 'dialog'"),
+        ([reference(k=0)], "[0].k", "must be a positive integer, got 0"),
+        ([reference(k=5.0)], "[0].k", "expected an integer, got float"),
+        ([reference(k=True)], "[0].k", "expected an integer, got bool"),
+        ([reference(value=58.8)], "[0].value", "must be between 0 and 1 (a fraction, not a percentage), got 58.8"),
+        ([reference(value="0.5")], "[0].value", "expected a number, got string"),
+        ([reference(value=True)], "[0].value", "expected a number, got bool"),
+        ([reference(label=" ")], "[0].label", "must be a non-empty string"),
+        ([reference(note="")], "[0].note", "must be a non-empty string"),
+        ([reference(), reference(value=0.5)], "[1]", "same label, metric, level and k as [0]"),
+    ],
+)
+def test_bad_references_are_named(tmp_path, rows, where, message):
+    """Each problem in references.json names the file and the JSON path of the field."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", rows)
+    path = tmp_path / "references.json"
+    assert problems(tmp_path) == [f"{path}: {where}: {message}" if where else f"{path}: {message}"]
+
+
+def test_missing_reference_fields_are_each_named(tmp_path):
+    """A row missing its citation and k gets one problem per field."""
+    row = reference()
+    del row["citation"], row["k"]
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", [reference(k=10), row])
+    path = tmp_path / "references.json"
+    assert problems(tmp_path) == [
+        f"{path}: [1].citation: required field is missing",
+        f"{path}: [1].k: required field is missing",
+    ]
+
+
+def test_references_json_is_read_as_strictly_as_a_conversation(tmp_path):
+    """Broken JSON or a repeated key in references.json is reported like in any corpus file."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", '[{"label": "a", "label": "b"}]')
+    assert problems(tmp_path) == [f"{tmp_path / 'references.json'}: [0]: key 'label' appears twice"]
+
+
+def test_bad_references_fail_the_load(tmp_path):
+    """load_corpus refuses a corpus whose references.json is invalid, as evals run would."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", [reference(level="dialog")])
+    with pytest.raises(CorpusError, match=r"references.json: \[0\].level"):
+        load_corpus(tmp_path)
+
+
+def test_validate_reports_reference_problems(tmp_path):
+    """`evals validate` lists references.json's problems with the conversations' and exits 1."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", [reference(k=-1)])
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [f"{tmp_path / 'references.json'}: [0].k: must be a positive integer, got -1"]
+
+
+def test_validate_counts_conversations_not_references(tmp_path):
+    """A valid corpus with references.json validates, counting only its conversations."""
+    write(tmp_path, "c1.json", conversation())
+    write(tmp_path, "references.json", [reference()])
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "1 conversations, 1 test points" in result.output

@@ -190,7 +190,7 @@ def test_test_point_json_carries_the_new_fields():
     """A test point with evidence shows its evidence and retrieved turns; an unanswerable one says so."""
     result = run("recency")
     points = legacy_json(result.run, result.scores)["conversations"][0]["test_points"]
-    assert (points[1]["evidence_turns"], points[1]["retrieved_turns"], points[1]["category"]) == ([2, 4], [4, 5], "multi-hop")
+    assert (points[1]["evidence_turns"], points[1]["retrieved_turns"], points[1]["category"]) == ([2, 4], [5, 4], "multi-hop")
     assert points[2]["answerable"] is False and "evidence_turns" not in points[2]
 
 
@@ -236,7 +236,8 @@ def test_stored_run_gives_the_same_json(store_path):
     result = run("recency")
     with Store.open(store_path) as store:
         run_id = store.append(result, CLEAN)
-        assert stored_legacy_json(store.get_run(run_id)) == legacy_json(result.run, result.scores)
+        stored = store.get_run(run_id)
+        assert stored_legacy_json(stored) == legacy_json(result.run, result.scores, None, stored.summary.metrics)
 
 
 def test_category_results_view(store_path):

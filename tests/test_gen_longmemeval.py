@@ -41,3 +41,13 @@ def test_the_file_imports_as_a_corpus(tmp_path):
     points = [test for c in conversations for _, test in c.test_points()]
     assert len(conversations) == 2 and [p.answerable for p in points] == [True, False]
     assert points[0].evidence_turns
+
+
+def test_the_file_imports_with_sessions(tmp_path):
+    """Imported, every history turn has its session and date, and the answer session is the evidence session."""
+    generate(tmp_path / "s.json", 2, abs_every=2)
+    import_corpus("longmemeval", tmp_path / "s.json", tmp_path / "corpus")
+    answerable, abstention = load_corpus(tmp_path / "corpus").conversations
+    assert all(t.session and t.date for t in answerable.turns[:-1])
+    assert answerable.turns[-1].test_at.evidence_sessions == ["answer_0"]
+    assert abstention.turns[-1].test_at.evidence_sessions == []

@@ -349,6 +349,31 @@ def test_fifo_does_not_hang(tmp_path):
     assert validate_problems(corpus) == [f"{corpus / 'pipe.json'}: not a regular file (a FIFO); only regular files are read"]
 
 
+@pytest.mark.parametrize("make", ["fifo", "device", "dangling"])
+def test_references_file_that_is_not_a_regular_file(tmp_path, make):
+    """references.json that is a FIFO, a device or a dangling link is one problem naming it, never read or waited on."""
+    import os
+
+    corpus = corpus_of(tmp_path / "c", conversation())
+    target = corpus / "references.json"
+    if make == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero" if make == "device" else tmp_path / "gone.json")
+    (line,) = validate_problems(corpus)
+    assert line.startswith(f"{target}: "), line
+
+
+def test_run_refuses_a_corpus_with_bad_references(tmp_path):
+    """`evals run` refuses a corpus whose references.json is invalid, naming the file and field, and writes no store."""
+    corpus = corpus_of(tmp_path / "c", conversation())
+    (corpus / "references.json").write_text(json.dumps([{"label": "x", "citation": "y", "metric": "recall", "level": "turn", "k": 5, "value": 0.5}]))
+    store = tmp_path / "s.duckdb"
+    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
+    assert line.startswith(f"Error: invalid corpus: {corpus / 'references.json'}: [0].metric: expected 'recall_any'"), line
+    assert not store.exists()
+
+
 def test_file_size_is_bounded(tmp_path, monkeypatch):
     """A corpus file larger than the limit is refused before it is read, saying both sizes."""
     from evals import jsonfile

@@ -130,6 +130,55 @@ def test_locomo_full_history_finds_every_evidence_turn(tmp_path):
     assert block["evidence_recall_at_k"]["all"]["hits"] == block["evidence_recall_at_k"]["all"]["total"] == 6
 
 
+def test_locomo_sessions_and_dates(tmp_path):
+    """History turns carry their session key and its date verbatim; the questions belong to no session."""
+    conversation = load_corpus(imported(tmp_path, "locomo", LOCOMO)).conversations[0]
+    assert [(t.session, t.date) for t in conversation.turns] == [
+        ("session_1", "1:56 pm on 8 May, 2023"),
+        ("session_1", "1:56 pm on 8 May, 2023"),
+        ("session_1", "1:56 pm on 8 May, 2023"),
+        ("session_2", "7:10 pm on 20 May, 2023"),
+        ("session_2", "7:10 pm on 20 May, 2023"),
+    ] + [(None, None)] * 5
+
+
+def test_locomo_evidence_sessions(tmp_path):
+    """Each question's evidence sessions are its evidence turns' sessions, in conversation order (adversarial too)."""
+    conversation = load_corpus(imported(tmp_path, "locomo", LOCOMO)).conversations[0]
+    assert [(i, t.evidence_sessions) for i, t in conversation.test_points()] == [
+        (5, ["session_1"]),
+        (6, ["session_1", "session_2"]),
+        (7, ["session_1"]),
+        (8, ["session_1"]),
+        (9, ["session_1"]),
+    ]
+
+
+def test_locomo_session_without_a_date(tmp_path):
+    """A session with no session_N_date_time gives its turns a session and no date."""
+    path = broken(tmp_path, LOCOMO, lambda d: d[1]["conversation"].pop("session_1_date_time"))
+    conversation = load_corpus(imported(tmp_path, "locomo", path)).conversations[1]
+    assert [(t.session, t.date) for t in conversation.turns[:3]] == [("session_1", None)] * 3
+
+
+def test_locomo_writes_the_papers_retrieval_row(tmp_path):
+    """references.json holds Table 3's DRAGON dialog-level recall at 5/10/25/50, and is not in the digest."""
+    corpus = load_corpus(imported(tmp_path, "locomo", LOCOMO))
+    assert [(r.metric, r.level, r.k, r.value) for r in corpus.references] == [
+        ("recall_frac", "turn", 5, 0.588),
+        ("recall_frac", "turn", 10, 0.675),
+        ("recall_frac", "turn", 25, 0.799),
+        ("recall_frac", "turn", 50, 0.848),
+    ]
+    assert {r.label for r in corpus.references} == {"LoCoMo paper, DRAGON retriever (dialog level)"}
+    assert {r.citation for r in corpus.references} == {
+        "Maharana et al. 2024, Evaluating Very Long-Term Conversational Memory of LLM Agents, Table 3"
+    }
+    assert all("not re-run here" in r.note for r in corpus.references)
+    (corpus.directory / "references.json").unlink()
+    assert load_corpus(corpus.directory).digest == corpus.digest
+
+
 # -- LongMemEval -------------------------------------------------------------------------------
 
 
@@ -171,6 +220,62 @@ def test_longmemeval_fallback_needs_the_answer_verbatim(tmp_path):
     block = metrics(imported(tmp_path, "longmemeval", LONGMEMEVAL), "full_history")
     assert block["recall_at_k"]["per_conversation"]["001_q_multi_2"]["hits"] == 0
     assert block["evidence_recall_at_k"]["all"]["hits"] == 2
+
+
+def test_longmemeval_sessions_and_dates(tmp_path):
+    """Turns carry haystack_session_ids and haystack_dates verbatim; the question turn carries question_date."""
+    conversation = load_corpus(imported(tmp_path, "longmemeval", LONGMEMEVAL)).conversations[0]
+    assert [(t.session, t.date) for t in conversation.turns] == [
+        ("s0", "2023/05/01 (Mon) 09:00"),
+        ("s0", "2023/05/01 (Mon) 09:00"),
+        ("s1", "2023/05/02 (Tue) 09:00"),
+        ("s1", "2023/05/02 (Tue) 09:00"),
+        ("s2", "2023/05/03 (Wed) 09:00"),
+        ("s2", "2023/05/03 (Wed) 09:00"),
+        (None, "2023/05/30 (Tue) 10:00"),
+    ]
+
+
+def test_longmemeval_answer_session_ids_are_evidence_sessions(tmp_path):
+    """answer_session_ids become evidence_sessions; without haystack ids there are no sessions to name."""
+    conversations = load_corpus(imported(tmp_path, "longmemeval", LONGMEMEVAL)).conversations
+    assert [c.turns[-1].test_at.evidence_sessions for c in conversations] == [["s1"], [], []]
+    assert conversations[1].sessions == [None] * 5
+
+
+def test_longmemeval_unknown_answer_session_is_noted(tmp_path):
+    """Answer session ids that name no session are skipped and counted in a note."""
+    result = CliRunner().invoke(cli, ["import-corpus", "longmemeval", str(LONGMEMEVAL), "--out", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert "note: [1]: 2 answer session ids name no session with turns (skipped)" in result.stderr
+
+
+def test_longmemeval_answer_sessions_in_haystack_order(tmp_path):
+    """Several answer sessions are listed in the order the haystack holds them, whatever order the file gives."""
+    def mutate(d):
+        d[1].update(haystack_session_ids=["a", "b"], answer_session_ids=["b", "a"])
+
+    conversation = load_corpus(imported(tmp_path, "longmemeval", broken(tmp_path, LONGMEMEVAL, mutate))).conversations[1]
+    assert conversation.turns[-1].test_at.evidence_sessions == ["a", "b"]
+    assert conversation.sessions == ["a", "a", "b", "b", None]
+
+
+def test_longmemeval_writes_the_papers_bm25_row(tmp_path):
+    """references.json holds the paper's BM25 session-level figures for _m, marked as computed on _m only."""
+    corpus = load_corpus(imported(tmp_path, "longmemeval", LONGMEMEVAL))
+    assert [(r.metric, r.level, r.k, r.value) for r in corpus.references] == [
+        ("recall_any", "session", 5, 0.634),
+        ("recall_any", "session", 10, 0.710),
+        ("ndcg_any", "session", 5, 0.516),
+        ("ndcg_any", "session", 10, 0.540),
+    ]
+    assert {(r.label, r.citation, r.note) for r in corpus.references} == {
+        (
+            "LongMemEval paper, BM25 (session level, _m)",
+            "Wu et al. 2025, LongMemEval, Table (retrieval)",
+            "computed on longmemeval_m only; not re-run here",
+        )
+    }
 
 
 # -- the keyword rule --------------------------------------------------------------------------
@@ -236,6 +341,12 @@ def test_locomo_malformed_input_names_file_and_path(tmp_path, mutate, message):
         (lambda d: d[1]["haystack_sessions"][0][0].update(has_answer="yes"), "[1].haystack_sessions[0][0].has_answer: expected true or false, got string"),
         (lambda d: d[2].update(haystack_sessions={}), "[2].haystack_sessions: expected an array, got object"),
         (lambda d: d[2].pop("question_type"), "[2].question_type: required field is missing"),
+        (lambda d: d[0]["haystack_session_ids"].pop(), "[0].haystack_session_ids: 2 entries for 3 sessions; expected one per session"),
+        (lambda d: d[0]["haystack_dates"].append("x"), "[0].haystack_dates: 4 entries for 3 sessions; expected one per session"),
+        (lambda d: d[0]["haystack_session_ids"].__setitem__(1, " "), "[0].haystack_session_ids[1]: expected a non-empty string, got a blank string"),
+        (lambda d: d[0]["haystack_dates"].__setitem__(2, 20230503), "[0].haystack_dates[2]: expected a non-empty string, got integer"),
+        (lambda d: d[0].update(haystack_session_ids="s0"), "[0].haystack_session_ids: expected an array, got string"),
+        (lambda d: d[0].update(answer_session_ids=[1]), "[0].answer_session_ids[0]: expected a non-empty string, got integer"),
     ],
 )
 def test_longmemeval_malformed_input_names_file_and_path(tmp_path, mutate, message):

@@ -322,7 +322,7 @@ def test_drilldown_transcript_tags_retrieved_and_answer_turns(site: Path, store:
         for a in li.find_all("a", cls="tag")
         if a.attrs["href"] == "#tp-14"
     }
-    retrieved = {(f"t-{turn}", f"TP1 #{rank}") for rank, turn in enumerate(range(9, 14), start=1)}  # recency: oldest first
+    retrieved = {(f"t-{turn}", f"TP1 #{rank}") for rank, turn in enumerate(range(13, 8, -1), start=1)}  # recency: newest first
     assert tags == retrieved | {("t-0", "TP1 answer"), ("t-14", "TP1 asked")}
     assert "evidence" in page.find("li", id="t-0").classes
 
@@ -585,7 +585,7 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
     page = parse(answers_site / "index.html")
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     at_accuracy = headers.index("answer accuracy")
-    assert headers[at_accuracy + 1 : at_accuracy + 3] == ["keyword accuracy", "LLM tokens / test point"]
+    assert headers[at_accuracy + 1 : at_accuracy + 5] == ["keyword accuracy", "answer F1", "BLEU-1", "LLM tokens / test point"]
     for s in summaries(answers_store):
         row = next(tr for tr in page.find("tbody").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
         cells = [td.text().strip() for td in row.find_all("td")]
@@ -594,7 +594,21 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
         else:
             accuracy = s.metric("answer_accuracy")
             assert cells[at_accuracy] == f"{accuracy.value * 100:.1f}% [{accuracy.low * 100:.1f}%, {accuracy.high * 100:.1f}%]"
-            assert cells[at_accuracy + 2] == f"{s.metric('llm_tokens_per_test_point').value:,.1f}"
+            assert cells[at_accuracy + 4] == f"{s.metric('llm_tokens_per_test_point').value:,.1f}"
+
+
+def test_index_shows_answer_f1_and_bleu1_with_intervals(answers_site: Path, answers_store: Path):
+    """Answer F1 and BLEU-1 are columns with their bootstrap intervals in decimals; "—" without answers."""
+    page = parse(answers_site / "index.html")
+    headers = [th.text().strip() for th in page.find("thead").find_all("th")]
+    for s in summaries(answers_store):
+        row = next(tr for tr in page.find("tbody").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
+        cells = [td.text().strip() for td in row.find_all("td")]
+        for name, label in (("answer_f1", "answer F1"), ("answer_bleu1", "BLEU-1")):
+            value = s.metric(name)
+            shown = "\u2014" if value is None else f"{value.value:.3f} [{value.low:.3f}, {value.high:.3f}]"
+            assert cells[headers.index(label)] == shown
+        assert (s.metric("answer_f1") is None) == (s.answer_model is None)
 
 
 def test_index_without_answers_has_no_answer_columns(site: Path):
@@ -617,6 +631,25 @@ def test_drilldown_shows_answer_and_verdict_behind_a_miss(answers_site: Path, an
     assert answer.reason in block.find("p", cls="verdict").text()
 
 
+def test_drilldown_shows_f1_and_bleu1_beside_the_verdict(answers_site: Path, answers_store: Path):
+    """Each answer's heading carries its token F1 and BLEU-1 against the expected fact."""
+    from evals.answer_scores import bleu1, token_f1
+
+    run = next(s for s in summaries(answers_store) if s.strategy == "full_history")
+    with Store.open(answers_store, read_only=True) as opened:
+        stored = opened.get_run(run.run_id)
+    seen = set()
+    for conversation, answers in zip(stored.run.conversations, stored.answers.points, strict=True):
+        page = parse(drilldown(answers_site, run.run_id, conversation.conversation_id))
+        for point, answer in zip(conversation.test_points, answers, strict=True):
+            heading = page.find("section", id=f"tp-{point.turn_index}").find("div", cls="answer").find("h4")
+            f1, bleu = token_f1(answer.answer, point.expected_fact), bleu1(answer.answer, point.expected_fact)
+            assert heading.find("span", cls="f1").text() == f"{f1:.3f}"
+            assert heading.find("span", cls="bleu1").text() == f"{bleu:.3f}"
+            seen.add(f1 > 0)
+    assert seen == {True, False}  # the fixture has answers that share tokens with the fact and answers that do not
+
+
 def test_run_page_lists_answers_judged_incorrect(answers_site: Path, answers_store: Path):
     """The run page gives accuracy with its interval and links every answer judged incorrect to its drill-down."""
     run = next(s for s in summaries(answers_store) if s.strategy == "recency")
@@ -634,6 +667,15 @@ def test_run_page_lists_answers_judged_incorrect(answers_site: Path, answers_sto
     table = page.find("h3", id="wrong-answers").parent.find_all("table")[0]
     assert [a.attrs["href"] for a in table.find_all("a")] == expected
     assert f"{run.metric('answer_accuracy').value * 100:.1f}%" in page.find("h2", id="answers").parent.text()
+
+
+def test_run_page_shows_answer_f1_and_bleu1(answers_site: Path, answers_store: Path):
+    """The run page's answers section gives mean F1 and BLEU-1 with their intervals."""
+    run = next(s for s in summaries(answers_store) if s.strategy == "recency")
+    text = parse(answers_site / "runs" / f"{run.run_id}.html").find("h2", id="answers").parent.text()
+    f1, bleu = run.metric("answer_f1"), run.metric("answer_bleu1")
+    assert f"{f1.value:.3f} answer F1" in text and f"{bleu.value:.3f} BLEU-1" in text
+    assert f"{f1.low:.3f} – {f1.high:.3f} · {bleu.low:.3f} – {bleu.high:.3f}" in text
 
 
 def test_methodology_page_shows_the_prompts(answers_site: Path):

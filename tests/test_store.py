@@ -196,7 +196,7 @@ def test_run_reads_back_exactly(store_path, evaluate_small, runner):
     run_id = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
         stored = store.get_run(run_id)
-    assert stored.run == evaluation.run.model_copy(update={"timings": None})
+    assert stored.run == evaluation.run.as_stored()
     assert stored.summary.metric("retrieve_latency_p95_s").n == len(evaluation.run.timings.retrieve_ns)
     assert stored.scores == evaluation.scores
 
@@ -206,7 +206,8 @@ def test_legacy_json_equals_the_reports(store_path, evaluate_small):
     evaluation = evaluate_small("summary_buffer")
     run_id = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
-        assert stored_legacy_json(store.get_run(run_id)) == legacy_json(evaluation.run, evaluation.scores)
+        stored = store.get_run(run_id)
+        assert stored_legacy_json(stored) == legacy_json(evaluation.run, evaluation.scores, None, stored.summary.metrics)
 
 
 def test_transcripts_hold_every_turn(store_path, evaluate_small):
@@ -366,6 +367,7 @@ def _key(evaluation, provenance):
         k=run.k,
         seed=run.seed,
         tokenizer=evaluation.scores.tokenizer,
+        cutoffs=run.cutoffs,
     )
 
 
@@ -483,9 +485,10 @@ def test_export_keeps_the_seed_keys(store_path, evaluate_small):
     evaluation = evaluate_small("mneme")
     run_id = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
-        document = export_document(store.get_run(run_id))
+        stored = store.get_run(run_id)
+        document = export_document(stored)
     run_block = document.pop("run")
-    assert document == legacy_json(evaluation.run, evaluation.scores)
+    assert document == legacy_json(evaluation.run, evaluation.scores, None, stored.summary.metrics)
     assert run_block["run_id"] == run_id
 
 

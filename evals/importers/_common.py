@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evals import jsonfile
-from evals.corpus import Conversation, check_corpus
+from evals.corpus import REFERENCES_FILE, Conversation, Reference, check_corpus
 from evals.errors import EvalsError
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "ImportReport",
     "Source",
     "answer_keywords",
+    "session_ids",
     "write_corpus",
 ]
 
@@ -96,6 +97,21 @@ class Source:
     def items(self, value: Any, path: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.fail(path, f"expected an array, got {_kind(value)}")
+        return value
+
+    def labels(self, obj: Any, path: str, key: str, count: int | None = None) -> list[str] | None:
+        """``obj[key]`` as a list of non-empty strings (session ids, dates), one per session when ``count``
+        is given; None when absent."""
+        where = f"{path}.{key}" if path else key
+        value = self.get(obj, path, key, list, required=False)
+        if value is None:
+            return None
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not item.strip():
+                got = "a blank string" if isinstance(item, str) else _kind(item)
+                raise self.fail(f"{where}[{index}]", f"expected a non-empty string, got {got}")
+        if count is not None and len(value) != count:
+            raise self.fail(where, f"{len(value)} entries for {count} sessions; expected one per session")
         return value
 
 
@@ -203,6 +219,17 @@ def conversation_id(position: int, name: str, report: ImportReport | None = None
     return f"{position:03d}_{safe}"
 
 
+def session_ids(turns: Sequence[dict[str, Any]], wanted: Sequence[str], before: int) -> tuple[list[str], int]:
+    """The ``wanted`` sessions that some recorded turn before ``before`` belongs to, in the order their
+    first turns come, each once; and how many of ``wanted`` name no such session (for the report)."""
+    held = {t["session"] for t in turns[:before] if t.get("session") is not None and t.get("record", True)}
+    order = {}
+    for index, turn in enumerate(turns[:before]):
+        order.setdefault(turn.get("session"), index)
+    found = sorted({w for w in wanted if w in held}, key=lambda w: order[w])
+    return found, sum(1 for w in wanted if w not in held)
+
+
 def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
     """A Conversation from plain data; a problem here is the importer's, reported against the input item."""
     try:
@@ -212,8 +239,9 @@ def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
         raise source.fail(path, f"cannot make a valid conversation from it: {error['msg']} at {error['loc']}") from None
 
 
-def write_corpus(conversations: Sequence[Conversation], out: Path) -> None:
-    """Write one JSON file per conversation into ``out`` (new, or an empty folder), all or nothing."""
+def write_corpus(conversations: Sequence[Conversation], out: Path, references: Sequence[Reference] = ()) -> None:
+    """Write one JSON file per conversation into ``out`` (new, or an empty folder), all or nothing;
+    and ``references`` (published figures for this benchmark) as ``references.json``, if any."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ImportFormatError(f"output folder {out} exists and is not empty; give a new or empty folder")
@@ -226,6 +254,9 @@ def write_corpus(conversations: Sequence[Conversation], out: Path) -> None:
             document = {"schema_version": conversation.schema_version, **conversation.model_dump(exclude_defaults=True)}
             text = json.dumps(document, indent=2, ensure_ascii=False)
             (staging / f"{conversation.id}.json").write_text(text + "\n", encoding="utf-8")
+        if references:
+            rows = [reference.model_dump(exclude_none=True) for reference in references]
+            (staging / REFERENCES_FILE).write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         _, problems = check_corpus(staging)
         if problems:  # a bug in an importer, not in the input: say so plainly
             raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")

@@ -26,6 +26,15 @@ Evidence ids (``"D3:5"``) become evidence turns through the turns' own
 ``dia_id`` fields. The published file has a few ids that name no turn (and a
 few entries holding several ids in one string): every id found in an entry is
 used, ids that name no turn are skipped and counted in the report.
+
+Each history turn's ``session`` is the key of its session as the file writes
+it (``"session_3"``), and its ``date`` is that session's
+``session_3_date_time`` verbatim (``"1:56 pm on 8 May, 2023"``), when given.
+A question's ``evidence_sessions`` are the sessions of its evidence turns, in
+conversation order; the questions themselves belong to no session.
+
+The folder also gets ``references.json`` with the paper's dialog-level
+retrieval recall (:data:`REFERENCES`), to show beside runs on this corpus.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evals.corpus import Reference
 from evals.importers._common import (
     ANSWER_KINDS,
     ImportReport,
@@ -42,10 +52,26 @@ from evals.importers._common import (
     answer_text,
     build,
     conversation_id,
+    session_ids,
     write_corpus,
 )
 
-__all__ = ["CATEGORY_NAMES", "import_locomo"]
+__all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
+
+# Maharana et al. (2024), Table 3: retrieval over dialog turns with the DRAGON retriever, "overall"
+# (adversarial questions included). Their recall is the fraction of a question's evidence found.
+REFERENCES = [
+    Reference(
+        label="LoCoMo paper, DRAGON retriever (dialog level)",
+        citation="Maharana et al. 2024, Evaluating Very Long-Term Conversational Memory of LLM Agents, Table 3",
+        metric="recall_frac",
+        level="turn",
+        k=k,
+        value=value,
+        note="computed by the authors on their release (all questions, adversarial included), not re-run here",
+    )
+    for k, value in ((5, 0.588), (10, 0.675), (25, 0.799), (50, 0.848))
+]
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 UNANSWERABLE_CATEGORY = 5
@@ -54,14 +80,14 @@ _SESSION = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D\d+:\d+")
 
 
-def _sessions(source: Source, conversation: dict[str, Any], path: str) -> list[tuple[int, list[Any], str | None]]:
-    """(number, turns, date) of each session, in session order."""
+def _sessions(source: Source, conversation: dict[str, Any], path: str) -> list[tuple[int, str, list[Any], str | None]]:
+    """(number, key, turns, date) of each session, in session order."""
     found = []
     for key, value in conversation.items():
         match = _SESSION.fullmatch(key)
         if match:
             date = source.get(conversation, path, f"{key}_date_time", str, required=False)
-            found.append((int(match.group(1)), source.items(value, f"{path}.{key}"), date))
+            found.append((int(match.group(1)), key, source.items(value, f"{path}.{key}"), date))
     if not found:
         raise source.fail(path, "no session_N lists; expected LoCoMo's conversation object")
     return sorted(found, key=lambda s: s[0])
@@ -84,10 +110,11 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
     turns: list[dict[str, Any]] = []
     turn_of: dict[str, int] = {}
     dates = []
-    for number, session, date in _sessions(source, conversation, f"{path}.conversation"):
+    for number, key, session, date in _sessions(source, conversation, f"{path}.conversation"):
         dates.append(f"session {number}: {date}" if date else f"session {number}")
+        date = date if date and date.strip() else None  # a blank date says nothing
         for index, turn in enumerate(session):
-            where = f"{path}.conversation.session_{number}[{index}]"
+            where = f"{path}.conversation.{key}[{index}]"
             speaker = source.get(turn, where, "speaker", str)
             text = source.get(turn, where, "text", str)
             dia_id = source.get(turn, where, "dia_id", str)
@@ -95,7 +122,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
             content = f"{speaker}: {text}" + (f" [shares {caption}]" if caption else "")
             turn_of.setdefault(dia_id, len(turns))
             role = "user" if speaker_a is None or speaker == speaker_a else "assistant"
-            turns.append({"role": role, "content": content})
+            turns.append({"role": role, "content": content, "session": key, "date": date})
     if not turns:
         raise source.fail(f"{path}.conversation", "the sessions hold no turns")
 
@@ -116,6 +143,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
                 elif turn not in evidence:
                     evidence.append(turn)
         evidence.sort()
+        sessions, _ = session_ids(turns, [turns[t]["session"] for t in evidence], len(turns))
         if answerable:
             answer = answer_text(source.get(item, where, "answer", ANSWER_KINDS))
             if not answer:  # an empty expected fact would match any record
@@ -139,6 +167,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
                     "evidence_turns": evidence,
                     "category": category,
                     "answerable": answerable,
+                    "evidence_sessions": sessions,
                 },
             }
         )
@@ -171,5 +200,5 @@ def import_locomo(file: Path, out: Path) -> ImportReport:
         for position, sample in enumerate(samples)
     ]
     report.conversations = len(conversations)
-    write_corpus(conversations, out)
+    write_corpus(conversations, out, REFERENCES)
     return report

@@ -10,6 +10,17 @@ haystack sessions' turns in order, then the question as a final turn with
 the category is ``question_type``; a ``question_id`` ending in ``_abs`` is an
 abstention question (the haystack does not hold the answer), so
 ``answerable: false``.
+
+Each history turn's ``session`` is its session's id in ``haystack_session_ids``
+and its ``date`` the session's entry in ``haystack_dates``, verbatim
+(``"2023/05/20 (Sat) 02:21"``); the question turn carries ``question_date``.
+Either list, when given, must hold one non-empty string per session.
+``answer_session_ids`` become the test point's ``evidence_sessions`` (in
+haystack order); an id that names no session holding a turn is skipped and
+counted in the report.
+
+The folder also gets ``references.json`` with the paper's BM25 session-level
+row for ``longmemeval_m`` (:data:`REFERENCES`), to show beside runs.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evals.corpus import Reference
 from evals.importers._common import (
     ANSWER_KINDS,
     ImportReport,
@@ -25,10 +37,25 @@ from evals.importers._common import (
     answer_text,
     build,
     conversation_id,
+    session_ids,
     write_corpus,
 )
 
-__all__ = ["import_longmemeval"]
+__all__ = ["REFERENCES", "import_longmemeval"]
+
+# Wu et al. (2025), the retrieval table: BM25 over sessions of longmemeval_m.
+REFERENCES = [
+    Reference(
+        label="LongMemEval paper, BM25 (session level, _m)",
+        citation="Wu et al. 2025, LongMemEval, Table (retrieval)",
+        metric=metric,
+        level="session",
+        k=k,
+        value=value,
+        note="computed on longmemeval_m only; not re-run here",
+    )
+    for metric, k, value in (("recall_any", 5, 0.634), ("recall_any", 10, 0.710), ("ndcg_any", 5, 0.516), ("ndcg_any", 10, 0.540))
+]
 
 
 def _conversation(source: Source, item: Any, position: int, report: ImportReport) -> dict[str, Any] | None:
@@ -43,12 +70,16 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
         report.notes.append(f"{path}: the answer is empty (question skipped)")
         return None
     sessions = source.items(source.get(item, path, "haystack_sessions", list), f"{path}.haystack_sessions")
-    dates = source.get(item, path, "haystack_dates", list, required=False) or []
+    ids = source.labels(item, path, "haystack_session_ids", len(sessions))
+    dates = source.labels(item, path, "haystack_dates", len(sessions)) or []
+    answer_ids = source.labels(item, path, "answer_session_ids") or []
 
     turns: list[dict[str, Any]] = []
     evidence: list[int] = []
     for number, session in enumerate(sessions):
         where = f"{path}.haystack_sessions[{number}]"
+        session_id = ids[number] if ids else None
+        date = dates[number] if dates else None
         for index, turn in enumerate(source.items(session, where)):
             here = f"{where}[{index}]"
             role = source.get(turn, here, "role", str)
@@ -57,9 +88,13 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
             content = source.get(turn, here, "content", str)
             if source.get(turn, here, "has_answer", bool, required=False):
                 evidence.append(len(turns))
-            turns.append({"role": role, "content": content})
+            turns.append({"role": role, "content": content, "session": session_id, "date": date})
     if not turns:
         raise source.fail(f"{path}.haystack_sessions", "the haystack holds no turns")
+    evidence_sessions, unresolved = session_ids(turns, answer_ids, len(turns))
+    if unresolved:
+        report.notes.append(f"{path}: {unresolved} answer session ids name no session with turns (skipped)")
+    asked = source.get(item, path, "question_date", str, required=False)
 
     keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence)) if answerable else []
     turns.append(
@@ -67,6 +102,7 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
             "role": "user",
             "content": question,
             "record": False,
+            "date": asked if asked and asked.strip() else None,
             "test_at": {
                 "question": question,
                 "expected_fact": answer,
@@ -74,6 +110,7 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
                 "evidence_turns": evidence,
                 "category": question_type,
                 "answerable": answerable,
+                "evidence_sessions": evidence_sessions,
             },
         }
     )
@@ -82,8 +119,7 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
     report.with_keywords += bool(keywords)
     report.with_evidence += bool(evidence)
 
-    asked = source.get(item, path, "question_date", str, required=False)
-    span = f"sessions from {dates[0]} to {dates[-1]}" if dates and all(isinstance(d, str) for d in dates) else "sessions"
+    span = f"sessions from {dates[0]} to {dates[-1]}" if dates else "sessions"
     return {
         "id": conversation_id(position, question_id, report, "question id"),
         "description": f"LongMemEval {question_id} ({question_type}): {len(sessions)} {span}; "
@@ -104,5 +140,5 @@ def import_longmemeval(file: Path, out: Path) -> ImportReport:
         if data is not None:
             conversations.append(build(source, f"[{position}]", data))
     report.conversations = len(conversations)
-    write_corpus(conversations, out)
+    write_corpus(conversations, out, REFERENCES)
     return report

@@ -77,7 +77,8 @@ def _corpus_names(summaries: list[RunSummary]) -> dict[str, str]:
     return names
 
 
-def _fingerprints(site: Site, renderer: str, names: dict[str, str]) -> dict[str, str]:
+def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: dict[str, list]) -> dict[str, str]:
+    """Each unit's fingerprint: what its files are made from besides the (immutable) run or corpus itself."""
     navigation = [(e.key, e.label, e.href) for e in site.navigation]
     prints = {
         f"corpus:{digest}": _manifest.fingerprint(renderer, "corpus", {"digest": digest, "name": names[digest], "navigation": navigation})
@@ -91,6 +92,8 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str]) -> dict[str,
             "drilldowns": site.paths.conversations(s.run_id),
             "navigation": navigation,
             "json_limit": JSON_LIMIT,
+            # A later run can bring the corpus other published figures, which run pages show.
+            "references": [r.model_dump(mode="json") for r in references[s.corpus_digest]],
         }
         prints[f"run:{s.run_id}"] = _manifest.fingerprint(renderer, "run", inputs)
     return prints
@@ -141,8 +144,12 @@ def build(
                     f"a copy ({STORE_HREF}); a workflow that restores the store from the published site needs it kept "
                     "elsewhere, or --store-copy always"
                 )
-            site = Site.of(env, summaries, store.latest_per_configuration(), publishers, conversations, store_href=STORE_HREF if copy else "")
-            prints = _fingerprints(site, _manifest.renderer_digest(templates_dir, publishers), names)
+            latest = store.latest_per_configuration()
+            site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
+            site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
+            site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
+            references = {digest: store.references(digest) for digest in sorted(names)}
+            prints = _fingerprints(site, _manifest.renderer_digest(templates_dir, publishers), names, references)
             units: dict[str, _manifest.Unit] = {}
             todo = []
             for key, value in prints.items():

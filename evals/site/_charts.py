@@ -9,9 +9,22 @@ same bytes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Chart", "CostPoint", "Mark", "SeriesPoint", "Tick", "cost_chart", "pareto_front", "series_chart"]
+__all__ = [
+    "Chart",
+    "CostPoint",
+    "Line",
+    "Mark",
+    "ReferencePoint",
+    "SeriesPoint",
+    "Tick",
+    "cost_chart",
+    "line_chart",
+    "pareto_front",
+    "series_chart",
+]
 
 WIDTH = 640
 HEIGHT = 360
@@ -302,5 +315,108 @@ def series_chart(points: list[SeriesPoint], *, title: str, y_label: str, recall:
         y_ticks=y_ticks,
         marks=marks,
         paths=[("series", d.strip())] if d else [],
+        legend=legend,
+    )
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series of a line chart: (x, y) points in x order, with a tooltip and a link per point."""
+
+    label: str
+    points: list[tuple[float, float]]
+    titles: list[str]
+    href: str
+
+
+@dataclass(frozen=True)
+class ReferencePoint:
+    """A published figure drawn greyed beside the lines: never joined to them, never ranked."""
+
+    x: float
+    y: float
+    title: str
+
+
+SERIES_CLASSES = 8  # css classes s0..s7 colour the lines; more lines reuse them
+
+
+def line_chart(
+    lines: list[Line],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    x_log: bool,
+    y_log: bool,
+    y_max: float | None = None,
+    references: list[ReferencePoint] | None = None,
+    reference_href: str = "",
+) -> Chart | None:
+    """Several series on shared axes (logarithmic where asked), each in its own colour with a legend entry.
+
+    On log-log axes a quantity that grows in proportion to x is a line of slope 1 (latency against
+    records held); with ``y_max`` the y axis is a share from 0 (recall against cutoff). None without points."""
+    references = references or []
+    xs = [x for line in lines for x, _ in line.points] + [r.x for r in references]
+    ys = [y for line in lines for _, y in line.points] + [r.y for r in references]
+    if not xs:
+        return None
+    x0, x1 = LEFT, WIDTH - RIGHT
+    y0, y1 = TOP, HEIGHT - BOTTOM
+
+    def scale(values: list[float], log: bool, upper: float | None) -> tuple[float, float, Callable[[float], float]]:
+        if log:
+            positive = [v for v in values if v > 0] or [1.0]
+            low, high = 10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive)))
+            high = high if high > low else low * 10
+            return low, high, lambda v: (math.log10(max(v, low)) - math.log10(low)) / (math.log10(high) - math.log10(low))
+        high = upper if upper is not None else _nice_max(max(values))
+        return 0.0, high, lambda v: v / high if high else 0.0
+
+    x_low, x_high, fx = scale(xs, x_log, None)
+    y_low, y_high, fy = scale(ys, y_log, y_max)
+
+    def x_of(v: float) -> float:
+        return _r(x0 + (x1 - x0) * fx(v))
+
+    def y_of(v: float) -> float:
+        return _r(y1 - (y1 - y0) * fy(v))
+
+    def ticks(low: float, high: float, log: bool, at: Callable[[float], float], share: bool) -> list[Tick]:
+        if log:
+            steps = range(round(math.log10(low)), round(math.log10(high)) + 1)
+            return [Tick(at(10.0**e), _token_label(10.0**e) if 10.0**e >= 1 else f"{10.0**e:g}") for e in steps]
+        return [Tick(at(high * f), f"{round(f * high * 100)}%" if share else _token_label(high * f)) for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
+
+    marks: list[Mark] = []
+    paths: list[tuple[str, str]] = []
+    legend: list[tuple[str, str]] = []
+    for index, line in enumerate(lines):
+        css = f"s{index % SERIES_CLASSES}"
+        d = " ".join(f"{'L' if i else 'M'}{x_of(x)} {y_of(y)}" for i, (x, y) in enumerate(line.points))
+        if d:
+            paths.append((css, d))
+        legend.append((css, line.label))
+        for (x, y), tip in zip(line.points, line.titles, strict=True):
+            marks.append(Mark(x_of(x), y_of(y), None, None, "", x_of(x), y_of(y), "start", tip, line.href, css))
+    for ref in references:
+        marks.append(Mark(x_of(ref.x), y_of(ref.y), None, None, "", x_of(ref.x), y_of(ref.y), "start", ref.title, reference_href, "reference"))
+    if references:
+        legend.append(("reference", "published figure (not re-run here)"))
+    return Chart(
+        title=title,
+        width=WIDTH,
+        height=HEIGHT,
+        left=x0,
+        top=y0,
+        right=x1,
+        bottom=y1,
+        x_label=x_label,
+        y_label=y_label,
+        x_ticks=ticks(x_low, x_high, x_log, x_of, False),
+        y_ticks=ticks(y_low, y_high, y_log, y_of, y_max == 1.0 and not y_log),
+        marks=marks,
+        paths=paths,
         legend=legend,
     )

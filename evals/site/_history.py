@@ -6,7 +6,7 @@ interval, or when it hits fewer of the same test points.
 
 from __future__ import annotations
 
-from evals.formatting import is_estimated, number, percent, percent_interval, short_commit
+from evals.formatting import is_estimated, milliseconds, number, percent, percent_interval, short_commit
 from evals.site._charts import SeriesPoint, series_chart
 from evals.site._output import Output
 from evals.site._pages import HistoryIndexPage, HistoryPage, HistoryRow
@@ -96,6 +96,20 @@ def _history_pages(site: Site, output: Output) -> None:
             )
             for r, p in zip(runs, series, strict=True)
         ]
+        latency_series = [
+            SeriesPoint(
+                value=None if value is None or value.value is None else value.value * 1000,
+                low=None,
+                high=None,
+                label=p.label,
+                title=f"{r.date} {short_commit(r.commit)}: retrieve p95 "
+                + ("not recorded" if value is None else f"{milliseconds(value.value)} over {value.n} calls"),
+                href=p.href,
+                flagged=False,
+            )
+            for r, p in zip(runs, series, strict=True)
+            for value in [r.metric("retrieve_latency_p95_s")]
+        ]
         href = info.history_href
         drops = sum(bool(reason) for reason in reasons)
         output.page(
@@ -119,6 +133,11 @@ def _history_pages(site: Site, output: Output) -> None:
                 approx_tokens=approx,
                 rows=list(reversed(rows)),
                 drops=drops,
+                latency_chart=series_chart(
+                    latency_series, title="retrieve p95 latency across runs", y_label="retrieve p95, ms", recall=False
+                )
+                if any(p.value is not None for p in latency_series)
+                else None,
             ),
         )
         index_rows.append((info, len(runs), drops))

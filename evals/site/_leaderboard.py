@@ -12,14 +12,16 @@ from evals.formatting import csv_cell, is_estimated, number, percent, percent_in
 from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._output import Output
-from evals.metrics import METRICS, PROPORTION, TOKENS, Metric
+from evals.corpus import Reference
+from evals.metrics import MEAN, METRICS, PROPORTION, TOKENS, LatencyBucket, Metric
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
 from evals.site_paths import Paths, config_id
 from evals.site._publisher import Publisher, Site
+from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tables import shown_metrics
+from evals.tables import ranked, shown_metrics
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -33,7 +35,7 @@ class LeaderboardPublisher(Publisher):
     nav_order = 10
 
     def publish(self, site: Site, output: Output) -> None:
-        boards = leaderboard(site.latest, site.paths)
+        boards = leaderboard(site.latest, site.paths, site.references, site.latency)
         output.page(
             site.env,
             "index.html",
@@ -53,18 +55,16 @@ class LeaderboardPublisher(Publisher):
         output.text("leaderboard.csv", leaderboard_csv(records))
 
 
-def _board_sort_key(s: RunSummary) -> tuple:
-    return (
-        s.recall is None,
-        -(s.recall or 0.0),
-        s.tokens_per_test_point is None,
-        s.tokens_per_test_point or 0.0,
-        s.config_key,
-        s.run_id,
-    )
-
-
-def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
+def leaderboard(
+    latest: list[RunSummary],
+    paths: Paths,
+    references: dict[str, list[Reference]] | None = None,
+    latency: dict[str, list[LatencyBucket]] | None = None,
+) -> list[CorpusBoard]:
+    """One board per corpus, ranked by its headline metric (evals.tables.headline); with ``references``
+    (corpus digest -> published figures) and ``latency`` (run id -> retrieve latency by records held),
+    the cutoff tables and the latency chart beside it."""
+    references, latency = references or {}, latency or {}
     by_corpus: dict[str, list[RunSummary]] = defaultdict(list)
     for summary in latest:
         by_corpus[summary.corpus_digest].append(summary)
@@ -72,7 +72,7 @@ def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
     order = sorted(by_corpus, key=lambda d: (-max(s.timestamp for s in by_corpus[d]).timestamp(), d))
     boards = []
     for digest in order:
-        runs = sorted(by_corpus[digest], key=_board_sort_key)
+        runs = ranked(by_corpus[digest])
         reference = reference_run(runs)
         if reference is None:
             note = f"No {REFERENCE_STRATEGY} run on this corpus, so no relative cost."
@@ -151,6 +151,13 @@ def leaderboard(latest: list[RunSummary], paths: Paths) -> list[CorpusBoard]:
                 reference=REFERENCE_STRATEGY,
                 relative_note=note,
                 answers=any(r.answer_model is not None for r in rows),
+                retrieval=cutoff_tables(
+                    [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), s) for s in runs], references.get(digest, [])
+                ),
+                latency_chart=latency_chart(
+                    [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), latency.get(s.run_id, [])) for s in runs],
+                    f"Retrieve latency against memory size on {runs[0].corpus_name}",
+                ),
             )
         )
     return boards
@@ -176,7 +183,7 @@ def metric_column(declared: Metric) -> MetricColumn:
 
 def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]) -> list[dict[str, Any]]:
     """The rows of leaderboard.csv and leaderboard.json, in the order shown on the index: the run's
-    identity, then for each declared metric its value, n and (for proportions) interval."""
+    identity, then for each declared metric its value, n and (for proportions and means) interval."""
     out = []
     for board in boards:
         for row in board.rows:
@@ -196,7 +203,7 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                 value = s.metric(declared.name)
                 record[declared.name] = value.value if value else None
                 record[f"{declared.name}_n"] = value.n if value else None
-                if declared.kind == PROPORTION:
+                if declared.kind in (PROPORTION, MEAN):
                     record[f"{declared.name}_low"] = value.low if value else None
                     record[f"{declared.name}_high"] = value.high if value else None
             record |= {

@@ -13,10 +13,13 @@ so the site works from ``file://`` and under any URL prefix.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from evals.site._charts import Chart
 from evals.site._text import Segment
+
+if TYPE_CHECKING:
+    from evals.site._retrieval import CutoffTable
 
 __all__ = [
     "AboutPage",
@@ -134,7 +137,7 @@ class MetricCell:
 
     present: bool  # False: the run has no such value (not measured, or stored before it was): "—"
     value: float | None  # None with present: measured without data (no test point): "—" too, never 0
-    low: float | None = None  # 95% interval, for proportions
+    low: float | None = None  # 95% interval: Wilson for proportions, bootstrap for means that have one
     high: float | None = None
     approx: bool = False  # tokens estimated at ~4 characters per token
     n: int | None = None  # observations the value is over
@@ -188,6 +191,8 @@ class CorpusBoard:
     reference: str  # the strategy relative cost is measured against (evals.strategies.REFERENCE_STRATEGY)
     relative_note: str  # which run of it, and when relative cost is not shown
     answers: bool = False  # some row has answers: say how the answer columns are made
+    retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
+    latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
 
 
 @dataclass(frozen=True)
@@ -240,6 +245,13 @@ class AnswersBlock:
     keyword_accuracy: float | None
     keyword_hits: int
     total: int
+    # Mean token F1 and BLEU-1 against the expected facts, with 95% bootstrap intervals; None: not recorded.
+    f1: float | None
+    f1_low: float | None
+    f1_high: float | None
+    bleu1: float | None
+    bleu1_low: float | None
+    bleu1_high: float | None
     mean_latency_s: float | None
     requests_made: int
     requests_cached: int
@@ -289,6 +301,10 @@ class RunPage(Page):
     evidence: CategoryRow | None = None  # the whole run's evidence recall, when test points list evidence turns
     unanswerable: int = 0  # test points kept out of recall (answerable: false)
     answers: AnswersBlock | None = None
+    retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): this run, then published figures
+    retrieval_cutoffs: list[int] = field(default_factory=list)  # the union of the tables' cutoffs
+    cutoff_chart: Chart | None = None
+    latency_chart: Chart | None = None
     json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
 
 
@@ -383,6 +399,8 @@ class AnswerView:
     keyword_hit: bool
     tokens: int  # prompt + completion of the answer request
     latency_s: float
+    f1: float  # token F1 against the expected fact (evals.answer_scores)
+    bleu1: float  # BLEU-1 against the expected fact
 
 
 @dataclass(slots=True)
@@ -530,6 +548,7 @@ class HistoryPage(Page):
     approx_tokens: bool
     rows: list[HistoryRow]  # newest first
     drops: int
+    latency_chart: Chart | None = None  # retrieve p95 across runs, where runs recorded it
 
 
 @dataclass(frozen=True)

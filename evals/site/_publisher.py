@@ -28,6 +28,8 @@ from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
 from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket
 from evals.store import RunSummary, Store, StoredRun
 
 __all__ = ["CorpusSource", "Publisher", "RunSource", "Site", "corpus_source", "navigation", "run_source"]
@@ -77,6 +79,8 @@ class Site:
     texts: dict[str, TextsFile]  # by corpus digest: the texts, read once per build (the same corpora)
     store_href: str  # the published store, "" when the site does not carry it
     stored: dict[str, StoredRun] = field(default_factory=dict)  # the runs publishers asked for in runs_needed
+    references: dict[str, list[Reference]] = field(default_factory=dict)  # corpus digest -> published figures
+    latency: dict[str, list[LatencyBucket]] = field(default_factory=dict)  # latest run id -> retrieve latency by size
 
     @classmethod
     def of(

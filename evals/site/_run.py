@@ -35,9 +35,10 @@ from evals.site._pages import (
 )
 from evals.site_paths import config_id, root_of, test_point_anchor
 from evals.site._provenance import cache_note, provenance_rows
+from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart
 from evals.site._publisher import Publisher, RunSource, Site
 from evals.site._views import run_header
-from evals.store import RunSummary
+from evals.store import RunSummary, StoredRun
 
 __all__ = ["JSON_LIMIT", "RunPublisher", "run_note"]
 
@@ -117,10 +118,11 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     score_lists: list[list[PointScore]] = []
     answer_points: list[list[Any]] = []
     first: RunResult | None = None
+    last: StoredRun | None = None
     answers_of_run: AnswerRun | None = None
     position = 0
     for part in run.parts():
-        first = first or part.run
+        first, last = first or part.run, part
         answers = part.answers
         answers_of_run = answers_of_run or answers
         for index, (conversation, scores) in enumerate(zip(part.run.conversations, part.scores.points, strict=True)):
@@ -222,11 +224,11 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             if point_answers is not None:
                 answer_points.append(point_answers)
             position += 1
-    assert first is not None  # Store.iter_run yields at least one slice
+    assert first is not None and last is not None  # Store.iter_run yields at least one slice
     whole = first.model_copy(update={"conversations": light})
     scores_of_run = Scores(tokenizer=s.tokenizer, conversation_ids=[c.conversation_id for c in light], points=score_lists)
     answers_whole = dataclasses.replace(answers_of_run, points=answer_points) if answers_of_run is not None else None
-    head, tail = legacy_json_parts(whole, scores_of_run, answers_whole)
+    head, tail = legacy_json_parts(whole, scores_of_run, answers_whole, s.metrics)
     gzipped = document.finish(head, tail)
     if gzipped is not None:
         output.files[json_href] = gzipped
@@ -260,6 +262,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             conversations=ordered,
             categories=[_category_row(row) for row in category_rows(whole, scores_of_run) or []],
             evidence=_evidence_row(evidence_block(whole, scores_of_run)),
+            **_retrieval_views(s, last.references, last.latency, run_href),
             unanswerable=(unanswerable_block(whole, scores_of_run) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers_whole is not None else None,
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
@@ -267,11 +270,24 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     )
 
 
+def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], run_href: str) -> dict[str, Any]:
+    """The run page's retrieval table over cutoffs (published figures greyed below), recall against
+    cutoff, and retrieve latency against records held."""
+    tables = cutoff_tables([(s.strategy, run_href, s)], references)
+    return {
+        "retrieval": tables,
+        "retrieval_cutoffs": sorted({c for t in tables for c in t.cutoffs}),
+        "cutoff_chart": cutoff_chart(s, references, run_href),
+        "latency_chart": latency_chart([(f"{s.strategy} ({s.config_key})", run_href, latency)], f"Retrieve latency against memory size: run {s.run_id}"),
+    }
+
+
 def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
     settings = s.llm_settings or {}
     prompts = ", ".join(f"{name} {digest}" for name, digest in sorted(settings.get("prompts", {}).items()))
     accuracy, keyword = s.metric("answer_accuracy"), s.metric("keyword_accuracy")
     llm_tokens = s.metric("llm_tokens_per_test_point")
+    f1, bleu = s.metric("answer_f1"), s.metric("answer_bleu1")
     return AnswersBlock(
         answer_model=s.answer_model or "",
         judge_model=s.judge_model,
@@ -284,6 +300,12 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
         keyword_accuracy=keyword.value if keyword else None,
         keyword_hits=s.answers_keyword_hits or 0,
         total=s.answers_total or 0,
+        f1=f1.value if f1 else None,
+        f1_low=f1.low if f1 else None,
+        f1_high=f1.high if f1 else None,
+        bleu1=bleu.value if bleu else None,
+        bleu1_low=bleu.low if bleu else None,
+        bleu1_high=bleu.high if bleu else None,
         mean_latency_s=s.answer_latency_s,
         requests_made=s.llm_requests_made or 0,
         requests_cached=s.llm_requests_cached or 0,

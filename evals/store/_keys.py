@@ -44,6 +44,7 @@ def reuse_key(
     seed: int,
     tokenizer: str,
     answers: dict[str, Any] | None = None,
+    cutoffs: list[int] | tuple[int, ...] = (),
 ) -> str | None:
     """The key under which a run's result may be reused, or ``None`` when it may not.
 
@@ -65,4 +66,6 @@ def reuse_key(
     }
     if answers is not None:
         inputs["answers"] = answers
+    if cutoffs:  # the retrieval metrics' depths: a run measured at other cutoffs is not this one
+        inputs["cutoffs"] = sorted(set(cutoffs))
     return _sha256(_canonical(inputs))

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evals.metrics import MetricValue
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket, MetricValue
 from evals.results import RunResult
 from evals.scoring import Scores
 
@@ -65,6 +66,10 @@ class RunSummary:
     # Where the strategy came from: built-in, a plug-in's distribution and version, or module:attr
     # (None: stored before it was recorded).
     strategy_source: str | None = None
+    # The cutoffs the retrieval metrics were measured at ([]: at k only, or stored before they were) and
+    # how each read the ranking (evals.results.CUTOFF_RULES; None: not recorded).
+    cutoffs: list[int] = field(default_factory=list)
+    cutoff_rule: str | None = None
     # End-to-end answers: how they were made and what they cost; all None for a run without them.
     answer_model: str | None = None
     judge_model: str | None = None
@@ -81,8 +86,13 @@ class RunSummary:
     llm_completion_tokens: int | None = None
 
     def metric(self, name: str) -> MetricValue | None:
-        """The run's value of metric ``name``; None when the run has none (not measured, or not stored then)."""
-        return self.metrics.get(name)
+        """The run's value of metric ``name``; None when the run has none (not measured, or not stored then).
+
+        A retrieval metric asked at ``@k`` that is not stored as such is read at the run's own k."""
+        value = self.metrics.get(name)
+        if value is None and name.endswith("@k"):
+            value = self.metrics.get(f"{name[:-1]}{self.k}")
+        return value
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: the timestamp as ISO 8601 text."""
@@ -103,3 +113,5 @@ class StoredRun:
     record_turns: dict[str, RecordTurns]  # conversation id -> per test point, per record
     unrecorded: dict[str, list[int]] = field(default_factory=dict)  # conversation id -> turns with record: false
     answers: AnswerRun | None = None
+    references: list[Reference] = field(default_factory=list)  # the corpus's published figures
+    latency: list[LatencyBucket] = field(default_factory=list)  # retrieve latency by records held

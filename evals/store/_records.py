@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from evals.corpus import Conversation
-from evals.metrics import MetricValue, ScoredRun, compute_metrics
+from evals.corpus import Conversation, Reference
+from evals.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
 from evals.provenance import Provenance
-from evals.results import Evaluation, RunResult
+from evals.results import Evaluation, RunResult, TestPointResult
 from evals.scoring import Scores
 from evals.store._errors import StoreError
 from evals.store._keys import config_key, reuse_key
@@ -47,6 +47,8 @@ __all__ = [
     "record_from_evaluation",
     "corpus_tables",
     "metrics_table",
+    "latency_table",
+    "references_table",
     "answers_table",
 ]
 
@@ -65,6 +67,8 @@ class RunRecord:
     scores: Scores
     conversations: Sequence[Conversation]  # the corpus's, in the run's order
     answers: AnswerRun | None = None
+    references: Sequence[Reference] = ()  # the corpus folder's published figures (references.json)
+    latency: Sequence[LatencyBucket] | None = None  # retrieve latency by size as measured (an import); None: from timings
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -141,31 +145,76 @@ def make_summary(
             seed=run.seed,
             tokenizer=scores.tokenizer,
             answers=identity,
+            cutoffs=run.cutoffs,
         ),
         metrics={**(measured or {}), **compute_metrics(ScoredRun(run, scores, answers))},
         cache_hits=cache_hits,
         cache_misses=cache_misses,
         strategy_source=run.strategy_source,
+        cutoffs=list(run.cutoffs),
+        cutoff_rule=run.cutoff_rule if run.cutoffs else None,
         **extra,
     )
 
 
 def metrics_table(record: RunRecord) -> pa.Table:
     """The run's ``run_metrics`` rows: one per metric it has, in declaration order."""
-    from evals.metrics import METRICS
+    from evals.metrics import declared
 
     names = list(record.summary.metrics)
     values = [record.summary.metrics[name] for name in names]
+    found = [declared(n) for n in names]
     return pa.table(
         {
             "run_id": pa.array([record.summary.run_id] * len(names), pa.string()),
             "metric": pa.array(names, pa.string()),
-            "level": pa.array([METRICS[n].level if n in METRICS else None for n in names], pa.string()),
-            "cutoff": pa.array([METRICS[n].cutoff if n in METRICS else None for n in names], pa.int32()),
+            "level": pa.array([m.level if m else None for m in found], pa.string()),
+            "cutoff": pa.array([m.cutoff if m else None for m in found], pa.int32()),
             "value": pa.array([v.value for v in values], pa.float64()),
             "n": pa.array([v.n for v in values], pa.int64()),
             "low": pa.array([v.low for v in values], pa.float64()),
             "high": pa.array([v.high for v in values], pa.float64()),
+        }
+    )
+
+
+def references_table(record: RunRecord) -> pa.Table:
+    """The ``corpus_references`` rows of the run's corpus, in the file's order."""
+    found = list(record.references)
+    column = lambda name, kind: pa.array([getattr(r, name) for r in found], kind)  # noqa: E731
+    return pa.table(
+        {
+            "corpus_digest": pa.array([record.summary.corpus_digest] * len(found), pa.string()),
+            "position": pa.array(range(len(found)), pa.int32()),
+            "label": column("label", pa.string()),
+            "citation": column("citation", pa.string()),
+            "metric": column("metric", pa.string()),
+            "level": column("level", pa.string()),
+            "k": column("k", pa.int32()),
+            "value": column("value", pa.float64()),
+            "note": column("note", pa.string()),
+        }
+    )
+
+
+def latency_table(record: RunRecord) -> pa.Table:
+    """The run's ``run_latency`` rows: retrieve latency per bucket of records held (none without timings)."""
+    from evals.metrics import latency_by_size
+
+    if record.latency is not None:
+        buckets = list(record.latency)
+    else:
+        buckets = latency_by_size(record.run.timings) if record.run.timings is not None else []
+    return pa.table(
+        {
+            "run_id": pa.array([record.summary.run_id] * len(buckets), pa.string()),
+            "call": pa.array(["retrieve"] * len(buckets), pa.string()),
+            "held_low": pa.array([b.held_low for b in buckets], pa.int64()),
+            "held_high": pa.array([b.held_high for b in buckets], pa.int64()),
+            "n": pa.array([b.n for b in buckets], pa.int64()),
+            "p50_s": pa.array([b.p50_s for b in buckets], pa.float64()),
+            "p95_s": pa.array([b.p95_s for b in buckets], pa.float64()),
+            "mean_s": pa.array([b.mean_s for b in buckets], pa.float64()),
         }
     )
 
@@ -237,7 +286,14 @@ def record_from_evaluation(
         cache_misses=cache_misses,
         answers=evaluation.answers,
     )
-    return RunRecord(summary, evaluation.run, evaluation.scores, evaluation.corpus.conversations, evaluation.answers)
+    return RunRecord(
+        summary,
+        evaluation.run,
+        evaluation.scores,
+        evaluation.corpus.conversations,
+        evaluation.answers,
+        references=evaluation.corpus.references,
+    )
 
 
 @contextmanager
@@ -333,6 +389,7 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
     text_lengths: list[int] = []
     per_conversation: list[tuple[str, list[int | None]]] = []
     source_turns: list[list[int | None] | None] = []  # only where the strategy named other turns than the texts are
+    ranked_turns: list[list[int | None] | None] = []  # down to the deepest cutoff, for test points with evidence
     for result, conversation, scored in zip(record.run.conversations, record.conversations, record.scores.points, strict=True):
         turns = TurnLookup(conversation)
         turn_tokens = TurnTokens(len(turns.contents))
@@ -351,6 +408,7 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
             declared = point.retrieved_turns
             refs = [None if r < 0 else int(r) for r in encoded.refs.tolist()] if declared is not None else None
             source_turns.append(list(declared) if declared is not None and declared != refs else None)
+            ranked_turns.append(_deepest_ranking(point))
         per_conversation.append((result.conversation_id, turn_tokens.counts))
     lengths = [len(part) for part in ref_parts]
     flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
@@ -367,6 +425,7 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
             "record_texts": _list_array(text_lengths, pa.array(text_values, pa.string())),
             "text_tokens": _list_array(text_lengths, pa.array(text_tokens, pa.int32())),
             "source_turns": pa.array(source_turns, pa.list_(pa.int32())),
+            "ranked_turns": pa.array(ranked_turns, pa.list_(pa.int32())),
         }
     )
     tokens = pa.table(
@@ -377,6 +436,12 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
         }
     )
     return points, tokens
+
+
+def _deepest_ranking(point: TestPointResult) -> list[int | None] | None:
+    if point.cutoff_rankings:
+        return list(point.cutoff_rankings[max(point.cutoff_rankings)][0])
+    return list(point.ranked_turns) if point.ranked_turns is not None else None
 
 
 def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> tuple[pa.Table, pa.Table]:
@@ -394,6 +459,8 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "unrecorded": pa.array(
                 [[i for i, t in enumerate(c.turns) if not t.record] or None for c in conversations], pa.list_(pa.int32())
             ),
+            "sessions": pa.array([_turn_field(c, "session") for c in conversations], texts),
+            "dates": pa.array([_turn_field(c, "date") for c in conversations], texts),
         }
     )
     tests = [(c.id, index, test) for c in conversations for index, test in c.test_points()]
@@ -408,6 +475,13 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "evidence_turns": pa.array([list(t.evidence_turns) or None for _, _, t in tests], pa.list_(pa.int32())),
             "category": pa.array([t.category for _, _, t in tests], pa.string()),
             "answerable": pa.array([t.answerable for _, _, t in tests], pa.bool_()),
+            "evidence_sessions": pa.array([list(t.evidence_sessions) or None for _, _, t in tests], texts),
         }
     )
     return rows, points
+
+
+def _turn_field(conversation: Conversation, name: str) -> list[str | None] | None:
+    """Each turn's ``session`` or ``date``; None for a conversation whose turns carry none."""
+    values = [getattr(turn, name, None) for turn in conversation.turns]
+    return values if any(v is not None for v in values) else None

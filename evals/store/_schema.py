@@ -324,6 +324,45 @@ ALTER TABLE runs ADD COLUMN strategy_source VARCHAR;
 ALTER TABLE test_points ADD COLUMN source_turns INTEGER[];
 """
 
+# The field's retrieval metrics (evals.retrieval): the cutoffs a run was measured at and how each
+# reads its ranking; per test point with evidence, the turn of every record down to the deepest
+# cutoff (NULL: a record that is no turn); the turns' sessions and dates, and each test point's
+# evidence sessions, from the corpus; the corpus's published reference figures. And latency against memory size: per run, call kind and
+# bucket of records held (powers of two), how many calls and how long they took.
+_SESSIONS_CUTOFFS_LATENCY = """
+ALTER TABLE runs ADD COLUMN cutoffs INTEGER[];
+ALTER TABLE runs ADD COLUMN cutoff_rule VARCHAR;
+ALTER TABLE test_points ADD COLUMN ranked_turns INTEGER[];
+ALTER TABLE conversations ADD COLUMN sessions VARCHAR[];
+ALTER TABLE conversations ADD COLUMN dates VARCHAR[];
+ALTER TABLE corpus_test_points ADD COLUMN evidence_sessions VARCHAR[];
+
+-- Published figures shown beside a corpus's runs (references.json), never ranked: the latest run on
+-- the corpus digest replaces them, as the file in its folder said then.
+CREATE TABLE corpus_references (
+    corpus_digest VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    label VARCHAR NOT NULL,
+    citation VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,
+    k INTEGER NOT NULL,
+    value DOUBLE NOT NULL,
+    note VARCHAR
+);
+
+CREATE TABLE run_latency (
+    run_id VARCHAR NOT NULL,
+    call VARCHAR NOT NULL,  -- retrieve (add calls are not bucketed: each adds to the memory it is timed against)
+    held_low BIGINT NOT NULL,  -- records held: from held_low to held_high, inclusive
+    held_high BIGINT NOT NULL,
+    n BIGINT NOT NULL,
+    p50_s DOUBLE NOT NULL,
+    p95_s DOUBLE NOT NULL,
+    mean_s DOUBLE NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -332,6 +371,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "answers_and_verdicts", _ANSWERS),
     Migration(6, "run_metrics", _RUN_METRICS),
     Migration(7, "strategy_source_and_source_turns", _PLUGINS),
+    Migration(8, "sessions_cutoffs_latency", _SESSIONS_CUTOFFS_LATENCY),
 )
 
 

@@ -25,9 +25,11 @@ import duckdb
 import pyarrow as pa
 
 from evals import locking
-from evals.metrics import METRICS, MetricValue
+from evals.corpus import Reference
+from evals.metrics import LatencyBucket, MetricValue, metric_order
 from evals.provenance import SCRATCH_PREFIX, Provenance
-from evals.results import AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.results import PREFIX, AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
+from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, evidence_hits, score_point
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._models import RunSummary, StoredRun
@@ -38,7 +40,9 @@ from evals.store._records import (
     decode_records,
     decode_tokens,
     gc_paused,
+    latency_table,
     metrics_table,
+    references_table,
     record_from_evaluation,
     run_tables,
 )
@@ -93,10 +97,12 @@ _SUMMARY_COLUMNS = (
     "cache_hits",
     "cache_misses",
     "strategy_source",
+    "cutoffs",
+    "cutoff_rule",
     *_ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
-_POINT_COLUMNS = 'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns'
+_POINT_COLUMNS = 'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
 # Conversation ids -> each one's turn texts, for Store.iter_run.
 ContentsSource = Callable[[Sequence[str]], dict[str, list[str]]]
 
@@ -388,8 +394,14 @@ class Store:
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
         self._insert_arrow("test_points", points)
         self._insert_arrow("run_turn_tokens", turn_tokens)
-        if "run_metrics" in self._tables():  # a store opened with fewer migrations has none
+        tables = self._tables()
+        if "run_metrics" in tables:  # a store opened with fewer migrations has none
             self._insert_arrow("run_metrics", metrics_table(record))
+        if "run_latency" in tables:
+            self._insert_arrow("run_latency", latency_table(record))
+        if "corpus_references" in tables and record.references:
+            self._con.execute("DELETE FROM corpus_references WHERE corpus_digest = ?", [record.summary.corpus_digest])
+            self._insert_arrow("corpus_references", references_table(record))
         answers = answers_table(record)
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
@@ -519,11 +531,33 @@ class Store:
             raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
         return self._summaries([row])[0]
 
+    def references(self, corpus_digest: str) -> list[Reference]:
+        """The published figures stored for a corpus (references.json), in the file's order."""
+        if "corpus_references" not in self._tables():
+            return []
+        rows = self._con.execute(
+            "SELECT label, citation, metric, level, k, value, note FROM corpus_references WHERE corpus_digest = ? ORDER BY position",
+            [corpus_digest],
+        ).fetchall()
+        names = ("label", "citation", "metric", "level", "k", "value", "note")
+        return [Reference.model_validate(dict(zip(names, row, strict=True))) for row in rows]
+
+    def latency_buckets(self, run_id: str) -> list[LatencyBucket]:
+        """The run's retrieve latency by records held (none for a run stored before it was recorded)."""
+        if "run_latency" not in self._tables():
+            return []
+        rows = self._con.execute(
+            "SELECT held_low, held_high, n, p50_s, p95_s, mean_s FROM run_latency "
+            "WHERE run_id = ? AND call = 'retrieve' ORDER BY held_low",
+            [run_id],
+        ).fetchall()
+        return [LatencyBucket(*row) for row in rows]
+
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
         rows = self._arrow(
-            "SELECT conversation_id, description, roles, contents, unrecorded FROM conversations "
+            "SELECT conversation_id, description, roles, contents, unrecorded, sessions FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [summary.corpus_digest],
         ).to_pylist()
@@ -531,7 +565,7 @@ class Store:
         by_conversation: dict[str, list[dict[str, Any]]] = {}
         for point in points.to_pylist():
             by_conversation.setdefault(point["conversation_id"], []).append(point)
-        return self._assemble(summary, rows, by_conversation, self._questions(summary), self._turn_tokens(run_id))
+        return self._assemble(summary, rows, by_conversation, self._questions(summary), self._turn_tokens(run_id), self._extras(summary))
 
     def iter_run(
         self, run_id: str, *, batch_turns: int = 20_000, contents: ContentsSource | None = None
@@ -547,7 +581,7 @@ class Store:
         """
         summary = self.get_summary(run_id)
         digest = summary.corpus_digest
-        questions, turn_tokens = self._questions(summary), self._turn_tokens(run_id)
+        questions, turn_tokens, extras = self._questions(summary), self._turn_tokens(run_id), self._extras(summary)
         shape = self._conversation_shape(digest)
         rowids: dict[str, list[int]] = {}
         with_texts = False
@@ -593,7 +627,7 @@ class Store:
             for points in by_conversation.values():
                 points.sort(key=lambda p: p["turn_index"])
             rows = [{**row, "contents": texts[row["conversation_id"]]} for row in group]
-            yield self._assemble(summary, rows, by_conversation, questions, turn_tokens)
+            yield self._assemble(summary, rows, by_conversation, questions, turn_tokens, extras)
 
     def iter_conversations(
         self, corpus_digest: str, *, batch_turns: int = 20_000
@@ -632,7 +666,7 @@ class Store:
     def _conversation_shape(self, corpus_digest: str) -> list[dict[str, Any]]:
         """Each conversation of a corpus but its texts (cheap to read), in corpus order."""
         return self._arrow(
-            "SELECT position, conversation_id, description, roles, unrecorded FROM conversations "
+            "SELECT position, conversation_id, description, roles, unrecorded, sessions FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [corpus_digest],
         ).to_pylist()
@@ -652,11 +686,15 @@ class Store:
             (row[0], row[1]): row[2:]
             for row in self._con.execute(
                 "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
-                "coalesce(evidence_turns, []), category, coalesce(answerable, true) "
+                "coalesce(evidence_turns, []), category, coalesce(answerable, true), coalesce(evidence_sessions, []) "
                 "FROM corpus_test_points WHERE corpus_digest = ?",
                 [summary.corpus_digest],
             ).fetchall()
         }
+
+    def _extras(self, summary: RunSummary) -> tuple[list[Reference], list[LatencyBucket]]:
+        """The corpus's published figures and the run's latency, which a StoredRun carries."""
+        return self.references(summary.corpus_digest), self.latency_buckets(summary.run_id)
 
     def _turn_tokens(self, run_id: str) -> dict[str, list[int | None]]:
         return dict(self._con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens WHERE run_id = ?", [run_id]).fetchall())
@@ -668,6 +706,7 @@ class Store:
         by_conversation: dict[str, list[dict[str, Any]]],
         questions: dict[tuple[str, int], tuple[Any, ...]],
         turn_tokens: dict[str, list[int | None]],
+        extras: tuple[list[Reference], list[LatencyBucket]],
     ) -> StoredRun:
         """A :class:`StoredRun` of the conversations in ``rows`` (corpus rows) with their test point rows."""
         results: list[ConversationResult] = []
@@ -680,8 +719,10 @@ class Store:
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
+            sessions = conversation["sessions"] or [None] * len(contents)
             for point in by_conversation.get(cid, []):
-                question, expected_fact, expected_keywords, evidence, category, answerable = questions[cid, point["turn_index"]]
+                question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[cid, point["turn_index"]]
+                ranked = point["ranked_turns"]
                 records = decode_records(point["record_turns"], point["record_texts"], contents)
                 result_point = TestPointResult(
                     turn_index=point["turn_index"],
@@ -694,6 +735,9 @@ class Store:
                     answerable=answerable,
                     # The stored refs are the same mapping the run made (evals.turn_refs).
                     retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
+                    evidence_sessions=list(listed) or sessions_of(evidence, sessions),
+                    ranked_turns=ranked,
+                    ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -719,6 +763,8 @@ class Store:
             duration_s=summary.duration_s,
             conversations=results,
             strategy_source=summary.strategy_source,
+            cutoffs=summary.cutoffs,
+            cutoff_rule=summary.cutoff_rule or PREFIX,
         )
         scores = Scores(
             tokenizer=summary.tokenizer,
@@ -733,6 +779,8 @@ class Store:
             record_turns=record_turns,
             unrecorded=unrecorded,
             answers=self._answers(summary, run),
+            references=extras[0],
+            latency=extras[1],
         )
 
     def get_run_outcomes(self, run_id: str) -> StoredRun:
@@ -852,7 +900,6 @@ def _slices(shape: list[dict[str, Any]], batch_turns: int) -> Iterator[list[dict
 def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
     values = dict(zip(_SUMMARY_COLUMNS, row, strict=True))
     total = values["total"]
-    order = {name: position for position, name in enumerate(METRICS)}
     return RunSummary(
         run_id=values["run_id"],
         commit=values["commit"],
@@ -881,10 +928,12 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         tokens_per_test_point=values["context_tokens"] / total if total else None,
         reuse_key=values["cache_key"],
         # Declared metrics first, in declaration order; any the code no longer declares after them.
-        metrics=dict(sorted(metrics.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))),
+        metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0]))),
         cache_hits=values["cache_hits"],
         cache_misses=values["cache_misses"],
         strategy_source=values["strategy_source"],
+        cutoffs=list(values["cutoffs"] or []),
+        cutoff_rule=values["cutoff_rule"],
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )

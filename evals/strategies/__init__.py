@@ -7,7 +7,7 @@ built-ins and plug-ins alike are entry points of the group
 
 from __future__ import annotations
 
-from evals.strategies.base import CountsAhead, MemoryStrategy, Message, Prefetching, Record, record_text, record_turn
+from evals.strategies.base import CountsAhead, Footprint, MemoryStrategy, Message, Prefetching, Record, record_text, record_turn
 from evals.strategies.full_history import FullHistory
 from evals.strategies.mneme_embedders import EMBEDDERS
 from evals.strategies.no_memory import NoMemory
@@ -33,6 +33,7 @@ __all__ = [
     "REFERENCE_STRATEGY",
     "BuildContext",
     "CountsAhead",
+    "Footprint",
     "FullHistory",
     "MemoryStrategy",
     "Message",

@@ -21,8 +21,14 @@ before anything is built.
 
 Optional capabilities are protocols a strategy declares by having the member:
 :class:`Prefetching` (embed every text up front, in batches, through the
-cache) and :class:`CountsAhead` (which texts a turn may become as records, so
-token counting can start early).
+cache), :class:`CountsAhead` (which texts a turn may become as records, so
+token counting can start early) and :class:`Footprint` (how many records, and
+which texts, the memory holds: its size, for latency against size and the
+records and tokens held per conversation).
+
+``add`` may also take ``session`` and ``date`` keywords: a play-through
+passes a turn's session id and date (``corpus/README.md``) to a strategy whose
+``add`` accepts them (by name, or through ``**kwargs``), and to no other.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["CountsAhead", "MemoryStrategy", "Message", "Prefetching", "Record", "record_text", "record_turn"]
+__all__ = ["CountsAhead", "Footprint", "MemoryStrategy", "Message", "Prefetching", "Record", "record_text", "record_turn"]
 
 Message = dict[str, str]
 
@@ -74,6 +80,15 @@ class CountsAhead(Protocol):
     """Says which texts a turn may turn into as records, so token counting can start early."""
 
     def record_candidates(self, role: str, content: str) -> tuple[str, ...]: ...
+
+
+@runtime_checkable
+class Footprint(Protocol):
+    """Says what the memory holds now: how many records (cheap: asked before every retrieve) and their texts."""
+
+    def held_count(self) -> int: ...
+
+    def held_texts(self) -> Iterable[str]: ...
 
 
 def record_text(record: Record | str) -> str:

@@ -9,6 +9,7 @@ say about the rest. Ties go to the more recent turn.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,12 @@ class BM25:
         self._turns.clear()
         self._turn_tokens.clear()
         self._index = None
+
+    def held_count(self) -> int:
+        return len(self._turns)
+
+    def held_texts(self) -> Iterable[str]:
+        return (t["content"] for t in self._turns)
 
 
 SPEC = StrategySpec(

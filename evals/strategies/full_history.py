@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+from collections.abc import Iterable
+
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
 
@@ -26,6 +28,12 @@ class FullHistory:
 
     def reset(self) -> None:
         self._turns.clear()
+
+    def held_count(self) -> int:
+        return len(self._turns)
+
+    def held_texts(self) -> Iterable[str]:
+        return (t["content"] for t in self._turns)
 
 
 SPEC = StrategySpec(

@@ -94,6 +94,17 @@ class Mneme:
     def reset(self) -> None:
         self.manager.clear_all()
 
+    def held_count(self) -> int:
+        return self._backend.count(agent_id=self.manager.agent_id)
+
+    def held_texts(self) -> Iterable[str]:
+        held = self.held_count()
+        return [
+            record.content
+            for tier in mneme.MemoryTier
+            for record in self._backend.list_recent(agent_id=self.manager.agent_id, tier=tier, limit=max(held, 1))
+        ]
+
     def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
         """Embed ``texts`` ahead of the play-through, in batches and through the cache (a
         no-op for the hash embedder); Mneme's one-text calls are then answered from memory."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+from collections.abc import Iterable
+
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
 
@@ -24,6 +26,12 @@ class NoMemory:
 
     def reset(self) -> None:
         pass
+
+    def held_count(self) -> int:
+        return 0
+
+    def held_texts(self) -> Iterable[str]:
+        return ()
 
 
 SPEC = StrategySpec(name="no_memory", build=lambda options, context: NoMemory(), summary="Remembers nothing: the floor.")

@@ -1,18 +1,23 @@
 """``random_k``: k earlier turns drawn uniformly at random. The chance floor.
 
 A memory whose recall does not beat this one's, by more than the intervals,
-has shown nothing. Draws are seeded by the run's seed and the conversation's
-position, so a run is reproducible and each conversation independent.
+has shown nothing.
 
-``context_for`` gives the turns the last ``retrieve`` drew for the same
-question and k, without drawing again: the answer model sees exactly the
-records that were scored, and asking for context (``--with-answers``) leaves
-the generator, and so every later retrieval, as it was.
+A draw is a shuffle of the turns held, seeded by the run's seed, the
+question and everything the conversation has said so far (a running digest
+of the turns added). So the draw is reproducible without counting
+conversations (a conversation played alone, on another machine, draws the
+same), each conversation draws independently, asking again gives the same
+turns (``context_for`` shows the model exactly the records that were
+scored), and the first k of the shuffle are the draw at k: every cutoff
+reads off one retrieval (``prefix_stable``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,31 +30,33 @@ class RandomK:
 
     def __init__(self, *, seed: int = 42) -> None:
         self._seed = seed
-        self._conversation = -1
         self._turns: list[Message] = []
-        self._rng = random.Random()
-        self._last: dict[tuple[str, int], list[Message]] = {}  # (query, k) -> its latest draw
+        self._history = hashlib.blake2b(digest_size=16)
 
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         self._turns.append({"role": role, "content": content})
+        self._history.update(f"{role}\x00{len(content)}\x00{content}".encode("utf-8", "surrogatepass"))
 
-    def _pick(self, k: int) -> list[Message]:
-        chosen = sorted(self._rng.sample(range(len(self._turns)), min(k, len(self._turns))))
-        return [self._turns[i] for i in chosen]
+    def _pick(self, query: str, k: int) -> list[Message]:
+        order = list(range(len(self._turns)))
+        random.Random(f"{self._seed}:{self._history.hexdigest()}:{query}").shuffle(order)
+        return [self._turns[i] for i in order[:k]]
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
-        last = self._last.get((query, k))
-        return list(last) if last is not None else self._pick(k)
+        return self._pick(query, k)
 
     def retrieve(self, query: str, k: int = 5) -> list[str]:
-        picked = self._last[query, k] = self._pick(k)
-        return [t["content"] for t in picked]
+        return [t["content"] for t in self._pick(query, k)]
 
     def reset(self) -> None:
         self._turns.clear()
-        self._last.clear()
-        self._conversation += 1
-        self._rng.seed(f"{self._seed}:{self._conversation}")
+        self._history = hashlib.blake2b(digest_size=16)
+
+    def held_count(self) -> int:
+        return len(self._turns)
+
+    def held_texts(self) -> Iterable[str]:
+        return (t["content"] for t in self._turns)
 
 
 class RandomKOptions(BaseModel):
@@ -66,6 +73,7 @@ SPEC = StrategySpec(
     name="random_k",
     build=lambda options, context: RandomK(seed=_seed(options, context)),
     options=RandomKOptions,
-    describe=lambda options, context: {"name": "random_k", "seed": _seed(options, context)},
+    # "draw" names how draws are made, so runs of the earlier sampler stay a configuration of their own.
+    describe=lambda options, context: {"name": "random_k", "seed": _seed(options, context), "draw": "shuffle_by_history"},
     summary="k earlier turns drawn uniformly at random: the chance floor.",
 )

@@ -1,7 +1,14 @@
-"""``recency``: the last k turns, oldest first. What a plain sliding window gives."""
+"""``recency``: the last k turns, newest first. What a plain sliding window gives.
+
+Newest first is the window's ranking: the turn just said is the most likely
+to matter, and the last k turns are then the first k records at any k, so
+every cutoff reads off one retrieval (``prefix_stable``). ``context_for``
+puts them back in conversation order, as a window would show them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
@@ -20,10 +27,22 @@ class Recency:
         return self._turns[-k:]
 
     def retrieve(self, query: str, k: int = 5) -> list[str]:
-        return [t["content"] for t in self._turns[-k:]]
+        return [t["content"] for t in reversed(self._turns[-k:])]
 
     def reset(self) -> None:
         self._turns.clear()
 
+    def held_count(self) -> int:
+        return len(self._turns)
 
-SPEC = StrategySpec(name="recency", build=lambda options, context: Recency(), summary="The last k turns: a plain sliding window.")
+    def held_texts(self) -> Iterable[str]:
+        return (t["content"] for t in self._turns)
+
+
+SPEC = StrategySpec(
+    name="recency",
+    build=lambda options, context: Recency(),
+    # "order" names the ranking, so runs from before it was newest first stay a configuration of their own.
+    describe=lambda options, context: {"name": "recency", "order": "newest_first"},
+    summary="The last k turns, newest first: a plain sliding window.",
+)

@@ -87,6 +87,9 @@ class StrategySpec:
     describe: Callable[[BaseModel, BuildContext], dict[str, Any]] | None = None
     summary: str = ""  # one line for `evals strategies`
     ignores_k: bool = False  # returns more than k records by design (full_history, the oracle)
+    # retrieve(q, k) == retrieve(q, K)[:k] for k < K, so every cutoff is read off one retrieval at the
+    # largest; a strategy that cannot promise it says False and is asked once per cutoff instead.
+    prefix_stable: bool = True
     requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
     extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr

@@ -8,7 +8,7 @@ pass ``summarize_fn`` to plug in a real summariser.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -96,6 +96,13 @@ class SummaryBuffer:
     def reset(self) -> None:
         self._recent.clear()
         self._summary = None
+
+    def held_count(self) -> int:
+        return len(self._recent) + (self._summary is not None)
+
+    def held_texts(self) -> Iterable[str]:
+        summary = self.summary()
+        return [*([summary] if summary is not None else []), *(t["content"] for t in self._recent)]
 
     def record_candidates(self, role: str, content: str) -> tuple[str, ...]:
         """Texts worth counting ahead for a turn. With the default summariser,

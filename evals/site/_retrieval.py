@@ -1,0 +1,176 @@
+"""The field's retrieval metrics on the site: tables over cutoffs, recall against cutoff, latency against size.
+
+Published figures (a corpus's ``references.json``) sit greyed in the same
+tables and charts: a row or a hollow point of their own, never ranked and
+never joined to a run's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evals.corpus import Reference
+from evals.formatting import decimal, milliseconds
+from evals.metrics import RETRIEVAL, LatencyBucket, MetricValue, latency_slope, parse_retrieval_key
+from evals.retrieval import LEVELS
+from evals.site._charts import Chart, Line, ReferencePoint, line_chart
+from evals.store import RunSummary
+
+__all__ = [
+    "CutoffRow",
+    "CutoffTable",
+    "cutoff_chart",
+    "cutoff_tables",
+    "latency_chart",
+    "reference_rows",
+    "retrieval_series",
+]
+
+NOT_RECORDED = "not recorded: the run was made before retrieval was measured at every cutoff, or by the original CLI"
+
+
+@dataclass(frozen=True)
+class CutoffRow:
+    """One row of a cutoff table: a run (or a published figure) and its value at each cutoff."""
+
+    label: str
+    href: str  # the run's page; "" for a published figure
+    cells: list[MetricValue | None]  # one per cutoff of the table
+    reference: bool = False  # a published figure: shown greyed, never ranked
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CutoffTable:
+    """One (level, metric) over every cutoff some row was measured at."""
+
+    level: str
+    metric: str
+    description: str
+    cutoffs: list[int]
+    rows: list[CutoffRow]
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.level}-{self.metric}"
+
+
+def retrieval_series(summary: RunSummary) -> dict[tuple[str, str], dict[int, MetricValue]]:
+    """(level, metric) -> cutoff -> value, for every retrieval metric the run has."""
+    out: dict[tuple[str, str], dict[int, MetricValue]] = {}
+    for key, value in summary.metrics.items():
+        parsed = parse_retrieval_key(key)
+        if parsed is None or parsed[2] is None:
+            continue
+        name, level, cutoff = parsed
+        out.setdefault((level, name), {})[cutoff] = value
+    return out
+
+
+def reference_rows(references: list[Reference], level: str, metric: str) -> dict[str, dict[int, float]]:
+    """label -> cutoff -> value of the published figures for one (level, metric)."""
+    out: dict[str, dict[int, float]] = {}
+    for ref in references:
+        if ref.level == level and ref.metric == metric:
+            out.setdefault(ref.label, {})[ref.k] = ref.value
+    return out
+
+
+def cutoff_tables(
+    rows: list[tuple[str, str, RunSummary]], references: list[Reference]
+) -> list[CutoffTable]:
+    """For each (level, metric) some run has, a table of (label, href, run) rows over the cutoffs, the
+    published figures for it below them. Empty when no run was measured at cutoffs."""
+    series = [(label, href, retrieval_series(s)) for label, href, s in rows]
+    tables = []
+    for level in LEVELS:
+        for metric, family in RETRIEVAL.items():
+            found = [(label, href, values.get((level, metric), {})) for label, href, values in series]
+            if not any(values for _, _, values in found):
+                continue
+            published = reference_rows(references, level, metric)
+            cutoffs = sorted({c for _, _, values in found for c in values} | {c for v in published.values() for c in v})
+            body = [CutoffRow(label, href, [values.get(c) for c in cutoffs]) for label, href, values in found]
+            body += [
+                CutoffRow(
+                    label,
+                    "",
+                    [MetricValue(values[c], 0) if c in values else None for c in cutoffs],
+                    reference=True,
+                    note=_reference_note(references, label),
+                )
+                for label, values in published.items()
+            ]
+            tables.append(CutoffTable(level, metric, family.description, cutoffs, body))
+    return tables
+
+
+def _reference_note(references: list[Reference], label: str) -> str:
+    ref = next(r for r in references if r.label == label)
+    return f"{ref.citation}" + (f"; {ref.note}" if ref.note else "")
+
+
+def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) -> Chart | None:
+    """The run's retrieval metrics against cutoff (log scale), one line per level and metric; the corpus's
+    published figures as greyed points."""
+    series = retrieval_series(summary)
+    lines = [
+        Line(
+            label=f"{metric} ({level})",
+            points=[(c, v.value) for c, v in sorted(values.items()) if v.value is not None],
+            titles=[f"{metric}@{c} ({level}): {decimal(v.value)} (n={v.n})" for c, v in sorted(values.items()) if v.value is not None],
+            href=href,
+        )
+        for (level, metric), values in sorted(series.items(), key=lambda item: (LEVELS.index(item[0][0]), list(RETRIEVAL).index(item[0][1])))
+    ]
+    points = [
+        ReferencePoint(r.k, r.value, f"{r.label}: {r.metric}@{r.k} ({r.level}) {decimal(r.value)}; {r.citation}")
+        for r in references
+        if (r.level, r.metric) in series
+    ]
+    if not any(line.points for line in lines):
+        return None
+    return line_chart(
+        lines,
+        title=f"Retrieval against cutoff: run {summary.run_id}",
+        x_label="cutoff k (log scale)",
+        y_label="value at k",
+        x_log=True,
+        y_log=False,
+        y_max=1.0,
+        references=points,
+        reference_href="about.html#references",
+    )
+
+
+def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) -> Chart | None:
+    """Median retrieve latency against records held, log-log, one line per (label, href, buckets); on
+    these axes an O(n) search is a line of slope 1, an index a flat one. The legend gives each slope."""
+    lines = []
+    for label, href, buckets in runs:
+        shown = [b for b in buckets if b.held_low > 0 and b.p50_s > 0]
+        if not shown:
+            continue
+        slope = latency_slope(buckets)
+        middle = [((b.held_low * b.held_high) ** 0.5, b.p50_s * 1000) for b in shown]
+        lines.append(
+            Line(
+                label=label + ("" if slope is None else f" (slope {slope:.2f})"),
+                points=middle,
+                titles=[
+                    f"{label}: {b.n} retrieve calls holding {b.held_low}-{b.held_high} records: p50 {milliseconds(b.p50_s)}, p95 {milliseconds(b.p95_s)}"
+                    for b in shown
+                ],
+                href=href,
+            )
+        )
+    if not lines:
+        return None
+    return line_chart(
+        lines,
+        title=title,
+        x_label="records held when retrieving (log scale)",
+        y_label="median retrieve latency, ms (log scale)",
+        x_log=True,
+        y_log=True,
+    )
