@@ -54,7 +54,8 @@ def write_corpus(directory: Path) -> Path:
         sessions = [pool[picks[0]], pool[picks[1]], evidence, pool[picks[2]]]
         turns = [dict(turn) for session in sessions for turn in session]
         question = f"What is the locker code of conversation {c}?"
-        turns.append({"role": "user", "content": question, "test_at": {"question": question, "expected_fact": CODES[c], "expected_keywords": [CODES[c]]}})
+        test = {"question": question, "expected_fact": CODES[c], "expected_keywords": [CODES[c]], "evidence_turns": [6]}
+        turns.append({"role": "user", "content": question, "test_at": test})
         document = {"schema_version": "1", "id": f"conv{c}", "description": f"conversation {c}", "turns": turns}
         (directory / f"conv{c}.json").write_text(json.dumps(document), encoding="utf-8")
     return directory
@@ -281,8 +282,16 @@ def test_size_warning_names_the_largest_parts(store: Path, tmp_path: Path, monke
     assert result.exit_code == 0, result.output
     warning = next(line for line in result.stderr.splitlines() if "past" in line)
     assert warning.startswith("warning: the site is") and "GitHub Pages publishes at most 1 GB" in warning
-    assert "the store copy (data/results.duckdb)" in warning and "transcripts of corpus" in warning
-    assert f"run {runs(store)['recency']} (recency)" in warning
+    assert "the store copy (data/results.duckdb)" in warning and f"run {runs(store)['recency']} (recency)" in warning
+
+
+def test_the_report_sizes_every_part(site: Path, store: Path):
+    """BuildReport.parts adds up to the site: each run's pages and JSON, each corpus's transcripts, the rest."""
+    report = build_site(store, site.parent / "again")
+    names = [name for name, _ in report.parts]
+    assert sum(size for _, size in report.parts) == report.bytes
+    assert sum(name.startswith("transcripts of corpus") for name in names) == 1
+    assert {f"run {run_id} ({strategy})" for strategy, run_id in runs(store).items()} <= set(names)
 
 
 # -- incremental builds ---------------------------------------------------------------------------------
@@ -337,7 +346,7 @@ def test_records_beyond_k_are_listed_briefly(corpus: Path, tmp_path: Path):
     point = run.conversations[0].test_points[0]
     turns = json.loads((corpus / "conv0.json").read_text())["turns"]
     point.retrieved_records = point.retrieved_records + [turns[6]["content"], turns[0]["content"]]  # ranks 3 and 4
-    point.retrieved_turns = None
+    point.retrieved_turns = point.ranked_turns = point.ranked_sessions = None
     store_path = tmp_path / "results.duckdb"
     append(store_path, Evaluation(evaluation.corpus, run, score_run(run, TokenCounter())), 0)
     build_site(store_path, tmp_path / "site")
@@ -349,6 +358,21 @@ def test_records_beyond_k_are_listed_briefly(corpus: Path, tmp_path: Path):
     assert "matched" in more[0].classes  # turn 6 holds the code
     target, fragment = follow(page, more[0].find("a").attrs["href"])
     assert CODES[0] in parse(target).find("li", id=fragment).text()
+
+
+def test_ranks_past_k_that_the_run_measured_are_listed_as_turns(site: Path, store: Path):
+    """A run measured at cutoffs deeper than k keeps its ranking: the drill-down lists those ranks as linked turns."""
+    with Store.open(store, read_only=True) as opened:
+        point = opened.get_run(runs(store)["recency"]).run.conversations[0].test_points[0]
+    assert point.ranked_turns is not None and len(point.ranked_turns) > 2
+    page = site / "runs" / runs(store)["recency"] / "conv0.html"
+    more = parse(page).find("section", id="tp-12").find("ol", cls="records-more").find_all("li")
+    assert [li.find("span", cls="rank").text() for li in more] == [f"#{r}" for r in range(3, len(point.ranked_turns) + 1)]
+    for li, turn in zip(more, point.ranked_turns[2:], strict=True):
+        assert li.find("a").text() == f"turn {turn}"
+        assert ("evidence" in li.text()) == (turn == 6)
+        target, fragment = follow(page, li.find("a").attrs["href"])
+        assert parse(target).find("li", id=fragment) is not None
 
 
 # -- in Chromium, without JavaScript ------------------------------------------------------------------------

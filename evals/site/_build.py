@@ -65,7 +65,7 @@ class BuildReport:
     seconds: float
     rendered: int = 0  # units (a corpus's transcripts, a run's pages) rendered by this build
     reused: int = 0  # units whose files an earlier build made from the same inputs, linked as they were
-    largest_parts: list[tuple[str, int]] = field(default_factory=list)  # the biggest runs and corpora, biggest first
+    parts: list[tuple[str, int]] = field(default_factory=list)  # the site by run, corpus and store copy, biggest first
     warnings: list[str] = field(default_factory=list)
 
 
@@ -214,7 +214,7 @@ def build(
         seconds=time.perf_counter() - clock,
         rendered=len(todo),
         reused=len(prints) - len(todo),
-        largest_parts=size.parts[:5],
+        parts=size.parts,
         warnings=warnings,
     )
 

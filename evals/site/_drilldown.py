@@ -127,6 +127,7 @@ def point_view(
         point.answerable,
         point.category,
         tuple(point.evidence_turns),
+        tuple(point.ranked_turns or ()),
         None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
     )
     cached = cache.points.get(key)
@@ -162,6 +163,16 @@ def point_view(
                     href=link(ref) if ref is not None else "",
                 )
             )
+        # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.
+        ranked = point.ranked_turns or []
+        evidence_set = set(point.evidence_turns)
+        for rank in range(max(len(records), k) + 1, min(len(ranked), RECORD_CAP) + 1):
+            turn = ranked[rank - 1]
+            matched = matched_keywords(needles, text.contents[turn]) if turn is not None and turn < len(text.contents) else []
+            more.append(
+                RecordView(rank, None, [], matched, turn, ti - turn if turn is not None else None, False,
+                           href=link(turn) if turn is not None else "", evidence=turn in evidence_set)
+            )  # fmt: skip
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
     retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
     evidence = []

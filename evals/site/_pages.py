@@ -316,7 +316,7 @@ class RecordView:
     """One retrieved record, in rank order."""
 
     rank: int
-    tokens: int
+    tokens: int | None  # None: a rank past the records, known by its turn only (see ``PointView.records_more``)
     segments: list[Segment]  # the text (its start, when clipped), expected keywords marked
     matched: list[str]  # expected keywords this record contains
     turn: int | None  # the conversation turn this record is, if it is one
@@ -326,6 +326,7 @@ class RecordView:
     omitted: int = 0  # characters left out between ``segments`` and ``tail`` (0: shown whole)
     length: int = 0  # characters of the whole text
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down ("" when not a turn)
+    evidence: bool = False  # the turn is one of the test point's evidence turns
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -431,7 +432,9 @@ class PointView:
     answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
     k: int = 0  # the run's k: records up to it are shown in full, the rest (kept for deeper cutoffs) briefly
-    records_more: list[RecordView] = field(default_factory=list)  # ranks k+1 up to the cap: rank, tokens, turn, a snippet
+    # Ranks past k up to the cap, briefly: records beyond k (with tokens and a snippet), or the ranking a
+    # run measured at deeper cutoffs keeps (ranked_turns: the turn only).
+    records_more: list[RecordView] = field(default_factory=list)
     evidence_hrefs: list[str] = field(default_factory=list)  # each evidence turn in the transcript (aligned with evidence_turns)
     context_href: str = ""  # the transcript at the test point's turn, relative to the drill-down
 
