@@ -192,7 +192,7 @@ def build(
         shutil.rmtree(building / TEXTS_DIR, ignore_errors=True)
         _output.copy_static(templates_dir, output)
         _output.mark(output)
-        output.bytes(_manifest.MANIFEST, _manifest.dump(units))
+        output.raw(_manifest.MANIFEST, _manifest.dump(units))
         output.flush()
         if copy:
             (building / STORE_HREF).parent.mkdir(parents=True, exist_ok=True)

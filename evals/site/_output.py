@@ -47,9 +47,9 @@ class Output:
     _pending: int = 0
 
     def text(self, path: str, content: str) -> None:
-        self.bytes(path, content.encode("utf-8"))
+        self.raw(path, content.encode("utf-8"))
 
-    def bytes(self, path: str, data: bytes) -> None:
+    def raw(self, path: str, data: bytes) -> None:
         self.files[path] = data
         self._pending += len(data)
         if self._pending > FLUSH_BYTES:
@@ -176,7 +176,7 @@ def copy_static(templates_dir: Path, output: Output) -> None:
         return
     for path in sorted(static.rglob("*")):
         if path.is_file():
-            output.bytes(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
+            output.raw(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
 
 
 def link_from(old: Path, building: Path, paths: tuple[str, ...]) -> bool:

@@ -210,7 +210,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     transcript_href=paths.transcript(s.corpus_digest, cid),
                 ),
             )
-            document.add(conversation_json(conversation, point_answers))
+            if not document.over:
+                document.add(conversation_json(conversation, point_answers))
             light.append(
                 conversation.model_copy(
                     update={

@@ -103,6 +103,8 @@ _SUMMARY_COLUMNS = (
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
 _POINT_COLUMNS = 'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
+# The same, with the record texts left out (empty): Store.iter_run reads them apart.
+_POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
 # Conversation ids -> each one's turn texts, for Store.iter_run.
 ContentsSource = Callable[[Sequence[str]], dict[str, list[str]]]
 
@@ -612,7 +614,7 @@ class Store:
             if wanted:
                 # A run's rows are stored conversation by conversation, so a slice's rows are one range of row ids.
                 points = self._arrow(
-                    f"SELECT rowid AS row, {_POINT_COLUMNS.replace('record_texts', '[]::VARCHAR[] AS record_texts')} "
+                    f"SELECT rowid AS row, {_POINT_COLUMNS_NO_TEXTS} "
                     "FROM test_points WHERE rowid BETWEEN ? AND ? AND run_id = ?",
                     [min(wanted), max(wanted), run_id],
                 ).to_pylist()
