@@ -232,7 +232,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     head, tail = legacy_json_parts(whole, scores_of_run, answers_whole, s.metrics)
     gzipped = document.finish(head, tail)
     if gzipped is not None:
-        output.files[json_href] = gzipped
+        output.raw(json_href, gzipped)
     ordered = [row for _, row in sorted(rows, key=lambda pr: (pr[1].misses == 0, pr[0]))]
     recall = s.metric("recall")
     run_href = paths.run(s.run_id)
