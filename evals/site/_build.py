@@ -300,8 +300,10 @@ def build_site(
     rendering: 1 (the default) renders in this process; ``None`` picks one
     per CPU, up to 4, once there are 8 units or more to render from a store
     of at most 64 MB (a bigger one renders in one process, for memory). Worker
-    processes are spawned, so a script that asks for them must guard its
-    entry point with ``if __name__ == "__main__":`` (the ``evals`` command does).
+    processes are spawned, and so is the one that reads a big store's texts
+    (see :mod:`evals.site._corpus`), so a script that asks for workers or
+    builds from a store over 64 MB must guard its entry point with
+    ``if __name__ == "__main__":`` (the ``evals`` command does).
     """
     return build(
         store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy
