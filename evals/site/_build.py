@@ -133,6 +133,7 @@ def build(
     warnings: list[str] = []
     try:
         with Store.open(store_path, read_only=True) as store:
+            store.use_threads(1)  # the build's queries are small, but for the texts, where threads cost memory
             summaries = store.runs()
             names = _corpus_names(summaries)
             conversations = {digest: store.conversation_ids(digest) for digest in sorted(names)}

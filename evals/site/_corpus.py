@@ -81,6 +81,7 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
     """Write each corpus's texts file into ``directory``; return it with the corpus's per-turn keys."""
     out: dict[str, tuple[TextsFile, Keys]] = {}
     with Store.open(store_path, read_only=True) as store:
+        store.use_threads(1)
         for digest in digests:
             path = directory / f"{digest[:16]}.arrow"
             batches: dict[str, int] = {}

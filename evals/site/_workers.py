@@ -71,6 +71,7 @@ _worker: tuple[Store, Site, list[Publisher], Job] | None = None
 def _start(job: Job) -> None:
     global _worker
     store = Store.open(job.store_path, read_only=True)
+    store.use_threads(1)
     atexit.register(store.close)
     site = Site.of(
         make_environment(job.templates_dir), job.summaries, job.latest, job.publishers, job.conversations, job.layouts, job.texts, job.store_href
