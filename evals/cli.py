@@ -822,10 +822,29 @@ def gate_command(
     "--jobs",
     type=click.IntRange(1, 64),
     default=None,
-    help="Processes rendering pages. Default: one per CPU (up to 4) for stores of 8 runs or more, else 1.",
+    help="Processes rendering pages. Default: one per CPU (up to 4) when 8 runs and corpora or more are to be rendered "
+    "from a store of at most 64 MB, else 1.",
 )
-def build_site_command(store: Path | None, out: Path, jobs: int | None) -> None:
+@click.option(
+    "--store-copy",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Copy the store into the site as data/results.duckdb: auto does while it is at most 25 MB.",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Render every page, instead of reusing the pages an earlier build in --out made from the same runs.",
+)
+def build_site_command(store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool) -> None:
     """Render the static leaderboard site from the store (read-only).
+
+    Pages of runs and corpora that an earlier build in --out already made
+    from the same inputs are reused, so adding a run renders only its pages
+    (and the pages that span runs); the site is byte-identical either way.
+    Warns when the site passes 800 MB (GitHub Pages publishes at most 1 GB),
+    naming its largest parts.
 
     \b
     Preview it locally:
@@ -833,11 +852,14 @@ def build_site_command(store: Path | None, out: Path, jobs: int | None) -> None:
     """
     from evals.site import build_site
 
-    report = build_site(_store_path(store)[0], out, workers=jobs)
+    report = build_site(_store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy)
     _echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
-        f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s"
+        f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s "
+        f"({report.rendered} runs and corpora rendered, {report.reused} reused)"
     )
+    for warning in report.warnings:
+        _echo(f"warning: {warning}", err=True)
 
 
 @cli.command("serve")

@@ -14,18 +14,20 @@ import orjson
 from evals.answer_scores import bleu1, token_f1
 from evals.breakdown import metrics_additions
 from evals.metrics import MetricValue, ScoredRun, answer_bleu1, answer_f1, latency_block, retrieval_by_category, retrieval_rows
-from evals.results import RunResult, TestPointResult
+from evals.results import ConversationResult, RunResult, TestPointResult
 from evals.scoring import PointScore, Scores
 from evals.stats import interval_block, wilson_interval
 from evals.tokens import EXACT
 
 if TYPE_CHECKING:
-    from evals.results import AnswerRun
+    from evals.results import AnswerRun, PointAnswer
     from evals.store import StoredRun
 
 __all__ = [
+    "conversation_json",
     "dump_json",
     "legacy_json",
+    "legacy_json_parts",
     "lexical_block",
     "point_json",
     "recall_block",
@@ -77,8 +79,24 @@ def legacy_json(
     ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
     the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
     ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run)."""
+    head, tail = legacy_json_parts(run, scores, answers, metrics)
+    conversations = [
+        conversation_json(c, answers.points[i] if answers is not None else None) for i, c in enumerate(run.conversations)
+    ]
+    return {**head, "conversations": conversations, **tail}
+
+
+def legacy_json_parts(
+    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`legacy_json` without its ``conversations``: the keys before them and the keys after them.
+
+    Only counts are read from the records (how many each test point has), so a
+    writer that streams a big run can pass a run whose records are placeholders
+    of the right number, and write each conversation with :func:`conversation_json`.
+    """
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
-    document = {
+    head: dict[str, Any] = {
         "strategy": run.strategy,
         "seed": run.seed,
         "k": run.k,
@@ -92,53 +110,53 @@ def legacy_json(
             **stats_blocks(scores, turn_indices),
             **metrics_additions(run, scores),
         },
-        "conversations": [
-            {
-                "conversation_id": c.conversation_id,
-                "description": c.description,
-                "turn_count": c.turn_count,
-                "test_points": [point_json(tp) for tp in c.test_points],
-            }
-            for c in run.conversations
-        ],
     }
+    tail: dict[str, Any] = {}
     if answers is not None:
-        _add_answers(document, run, scores, answers)
+        head["metrics"]["answers"] = answers_block(answers) | lexical_block(ScoredRun(run, scores, answers))
+        tail["answers"] = {
+            "answer_model": answers.answer_model,
+            "judge_model": answers.judge_model,
+            "base_url": answers.base_url,
+            "settings": answers.settings,
+        }
     if metrics is not None:
-        _add_measurements(document, run, metrics)
-    return document
+        _add_measurements(head, tail, run, metrics)
+    return head, tail
 
 
-def _add_measurements(document: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue]) -> None:
+def _add_measurements(head: dict[str, Any], tail: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue]) -> None:
     if run.cutoffs:
-        document["cutoffs"] = list(run.cutoffs)
-        document["cutoff_rule"] = run.cutoff_rule
+        tail["cutoffs"] = list(run.cutoffs)
+        tail["cutoff_rule"] = run.cutoff_rule
         rows = retrieval_rows(metrics)
         if rows:
-            document["metrics"]["retrieval"] = rows
+            head["metrics"]["retrieval"] = rows
             by_category = retrieval_by_category(run)
             if by_category:
-                document["metrics"]["retrieval_by_category"] = by_category
+                head["metrics"]["retrieval_by_category"] = by_category
     latency = latency_block(metrics)
     if latency is not None:
-        document["metrics"]["latency"] = latency
+        head["metrics"]["latency"] = latency
 
 
-def _add_answers(document: dict[str, Any], run: RunResult, scores: Scores, answers: AnswerRun) -> None:
-    document["metrics"]["answers"] = answers_block(answers) | lexical_block(ScoredRun(run, scores, answers))
-    document["answers"] = {
-        "answer_model": answers.answer_model,
-        "judge_model": answers.judge_model,
-        "base_url": answers.base_url,
-        "settings": answers.settings,
-    }
-    for conversation, points in zip(document["conversations"], answers.points, strict=True):
-        for point, answer in zip(conversation["test_points"], points, strict=True):
+def conversation_json(conversation: ConversationResult, answers: list[PointAnswer] | None = None) -> dict[str, Any]:
+    """One entry of the document's ``conversations``; ``answers`` aligned with its test points, each
+    with its token F1 and BLEU-1 against the expected fact."""
+    points = [point_json(tp) for tp in conversation.test_points]
+    if answers is not None:
+        for point, answer in zip(points, answers, strict=True):
             expected = point["expected_fact"]
             point["answer"] = dataclasses.asdict(answer) | {
                 "f1": token_f1(answer.answer, expected),
                 "bleu1": bleu1(answer.answer, expected),
             }
+    return {
+        "conversation_id": conversation.conversation_id,
+        "description": conversation.description,
+        "turn_count": conversation.turn_count,
+        "test_points": points,
+    }
 
 
 def summary_line(document: dict[str, Any], destination: str | None = None) -> str:

@@ -12,7 +12,18 @@ import re
 
 from evals.store import RunSummary
 
-__all__ = ["Paths", "config_id", "root_of", "slug", "test_point_anchor", "unique_slugs"]
+__all__ = [
+    "Paths",
+    "config_id",
+    "corpus_dir",
+    "passage",
+    "passage_turn_text",
+    "relative",
+    "root_of",
+    "slug",
+    "test_point_anchor",
+    "unique_slugs",
+]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -49,13 +60,33 @@ def root_of(path: str) -> str:
     return "../" * path.count("/")
 
 
+def relative(from_page: str, to: str) -> str:
+    """``to`` (site-root relative) as a link from the page at ``from_page``."""
+    return root_of(from_page) + to
+
+
 def test_point_anchor(turn_index: int) -> str:
     """The id of a test point's section on its drill-down page."""
     return f"tp-{turn_index}"
 
 
+def corpus_dir(digest: str) -> str:
+    """The folder of a corpus's transcripts: written once per corpus, whatever runs use it."""
+    return f"transcripts/{digest[:16]}"
+
+
+def passage(digest: str, passage_id: str) -> str:
+    """The page of a passage: turns that recur, in order, in several conversations of a corpus."""
+    return f"{corpus_dir(digest)}/p/{passage_id}.html"
+
+
+def passage_turn_text(digest: str, passage_id: str, offset: int) -> str:
+    """A long turn of a passage, whole, as plain text."""
+    return f"{corpus_dir(digest)}/p/{passage_id}/turn-{offset}.txt"
+
+
 class Paths:
-    """The site-relative path of every run, drill-down and history page."""
+    """The site-relative path of every run, drill-down, transcript and history page."""
 
     def __init__(self, summaries: list[RunSummary]) -> None:
         self.run_slug = unique_slugs([s.run_id for s in summaries])
@@ -63,16 +94,34 @@ class Paths:
         self.config_slug = unique_slugs([f"{key}--{digest[:10]}" for digest, key in configs])
         self._config_name = {(digest, key): f"{key}--{digest[:10]}" for digest, key in configs}
         self._conversation_slugs: dict[str, dict[str, str]] = {}
+        self._corpus_slugs: dict[str, dict[str, str]] = {}
 
     def run(self, run_id: str) -> str:
         return f"runs/{self.run_slug[run_id]}.html"
 
     def run_json(self, run_id: str) -> str:
-        return f"runs/{self.run_slug[run_id]}.json"
+        """The run's document in the original harness's shape, gzipped."""
+        return f"runs/{self.run_slug[run_id]}.json.gz"
+
+    def set_corpus(self, digest: str, conversation_ids: list[str]) -> None:
+        """Name the transcript pages of a corpus's conversations."""
+        self._corpus_slugs[digest] = unique_slugs(conversation_ids)
+
+    def transcript(self, digest: str, conversation_id: str) -> str:
+        """A conversation's transcript, once per corpus."""
+        return f"{corpus_dir(digest)}/c/{self._corpus_slugs[digest][conversation_id]}.html"
+
+    def transcript_turn_text(self, digest: str, conversation_id: str, turn: int) -> str:
+        """A long turn, whole, as plain text."""
+        return f"{corpus_dir(digest)}/c/{self._corpus_slugs[digest][conversation_id]}/turn-{turn}.txt"
 
     def set_conversations(self, run_id: str, conversation_ids: list[str]) -> None:
         """Name the drill-downs of a run; known only once the run itself is read."""
         self._conversation_slugs[run_id] = unique_slugs(conversation_ids)
+
+    def conversations(self, run_id: str) -> list[str]:
+        """Every drill-down of a run, by conversation id order."""
+        return [self.conversation(run_id, cid) for cid in sorted(self._conversation_slugs[run_id])]
 
     def conversation(self, run_id: str, conversation_id: str) -> str:
         return f"runs/{self.run_slug[run_id]}/{self._conversation_slugs[run_id][conversation_id]}.html"

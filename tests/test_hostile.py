@@ -833,10 +833,13 @@ def test_capped_text_states_its_length_and_links_the_whole(huge_site):
     html = page.read_text(encoding="utf-8")
     assert f"{len(big):,} characters" in html
     assert "THE END." in html and "<mark>larkspur-prod-7</mark>" in html
-    links = set(re.findall(r'href="([^"]+\.txt)"', html))
+    # The drill-down links the turn in the corpus's transcript, which links the whole turn as plain text.
+    (turn,) = set(re.findall(r'href="([^"]+/c/huge\.html)#t-0"', html))
+    transcript = (page.parent / turn).resolve()
+    links = set(re.findall(r'href="([^"]+\.txt)"', transcript.read_text(encoding="utf-8")))
     assert len(links) == 1
     (link,) = links
-    assert (page.parent / link).resolve().read_text(encoding="utf-8") == big
+    assert (transcript.parent / link).resolve().read_text(encoding="utf-8") == big
 
 
 def test_short_texts_are_not_capped(tmp_path):

@@ -198,3 +198,26 @@ def _old_recency() -> Registry:
     registry = Registry([])
     registry._loaded["old_recency"] = StrategySpec(name="old_recency", build=lambda o, c: OldRecency(), prefix_stable=False)  # noqa: SLF001
     return registry
+
+
+def test_an_imported_locomo_corpus_gets_every_level_metric_and_cutoff(tmp_path):
+    """import-corpus locomo, then run: metrics.retrieval holds turn and session level, four metrics, six cutoffs,
+    and the corpus's published row is stored beside the run."""
+    fixture = Path(__file__).parent / "fixtures" / "importers" / "locomo_small.json"
+    corpus, out = tmp_path / "locomo", tmp_path / "run.json"
+    assert CliRunner().invoke(cli, ["import-corpus", "locomo", str(fixture), "--out", str(corpus)]).exit_code == 0
+    args = ["run", "--runner", "bm25", "--corpus", str(corpus), "--store", str(tmp_path / "s.duckdb"), "--repo", str(tmp_path)]
+    result = CliRunner().invoke(cli, [*args, "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())["metrics"]["retrieval"]
+    assert {(r["level"], r["metric"], r["k"]) for r in rows} == {
+        (level, name, k) for level in ("turn", "session") for name in NAMES for k in (1, 3, 5, 10, 25, 50)
+    }
+    from evals.store import Store
+
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
+        (summary,) = store.runs()
+        published = store.references(summary.corpus_digest)
+    assert [(r.metric, r.level, r.k, r.value) for r in published] == [
+        ("recall_frac", "turn", 5, 0.588), ("recall_frac", "turn", 10, 0.675), ("recall_frac", "turn", 25, 0.799), ("recall_frac", "turn", 50, 0.848)
+    ]

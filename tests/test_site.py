@@ -10,6 +10,7 @@ the few elements that matter.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -174,6 +175,18 @@ def drilldown(site: Path, run_id: str, conversation_id: str) -> Path:
     return site / "runs" / run_id / f"{conversation_id}.html"
 
 
+def follow(page: Path, href: str) -> tuple[Path, str]:
+    """The file and fragment a relative link on ``page`` points to."""
+    parts = urlsplit(href)
+    target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+    return target, parts.fragment
+
+
+def run_json(site: Path, run_id: str) -> dict:
+    """A run's published JSON (gzipped)."""
+    return json.loads(gzip.decompress((site / "runs" / f"{run_id}.json.gz").read_bytes()))
+
+
 # -- the leaderboard -----------------------------------------------------------------------------
 
 
@@ -287,14 +300,16 @@ def test_miss_drilldown_lists_retrieved_records_in_rank_order(site: Path, store:
 
 
 def test_miss_drilldown_shows_where_the_answer_was(site: Path, store: Path):
-    """A miss's drill-down names the turn holding the keyword, its distance, and marks the keyword."""
+    """A miss's drill-down names the turn holding the keyword, its distance, and marks the keyword; the turn links to its place in the transcript."""
     run = run_of(store, "recency")
-    section = parse(drilldown(site, run.run_id, "02_far_fact")).find("section", id="tp-14")
+    page = drilldown(site, run.run_id, "02_far_fact")
+    section = parse(page).find("section", id="tp-14")
     evidence = section.find("ul", cls="evidence").find("li")
     assert evidence.find("a").text() == "turn 0"
     assert "14 turns before the test point" in evidence.text()
     assert evidence.find("mark").text() == "7731"
-    assert evidence.find("a").attrs["href"] == "#t-0"
+    target, fragment = follow(page, evidence.find("a").attrs["href"])
+    assert fragment == "t-0" and "7731" in parse(target).find("li", id="t-0").text()
 
 
 def test_drilldown_transcript_tags_retrieved_and_answer_turns(site: Path, store: Path):
@@ -381,11 +396,11 @@ def test_compare_links_each_flip_to_both_drilldowns(site: Path, store: Path):
 
 
 def test_run_json_is_the_seed_shape(site: Path, store: Path):
-    """runs/<id>.json equals the store's seed-shaped export of that run."""
+    """runs/<id>.json.gz, gunzipped, equals the store's seed-shaped export of that run."""
     run = run_of(store, "mneme")
     with Store.open(store, read_only=True) as opened:
         expected = stored_legacy_json(opened.get_run(run.run_id))
-    assert json.loads((site / "runs" / f"{run.run_id}.json").read_text(encoding="utf-8")) == expected
+    assert run_json(site, run.run_id) == expected
 
 
 def test_leaderboard_downloads_match_the_index(site: Path, store: Path):
@@ -676,7 +691,7 @@ def test_methodology_page_shows_the_prompts(answers_site: Path):
 def test_run_json_and_downloads_carry_the_answers(answers_site: Path, answers_store: Path):
     """The run's JSON has metrics.answers; leaderboard.json has accuracy for runs with answers and null for others."""
     run = next(s for s in summaries(answers_store) if s.strategy == "recency")
-    document = json.loads((answers_site / "runs" / f"{run.run_id}.json").read_text())
+    document = run_json(answers_site, run.run_id)
     assert document["metrics"]["answers"]["accuracy"] == run.metric("answer_accuracy").value
     rows = json.loads((answers_site / "leaderboard.json").read_text())
     assert {r["strategy"]: r["answer_accuracy"] is None for r in rows} == {"recency": False, "full_history": False, "mneme": True}

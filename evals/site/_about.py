@@ -31,6 +31,7 @@ class AboutPublisher(Publisher):
                 root="",
                 nav=self.name,
                 store_note=site.note,
+                store_href=site.store_href,
                 navigation=site.navigation,
                 exact_tokenizer=EXACT,
                 approx_tokenizer=APPROXIMATE,

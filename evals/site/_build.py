@@ -1,83 +1,108 @@
 """From the results store to files: the build loop over the registered publishers.
 
-The build reads the store (opened read-only), gives every run to each
-publisher's ``publish_run`` (in this process or in worker processes), then
-calls each publisher's ``publish`` for the pages that span runs, and writes
-everything into a fresh directory that replaces the output in one swap (see
-:mod:`evals.site._output`).
+The build reads the store (opened read-only) and works out, per corpus, where
+each turn's text is shown (:mod:`evals.site._layout`). It then renders the
+*units* that an earlier build in the same output did not already make from the
+same inputs (:mod:`evals.site._manifest`): each corpus's transcripts
+(``publish_corpus``) and each run's pages (``publish_run``), in this process
+or in worker processes; the files of the other units are linked from the old
+output. Then each publisher's ``publish`` makes the pages that span runs, and
+everything lands in a fresh directory that replaces the output in one swap
+(see :mod:`evals.site._output`).
 
 Everything is sorted and nothing reads the clock: the same store gives a
-byte-identical site.
+byte-identical site, whether built afresh or over an earlier build.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import jinja2
-
 from evals.cache import cache_path_for
-from evals.site import _output
-from evals.site._output import Output, SiteError
-from evals.site._publisher import Publisher, Site, load_run
+from evals.site import _corpus, _manifest, _output
+from evals.site._layout import corpus_layout
+from evals.site._output import MARKER, Output, SiteError
+from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
 from evals.site._render import DEFAULT_TEMPLATES, make_environment
-from evals.site._workers import Job, default_workers, render_in_workers
-from evals.store import Store
+from evals.site._run import JSON_LIMIT
+from evals.site._workers import SERIAL_FROM_BYTES, Job, default_workers, render_here, render_in_workers
+from evals.site_paths import Paths, config_id
+from evals.store import RunSummary, Store
 
-__all__ = ["BuildReport", "SiteError", "build", "build_site"]
+__all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site"]
+
+STORE_HREF = "data/results.duckdb"
+# The store is copied into the site (for the next CI run to restore and append to) up to this size;
+# a bigger one (a LongMemEval-sized corpus with several runs is hundreds of MB) would outweigh the site.
+STORE_COPY_LIMIT = 25_000_000
+# GitHub Pages publishes a site of at most 1 GB; past this the build warns and names the largest parts.
+WARN_SITE_BYTES = 800_000_000
+REFUSED_FILE_BYTES = 100_000_000  # GitHub refuses files over 100 MB
+STORE_COPY = ("auto", "always", "never")
+# A store bigger than this has its corpora's texts read in a process of its own (see evals.site._corpus),
+# so the memory that reading takes is given back before rendering starts.
+READ_APART_BYTES = SERIAL_FROM_BYTES
+TEXTS_DIR = ".evals-texts"  # in the build directory while building; removed before the swap
 
 
 @dataclass(frozen=True)
 class BuildReport:
-    """What a build wrote."""
+    """What a build made: the site as it now is, and how much of it this build rendered."""
 
     out_dir: Path
     runs: int
-    pages: int
-    files: int
-    bytes: int
+    pages: int  # HTML pages in the site
+    files: int  # files in the site
+    bytes: int  # the site's size
     largest_page: str
     largest_page_bytes: int
     seconds: float
+    rendered: int = 0  # units (a corpus's transcripts, a run's pages) rendered by this build
+    reused: int = 0  # units whose files an earlier build made from the same inputs, linked as they were
+    parts: list[tuple[str, int]] = field(default_factory=list)  # the site by run, corpus and store copy, biggest first
+    warnings: list[str] = field(default_factory=list)
 
 
-def _publish(store: Store, env: jinja2.Environment, output: Output, workers: int | None, job: Job) -> int:
-    """Every publisher's files; returns the number of runs. ``job`` says what worker processes would need."""
-    summaries = store.runs()
-    latest = store.latest_per_configuration()
-    site = Site.of(env, summaries, latest, job.publishers)
-    site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
-    site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
-    publishers = [cls() for cls in job.publishers]
-    needed = set().union(*(p.runs_needed(site) for p in publishers))
+def _corpus_names(summaries: list[RunSummary]) -> dict[str, str]:
+    """Each corpus's name as its oldest run gave it: a name that later runs do not change."""
+    names: dict[str, str] = {}
+    for summary in reversed(summaries):  # oldest first
+        names.setdefault(summary.corpus_digest, summary.corpus_name)
+    return names
 
-    def site_pages() -> None:
-        for run_id in sorted(needed - site.stored.keys()):
-            site.stored[run_id] = load_run(store, site, run_id)
-        for publisher in publishers:
-            publisher.publish(site, output)
 
-    workers = default_workers(len(summaries)) if workers is None else workers
-    if workers <= 1:
-        for run_id in sorted(s.run_id for s in summaries):
-            stored = load_run(store, site, run_id)
-            for publisher in publishers:
-                publisher.publish_run(stored, site, output)
-            if run_id in needed:  # kept, so site_pages need not read it again
-                site.stored[run_id] = stored
-            output.flush()
-        site_pages()
-    else:
-        # Biggest runs first, so no worker is left with a long tail.
-        order = [s.run_id for s in sorted(summaries, key=lambda s: (-s.context_tokens, s.run_id))]
-        render_in_workers(dataclasses.replace(job, summaries=summaries, latest=latest), workers, order, output, site_pages)
-    return len(summaries)
+def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: dict[str, list]) -> dict[str, str]:
+    """Each unit's fingerprint: what its files are made from besides the (immutable) run or corpus itself."""
+    navigation = [(e.key, e.label, e.href) for e in site.navigation]
+    prints = {
+        f"corpus:{digest}": _manifest.fingerprint(renderer, "corpus", {"digest": digest, "name": names[digest], "navigation": navigation})
+        for digest in sorted(names)
+    }
+    for s in site.summaries:
+        inputs = {
+            "summary": s.as_dict(),
+            "run_href": site.paths.run(s.run_id),
+            "history_href": site.paths.history(*config_id(s)),
+            "drilldowns": site.paths.conversations(s.run_id),
+            "navigation": navigation,
+            "json_limit": JSON_LIMIT,
+            # A later run can bring the corpus other published figures, which run pages show.
+            "references": [r.model_dump(mode="json") for r in references[s.corpus_digest]],
+        }
+        prints[f"run:{s.run_id}"] = _manifest.fingerprint(renderer, "run", inputs)
+    return prints
+
+
+def _order(units: list[str], summaries: list[RunSummary]) -> list[str]:
+    """Biggest first, so no worker is left with a long tail: corpora, then runs by retrieved tokens."""
+    tokens = {f"run:{s.run_id}": s.context_tokens for s in summaries}
+    return sorted(units, key=lambda u: (not u.startswith("corpus:"), -tokens.get(u, 0), u))
 
 
 def build(
@@ -87,39 +112,171 @@ def build(
     templates_dir: Path | None = None,
     workers: int | None = 1,
     publishers: Sequence[type[Publisher]] = PUBLISHERS,
+    incremental: bool = True,
+    store_copy: str = "auto",
 ) -> BuildReport:
     """:func:`build_site` with the page kinds given instead of the registered ones."""
     clock = time.perf_counter()
+    if store_copy not in STORE_COPY:
+        raise SiteError(f"store_copy must be one of {', '.join(STORE_COPY)}, not {store_copy!r}")
     templates_dir = (Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES).absolute()
     if not (templates_dir / "base.html").is_file():
         raise SiteError(f"no site templates in {templates_dir} (expected base.html there)")
     env = make_environment(templates_dir)
     store_path = Path(store_path).absolute()
+    out = Path(out_dir).absolute()
     _output.refuse_to_hold(Path(out_dir), [store_path, cache_path_for(store_path)])
-    building = _output.prepare(Path(out_dir))
+    previous = _manifest.load(out) if incremental and (out / MARKER).is_file() else {}
+    building = _output.prepare(out)
     output = Output(building)
+    publishers = tuple(publishers)
+    warnings: list[str] = []
     try:
         with Store.open(store_path, read_only=True) as store:
-            job = Job(store_path, templates_dir, building, summaries=[], latest=[], publishers=tuple(publishers))
-            run_count = _publish(store, env, output, workers, job)
+            store.use_threads(1)  # the build's queries are small, but for the texts, where threads cost memory
+            summaries = store.runs()
+            names = _corpus_names(summaries)
+            conversations = {digest: store.conversation_ids(digest) for digest in sorted(names)}
+            store_bytes = store_path.stat().st_size
+            copy = store_copy == "always" or (store_copy == "auto" and store_bytes <= STORE_COPY_LIMIT)
+            if store_copy == "auto" and not copy:
+                warnings.append(
+                    f"the store is {store_bytes / 1e6:.0f} MB, over {STORE_COPY_LIMIT / 1e6:.0f} MB, so the site does not carry "
+                    f"a copy ({STORE_HREF}); a workflow that restores the store from the published site needs it kept "
+                    "elsewhere, or --store-copy always"
+                )
+            latest = store.latest_per_configuration()
+            site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
+            site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
+            site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
+            references = {digest: store.references(digest) for digest in sorted(names)}
+            prints = _fingerprints(site, _manifest.renderer_digest(templates_dir, publishers), names, references)
+            units: dict[str, _manifest.Unit] = {}
+            todo = []
+            for key, value in prints.items():
+                old = previous.get(key)
+                if old is not None and old.fingerprint == value and _output.link_from(out, building, old.files):
+                    units[key] = old
+                else:
+                    todo.append(key)
+            todo = _order(todo, summaries)
+            digest_of = {f"run:{s.run_id}": s.corpus_digest for s in summaries}
+            read = sorted({key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo})
+            if read:
+                (building / TEXTS_DIR).mkdir()
+                apart = store_bytes > READ_APART_BYTES
+                prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, read, building / TEXTS_DIR)
+                site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
+                site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
+                del prepared
+            job = Job(
+                store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href
+            )
+            made = [cls() for cls in publishers]
+
+            def site_pages() -> None:
+                needed = set().union(*(p.runs_needed(site) for p in made))
+                for run_id in sorted(needed - site.stored.keys()):
+                    site.stored[run_id] = store.get_run_outcomes(run_id)
+                for publisher in made:
+                    publisher.publish(site, output)
+                output.flush()
+
+            count = default_workers(len(todo), store_bytes) if workers is None else workers
+            if count <= 1 or len(todo) <= 1:
+                done = list(render_here(store, site, made, job, todo, output))
+                site_pages()
+            else:
+                done = render_in_workers(job, min(count, len(todo)), todo, output, site_pages)
+            for key, written in done:
+                units[key] = _manifest.Unit(prints[key], tuple(sorted(written)))
+        shutil.rmtree(building / TEXTS_DIR, ignore_errors=True)
         _output.copy_static(templates_dir, output)
         _output.mark(output)
-        output.files["data/results.duckdb"] = store_path.read_bytes()
+        output.raw(_manifest.MANIFEST, _manifest.dump(units))
         output.flush()
+        if copy:
+            (building / STORE_HREF).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(store_path, building / STORE_HREF)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    _output.swap(building, Path(out_dir))
+    _output.swap(building, out)
+    size = _measure(out, site.paths, {s.run_id: s for s in summaries})
+    warnings += size.warnings
     return BuildReport(
         out_dir=Path(out_dir),
-        runs=run_count,
-        pages=output.pages,
-        files=output.written_files,
-        bytes=output.written_bytes,
-        largest_page=output.largest[1],
-        largest_page_bytes=output.largest[0],
+        runs=len(summaries),
+        pages=size.pages,
+        files=size.files,
+        bytes=size.bytes,
+        largest_page=size.largest_page[1],
+        largest_page_bytes=size.largest_page[0],
         seconds=time.perf_counter() - clock,
+        rendered=len(todo),
+        reused=len(prints) - len(todo),
+        parts=size.parts,
+        warnings=warnings,
     )
+
+
+@dataclass
+class _Size:
+    pages: int = 0
+    files: int = 0
+    bytes: int = 0
+    largest_page: tuple[int, str] = (0, "")
+    parts: list[tuple[str, int]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _measure(root: Path, paths: Paths, runs: dict[str, RunSummary]) -> _Size:
+    """The site's size, its biggest parts (a run's pages and JSON, a corpus's transcripts, the store
+    copy), and warnings when it nears what GitHub Pages publishes."""
+    by_slug = {slug: runs[run_id] for run_id, slug in paths.run_slug.items()}
+    size = _Size()
+    parts: dict[str, int] = {}
+    big: list[str] = []
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = Path(directory) / name
+            rel = path.relative_to(root).as_posix()
+            length = path.stat().st_size
+            size.files += 1
+            size.bytes += length
+            if rel.endswith(".html"):
+                size.pages += 1
+                size.largest_page = max(size.largest_page, (length, rel))
+            if length > REFUSED_FILE_BYTES:
+                big.append(f"{rel} ({_mb(length)})")
+            parts[_part(rel, by_slug)] = parts.get(_part(rel, by_slug), 0) + length
+    size.parts = sorted(parts.items(), key=lambda item: (-item[1], item[0]))
+    if size.bytes > WARN_SITE_BYTES:
+        largest = "; ".join(f"{name} {_mb(length)}" for name, length in size.parts[:5])
+        size.warnings.append(
+            f"the site is {_mb(size.bytes)}, past {_mb(WARN_SITE_BYTES)} (GitHub Pages publishes at most 1 GB); largest parts: {largest}"
+        )
+    if big:
+        size.warnings.append(f"GitHub refuses files over {_mb(REFUSED_FILE_BYTES)}: {', '.join(big)}")
+    return size
+
+
+def _part(rel: str, by_slug: dict[str, RunSummary]) -> str:
+    """What a site file belongs to, for the size report."""
+    parts = rel.split("/")
+    if parts[0] == "runs" and len(parts) > 1:
+        slug = parts[1].removesuffix(".json.gz").removesuffix(".html")
+        summary = by_slug.get(slug)
+        return f"run {slug} ({summary.strategy})" if summary else f"runs/{slug}"
+    if parts[0] == "transcripts" and len(parts) > 1:
+        return f"transcripts of corpus {parts[1]}"
+    if rel == STORE_HREF:
+        return f"the store copy ({STORE_HREF})"
+    return parts[0] if len(parts) > 1 else "pages and downloads at the top"
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size < 10_000_000 else f"{size / 1e6:.0f} MB"
 
 
 def build_site(
@@ -128,16 +285,27 @@ def build_site(
     *,
     templates_dir: Path | None = None,
     workers: int | None = 1,
+    incremental: bool = True,
+    store_copy: str = "auto",
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
 
     ``out_dir`` is replaced whole (it must be new, empty, or an earlier
-    build's output). The store file itself is published as
-    ``data/results.duckdb``, so the next CI run can restore and append to it.
-    ``workers`` is the number of processes rendering runs: 1 (the default)
-    renders in this process; ``None`` picks one per CPU, up to 4, for stores
-    of 8 runs or more. Worker processes are spawned, so a script that asks
-    for them must guard its entry point with ``if __name__ == "__main__":``
-    (the ``evals`` command does).
+    build's output). An earlier build's files for runs and corpora whose
+    inputs have not changed are reused (linked, not rendered again) unless
+    ``incremental`` is False; the result is byte-identical either way.
+    The store file itself is published as ``data/results.duckdb``, so the
+    next CI run can restore and append to it, while it is at most
+    :data:`STORE_COPY_LIMIT` bytes (``store_copy="auto"``; ``"always"`` or
+    ``"never"`` decide it regardless). ``workers`` is the number of processes
+    rendering: 1 (the default) renders in this process; ``None`` picks one
+    per CPU, up to 4, once there are 8 units or more to render from a store
+    of at most 64 MB (a bigger one renders in one process, for memory). Worker
+    processes are spawned, and so is the one that reads a big store's texts
+    (see :mod:`evals.site._corpus`), so a script that asks for workers or
+    builds from a store over 64 MB must guard its entry point with
+    ``if __name__ == "__main__":`` (the ``evals`` command does).
     """
-    return build(store_path, out_dir, templates_dir=templates_dir, workers=workers)
+    return build(
+        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy
+    )

@@ -104,6 +104,7 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
         root="",
         nav=ComparePublisher.name,
         store_note=site.note,
+        store_href=site.store_href,
         navigation=site.navigation,
         sections=sections,
         single_commit=single,

@@ -1,4 +1,4 @@
-"""The drill-down of one conversation of a run: every test point's view and the transcript once.
+"""The drill-down of one conversation of a run: every test point's view, and the turns they touched.
 
 What holds an answer is decided by :mod:`evals.scoring` (``matched_keywords``:
 an expected keyword, or without keywords the expected fact, in one record),
@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from evals.answer_scores import bleu1, token_f1
 from evals.scoring import matched_keywords
-from evals.site._fragments import Fragments
+from evals.site._fragments import SNIPPET, Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
-from evals.site._text import clip
+from evals.site._text import Segment, clip
 from evals.site_paths import test_point_anchor
 
-__all__ = ["ConversationText", "conversation_views", "point_view"]
+__all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "point_view"]
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # evidence turns listed per test point
@@ -73,12 +74,24 @@ def point_view(
     cache: Fragments,
     approx: bool,
     answer: Any = None,
+    *,
+    k: int | None = None,
+    link: Callable[[int], str] = lambda turn: f"#t-{turn}",
+    context: str = "",
+    place: str = "",
 ) -> tuple[PointView, list[int], dict[int, int]]:
-    """One test point's view (rendered), plus what the transcript needs: its listed evidence turns and each retrieved turn's rank."""
+    """One test point's view (rendered), plus what the turn list needs: its listed evidence turns and each retrieved turn's rank.
+
+    The first ``k`` records are shown in full, the rest up to the cap briefly.
+    ``link(turn)`` is where a turn's whole text is (relative to the page),
+    ``context`` the transcript at the test point, and ``place`` names the
+    conversation in the fragment cache (links differ between conversations).
+    """
     ti = point.turn_index
     keywords = list(point.expected_keywords)
     needles = keywords or ([point.expected_fact] if point.expected_fact else [])
     records = point.retrieved_records
+    k = len(records) if k is None else k
     tokens = list(score.record_tokens)
     refs = list(refs) if len(refs) == len(records) else [None] * len(records)
     all_history = _records_are_history(refs, ti)
@@ -93,6 +106,9 @@ def point_view(
 
     # Everything the section shows is a function of this key.
     key = (
+        place,
+        context,
+        k,
         number,
         ti,
         point.question,
@@ -111,6 +127,7 @@ def point_view(
         point.answerable,
         point.category,
         tuple(point.evidence_turns),
+        tuple(point.ranked_turns or ()),
         None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
     )
     cached = cache.points.get(key)
@@ -118,10 +135,18 @@ def point_view(
         return cached, listed, rank_of_turn
 
     views = []
+    more = []
     if not all_history:
         for rank, (record, count, ref) in enumerate(zip(records[:RECORD_CAP], tokens, refs, strict=False), start=1):
             # Without keywords the needle is the expected fact, which one record must hold, as in evals.scoring.match.
             matched = matched_keywords(needles, record)
+            if rank > k:  # beyond the run's k: a line, not the text
+                start = record[: SNIPPET + 1]
+                more.append(
+                    RecordView(rank, count, [Segment(start, False)], matched, ref, ti - ref if ref is not None else None, False,
+                               href=link(ref) if ref is not None else "")
+                )  # fmt: skip
+                continue
             shown = clip(record, tuple(needles) if matched else ())
             views.append(
                 RecordView(
@@ -135,8 +160,19 @@ def point_view(
                     tail=shown.tail,
                     omitted=shown.omitted,
                     length=shown.length,
+                    href=link(ref) if ref is not None else "",
                 )
             )
+        # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.
+        ranked = point.ranked_turns or []
+        evidence_set = set(point.evidence_turns)
+        for rank in range(max(len(records), k) + 1, min(len(ranked), RECORD_CAP) + 1):
+            turn = ranked[rank - 1]
+            matched = matched_keywords(needles, text.contents[turn]) if turn is not None and turn < len(text.contents) else []
+            more.append(
+                RecordView(rank, None, [], matched, turn, ti - turn if turn is not None else None, False,
+                           href=link(turn) if turn is not None else "", evidence=turn in evidence_set)
+            )  # fmt: skip
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
     retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
     evidence = []
@@ -152,6 +188,7 @@ def point_view(
                 tail=shown.tail,
                 omitted=shown.omitted,
                 length=shown.length,
+                href=link(turn),
             )
         )
     view = PointView(
@@ -188,6 +225,10 @@ def point_view(
             f1=token_f1(answer.answer, point.expected_fact),
             bleu1=bleu1(answer.answer, point.expected_fact),
         ),
+        k=k,
+        records_more=more,
+        evidence_hrefs=[link(t) for t in point.evidence_turns],
+        context_href=context,
     )
     return cache.point(key, view, approx), listed, rank_of_turn
 
@@ -200,13 +241,16 @@ def conversation_views(
     cache: Fragments,
     approx: bool,
     answers: list[Any] | None = None,
-    full_hrefs: dict[int, str] | None = None,
+    *,
+    k: int | None = None,
+    link: Callable[[int], str] = lambda turn: f"#t-{turn}",
+    context: Callable[[int], str] = lambda turn: f"#t-{turn}",
+    place: str = "",
 ) -> tuple[list[PointView], list[TurnLine]]:
-    """Every test point's view, and the transcript once, each turn tagged with the test points it served.
-    ``full_hrefs`` links each clipped turn (by index) to a file with its whole text."""
-    full_hrefs = full_hrefs or {}
+    """Every test point's view, and the turns they touched (retrieved, asked, evidence, answer) in
+    conversation order, tagged with the test points they served, each a snippet linked to its whole
+    text (``link``). ``context(turn)`` links the transcript at a test point's turn."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
-    needles_at: dict[int, set[str]] = defaultdict(set)
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
         view, evidence_turns, rank_of_turn = point_view(
@@ -218,33 +262,31 @@ def conversation_views(
             cache,
             approx,
             answers[number - 1] if answers is not None else None,
+            k=k,
+            link=link,
+            context=context(point.turn_index),
+            place=place,
         )
         points.append(view)
-        needles = view.keywords or ([view.expected_fact] if view.expected_fact else [])
         for turn, rank in rank_of_turn.items():
-            marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit, f"TP{number} #{rank}", ""))
+            if k is None or rank <= k:
+                marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit, f"TP{number} #{rank}", ""))
         for turn in evidence_turns:
             marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit, f"TP{number} answer", " ans"))
-            needles_at[turn].update(needles)
         for turn in view.evidence_turns:
             marks[turn].append(TurnMark("evidence", number, view.anchor, None, view.hit, f"TP{number} evidence", " evi"))
         asked_css = " ask" if view.hit or not view.answerable else " ask miss"
         marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit, f"TP{number} asked", asked_css))
-    role_css = {role: f"role-{role.lower()}" for role in set(text.roles)}
-    no_marks: list[TurnMark] = []
     lines = []
-    for turn, (role, content) in enumerate(zip(text.roles, text.contents, strict=True)):
-        tags = marks.get(turn)
-        if tags is None:
-            lines.append(cache.line(turn, role, content, role_css[role], no_marks, (), full_hrefs.get(turn, "")))
-            continue
+    for turn in sorted(t for t in marks if 0 <= t < len(text.contents)):
+        tags = marks[turn]
+        role = text.roles[turn]
         kinds = {m.kind for m in tags}
         css = (
-            role_css[role]
+            f"role-{role.lower()}"
             + ("retrieved" in kinds) * " retrieved"
             + bool(kinds & {"answer", "evidence"}) * " evidence"
             + ("asked" in kinds) * " asked"
         )
-        needles = tuple(sorted(needles_at[turn])) if turn in needles_at else ()
-        lines.append(cache.line(turn, role, content, css, tags, needles, full_hrefs.get(turn, "")))
+        lines.append(cache.line(turn, f"t-{turn}", role, text.contents[turn], css, tags, (), href=link(turn)))
     return points, lines

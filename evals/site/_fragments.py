@@ -15,9 +15,35 @@ import jinja2
 from evals.site._pages import PointView, TurnLine, TurnMark
 from evals.site._text import CLIP_LIMIT, cached_highlight, clip
 
-__all__ = ["FRAGMENT_CACHE", "Fragments"]
+__all__ = ["FRAGMENT_CACHE", "SNIPPET", "Fragments", "turn_line"]
 
 FRAGMENT_CACHE = 50_000  # rendered test points / transcript lines remembered per process
+
+
+SNIPPET = 200  # characters of a turn a drill-down's list of touched turns shows
+
+
+def turn_line(
+    turn: int,
+    anchor: str,
+    role: str,
+    content: str,
+    css: str,
+    marks: list[TurnMark],
+    needles: tuple[str, ...] = (),
+    full_href: str = "",
+    href: str = "",
+) -> TurnLine:
+    """A transcript line's model (not yet rendered). With ``href`` (a drill-down's list) the text is a
+    snippet and ``href`` says where the whole turn is; else a long turn is clipped and ``full_href``
+    links its whole text."""
+    if href:
+        snippet = content if len(content) <= SNIPPET else content[:SNIPPET].rstrip() + "…"
+        return TurnLine(turn, anchor, role, snippet, [], marks, css, "", href=href)
+    if len(content) > CLIP_LIMIT:
+        shown = clip(content, needles)
+        return TurnLine(turn, anchor, role, "", shown.head, marks, css, "", shown.tail, shown.omitted, shown.length, full_href)
+    return TurnLine(turn, anchor, role, content, cached_highlight(content, needles) if needles else [], marks, css, "")
 
 
 class Fragments:
@@ -27,20 +53,31 @@ class Fragments:
         module = env.get_template("_partials.html").module
         self._turn_line = module.turn_line
         self._point = module.point
+        self.passage_block = module.passage_block
         self._est = module.est()
         self._lines: dict[tuple, str] = {}
         self.points: dict[tuple, PointView] = {}
 
+    def render_line(self, line: TurnLine) -> TurnLine:
+        """Render ``line`` (uncached: for lines shown once, as a corpus's transcripts are)."""
+        line.html = self._turn_line(line)
+        return line
+
     def line(
-        self, turn: int, role: str, content: str, css: str, marks: list[TurnMark], needles: tuple[str, ...], full_href: str = ""
+        self,
+        turn: int,
+        anchor: str,
+        role: str,
+        content: str,
+        css: str,
+        marks: list[TurnMark],
+        needles: tuple[str, ...],
+        full_href: str = "",
+        href: str = "",
     ) -> TurnLine:
-        key = (turn, role, content, css, needles, tuple((m.label, m.css, m.anchor) for m in marks), full_href)
+        key = (turn, anchor, role, content, css, needles, tuple((m.label, m.css, m.anchor) for m in marks), full_href, href)
+        line = turn_line(turn, anchor, role, content, css, marks, needles, full_href, href)
         html = self._lines.get(key)
-        if len(content) > CLIP_LIMIT:
-            shown = clip(content, needles)
-            line = TurnLine(turn, role, "", shown.head, marks, css, "", shown.tail, shown.omitted, shown.length, full_href)
-        else:
-            line = TurnLine(turn, role, content, cached_highlight(content, needles) if needles else [], marks, css, "")
         if html is None:
             if len(self._lines) >= FRAGMENT_CACHE:
                 self._lines.clear()

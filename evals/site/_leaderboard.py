@@ -44,6 +44,7 @@ class LeaderboardPublisher(Publisher):
                 root="",
                 nav=self.name,
                 store_note=site.note,
+                store_href=site.store_href,
                 navigation=site.navigation,
                 boards=boards,
                 run_count=len(site.summaries),

@@ -20,7 +20,7 @@ from evals.errors import EvalsError
 from evals.site._pages import Page
 from evals.site._render import render
 
-__all__ = ["MARKER", "Output", "SiteError", "copy_static", "mark", "prepare", "refuse_to_hold", "swap"]
+__all__ = ["MARKER", "Output", "SiteError", "copy_static", "link_from", "mark", "prepare", "refuse_to_hold", "swap"]
 
 MARKER = ".evals-site"
 
@@ -29,34 +29,40 @@ class SiteError(EvalsError):
     """The site cannot be built: a bad output directory or a template problem."""
 
 
+FLUSH_BYTES = 16_000_000  # pending bytes past which a page or file written is flushed to disk at once
+
+
 @dataclass
 class Output:
-    """Files to write, by site-relative path; written in sorted order at each flush."""
+    """Files to write, by site-relative path; written in sorted order at each flush (and whenever
+    :data:`FLUSH_BYTES` are pending, so a big run or corpus is never held whole in memory)."""
 
     root: Path
     files: dict[str, bytes] = field(default_factory=dict)
-    shared: dict[str, bytes] = field(default_factory=dict)  # files several runs (and processes) write alike
     pages: int = 0
     written_files: int = 0
     written_bytes: int = 0
     largest: tuple[int, str] = (0, "")
+    written: list[str] = field(default_factory=list)  # every path flushed, in order
+    _pending: int = 0
 
     def text(self, path: str, content: str) -> None:
-        self.files[path] = content.encode("utf-8")
+        self.raw(path, content.encode("utf-8"))
 
-    def text_once(self, path: str, content: str) -> None:
-        """A file whose content its path decides (a corpus's turn, say), which other runs, maybe in
-        other processes, write too: written once, atomically, so two writers never mix."""
-        if path not in self.shared:
-            self.shared[path] = content.encode("utf-8")
+    def raw(self, path: str, data: bytes) -> None:
+        self.files[path] = data
+        self._pending += len(data)
+        if self._pending > FLUSH_BYTES:
+            self.flush()
 
     def page(self, env: jinja2.Environment, path: str, page: Page) -> None:
         try:
-            self.text(path, render(env, page))
+            html = render(env, page)
         except jinja2.TemplateError as exc:
             where = f" ({exc.name}, line {exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
             raise SiteError(f"cannot render {path} with {page.template}{where}: {exc}") from exc
         self.pages += 1
+        self.text(path, html)
 
     def flush(self) -> None:
         made: set[Path] = set()
@@ -67,22 +73,13 @@ class Output:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
             target.write_bytes(data)
+            self.written.append(path)
             self.written_files += 1
             self.written_bytes += len(data)
             if path.endswith(".html"):
                 self.largest = max(self.largest, (len(data), path))
         self.files.clear()
-        for path in sorted(self.shared):
-            data, target = self.shared[path], self.root / path
-            if target.exists():  # written by an earlier run or another worker
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-            partial.write_bytes(data)
-            partial.replace(target)
-            self.written_files += 1
-            self.written_bytes += len(data)
-        self.shared.clear()
+        self._pending = 0
 
     def add(self, stats: tuple[int, int, int, tuple[int, str]]) -> None:
         """Count what a worker process wrote."""
@@ -179,7 +176,23 @@ def copy_static(templates_dir: Path, output: Output) -> None:
         return
     for path in sorted(static.rglob("*")):
         if path.is_file():
-            output.files[f"static/{path.relative_to(static).as_posix()}"] = path.read_bytes()
+            output.raw(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
+
+
+def link_from(old: Path, building: Path, paths: tuple[str, ...]) -> bool:
+    """Put the earlier build's files ``paths`` into the new build (hard links, copies where links fail);
+    False, and nothing linked, when one of them is missing. Linked files are never written to: the
+    build writes only the files of units it renders, which are not linked."""
+    if not all((old / path).is_file() and not (old / path).is_symlink() for path in paths):
+        return False
+    for path in paths:
+        source, target = old / path, building / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+    return True
 
 
 def mark(output: Output) -> None:

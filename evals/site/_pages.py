@@ -43,11 +43,16 @@ __all__ = [
     "MissRow",
     "NavEntry",
     "Page",
+    "PassageBlock",
+    "PassagePage",
+    "PassageUse",
     "PointView",
     "RecordView",
     "RunHeader",
     "RunPage",
     "RunRef",
+    "TranscriptPage",
+    "TranscriptPoint",
     "TurnLine",
     "TurnMark",
 ]
@@ -71,8 +76,11 @@ class Page:
     title: str
     root: str  # relative path from this page back to the site root: "", "../", "../../"
     nav: str  # the active navigation entry's key ("leaderboard", "history", …); "" for none
-    store_note: str  # footer: how many runs the site was built from, and the newest run's time
+    store_note: str  # footer: how many runs the site was built from and the newest run's time (pages of one run: that run)
     navigation: list[NavEntry]  # every navigation entry, in order
+    # The published store (site-root relative), linked from the footer; "" when the site does not carry it, and
+    # on pages of one run or one corpus, which later builds reuse as they are (see evals/site/_manifest.py).
+    store_href: str
 
 
 # -- shared pieces -----------------------------------------------------------------------------
@@ -285,7 +293,7 @@ class RunPage(Page):
     tokens: float | None
     context_tokens: int
     provenance: list[tuple[str, str]]  # every field the store recorded, as (label, text)
-    json_href: str
+    json_href: str  # the run's JSON, gzipped; "" when too big to publish (then ``json_command`` writes it from the store)
     history_href: str
     misses: list[MissRow]
     conversations: list[ConversationRow]  # conversations with misses first
@@ -297,6 +305,7 @@ class RunPage(Page):
     retrieval_cutoffs: list[int] = field(default_factory=list)  # the union of the tables' cutoffs
     cutoff_chart: Chart | None = None
     latency_chart: Chart | None = None
+    json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
 
 
 # -- conversation drill-down -------------------------------------------------------------------
@@ -307,7 +316,7 @@ class RecordView:
     """One retrieved record, in rank order."""
 
     rank: int
-    tokens: int
+    tokens: int | None  # None: a rank past the records, known by its turn only (see ``PointView.records_more``)
     segments: list[Segment]  # the text (its start, when clipped), expected keywords marked
     matched: list[str]  # expected keywords this record contains
     turn: int | None  # the conversation turn this record is, if it is one
@@ -316,6 +325,8 @@ class RecordView:
     tail: list[Segment] = field(default_factory=list)  # the text's end, when it is clipped
     omitted: int = 0  # characters left out between ``segments`` and ``tail`` (0: shown whole)
     length: int = 0  # characters of the whole text
+    href: str = ""  # the turn in the corpus's transcript, relative to the drill-down ("" when not a turn)
+    evidence: bool = False  # the turn is one of the test point's evidence turns
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -330,15 +341,16 @@ class EvidenceView:
     tail: list[Segment] = field(default_factory=list)  # the turn's end, when it is clipped
     omitted: int = 0  # characters left out (0: shown whole); the whole turn is in the transcript
     length: int = 0
+    href: str = ""  # the turn in the corpus's transcript, relative to the drill-down
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
 class TurnMark:
     """A tag on a transcript turn, tying it to one test point."""
 
-    kind: str  # "retrieved" (with its rank), "answer" (holds an expected keyword) or "asked" (the test point's turn)
+    kind: str  # "retrieved" (with its rank), "answer" (holds an expected keyword), "evidence" or "asked" (the test point's turn)
     number: int  # the test point's number
-    anchor: str  # the test point's section id
+    anchor: str  # the test point's section id on this page ("tp-14")
     rank: int | None  # for "retrieved"
     hit: bool  # for "asked": whether that test point was a hit
     label: str  # the tag's text: "TP1 #3", "TP1 answer", "TP1 asked"
@@ -347,9 +359,10 @@ class TurnMark:
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
 class TurnLine:
-    """One turn of the conversation's transcript, shown once per page."""
+    """One turn of a transcript (a conversation's, a passage's) or of a drill-down's list of the turns its test points touched."""
 
-    turn: int
+    turn: int  # its number in the list: the turn's index (a passage's turns: their offset in it)
+    anchor: str  # the line's id: "t-<turn>" (a passage's turns: "p-<offset>")
     role: str
     text: str  # the turn's text, shown as is when ``segments`` is empty
     segments: list[Segment]  # the text with keywords marked, where this turn holds a test point's answer
@@ -360,6 +373,21 @@ class TurnLine:
     omitted: int = 0  # characters left out between start and end (0: the turn is shown whole)
     length: int = 0  # characters of the whole turn
     full_href: str = ""  # a clipped turn's whole text, as a plain-text file (relative to the page)
+    href: str = ""  # in a drill-down, where the whole turn is (relative to the page); its text is then a snippet
+
+
+@dataclass(slots=True)
+class PassageBlock:
+    """A run of turns that recurs in other conversations of the corpus: one line of a conversation's
+    transcript, linking the passage's own page, where its turns are shown once for every conversation."""
+
+    first: int  # the block's first and last turn in this conversation
+    last: int
+    href: str  # the passage page, relative to this page
+    elsewhere: int  # other places in the corpus the passage occurs
+    preview: str  # the start of its first turn
+    marks: list[TurnMark]  # tags of turns inside it, labelled with the turn
+    html: str = ""  # as the ``passage_block`` macro renders it
 
 
 @dataclass(slots=True)
@@ -391,7 +419,7 @@ class PointView:
     rank: int | None  # of the first record holding the answer
     context_tokens: int
     record_count: int
-    records: list[RecordView]  # empty when ``all_history``
+    records: list[RecordView]  # the first k records, in full; empty when ``all_history``
     records_hidden: int  # records not listed (beyond the cap)
     records_hidden_tokens: int
     all_history: bool  # the records are every earlier turn in order (full_history)
@@ -403,6 +431,12 @@ class PointView:
     evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
     answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
+    k: int = 0  # the run's k: records up to it are shown in full, the rest (kept for deeper cutoffs) briefly
+    # Ranks past k up to the cap, briefly: records beyond k (with tokens and a snippet), or the ranking a
+    # run measured at deeper cutoffs keeps (ranked_turns: the turn only).
+    records_more: list[RecordView] = field(default_factory=list)
+    evidence_hrefs: list[str] = field(default_factory=list)  # each evidence turn in the transcript (aligned with evidence_turns)
+    context_href: str = ""  # the transcript at the test point's turn, relative to the drill-down
 
 
 @dataclass(frozen=True)
@@ -421,10 +455,69 @@ class ConversationPage(Page):
     context_tokens: int
     points: list[PointView]  # in turn order
     toc: list[PointView]  # the same, misses first
-    transcript: list[TurnLine]  # every turn once, tagged with the test points it served
+    transcript: list[TurnLine]  # the turns some test point touched (retrieved, asked, evidence, answer), tagged, as snippets
     transcript_open: bool  # short enough to show unfolded
     previous_href: str  # neighbouring conversations of the same run ("" at the ends)
     next_href: str
+    transcript_href: str  # the whole conversation, in the corpus's transcripts (site-root relative)
+
+
+# -- transcripts: once per corpus ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TranscriptPoint:
+    """A test point as the corpus defines it (no run): where it is asked and where its answer is."""
+
+    number: int
+    turn: int
+    question: str
+    expected_fact: str
+    keywords: list[str]
+    answerable: bool
+    category: str | None
+    evidence: list[tuple[int, str]]  # (turn, href) of the corpus's evidence turns
+    answer_turns: list[tuple[int, str]]  # (turn, href) of the turns before it holding an expected keyword (capped)
+    answer_turns_hidden: int
+
+
+@dataclass(frozen=True)
+class TranscriptPage(Page):
+    """A conversation's turns, once per corpus: every run's drill-down links here."""
+
+    template: ClassVar[str] = "transcript.html"
+
+    corpus_name: str
+    corpus_digest_short: str
+    conversation_id: str
+    description: str
+    turn_count: int
+    shared_turns: int  # turns shown as passage blocks
+    points: list[TranscriptPoint]
+    lines: list[TurnLine | PassageBlock]  # in turn order
+    previous_href: str  # neighbouring conversations of the corpus ("" at the ends), site-root relative
+    next_href: str
+
+
+@dataclass(frozen=True)
+class PassageUse:
+    conversation_id: str
+    first: int
+    last: int
+    href: str  # that conversation's transcript at the passage, site-root relative
+
+
+@dataclass(frozen=True)
+class PassagePage(Page):
+    """Turns that recur, in this order, in several conversations of a corpus: shown once for all of them."""
+
+    template: ClassVar[str] = "passage.html"
+
+    corpus_name: str
+    corpus_digest_short: str
+    passage_id: str
+    uses: list[PassageUse]  # every place it occurs, in corpus order
+    lines: list[TurnLine]  # numbered by offset in the passage
 
 
 # -- history -----------------------------------------------------------------------------------

@@ -3,21 +3,27 @@
 As asv's ``OutputPublisher``: each page kind is a subclass in its own module,
 listed in :mod:`evals.site._registry`. The build instantiates every listed
 class once per build (and once per worker process), calls
+:meth:`Publisher.publish_corpus` for every corpus runs use,
 :meth:`Publisher.publish_run` for every run and :meth:`Publisher.publish` once,
 and derives the site navigation from the publishers that declare a
 ``nav_label``. A new page kind touches neither the build loop nor
 ``base.html``.
+
+Files made from one run, or one corpus, depend on nothing else (see
+:mod:`evals.site._manifest`), so a later build reuses them as they are.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jinja2
 
+from evals.site._corpus import TextsFile
+from evals.site._layout import CorpusLayout
 from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
 from evals.site_paths import Paths, config_id
@@ -26,7 +32,36 @@ from evals.corpus import Reference
 from evals.metrics import LatencyBucket
 from evals.store import RunSummary, Store, StoredRun
 
-__all__ = ["Publisher", "Site", "load_run", "navigation"]
+__all__ = ["CorpusSource", "Publisher", "RunSource", "Site", "corpus_source", "navigation", "run_source"]
+
+RUN_SLICE_TURNS = 20_000  # turns' worth of conversations a run is read in at a time (memory holds one slice)
+
+
+@dataclass
+class RunSource:
+    """One run to publish: its summary, and its contents a slice of conversations at a time."""
+
+    summary: RunSummary
+    conversation_ids: list[str]  # every conversation of the run, in corpus order
+    _parts: Callable[[], Iterator[StoredRun]] = field(repr=False)
+
+    def parts(self) -> Iterator[StoredRun]:
+        """The run as slices of conversations, in corpus order (each a :class:`StoredRun`, the summary the whole run's)."""
+        return self._parts()
+
+
+@dataclass
+class CorpusSource:
+    """One corpus to publish: its layout, and its conversations streamed from the store."""
+
+    digest: str
+    name: str
+    layout: CorpusLayout
+    _conversations: Callable[[], Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]] = field(repr=False)
+
+    def conversations(self) -> Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]:
+        """``(conversation_id, description, roles, contents, test_points)`` in corpus order (``Store.iter_conversations``)."""
+        return self._conversations()
 
 
 @dataclass
@@ -40,25 +75,45 @@ class Site:
     by_config: dict[tuple[str, str], list[RunSummary]]  # each configuration's runs, newest first
     note: str  # the footer's line about the store
     navigation: list[NavEntry]
+    layouts: dict[str, CorpusLayout]  # by corpus digest: where each turn's text is shown (corpora with units to render)
+    texts: dict[str, TextsFile]  # by corpus digest: the texts, read once per build (the same corpora)
+    store_href: str  # the published store, "" when the site does not carry it
     stored: dict[str, StoredRun] = field(default_factory=dict)  # the runs publishers asked for in runs_needed
     references: dict[str, list[Reference]] = field(default_factory=dict)  # corpus digest -> published figures
     latency: dict[str, list[LatencyBucket]] = field(default_factory=dict)  # latest run id -> retrieve latency by size
 
     @classmethod
     def of(
-        cls, env: jinja2.Environment, summaries: list[RunSummary], latest: list[RunSummary], publishers: Iterable[type[Publisher]]
+        cls,
+        env: jinja2.Environment,
+        summaries: list[RunSummary],
+        latest: list[RunSummary],
+        publishers: Iterable[type[Publisher]],
+        conversations: dict[str, list[str]],
+        layouts: dict[str, CorpusLayout] | None = None,
+        texts: dict[str, TextsFile] | None = None,
+        store_href: str = "",
     ) -> Site:
+        """``conversations``: each corpus's conversation ids, in corpus order, by digest."""
         by_config: dict[tuple[str, str], list[RunSummary]] = defaultdict(list)
         for summary in summaries:
             by_config[config_id(summary)].append(summary)
+        paths = Paths(summaries)
+        for digest, ids in conversations.items():
+            paths.set_corpus(digest, ids)
+        for summary in summaries:
+            paths.set_conversations(summary.run_id, conversations[summary.corpus_digest])
         return cls(
             env=env,
-            paths=Paths(summaries),
+            paths=paths,
             summaries=summaries,
             latest=latest,
             by_config=dict(by_config),
             note=store_note(summaries),
             navigation=navigation(publishers),
+            layouts=layouts or {},
+            texts=texts or {},
+            store_href=store_href,
         )
 
 
@@ -78,15 +133,15 @@ class Publisher:
     nav_order: ClassVar[int] = 0  # entries are ordered by this, then by registry position
 
     def runs_needed(self, site: Site) -> set[str]:
-        """Run ids whose full stored form :meth:`publish` reads from ``site.stored``.
-
-        Only these runs' drill-down paths (``site.paths.conversation``) are
-        known to :meth:`publish` when runs render in worker processes.
-        """
+        """Run ids whose outcomes (``Store.get_run_outcomes``: test points and hits, no texts) :meth:`publish`
+        reads from ``site.stored``."""
         return set()
 
-    def publish_run(self, stored: StoredRun, site: Site, output: Output) -> None:
-        """Write this kind's files for one run."""
+    def publish_corpus(self, corpus: CorpusSource, site: Site, output: Output) -> None:
+        """Write this kind's files for one corpus (once per corpus, whatever runs use it)."""
+
+    def publish_run(self, run: RunSource, site: Site, output: Output) -> None:
+        """Write this kind's files for one run; they must depend on that run alone (and the corpus it is on)."""
 
     def publish(self, site: Site, output: Output) -> None:
         """Write this kind's files that span runs; every ``runs_needed`` run is in ``site.stored``."""
@@ -98,8 +153,22 @@ def navigation(publishers: Iterable[type[Publisher]]) -> list[NavEntry]:
     return [NavEntry(p.name, p.nav_label, p.nav_href) for _, p in listed if p.nav_label is not None]
 
 
-def load_run(store: Store, site: Site, run_id: str) -> StoredRun:
-    """A run as stored; its drill-downs get their file names here, before any page links to them."""
-    stored = store.get_run(run_id)
-    site.paths.set_conversations(run_id, [c.conversation_id for c in stored.run.conversations])
-    return stored
+def run_source(store: Store, site: Site, summary: RunSummary) -> RunSource:
+    """A run to publish, read from ``store`` (its texts from the build's texts file) a slice at a time."""
+    digest = summary.corpus_digest
+    ids = list(site.layouts[digest].conversations)
+    texts = site.texts[digest]
+    return RunSource(summary, ids, lambda: store.iter_run(summary.run_id, batch_turns=RUN_SLICE_TURNS, contents=texts.contents))
+
+
+def corpus_source(store: Store, site: Site, digest: str, name: str) -> CorpusSource:
+    """A corpus to publish: its texts from the build's texts file, its test points from ``store``."""
+    texts = site.texts[digest]
+
+    def conversations() -> Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]:
+        points = store.corpus_test_points(digest)
+        for row in texts.rows():
+            cid = row["conversation_id"]
+            yield cid, row["description"], row["roles"], row["contents"], points.get(cid, [])
+
+    return CorpusSource(digest, name, site.layouts[digest], conversations)

@@ -15,12 +15,14 @@ from evals.site._history import HistoryPublisher
 from evals.site._leaderboard import LeaderboardPublisher
 from evals.site._publisher import Publisher
 from evals.site._run import RunPublisher
+from evals.site._transcripts import TranscriptPublisher
 
 __all__ = ["PUBLISHERS"]
 
 PUBLISHERS: tuple[type[Publisher], ...] = (
     LeaderboardPublisher,
     RunPublisher,
+    TranscriptPublisher,
     HistoryPublisher,
     ComparePublisher,
     AboutPublisher,

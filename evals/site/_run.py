@@ -1,22 +1,27 @@
 """Run pages: each run's summary page, its JSON, and one drill-down page per conversation.
 
 These are the only pages made from one run alone, so they are what worker
-processes render in parallel (see :mod:`evals.site._workers`).
+processes render in parallel (see :mod:`evals.site._workers`), and what a later
+build reuses as they are (:mod:`evals.site._manifest`). A run is read a slice
+of conversations at a time, so memory holds one slice, not the whole run.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import PurePosixPath
+import dataclasses
+import gzip
 from typing import Any
+
+import orjson
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
 from evals.metrics import METRICS
-from evals.report import legacy_json
+from evals.report import conversation_json, legacy_json_parts
+from evals.results import AnswerRun, ConversationResult, RunResult
+from evals.scoring import PointScore, Scores
 from evals.stats import wilson_interval
 from evals.site._drilldown import ConversationText, conversation_views
 from evals.site._fragments import Fragments
-from evals.site._text import CLIP_LIMIT
 from evals.site._output import Output
 from evals.site._leaderboard import metric_cell, metric_column
 from evals.site._pages import (
@@ -31,13 +36,18 @@ from evals.site._pages import (
 from evals.site_paths import config_id, root_of, test_point_anchor
 from evals.site._provenance import cache_note, provenance_rows
 from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart
-from evals.site._publisher import Publisher, Site
+from evals.site._publisher import Publisher, RunSource, Site
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
 
-__all__ = ["RunPublisher"]
+__all__ = ["JSON_LIMIT", "RunPublisher", "run_note"]
 
-OPEN_TRANSCRIPT = 30  # transcripts up to this many turns are shown unfolded
+OPEN_TRANSCRIPT = 30  # lists of touched turns up to this long are shown unfolded
+# A run's JSON is published (gzipped) when it is at most this many bytes uncompressed; a bigger one
+# (full_history over long conversations repeats every earlier turn at every test point) is left to
+# `evals export`, which writes it from the store.
+JSON_LIMIT = 40_000_000
+JSON_GZIP_LEVEL = 6
 
 
 class RunPublisher(Publisher):
@@ -49,102 +59,180 @@ class RunPublisher(Publisher):
     def __init__(self) -> None:
         self._fragments: Fragments | None = None  # one per process: made from the first run's environment
 
-    def publish_run(self, stored: StoredRun, site: Site, output: Output) -> None:
+    def publish_run(self, run: RunSource, site: Site, output: Output) -> None:
         if self._fragments is None:
             self._fragments = Fragments(site.env)
-        _run_pages(stored, site, output, self._fragments)
+        _run_pages(run, site, output, self._fragments)
 
 
-def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) -> None:
+def run_note(s: RunSummary) -> str:
+    """The footer of a run's pages: about the run alone, so the pages stay as they are when runs are added."""
+    return f"Run {s.run_id}, made {s.timestamp.strftime('%Y-%m-%d %H:%M UTC')}."
+
+
+class _Json:
+    """The run's document, written as its conversations come, if it stays under :data:`JSON_LIMIT`."""
+
+    def __init__(self, over: bool = False) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.over = over  # known too big from the start
+
+    def add(self, conversation: dict[str, Any]) -> None:
+        if self.over:
+            return
+        chunk = orjson.dumps(conversation)
+        self.size += len(chunk) + 1
+        if self.size > JSON_LIMIT:
+            self.over, self.chunks = True, []
+        else:
+            self.chunks.append(chunk)
+
+    def finish(self, head: dict[str, Any], tail: dict[str, Any]) -> bytes | None:
+        """The gzipped document (deterministic: no name, time 0), or None when it was too big."""
+        if self.over:
+            return None
+        items = [*(orjson.dumps(k) + b":" + orjson.dumps(v) for k, v in head.items()), b'"conversations":[' + b",".join(self.chunks) + b"]"]
+        items += [orjson.dumps(k) + b":" + orjson.dumps(v) for k, v in tail.items()]
+        body = b"{" + b",".join(items) + b"}\n"
+        if len(body) > JSON_LIMIT:
+            return None
+        return gzip.compress(body, compresslevel=JSON_GZIP_LEVEL, mtime=0)
+
+
+def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> None:
     """The run page, its seed-shaped JSON, and one drill-down per conversation."""
-    env, paths, note = site.env, site.paths, site.note
-    s = stored.summary
+    env, paths = site.env, site.paths
+    s = run.summary
+    note = run_note(s)
+    layout = site.layouts[s.corpus_digest]
     header = run_header(s, paths)
-    conversations = stored.run.conversations
-    hrefs = [paths.conversation(s.run_id, c.conversation_id) for c in conversations]
+    hrefs = [paths.conversation(s.run_id, cid) for cid in run.conversation_ids]
+    json_href = paths.run_json(s.run_id)
     rows: list[tuple[int, ConversationRow]] = []
     misses: list[MissRow] = []
     wrong: list[MissRow] = []
-    answers = stored.answers
-    for position, (conversation, scores) in enumerate(zip(conversations, stored.scores.points, strict=True)):
-        point_answers = answers.points[position] if answers is not None else None
-        cid = conversation.conversation_id
-        href = hrefs[position]
-        # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
-        hits = sum(p.hit for p in scores if p.answerable)
-        total = sum(p.answerable for p in scores)
-        interval = wilson_interval(hits, total)
-        context_tokens = sum(p.context_tokens for p in scores if p.answerable)
-        rows.append(
-            (
-                position,
-                ConversationRow(
+    document = _Json(over=s.context_tokens > JSON_LIMIT)  # a token is at least a byte of the records' text
+    # The whole run without its texts: every record an empty placeholder (the numbers need only how many there are).
+    light: list[ConversationResult] = []
+    score_lists: list[list[PointScore]] = []
+    answer_points: list[list[Any]] = []
+    first: RunResult | None = None
+    last: StoredRun | None = None
+    answers_of_run: AnswerRun | None = None
+    position = 0
+    for part in run.parts():
+        first, last = first or part.run, part
+        answers = part.answers
+        answers_of_run = answers_of_run or answers
+        for index, (conversation, scores) in enumerate(zip(part.run.conversations, part.scores.points, strict=True)):
+            point_answers = answers.points[index] if answers is not None else None
+            cid = conversation.conversation_id
+            href = hrefs[position]
+            # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
+            hits = sum(p.hit for p in scores if p.answerable)
+            total = sum(p.answerable for p in scores)
+            interval = wilson_interval(hits, total)
+            context_tokens = sum(p.context_tokens for p in scores if p.answerable)
+            rows.append(
+                (
+                    position,
+                    ConversationRow(
+                        conversation_id=cid,
+                        description=conversation.description,
+                        href=href,
+                        turn_count=conversation.turn_count,
+                        hits=hits,
+                        total=total,
+                        misses=total - hits,
+                        recall=hits / total if total else None,
+                        recall_low=interval[0] if interval else None,
+                        recall_high=interval[1] if interval else None,
+                        context_tokens=context_tokens,
+                        tokens=context_tokens / total if total else None,
+                    ),
+                )
+            )
+            misses.extend(
+                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
+                for p, score in zip(conversation.test_points, scores, strict=True)
+                if not score.hit and score.answerable
+            )
+            if point_answers is not None:
+                wrong.extend(
+                    MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
+                    for p, answer in zip(conversation.test_points, point_answers, strict=True)
+                    if answer.correct is False
+                )
+            text = ConversationText(part.transcripts.get(cid, []))
+            root = root_of(href)
+            points, touched = conversation_views(
+                conversation,
+                scores,
+                part.record_turns.get(cid, []),
+                text,
+                cache,
+                header.approx_tokens,
+                point_answers,
+                k=s.k,
+                link=lambda turn, cid=cid: root + layout.turn_href(paths, cid, turn),
+                context=lambda turn, cid=cid: root + layout.context_href(paths, cid, turn),
+                place=paths.transcript(s.corpus_digest, cid),
+            )
+            output.page(
+                env,
+                href,
+                ConversationPage(
+                    title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}",
+                    root=root,
+                    nav="",
+                    store_note=note,
+                    navigation=site.navigation,
+                    store_href="",
+                    run=header,
                     conversation_id=cid,
                     description=conversation.description,
-                    href=href,
-                    turn_count=conversation.turn_count,
+                    turn_count=len(text.contents),
                     hits=hits,
                     total=total,
-                    misses=total - hits,
                     recall=hits / total if total else None,
                     recall_low=interval[0] if interval else None,
                     recall_high=interval[1] if interval else None,
                     context_tokens=context_tokens,
-                    tokens=context_tokens / total if total else None,
+                    points=points,
+                    toc=[pt for pt in points if pt.answerable and not pt.hit]
+                    + [pt for pt in points if pt.answerable and pt.hit]
+                    + [pt for pt in points if not pt.answerable],
+                    transcript=touched,
+                    transcript_open=len(touched) <= OPEN_TRANSCRIPT,
+                    previous_href=hrefs[position - 1] if position > 0 else "",
+                    next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
+                    transcript_href=paths.transcript(s.corpus_digest, cid),
                 ),
             )
-        )
-        misses.extend(
-            MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
-            for p, score in zip(conversation.test_points, scores, strict=True)
-            if not score.hit and score.answerable
-        )
-        if point_answers is not None:
-            wrong.extend(
-                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
-                for p, answer in zip(conversation.test_points, point_answers, strict=True)
-                if answer.correct is False
+            if not document.over:
+                document.add(conversation_json(conversation, point_answers))
+            light.append(
+                conversation.model_copy(
+                    update={
+                        "test_points": [
+                            tp.model_copy(update={"retrieved_records": [""] * len(tp.retrieved_records)}) for tp in conversation.test_points
+                        ]
+                    }
+                )
             )
-        text = ConversationText(stored.transcripts.get(cid, []))
-        points, transcript = conversation_views(
-            conversation,
-            scores,
-            stored.record_turns.get(cid, []),
-            text,
-            cache,
-            header.approx_tokens,
-            point_answers,
-            _whole_turns(text, s.corpus_digest, href, output),
-        )
-        output.page(
-            env,
-            href,
-            ConversationPage(
-                title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}",
-                root=root_of(href),
-                nav="",
-                store_note=note,
-                navigation=site.navigation,
-                run=header,
-                conversation_id=cid,
-                description=conversation.description,
-                turn_count=len(text.contents),
-                hits=hits,
-                total=total,
-                recall=hits / total if total else None,
-                recall_low=interval[0] if interval else None,
-                recall_high=interval[1] if interval else None,
-                context_tokens=context_tokens,
-                points=points,
-                toc=[pt for pt in points if pt.answerable and not pt.hit]
-                + [pt for pt in points if pt.answerable and pt.hit]
-                + [pt for pt in points if not pt.answerable],
-                transcript=transcript,
-                transcript_open=len(transcript) <= OPEN_TRANSCRIPT,
-                previous_href=hrefs[position - 1] if position > 0 else "",
-                next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
-            ),
-        )
+            score_lists.append(scores)
+            if point_answers is not None:
+                answer_points.append(point_answers)
+            position += 1
+    assert first is not None and last is not None  # Store.iter_run yields at least one slice
+    whole = first.model_copy(update={"conversations": light})
+    scores_of_run = Scores(tokenizer=s.tokenizer, conversation_ids=[c.conversation_id for c in light], points=score_lists)
+    answers_whole = dataclasses.replace(answers_of_run, points=answer_points) if answers_of_run is not None else None
+    head, tail = legacy_json_parts(whole, scores_of_run, answers_whole, s.metrics)
+    gzipped = document.finish(head, tail)
+    if gzipped is not None:
+        output.raw(json_href, gzipped)
     ordered = [row for _, row in sorted(rows, key=lambda pr: (pr[1].misses == 0, pr[0]))]
     recall = s.metric("recall")
     run_href = paths.run(s.run_id)
@@ -157,6 +245,7 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
             nav="",
             store_note=note,
             navigation=site.navigation,
+            store_href="",
             run=header,
             recall=s.recall,
             recall_low=recall.low if recall else None,
@@ -168,45 +257,30 @@ def _run_pages(stored: StoredRun, site: Site, output: Output, cache: Fragments) 
             tokens=s.tokens_per_test_point,
             context_tokens=s.context_tokens,
             provenance=provenance_rows(s),
-            json_href=paths.run_json(s.run_id),
+            json_href=json_href if gzipped is not None else "",
             history_href=paths.history(*config_id(s)),
             misses=misses,
             conversations=ordered,
-            categories=[_category_row(row) for row in category_rows(stored.run, stored.scores) or []],
-            evidence=_evidence_row(evidence_block(stored.run, stored.scores)),
-            **_retrieval_views(stored, run_href),
-            unanswerable=(unanswerable_block(stored.run, stored.scores) or {"count": 0})["count"],
-            answers=answers_block(s, wrong) if answers is not None else None,
+            categories=[_category_row(row) for row in category_rows(whole, scores_of_run) or []],
+            evidence=_evidence_row(evidence_block(whole, scores_of_run)),
+            **_retrieval_views(s, last.references, last.latency, run_href),
+            unanswerable=(unanswerable_block(whole, scores_of_run) or {"count": 0})["count"],
+            answers=answers_block(s, wrong) if answers_whole is not None else None,
+            json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
         ),
     )
-    document = legacy_json(stored.run, stored.scores, answers, s.metrics)
-    # Compact: json's C encoder only runs without indent, and full_history documents are large.
-    output.text(paths.run_json(s.run_id), json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-def _retrieval_views(stored: StoredRun, run_href: str) -> dict[str, Any]:
+def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], run_href: str) -> dict[str, Any]:
     """The run page's retrieval table over cutoffs (published figures greyed below), recall against
     cutoff, and retrieve latency against records held."""
-    s = stored.summary
-    tables = cutoff_tables([(s.strategy, run_href, s)], stored.references)
+    tables = cutoff_tables([(s.strategy, run_href, s)], references)
     return {
         "retrieval": tables,
         "retrieval_cutoffs": sorted({c for t in tables for c in t.cutoffs}),
-        "cutoff_chart": cutoff_chart(s, stored.references, run_href),
-        "latency_chart": latency_chart([(f"{s.strategy} ({s.config_key})", run_href, stored.latency)], f"Retrieve latency against memory size: run {s.run_id}"),
+        "cutoff_chart": cutoff_chart(s, references, run_href),
+        "latency_chart": latency_chart([(f"{s.strategy} ({s.config_key})", run_href, latency)], f"Retrieve latency against memory size: run {s.run_id}"),
     }
-
-
-def _whole_turns(text: ConversationText, digest: str, href: str, output: Output) -> dict[int, str]:
-    """Each turn too long for a page as a plain-text file, once per corpus (every run on it links the
-    same file); returns the link to each, relative to the drill-down at ``href``."""
-    links = {}
-    for index, content in enumerate(text.contents):
-        if len(content) > CLIP_LIMIT:
-            path = f"texts/{digest[:16]}/{PurePosixPath(href).stem}/turn-{index}.txt"
-            output.text_once(path, content)
-            links[index] = root_of(href) + path
-    return links
 
 
 def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:

@@ -1,9 +1,9 @@
-"""Worker processes that render runs in parallel with the build's own process.
+"""Rendering the units of a build (a corpus's transcripts, a run's pages) here or in worker processes.
 
-Runs are independent, so spawned workers (each with its own read-only store
+Units are independent, so spawned workers (each with its own read-only store
 connection, templates and publishers) render them and write their files
 straight into the build directory, while the build's own process makes the
-pages that span runs. Only the counts of what was written come back.
+pages that span runs. Only the counts and names of what was written come back.
 """
 
 from __future__ import annotations
@@ -11,24 +11,32 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from evals.site._corpus import TextsFile
+from evals.site._layout import CorpusLayout
 from evals.site._output import Output
-from evals.site._publisher import Publisher, Site, load_run
+from evals.site._publisher import Publisher, Site, corpus_source, run_source
 from evals.site._render import make_environment
 from evals.store import RunSummary, Store
 
-__all__ = ["PARALLEL_FROM", "Job", "default_workers", "render_in_workers"]
+__all__ = ["PARALLEL_FROM", "SERIAL_FROM_BYTES", "Job", "default_workers", "render_here", "render_in_workers", "render_unit"]
 
-PARALLEL_FROM = 8  # runs in a store before the build uses worker processes
+PARALLEL_FROM = 8  # units to render before the build uses worker processes
+# A store bigger than this is rendered in one process: every process that reads runs from it holds
+# hundreds of MB of DuckDB's decompressed texts (a LongMemEval-sized store: about 1 GB), and on two
+# busy cores the second process saved little time (bench/README.md, "The site at LongMemEval scale").
+SERIAL_FROM_BYTES = 64_000_000
+
+Result = tuple[tuple[int, int, int, tuple[int, str]], list[str]]  # (counts, files written)
 
 
 @dataclass(frozen=True)
 class Job:
-    """What a worker process needs to render runs on its own (pickled once per worker)."""
+    """What a worker process needs to render units on its own (pickled once per worker)."""
 
     store_path: Path
     templates_dir: Path
@@ -36,46 +44,85 @@ class Job:
     summaries: list[RunSummary]
     latest: list[RunSummary]
     publishers: tuple[type[Publisher], ...]  # module-level classes, so they pickle by name
+    conversations: dict[str, list[str]]
+    layouts: dict[str, CorpusLayout]
+    texts: dict[str, TextsFile]
+    corpus_names: dict[str, str]
+    store_href: str
 
 
-_worker: tuple[Store, Site, list[Publisher], Path] | None = None
+def render_unit(store: Store, site: Site, publishers: list[Publisher], names: dict[str, str], unit: str, output: Output) -> None:
+    """Every publisher's files for one unit: ``corpus:<digest>`` or ``run:<run id>``."""
+    kind, _, ident = unit.partition(":")
+    if kind == "corpus":
+        corpus = corpus_source(store, site, ident, names[ident])
+        for publisher in publishers:
+            publisher.publish_corpus(corpus, site, output)
+    else:
+        run = run_source(store, site, next(s for s in site.summaries if s.run_id == ident))
+        for publisher in publishers:
+            publisher.publish_run(run, site, output)
+    output.flush()
+
+
+_worker: tuple[Store, Site, list[Publisher], Job] | None = None
 
 
 def _start(job: Job) -> None:
     global _worker
     store = Store.open(job.store_path, read_only=True)
+    store.use_threads(1)
     atexit.register(store.close)
-    site = Site.of(make_environment(job.templates_dir), job.summaries, job.latest, job.publishers)
-    _worker = (store, site, [cls() for cls in job.publishers], job.root)
+    site = Site.of(
+        make_environment(job.templates_dir), job.summaries, job.latest, job.publishers, job.conversations, job.layouts, job.texts, job.store_href
+    )
+    _worker = (store, site, [cls() for cls in job.publishers], job)
 
 
-def _render(run_id: str) -> tuple[int, int, int, tuple[int, str]]:
-    """Render one run's files in a worker process and write them; return what was written."""
+def _render(unit: str) -> Result:
+    """Render one unit in a worker process and write its files; return what was written."""
     assert _worker is not None
-    store, site, publishers, root = _worker
-    output = Output(root)
-    stored = load_run(store, site, run_id)
-    for publisher in publishers:
-        publisher.publish_run(stored, site, output)
-    output.flush()
-    return output.stats()
+    store, site, publishers, job = _worker
+    output = Output(job.root)
+    render_unit(store, site, publishers, job.corpus_names, unit, output)
+    return output.stats(), output.written
 
 
-def default_workers(runs: int) -> int:
-    """Worker processes for a build: one per CPU (at most 4), none for small stores where start-up would dominate."""
-    return 1 if runs < PARALLEL_FROM else max(1, min(os.cpu_count() or 1, 4))
+def default_workers(units: int, store_bytes: int = 0) -> int:
+    """Worker processes for a build: one per CPU (at most 4); none for few units, where start-up would
+    dominate, or for a big store, where memory would (:data:`SERIAL_FROM_BYTES`)."""
+    if units < PARALLEL_FROM or store_bytes > SERIAL_FROM_BYTES:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
-def render_in_workers(job: Job, workers: int, run_ids: list[str], output: Output, meanwhile: Callable[[], None]) -> None:
-    """Render ``run_ids`` in ``workers`` processes, in that order, running ``meanwhile`` here; count their files into ``output``."""
+def render_here(
+    store: Store, site: Site, publishers: list[Publisher], job: Job, units: list[str], output: Output
+) -> Iterator[tuple[str, list[str]]]:
+    """Render ``units`` in this process, one after the other; yields each unit with the files it wrote."""
+    for unit in units:
+        part = Output(job.root)
+        render_unit(store, site, publishers, job.corpus_names, unit, part)
+        output.add(part.stats())
+        yield unit, part.written
+
+
+def render_in_workers(
+    job: Job, workers: int, units: list[str], output: Output, meanwhile: Callable[[], None]
+) -> list[tuple[str, list[str]]]:
+    """Render ``units`` in ``workers`` processes, in that order, running ``meanwhile`` here; count their files into ``output``."""
     context = multiprocessing.get_context("spawn")
+    done = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start, initargs=(job,)) as pool:
-        futures = [pool.submit(_render, run_id) for run_id in run_ids]
+        futures = [pool.submit(_render, unit) for unit in units]
         try:
             meanwhile()
-            for future in futures:
-                output.add(future.result())
+            for unit, future in zip(units, futures, strict=True):
+                stats, written = future.result()
+                output.add(stats)
+                done.append((unit, written))
         except BaseException:
             for future in futures:
                 future.cancel()
             raise
+    return done

@@ -17,7 +17,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from evals.metrics import LatencyBucket, MetricValue, metric_order
 from evals.provenance import SCRATCH_PREFIX, Provenance
 from evals.results import PREFIX, AnswerRun, ConversationResult, Evaluation, PointAnswer, RunResult, TestPointResult
 from evals.retrieval import sessions_of
-from evals.scoring import PointScore, Scores, score_point
+from evals.scoring import PointScore, Scores, evidence_hits, score_point
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import (
@@ -110,6 +110,11 @@ _SUMMARY_COLUMNS = (
     *_ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in _SUMMARY_COLUMNS)
+_POINT_COLUMNS = 'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
+# The same, with the record texts left out (empty): Store.iter_run reads them apart.
+_POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
+# Conversation ids -> each one's turn texts, for Store.iter_run.
+ContentsSource = Callable[[Sequence[str]], dict[str, list[str]]]
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
@@ -321,6 +326,11 @@ class Store:
             except duckdb.Error as exc:
                 _rollback(con)
                 raise StoreError(f"cannot upgrade store {path} to schema {migration.version} ({migration.name}): {exc}") from None
+
+    def use_threads(self, threads: int) -> None:
+        """Run this connection's queries on at most ``threads`` threads. Reading the corpus texts column,
+        which DuckDB decompresses whole, takes less memory (and no more time, on two cores) on one."""
+        self._con.execute(f"SET threads = {int(threads)}")
 
     def close(self) -> None:
         if not self.read_only:
@@ -643,12 +653,135 @@ class Store:
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
-        conversations = self._arrow(
+        rows = self._arrow(
             "SELECT conversation_id, description, roles, contents, unrecorded, sessions FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [summary.corpus_digest],
         ).to_pylist()
-        questions: dict[tuple[str, int], tuple[Any, ...]] = {
+        points = self._arrow(f"SELECT {_POINT_COLUMNS} FROM test_points WHERE run_id = ? ORDER BY turn_index", [run_id])
+        by_conversation: dict[str, list[dict[str, Any]]] = {}
+        for point in points.to_pylist():
+            by_conversation.setdefault(point["conversation_id"], []).append(point)
+        return self._assemble(summary, rows, by_conversation, self._questions(summary), self._turn_tokens(run_id), self._extras(summary))
+
+    def iter_run(
+        self, run_id: str, *, batch_turns: int = 20_000, contents: ContentsSource | None = None
+    ) -> Iterator[StoredRun]:
+        """The run as :meth:`get_run` gives it, a slice of conversations at a time, in corpus order: each
+        slice a :class:`StoredRun` of about ``batch_turns`` turns' worth of conversations (the summary is
+        the whole run's), so memory holds one slice, not the whole run.
+
+        The turn texts come from ``contents`` (conversation ids -> each one's turn texts) when given,
+        else from the store. Any read of the store's texts decompresses all of a corpus's texts
+        (several hundred MB for a LongMemEval-sized corpus), so a caller reading many runs of one
+        corpus reads the texts once (:meth:`iter_conversations`) and passes them.
+        """
+        summary = self.get_summary(run_id)
+        digest = summary.corpus_digest
+        questions, turn_tokens, extras = self._questions(summary), self._turn_tokens(run_id), self._extras(summary)
+        shape = self._conversation_shape(digest)
+        rowids: dict[str, list[int]] = {}
+        with_texts = False
+        for rowid, cid, count in self._con.execute(
+            "SELECT rowid, conversation_id, len(text_tokens) FROM test_points WHERE run_id = ?", [run_id]
+        ).fetchall():
+            rowids.setdefault(cid, []).append(rowid)
+            with_texts = with_texts or count > 0
+        # Records that are no turn (a summary, say) are texts of their own. Reading that column decompresses
+        # all of it in its row group, whatever rows are asked for, so a run's are read in one query and kept
+        # as Arrow, each slice taking its rows as Python strings.
+        record_texts = (
+            self._arrow("SELECT rowid AS row, record_texts FROM test_points WHERE run_id = ? AND len(text_tokens) > 0", [run_id])
+            if with_texts
+            else None
+        )
+        text_row = {row: i for i, row in enumerate(record_texts.column("row").to_pylist())} if record_texts is not None else {}
+        for group in _slices(shape, batch_turns):
+            ids = [row["conversation_id"] for row in group]
+            if not group:
+                texts: dict[str, list[str]] = {}
+            elif contents is not None:
+                texts = contents(ids)
+            else:
+                texts = self._contents(digest, group[0]["position"], group[-1]["position"])
+            wanted = [rowid for cid in ids for rowid in rowids.get(cid, [])]
+            by_conversation: dict[str, list[dict[str, Any]]] = {}
+            if wanted:
+                # A run's rows are stored conversation by conversation, so a slice's rows are one range of row ids.
+                points = self._arrow(
+                    f"SELECT rowid AS row, {_POINT_COLUMNS_NO_TEXTS} "
+                    "FROM test_points WHERE rowid BETWEEN ? AND ? AND run_id = ?",
+                    [min(wanted), max(wanted), run_id],
+                ).to_pylist()
+                if record_texts is not None:
+                    taken = [point for point in points if point["row"] in text_row]
+                    column = record_texts.column("record_texts").take([text_row[point["row"]] for point in taken]).to_pylist()
+                    for point, value in zip(taken, column, strict=True):
+                        point["record_texts"] = value
+                for point in points:
+                    if point["conversation_id"] in texts:
+                        by_conversation.setdefault(point["conversation_id"], []).append(point)
+            for points in by_conversation.values():
+                points.sort(key=lambda p: p["turn_index"])
+            rows = [{**row, "contents": texts[row["conversation_id"]]} for row in group]
+            yield self._assemble(summary, rows, by_conversation, questions, turn_tokens, extras)
+
+    def iter_conversations(
+        self, corpus_digest: str, *, batch_turns: int = 20_000
+    ) -> Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]:
+        """Every conversation of a corpus, in corpus order, read a slice at a time: ``(conversation_id,
+        description, roles, contents, test_points)``, each test point a dict of the corpus's labels
+        (``turn_index``, ``question``, ``expected_fact``, ``expected_keywords``, ``evidence_turns``,
+        ``category``, ``answerable``), in turn order."""
+        points = self.corpus_test_points(corpus_digest)
+        texts: dict[str, list[str]] = {}
+        for group in _slices(self._conversation_shape(corpus_digest), batch_turns):
+            texts = {}  # the last slice's texts go before the next are read
+            texts = self._contents(corpus_digest, group[0]["position"], group[-1]["position"]) if group else {}
+            for row in group:
+                cid = row["conversation_id"]
+                yield cid, row["description"], row["roles"], texts[cid], points.get(cid, [])
+
+    def corpus_test_points(self, corpus_digest: str) -> dict[str, list[dict[str, Any]]]:
+        """A corpus's test points by conversation id, in turn order, each a dict of its labels (``turn_index``,
+        ``question``, ``expected_fact``, ``expected_keywords``, ``evidence_turns``, ``category``, ``answerable``)."""
+        names = ("turn_index", "question", "expected_fact", "expected_keywords", "evidence_turns", "category", "answerable")
+        points: dict[str, list[dict[str, Any]]] = {}
+        for cid, *row in self._con.execute(
+            "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
+            "coalesce(evidence_turns, []), category, coalesce(answerable, true) "
+            "FROM corpus_test_points WHERE corpus_digest = ? ORDER BY conversation_id, turn_index",
+            [corpus_digest],
+        ).fetchall():
+            points.setdefault(cid, []).append(dict(zip(names, row, strict=True)))
+        return points
+
+    def conversation_ids(self, corpus_digest: str) -> list[str]:
+        """A corpus's conversation ids, in corpus order."""
+        return [cid for (cid,) in self._con.execute(
+            "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [corpus_digest]
+        ).fetchall()]  # fmt: skip
+
+    def _conversation_shape(self, corpus_digest: str) -> list[dict[str, Any]]:
+        """Each conversation of a corpus but its texts (cheap to read), in corpus order."""
+        return self._arrow(
+            "SELECT position, conversation_id, description, roles, unrecorded, sessions FROM conversations "
+            "WHERE corpus_digest = ? ORDER BY position",
+            [corpus_digest],
+        ).to_pylist()
+
+    def _contents(self, corpus_digest: str, first: int, last: int) -> dict[str, list[str]]:
+        """The turn texts of the conversations at positions ``first`` to ``last``."""
+        return {
+            row["conversation_id"]: row["contents"]
+            for row in self._arrow(
+                "SELECT conversation_id, contents FROM conversations WHERE corpus_digest = ? AND position BETWEEN ? AND ?",
+                [corpus_digest, first, last],
+            ).to_pylist()
+        }
+
+    def _questions(self, summary: RunSummary) -> dict[tuple[str, int], tuple[Any, ...]]:
+        return {
             (row[0], row[1]): row[2:]
             for row in self._con.execute(
                 "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
@@ -657,26 +790,30 @@ class Store:
                 [summary.corpus_digest],
             ).fetchall()
         }
-        points = self._arrow(
-            'SELECT conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
-            "ranked_turns "
 
-            "FROM test_points WHERE run_id = ? ORDER BY turn_index",
-            [run_id],
-        )
-        turn_tokens = dict(
-            self._con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens WHERE run_id = ?", [run_id]).fetchall()
-        )
-        by_conversation: dict[str, list[dict[str, Any]]] = {}
-        for point in points.to_pylist():
-            by_conversation.setdefault(point["conversation_id"], []).append(point)
+    def _extras(self, summary: RunSummary) -> tuple[list[Reference], list[LatencyBucket]]:
+        """The corpus's published figures and the run's latency, which a StoredRun carries."""
+        return self.references(summary.corpus_digest), self.latency_buckets(summary.run_id)
 
+    def _turn_tokens(self, run_id: str) -> dict[str, list[int | None]]:
+        return dict(self._con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens WHERE run_id = ?", [run_id]).fetchall())
+
+    def _assemble(
+        self,
+        summary: RunSummary,
+        rows: list[dict[str, Any]],
+        by_conversation: dict[str, list[dict[str, Any]]],
+        questions: dict[tuple[str, int], tuple[Any, ...]],
+        turn_tokens: dict[str, list[int | None]],
+        extras: tuple[list[Reference], list[LatencyBucket]],
+    ) -> StoredRun:
+        """A :class:`StoredRun` of the conversations in ``rows`` (corpus rows) with their test point rows."""
         results: list[ConversationResult] = []
         score_lists: list[list[PointScore]] = []
         transcripts: dict[str, list[tuple[str, str]]] = {}
         record_turns: dict[str, list[list[int | None]]] = {}
         unrecorded: dict[str, list[int]] = {}
-        for conversation in conversations:
+        for conversation in rows:
             cid, contents = conversation["conversation_id"], conversation["contents"]
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
@@ -741,9 +878,69 @@ class Store:
             record_turns=record_turns,
             unrecorded=unrecorded,
             answers=self._answers(summary, run),
-            references=self.references(summary.corpus_digest),
-            latency=self.latency_buckets(run_id),
+            references=extras[0],
+            latency=extras[1],
         )
+
+    def get_run_outcomes(self, run_id: str) -> StoredRun:
+        """A run without its texts, for comparing runs cheaply (:mod:`evals.compare`): every test point's
+        question, expected fact, stored hit, answerability and evidence outcome, and the answers.
+
+        Records, record token counts, strict hits, ranks and transcripts are left
+        out (empty lists, ``False``, ``None``, ``{}``): use :meth:`get_run` for those.
+        """
+        summary = self.get_summary(run_id)
+        ids = [row[0] for row in self._con.execute(
+            "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [summary.corpus_digest]
+        ).fetchall()]  # fmt: skip
+        rows = self._con.execute(
+            "SELECT tp.conversation_id, tp.turn_index, tp.hit, q.question, q.expected_fact, q.expected_keywords, "
+            "coalesce(q.evidence_turns, []) AS evidence, q.category, coalesce(q.answerable, true), "
+            "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END "
+            "FROM test_points tp JOIN corpus_test_points q "
+            "ON q.corpus_digest = ? AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index "
+            "WHERE tp.run_id = ? ORDER BY tp.conversation_id, tp.turn_index",
+            [summary.corpus_digest, run_id],
+        ).fetchall()
+        by_conversation: dict[str, list[tuple[Any, ...]]] = {}
+        for row in rows:
+            by_conversation.setdefault(row[0], []).append(row)
+        results: list[ConversationResult] = []
+        score_lists: list[list[PointScore]] = []
+        for cid in ids:
+            result = ConversationResult(conversation_id=cid, description="", turn_count=0)
+            scores: list[PointScore] = []
+            for _, turn_index, hit, question, fact, keywords, evidence, category, answerable, turns in by_conversation.get(cid, []):
+                point = TestPointResult(
+                    turn_index=turn_index,
+                    question=question,
+                    expected_fact=fact,
+                    expected_keywords=list(keywords),
+                    retrieved_records=[],
+                    evidence_turns=list(evidence),
+                    category=category,
+                    answerable=answerable,
+                    retrieved_turns=list(turns) if evidence else None,
+                )
+                result.test_points.append(point)
+                any_, all_ = evidence_hits(point)
+                scores.append(PointScore(hit=hit, record_tokens=[], answerable=answerable, evidence_any=any_, evidence_all=all_))
+            results.append(result)
+            score_lists.append(scores)
+        run = RunResult(
+            strategy=summary.strategy_config,
+            model=summary.model,
+            k=summary.k,
+            seed=summary.seed,
+            corpus_dir=summary.corpus_dir,
+            corpus_digest=summary.corpus_digest,
+            started_at=summary.timestamp,
+            duration_s=summary.duration_s,
+            conversations=results,
+            strategy_source=summary.strategy_source,
+        )
+        scores = Scores(tokenizer=summary.tokenizer, conversation_ids=ids, points=score_lists)
+        return StoredRun(summary=summary, run=run, scores=scores, transcripts={}, record_turns={}, answers=self._answers(summary, run))
 
     def _answers(self, summary: RunSummary, run: RunResult) -> AnswerRun | None:
         """The run's answers and verdicts, in the order of its test points (None: a run without answers)."""
@@ -783,6 +980,20 @@ class Store:
         relation = self._con.sql(query, params=params)
         # DuckDB 2 names it to_arrow_table; 1.x called it arrow.
         return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+
+
+def _slices(shape: list[dict[str, Any]], batch_turns: int) -> Iterator[list[dict[str, Any]]]:
+    """Consecutive conversations, about ``batch_turns`` turns at a time; one empty slice for no conversation."""
+    group: list[dict[str, Any]] = []
+    turns = 0
+    for row in shape:
+        group.append(row)
+        turns += len(row["roles"])
+        if turns >= batch_turns:
+            yield group
+            group, turns = [], 0
+    if group or not shape:
+        yield group
 
 
 def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:

@@ -1,0 +1,114 @@
+"""Each corpus's texts, read from the store once per build into a file that every process reads a piece of.
+
+The store keeps a corpus's turns as one list column, and DuckDB decompresses
+all of it on any read of it: several hundred MB for a LongMemEval-sized
+corpus, held by each process that reads it. So a build reads the texts once,
+in a process of its own that ends when it is done (:func:`prepare`), and
+writes them to an Arrow IPC file, a few conversations per record batch; the
+processes that render read just the batches they need (:class:`TextsFile`).
+The same pass makes the per-turn keys the layout is computed from
+(:mod:`evals.site._layout`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from evals.store import Store
+
+__all__ = ["TextsFile", "prepare", "prepare_here"]
+
+BATCH_CONVERSATIONS = 8  # conversations per record batch of a texts file: the unit a reader reads
+# Turns read from the store per query. Each query decompresses the whole texts column whatever it selects
+# (about 0.5 s and 450 MB on a LongMemEval-sized corpus), so fewer, bigger queries; the process ends after.
+READ_TURNS = 80_000
+
+_SCHEMA = pa.schema(
+    [
+        ("conversation_id", pa.string()),
+        ("description", pa.string()),
+        ("roles", pa.list_(pa.string())),
+        ("contents", pa.list_(pa.string())),
+    ]
+)
+
+Keys = list[tuple[str, list[tuple[int, int]]]]  # per conversation, per turn: (key of role and text, characters)
+
+
+@dataclass(frozen=True)
+class TextsFile:
+    """One corpus's conversations in an Arrow IPC file, and which record batch holds each."""
+
+    path: Path
+    batches: dict[str, int]  # conversation id -> record batch
+
+    def read(self, conversation_ids: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """The rows (``conversation_id``, ``description``, ``roles``, ``contents``) of these conversations, in file order."""
+        wanted = set(conversation_ids)
+        with pa.OSFile(str(self.path)) as source:
+            reader = pa.ipc.open_file(source)
+            for batch in sorted({self.batches[cid] for cid in wanted}):
+                for row in reader.get_batch(batch).to_pylist():
+                    if row["conversation_id"] in wanted:
+                        yield row
+
+    def contents(self, conversation_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each conversation's turn texts (a ``contents`` source for ``Store.iter_run``)."""
+        return {row["conversation_id"]: row["contents"] for row in self.read(conversation_ids)}
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Every conversation, in corpus order."""
+        with pa.OSFile(str(self.path)) as source:
+            reader = pa.ipc.open_file(source)
+            for batch in range(reader.num_record_batches):
+                yield from reader.get_batch(batch).to_pylist()
+
+
+def _key(role: str, content: str) -> tuple[int, int]:
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8, person=role.encode("utf-8", "surrogatepass")[:16])
+    return int.from_bytes(digest.digest(), "little"), len(content)
+
+
+def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, Keys]]:
+    """Write each corpus's texts file into ``directory``; return it with the corpus's per-turn keys."""
+    out: dict[str, tuple[TextsFile, Keys]] = {}
+    with Store.open(store_path, read_only=True) as store:
+        store.use_threads(1)
+        for digest in digests:
+            path = directory / f"{digest[:16]}.arrow"
+            batches: dict[str, int] = {}
+            keys: Keys = []
+            pending: list[tuple[str, str, list[str], list[str]]] = []
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, _SCHEMA) as writer:
+
+                def write() -> None:
+                    columns = list(zip(*pending, strict=True))
+                    writer.write_batch(pa.record_batch([pa.array(list(c), type=t.type) for c, t in zip(columns, _SCHEMA, strict=True)], schema=_SCHEMA))
+                    pending.clear()
+
+                count = 0
+                for cid, description, roles, contents, _ in store.iter_conversations(digest, batch_turns=READ_TURNS):
+                    keys.append((cid, [_key(role, content) for role, content in zip(roles, contents, strict=True)]))
+                    batches[cid] = count // BATCH_CONVERSATIONS
+                    pending.append((cid, description, roles, contents))
+                    count += 1
+                    if len(pending) == BATCH_CONVERSATIONS:
+                        write()
+                if pending:
+                    write()
+            out[digest] = (TextsFile(path, batches), keys)
+    return out
+
+
+def prepare(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, Keys]]:
+    """:func:`prepare_here` in a process of its own, so the memory reading the texts takes ends with it."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(prepare_here, store_path, list(digests), directory).result()

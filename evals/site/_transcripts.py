@@ -1,0 +1,191 @@
+"""Transcripts, once per corpus: each conversation's turns on one page, and each passage (turns that recur
+across conversations, see :mod:`evals.site._layout`) on a page of its own.
+
+They depend on the corpus alone, never on a run, so every run's drill-downs
+link into the same pages and a run adds only what it retrieved. The tags show
+what the corpus says about each turn: the test point asked there, its evidence
+turns, and the turns holding an expected keyword; what a run retrieved is
+tagged on that run's drill-downs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from evals.site._drilldown import EVIDENCE_CAP, ConversationText
+from evals.site._fragments import Fragments, turn_line
+from evals.site._layout import CorpusLayout
+from evals.site._output import Output
+from evals.site._pages import PassageBlock, PassagePage, PassageUse, TranscriptPage, TranscriptPoint, TurnLine, TurnMark
+from evals.site._publisher import CorpusSource, Publisher, Site
+from evals.site._text import CLIP_LIMIT
+from evals.site_paths import Paths, passage, passage_turn_text, root_of, test_point_anchor
+
+__all__ = ["TranscriptPublisher"]
+
+PREVIEW = 160  # characters of a passage's first turn shown on its line in a transcript
+
+
+class TranscriptPublisher(Publisher):
+    """Every conversation's transcript and every passage page, once per corpus."""
+
+    name = "transcripts"
+    pages = (TranscriptPage, PassagePage)
+
+    def __init__(self) -> None:
+        self._fragments: Fragments | None = None
+
+    def publish_corpus(self, corpus: CorpusSource, site: Site, output: Output) -> None:
+        if self._fragments is None:
+            self._fragments = Fragments(site.env)
+        layout, paths = corpus.layout, site.paths
+        ids = list(layout.conversations)
+        note = f"Transcripts of corpus {corpus.name} ({corpus.digest[:10]}), the same for every run on it."
+        for position, (cid, description, roles, contents, points) in enumerate(corpus.conversations()):
+            href = paths.transcript(corpus.digest, cid)
+            text = ConversationText(list(zip(roles, contents, strict=True)))
+            transcript_points, marks, needles_at = _points(points, text, layout, paths, cid, href)
+            lines: list[TurnLine | PassageBlock] = []
+            for segment in layout.conversations[cid].segments:
+                if segment.passage is None:
+                    for turn in range(segment.start, segment.end):
+                        full = _whole_turn(output, paths.transcript_turn_text(corpus.digest, cid, turn), href, contents[turn])
+                        lines.append(
+                            self._fragments.render_line(
+                                turn_line(
+                                    turn,
+                                    f"t-{turn}",
+                                    roles[turn],
+                                    contents[turn],
+                                    _css(roles[turn], marks.get(turn, [])),
+                                    marks.get(turn, []),
+                                    tuple(sorted(needles_at.get(turn, ()))),
+                                    full,
+                                )
+                            )
+                        )
+                    continue
+                inside = [
+                    TurnMark(m.kind, m.number, m.anchor, m.rank, m.hit, f"{m.label} (turn {turn})", m.css)
+                    for turn in range(segment.start, segment.end)
+                    for m in marks.get(turn, [])
+                ]
+                first = contents[segment.start]
+                block = PassageBlock(
+                    first=segment.start,
+                    last=segment.end - 1,
+                    href=root_of(href) + passage(corpus.digest, segment.passage),
+                    elsewhere=len(layout.passages[segment.passage].uses) - 1,
+                    preview=first if len(first) <= PREVIEW else first[:PREVIEW].rstrip(),
+                    marks=inside,
+                )
+                block.html = self._fragments.passage_block(block)
+                lines.append(block)
+            output.page(
+                site.env,
+                href,
+                TranscriptPage(
+                    title=f"Transcript: {cid}",
+                    root=root_of(href),
+                    nav="",
+                    store_note=note,
+                    navigation=site.navigation,
+                    store_href="",
+                    corpus_name=corpus.name,
+                    corpus_digest_short=corpus.digest[:10],
+                    conversation_id=cid,
+                    description=description,
+                    turn_count=len(contents),
+                    shared_turns=sum(s.end - s.start for s in layout.conversations[cid].segments if s.passage is not None),
+                    points=transcript_points,
+                    lines=lines,
+                    previous_href=paths.transcript(corpus.digest, ids[position - 1]) if position > 0 else "",
+                    next_href=paths.transcript(corpus.digest, ids[position + 1]) if position + 1 < len(ids) else "",
+                ),
+            )
+            for segment in layout.first_use(cid):
+                self._passage_page(corpus, site, output, segment.passage or "", roles[segment.start : segment.end], contents[segment.start : segment.end], note)
+
+    def _passage_page(self, corpus: CorpusSource, site: Site, output: Output, pid: str, roles: list[str], contents: list[str], note: str) -> None:
+        assert self._fragments is not None
+        href = passage(corpus.digest, pid)
+        lines = [
+            self._fragments.render_line(
+                turn_line(offset, f"p-{offset}", role, content, f"role-{role.lower()}", [], (), _whole_turn(output, passage_turn_text(corpus.digest, pid, offset), href, content))
+            )
+            for offset, (role, content) in enumerate(zip(roles, contents, strict=True))
+        ]
+        uses = [
+            PassageUse(cid, start, start + len(contents) - 1, f"{site.paths.transcript(corpus.digest, cid)}#t-{start}")
+            for cid, start in corpus.layout.passages[pid].uses
+        ]
+        output.page(
+            site.env,
+            href,
+            PassagePage(
+                title=f"Passage {pid}",
+                root=root_of(href),
+                nav="",
+                store_note=note,
+                navigation=site.navigation,
+                store_href="",
+                corpus_name=corpus.name,
+                corpus_digest_short=corpus.digest[:10],
+                passage_id=pid,
+                uses=uses,
+                lines=lines,
+            ),
+        )
+
+
+def _points(
+    points: list[dict], text: ConversationText, layout: CorpusLayout, paths: Paths, cid: str, href: str
+) -> tuple[list[TranscriptPoint], dict[int, list[TurnMark]], dict[int, set[str]]]:
+    """The corpus's test points of one conversation, with the tags they put on turns and the keywords to mark."""
+    marks: dict[int, list[TurnMark]] = defaultdict(list)
+    needles_at: dict[int, set[str]] = defaultdict(set)
+    out = []
+
+    def link(turn: int) -> str:
+        target = layout.turn_href(paths, cid, turn)
+        return target[len(href) :] if target.startswith(f"{href}#") else root_of(href) + target
+
+    for number, point in enumerate(points, start=1):
+        turn, anchor = point["turn_index"], test_point_anchor(point["turn_index"])
+        keywords = list(point["expected_keywords"])
+        needles = keywords or ([point["expected_fact"]] if point["expected_fact"] else [])
+        holding = text.turns_holding(needles, turn)
+        for t in holding:
+            marks[t].append(TurnMark("answer", number, anchor, None, True, f"TP{number} answer", " ans"))
+            needles_at[t].update(needles)
+        for t in point["evidence_turns"]:
+            marks[t].append(TurnMark("evidence", number, anchor, None, True, f"TP{number} evidence", " evi"))
+        marks[turn].append(TurnMark("asked", number, anchor, None, True, f"TP{number} asked", " ask"))
+        out.append(
+            TranscriptPoint(
+                number=number,
+                turn=turn,
+                question=point["question"],
+                expected_fact=point["expected_fact"],
+                keywords=keywords,
+                answerable=point["answerable"],
+                category=point["category"],
+                evidence=[(t, link(t)) for t in point["evidence_turns"]],
+                answer_turns=[(t, link(t)) for t in holding[:EVIDENCE_CAP]],
+                answer_turns_hidden=max(0, len(holding) - EVIDENCE_CAP),
+            )
+        )
+    return out, marks, needles_at
+
+
+def _css(role: str, marks: list[TurnMark]) -> str:
+    kinds = {m.kind for m in marks}
+    return f"role-{role.lower()}" + bool(kinds & {"answer", "evidence"}) * " evidence" + ("asked" in kinds) * " asked"
+
+
+def _whole_turn(output: Output, path: str, page: str, content: str) -> str:
+    """A turn too long for a page as a plain-text file; the link to it from ``page`` ("" for a short turn)."""
+    if len(content) <= CLIP_LIMIT:
+        return ""
+    output.text(path, content)
+    return root_of(page) + path
