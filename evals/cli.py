@@ -409,6 +409,28 @@ def cli() -> None:
     help="An option of the strategy, validated by it (repeatable); `evals strategies` lists each one's options. "
     "For mneme, --option backend=sqlite is the same as --backend sqlite.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where conversations are played: in this process, or as tasks on a Ray cluster (needs the 'ray' extra). "
+    "The run is the same either way, apart from timings.",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDRESS",
+    help="The Ray cluster to use with --executor ray, e.g. 10.0.0.5:6379. Default: $RAY_ADDRESS, else a new "
+    "local instance for this run.",
+)
+@click.option(
+    "--ray-gpus",
+    type=click.FloatRange(0, 64),
+    default=0.0,
+    show_default=True,
+    help="GPUs each embedding task asks for with --executor ray (0: CPU only; a fraction shares a GPU).",
+)
 def run_command(
     *,
     store: Path | None,
@@ -417,6 +439,9 @@ def run_command(
     repo: Path | None,
     output: Path | None,
     strategy_options: tuple[str, ...],
+    executor: str,
+    ray_address: str | None,
+    ray_gpus: float,
     **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
@@ -446,6 +471,12 @@ def run_command(
     path, create_parent = _store_path(store)
     config = RunConfig(**options)
     _warn_about_the_key(config, api_key)
+    if executor != "ray" and (ray_address is not None or ray_gpus):
+        raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")
+    if executor == "ray" and config.answers_on and api_key is not None and api_key != os.environ.get("OPENAI_API_KEY"):
+        # The key never travels with a task: each worker reads it from its own environment.
+        raise click.UsageError("with --executor ray, give the key as OPENAI_API_KEY in the workers' environment, not --api-key")
+    from evals.executors import make_executor
     from evals.workflow import run_with_store
 
     outcome = run_with_store(
@@ -458,6 +489,7 @@ def run_command(
         progress=_progress(),
         use_cache=not no_cache,
         api_key=api_key,
+        executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
     )
     if output is not None:
         _write_json(output, outcome.document)

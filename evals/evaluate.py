@@ -7,24 +7,21 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.cache import Cache
 from evals.corpus import load_corpus
 from evals.errors import EvalsError
-from evals.playthrough import likely_records, play_corpus
+from evals.executors import Executor, LocalExecutor, PlayJob, chat_client
+from evals.playthrough import likely_records
 from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED, Evaluation
 from evals.scoring import score_run
-from evals.strategies import BuildContext, Planned, Prefetching, Registry
+from evals.strategies import BuildContext, Planned, Registry
 from evals.tokens import TokenCounter
-
-if TYPE_CHECKING:
-    from evals.llm import AskedPoint
 
 __all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
 
@@ -119,62 +116,41 @@ def evaluate(
     cache: Cache | None = None,
     api_key: str | None = None,
     registry: Registry | None = None,
+    executor: Executor | None = None,
 ) -> Evaluation:
     """Play ``config`` and score it. ``cache`` holds slow or paid work (embeddings,
     LLM requests) across runs; None computes everything afresh and keeps nothing.
     ``api_key`` (default: $OPENAI_API_KEY) is for the chat endpoint when answers are on.
-    ``registry`` finds the strategy (default: the installed ones)."""
+    ``registry`` finds the strategy (default: the installed ones). ``executor`` plays
+    the conversations (default: :class:`~evals.executors.LocalExecutor`, in this process)."""
     backoff = llm_backoff() if config.answers_on else None  # a bad setting is refused before any work
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = load_corpus(config.corpus)
-    client = _chat_client(config, cache, api_key, backoff) if backoff is not None else None
+    executor = executor or LocalExecutor()
+    client = chat_client(config, cache, api_key, backoff) if backoff is not None else None
     try:
         planned = config.plan(registry, cache=cache, client=client)
         strategy = planned.build()
         counter = counter or TokenCounter()
         counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
-        prefetch = isinstance(strategy, Prefetching)
-        clock = time.perf_counter()
-        if prefetch:  # batch the slow embeddings up front, through the cache
-            strategy.prefetch((t for c in corpus.conversations for turn in c.turns for t in _texts_of(turn)), progress)
-        prefetched = time.perf_counter() - clock
-        asked: dict[str, list[AskedPoint]] = {}
-        run = play_corpus(
+        job = PlayJob(
+            config,
             corpus,
+            planned,
             strategy,
-            k=config.k,
-            seed=config.seed,
-            cutoffs=config.cutoffs,
-            ignores_k=planned.spec.ignores_k,
-            prefix_stable=planned.spec.prefix_stable,
-            count_tokens=counter.counts,
-            corpus_dir=str(config.corpus),
+            cache=cache,
+            client=client,
             progress=progress,
-            on_test_point=_collector(asked, k=config.k) if client is not None else None,
-            configuration=planned.configuration,
-            model=planned.model,
-            source=planned.spec.source,
+            count_tokens=counter.counts,
+            backoff=backoff or 1.0,
         )
-        if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
-            timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})
-            run = run.model_copy(update={"duration_s": run.duration_s + prefetched, "timings": timings})
-        scores = score_run(run, counter)
-        answers = None
-        if client is not None:
-            from evals.llm import answer_run
-
-            answers = answer_run(
-                client,
-                [asked.get(c.conversation_id, []) for c in run.conversations],
-                answer_model=config.answer_model,
-                judge_model=config.judge_model if config.judge else None,
-                progress=progress,
-            )
+        played = executor.play(job)
+        scores = score_run(played.run, counter)
     finally:
         if client is not None:
             client.close()
-    return Evaluation(corpus=corpus, run=run, scores=scores, answers=answers)
+    return Evaluation(corpus=corpus, run=played.run, scores=scores, answers=played.answers)
 
 
 def llm_backoff() -> float:
@@ -187,41 +163,3 @@ def llm_backoff() -> float:
     if not 0 <= backoff <= MAX_BACKOFF:  # false for nan too
         raise EvalsError(f"EVALS_LLM_BACKOFF must be a number of seconds from 0 to {MAX_BACKOFF:g}, not {text!r}")
     return backoff
-
-
-def _chat_client(config: RunConfig, cache: Cache | None, api_key: str | None, backoff: float) -> Any:
-    from evals.llm import ChatClient, RetryPolicy
-
-    return ChatClient(
-        base_url=config.endpoint(),
-        api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
-        cache=cache,
-        concurrency=config.concurrency,
-        policy=RetryPolicy(timeout=config.request_timeout, retries=config.max_retries, backoff=backoff),
-    )
-
-
-def _collector(asked: dict[str, list[AskedPoint]], *, k: int) -> Callable[..., None]:
-    """Keeps, at each test point, the messages the strategy would give a model for its question,
-    with the run's ``k``, so the model sees as many records as were scored."""
-    from evals.llm import AskedPoint
-
-    def collect(conversation_id: str, point: Any, strategy: Any) -> None:
-        asked.setdefault(conversation_id, []).append(
-            AskedPoint(
-                conversation_id=conversation_id,
-                turn_index=point.turn_index,
-                question=point.question,
-                expected_fact=point.expected_fact,
-                expected_keywords=list(point.expected_keywords),
-                context=[dict(m) for m in strategy.context_for(point.question, k=k)],
-                answerable=getattr(point, "answerable", True),
-            )
-        )
-
-    return collect
-
-
-def _texts_of(turn) -> tuple[str, ...]:
-    """What a play-through embeds for a turn: its question (if a test point) and its content."""
-    return (turn.test_at.question, turn.content) if turn.test_at is not None else (turn.content,)

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_EXPORT_FILE_BYTES",
     "MAX_INT_DIGITS",
     "JSONFileError",
+    "decode",
     "json_path",
     "load",
     "parse",
@@ -138,19 +139,27 @@ def _parse_float(text: str) -> float:
     return value
 
 
-def parse(data: bytes | str, name: str) -> Any:
-    """Parse ``data`` (the text of the file ``name``) by the rules in the module docstring."""
-    if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise JSONFileError(name, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    else:
-        text = data
+def decode(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text, or a JSONFileError saying where it is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JSONFileError(name, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def parse(data: bytes | str, name: str, *, share_strings: bool = False) -> Any:
+    """Parse ``data`` (the text of the file ``name``) by the rules in the module docstring.
+
+    ``share_strings``: equal string values become one object (benchmark files that repeat
+    the same sessions in many questions hold each text once in memory, not once per copy)."""
+    text = decode(data, name) if isinstance(data, bytes) else data
     # Objects that named a key twice, by id, with the key; the objects are kept alive so ids stay theirs.
     repeated: dict[int, tuple[dict, str]] = {}
+    strings: dict[str, str] = {}
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        if share_strings:
+            pairs = [(key, strings.setdefault(value, value) if type(value) is str else value) for key, value in pairs]
         obj = dict(pairs)
         if len(obj) != len(pairs):
             seen: set[str] = set()

@@ -33,16 +33,26 @@ def is_lock_error(exc: Exception) -> bool:
     return "lock" in str(exc).lower()
 
 
-def connect(path: Path, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> duckdb.DuckDBPyConnection:
+def connect(
+    path: Path, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, wal: bool = True
+) -> duckdb.DuckDBPyConnection:
     """A connection to ``path``, waiting for another process's lock; raises :class:`LockTimeout`
-    after ``lock_timeout`` seconds, and any other ``duckdb.Error`` at once."""
+    after ``lock_timeout`` seconds, and any other ``duckdb.Error`` at once.
+
+    ``wal=False`` attaches the file without write-ahead logging: a commit then
+    stays in memory until the caller's ``CHECKPOINT`` writes it (atomically, as
+    every checkpoint is). DuckDB serialises a committed transaction into its
+    log in one piece, which for a large write (a corpus of long conversations)
+    costs about twice the data's size in memory; a checkpoint does not."""
     import duckdb
 
     deadline = time.monotonic() + lock_timeout
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            if wal or read_only:
+                return duckdb.connect(str(path), read_only=read_only)
+            return _attach_without_wal(duckdb, path)
         except duckdb.Error as exc:
             if not is_lock_error(exc):
                 raise
@@ -51,3 +61,15 @@ def connect(path: Path, *, read_only: bool = False, lock_timeout: float = DEFAUL
                 raise LockTimeout(lock_timeout) from None
             time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
             delay = min(delay * 2, 1.0)
+
+
+def _attach_without_wal(duckdb, path: Path) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    try:
+        literal = str(path).replace("'", "''")
+        con.execute(f"ATTACH '{literal}' AS store (RECOVERY_MODE no_wal_writes)")
+        con.execute("USE store")
+    except BaseException:
+        con.close()
+        raise
+    return con

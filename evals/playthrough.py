@@ -1,6 +1,7 @@
 """Plays a corpus through a strategy and records what it retrieved.
 
-For each conversation: ``reset()``; walk the turns in order; at a turn with
+For each conversation: ``reset()`` (then ``begin_conversation(id)``, for a
+strategy that has it); walk the turns in order; at a turn with
 ``test_at``, retrieve first and record the records, then ``add`` the turn like
 any other. Retrieving before adding is the point: otherwise we would measure
 whether memory can find the fact inside the question itself. A turn marked
@@ -109,6 +110,7 @@ class _Player:
         self.count_tokens = count_tokens
         self.footprint = strategy if isinstance(strategy, Footprint) else None
         self.add_keywords = _add_keywords(strategy)
+        self.begin = getattr(strategy, "begin_conversation", None)
         # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
         self.timings = CallTimings()
 
@@ -117,6 +119,8 @@ class _Player:
     ) -> ConversationResult:
         strategy = self.strategy
         strategy.reset()
+        if self.begin is not None:  # optional: a strategy that seeds or names things per conversation
+            self.begin(conversation.id)
         result = ConversationResult(
             conversation_id=conversation.id,
             description=conversation.description,
@@ -236,17 +240,20 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
     point can be retrieved at all.
     """
     candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
-    texts: list[str] = []
+    # Each distinct text once, in first-seen order: benchmarks that share sessions between
+    # conversations repeat most turns many times, and a candidate is a new string each time.
+    texts: dict[str, None] = {}
     for conversation in corpus.conversations:
         last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
         for turn in conversation.turns[:last]:
             if not turn.record:
                 continue
             if candidates is None:
-                texts.append(turn.content)
+                texts.setdefault(turn.content)
             else:
-                texts.extend(candidates(turn.role, turn.content))
-    return texts
+                for text in candidates(turn.role, turn.content):
+                    texts.setdefault(text)
+    return list(texts)
 
 
 def _texts(retrieved: list[Record | str], strategy: MemoryStrategy, conversation_id: str, before: int) -> list[str]:

@@ -153,16 +153,21 @@ class TokenCounter:
         if self._ahead is None:
             self.count_ahead(todo)
         # Long texts are counted in pieces (a summary's joints); short ones are their own piece.
-        pieces = {text: self._pieces(text) for text in todo if len(text) > SEGMENT_ABOVE}
+        # The pieces are cut again when counted rather than kept: summaries over long
+        # conversations are hundreds of megabytes of pieces, most of them repeats.
         if self._ahead is not None:
             # The child counts pieces, so meet it on pieces.
-            needed = {text for text in todo if text not in pieces}
-            for parts in pieces.values():
-                needed.update(piece for piece, _ in parts)
+            needed: set[str] = set()
+            for text in todo:
+                if len(text) > SEGMENT_ABOVE:
+                    needed.update(piece for piece, _ in self._pieces(text))
+                else:
+                    needed.add(text)
             self._ahead.finish(self, needed=needed)
             self._ahead = None
+            del needed
         for text in todo:  # what the child did not count (or everything, without one)
-            self.count(text, pieces.get(text))
+            self.count(text)
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them)."""

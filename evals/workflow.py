@@ -16,6 +16,7 @@ from typing import Any
 from evals.cache import Cache, cache_path_for
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
+from evals.executors import Executor
 from evals.provenance import Provenance, collect_provenance
 from evals.report import legacy_json
 from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
@@ -67,6 +68,7 @@ def run_with_store(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     use_cache: bool = True,
     api_key: str | None = None,
+    executor: Executor | None = None,
 ) -> StoredOutcome:
     """Reuse an earlier run of ``config`` or compute and append a new one.
 
@@ -80,6 +82,8 @@ def run_with_store(
     (:func:`~evals.cache.cache_path_for`); ``use_cache=False`` neither reads nor
     writes it, so everything is computed afresh (and no earlier run is reused).
     ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
+    ``executor`` plays the conversations (default: in this process; see :mod:`evals.executors`):
+    whichever plays them, the run is stored, and reused, the same way.
     """
     store_path = Path(store_path)
     counter = counter or TokenCounter()
@@ -98,7 +102,8 @@ def run_with_store(
                 return StoredOutcome(reusable, True, document, provenance, summary=stored.summary)
     cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
-        evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key)
+        evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor)
+        counter = None  # its counts (and the tokenizer) are not needed past scoring; the append wants the room
     finally:
         if cache is not None:
             cache.close()

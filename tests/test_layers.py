@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("evals.results",)),
     ("scoring", ("evals.scoring", "evals.retrieval")),
     ("metrics", ("evals.metrics", "evals.breakdown")),
-    ("play", ("evals.playthrough", "evals.llm", "evals.importers")),
+    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.executors")),
     ("store", ("evals.store",)),
     ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report")),
     ("site", ("evals.site",)),

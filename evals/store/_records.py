@@ -45,7 +45,10 @@ __all__ = [
     "run_tables",
     "decode_tokens",
     "record_from_evaluation",
-    "corpus_tables",
+    "CORPUS_BATCH",
+    "RUN_BATCH",
+    "corpus_points",
+    "corpus_rows",
     "metrics_table",
     "latency_table",
     "references_table",
@@ -374,8 +377,9 @@ def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
-    """The run's ``test_points`` rows (records as turn references) and ``run_turn_tokens`` rows."""
+def run_tables(record: RunRecord, start: int = 0, stop: int | None = None) -> tuple[pa.Table, pa.Table]:
+    """The run's ``test_points`` rows (records as turn references) and ``run_turn_tokens`` rows,
+    of its conversations ``start:stop`` (all by default)."""
     run_id = record.summary.run_id
     conversation_ids: list[str] = []
     turn_indices: list[int] = []
@@ -390,7 +394,10 @@ def run_tables(record: RunRecord) -> tuple[pa.Table, pa.Table]:
     per_conversation: list[tuple[str, list[int | None]]] = []
     source_turns: list[list[int | None] | None] = []  # only where the strategy named other turns than the texts are
     ranked_turns: list[list[int | None] | None] = []  # down to the deepest cutoff, for test points with evidence
-    for result, conversation, scored in zip(record.run.conversations, record.conversations, record.scores.points, strict=True):
+    chosen = slice(start, stop)
+    for result, conversation, scored in zip(
+        record.run.conversations[chosen], record.conversations[chosen], record.scores.points[chosen], strict=True
+    ):
         turns = TurnLookup(conversation)
         turn_tokens = TurnTokens(len(turns.contents))
         for point, score in zip(result.test_points, scored, strict=True):
@@ -444,15 +451,23 @@ def _deepest_ranking(point: TestPointResult) -> list[int | None] | None:
     return list(point.ranked_turns) if point.ranked_turns is not None else None
 
 
-def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> tuple[pa.Table, pa.Table]:
-    """The ``conversations`` rows (turns as parallel lists) and ``corpus_test_points`` rows of a corpus."""
+# Conversations per batch when a corpus is written to or compared with the store: a batch of
+# LongMemEval-sized haystacks is about 20 MB of text, a whole corpus hundreds of megabytes.
+CORPUS_BATCH = 25
+# Conversations per batch of a run's rows (test points, turn tokens) as the store writes them.
+RUN_BATCH = 50
+
+
+def corpus_rows(corpus_digest: str, conversations: Sequence[Conversation], *, offset: int = 0) -> pa.Table:
+    """The ``conversations`` rows (turns as parallel lists) of ``conversations``, the first at
+    position ``offset`` of its corpus."""
     count = len(conversations)
     texts = pa.list_(pa.string())
-    rows = pa.table(
+    return pa.table(
         {
             "corpus_digest": pa.array([corpus_digest] * count, pa.string()),
             "conversation_id": pa.array([c.id for c in conversations], pa.string()),
-            "position": pa.array(range(count), pa.int32()),
+            "position": pa.array(range(offset, offset + count), pa.int32()),
             "description": pa.array([c.description for c in conversations], pa.string()),
             "roles": pa.array([[t.role for t in c.turns] for c in conversations], texts),
             "contents": pa.array([[t.content for t in c.turns] for c in conversations], texts),
@@ -463,8 +478,13 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "dates": pa.array([_turn_field(c, "date") for c in conversations], texts),
         }
     )
+
+
+def corpus_points(corpus_digest: str, conversations: Sequence[Conversation]) -> pa.Table:
+    """The ``corpus_test_points`` rows of a corpus."""
+    texts = pa.list_(pa.string())
     tests = [(c.id, index, test) for c in conversations for index, test in c.test_points()]
-    points = pa.table(
+    return pa.table(
         {
             "corpus_digest": pa.array([corpus_digest] * len(tests), pa.string()),
             "conversation_id": pa.array([cid for cid, _, _ in tests], pa.string()),
@@ -478,7 +498,6 @@ def corpus_tables(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "evidence_sessions": pa.array([list(t.evidence_sessions) or None for _, _, t in tests], texts),
         }
     )
-    return rows, points
 
 
 def _turn_field(conversation: Conversation, name: str) -> list[str | None] | None:

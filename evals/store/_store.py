@@ -12,14 +12,16 @@ crash or SIGKILL too).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -36,7 +38,10 @@ from evals.store._models import RunSummary, StoredRun
 from evals.store._records import (
     RunRecord,
     answers_table,
-    corpus_tables,
+    CORPUS_BATCH,
+    RUN_BATCH,
+    corpus_points,
+    corpus_rows,
     decode_records,
     decode_tokens,
     gc_paused,
@@ -47,6 +52,9 @@ from evals.store._records import (
     run_tables,
 )
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
+
+if TYPE_CHECKING:
+    from evals.corpus import Conversation
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "Store", "check_writable", "writable_file"]
 
@@ -120,7 +128,16 @@ def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
 def _connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
     """Connect, waiting for another process's lock (:func:`evals.locking.connect`)."""
     try:
-        return locking.connect(path, read_only=read_only, lock_timeout=lock_timeout)
+        # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
+        # (see _transaction): logging a corpus of long conversations doubled the memory it took.
+        con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
+        if not read_only:
+            # DuckDB's allocator keeps what a query freed for the next; an append's steps (the
+            # corpus comparison, the rows, the checkpoint) each free hundreds of megabytes, which
+            # then stack up. Its background threads hand them back to the system as they go.
+            con.execute("SET allocator_flush_threshold = '32MB'")
+            con.execute("SET allocator_background_threads = true")
+        return con
     except locking.LockTimeout:
         raise StoreError(
             f"store {path} is locked by another process (waited {lock_timeout:g} s); "
@@ -305,6 +322,7 @@ class Store:
                     [migration.version, migration.name, _utc_now()],
                 )
                 con.execute("COMMIT")
+                con.execute("CHECKPOINT")
             except duckdb.Error as exc:
                 _rollback(con)
                 raise StoreError(f"cannot upgrade store {path} to schema {migration.version} ({migration.name}): {exc}") from None
@@ -315,6 +333,11 @@ class Store:
         self._con.execute(f"SET threads = {int(threads)}")
 
     def close(self) -> None:
+        if not self.read_only:
+            try:  # whatever committed outside _transaction (nothing should) reaches the file too
+                self._con.execute("CHECKPOINT")
+            except duckdb.Error:
+                pass
         self._con.close()
 
     def __enter__(self) -> Store:
@@ -339,8 +362,12 @@ class Store:
         except BaseException:
             _rollback(self._con)
             raise
+        release_memory()
         try:
             self._con.execute("COMMIT")
+            # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
+            # writes it to the file, all of it or (killed part-way) none of it.
+            self._con.execute("CHECKPOINT")
         except duckdb.Error as exc:
             _rollback(self._con)
             raise StoreError(f"cannot write to store {self.path}: {exc}") from None
@@ -369,7 +396,7 @@ class Store:
                     if record.summary.run_id in known:
                         added.append(False)
                         continue
-                    self._insert_run(record, *run_tables(record))
+                    self._insert_run(record)
                     known.add(record.summary.run_id)
                     added.append(True)
         except duckdb.Error as exc:
@@ -380,8 +407,10 @@ class Store:
         rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
         return [row[0] for row in rows]
 
-    def _insert_run(self, record: RunRecord, points: pa.Table, turn_tokens: pa.Table) -> None:
+    def _insert_run(self, record: RunRecord) -> None:
         self._insert_corpus(record)
+        self._drop_cached_blocks()
+        release_memory()
         summary = record.summary
         values = {name: getattr(summary, name) for name in _SUMMARY_COLUMNS if name != "cache_key"}
         values["cache_key"] = summary.reuse_key
@@ -399,8 +428,16 @@ class Store:
         columns = ", ".join(f'"{name}"' for name in values)
         marks = ", ".join("?" for _ in values)
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
-        self._insert_arrow("test_points", points)
-        self._insert_arrow("run_turn_tokens", turn_tokens)
+        # Encoded and inserted a batch of conversations at a time, after the corpus: records that
+        # are not turns (summary_buffer's summaries of long conversations) run to hundreds of megabytes.
+        count = len(record.run.conversations)
+        for begin in range(0, count, RUN_BATCH):
+            points, turn_tokens = run_tables(record, begin, begin + RUN_BATCH)
+            self._insert_arrow("test_points", points)
+            self._insert_arrow("run_turn_tokens", turn_tokens)
+            del points, turn_tokens
+            release_memory()
+        self._drop_cached_blocks()
         tables = self._tables()
         if "run_metrics" in tables:  # a store opened with fewer migrations has none
             self._insert_arrow("run_metrics", metrics_table(record))
@@ -413,23 +450,83 @@ class Store:
         if answers is not None:
             self._insert_arrow("test_point_answers", answers)
 
+    def _drop_cached_blocks(self) -> None:
+        """Let DuckDB's buffer pool go of what it need not hold: blocks it read (the stored corpus,
+        when compared) and this transaction's rows, which go to its temporary file until the
+        checkpoint writes them. Lowering the memory limit evicts them; the limit goes straight back
+        (never lowered while a checkpoint needs room)."""
+        (limit,) = self._one("SELECT current_setting('memory_limit')")
+        try:
+            self._con.execute("SET memory_limit = '16MB'")
+        except duckdb.Error:
+            pass  # more is pinned than that (rows of this transaction): nothing to gain
+        finally:
+            self._con.execute(f"SET memory_limit = '{limit}'")
+
     def _insert_corpus(self, record: RunRecord) -> None:
         """Store the run's corpus unless a run on the same corpus digest already did; then the
         stored one must be the same, turn for turn, or the run is refused (:class:`CorpusConflict`):
         pages show a run's transcripts from the corpus stored under its digest, so a different text
-        there would put one run's words into another's pages."""
+        there would put one run's words into another's pages.
+
+        Conversations go in, and are compared, a batch at a time: a corpus of long conversations
+        is hundreds of megabytes of text, and a copy of all of it (let alone two, as Python
+        lists) would be most of a run's memory."""
         digest = record.summary.corpus_digest
-        conversations, test_points = corpus_tables(digest, record.conversations)
+        conversations = record.conversations
+        test_points = corpus_points(digest, conversations)
+        stored_count = self._one("SELECT count(*) FROM conversations WHERE corpus_digest = ?", [digest])[0]
+        if stored_count == 0:
+            for begin in range(0, len(conversations), CORPUS_BATCH):
+                rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)
+                self._insert_arrow("conversations", rows)
+                del rows
+            self._insert_arrow("corpus_test_points", test_points)
+            return
+        difference = self._stored_corpus_difference(digest, conversations, test_points, stored_count)
+        if difference is not None:
+            raise CorpusConflict(
+                record.summary.run_id,
+                f"run {record.summary.run_id} is on corpus {digest[:12]}, but the store holds different text under "
+                f"that digest ({difference}); refusing to mix them",
+            )
+
+    def _stored_corpus_difference(
+        self, digest: str, conversations: Sequence[Conversation], test_points: pa.Table, stored_count: int
+    ) -> str | None:
+        """Where the corpus stored under ``digest`` first differs from ``conversations``; None when the same."""
         # A store opened with fewer migrations (tests build old stores so) compares the columns it has.
         have = self._columns("conversations")
         columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have]
-        stored = self._arrow(
-            f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
+        ids = [row[0] for row in self._con.execute(
+            "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
+        ).fetchall()]
+        if ids != [c.id for c in conversations]:
+            return "other conversations"
+        # Fingerprints, not texts: DuckDB reads a list column a whole vector of rows at a time, so
+        # any scan of `contents` unpacks the corpus's text at once; digesting it there keeps that
+        # inside one query instead of copying it into Python as well. Only a conversation whose
+        # fingerprint differs is read back whole, to say where it differs.
+        fingerprint = _fingerprint_sql(columns)
+        stored = dict(
+            self._con.execute(
+                f"SELECT position, {fingerprint} FROM conversations WHERE corpus_digest = ?", [digest]
+            ).fetchall()
         )
-        if stored.num_rows == 0:
-            self._insert_arrow("conversations", conversations)
-            self._insert_arrow("corpus_test_points", test_points)
-            return
+        for begin in range(0, len(conversations), CORPUS_BATCH):
+            new_rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)  # noqa: F841
+            given = self._con.execute(f"SELECT position, {fingerprint} FROM new_rows").fetchall()
+            for position, value in given:
+                if stored.get(position) == value:
+                    continue
+                old = self._arrow(
+                    f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
+                    [digest, position],
+                )
+                new = corpus_rows(digest, [conversations[position]], offset=position).select(old.column_names)
+                difference = _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
+                if difference is not None:
+                    return difference
         have = self._columns("corpus_test_points")
         point_columns = [
             "coalesce(answerable, true) AS answerable" if c == "answerable" else c
@@ -441,29 +538,22 @@ class Store:
             "ORDER BY conversation_id, turn_index",
             [digest],
         )
-        difference = _corpus_difference(
-            stored.to_pylist(),
-            conversations.select(stored.column_names).to_pylist(),
+        return _corpus_difference(
+            [],
+            [],
             stored_points.to_pylist(),
             sorted(test_points.select(stored_points.column_names).to_pylist(), key=lambda r: (r["conversation_id"], r["turn_index"])),
         )
-        if difference is not None:
-            raise CorpusConflict(
-                record.summary.run_id,
-                f"run {record.summary.run_id} is on corpus {digest[:12]}, but the store holds different text under "
-                f"that digest ({difference}); refusing to mix them",
-            )
 
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
         # A store opened with an older migration list (tests make such stores) lacks the newer
         # columns; it gets the columns it has, as the evals of that schema wrote them.
-        name = f"_evals_new_{table}"
         have = self._columns(table)
-        self._con.register(name, rows.select([c for c in rows.column_names if c in have]))
-        try:
-            self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
-        finally:
-            self._con.unregister(name)
+        new_rows = rows.select([c for c in rows.column_names if c in have])  # noqa: F841 - read by name below
+        # DuckDB finds `new_rows` among this frame's variables (a replacement scan). A table
+        # registered on the connection instead stays referenced after unregister() until the
+        # connection closes: a corpus written in batches was then all in memory at once.
+        self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM new_rows")
 
     def _columns(self, table: str) -> set[str]:
         rows = self._con.execute(
@@ -946,6 +1036,36 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in _ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
+
+
+def release_memory() -> None:
+    """Hand memory freed by Arrow (its own allocator) and by Python (glibc's) back to the system.
+
+    An append frees large buffers between its steps (the corpus comparison, each batch of
+    rows); DuckDB's own allocator cannot reuse what the other two keep, so without this the
+    peaks of the steps add up instead of following each other."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+            pass
+
+
+def _fingerprint_sql(columns: list[str]) -> str:
+    """SQL for a digest of a ``conversations`` row's columns: md5 of each list element, then of their
+    concatenation (fixed-length digests, so different lists never concatenate alike)."""
+    arrow = tuple(int(part) for part in duckdb.__version__.split(".")[:2]) < (1, 3)
+    each = "x -> md5(x)" if arrow else "lambda x: md5(x)"  # DuckDB 1.3 brought `lambda`; 2.0 refuses `->`
+    parts = []
+    for column in columns:
+        if column in ("roles", "contents"):
+            parts.append(f"md5(array_to_string(list_transform({column}, {each}), ''))")
+        elif column == "unrecorded":
+            parts.append("md5(coalesce(unrecorded::VARCHAR, 'null'))")
+        else:
+            parts.append(f"md5({column})")
+    return " || ".join(parts)
 
 
 def _corpus_difference(

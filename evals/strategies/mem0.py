@@ -334,6 +334,10 @@ class Mem0:
         self.user_id = f"conversation-{self._conversations}"
         self._next_turn = 0
 
+    def caching_embedder(self) -> CachingEmbedder:
+        """The embedder whose vectors go through the run's cache."""
+        return self._vectors
+
     def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
         """Embed ``texts`` up front, in batches and through the cache; mem0's one-text calls are then answered from memory."""
         self._vectors.prefetch(texts, progress)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.cache import Cache
 from evals.errors import EvalsError
 from evals.strategies.base import Message
-from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, make_embedder
+from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder
 from evals.strategies.registry import BuildContext, StrategySpec
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
@@ -104,6 +104,10 @@ class Mneme:
             for tier in mneme.MemoryTier
             for record in self._backend.list_recent(agent_id=self.manager.agent_id, tier=tier, limit=max(held, 1))
         ]
+
+    def caching_embedder(self) -> CachingEmbedder | None:
+        """The embedder whose vectors go through the run's cache (None for the hash embedder)."""
+        return self._embedder if isinstance(self._embedder, CachingEmbedder) else None
 
     def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
         """Embed ``texts`` ahead of the play-through, in batches and through the cache (a

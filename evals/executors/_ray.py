@@ -1,0 +1,382 @@
+"""``--executor ray``: conversations played as tasks on a Ray cluster.
+
+The driver (the process running ``evals run``) does what needs the run's files
+and state; the workers do the work:
+
+1. **Embeddings.** For a strategy whose embedder caches its vectors (mneme and
+   mem0 with a real embedder: ``caching_embedder()``), the driver looks every
+   distinct text of the corpus up in the cache, cuts the missing ones into the
+   chunks a local run would compute (so MiniLM's vectors come out bit for bit
+   the same) and sends each chunk to a task (``--ray-gpus`` GPUs each, where
+   the cluster has them). Shared haystack texts are embedded once. The driver
+   writes the vectors to the cache as chunks come back.
+2. **Conversations.** Each conversation is a task: a fresh strategy built from
+   the run's configuration (the registry plans it on the worker), given the
+   vectors of that conversation's texts, plays the conversation and, with
+   answers on, answers its test points. Look-ups the task's snapshot cannot
+   answer (LLM replies) go to a read-only reader of the driver's cache file;
+   whatever the task computes (replies, summaries) comes back with its result.
+3. **Gathering.** Results are put back in corpus order, progress is reported
+   as conversations complete, and the driver writes to the cache what the
+   workers computed. A task whose worker dies is retried by Ray
+   (:data:`MAX_RETRIES` times); if some conversation still cannot be played,
+   the run is refused with the conversations named, and nothing is returned
+   to be stored.
+
+The run is the local run's, test point by test point: each conversation is
+played alone in both (``reset`` before each; ``random_k`` seeds its draws by
+the conversation's id). Timings differ, and so may the counts of LLM requests
+made and cached: two conversations asking the same request each make it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evals.corpus import Conversation, Corpus
+from evals.errors import EvalsError
+from evals.executors._play import PlayJob, Played, chat_client, collector, corpus_texts
+from evals.executors._worker_cache import CacheReader, WorkerCache
+from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult
+from evals.strategies import Prefetching
+
+if TYPE_CHECKING:
+    from evals.evaluate import RunConfig
+    from evals.llm import AskedPoint
+
+__all__ = ["MAX_RETRIES", "RayExecutor"]
+
+# Ray retries a task whose worker process died (not one that raised) this many times.
+MAX_RETRIES = 3
+# Failed conversations named in the error, at most.
+NAMED_FAILURES = 10
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise EvalsError("--executor ray needs the optional 'ray' extra: pip install -e '.[ray]'") from None
+    return ray
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What every conversation task shares besides the configuration."""
+
+    corpus_dir: str
+    directory: str
+    digest: str
+    backoff: float
+    exact_tokens: bool  # whether the driver counts with cl100k_base (else the estimate): workers count alike
+
+
+@dataclass
+class _Outcome:
+    """One conversation's play, as a task returns it."""
+
+    result: ConversationResult
+    timings: CallTimings
+    written: dict[str, dict[str, bytes]]  # cache entries the task computed, by namespace
+    answers: AnswerRun | None
+    cutoffs: list[int]  # as the play-through recorded them (the same for every conversation)
+    cutoff_rule: str
+
+
+class RayExecutor:
+    """Plays each conversation as a Ray task; see the module docstring."""
+
+    name = "ray"
+
+    def __init__(self, *, address: str | None = None, gpus: float = 0.0, max_retries: int = MAX_RETRIES) -> None:
+        self.address = address
+        self.gpus = gpus
+        self.max_retries = max_retries
+
+    def play(self, job: PlayJob) -> Played:
+        ray = _import_ray()
+        started_here = False
+        if not ray.is_initialized():
+            try:
+                # address None: $RAY_ADDRESS if set, else a new local instance for this run.
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+            except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
+                where = self.address or os.environ.get("RAY_ADDRESS") or "a new local instance"
+                raise EvalsError(f"cannot start or reach Ray ({where}): {type(exc).__name__}: {exc}") from None
+            started_here = True
+        try:
+            return self._play(ray, job)
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    # -- the driver ------------------------------------------------------------------------------
+
+    def _play(self, ray: Any, job: PlayJob) -> Played:
+        config, corpus, planned = job.config, job.corpus, job.planned
+        started_at = datetime.now(UTC)
+        clock = time.perf_counter()
+        config_ref = ray.put(config)
+        embedder = _caching_embedder(job.strategy)
+        if embedder is not None:
+            self._embed(ray, embedder, corpus, config_ref, job)
+        # As a local run reports it: the up-front embedding of a strategy that prefetches (here,
+        # on the cluster), apart from the calls it speeds up.
+        prefetch_ns = round((time.perf_counter() - clock) * 1e9) if isinstance(job.strategy, Prefetching) else None
+        exact = getattr(getattr(job.count_tokens, "__self__", None), "is_exact", True)
+        settings = _Settings(str(config.corpus), str(corpus.directory), corpus.digest, job.backoff, exact)
+        reader = self._start_reader(ray, job)
+        try:
+            outcomes, failures = self._play_conversations(ray, job, config_ref, settings, embedder, reader)
+        finally:
+            if reader is not None:
+                ray.kill(reader)
+        if job.cache is not None:  # what the workers computed, even for a run that failed
+            for outcome in outcomes.values():
+                for namespace, items in outcome.written.items():
+                    job.cache.put_many(namespace, items)
+        if failures:
+            raise EvalsError(_failure_message(failures, len(corpus.conversations)))
+        ordered = [outcomes[c.id] for c in corpus.conversations]
+        run = RunResult(
+            strategy=planned.configuration,
+            model=planned.model,
+            strategy_source=planned.spec.source,
+            timings=CallTimings(
+                add_ns=[n for o in ordered for n in o.timings.add_ns],
+                retrieve_ns=[n for o in ordered for n in o.timings.retrieve_ns],
+                retrieve_held=[n for o in ordered for n in o.timings.retrieve_held],
+                prefetch_ns=prefetch_ns,
+            ),
+            k=config.k,
+            seed=config.seed,
+            cutoffs=ordered[0].cutoffs,
+            cutoff_rule=ordered[0].cutoff_rule,
+            corpus_dir=str(config.corpus),
+            corpus_digest=corpus.digest,
+            started_at=started_at,
+            duration_s=time.perf_counter() - clock,
+            conversations=[_shared_texts(o.result, c) for o, c in zip(ordered, corpus.conversations, strict=True)],
+        )
+        answers = _merge_answers([o.answers for o in ordered]) if config.answers_on else None
+        return Played(run, answers)
+
+    def _embed(self, ray: Any, embedder: Any, corpus: Corpus, config_ref: Any, job: PlayJob) -> None:
+        """Compute the vectors the cache lacks on the cluster, in the chunks a local run would use."""
+        from evals.strategies.mneme_embedders import PREFETCH_CHUNK
+
+        missing = embedder.lookup(corpus_texts(corpus.conversations))
+        if not missing:
+            return
+        task = ray.remote(_embed_chunk).options(num_gpus=self.gpus, max_retries=self.max_retries)
+        chunks = {task.remote(config_ref, chunk, self.gpus): chunk for chunk in _chunks(missing, PREFETCH_CHUNK)}
+        done = 0
+        pending = list(chunks)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            chunk = chunks[ready[0]]
+            try:
+                vectors = ray.get(ready[0])
+            except Exception as exc:  # noqa: BLE001 - a worker's error or its death
+                for ref in pending:
+                    ray.cancel(ref)
+                raise EvalsError(
+                    f"embedding {len(chunk)} texts on Ray failed, so no conversation was played and nothing was stored: "
+                    f"{_reason(ray, exc, self.max_retries)}"
+                ) from None
+            embedder.accept(chunk, vectors)
+            done += len(chunk)
+            if job.progress is not None:
+                job.progress(done, len(missing), "embeddings")
+
+    def _start_reader(self, ray: Any, job: PlayJob) -> Any:
+        """A read-only reader of the cache file on this machine, for look-ups the snapshots cannot answer."""
+        cache = job.cache
+        path = getattr(cache, "path", None)
+        if path is None or not Path(path).exists():
+            return None
+        cache.close()  # the reader opens the file; this process reopens it to write afterwards
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = ray.get_runtime_context().get_node_id()
+        actor = ray.remote(CacheReader).options(
+            num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)
+        )
+        return actor.remote(str(Path(path).resolve()))
+
+    def _play_conversations(
+        self, ray: Any, job: PlayJob, config_ref: Any, settings: _Settings, embedder: Any, reader: Any
+    ) -> tuple[dict[str, _Outcome], dict[str, str]]:
+        task = ray.remote(_play_conversation).options(max_retries=self.max_retries)
+        conversations = job.corpus.conversations
+        # A bounded number of tasks in flight, so the driver never holds every conversation's arguments.
+        window = max(4, 2 * int(ray.cluster_resources().get("CPU", 2)))
+        outcomes: dict[str, _Outcome] = {}
+        failures: dict[str, str] = {}
+        running: dict[Any, str] = {}
+        queue = iter(conversations)
+
+        def submit() -> None:
+            conversation = next(queue, None)
+            if conversation is None:
+                return
+            snapshot = {embedder.namespace: embedder.entries(corpus_texts([conversation]))} if embedder is not None else {}
+            running[task.remote(config_ref, conversation, snapshot, reader, settings)] = conversation.id
+
+        for _ in range(window):
+            submit()
+        while running:
+            ready, _ = ray.wait(list(running), num_returns=1)
+            conversation_id = running.pop(ready[0])
+            try:
+                outcomes[conversation_id] = ray.get(ready[0])
+            except Exception as exc:  # noqa: BLE001 - a worker's error or its death, reported below
+                failures[conversation_id] = _reason(ray, exc, self.max_retries)
+            submit()
+            if job.progress is not None:
+                job.progress(len(outcomes) + len(failures), len(conversations), conversation_id)
+        return outcomes, failures
+
+
+def _caching_embedder(strategy: Any) -> Any:
+    get = getattr(strategy, "caching_embedder", None)
+    return get() if callable(get) else None
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[begin : begin + size] for begin in range(0, len(items), size)]
+
+
+def _reason(ray: Any, exc: Exception, retries: int) -> str:
+    """What went wrong in a task, in one line."""
+    if isinstance(exc, ray.exceptions.RayTaskError):
+        cause = exc.cause if exc.cause is not None else exc
+        if isinstance(cause, EvalsError):
+            return str(cause)
+        return f"{type(cause).__name__}: {cause}"
+    if isinstance(exc, ray.exceptions.WorkerCrashedError | ray.exceptions.NodeDiedError | ray.exceptions.OutOfMemoryError):
+        return f"its worker died on each of {retries + 1} attempts ({type(exc).__name__})"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+
+
+def _failure_message(failures: dict[str, str], total: int) -> str:
+    named = [f"{cid!r} ({reason})" for cid, reason in list(failures.items())[:NAMED_FAILURES]]
+    more = f", and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
+    return (
+        f"{len(failures)} of {total} conversations could not be played on Ray, so nothing was stored: "
+        f"{'; '.join(named)}{more}"
+    )
+
+
+def _shared_texts(result: ConversationResult, conversation: Conversation) -> ConversationResult:
+    """The result with each record that is a turn's text made that turn's string: a worker's
+    records arrive as copies, and full_history's alone would hold the corpus once more."""
+    turns = {turn.content: turn.content for turn in conversation.turns}
+    for point in result.test_points:
+        point.retrieved_records = [turns.get(record, record) for record in point.retrieved_records]
+    return result
+
+
+def _merge_answers(parts: list[AnswerRun | None]) -> AnswerRun:
+    runs = [p for p in parts if p is not None]
+    first = runs[0]
+    return AnswerRun(
+        answer_model=first.answer_model,
+        judge_model=first.judge_model,
+        base_url=first.base_url,
+        points=[points for run in runs for points in run.points],
+        settings=first.settings,
+        requests_made=sum(r.requests_made for r in runs),
+        requests_cached=sum(r.requests_cached for r in runs),
+        prompt_tokens=sum(r.prompt_tokens for r in runs),
+        completion_tokens=sum(r.completion_tokens for r in runs),
+    )
+
+
+# -- the workers ---------------------------------------------------------------------------------
+
+# The strategy an embedding worker built for a configuration, kept for its next chunk (mem0 takes seconds to build).
+_EMBEDDERS: dict[str, Any] = {}
+_REGISTRY: list[Any] = []
+
+
+def _registry() -> Any:
+    """The installed strategies, found once per worker process (reading entry points takes ~20 ms a task)."""
+    if not _REGISTRY:
+        from evals.strategies import Registry
+
+        _REGISTRY.append(Registry())
+    return _REGISTRY[0]
+
+
+def _embed_chunk(config: RunConfig, texts: list[str], gpus: float) -> list[bytes]:
+    """A Ray task: the vectors of ``texts`` as float32 bytes, computed by the configuration's embedder."""
+    if gpus:
+        import ray
+
+        if ray.get_gpu_ids():
+            from evals.strategies.mneme_embedders import prefer_device
+
+            prefer_device("cuda")
+    key = config.model_dump_json()
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = _caching_embedder(config.plan(_registry()).build())
+    return _EMBEDDERS[key].compute(texts)
+
+
+def _play_conversation(
+    config: RunConfig, conversation: Conversation, snapshot: dict[str, dict[str, bytes]], reader: Any, settings: _Settings
+) -> _Outcome:
+    """A Ray task: play one conversation through a fresh strategy and answer its test points."""
+    from evals.playthrough import play_corpus
+    from evals.tokens import TokenCounter
+
+    cache = WorkerCache(snapshot, reader)
+    client = chat_client(config, cache, None, settings.backoff) if config.answers_on else None
+    strategy = None
+    try:
+        planned = config.plan(_registry(), cache=cache, client=client)
+        strategy = planned.build()
+        if isinstance(strategy, Prefetching):
+            strategy.prefetch(corpus_texts([conversation]))
+        corpus = Corpus(directory=Path(settings.directory), conversations=[conversation], digest=settings.digest)
+        asked: dict[str, list[AskedPoint]] = {}
+        run = play_corpus(
+            corpus,
+            strategy,
+            k=config.k,
+            seed=config.seed,
+            cutoffs=config.cutoffs,
+            ignores_k=planned.spec.ignores_k,
+            prefix_stable=planned.spec.prefix_stable,
+            count_tokens=TokenCounter(exact=settings.exact_tokens).counts,
+            corpus_dir=settings.corpus_dir,
+            on_test_point=collector(asked, k=config.k) if client is not None else None,
+            configuration=planned.configuration,
+            model=planned.model,
+            source=planned.spec.source,
+        )
+        answers = None
+        if client is not None:
+            from evals.llm import answer_run
+
+            answers = answer_run(
+                client,
+                [asked.get(conversation.id, [])],
+                answer_model=config.answer_model,
+                judge_model=config.judge_model if config.judge else None,
+            )
+    finally:
+        if client is not None:
+            client.close()
+        close = getattr(strategy, "close", None)
+        if callable(close):
+            close()
+    written = {ns: dict(e) for ns, e in cache.written.items() if e}
+    return _Outcome(run.conversations[0], run.timings or CallTimings(), written, answers, run.cutoffs, run.cutoff_rule)
