@@ -275,10 +275,15 @@ def retrieval_metrics(run: RunResult, points: list | None = None) -> dict[str, M
         if not labelled:
             continue
         for cutoff in run.cutoffs:
-            for name, family in RETRIEVAL.items():
-                scored = [v for p in labelled if (v := point_value(p, name, level, cutoff, run.cutoff_rule)) is not None]
-                values[retrieval_key(name, level, cutoff)] = _mean_value(scored, family.kind)
+            for name in RETRIEVAL:
+                values[retrieval_key(name, level, cutoff)] = _retrieval_value(run, labelled, name, level, cutoff)
     return values
+
+
+def _retrieval_value(run: RunResult, points: list[TestPointResult], name: str, level: str, cutoff: int) -> MetricValue:
+    """``name`` at ``level`` and ``cutoff`` over ``points``: the mean of the test points that have a value."""
+    scored = [v for p in points if (v := point_value(p, name, level, cutoff, run.cutoff_rule)) is not None]
+    return _mean_value(scored, RETRIEVAL[name].kind)
 
 
 def _mean_value(scores: list[float], kind: Kind) -> MetricValue:
@@ -300,8 +305,8 @@ def _at_run_k(name: str, level: str) -> Callable[[ScoredRun], MetricValue | None
         if not run.run.cutoffs:
             return None
         points = [p for c in run.run.conversations for p in c.test_points if evidence_at(p, level)]
-        scored = [v for p in points if (v := point_value(p, name, level, run.run.k, run.run.cutoff_rule)) is not None]
-        return _mean_value(scored, RETRIEVAL[name].kind) if scored else None
+        value = _retrieval_value(run.run, points, name, level, run.run.k)
+        return value if value.n else None
 
     return compute
 

@@ -177,11 +177,8 @@ class _Player:
         k, depths, rule = self.k, self.depths, self.rule
         if rule == PER_CUTOFF:
             lists = {depth: self._retrieve(test.question, depth, added) for depth in depths}
-            retrieved = lists[k]
         else:
-            deepest = self._retrieve(test.question, depths[-1], added)
-            retrieved = deepest if rule == WHOLE_LIST else deepest[:k]
-            lists = {depths[-1]: deepest}
+            lists = {depths[-1]: self._retrieve(test.question, depths[-1], added)}
         texts = {depth: _texts(found, self.strategy, conversation_id, index) for depth, found in lists.items()}
         records = texts[k] if rule == PER_CUTOFF else texts[depths[-1]] if rule == WHOLE_LIST else texts[depths[-1]][:k]
         point = TestPointResult(

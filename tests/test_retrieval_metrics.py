@@ -221,3 +221,23 @@ def test_an_imported_locomo_corpus_gets_every_level_metric_and_cutoff(tmp_path):
     assert [(r.metric, r.level, r.k, r.value) for r in published] == [
         ("recall_frac", "turn", 5, 0.588), ("recall_frac", "turn", 10, 0.675), ("recall_frac", "turn", 25, 0.799), ("recall_frac", "turn", 50, 0.848)
     ]
+
+
+@pytest.mark.parametrize("given", ["0", "x", "1,,5", "10001", "-3"])
+def test_a_bad_cutoff_is_refused_before_any_work(given, tmp_path):
+    """--cutoffs names the bad entry and the range; nothing is written."""
+    store = tmp_path / "s.duckdb"
+    result = CliRunner().invoke(cli, ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(store), "--cutoffs", given])
+    assert result.exit_code == 2 and "is not a cutoff: each must be a whole number from 1 to 10000" in result.output
+    assert not store.exists()
+
+
+def test_an_unknown_leaderboard_metric_says_what_exists(tmp_path):
+    """--metric with a name that is no metric is one line naming the forms it accepts."""
+    store = tmp_path / "s.duckdb"
+    args = ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(store), "--repo", str(tmp_path)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store), "--metric", "recall_some@5"])
+    assert result.exit_code != 0 and "unknown metric 'recall_some@5'" in result.output and "recall_frac@25" in result.output
+    ranked = CliRunner().invoke(cli, ["leaderboard", "--store", str(store), "--metric", "session.ndcg_any@3"])
+    assert ranked.exit_code == 0 and "ndcg_any@3 (session)" in ranked.output.splitlines()[0]
