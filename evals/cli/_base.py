@@ -1,0 +1,356 @@
+"""What every command shares: the ``evals`` group, the error handling, shared options written once, echo helpers.
+
+Core code raises :class:`EvalsError`; the group and the legacy command are the only places that
+turn it into a message and an exit code.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from evals import __version__
+from evals.errors import EvalsError
+from evals.evaluate import (
+    MAX_CONCURRENCY,
+    MAX_CUTOFF,
+    MAX_REQUEST_TIMEOUT,
+    MAX_RETRIES,
+    RunConfig,
+)
+from evals.formatting import printable
+from evals.report import dump_json
+from evals.results import MAX_K, MAX_SEED, MIN_SEED
+from evals.strategies import BACKENDS, EMBEDDERS, Registry
+
+if TYPE_CHECKING:
+    from evals.store import RunSummary, Store
+
+
+def store_api():
+    """The store package, imported on first use: DuckDB and pyarrow take a while to
+    load, and ``python -m evals`` (which never touches the store) should not pay for them."""
+    import evals.store
+
+    return evals.store
+
+
+__all__ = ["DEFAULT_STORE", "cli"]
+
+DEFAULT_STORE = Path("results") / "results.duckdb"
+
+
+class EvalsGroup(click.Group):
+    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EvalsError as exc:
+            raise click.ClickException(printable(str(exc))) from exc
+
+
+class EvalsCommand(click.Command):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EvalsError as exc:
+            raise click.ClickException(printable(str(exc))) from exc
+
+
+def echo(text: str = "", **kwargs: Any) -> None:
+    """``click.echo`` for lines that hold stored or user text (ids, questions, names, paths):
+    control characters are printed as escapes (:func:`evals.formatting.printable`), never acted on."""
+    click.echo("\n".join(printable(line) for line in text.split("\n")), **kwargs)
+
+
+class UsageProblem(click.ClickException):
+    """A problem with what was asked, as ``Error: …`` and exit code 2 (``evals gate`` keeps 1 for a regression)."""
+
+    exit_code = 2
+
+
+# -- shared options, written once ---------------------------------------------------------
+
+
+class FiniteSeconds(click.FloatRange):
+    """A FloatRange that refuses nan and inf, which the range check alone lets through (nan) or words badly."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number of seconds.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+class Cutoffs(click.ParamType):
+    """A comma-separated list of cutoffs (1,3,5,10), each a whole number from 1 to MAX_CUTOFF."""
+
+    name = "LIST"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        cutoffs = []
+        for part in str(value).split(","):
+            text = part.strip()
+            if not text.isdigit() or not 1 <= int(text) <= MAX_CUTOFF:
+                self.fail(
+                    f"{text!r} in {value!r} is not a cutoff: each must be a whole number from 1 to {MAX_CUTOFF}.", param, ctx
+                )
+            cutoffs.append(int(text))
+        return tuple(sorted(set(cutoffs)))
+
+
+CUTOFFS = Cutoffs()
+
+
+def run_options(func: Callable) -> Callable:
+    """The run flags of the original harness, shared by ``evals run`` and ``python -m evals``."""
+    options = [
+        click.option(
+            "--corpus",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path("corpus"),
+            show_default=True,
+            help="Folder of conversation *.json files.",
+        ),
+        click.option(
+            "--runner",
+            "strategy",
+            default="mneme",
+            show_default=True,
+            help="Memory strategy to evaluate: a registered name (`evals strategies` lists them: "
+            + ", ".join(Registry().names())
+            + ") or a factory as package.module:function.",
+        ),
+        click.option(
+            "--backend",
+            type=click.Choice(BACKENDS),
+            default="memory",
+            show_default=True,
+            help="Mneme storage backend (mneme only). 'sqlite' uses sqlite-vec in memory.",
+        ),
+        click.option(
+            "--embedder",
+            type=click.Choice(EMBEDDERS),
+            default="hash",
+            show_default=True,
+            help="Mneme embedder (mneme only). 'hash' is deterministic and offline; "
+            "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
+            "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
+        ),
+        click.option(
+            "--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."
+        ),
+        click.option(
+            "--k",
+            "k",
+            type=click.IntRange(1, MAX_K),
+            default=5,
+            show_default=True,
+            help="How many records to retrieve per test point.",
+        ),
+        click.option(
+            "--with-answers",
+            is_flag=True,
+            help="Answer each test point with the answer model from the memory's context. "
+            "python -m evals uses the default model and $OPENAI_BASE_URL/$OPENAI_API_KEY.",
+        ),
+        click.option(
+            "--judge",
+            is_flag=True,
+            help="Grade each answer with the judge model; implies --with-answers.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def llm_options(func: Callable) -> Callable:
+    """The chat endpoint and models used by --with-answers and --judge (``evals run``)."""
+    options = [
+        click.option("--answer-model", default="gpt-4o-mini", show_default=True, help="Model that answers each test point."),
+        click.option("--judge-model", default="gpt-4o-mini", show_default=True, help="Model that grades each answer."),
+        click.option(
+            "--base-url",
+            envvar="OPENAI_BASE_URL",
+            show_envvar=True,
+            default=None,
+            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1. Default: OpenAI's.",
+        ),
+        click.option(
+            "--api-key",
+            envvar="OPENAI_API_KEY",
+            show_envvar=True,
+            default=None,
+            help="Key for the endpoint. Prefer the environment variable; the key is never stored, cached or printed.",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, MAX_CONCURRENCY),
+            default=4,
+            show_default=True,
+            help="Requests in flight at once.",
+        ),
+        click.option(
+            "--request-timeout",
+            type=FiniteSeconds(0, MAX_REQUEST_TIMEOUT, min_open=True),
+            default=60.0,
+            show_default=True,
+            help="Seconds to wait for one response before retrying.",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(0, MAX_RETRIES),
+            default=5,
+            show_default=True,
+            help="Retries of a request after a timeout, HTTP 429 or 5xx, with exponential backoff.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def store_option(func: Callable) -> Callable:
+    """``--store``, shared by every command that reads or writes the results store."""
+    return click.option(
+        "--store",
+        "store",
+        type=click.Path(path_type=Path, dir_okay=False),
+        envvar="EVALS_STORE",
+        show_envvar=True,
+        default=None,
+        help=f"Results store (a DuckDB file). Default: $EVALS_STORE, else {DEFAULT_STORE}, whose "
+        "directory is created if missing; a path given here or in $EVALS_STORE must be in an existing directory.",
+    )(func)
+
+
+def format_option(func: Callable) -> Callable:
+    """``--format``, shared by the commands that print a table."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json", "csv"]),
+        default="table",
+        show_default=True,
+        help="Print an aligned table, a JSON array or CSV.",
+    )(func)
+
+
+def leaderboard_format_option(func: Callable) -> Callable:
+    """``--format`` of ``evals leaderboard``: the shared choices plus Markdown (the README's table)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json", "csv", "markdown"]),
+        default="table",
+        show_default=True,
+        help="Print an aligned table, a JSON array, CSV, or Markdown tables (one per corpus, with intervals).",
+    )(func)
+
+
+def store_path(store: Path | None) -> tuple[Path, bool]:
+    """The store path and whether its directory may be created (only for the default)."""
+    return (DEFAULT_STORE, True) if store is None else (store, False)
+
+
+def open_store(store: Path | None, *, read_only: bool = True) -> Store:
+    path, create_parent = store_path(store)
+    return store_api().Store.open(path, read_only=read_only, create_parent=create_parent)
+
+
+def progress_reporter() -> Callable[[int, int, str], None] | None:
+    """Per-conversation progress on stderr, only when a person is watching."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(done: int, total: int, conversation_id: str) -> None:
+        end = "\n" if done == total else ""
+        click.echo(f"\r\033[K[{done}/{total}] {printable(conversation_id)}", err=True, nl=False)
+        if end:
+            click.echo("", err=True)
+
+    return report
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(dump_json(document))
+        tmp.replace(path)
+    except OSError as exc:
+        raise EvalsError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def warn_about_the_key(config: RunConfig, api_key: str | None) -> None:
+    """Say so on stderr, before any request, when the API key would travel unencrypted."""
+    if not config.answers_on:
+        return
+    from evals.llm import exposed_key_warning
+
+    warning = exposed_key_warning(config.endpoint(), api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
+    if warning is not None:
+        echo(f"warning: {warning}", err=True)
+
+
+def echo_llm_usage(document: dict[str, Any]) -> None:
+    answers = document["metrics"].get("answers")
+    if answers is not None:
+        echo(
+            f"llm: {answers['requests_made']} requests made, {answers['requests_cached']} from cache; "
+            f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
+            err=True,
+        )
+
+
+def option_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
+        out[key.strip()] = value
+    return out
+
+
+def echo_summaries(
+    summaries: Sequence[RunSummary],
+    fmt: str,
+    before: Sequence[str],
+    after: Sequence[str] = (),
+    metrics: Sequence[str] | None = None,
+) -> None:
+    from evals import tables
+
+    if fmt == "json":
+        click.echo(tables.summaries_json(summaries))
+    elif fmt == "csv":
+        click.echo(tables.summaries_csv(summaries), nl=False)
+    else:
+        echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
+
+
+# -- the ``evals`` group -------------------------------------------------------------------
+
+
+@click.group(cls=EvalsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evals")
+def cli() -> None:
+    """Measure long-term memory for LLM agents.
+
+    Plays labelled conversations (a corpus folder of *.json files) through a
+    memory strategy and reports recall@k and token cost at every test point.
+    Every run is appended to a results store (a DuckDB file) with its git
+    commit, model and date.
+    """

@@ -1,0 +1,60 @@
+"""``evals import-corpus`` and ``evals validate``: corpora in and checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evals.cli._base import (
+    cli,
+    echo,
+)
+from evals.corpus import check_corpus
+
+
+@cli.command("import-corpus")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo", "longmemeval"]))
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to write the corpus into: new or empty.",
+)
+def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
+    """Turn a published benchmark FILE into a corpus folder.
+
+    \b
+    FORMAT is one of:
+      locomo       LoCoMo's data/locomo10.json (github.com/snap-research/locomo)
+      longmemeval  LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)
+
+    Each question becomes a test point on a turn after the history that is
+    never recorded, so it sees the history alone. Evidence becomes evidence
+    turns, the category or question type is kept, unanswerable questions
+    (LoCoMo category 5, LongMemEval *_abs) are marked so. Prints what was
+    written: conversations, questions, unanswerable, questions with keywords.
+    """
+    from evals.importers import import_corpus
+
+    report = import_corpus(fmt, file, out)
+    for note in report.notes:
+        echo(f"note: {note}", err=True)
+    echo(report.summary())
+
+
+@cli.command("validate")
+@click.argument("corpus", type=click.Path(path_type=Path), default=Path("corpus"))
+def validate_command(corpus: Path) -> None:
+    """Check a corpus folder and list every problem found.
+
+    Exits 0 when the corpus is valid and 1 otherwise. CORPUS defaults to ./corpus.
+    """
+    conversations, problems = check_corpus(corpus)
+    for problem in problems:
+        echo(str(problem), err=True)
+    if problems:
+        raise click.exceptions.Exit(1)
+    points = sum(len(c.test_points()) for c in conversations)
+    echo(f"ok: {corpus}: {len(conversations)} conversations, {points} test points")

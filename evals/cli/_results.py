@@ -1,0 +1,223 @@
+"""Reading and moving stored runs: ``runs``, ``leaderboard``, ``export``, ``import``, ``migrate``, ``compare``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from evals.errors import EvalsError
+
+if TYPE_CHECKING:
+    from evals.store import RunSummary
+
+from evals.cli._base import (
+    cli,
+    echo,
+    echo_summaries,
+    format_option,
+    leaderboard_format_option,
+    open_store,
+    store_api,
+    store_option,
+    store_path,
+    write_json,
+)
+
+
+@cli.command("runs")
+@store_option
+@click.option("--strategy", default=None, help="Only runs of this strategy (e.g. mneme).")
+@click.option("--commit", default=None, help="Only runs made at this commit (a prefix of the hash is enough).")
+@format_option
+def runs_command(store: Path | None, strategy: str | None, commit: str | None, fmt: str) -> None:
+    """List the stored runs, newest first."""
+    with open_store(store) as opened:
+        summaries = opened.runs(strategy=strategy, commit=commit)
+    echo_summaries(
+        summaries,
+        fmt,
+        ["run", "date", "commit", "strategy", "model", "k", "corpus", "hits"],
+        ["emb new/cached"],
+        metrics=["recall", "tokens_per_test_point"],
+    )
+
+
+@cli.command("leaderboard")
+@store_option
+@leaderboard_format_option
+@click.option(
+    "--by-category",
+    is_flag=True,
+    help="One row per configuration and test point category (corpora with categories only): recall, "
+    "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart.",
+)
+@click.option(
+    "--metric",
+    "metric",
+    default=None,
+    metavar="NAME[@K]",
+    help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
+    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac or ndcg_any "
+    "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
+    "evidence, else recall.",
+)
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None) -> None:
+    """The latest run of each configuration on each corpus, best recall first.
+
+    recall is hits / test points with its 95% Wilson interval; strict recall
+    counts a test point only when every expected keyword was retrieved; MRR is
+    the mean of 1/rank of the first matching record; tokens/tp is the mean
+    context tokens per test point. Unanswerable test points are not counted.
+    --format markdown prints the README's table.
+    """
+    if by_category and fmt == "markdown":
+        raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
+    from evals import tables
+
+    chosen = tables.leaderboard_metric(metric) if metric is not None else None
+    with open_store(store) as opened:
+        summaries = tables.ranked(opened.latest_per_configuration(), chosen.name if chosen else None)
+        stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
+    if by_category:
+        from evals import tables
+
+        records = tables.category_records(stored)
+        if fmt == "json":
+            click.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        elif fmt == "csv":
+            click.echo(tables.records_csv(records), nl=False)
+        else:
+            echo(tables.category_table(records).text(), nl=False)
+        return
+    if fmt == "markdown":
+        from evals.markdown import leaderboard_markdown
+
+        echo(leaderboard_markdown(summaries), nl=False)
+        return
+    columns = None
+    if chosen is not None:
+        columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
+    echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns)
+
+
+@cli.command("export")
+@click.argument("run_id")
+@store_option
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    default=Path("-"),
+    help="File to write (default: standard output).",
+)
+def export_command(run_id: str, store: Path | None, output: Path) -> None:
+    """Write a stored run as JSON: the original harness's document plus a `run` block.
+
+    The original harness's keys are what `evals run --output` wrote for the run; the `run`
+    block (run id, provenance, transcripts, per-record token counts) lets
+    `evals import` add the run to another store unchanged.
+    """
+    from evals.exchange import export_document
+
+    with open_store(store) as opened:
+        document = export_document(opened.get_run(run_id))
+    if str(output) == "-":
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        write_json(output, document)
+        echo(f"exported run {run_id} -> {output}", err=True)
+
+
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@store_option
+def import_command(files: tuple[Path, ...], store: Path | None) -> None:
+    """Append the runs in exported FILEs to the store; runs already there are skipped.
+
+    Every file is checked before anything is written, and all are written in
+    one transaction: one bad file leaves the store unchanged.
+    """
+    from evals.exchange import read_export
+
+    store_api().writable_file(store_path(store)[0])  # before reading what may be large files
+    records = [read_export(file) for file in files]
+    with open_store(store, read_only=False) as opened:
+        try:
+            added = opened.write_records(records)
+        except store_api().CorpusConflict as exc:
+            source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+            raise EvalsError(f"{source}: {exc}") from None
+    for path, record, new in zip(files, records, added, strict=True):
+        state = "imported" if new else "already in store:"
+        echo(f"{state} run {record.summary.run_id} ({path})")
+
+
+@cli.command("migrate")
+@store_option
+def migrate_command(store: Path | None) -> None:
+    """Upgrade the store to this evals' schema, keeping every run.
+
+    Commands that only read the store (runs, leaderboard, export, compare,
+    build-site) refuse a store at an older schema rather than write to it;
+    this command, or any run or import, upgrades it. A store already at the
+    current schema is left as it is.
+    """
+    path = store_path(store)[0]
+    before, after = store_api().Store.upgrade(path)
+    if before == after:
+        echo(f"store {path}: already at schema {after}")
+    else:
+        echo(f"store {path}: schema {before} -> {after}")
+
+
+@cli.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@store_option
+def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
+    """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts,
+    and McNemar's exact test of whether the runs' recalls differ (and, when both runs have
+    judged answers, whether their answer accuracies differ).
+
+    The test pairs each test point's two outcomes: only the flipped points
+    count, and under "no difference" they would split evenly. p is two-sided;
+    a small p (say below 0.05) says the difference is unlikely to be chance.
+    """
+    from evals import formatting, tables
+    from evals.compare import compare_runs
+    from evals.metrics import METRICS
+
+    def metric(name: str, summary: RunSummary) -> str:
+        return tables.metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
+
+    with open_store(store) as opened:
+        comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
+    for label, summary in (("A", comparison.a), ("B", comparison.b)):
+        echo(
+            f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
+            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {metric('recall', summary)}  "
+            f"strict {metric('strict_recall', summary)}  MRR {metric('mrr', summary)}"
+        )
+    if not comparison.same_corpus:
+        echo(
+            f"note: the runs are on different corpora (A {comparison.a.corpus_digest[:12]}, "
+            f"B {comparison.b.corpus_digest[:12]}); only test points present in both are compared "
+            f"({comparison.only_in_a} only in A, {comparison.only_in_b} only in B)"
+        )
+    for title, flips in (("hit->miss", comparison.lost), ("miss->hit", comparison.gained)):
+        echo(f"{title}: {len(flips)}")
+        for flip in flips:
+            echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
+    echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
+    echo(
+        f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
+        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {formatting.p_value_text(comparison.mcnemar_p)}"
+    )
+    answers = comparison.answers
+    if answers is not None:
+        echo(
+            f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
+            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {formatting.p_value_text(answers.mcnemar_p)}"
+        )

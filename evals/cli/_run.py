@@ -1,0 +1,161 @@
+"""``evals run``: one strategy over a corpus, appended to the store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evals.cli._base import (
+    CUTOFFS,
+    cli,
+    echo,
+    echo_llm_usage,
+    llm_options,
+    option_pairs,
+    progress_reporter,
+    run_options,
+    store_option,
+    store_path,
+    warn_about_the_key,
+    write_json,
+)
+from evals.evaluate import RunConfig
+from evals.report import run_line
+from evals.results import DEFAULT_CUTOFFS
+
+
+@cli.command("run")
+@run_options
+@llm_options
+@store_option
+@click.option("--force", is_flag=True, help="Compute and append a new run even if the store already has one for these inputs.")
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Compute every embedding and LLM request afresh: neither read nor write the cache beside the store "
+    "(<store>.cache.duckdb). Implies --force.",
+)
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="Git repository whose HEAD commit (and dirty flag) is recorded with the run. Default: the current directory.",
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the result as JSON in the original harness's shape.",
+)
+@click.option(
+    "--cutoffs",
+    type=CUTOFFS,
+    default=",".join(map(str, DEFAULT_CUTOFFS)),
+    show_default=True,
+    help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any at turn and session level) "
+    "are measured at, beside --k; a prefix-stable strategy retrieves once, at the deepest. Comma-separated.",
+)
+@click.option(
+    "--option",
+    "strategy_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option of the strategy, validated by it (repeatable); `evals strategies` lists each one's options. "
+    "For mneme, --option backend=sqlite is the same as --backend sqlite.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where conversations are played: in this process, or as tasks on a Ray cluster (needs the 'ray' extra). "
+    "The run is the same either way, apart from timings.",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDRESS",
+    help="The Ray cluster to use with --executor ray, e.g. 10.0.0.5:6379. Default: $RAY_ADDRESS, else a new "
+    "local instance for this run.",
+)
+@click.option(
+    "--ray-gpus",
+    type=click.FloatRange(0, 64),
+    default=0.0,
+    show_default=True,
+    help="GPUs each embedding task asks for with --executor ray (0: CPU only; a fraction shares a GPU).",
+)
+def run_command(
+    *,
+    store: Path | None,
+    force: bool,
+    no_cache: bool,
+    repo: Path | None,
+    output: Path | None,
+    strategy_options: tuple[str, ...],
+    executor: str,
+    ray_address: str | None,
+    ray_gpus: float,
+    **options: Any,
+) -> None:
+    """Run one strategy over a corpus, append the run to the store, print a one-line summary.
+
+    A run made before from the same inputs (clean git commit, corpus content,
+    strategy configuration, model, k, seed, package and library versions,
+    tokenizer) is not recomputed: the command prints `cached: run <id>`
+    instead, unless --force. A dirty working tree is never cached.
+
+    Slow or paid work (embeddings, LLM requests) is kept in a cache file beside
+    the store, so a rerun computes none of it again; the command prints how
+    many were computed and how many came from the cache. --no-cache skips it.
+
+    --with-answers answers every test point with an LLM from the strategy's
+    context, --judge grades the answers, against OpenAI or any
+    OpenAI-compatible server (--base-url); every response is cached.
+
+    \b
+    Examples:
+      evals run --runner mneme
+      evals run --runner mneme --with-answers --judge --base-url http://127.0.0.1:8080/v1
+      evals run --runner full_history --corpus corpus/ --output out/full.json
+      evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
+    """
+    api_key = options.pop("api_key")
+    options["options"] = option_pairs(strategy_options)
+    path, create_parent = store_path(store)
+    config = RunConfig(**options)
+    warn_about_the_key(config, api_key)
+    if executor != "ray" and (ray_address is not None or ray_gpus):
+        raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")
+    if executor == "ray" and config.answers_on and api_key is not None and api_key != os.environ.get("OPENAI_API_KEY"):
+        # The key never travels with a task: each worker reads it from its own environment.
+        raise click.UsageError("with --executor ray, give the key as OPENAI_API_KEY in the workers' environment, not --api-key")
+    from evals.executors import make_executor
+    from evals.workflow import run_with_store
+
+    outcome = run_with_store(
+        config,
+        path,
+        force=force,
+        repo=repo,
+        create_parent=create_parent,
+        not_code=[output] if output else [],
+        progress=progress_reporter(),
+        use_cache=not no_cache,
+        api_key=api_key,
+        executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
+    )
+    if output is not None:
+        write_json(output, outcome.document)
+    if not outcome.reused:
+        echo_llm_usage(outcome.document)
+    if outcome.cache_hits or outcome.cache_misses:
+        echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
+    if outcome.reused:
+        echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
+    else:
+        echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))

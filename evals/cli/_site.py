@@ -1,0 +1,98 @@
+"""``evals build-site`` and ``evals serve``: the static site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evals.cli._base import (
+    cli,
+    echo,
+    store_option,
+    store_path,
+)
+from evals.errors import EvalsError
+
+
+@cli.command("build-site")
+@store_option
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("site"),
+    show_default=True,
+    help="Directory to write the site into; replaced whole on each build.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Processes rendering pages. Default: one per CPU (up to 4) when 8 runs and corpora or more are to be rendered "
+    "from a store of at most 64 MB, else 1.",
+)
+@click.option(
+    "--store-copy",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Copy the store into the site as data/results.duckdb: auto does while it is at most 25 MB.",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Render every page, instead of reusing the pages an earlier build in --out made from the same runs.",
+)
+def build_site_command(store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool) -> None:
+    """Render the static leaderboard site from the store (read-only).
+
+    Pages of runs and corpora that an earlier build in --out already made
+    from the same inputs are reused, so adding a run renders only its pages
+    (and the pages that span runs); the site is byte-identical either way.
+    Warns when the site passes 800 MB (GitHub Pages publishes at most 1 GB),
+    naming its largest parts.
+
+    \b
+    Preview it locally:
+      evals build-site && python -m http.server -d site
+    """
+    from evals.site import build_site
+
+    report = build_site(store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy)
+    echo(
+        f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
+        f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s "
+        f"({report.rendered} runs and corpora rendered, {report.reused} reused)"
+    )
+    for warning in report.warnings:
+        echo(f"warning: {warning}", err=True)
+
+
+@cli.command("serve")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=Path("site"),
+    show_default=True,
+    help="The built site to serve.",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port on 127.0.0.1.")
+def serve_command(directory: Path, port: int) -> None:
+    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (local preview only)."""
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    handler = partial(SimpleHTTPRequestHandler, directory=str(directory))
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise EvalsError(
+            f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)"
+        ) from None
+    with server:
+        echo(f"serving {directory} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
