@@ -10,13 +10,14 @@ dates, and JavaScript-only instructions shown without JavaScript.
 
 from __future__ import annotations
 
+import os
 import threading
 from functools import partial
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_site import _QuietHandler, browser, parse  # noqa: F401 - browser is a fixture
+from test_site import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, parse
 
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance
@@ -43,6 +44,22 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 
 @pytest.fixture(scope="module")
+def browser():
+    """One headless Debian Chromium for the module (each test opens its own context); skipped without it, except on CI."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
 def served(starter: tuple[Path, dict[str, str]]):
     """The starter site over HTTP on 127.0.0.1; yields the base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(starter[0])))
@@ -56,7 +73,7 @@ def served(starter: tuple[Path, dict[str, str]]):
         thread.join()
 
 
-def _open(browser, url: str, shot: Path, javascript: bool = True):  # noqa: F811 - the fixture's value
+def _open(browser, url: str, shot: Path, javascript: bool = True):
     """A page at 1280 px wide showing ``url`` (every <details> opened), with a full-page screenshot saved to ``shot``."""
     context = browser.new_context(viewport={"width": WIDTH, "height": 900}, java_script_enabled=javascript)
     page = context.new_page()
@@ -71,7 +88,7 @@ def _open(browser, url: str, shot: Path, javascript: bool = True):  # noqa: F811
 
 
 @pytest.mark.browser
-def test_leaderboard_shows_every_column_at_1280_px(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_leaderboard_shows_every_column_at_1280_px(served: str, browser, tmp_path: Path):
     """No heading is clipped, the table does not scroll sideways, and the commit and date columns are on screen."""
     page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
     measured = page.evaluate(
@@ -92,7 +109,7 @@ def test_leaderboard_shows_every_column_at_1280_px(served: str, browser, tmp_pat
 
 
 @pytest.mark.browser
-def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path):
     """Every date on the leaderboard and on a history page is one line of text."""
     for name, url in (("leaderboard", "index.html"), ("history", "history/index.html")):
         page = _open(browser, served + url, tmp_path / f"{name}.png")
@@ -109,7 +126,7 @@ def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path
 
 
 @pytest.mark.browser
-def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path: Path):
     """A click in the corner of a heading cell (its padding, not its text) sorts by that column."""
     page = _open(browser, served + "index.html", tmp_path / "before.png")
     heading = page.locator("table.leaderboard thead th", has_text="tokens")
@@ -124,7 +141,7 @@ def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path
 
 
 @pytest.mark.browser
-def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path):
     """Tab to a heading and press Enter: the column sorts, and again for the other direction."""
     page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
     heading = page.locator("table.leaderboard thead th", has_text="MRR")
@@ -136,7 +153,7 @@ def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path)
 
 
 @pytest.mark.browser
-def test_sorting_instructions_show_only_with_javascript(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_sorting_instructions_show_only_with_javascript(served: str, browser, tmp_path: Path):
     """"Sort by ... clicking its heading" is visible with JavaScript and hidden without it, where clicking does nothing."""
     with_js = _open(browser, served + "index.html", tmp_path / "js.png")
     without = _open(browser, served + "index.html", tmp_path / "no-js.png", javascript=False)
@@ -156,7 +173,7 @@ def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str,
 
 
 @pytest.mark.browser
-def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):
     """No two point labels of the leaderboard's chart overlap, and none covers an interval bar."""
     page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
     page.locator("div.board-chart figure").screenshot(path=str(tmp_path / "cost-chart.png"))
@@ -179,7 +196,7 @@ def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):
 
 
 @pytest.mark.browser
-def test_run_page_shows_cutoff_tables_in_percent_and_fractions(served: str, browser, starter, tmp_path: Path):  # noqa: F811
+def test_run_page_shows_cutoff_tables_in_percent_and_fractions(served: str, browser, starter, tmp_path: Path):
     """bm25's page has the cutoff table and chart; recall_any is in percent, NDCG a fraction, as on the leaderboard."""
     page = _open(browser, served + f"runs/{starter[1]['bm25']}.html", tmp_path / "run-bm25.png")
     page.locator("#retrieval ~ figure.chart").first.screenshot(path=str(tmp_path / "cutoff-chart.png"))
@@ -194,7 +211,7 @@ def test_run_page_shows_cutoff_tables_in_percent_and_fractions(served: str, brow
 
 
 @pytest.mark.browser
-def test_identical_series_are_each_visible_and_legended(served: str, browser, starter, tmp_path: Path):  # noqa: F811
+def test_identical_series_are_each_visible_and_legended(served: str, browser, starter, tmp_path: Path):
     """no_memory's four cutoff lines are all 0: three are drawn dashed over the first and the legend says which."""
     page = _open(browser, served + f"runs/{starter[1]['no_memory']}.html", tmp_path / "run-no-memory.png")
     chart = page.locator("figure.chart").first
@@ -247,7 +264,7 @@ def test_run_without_cutoffs_says_why(tmp_path: Path):
 
 
 @pytest.mark.browser
-def test_headings_keep_digests_and_paths_as_written(served: str, browser, tmp_path: Path):  # noqa: F811
+def test_headings_keep_digests_and_paths_as_written(served: str, browser, tmp_path: Path):
     """In an upper-cased heading, a code span (a prompt's file name or digest) keeps its case."""
     page = _open(browser, served + "about.html", tmp_path / "about.png")
     transforms = page.evaluate(
