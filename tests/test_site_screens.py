@@ -22,7 +22,7 @@ from test_site import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, parse
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance
 from evals.site import build_site
-from evals.site._charts import Line, ReferencePoint, line_chart
+from evals.site._charts import Line, ReferencePoint, SeriesPoint, line_chart, series_chart
 from evals.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -273,3 +273,12 @@ def test_headings_keep_digests_and_paths_as_written(served: str, browser, tmp_pa
         return [getComputedStyle(h).textTransform, ...[...h.querySelectorAll('code, small')].map(c => getComputedStyle(c).textTransform)]; }"""
     )
     assert transforms == ["uppercase", "none", "none", "none"]
+
+
+@pytest.mark.parametrize("runs", [5, 13, 40, 200])
+def test_history_chart_commit_labels_do_not_overlap(runs: int):
+    """However many runs a history has, its x labels (short commits) are at least a label's width apart, the newest labelled."""
+    points = [SeriesPoint(0.5, 0.4, 0.6, f"{i:07x}", "", "", False) for i in range(runs)]
+    ticks = series_chart(points, title="t", y_label="recall@k", recall=True).x_ticks
+    gaps = [b.pos - a.pos for a, b in zip(ticks, ticks[1:])]
+    assert ticks[-1].label == f"{runs - 1:07x}" and all(gap >= 6.4 * 7 + 2 for gap in gaps)

@@ -282,8 +282,11 @@ def series_chart(points: list[SeriesPoint], *, title: str, y_label: str, recall:
     def x_of(i: int) -> float:
         return x0 + step * (i + 0.5)
 
-    every = max(1, math.ceil(n / 12))  # at most ~12 x labels
-    x_ticks = [Tick(_r(x_of(i)), p.label) for i, p in enumerate(points) if i % every == 0 or i == n - 1]
+    # Every label as wide as the widest, with a gap: label every run only if that fits, else every 2nd, 3rd...
+    slot = max((_label_width(p.label) for p in points), default=0.0) + 8
+    every = max(1, math.ceil(n * slot / (x1 - x0)))
+    labelled = set(range(n - 1, -1, -every))  # counted back from the newest run, which is always labelled
+    x_ticks = [Tick(_r(x_of(i)), p.label) for i, p in enumerate(points) if i in labelled]
     marks = []
     d = ""
     for i, p in enumerate(points):
