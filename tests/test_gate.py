@@ -182,6 +182,7 @@ def latency(monkeypatch):
         (0.010, 0.020, 1, "**×2.00** (10.0 ms → 20.0 ms)"),
         (0.010, 0.014, 0, "×1.40 (10.0 ms → 14.0 ms)"),
         (0.0001, 0.0003, 0, "×3.00 (0.1 ms → 0.3 ms)"),  # under the 1 ms floor: timing noise, not a failure
+        (0.0000068, 0.00001, 0, "×1.47 (6.8 µs → 10 µs)"),  # µs, not "0.0 ms → 0.0 ms": the times explain the ratio
         (0.010, None, 0, "not recorded"),
         (None, None, 0, "not recorded"),
     ],

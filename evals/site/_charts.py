@@ -136,15 +136,21 @@ def _label_width(label: str) -> float:
     return 6.4 * len(label) + 2  # ~11.5px system font; only needs to be roughly right
 
 
-def _place_labels(centres: list[tuple[float, float]], labels: list[str], bounds: tuple[float, float, float, float]) -> list[tuple[float, float, str]]:
-    """Put each label right, left, above or below its dot, wherever it overlaps nothing placed so far.
+def _place_labels(
+    centres: list[tuple[float, float]],
+    labels: list[str],
+    bounds: tuple[float, float, float, float],
+    obstacles: list[tuple[float, float, float, float]] | None = None,
+) -> list[tuple[float, float, str]]:
+    """Put each label right, left, above or below its dot, wherever it overlaps nothing placed so far
+    (other labels, other dots, and ``obstacles`` such as interval whiskers).
 
     Returns (x, y, text-anchor) per label. Greedy, in a fixed order, so the
     same points always get the same places.
     """
     x_min, y_min, x_max, y_max = bounds
     dots = [(cx - 5, cy - 5, cx + 5, cy + 5) for cx, cy in centres]
-    boxes: list[tuple[float, float, float, float]] = []
+    boxes: list[tuple[float, float, float, float]] = list(obstacles or [])
 
     def free(box: tuple[float, float, float, float], own: int) -> bool:
         x0, y0, x1, y1 = box
@@ -202,7 +208,9 @@ def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str) -> Cha
     ]
     frontier = pareto_front([(p.tokens, p.recall) for p in points])
     centres = [(x_of(p.tokens), y_of(p.recall)) for p in points]
-    spots = _place_labels(centres, [p.label for p in points], (0, 0, WIDTH, HEIGHT - BOTTOM + 4))
+    whiskers = [(cx - 2, y_of(p.high), cx + 2, y_of(p.low)) for p, (cx, _) in zip(points, centres, strict=True) if p.high is not None and p.low is not None]
+    # Inside the axes (so no label covers a tick label), clear of every whisker.
+    spots = _place_labels(centres, [p.label for p in points], (x0 + 2, 0, WIDTH, y1), whiskers)
     marks = [
         Mark(
             cx=_r(cx),
@@ -274,8 +282,11 @@ def series_chart(points: list[SeriesPoint], *, title: str, y_label: str, recall:
     def x_of(i: int) -> float:
         return x0 + step * (i + 0.5)
 
-    every = max(1, math.ceil(n / 12))  # at most ~12 x labels
-    x_ticks = [Tick(_r(x_of(i)), p.label) for i, p in enumerate(points) if i % every == 0 or i == n - 1]
+    # Every label as wide as the widest, with a gap: label every run only if that fits, else every 2nd, 3rd...
+    slot = max((_label_width(p.label) for p in points), default=0.0) + 8
+    every = max(1, math.ceil(n * slot / (x1 - x0)))
+    labelled = set(range(n - 1, -1, -every))  # counted back from the newest run, which is always labelled
+    x_ticks = [Tick(_r(x_of(i)), p.label) for i, p in enumerate(points) if i in labelled]
     marks = []
     d = ""
     for i, p in enumerate(points):
@@ -336,6 +347,7 @@ class ReferencePoint:
     x: float
     y: float
     title: str
+    label: str = ""  # drawn beside the point: which published figure it is
 
 
 SERIES_CLASSES = 8  # css classes s0..s7 colour the lines; more lines reuse them
@@ -387,23 +399,34 @@ def line_chart(
         if log:
             steps = range(round(math.log10(low)), round(math.log10(high)) + 1)
             return [Tick(at(10.0**e), _token_label(10.0**e) if 10.0**e >= 1 else f"{10.0**e:g}") for e in steps]
-        return [Tick(at(high * f), f"{round(f * high * 100)}%" if share else _token_label(high * f)) for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        return [Tick(at(high * f), f"{f * high:g}" if share else _token_label(high * f)) for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
 
     marks: list[Mark] = []
     paths: list[tuple[str, str]] = []
     legend: list[tuple[str, str]] = []
+    drawn: dict[tuple[tuple[float, float], ...], str] = {}  # the points of each line drawn so far -> its label
     for index, line in enumerate(lines):
         css = f"s{index % SERIES_CLASSES}"
-        d = " ".join(f"{'L' if i else 'M'}{x_of(x)} {y_of(y)}" for i, (x, y) in enumerate(line.points))
+        where = tuple((x_of(x), y_of(y)) for x, y in line.points)
+        same_as = drawn.get(where) if where else None
+        if same_as is not None:
+            # Exactly on an earlier line, which would hide it: drawn dashed over it with smaller dots, and the legend says so.
+            css += " same"
+        else:
+            drawn[where] = line.label
+        d = " ".join(f"{'L' if i else 'M'}{px} {py}" for i, (px, py) in enumerate(where))
         if d:
             paths.append((css, d))
-        legend.append((css, line.label))
-        for (x, y), tip in zip(line.points, line.titles, strict=True):
-            marks.append(Mark(x_of(x), y_of(y), None, None, "", x_of(x), y_of(y), "start", tip, line.href, css))
-    for ref in references:
-        marks.append(Mark(x_of(ref.x), y_of(ref.y), None, None, "", x_of(ref.x), y_of(ref.y), "start", ref.title, reference_href, "reference"))
+        legend.append((css, line.label + (f" (same values as {same_as})" if same_as is not None else "")))
+        for (px, py), tip in zip(where, line.titles, strict=True):
+            marks.append(Mark(px, py, None, None, "", px, py, "start", tip, line.href, css))
+    centres = [(x_of(r.x), y_of(r.y)) for r in references]
+    obstacles = [(m.cx - 5, m.cy - 5, m.cx + 5, m.cy + 5) for m in marks]
+    spots = _place_labels(centres, [r.label for r in references], (x0 + 2, y0, WIDTH, y1), obstacles)
+    for ref, (cx, cy), (lx, ly, anchor) in zip(references, centres, spots, strict=True):
+        marks.append(Mark(cx, cy, None, None, ref.label, lx, ly, anchor, ref.title, reference_href, "reference"))
     if references:
-        legend.append(("reference", "published figure (not re-run here)"))
+        legend.append(("reference", "published figure (not re-run here), labelled by its source"))
     return Chart(
         title=title,
         width=WIDTH,

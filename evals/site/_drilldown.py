@@ -173,6 +173,13 @@ def point_view(
                 RecordView(rank, None, [], matched, turn, ti - turn if turn is not None else None, False,
                            href=link(turn) if turn is not None else "", evidence=turn in evidence_set)
             )  # fmt: skip
+    # Where the ranking a run kept past its records put each turn (ranked_turns): an evidence turn
+    # found there was ranked, just not within k, which is not the same as never ranked.
+    ranked_past: dict[int, int] = {}
+    if not all_history:
+        for rank, turn in enumerate((point.ranked_turns or [])[len(records) :], start=len(records) + 1):
+            if turn is not None and turn not in ranked_past and turn not in rank_of_turn:
+                ranked_past[turn] = rank
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
     retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
     evidence = []
@@ -185,6 +192,7 @@ def point_view(
                 role=text.roles[turn],
                 segments=shown.head,
                 retrieved_rank=rank_of_turn.get(turn),
+                ranked_past_k=ranked_past.get(turn),
                 tail=shown.tail,
                 omitted=shown.omitted,
                 length=shown.length,
@@ -213,6 +221,7 @@ def point_view(
         category=point.category,
         evidence_turns=list(point.evidence_turns),
         evidence_retrieved=[t for t in point.evidence_turns if t in retrieved_turns],
+        evidence_ranked_past_k={t: ranked_past[t] for t in point.evidence_turns if t not in retrieved_turns and t in ranked_past},
         answer=None
         if answer is None
         else AnswerView(

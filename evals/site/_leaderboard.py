@@ -13,7 +13,7 @@ from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._output import Output
 from evals.corpus import Reference
-from evals.metrics import MEAN, METRICS, PROPORTION, TOKENS, LatencyBucket, Metric
+from evals.metrics import COUNT, MEAN, METRICS, PROPORTION, TOKENS, LatencyBucket, Metric
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
 from evals.site_paths import Paths, config_id
 from evals.site._publisher import Publisher, Site
@@ -23,7 +23,14 @@ from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.tables import ranked, shown_metrics
 
-__all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
+# Baselines that bound what a memory can do rather than being one; the leaderboard sets them apart and says why.
+CEILINGS = {
+    REFERENCE_STRATEGY: "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at unbounded cost.",
+    "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
+    "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
+}
+
+__all__ = ["CEILINGS", "LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
 class LeaderboardPublisher(Publisher):
     """The index page, and the same rows as leaderboard.json and leaderboard.csv."""
@@ -110,6 +117,7 @@ def leaderboard(
                     dirty=s.dirty,
                     date=s.date,
                     answer_model=s.answer_model,
+                    ceiling=CEILINGS.get(s.strategy, "") if s.strategy_source in (None, "built-in") else "",
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -178,7 +186,8 @@ def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
 
 
 def metric_column(declared: Metric) -> MetricColumn:
-    return MetricColumn(declared.name, declared.label, declared.description, declared.kind, declared.higher_is_better)
+    integral = declared.kind in (COUNT, TOKENS) and declared.name.endswith("_max")
+    return MetricColumn(declared.name, declared.label, declared.description, declared.kind, declared.higher_is_better, integral)
 
 
 def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]) -> list[dict[str, Any]]:

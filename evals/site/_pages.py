@@ -127,8 +127,9 @@ class MetricColumn:
     name: str
     label: str
     description: str
-    kind: str  # proportion, mean or tokens
+    kind: str  # proportion, mean, tokens, count or seconds
     higher_is_better: bool
+    integral: bool = False  # a largest count (records or tokens held): a whole number, shown without decimals
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ class BoardRow:
     date: str
     answer_model: str | None = None
     source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
+    ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
 
 
 @dataclass(frozen=True)
@@ -304,6 +306,7 @@ class RunPage(Page):
     retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): this run, then published figures
     retrieval_cutoffs: list[int] = field(default_factory=list)  # the union of the tables' cutoffs
     cutoff_chart: Chart | None = None
+    retrieval_absent: str = ""  # why ``retrieval`` is empty (evals.site._retrieval.retrieval_absence)
     latency_chart: Chart | None = None
     json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
 
@@ -338,6 +341,7 @@ class EvidenceView:
     role: str
     segments: list[Segment]  # the turn (its start, when clipped), keywords marked
     retrieved_rank: int | None  # its rank among the retrieved records, if it was retrieved
+    ranked_past_k: int | None = None  # not retrieved, but ranked this far down the ranking the run kept past k
     tail: list[Segment] = field(default_factory=list)  # the turn's end, when it is clipped
     omitted: int = 0  # characters left out (0: shown whole); the whole turn is in the transcript
     length: int = 0
@@ -429,6 +433,7 @@ class PointView:
     category: str | None = None
     evidence_turns: list[int] = field(default_factory=list)  # the corpus's evidence turns for this point
     evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
+    evidence_ranked_past_k: dict[int, int] = field(default_factory=dict)  # the others the run ranked past k: turn -> rank
     answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
     k: int = 0  # the run's k: records up to it are shown in full, the rest (kept for deeper cutoffs) briefly

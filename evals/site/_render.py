@@ -36,6 +36,11 @@ def sortkey(value: float | int | str | None) -> str:
     return str(value)
 
 
+def count(value: float | int) -> str:
+    """A whole count (records or tokens held at most), without the decimals a float would bring."""
+    return number(round(value))
+
+
 def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir or DEFAULT_TEMPLATES)),
@@ -46,7 +51,7 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
-    env.filters.update(pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey)
+    env.filters.update(pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count)
     return env
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evals.corpus import Reference
-from evals.formatting import decimal, milliseconds
-from evals.metrics import RETRIEVAL, LatencyBucket, MetricValue, latency_slope, parse_retrieval_key
+from evals.formatting import decimal, milliseconds, percent
+from evals.metrics import PROPORTION, RETRIEVAL, LatencyBucket, MetricValue, latency_slope, parse_retrieval_key
 from evals.retrieval import LEVELS
 from evals.site._charts import Chart, Line, ReferencePoint, line_chart
 from evals.store import RunSummary
@@ -23,10 +23,29 @@ __all__ = [
     "cutoff_tables",
     "latency_chart",
     "reference_rows",
+    "retrieval_absence",
     "retrieval_series",
 ]
 
-NOT_RECORDED = "not recorded: the run was made before retrieval was measured at every cutoff, or by the original CLI"
+
+
+def retrieval_absence(summary: RunSummary, labelled: bool) -> str:
+    """Why a run has no retrieval values at cutoffs, from what the store recorded: ``labelled`` says
+    whether some test point of its corpus names evidence turns or sessions."""
+    if not summary.cutoffs:
+        return (
+            "Not recorded: this run was made before retrieval was measured at every cutoff, or by the original CLI "
+            "(python -m evals), which measures at k only; a new evals run on the same corpus records them."
+        )
+    if not labelled:
+        return (
+            "Not measured: no test point of this corpus names its evidence turns (evidence_turns or evidence_sessions in "
+            "test_at), and these metrics count retrieved evidence, so keyword recall@k above is this run's only recall."
+        )
+    return (
+        f"Not stored: the run was measured at cutoffs {', '.join(map(str, summary.cutoffs))} on a corpus with evidence, "
+        "but the store holds no retrieval value for it."
+    )
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,7 @@ class CutoffTable:
     description: str
     cutoffs: list[int]
     rows: list[CutoffRow]
+    kind: str = PROPORTION  # how its values are shown: a proportion in percent, a mean score as a fraction
 
     @property
     def anchor(self) -> str:
@@ -101,7 +121,7 @@ def cutoff_tables(
                 )
                 for label, values in published.items()
             ]
-            tables.append(CutoffTable(level, metric, family.description, cutoffs, body))
+            tables.append(CutoffTable(level, metric, family.description, cutoffs, body, family.kind))
     return tables
 
 
@@ -118,13 +138,13 @@ def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) ->
         Line(
             label=f"{metric} ({level})",
             points=[(c, v.value) for c, v in sorted(values.items()) if v.value is not None],
-            titles=[f"{metric}@{c} ({level}): {decimal(v.value)} (n={v.n})" for c, v in sorted(values.items()) if v.value is not None],
+            titles=[f"{metric}@{c} ({level}): {_shown(metric, v.value)} (n={v.n})" for c, v in sorted(values.items()) if v.value is not None],
             href=href,
         )
         for (level, metric), values in sorted(series.items(), key=lambda item: (LEVELS.index(item[0][0]), list(RETRIEVAL).index(item[0][1])))
     ]
     points = [
-        ReferencePoint(r.k, r.value, f"{r.label}: {r.metric}@{r.k} ({r.level}) {decimal(r.value)}; {r.citation}")
+        ReferencePoint(r.k, r.value, f"{r.label}: {r.metric}@{r.k} ({r.level}) {_shown(r.metric, r.value)}; {r.citation}", _short_label(r.label))
         for r in references
         if (r.level, r.metric) in series
     ]
@@ -134,13 +154,24 @@ def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) ->
         lines,
         title=f"Retrieval against cutoff: run {summary.run_id}",
         x_label="cutoff k (log scale)",
-        y_label="value at k",
+        y_label="value at k (share or mean score, 0–1)",
         x_log=True,
         y_log=False,
         y_max=1.0,
         references=points,
         reference_href="about.html#references",
     )
+
+
+def _shown(metric: str, value: float) -> str:
+    """A retrieval value as the tables show it: a proportion in percent, a mean score as a decimal fraction."""
+    return percent(value) if RETRIEVAL[metric].kind == PROPORTION else decimal(value)
+
+
+def _short_label(label: str) -> str:
+    """A published figure's label short enough to sit beside its point: up to the first comma or parenthesis."""
+    short = label.split("(")[0].split(",")[0].strip()
+    return short if len(short) <= 28 else short[:27] + "…"
 
 
 def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) -> Chart | None:

@@ -35,7 +35,7 @@ from evals.site._pages import (
 )
 from evals.site_paths import config_id, root_of, test_point_anchor
 from evals.site._provenance import cache_note, provenance_rows
-from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart
+from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._publisher import Publisher, RunSource, Site
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
@@ -264,6 +264,9 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             categories=[_category_row(row) for row in category_rows(whole, scores_of_run) or []],
             evidence=_evidence_row(evidence_block(whole, scores_of_run)),
             **_retrieval_views(s, last.references, last.latency, run_href),
+            retrieval_absent=retrieval_absence(
+                s, any(tp.evidence_turns or tp.evidence_sessions for c in light for tp in c.test_points)
+            ),
             unanswerable=(unanswerable_block(whole, scores_of_run) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers_whole is not None else None,
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",

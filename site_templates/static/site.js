@@ -40,12 +40,15 @@
   function makeSortable(table) {
     if (!table.tHead || !table.tHead.rows.length) return;
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      // The button fills the cell and the cell listens: a click anywhere in the heading sorts, and the
+      // button keeps it reachable by Tab and Enter/Space (a button's key press is a click that bubbles here).
       var button = document.createElement("button");
       button.type = "button";
       button.className = "sort";
       while (th.firstChild) button.appendChild(th.firstChild);
       th.appendChild(button);
-      button.addEventListener("click", function () { sortBy(table, index, th); });
+      th.classList.add("sorts");
+      th.addEventListener("click", function () { sortBy(table, index, th); });
     });
   }
 
@@ -68,6 +71,8 @@
   }
 
   function init() {
+    // Instructions that only hold with this script (sorting by a heading) are hidden until now.
+    Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     Array.prototype.forEach.call(document.querySelectorAll("table.filterable"), makeFilterable);
   }

@@ -1,0 +1,284 @@
+"""The default site as a reviewer sees it: the starter corpus (corpus/, with its evidence turns) in
+Chromium at 1280 px, measured in the DOM, with a screenshot of each page under the test's tmp dir.
+
+The store holds one run of each deterministic strategy on corpus/; the tests
+check the defects of issue 21 stay fixed: cut-off leaderboard columns, sorting
+only on the heading's text, counts with decimals, hidden identical series,
+overlapping chart labels, "not retrieved" for a turn ranked past k, wrapped
+dates, and JavaScript-only instructions shown without JavaScript.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import partial
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from test_site import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, parse
+
+from evals.evaluate import RunConfig, evaluate
+from evals.provenance import Provenance
+from evals.site import build_site
+from evals.site._charts import Line, ReferencePoint, SeriesPoint, line_chart, series_chart
+from evals.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+STRATEGIES = ("full_history", "summary_buffer", "bm25", "mneme", "random_k", "recency", "no_memory")
+WIDTH = 1280
+
+
+@pytest.fixture(scope="module")
+def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The site built from one run of each deterministic strategy on corpus/; (site, strategy -> run id)."""
+    root = tmp_path_factory.mktemp("starter")
+    provenance = Provenance(commit="d" * 40, dirty=False, package_version="0", mneme_version="0", python_version="3")
+    runs = {}
+    with Store.open(root / "results.duckdb") as store:
+        for strategy in STRATEGIES:
+            runs[strategy] = store.append(evaluate(RunConfig(strategy=strategy, corpus=ROOT / "corpus")), provenance)
+    build_site(root / "results.duckdb", root / "site")
+    return root / "site", runs
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Debian Chromium for the module (each test opens its own context); skipped without it, except on CI."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def served(starter: tuple[Path, dict[str, str]]):
+    """The starter site over HTTP on 127.0.0.1; yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(starter[0])))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _open(browser, url: str, shot: Path, javascript: bool = True):
+    """A page at 1280 px wide showing ``url`` (every <details> opened), with a full-page screenshot saved to ``shot``."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": 900}, java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(url)
+    if javascript:
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.screenshot(path=str(shot), full_page=True)
+    return page
+
+
+# -- the leaderboard --------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_leaderboard_shows_every_column_at_1280_px(served: str, browser, tmp_path: Path):
+    """No heading is clipped, the table does not scroll sideways, and the commit and date columns are on screen."""
+    page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
+    measured = page.evaluate(
+        """() => {
+        const table = document.querySelector('table.leaderboard');
+        const wrap = table.parentNode;
+        const heads = [...table.tHead.rows[0].cells];
+        return {
+            clipped: heads.filter(th => th.scrollWidth > th.clientWidth).map(th => th.textContent.trim()),
+            scrolls: wrap.scrollWidth > wrap.clientWidth,
+            right: Math.max(...heads.map(th => th.getBoundingClientRect().right)),
+            last: heads.slice(-2).map(th => th.textContent.trim()),
+        };
+    }"""
+    )
+    assert measured["clipped"] == [] and not measured["scrolls"]
+    assert measured["right"] <= WIDTH and [t.rstrip(" ↕") for t in measured["last"]] == ["commit", "date"]
+
+
+@pytest.mark.browser
+def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path):
+    """Every date on the leaderboard and on a history page is one line of text."""
+    for name, url in (("leaderboard", "index.html"), ("history", "history/index.html")):
+        page = _open(browser, served + url, tmp_path / f"{name}.png")
+        if name == "history":
+            page.locator("a[href$='.html']", has_text="bm25").first.click()
+            page.screenshot(path=str(tmp_path / "history-bm25.png"), full_page=True)
+        lines = page.evaluate(
+            """() => [...document.querySelectorAll('table tbody tr')].map(tr => {
+                const cells = [...tr.cells].filter(td => /^\\d{4}-\\d{2}-\\d{2}$/.test(td.textContent.trim()));
+                return cells.map(td => { const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length; });
+            }).flat()"""
+        )
+        assert lines and set(lines) == {1}, name
+
+
+@pytest.mark.browser
+def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path: Path):
+    """A click in the corner of a heading cell (its padding, not its text) sorts by that column."""
+    page = _open(browser, served + "index.html", tmp_path / "before.png")
+    heading = page.locator("table.leaderboard thead th", has_text="tokens")
+    box = heading.bounding_box()
+    text = heading.locator("button").bounding_box()
+    assert box["y"] + 2 < text["y"]  # the spot clicked lies outside the heading's text
+    before = page.locator("table.leaderboard tbody:first-of-type tr td:first-child").all_inner_texts()
+    page.mouse.click(box["x"] + box["width"] - 3, box["y"] + 2)
+    assert heading.get_attribute("aria-sort") == "ascending"
+    after = page.locator("table.leaderboard tbody:first-of-type tr td:first-child").all_inner_texts()
+    assert sorted(after) == sorted(before) and after != before
+
+
+@pytest.mark.browser
+def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path):
+    """Tab to a heading and press Enter: the column sorts, and again for the other direction."""
+    page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
+    heading = page.locator("table.leaderboard thead th", has_text="MRR")
+    heading.locator("button").focus()
+    page.keyboard.press("Enter")
+    assert heading.get_attribute("aria-sort") == "ascending"
+    page.keyboard.press("Enter")
+    assert heading.get_attribute("aria-sort") == "descending"
+
+
+@pytest.mark.browser
+def test_sorting_instructions_show_only_with_javascript(served: str, browser, tmp_path: Path):
+    """"Sort by ... clicking its heading" is visible with JavaScript and hidden without it, where clicking does nothing."""
+    with_js = _open(browser, served + "index.html", tmp_path / "js.png")
+    without = _open(browser, served + "index.html", tmp_path / "no-js.png", javascript=False)
+    assert with_js.get_by_text("clicking its heading").first.is_visible()
+    assert without.get_by_text("clicking its heading").count() >= 1
+    assert not any(el.is_visible() for el in without.get_by_text("clicking its heading").all())
+
+
+def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str, str]]):
+    """full_history and summary_buffer sit in a body of their own, badged as ceilings, with the reason given."""
+    table = parse(starter[0] / "index.html").find("table", "leaderboard")
+    memories, ceilings = table.find_all("tbody")
+    strategies = [tr.find_all("td")[0].find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
+    assert strategies == ["full_history", "summary_buffer"]
+    assert all(tr.find("abbr", "ceiling").attrs["title"] for tr in ceilings.find_all("tr") if tr.find_all("td"))
+    assert not memories.find_all("abbr", "ceiling")
+
+
+@pytest.mark.browser
+def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):
+    """No two point labels of the leaderboard's chart overlap, and none covers an interval bar."""
+    page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
+    page.locator("div.board-chart figure").screenshot(path=str(tmp_path / "cost-chart.png"))
+    clashes = page.evaluate(
+        """() => {
+        const svg = document.querySelector('div.board-chart svg');
+        const box = el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom, el.textContent || 'bar']; };
+        const labels = [...svg.querySelectorAll('.mark text')].map(box);
+        const bars = [...svg.querySelectorAll('.mark .whisker')].map(box);
+        const meet = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+        const out = [];
+        labels.forEach((a, i) => [...labels.slice(i + 1), ...bars].forEach(b => { if (meet(a, b)) out.push([a[4], b[4]]); }));
+        return {out, labels: labels.length};
+    }"""
+    )
+    assert clashes["labels"] == len(STRATEGIES) and clashes["out"] == []
+
+
+# -- a run page with cutoff tables --------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_run_page_shows_cutoff_tables_in_percent_and_fractions(served: str, browser, starter, tmp_path: Path):
+    """bm25's page has the cutoff table and chart; recall_any is in percent, NDCG a fraction, as on the leaderboard."""
+    page = _open(browser, served + f"runs/{starter[1]['bm25']}.html", tmp_path / "run-bm25.png")
+    page.locator("#retrieval ~ figure.chart").first.screenshot(path=str(tmp_path / "cutoff-chart.png"))
+    rows = {
+        row.locator("th").inner_text().split()[0]: row.locator("td").all_inner_texts()
+        for row in page.locator("table.cutoffs tbody tr").all()
+    }
+    assert set(rows) == {"recall_any", "recall_all", "recall_frac", "ndcg_any"}
+    assert all(cell.split()[0].endswith("%") for cell in rows["recall_any"] + rows["recall_all"])
+    assert not any("%" in cell for cell in rows["ndcg_any"] + rows["recall_frac"])
+    assert page.locator("p.not-recorded").count() == 0
+
+
+@pytest.mark.browser
+def test_identical_series_are_each_visible_and_legended(served: str, browser, starter, tmp_path: Path):
+    """no_memory's four cutoff lines are all 0: three are drawn dashed over the first and the legend says which."""
+    page = _open(browser, served + f"runs/{starter[1]['no_memory']}.html", tmp_path / "run-no-memory.png")
+    chart = page.locator("figure.chart").first
+    chart.screenshot(path=str(tmp_path / "cutoff-chart-no-memory.png"))
+    dashed = chart.locator("path.line.same")
+    assert dashed.count() == 3
+    assert all(page.evaluate("el => getComputedStyle(el).strokeDasharray", el.element_handle()) != "none" for el in dashed.all())
+    legend = chart.locator("figcaption").inner_text()
+    assert legend.count("same values as recall_any (turn)") == 3
+
+
+def test_reference_points_are_labelled():
+    """A published figure on a line chart carries its label beside the point, not only in a tooltip."""
+    chart = line_chart(
+        [Line("recall_any (turn)", [(1, 0.2), (5, 0.5)], ["a", "b"], "run.html")],
+        title="t", x_label="k", y_label="v", x_log=True, y_log=False, y_max=1.0,
+        references=[ReferencePoint(5, 0.588, "LoCoMo paper: recall_frac@5 0.588", "LoCoMo paper")],
+    )  # fmt: skip
+    assert chart is not None
+    assert [m.label for m in chart.marks if m.kind == "reference"] == ["LoCoMo paper"]
+
+
+def test_counts_are_whole_numbers(starter: tuple[Path, dict[str, str]]):
+    """The run page prints the largest records and tokens held as integers (120, not 120.000)."""
+    page = parse(starter[0] / "runs" / f"{starter[1]['bm25']}.html")
+    rows = {tr.find("th").text(): tr.find_all("td")[0].text() for tr in page.find_all("tr") if tr.find_all("th") and tr.find_all("td")}
+    assert rows["records held (max)"] == "120" and rows["tokens held (max)"].replace(",", "").isdigit()
+
+
+def test_evidence_ranked_past_k_says_so(starter: tuple[Path, dict[str, str]]):
+    """An evidence turn bm25 ranked below k is "ranked #N, past k", not "not retrieved"."""
+    page = parse(starter[0] / "runs" / starter[1]["bm25"] / "009_data_pipeline_long_120.html")
+    tags = [span.text() for span in page.find_all("span", "tag")]
+    assert "ranked #7, past k" in tags
+
+
+def test_run_without_cutoffs_says_why(tmp_path: Path):
+    """A run measured at k only names that cause; a run on a corpus without evidence names that one."""
+    provenance = Provenance(commit="e" * 40, dirty=False, package_version="0", mneme_version="0", python_version="3")
+    with Store.open(tmp_path / "results.duckdb") as store:
+        old = store.append(evaluate(RunConfig(strategy="recency", corpus=ROOT / "corpus", cutoffs=())), provenance)
+        plain = store.append(evaluate(RunConfig(strategy="recency", corpus=ROOT / "tests" / "fixtures" / "site_corpus")), provenance)
+    build_site(tmp_path / "results.duckdb", tmp_path / "site")
+
+    def said(run_id: str) -> str:
+        return parse(tmp_path / "site" / "runs" / f"{run_id}.html").find("p", "not-recorded").text()
+
+    assert said(old).startswith("Not recorded: this run was made before") and "evidence" not in said(old)
+    assert said(plain).startswith("Not measured: no test point of this corpus names its evidence")
+
+
+@pytest.mark.browser
+def test_headings_keep_digests_and_paths_as_written(served: str, browser, tmp_path: Path):
+    """In an upper-cased heading, a code span (a prompt's file name or digest) keeps its case."""
+    page = _open(browser, served + "about.html", tmp_path / "about.png")
+    transforms = page.evaluate(
+        """() => { const h = document.createElement('h4'); h.innerHTML = 'prompt <code>answer.txt</code> <small>digest <code>ab12</code></small>';
+        document.querySelector('main').appendChild(h);
+        return [getComputedStyle(h).textTransform, ...[...h.querySelectorAll('code, small')].map(c => getComputedStyle(c).textTransform)]; }"""
+    )
+    assert transforms == ["uppercase", "none", "none", "none"]
+
+
+@pytest.mark.parametrize("runs", [5, 13, 40, 200])
+def test_history_chart_commit_labels_do_not_overlap(runs: int):
+    """However many runs a history has, its x labels (short commits) are at least a label's width apart, the newest labelled."""
+    points = [SeriesPoint(0.5, 0.4, 0.6, f"{i:07x}", "", "", False) for i in range(runs)]
+    ticks = series_chart(points, title="t", y_label="recall@k", recall=True).x_ticks
+    gaps = [b.pos - a.pos for a, b in zip(ticks, ticks[1:])]
+    assert ticks[-1].label == f"{runs - 1:07x}" and all(gap >= 6.4 * 7 + 2 for gap in gaps)
