@@ -36,7 +36,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["CountsAhead", "Footprint", "MemoryStrategy", "Message", "Prefetching", "Record", "record_text", "record_turn"]
+__all__ = [
+    "REQUIRED_MEMBERS",
+    "CountsAhead",
+    "Footprint",
+    "MemoryStrategy",
+    "Message",
+    "Prefetching",
+    "Record",
+    "missing_members",
+    "record_text",
+    "record_turn",
+]
+
+# The methods every strategy has; ``name`` is not asked of it (a run is named by the registry).
+REQUIRED_MEMBERS = ("add", "retrieve", "context_for", "reset")
 
 Message = dict[str, str]
 
@@ -89,6 +103,11 @@ class Footprint(Protocol):
     def held_count(self) -> int: ...
 
     def held_texts(self) -> Iterable[str]: ...
+
+
+def missing_members(strategy: object) -> list[str]:
+    """The contract's methods ``strategy`` lacks ([] for a strategy; all four for None or an int)."""
+    return [name for name in REQUIRED_MEMBERS if not callable(getattr(strategy, name, None))]
 
 
 def record_text(record: Record | str) -> str:

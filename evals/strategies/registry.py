@@ -13,7 +13,16 @@ is validated and converted before anything is built. A parameter named
 
 A configuration's identity, which keys reuse, the leaderboard and history, is
 :meth:`StrategySpec.describe` of the validated options: the name plus every
-option, known before the strategy exists.
+option, known before the strategy exists. The name always comes from the
+registry (the entry point's name, or the reference), never from an option or
+the instance; and a configuration the store could not read back (an integer
+beyond 64 bits, NaN, a lone surrogate, an endless string) is refused here,
+before anything runs.
+
+Whatever a plug-in's code raises (on import, in its factory, in any call a
+play-through makes) is the plug-in's fault and becomes a :class:`StrategyError`
+naming the strategy and the call; ``SystemExit`` too, so a plug-in calling
+``sys.exit(0)`` cannot end a run with exit code 0 and nothing stored.
 """
 
 from __future__ import annotations
@@ -21,6 +30,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import json
+import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib.metadata import EntryPoint, entry_points
@@ -29,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from evals.errors import EvalsError
-from evals.strategies.base import MemoryStrategy
+from evals.formatting import printable
+from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -37,13 +50,18 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "NO_MODEL",
+    "PLUGIN_FAULTS",
     "BuildContext",
     "NoOptions",
     "Planned",
     "Registry",
     "StrategyError",
     "StrategySpec",
+    "fault_text",
+    "kind_of",
+    "plugin_fault",
     "spec_from_factory",
+    "unstorable",
 ]
 
 ENTRY_POINT_GROUP = "mneme_evals.strategies"
@@ -52,8 +70,86 @@ BUILT_IN_DISTRIBUTION = "mneme-evals"
 NO_MODEL = "none"
 
 
+# What a plug-in's code may raise that is its own fault: any exception, and SystemExit (sys.exit() in
+# a strategy must not end a run with exit code 0 and nothing stored). KeyboardInterrupt is the user's.
+PLUGIN_FAULTS = (Exception, SystemExit)
+MAX_FAULT_CHARS = 500  # of a plug-in's exception message, in the one-line error
+
+# What the store can read back (the configuration is stored as JSON and exported with orjson).
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+MAX_OPTION_CHARS = 4096  # one string in a configuration: a model name, a URL, a path
+MAX_CONFIGURATION_CHARS = 65536  # the whole configuration, as JSON
+MAX_CONFIGURATION_DEPTH = 16
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# package.module:attr, each part a Python name (so a reference never holds a newline or a path).
+_REFERENCE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*(\.[^\W\d]\w*)*")
+
+
 class StrategyError(EvalsError):
-    """A strategy cannot be found, its options are wrong, or it cannot be built."""
+    """A strategy cannot be found, its options are wrong, it cannot be built, or it broke the contract."""
+
+
+def fault_text(exc: BaseException) -> str:
+    """What a plug-in raised, in one short line: its type and message."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}) (sys.exit() in a strategy's code is a fault, not the end of the run)"
+    text = " ".join(str(exc).split())
+    if len(text) > MAX_FAULT_CHARS:
+        text = text[:MAX_FAULT_CHARS] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def plugin_fault(strategy: str, call: str, exc: BaseException, where: str = "") -> StrategyError:
+    """The error for a fault in a strategy's own code: ``strategy NAME: CALL raised TYPE: message, at WHERE``."""
+    return StrategyError(f"strategy {strategy}: {call} raised {fault_text(exc)}{', at ' + where if where else ''}")
+
+
+def unstorable(value: Any, where: str = "", depth: int = 0) -> str | None:
+    """Why ``value`` (a configuration, an option) could not be stored and read back, or None when it can.
+
+    JSON values only; integers within signed 64 bits, finite floats, text without lone
+    surrogates and at most :data:`MAX_OPTION_CHARS` long, nested at most
+    :data:`MAX_CONFIGURATION_DEPTH` deep."""
+    at = f"{where}: " if where else ""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if MIN_INT <= value <= MAX_INT else f"{at}{_digits(value)} is beyond what the store keeps (integers from -2**63 to 2**63-1)"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{at}{value} is not a finite number, which the store cannot keep"
+    if isinstance(value, str):
+        return _unstorable_text(value, at)
+    if depth >= MAX_CONFIGURATION_DEPTH:
+        return f"{at}nested more than {MAX_CONFIGURATION_DEPTH} levels deep"
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            problem = unstorable(item, f"{where}[{index}]", depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{at}key {key!r} is not text"
+            problem = _unstorable_text(key, f"{where}: key " if where else "key ") or unstorable(item, f"{where}.{key}" if where else key, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    return f"{at}a {type(value).__name__} is not a JSON value"
+
+
+def _unstorable_text(text: str, at: str) -> str | None:
+    if len(text) > MAX_OPTION_CHARS:
+        return f"{at}text of {len(text):,} characters is longer than the {MAX_OPTION_CHARS:,} a setting may be"
+    if not text.isascii() and _SURROGATE.search(text):
+        return f"{at}holds a lone surrogate (\\u{ord(_SURROGATE.search(text).group()):04x}), which is not a character"
+    return None
+
+
+def _digits(value: int) -> str:
+    """A huge integer as its first digits and length (str() of a 10,000-digit int is refused by Python)."""
+    digits = value.bit_length() * 30103 // 100000 + 1  # about log10(2) per bit
+    return f"{value}" if digits <= 40 else f"an integer of about {digits:,} digits"
 
 
 class NoOptions(BaseModel):
@@ -72,7 +168,13 @@ class BuildContext:
 
 def _default_describe(name: str) -> Callable[[BaseModel, BuildContext], dict[str, Any]]:
     def describe(options: BaseModel, context: BuildContext) -> dict[str, Any]:
-        return {"name": name, **options.model_dump(mode="json")}
+        values = options.model_dump(mode="json")
+        if "name" in values:  # it would be lost (or, before, would rename the strategy on the leaderboard)
+            raise StrategyError(
+                f"strategy {name}: an option may not be called 'name': a run is named by the registry "
+                "(rename the factory's parameter)"
+            )
+        return {"name": name, **values}
 
     return describe
 
@@ -93,6 +195,9 @@ class StrategySpec:
     requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
     extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
+    # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
+    # keys run reuse (evals.provenance.strategy_code). None for a built-in: the commit names its code.
+    module: str | None = None
 
     def missing(self) -> list[str]:
         """The required modules this environment lacks ([] when the strategy can run here)."""
@@ -106,6 +211,8 @@ class StrategySpec:
         """The options model from ``key=value`` pairs; a :class:`StrategyError` names each bad option."""
         try:
             return self.options.model_validate(dict(pairs))
+        except EvalsError:
+            raise
         except ValidationError as exc:
             problems = []
             for error in exc.errors():
@@ -117,13 +224,15 @@ class StrategySpec:
                     given = pairs.get(key, "")
                     problems.append(f"--option {key}={given}: {error['msg']}")
             raise StrategyError("; ".join(problems)) from None
+        except PLUGIN_FAULTS as exc:  # a plug-in's own validator failed
+            raise plugin_fault(self.name, "validating its options", exc) from exc
 
     def option_rows(self) -> list[tuple[str, str, str]]:
         """(name, default, help) of each option, for `evals strategies`."""
         rows = []
         for key, info in self.options.model_fields.items():
-            default = "required" if info.is_required() else repr(info.default)
-            rows.append((key, default, info.description or ""))
+            default = "required" if info.is_required() else printable(repr(info.default))
+            rows.append((key, default, printable(info.description or "")))
         return rows
 
 
@@ -147,11 +256,27 @@ class Planned:
             hint = f"pip install -e '.[{self.spec.extra}]'" if self.spec.extra else f"install {', '.join(missing)}"
             raise StrategyError(f"strategy {self.spec.name} needs {', '.join(missing)}, which is not installed: {hint}")
         try:
-            return self.spec.build(self.options, self.context)
+            strategy = self.spec.build(self.options, self.context)
         except EvalsError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plug-in's failure becomes a message, not a traceback
-            raise StrategyError(f"strategy {self.spec.name} ({self.spec.source}) could not be built: {type(exc).__name__}: {exc}") from exc
+        except PLUGIN_FAULTS as exc:  # a plug-in's failure becomes a message, not a traceback
+            raise StrategyError(f"strategy {self.spec.name} ({self.spec.source}) could not be built: {fault_text(exc)}") from exc
+        missing = missing_members(strategy)
+        if missing:
+            lacks = "" if len(missing) == len(REQUIRED_MEMBERS) else f"; it lacks {', '.join(missing)}"
+            raise StrategyError(
+                f"strategy {self.spec.name} ({self.spec.source}): its factory returned {kind_of(strategy)}, not a "
+                f"memory strategy (an object with add, retrieve, context_for and reset methods{lacks})"
+            )
+        return strategy
+
+
+def kind_of(value: Any) -> str:
+    """``None``, ``a dict``, ``an int``: what a plug-in returned, for an error."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def spec_from_factory(name: str, factory: Callable[..., MemoryStrategy], source: str = "") -> StrategySpec:
@@ -186,11 +311,14 @@ def _resolve_annotation(factory: Callable[..., Any], annotation: str) -> Any:
         return Any
 
 
-def _as_spec(name: str, value: Any, source: str) -> StrategySpec:
+def _as_spec(name: str, value: Any, source: str, module: str | None) -> StrategySpec:
     if isinstance(value, StrategySpec):
-        return replace(value, name=name, source=source) if value.name != name else replace(value, source=source)
+        return replace(value, name=name, source=source, module=module)
     if callable(value):
-        return spec_from_factory(name, value, source)
+        try:
+            return replace(spec_from_factory(name, value, source), module=module)
+        except PLUGIN_FAULTS as exc:  # a signature pydantic cannot turn into options, say
+            raise StrategyError(f"strategy {name} ({source}): its factory's parameters cannot be options: {fault_text(exc)}") from exc
     raise StrategyError(f"strategy {name} ({source}) is neither a StrategySpec nor a factory function: {type(value).__name__}")
 
 
@@ -216,16 +344,18 @@ class Registry:
             point = self._points[ref]
             try:
                 value = point.load()
-            except Exception as exc:  # noqa: BLE001
-                raise StrategyError(f"strategy {ref} ({_source(point)}) failed to load: {type(exc).__name__}: {exc}") from exc
-            spec = _as_spec(ref, value, _source(point))
+            except PLUGIN_FAULTS as exc:
+                raise StrategyError(f"strategy {ref} ({_source(point)}) failed to load: {fault_text(exc)}") from exc
+            spec = _as_spec(ref, value, _source(point), None if _is_built_in(point) else point.module)
         elif ":" in ref:
-            spec = _load_reference(ref)
+            spec = self._load_reference(ref)
         else:
             raise StrategyError(
                 f"unknown strategy {ref!r}; registered: {', '.join(self.names())} "
                 "(or name a factory as package.module:function)"
             )
+        if printable(spec.name) != spec.name or not spec.name.strip():
+            raise StrategyError(f"strategy {printable(ref)}: its name {spec.name!r} is blank or holds control characters")
         self._loaded[ref] = spec
         return spec
 
@@ -233,10 +363,63 @@ class Registry:
         return [self.get(name) for name in self.names()]
 
     def plan(self, ref: str, options: Mapping[str, Any], context: BuildContext) -> Planned:
+        """The strategy ``ref`` with ``options`` validated and its configuration worked out, nothing built.
+
+        The configuration is named by the registry whatever ``describe`` says, and must be
+        something the store can keep and read back, or nothing runs."""
         spec = self.get(ref)
         validated = spec.parse(options)
-        configuration = spec.configuration(validated, context)
+        for key, value in validated.model_dump(mode="json").items():
+            problem = unstorable(value)
+            if problem is not None:
+                raise StrategyError(f"--option {key}: {problem}")
+        try:
+            configuration = spec.configuration(validated, context)
+        except EvalsError:
+            raise
+        except PLUGIN_FAULTS as exc:
+            raise plugin_fault(spec.name, "describe (its configuration)", exc) from exc
+        if not isinstance(configuration, dict):
+            raise StrategyError(f"strategy {spec.name}: its configuration is {kind_of(configuration)}, not a dict")
+        configuration = {**configuration, "name": spec.name}  # names come from the registry, never from options
+        problem = unstorable(configuration)
+        if problem is None and len(json.dumps(configuration, ensure_ascii=False)) > MAX_CONFIGURATION_CHARS:
+            problem = f"longer than {MAX_CONFIGURATION_CHARS:,} characters as JSON"
+        if problem is not None:
+            raise StrategyError(f"strategy {spec.name}: its configuration cannot be stored: {problem}")
         return Planned(spec, validated, context, configuration)
+
+    def _load_reference(self, ref: str) -> StrategySpec:
+        """The strategy ``package.module:attr`` names: a factory (named by the reference) or a spec."""
+        if not _REFERENCE.fullmatch(ref):
+            raise StrategyError(f"--runner {printable(ref)}: not a registered name nor a reference package.module:function")
+        module_name, _, attr = ref.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                raise StrategyError(
+                    f"--runner {ref}: no module named {exc.name!r} on the Python path; the `evals` command does not "
+                    "look in the current directory: run it with PYTHONPATH=. (or the folder holding the module), "
+                    "or pip install -e the plug-in's package"
+                ) from None
+            raise StrategyError(f"--runner {ref}: cannot import {module_name}: {fault_text(exc)}") from None
+        except PLUGIN_FAULTS as exc:  # an error in the user's module is theirs to read
+            raise StrategyError(f"--runner {ref}: cannot import {module_name}: {fault_text(exc)}") from None
+        value: Any = module
+        for part in attr.split("."):
+            if not hasattr(value, part):
+                raise StrategyError(f"--runner {ref}: {module_name} has no {attr!r}")
+            value = getattr(value, part)
+        # A spec keeps its declared name unless that names another strategy; a bare factory is named by the
+        # reference itself, which is unambiguous.
+        name = value.name if isinstance(value, StrategySpec) else ref
+        if name in self._points and self._points[name].value != ref:
+            raise StrategyError(
+                f"--runner {ref}: its StrategySpec is named {name!r}, which is registered to another strategy "
+                f"({_source(self._points[name])}); give it a name of its own"
+            )
+        return _as_spec(name, value, ref, module_name)
 
 
 def _is_built_in(point: EntryPoint) -> bool:
@@ -250,18 +433,3 @@ def _source(point: EntryPoint) -> str:
         return point.value
     return f"{point.dist.name} {point.dist.version}"
 
-
-def _load_reference(ref: str) -> StrategySpec:
-    module_name, _, attr = ref.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - an import error in the user's module is theirs to read
-        raise StrategyError(f"--runner {ref}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
-    value: Any = module
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise StrategyError(f"--runner {ref}: {module_name} has no {attr!r}")
-        value = getattr(value, part)
-    # A spec keeps its declared name; a bare factory is named by the reference itself, which is unambiguous.
-    name = value.name if isinstance(value, StrategySpec) else ref
-    return _as_spec(name, value, ref)
