@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -31,9 +30,10 @@ from typing import Any
 from evals.corpus import Conversation, Corpus, TestPoint
 from evals.errors import EvalsError
 from evals.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
-from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
-from evals.strategies.registry import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.retrieval import sessions_of
+from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.strategies.base import lone_surrogate
+from evals.strategies.registry import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
@@ -45,7 +45,6 @@ Progress = Callable[[int, int, str], None]
 
 # Python's last-resort handler prints a warning as its bare message on stderr when nobody configured logging.
 log = logging.getLogger(__name__)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_HELD = 2**63 - 1  # what held_count() may say: the store keeps it as a 64-bit integer
 
 
@@ -316,7 +315,7 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = 
                     texts.setdefault(turn.content)
                 else:
                     for text in candidates(turn.role, turn.content):
-                        if type(text) is str and (text.isascii() or not _SURROGATE.search(text)):
+                        if type(text) is str and lone_surrogate(text) is None:
                             texts.setdefault(text)
     except EvalsError:
         raise
@@ -346,9 +345,10 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
                 raise StrategyError(
                     f"strategy {strategy}: retrieve() returned a record that is {kind_of(record)}, not a str or Record, at {where}"
                 )
-    for text in texts:  # isascii() is O(1): only text with other characters is searched
-        if not text.isascii() and _SURROGATE.search(text):
-            code = ord(_SURROGATE.search(text).group())
+    for text in texts:
+        surrogate = lone_surrogate(text)
+        if surrogate is not None:
+            code = ord(surrogate)
             raise StrategyError(
                 f"strategy {strategy}: retrieve() returned a record holding a lone surrogate (\\u{code:04x}), which "
                 f"is not a character and cannot be stored, at {where}"

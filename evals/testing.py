@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from evals.errors import EvalsError
 from evals.formatting import printable
 from evals.strategies import BuildContext, MemoryStrategy, Record, Registry, StrategySpec
+from evals.strategies.base import lone_surrogate
 from evals.strategies.registry import PLUGIN_FAULTS, fault_text, kind_of, unstorable
 
 __all__ = ["Check", "check_strategy", "run_checks"]
@@ -42,7 +42,6 @@ TURNS = [
     ("assistant", "Ana on alternate Sundays, noted."),
 ]
 QUESTION = "What is the name of my cat?"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ def _check_types(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
             text = record
         else:
             return f"retrieve() returned a {type(record).__name__} record; return str or evals.strategies.Record"
-        if not text.isascii() and _SURROGATE.search(text):
+        if lone_surrogate(text) is not None:
             return "retrieve() returned a record holding a lone surrogate, which is not a character; return valid text"
     return None
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.corpus import Conversation, Corpus, Turn
 from evals.results import AnswerRun, RunResult
+from evals.strategies.base import lone_surrogate
 from evals.strategies.registry import StrategyError, kind_of
 
 if TYPE_CHECKING:
@@ -70,11 +71,11 @@ def collector(asked: dict[str, list[AskedPoint]], *, k: int, name: str = "") -> 
     def collect(conversation_id: str, point: Any, strategy: Any) -> None:
         context = strategy.context_for(point.question, k=k)
         if not isinstance(context, list | tuple) or not all(
-            isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in context
+            isinstance(m, Mapping) and _text(m.get("role")) and _text(m.get("content")) for m in context
         ):
             raise StrategyError(
                 f"strategy {name or type(strategy).__name__}: context_for() must return a list of "
-                f"{{'role': str, 'content': str}} messages; it returned {kind_of(context)}"
+                f"{{'role': str, 'content': str}} messages (text without lone surrogates); it returned {kind_of(context)}"
             )
         asked.setdefault(conversation_id, []).append(
             AskedPoint(
@@ -89,6 +90,11 @@ def collector(asked: dict[str, list[AskedPoint]], *, k: int, name: str = "") -> 
         )
 
     return collect
+
+
+def _text(value: Any) -> bool:
+    """Whether ``value`` is text a request can carry (a str without lone surrogates)."""
+    return isinstance(value, str) and lone_surrogate(value) is None
 
 
 def chat_client(config: RunConfig, cache: Cache | None, api_key: str | None, backoff: float) -> ChatClient:

@@ -33,6 +33,7 @@ passes a turn's session id and date (``corpus/README.md``) to a strategy whose
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -44,10 +45,13 @@ __all__ = [
     "Message",
     "Prefetching",
     "Record",
+    "lone_surrogate",
     "missing_members",
     "record_text",
     "record_turn",
 ]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # The methods every strategy has; ``name`` is not asked of it (a run is named by the registry).
 REQUIRED_MEMBERS = ("add", "retrieve", "context_for", "reset")
@@ -108,6 +112,15 @@ class Footprint(Protocol):
 def missing_members(strategy: object) -> list[str]:
     """The contract's methods ``strategy`` lacks ([] for a strategy; all four for None or an int)."""
     return [name for name in REQUIRED_MEMBERS if not callable(getattr(strategy, name, None))]
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in ``text`` (not a character: it cannot be written as UTF-8, so
+    cannot be stored or sent), or None. Cheap for ASCII text, which is most text."""
+    if text.isascii():  # O(1) in CPython
+        return None
+    found = _SURROGATE.search(text)
+    return found.group() if found else None
 
 
 def record_text(record: Record | str) -> str:

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from evals.errors import EvalsError
 from evals.formatting import printable
-from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
+from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, lone_surrogate, missing_members
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -80,7 +80,6 @@ MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 MAX_OPTION_CHARS = 4096  # one string in a configuration: a model name, a URL, a path
 MAX_CONFIGURATION_CHARS = 65536  # the whole configuration, as JSON
 MAX_CONFIGURATION_DEPTH = 16
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # package.module:attr, each part a Python name (so a reference never holds a newline or a path).
 _REFERENCE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*(\.[^\W\d]\w*)*")
 
@@ -141,9 +140,8 @@ def unstorable(value: Any, where: str = "", depth: int = 0) -> str | None:
 def _unstorable_text(text: str, at: str) -> str | None:
     if len(text) > MAX_OPTION_CHARS:
         return f"{at}text of {len(text):,} characters is longer than the {MAX_OPTION_CHARS:,} a setting may be"
-    if not text.isascii() and _SURROGATE.search(text):
-        return f"{at}holds a lone surrogate (\\u{ord(_SURROGATE.search(text).group()):04x}), which is not a character"
-    return None
+    surrogate = lone_surrogate(text)
+    return None if surrogate is None else f"{at}holds a lone surrogate (\\u{ord(surrogate):04x}), which is not a character"
 
 
 def _digits(value: int) -> str:
