@@ -1295,6 +1295,20 @@ def test_plugin_exiting_on_import_is_one_line(store, plugin):
     assert line.startswith(f"Error: --runner {ref}: cannot import ") and "SystemExit(0)" in line
 
 
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [("raise KeyError('ctx')", "context_for() raised KeyError: 'ctx'"), ("return 'one string'", "context_for() must return a list")],
+)
+def test_plugin_context_for_fault_with_answers_is_one_line(store, plugin, body, says):
+    """With answers on, a context_for() that raises or gives no messages fails in one line; nothing is stored."""
+    from llm_server import LLMServer
+
+    ref = plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n") + ":make"
+    with LLMServer() as server, unchanged(store):
+        line = one_line_error(answers_run(server, store, runner=ref))
+    assert f"strategy {ref}: " in line and says in line, line
+
+
 # -- issue 20, item 8: names from the registry, printed values escaped ----------------------------
 
 

@@ -255,11 +255,11 @@ class Planned:
             raise StrategyError(f"strategy {self.spec.name} needs {', '.join(missing)}, which is not installed: {hint}")
         try:
             strategy = self.spec.build(self.options, self.context)
+            missing = missing_members(strategy)  # looks its members up: a property may raise too
         except EvalsError:
             raise
         except PLUGIN_FAULTS as exc:  # a plug-in's failure becomes a message, not a traceback
             raise StrategyError(f"strategy {self.spec.name} ({self.spec.source}) could not be built: {fault_text(exc)}") from exc
-        missing = missing_members(strategy)
         if missing:
             lacks = "" if len(missing) == len(REQUIRED_MEMBERS) else f"; it lacks {', '.join(missing)}"
             raise StrategyError(
