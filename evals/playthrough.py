@@ -32,8 +32,8 @@ from evals.errors import EvalsError
 from evals.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.retrieval import sessions_of
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.strategies.base import lone_surrogate
-from evals.strategies.registry import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]

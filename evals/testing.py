@@ -23,8 +23,8 @@ from typing import Any
 from evals.errors import EvalsError
 from evals.formatting import printable
 from evals.strategies import BuildContext, MemoryStrategy, Record, Registry, StrategySpec
+from evals.strategies._faults import PLUGIN_FAULTS, fault_text, kind_of, unstorable
 from evals.strategies.base import lone_surrogate
-from evals.strategies.registry import PLUGIN_FAULTS, fault_text, kind_of, unstorable
 
 __all__ = ["Check", "check_strategy", "run_checks"]
 

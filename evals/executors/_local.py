@@ -9,7 +9,7 @@ from evals.errors import EvalsError
 from evals.executors._play import PlayJob, Played, collector, corpus_texts
 from evals.playthrough import play_corpus
 from evals.strategies import Prefetching
-from evals.strategies.registry import PLUGIN_FAULTS, plugin_fault
+from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
 if TYPE_CHECKING:
     from evals.llm import AskedPoint

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.corpus import Conversation, Corpus, Turn
 from evals.results import AnswerRun, RunResult
+from evals.strategies._faults import StrategyError, kind_of
 from evals.strategies.base import lone_surrogate
-from evals.strategies.registry import StrategyError, kind_of
 
 if TYPE_CHECKING:
     from evals.cache import Cache

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.results import MAX_SEED, MIN_SEED
+from evals.strategies._faults import MAX_INT, MIN_INT
 from evals.strategies.base import Message
 from evals.strategies.registry import BuildContext, StrategySpec
 
@@ -64,7 +64,7 @@ class RandomKOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     seed: int | None = Field(
-        default=None, ge=MIN_SEED, le=MAX_SEED, description="seed of the draws (default: the run's --seed)"
+        default=None, ge=MIN_INT, le=MAX_INT, description="seed of the draws (default: the run's --seed)"
     )
 
 

@@ -31,7 +31,6 @@ import importlib
 import importlib.util
 import inspect
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -42,7 +41,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from evals.errors import EvalsError
 from evals.formatting import printable
-from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, lone_surrogate, missing_members
+from evals.strategies._faults import (
+    MAX_CONFIGURATION_CHARS,
+    PLUGIN_FAULTS,
+    StrategyError,
+    fault_text,
+    kind_of,
+    plugin_fault,
+    unstorable,
+)
+from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -70,84 +78,8 @@ BUILT_IN_DISTRIBUTION = "mneme-evals"
 NO_MODEL = "none"
 
 
-# What a plug-in's code may raise that is its own fault: any exception, and SystemExit (sys.exit() in
-# a strategy must not end a run with exit code 0 and nothing stored). KeyboardInterrupt is the user's.
-PLUGIN_FAULTS = (Exception, SystemExit)
-MAX_FAULT_CHARS = 500  # of a plug-in's exception message, in the one-line error
-
-# What the store can read back (the configuration is stored as JSON and exported with orjson).
-MIN_INT, MAX_INT = -(2**63), 2**63 - 1
-MAX_OPTION_CHARS = 4096  # one string in a configuration: a model name, a URL, a path
-MAX_CONFIGURATION_CHARS = 65536  # the whole configuration, as JSON
-MAX_CONFIGURATION_DEPTH = 16
 # package.module:attr, each part a Python name (so a reference never holds a newline or a path).
 _REFERENCE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*(\.[^\W\d]\w*)*")
-
-
-class StrategyError(EvalsError):
-    """A strategy cannot be found, its options are wrong, it cannot be built, or it broke the contract."""
-
-
-def fault_text(exc: BaseException) -> str:
-    """What a plug-in raised, in one short line: its type and message."""
-    if isinstance(exc, SystemExit):
-        return f"SystemExit({exc.code!r}) (sys.exit() in a strategy's code is a fault, not the end of the run)"
-    text = " ".join(str(exc).split())
-    if len(text) > MAX_FAULT_CHARS:
-        text = text[:MAX_FAULT_CHARS] + "…"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def plugin_fault(strategy: str, call: str, exc: BaseException, where: str = "") -> StrategyError:
-    """The error for a fault in a strategy's own code: ``strategy NAME: CALL raised TYPE: message, at WHERE``."""
-    return StrategyError(f"strategy {strategy}: {call} raised {fault_text(exc)}{', at ' + where if where else ''}")
-
-
-def unstorable(value: Any, where: str = "", depth: int = 0) -> str | None:
-    """Why ``value`` (a configuration, an option) could not be stored and read back, or None when it can.
-
-    JSON values only; integers within signed 64 bits, finite floats, text without lone
-    surrogates and at most :data:`MAX_OPTION_CHARS` long, nested at most
-    :data:`MAX_CONFIGURATION_DEPTH` deep."""
-    at = f"{where}: " if where else ""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return None if MIN_INT <= value <= MAX_INT else f"{at}{_digits(value)} is beyond what the store keeps (integers from -2**63 to 2**63-1)"
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{at}{value} is not a finite number, which the store cannot keep"
-    if isinstance(value, str):
-        return _unstorable_text(value, at)
-    if depth >= MAX_CONFIGURATION_DEPTH:
-        return f"{at}nested more than {MAX_CONFIGURATION_DEPTH} levels deep"
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            problem = unstorable(item, f"{where}[{index}]", depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{at}key {key!r} is not text"
-            problem = _unstorable_text(key, f"{where}: key " if where else "key ") or unstorable(item, f"{where}.{key}" if where else key, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    return f"{at}a {type(value).__name__} is not a JSON value"
-
-
-def _unstorable_text(text: str, at: str) -> str | None:
-    if len(text) > MAX_OPTION_CHARS:
-        return f"{at}text of {len(text):,} characters is longer than the {MAX_OPTION_CHARS:,} a setting may be"
-    surrogate = lone_surrogate(text)
-    return None if surrogate is None else f"{at}holds a lone surrogate (\\u{ord(surrogate):04x}), which is not a character"
-
-
-def _digits(value: int) -> str:
-    """A huge integer as its first digits and length (str() of a 10,000-digit int is refused by Python)."""
-    digits = value.bit_length() * 30103 // 100000 + 1  # about log10(2) per bit
-    return f"{value}" if digits <= 40 else f"an integer of about {digits:,} digits"
 
 
 class NoOptions(BaseModel):
@@ -267,14 +199,6 @@ class Planned:
                 f"memory strategy (an object with add, retrieve, context_for and reset methods{lacks})"
             )
         return strategy
-
-
-def kind_of(value: Any) -> str:
-    """``None``, ``a dict``, ``an int``: what a plug-in returned, for an error."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def spec_from_factory(name: str, factory: Callable[..., MemoryStrategy], source: str = "") -> StrategySpec:
