@@ -341,6 +341,10 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
                         f"which is not an earlier turn (0..{before - 1}), at {where}"
                     )
                 texts.append(record.text)
+            elif isinstance(record, Record):
+                raise StrategyError(
+                    f"strategy {strategy}: retrieve() returned a Record whose text is {kind_of(record.text)}, not a str, at {where}"
+                )
             else:
                 raise StrategyError(
                     f"strategy {strategy}: retrieve() returned a record that is {kind_of(record)}, not a str or Record, at {where}"

@@ -276,6 +276,7 @@ class Registry:
                 f"unknown strategy {ref!r}; registered: {', '.join(self.names())} "
                 "(or name a factory as package.module:function)"
             )
+        spec = replace(spec, summary=printable(spec.summary), source=printable(spec.source))  # shown by `evals strategies`
         if printable(spec.name) != spec.name or not spec.name.strip():
             raise StrategyError(f"strategy {printable(ref)}: its name {spec.name!r} is blank or holds control characters")
         self._loaded[ref] = spec
