@@ -292,16 +292,17 @@ class Registry:
         something the store can keep and read back, or nothing runs."""
         spec = self.get(ref)
         validated = spec.parse(options)
-        for key, value in validated.model_dump(mode="json").items():
-            problem = unstorable(value)
-            if problem is not None:
-                raise StrategyError(f"--option {key}: {problem}")
         try:
+            values = validated.model_dump(mode="json")
             configuration = spec.configuration(validated, context)
         except EvalsError:
             raise
         except PLUGIN_FAULTS as exc:
             raise plugin_fault(spec.name, "describe (its configuration)", exc) from exc
+        for key, value in values.items():
+            problem = unstorable(value)
+            if problem is not None:
+                raise StrategyError(f"--option {key}: {problem}")
         if not isinstance(configuration, dict):
             raise StrategyError(f"strategy {spec.name}: its configuration is {kind_of(configuration)}, not a dict")
         configuration = {**configuration, "name": spec.name}  # names come from the registry, never from options
