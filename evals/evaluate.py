@@ -133,7 +133,7 @@ def evaluate(
         planned = config.plan(registry, cache=cache, client=client)
         strategy = planned.build()
         counter = counter or TokenCounter()
-        counter.count_ahead(likely_records(corpus, strategy))  # on the second core, while the turns play
+        counter.count_ahead(likely_records(corpus, strategy, planned.spec.name))  # on the second core, while the turns play
         job = PlayJob(
             config,
             corpus,

@@ -32,7 +32,8 @@ def strategy_labels(rows: Sequence[RunSummary]) -> list[str]:
         same = [s for s in rows if s.strategy == summary.strategy]
         keys = sorted({k for s in same for k in s.strategy_config if k != "name"})
         varying = [k for k in keys if len({repr(s.strategy_config.get(k)) for s in same}) > 1]
-        parts = [f"{k}={summary.strategy_config[k]}" for k in varying if k in summary.strategy_config]
+        # Escaped: an option's value is the user's text, and a newline in it must not start a line of its own.
+        parts = [formatting.printable(f"{k}={summary.strategy_config[k]}") for k in varying if k in summary.strategy_config]
         labels.append(f"{summary.strategy} ({', '.join(parts)})" if parts else summary.strategy)
     return labels
 

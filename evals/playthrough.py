@@ -7,11 +7,21 @@ any other. Retrieving before adding is the point: otherwise we would measure
 whether memory can find the fact inside the question itself. A turn marked
 ``record: false`` is played but never added, so several questions asked after
 one history each see the history alone.
+
+Every call into the strategy is the plug-in's code: whatever it raises
+(``SystemExit`` included) becomes one :class:`StrategyError` naming the
+strategy, the call and where in the corpus it happened, and what it returns
+is checked before anything is kept. ``retrieve`` must return a list (or
+tuple) of ``str`` or :class:`Record`, text without lone surrogates; a
+retrieval is cut to the depth asked for (a strategy that returns more is
+warned about once per run), except for a strategy that declares it ignores
+``k`` (full_history, the oracle), whose whole list every metric reads.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -20,8 +30,10 @@ from typing import Any
 from evals.corpus import Conversation, Corpus, TestPoint
 from evals.errors import EvalsError
 from evals.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
-from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
 from evals.retrieval import sessions_of
+from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
+from evals.strategies.base import lone_surrogate
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
@@ -30,6 +42,10 @@ __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
 TURN_KEYWORDS = ("session", "date")
 
 Progress = Callable[[int, int, str], None]
+
+# Python's last-resort handler prints a warning as its bare message on stderr when nobody configured logging.
+log = logging.getLogger(__name__)
+MAX_HELD = 2**63 - 1  # what held_count() may say: the store keeps it as a 64-bit integer
 
 
 def play_corpus(
@@ -68,7 +84,8 @@ def play_corpus(
     clock = time.perf_counter()
     depths = sorted({k, *cutoffs})
     rule = WHOLE_LIST if ignores_k else PREFIX if prefix_stable else PER_CUTOFF
-    player = _Player(strategy, k, depths, rule, count_tokens)
+    name = configuration["name"] if configuration is not None else getattr(strategy, "name", type(strategy).__name__)
+    player = _Player(strategy, name, k, depths, rule, count_tokens)
     conversations: list[ConversationResult] = []
     total = len(corpus.conversations)
     for done, conversation in enumerate(corpus.conversations, start=1):
@@ -98,12 +115,14 @@ class _Player:
     def __init__(
         self,
         strategy: MemoryStrategy,
+        name: str,
         k: int,
         depths: list[int],
         rule: str,
         count_tokens: Callable[[list[str]], list[int]] | None,
     ) -> None:
         self.strategy = strategy
+        self.name = name  # the registry's name for it, in every error about it
         self.k = k
         self.depths = depths
         self.rule = rule
@@ -113,14 +132,27 @@ class _Player:
         self.begin = getattr(strategy, "begin_conversation", None)
         # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
         self.timings = CallTimings()
+        self.warned_long = False  # a retrieval longer than asked for is warned about once per run
+
+    def _call(self, call: str, method: Callable[..., Any], *args: Any, where: str = "") -> Any:
+        """``method(*args)``, a call into the strategy: what it raises becomes one line naming the call."""
+        try:
+            return method(*args)
+        except EvalsError as exc:  # already a sentence (a summary or embedding request failed, say): say where
+            if where:
+                exc.args = (f"{where}: {exc}", *exc.args[1:])
+            raise
+        except PLUGIN_FAULTS as exc:
+            raise plugin_fault(self.name, call, exc, where) from exc
 
     def play(
         self, conversation: Conversation, on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None
     ) -> ConversationResult:
         strategy = self.strategy
-        strategy.reset()
+        where = f"conversation {conversation.id!r}"
+        self._call("reset()", strategy.reset, where=where)
         if self.begin is not None:  # optional: a strategy that seeds or names things per conversation
-            self.begin(conversation.id)
+            self._call("begin_conversation()", self.begin, conversation.id, where=where)
         result = ConversationResult(
             conversation_id=conversation.id,
             description=conversation.description,
@@ -139,8 +171,8 @@ class _Player:
                 point = self._test_point(conversation.id, index, test, added, lookup if labelled else None, sessions)
                 point.evidence_sessions = evidence_sessions
                 result.test_points.append(point)
-                if on_test_point is not None:
-                    on_test_point(conversation.id, point, strategy)
+                if on_test_point is not None:  # the answers' collector: it asks the strategy's context_for
+                    self._call("context_for()", on_test_point, conversation.id, point, strategy, where=f"{where}, turn {index}")
             if turn.record:
                 extra = {name: getattr(turn, name, None) for name in self.add_keywords}
                 try:
@@ -148,21 +180,51 @@ class _Player:
                     strategy.add(turn.role, turn.content, turn=index, **{n: v for n, v in extra.items() if v is not None})
                     self.timings.add_ns.append(time.perf_counter_ns() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
-                    exc.args = (f"conversation {conversation.id!r}, turn {index}: {exc}", *exc.args[1:])
+                    exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
                     raise
+                except PLUGIN_FAULTS as exc:
+                    raise plugin_fault(self.name, "add()", exc, f"{where}, turn {index}") from exc
                 added += 1
         if self.footprint is not None:
-            held = list(self.footprint.held_texts())
+            held = self._call("held_texts()", lambda: list(self.footprint.held_texts()), where=where)
+            if not set(map(type, held)) <= {str}:  # in C: a memory may hold a hundred thousand texts
+                raise StrategyError(f"strategy {self.name}: held_texts() gave something other than text, at {where}")
             result.held_records = len(held)
             result.held_tokens = sum(self.count_tokens(held)) if self.count_tokens is not None else None
         return result
 
-    def _retrieve(self, question: str, depth: int, added: int) -> list[Record | str]:
-        held = self.footprint.held_count() if self.footprint is not None else added
-        started = time.perf_counter_ns()
-        retrieved = self.strategy.retrieve(question, depth)
-        self.timings.retrieve_ns.append(time.perf_counter_ns() - started)
+    def _retrieve(self, question: str, depth: int, added: int, where: str) -> list[Record | str]:
+        """The records for ``question`` at ``depth``, checked to be a list and cut to ``depth`` (unless whole-list)."""
+        held = added
+        if self.footprint is not None:
+            held = self._call("held_count()", self.footprint.held_count, where=where)
+            if type(held) is not int or not 0 <= held <= MAX_HELD:
+                raise StrategyError(f"strategy {self.name}: held_count() returned {held!r:.60}, not a count, at {where}")
+        try:
+            started = time.perf_counter_ns()
+            retrieved = self.strategy.retrieve(question, depth)
+            self.timings.retrieve_ns.append(time.perf_counter_ns() - started)
+        except EvalsError as exc:
+            exc.args = (f"{where}: {exc}", *exc.args[1:])
+            raise
+        except PLUGIN_FAULTS as exc:
+            raise plugin_fault(self.name, f"retrieve(question, k={depth})", exc, where) from exc
         self.timings.retrieve_held.append(held)
+        # A generator would be read once by the first check and arrive empty; a dict would give its keys.
+        if not isinstance(retrieved, list | tuple) or isinstance(retrieved, Record):
+            raise StrategyError(
+                f"strategy {self.name}: retrieve(question, k={depth}) returned {kind_of(retrieved)}, not a list "
+                f"of str or Record, at {where}"
+            )
+        if len(retrieved) > depth and self.rule != WHOLE_LIST:
+            if not self.warned_long:
+                self.warned_long = True
+                log.warning(
+                    "warning: strategy %s: retrieve(question, k=%d) returned %d records, at %s; only the first %d "
+                    "are kept (this and any other retrieval longer than asked for, in this run)",
+                    self.name, depth, len(retrieved), where, depth,
+                )  # fmt: skip
+            retrieved = retrieved[:depth]
         return retrieved
 
     def _test_point(
@@ -175,11 +237,12 @@ class _Player:
         sessions: list[str | None],
     ) -> TestPointResult:
         k, depths, rule = self.k, self.depths, self.rule
+        where = f"conversation {conversation_id!r}, turn {index}"
         if rule == PER_CUTOFF:
-            lists = {depth: self._retrieve(test.question, depth, added) for depth in depths}
+            lists = {depth: self._retrieve(test.question, depth, added, where) for depth in depths}
         else:
-            lists = {depths[-1]: self._retrieve(test.question, depths[-1], added)}
-        texts = {depth: _texts(found, self.strategy, conversation_id, index) for depth, found in lists.items()}
+            lists = {depths[-1]: self._retrieve(test.question, depths[-1], added, where)}
+        texts = {depth: _texts(found, self.name, where, index) for depth, found in lists.items()}
         records = texts[k] if rule == PER_CUTOFF else texts[depths[-1]] if rule == WHOLE_LIST else texts[depths[-1]][:k]
         point = TestPointResult(
             turn_index=index,
@@ -228,50 +291,71 @@ def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]
     return list(test.evidence_sessions) or sessions_of(test.evidence_turns, sessions)
 
 
-def likely_records(corpus: Corpus, strategy: MemoryStrategy) -> list[str]:
+def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = None) -> list[str]:
     """The texts a play-through of ``corpus`` will probably return as records.
 
     Token counting starts on them while the play-through runs. A strategy can
     say which texts a turn may turn into (``record_candidates(role, content)``;
     by default its content); only turns before a conversation's last test
-    point can be retrieved at all.
+    point can be retrieved at all. They are hints: one that is not text is
+    left out, and what ``record_candidates`` raises is the strategy's error
+    (``name``: the registry's name for it).
     """
     candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
     # Each distinct text once, in first-seen order: benchmarks that share sessions between
     # conversations repeat most turns many times, and a candidate is a new string each time.
     texts: dict[str, None] = {}
-    for conversation in corpus.conversations:
-        last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
-        for turn in conversation.turns[:last]:
-            if not turn.record:
-                continue
-            if candidates is None:
-                texts.setdefault(turn.content)
-            else:
-                for text in candidates(turn.role, turn.content):
-                    texts.setdefault(text)
+    try:
+        for conversation in corpus.conversations:
+            last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
+            for turn in conversation.turns[:last]:
+                if not turn.record:
+                    continue
+                if candidates is None:
+                    texts.setdefault(turn.content)
+                else:
+                    for text in candidates(turn.role, turn.content):
+                        if type(text) is str and lone_surrogate(text) is None:
+                            texts.setdefault(text)
+    except EvalsError:
+        raise
+    except PLUGIN_FAULTS as exc:
+        raise plugin_fault(name or getattr(strategy, "name", type(strategy).__name__), "record_candidates()", exc) from exc
     return list(texts)
 
 
-def _texts(retrieved: list[Record | str], strategy: MemoryStrategy, conversation_id: str, before: int) -> list[str]:
-    """The records' texts; a record that is neither text nor a :class:`Record` is the strategy's error."""
+def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: str, where: str, before: int) -> list[str]:
+    """The records' texts; a record that is neither text nor a :class:`Record`, or text the store cannot
+    keep (a lone surrogate), is the strategy's error (``strategy``, its name; ``where``, the test point)."""
     if all(type(r) is str for r in retrieved):  # the common case, kept fast: full_history returns hundreds
-        return list(retrieved)
-    texts = []
-    for record in retrieved:
-        if isinstance(record, str):
-            texts.append(record)
-        elif isinstance(record, Record) and isinstance(record.text, str):
-            if record.turn is not None and not (isinstance(record.turn, int) and 0 <= record.turn < before):
+        texts = list(retrieved)
+    else:
+        texts = []
+        for record in retrieved:
+            if isinstance(record, str):
+                texts.append(record)
+            elif isinstance(record, Record) and isinstance(record.text, str):
+                if record.turn is not None and not (isinstance(record.turn, int) and 0 <= record.turn < before):
+                    raise StrategyError(
+                        f"strategy {strategy}: retrieve() returned a record naming source turn {record.turn!r:.40}, "
+                        f"which is not an earlier turn (0..{before - 1}), at {where}"
+                    )
+                texts.append(record.text)
+            elif isinstance(record, Record):
                 raise StrategyError(
-                    f"strategy {strategy.name}: conversation {conversation_id!r}, turn {before}: a record names "
-                    f"source turn {record.turn!r}, which is not an earlier turn (0..{before - 1})"
+                    f"strategy {strategy}: retrieve() returned a Record whose text is {kind_of(record.text)}, not a str, at {where}"
                 )
-            texts.append(record.text)
-        else:
+            else:
+                raise StrategyError(
+                    f"strategy {strategy}: retrieve() returned a record that is {kind_of(record)}, not a str or Record, at {where}"
+                )
+    for text in texts:
+        surrogate = lone_surrogate(text)
+        if surrogate is not None:
+            code = ord(surrogate)
             raise StrategyError(
-                f"strategy {strategy.name}: conversation {conversation_id!r}, turn {before}: retrieve returned "
-                f"a {type(record).__name__}, not a str or Record"
+                f"strategy {strategy}: retrieve() returned a record holding a lone surrogate (\\u{code:04x}), which "
+                f"is not a character and cannot be stored, at {where}"
             )
     return texts
 

@@ -4,16 +4,27 @@ Recorded with every stored run, so a number in the store can always be traced
 to the code that produced it. ``commit`` is the HEAD of the repository that
 holds the given directory (by default the current one, i.e. the library being
 evaluated); outside a git repository it is :data:`NO_GIT`.
+
+A plug-in strategy's code is usually not in that repository (a module on
+``PYTHONPATH``, an installed distribution), so neither the commit nor the
+package version names it: :func:`strategy_code` does, with a digest of the
+files of the package it was imported from, and the reuse key includes it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.machinery
+import os
 import platform
 import subprocess
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from types import ModuleType
 
 from evals import __version__
 
@@ -26,6 +37,7 @@ __all__ = [
     "first_parents",
     "git_revision",
     "resolve_commit",
+    "strategy_code",
 ]
 
 NO_GIT = "no-git"
@@ -42,6 +54,8 @@ class Provenance:
     package_version: str
     mneme_version: str | None
     python_version: str
+    # A plug-in strategy's code (strategy_code); None for a built-in, whose code the commit and version name.
+    strategy_code: str | None = None
 
     @property
     def is_clean_commit(self) -> bool:
@@ -130,3 +144,55 @@ def collect_provenance(repo: Path | None = None, *, ignore: Iterable[Path] = ())
         mneme_version=_distribution_version(LIBRARY_DISTRIBUTION),
         python_version=platform.python_version(),
     )
+
+
+# Each imported package's digest, computed when first asked for and kept while the module object lives:
+# what runs is the code imported, so an edit after the import must not change the digest of this process.
+_DIGESTS: weakref.WeakKeyDictionary[ModuleType, str] = weakref.WeakKeyDictionary()
+_CODE_SUFFIXES = tuple(importlib.machinery.all_suffixes())  # .py, .pyc, extension modules
+
+
+def strategy_code(source: str, module: str | None) -> str | None:
+    """What names a plug-in strategy's code, for the reuse key: where it came from (``source``: a
+    distribution and its version, or the ``module:attr`` reference) and ``sha256:`` of the code
+    files of the top-level package (or lone module) that ``module`` belongs to, as imported.
+
+    None for a built-in (``module`` None). A whole package is digested, not just the one module, so an
+    edit to a helper module the factory imports makes the run new too."""
+    if module is None:
+        return None
+    top = importlib.import_module(module.partition(".")[0])
+    digest = _DIGESTS.get(top)
+    if digest is None:
+        digest = _DIGESTS[top] = _digest_files(_code_files(top))
+    return f"{source} sha256:{digest}"
+
+
+def _code_files(module: ModuleType) -> list[tuple[str, Path]]:
+    """(relative name, path) of each code file of a package (every folder of its ``__path__``, walked
+    without following links, ``__pycache__`` left out) or of a lone module; sorted."""
+    roots = list(getattr(module, "__path__", None) or [])
+    if not roots:
+        file = getattr(module, "__file__", None)
+        return [(Path(file).name, Path(file))] if file else []
+    files = []
+    for number, root in enumerate(roots):
+        for folder, subfolders, names in os.walk(root):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            for name in names:
+                if name.endswith(_CODE_SUFFIXES):
+                    path = Path(folder, name)
+                    files.append((f"{number}/{path.relative_to(root).as_posix()}", path))
+    return sorted(files)
+
+
+def _digest_files(files: list[tuple[str, Path]]) -> str:
+    digest = hashlib.sha256()
+    for name, path in files:
+        try:
+            content = path.read_bytes()
+        except OSError:  # gone or unreadable: its absence is part of what the digest says
+            content = b""
+        encoded = name.encode("utf-8", "surrogateescape")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded + len(content).to_bytes(8, "big") + content)
+    return digest.hexdigest()

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.errors import EvalsError
+from evals.formatting import printable
 from evals.strategies import BuildContext, MemoryStrategy, Record, Registry, StrategySpec
+from evals.strategies._faults import PLUGIN_FAULTS, fault_text, kind_of, unstorable
+from evals.strategies.base import lone_surrogate
 
 __all__ = ["Check", "check_strategy", "run_checks"]
 
@@ -55,6 +58,7 @@ def _fed(strategy: MemoryStrategy, turns: int = len(TURNS)) -> MemoryStrategy:
 
 
 def _records(strategy: MemoryStrategy, query: str, k: int) -> list[Any]:
+    """What ``retrieve`` returned, as a list for the checks that read records (the types check sees it raw)."""
     return list(strategy.retrieve(query, k))
 
 
@@ -84,15 +88,21 @@ def _check_empty(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
 
 
 def _check_types(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
-    records = _records(_fed(strategy), QUESTION, 5)
-    if not isinstance(records, list):
-        return f"retrieve() returned a {type(records).__name__}; return a list"
+    records = _fed(strategy).retrieve(QUESTION, 5)
+    # A run reads a list or tuple only: a generator would be consumed by the first look and a dict give its keys.
+    if not isinstance(records, list | tuple) or isinstance(records, Record):
+        return f"retrieve() returned {kind_of(records)}; return a list of str or evals.strategies.Record"
     for record in records:
         if isinstance(record, Record):
             if not isinstance(record.text, str):
                 return f"a Record's text is a {type(record.text).__name__}; it must be a str"
-        elif not isinstance(record, str):
+            text = record.text
+        elif isinstance(record, str):
+            text = record
+        else:
             return f"retrieve() returned a {type(record).__name__} record; return str or evals.strategies.Record"
+        if lone_surrogate(text) is not None:
+            return "retrieve() returned a record holding a lone surrogate, which is not a character; return valid text"
     return None
 
 
@@ -173,45 +183,71 @@ CHECKS: list[tuple[str, Callable[[MemoryStrategy, StrategySpec], str | None]]] =
 
 
 def run_checks(ref: str, options: Mapping[str, Any] | None = None, *, registry: Registry | None = None) -> list[Check]:
-    """Every contract check of strategy ``ref`` (a registered name or package.module:factory), in order."""
+    """Every contract check of strategy ``ref`` (a registered name or package.module:factory), in order.
+
+    Each problem is one printable line: what a plug-in raised, newlines and all, is escaped."""
+    return [Check(c.name, None if c.problem is None else printable(c.problem)) for c in _run_checks(ref, options, registry)]
+
+
+def _run_checks(ref: str, options: Mapping[str, Any] | None, registry: Registry | None) -> list[Check]:
     registry = registry or Registry()
     context = BuildContext()
-    results: list[Check] = []
+    pairs = dict(options or {})
     try:
-        planned = registry.plan(ref, dict(options or {}), context)
+        spec = registry.get(ref)
+        validated = spec.parse(pairs)
     except EvalsError as exc:
         return [Check("options", str(exc))]
-    config = planned.configuration
+    results = [Check("configuration is JSON and stable", _configuration_problem(spec, validated, context))]
     try:
-        json.dumps(config, sort_keys=True)
-        stable = registry.plan(ref, dict(options or {}), context).configuration == config
-        problem = None if stable else "the configuration differs between two plans of the same options; it must be a function of the options"
-    except (TypeError, ValueError) as exc:
-        problem = f"the configuration is not JSON-serialisable ({exc}); describe() must return plain JSON values"
-    if problem is None and config.get("name") != planned.spec.name:
-        problem = f"the configuration's name is {config.get('name')!r}, not the strategy's name {planned.spec.name!r}"
-    results.append(Check("configuration is JSON and stable", problem))
+        planned = registry.plan(ref, pairs, context)
+    except EvalsError as exc:  # an option or a configuration the store cannot keep
+        return [*results, Check("options", str(exc))]
     try:
         strategy = planned.build()
     except EvalsError as exc:
         return [*results, Check("builds", str(exc))]
     results.append(Check("builds", None))
-    members = _check_members(strategy, planned.spec)
+    try:
+        members = _check_members(strategy, planned.spec)
+    except PLUGIN_FAULTS as exc:
+        members = f"raised {fault_text(exc)}"
     results.append(Check("members", members))
     if members is not None:
         return results
     for name, check in CHECKS[1:]:
         try:
             results.append(Check(name, check(strategy, planned.spec)))
-        except Exception as exc:  # noqa: BLE001 - a crash is a failed check, reported like one
-            results.append(Check(name, f"raised {type(exc).__name__}: {exc}"))
+        except PLUGIN_FAULTS as exc:  # a crash (or a sys.exit()) is a failed check, reported like one
+            results.append(Check(name, f"raised {fault_text(exc)}"))
     try:
         again = planned.spec.build(planned.options, context)
         same = _texts(_records(_fed(again), QUESTION, 5)) == _texts(_records(_fed(planned.spec.build(planned.options, context)), QUESTION, 5))
         results.append(Check("same inputs, same records", None if same else "two fresh builds fed the same turns retrieved different records; seed any randomness"))
-    except Exception as exc:  # noqa: BLE001
-        results.append(Check("same inputs, same records", f"raised {type(exc).__name__}: {exc}"))
+    except PLUGIN_FAULTS as exc:
+        results.append(Check("same inputs, same records", f"raised {fault_text(exc)}"))
     return results
+
+
+def _configuration_problem(spec: StrategySpec, options: Any, context: BuildContext) -> str | None:
+    """What is wrong with the configuration ``describe`` gives (as written, before the registry names it)."""
+    try:
+        config = spec.configuration(options, context)
+        json.dumps(config, sort_keys=True)
+        if spec.configuration(options, context) != config:
+            return "the configuration differs between two plans of the same options; it must be a function of the options"
+    except EvalsError as exc:
+        return str(exc)
+    except (TypeError, ValueError) as exc:
+        return f"the configuration is not JSON-serialisable ({exc}); describe() must return plain JSON values"
+    except PLUGIN_FAULTS as exc:
+        return f"describe() raised {fault_text(exc)}"
+    if not isinstance(config, dict):
+        return f"the configuration is {kind_of(config)}; describe() must return a dict"
+    if config.get("name") != spec.name:
+        return f"the configuration's name is {config.get('name')!r}, not the strategy's name {spec.name!r}"
+    problem = unstorable(config)
+    return None if problem is None else f"the configuration cannot be stored: {problem}"
 
 
 def check_strategy(ref: str, options: Mapping[str, Any] | None = None, *, registry: Registry | None = None) -> list[str]:

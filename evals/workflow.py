@@ -9,7 +9,7 @@ replies** come from the *cache* file beside the store (:mod:`evals.cache`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,10 @@ from evals.cache import Cache, cache_path_for
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.executors import Executor
-from evals.provenance import Provenance, collect_provenance
+from evals.provenance import Provenance, collect_provenance, strategy_code
 from evals.report import legacy_json
 from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
+from evals.strategies import Registry
 from evals.tokens import TokenCounter
 
 __all__ = ["StoredOutcome", "planned_reuse_key", "run_with_store"]
@@ -91,6 +92,9 @@ def run_with_store(
     check_writable(store_path, create_parent=create_parent)
     if use_cache:
         writable_file(cache_path_for(store_path), "cache", "run with --no-cache")
+    # A plug-in's code, as imported now (before the run), goes into the key the run is looked up and stored under.
+    spec = Registry().get(config.strategy)
+    provenance = replace(provenance, strategy_code=strategy_code(spec.source, spec.module))
     if store_path.exists():
         Store.upgrade(store_path, lock_timeout=lock_timeout)  # as the append would; the read below may not
         key = None if force or not use_cache else planned_reuse_key(config, provenance, counter.tokenizer)

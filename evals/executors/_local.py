@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from evals.errors import EvalsError
 from evals.executors._play import PlayJob, Played, collector, corpus_texts
 from evals.playthrough import play_corpus
 from evals.strategies import Prefetching
+from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
 if TYPE_CHECKING:
     from evals.llm import AskedPoint
@@ -25,7 +27,12 @@ class LocalExecutor:
         prefetch = isinstance(strategy, Prefetching)
         clock = time.perf_counter()
         if prefetch:  # batch the slow embeddings up front, through the cache
-            strategy.prefetch(corpus_texts(corpus.conversations), job.progress)
+            try:
+                strategy.prefetch(corpus_texts(corpus.conversations), job.progress)
+            except EvalsError:
+                raise
+            except PLUGIN_FAULTS as exc:
+                raise plugin_fault(job.planned.spec.name, "prefetch()", exc) from exc
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
         run = play_corpus(
@@ -39,7 +46,7 @@ class LocalExecutor:
             count_tokens=job.count_tokens,
             corpus_dir=str(config.corpus),
             progress=job.progress,
-            on_test_point=collector(asked, k=config.k) if job.client is not None else None,
+            on_test_point=collector(asked, k=config.k, name=job.planned.spec.name) if job.client is not None else None,
             configuration=job.planned.configuration,
             model=job.planned.model,
             source=job.planned.spec.source,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.corpus import Conversation, Corpus, Turn
 from evals.results import AnswerRun, RunResult
+from evals.strategies._faults import StrategyError, kind_of
+from evals.strategies.base import lone_surrogate
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -60,12 +62,21 @@ def corpus_texts(conversations: Iterable[Conversation]) -> Iterator[str]:
     return (text for conversation in conversations for turn in conversation.turns for text in texts_of(turn))
 
 
-def collector(asked: dict[str, list[AskedPoint]], *, k: int) -> Callable[..., None]:
+def collector(asked: dict[str, list[AskedPoint]], *, k: int, name: str = "") -> Callable[..., None]:
     """Keeps, at each test point, the messages the strategy would give a model for its question,
-    with the run's ``k``, so the model sees as many records as were scored."""
+    with the run's ``k``, so the model sees as many records as were scored. ``name`` (the registry's
+    name for the strategy) is for the error when they are not chat messages."""
     from evals.llm import AskedPoint
 
     def collect(conversation_id: str, point: Any, strategy: Any) -> None:
+        context = strategy.context_for(point.question, k=k)
+        if not isinstance(context, list | tuple) or not all(
+            isinstance(m, Mapping) and _text(m.get("role")) and _text(m.get("content")) for m in context
+        ):
+            raise StrategyError(
+                f"strategy {name or type(strategy).__name__}: context_for() must return a list of "
+                f"{{'role': str, 'content': str}} messages (text without lone surrogates); it returned {kind_of(context)}"
+            )
         asked.setdefault(conversation_id, []).append(
             AskedPoint(
                 conversation_id=conversation_id,
@@ -73,12 +84,17 @@ def collector(asked: dict[str, list[AskedPoint]], *, k: int) -> Callable[..., No
                 question=point.question,
                 expected_fact=point.expected_fact,
                 expected_keywords=list(point.expected_keywords),
-                context=[dict(m) for m in strategy.context_for(point.question, k=k)],
+                context=[dict(m) for m in context],
                 answerable=getattr(point, "answerable", True),
             )
         )
 
     return collect
+
+
+def _text(value: Any) -> bool:
+    """Whether ``value`` is text a request can carry (a str without lone surrogates)."""
+    return isinstance(value, str) and lone_surrogate(value) is None
 
 
 def chat_client(config: RunConfig, cache: Cache | None, api_key: str | None, backoff: float) -> ChatClient:

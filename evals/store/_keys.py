@@ -49,7 +49,9 @@ def reuse_key(
     """The key under which a run's result may be reused, or ``None`` when it may not.
 
     Only a clean commit names the code exactly, so a dirty tree or a directory
-    outside git is never reused.
+    outside git is never reused. A plug-in strategy's code is named apart
+    (``provenance.strategy_code``: its source and a digest of its files), so an
+    edited plug-in is never answered with the old code's run.
     """
     if not provenance.is_clean_commit:
         return None
@@ -66,6 +68,8 @@ def reuse_key(
     }
     if answers is not None:
         inputs["answers"] = answers
+    if provenance.strategy_code is not None:  # absent for built-ins, so their keys are what they always were
+        inputs["strategy_code"] = provenance.strategy_code
     if cutoffs:  # the retrieval metrics' depths: a run measured at other cutoffs is not this one
         inputs["cutoffs"] = sorted(set(cutoffs))
     return _sha256(_canonical(inputs))

@@ -33,10 +33,28 @@ passes a turn's session id and date (``corpus/README.md``) to a strategy whose
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["CountsAhead", "Footprint", "MemoryStrategy", "Message", "Prefetching", "Record", "record_text", "record_turn"]
+__all__ = [
+    "REQUIRED_MEMBERS",
+    "CountsAhead",
+    "Footprint",
+    "MemoryStrategy",
+    "Message",
+    "Prefetching",
+    "Record",
+    "lone_surrogate",
+    "missing_members",
+    "record_text",
+    "record_turn",
+]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# The methods every strategy has; ``name`` is not asked of it (a run is named by the registry).
+REQUIRED_MEMBERS = ("add", "retrieve", "context_for", "reset")
 
 Message = dict[str, str]
 
@@ -89,6 +107,20 @@ class Footprint(Protocol):
     def held_count(self) -> int: ...
 
     def held_texts(self) -> Iterable[str]: ...
+
+
+def missing_members(strategy: object) -> list[str]:
+    """The contract's methods ``strategy`` lacks ([] for a strategy; all four for None or an int)."""
+    return [name for name in REQUIRED_MEMBERS if not callable(getattr(strategy, name, None))]
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in ``text`` (not a character: it cannot be written as UTF-8, so
+    cannot be stored or sent), or None. Cheap for ASCII text, which is most text."""
+    if text.isascii():  # O(1) in CPython
+        return None
+    found = _SURROGATE.search(text)
+    return found.group() if found else None
 
 
 def record_text(record: Record | str) -> str:

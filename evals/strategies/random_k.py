@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.strategies._faults import MAX_INT, MIN_INT
 from evals.strategies.base import Message
 from evals.strategies.registry import BuildContext, StrategySpec
 
@@ -62,7 +63,9 @@ class RandomK:
 class RandomKOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    seed: int | None = Field(default=None, description="seed of the draws (default: the run's --seed)")
+    seed: int | None = Field(
+        default=None, ge=MIN_INT, le=MAX_INT, description="seed of the draws (default: the run's --seed)"
+    )
 
 
 def _seed(options: RandomKOptions, context: BuildContext) -> int:

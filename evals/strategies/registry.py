@@ -13,7 +13,16 @@ is validated and converted before anything is built. A parameter named
 
 A configuration's identity, which keys reuse, the leaderboard and history, is
 :meth:`StrategySpec.describe` of the validated options: the name plus every
-option, known before the strategy exists.
+option, known before the strategy exists. The name always comes from the
+registry (the entry point's name, or the reference), never from an option or
+the instance; and a configuration the store could not read back (an integer
+beyond 64 bits, NaN, a lone surrogate, an endless string) is refused here,
+before anything runs.
+
+Whatever a plug-in's code raises (on import, in its factory, in any call a
+play-through makes) is the plug-in's fault and becomes a :class:`StrategyError`
+naming the strategy and the call; ``SystemExit`` too, so a plug-in calling
+``sys.exit(0)`` cannot end a run with exit code 0 and nothing stored.
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib.metadata import EntryPoint, entry_points
@@ -29,7 +40,17 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from evals.errors import EvalsError
-from evals.strategies.base import MemoryStrategy
+from evals.formatting import printable
+from evals.strategies._faults import (
+    MAX_CONFIGURATION_CHARS,
+    PLUGIN_FAULTS,
+    StrategyError,
+    fault_text,
+    kind_of,
+    plugin_fault,
+    unstorable,
+)
+from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -37,13 +58,18 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "NO_MODEL",
+    "PLUGIN_FAULTS",
     "BuildContext",
     "NoOptions",
     "Planned",
     "Registry",
     "StrategyError",
     "StrategySpec",
+    "fault_text",
+    "kind_of",
+    "plugin_fault",
     "spec_from_factory",
+    "unstorable",
 ]
 
 ENTRY_POINT_GROUP = "mneme_evals.strategies"
@@ -52,8 +78,8 @@ BUILT_IN_DISTRIBUTION = "mneme-evals"
 NO_MODEL = "none"
 
 
-class StrategyError(EvalsError):
-    """A strategy cannot be found, its options are wrong, or it cannot be built."""
+# package.module:attr, each part a Python name (so a reference never holds a newline or a path).
+_REFERENCE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*(\.[^\W\d]\w*)*")
 
 
 class NoOptions(BaseModel):
@@ -72,7 +98,13 @@ class BuildContext:
 
 def _default_describe(name: str) -> Callable[[BaseModel, BuildContext], dict[str, Any]]:
     def describe(options: BaseModel, context: BuildContext) -> dict[str, Any]:
-        return {"name": name, **options.model_dump(mode="json")}
+        values = options.model_dump(mode="json")
+        if "name" in values:  # it would be lost (or, before, would rename the strategy on the leaderboard)
+            raise StrategyError(
+                f"strategy {name}: an option may not be called 'name': a run is named by the registry "
+                "(rename the factory's parameter)"
+            )
+        return {"name": name, **values}
 
     return describe
 
@@ -93,6 +125,9 @@ class StrategySpec:
     requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
     extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
+    # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
+    # keys run reuse (evals.provenance.strategy_code). None for a built-in: the commit names its code.
+    module: str | None = None
 
     def missing(self) -> list[str]:
         """The required modules this environment lacks ([] when the strategy can run here)."""
@@ -106,6 +141,8 @@ class StrategySpec:
         """The options model from ``key=value`` pairs; a :class:`StrategyError` names each bad option."""
         try:
             return self.options.model_validate(dict(pairs))
+        except EvalsError:
+            raise
         except ValidationError as exc:
             problems = []
             for error in exc.errors():
@@ -117,13 +154,15 @@ class StrategySpec:
                     given = pairs.get(key, "")
                     problems.append(f"--option {key}={given}: {error['msg']}")
             raise StrategyError("; ".join(problems)) from None
+        except PLUGIN_FAULTS as exc:  # a plug-in's own validator failed
+            raise plugin_fault(self.name, "validating its options", exc) from exc
 
     def option_rows(self) -> list[tuple[str, str, str]]:
         """(name, default, help) of each option, for `evals strategies`."""
         rows = []
         for key, info in self.options.model_fields.items():
-            default = "required" if info.is_required() else repr(info.default)
-            rows.append((key, default, info.description or ""))
+            default = "required" if info.is_required() else printable(repr(info.default))
+            rows.append((key, default, printable(info.description or "")))
         return rows
 
 
@@ -147,11 +186,19 @@ class Planned:
             hint = f"pip install -e '.[{self.spec.extra}]'" if self.spec.extra else f"install {', '.join(missing)}"
             raise StrategyError(f"strategy {self.spec.name} needs {', '.join(missing)}, which is not installed: {hint}")
         try:
-            return self.spec.build(self.options, self.context)
+            strategy = self.spec.build(self.options, self.context)
+            missing = missing_members(strategy)  # looks its members up: a property may raise too
         except EvalsError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plug-in's failure becomes a message, not a traceback
-            raise StrategyError(f"strategy {self.spec.name} ({self.spec.source}) could not be built: {type(exc).__name__}: {exc}") from exc
+        except PLUGIN_FAULTS as exc:  # a plug-in's failure becomes a message, not a traceback
+            raise StrategyError(f"strategy {self.spec.name} ({self.spec.source}) could not be built: {fault_text(exc)}") from exc
+        if missing:
+            lacks = "" if len(missing) == len(REQUIRED_MEMBERS) else f"; it lacks {', '.join(missing)}"
+            raise StrategyError(
+                f"strategy {self.spec.name} ({self.spec.source}): its factory returned {kind_of(strategy)}, not a "
+                f"memory strategy (an object with add, retrieve, context_for and reset methods{lacks})"
+            )
+        return strategy
 
 
 def spec_from_factory(name: str, factory: Callable[..., MemoryStrategy], source: str = "") -> StrategySpec:
@@ -186,11 +233,14 @@ def _resolve_annotation(factory: Callable[..., Any], annotation: str) -> Any:
         return Any
 
 
-def _as_spec(name: str, value: Any, source: str) -> StrategySpec:
+def _as_spec(name: str, value: Any, source: str, module: str | None) -> StrategySpec:
     if isinstance(value, StrategySpec):
-        return replace(value, name=name, source=source) if value.name != name else replace(value, source=source)
+        return replace(value, name=name, source=source, module=module)
     if callable(value):
-        return spec_from_factory(name, value, source)
+        try:
+            return replace(spec_from_factory(name, value, source), module=module)
+        except PLUGIN_FAULTS as exc:  # a signature pydantic cannot turn into options, say
+            raise StrategyError(f"strategy {name} ({source}): its factory's parameters cannot be options: {fault_text(exc)}") from exc
     raise StrategyError(f"strategy {name} ({source}) is neither a StrategySpec nor a factory function: {type(value).__name__}")
 
 
@@ -216,16 +266,19 @@ class Registry:
             point = self._points[ref]
             try:
                 value = point.load()
-            except Exception as exc:  # noqa: BLE001
-                raise StrategyError(f"strategy {ref} ({_source(point)}) failed to load: {type(exc).__name__}: {exc}") from exc
-            spec = _as_spec(ref, value, _source(point))
+            except PLUGIN_FAULTS as exc:
+                raise StrategyError(f"strategy {ref} ({_source(point)}) failed to load: {fault_text(exc)}") from exc
+            spec = _as_spec(ref, value, _source(point), None if _is_built_in(point) else point.module)
         elif ":" in ref:
-            spec = _load_reference(ref)
+            spec = self._load_reference(ref)
         else:
             raise StrategyError(
                 f"unknown strategy {ref!r}; registered: {', '.join(self.names())} "
                 "(or name a factory as package.module:function)"
             )
+        spec = replace(spec, summary=printable(spec.summary), source=printable(spec.source))  # shown by `evals strategies`
+        if printable(spec.name) != spec.name or not spec.name.strip():
+            raise StrategyError(f"strategy {printable(ref)}: its name {spec.name!r} is blank or holds control characters")
         self._loaded[ref] = spec
         return spec
 
@@ -233,10 +286,64 @@ class Registry:
         return [self.get(name) for name in self.names()]
 
     def plan(self, ref: str, options: Mapping[str, Any], context: BuildContext) -> Planned:
+        """The strategy ``ref`` with ``options`` validated and its configuration worked out, nothing built.
+
+        The configuration is named by the registry whatever ``describe`` says, and must be
+        something the store can keep and read back, or nothing runs."""
         spec = self.get(ref)
         validated = spec.parse(options)
-        configuration = spec.configuration(validated, context)
+        try:
+            values = validated.model_dump(mode="json")
+            configuration = spec.configuration(validated, context)
+        except EvalsError:
+            raise
+        except PLUGIN_FAULTS as exc:
+            raise plugin_fault(spec.name, "describe (its configuration)", exc) from exc
+        for key, value in values.items():
+            problem = unstorable(value)
+            if problem is not None:
+                raise StrategyError(f"--option {key}: {problem}")
+        if not isinstance(configuration, dict):
+            raise StrategyError(f"strategy {spec.name}: its configuration is {kind_of(configuration)}, not a dict")
+        configuration = {**configuration, "name": spec.name}  # names come from the registry, never from options
+        problem = unstorable(configuration)
+        if problem is None and len(json.dumps(configuration, ensure_ascii=False)) > MAX_CONFIGURATION_CHARS:
+            problem = f"longer than {MAX_CONFIGURATION_CHARS:,} characters as JSON"
+        if problem is not None:
+            raise StrategyError(f"strategy {spec.name}: its configuration cannot be stored: {problem}")
         return Planned(spec, validated, context, configuration)
+
+    def _load_reference(self, ref: str) -> StrategySpec:
+        """The strategy ``package.module:attr`` names: a factory (named by the reference) or a spec."""
+        if not _REFERENCE.fullmatch(ref):
+            raise StrategyError(f"--runner {printable(ref)}: not a registered name nor a reference package.module:function")
+        module_name, _, attr = ref.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                raise StrategyError(
+                    f"--runner {ref}: no module named {exc.name!r} on the Python path; the `evals` command does not "
+                    "look in the current directory: run it with PYTHONPATH=. (or the folder holding the module), "
+                    "or pip install -e the plug-in's package"
+                ) from None
+            raise StrategyError(f"--runner {ref}: cannot import {module_name}: {fault_text(exc)}") from None
+        except PLUGIN_FAULTS as exc:  # an error in the user's module is theirs to read
+            raise StrategyError(f"--runner {ref}: cannot import {module_name}: {fault_text(exc)}") from None
+        value: Any = module
+        for part in attr.split("."):
+            if not hasattr(value, part):
+                raise StrategyError(f"--runner {ref}: {module_name} has no {attr!r}")
+            value = getattr(value, part)
+        # A spec keeps its declared name unless that names another strategy; a bare factory is named by the
+        # reference itself, which is unambiguous.
+        name = value.name if isinstance(value, StrategySpec) else ref
+        if name in self._points and self._points[name].value != ref:
+            raise StrategyError(
+                f"--runner {ref}: its StrategySpec is named {name!r}, which is registered to another strategy "
+                f"({_source(self._points[name])}); give it a name of its own"
+            )
+        return _as_spec(name, value, ref, module_name)
 
 
 def _is_built_in(point: EntryPoint) -> bool:
@@ -250,18 +357,3 @@ def _source(point: EntryPoint) -> str:
         return point.value
     return f"{point.dist.name} {point.dist.version}"
 
-
-def _load_reference(ref: str) -> StrategySpec:
-    module_name, _, attr = ref.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - an import error in the user's module is theirs to read
-        raise StrategyError(f"--runner {ref}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
-    value: Any = module
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise StrategyError(f"--runner {ref}: {module_name} has no {attr!r}")
-        value = getattr(value, part)
-    # A spec keeps its declared name; a bare factory is named by the reference itself, which is unambiguous.
-    name = value.name if isinstance(value, StrategySpec) else ref
-    return _as_spec(name, value, ref)

@@ -19,6 +19,7 @@ from evals.strategies.registry import BuildContext, StrategySpec
 SummarizeFn = Callable[[list[Message]], str]
 
 DEFAULT_RECENT_TURNS = 6
+MAX_RECENT_TURNS = 1_000_000  # more than any conversation has: a bigger number is a typo, refused before a run
 _HEAD = "Earlier in the conversation: "
 
 
@@ -117,7 +118,7 @@ class SummaryBuffer:
 class SummaryBufferOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_recent_turns: int = Field(default=DEFAULT_RECENT_TURNS, ge=1, description="turns kept verbatim")
+    max_recent_turns: int = Field(default=DEFAULT_RECENT_TURNS, ge=1, le=MAX_RECENT_TURNS, description="turns kept verbatim")
 
 
 def _build(options: SummaryBufferOptions, context: BuildContext) -> SummaryBuffer:
