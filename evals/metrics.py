@@ -234,6 +234,8 @@ def point_metric(
 
     def register(per_point: Callable[[Point], float | None]) -> Callable[[ScoredRun], MetricValue | None]:
         def compute(run: ScoredRun) -> MetricValue | None:
+            if answers and run.answers is None:
+                return None  # the metric does not apply
             return grouped(point_values(run, [name]))[ALL].get(name)
 
         _declare(

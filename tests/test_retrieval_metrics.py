@@ -34,32 +34,38 @@ CUTOFFS = (1, 3, 5, 10)
 
 
 def dcg(*ranks: int) -> float:
+    """trec_eval's DCG of binary relevances at ``ranks``: rank r counts 1/log2(r + 1)."""
     return sum(1 / math.log2(rank + 1) for rank in ranks)
 
 
-# Per test point, per (level, cutoff): (recall_any, recall_all, recall_frac, ndcg_any), by hand.
+def lme(*ranks: int) -> float:
+    """LongMemEval's DCG of binary relevances at ``ranks``: rank 1 counts 1, rank r >= 2 counts 1/log2(r)."""
+    return sum(1.0 if rank == 1 else 1 / math.log2(rank) for rank in ranks)
+
+
+# Per test point, per (level, cutoff): (recall_any, recall_all, recall_frac, ndcg_any, ndcg_any_lme), by hand.
 TP1 = {
-    ("turn", 1): (0, 0, 0, 0),  # [11]
-    ("turn", 3): (1, 0, 1 / 2, dcg(3) / dcg(1, 2)),  # [11, 10, 9]: 9 at rank 3; ideal: 2 relevant
-    ("turn", 5): (1, 0, 1 / 2, dcg(3) / dcg(1, 2)),
-    ("turn", 10): (1, 0, 1 / 2, dcg(3) / dcg(1, 2)),  # turn 1 would be rank 11
-    ("session", 1): (1, 0, 1 / 2, dcg(1) / dcg(1)),  # [s3]; ideal: min(2, 1) = 1 relevant
-    ("session", 3): (1, 1, 1, dcg(1, 3) / dcg(1, 2)),  # [s3, s2, s1]
-    ("session", 5): (1, 1, 1, dcg(1, 3) / dcg(1, 2)),  # only three sessions exist
-    ("session", 10): (1, 1, 1, dcg(1, 3) / dcg(1, 2)),
+    ("turn", 1): (0, 0, 0, 0, 0),  # [11]
+    ("turn", 3): (1, 0, 1 / 2, dcg(3) / dcg(1, 2), lme(3) / lme(1, 2)),  # [11, 10, 9]: 9 at rank 3; ideal: 2 relevant
+    ("turn", 5): (1, 0, 1 / 2, dcg(3) / dcg(1, 2), lme(3) / lme(1, 2)),
+    ("turn", 10): (1, 0, 1 / 2, dcg(3) / dcg(1, 2), lme(3) / lme(1, 2)),  # turn 1 would be rank 11
+    ("session", 1): (1, 0, 1 / 2, dcg(1) / dcg(1), 1.0),  # [s3]; ideal: min(2, 1) = 1 relevant
+    ("session", 3): (1, 1, 1, dcg(1, 3) / dcg(1, 2), lme(1, 3) / lme(1, 2)),  # [s3, s2, s1]
+    ("session", 5): (1, 1, 1, dcg(1, 3) / dcg(1, 2), lme(1, 3) / lme(1, 2)),  # only three sessions exist
+    ("session", 10): (1, 1, 1, dcg(1, 3) / dcg(1, 2), lme(1, 3) / lme(1, 2)),
 }
 TP2 = {
-    ("turn", 1): (0, 0, 0, 0),  # [12]
-    ("turn", 3): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3)),  # [12, 11, 10]: 11 at rank 2
-    ("turn", 5): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3)),
-    ("turn", 10): (1, 1, 1, dcg(2, 7, 9) / dcg(1, 2, 3)),  # 11, 6, 4 at ranks 2, 7, 9
-    ("session", 1): (1, 0, 1 / 2, 1.0),  # [s3]
-    ("session", 3): (1, 1, 1, dcg(1, 2) / dcg(1, 2)),  # [s3, s2, s1]
-    ("session", 5): (1, 1, 1, 1.0),
-    ("session", 10): (1, 1, 1, 1.0),
+    ("turn", 1): (0, 0, 0, 0, 0),  # [12]
+    ("turn", 3): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3), lme(2) / lme(1, 2, 3)),  # [12, 11, 10]: 11 at rank 2
+    ("turn", 5): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3), lme(2) / lme(1, 2, 3)),
+    ("turn", 10): (1, 1, 1, dcg(2, 7, 9) / dcg(1, 2, 3), lme(2, 7, 9) / lme(1, 2, 3)),  # 11, 6, 4 at ranks 2, 7, 9
+    ("session", 1): (1, 0, 1 / 2, 1.0, 1.0),  # [s3]
+    ("session", 3): (1, 1, 1, dcg(1, 2) / dcg(1, 2), 1.0),  # [s3, s2, s1]
+    ("session", 5): (1, 1, 1, 1.0, 1.0),
+    ("session", 10): (1, 1, 1, 1.0, 1.0),
 }
-TP3 = {key: (0, 0, 0, 0) for key in TP1}  # turns 0 and 2, session s1: none retrieved at 10
-NAMES = ("recall_any", "recall_all", "recall_frac", "ndcg_any")
+TP3 = {key: (0, 0, 0, 0, 0) for key in TP1}  # turns 0 and 2, session s1: none retrieved at 10
+NAMES = ("recall_any", "recall_all", "recall_frac", "ndcg_any", "ndcg_any_lme")
 
 
 def expected(level: str, name: str, cutoff: int) -> float:
@@ -92,8 +98,8 @@ def test_ranked_turns_and_sessions_are_in_the_json(tmp_path):
     assert third["evidence_sessions"] == ["s1"]
 
 
-def test_ndcg_against_longmemeval_formula():
-    """ndcg_any is LongMemEval's: DCG of binary relevances over the ideal DCG of min(|evidence|, k) hits."""
+def test_ndcg_against_the_trec_eval_formula():
+    """ndcg_any is trec_eval's ndcg_cut: DCG of binary relevances over the ideal DCG of min(|evidence|, k) hits."""
     assert ndcg_any(frozenset({"a", "b"}), ["x", "a", "y", "b"], 4) == pytest.approx(dcg(2, 4) / dcg(1, 2), abs=1e-12)
     assert ndcg_any(frozenset({"a"}), ["x", "y"], 10) == 0
     # A turn listed twice is relevant once, so NDCG never passes 1.
