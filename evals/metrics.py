@@ -44,6 +44,7 @@ from evals.stats import bootstrap_mean_intervals, wilson_interval
 
 __all__ = [
     "ALL",
+    "answer_scores",
     "Point",
     "PointValues",
     "grouped",
@@ -612,6 +613,12 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     return None if answers is None else proportion(answers.keyword_hits, answers.total)
 
 
+def answer_scores(point: TestPointResult, answer: PointAnswer) -> dict[str, float]:
+    """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``: the per-point values of
+    answer_f1 and answer_bleu1, and what the result JSON and the drill-down show beside each answer."""
+    return {"f1": token_f1(answer.answer, point.expected_fact), "bleu1": bleu1(answer.answer, point.expected_fact)}
+
+
 @point_metric(
     "answer_f1",
     label="answer F1",
@@ -622,7 +629,7 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
 )
 def answer_f1(point: Point) -> float | None:
     answer = point.answer
-    return token_f1(answer.answer, point.result.expected_fact) if answer is not None and answer.answerable else None
+    return answer_scores(point.result, answer)["f1"] if answer is not None and answer.answerable else None
 
 
 @point_metric(
@@ -635,7 +642,7 @@ def answer_f1(point: Point) -> float | None:
 )
 def answer_bleu1(point: Point) -> float | None:
     answer = point.answer
-    return bleu1(answer.answer, point.result.expected_fact) if answer is not None and answer.answerable else None
+    return answer_scores(point.result, answer)["bleu1"] if answer is not None and answer.answerable else None
 
 
 @metric(

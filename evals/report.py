@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.answer_scores import bleu1, token_f1
 from evals.breakdown import metrics_additions
 from evals.metrics import (
     ALL,
     MetricValue,
+    answer_scores,
     PointValues,
     ScoredRun,
     grouped,
@@ -177,12 +177,8 @@ def conversation_json(conversation: ConversationResult, answers: list[PointAnswe
     with its token F1 and BLEU-1 against the expected fact."""
     points = [point_json(tp) for tp in conversation.test_points]
     if answers is not None:
-        for point, answer in zip(points, answers, strict=True):
-            expected = point["expected_fact"]
-            point["answer"] = dataclasses.asdict(answer) | {
-                "f1": token_f1(answer.answer, expected),
-                "bleu1": bleu1(answer.answer, expected),
-            }
+        for point, result, answer in zip(points, conversation.test_points, answers, strict=True):
+            point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer)
     return {
         "conversation_id": conversation.conversation_id,
         "description": conversation.description,
