@@ -398,7 +398,7 @@ def cli() -> None:
     type=_CUTOFFS,
     default=",".join(map(str, DEFAULT_CUTOFFS)),
     show_default=True,
-    help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any at turn and session level) "
+    help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any, ndcg_any_lme at turn and session level) "
     "are measured at, beside --k; a prefix-stable strategy retrieves once, at the deepest. Comma-separated.",
 )
 @click.option(
@@ -536,7 +536,8 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     default=None,
     metavar="NAME[@K]",
     help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
-    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac or ndcg_any "
+    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac, ndcg_any "
+    "(trec_eval's) or ndcg_any_lme (LongMemEval's) "
     "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
     "evidence, else recall.",
 )
