@@ -8,11 +8,10 @@ decorated function in this module: no migration, no template edit.
 
 ::
 
-    @metric("hit_at_1", label="hit@1", kind=PROPORTION, higher_is_better=True,
-            description="Share of test points whose first record holds the answer.")
-    def hit_at_1(run: ScoredRun) -> MetricValue | None:
-        points = run.scores.answerable()
-        return proportion(sum(p.rank == 1 for p in points), len(points))
+    @point_metric("hit_at_1", label="hit@1", kind=PROPORTION, higher_is_better=True,
+                  description="Share of test points whose first record holds the answer.")
+    def hit_at_1(point: Point) -> float | None:
+        return float(point.score.rank == 1) if point.score.answerable else None
 
 A function returns ``None`` when the metric does not apply to the run (answer
 accuracy without a judge): the run then has no value, shown as "—". A value
