@@ -120,7 +120,7 @@ def legacy_json_parts(
     """
     values = values if values is not None else point_values(ScoredRun(run, scores, answers))
     overall = grouped(values, names=_BLOCK_METRICS)[ALL]
-    per_conversation = dict(zip(scores.conversation_ids, grouped(values, "conversation", _BLOCK_METRICS).values(), strict=True))
+    per_conversation = dict(zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS).values(), strict=True))
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     head: dict[str, Any] = {
         "strategy": run.strategy,
@@ -151,8 +151,9 @@ def legacy_json_parts(
     return head, tail
 
 
-# What the blocks of the original's shape read, per run and per conversation.
-_BLOCK_METRICS = ("recall", "strict_recall", "mrr", "tokens_per_test_point", "answer_f1", "answer_bleu1")
+# What the blocks of the original's shape read, per conversation and (with the answers' means) per run.
+_CONVERSATION_METRICS = ("recall", "strict_recall", "mrr", "tokens_per_test_point")
+_BLOCK_METRICS = (*_CONVERSATION_METRICS, "answer_f1", "answer_bleu1")
 
 
 def _add_measurements(
@@ -210,9 +211,9 @@ Grouped = dict[str, dict[str, MetricValue]]  # conversation id -> metric -> valu
 
 
 def _by_conversation(scores: Scores) -> tuple[dict[str, MetricValue], Grouped]:
-    values = point_values(ScoredRun(None, scores), _BLOCK_METRICS)  # type: ignore[arg-type]
-    return grouped(values, names=_BLOCK_METRICS)[ALL], dict(
-        zip(scores.conversation_ids, grouped(values, "conversation", _BLOCK_METRICS).values(), strict=True)
+    values = point_values(ScoredRun(None, scores), _CONVERSATION_METRICS)  # type: ignore[arg-type]
+    return grouped(values, names=_CONVERSATION_METRICS)[ALL], dict(
+        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS).values(), strict=True)
     )
 
 
