@@ -37,7 +37,7 @@ from typing import Any, Literal
 from evals.answer_scores import bleu1, token_f1
 from evals.results import WHOLE_LIST, AnswerRun, CallTimings, PointAnswer, RunResult, TestPointResult
 from evals.retrieval import LEVELS, POINT_METRICS, evidence_at
-from evals.retrieval import point_values as retrieval_values
+from evals.retrieval import point_scores as retrieval_scores
 from evals.scoring import PointScore, Scores
 from evals.stats import bootstrap_mean_intervals, wilson_interval
 
@@ -177,13 +177,18 @@ def proportion(successes: int, n: int) -> MetricValue:
 @dataclass(frozen=True)
 class Point:
     """What a per-point metric reads of one test point: its result, its score, its answer (with answers),
-    its retrieval values ((name, level, cutoff) -> value, at every cutoff and at k) and the run's k."""
+    its retrieval scores ((level, cutoff) -> one per metric of :data:`RETRIEVAL`, at every cutoff and at k;
+    :meth:`retrieval_value` reads one) and the run's k."""
 
     result: TestPointResult
     score: PointScore
     answer: PointAnswer | None
-    retrieval: dict[tuple[str, str, int], float]
+    retrieval: dict[tuple[str, int], tuple[float, ...]]
     k: int
+
+    def retrieval_value(self, name: str, level: str, cutoff: int) -> float | None:
+        found = self.retrieval.get((level, cutoff))
+        return None if found is None else found[_RETRIEVAL_INDEX[name]]
 
 
 ALL = "all"  # the one group of ``grouped(values)``: the whole run
@@ -285,6 +290,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     if not retrieval_keys and not any(parse_retrieval_key(m.name) for m in points):
         depths = []  # nothing asked for reads a ranking
     whole = result is not None and result.cutoff_rule == WHOLE_LIST
+    scored_points: list[dict[tuple[str, int], tuple[float, ...]]] = []
     for position in range(count):
         found = result.conversations[position].test_points if result is not None else [None] * len(scores.points[position])
         scored = scores.points[position] if scores is not None else [None] * len(found)
@@ -294,17 +300,19 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
             values.categories.append(point.category if point is not None else None)
             for level in LEVELS:
                 values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
-            retrieval = retrieval_values(point, depths, result.cutoff_rule) if depths else {}
+            retrieval = retrieval_scores(point, depths, result.cutoff_rule) if depths else {}
+            scored_points.append(retrieval)
             view = Point(point, score, answer, retrieval, result.k if result is not None else 0)  # type: ignore[arg-type]
             for m in points:
                 columns[m.name].append(m.per_point(view))
-            for key, wanted_value in retrieval_keys:
-                columns[key].append(retrieval.get(wanted_value))
             answerable = score is not None and score.answerable
             for key, cutoff in token_keys:
                 columns[key].append((score.context_tokens if whole else (point.cutoff_tokens or {}).get(cutoff)) if answerable else None)
             if _UNANSWERABLE_TOKENS in columns:
                 columns[_UNANSWERABLE_TOKENS].append(None if answerable else score.context_tokens)
+    for key, (name, level, cutoff) in retrieval_keys:
+        at, index = (level, cutoff), _RETRIEVAL_INDEX[name]
+        columns[key] = [None if (found := scores_at.get(at)) is None else found[index] for scores_at in scored_points]
     # Each cutoff's tokens are known for every answerable test point or for none (a run read back from the store).
     if token_keys:
         flags = [s.answerable for conversation in scores.points for s in conversation]
@@ -400,6 +408,7 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
     )
 }
 assert list(RETRIEVAL) == list(POINT_METRICS)  # one declaration per scoring function of evals.retrieval
+_RETRIEVAL_INDEX = {name: index for index, name in enumerate(RETRIEVAL)}  # its place in point_scores' tuples
 _RETRIEVAL_KEY = re.compile(r"^(?:(turn|session)\.)?([a-z_]+)@(\d+|k)$")
 
 
@@ -480,7 +489,7 @@ HEADLINE = "turn.recall_any@k"  # what a corpus with evidence is ranked by (eval
 
 def _at_run_k(name: str, level: str) -> Callable[[Point], float | None]:
     """The retrieval metric at the run's own k: the leaderboard's headline columns."""
-    return lambda point: point.retrieval.get((name, level, point.k))
+    return lambda point: point.retrieval_value(name, level, point.k)
 
 
 for _name, _level, _label in (

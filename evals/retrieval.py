@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from evals.results import PER_CUTOFF, WHOLE_LIST, TestPointResult
 
@@ -49,6 +49,7 @@ __all__ = [
     "evidence_at",
     "ndcg_any",
     "ndcg_any_lme",
+    "point_scores",
     "point_value",
     "point_values",
     "relevant_ranks",
@@ -163,10 +164,18 @@ def ndcg_any_lme(evidence: frozenset[Hashable], items: Sequence[Hashable | None]
     return POINT_METRICS["ndcg_any_lme"](relevant_ranks(evidence, items[:cutoff]), len(evidence), cutoff)
 
 
-def point_values(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, str, int], float]:
-    """(name, level, cutoff) -> the test point's score, for every metric, level and cutoff it has a value at
-    (none at a level without evidence, none at a cutoff whose ranking was not recorded)."""
-    values: dict[tuple[str, str, int], float] = {}
+@lru_cache(maxsize=1 << 16)
+def _scores(within: tuple[int, ...], evidence: int, depth: int) -> tuple[float, ...]:
+    """Every metric of :data:`POINT_METRICS`, in order, of relevant ranks ``within`` the cut. Most test points
+    share a handful of patterns (nothing found; found at rank 1...), so each is worked out once."""
+    return tuple(score(within, evidence, depth) for score in POINT_METRICS.values())
+
+
+def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, int], tuple[float, ...]]:
+    """(level, cutoff) -> the test point's score under each metric of :data:`POINT_METRICS`, in that order, for
+    every level and cutoff it has values at (none at a level without evidence, none at a cutoff whose ranking was
+    not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
+    values: dict[tuple[str, int], tuple[float, ...]] = {}
     for level in LEVELS:
         evidence = evidence_at(point, level)
         if not evidence:
@@ -183,10 +192,17 @@ def point_values(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> d
                 ranks = relevant_ranks(evidence, ranking)
             # A whole list (full_history) is compared with an ideal of the same depth: nothing it holds is cut off.
             depth = len(ranking) if rule == WHOLE_LIST else cutoff
-            within = [r for r in ranks if r <= depth]
-            for name, score in POINT_METRICS.items():
-                values[name, level, cutoff] = score(within, len(evidence), depth)
+            values[level, cutoff] = _scores(tuple(r for r in ranks if r <= depth), len(evidence), depth)
     return values
+
+
+def point_values(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, str, int], float]:
+    """:func:`point_scores` keyed by (name, level, cutoff)."""
+    return {
+        (name, level, cutoff): value
+        for (level, cutoff), scores in point_scores(point, cutoffs, rule).items()
+        for name, value in zip(POINT_METRICS, scores, strict=True)
+    }
 
 
 def point_value(point: TestPointResult, name: str, level: str, cutoff: int, rule: str) -> float | None:
