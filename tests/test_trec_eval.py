@@ -23,13 +23,12 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 import pytest
+import pytrec_eval  # the test extra's; a missing one fails here rather than skipping the comparison
 
 from evals.evaluate import RunConfig, evaluate
 from evals.metrics import ScoredRun, compute_metrics
 from evals.results import PREFIX, WHOLE_LIST, TestPointResult
 from evals.retrieval import LEVELS, evidence_at, ndcg_any, ndcg_any_lme, point_values, retrieved_at, sessions_of
-
-pytrec_eval = pytest.importorskip("pytrec_eval")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TREC = {"recall_any": "success", "recall_frac": "recall", "ndcg_any": "ndcg_cut"}
