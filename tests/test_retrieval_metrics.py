@@ -279,3 +279,19 @@ def test_leaderboard_ranks_by_ndcg_any_lme(tmp_path):
     assert ranked.exit_code == 0 and "ndcg_any_lme@3 (session)" in ranked.output.splitlines()[0]
     expected = (lme(1, 3) / lme(1, 2) + 1.0 + 0.0) / 3  # TP1, TP2, TP3 at session level, k = 3 (ranked 10 deep)
     assert f"{expected:.3f}" in ranked.output.splitlines()[1]
+
+
+def test_every_retrieval_metric_is_documented_and_can_be_named_by_a_reference_row():
+    """Each retrieval metric is a row of the README's table, an entry of the methodology page, and a metric
+    references.json may name (so a published figure can sit beside it)."""
+    from typing import get_args
+
+    from evals.corpus import Metric
+    from evals.metrics import RETRIEVAL
+
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    about = (root / "site_templates" / "about.html").read_text(encoding="utf-8")
+    for name in RETRIEVAL:
+        assert f"| `{name}@k` |" in readme and f"<strong>{name}@k</strong>" in about, name
+    assert set(get_args(Metric)) == set(RETRIEVAL)
