@@ -292,10 +292,10 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     whole = result is not None and result.cutoff_rule == WHOLE_LIST
     scored_points: list[dict[tuple[str, int], tuple[float, ...]]] = []
     for position in range(count):
-        found = result.conversations[position].test_points if result is not None else [None] * len(scores.points[position])
-        scored = scores.points[position] if scores is not None else [None] * len(found)
-        given = answers.points[position] if answers is not None else [None] * len(found)
-        for point, score, answer in zip(found, scored, given, strict=True):
+        here = result.conversations[position].test_points if result is not None else [None] * len(scores.points[position])
+        scored = scores.points[position] if scores is not None else [None] * len(here)
+        given = answers.points[position] if answers is not None else [None] * len(here)
+        for point, score, answer in zip(here, scored, given, strict=True):
             values.conversations.append(position)
             values.categories.append(point.category if point is not None else None)
             for level in LEVELS:
@@ -312,7 +312,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
                 columns[_UNANSWERABLE_TOKENS].append(None if answerable else score.context_tokens)
     for key, (name, level, cutoff) in retrieval_keys:
         at, index = (level, cutoff), _RETRIEVAL_INDEX[name]
-        columns[key] = [None if (found := scores_at.get(at)) is None else found[index] for scores_at in scored_points]
+        columns[key] = [None if (at_cutoff := scores_at.get(at)) is None else at_cutoff[index] for scores_at in scored_points]
     # Each cutoff's tokens are known for every answerable test point or for none (a run read back from the store).
     if token_keys:
         flags = [s.answerable for conversation in scores.points for s in conversation]
