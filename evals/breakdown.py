@@ -1,107 +1,93 @@
 """The numbers beyond the original harness's: evidence recall, unanswerable test points, per-category recall.
 
-Each is computed from a run and its scores, and is ``None`` (its JSON key left
-out) for a corpus that does not use the field it needs, so the result of an
-old corpus is unchanged. Unanswerable test points never count in recall or
-evidence recall; they are reported on their own.
+Each block is read from the run's per-point values as aggregated by
+:func:`evals.metrics.grouped` (the whole run, or each category), and is
+``None`` (its JSON key left out) for a corpus that does not use the field it
+needs, so the result of an old corpus is unchanged. Unanswerable test points
+never count in recall or evidence recall; they are reported on their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from evals.scoring import PointScore, Scores
-from evals.stats import wilson_interval
-from evals.results import RunResult, TestPointResult
+from evals.metrics import ALL, MetricValue, PointValues, grouped
+from evals.results import RunResult
 
 __all__ = ["category_rows", "evidence_block", "metrics_additions", "rate", "unanswerable_block"]
 
+# What these blocks read of the grouped values.
+_READ = ("recall", "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens")
 
-def rate(hits: int, total: int) -> dict[str, Any]:
-    """``{hits, total, recall, interval}``: recall None and no interval when total is 0."""
-    interval = wilson_interval(hits, total)
+
+def rate(value: MetricValue) -> dict[str, Any]:
+    """``{hits, total, recall, interval}`` of a proportion: recall None and no interval when total is 0."""
     return {
-        "hits": hits,
-        "total": total,
-        "recall": hits / total if total else None,
-        "interval": list(interval) if interval else None,
+        "hits": value.successes or 0,
+        "total": value.n,
+        "recall": value.value,
+        "interval": None if value.low is None else [value.low, value.high],
     }
 
 
-def _pairs(run: RunResult, scores: Scores) -> Iterator[tuple[str, TestPointResult, PointScore]]:
-    for conversation, points in zip(run.conversations, scores.points, strict=True):
-        for point, score in zip(conversation.test_points, points, strict=True):
-            yield conversation.conversation_id, point, score
-
-
-def _evidence(scored: list[PointScore]) -> dict[str, Any] | None:
-    with_evidence = [s for s in scored if s.answerable and s.evidence_any is not None]
-    if not with_evidence:
+def _evidence(values: dict[str, MetricValue]) -> dict[str, Any] | None:
+    if "evidence_recall_any" not in values:
         return None
-    return {
-        "any": rate(sum(bool(s.evidence_any) for s in with_evidence), len(with_evidence)),
-        "all": rate(sum(bool(s.evidence_all) for s in with_evidence), len(with_evidence)),
-    }
+    return {"any": rate(values["evidence_recall_any"]), "all": rate(values["evidence_recall_all"])}
 
 
-def evidence_block(run: RunResult, scores: Scores) -> dict[str, Any] | None:
+def evidence_block(values: PointValues) -> dict[str, Any] | None:
     """Evidence recall@k, ``{any: rate, all: rate}`` over answerable test points with evidence turns."""
-    return _evidence([score for _, _, score in _pairs(run, scores)])
+    return _evidence(grouped(values, names=_READ)[ALL])
 
 
-def unanswerable_block(run: RunResult, scores: Scores) -> dict[str, Any] | None:
+def unanswerable_block(run: RunResult, values: PointValues) -> dict[str, Any] | None:
     """The unanswerable test points: how many, what their retrieval cost, and where they are."""
-    points = [(cid, point, score) for cid, point, score in _pairs(run, scores) if not score.answerable]
-    if not points:
+    spent = grouped(values, names=_READ)[ALL].get("unanswerable_tokens")
+    if spent is None:
         return None
-    tokens = sum(score.context_tokens for _, _, score in points)
     return {
-        "count": len(points),
-        "context_tokens": tokens,
-        "tokens_per_test_point": tokens / len(points),
+        "count": spent.n,
+        "context_tokens": spent.total,
+        "tokens_per_test_point": spent.value,
         "points": [
             {
-                "conversation_id": cid,
+                "conversation_id": conversation.conversation_id,
                 "turn_index": point.turn_index,
                 "question": point.question,
                 "record_count": len(point.retrieved_records),
             }
-            for cid, point, _ in points
+            for conversation in run.conversations
+            for point in conversation.test_points
+            if not point.answerable
         ],
     }
 
 
-def category_rows(run: RunResult, scores: Scores) -> list[dict[str, Any]] | None:
+def category_rows(values: PointValues) -> list[dict[str, Any]] | None:
     """Per category (by name; test points without one last, as ``null``): recall, evidence recall,
     unanswerable count. None when no test point has a category."""
-    groups: dict[str | None, list[PointScore]] = {}
-    for _, point, score in _pairs(run, scores):
-        groups.setdefault(point.category, []).append(score)
+    groups = grouped(values, "category", _READ)
     if not any(name is not None for name in groups):
         return None
-    rows = []
-    for name in sorted(groups, key=lambda n: (n is None, n or "")):
-        scored = groups[name]
-        answerable = [s for s in scored if s.answerable]
-        rows.append(
-            {
-                "category": name,
-                **rate(sum(s.hit for s in answerable), len(answerable)),
-                "evidence_recall_at_k": _evidence(scored),
-                "unanswerable": len(scored) - len(answerable),
-            }
-        )
-    return rows
+    return [
+        {
+            "category": name,
+            **rate(found["recall"]),
+            "evidence_recall_at_k": _evidence(found),
+            "unanswerable": found["unanswerable_tokens"].n if "unanswerable_tokens" in found else 0,
+        }
+        for name, found in sorted(groups.items(), key=lambda item: (item[0] is None, item[0] or ""))
+    ]
 
 
-def metrics_additions(run: RunResult, scores: Scores) -> dict[str, Any]:
+def metrics_additions(run: RunResult, values: PointValues) -> dict[str, Any]:
     """The keys these add to the result JSON's ``metrics``, only those that apply."""
     out: dict[str, Any] = {}
     for key, value in (
-        ("evidence_recall_at_k", evidence_block(run, scores)),
-        ("unanswerable", unanswerable_block(run, scores)),
-        ("by_category", category_rows(run, scores)),
+        ("evidence_recall_at_k", evidence_block(values)),
+        ("unanswerable", unanswerable_block(run, values)),
+        ("by_category", category_rows(values)),
     ):
         if value is not None:
             out[key] = value

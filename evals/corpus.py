@@ -135,7 +135,7 @@ class Conversation(_Strict):
         return [turn.session for turn in self.turns]
 
 
-Metric = Literal["recall_any", "recall_all", "recall_frac", "ndcg_any"]
+Metric = Literal["recall_any", "recall_all", "recall_frac", "ndcg_any", "ndcg_any_lme"]
 Level = Literal["turn", "session"]
 
 

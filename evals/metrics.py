@@ -8,32 +8,47 @@ decorated function in this module: no migration, no template edit.
 
 ::
 
-    @metric("hit_at_1", label="hit@1", kind=PROPORTION, higher_is_better=True,
-            description="Share of test points whose first record holds the answer.")
-    def hit_at_1(run: ScoredRun) -> MetricValue | None:
-        points = run.scores.answerable()
-        return proportion(sum(p.rank == 1 for p in points), len(points))
+    @point_metric("hit_at_1", label="hit@1", kind=PROPORTION, higher_is_better=True,
+                  description="Share of test points whose first record holds the answer.")
+    def hit_at_1(point: Point) -> float | None:
+        return float(point.score.rank == 1) if point.score.answerable else None
 
 A function returns ``None`` when the metric does not apply to the run (answer
 accuracy without a judge): the run then has no value, shown as "—". A value
 whose ``value`` is ``None`` applies but has no data (no test point): "null".
+
+Most metrics are means over test points. Those are declared with
+:func:`point_metric`, as the value of one test point: :func:`point_values`
+works out every such value of every test point once, retrieval metrics at
+every level and cutoff included, and :func:`grouped` aggregates them over the
+whole run, each conversation or each category, with their intervals. The
+result JSON, the tables and the site read the :class:`MetricValue` s this
+gives; none of them scores a test point itself.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals.answer_scores import bleu1, token_f1
-from evals.results import WHOLE_LIST, AnswerRun, CallTimings, RunResult, TestPointResult
-from evals.retrieval import LEVELS, evidence_at, point_value
+from evals.results import WHOLE_LIST, AnswerRun, CallTimings, PointAnswer, RunResult, TestPointResult
+from evals.retrieval import LEVELS, POINT_METRICS, evidence_at
+from evals.retrieval import point_scores as retrieval_scores
 from evals.scoring import PointScore, Scores
-from evals.stats import bootstrap_mean_interval, wilson_interval
+from evals.stats import bootstrap_mean_intervals, wilson_interval
 
 __all__ = [
+    "ALL",
+    "answer_scores",
+    "Point",
+    "PointValues",
+    "grouped",
+    "point_metric",
+    "point_values",
     "RETRIEVAL",
     "RetrievalMetric",
     "declared",
@@ -85,6 +100,11 @@ class MetricValue:
         """For a proportion, the count it is of (hits of hits / total)."""
         return None if self.value is None else round(self.value * self.n)
 
+    @property
+    def total(self) -> int:
+        """For a mean of whole numbers (tokens), the sum it is of; 0 without data."""
+        return 0 if self.value is None else round(self.value * self.n)
+
 
 @dataclass(frozen=True)
 class ScoredRun:
@@ -109,6 +129,8 @@ class Metric:
     # Shown only in tables where some run has a value (answers; evidence, which needs labelled turns).
     optional: bool = False
     leaderboard: bool = True  # a column of the leaderboard tables (False: on the run page and in downloads only)
+    # A mean over test points (point_metric): the value of one test point, None where it does not count.
+    per_point: Callable[[Point], float | None] | None = None
 
 
 METRICS: dict[str, Metric] = {}
@@ -130,14 +152,16 @@ def metric(
     """Declare the decorated function as the metric ``name`` (in declaration order: column order)."""
 
     def register(compute: Callable[[ScoredRun], MetricValue | None]) -> Callable[[ScoredRun], MetricValue | None]:
-        if name in METRICS:
-            raise ValueError(f"metric {name!r} is declared twice")
-        METRICS[name] = Metric(
-            name, label, kind, higher_is_better, description, compute, level, cutoff, answers, optional or answers, leaderboard
-        )
+        _declare(Metric(name, label, kind, higher_is_better, description, compute, level, cutoff, answers, optional or answers, leaderboard))
         return compute
 
     return register
+
+
+def _declare(declared: Metric) -> None:
+    if declared.name in METRICS:
+        raise ValueError(f"metric {declared.name!r} is declared twice")
+    METRICS[declared.name] = declared
 
 
 def proportion(successes: int, n: int) -> MetricValue:
@@ -147,36 +171,214 @@ def proportion(successes: int, n: int) -> MetricValue:
     )
 
 
+# -- each test point's values, computed once, and their aggregates ------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """What a per-point metric reads of one test point: its result, its score, its answer (with answers),
+    its retrieval scores ((level, cutoff) -> one per metric of :data:`RETRIEVAL`, at every cutoff and at k;
+    :meth:`retrieval_value` reads one) and the run's k."""
+
+    result: TestPointResult
+    score: PointScore
+    answer: PointAnswer | None
+    retrieval: dict[tuple[str, int], tuple[float, ...]]
+    k: int
+
+    def retrieval_value(self, name: str, level: str, cutoff: int) -> float | None:
+        found = self.retrieval.get((level, cutoff))
+        return None if found is None else found[_RETRIEVAL_INDEX[name]]
+
+
+ALL = "all"  # the one group of ``grouped(values)``: the whole run
+# Present in a group: always (null without data), only with some value, or where some test point has
+# evidence at a level (a retrieval metric whose rankings were not kept is then null).
+Presence = str
+
+
+@dataclass(frozen=True)
+class _Column:
+    kind: Kind
+    presence: Presence  # "always", "some", or a level
+    interval: bool = True  # a MEAN with a bootstrap interval
+
+
+@dataclass(frozen=True)
+class PointValues:
+    """Every test point's value of every per-point metric, in run order, computed once (:func:`point_values`).
+
+    ``columns[name][i]`` is test point i's value (None: it does not count for
+    ``name``); :func:`grouped` aggregates them."""
+
+    conversations: list[int]  # per test point, the position of its conversation
+    conversation_count: int
+    categories: list[str | None]  # per test point, its category
+    labelled: dict[str, list[bool]]  # per level, per test point: has evidence there
+    columns: dict[str, list[float | None]] = field(default_factory=dict)
+    specs: dict[str, _Column] = field(default_factory=dict)
+
+
+def point_metric(
+    name: str,
+    *,
+    label: str,
+    kind: Kind,
+    higher_is_better: bool,
+    description: str,
+    presence: Presence = "always",
+    interval: bool = True,
+    level: str | None = None,
+    answers: bool = False,
+    optional: bool = False,
+    leaderboard: bool = True,
+) -> Callable[[Callable[[Point], float | None]], Callable[[ScoredRun], MetricValue | None]]:
+    """Declare the decorated function, the value of one test point (None: it does not count), as the
+    metric ``name``: its mean over the counted test points, a proportion with a Wilson interval, a
+    MEAN with a bootstrap one (unless ``interval=False``). Returns the run-level function."""
+
+    def register(per_point: Callable[[Point], float | None]) -> Callable[[ScoredRun], MetricValue | None]:
+        def compute(run: ScoredRun) -> MetricValue | None:
+            if answers and run.answers is None:
+                return None  # the metric does not apply
+            return grouped(point_values(run, [name]))[ALL].get(name)
+
+        _declare(
+            Metric(name, label, kind, higher_is_better, description, compute, level, None, answers, optional or answers, leaderboard, per_point)
+        )
+        _POINT_SPECS[name] = _Column(kind, presence, interval)
+        return compute
+
+    return register
+
+
+_POINT_SPECS: dict[str, _Column] = {}
+_UNANSWERABLE_TOKENS = "unanswerable_tokens"  # context tokens of the unanswerable test points, reported apart
+
+
+def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointValues:
+    """Every per-point value of ``run`` (or only of the metrics ``names``): the declared per-point metrics,
+    the retrieval metrics at every level and cutoff, the context tokens at every cutoff and of unanswerable
+    test points. ``run.scores`` may be None (then only the retrieval metrics), and so may ``run.run`` (then
+    only what the scores hold: the original harness's numbers)."""
+    wanted = None if names is None else set(names)
+    result, scores, answers = run.run, run.scores, run.answers
+    points = [m for m in METRICS.values() if m.per_point is not None and (wanted is None or m.name in wanted)]
+    points = [m for m in points if scores is not None and (answers is not None or not m.answers)]
+    cutoffs = list(result.cutoffs) if result is not None else []
+    retrieval_keys = [
+        (retrieval_key(name, level, cutoff), (name, level, cutoff)) for level in LEVELS for cutoff in cutoffs for name in RETRIEVAL
+    ]
+    retrieval_keys = [(key, found) for key, found in retrieval_keys if wanted is None or key in wanted]
+    token_keys = [(f"{_TOKENS_AT}{c}", c) for c in cutoffs if scores is not None and (wanted is None or f"{_TOKENS_AT}{c}" in wanted)]
+    count = len(result.conversations) if result is not None else len(scores.points)
+    values = PointValues([], count, [], {level: [] for level in LEVELS})
+    columns = values.columns
+    for m in points:
+        columns[m.name] = []
+        values.specs[m.name] = _POINT_SPECS[m.name]
+    for key, (name, level, _) in retrieval_keys:
+        columns[key] = []
+        values.specs[key] = _Column(RETRIEVAL[name].kind, level)
+    for key, _ in token_keys:
+        columns[key] = []
+        values.specs[key] = _Column(TOKENS, "always")
+    if scores is not None and (wanted is None or _UNANSWERABLE_TOKENS in wanted):
+        columns[_UNANSWERABLE_TOKENS] = []
+        values.specs[_UNANSWERABLE_TOKENS] = _Column(TOKENS, "some")
+    depths = sorted({*cutoffs, result.k}) if cutoffs else []
+    if not retrieval_keys and not any(parse_retrieval_key(m.name) for m in points):
+        depths = []  # nothing asked for reads a ranking
+    whole = result is not None and result.cutoff_rule == WHOLE_LIST
+    scored_points: list[dict[tuple[str, int], tuple[float, ...]]] = []
+    for position in range(count):
+        here = result.conversations[position].test_points if result is not None else [None] * len(scores.points[position])
+        scored = scores.points[position] if scores is not None else [None] * len(here)
+        given = answers.points[position] if answers is not None else [None] * len(here)
+        for point, score, answer in zip(here, scored, given, strict=True):
+            values.conversations.append(position)
+            values.categories.append(point.category if point is not None else None)
+            for level in LEVELS:
+                values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
+            retrieval = retrieval_scores(point, depths, result.cutoff_rule) if depths else {}
+            scored_points.append(retrieval)
+            view = Point(point, score, answer, retrieval, result.k if result is not None else 0)  # type: ignore[arg-type]
+            for m in points:
+                columns[m.name].append(m.per_point(view))
+            answerable = score is not None and score.answerable
+            for key, cutoff in token_keys:
+                columns[key].append((score.context_tokens if whole else (point.cutoff_tokens or {}).get(cutoff)) if answerable else None)
+            if _UNANSWERABLE_TOKENS in columns:
+                columns[_UNANSWERABLE_TOKENS].append(None if answerable else score.context_tokens)
+    for key, (name, level, cutoff) in retrieval_keys:
+        at, index = (level, cutoff), _RETRIEVAL_INDEX[name]
+        columns[key] = [None if (at_cutoff := scores_at.get(at)) is None else at_cutoff[index] for scores_at in scored_points]
+    # Each cutoff's tokens are known for every answerable test point or for none (a run read back from the store).
+    if token_keys:
+        flags = [s.answerable for conversation in scores.points for s in conversation]
+        for key, _ in token_keys:
+            if any(v is None for v, counted in zip(columns[key], flags, strict=True) if counted):
+                del columns[key], values.specs[key]
+    return values
+
+
+def grouped(values: PointValues, by: str | None = None, names: Iterable[str] | None = None) -> dict[Hashable, dict[str, MetricValue]]:
+    """Each metric of ``values`` (or of ``names``) aggregated over the test points of each group: the whole
+    run (``by`` None: one group, :data:`ALL`), each conversation (``"conversation"``: keyed by position,
+    every conversation, in run order) or each category (``"category"``: keyed by name, None for test points
+    without one, in order of first appearance). A metric is left out of a group where it does not apply."""
+    if by is None:
+        members: dict[Hashable, list[int]] = {ALL: list(range(len(values.conversations)))}
+    elif by == "conversation":
+        members = {position: [] for position in range(values.conversation_count)}
+        for index, position in enumerate(values.conversations):
+            members[position].append(index)
+    elif by == "category":
+        members = {}
+        for index, category in enumerate(values.categories):
+            members.setdefault(category, []).append(index)
+    else:
+        raise ValueError(f"cannot group by {by!r}")
+    wanted = list(values.columns) if names is None else [n for n in names if n in values.columns]
+    out: dict[Hashable, dict[str, MetricValue]] = {group: {} for group in members}
+    pending: list[tuple[Hashable, str, list[float]]] = []  # means whose bootstrap intervals are drawn together
+    for name in wanted:
+        column, spec = values.columns[name], values.specs[name]
+        for group, indices in members.items():
+            counted = [v for i in indices if (v := column[i]) is not None]
+            if spec.presence == "some" and not counted:
+                continue
+            if spec.presence in LEVELS and not any(values.labelled[spec.presence][i] for i in indices):
+                continue
+            if spec.kind == PROPORTION:
+                out[group][name] = proportion(round(sum(counted)), len(counted))
+            elif spec.kind == MEAN and spec.interval:
+                out[group][name] = MetricValue(math.fsum(counted) / len(counted) if counted else None, len(counted))
+                pending.append((group, name, counted))
+            else:
+                out[group][name] = MetricValue(sum(counted) / len(counted) if counted else None, len(counted))
+    intervals = bootstrap_mean_intervals([counted for _, _, counted in pending])
+    for (group, name, _), interval in zip(pending, intervals, strict=True):
+        if interval is not None:
+            out[group][name] = MetricValue(out[group][name].value, out[group][name].n, *interval)
+    return out
+
+
 def compute_metrics(run: ScoredRun) -> dict[str, MetricValue]:
     """Every declared metric that applies to ``run``, in declaration order, then the retrieval
-    metrics at every cutoff (:data:`RETRIEVAL`)."""
+    metrics at every cutoff (:data:`RETRIEVAL`) and the context tokens at every cutoff: each test
+    point's values worked out once (:func:`point_values`)."""
+    whole = grouped(point_values(run))[ALL]
     values = {}
     for declared in METRICS.values():
-        value = declared.compute(run)
+        value = whole.get(declared.name) if declared.per_point is not None else declared.compute(run)
         if value is not None:
             values[declared.name] = value
-    values.update(retrieval_metrics(run.run))
-    values.update(cutoff_tokens(run))
+    values.update((name, value) for name, value in whole.items() if name not in METRICS and name != _UNANSWERABLE_TOKENS)
     return values
 
 
 _TOKENS_AT = "tokens_per_test_point@"
-
-
-def cutoff_tokens(run: ScoredRun) -> dict[str, MetricValue]:
-    """Context tokens per test point at each cutoff (``tokens_per_test_point@c``), over the answerable test
-    points as at k; a strategy that ignores k spends the same at every cutoff."""
-    if not run.run.cutoffs:
-        return {}
-    pairs = [(p, s) for c, scored in zip(run.run.conversations, run.scores.points, strict=True) for p, s in zip(c.test_points, scored, strict=True) if s.answerable]
-    values = {}
-    for cutoff in run.run.cutoffs:
-        whole = run.run.cutoff_rule == WHOLE_LIST
-        spent = [s.context_tokens if whole else (p.cutoff_tokens or {}).get(cutoff) for p, s in pairs]
-        if any(v is None for v in spent):
-            continue
-        values[f"{_TOKENS_AT}{cutoff}"] = MetricValue(sum(spent) / len(spent) if spent else None, len(spent))
-    return values
 
 
 # -- the field's retrieval metrics, at every cutoff and level -----------------------------------
@@ -194,12 +396,19 @@ class RetrievalMetric:
 RETRIEVAL: dict[str, RetrievalMetric] = {
     m.name: m
     for m in (
-        RetrievalMetric("recall_any", PROPORTION, "Share of test points with evidence where some evidence item is among the top k."),
+        RetrievalMetric("recall_any", PROPORTION, "Share of test points with evidence where some evidence item is among the top k (trec_eval's success@k)."),
         RetrievalMetric("recall_all", PROPORTION, "Share of test points with evidence where every evidence item is among the top k."),
-        RetrievalMetric("recall_frac", MEAN, "Mean fraction of a test point's evidence items among the top k (LoCoMo's retrieval recall)."),
-        RetrievalMetric("ndcg_any", MEAN, "Mean NDCG@k with binary relevance: evidence items ranked high score more (LongMemEval's)."),
+        RetrievalMetric("recall_frac", MEAN, "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k; LoCoMo's retrieval recall)."),
+        RetrievalMetric("ndcg_any", MEAN, "Mean NDCG@k with binary relevance, rank r discounted by 1/log2(r + 1) (trec_eval's ndcg_cut)."),
+        RetrievalMetric(
+            "ndcg_any_lme",
+            MEAN,
+            "Mean NDCG@k with binary relevance as LongMemEval computes it: ranks 1 and 2 count fully, rank r >= 2 is discounted by 1/log2(r).",
+        ),
     )
 }
+assert list(RETRIEVAL) == list(POINT_METRICS)  # one declaration per scoring function of evals.retrieval
+_RETRIEVAL_INDEX = {name: index for index, name in enumerate(RETRIEVAL)}  # its place in point_scores' tuples
 _RETRIEVAL_KEY = re.compile(r"^(?:(turn|session)\.)?([a-z_]+)@(\d+|k)$")
 
 
@@ -260,55 +469,14 @@ def metric_order(key: str) -> tuple:
     return (2, key)
 
 
-def retrieval_metrics(run: RunResult, points: list | None = None) -> dict[str, MetricValue]:
-    """Every retrieval metric of ``run`` (or of ``points``, a subset of its test points) at each level and cutoff.
-
-    Empty for a run measured without cutoffs (the original CLI) or whose
-    test points list no evidence."""
-    if not run.cutoffs:
-        return {}
-    if points is None:
-        points = [p for c in run.conversations for p in c.test_points]
-    values: dict[str, MetricValue] = {}
-    for level in LEVELS:
-        labelled = [p for p in points if evidence_at(p, level)]
-        if not labelled:
-            continue
-        for cutoff in run.cutoffs:
-            for name in RETRIEVAL:
-                values[retrieval_key(name, level, cutoff)] = _retrieval_value(run, labelled, name, level, cutoff)
-    return values
+def retrieval_metrics(run: RunResult) -> dict[str, MetricValue]:
+    """Every retrieval metric of ``run`` at each level and cutoff: empty for a run measured without
+    cutoffs (the original CLI) or whose test points list no evidence."""
+    return grouped(point_values(ScoredRun(run, None), _retrieval_names(run)))[ALL]  # type: ignore[arg-type]
 
 
-def _retrieval_value(run: RunResult, points: list[TestPointResult], name: str, level: str, cutoff: int) -> MetricValue:
-    """``name`` at ``level`` and ``cutoff`` over ``points``: the mean of the test points that have a value."""
-    scored = [v for p in points if (v := point_value(p, name, level, cutoff, run.cutoff_rule)) is not None]
-    return _mean_value(scored, RETRIEVAL[name].kind)
-
-
-def _mean_value(scores: list[float], kind: Kind) -> MetricValue:
-    if kind == PROPORTION:
-        return proportion(round(sum(scores)), len(scores))
-    interval = bootstrap_mean_interval(scores)
-    return MetricValue(
-        sum(scores) / len(scores) if scores else None,
-        len(scores),
-        interval[0] if interval else None,
-        interval[1] if interval else None,
-    )
-
-
-def _at_run_k(name: str, level: str) -> Callable[[ScoredRun], MetricValue | None]:
-    """The retrieval metric at the run's own k: the leaderboard's headline columns."""
-
-    def compute(run: ScoredRun) -> MetricValue | None:
-        if not run.run.cutoffs:
-            return None
-        points = [p for c in run.run.conversations for p in c.test_points if evidence_at(p, level)]
-        value = _retrieval_value(run.run, points, name, level, run.run.k)
-        return value if value.n else None
-
-    return compute
+def _retrieval_names(run: RunResult) -> list[str]:
+    return [retrieval_key(name, level, cutoff) for level in LEVELS for cutoff in run.cutoffs for name in RETRIEVAL]
 
 
 # -- retrieval ---------------------------------------------------------------------------------
@@ -318,98 +486,108 @@ HEADLINE = "turn.recall_any@k"  # what a corpus with evidence is ranked by (eval
 # The headline for a corpus with evidence: turn-level recall_any at the run's k, then NDCG and
 # session-level recall_all; the keyword recall of the original harness follows.
 
+
+def _at_run_k(name: str, level: str) -> Callable[[Point], float | None]:
+    """The retrieval metric at the run's own k: the leaderboard's headline columns."""
+    return lambda point: point.retrieval_value(name, level, point.k)
+
+
 for _name, _level, _label in (
     ("recall_any", "turn", "recall_any@k"),
     ("ndcg_any", "turn", "NDCG@k"),
     ("recall_all", "session", "session recall_all@k"),
 ):
-    metric(
+    point_metric(
         retrieval_key(_name, _level, "k"),
         label=_label,
         kind=RETRIEVAL[_name].kind,
         higher_is_better=True,
         optional=True,
+        presence="some",
         level=_level,
         description=f"{RETRIEVAL[_name].description} At {_level} level, at the run's k.",
     )(_at_run_k(_name, _level))
 
 
-@metric(
+def _answerable(point: Point) -> bool:
+    return point.score.answerable
+
+
+@point_metric(
     "recall",
     label="recall@k",
     kind=PROPORTION,
     higher_is_better=True,
     description="Share of test points where a retrieved record held an expected keyword (the original harness's recall@k).",
 )
-def recall(run: ScoredRun) -> MetricValue:
-    return proportion(run.scores.hits, run.scores.total)
+def recall(point: Point) -> float | None:
+    return float(point.score.hit) if _answerable(point) else None
 
 
-@metric(
+@point_metric(
     "strict_recall",
     label="strict recall",
     kind=PROPORTION,
     higher_is_better=True,
     description="Share of test points where the retrieved records held every expected keyword.",
 )
-def strict_recall(run: ScoredRun) -> MetricValue:
-    points = run.scores.answerable()
-    return proportion(sum(p.strict_hit for p in points), len(points))
+def strict_recall(point: Point) -> float | None:
+    return float(point.score.strict_hit) if _answerable(point) else None
 
 
-@metric(
+@point_metric(
     "mrr",
     label="MRR",
     kind=MEAN,
     higher_is_better=True,
+    interval=False,
     description="Mean of 1/rank of the first record holding the answer (0 where none does).",
 )
-def mrr(run: ScoredRun) -> MetricValue:
-    points = run.scores.answerable()
-    return MetricValue(sum(1 / p.rank for p in points if p.rank) / len(points) if points else None, len(points))
+def mrr(point: Point) -> float | None:
+    if not _answerable(point):
+        return None
+    return 1 / point.score.rank if point.score.rank else 0.0
 
 
-@metric(
+@point_metric(
     "evidence_recall_any",
     label="evidence any",
     kind=PROPORTION,
     higher_is_better=True,
     optional=True,
+    presence="some",
     leaderboard=False,  # turn.recall_any@k, which counts unanswerable test points too, leads the tables now
     description="Share of answerable test points with evidence turns where at least one evidence turn was retrieved.",
 )
-def evidence_recall_any(run: ScoredRun) -> MetricValue | None:
-    return _evidence(run, lambda p: bool(p.evidence_any))
+def evidence_recall_any(point: Point) -> float | None:
+    found = point.score.evidence_any
+    return float(found) if _answerable(point) and found is not None else None
 
 
-@metric(
+@point_metric(
     "evidence_recall_all",
     label="evidence all",
     kind=PROPORTION,
     higher_is_better=True,
     optional=True,
+    presence="some",
     leaderboard=False,
     description="Share of answerable test points with evidence turns where every evidence turn was retrieved.",
 )
-def evidence_recall_all(run: ScoredRun) -> MetricValue | None:
-    return _evidence(run, lambda p: bool(p.evidence_all))
+def evidence_recall_all(point: Point) -> float | None:
+    found = point.score.evidence_all
+    return float(found) if _answerable(point) and found is not None else None
 
 
-def _evidence(run: ScoredRun, found: Callable[[PointScore], bool]) -> MetricValue | None:
-    """A share of the answerable test points that list evidence turns; None for a corpus without them."""
-    points = [p for p in run.scores.answerable() if p.evidence_any is not None]
-    return proportion(sum(found(p) for p in points), len(points)) if points else None
-
-
-@metric(
+@point_metric(
     "tokens_per_test_point",
     label="tokens / test point",
     kind=TOKENS,
     higher_is_better=False,
     description="Mean context tokens (cl100k_base) of the records retrieved per test point.",
 )
-def tokens_per_test_point(run: ScoredRun) -> MetricValue:
-    return MetricValue(run.scores.tokens_per_test_point, run.scores.total)
+def tokens_per_test_point(point: Point) -> float | None:
+    return point.score.context_tokens if _answerable(point) else None
 
 
 # -- end-to-end answers ------------------------------------------------------------------------
@@ -443,7 +621,13 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     return None if answers is None else proportion(answers.keyword_hits, answers.total)
 
 
-@metric(
+def answer_scores(point: TestPointResult, answer: PointAnswer) -> dict[str, float]:
+    """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``: the per-point values of
+    answer_f1 and answer_bleu1, and what the result JSON and the drill-down show beside each answer."""
+    return {"f1": token_f1(answer.answer, point.expected_fact), "bleu1": bleu1(answer.answer, point.expected_fact)}
+
+
+@point_metric(
     "answer_f1",
     label="answer F1",
     kind=MEAN,
@@ -451,11 +635,12 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     answers=True,
     description="Mean token F1 of each answer against the expected fact, after LoCoMo's answer normalisation (95% bootstrap interval).",
 )
-def answer_f1(run: ScoredRun) -> MetricValue | None:
-    return _answer_mean(run, token_f1)
+def answer_f1(point: Point) -> float | None:
+    answer = point.answer
+    return answer_scores(point.result, answer)["f1"] if answer is not None and answer.answerable else None
 
 
-@metric(
+@point_metric(
     "answer_bleu1",
     label="BLEU-1",
     kind=MEAN,
@@ -463,24 +648,9 @@ def answer_f1(run: ScoredRun) -> MetricValue | None:
     answers=True,
     description="Mean sentence BLEU-1 of each answer against the expected fact, after LoCoMo's answer normalisation (95% bootstrap interval).",
 )
-def answer_bleu1(run: ScoredRun) -> MetricValue | None:
-    return _answer_mean(run, bleu1)
-
-
-def _answer_mean(run: ScoredRun, score: Callable[[str, str], float]) -> MetricValue | None:
-    """The mean of ``score(answer, expected fact)`` over the answerable test points, with its bootstrap interval."""
-    if run.answers is None:
-        return None
-    values = [
-        score(answer.answer, point.expected_fact)
-        for conversation, answers in zip(run.run.conversations, run.answers.points, strict=True)
-        for point, answer in zip(conversation.test_points, answers, strict=True)
-        if answer.answerable
-    ]
-    interval = bootstrap_mean_interval(values)
-    if interval is None:
-        return MetricValue(None, 0)
-    return MetricValue(math.fsum(values) / len(values), len(values), *interval)
+def answer_bleu1(point: Point) -> float | None:
+    answer = point.answer
+    return answer_scores(point.result, answer)["bleu1"] if answer is not None and answer.answerable else None
 
 
 @metric(
@@ -632,14 +802,11 @@ def retrieval_rows(values: dict[str, MetricValue]) -> list[dict[str, Any]]:
     return rows
 
 
-def retrieval_by_category(run: RunResult) -> dict[str, list[dict[str, Any]]]:
-    """``metrics.retrieval_by_category``: the same rows over each category's test points."""
-    points: dict[str, list[TestPointResult]] = {}
-    for conversation in run.conversations:
-        for point in conversation.test_points:
-            if point.category is not None:
-                points.setdefault(point.category, []).append(point)
-    out = {category: retrieval_rows(retrieval_metrics(run, found)) for category, found in sorted(points.items())}
+def retrieval_by_category(values: PointValues) -> dict[str, list[dict[str, Any]]]:
+    """``metrics.retrieval_by_category``: the same rows over each category's test points (those with one)."""
+    names = [name for name in values.columns if (parsed := parse_retrieval_key(name)) is not None and parsed[2] is not None]
+    groups = grouped(values, "category", names)
+    out = {category: retrieval_rows(found) for category, found in sorted((c, v) for c, v in groups.items() if c is not None)}
     return {category: rows for category, rows in out.items() if rows}
 
 

@@ -11,12 +11,23 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.answer_scores import bleu1, token_f1
 from evals.breakdown import metrics_additions
-from evals.metrics import MetricValue, ScoredRun, answer_bleu1, answer_f1, latency_block, retrieval_by_category, retrieval_rows
+from evals.metrics import (
+    ALL,
+    MetricValue,
+    answer_scores,
+    PointValues,
+    ScoredRun,
+    grouped,
+    latency_block,
+    point_values,
+    proportion,
+    retrieval_by_category,
+    retrieval_rows,
+)
 from evals.results import ConversationResult, RunResult, TestPointResult
-from evals.scoring import PointScore, Scores
-from evals.stats import interval_block, wilson_interval
+from evals.scoring import Scores
+from evals.stats import wilson_interval
 from evals.tokens import EXACT
 
 if TYPE_CHECKING:
@@ -69,7 +80,11 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
 
 
 def legacy_json(
-    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
+    run: RunResult,
+    scores: Scores,
+    answers: AnswerRun | None = None,
+    metrics: dict[str, MetricValue] | None = None,
+    values: PointValues | None = None,
 ) -> dict[str, Any]:
     """The original harness's output document; keys it never had (``tokenizer``, ``model``, the ``metrics``
     beside ``recall_at_k`` and ``tokens``, the evidence, unanswerable and category blocks of
@@ -78,8 +93,10 @@ def legacy_json(
 
     ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
     the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
-    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run)."""
-    head, tail = legacy_json_parts(run, scores, answers, metrics)
+    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run).
+
+    ``values`` are the run's :func:`~evals.metrics.point_values`, when the caller has them already."""
+    head, tail = legacy_json_parts(run, scores, answers, metrics, values)
     conversations = [
         conversation_json(c, answers.points[i] if answers is not None else None) for i, c in enumerate(run.conversations)
     ]
@@ -87,14 +104,23 @@ def legacy_json(
 
 
 def legacy_json_parts(
-    run: RunResult, scores: Scores, answers: AnswerRun | None = None, metrics: dict[str, MetricValue] | None = None
+    run: RunResult,
+    scores: Scores,
+    answers: AnswerRun | None = None,
+    metrics: dict[str, MetricValue] | None = None,
+    values: PointValues | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`legacy_json` without its ``conversations``: the keys before them and the keys after them.
 
     Only counts are read from the records (how many each test point has), so a
     writer that streams a big run can pass a run whose records are placeholders
     of the right number, and write each conversation with :func:`conversation_json`.
+    Every number comes from the run's point values (``values``, else worked out here), aggregated by
+    :func:`~evals.metrics.grouped`.
     """
+    values = values if values is not None else point_values(ScoredRun(run, scores, answers))
+    overall = grouped(values, names=_BLOCK_METRICS)[ALL]
+    per_conversation = dict(zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS).values(), strict=True))
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     head: dict[str, Any] = {
         "strategy": run.strategy,
@@ -105,15 +131,15 @@ def legacy_json_parts(
         "tokenizer": scores.tokenizer,
         "model": run.model,
         "metrics": {
-            "recall_at_k": recall_block(scores),
-            "tokens": tokens_block(scores),
-            **stats_blocks(scores, turn_indices),
-            **metrics_additions(run, scores),
+            "recall_at_k": recall_block(scores, overall, per_conversation),
+            "tokens": tokens_block(scores, overall, per_conversation),
+            **stats_blocks(scores, turn_indices, overall, per_conversation),
+            **metrics_additions(run, values),
         },
     }
     tail: dict[str, Any] = {}
     if answers is not None:
-        head["metrics"]["answers"] = answers_block(answers) | lexical_block(ScoredRun(run, scores, answers))
+        head["metrics"]["answers"] = answers_block(answers) | lexical_block(overall)
         tail["answers"] = {
             "answer_model": answers.answer_model,
             "judge_model": answers.judge_model,
@@ -121,18 +147,25 @@ def legacy_json_parts(
             "settings": answers.settings,
         }
     if metrics is not None:
-        _add_measurements(head, tail, run, metrics)
+        _add_measurements(head, tail, run, metrics, values)
     return head, tail
 
 
-def _add_measurements(head: dict[str, Any], tail: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue]) -> None:
+# What the blocks of the original's shape read, per conversation and (with the answers' means) per run.
+_CONVERSATION_METRICS = ("recall", "strict_recall", "mrr", "tokens_per_test_point")
+_BLOCK_METRICS = (*_CONVERSATION_METRICS, "answer_f1", "answer_bleu1")
+
+
+def _add_measurements(
+    head: dict[str, Any], tail: dict[str, Any], run: RunResult, metrics: dict[str, MetricValue], values: PointValues
+) -> None:
     if run.cutoffs:
         tail["cutoffs"] = list(run.cutoffs)
         tail["cutoff_rule"] = run.cutoff_rule
         rows = retrieval_rows(metrics)
         if rows:
             head["metrics"]["retrieval"] = rows
-            by_category = retrieval_by_category(run)
+            by_category = retrieval_by_category(values)
             if by_category:
                 head["metrics"]["retrieval_by_category"] = by_category
     latency = latency_block(metrics)
@@ -145,12 +178,8 @@ def conversation_json(conversation: ConversationResult, answers: list[PointAnswe
     with its token F1 and BLEU-1 against the expected fact."""
     points = [point_json(tp) for tp in conversation.test_points]
     if answers is not None:
-        for point, answer in zip(points, answers, strict=True):
-            expected = point["expected_fact"]
-            point["answer"] = dataclasses.asdict(answer) | {
-                "f1": token_f1(answer.answer, expected),
-                "bleu1": bleu1(answer.answer, expected),
-            }
+        for point, result, answer in zip(points, conversation.test_points, answers, strict=True):
+            point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer)
     return {
         "conversation_id": conversation.conversation_id,
         "description": conversation.description,
@@ -178,86 +207,96 @@ def summary_line(document: dict[str, Any], destination: str | None = None) -> st
     return f"{line} -> {destination}" if destination else line
 
 
-def _answerable(points: list[PointScore]) -> list[PointScore]:
-    return [p for p in points if p.answerable]
+Grouped = dict[str, dict[str, MetricValue]]  # conversation id -> metric -> value
 
 
-def _mrr(points: list[PointScore]) -> float | None:
-    return sum(1 / p.rank for p in points if p.rank) / len(points) if points else None
+def _by_conversation(scores: Scores) -> tuple[dict[str, MetricValue], Grouped]:
+    values = point_values(ScoredRun(None, scores), _CONVERSATION_METRICS)  # type: ignore[arg-type]
+    return grouped(values, names=_CONVERSATION_METRICS)[ALL], dict(
+        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS).values(), strict=True)
+    )
 
 
-def recall_block(scores: Scores) -> dict[str, Any]:
-    """The original ``metrics.recall_at_k`` block."""
-    per_conversation = {}
-    for cid, conv in zip(scores.conversation_ids, scores.points, strict=True):
-        answerable = _answerable(conv)
-        hits = sum(p.hit for p in answerable)
-        total = len(answerable)
-        per_conversation[cid] = {"hits": hits, "total": total, "recall": hits / total if total else None}
-    return {"aggregate": scores.recall, "hits": scores.hits, "total": scores.total, "per_conversation": per_conversation}
+def _rate(value: MetricValue) -> dict[str, Any]:
+    """``{hits, total, recall}`` of a proportion."""
+    return {"hits": value.successes or 0, "total": value.n, "recall": value.value}
 
 
-def stats_blocks(scores: Scores, turn_indices: list[list[int]]) -> dict[str, Any]:
+def _interval(value: MetricValue) -> dict[str, Any]:
+    """A proportion's 95% Wilson interval as the JSON shows it (``low``/``high`` null without data)."""
+    return {"method": "wilson", "level": 0.95, "low": value.low, "high": value.high}
+
+
+def recall_block(scores: Scores, overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None) -> dict[str, Any]:
+    """The original ``metrics.recall_at_k`` block (from the run's grouped values, when given)."""
+    if overall is None or per_conversation is None:
+        overall, per_conversation = _by_conversation(scores)
+    recall = overall["recall"]
+    return {
+        "aggregate": recall.value,
+        "hits": recall.successes or 0,
+        "total": recall.n,
+        "per_conversation": {cid: _rate(values["recall"]) for cid, values in per_conversation.items()},
+    }
+
+
+def stats_blocks(
+    scores: Scores, turn_indices: list[list[int]], overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None
+) -> dict[str, Any]:
     """The ``metrics`` keys added beside the original's: recall's interval, strict recall, MRR,
     and per test point (``turn_indices`` aligned with the points) its strict hit and rank."""
-    strict_per, mrr_per, per_point = {}, {}, {}
-    for cid, conv, turns in zip(scores.conversation_ids, scores.points, turn_indices, strict=True):
-        answerable = _answerable(conv)
-        strict = sum(p.strict_hit for p in answerable)
-        total = len(answerable)
-        strict_per[cid] = {"hits": strict, "total": total, "recall": strict / total if total else None}
-        mrr_per[cid] = _mrr(answerable)
-        per_point[cid] = [
-            {"turn_index": t, "hit": p.hit, "strict_hit": p.strict_hit, "rank": p.rank}
-            for t, p in zip(turns, conv, strict=True)
-        ]
-    answerable = scores.answerable()
-    total = len(answerable)
-    strict_hits = sum(p.strict_hit for p in answerable)
+    if overall is None or per_conversation is None:
+        overall, per_conversation = _by_conversation(scores)
+    per_point = {
+        cid: [{"turn_index": t, "hit": p.hit, "strict_hit": p.strict_hit, "rank": p.rank} for t, p in zip(turns, conv, strict=True)]
+        for cid, conv, turns in zip(scores.conversation_ids, scores.points, turn_indices, strict=True)
+    }
+    strict = overall["strict_recall"]
     return {
-        "recall_at_k_interval": interval_block(scores.hits, total),
+        "recall_at_k_interval": _interval(overall["recall"]),
         "strict_recall_at_k": {
-            "aggregate": strict_hits / total if total else None,
-            "hits": strict_hits,
-            "total": total,
-            "interval": interval_block(strict_hits, total),
-            "per_conversation": strict_per,
+            "aggregate": strict.value,
+            "hits": strict.successes or 0,
+            "total": strict.n,
+            "interval": _interval(strict),
+            "per_conversation": {cid: _rate(values["strict_recall"]) for cid, values in per_conversation.items()},
         },
-        "mrr": {"aggregate": _mrr(answerable), "per_conversation": mrr_per},
+        "mrr": {"aggregate": overall["mrr"].value, "per_conversation": {cid: values["mrr"].value for cid, values in per_conversation.items()}},
         "per_test_point": per_point,
     }
 
 
-def tokens_block(scores: Scores) -> dict[str, Any]:
+def tokens_block(scores: Scores, overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None) -> dict[str, Any]:
     """The original ``metrics.tokens`` block.
 
     Where there is no test point the original reported 0 tokens per test
     point, not null; the format keeps that so old readers agree.
     """
-    per_conversation = {}
-    for cid, conv in zip(scores.conversation_ids, scores.points, strict=True):
-        answerable = _answerable(conv)
-        total = sum(p.context_tokens for p in answerable)
-        per_conversation[cid] = {
-            "context_tokens_sum": total,
-            "test_points": len(answerable),
-            "context_tokens_per_test_point": total / len(answerable) if answerable else 0,
-        }
+    if overall is None or per_conversation is None:
+        overall, per_conversation = _by_conversation(scores)
+    tokens = overall["tokens_per_test_point"]
     return {
-        "aggregate_context_tokens": scores.context_tokens,
-        "aggregate_tokens_per_test_point": scores.context_tokens / scores.total if scores.total else 0,
-        "per_conversation": per_conversation,
+        "aggregate_context_tokens": tokens.total,
+        "aggregate_tokens_per_test_point": 0 if tokens.value is None else tokens.value,
+        "per_conversation": {
+            cid: {
+                "context_tokens_sum": (spent := values["tokens_per_test_point"]).total,
+                "test_points": spent.n,
+                "context_tokens_per_test_point": 0 if spent.value is None else spent.value,
+            }
+            for cid, values in per_conversation.items()
+        },
     }
 
 
 def answers_block(answers: AnswerRun) -> dict[str, Any]:
     """The result JSON's ``metrics.answers`` block."""
-    interval = wilson_interval(answers.correct, answers.judged)
+    accuracy = proportion(answers.correct, answers.judged)
     return {
         "answer_model": answers.answer_model,
         "judge_model": answers.judge_model,
         "accuracy": answers.accuracy,
-        "accuracy_interval_95": list(interval) if interval else None,
+        "accuracy_interval_95": None if accuracy.low is None else [accuracy.low, accuracy.high],
         "correct": answers.correct,
         "judged": answers.judged,
         "keyword_accuracy": answers.keyword_accuracy,
@@ -271,12 +310,12 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
     }
 
 
-def lexical_block(run: ScoredRun) -> dict[str, Any]:
+def lexical_block(overall: dict[str, MetricValue]) -> dict[str, Any]:
     """Mean token F1 and BLEU-1 of the answerable test points' answers, each with its 95% bootstrap
     interval (``null`` without an answerable test point), for ``metrics.answers``."""
     block: dict[str, Any] = {}
-    for key, compute in (("f1", answer_f1), ("bleu1", answer_bleu1)):
-        value = compute(run)
+    for key, name in (("f1", "answer_f1"), ("bleu1", "answer_bleu1")):
+        value = overall[name]
         block[key] = value.value
         block[f"{key}_interval_95"] = None if value.low is None else [value.low, value.high]
     return block

@@ -150,10 +150,6 @@ class Scores:
     def context_tokens(self) -> int:
         return sum(p.context_tokens for p in self.answerable())
 
-    @property
-    def tokens_per_test_point(self) -> float | None:
-        return self.context_tokens / self.total if self.total else None
-
 
 def score_run(run: RunResult, counter: TokenCounter | None = None) -> Scores:
     counter = counter or TokenCounter()

@@ -21,7 +21,7 @@ from typing import Any
 from evals import formatting
 from evals.breakdown import category_rows
 from evals.errors import EvalsError
-from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, declared
+from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
 from evals.store import RunSummary, StoredRun
 from evals.tokens import EXACT
 
@@ -205,7 +205,8 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
     records = []
     for stored in stored_runs:
         s = stored.summary
-        for row in category_rows(stored.run, stored.scores) or []:
+        values = point_values(ScoredRun(stored.run, stored.scores), ("recall", "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens"))
+        for row in category_rows(values) or []:
             evidence = row["evidence_recall_at_k"]
             interval = row["interval"]
             records.append(

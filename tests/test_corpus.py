@@ -390,7 +390,7 @@ def test_integer_value_is_a_number(tmp_path):
         (
             [reference(metric="recall@5")],
             "[0].metric",
-            "expected 'recall_any', 'recall_all', 'recall_frac' or 'ndcg_any', got 'recall@5'",
+            "expected 'recall_any', 'recall_all', 'recall_frac', 'ndcg_any' or 'ndcg_any_lme', got 'recall@5'",
         ),
         ([reference(level="dialog")], "[0].level", "expected 'turn' or 'session', got 'dialog'"),
         ([reference(k=0)], "[0].k", "must be a positive integer, got 0"),

@@ -266,8 +266,8 @@ def test_longmemeval_writes_the_papers_bm25_row(tmp_path):
     assert [(r.metric, r.level, r.k, r.value) for r in corpus.references] == [
         ("recall_any", "session", 5, 0.634),
         ("recall_any", "session", 10, 0.710),
-        ("ndcg_any", "session", 5, 0.516),
-        ("ndcg_any", "session", 10, 0.540),
+        ("ndcg_any_lme", "session", 5, 0.516),
+        ("ndcg_any_lme", "session", 10, 0.540),
     ]
     assert {(r.label, r.citation, r.note) for r in corpus.references} == {
         (

@@ -123,3 +123,73 @@ def test_latency_travels_with_an_export(store_path, corpus_small, tmp_path):
         path.write_text(json.dumps(export_document(original)))
     record = read_export(path)
     assert record.summary.metric("retrieve_latency_p95_s") == original.summary.metric("retrieve_latency_p95_s")
+
+
+# -- each test point scored once, aggregated by grouped -------------------------------------------
+
+
+def _evidence_run(strategy: str = "recency"):
+    from pathlib import Path
+
+    from evals.evaluate import RunConfig, evaluate
+
+    return evaluate(RunConfig(strategy=strategy, corpus=Path(__file__).parent / "fixtures" / "evidence_corpus", cutoffs=(1, 3)))
+
+
+def test_compute_metrics_scores_each_test_point_once(monkeypatch):
+    """compute_metrics asks evals.retrieval for a test point's values once, for every level, cutoff and metric together."""
+    result = _evidence_run()
+    calls: list[int] = []
+    scored = metrics.retrieval_scores
+
+    def counting(point, cutoffs, rule):
+        calls.append(point.turn_index)
+        return scored(point, cutoffs, rule)
+
+    monkeypatch.setattr(metrics, "retrieval_scores", counting)
+    values = compute_metrics(ScoredRun(result.run, result.scores))
+    assert len(calls) == sum(len(c.test_points) for c in result.run.conversations) == 4
+    assert "turn.ndcg_any_lme@3" in values and "session.recall_all@k" not in values  # no sessions in this corpus
+
+
+def test_grouped_by_category_aggregates_that_categorys_points():
+    """Per category, recall is the hits over the category's answerable points and turn.recall_frac@3 the mean of its
+    points' values, worked out apart from grouped."""
+    from evals.retrieval import point_value
+
+    result = _evidence_run("bm25")
+    by_category = metrics.grouped(metrics.point_values(ScoredRun(result.run, result.scores)), "category")
+    pairs = [(p, s) for c, scores in zip(result.run.conversations, result.scores.points, strict=True) for p, s in zip(c.test_points, scores, strict=True)]
+    assert set(by_category) == {p.category for p, _ in pairs}
+    for category, found in by_category.items():
+        mine = [(p, s) for p, s in pairs if p.category == category]
+        answerable = [s for _, s in mine if s.answerable]
+        assert (found["recall"].successes or 0, found["recall"].n) == (sum(s.hit for s in answerable), len(answerable))
+        fractions = [v for p, _ in mine if (v := point_value(p, "recall_frac", "turn", 3, result.run.cutoff_rule)) is not None]
+        if fractions:
+            assert found["turn.recall_frac@3"].value == pytest.approx(sum(fractions) / len(fractions), abs=1e-12)
+        else:
+            assert "turn.recall_frac@3" not in found
+
+
+def test_grouped_by_conversation_keeps_every_conversation_in_run_order():
+    """grouped(..., "conversation") has one group per conversation, by position, with its tokens per test point."""
+    result = _evidence_run()
+    by_conversation = metrics.grouped(metrics.point_values(ScoredRun(result.run, result.scores)), "conversation", ["tokens_per_test_point"])
+    assert list(by_conversation) == [0, 1]
+    for position, scores in enumerate(result.scores.points):
+        answerable = [s.context_tokens for s in scores if s.answerable]
+        assert by_conversation[position]["tokens_per_test_point"].total == sum(answerable)
+        assert by_conversation[position]["tokens_per_test_point"].n == len(answerable)
+
+
+def test_shared_bootstrap_draws_give_each_sample_its_own_interval():
+    """bootstrap_mean_intervals over samples of one size equals bootstrap_mean_interval of each sample alone."""
+    import random
+
+    from evals.stats import bootstrap_mean_interval, bootstrap_mean_intervals
+
+    rng = random.Random(7)
+    samples = [[rng.random() for _ in range(n)] for n in (1, 5, 5, 300, 300, 4000)] + [[0.5] * 5, []]
+    samples.append(list(samples[3]))  # a repeat is not resampled again, and gets the same interval
+    assert bootstrap_mean_intervals(samples) == [bootstrap_mean_interval(s) for s in samples]

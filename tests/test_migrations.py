@@ -113,3 +113,31 @@ def test_runs_made_before_cutoffs_display_their_new_metrics_as_not_recorded(sche
     build_site(schema5, out)
     page = (out / "runs" / f"{summaries[0].run_id}.html").read_text(encoding="utf-8")
     assert "Retrieval at every cutoff" in page and "Not recorded: this run was made before" in page
+
+
+LONGMEMEVAL_LABEL = "LongMemEval paper, BM25 (session level, _m)"
+
+
+def test_longmemeval_ndcg_reference_rows_move_to_ndcg_any_lme(tmp_path):
+    """Migration 9 renames the LongMemEval importer's stored ndcg_any rows to ndcg_any_lme; other rows keep their metric."""
+    import duckdb
+
+    path = tmp_path / "schema8.duckdb"
+    with Store.open(path, migrations=MIGRATIONS[:8]):
+        pass
+    rows = [
+        ("d", 0, LONGMEMEVAL_LABEL, "Wu et al.", "recall_any", "session", 5, 0.634, None),
+        ("d", 1, LONGMEMEVAL_LABEL, "Wu et al.", "ndcg_any", "session", 5, 0.516, None),
+        ("d", 2, "someone's own trec_eval figure", "a paper", "ndcg_any", "turn", 5, 0.5, None),
+    ]
+    con = duckdb.connect(str(path))
+    con.executemany("INSERT INTO corpus_references VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    con.close()
+    assert Store.upgrade(path) == (8, MIGRATIONS[-1].version)
+    with Store.open(path, read_only=True) as store:
+        stored = store.references("d")
+    assert [(r.label, r.metric, r.value) for r in stored] == [
+        (LONGMEMEVAL_LABEL, "recall_any", 0.634),
+        (LONGMEMEVAL_LABEL, "ndcg_any_lme", 0.516),
+        ("someone's own trec_eval figure", "ndcg_any", 0.5),
+    ]

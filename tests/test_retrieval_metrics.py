@@ -34,32 +34,38 @@ CUTOFFS = (1, 3, 5, 10)
 
 
 def dcg(*ranks: int) -> float:
+    """trec_eval's DCG of binary relevances at ``ranks``: rank r counts 1/log2(r + 1)."""
     return sum(1 / math.log2(rank + 1) for rank in ranks)
 
 
-# Per test point, per (level, cutoff): (recall_any, recall_all, recall_frac, ndcg_any), by hand.
+def lme(*ranks: int) -> float:
+    """LongMemEval's DCG of binary relevances at ``ranks``: rank 1 counts 1, rank r >= 2 counts 1/log2(r)."""
+    return sum(1.0 if rank == 1 else 1 / math.log2(rank) for rank in ranks)
+
+
+# Per test point, per (level, cutoff): (recall_any, recall_all, recall_frac, ndcg_any, ndcg_any_lme), by hand.
 TP1 = {
-    ("turn", 1): (0, 0, 0, 0),  # [11]
-    ("turn", 3): (1, 0, 1 / 2, dcg(3) / dcg(1, 2)),  # [11, 10, 9]: 9 at rank 3; ideal: 2 relevant
-    ("turn", 5): (1, 0, 1 / 2, dcg(3) / dcg(1, 2)),
-    ("turn", 10): (1, 0, 1 / 2, dcg(3) / dcg(1, 2)),  # turn 1 would be rank 11
-    ("session", 1): (1, 0, 1 / 2, dcg(1) / dcg(1)),  # [s3]; ideal: min(2, 1) = 1 relevant
-    ("session", 3): (1, 1, 1, dcg(1, 3) / dcg(1, 2)),  # [s3, s2, s1]
-    ("session", 5): (1, 1, 1, dcg(1, 3) / dcg(1, 2)),  # only three sessions exist
-    ("session", 10): (1, 1, 1, dcg(1, 3) / dcg(1, 2)),
+    ("turn", 1): (0, 0, 0, 0, 0),  # [11]
+    ("turn", 3): (1, 0, 1 / 2, dcg(3) / dcg(1, 2), lme(3) / lme(1, 2)),  # [11, 10, 9]: 9 at rank 3; ideal: 2 relevant
+    ("turn", 5): (1, 0, 1 / 2, dcg(3) / dcg(1, 2), lme(3) / lme(1, 2)),
+    ("turn", 10): (1, 0, 1 / 2, dcg(3) / dcg(1, 2), lme(3) / lme(1, 2)),  # turn 1 would be rank 11
+    ("session", 1): (1, 0, 1 / 2, dcg(1) / dcg(1), 1.0),  # [s3]; ideal: min(2, 1) = 1 relevant
+    ("session", 3): (1, 1, 1, dcg(1, 3) / dcg(1, 2), lme(1, 3) / lme(1, 2)),  # [s3, s2, s1]
+    ("session", 5): (1, 1, 1, dcg(1, 3) / dcg(1, 2), lme(1, 3) / lme(1, 2)),  # only three sessions exist
+    ("session", 10): (1, 1, 1, dcg(1, 3) / dcg(1, 2), lme(1, 3) / lme(1, 2)),
 }
 TP2 = {
-    ("turn", 1): (0, 0, 0, 0),  # [12]
-    ("turn", 3): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3)),  # [12, 11, 10]: 11 at rank 2
-    ("turn", 5): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3)),
-    ("turn", 10): (1, 1, 1, dcg(2, 7, 9) / dcg(1, 2, 3)),  # 11, 6, 4 at ranks 2, 7, 9
-    ("session", 1): (1, 0, 1 / 2, 1.0),  # [s3]
-    ("session", 3): (1, 1, 1, dcg(1, 2) / dcg(1, 2)),  # [s3, s2, s1]
-    ("session", 5): (1, 1, 1, 1.0),
-    ("session", 10): (1, 1, 1, 1.0),
+    ("turn", 1): (0, 0, 0, 0, 0),  # [12]
+    ("turn", 3): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3), lme(2) / lme(1, 2, 3)),  # [12, 11, 10]: 11 at rank 2
+    ("turn", 5): (1, 0, 1 / 3, dcg(2) / dcg(1, 2, 3), lme(2) / lme(1, 2, 3)),
+    ("turn", 10): (1, 1, 1, dcg(2, 7, 9) / dcg(1, 2, 3), lme(2, 7, 9) / lme(1, 2, 3)),  # 11, 6, 4 at ranks 2, 7, 9
+    ("session", 1): (1, 0, 1 / 2, 1.0, 1.0),  # [s3]
+    ("session", 3): (1, 1, 1, dcg(1, 2) / dcg(1, 2), 1.0),  # [s3, s2, s1]
+    ("session", 5): (1, 1, 1, 1.0, 1.0),
+    ("session", 10): (1, 1, 1, 1.0, 1.0),
 }
-TP3 = {key: (0, 0, 0, 0) for key in TP1}  # turns 0 and 2, session s1: none retrieved at 10
-NAMES = ("recall_any", "recall_all", "recall_frac", "ndcg_any")
+TP3 = {key: (0, 0, 0, 0, 0) for key in TP1}  # turns 0 and 2, session s1: none retrieved at 10
+NAMES = ("recall_any", "recall_all", "recall_frac", "ndcg_any", "ndcg_any_lme")
 
 
 def expected(level: str, name: str, cutoff: int) -> float:
@@ -92,8 +98,8 @@ def test_ranked_turns_and_sessions_are_in_the_json(tmp_path):
     assert third["evidence_sessions"] == ["s1"]
 
 
-def test_ndcg_against_longmemeval_formula():
-    """ndcg_any is LongMemEval's: DCG of binary relevances over the ideal DCG of min(|evidence|, k) hits."""
+def test_ndcg_against_the_trec_eval_formula():
+    """ndcg_any is trec_eval's ndcg_cut: DCG of binary relevances over the ideal DCG of min(|evidence|, k) hits."""
     assert ndcg_any(frozenset({"a", "b"}), ["x", "a", "y", "b"], 4) == pytest.approx(dcg(2, 4) / dcg(1, 2), abs=1e-12)
     assert ndcg_any(frozenset({"a"}), ["x", "y"], 10) == 0
     # A turn listed twice is relevant once, so NDCG never passes 1.
@@ -241,3 +247,51 @@ def test_an_unknown_leaderboard_metric_says_what_exists(tmp_path):
     assert result.exit_code != 0 and "unknown metric 'recall_some@5'" in result.output and "recall_frac@25" in result.output
     ranked = CliRunner().invoke(cli, ["leaderboard", "--store", str(store), "--metric", "session.ndcg_any@3"])
     assert ranked.exit_code == 0 and "ndcg_any@3 (session)" in ranked.output.splitlines()[0]
+
+
+def test_longmemeval_reference_ndcg_sits_beside_ndcg_any_lme(tmp_path):
+    """After import-corpus longmemeval and a run, the paper's NDCG rows are in the session ndcg_any_lme cutoff table
+    (stored as run_metrics rows like the other metrics), and none is in trec_eval's ndcg_any table."""
+    from evals.site._retrieval import cutoff_tables
+    from evals.store import Store
+
+    fixture = Path(__file__).parent / "fixtures" / "importers" / "longmemeval_small.json"
+    corpus, store_path = tmp_path / "lme", tmp_path / "s.duckdb"
+    assert CliRunner().invoke(cli, ["import-corpus", "longmemeval", str(fixture), "--out", str(corpus)]).exit_code == 0
+    args = ["run", "--runner", "bm25", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(tmp_path)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    with Store.open(store_path, read_only=True) as store:
+        (summary,) = store.runs()
+        published = store.references(summary.corpus_digest)
+    assert "session.ndcg_any_lme@5" in summary.metrics and "turn.ndcg_any_lme@50" in summary.metrics
+    tables = {(t.level, t.metric): t for t in cutoff_tables([("bm25", "", summary)], published)}
+    lme = [(row.label, [c.value for c in row.cells if c is not None]) for row in tables["session", "ndcg_any_lme"].rows if row.reference]
+    assert lme == [("LongMemEval paper, BM25 (session level, _m)", [0.516, 0.540])]
+    assert not [row for row in tables["session", "ndcg_any"].rows if row.reference]
+
+
+def test_leaderboard_ranks_by_ndcg_any_lme(tmp_path):
+    """--metric session.ndcg_any_lme@3 ranks by and leads with LongMemEval's NDCG."""
+    store = tmp_path / "s.duckdb"
+    args = ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(store), "--repo", str(tmp_path), "--cutoffs", "1,3,10"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    ranked = CliRunner().invoke(cli, ["leaderboard", "--store", str(store), "--metric", "session.ndcg_any_lme@3"])
+    assert ranked.exit_code == 0 and "ndcg_any_lme@3 (session)" in ranked.output.splitlines()[0]
+    expected = (lme(1, 3) / lme(1, 2) + 1.0 + 0.0) / 3  # TP1, TP2, TP3 at session level, k = 3 (ranked 10 deep)
+    assert f"{expected:.3f}" in ranked.output.splitlines()[1]
+
+
+def test_every_retrieval_metric_is_documented_and_can_be_named_by_a_reference_row():
+    """Each retrieval metric is a row of the README's table, an entry of the methodology page, and a metric
+    references.json may name (so a published figure can sit beside it)."""
+    from typing import get_args
+
+    from evals.corpus import Metric
+    from evals.metrics import RETRIEVAL
+
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    about = (root / "site_templates" / "about.html").read_text(encoding="utf-8")
+    for name in RETRIEVAL:
+        assert f"| `{name}@k` |" in readme and f"<strong>{name}@k</strong>" in about, name
+    assert set(get_args(Metric)) == set(RETRIEVAL)

@@ -304,7 +304,7 @@ def test_summary_records_provenance_and_interval(store_path, evaluate_small):
     assert summary.timestamp == started and summary.date == started.date().isoformat()
     recall = summary.metric("recall")
     assert (recall.low, recall.high) == wilson_interval(summary.hits, summary.total)
-    assert summary.tokens_per_test_point == evaluation.scores.tokens_per_test_point
+    assert summary.tokens_per_test_point == summary.metric("tokens_per_test_point").value
 
 
 def test_runs_are_newest_first_and_filter(store_path, evaluate_small):

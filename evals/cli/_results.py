@@ -60,7 +60,8 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     default=None,
     metavar="NAME[@K]",
     help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
-    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac or ndcg_any "
+    "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac, ndcg_any "
+    "(trec_eval's) or ndcg_any_lme (LongMemEval's) "
     "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
     "evidence, else recall.",
 )

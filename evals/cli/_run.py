@@ -56,7 +56,7 @@ from evals.results import DEFAULT_CUTOFFS
     type=CUTOFFS,
     default=",".join(map(str, DEFAULT_CUTOFFS)),
     show_default=True,
-    help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any at turn and session level) "
+    help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any, ndcg_any_lme at turn and session level) "
     "are measured at, beside --k; a prefix-stable strategy retrieves once, at the deepest. Comma-separated.",
 )
 @click.option(

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from evals.answer_scores import bleu1, token_f1
+from evals.metrics import answer_scores
 from evals.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
@@ -231,8 +231,7 @@ def point_view(
             keyword_hit=answer.keyword_hit,
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
-            f1=token_f1(answer.answer, point.expected_fact),
-            bleu1=bleu1(answer.answer, point.expected_fact),
+            **answer_scores(point, answer),
         ),
         k=k,
         records_more=more,

@@ -15,11 +15,10 @@ from typing import Any
 import orjson
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
-from evals.metrics import METRICS
+from evals.metrics import METRICS, ScoredRun, grouped, point_values
 from evals.report import conversation_json, legacy_json_parts
 from evals.results import AnswerRun, ConversationResult, RunResult
 from evals.scoring import PointScore, Scores
-from evals.stats import wilson_interval
 from evals.site._drilldown import ConversationText, conversation_views
 from evals.site._fragments import Fragments
 from evals.site._output import Output
@@ -125,15 +124,14 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
         first, last = first or part.run, part
         answers = part.answers
         answers_of_run = answers_of_run or answers
+        # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
+        per_conversation = grouped(point_values(ScoredRun(None, part.scores), _ROW_METRICS), "conversation")  # type: ignore[arg-type]
         for index, (conversation, scores) in enumerate(zip(part.run.conversations, part.scores.points, strict=True)):
             point_answers = answers.points[index] if answers is not None else None
             cid = conversation.conversation_id
             href = hrefs[position]
-            # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
-            hits = sum(p.hit for p in scores if p.answerable)
-            total = sum(p.answerable for p in scores)
-            interval = wilson_interval(hits, total)
-            context_tokens = sum(p.context_tokens for p in scores if p.answerable)
+            recall, spent = per_conversation[index]["recall"], per_conversation[index]["tokens_per_test_point"]
+            hits, total, context_tokens = recall.successes or 0, recall.n, spent.total
             rows.append(
                 (
                     position,
@@ -145,11 +143,11 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         hits=hits,
                         total=total,
                         misses=total - hits,
-                        recall=hits / total if total else None,
-                        recall_low=interval[0] if interval else None,
-                        recall_high=interval[1] if interval else None,
+                        recall=recall.value,
+                        recall_low=recall.low,
+                        recall_high=recall.high,
                         context_tokens=context_tokens,
-                        tokens=context_tokens / total if total else None,
+                        tokens=spent.value,
                     ),
                 )
             )
@@ -195,9 +193,9 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     turn_count=len(text.contents),
                     hits=hits,
                     total=total,
-                    recall=hits / total if total else None,
-                    recall_low=interval[0] if interval else None,
-                    recall_high=interval[1] if interval else None,
+                    recall=recall.value,
+                    recall_low=recall.low,
+                    recall_high=recall.high,
                     context_tokens=context_tokens,
                     points=points,
                     toc=[pt for pt in points if pt.answerable and not pt.hit]
@@ -229,7 +227,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     whole = first.model_copy(update={"conversations": light})
     scores_of_run = Scores(tokenizer=s.tokenizer, conversation_ids=[c.conversation_id for c in light], points=score_lists)
     answers_whole = dataclasses.replace(answers_of_run, points=answer_points) if answers_of_run is not None else None
-    head, tail = legacy_json_parts(whole, scores_of_run, answers_whole, s.metrics)
+    values = point_values(ScoredRun(whole, scores_of_run, answers_whole))
+    head, tail = legacy_json_parts(whole, scores_of_run, answers_whole, s.metrics, values)
     gzipped = document.finish(head, tail)
     if gzipped is not None:
         output.raw(json_href, gzipped)
@@ -261,17 +260,20 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             history_href=paths.history(*config_id(s)),
             misses=misses,
             conversations=ordered,
-            categories=[_category_row(row) for row in category_rows(whole, scores_of_run) or []],
-            evidence=_evidence_row(evidence_block(whole, scores_of_run)),
+            categories=[_category_row(row) for row in category_rows(values) or []],
+            evidence=_evidence_row(evidence_block(values)),
             **_retrieval_views(s, last.references, last.latency, run_href),
             retrieval_absent=retrieval_absence(
                 s, any(tp.evidence_turns or tp.evidence_sessions for c in light for tp in c.test_points)
             ),
-            unanswerable=(unanswerable_block(whole, scores_of_run) or {"count": 0})["count"],
+            unanswerable=(unanswerable_block(whole, values) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers_whole is not None else None,
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
         ),
     )
+
+
+_ROW_METRICS = ("recall", "tokens_per_test_point")  # what a conversation's row shows
 
 
 def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], run_href: str) -> dict[str, Any]:

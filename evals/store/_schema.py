@@ -363,6 +363,15 @@ CREATE TABLE run_latency (
 );
 """
 
+# ndcg_any is trec_eval's ndcg_cut; the LongMemEval paper's NDCG is LongMemEval's own formula, now the
+# metric ndcg_any_lme (evals.retrieval). The LongMemEval importer's reference rows (this label) were
+# stored as ndcg_any and so were set beside a number computed another way: they move to ndcg_any_lme.
+# Runs' stored ndcg_any values were computed as trec_eval's and keep their name.
+_NDCG_LME_REFERENCES = """
+UPDATE corpus_references SET metric = 'ndcg_any_lme'
+WHERE metric = 'ndcg_any' AND label = 'LongMemEval paper, BM25 (session level, _m)';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -372,6 +381,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "run_metrics", _RUN_METRICS),
     Migration(7, "strategy_source_and_source_turns", _PLUGINS),
     Migration(8, "sessions_cutoffs_latency", _SESSIONS_CUTOFFS_LATENCY),
+    Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
 )
 
 
