@@ -7,6 +7,7 @@ is ``legacy_cli``); the run's random seed is just "seed".
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -14,12 +15,14 @@ import orjson
 from evals.breakdown import metrics_additions
 from evals.metrics import (
     ALL,
+    HEADLINE,
     MetricValue,
-    answer_scores,
     PointValues,
     ScoredRun,
+    answer_scores,
     grouped,
     latency_block,
+    parse_retrieval_key,
     point_values,
     proportion,
     retrieval_by_category,
@@ -334,18 +337,33 @@ def _proportion(hits: int, total: int) -> str:
     return f"{hits / total:.3f} [{interval[0]:.3f}, {interval[1]:.3f}] ({hits}/{total})"
 
 
+def _headline_row(rows: Sequence[dict[str, Any]], k: int) -> dict[str, Any] | None:
+    """The leaderboard's headline (metrics.HEADLINE, turn-level recall_any at the run's k) among a
+    document's retrieval rows; None on a corpus without evidence turns (then keyword recall leads)."""
+    name, level, _ = parse_retrieval_key(HEADLINE)  # type: ignore[misc]
+    for row in rows:
+        if (row["level"], row["metric"], row["k"]) == (level, name, k) and row["n"] and row["value"] is not None:
+            return row
+    return None
+
+
 def run_line(document: dict[str, Any], run_id: str, destination: str | None = None) -> str:
-    """``evals run``'s one-line summary, from a document of the original shape, with the numbers as the
-    leaderboard shows them: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
+    """``evals run``'s one-line summary, from a document of the original shape, leading with what the
+    leaderboard leads with. On a corpus with evidence that is turn-level recall_any at k:
+    ``run <id>: bm25 recall_any@5 0.493 [0.452, 0.534] (98/199) recall@5 0.282 […] (56/199) tokens/tp 110.3``;
+    elsewhere keyword recall: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
     with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point."""
     metrics = document["metrics"]
     recall = metrics["recall_at_k"]
     tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
+    headline = _headline_row(metrics.get("retrieval", ()), document["k"])
+    name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]
     line = (
         f"run {run_id}: {document['strategy'].get('name')} "
-        f"recall@{document['k']} {_proportion(recall['hits'], recall['total'])} "
+        + (f"{name}@{document['k']} {_proportion(round(headline['value'] * headline['n']), headline['n'])} " if headline else "")
+        + f"recall@{document['k']} {_proportion(recall['hits'], recall['total'])} "
         f"tokens/tp {'null' if tokens is None else f'{mark}{tokens:.1f}'}"
     )
     answers = metrics.get("answers")

@@ -44,6 +44,17 @@ def store_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
+def test_run_line_leads_with_the_leaderboards_headline_on_a_corpus_with_evidence(evals, store_path):
+    """On a corpus with evidence turns, `evals run` prints turn-level recall_any@k first, the number the
+    leaderboard ranks by, then keyword recall@k (which the original harness printed)."""
+    corpus = Path(__file__).parent / "fixtures" / "evidence_corpus"
+    line = evals("run", "--runner", "recency", "--corpus", str(corpus), "--k", "1").output.strip()
+    board = json.loads(evals("leaderboard", "--format", "json").output)[0]["metrics"]["turn.recall_any@k"]
+    hits = round(board["value"] * board["n"])
+    low, high = wilson_interval(hits, board["n"])
+    assert f": recency recall_any@1 {board['value']:.3f} [{low:.3f}, {high:.3f}] ({hits}/{board['n']}) recall@1 " in line
+
+
 def test_run_appends_and_prints_the_run_id(evals, store_path, corpus_small):
     """evals run appends one run and prints `run <id>: <strategy> recall@k <recall> [<95% CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
     result = evals("run", "--runner", "full_history", "--corpus", str(corpus_small))
