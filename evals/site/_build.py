@@ -6,7 +6,7 @@ each turn's text is shown (:mod:`evals.site._layout`). It then renders the
 same inputs (:mod:`evals.site._manifest`): each corpus's transcripts
 (``publish_corpus``) and each run's pages (``publish_run``), in this process
 or in worker processes; the files of the other units are linked from the old
-output. Then each publisher's ``publish`` makes the pages that span runs, and
+output once each is found intact (:mod:`evals.site._reuse`). Then each publisher's ``publish`` makes the pages that span runs, and
 everything lands in a fresh directory that replaces the output in one swap
 (see :mod:`evals.site._output`).
 
@@ -343,7 +343,10 @@ def build_site(
     ``out_dir`` is replaced whole (it must be new, empty, or an earlier
     build's output). An earlier build's files for runs and corpora whose
     inputs have not changed are reused (linked, not rendered again) unless
-    ``incremental`` is False; the result is byte-identical either way.
+    ``incremental`` is False, each only if it is still a regular file inside
+    ``out_dir`` with the content the earlier build recorded; the result is
+    byte-identical either way. A file found changed, or a manifest that
+    cannot be trusted, is a warning in the report, never an error.
     The store file itself is published as ``data/results.duckdb``, so the
     next CI run can restore and append to it, while it is at most
     :data:`STORE_COPY_LIMIT` bytes (``store_copy="auto"``; ``"always"`` or
