@@ -1168,8 +1168,10 @@ def test_edited_unit_file_is_rendered_again_and_said(built, tmp_path):
     lines = rebuild(store, site)
     assert "(1 runs and corpora rendered, 1 reused)" in lines[0]
     assert lines[1:] == [
-        f"warning: rendered 1 of the last build's runs and corpora again instead of reusing their files: "
-        f"{page} changed since the last build wrote it"
+        (
+            "warning: rendered 1 of the last build's runs and corpora again instead of reusing their files: "
+            f"{page} changed since the last build wrote it"
+        )
     ]
     assert site_files(site) == full_build(store, tmp_path)
 
@@ -1234,8 +1236,10 @@ def test_path_out_of_the_site_in_the_manifest_means_a_full_build(built, tmp_path
     lines = rebuild(store, site)
     assert "(2 runs and corpora rendered, 0 reused)" in lines[0]
     assert lines[1:] == [
-        f"warning: ignored {site.absolute() / '.evals-manifest.json'} "
-        f'(units["{key}"].files[{json.dumps(path)}]: {reason}) and rendered every run and corpus again'
+        (
+            f"warning: ignored {site.absolute() / '.evals-manifest.json'} "
+            f'(units["{key}"].files[{json.dumps(path)}]: {reason}) and rendered every run and corpus again'
+        )
     ]
     assert (tmp_path / "outside.txt").read_text(encoding="utf-8") == "outside\n"
     assert rebuild(store, site)[1:] == []
@@ -1294,8 +1298,10 @@ def test_manifest_claiming_a_page_the_build_writes_means_a_full_build(built, tmp
     inode = old.stat().st_ino
     lines = rebuild(store, site)
     assert lines[1:] == [
-        f"warning: ignored {site.absolute() / '.evals-manifest.json'} (it lists index.html, which this build writes itself) "
-        "and rendered every run and corpus again"
+        (
+            f"warning: ignored {site.absolute() / '.evals-manifest.json'} (it lists index.html, which this build writes itself) "
+            "and rendered every run and corpus again"
+        )
     ]
     assert (site / "index.html").stat().st_ino != inode
     assert site_files(site) == full_build(store, tmp_path)
@@ -1320,11 +1326,9 @@ def strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def test_non_finite_option_values_give_standard_json(tmp_path):
-    """A configuration holding NaN and Infinity (an option ``x=nan`` stored by an older evals): every JSON file
-    of the site parses with a strict parser, and the values are written null."""
-    import gzip
-
+@pytest.fixture
+def non_finite_site(tmp_path) -> Path:
+    """A site whose configuration holds NaN and -Infinity (an option ``x=nan`` stored by an older evals)."""
     import duckdb
 
     store = stored_store(tmp_path)
@@ -1333,13 +1337,26 @@ def test_non_finite_option_values_give_standard_json(tmp_path):
     site = tmp_path / "site"
     result = evals("build-site", "--store", store, "--out", site)
     assert result.exit_code == 0, result.output
-    documents = [p for p in site.rglob("*") if p.name.endswith((".json", ".json.gz"))]
+    return site
+
+
+def test_non_finite_option_values_give_standard_json(non_finite_site):
+    """Every JSON file of the site parses with a strict parser, and the non-finite values are written null."""
+    import gzip
+
+    documents = [p for p in non_finite_site.rglob("*") if p.name.endswith((".json", ".json.gz"))]
     assert len(documents) == 3  # leaderboard.json, the manifest, the run's JSON
     for path in documents:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
         strict_json(data.decode("utf-8"))
-    (row,) = strict_json((site / "leaderboard.json").read_text(encoding="utf-8"))
+    (row,) = strict_json((non_finite_site / "leaderboard.json").read_text(encoding="utf-8"))
     assert row["strategy_config"] == {"name": "no_memory", "x": None, "y": None}
+
+
+def test_non_finite_option_values_in_the_csv_settings_cell_are_standard_json(non_finite_site):
+    """leaderboard.csv's settings cell holds the same standard JSON as leaderboard.json."""
+    (row,) = csv_rows((non_finite_site / "leaderboard.csv").read_text(encoding="utf-8"))
+    assert strict_json(row["strategy_config"]) == {"name": "no_memory", "x": None, "y": None}
 
 
 HIDDEN = "\u202e\u2066\u200b\ufeff\U000e0041\x1b"  # an override, an isolate, a zero-width space, a BOM, a tag, ESC

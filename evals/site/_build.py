@@ -6,9 +6,10 @@ each turn's text is shown (:mod:`evals.site._layout`). It then renders the
 same inputs (:mod:`evals.site._manifest`): each corpus's transcripts
 (``publish_corpus``) and each run's pages (``publish_run``), in this process
 or in worker processes; the files of the other units are linked from the old
-output once each is found intact (:mod:`evals.site._reuse`). Then each publisher's ``publish`` makes the pages that span runs, and
-everything lands in a fresh directory that replaces the output in one swap
-(see :mod:`evals.site._output`).
+output once each is found intact (:mod:`evals.site._reuse`). Then each
+publisher's ``publish`` makes the pages that span runs, and everything lands
+in a fresh directory that replaces the output in one swap (see
+:mod:`evals.site._output`).
 
 Everything is sorted and nothing reads the clock: the same store gives a
 byte-identical site, whether built afresh or over an earlier build.

@@ -156,11 +156,11 @@ def _units(document: Any) -> dict[str, Unit]:
                 raise _Untrusted(json_path((*where, "files", path)), f"also listed by {owner[path]}")
             owner[path] = key
         units[key] = Unit(value["fingerprint"], dict(value["files"]))
-    for path in owner:
+    for path, key in owner.items():
         folder = path.rpartition("/")[0]
         while folder:
             if folder in owner:
-                raise _Untrusted(json_path(("units", owner[path], "files", path)), f"{folder} is listed as a file too")
+                raise _Untrusted(json_path(("units", key, "files", path)), f"{folder} is listed as a file too")
             folder = folder.rpartition("/")[0]
     return units
 
