@@ -37,6 +37,7 @@ __all__ = [
     "relative",
     "short_commit",
     "tokens",
+    "visible",
     "with_interval",
 ]
 
@@ -45,9 +46,16 @@ NULL = "null"
 ESTIMATED = "~"
 
 _HEX = frozenset("0123456789abcdef")
-# Control characters (C0 with tab and newlines, DEL, C1), bidirectional overrides and isolates, and
-# surrogates (a file name's undecodable bytes): a terminal acts on them, or cannot print them.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# Characters that change or hide how text reads without showing themselves: bidirectional marks,
+# embeddings, overrides and isolates (U+202E turns "gpj.exe" into "exe.jpg"), and invisible formatting
+# characters (zero-width space, word joiner, invisible operators, byte-order mark, tag characters).
+# The joiners U+200C and U+200D are left alone: scripts and emoji sequences need them.
+_HIDDEN = "\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+# Control characters (C0 with tab and newlines, DEL, C1), the hidden ones above, and surrogates (a file
+# name's undecodable bytes): a terminal acts on them, or cannot print them.
+_UNPRINTABLE = re.compile(f"[\x00-\x1f\x7f-\x9f{_HIDDEN}\ud800-\udfff]")
+# The same on a web page, but for tab and line breaks, which a page shows as the text meant them.
+_UNSHOWABLE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_HIDDEN}\ud800-\udfff]")
 # A cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -156,7 +164,9 @@ def csv_cell(value: object) -> object:
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(text: str) -> str:
@@ -164,3 +174,9 @@ def printable(text: str) -> str:
     overrides and lone surrogates are written as escapes (``\\x1b``, ``\\u202e``) instead of being
     acted on. For what the CLI prints from stored data: ids, questions, names, error messages."""
     return _UNPRINTABLE.sub(_escape, text)
+
+
+def visible(text: str) -> str:
+    """``text`` as a web page should show it: the escapes of :func:`printable` for the same characters,
+    but for tab and line breaks, which pages keep. The site puts every text it shows through here."""
+    return _UNSHOWABLE.sub(_escape, text)

@@ -204,23 +204,23 @@ def test_run_page_shows_cutoff_tables_in_percent_and_fractions(served: str, brow
         row.locator("th").inner_text().split()[0]: row.locator("td").all_inner_texts()
         for row in page.locator("table.cutoffs tbody tr").all()
     }
-    assert set(rows) == {"recall_any", "recall_all", "recall_frac", "ndcg_any"}
+    assert set(rows) == {"recall_any", "recall_all", "recall_frac", "ndcg_any", "ndcg_any_lme"}
     assert all(cell.split()[0].endswith("%") for cell in rows["recall_any"] + rows["recall_all"])
-    assert not any("%" in cell for cell in rows["ndcg_any"] + rows["recall_frac"])
+    assert not any("%" in cell for cell in rows["ndcg_any"] + rows["ndcg_any_lme"] + rows["recall_frac"])
     assert page.locator("p.not-recorded").count() == 0
 
 
 @pytest.mark.browser
 def test_identical_series_are_each_visible_and_legended(served: str, browser, starter, tmp_path: Path):
-    """no_memory's four cutoff lines are all 0: three are drawn dashed over the first and the legend says which."""
+    """no_memory's five turn-level cutoff lines are all 0: four are drawn dashed over the first and the legend says which."""
     page = _open(browser, served + f"runs/{starter[1]['no_memory']}.html", tmp_path / "run-no-memory.png")
     chart = page.locator("figure.chart").first
     chart.screenshot(path=str(tmp_path / "cutoff-chart-no-memory.png"))
     dashed = chart.locator("path.line.same")
-    assert dashed.count() == 3
+    assert dashed.count() == 4
     assert all(page.evaluate("el => getComputedStyle(el).strokeDasharray", el.element_handle()) != "none" for el in dashed.all())
     legend = chart.locator("figcaption").inner_text()
-    assert legend.count("same values as recall_any (turn)") == 3
+    assert legend.count("same values as recall_any (turn)") == 4
 
 
 def test_reference_points_are_labelled():

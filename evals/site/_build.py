@@ -6,9 +6,10 @@ each turn's text is shown (:mod:`evals.site._layout`). It then renders the
 same inputs (:mod:`evals.site._manifest`): each corpus's transcripts
 (``publish_corpus``) and each run's pages (``publish_run``), in this process
 or in worker processes; the files of the other units are linked from the old
-output. Then each publisher's ``publish`` makes the pages that span runs, and
-everything lands in a fresh directory that replaces the output in one swap
-(see :mod:`evals.site._output`).
+output once each is found intact (:mod:`evals.site._reuse`). Then each
+publisher's ``publish`` makes the pages that span runs, and everything lands
+in a fresh directory that replaces the output in one swap (see
+:mod:`evals.site._output`).
 
 Everything is sorted and nothing reads the clock: the same store gives a
 byte-identical site, whether built afresh or over an earlier build.
@@ -24,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evals.cache import cache_path_for
-from evals.site import _corpus, _manifest, _output
+from evals.site import _corpus, _manifest, _output, _reuse
 from evals.site._layout import corpus_layout
-from evals.site._output import MARKER, Output, SiteError
+from evals.site._output import MARKER, Collision, Output, SiteError
 from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
 from evals.site._render import DEFAULT_TEMPLATES, make_environment
@@ -122,87 +123,23 @@ def build(
     templates_dir = (Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES).absolute()
     if not (templates_dir / "base.html").is_file():
         raise SiteError(f"no site templates in {templates_dir} (expected base.html there)")
-    env = make_environment(templates_dir)
     store_path = Path(store_path).absolute()
     out = Path(out_dir).absolute()
     _output.refuse_to_hold(Path(out_dir), [store_path, cache_path_for(store_path)])
-    previous = _manifest.load(out) if incremental and (out / MARKER).is_file() else {}
-    building = _output.prepare(out)
-    output = Output(building)
-    publishers = tuple(publishers)
-    warnings: list[str] = []
+    previous, problem = _manifest.load(out) if incremental and (out / MARKER).is_file() else ({}, "")
+    warnings = [problem] if problem else []
+    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy)
     try:
-        with Store.open(store_path, read_only=True) as store:
-            store.use_threads(1)  # the build's queries are small, but for the texts, where threads cost memory
-            summaries = store.runs()
-            names = _corpus_names(summaries)
-            conversations = {digest: store.conversation_ids(digest) for digest in sorted(names)}
-            store_bytes = store_path.stat().st_size
-            copy = store_copy == "always" or (store_copy == "auto" and store_bytes <= STORE_COPY_LIMIT)
-            if store_copy == "auto" and not copy:
-                warnings.append(
-                    f"the store is {store_bytes / 1e6:.0f} MB, over {STORE_COPY_LIMIT / 1e6:.0f} MB, so the site does not carry "
-                    f"a copy ({STORE_HREF}); a workflow that restores the store from the published site needs it kept "
-                    "elsewhere, or --store-copy always"
-                )
-            latest = store.latest_per_configuration()
-            site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
-            site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
-            site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
-            references = {digest: store.references(digest) for digest in sorted(names)}
-            prints = _fingerprints(site, _manifest.renderer_digest(templates_dir, publishers), names, references)
-            units: dict[str, _manifest.Unit] = {}
-            todo = []
-            for key, value in prints.items():
-                old = previous.get(key)
-                if old is not None and old.fingerprint == value and _output.link_from(out, building, old.files):
-                    units[key] = old
-                else:
-                    todo.append(key)
-            todo = _order(todo, summaries)
-            digest_of = {f"run:{s.run_id}": s.corpus_digest for s in summaries}
-            read = sorted({key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo})
-            if read:
-                (building / TEXTS_DIR).mkdir()
-                apart = store_bytes > READ_APART_BYTES
-                prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, read, building / TEXTS_DIR)
-                site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
-                site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
-                del prepared
-            job = Job(
-                store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href
-            )
-            made = [cls() for cls in publishers]
-
-            def site_pages() -> None:
-                needed = set().union(*(p.runs_needed(site) for p in made))
-                for run_id in sorted(needed - site.stored.keys()):
-                    site.stored[run_id] = store.get_run_outcomes(run_id)
-                for publisher in made:
-                    publisher.publish(site, output)
-                output.flush()
-
-            count = default_workers(len(todo), store_bytes) if workers is None else workers
-            if count <= 1 or len(todo) <= 1:
-                done = list(render_here(store, site, made, job, todo, output))
-                site_pages()
-            else:
-                done = render_in_workers(job, min(count, len(todo)), todo, output, site_pages)
-            for key, written in done:
-                units[key] = _manifest.Unit(prints[key], tuple(sorted(written)))
-        shutil.rmtree(building / TEXTS_DIR, ignore_errors=True)
-        _output.copy_static(templates_dir, output)
-        _output.mark(output)
-        output.raw(_manifest.MANIFEST, _manifest.dump(units))
-        output.flush()
-        if copy:
-            (building / STORE_HREF).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(store_path, building / STORE_HREF)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
-    _output.swap(building, out)
-    size = _measure(out, site.paths, {s.run_id: s for s in summaries})
+        made = job.run(previous, warnings)
+    except Collision as exc:
+        if not previous:
+            raise
+        # Only a manifest edited to list a file the build writes itself (a page spanning runs, another
+        # unit's file) gets here; the reused files were checked, so the manifest is what lied.
+        warnings = [f"ignored {out / _manifest.MANIFEST} (it lists {exc.path}, which this build writes itself) and rendered every run and corpus again"]
+        made = job.run({}, warnings)
+    summaries, paths, rendered, reused = made
+    size = _measure(out, paths, {s.run_id: s for s in summaries})
     warnings += size.warnings
     return BuildReport(
         out_dir=Path(out_dir),
@@ -213,11 +150,125 @@ def build(
         largest_page=size.largest_page[1],
         largest_page_bytes=size.largest_page[0],
         seconds=time.perf_counter() - clock,
-        rendered=len(todo),
-        reused=len(prints) - len(todo),
+        rendered=rendered,
+        reused=reused,
         parts=size.parts,
         warnings=warnings,
     )
+
+
+@dataclass(frozen=True)
+class _Build:
+    """One build's settings; :meth:`run` makes the site, reusing what ``previous`` lists and is still intact."""
+
+    store_path: Path
+    out: Path
+    templates_dir: Path
+    publishers: tuple[type[Publisher], ...]
+    workers: int | None
+    store_copy: str
+
+    def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
+        """Build into a fresh folder beside the output and swap it in; returns the runs, their paths, and
+        how many units were rendered and reused. Adds to ``warnings``."""
+        store_path, out, templates_dir, publishers = self.store_path, self.out, self.templates_dir, self.publishers
+        env = make_environment(templates_dir)
+        building = _output.prepare(out)
+        output = Output(building)
+        try:
+            with Store.open(store_path, read_only=True) as store:
+                store.use_threads(1)  # the build's queries are small, but for the texts, where threads cost memory
+                summaries = store.runs()
+                names = _corpus_names(summaries)
+                conversations = {digest: store.conversation_ids(digest) for digest in sorted(names)}
+                store_bytes = store_path.stat().st_size
+                copy = self.store_copy == "always" or (self.store_copy == "auto" and store_bytes <= STORE_COPY_LIMIT)
+                if self.store_copy == "auto" and not copy:
+                    warnings.append(
+                        f"the store is {store_bytes / 1e6:.0f} MB, over {STORE_COPY_LIMIT / 1e6:.0f} MB, so the site does not carry "
+                        f"a copy ({STORE_HREF}); a workflow that restores the store from the published site needs it kept "
+                        "elsewhere, or --store-copy always"
+                    )
+                latest = store.latest_per_configuration()
+                site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
+                site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
+                site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
+                references = {digest: store.references(digest) for digest in sorted(names)}
+                prints = _fingerprints(site, _manifest.renderer_digest(templates_dir, publishers), names, references)
+                units, todo = _reuse_units(prints, previous, out, building, warnings)
+                todo = _order(todo, summaries)
+                digest_of = {f"run:{s.run_id}": s.corpus_digest for s in summaries}
+                read = sorted({key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo})
+                if read:
+                    (building / TEXTS_DIR).mkdir()
+                    apart = store_bytes > READ_APART_BYTES
+                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, read, building / TEXTS_DIR)
+                    site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
+                    site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
+                    del prepared
+                job = Job(
+                    store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href
+                )
+                made = [cls() for cls in publishers]
+
+                def site_pages() -> None:
+                    needed = set().union(*(p.runs_needed(site) for p in made))
+                    for run_id in sorted(needed - site.stored.keys()):
+                        site.stored[run_id] = store.get_run_outcomes(run_id)
+                    for publisher in made:
+                        publisher.publish(site, output)
+                    output.flush()
+
+                count = default_workers(len(todo), store_bytes) if self.workers is None else self.workers
+                if count <= 1 or len(todo) <= 1:
+                    done = list(render_here(store, site, made, job, todo, output))
+                    site_pages()
+                else:
+                    done = render_in_workers(job, min(count, len(todo)), todo, output, site_pages)
+                for key, written in done:
+                    units[key] = _manifest.Unit(prints[key], dict(sorted(written.items())))
+            shutil.rmtree(building / TEXTS_DIR, ignore_errors=True)
+            _output.copy_static(templates_dir, output)
+            _output.mark(output)
+            output.raw(_manifest.MANIFEST, _manifest.dump(units))
+            output.flush()
+            if copy:
+                _output.copy_file(store_path, building, STORE_HREF)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+        _output.swap(building, out)
+        return summaries, site.paths, len(todo), len(prints) - len(todo)
+
+
+def _reuse_units(
+    prints: dict[str, str], previous: dict[str, _manifest.Unit], out: Path, building: Path, warnings: list[str]
+) -> tuple[dict[str, _manifest.Unit], list[str]]:
+    """The units of the earlier build that are made from the same inputs and whose files are still as it
+    wrote them, linked into ``building``; and the units to render. Files that are not (edited, missing,
+    a symbolic link) are named in one warning, since someone or something changed the old site."""
+    units: dict[str, _manifest.Unit] = {}
+    todo: list[str] = []
+    problems: list[str] = []
+    for key, value in prints.items():
+        old = previous.get(key)
+        if old is None or old.fingerprint != value:
+            todo.append(key)
+            continue
+        problem = _reuse.link_unit(out, building, old.files)
+        if problem:
+            todo.append(key)
+            problems.append(problem)
+        else:
+            units[key] = old
+    if problems:
+        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        warnings.append(
+            f"rendered {len(problems)} of the last build's runs and corpora again instead of reusing their files: "
+            + "; ".join(problems[:3])
+            + more
+        )
+    return units, todo
 
 
 @dataclass
@@ -293,7 +344,10 @@ def build_site(
     ``out_dir`` is replaced whole (it must be new, empty, or an earlier
     build's output). An earlier build's files for runs and corpora whose
     inputs have not changed are reused (linked, not rendered again) unless
-    ``incremental`` is False; the result is byte-identical either way.
+    ``incremental`` is False, each only if it is still a regular file inside
+    ``out_dir`` with the content the earlier build recorded; the result is
+    byte-identical either way. A file found changed, or a manifest that
+    cannot be trusted, is a warning in the report, never an error.
     The store file itself is published as ``data/results.duckdb``, so the
     next CI run can restore and append to it, while it is at most
     :data:`STORE_COPY_LIMIT` bytes (``store_copy="auto"``; ``"always"`` or

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
 from collections import defaultdict
 from typing import Any
 
 from evals.formatting import csv_cell, is_estimated, number, percent, percent_interval, short_commit
 from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
-from evals.site._output import Output
+from evals.site._output import Output, json_text
 from evals.corpus import Reference
 from evals.metrics import COUNT, MEAN, METRICS, PROPORTION, TOKENS, LatencyBucket, Metric
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
@@ -58,7 +58,7 @@ class LeaderboardPublisher(Publisher):
             ),
         )
         records = leaderboard_records(boards, {s.run_id: s for s in site.latest})
-        output.text("leaderboard.json", json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+        output.json("leaderboard.json", records)
         output.text("leaderboard.csv", leaderboard_csv(records))
 
 
@@ -239,10 +239,10 @@ def leaderboard_csv(records: list[dict[str, Any]]) -> str:
         cells = []
         for column in columns:
             value = record[column]
-            if value is None:
+            if value is None or (isinstance(value, float) and not math.isfinite(value)):
                 cells.append("")
             elif isinstance(value, dict):
-                cells.append(json.dumps(value, sort_keys=True, ensure_ascii=False))
+                cells.append(json_text(value, sort_keys=True))
             elif isinstance(value, bool):
                 cells.append("true" if value else "false")
             else:

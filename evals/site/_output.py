@@ -8,25 +8,58 @@ any other non-empty directory is refused rather than replaced.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
 from evals.errors import EvalsError
 from evals.site._pages import Page
 from evals.site._render import render
+from evals.site._reuse import digest_of
 
-__all__ = ["MARKER", "Output", "SiteError", "copy_static", "link_from", "mark", "prepare", "refuse_to_hold", "swap"]
+__all__ = ["MARKER", "Collision", "Output", "SiteError", "copy_file", "copy_static", "json_text", "mark", "prepare", "refuse_to_hold", "swap"]
 
 MARKER = ".evals-site"
 
 
 class SiteError(EvalsError):
     """The site cannot be built: a bad output directory or a template problem."""
+
+
+class Collision(SiteError):
+    """The build is about to write ``path`` where something already is: a file an earlier build's
+    manifest listed (and this build linked), or a file another part of the build wrote."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)  # the only argument, so the exception crosses from a worker process intact
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"{self.path} is written twice in one build"
+
+
+def json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """``value`` as standard JSON (RFC 8259), which any strict parser reads: a number that is not finite
+    (NaN, Infinity, which Python's json would write as bare words) is written ``null``, as orjson writes
+    it in each run's JSON. The site's JSON files are all written through here."""
+    return json.dumps(_finite(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 FLUSH_BYTES = 16_000_000  # pending bytes past which a page or file written is flushed to disk at once
@@ -43,11 +76,15 @@ class Output:
     written_files: int = 0
     written_bytes: int = 0
     largest: tuple[int, str] = (0, "")
-    written: list[str] = field(default_factory=list)  # every path flushed, in order
+    written: dict[str, str] = field(default_factory=dict)  # every path flushed, in order, with its SHA-256
     _pending: int = 0
 
     def text(self, path: str, content: str) -> None:
         self.raw(path, content.encode("utf-8"))
+
+    def json(self, path: str, value: Any) -> None:
+        """``value`` as standard JSON (:func:`json_text`), indented, with a final newline."""
+        self.text(path, json_text(value, indent=2) + "\n")
 
     def raw(self, path: str, data: bytes) -> None:
         self.files[path] = data
@@ -69,11 +106,19 @@ class Output:
         for path in sorted(self.files):
             data = self.files[path]
             target = self.root / path
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
-            target.write_bytes(data)
-            self.written.append(path)
+            try:
+                if target.parent not in made:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    made.add(target.parent)
+                if path in self.written:
+                    target.unlink()
+                # A new file, never one already there: a file linked from the earlier build is shared
+                # with the old site, which must stay as it was until the swap.
+                with open(target, "xb") as file:
+                    file.write(data)
+            except (FileExistsError, NotADirectoryError):
+                raise Collision(path) from None
+            self.written[path] = digest_of(data)
             self.written_files += 1
             self.written_bytes += len(data)
             if path.endswith(".html"):
@@ -179,20 +224,15 @@ def copy_static(templates_dir: Path, output: Output) -> None:
             output.raw(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
 
 
-def link_from(old: Path, building: Path, paths: tuple[str, ...]) -> bool:
-    """Put the earlier build's files ``paths`` into the new build (hard links, copies where links fail);
-    False, and nothing linked, when one of them is missing. Linked files are never written to: the
-    build writes only the files of units it renders, which are not linked."""
-    if not all((old / path).is_file() and not (old / path).is_symlink() for path in paths):
-        return False
-    for path in paths:
-        source, target = old / path, building / path
+def copy_file(source: Path, root: Path, path: str) -> None:
+    """Copy ``source`` to ``path`` in the build ``root``, as a new file (as :meth:`Output.flush` writes)."""
+    target = root / path
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(source, target)
-        except OSError:
-            shutil.copyfile(source, target)
-    return True
+        with open(source, "rb") as reader, open(target, "xb") as writer:
+            shutil.copyfileobj(reader, writer, 1 << 20)
+    except (FileExistsError, NotADirectoryError):
+        raise Collision(path) from None
 
 
 def mark(output: Output) -> None:

@@ -1,4 +1,4 @@
-"""The Jinja environment: autoescaping, ``StrictUndefined``, and the number filters of :mod:`evals.formatting`."""
+"""The Jinja environment: autoescaping, ``StrictUndefined``, hidden characters shown, and the number filters of :mod:`evals.formatting`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import dataclasses
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
-from evals.formatting import decimal, milliseconds, number, percent, relative
+from evals.formatting import decimal, milliseconds, number, percent, relative, visible
 from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
@@ -41,10 +42,22 @@ def count(value: float | int) -> str:
     return number(round(value))
 
 
+def shown(value: object) -> object:
+    """Every value a template prints (Jinja's ``finalize``), before it is escaped: text with its bidirectional
+    controls, invisible formatting characters and control characters written as visible escapes
+    (``\\u202e``, :func:`evals.formatting.visible`), so stored text never reorders or hides what a page
+    says. In one place, so no page, attribute or title can miss it; the stored text itself is unchanged.
+    Markup (what a macro rendered) has been through here already."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir or DEFAULT_TEMPLATES)),
         autoescape=True,
+        finalize=shown,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

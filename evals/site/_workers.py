@@ -3,7 +3,7 @@
 Units are independent, so spawned workers (each with its own read-only store
 connection, templates and publishers) render them and write their files
 straight into the build directory, while the build's own process makes the
-pages that span runs. Only the counts and names of what was written come back.
+pages that span runs. Only the counts, names and digests of what was written come back.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ PARALLEL_FROM = 8  # units to render before the build uses worker processes
 # busy cores the second process saved little time (bench/README.md, "The site at LongMemEval scale").
 SERIAL_FROM_BYTES = 64_000_000
 
-Result = tuple[tuple[int, int, int, tuple[int, str]], list[str]]  # (counts, files written)
+Result = tuple[tuple[int, int, int, tuple[int, str]], dict[str, str]]  # (counts, files written -> SHA-256)
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def _start(job: Job) -> None:
 
 
 def _render(unit: str) -> Result:
-    """Render one unit in a worker process and write its files; return what was written."""
+    """Render one unit in a worker process and write its files; return what was written, with digests."""
     assert _worker is not None
     store, site, publishers, job = _worker
     output = Output(job.root)
@@ -98,8 +98,9 @@ def default_workers(units: int, store_bytes: int = 0) -> int:
 
 def render_here(
     store: Store, site: Site, publishers: list[Publisher], job: Job, units: list[str], output: Output
-) -> Iterator[tuple[str, list[str]]]:
-    """Render ``units`` in this process, one after the other; yields each unit with the files it wrote."""
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Render ``units`` in this process, one after the other; yields each unit with the files it wrote
+    (path -> SHA-256)."""
     for unit in units:
         part = Output(job.root)
         render_unit(store, site, publishers, job.corpus_names, unit, part)
@@ -109,7 +110,7 @@ def render_here(
 
 def render_in_workers(
     job: Job, workers: int, units: list[str], output: Output, meanwhile: Callable[[], None]
-) -> list[tuple[str, list[str]]]:
+) -> list[tuple[str, dict[str, str]]]:
     """Render ``units`` in ``workers`` processes, in that order, running ``meanwhile`` here; count their files into ``output``."""
     context = multiprocessing.get_context("spawn")
     done = []
