@@ -29,7 +29,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys, time
 from pathlib import Path
 from evals.corpus import Conversation, Corpus, corpus_digest
-from evals.results import Evaluation
+from evals.scoring import Evaluation
 from evals.scoring import score_run
 from evals.provenance import Provenance
 from evals.playthrough import play_corpus

@@ -12,7 +12,7 @@ from evals.results import AnswerRun, RunResult
 
 if TYPE_CHECKING:
     from evals.cache import Cache
-    from evals.evaluate import RunConfig
+    from evals.config import RunConfig
     from evals.llm import AskedPoint, ChatClient
     from evals.strategies import MemoryStrategy, Planned
 

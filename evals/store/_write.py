@@ -39,7 +39,7 @@ from evals.store._records import (
 if TYPE_CHECKING:
     from evals.corpus import Conversation
     from evals.provenance import Provenance
-    from evals.results import Evaluation
+    from evals.scoring import Evaluation
 
 __all__ = ["StoreWriter", "release_memory"]
 
