@@ -98,7 +98,7 @@ class Cache:
 
             try:
                 if self.path is None:
-                    connection = duckdb.connect(":memory:")
+                    connection = locking.open_duckdb()
                 else:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                     connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
@@ -107,6 +107,10 @@ class Cache:
                 raise EvalsError(
                     f"cache {self.path} is locked by another process (waited {self.lock_timeout:g} s), probably another "
                     "run using it; try again when it has finished, or run with --no-cache"
+                ) from None
+            except locking.BadFile as exc:
+                raise EvalsError(
+                    f"cache {self.path} {exc}; remove it (it only saves recomputing) or run with --no-cache"
                 ) from None
             except (OSError, duckdb.Error) as exc:
                 raise EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc

@@ -8,11 +8,14 @@ lock with bounded, jittered backoff and then gives up with a clear error.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -28,6 +31,9 @@ __all__ = [
     "applied_migrations",
     "check_writable",
     "connect",
+    "damaged",
+    "read_error",
+    "reads",
     "rollback",
     "utc_now",
     "writable_directory",
@@ -40,15 +46,61 @@ def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
     if "not a valid DuckDB database file" in message:
         return StoreError(f"{path} is not a DuckDB file, so not an evals store; refusing to use it")
+    if locking.is_damage_error(exc):
+        return damaged(path, exc)
     reason = message.split(":", 1)[-1].strip() if message.startswith(("IO Error", "IOException")) else message
     return StoreError(f"cannot open store {path}: {reason}")
 
 
+def read_error(path: Path, exc: duckdb.Error) -> StoreError:
+    """The error for a read of the store that DuckDB failed: a damaged file said so, anything else as DuckDB put it."""
+    if locking.is_damage_error(exc):
+        return damaged(path, exc)
+    return StoreError(f"cannot read store {path}: {exc}")
+
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def reads(method: Method) -> Method:
+    """Mark a method of the store as a read: a DuckDB failure inside it (a damaged file, most likely)
+    becomes one :class:`StoreError` naming the file (:func:`read_error`), not a traceback."""
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def generator(self: Connected, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from method(self, *args, **kwargs)
+            except duckdb.Error as exc:
+                raise read_error(self.path, exc) from None
+
+        return generator  # type: ignore[return-value]
+
+    @functools.wraps(method)
+    def wrapper(self: Connected, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except duckdb.Error as exc:
+            raise read_error(self.path, exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def damaged(path: Path, exc: Exception) -> StoreError:
+    """The error for a store DuckDB could not read because the file is damaged (``exc`` says how)."""
+    if "Could not read enough bytes" in str(exc):
+        how = "cut short: it ends before data its own index points to"
+    else:
+        how = "altered: a block no longer matches its checksum"
+    return StoreError(f"store {path} is damaged ({how}), so it cannot be read; restore it from a copy (nothing was written to it)")
+
+
 def connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
-    """Connect, waiting for another process's lock (:func:`evals.locking.connect`)."""
+    """Connect, waiting for another process's lock (:func:`evals.locking.connect`); a file that is
+    not DuckDB's, or is cut short, is refused before DuckDB reads it."""
     try:
         # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
-        # (see _transaction): logging a corpus of long conversations doubled the memory it took.
+        # (see _write.py): logging a corpus of long conversations doubled the memory it took.
         con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
         if not read_only:
             # DuckDB's allocator keeps what a query freed for the next; an append's steps (the
@@ -57,6 +109,10 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPy
             con.execute("SET allocator_flush_threshold = '32MB'")
             con.execute("SET allocator_background_threads = true")
         return con
+    except locking.BadFile as exc:
+        if exc.damaged:
+            raise StoreError(f"store {path} {exc}; restore it from a copy (nothing was written to it)") from None
+        raise StoreError(f"{path} {exc}, so not an evals store; refusing to use it") from None
     except locking.LockTimeout:
         raise StoreError(
             f"store {path} is locked by another process (waited {lock_timeout:g} s); "

@@ -24,7 +24,7 @@ from evals.results import (
 )
 from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, evidence_hits, score_point
-from evals.store._connect import Connected
+from evals.store._connect import Connected, reads
 from evals.store._errors import StoreError
 from evals.store._models import RunSummary, StoredRun
 from evals.store._records import decode_records, decode_tokens
@@ -91,6 +91,7 @@ class StoreReader(Connected):
     """The store's reading half: summaries, runs, a corpus's conversations and test points."""
 
 
+    @reads
     def find_reusable(self, reuse_key: str | None) -> str | None:
         """The newest clean run made from exactly these inputs, if any."""
         if reuse_key is None:
@@ -101,6 +102,7 @@ class StoreReader(Connected):
         )
         return row[0] if row else None
 
+    @reads
     def runs(self, strategy: str | None = None, commit: str | None = None) -> list[RunSummary]:
         """Runs, newest first; ``commit`` matches a prefix of the commit hash."""
         where, params = [], []
@@ -117,6 +119,7 @@ class StoreReader(Connected):
         ).fetchall()
         return self._summaries(rows)
 
+    @reads
     def latest_per_configuration(self) -> list[RunSummary]:
         """The latest run of each (corpus, configuration): best recall first, then fewest tokens."""
         rows = self._con.execute(
@@ -138,15 +141,18 @@ class StoreReader(Connected):
                 metrics.setdefault(run_id, {})[name] = MetricValue(value, n, low, high)
         return [_summary(row, metrics.get(row[0], {})) for row in rows]
 
+    @reads
     def run_count(self) -> int:
         return self._one("SELECT count(*) FROM runs")[0]
 
+    @reads
     def get_summary(self, run_id: str) -> RunSummary:
         row = self._one(f"SELECT {_SELECT_SUMMARY} FROM runs WHERE run_id = ?", [run_id])
         if row is None:
             raise StoreError(f"no run {run_id!r} in store {self.path} (list them with: evals runs)")
         return self._summaries([row])[0]
 
+    @reads
     def references(self, corpus_digest: str) -> list[Reference]:
         """The published figures stored for a corpus (references.json), in the file's order."""
         if "corpus_references" not in self._tables():
@@ -158,6 +164,7 @@ class StoreReader(Connected):
         names = ("label", "citation", "metric", "level", "k", "value", "note")
         return [Reference.model_validate(dict(zip(names, row, strict=True))) for row in rows]
 
+    @reads
     def latency_buckets(self, run_id: str) -> list[LatencyBucket]:
         """The run's retrieve latency by records held (none for a run stored before it was recorded)."""
         if "run_latency" not in self._tables():
@@ -169,6 +176,7 @@ class StoreReader(Connected):
         ).fetchall()
         return [LatencyBucket(*row) for row in rows]
 
+    @reads
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
@@ -183,6 +191,7 @@ class StoreReader(Connected):
             by_conversation.setdefault(point["conversation_id"], []).append(point)
         return self._assemble(summary, rows, by_conversation, self._questions(summary), self._turn_tokens(run_id), self._extras(summary))
 
+    @reads
     def iter_run(
         self, run_id: str, *, batch_turns: int = 20_000, contents: ContentsSource | None = None
     ) -> Iterator[StoredRun]:
@@ -245,6 +254,7 @@ class StoreReader(Connected):
             rows = [{**row, "contents": texts[row["conversation_id"]]} for row in group]
             yield self._assemble(summary, rows, by_conversation, questions, turn_tokens, extras)
 
+    @reads
     def iter_conversations(
         self, corpus_digest: str, *, batch_turns: int = 20_000
     ) -> Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]:
@@ -261,6 +271,7 @@ class StoreReader(Connected):
                 cid = row["conversation_id"]
                 yield cid, row["description"], row["roles"], texts[cid], points.get(cid, [])
 
+    @reads
     def corpus_test_points(self, corpus_digest: str) -> dict[str, list[dict[str, Any]]]:
         """A corpus's test points by conversation id, in turn order, each a dict of its labels (``turn_index``,
         ``question``, ``expected_fact``, ``expected_keywords``, ``evidence_turns``, ``category``, ``answerable``)."""
@@ -275,6 +286,7 @@ class StoreReader(Connected):
             points.setdefault(cid, []).append(dict(zip(names, row, strict=True)))
         return points
 
+    @reads
     def conversation_ids(self, corpus_digest: str) -> list[str]:
         """A corpus's conversation ids, in corpus order."""
         return [cid for (cid,) in self._con.execute(
@@ -388,6 +400,7 @@ class StoreReader(Connected):
             latency=extras[1],
         )
 
+    @reads
     def get_run_outcomes(self, run_id: str) -> StoredRun:
         """A run without its texts, for comparing runs cheaply (:mod:`evals.compare`): every test point's
         question, expected fact, stored hit, answerability and evidence outcome, and the answers.

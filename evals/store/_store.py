@@ -21,6 +21,7 @@ from evals.store._connect import (
     DEFAULT_LOCK_TIMEOUT,
     applied_migrations,
     connect,
+    read_error,
     rollback,
     utc_now,
     writable_directory,
@@ -110,7 +111,10 @@ class Store(StoreReader, StoreWriter):
 
     @staticmethod
     def _check_version(con: duckdb.DuckDBPyConnection, path: Path, migrations: tuple[Migration, ...]) -> int:
-        applied = applied_migrations(con)
+        try:
+            applied = applied_migrations(con)
+        except duckdb.Error as exc:
+            raise read_error(path, exc) from None
         if applied is None:
             raise StoreError(
                 f"{path} is a DuckDB database but not an evals store (no {SCHEMA_TABLE} table); refusing to change it"
