@@ -38,6 +38,7 @@ __all__ = [
     "utc_now",
     "writable_directory",
     "writable_file",
+    "write_error",
 ]
 
 DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
@@ -84,6 +85,16 @@ def reads(method: Method) -> Method:
             raise read_error(self.path, exc) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def write_error(path: Path, exc: duckdb.Error) -> StoreError:
+    """The error for a write DuckDB failed; the file has been put back as it was (:mod:`evals.store._undo`)."""
+    message = str(exc)
+    if "No space left on device" in message:
+        return StoreError(f"cannot write to store {path}: the disk is full; the store is unchanged (free some space and try again)")
+    if locking.is_damage_error(exc):
+        return damaged(path, exc)
+    return StoreError(f"cannot write to store {path}: {message}; the store is unchanged")
 
 
 def damaged(path: Path, exc: Exception) -> StoreError:
@@ -188,6 +199,7 @@ class Connected:
         self._con = con
         self.path = path
         self.read_only = read_only
+        self._failed = False  # a write failed: the file was put back, and DuckDB's view of it is stale
 
     def _one(self, query: str, params: list[Any] | None = None) -> tuple | None:
         # fetchall, not fetchone: DuckDB 2 refuses further queries while a result is unfinished.

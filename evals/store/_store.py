@@ -29,6 +29,7 @@ from evals.store._connect import (
 from evals.store._errors import StoreError
 from evals.store._read import StoreReader
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
+from evals.store._undo import kept_on_failure, remove_leftover_copy, wal_path
 from evals.store._write import StoreWriter
 
 __all__ = ["Store"]
@@ -61,7 +62,8 @@ class Store(StoreReader, StoreWriter):
         path = Path(path)
         if path.is_dir():
             raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
-        if not path.exists():
+        created = not path.exists()
+        if created:
             if read_only:
                 raise StoreError(f"no store at {path} (nothing has been stored there yet)")
             writable_directory(path.parent, create_parent)
@@ -77,9 +79,18 @@ class Store(StoreReader, StoreWriter):
                         f"store {path} has schema version {version}; this evals needs {newest}. "
                         f"Upgrade it with: evals migrate --store {path} (any run or import also upgrades it)"
                     )
-                cls._migrate(con, path, version, migrations)
+                if created:  # a failure removes the file below
+                    cls._migrate(con, path, version, migrations)
+                else:
+                    with kept_on_failure(path):
+                        cls._migrate(con, path, version, migrations)
+            if not read_only:
+                remove_leftover_copy(path)
         except BaseException:
             con.close()
+            if created:  # a store this open began (on a full disk, say) is not left half made
+                path.unlink(missing_ok=True)
+                wal_path(path).unlink(missing_ok=True)
             raise
         return cls(con, path, read_only=read_only)
 
@@ -159,7 +170,7 @@ class Store(StoreReader, StoreWriter):
         self._con.execute(f"SET threads = {int(threads)}")
 
     def close(self) -> None:
-        if not self.read_only:
+        if not self.read_only and not self._failed:
             try:  # whatever committed outside _transaction (nothing should) reaches the file too
                 self._con.execute("CHECKPOINT")
             except duckdb.Error:

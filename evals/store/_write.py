@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from evals.store._connect import Connected, rollback, utc_now
+from evals.store._connect import Connected, rollback, utc_now, write_error
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
 from evals.store._records import (
@@ -35,6 +35,7 @@ from evals.store._records import (
     references_table,
     run_tables,
 )
+from evals.store._undo import kept_on_failure
 
 if TYPE_CHECKING:
     from evals.corpus import Conversation
@@ -49,23 +50,34 @@ class StoreWriter(Connected):
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
+        """One transaction, committed and checkpointed; if anything fails, the file is put back byte
+        for byte as it was (:mod:`evals.store._undo`) and this store takes no further writes."""
         if self.read_only:
             raise StoreError(f"store {self.path} was opened read-only")
-        self._con.execute("BEGIN TRANSACTION")
+        if self._failed:
+            raise StoreError(f"store {self.path}: a write already failed on this connection; open the store again")
         try:
-            yield
+            with kept_on_failure(self.path):
+                self._con.execute("BEGIN TRANSACTION")
+                try:
+                    yield
+                except BaseException:
+                    rollback(self._con)
+                    raise
+                release_memory()
+                try:
+                    self._con.execute("COMMIT")
+                    # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
+                    # writes it to the file, all of it or (killed part-way) none of it.
+                    self._con.execute("CHECKPOINT")
+                except duckdb.Error as exc:
+                    rollback(self._con)
+                    raise write_error(self.path, exc) from None
         except BaseException:
-            rollback(self._con)
+            # DuckDB's view of the file is no longer the file's (it was put back); nothing more is written
+            # through this connection, not even the checkpoint on close.
+            self._failed = True
             raise
-        release_memory()
-        try:
-            self._con.execute("COMMIT")
-            # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
-            # writes it to the file, all of it or (killed part-way) none of it.
-            self._con.execute("CHECKPOINT")
-        except duckdb.Error as exc:
-            rollback(self._con)
-            raise StoreError(f"cannot write to store {self.path}: {exc}") from None
 
     def append(
         self,
@@ -95,7 +107,7 @@ class StoreWriter(Connected):
                     known.add(record.summary.run_id)
                     added.append(True)
         except duckdb.Error as exc:
-            raise StoreError(f"cannot write to store {self.path}: {exc}") from None
+            raise write_error(self.path, exc) from None
         return added
 
     def _existing_run_ids(self, run_ids: list[str]) -> list[str]:

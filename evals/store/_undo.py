@@ -1,0 +1,80 @@
+"""A failed write leaves the store file byte for byte as it was, with no WAL beside it.
+
+DuckDB's transaction keeps a failed write out of the store's contents, but not
+out of its bytes: a large insert writes row groups into the file before it
+commits, and a checkpoint that fails part-way (a full disk) leaves the blocks it
+wrote, a longer file and a write-ahead log DuckDB opens as it gives up. So a
+write first copies the file beside the store and, if the write fails, puts the
+copy back over the file in place, while the writer still holds DuckDB's lock (no
+other process sees the file in between), and removes a WAL that was not there.
+
+The copy costs a read and a write of the whole file per write (about 0.2 s for
+300 MB from the page cache here, next to an append of tens of seconds for such
+a store), and room for it: a write needs about the store's size free beside it,
+and says so, untouched, when there is not. A copy left by a killed process is
+removed by the next writable open: DuckDB's checkpoint never overwrites the
+blocks the file's current header uses, so the store is whole without it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from evals.provenance import SCRATCH_PREFIX
+from evals.store._errors import StoreError
+
+__all__ = ["copy_path", "kept_on_failure", "remove_leftover_copy", "wal_path"]
+
+_CHUNK = 1 << 20
+
+
+def copy_path(path: Path) -> Path:
+    """Where the copy of ``path`` a write keeps goes: beside it, hidden, named after it."""
+    return path.with_name(f"{SCRATCH_PREFIX}{path.name}.undo")
+
+
+def wal_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.wal")
+
+
+@contextmanager
+def kept_on_failure(path: Path) -> Iterator[None]:
+    """Run a write to the store file ``path``; if it raises, put the file back as it was before."""
+    copy = copy_path(path)
+    wal = wal_path(path)
+    had_wal = wal.exists()
+    try:
+        shutil.copyfile(path, copy)
+    except OSError as exc:
+        copy.unlink(missing_ok=True)
+        size = path.stat().st_size
+        raise StoreError(
+            f"cannot write to store {path}: no room beside it for the copy that keeps it whole if the write fails "
+            f"({exc.strerror or exc}); free about {size / 1e6:,.1f} MB more in {path.parent} (the store is unchanged)"
+        ) from None
+    try:
+        yield
+    except BaseException:
+        _put_back(copy, path)
+        if not had_wal:
+            wal.unlink(missing_ok=True)
+        raise
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def _put_back(copy: Path, path: Path) -> None:
+    """Write ``copy`` over ``path`` in place (the same file, so DuckDB's lock on it still holds).
+    Shortening the file first frees what the failed write added, so this needs no new room."""
+    with open(copy, "rb") as source, open(path, "r+b") as target:
+        target.truncate(copy.stat().st_size)
+        while chunk := source.read(_CHUNK):
+            target.write(chunk)
+
+
+def remove_leftover_copy(path: Path) -> None:
+    """Remove the copy a killed writer left beside the store ``path``, if any."""
+    copy_path(path).unlink(missing_ok=True)
