@@ -87,14 +87,16 @@ def reads(method: Method) -> Method:
     return wrapper  # type: ignore[return-value]
 
 
-def write_error(path: Path, exc: duckdb.Error) -> StoreError:
-    """The error for a write DuckDB failed; the file has been put back as it was (:mod:`evals.store._undo`)."""
+def write_error(path: Path, exc: duckdb.Error, action: str | None = None) -> StoreError:
+    """The error for a write DuckDB failed (``action``: what was being done, by default writing to the store);
+    the file has been put back as it was (:mod:`evals.store._undo`)."""
+    action = action or f"write to store {path}"
     message = str(exc)
     if "No space left on device" in message:
-        return StoreError(f"cannot write to store {path}: the disk is full; the store is unchanged (free some space and try again)")
+        return StoreError(f"cannot {action}: the disk is full; the store is unchanged (free some space and try again)")
     if locking.is_damage_error(exc):
         return damaged(path, exc)
-    return StoreError(f"cannot write to store {path}: {message}; the store is unchanged")
+    return StoreError(f"cannot {action}: {message}; the store is unchanged")
 
 
 def damaged(path: Path, exc: Exception) -> StoreError:

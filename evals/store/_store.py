@@ -25,6 +25,7 @@ from evals.store._connect import (
     rollback,
     utc_now,
     writable_directory,
+    write_error,
 )
 from evals.store._errors import StoreError
 from evals.store._read import StoreReader
@@ -162,7 +163,7 @@ class Store(StoreReader, StoreWriter):
                 con.execute("CHECKPOINT")
             except duckdb.Error as exc:
                 rollback(con)
-                raise StoreError(f"cannot upgrade store {path} to schema {migration.version} ({migration.name}): {exc}") from None
+                raise write_error(path, exc, f"upgrade store {path} to schema {migration.version} ({migration.name})") from None
 
     def use_threads(self, threads: int) -> None:
         """Run this connection's queries on at most ``threads`` threads. Reading the corpus texts column,
