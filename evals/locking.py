@@ -9,13 +9,22 @@ up after ``lock_timeout`` seconds with an error their caller words.
 Every DuckDB connection the package makes comes from :func:`open_duckdb`, so
 none of them fetches or loads an extension on its own: given a SQLite file,
 DuckDB would otherwise download ``sqlite_scanner`` to read it.
+
+DuckDB's lock is a POSIX record lock, which belongs to the process and goes
+the moment the process closes *any* descriptor of the file. So the package
+reads a DuckDB file it may hold (its header, a copy of it) only through
+:func:`hold`, which opens it once per process and closes it only when the last
+user has let go, after DuckDB has closed it.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import struct
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,9 +35,10 @@ __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
     "NO_EXTENSIONS",
     "BadFile",
+    "Held",
     "LockTimeout",
-    "check_file",
     "connect",
+    "hold",
     "is_lock_error",
     "open_duckdb",
 ]
@@ -72,21 +82,74 @@ def open_duckdb(database: str | Path = ":memory:", *, read_only: bool = False) -
     return duckdb.connect(str(database), read_only=read_only, config=dict(NO_EXTENSIONS))
 
 
-def check_file(path: Path) -> None:
-    """Raise :class:`BadFile` if ``path`` is not a DuckDB database or is cut short; read before DuckDB
-    touches it (a missing or empty file passes: DuckDB makes a new database of it).
+@dataclass
+class Held:
+    """A DuckDB file this process has open once, however many connections use it; see :func:`hold`."""
+
+    path: Path
+    file: os.FileIO | None  # None: the file did not exist when held (DuckDB creates it)
+    users: int = 1
+
+    def let_go(self) -> None:
+        """One user fewer; the last closes the file. Call it after closing the DuckDB connection."""
+        with _HELD_LOCK:
+            self.users -= 1
+            if self.users == 0 and self.file is not None:
+                _HELD.pop(_identity(self.file), None)
+                self.file.close()
+
+    def opened(self) -> os.FileIO:
+        """The file, opened now if it was created since it was held (DuckDB holds it by then)."""
+        with _HELD_LOCK:
+            if self.file is None:
+                self.file = open(self.path, "r+b", buffering=0)  # noqa: SIM115 - closed by let_go
+                _HELD[_identity(self.file)] = self
+            return self.file
+
+
+_HELD: dict[tuple[int, int], Held] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _identity(file: os.FileIO) -> tuple[int, int]:
+    status = os.fstat(file.fileno())
+    return status.st_dev, status.st_ino
+
+
+def hold(path: Path, *, writable: bool) -> Held:
+    """``path`` opened once for this process, checked (:func:`check_file`) when first opened; each
+    holder calls :meth:`Held.let_go` when done. A missing file is held empty until :meth:`Held.opened`."""
+    with _HELD_LOCK:
+        try:
+            status = path.stat()
+        except FileNotFoundError:
+            return Held(path, None)
+        held = _HELD.get((status.st_dev, status.st_ino))
+        if held is not None:
+            held.users += 1
+            return held
+        if not path.is_file():
+            raise BadFile("is not a regular file", damaged=False)
+        file = open(path, "r+b" if writable else "rb", buffering=0)  # noqa: SIM115 - closed by let_go
+        try:
+            check_file(file)
+        except BaseException:
+            file.close()  # nothing holds the file yet, so closing it releases no lock
+            raise
+        held = Held(path, file)
+        _HELD[_identity(file)] = held
+        return held
+
+
+def check_file(file: os.FileIO) -> None:
+    """Raise :class:`BadFile` if ``file`` is not a DuckDB database or is cut short; read before DuckDB
+    touches it (an empty file passes: DuckDB makes a new database of it).
 
     Cut short means shorter than its own header says, at a size no DuckDB file has (its data
     comes in whole blocks). A file cut at a block boundary passes here; DuckDB's own read then
     fails, and the caller words that (:func:`is_damage_error`)."""
-    try:
-        with open(path, "rb") as file:
-            head = file.read(_HEADERS_SIZE)
-            size = file.seek(0, 2)
-    except FileNotFoundError:
-        return
-    except IsADirectoryError:
-        return  # the caller refuses a directory in its own words
+    size = os.fstat(file.fileno()).st_size
+    head = os.pread(file.fileno(), _HEADERS_SIZE, 0)
     if size == 0:
         return
     if head[:16].startswith(b"SQLite format 3\0"):
@@ -123,9 +186,9 @@ def is_damage_error(exc: Exception) -> bool:
 def connect(
     path: Path, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, wal: bool = True
 ) -> duckdb.DuckDBPyConnection:
-    """A connection to ``path``, waiting for another process's lock; raises :class:`BadFile` for a
-    file that is not DuckDB's or is cut short (before DuckDB reads it), :class:`LockTimeout` after
-    ``lock_timeout`` seconds, and any other ``duckdb.Error`` at once.
+    """A connection to ``path``, waiting for another process's lock; raises :class:`LockTimeout` after
+    ``lock_timeout`` seconds, and any other ``duckdb.Error`` at once. Hold the file first (:func:`hold`),
+    which refuses one that is not DuckDB's or is cut short.
 
     ``wal=False`` attaches the file without write-ahead logging: a commit then
     stays in memory until the caller's ``CHECKPOINT`` writes it (atomically, as
@@ -134,7 +197,6 @@ def connect(
     costs about twice the data's size in memory; a checkpoint does not."""
     import duckdb
 
-    check_file(path)
     deadline = time.monotonic() + lock_timeout
     delay = 0.05
     while True:

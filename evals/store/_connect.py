@@ -108,31 +108,39 @@ def damaged(path: Path, exc: Exception) -> StoreError:
     return StoreError(f"store {path} is damaged ({how}), so it cannot be read; restore it from a copy (nothing was written to it)")
 
 
-def connect(path: Path, read_only: bool, lock_timeout: float) -> duckdb.DuckDBPyConnection:
+def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.DuckDBPyConnection, locking.Held]:
     """Connect, waiting for another process's lock (:func:`evals.locking.connect`); a file that is
-    not DuckDB's, or is cut short, is refused before DuckDB reads it."""
+    not DuckDB's, or is cut short, is refused before DuckDB reads it. Returns the connection and the
+    file as this process holds it (:func:`evals.locking.hold`): let go of it after closing the connection."""
     try:
-        # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
-        # (see _write.py): logging a corpus of long conversations doubled the memory it took.
-        con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
-        if not read_only:
-            # DuckDB's allocator keeps what a query freed for the next; an append's steps (the
-            # corpus comparison, the rows, the checkpoint) each free hundreds of megabytes, which
-            # then stack up. Its background threads hand them back to the system as they go.
-            con.execute("SET allocator_flush_threshold = '32MB'")
-            con.execute("SET allocator_background_threads = true")
-        return con
+        held = locking.hold(path, writable=not read_only)
     except locking.BadFile as exc:
         if exc.damaged:
             raise StoreError(f"store {path} {exc}; restore it from a copy (nothing was written to it)") from None
         raise StoreError(f"{path} {exc}, so not an evals store; refusing to use it") from None
-    except locking.LockTimeout:
-        raise StoreError(
-            f"store {path} is locked by another process (waited {lock_timeout:g} s); "
-            "try again when that process has finished"
-        ) from None
-    except duckdb.Error as exc:
-        raise _open_error(path, exc) from None
+    except OSError as exc:
+        raise StoreError(f"cannot open store {path}: {exc.strerror or exc}") from None
+    try:
+        # Writes go without DuckDB's write-ahead log and are checkpointed as they commit
+        # (see _write.py): logging a corpus of long conversations doubled the memory it took.
+        con = locking.connect(path, read_only=read_only, lock_timeout=lock_timeout, wal=False)
+    except BaseException as exc:
+        held.let_go()
+        if isinstance(exc, locking.LockTimeout):
+            raise StoreError(
+                f"store {path} is locked by another process (waited {lock_timeout:g} s); "
+                "try again when that process has finished"
+            ) from None
+        if isinstance(exc, duckdb.Error):
+            raise _open_error(path, exc) from None
+        raise
+    if not read_only:
+        # DuckDB's allocator keeps what a query freed for the next; an append's steps (the
+        # corpus comparison, the rows, the checkpoint) each free hundreds of megabytes, which
+        # then stack up. Its background threads hand them back to the system as they go.
+        con.execute("SET allocator_flush_threshold = '32MB'")
+        con.execute("SET allocator_background_threads = true")
+    return con, held
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]] | None:
@@ -197,8 +205,9 @@ def check_writable(path: Path, *, create_parent: bool = False) -> None:
 class Connected:
     """What the store's reading and writing parts share: the open connection, its file, and small queries."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, held: locking.Held, path: Path, *, read_only: bool) -> None:
         self._con = con
+        self._held = held  # the file as this process holds it: closed only after the connection
         self.path = path
         self.read_only = read_only
         self._failed = False  # a write failed: the file was put back, and DuckDB's view of it is stale

@@ -68,7 +68,7 @@ class Store(StoreReader, StoreWriter):
             if read_only:
                 raise StoreError(f"no store at {path} (nothing has been stored there yet)")
             writable_directory(path.parent, create_parent)
-        con = connect(path, read_only, lock_timeout)
+        con, held = connect(path, read_only, lock_timeout)
         try:
             version = cls._check_version(con, path, migrations)
             if version == 0 and read_only:
@@ -83,17 +83,18 @@ class Store(StoreReader, StoreWriter):
                 if created:  # a failure removes the file below
                     cls._migrate(con, path, version, migrations)
                 else:
-                    with kept_on_failure(path):
+                    with kept_on_failure(path, held.opened()):
                         cls._migrate(con, path, version, migrations)
             if not read_only:
                 remove_leftover_copy(path)
         except BaseException:
             con.close()
+            held.let_go()
             if created:  # a store this open began (on a full disk, say) is not left half made
                 path.unlink(missing_ok=True)
                 wal_path(path).unlink(missing_ok=True)
             raise
-        return cls(con, path, read_only=read_only)
+        return cls(con, held, path, read_only=read_only)
 
     @classmethod
     def upgrade(
@@ -110,11 +111,12 @@ class Store(StoreReader, StoreWriter):
             raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
         if not path.exists():
             raise StoreError(f"no store at {path} (nothing has been stored there yet)")
-        con = connect(path, True, lock_timeout)
+        con, held = connect(path, True, lock_timeout)
         try:
             version = cls._check_version(con, path, migrations)
         finally:
             con.close()
+            held.let_go()
         newest = current_version(migrations)
         if version < newest:
             with cls.open(path, lock_timeout=lock_timeout, migrations=migrations):
@@ -177,6 +179,7 @@ class Store(StoreReader, StoreWriter):
             except duckdb.Error:
                 pass
         self._con.close()
+        self._held.let_go()  # after the connection: closing the file any earlier would drop DuckDB's lock
 
     def __enter__(self) -> Store:
         return self

@@ -57,7 +57,7 @@ class StoreWriter(Connected):
         if self._failed:
             raise StoreError(f"store {self.path}: a write already failed on this connection; open the store again")
         try:
-            with kept_on_failure(self.path):
+            with kept_on_failure(self.path, self._held.opened()):
                 self._con.execute("BEGIN TRANSACTION")
                 try:
                     yield
