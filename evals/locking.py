@@ -19,6 +19,7 @@ user has let go, after DuckDB has closed it.
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import struct
@@ -126,6 +127,8 @@ def hold(path: Path, *, writable: bool) -> Held:
             return Held(path, None)
         held = _HELD.get((status.st_dev, status.st_ino))
         if held is not None:
+            if writable and held.file is not None and not held.file.writable():
+                raise OSError(errno.EBUSY, "it is open for reading in this process; close that first")
             held.users += 1
             return held
         if not path.is_file():

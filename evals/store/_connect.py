@@ -135,6 +135,7 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
             raise _open_error(path, exc) from None
         raise
     if not read_only:
+        held.opened()  # a store just created is held from now on, as an existing one was before connecting
         # DuckDB's allocator keeps what a query freed for the next; an append's steps (the
         # corpus comparison, the rows, the checkpoint) each free hundreds of megabytes, which
         # then stack up. Its background threads hand them back to the system as they go.
