@@ -74,6 +74,7 @@ class Cache:
         self.path = path
         self.lock_timeout = lock_timeout
         self._connection: duckdb.DuckDBPyConnection | None = None
+        self._held: locking.Held | None = None  # the file as this process holds it (evals.locking.hold)
         self._lock = threading.Lock()
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
@@ -98,11 +99,21 @@ class Cache:
 
             try:
                 if self.path is None:
-                    connection = duckdb.connect(":memory:")
+                    connection = locking.open_duckdb()
                 else:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                    connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
+                    self._held = locking.hold(self.path, writable=True)
+                    try:
+                        connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
+                    except BaseException:
+                        self._held.let_go()
+                        self._held = None
+                        raise
                 connection.execute(_SCHEMA)
+            except locking.BadFile as exc:
+                raise EvalsError(
+                    f"cache {self.path} {exc}; remove it (it only saves recomputing) or run with --no-cache"
+                ) from None
             except locking.LockTimeout:
                 raise EvalsError(
                     f"cache {self.path} is locked by another process (waited {self.lock_timeout:g} s), probably another "
@@ -174,6 +185,9 @@ class Cache:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
+            if self._held is not None:
+                self._held.let_go()  # after the connection, or DuckDB's lock would go with the file
+                self._held = None
 
     def __enter__(self) -> Cache:
         return self

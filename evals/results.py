@@ -1,4 +1,4 @@
-"""What a run produces, as plain data: the play-through, its answers, and the whole evaluation.
+"""What a run produces, as plain data: the play-through and its answers.
 
 These types sit below everything that reads a run (scoring, the store, the
 reports and the site) and above only the corpus, so data flows one way:
@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
-
-if TYPE_CHECKING:
-    from evals.corpus import Corpus
-    from evals.scoring import Scores
 
 __all__ = [
     "CUTOFF_RULES",
@@ -29,7 +25,6 @@ __all__ = [
     "AnswerRun",
     "CallTimings",
     "ConversationResult",
-    "Evaluation",
     "PointAnswer",
     "RunResult",
     "TestPointResult",
@@ -206,13 +201,3 @@ class AnswerRun:
     def mean_latency_s(self) -> float | None:
         points = [p for conv in self.points for p in conv]
         return sum(p.latency_s for p in points) / len(points) if points else None
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """One run, end to end: the corpus it played, what it retrieved, its scores and its answers."""
-
-    corpus: Corpus
-    run: RunResult
-    scores: Scores
-    answers: AnswerRun | None = None  # with --with-answers / --judge

@@ -32,11 +32,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from evals.results import RunResult, TestPointResult
+from evals.results import AnswerRun, RunResult, TestPointResult
 from evals.tokens import TokenCounter
 
-__all__ = ["Match", "PointScore", "Scores", "evidence_hits", "match", "matched_keywords", "score_point", "score_run"]
+if TYPE_CHECKING:
+    from evals.corpus import Corpus
+
+__all__ = ["Evaluation", "Match", "PointScore", "Scores", "evidence_hits", "match", "matched_keywords", "score_point", "score_run"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +163,16 @@ def score_run(run: RunResult, counter: TokenCounter | None = None) -> Scores:
         conversation_ids=[c.conversation_id for c in run.conversations],
         points=[[score_point(p, counter.counts(p.retrieved_records)) for p in c.test_points] for c in run.conversations],
     )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One run, end to end: the corpus it played, what it retrieved, its scores and its answers.
+
+    It sits here, beside :class:`Scores`, not in :mod:`evals.results`: the results are below
+    scoring, and may not name it even in a type hint."""
+
+    corpus: Corpus
+    run: RunResult
+    scores: Scores
+    answers: AnswerRun | None = None  # with --with-answers / --judge

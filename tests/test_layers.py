@@ -1,9 +1,11 @@
 """The package's layers only point down: a module imports its own layer and the ones below.
 
 Data flows one way (corpus -> play-through -> results -> scores -> store ->
-reports and site -> CLI); this test reads every module's imports (those under
-``if TYPE_CHECKING:`` are type hints only, and are skipped) and fails on any
-that points up, naming the module and the import.
+reports and site -> CLI); this test reads every module's imports, those made
+only for type hints (under ``if TYPE_CHECKING:``) and those inside functions
+included, and fails on any that points up, naming the module and the import.
+A type hint that points up is a dependency all the same: the module's meaning
+rests on the higher one.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("evals.results",)),
     ("scoring", ("evals.scoring", "evals.retrieval")),
     ("metrics", ("evals.metrics", "evals.breakdown")),
-    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.executors")),
+    # A run's settings (RunConfig) sit with the play loop, below the executors that carry them.
+    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.config")),
+    ("executors", ("evals.executors",)),
     ("store", ("evals.store",)),
     ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report")),
     ("site", ("evals.site",)),
@@ -42,17 +46,10 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def runtime_imports(path: Path) -> list[str]:
-    """Every ``evals`` module imported at run time (type-checking-only blocks left out)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+def imports(path: Path) -> list[str]:
+    """Every ``evals`` module ``path`` imports: at run time, inside functions and for type hints alike."""
     found = []
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("evals"):
             found.append(node.module)
         elif isinstance(node, ast.Import):
@@ -70,7 +67,7 @@ def test_imports_point_down(path: Path):
     if name == "evals":
         return  # the package's own __init__ holds only the version
     mine = layer_of(name)
-    upward = [m for m in runtime_imports(path) if m != "evals" and layer_of(m) > mine]
+    upward = [m for m in imports(path) if m != "evals" and layer_of(m) > mine]
     assert not upward, f"{name} ({LAYERS[mine][0]}) imports from higher layers: {upward}"
 
 
@@ -78,4 +75,4 @@ def test_store_reads_results_not_the_play_loop():
     """The store imports no orchestration: not evaluate, the strategies, the play loop or the reports."""
     forbidden = ("evals.evaluate", "evals.strategies", "evals.playthrough", "evals.report", "evals.workflow", "evals.llm")
     for path in (PACKAGE / "store").glob("*.py"):
-        assert not [m for m in runtime_imports(path) if m.startswith(forbidden)], path.name
+        assert not [m for m in imports(path) if m.startswith(forbidden)], path.name

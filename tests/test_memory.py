@@ -19,7 +19,7 @@ from evals.corpus import Conversation, Corpus, corpus_digest, load_corpus
 from evals.executors._worker_cache import WorkerCache
 from evals.playthrough import play_corpus
 from evals.provenance import Provenance
-from evals.results import Evaluation
+from evals.scoring import Evaluation
 from evals.scoring import score_run
 from evals.store import Store, StoreError
 from evals.store._records import CORPUS_BATCH

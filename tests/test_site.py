@@ -30,7 +30,7 @@ from evals import formatting
 from evals.evaluate import RunConfig, evaluate
 from evals.metrics import METRICS
 from evals.report import stored_legacy_json
-from evals.results import Evaluation
+from evals.scoring import Evaluation
 from evals.scoring import score_run
 from evals.provenance import Provenance
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site

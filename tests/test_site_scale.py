@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from test_site import CHROMIUM, CHROMIUM_ARGS, follow, parse, provenance
 
 from evals.evaluate import RunConfig, evaluate
-from evals.results import Evaluation
+from evals.scoring import Evaluation
 from evals.scoring import score_run
 from evals.site import DEFAULT_TEMPLATES, build_site
 from evals.site import _build, _run

@@ -354,6 +354,24 @@ def test_append_only_adds_rows(store_path, evaluate_small):
         assert store.run_count() == 2 and stored_legacy_json(store.get_run(first)) == before
 
 
+READ_PATHS = {
+    "get_run": lambda store, run_id: store.get_run(run_id),
+    "get_run_outcomes": lambda store, run_id: store.get_run_outcomes(run_id),
+    "iter_run": lambda store, run_id: next(store.iter_run(run_id)),
+}
+
+
+@pytest.mark.parametrize("path", READ_PATHS)
+def test_every_read_path_carries_the_cutoffs_and_their_rule(store_path, evaluate_small, path):
+    """A run read back by any public read path has the cutoffs it was measured at and its cutoff rule."""
+    evaluation = evaluate_small("full_history", cutoffs=(2, 3))
+    assert evaluation.run.cutoff_rule == "whole_list"  # not the default a forgetful reader would give
+    run_id = append(store_path, evaluation)
+    with Store.open(store_path, read_only=True) as store:
+        run = READ_PATHS[path](store, run_id).run
+    assert (run.cutoffs, run.cutoff_rule) == (evaluation.run.cutoffs, "whole_list")
+
+
 # -- cache --------------------------------------------------------------------------------------
 
 

@@ -29,8 +29,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys, time
 from pathlib import Path
 from evals.corpus import Conversation, Corpus, corpus_digest
-from evals.results import Evaluation
-from evals.scoring import score_run
+from evals.scoring import Evaluation, score_run
 from evals.provenance import Provenance
 from evals.playthrough import play_corpus
 from evals.store import Store
@@ -152,3 +151,30 @@ def test_concurrent_runs_both_land(store_path, corpus_small):
     assert [proc.returncode for proc in runs] == [0, 0], outputs
     with Store.open(store_path, read_only=True) as store:
         assert sorted(s.strategy for s in store.runs()) == ["full_history", "no_memory"]
+
+
+def locked_out(path: Path) -> bool:
+    """Whether another process is refused the store at ``path`` at once (this one holds DuckDB's lock)."""
+    probe = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", str(path)], capture_output=True, text=True)
+    assert probe.returncode == 0 or "lock" in probe.stderr.lower(), probe.stderr
+    return probe.returncode != 0
+
+
+def test_an_append_keeps_the_lock_until_the_store_closes(store_path, corpus_small):
+    """After an append (which copies the file beside itself first), the store is still locked against other
+    processes until it is closed: reading the file never drops DuckDB's lock (closing any descriptor of it would)."""
+    with Store.open(store_path) as store:
+        store.append(evaluate(RunConfig(strategy="no_memory", corpus=corpus_small)), PROVENANCE)
+        assert locked_out(store_path)
+    assert not locked_out(store_path)
+
+
+def test_a_second_open_in_one_process_keeps_the_first_ones_lock(store_path, corpus_small):
+    """Opening and closing the store again in the same process (as the site build does) leaves the first
+    open's lock in place: the header check reads the file the process already holds, not a new descriptor."""
+    with Store.open(store_path) as store:
+        store.append(evaluate(RunConfig(strategy="no_memory", corpus=corpus_small)), PROVENANCE)
+    with Store.open(store_path, read_only=True):
+        with Store.open(store_path, read_only=True) as second:
+            assert second.run_count() == 1
+        assert locked_out(store_path)

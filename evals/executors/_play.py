@@ -14,7 +14,7 @@ from evals.strategies.base import lone_surrogate
 
 if TYPE_CHECKING:
     from evals.cache import Cache
-    from evals.evaluate import RunConfig
+    from evals.config import RunConfig
     from evals.llm import AskedPoint, ChatClient
     from evals.strategies import MemoryStrategy, Planned
 

@@ -47,7 +47,7 @@ from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult
 from evals.strategies import Prefetching
 
 if TYPE_CHECKING:
-    from evals.evaluate import RunConfig
+    from evals.config import RunConfig
     from evals.llm import AskedPoint
 
 __all__ = ["MAX_RETRIES", "RayExecutor"]

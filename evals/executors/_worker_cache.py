@@ -86,9 +86,9 @@ class CacheReader:
         if not self._path.exists():
             return {}
         if self._connection is None:
-            import duckdb
+            from evals.locking import open_duckdb
 
-            self._connection = duckdb.connect(str(self._path), read_only=True)
+            self._connection = open_duckdb(self._path, read_only=True)
         rows = self._connection.execute(
             "SELECT key, value FROM cache_entries WHERE namespace = ? AND list_contains(?, key)", [namespace, keys]
         ).fetchall()

@@ -23,8 +23,8 @@ import pyarrow as pa
 from evals.corpus import Conversation, Reference
 from evals.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
 from evals.provenance import Provenance
-from evals.results import Evaluation, RunResult, TestPointResult
-from evals.scoring import Scores
+from evals.results import RunResult, TestPointResult
+from evals.scoring import Evaluation, Scores
 from evals.store._errors import StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary

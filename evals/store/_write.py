@@ -1,0 +1,320 @@
+"""Writing to the store: one run (or an import's runs) in one transaction, all of it or none of it.
+
+Writes skip DuckDB's write-ahead log and are checkpointed as they commit
+(:func:`evals.store._connect.connect`), so a killed process leaves the file as
+it was before the transaction or as it is after it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+
+from evals.store._connect import Connected, rollback, utc_now, write_error
+from evals.store._errors import CorpusConflict, StoreError
+from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
+from evals.store._records import (
+    CORPUS_BATCH,
+    RUN_BATCH,
+    RunRecord,
+    answers_table,
+    corpus_points,
+    corpus_rows,
+    gc_paused,
+    latency_table,
+    metrics_table,
+    record_from_evaluation,
+    references_table,
+    run_tables,
+)
+from evals.store._undo import kept_on_failure
+
+if TYPE_CHECKING:
+    from evals.corpus import Conversation
+    from evals.provenance import Provenance
+    from evals.scoring import Evaluation
+
+__all__ = ["StoreWriter", "release_memory"]
+
+
+class StoreWriter(Connected):
+    """The store's writing half: :meth:`append` and :meth:`write_records`."""
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One transaction, committed and checkpointed; if anything fails, the file is put back byte
+        for byte as it was (:mod:`evals.store._undo`) and this store takes no further writes."""
+        if self.read_only:
+            raise StoreError(f"store {self.path} was opened read-only")
+        if self._failed:
+            raise StoreError(f"store {self.path}: a write already failed on this connection; open the store again")
+        try:
+            with kept_on_failure(self.path, self._held.opened()):
+                self._con.execute("BEGIN TRANSACTION")
+                try:
+                    yield
+                except BaseException:
+                    rollback(self._con)
+                    raise
+                release_memory()
+                try:
+                    self._con.execute("COMMIT")
+                    # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
+                    # writes it to the file, all of it or (killed part-way) none of it.
+                    self._con.execute("CHECKPOINT")
+                except duckdb.Error as exc:
+                    rollback(self._con)
+                    raise write_error(self.path, exc) from None
+        except BaseException:
+            # DuckDB's view of the file is no longer the file's (it was put back); nothing more is written
+            # through this connection, not even the checkpoint on close.
+            self._failed = True
+            raise
+
+    def append(
+        self,
+        evaluation: Evaluation,
+        provenance: Provenance,
+        *,
+        cache_hits: int | None = None,
+        cache_misses: int | None = None,
+    ) -> str:
+        """Add one run, in one transaction; return its new run id. ``cache_hits``/``cache_misses``:
+        what the run found in the embedding cache and computed (None: it used none)."""
+        record = record_from_evaluation(evaluation, provenance, cache_hits=cache_hits, cache_misses=cache_misses)
+        self.write_records([record])
+        return record.summary.run_id
+
+    def write_records(self, records: Sequence[RunRecord]) -> list[bool]:
+        """Add runs in one transaction, skipping run ids already present; return which were added."""
+        added: list[bool] = []
+        try:
+            with gc_paused(), self._transaction():
+                known = set(self._existing_run_ids([r.summary.run_id for r in records]))
+                for record in records:
+                    if record.summary.run_id in known:
+                        added.append(False)
+                        continue
+                    self._insert_run(record)
+                    known.add(record.summary.run_id)
+                    added.append(True)
+        except duckdb.Error as exc:
+            raise write_error(self.path, exc) from None
+        return added
+
+    def _existing_run_ids(self, run_ids: list[str]) -> list[str]:
+        rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
+        return [row[0] for row in rows]
+
+    def _insert_run(self, record: RunRecord) -> None:
+        self._insert_corpus(record)
+        self._drop_cached_blocks()
+        release_memory()
+        summary = record.summary
+        values = {name: getattr(summary, name) for name in SUMMARY_COLUMNS if name != "cache_key"}
+        values["cache_key"] = summary.reuse_key
+        if summary.answer_model is None:
+            # A run without answers writes none of their columns (so older schemas take it too).
+            values = {name: value for name, value in values.items() if name not in ANSWER_COLUMNS}
+        values["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
+        if summary.llm_settings is not None:
+            values["llm_settings"] = json.dumps(summary.llm_settings, ensure_ascii=False, sort_keys=True)
+        values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)
+        values["appended_at"] = utc_now()
+        # A store opened with fewer migrations (tests build old stores so) has fewer columns.
+        have = self._columns("runs")
+        values = {name: value for name, value in values.items() if name in have}
+        columns = ", ".join(f'"{name}"' for name in values)
+        marks = ", ".join("?" for _ in values)
+        self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
+        # Encoded and inserted a batch of conversations at a time, after the corpus: records that
+        # are not turns (summary_buffer's summaries of long conversations) run to hundreds of megabytes.
+        count = len(record.run.conversations)
+        for begin in range(0, count, RUN_BATCH):
+            points, turn_tokens = run_tables(record, begin, begin + RUN_BATCH)
+            self._insert_arrow("test_points", points)
+            self._insert_arrow("run_turn_tokens", turn_tokens)
+            del points, turn_tokens
+            release_memory()
+        self._drop_cached_blocks()
+        tables = self._tables()
+        if "run_metrics" in tables:  # a store opened with fewer migrations has none
+            self._insert_arrow("run_metrics", metrics_table(record))
+        if "run_latency" in tables:
+            self._insert_arrow("run_latency", latency_table(record))
+        if "corpus_references" in tables and record.references:
+            self._con.execute("DELETE FROM corpus_references WHERE corpus_digest = ?", [record.summary.corpus_digest])
+            self._insert_arrow("corpus_references", references_table(record))
+        answers = answers_table(record)
+        if answers is not None:
+            self._insert_arrow("test_point_answers", answers)
+
+    def _drop_cached_blocks(self) -> None:
+        """Let DuckDB's buffer pool go of what it need not hold: blocks it read (the stored corpus,
+        when compared) and this transaction's rows, which go to its temporary file until the
+        checkpoint writes them. Lowering the memory limit evicts them; the limit goes straight back
+        (never lowered while a checkpoint needs room)."""
+        (limit,) = self._one("SELECT current_setting('memory_limit')")
+        try:
+            self._con.execute("SET memory_limit = '16MB'")
+        except duckdb.Error:
+            pass  # more is pinned than that (rows of this transaction): nothing to gain
+        finally:
+            self._con.execute(f"SET memory_limit = '{limit}'")
+
+    def _insert_corpus(self, record: RunRecord) -> None:
+        """Store the run's corpus unless a run on the same corpus digest already did; then the
+        stored one must be the same, turn for turn, or the run is refused (:class:`CorpusConflict`):
+        pages show a run's transcripts from the corpus stored under its digest, so a different text
+        there would put one run's words into another's pages.
+
+        Conversations go in, and are compared, a batch at a time: a corpus of long conversations
+        is hundreds of megabytes of text, and a copy of all of it (let alone two, as Python
+        lists) would be most of a run's memory."""
+        digest = record.summary.corpus_digest
+        conversations = record.conversations
+        test_points = corpus_points(digest, conversations)
+        stored_count = self._one("SELECT count(*) FROM conversations WHERE corpus_digest = ?", [digest])[0]
+        if stored_count == 0:
+            for begin in range(0, len(conversations), CORPUS_BATCH):
+                rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)
+                self._insert_arrow("conversations", rows)
+                del rows
+            self._insert_arrow("corpus_test_points", test_points)
+            return
+        difference = self._stored_corpus_difference(digest, conversations, test_points, stored_count)
+        if difference is not None:
+            raise CorpusConflict(
+                record.summary.run_id,
+                f"run {record.summary.run_id} is on corpus {digest[:12]}, but the store holds different text under "
+                f"that digest ({difference}); refusing to mix them",
+            )
+
+    def _stored_corpus_difference(
+        self, digest: str, conversations: Sequence[Conversation], test_points: pa.Table, stored_count: int
+    ) -> str | None:
+        """Where the corpus stored under ``digest`` first differs from ``conversations``; None when the same."""
+        # A store opened with fewer migrations (tests build old stores so) compares the columns it has.
+        have = self._columns("conversations")
+        columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have]
+        ids = [row[0] for row in self._con.execute(
+            "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
+        ).fetchall()]
+        if ids != [c.id for c in conversations]:
+            return "other conversations"
+        # Fingerprints, not texts: DuckDB reads a list column a whole vector of rows at a time, so
+        # any scan of `contents` unpacks the corpus's text at once; digesting it there keeps that
+        # inside one query instead of copying it into Python as well. Only a conversation whose
+        # fingerprint differs is read back whole, to say where it differs.
+        fingerprint = _fingerprint_sql(columns)
+        stored = dict(
+            self._con.execute(
+                f"SELECT position, {fingerprint} FROM conversations WHERE corpus_digest = ?", [digest]
+            ).fetchall()
+        )
+        for begin in range(0, len(conversations), CORPUS_BATCH):
+            new_rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)  # noqa: F841
+            given = self._con.execute(f"SELECT position, {fingerprint} FROM new_rows").fetchall()
+            for position, value in given:
+                if stored.get(position) == value:
+                    continue
+                old = self._arrow(
+                    f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
+                    [digest, position],
+                )
+                new = corpus_rows(digest, [conversations[position]], offset=position).select(old.column_names)
+                difference = _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
+                if difference is not None:
+                    return difference
+        have = self._columns("corpus_test_points")
+        point_columns = [
+            "coalesce(answerable, true) AS answerable" if c == "answerable" else c
+            for c in ("conversation_id", "turn_index", "question", "expected_fact", "expected_keywords", "evidence_turns", "category", "answerable")
+            if c in have
+        ]
+        stored_points = self._arrow(
+            f"SELECT {', '.join(point_columns)} FROM corpus_test_points WHERE corpus_digest = ? "
+            "ORDER BY conversation_id, turn_index",
+            [digest],
+        )
+        return _corpus_difference(
+            [],
+            [],
+            stored_points.to_pylist(),
+            sorted(test_points.select(stored_points.column_names).to_pylist(), key=lambda r: (r["conversation_id"], r["turn_index"])),
+        )
+
+    def _insert_arrow(self, table: str, rows: pa.Table) -> None:
+        # A store opened with an older migration list (tests make such stores) lacks the newer
+        # columns; it gets the columns it has, as the evals of that schema wrote them.
+        have = self._columns(table)
+        new_rows = rows.select([c for c in rows.column_names if c in have])  # noqa: F841 - read by name below
+        # DuckDB finds `new_rows` among this frame's variables (a replacement scan). A table
+        # registered on the connection instead stays referenced after unregister() until the
+        # connection closes: a corpus written in batches was then all in memory at once.
+        self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM new_rows")
+
+
+def release_memory() -> None:
+    """Hand memory freed by Arrow (its own allocator) and by Python (glibc's) back to the system.
+
+    An append frees large buffers between its steps (the corpus comparison, each batch of
+    rows); DuckDB's own allocator cannot reuse what the other two keep, so without this the
+    peaks of the steps add up instead of following each other."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+            pass
+
+
+def _fingerprint_sql(columns: list[str]) -> str:
+    """SQL for a digest of a ``conversations`` row's columns: md5 of each list element, then of their
+    concatenation (fixed-length digests, so different lists never concatenate alike)."""
+    arrow = tuple(int(part) for part in duckdb.__version__.split(".")[:2]) < (1, 3)
+    each = "x -> md5(x)" if arrow else "lambda x: md5(x)"  # DuckDB 1.3 brought `lambda`; 2.0 refuses `->`
+    parts = []
+    for column in columns:
+        if column in ("roles", "contents"):
+            parts.append(f"md5(array_to_string(list_transform({column}, {each}), ''))")
+        elif column == "unrecorded":
+            parts.append("md5(coalesce(unrecorded::VARCHAR, 'null'))")
+        else:
+            parts.append(f"md5({column})")
+    return " || ".join(parts)
+
+
+def _corpus_difference(
+    stored: list[dict[str, Any]], given: list[dict[str, Any]], stored_points: list[dict[str, Any]], given_points: list[dict[str, Any]]
+) -> str | None:
+    """Where two copies of a corpus first differ, in words; None when they are the same."""
+    if [c["conversation_id"] for c in stored] != [c["conversation_id"] for c in given]:
+        return "other conversations"
+    for old, new in zip(stored, given, strict=True):
+        cid = old["conversation_id"]
+        if old == new:
+            continue
+        turns = list(zip(old["roles"], old["contents"], strict=True))
+        for index, turn in enumerate(zip(new["roles"], new["contents"], strict=True)):
+            if index >= len(turns) or turns[index] != turn:
+                return f"conversation {cid!r}, turn {index}"
+        if len(turns) != len(new["contents"]):
+            return f"conversation {cid!r}, turn {min(len(turns), len(new['contents']))}"
+        return f"conversation {cid!r}, its description or unrecorded turns"
+    for old, new in zip(stored_points, given_points, strict=False):
+        if old != new:
+            return f"conversation {new['conversation_id']!r}, test point at turn {new['turn_index']}"
+    if len(stored_points) != len(given_points):
+        return "its test points"
+    return None
+
+
