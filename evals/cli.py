@@ -267,14 +267,10 @@ def _progress() -> Callable[[int, int, str], None] | None:
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(dump_json(document))
-        tmp.replace(path)
-    except OSError as exc:
-        raise EvalsError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    """Write via a temporary file and rename (:func:`evals.outputs.write_output`), so a crash never leaves half a file."""
+    from evals.outputs import write_output
+
+    write_output(path, dump_json(document))
 
 
 def _run_and_report(
@@ -295,6 +291,10 @@ def _run_and_report(
         judge=judge,
     )
     cache = None
+    if output is not None:
+        from evals.outputs import check_output
+
+        check_output(output, store=Path(os.environ.get("EVALS_STORE") or DEFAULT_STORE), corpus=corpus)
     _warn_about_the_key(config, None)
     if config.answers_on:
         from evals.cache import Cache, cache_path_for
@@ -470,6 +470,10 @@ def run_command(
     options["options"] = _option_pairs(strategy_options)
     path, create_parent = _store_path(store)
     config = RunConfig(**options)
+    if output is not None:
+        from evals.outputs import check_output
+
+        check_output(output, store=path, corpus=config.corpus)
     _warn_about_the_key(config, api_key)
     if executor != "ray" and (ray_address is not None or ray_gpus):
         raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")
@@ -597,6 +601,10 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
     """
     from evals.exchange import export_document
 
+    if str(output) != "-":
+        from evals.outputs import check_output
+
+        check_output(output, store=_store_path(store)[0])
     with _open_store(store) as opened:
         document = export_document(opened.get_run(run_id))
     if str(output) == "-":
@@ -780,8 +788,12 @@ def gate_command(
     """
     from evals.gate import gate
     from evals.gate_report import gate_markdown
+    from evals.outputs import check_not_an_input
 
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     try:
+        if summary_file:  # the report is appended to it: never to the store
+            check_not_an_input(summary_file, store=_store_path(store)[0], option="$GITHUB_STEP_SUMMARY")
         with _open_store(store) as opened:
             result = gate(
                 opened,
@@ -798,7 +810,6 @@ def gate_command(
         raise _UsageProblem(str(exc)) from exc
     report = gate_markdown(result)
     click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) if fmt == "json" else report, nl=fmt == "json")
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         try:
             with open(summary_file, "a", encoding="utf-8") as out:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.cache import Cache
-from evals.corpus import load_corpus
+from evals.corpus import MAX_CUTOFF, load_corpus
 from evals.errors import EvalsError
 from evals.executors import Executor, LocalExecutor, PlayJob, chat_client
 from evals.playthrough import likely_records
@@ -30,7 +30,6 @@ MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
 MAX_BACKOFF = 60.0
-MAX_CUTOFF = 10_000  # deeper than any published table; a typo (5000000) is refused before a run
 
 
 class RunConfig(BaseModel):
