@@ -42,13 +42,15 @@ DEFAULT_STORE = Path("results") / "results.duckdb"
 
 
 class _Group(click.Group):
-    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback."""
+    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C into exit code 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EvalsError as exc:
             raise click.ClickException(printable(str(exc))) from exc
+        except KeyboardInterrupt:
+            raise _interrupted() from None
 
 
 class _Command(click.Command):
@@ -57,6 +59,15 @@ class _Command(click.Command):
             return super().invoke(ctx)
         except EvalsError as exc:
             raise click.ClickException(printable(str(exc))) from exc
+        except KeyboardInterrupt:
+            raise _interrupted() from None
+
+
+def _interrupted() -> click.exceptions.Exit:
+    """Ctrl-C: exit 130 (128 + SIGINT), as shells report it. A store append is one transaction, so an
+    interrupted run has appended nothing; click's own handling would say "Aborted!" and exit 1."""
+    click.echo("Interrupted.", err=True)
+    return click.exceptions.Exit(130)
 
 
 def _echo(text: str = "", **kwargs: Any) -> None:
