@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -1027,6 +1028,9 @@ def legacy_cli(**options: Any) -> None:
 def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
     """Entry point. With ``legacy``, plain flags go to the original CLI and subcommands to ``evals``."""
     args = sys.argv[1:] if argv is None else argv
+    # Ctrl-C (SIGINT) always interrupts, with exit code 130: a shell script starting a command in the
+    # background hands it SIGINT ignored, and `kill -INT` would then be lost while a run is appended.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if legacy and not (args and args[0] in cli.commands):
         legacy_cli.main(args, prog_name="python -m evals")
     else:

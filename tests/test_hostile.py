@@ -1314,9 +1314,11 @@ def test_importers_write_references_that_validate():
 PLUGINS = Path(__file__).parent / "plugins"
 
 
-def evals_process(*args: str, cwd: Path, env: dict | None = None):
-    """``python -m evals ARGS`` as a child process (tests/plugins on its path), stdout and stderr captured."""
+def evals_process(*args: str, cwd: Path, env: dict | None = None, sigint_ignored: bool = False):
+    """``python -m evals ARGS`` as a child process (tests/plugins on its path), stdout and stderr captured;
+    ``sigint_ignored``: started with SIGINT ignored, as a shell script starts a command in the background."""
     import os
+    import signal
     import subprocess
     import sys
 
@@ -1328,10 +1330,11 @@ def evals_process(*args: str, cwd: Path, env: dict | None = None):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )
 
 
-def interrupted_run(tmp_path: Path, store: Path, *executor: str) -> tuple[int, str, float]:
+def interrupted_run(tmp_path: Path, store: Path, *executor: str, sigint_ignored: bool = False) -> tuple[int, str, float]:
     """Start a slow run, wait until it is retrieving, send SIGINT: its exit code, stderr and seconds to exit."""
     import signal
     import time
@@ -1339,7 +1342,7 @@ def interrupted_run(tmp_path: Path, store: Path, *executor: str) -> tuple[int, s
     marker = tmp_path / "retrieving"
     child = evals_process(
         "run", "--runner", "sleepy_strategy:SPEC", "--option", "seconds=120", "--option", f"marker={marker}",
-        "--corpus", CORPUS_SMALL, "--store", store, "--force", *executor, cwd=tmp_path,
+        "--corpus", CORPUS_SMALL, "--store", store, "--force", *executor, cwd=tmp_path, sigint_ignored=sigint_ignored,
     )
     try:
         deadline = time.monotonic() + 120
@@ -1363,6 +1366,14 @@ def test_ctrl_c_during_a_local_run_exits_130_with_nothing_stored(tmp_path, store
         code, err, seconds = interrupted_run(tmp_path, store)
     assert (code, err.splitlines()) == (130, ["Interrupted."])
     assert seconds < 10
+
+
+@pytest.mark.slow
+def test_sigint_reaches_a_run_started_in_the_background_of_a_script(tmp_path, store):
+    """`kill -INT` to a run a script started with `&` (SIGINT ignored, as the shell hands it) still exits 130, storing nothing."""
+    with unchanged(store):
+        code, err, _ = interrupted_run(tmp_path, store, sigint_ignored=True)
+    assert (code, err.splitlines()) == (130, ["Interrupted."])
 
 
 @pytest.mark.slow
