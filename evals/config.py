@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evals.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
 from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BuildContext, Planned, Registry
 
@@ -25,7 +26,6 @@ __all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES"
 MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
-MAX_CUTOFF = 10_000  # deeper than any published table; a typo (5000000) is refused before a run
 
 
 class RunConfig(BaseModel):

@@ -32,6 +32,7 @@ from evals import jsonfile
 from evals.errors import EvalsError
 
 __all__ = [
+    "MAX_CUTOFF",
     "SCHEMA_VERSION",
     "Conversation",
     "Corpus",
@@ -50,6 +51,9 @@ __all__ = [
 SCHEMA_VERSION = "1"
 ROLES = ("user", "assistant")
 REFERENCES_FILE = "references.json"  # published figures beside the conversations; not a conversation
+# The deepest cutoff a run measures at (``--cutoffs``) and a published figure may state: deeper than any
+# published table, and a typo (5000000, 2**32) is refused before anything is played or stored.
+MAX_CUTOFF = 10_000
 
 
 def _not_blank(text: str) -> str:
@@ -73,9 +77,14 @@ def _non_empty(text: str) -> str:
 Label = Annotated[str, AfterValidator(_non_empty)]
 
 
-def _positive(number: int) -> int:
+def _cutoff(number: int) -> int:
     if number < 1:
         raise PydanticCustomError("not_positive", "must be a positive integer, got {number}", {"number": number})
+    if number > MAX_CUTOFF:
+        raise PydanticCustomError(
+            "too_deep", "must be at most {most} (the deepest cutoff a run measures at), got {number}",
+            {"most": MAX_CUTOFF, "number": number},
+        )
     return number
 
 
@@ -150,7 +159,7 @@ class Reference(_Strict):
     citation: Label  # where it is published
     metric: Metric
     level: Level
-    k: Annotated[StrictInt, AfterValidator(_positive)]
+    k: Annotated[StrictInt, AfterValidator(_cutoff)]
     value: Annotated[float, Field(strict=True), AfterValidator(_fraction)]
     note: Label | None = None  # e.g. "computed by the authors on their release, not re-run here"
 

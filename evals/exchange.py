@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from evals import jsonfile
 from evals.corpus import Conversation, Reference, corpus_digest
-from evals.metrics import LatencyBucket, MetricValue, measured_only, parse_retrieval_key
+from evals.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
 from evals.provenance import NO_GIT, Provenance
 from evals.report import legacy_json
 from evals.results import MAX_K, MAX_SEED, MIN_SEED, PER_CUTOFF, PREFIX, AnswerRun, ConversationResult, PointAnswer, RunResult
@@ -69,27 +69,31 @@ def _not_in_future(moment: datetime) -> datetime:
     return moment
 
 
-class _Turn(BaseModel):
+class _Closed(BaseModel):
+    """The export format is ours: a key it does not define is an error, never dropped unread."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Turn(_Closed):
     role: str
     content: str
     record: bool = True
 
 
-class _Point(BaseModel):
+class _Point(_Closed):
     hit: bool
     record_tokens: list[Count]
 
 
-class _Conversation(BaseModel):
+class _Conversation(_Closed):
     conversation_id: str
     turns: list[_Turn] = Field(min_length=1)
     test_points: list[_Point]
 
 
-class _Bucket(BaseModel):
+class _Bucket(_Closed):
     """One bucket of retrieve latency by records held, as measured."""
-
-    model_config = ConfigDict(extra="forbid")
 
     held_low: Count
     held_high: Count
@@ -99,7 +103,22 @@ class _Bucket(BaseModel):
     mean_s: Seconds
 
 
-class _RunBlock(BaseModel):
+def _metric_name(name: str) -> str:
+    if declared(name) is None:
+        raise PydanticCustomError("unknown_metric", "{text}", {"text": f"{name!r} is not a metric this evals knows"})
+    return name
+
+
+class _Measured(_Closed):
+    """One measured metric's value, as :class:`evals.metrics.MetricValue` holds it."""
+
+    value: float | None
+    n: Count
+    low: float | None = None
+    high: float | None = None
+
+
+class _RunBlock(_Closed):
     format: Literal["mneme-evals-run"]
     format_version: int = Field(ge=1)
     run_id: RunId
@@ -118,16 +137,14 @@ class _RunBlock(BaseModel):
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None = None
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
-    measured: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
+    measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)
     cache_hits: Count | None = None  # absent from exports written before they were recorded
     cache_misses: Count | None = None
     conversations: list[_Conversation]
 
 
-class _Answer(BaseModel):
+class _Answer(_Closed):
     """One test point's ``answer`` in an export made with --with-answers: a PointAnswer's fields."""
-
-    model_config = ConfigDict(extra="forbid")
 
     answer: str
     prompt_tokens: Count
@@ -145,7 +162,7 @@ class _Answer(BaseModel):
     bleu1: float | None = None
 
 
-class _AnswersBlock(BaseModel):
+class _AnswersBlock(_Closed):
     answer_model: str
     judge_model: str | None
     base_url: str
@@ -223,7 +240,8 @@ def _turns(transcript: list[tuple[str, str]], unrecorded: Sequence[int]) -> list
 
 def _first_problem(exc: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
     error = exc.errors()[0]
-    where = jsonfile.json_path((*prefix, *error["loc"]))
+    loc = error["loc"][:-1] if error["loc"][-1:] == ("[key]",) else error["loc"]  # pydantic's mark of a bad dict key
+    where = jsonfile.json_path((*prefix, *loc))
     extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
     return f"{where}: {_message(error)}{extra}"
 
@@ -237,6 +255,8 @@ def _message(error: dict[str, Any]) -> str:
         return f"must be at {'least' if kind == 'greater_than_equal' else 'most'} {bound}, got {error['input']!r}"
     if kind == "finite_number":
         return "must be a finite number"
+    if kind == "extra_forbidden":
+        return "unknown field (an evals export has no such key)"
     return error["msg"]
 
 
@@ -325,7 +345,9 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     )
     answers = _answers(raw, name)
     summary = make_summary(
-        measured={name: MetricValue(**value) for name, value in block.measured.items() if _measured(name, block.cutoff_rule)},
+        measured={
+            name: MetricValue(**value.model_dump()) for name, value in block.measured.items() if _measured(name, block.cutoff_rule)
+        },
         run_id=block.run_id,
         run=run,
         scores=scores,
@@ -405,12 +427,38 @@ def read_export(path: Path) -> RunRecord:
         raise StoreError(f"{name}: not a valid evals export: {_first_problem(exc)}") from None
     record = _rebuild(document, name, raw)
     # The original keys must be what this run's data gives, or the file was edited
-    # or is inconsistent; importing it would store numbers nobody computed.
+    # or is inconsistent; importing it would store numbers nobody computed. A key
+    # this run's document does not have is refused too: the format is ours, so an
+    # unknown key is a mistake or an edit, never something to drop unread.
     expected = legacy_json(record.run, record.scores, record.answers, record.summary.metrics)
-    for key, value in expected.items():
-        if key in raw and not _agrees(raw[key], value):
+    for key, value in raw.items():
+        if key == "run":
+            continue
+        if key not in expected:
+            raise StoreError(f"{name}: {jsonfile.json_path((key,))}: unknown field (an export of this run has no such key)")
+        unknown = _unknown_key(value, expected[key], (key,))
+        if unknown is not None:
+            raise StoreError(f"{name}: {jsonfile.json_path(unknown)}: unknown field (an export of this run has no such key)")
+        if not _agrees(value, expected[key]):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")
     return record
+
+
+def _unknown_key(given: Any, expected: Any, where: tuple[int | str, ...]) -> tuple[int | str, ...] | None:
+    """The JSON path of the first key in ``given`` that ``expected`` lacks at the same place, or None."""
+    if isinstance(given, dict) and isinstance(expected, dict):
+        for key, value in given.items():
+            if key not in expected:
+                return (*where, key)
+            found = _unknown_key(value, expected[key], (*where, key))
+            if found is not None:
+                return found
+    elif isinstance(given, list) and isinstance(expected, list):
+        for index, (g, e) in enumerate(zip(given, expected, strict=False)):
+            found = _unknown_key(g, e, (*where, index))
+            if found is not None:
+                return found
+    return None
 
 
 def _agrees(given: Any, expected: Any) -> bool:

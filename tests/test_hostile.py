@@ -1925,3 +1925,368 @@ def test_new_store_on_a_full_disk_is_not_left_half_made(small_disk):
     line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", small_disk / "new.duckdb", "--no-cache"))
     assert "the disk is full" in line
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+
+
+# -- issue 20, item 1: --output never replaces the store, its cache or a file the command reads --
+
+
+def assert_refused_output(result, output: Path, exit_code: int = 1) -> str:
+    """One ``Error:`` line naming ``output``, exit ``exit_code``."""
+    line = one_line_error(result, exit_code)
+    assert str(output) in line, line
+    return line
+
+
+@pytest.mark.parametrize("name", ["results.duckdb", "results.cache.duckdb", "results.duckdb.wal", "results.cache.duckdb.wal"])
+def test_run_output_that_is_a_store_file_is_refused(store, name, no_work):
+    """evals run --output naming the store, its cache or either's write-ahead log is refused before any work."""
+    output = store.parent / name
+    with unchanged(store):
+        line = assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+    assert "store" in line or "cache" in line
+
+
+def test_run_output_spelled_differently_is_still_the_store(store, no_work):
+    """The store named through `sub/..` is the same file: compared as files, not strings."""
+    (store.parent / "sub").mkdir()
+    output = store.parent / "sub" / ".." / store.name
+    with unchanged(store):
+        assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+
+
+def test_run_output_hard_link_to_the_store_is_refused(store, no_work):
+    """A hard link to the store (same device and inode, another name) is the store."""
+    output = store.parent / "linked.json"
+    output.hardlink_to(store)
+    with unchanged(store):
+        assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+
+
+def test_run_output_into_a_new_store_path_is_refused(tmp_path, no_work):
+    """--output equal to a --store that does not exist yet is refused too (the run would create the store, then overwrite it)."""
+    store = tmp_path / "new.duckdb"
+    assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", store), store)
+    assert not store.exists()
+
+
+def test_export_output_that_is_the_store_is_refused(store):
+    """evals export --output naming the store it reads is refused, the store left as it was."""
+    run_id = evals("runs", "--store", store, "--format", "json")
+    run_id = json.loads(run_id.output)[0]["run_id"]
+    with unchanged(store):
+        assert_refused_output(evals("export", run_id, "--store", store, "--output", store), store)
+
+
+def test_legacy_output_that_is_the_store_is_refused(store):
+    """python -m evals --output naming $EVALS_STORE's cache is refused: the original CLI writes beside it with answers."""
+    from evals.cli import legacy_cli
+
+    cache = store.parent / "results.cache.duckdb"
+    cache.write_bytes(b"not really a cache")
+    with unchanged(store):
+        result = CliRunner().invoke(legacy_cli, ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", str(cache)],
+                                    env={"EVALS_STORE": str(store)})
+        assert_refused_output(result, cache)
+
+
+@pytest.mark.parametrize("name", ["002_pet.json", "references.json", "new.json"])
+def test_run_output_in_the_corpus_folder_is_refused(tmp_path, store, name, no_work):
+    """An --output that is a corpus file, its references.json or a new *.json in the corpus folder is refused."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS_SMALL, corpus)
+    write_json(corpus / "references.json", [])
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    with unchanged(store):
+        result = evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store, "--output", corpus / name)
+        assert_refused_output(result, corpus / name)
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before
+
+
+def test_gate_step_summary_that_is_the_store_is_refused(store):
+    """$GITHUB_STEP_SUMMARY naming the store: gate refuses (exit 2) rather than append its report to it."""
+    run_id = json.loads(evals("runs", "--store", store, "--format", "json").output)[0]["run_id"]
+    with unchanged(store):
+        result = evals("gate", "--base", run_id, "--head", run_id, "--store", store, env={"GITHUB_STEP_SUMMARY": str(store)})
+        assert_refused_output(result, store, exit_code=2)
+
+
+# -- issue 20, item 2: --output is a regular file or a new path, never a device, FIFO or link -----
+
+
+def test_run_output_to_dev_null_is_refused(store, no_work):
+    """--output /dev/null is refused (as root it would be replaced by a regular file), and stays a device."""
+    import stat
+
+    with unchanged(store):
+        line = assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", "/dev/null"), Path("/dev/null"))
+    assert "character device" in line
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+def test_export_output_to_a_fifo_is_refused(tmp_path, store):
+    """evals export --output FIFO is refused in one line (no hang, no file in its place)."""
+    import os
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    run_id = json.loads(evals("runs", "--store", store, "--format", "json").output)[0]["run_id"]
+    line = assert_refused_output(evals("export", run_id, "--store", store, "--output", fifo), fifo)
+    assert "FIFO" in line and stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_legacy_output_through_a_symlink_is_refused(tmp_path):
+    """python -m evals --output LINK (to a regular file) is refused: the file it points to is left as it was."""
+    from evals.cli import legacy_cli
+
+    target = write_json(tmp_path / "precious.txt", "keep me")
+    link = tmp_path / "out.json"
+    link.symlink_to(target)
+    result = CliRunner().invoke(legacy_cli, ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", str(link)],
+                                env={"EVALS_STORE": str(tmp_path / "s.duckdb")})
+    assert "symbolic link" in assert_refused_output(result, link)
+    assert link.is_symlink() and target.read_text() == "keep me"
+
+
+def test_write_output_never_writes_through_a_link_planted_after_the_check(tmp_path):
+    """A symlink that appears at the output path after the up-front check is refused at write time, not followed."""
+    from evals.outputs import OutputError, check_output, write_output
+
+    target = write_json(tmp_path / "precious.txt", "keep me")
+    output = tmp_path / "out.json"
+    check_output(output)
+    output.symlink_to(target)
+    with pytest.raises(OutputError, match="symbolic link"):
+        write_output(output, b"{}")
+    assert target.read_text() == "keep me"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_write_output_replaces_a_regular_file_and_keeps_its_mode(tmp_path):
+    """An existing regular file is replaced whole, keeping its permissions; a new path is created with its folders."""
+    from evals.outputs import write_output
+
+    existing = write_json(tmp_path / "old.json", "old")
+    existing.chmod(0o640)
+    write_output(existing, b"new")
+    assert existing.read_bytes() == b"new" and existing.stat().st_mode & 0o777 == 0o640
+    write_output(tmp_path / "a" / "b.json", b"{}")
+    assert (tmp_path / "a" / "b.json").read_bytes() == b"{}"
+
+
+# -- issue 20, item 6: references.json is range-checked up front -----------------------------------
+
+
+def huge_k_corpus(tmp_path: Path) -> Path:
+    """corpus_small with a references.json whose k (2**32) no store column can hold."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS_SMALL, corpus)
+    reference = {"label": "paper", "citation": "c", "metric": "recall_any", "level": "turn", "k": 4294967296, "value": 0.5}
+    write_json(corpus / "references.json", [reference])
+    return corpus
+
+
+def test_validate_reports_a_reference_k_beyond_the_cutoff_range(tmp_path):
+    """validate names references.json, the field and the bound for k = 2**32."""
+    corpus = huge_k_corpus(tmp_path)
+    from evals.corpus import MAX_CUTOFF
+
+    assert validate_problems(corpus) == [
+        f"{corpus / 'references.json'}: [0].k: must be at most {MAX_CUTOFF} (the deepest cutoff a run measures at), got 4294967296"
+    ]
+
+
+def test_run_refuses_a_reference_k_beyond_the_cutoff_range_before_playing(tmp_path, store):
+    """run refuses the corpus as it loads it, before playing, in one line, the store unchanged."""
+    corpus = huge_k_corpus(tmp_path)
+    with unchanged(store):
+        line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
+    assert "references.json: [0].k: must be at most" in line
+
+
+def test_import_refuses_a_reference_k_beyond_the_cutoff_range(tmp_path, store):
+    """An export whose run.references holds k = 2**32 is refused by import, naming the field."""
+    document = exported_run(tmp_path)
+    document["run"]["references"] = [
+        {"label": "paper", "citation": "c", "metric": "recall_any", "level": "turn", "k": 4294967296, "value": 0.5, "note": None}
+    ]
+    assert "run.references[0].k: must be at most" in refused_import(store, document, tmp_path)
+
+
+def test_importers_write_references_that_validate():
+    """The published figures the importers write are within every range validate checks."""
+    from evals.corpus import Reference
+    from evals.importers import locomo, longmemeval
+
+    for reference in [*locomo.REFERENCES, *longmemeval.REFERENCES]:
+        assert Reference.model_validate(reference.model_dump()) == reference
+
+
+# -- issue 20, item 9: Ray connects within a bounded time; Ctrl-C exits 130 with nothing stored -----
+
+PLUGINS = Path(__file__).parent / "plugins"
+
+
+def evals_process(*args: str, cwd: Path, env: dict | None = None, sigint_ignored: bool = False):
+    """``python -m evals ARGS`` as a child process (tests/plugins on its path), stdout and stderr captured;
+    ``sigint_ignored``: started with SIGINT ignored, as a shell script starts a command in the background."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    path = os.pathsep.join([str(PLUGINS), str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")])
+    return subprocess.Popen(
+        [sys.executable, "-m", "evals", *map(str, args)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
+    )
+
+
+def interrupted_run(tmp_path: Path, store: Path, *executor: str, sigint_ignored: bool = False) -> tuple[int, str, float]:
+    """Start a slow run, wait until it is retrieving, send SIGINT: its exit code, stderr and seconds to exit."""
+    import signal
+    import time
+
+    marker = tmp_path / "retrieving"
+    child = evals_process(
+        "run", "--runner", "sleepy_strategy:SPEC", "--option", "seconds=120", "--option", f"marker={marker}",
+        "--corpus", CORPUS_SMALL, "--store", store, "--force", *executor, cwd=tmp_path, sigint_ignored=sigint_ignored,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), child.communicate(timeout=5)
+        started = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+        return child.returncode, err, time.monotonic() - started
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_local_run_exits_130_with_nothing_stored(tmp_path, store):
+    """SIGINT while the local executor plays: exit 130 within seconds, one line, the store byte for byte as it was."""
+    with unchanged(store):
+        code, err, seconds = interrupted_run(tmp_path, store)
+    assert (code, err.splitlines()) == (130, ["Interrupted."])
+    assert seconds < 10
+
+
+@pytest.mark.slow
+def test_sigint_reaches_a_run_started_in_the_background_of_a_script(tmp_path, store):
+    """`kill -INT` to a run a script started with `&` (SIGINT ignored, as the shell hands it) still exits 130, storing nothing."""
+    with unchanged(store):
+        code, err, _ = interrupted_run(tmp_path, store, sigint_ignored=True)
+    assert (code, err.splitlines()) == (130, ["Interrupted."])
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_ray_run_exits_130_with_nothing_stored(tmp_path, store):
+    """SIGINT while Ray tasks play: the tasks are cancelled, exit 130 within seconds, the store byte for byte as it was."""
+    pytest.importorskip("ray", reason="needs the ray extra")
+    with unchanged(store):
+        code, err, seconds = interrupted_run(tmp_path, store, "--executor", "ray")
+    assert code == 130 and err.splitlines()[-1] == "Interrupted.", err
+    assert seconds < 15
+
+
+@pytest.mark.slow
+def test_ray_address_where_nothing_answers_fails_fast(tmp_path, store):
+    """--ray-address 127.0.0.1:1: one line naming the address and --ray-address within seconds, not a hang."""
+    import time
+
+    pytest.importorskip("ray", reason="needs the ray extra")
+    started = time.monotonic()
+    child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store,
+                          "--executor", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)
+    try:
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert time.monotonic() - started < 20
+    assert child.returncode == 1 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith("Error: cannot reach Ray at 127.0.0.1:1 (from --ray-address): nothing answers there"), line
+
+
+@pytest.mark.slow
+def test_ray_address_that_answers_but_is_not_ray_fails_within_the_timeout(tmp_path, store):
+    """RAY_ADDRESS naming a port that accepts connections but is no Ray cluster: one line within about 20 s."""
+    import socket
+    import time
+
+    pytest.importorskip("ray", reason="needs the ray extra")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray",
+                              cwd=tmp_path, env={"RAY_ADDRESS": address})
+        try:
+            out, err = child.communicate(timeout=90)
+        finally:
+            if child.poll() is None:
+                child.kill()
+    assert time.monotonic() - started < 25
+    [line] = err.splitlines()
+    assert line.startswith(f"Error: cannot join Ray at {address} (from RAY_ADDRESS): no Ray cluster answered within"), line
+
+
+# -- issue 20, item 11: unknown fields in an import file are refused -------------------------------
+
+
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        (lambda d: d.__setitem__("comment", "hi"), "comment"),
+        (lambda d: d["run"].__setitem__("note", 1), "run.note"),
+        (lambda d: d["run"]["conversations"][0]["turns"][0].__setitem__("speaker", "x"), "run.conversations[0].turns[0].speaker"),
+        (lambda d: d["conversations"][0]["test_points"][0].__setitem__("score", 1), "conversations[0].test_points[0].score"),
+        (lambda d: d["metrics"]["recall_at_k"].__setitem__("extra", 1), "metrics.recall_at_k.extra"),
+    ],
+    ids=["top-level", "run-block", "run-turn", "test-point", "metrics"],
+)
+def test_unknown_key_in_an_import_file_is_refused(tmp_path, store, edit, where):
+    """A key an export does not define, anywhere in the file, is refused naming the file and its JSON path."""
+    document = exported_run(tmp_path)
+    edit(document)
+    line = refused_import(store, document, tmp_path)
+    assert f"{tmp_path / 'import.json'}: " in line and f"{where}: unknown field" in line, line
+
+
+def test_unknown_measured_metric_in_an_import_file_is_refused(tmp_path, store):
+    """run.measured naming a metric this evals does not know is refused, not dropped."""
+    document = exported_run(tmp_path)
+    document["run"]["measured"]["made_up_metric"] = {"value": 1.0, "n": 1, "low": None, "high": None}
+    assert "run.measured.made_up_metric: 'made_up_metric' is not a metric" in refused_import(store, document, tmp_path)
+
+
+def test_unknown_key_in_a_measured_value_is_one_line(tmp_path, store):
+    """An extra key inside a run.measured value is refused in one line (it was a TypeError traceback)."""
+    document = exported_run(tmp_path)
+    name = next(iter(document["run"]["measured"]))
+    document["run"]["measured"][name]["extra"] = 1
+    assert f"run.measured.{name}.extra: unknown field" in refused_import(store, document, tmp_path)
+
+
+def test_exports_written_by_an_earlier_version_still_import(tmp_path):
+    """The files `evals export` wrote at 44774b5 (tests/fixtures/exports) have no key today's import calls unknown."""
+    import tarfile
+
+    with tarfile.open(FIXTURES / "exports" / "exports-44774b5.tar.gz") as archive:
+        archive.extractall(tmp_path / "old", filter="data")
+    files = sorted((tmp_path / "old").glob("*.json"))
+    result = evals("import", *files, "--store", tmp_path / "new.duckdb")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("imported run") == len(files) == 5

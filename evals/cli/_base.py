@@ -47,13 +47,15 @@ DEFAULT_STORE = Path("results") / "results.duckdb"
 
 
 class EvalsGroup(click.Group):
-    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback."""
+    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C into exit code 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EvalsError as exc:
             raise click.ClickException(printable(str(exc))) from exc
+        except KeyboardInterrupt:
+            raise interrupted() from None
 
 
 class EvalsCommand(click.Command):
@@ -62,6 +64,15 @@ class EvalsCommand(click.Command):
             return super().invoke(ctx)
         except EvalsError as exc:
             raise click.ClickException(printable(str(exc))) from exc
+        except KeyboardInterrupt:
+            raise interrupted() from None
+
+
+def interrupted() -> click.exceptions.Exit:
+    """Ctrl-C: exit 130 (128 + SIGINT), as shells report it. A store append is one transaction, so an
+    interrupted run has appended nothing; click's own handling would say "Aborted!" and exit 1."""
+    click.echo("Interrupted.", err=True)
+    return click.exceptions.Exit(130)
 
 
 def echo(text: str = "", **kwargs: Any) -> None:
@@ -283,14 +294,10 @@ def progress_reporter() -> Callable[[int, int, str], None] | None:
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(dump_json(document))
-        tmp.replace(path)
-    except OSError as exc:
-        raise EvalsError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    """Write via a temporary file and rename (:func:`evals.outputs.write_output`), so a crash never leaves half a file."""
+    from evals.outputs import write_output
+
+    write_output(path, dump_json(document))
 
 
 def warn_about_the_key(config: RunConfig, api_key: str | None) -> None:

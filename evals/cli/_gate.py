@@ -13,6 +13,7 @@ from evals.cli._base import (
     cli,
     open_store,
     store_option,
+    store_path,
 )
 from evals.errors import EvalsError
 
@@ -109,8 +110,12 @@ def gate_command(
     """
     from evals.gate import gate
     from evals.gate_report import gate_markdown
+    from evals.outputs import check_not_an_input
 
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     try:
+        if summary_file:  # the report is appended to it: never to the store
+            check_not_an_input(summary_file, store=store_path(store)[0], option="$GITHUB_STEP_SUMMARY")
         with open_store(store) as opened:
             result = gate(
                 opened,
@@ -127,7 +132,6 @@ def gate_command(
         raise UsageProblem(str(exc)) from exc
     report = gate_markdown(result)
     click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) if fmt == "json" else report, nl=fmt == "json")
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         try:
             with open(summary_file, "a", encoding="utf-8") as out:

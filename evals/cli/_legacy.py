@@ -52,6 +52,10 @@ def _run_and_report(
         judge=judge,
     )
     cache = None
+    if output is not None:
+        from evals.outputs import check_output
+
+        check_output(output, store=Path(os.environ.get("EVALS_STORE") or DEFAULT_STORE), corpus=corpus)
     warn_about_the_key(config, None)
     if config.answers_on:
         from evals.cache import Cache, cache_path_for

@@ -122,6 +122,10 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
     """
     from evals.exchange import export_document
 
+    if str(output) != "-":
+        from evals.outputs import check_output
+
+        check_output(output, store=store_path(store)[0])
     with open_store(store) as opened:
         document = export_document(opened.get_run(run_id))
     if str(output) == "-":

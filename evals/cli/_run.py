@@ -128,6 +128,10 @@ def run_command(
     options["options"] = option_pairs(strategy_options)
     path, create_parent = store_path(store)
     config = RunConfig(**options)
+    if output is not None:
+        from evals.outputs import check_output
+
+        check_output(output, store=path, corpus=config.corpus)
     warn_about_the_key(config, api_key)
     if executor != "ray" and (ray_address is not None or ray_gpus):
         raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")

@@ -33,6 +33,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
+import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,10 +55,14 @@ if TYPE_CHECKING:
     from evals.config import RunConfig
     from evals.llm import AskedPoint
 
-__all__ = ["MAX_RETRIES", "RayExecutor"]
+__all__ = ["CONNECT_TIMEOUT", "MAX_RETRIES", "PROBE_TIMEOUT", "RayExecutor"]
 
 # Ray retries a task whose worker process died (not one that raised) this many times.
 MAX_RETRIES = 3
+# Seconds to wait for a TCP answer at a cluster's address, then for Ray to join it; Ray alone
+# retries an address where nothing answers for minutes.
+PROBE_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 12.0
 # Failed conversations named in the error, at most.
 NAMED_FAILURES = 10
 
@@ -103,12 +112,7 @@ class RayExecutor:
         ray = _import_ray()
         started_here = False
         if not ray.is_initialized():
-            try:
-                # address None: $RAY_ADDRESS if set, else a new local instance for this run.
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-            except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
-                where = self.address or os.environ.get("RAY_ADDRESS") or "a new local instance"
-                raise EvalsError(f"cannot start or reach Ray ({where}): {type(exc).__name__}: {exc}") from None
+            _connect(ray, self.address)
             started_here = True
         try:
             return self._play(ray, job)
@@ -179,7 +183,7 @@ class RayExecutor:
         done = 0
         pending = list(chunks)
         while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
+            ready, pending = _wait_or_cancel(ray, pending)
             chunk = chunks[ready[0]]
             try:
                 vectors = ray.get(ready[0])
@@ -232,7 +236,7 @@ class RayExecutor:
         for _ in range(window):
             submit()
         while running:
-            ready, _ = ray.wait(list(running), num_returns=1)
+            ready, _ = _wait_or_cancel(ray, list(running))
             conversation_id = running.pop(ready[0])
             try:
                 outcomes[conversation_id] = ray.get(ready[0])
@@ -242,6 +246,109 @@ class RayExecutor:
             if job.progress is not None:
                 job.progress(len(outcomes) + len(failures), len(conversations), conversation_id)
         return outcomes, failures
+
+
+def _endpoint(address: str) -> tuple[str, int] | None:
+    """The host and port a Ray address names (``host:port``, ``ray://host:port``), or None
+    when it names none (``auto``: the cluster ``ray start`` recorded on this machine)."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _connect(ray: Any, address: str | None) -> None:
+    """Start a local instance, or join the cluster at ``address`` ($RAY_ADDRESS when None), within
+    :data:`CONNECT_TIMEOUT` seconds: Ray itself keeps retrying an address where nothing answers for minutes."""
+    given = address if address is not None else os.environ.get("RAY_ADDRESS") or None
+    options = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    if given is None or given == "local":
+        # "local", not None: None would join whatever cluster `ray start` last recorded on this machine.
+        try:
+            ray.init(address="local", **options)
+        except KeyboardInterrupt:
+            ray.shutdown()  # the processes of a half-started instance go with it, not left running
+            raise
+        except Exception as exc:  # noqa: BLE001 - ray raises RuntimeError, ValueError...
+            raise EvalsError(f"cannot start a local Ray instance: {type(exc).__name__}: {_first_line(exc)}") from None
+        return
+    where = f"Ray at {given} (from {'--ray-address' if address is not None else 'RAY_ADDRESS'})"
+    remedy = "start a cluster there (ray start --head), give another --ray-address or RAY_ADDRESS, or neither for a local instance"
+    endpoint = _endpoint(given)
+    if endpoint is not None:
+        try:
+            socket.create_connection(endpoint, timeout=PROBE_TIMEOUT).close()
+        except OSError as exc:
+            reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+            raise EvalsError(f"cannot reach {where}: nothing answers there ({reason}); {remedy}") from None
+    failure = _init_within(ray, given, options, CONNECT_TIMEOUT)
+    if failure is not None:
+        raise EvalsError(f"cannot join {where}: {failure}; {remedy}") from None
+
+
+def _init_within(ray: Any, address: str, options: dict[str, Any], timeout: float) -> str | None:
+    """``ray.init(address)`` given ``timeout`` seconds; None when it joined, else why not.
+
+    It runs in a daemon thread, so one that hangs (something answers, but not as a Ray cluster
+    this driver can join) is left behind when the command exits. Ray's own retry messages,
+    written straight to file descriptor 2, go to a scratch file meanwhile: the user gets one line."""
+    outcome: list[BaseException | None] = []
+
+    def init() -> None:
+        try:
+            ray.init(address=address, **options)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            outcome.append(exc)
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as scratch:
+        try:
+            os.dup2(scratch.fileno(), 2)
+            thread = threading.Thread(target=init, name="ray-connect", daemon=True)
+            thread.start()
+            thread.join(timeout)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        scratch.seek(0)
+        said = scratch.read().decode("utf-8", "replace")
+    if not outcome:
+        last = _last_complaint(said)
+        return f"no Ray cluster answered within {timeout:g} s" + (f" (Ray said: {last})" if last else "")
+    if outcome[0] is not None:
+        return f"{type(outcome[0]).__name__}: {_first_line(outcome[0])}"
+    return None
+
+
+_LOG_PREFIX = re.compile(r"^\[[^\]]*\]\s*")  # "[2026-12-03 21:54:14,660 W 1295 1295] "
+
+
+def _last_complaint(text: str) -> str:
+    """The last warning or error Ray's core wrote, without its timestamp (say, a cluster that wants an auth token)."""
+    lines = [line for line in text.splitlines() if re.match(r"^\[[^\]]* [WEF] ", line)]
+    return _LOG_PREFIX.sub("", lines[-1]).strip()[:300] if lines else ""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _wait_or_cancel(ray: Any, refs: list[Any]) -> tuple[list[Any], list[Any]]:
+    """``ray.wait`` for the next of ``refs``; on Ctrl-C, cancel them all (their workers are stopped,
+    on a cluster of one's own or another's) before the interrupt goes on, so nothing keeps running."""
+    try:
+        return ray.wait(refs, num_returns=1)
+    except KeyboardInterrupt:
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - already finished, or the cluster is gone: nothing to stop
+                pass
+        raise
 
 
 def _caching_embedder(strategy: Any) -> Any:
