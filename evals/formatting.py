@@ -13,8 +13,10 @@ site marks it with an ``(est.)`` abbreviation instead).
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from typing import Any
 
 from evals.tokens import EXACT
 
@@ -29,6 +31,7 @@ __all__ = [
     "interval",
     "milliseconds",
     "is_estimated",
+    "json_text",
     "number",
     "p_value_text",
     "percent",
@@ -180,3 +183,20 @@ def visible(text: str) -> str:
     """``text`` as a web page should show it: the escapes of :func:`printable` for the same characters,
     but for tab and line breaks, which pages keep. The site puts every text it shows through here."""
     return _UNSHOWABLE.sub(_escape, text)
+
+
+def json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """``value`` as standard JSON (RFC 8259), which any strict parser reads: a number that is not finite
+    (NaN, Infinity, which Python's json would write as bare words) is written ``null``, as orjson writes
+    it in each run's JSON. The site's JSON files and the CLI's JSON output are all written through here."""
+    return json.dumps(_finite(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

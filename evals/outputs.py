@@ -52,7 +52,7 @@ def store_files(store: str | os.PathLike[str]) -> list[tuple[Path, str]]:
     """The files that make up the store at ``store``, each with what it is: the store, its
     cache (:func:`evals.cache.cache_path_for`) and the write-ahead log DuckDB keeps beside each."""
     store = Path(store)
-    cache = store.with_name(f"{store.stem}.cache.duckdb")
+    cache = cache_path_for(store)
     return [
         (store, "the results store"),
         (Path(f"{store}.wal"), "the results store's write-ahead log"),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -169,7 +168,7 @@ def summary_table(
 
 
 def summaries_json(summaries: Sequence[RunSummary]) -> str:
-    return json.dumps([s.as_dict() for s in summaries], indent=2, ensure_ascii=False)
+    return formatting.json_text([s.as_dict() for s in summaries], indent=2)
 
 
 def _metric_fields(declared: Metric) -> list[str]:
@@ -189,9 +188,9 @@ def summaries_csv(summaries: Sequence[RunSummary]) -> str:
     for summary in summaries:
         row = {name: getattr(summary, name) for name in base}
         row["timestamp"] = summary.timestamp.isoformat()
-        row["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
+        row["strategy_config"] = formatting.json_text(summary.strategy_config)
         if summary.llm_settings is not None:
-            row["llm_settings"] = json.dumps(summary.llm_settings, ensure_ascii=False, sort_keys=True)
+            row["llm_settings"] = formatting.json_text(summary.llm_settings, sort_keys=True)
         for m in declared:
             value = summary.metric(m.name)
             if value is not None:

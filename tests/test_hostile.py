@@ -1699,6 +1699,20 @@ def test_non_finite_option_values_in_the_csv_settings_cell_are_standard_json(non
     assert strict_json(row["strategy_config"]) == {"name": "no_memory", "x": None, "y": None}
 
 
+@pytest.mark.parametrize("command", [("leaderboard", "--format", "json"), ("runs", "--format", "json")])
+def test_non_finite_option_values_give_standard_json_on_the_command_line(tmp_path, command):
+    """`evals leaderboard/runs --format json` print standard JSON too: a stored NaN or -Infinity is null."""
+    import duckdb
+
+    store = stored_store(tmp_path)
+    with duckdb.connect(str(store)) as connection:
+        connection.execute("""UPDATE runs SET strategy_config = '{"name": "no_memory", "x": NaN, "y": -Infinity}'""")
+    result = evals(*command, "--store", store)
+    assert result.exit_code == 0, result.output
+    (row,) = strict_json(result.output)
+    assert row["strategy_config"] == {"name": "no_memory", "x": None, "y": None}
+
+
 HIDDEN = "\u202e\u2066\u200b\ufeff\U000e0041\x1b"  # an override, an isolate, a zero-width space, a BOM, a tag, ESC
 
 

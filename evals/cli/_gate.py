@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from evals.cli._base import (
     store_path,
 )
 from evals.errors import EvalsError
+from evals.formatting import json_text
 
 
 @cli.command("gate")
@@ -131,7 +131,7 @@ def gate_command(
     except EvalsError as exc:
         raise UsageProblem(str(exc)) from exc
     report = gate_markdown(result)
-    click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) if fmt == "json" else report, nl=fmt == "json")
+    click.echo(json_text(result.as_dict(), indent=2) if fmt == "json" else report, nl=fmt == "json")
     if summary_file:
         try:
             with open(summary_file, "a", encoding="utf-8") as out:

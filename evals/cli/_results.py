@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from evals.errors import EvalsError
+from evals.formatting import json_text
 
 if TYPE_CHECKING:
     from evals.store import RunSummary
@@ -87,7 +87,7 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
 
         records = tables.category_records(stored)
         if fmt == "json":
-            click.echo(json.dumps(records, indent=2, ensure_ascii=False))
+            click.echo(json_text(records, indent=2))
         elif fmt == "csv":
             click.echo(tables.records_csv(records), nl=False)
         else:
@@ -129,7 +129,7 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
     with open_store(store) as opened:
         document = export_document(opened.get_run(run_id))
     if str(output) == "-":
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(json_text(document, indent=2))
     else:
         write_json(output, document)
         echo(f"exported run {run_id} -> {output}", err=True)

@@ -8,17 +8,33 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from evals.formatting import csv_cell, is_estimated, number, percent, percent_interval, short_commit
+from evals.corpus import Reference
+from evals.formatting import (
+    csv_cell,
+    is_estimated,
+    json_text,
+    number,
+    percent,
+    percent_interval,
+    short_commit,
+)
+from evals.metrics import (
+    COUNT,
+    MEAN,
+    METRICS,
+    PROPORTION,
+    TOKENS,
+    LatencyBucket,
+    Metric,
+)
 from evals.reference import reference_run, relative_tokens
 from evals.site._charts import CostPoint, cost_chart
-from evals.site._output import Output, json_text
-from evals.corpus import Reference
-from evals.metrics import COUNT, MEAN, METRICS, PROPORTION, TOKENS, LatencyBucket, Metric
+from evals.site._output import Output
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
-from evals.site_paths import Paths, config_id
 from evals.site._publisher import Publisher, Site
 from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import settings_text
+from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.tables import ranked, shown_metrics

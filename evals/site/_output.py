@@ -8,8 +8,6 @@ any other non-empty directory is refused rather than replaced.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 import shutil
@@ -20,11 +18,12 @@ from typing import Any
 import jinja2
 
 from evals.errors import EvalsError
+from evals.formatting import json_text
 from evals.site._pages import Page
 from evals.site._render import render
 from evals.site._reuse import digest_of
 
-__all__ = ["MARKER", "Collision", "Output", "SiteError", "copy_file", "copy_static", "json_text", "mark", "prepare", "refuse_to_hold", "swap"]
+__all__ = ["MARKER", "Collision", "Output", "SiteError", "copy_file", "copy_static", "mark", "prepare", "refuse_to_hold", "swap"]
 
 MARKER = ".evals-site"
 
@@ -43,23 +42,6 @@ class Collision(SiteError):
 
     def __str__(self) -> str:
         return f"{self.path} is written twice in one build"
-
-
-def json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
-    """``value`` as standard JSON (RFC 8259), which any strict parser reads: a number that is not finite
-    (NaN, Infinity, which Python's json would write as bare words) is written ``null``, as orjson writes
-    it in each run's JSON. The site's JSON files are all written through here."""
-    return json.dumps(_finite(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
 
 
 FLUSH_BYTES = 16_000_000  # pending bytes past which a page or file written is flushed to disk at once
