@@ -50,6 +50,7 @@ from evals.executors._play import PlayJob, Played, chat_client, collector, corpu
 from evals.executors._worker_cache import CacheReader, WorkerCache
 from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult
 from evals.strategies import Prefetching
+from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
 if TYPE_CHECKING:
     from evals.config import RunConfig
@@ -451,7 +452,12 @@ def _play_conversation(
         planned = config.plan(_registry(), cache=cache, client=client)
         strategy = planned.build()
         if isinstance(strategy, Prefetching):
-            strategy.prefetch(corpus_texts([conversation]))
+            try:
+                strategy.prefetch(corpus_texts([conversation]))
+            except EvalsError:
+                raise
+            except PLUGIN_FAULTS as exc:  # one line naming the strategy and the call, as a local run says it
+                raise plugin_fault(planned.spec.name, "prefetch()", exc) from exc
         corpus = Corpus(directory=Path(settings.directory), conversations=[conversation], digest=settings.digest)
         asked: dict[str, list[AskedPoint]] = {}
         run = play_corpus(
@@ -464,7 +470,7 @@ def _play_conversation(
             prefix_stable=planned.spec.prefix_stable,
             count_tokens=TokenCounter(exact=settings.exact_tokens).counts,
             corpus_dir=settings.corpus_dir,
-            on_test_point=collector(asked, k=config.k) if client is not None else None,
+            on_test_point=collector(asked, k=config.k, name=planned.spec.name) if client is not None else None,
             configuration=planned.configuration,
             model=planned.model,
             source=planned.spec.source,
