@@ -96,6 +96,8 @@ def make_summary(
     # Each Scores property walks every record; a long run has millions, so read each once.
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
     identity = answers.identity() if answers is not None else None
+    # The runs table's recall and tokens columns are the metrics' values, computed in one place.
+    metrics = compute_metrics(ScoredRun(run, scores, answers))
     extra = {}
     if answers is not None:
         extra = {
@@ -136,9 +138,9 @@ def make_summary(
         conversation_count=len(run.conversations),
         hits=hits,
         total=total,
-        recall=hits / total if total else None,
+        recall=metrics["recall"].value,
         context_tokens=context_tokens,
-        tokens_per_test_point=context_tokens / total if total else None,
+        tokens_per_test_point=metrics["tokens_per_test_point"].value,
         reuse_key=reuse_key(
             provenance,
             corpus_digest=run.corpus_digest,
@@ -150,7 +152,7 @@ def make_summary(
             answers=identity,
             cutoffs=run.cutoffs,
         ),
-        metrics={**(measured or {}), **compute_metrics(ScoredRun(run, scores, answers))},
+        metrics={**(measured or {}), **metrics},
         cache_hits=cache_hits,
         cache_misses=cache_misses,
         strategy_source=run.strategy_source,
