@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import threading
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from html.parser import HTMLParser
@@ -723,8 +724,8 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def browser():
+@contextmanager
+def chromium():
     """Headless Debian Chromium through Playwright; skipped without it, except on CI."""
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
@@ -737,6 +738,13 @@ def browser():
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture
+def browser():
+    """A headless Chromium for one test."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.mark.browser

@@ -10,14 +10,13 @@ dates, and JavaScript-only instructions shown without JavaScript.
 
 from __future__ import annotations
 
-import os
 import threading
 from functools import partial
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_site import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, parse
+from test_site import _QuietHandler, chromium, parse
 
 from evals.evaluate import RunConfig, evaluate
 from evals.provenance import Provenance
@@ -45,18 +44,9 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 @pytest.fixture(scope="module")
 def browser():
-    """One headless Debian Chromium for the module (each test opens its own context); skipped without it, except on CI."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    """One headless Debian Chromium for the module (each test opens its own context)."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")

@@ -46,26 +46,24 @@ __all__ = ["DEFAULT_STORE", "cli"]
 DEFAULT_STORE = Path("results") / "results.duckdb"
 
 
-class EvalsGroup(click.Group):
+class _ReportsErrors:
     """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C into exit code 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # type: ignore[misc]
         except EvalsError as exc:
             raise click.ClickException(printable(str(exc))) from exc
         except KeyboardInterrupt:
             raise interrupted() from None
 
 
-class EvalsCommand(click.Command):
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except EvalsError as exc:
-            raise click.ClickException(printable(str(exc))) from exc
-        except KeyboardInterrupt:
-            raise interrupted() from None
+class EvalsGroup(_ReportsErrors, click.Group):
+    """The ``evals`` group: every subcommand's errors reported as one line."""
+
+
+class EvalsCommand(_ReportsErrors, click.Command):
+    """A lone command (``python -m evals``) whose errors are reported as one line."""
 
 
 def interrupted() -> click.exceptions.Exit:
