@@ -2,9 +2,11 @@
 
 An export is the original harness's JSON document (every original key as it is,
 so ``jq`` recipes keep working) plus one ``run`` block holding what the original
-shape lacks: the run id, provenance, each conversation's turns and each test
-point's hit and per-record token counts. That is enough to append the run to
-another store exactly as it was; importing is idempotent by run id.
+shape lacks: the run id, provenance, each conversation's turns (with their
+sessions and dates) and each test point's hit, per-record token counts and the
+corpus's own evidence sessions. With the original keys that is all the corpus
+digest covers, so an import recomputes the digest the run was stored under, and
+appends the run to another store exactly as it was; importing is idempotent by run id.
 """
 
 from __future__ import annotations
