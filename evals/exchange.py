@@ -2,9 +2,11 @@
 
 An export is the original harness's JSON document (every original key as it is,
 so ``jq`` recipes keep working) plus one ``run`` block holding what the original
-shape lacks: the run id, provenance, each conversation's turns and each test
-point's hit and per-record token counts. That is enough to append the run to
-another store exactly as it was; importing is idempotent by run id.
+shape lacks: the run id, provenance, each conversation's turns (with their
+sessions and dates) and each test point's hit, per-record token counts and the
+corpus's own evidence sessions. With the original keys that is all the corpus
+digest covers, so an import recomputes the digest the run was stored under, and
+appends the run to another store exactly as it was; importing is idempotent by run id.
 """
 
 from __future__ import annotations
@@ -20,11 +22,23 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from evals import jsonfile
-from evals.corpus import Conversation, Reference, corpus_digest
+from evals.corpus import Conversation, Label, Reference, corpus_digest
 from evals.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
 from evals.provenance import NO_GIT, Provenance
 from evals.report import legacy_json
-from evals.results import MAX_K, MAX_SEED, MIN_SEED, PER_CUTOFF, PREFIX, AnswerRun, ConversationResult, PointAnswer, RunResult
+from evals.results import (
+    MAX_K,
+    MAX_SEED,
+    MIN_SEED,
+    PER_CUTOFF,
+    PREFIX,
+    AnswerRun,
+    ConversationResult,
+    PointAnswer,
+    RunResult,
+    TestPointResult,
+)
+from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, score_point
 from evals.store import RunRecord, StoredRun, StoreError, make_summary
 from evals.turn_refs import TurnLookup, record_turns
@@ -75,15 +89,22 @@ class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The corpus digest covers every field of the corpus, so the run block carries each one the original
+# keys lack; those added to the corpus later are written only where set, as the corpus writes them,
+# and absent from exports written before them.
 class _Turn(_Closed):
     role: str
     content: str
     record: bool = True
+    session: Label | None = None
+    date: Label | None = None
 
 
 class _Point(_Closed):
     hit: bool
     record_tokens: list[Count]
+    # The corpus's own list; the original keys' evidence_sessions may be derived from the evidence turns.
+    evidence_sessions: list[Label] = Field(default_factory=list)
 
 
 class _Conversation(_Closed):
@@ -222,8 +243,8 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "conversations": [
             {
                 "conversation_id": result.conversation_id,
-                "turns": _turns(stored.transcripts[result.conversation_id], stored.unrecorded.get(result.conversation_id, ())),
-                "test_points": [{"hit": p.hit, "record_tokens": list(p.record_tokens)} for p in points],
+                "turns": _turns(stored, result.conversation_id),
+                "test_points": _points(points, stored.listed_sessions.get(result.conversation_id)),
             }
             for result, points in zip(stored.run.conversations, stored.scores.points, strict=True)
         ],
@@ -231,11 +252,24 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
     return document
 
 
-def _turns(transcript: list[tuple[str, str]], unrecorded: Sequence[int]) -> list[dict[str, Any]]:
-    turns: list[dict[str, Any]] = [{"role": r, "content": c} for r, c in transcript]
-    for index in unrecorded:
+def _turns(stored: StoredRun, cid: str) -> list[dict[str, Any]]:
+    """A conversation's turns as the corpus gives them (the fields it leaves unset left out)."""
+    turns: list[dict[str, Any]] = [{"role": r, "content": c} for r, c in stored.transcripts[cid]]
+    for index in stored.unrecorded.get(cid, ()):
         turns[index]["record"] = False
+    for name, labels in (("session", stored.sessions), ("date", stored.dates)):
+        for turn, value in zip(turns, labels.get(cid, [None] * len(turns)), strict=True):
+            if value is not None:
+                turn[name] = value
     return turns
+
+
+def _points(points: Sequence[PointScore], listed: Sequence[Sequence[str]] | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"hit": p.hit, "record_tokens": list(p.record_tokens)} for p in points]
+    for point, sessions in zip(out, listed or [[]] * len(out), strict=True):
+        if sessions:
+            point["evidence_sessions"] = list(sessions)
+    return out
 
 
 def _first_problem(exc: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
@@ -289,9 +323,10 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
                 "evidence_turns": point.evidence_turns,
                 "category": point.category,
                 "answerable": point.answerable,
+                "evidence_sessions": score.evidence_sessions,
             }
         turns = [
-            {"role": t.role, "content": t.content, "test_at": tests.get(i), "record": t.record}
+            {"role": t.role, "content": t.content, "test_at": tests.get(i), "record": t.record, "session": t.session, "date": t.date}
             for i, t in enumerate(stored.turns)
         ]
         try:
@@ -302,6 +337,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         lookup = TurnLookup(conversation)
         scored = []
         for point, score in zip(result.test_points, stored.test_points, strict=True):
+            _check_sessions(point, score.evidence_sessions, conversation.sessions, f"{where}, turn {point.turn_index}")
             # Which turns were retrieved follows from the records; the file's own claim is checked
             # against it with the other original keys below.
             if point.evidence_turns:
@@ -366,6 +402,19 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         references=block.references,
         latency=[LatencyBucket(**b.model_dump()) for b in block.latency_by_size],
     )
+
+
+def _check_sessions(point: TestPointResult, listed: list[str], sessions: list[str | None], where: str) -> None:
+    """The point's evidence and ranked sessions are what the conversation gives, as a run sets them
+    (evals.playthrough): they decide the session-level metrics, so a file's claim is checked, not taken."""
+    evidence = list(listed) or sessions_of(point.evidence_turns, sessions)
+    if point.evidence_sessions != evidence:
+        raise StoreError(f"{where}: evidence_sessions does not match the conversation's sessions; the file was altered")
+    if point.ranked_turns is not None:
+        if not all(t is None or 0 <= t < len(sessions) for t in point.ranked_turns):
+            raise StoreError(f"{where}: ranked_turns names a turn the conversation does not have")
+        if point.ranked_sessions != [sessions[t] if t is not None else None for t in point.ranked_turns]:
+            raise StoreError(f"{where}: ranked_sessions does not match the ranked turns' sessions; the file was altered")
 
 
 def _measured(name: str, rule: str | None = None) -> bool:

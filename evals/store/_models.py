@@ -115,3 +115,8 @@ class StoredRun:
     answers: AnswerRun | None = None
     references: list[Reference] = field(default_factory=list)  # the corpus's published figures
     latency: list[LatencyBucket] = field(default_factory=list)  # retrieve latency by records held
+    # What the corpus digest covers beyond the transcripts, so an export can carry it (absent: none):
+    sessions: dict[str, list[str | None]] = field(default_factory=dict)  # conversation id -> each turn's session
+    dates: dict[str, list[str | None]] = field(default_factory=dict)  # conversation id -> each turn's date
+    # conversation id -> per test point, the corpus's own evidence_sessions (the run's may be derived from turns)
+    listed_sessions: dict[str, list[list[str]]] = field(default_factory=dict)

@@ -181,7 +181,7 @@ class StoreReader(Connected):
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
         rows = self._arrow(
-            "SELECT conversation_id, description, roles, contents, unrecorded, sessions FROM conversations "
+            "SELECT conversation_id, description, roles, contents, unrecorded, sessions, dates FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [summary.corpus_digest],
         ).to_pylist()
@@ -296,7 +296,7 @@ class StoreReader(Connected):
     def _conversation_shape(self, corpus_digest: str) -> list[dict[str, Any]]:
         """Each conversation of a corpus but its texts (cheap to read), in corpus order."""
         return self._arrow(
-            "SELECT position, conversation_id, description, roles, unrecorded, sessions FROM conversations "
+            "SELECT position, conversation_id, description, roles, unrecorded, sessions, dates FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [corpus_digest],
         ).to_pylist()
@@ -344,11 +344,15 @@ class StoreReader(Connected):
         transcripts: dict[str, list[tuple[str, str]]] = {}
         record_turns: dict[str, list[list[int | None]]] = {}
         unrecorded: dict[str, list[int]] = {}
+        sessions_by: dict[str, list[str | None]] = {}
+        dates: dict[str, list[str | None]] = {}
+        listed_sessions: dict[str, list[list[str]]] = {}
         for conversation in rows:
             cid, contents = conversation["conversation_id"], conversation["contents"]
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
+            listed_of_points: list[list[str]] = []
             sessions = conversation["sessions"] or [None] * len(contents)
             for point in by_conversation.get(cid, []):
                 question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[cid, point["turn_index"]]
@@ -375,12 +379,19 @@ class StoreReader(Connected):
                 # so a run stored before strict hits and ranks were recorded gets them too.
                 scores.append(score_point(result_point, tokens, hit=point["hit"]))
                 refs_of_points.append(point["record_turns"])
+                listed_of_points.append(list(listed))
             results.append(result)
             score_lists.append(scores)
             transcripts[cid] = list(zip(conversation["roles"], contents, strict=True))
             record_turns[cid] = refs_of_points
             if conversation["unrecorded"]:
                 unrecorded[cid] = list(conversation["unrecorded"])
+            if conversation["sessions"]:
+                sessions_by[cid] = conversation["sessions"]
+            if conversation["dates"]:
+                dates[cid] = conversation["dates"]
+            if any(listed_of_points):
+                listed_sessions[cid] = listed_of_points
 
         run = run_result(summary, results)
         scores = Scores(
@@ -398,6 +409,9 @@ class StoreReader(Connected):
             answers=self._answers(summary, run),
             references=extras[0],
             latency=extras[1],
+            sessions=sessions_by,
+            dates=dates,
+            listed_sessions=listed_sessions,
         )
 
     @reads
