@@ -40,7 +40,8 @@ retrieval recall (:data:`REFERENCES`), to show beside runs on this corpus.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evals.corpus import Reference
@@ -54,6 +55,7 @@ from evals.importers._common import (
     conversation_id,
     session_ids,
     write_corpus,
+    zip_members,
 )
 
 __all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
@@ -100,21 +102,53 @@ def _category(source: Source, item: dict[str, Any], path: str) -> tuple[str, boo
     return label, number != UNANSWERABLE_CATEGORY
 
 
-def _conversation(source: Source, sample: Any, position: int, report: ImportReport) -> dict[str, Any]:
+@dataclass
+class _Sample:
+    """Where one LoCoMo conversation's parts sit in its document, so that errors name their JSON paths."""
+
+    source: Source
+    path: str  # of the object holding "qa": "[3]" in locomo10.json, "" (top level) in a file of its own
+    holder: dict[str, Any]
+    conversation: dict[str, Any]  # speaker_a, speaker_b, session_N, session_N_date_time
+    conversation_path: str
+    name: str | None  # the sample id; None when the file gives none
+    label: str  # where the sample is, for notes: "[3]" or the archive member's name
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _in_array(source: Source, sample: Any, position: int) -> _Sample:
+    """Sample ``position`` of locomo10.json: ``{sample_id?, conversation, qa}``."""
     path = f"[{position}]"
     conversation = source.get(sample, path, "conversation", dict)
-    qa = source.items(source.get(sample, path, "qa", list), f"{path}.qa")
     sample_id = source.get(sample, path, "sample_id", (str, int), required=False)
-    speaker_a = source.get(conversation, f"{path}.conversation", "speaker_a", str, required=False)
+    name = None if sample_id is None else str(sample_id)
+    return _Sample(source, path, sample, conversation, f"{path}.conversation", name, path)
 
+
+def _in_member(member: str, source: Source) -> _Sample:
+    """An archive member that is one conversation: its fields and ``qa`` at top level, no sample id.
+    A numeric stem ``26`` names it ``conv-26``, the sample id locomo10.json gives the same conversation."""
+    if not isinstance(source.data, dict):
+        raise source.fail("", "expected one LoCoMo conversation object (speaker_a, session_N, …, qa)")
+    stem = PurePosixPath(member).stem
+    name = f"conv-{stem}" if stem.isdigit() else stem
+    return _Sample(source, "", source.data, source.data, "", name, member)
+
+
+def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[str, Any]:
+    source, path, conversation = sample.source, sample.path, sample.conversation
+    speaker_a = source.get(conversation, sample.conversation_path, "speaker_a", str, required=False)
     turns: list[dict[str, Any]] = []
     turn_of: dict[str, int] = {}
     dates = []
-    for number, key, session, date in _sessions(source, conversation, f"{path}.conversation"):
+    for number, key, session, date in _sessions(source, conversation, sample.conversation_path):
         dates.append(f"session {number}: {date}" if date else f"session {number}")
         date = date if date and date.strip() else None  # a blank date says nothing
         for index, turn in enumerate(session):
-            where = f"{path}.conversation.{key}[{index}]"
+            where = f"{_at(sample.conversation_path, key)}[{index}]"
             speaker = source.get(turn, where, "speaker", str)
             text = source.get(turn, where, "text", str)
             dia_id = source.get(turn, where, "dia_id", str)
@@ -124,11 +158,13 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
             role = "user" if speaker_a is None or speaker == speaker_a else "assistant"
             turns.append({"role": role, "content": content, "session": key, "date": date})
     if not turns:
-        raise source.fail(f"{path}.conversation", "the sessions hold no turns")
+        raise source.fail(sample.conversation_path, "the sessions hold no turns")
+    qa_path = _at(path, "qa")
+    qa = source.items(source.get(sample.holder, path, "qa", list), qa_path)
 
     unresolved = 0
     for index, item in enumerate(qa):
-        where = f"{path}.qa[{index}]"
+        where = f"{qa_path}[{index}]"
         question = source.get(item, where, "question", str)
         category, answerable = _category(source, item, where)
         evidence_ids = source.items(source.get(item, where, "evidence", list, required=False) or [], f"{where}.evidence")
@@ -147,7 +183,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
         if answerable:
             answer = answer_text(source.get(item, where, "answer", ANSWER_KINDS))
             if not answer:  # an empty expected fact would match any record
-                report.notes.append(f"{where}: the answer is empty (question skipped)")
+                report.notes.append(f"{_noted(sample, where)}: the answer is empty (question skipped)")
                 continue
             keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
             fact = answer
@@ -176,9 +212,9 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
         report.with_keywords += bool(keywords)
         report.with_evidence += bool(evidence)
     if unresolved:
-        report.notes.append(f"{path}: {unresolved} evidence ids name no turn (skipped)")
+        report.notes.append(f"{sample.label}: {unresolved} evidence ids name no turn (skipped)")
 
-    name = str(sample_id) if sample_id is not None else f"locomo-{position}"
+    name = sample.name if sample.name is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
     return {
         "id": conversation_id(position, name, report, "sample id"),
@@ -188,16 +224,30 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
     }
 
 
+def _noted(sample: _Sample, path: str) -> str:
+    """A JSON path for a note: in locomo10.json it starts with the sample's "[3]"; in an archive member
+    the member's name goes first."""
+    return path if sample.label == sample.path else f"{sample.label}: {path}"
+
+
+def _samples(file: Path) -> list[_Sample]:
+    """The conversations of ``file`` in order: locomo10.json's array (also as the one .json file of a zip
+    archive), or a zip archive of one conversation per .json file, in numeric order of the file names."""
+    members = zip_members(file)
+    if members is not None and not (len(members) == 1 and isinstance(members[0][1].data, list)):
+        return [_in_member(member, source) for member, source in members]
+    source = Source(file)
+    if not isinstance(source.data, list):
+        raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
+    return [_in_array(source, sample, position) for position, sample in enumerate(source.data)]
+
+
 def import_locomo(file: Path, out: Path) -> ImportReport:
     """Read a LoCoMo file and write its corpus into ``out``; return the counts."""
-    source = Source(file)
-    report = ImportReport(source=source.name, out=Path(out))
-    samples = source.data if isinstance(source.data, list) else None
-    if samples is None:
-        raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
+    report = ImportReport(source=str(file), out=Path(out))
     conversations = [
-        build(source, f"[{position}]", _conversation(source, sample, position, report))
-        for position, sample in enumerate(samples)
+        build(sample.source, sample.path, _conversation(sample, position, report))
+        for position, sample in enumerate(_samples(file))
     ]
     report.conversations = len(conversations)
     write_corpus(conversations, out, REFERENCES)
