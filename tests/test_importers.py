@@ -463,6 +463,7 @@ def test_locomo_zip_of_conversation_files_imports_like_locomo10_json(tmp_path):
         (lambda m: m.__setitem__(f"{MEMBERS}/10.json", []), "10.json", "(top level): expected one LoCoMo conversation object (speaker_a, session_N, …, qa)"),
         (lambda m: m.__setitem__(f"{MEMBERS}/2.json", {"qa": []}), "2.json", "(top level): no session_N lists; expected LoCoMo's conversation object"),
         (lambda m: m[f"{MEMBERS}/2.json"]["session_2"][1].update(text=7), "2.json", "session_2[1].text: expected a string, got integer"),
+        (lambda m: m[f"{MEMBERS}/2.json"].update(session_1={}), "2.json", "session_1: expected an array, got object"),
         (lambda m: m[f"{MEMBERS}/10.json"].pop("qa"), "10.json", "qa: required field is missing"),
         (lambda m: m[f"{MEMBERS}/10.json"]["qa"][0].update(category="two"), "10.json", "qa[0].category: expected an integer, got string"),
     ],

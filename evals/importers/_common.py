@@ -1,7 +1,9 @@
 """What both importers share: reading the input, locating problems, answers to keywords, writing.
 
-Every problem in the input is one :class:`ImportFormatError` naming the file
-and the JSON path (``[3].qa[7].evidence``) of what is wrong. Nothing is
+The input is a JSON file, or a zip archive of them (:class:`Source` reads a
+file or the one .json inside an archive; :func:`zip_members` every .json inside,
+each named ``archive.zip!member``). Every problem in the input is one
+:class:`ImportFormatError` naming the file and the JSON path (``[3].qa[7].evidence``) of what is wrong. Nothing is
 written until the whole input has been read and every conversation checked,
 so a bad file leaves the output folder as it was.
 """

@@ -1,10 +1,23 @@
-"""LoCoMo (snap-research/locomo, ``data/locomo10.json``) -> a schema-"1" corpus.
+"""LoCoMo (snap-research/locomo, ``data/locomo10.json`` or ``data/locomo10.zip``) -> a schema-"1" corpus.
 
-The input is a JSON array of conversations, each ``{sample_id?, conversation,
-qa}``. ``conversation`` holds ``speaker_a``, ``speaker_b`` and sessions
+Three layouts are read, and the same conversation imports identically from each:
+
+- ``locomo10.json``: a JSON array of conversations, each ``{sample_id?,
+  conversation, qa}``;
+- a zip archive holding that file as its only ``.json`` member;
+- a zip archive with one ``.json`` member per conversation, as the repository's
+  ``data/locomo10.zip`` holds them (``data/multimodal_dialog/locomo10_v2/26.json``,
+  …): each member is one object with the ``conversation`` fields and ``qa`` at its
+  top level, and no sample id. A member named ``26.json`` gets the sample id
+  ``conv-26`` (the one locomo10.json gives that conversation; a stem that is not
+  a number is the id as it is); members go in natural order of their names
+  (``2.json`` before ``10.json``). Errors name ``archive.zip!member``.
+
+``conversation`` holds ``speaker_a``, ``speaker_b`` and sessions
 ``session_N`` (lists of ``{speaker, dia_id, text, blip_caption?}``) with
 ``session_N_date_time``; ``qa`` is a list of ``{question, answer, evidence:
-[dia_id], category}``.
+[dia_id], category}``. Other fields (``events_session_N``,
+``session_N_observation``, ``session_N_summary``) are not read.
 
 One corpus conversation per LoCoMo conversation: the sessions' turns in order
 (session_1, session_2, …; their dates go in the description), then one turn per
@@ -89,7 +102,7 @@ def _sessions(source: Source, conversation: dict[str, Any], path: str) -> list[t
         match = _SESSION.fullmatch(key)
         if match:
             date = source.get(conversation, path, f"{key}_date_time", str, required=False)
-            found.append((int(match.group(1)), key, source.items(value, f"{path}.{key}"), date))
+            found.append((int(match.group(1)), key, source.items(value, _at(path, key)), date))
     if not found:
         raise source.fail(path, "no session_N lists; expected LoCoMo's conversation object")
     return sorted(found, key=lambda s: s[0])
@@ -112,7 +125,7 @@ class _Sample:
     conversation: dict[str, Any]  # speaker_a, speaker_b, session_N, session_N_date_time
     conversation_path: str
     name: str | None  # the sample id; None when the file gives none
-    label: str  # where the sample is, for notes: "[3]" or the archive member's name
+    member: str | None = None  # the archive member holding it, named in notes (errors name it through source)
 
 
 def _at(path: str, key: str) -> str:
@@ -125,7 +138,7 @@ def _in_array(source: Source, sample: Any, position: int) -> _Sample:
     conversation = source.get(sample, path, "conversation", dict)
     sample_id = source.get(sample, path, "sample_id", (str, int), required=False)
     name = None if sample_id is None else str(sample_id)
-    return _Sample(source, path, sample, conversation, f"{path}.conversation", name, path)
+    return _Sample(source, path, sample, conversation, f"{path}.conversation", name)
 
 
 def _in_member(member: str, source: Source) -> _Sample:
@@ -212,7 +225,7 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
         report.with_keywords += bool(keywords)
         report.with_evidence += bool(evidence)
     if unresolved:
-        report.notes.append(f"{sample.label}: {unresolved} evidence ids name no turn (skipped)")
+        report.notes.append(f"{sample.member or path}: {unresolved} evidence ids name no turn (skipped)")
 
     name = sample.name if sample.name is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
@@ -225,18 +238,20 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
 
 
 def _noted(sample: _Sample, path: str) -> str:
-    """A JSON path for a note: in locomo10.json it starts with the sample's "[3]"; in an archive member
-    the member's name goes first."""
-    return path if sample.label == sample.path else f"{sample.label}: {path}"
+    """Where a note is: the JSON path, after the member's name when the sample is an archive member."""
+    return f"{sample.member}: {path or '(top level)'}" if sample.member else path
 
 
 def _samples(file: Path) -> list[_Sample]:
     """The conversations of ``file`` in order: locomo10.json's array (also as the one .json file of a zip
     archive), or a zip archive of one conversation per .json file, in numeric order of the file names."""
     members = zip_members(file)
-    if members is not None and not (len(members) == 1 and isinstance(members[0][1].data, list)):
+    if members is None:
+        source = Source(file)
+    elif len(members) == 1 and isinstance(members[0][1].data, list):
+        source = members[0][1]  # locomo10.json, zipped
+    else:
         return [_in_member(member, source) for member, source in members]
-    source = Source(file)
     if not isinstance(source.data, list):
         raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
     return [_in_array(source, sample, position) for position, sample in enumerate(source.data)]
