@@ -396,8 +396,8 @@ def test_locomo_zip_archive_imports_like_its_json(tmp_path):
         assert (from_zip / path.name).read_bytes() == path.read_bytes()
 
 
-def test_zip_without_one_json_is_refused(tmp_path):
-    """An archive holding no JSON (or several) is one error naming the archive and what it holds."""
+def test_zip_with_several_json_is_refused_for_longmemeval(tmp_path):
+    """LongMemEval reads one JSON file: an archive holding several is one error naming the archive and them."""
     import zipfile
 
     archive = tmp_path / "two.zip"
@@ -405,4 +405,73 @@ def test_zip_without_one_json_is_refused(tmp_path):
         zipped.writestr("a.json", "[]")
         zipped.writestr("b.json", "[]")
     with pytest.raises(ImportFormatError, match=r"two.zip: a zip archive must hold exactly one .json file; it holds a.json, b.json"):
+        import_corpus("longmemeval", archive, tmp_path / "out")
+
+
+def test_zip_without_json_is_refused(tmp_path):
+    """An archive holding no .json file is one error naming the archive."""
+    import zipfile
+
+    archive = tmp_path / "none.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("README.md", "no data here")
+    with pytest.raises(ImportFormatError) as info:
         import_corpus("locomo", archive, tmp_path / "out")
+    assert str(info.value) == f"{archive}: a zip archive must hold a .json file; it holds none"
+    assert not (tmp_path / "out").exists()
+
+
+MEMBERS = "data/multimodal_dialog/locomo10_v2"
+
+
+def conversation_files(tmp_path: Path, mutate=lambda members: None) -> Path:
+    """locomo_small.json as snap-research/locomo's zip lays it out: one file per conversation, its
+    fields and qa at top level, no sample id; written 10.json before 2.json to test the order."""
+    import zipfile
+
+    samples = json.loads(LOCOMO.read_text())
+    members = {f"{MEMBERS}/{stem}.json": {**sample["conversation"], "qa": sample["qa"]} for stem, sample in zip(("2", "10"), samples)}
+    mutate(members)
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr(f"{MEMBERS}/", "")
+        for name in reversed(list(members)):
+            zipped.writestr(name, json.dumps(members[name]))
+    return archive
+
+
+def test_locomo_zip_of_conversation_files_imports_like_locomo10_json(tmp_path):
+    """A zip of one file per conversation imports exactly as locomo10.json with those conversations, in numeric order."""
+    import zipfile
+
+    archive = conversation_files(tmp_path)
+    with zipfile.ZipFile(archive) as zipped:
+        flat = []
+        for stem in ("2", "10"):
+            conversation = json.loads(zipped.read(f"{MEMBERS}/{stem}.json"))
+            flat.append({"sample_id": f"conv-{stem}", "qa": conversation.pop("qa"), "conversation": conversation})
+    (tmp_path / "locomo10.json").write_text(json.dumps(flat))
+    from_zip, from_json = imported(tmp_path / "z", "locomo", archive), imported(tmp_path / "j", "locomo", tmp_path / "locomo10.json")
+    assert sorted(p.name for p in from_zip.iterdir()) == ["000_conv-2.json", "001_conv-10.json", "references.json"]
+    for path in from_json.iterdir():
+        assert (from_zip / path.name).read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "member", "message"),
+    [
+        (lambda m: m.__setitem__(f"{MEMBERS}/10.json", []), "10.json", "(top level): expected one LoCoMo conversation object (speaker_a, session_N, …, qa)"),
+        (lambda m: m.__setitem__(f"{MEMBERS}/2.json", {"qa": []}), "2.json", "(top level): no session_N lists; expected LoCoMo's conversation object"),
+        (lambda m: m[f"{MEMBERS}/2.json"]["session_2"][1].update(text=7), "2.json", "session_2[1].text: expected a string, got integer"),
+        (lambda m: m[f"{MEMBERS}/2.json"].update(session_1={}), "2.json", "session_1: expected an array, got object"),
+        (lambda m: m[f"{MEMBERS}/10.json"].pop("qa"), "10.json", "qa: required field is missing"),
+        (lambda m: m[f"{MEMBERS}/10.json"]["qa"][0].update(category="two"), "10.json", "qa[0].category: expected an integer, got string"),
+    ],
+)
+def test_locomo_zip_member_not_a_conversation_is_refused(tmp_path, mutate, member, message):
+    """A malformed member of a conversation-per-file zip fails naming the archive, the member and the JSON path."""
+    archive = conversation_files(tmp_path, mutate)
+    with pytest.raises(ImportFormatError) as info:
+        import_corpus("locomo", archive, tmp_path / "out")
+    assert str(info.value) == f"{archive}!{MEMBERS}/{member}: {message}"
+    assert not (tmp_path / "out").exists()

@@ -1,7 +1,9 @@
 """What both importers share: reading the input, locating problems, answers to keywords, writing.
 
-Every problem in the input is one :class:`ImportFormatError` naming the file
-and the JSON path (``[3].qa[7].evidence``) of what is wrong. Nothing is
+The input is a JSON file, or a zip archive of them (:class:`Source` reads a
+file or the one .json inside an archive; :func:`zip_members` every .json inside,
+each named ``archive.zip!member``). Every problem in the input is one
+:class:`ImportFormatError` naming the file and the JSON path (``[3].qa[7].evidence``) of what is wrong. Nothing is
 written until the whole input has been read and every conversation checked,
 so a bad file leaves the output folder as it was.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "answer_keywords",
     "session_ids",
     "write_corpus",
+    "zip_members",
 ]
 
 MIN_KEYWORD = 4  # shorter answers ("yes", "3", "art") match unrelated records by chance
@@ -42,43 +45,30 @@ class ImportFormatError(EvalsError):
 
 
 class Source:
-    """The parsed input file, with helpers that fail with the file name and a JSON path."""
+    """One parsed input document, with helpers that fail with its name and a JSON path.
 
-    def __init__(self, path: Path) -> None:
+    ``Source(path)`` reads a JSON file, or the one .json file inside a zip archive;
+    :func:`zip_members` reads every .json file of an archive, one Source each.
+    """
+
+    def __init__(self, path: Path | str, text: str | None = None) -> None:
         self.name = str(path)
         try:
-            raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, self.name)
-            if raw.startswith(b"PK\x03\x04"):
-                raw = self._only_json_in_zip(raw)
-            # Decoded before parsing, and the bytes let go: a 350 MB file is then held twice, not three times.
-            text = jsonfile.decode(raw, self.name)
-            del raw
+            if text is None:
+                raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, self.name)
+                if raw.startswith(ZIP_MAGIC):
+                    members = _json_members(self.name, raw)
+                    if len(members) != 1:
+                        found = ", ".join(name for name, _ in members)
+                        raise ImportFormatError(f"{self.name}: a zip archive must hold exactly one .json file; it holds {found}")
+                    (member, raw), = members
+                    self.name = f"{self.name}!{member}"
+                # Decoded before parsing, and the bytes let go: a 350 MB file is then held twice, not three times.
+                text = jsonfile.decode(raw, self.name)
+                del raw
             self.data = jsonfile.parse(text, self.name, share_strings=True)
         except jsonfile.JSONFileError as exc:
             raise ImportFormatError(str(exc)) from None
-
-    def _only_json_in_zip(self, raw: bytes) -> bytes:
-        """The one .json file inside a zip archive (LoCoMo ships data/locomo10.zip in some revisions)."""
-        import io
-        import zipfile
-
-        try:
-            with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-                names = [n for n in archive.namelist() if n.endswith(".json") and not n.startswith("__MACOSX/")]
-                if len(names) != 1:
-                    found = ", ".join(names) or "none"
-                    raise ImportFormatError(f"{self.name}: a zip archive must hold exactly one .json file; it holds {found}")
-                self.name = f"{self.name}!{names[0]}"
-                size = archive.getinfo(names[0]).file_size
-                if size > jsonfile.MAX_BENCHMARK_FILE_BYTES:
-                    raise ImportFormatError(f"{self.name}: {size} bytes; files over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes are not read")
-                with archive.open(names[0]) as member:  # read no more than the limit, whatever the header says
-                    data = member.read(jsonfile.MAX_BENCHMARK_FILE_BYTES + 1)
-                if len(data) > jsonfile.MAX_BENCHMARK_FILE_BYTES:
-                    raise ImportFormatError(f"{self.name}: files over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes are not read")
-                return data
-        except zipfile.BadZipFile as exc:
-            raise ImportFormatError(f"{self.name}: a damaged zip archive: {exc}") from None
 
     def fail(self, path: str, message: str) -> ImportFormatError:
         return ImportFormatError(f"{self.name}: {path or '(top level)'}: {message}")
@@ -116,6 +106,61 @@ class Source:
         if count is not None and len(value) != count:
             raise self.fail(where, f"{len(value)} entries for {count} sessions; expected one per session")
         return value
+
+
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def zip_members(path: Path) -> list[tuple[str, Source]] | None:
+    """Each .json file of the zip archive ``path`` as ``(member name, Source)``, in natural order of
+    the members' names (``2.json`` before ``10.json``); None when ``path`` is not a zip archive."""
+    try:
+        with open(path, "rb") as file:
+            if file.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
+                return None
+    except OSError:
+        return None  # Source(path) says what is wrong with it
+    name = str(path)
+    try:
+        raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, name)
+        members = sorted(_json_members(name, raw), key=lambda member: _natural(member[0]))
+        del raw
+        return [(member, Source(f"{name}!{member}", jsonfile.decode(data, f"{name}!{member}"))) for member, data in members]
+    except jsonfile.JSONFileError as exc:
+        raise ImportFormatError(str(exc)) from None
+
+
+def _natural(name: str) -> list[Any]:
+    """Sort key: runs of digits compare as numbers (re.split alternates text and digits, so types line up)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _json_members(name: str, raw: bytes) -> list[tuple[str, bytes]]:
+    """The bytes of each .json file in the zip archive ``raw`` (named ``name`` in errors), at least one;
+    read no more than the size limit in all, whatever the headers say."""
+    import io
+    import zipfile
+
+    limit = jsonfile.MAX_BENCHMARK_FILE_BYTES
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            names = [n for n in archive.namelist() if n.endswith(".json") and not n.startswith("__MACOSX/")]
+            if not names:
+                raise ImportFormatError(f"{name}: a zip archive must hold a .json file; it holds none")
+            size = sum(archive.getinfo(member).file_size for member in names)
+            if size > limit:  # refused before reading, when the headers say so
+                raise ImportFormatError(f"{name}: {size} bytes of JSON inside; over {limit} bytes are not read")
+            members = []
+            for member in names:
+                with archive.open(member) as opened:
+                    data = opened.read(limit + 1)
+                limit -= len(data)
+                if limit < 0:
+                    raise ImportFormatError(f"{name}!{member}: archives over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes of JSON are not read")
+                members.append((member, data))
+            return members
+    except zipfile.BadZipFile as exc:
+        raise ImportFormatError(f"{name}: a damaged zip archive: {exc}") from None
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:

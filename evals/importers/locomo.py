@@ -1,10 +1,23 @@
-"""LoCoMo (snap-research/locomo, ``data/locomo10.json``) -> a schema-"1" corpus.
+"""LoCoMo (snap-research/locomo, ``data/locomo10.json`` or ``data/locomo10.zip``) -> a schema-"1" corpus.
 
-The input is a JSON array of conversations, each ``{sample_id?, conversation,
-qa}``. ``conversation`` holds ``speaker_a``, ``speaker_b`` and sessions
+Three layouts are read, and the same conversation imports identically from each:
+
+- ``locomo10.json``: a JSON array of conversations, each ``{sample_id?,
+  conversation, qa}``;
+- a zip archive holding that file as its only ``.json`` member;
+- a zip archive with one ``.json`` member per conversation, as the repository's
+  ``data/locomo10.zip`` holds them (``data/multimodal_dialog/locomo10_v2/26.json``,
+  …): each member is one object with the ``conversation`` fields and ``qa`` at its
+  top level, and no sample id. A member named ``26.json`` gets the sample id
+  ``conv-26`` (the one locomo10.json gives that conversation; a stem that is not
+  a number is the id as it is); members go in natural order of their names
+  (``2.json`` before ``10.json``). Errors name ``archive.zip!member``.
+
+``conversation`` holds ``speaker_a``, ``speaker_b`` and sessions
 ``session_N`` (lists of ``{speaker, dia_id, text, blip_caption?}``) with
 ``session_N_date_time``; ``qa`` is a list of ``{question, answer, evidence:
-[dia_id], category}``.
+[dia_id], category}``. Other fields (``events_session_N``,
+``session_N_observation``, ``session_N_summary``) are not read.
 
 One corpus conversation per LoCoMo conversation: the sessions' turns in order
 (session_1, session_2, …; their dates go in the description), then one turn per
@@ -40,7 +53,8 @@ retrieval recall (:data:`REFERENCES`), to show beside runs on this corpus.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evals.corpus import Reference
@@ -54,6 +68,7 @@ from evals.importers._common import (
     conversation_id,
     session_ids,
     write_corpus,
+    zip_members,
 )
 
 __all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
@@ -87,7 +102,7 @@ def _sessions(source: Source, conversation: dict[str, Any], path: str) -> list[t
         match = _SESSION.fullmatch(key)
         if match:
             date = source.get(conversation, path, f"{key}_date_time", str, required=False)
-            found.append((int(match.group(1)), key, source.items(value, f"{path}.{key}"), date))
+            found.append((int(match.group(1)), key, source.items(value, _at(path, key)), date))
     if not found:
         raise source.fail(path, "no session_N lists; expected LoCoMo's conversation object")
     return sorted(found, key=lambda s: s[0])
@@ -100,21 +115,53 @@ def _category(source: Source, item: dict[str, Any], path: str) -> tuple[str, boo
     return label, number != UNANSWERABLE_CATEGORY
 
 
-def _conversation(source: Source, sample: Any, position: int, report: ImportReport) -> dict[str, Any]:
+@dataclass
+class _Sample:
+    """Where one LoCoMo conversation's parts sit in its document, so that errors name their JSON paths."""
+
+    source: Source
+    path: str  # of the object holding "qa": "[3]" in locomo10.json, "" (top level) in a file of its own
+    holder: dict[str, Any]
+    conversation: dict[str, Any]  # speaker_a, speaker_b, session_N, session_N_date_time
+    conversation_path: str
+    name: str | None  # the sample id; None when the file gives none
+    member: str | None = None  # the archive member holding it, named in notes (errors name it through source)
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _in_array(source: Source, sample: Any, position: int) -> _Sample:
+    """Sample ``position`` of locomo10.json: ``{sample_id?, conversation, qa}``."""
     path = f"[{position}]"
     conversation = source.get(sample, path, "conversation", dict)
-    qa = source.items(source.get(sample, path, "qa", list), f"{path}.qa")
     sample_id = source.get(sample, path, "sample_id", (str, int), required=False)
-    speaker_a = source.get(conversation, f"{path}.conversation", "speaker_a", str, required=False)
+    name = None if sample_id is None else str(sample_id)
+    return _Sample(source, path, sample, conversation, f"{path}.conversation", name)
 
+
+def _in_member(member: str, source: Source) -> _Sample:
+    """An archive member that is one conversation: its fields and ``qa`` at top level, no sample id.
+    A numeric stem ``26`` names it ``conv-26``, the sample id locomo10.json gives the same conversation."""
+    if not isinstance(source.data, dict):
+        raise source.fail("", "expected one LoCoMo conversation object (speaker_a, session_N, …, qa)")
+    stem = PurePosixPath(member).stem
+    name = f"conv-{stem}" if stem.isdigit() else stem
+    return _Sample(source, "", source.data, source.data, "", name, member)
+
+
+def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[str, Any]:
+    source, path, conversation = sample.source, sample.path, sample.conversation
+    speaker_a = source.get(conversation, sample.conversation_path, "speaker_a", str, required=False)
     turns: list[dict[str, Any]] = []
     turn_of: dict[str, int] = {}
     dates = []
-    for number, key, session, date in _sessions(source, conversation, f"{path}.conversation"):
+    for number, key, session, date in _sessions(source, conversation, sample.conversation_path):
         dates.append(f"session {number}: {date}" if date else f"session {number}")
         date = date if date and date.strip() else None  # a blank date says nothing
         for index, turn in enumerate(session):
-            where = f"{path}.conversation.{key}[{index}]"
+            where = f"{_at(sample.conversation_path, key)}[{index}]"
             speaker = source.get(turn, where, "speaker", str)
             text = source.get(turn, where, "text", str)
             dia_id = source.get(turn, where, "dia_id", str)
@@ -124,11 +171,13 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
             role = "user" if speaker_a is None or speaker == speaker_a else "assistant"
             turns.append({"role": role, "content": content, "session": key, "date": date})
     if not turns:
-        raise source.fail(f"{path}.conversation", "the sessions hold no turns")
+        raise source.fail(sample.conversation_path, "the sessions hold no turns")
+    qa_path = _at(path, "qa")
+    qa = source.items(source.get(sample.holder, path, "qa", list), qa_path)
 
     unresolved = 0
     for index, item in enumerate(qa):
-        where = f"{path}.qa[{index}]"
+        where = f"{qa_path}[{index}]"
         question = source.get(item, where, "question", str)
         category, answerable = _category(source, item, where)
         evidence_ids = source.items(source.get(item, where, "evidence", list, required=False) or [], f"{where}.evidence")
@@ -147,7 +196,7 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
         if answerable:
             answer = answer_text(source.get(item, where, "answer", ANSWER_KINDS))
             if not answer:  # an empty expected fact would match any record
-                report.notes.append(f"{where}: the answer is empty (question skipped)")
+                report.notes.append(f"{_noted(sample, where)}: the answer is empty (question skipped)")
                 continue
             keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
             fact = answer
@@ -176,9 +225,9 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
         report.with_keywords += bool(keywords)
         report.with_evidence += bool(evidence)
     if unresolved:
-        report.notes.append(f"{path}: {unresolved} evidence ids name no turn (skipped)")
+        report.notes.append(f"{sample.member or path}: {unresolved} evidence ids name no turn (skipped)")
 
-    name = str(sample_id) if sample_id is not None else f"locomo-{position}"
+    name = sample.name if sample.name is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
     return {
         "id": conversation_id(position, name, report, "sample id"),
@@ -188,16 +237,32 @@ def _conversation(source: Source, sample: Any, position: int, report: ImportRepo
     }
 
 
+def _noted(sample: _Sample, path: str) -> str:
+    """Where a note is: the JSON path, after the member's name when the sample is an archive member."""
+    return f"{sample.member}: {path or '(top level)'}" if sample.member else path
+
+
+def _samples(file: Path) -> list[_Sample]:
+    """The conversations of ``file`` in order: locomo10.json's array (also as the one .json file of a zip
+    archive), or a zip archive of one conversation per .json file, in numeric order of the file names."""
+    members = zip_members(file)
+    if members is None:
+        source = Source(file)
+    elif len(members) == 1 and isinstance(members[0][1].data, list):
+        source = members[0][1]  # locomo10.json, zipped
+    else:
+        return [_in_member(member, source) for member, source in members]
+    if not isinstance(source.data, list):
+        raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
+    return [_in_array(source, sample, position) for position, sample in enumerate(source.data)]
+
+
 def import_locomo(file: Path, out: Path) -> ImportReport:
     """Read a LoCoMo file and write its corpus into ``out``; return the counts."""
-    source = Source(file)
-    report = ImportReport(source=source.name, out=Path(out))
-    samples = source.data if isinstance(source.data, list) else None
-    if samples is None:
-        raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
+    report = ImportReport(source=str(file), out=Path(out))
     conversations = [
-        build(source, f"[{position}]", _conversation(source, sample, position, report))
-        for position, sample in enumerate(samples)
+        build(sample.source, sample.path, _conversation(sample, position, report))
+        for position, sample in enumerate(_samples(file))
     ]
     report.conversations = len(conversations)
     write_corpus(conversations, out, REFERENCES)
