@@ -27,7 +27,8 @@ def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
 
     \b
     FORMAT is one of:
-      locomo       LoCoMo's data/locomo10.json (github.com/snap-research/locomo)
+      locomo       LoCoMo's data/locomo10.json, or data/locomo10.zip as the repository ships it
+                   (github.com/snap-research/locomo)
       longmemeval  LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)
 
     Each question becomes a test point on a turn after the history that is
