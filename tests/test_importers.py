@@ -65,7 +65,7 @@ def test_locomo_cli_reports_counts(tmp_path):
     result = CliRunner().invoke(cli, ["import-corpus", "locomo", str(LOCOMO), "--out", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
     assert f"-> {tmp_path / 'c'}: 2 conversations, 7 questions (1 unanswerable, 4 with keywords, 7 with evidence turns)" in result.stdout
-    assert "note: [0]: 1 evidence ids name no turn (skipped)" in result.stderr
+    assert "note: [0]: 1 evidence id names no turn (skipped)" in result.stderr
 
 
 def test_locomo_layout(tmp_path):

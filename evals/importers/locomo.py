@@ -225,7 +225,7 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
         report.with_keywords += bool(keywords)
         report.with_evidence += bool(evidence)
     if unresolved:
-        report.notes.append(f"{sample.member or path}: {unresolved} evidence ids name no turn (skipped)")
+        report.notes.append(f"{sample.member or path}: {unresolved} evidence id{'' if unresolved == 1 else 's'} {'names' if unresolved == 1 else 'name'} no turn (skipped)")
 
     name = sample.name if sample.name is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))
