@@ -178,3 +178,17 @@ def test_a_second_open_in_one_process_keeps_the_first_ones_lock(store_path, corp
         with Store.open(store_path, read_only=True) as second:
             assert second.run_count() == 1
         assert locked_out(store_path)
+
+
+def test_the_sites_copy_of_the_store_is_read_under_the_builds_lock(store_path, corpus_small):
+    """Store.copy_into (the site's data/results.duckdb) gives the file byte for byte and keeps the read
+    lock: no append from another process can land while the copy is made, so it is never torn."""
+    import io
+
+    with Store.open(store_path) as store:
+        store.append(evaluate(RunConfig(strategy="no_memory", corpus=corpus_small)), PROVENANCE)
+    with Store.open(store_path, read_only=True) as store:
+        copy = io.BytesIO()
+        assert store.copy_into(copy) == store_path.stat().st_size
+        assert locked_out(store_path)
+    assert copy.getvalue() == store_path.read_bytes()

@@ -227,13 +227,14 @@ class _Build:
                     done = render_in_workers(job, min(count, len(todo)), todo, output, site_pages)
                 for key, written in done:
                     units[key] = _manifest.Unit(prints[key], dict(sorted(written.items())))
+                if copy:  # while the store is open for reading: no append can land between the pages and the copy
+                    with _output.new_file(building, STORE_HREF) as writer:
+                        store.copy_into(writer)
             shutil.rmtree(building / TEXTS_DIR, ignore_errors=True)
             _output.copy_static(templates_dir, output)
             _output.mark(output)
             output.raw(_manifest.MANIFEST, _manifest.dump(units))
             output.flush()
-            if copy:
-                _output.copy_file(store_path, building, STORE_HREF)
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)
             raise

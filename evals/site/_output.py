@@ -8,12 +8,14 @@ any other non-empty directory is refused rather than replaced.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 import jinja2
 
@@ -23,7 +25,7 @@ from evals.site._pages import Page
 from evals.site._render import render
 from evals.site._reuse import digest_of
 
-__all__ = ["MARKER", "Collision", "Output", "SiteError", "copy_file", "copy_static", "mark", "prepare", "refuse_to_hold", "swap"]
+__all__ = ["MARKER", "Collision", "Output", "SiteError", "new_file", "copy_static", "mark", "prepare", "refuse_to_hold", "swap"]
 
 MARKER = ".evals-site"
 
@@ -206,15 +208,17 @@ def copy_static(templates_dir: Path, output: Output) -> None:
             output.raw(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
 
 
-def copy_file(source: Path, root: Path, path: str) -> None:
-    """Copy ``source`` to ``path`` in the build ``root``, as a new file (as :meth:`Output.flush` writes)."""
+@contextlib.contextmanager
+def new_file(root: Path, path: str) -> Iterator[BinaryIO]:
+    """``path`` in the build ``root``, created new for writing (as :meth:`Output.flush` writes files)."""
     target = root / path
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(source, "rb") as reader, open(target, "xb") as writer:
-            shutil.copyfileobj(reader, writer, 1 << 20)
+        writer = open(target, "xb")  # noqa: SIM115 - closed below
     except (FileExistsError, NotADirectoryError):
         raise Collision(path) from None
+    with writer:
+        yield writer
 
 
 def mark(output: Output) -> None:

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -212,6 +212,18 @@ class Connected:
         self.path = path
         self.read_only = read_only
         self._failed = False  # a write failed: the file was put back, and DuckDB's view of it is stale
+
+    def copy_into(self, writer: BinaryIO) -> int:
+        """Write the store file's bytes to ``writer``; returns how many. Read through the handle this
+        process already holds (opening the file again and closing it would drop DuckDB's lock, see
+        :mod:`evals.locking`), while this connection keeps writers out: the copy is the store as this
+        connection reads it, never one torn by an append in another process."""
+        file = self._held.opened()
+        offset = 0
+        while chunk := os.pread(file.fileno(), 1 << 20, offset):
+            writer.write(chunk)
+            offset += len(chunk)
+        return offset
 
     def _one(self, query: str, params: list[Any] | None = None) -> tuple | None:
         # fetchall, not fetchone: DuckDB 2 refuses further queries while a result is unfinished.
