@@ -29,8 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from evals.evaluate import RunConfig, evaluate
-from evals.results import Evaluation
-from evals.scoring import score_run
+from evals.scoring import Evaluation, score_run
 from evals.provenance import Provenance
 from evals.site import build_site
 from evals.store import Store, StoreError

@@ -25,8 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from evals.corpus import Conversation, Corpus, corpus_digest
-from evals.results import Evaluation
-from evals.scoring import score_run
+from evals.scoring import Evaluation, score_run
 from evals.provenance import Provenance
 from evals.playthrough import play_corpus
 from evals.store import Store
