@@ -47,7 +47,7 @@ convs = [
     for c in range(conversations)
 ]
 corpus = Corpus(directory=Path("synthetic"), conversations=convs, digest=corpus_digest(convs))
-run = play_corpus(corpus, FullHistory())
+run = play_corpus(corpus, FullHistory(), ignores_k=True)
 evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
 
 original = Store._insert_run
