@@ -12,6 +12,7 @@ appends the run to another store exactly as it was; importing is idempotent by r
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -511,10 +512,28 @@ def _unknown_key(given: Any, expected: Any, where: tuple[int | str, ...]) -> tup
 
 
 def _agrees(given: Any, expected: Any) -> bool:
-    """``given`` equals ``expected`` except that objects may lack keys: an export written
-    before a key was added (strict recall, say) still imports."""
+    """``given`` equals ``expected`` except that objects may lack keys, and a list of retrieval rows
+    may lack rows: an export written before a key or a metric was added (strict recall, say, or
+    ``ndcg_any_lme``) still imports, and what it lacks is computed on import."""
     if isinstance(given, dict) and isinstance(expected, dict):
         return all(k in expected and _agrees(v, expected[k]) for k, v in given.items())
     if isinstance(given, list) and isinstance(expected, list):
+        rows, expected_rows = _retrieval_rows(given), _retrieval_rows(expected)
+        if rows is not None and expected_rows is not None:
+            return all(key in expected_rows and _agrees(row, expected_rows[key]) for key, row in rows.items())
         return len(given) == len(expected) and all(_agrees(g, e) for g, e in zip(given, expected, strict=True))
+    if type(given) is float and type(expected) is float:
+        # A mean summed in another order (an older version's plain sum, this one's fsum) differs in the last bits.
+        return math.isclose(given, expected, rel_tol=1e-12, abs_tol=1e-15)
     return given == expected
+
+
+_ROW_KEY = ("level", "metric", "k")
+
+
+def _retrieval_rows(items: list[Any]) -> dict[tuple, dict] | None:
+    """``metrics.retrieval``'s rows by (level, metric, k); None for any other list."""
+    if not items or not all(isinstance(row, dict) and all(key in row for key in _ROW_KEY) for row in items):
+        return None
+    keyed = {tuple(row[key] for key in _ROW_KEY): row for row in items}
+    return keyed if len(keyed) == len(items) else None

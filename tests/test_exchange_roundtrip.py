@@ -135,3 +135,35 @@ def test_an_edited_evidence_session_is_refused(tmp_path):
     assert result.exit_code == 1
     assert result.output.strip().endswith("evidence_sessions does not match the conversation's sessions; the file was altered")
     assert not (tmp_path / "b.duckdb").exists()
+
+
+def exported_without_lme(tmp_path: Path) -> tuple[str, Path]:
+    """A bm25 run on the sessions corpus as a store written before ``ndcg_any_lme`` existed holds it
+    (its rows deleted), exported by this version: (run id, export file)."""
+    store, exported = tmp_path / "old.duckdb", tmp_path / "old.json"
+    run_id = run_once(FIXTURES / "sessions_corpus", "bm25", store)
+    with duckdb.connect(str(store)) as con:
+        con.execute("DELETE FROM run_metrics WHERE metric LIKE '%ndcg_any_lme%'")
+    evals("export", run_id, "--store", store, "--output", exported)
+    document = json.loads(exported.read_text(encoding="utf-8"))
+    assert document["metrics"]["retrieval"] and not any(row["metric"] == "ndcg_any_lme" for row in document["metrics"]["retrieval"])
+    return run_id, exported
+
+
+def test_a_run_stored_before_a_metric_existed_imports_and_gains_it(tmp_path):
+    """An export lacking a retrieval metric this version computes (a run stored before ndcg_any_lme) imports,
+    and the imported run has the metric, computed from its test points."""
+    run_id, exported = exported_without_lme(tmp_path)
+    evals("import", exported, "--store", tmp_path / "new.duckdb")
+    with duckdb.connect(str(tmp_path / "new.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM run_metrics WHERE run_id = ? AND metric LIKE '%ndcg_any_lme%'", [run_id]).fetchone()[0] > 0
+
+
+def test_an_altered_retrieval_row_is_still_refused(tmp_path):
+    """Rows an export may lack are no loophole: a row it does carry, edited, is refused."""
+    _, exported = exported_without_lme(tmp_path)
+    document = json.loads(exported.read_text(encoding="utf-8"))
+    document["metrics"]["retrieval"][0]["value"] += 1e-6
+    exported.write_text(json.dumps(document), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(tmp_path / "new.duckdb")])
+    assert result.exit_code == 1 and "'metrics' does not match the run's test points" in result.output
