@@ -1,30 +1,57 @@
-"""The README documents what the code does."""
+"""The README and docs/ document what the code does: the README is the door, docs/cli.md the reference."""
 
+import re
 from pathlib import Path
 
 import click
 
 from evals.cli import cli, legacy_cli
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 
-def test_every_command_is_in_the_readme():
-    """Each `evals` subcommand appears in the README as `evals NAME`."""
-    missing = [name for name in cli.commands if f"evals {name}" not in README]
+def test_every_command_has_a_section_in_the_cli_reference():
+    """Each `evals` subcommand has a heading in docs/cli.md naming it as `evals NAME`."""
+    headings = "\n".join(line for line in CLI_DOC.splitlines() if line.startswith("## "))
+    assert [name for name in cli.commands if f"evals {name}" not in headings] == []
+
+
+def test_every_option_of_every_command_is_in_the_cli_reference():
+    """Each option of each `evals` subcommand appears in docs/cli.md as `--option."""
+    missing = [
+        f"{name} {p.opts[0]}"
+        for name, command in cli.commands.items()
+        for p in command.params
+        if isinstance(p, click.Option) and p.opts[0] not in ("--help", "--store")
+        and f"`{p.opts[0]}" not in CLI_DOC
+    ]
     assert missing == []
 
 
-def test_every_run_option_is_in_the_readme():
-    """Each option of `evals run` appears in the README."""
-    options = [p.opts[0] for p in cli.commands["run"].params if isinstance(p, click.Option)]
-    assert [o for o in options if f"`{o}" not in README] == []
-
-
-def test_every_legacy_flag_is_in_the_readme():
-    """Each flag of `python -m evals` appears in the README."""
+def test_every_legacy_flag_is_in_the_cli_reference():
+    """Each flag of `python -m evals` appears in docs/cli.md."""
     flags = [p.opts[0] for p in legacy_cli.params if isinstance(p, click.Option) and p.opts[0] != "--help"]
-    assert [f for f in flags if f not in README] == []
+    assert [f for f in flags if f not in CLI_DOC] == []
+
+
+def test_the_readme_is_a_door_not_a_manual():
+    """README stays short (about 200 lines) and every document it points to exists."""
+    assert len(README.splitlines()) <= 220
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", README)
+    assert links and [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_relative_links_in_docs_resolve():
+    """Every relative link in docs/*.md points to a file that exists."""
+    broken = [
+        f"{doc.name}: {link}"
+        for doc in (ROOT / "docs").glob("*.md")
+        for link in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8"))
+        if not (doc.parent / link).exists()
+    ]
+    assert broken == []
 
 
 def test_readme_keeps_exactly_two_commands():
