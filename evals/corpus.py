@@ -12,9 +12,13 @@ would match any record, is refused; a file's ``id`` is its file name. The
 file itself is read by :mod:`evals.jsonfile` (regular files only, bounded, no
 repeated keys or lone surrogates).
 
-One ``*.json`` is not a conversation: ``references.json`` holds published
+Two ``*.json`` are not conversations. ``references.json`` holds published
 figures (:class:`Reference`) to show beside runs. It is checked as strictly,
 but it is not corpus content: it is never played and not in the digest.
+``benchmark.json`` (:class:`BenchmarkDeclaration`) says which published
+benchmark the conversations were imported from, and so by which rule its runs
+are judged (:mod:`evals.headline`): it is in the digest, since it changes what
+the numbers mean.
 """
 
 from __future__ import annotations
@@ -32,8 +36,11 @@ from evals import jsonfile
 from evals.errors import EvalsError
 
 __all__ = [
+    "BENCHMARKS",
+    "BENCHMARK_FILE",
     "MAX_CUTOFF",
     "SCHEMA_VERSION",
+    "BenchmarkDeclaration",
     "Conversation",
     "Corpus",
     "CorpusError",
@@ -42,6 +49,7 @@ __all__ = [
     "Reference",
     "TestPoint",
     "Turn",
+    "check_benchmark",
     "check_corpus",
     "check_references",
     "corpus_digest",
@@ -51,6 +59,10 @@ __all__ = [
 SCHEMA_VERSION = "1"
 ROLES = ("user", "assistant")
 REFERENCES_FILE = "references.json"  # published figures beside the conversations; not a conversation
+BENCHMARK_FILE = "benchmark.json"  # which published benchmark the corpus is; not a conversation
+# The benchmarks a corpus may declare: each has its own headline rule (evals.headline).
+BENCHMARKS = ("locomo", "longmemeval")
+NOT_CONVERSATIONS = (REFERENCES_FILE, BENCHMARK_FILE)
 # The deepest cutoff a run measures at (``--cutoffs``) and a published figure may state: deeper than any
 # published table, and a typo (5000000, 2**32) is refused before anything is played or stored.
 MAX_CUTOFF = 10_000
@@ -164,6 +176,12 @@ class Reference(_Strict):
     note: Label | None = None  # e.g. "computed by the authors on their release, not re-run here"
 
 
+class BenchmarkDeclaration(_Strict):
+    """``benchmark.json``: the published benchmark this corpus was imported from (importers write it)."""
+
+    name: Literal["locomo", "longmemeval"]
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a corpus, located as precisely as we can."""
@@ -192,6 +210,7 @@ class Corpus:
     conversations: list[Conversation]
     digest: str
     references: list[Reference] = field(default_factory=list)  # from references.json; not in the digest
+    benchmark: str | None = None  # from benchmark.json (in the digest): which published benchmark this is
 
     @property
     def name(self) -> str:
@@ -330,8 +349,9 @@ def _session_problems(name: str, conversation: Conversation, index: int, test: T
     return problems
 
 
-def corpus_digest(conversations: list[Conversation]) -> str:
-    """sha256 of the corpus's canonical content: formatting and file names do not count."""
+def corpus_digest(conversations: list[Conversation], benchmark: str | None = None) -> str:
+    """sha256 of the corpus's canonical content: formatting and file names do not count. A declared
+    benchmark counts (it decides how runs are judged); a corpus without one keeps its digest."""
     # Field order is the models' own, so the dump is canonical. exclude_defaults:
     # optional fields added to the schema later leave the digest of a corpus
     # that does not use them unchanged.
@@ -339,6 +359,8 @@ def corpus_digest(conversations: list[Conversation]) -> str:
     for conversation in conversations:
         digest.update(conversation.model_dump_json(exclude_defaults=True).encode("utf-8"))
         digest.update(b"\n")
+    if benchmark is not None:
+        digest.update(f"benchmark {benchmark}\n".encode())
     return digest.hexdigest()
 
 
@@ -349,7 +371,7 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
         return [], [Problem(str(directory), "", "corpus folder does not exist")]
     if not directory.is_dir():
         return [], [Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")]
-    files = sorted(p for p in directory.glob("*.json") if p.name != REFERENCES_FILE)
+    files = sorted(p for p in directory.glob("*.json") if p.name not in NOT_CONVERSATIONS)
     if not files:
         return [], [Problem(str(directory), "", "no *.json files in the corpus folder")]
 
@@ -379,7 +401,26 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
         first_seen[conversation.id] = path
         conversations.append(conversation)
     problems.extend(check_references(directory)[1])
+    problems.extend(check_benchmark(directory)[1])
     return conversations, problems
+
+
+def check_benchmark(directory: Path) -> tuple[str | None, list[Problem]]:
+    """The benchmark ``directory/benchmark.json`` declares (None without the file), and its problems."""
+    path = Path(directory) / BENCHMARK_FILE
+    if not path.exists() and not path.is_symlink():
+        return None, []
+    name = str(path)
+    try:
+        data = jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        return None, [Problem(name, exc.where, exc.reason)]
+    if not isinstance(data, dict):
+        return None, [Problem(name, "", f"expected a JSON object such as {{\"name\": \"locomo\"}}, got {type(data).__name__}")]
+    try:
+        return BenchmarkDeclaration.model_validate(data).name, []
+    except ValidationError as exc:
+        return None, [Problem(name, jsonfile.json_path(e["loc"]), _describe(e, BenchmarkDeclaration)) for e in exc.errors()]
 
 
 def check_references(directory: Path) -> tuple[list[Reference], list[Problem]]:
@@ -422,9 +463,11 @@ def load_corpus(directory: Path) -> Corpus:
     if problems:
         raise CorpusError(problems)
     references, _ = check_references(directory)
+    benchmark, _ = check_benchmark(directory)
     return Corpus(
         directory=Path(directory),
         conversations=conversations,
-        digest=corpus_digest(conversations),
+        digest=corpus_digest(conversations, benchmark),
         references=references,
+        benchmark=benchmark,
     )

@@ -157,6 +157,8 @@ class _RunBlock(_Closed):
     # The retrieval metrics' cutoffs and rule (evals.results); absent from exports written before them.
     cutoffs: list[Annotated[int, Field(ge=1, le=MAX_K)]] = Field(default_factory=list)
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None = None
+    # The benchmark the corpus declared (in its digest); absent from exports of corpora declaring none.
+    benchmark: Literal["locomo", "longmemeval"] | None = None
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)
@@ -237,6 +239,7 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         },
         "cutoffs": summary.cutoffs,
         "cutoff_rule": summary.cutoff_rule,
+        **({"benchmark": summary.benchmark} if summary.benchmark is not None else {}),
         "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
         "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
@@ -352,7 +355,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     # The digest names the corpus in the store, which keeps one copy per digest and shows it in every
     # run on it; so it must be what these conversations give, or an edited transcript would show up
     # in other, genuine runs' pages (or, imported first, be silently dropped).
-    digest = corpus_digest(conversations)
+    digest = corpus_digest(conversations, block.benchmark)
     if digest != block.corpus_digest:
         raise StoreError(
             f"{name}: run.corpus_digest {block.corpus_digest[:12]}… does not match the file's conversations "
@@ -371,6 +374,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         strategy_source=block.strategy_source,
         cutoffs=block.cutoffs,
         cutoff_rule=block.cutoff_rule or PREFIX,
+        benchmark=block.benchmark,
     )
     scores = Scores(tokenizer=doc.tokenizer, conversation_ids=[c.conversation_id for c in doc.conversations], points=points)
     provenance = Provenance(

@@ -103,6 +103,7 @@ def play_corpus(
         cutoff_rule=rule,
         corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
         corpus_digest=corpus.digest,
+        benchmark=corpus.benchmark,
         started_at=started_at,
         duration_s=time.perf_counter() - clock,
         conversations=conversations,

@@ -114,6 +114,8 @@ class RunResult(BaseModel):
     # PREFIX (the first c of one retrieval), WHOLE_LIST (a strategy that ignores k) or PER_CUTOFF.
     cutoffs: list[int] = Field(default_factory=list)
     cutoff_rule: str = "prefix"
+    # The published benchmark the corpus declares (benchmark.json): which headline rule judges the run.
+    benchmark: str | None = None
 
     def as_stored(self) -> RunResult:
         """This run as the store gives it back: what was measured rather than retrieved (call timings,

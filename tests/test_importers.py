@@ -452,7 +452,7 @@ def test_locomo_zip_of_conversation_files_imports_like_locomo10_json(tmp_path):
             flat.append({"sample_id": f"conv-{stem}", "qa": conversation.pop("qa"), "conversation": conversation})
     (tmp_path / "locomo10.json").write_text(json.dumps(flat))
     from_zip, from_json = imported(tmp_path / "z", "locomo", archive), imported(tmp_path / "j", "locomo", tmp_path / "locomo10.json")
-    assert sorted(p.name for p in from_zip.iterdir()) == ["000_conv-2.json", "001_conv-10.json", "references.json"]
+    assert sorted(p.name for p in from_zip.iterdir()) == ["000_conv-2.json", "001_conv-10.json", "benchmark.json", "references.json"]
     for path in from_json.iterdir():
         assert (from_zip / path.name).read_bytes() == path.read_bytes()
 

@@ -165,6 +165,7 @@ class RayExecutor:
             cutoff_rule=ordered[0].cutoff_rule,
             corpus_dir=str(config.corpus),
             corpus_digest=corpus.digest,
+            benchmark=corpus.benchmark,
             started_at=started_at,
             duration_s=time.perf_counter() - clock,
             conversations=[_shared_texts(o.result, c) for o, c in zip(ordered, corpus.conversations, strict=True)],

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evals import jsonfile
-from evals.corpus import REFERENCES_FILE, Conversation, Reference, check_corpus
+from evals.corpus import BENCHMARK_FILE, REFERENCES_FILE, Conversation, Reference, check_corpus
 from evals.errors import EvalsError
 
 __all__ = [
@@ -287,9 +287,12 @@ def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
         raise source.fail(path, f"cannot make a valid conversation from it: {error['msg']} at {error['loc']}") from None
 
 
-def write_corpus(conversations: Sequence[Conversation], out: Path, references: Sequence[Reference] = ()) -> None:
+def write_corpus(
+    conversations: Sequence[Conversation], out: Path, references: Sequence[Reference] = (), benchmark: str | None = None
+) -> None:
     """Write one JSON file per conversation into ``out`` (new, or an empty folder), all or nothing;
-    and ``references`` (published figures for this benchmark) as ``references.json``, if any."""
+    ``references`` (published figures for this benchmark) as ``references.json``, if any; and the
+    benchmark's name as ``benchmark.json``, which decides how runs on the corpus are judged."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ImportFormatError(f"output folder {out} exists and is not empty; give a new or empty folder")
@@ -305,6 +308,8 @@ def write_corpus(conversations: Sequence[Conversation], out: Path, references: S
         if references:
             rows = [reference.model_dump(exclude_none=True) for reference in references]
             (staging / REFERENCES_FILE).write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if benchmark is not None:
+            (staging / BENCHMARK_FILE).write_text(json.dumps({"name": benchmark}) + "\n", encoding="utf-8")
         _, problems = check_corpus(staging)
         if problems:  # a bug in an importer, not in the input: say so plainly
             raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")

@@ -265,5 +265,5 @@ def import_locomo(file: Path, out: Path) -> ImportReport:
         for position, sample in enumerate(_samples(file))
     ]
     report.conversations = len(conversations)
-    write_corpus(conversations, out, REFERENCES)
+    write_corpus(conversations, out, REFERENCES, benchmark="locomo")
     return report

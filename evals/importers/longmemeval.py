@@ -141,5 +141,5 @@ def import_longmemeval(file: Path, out: Path) -> ImportReport:
         if data is not None:
             conversations.append(build(source, f"[{position}]", data))
     report.conversations = len(conversations)
-    write_corpus(conversations, out, REFERENCES)
+    write_corpus(conversations, out, REFERENCES, benchmark="longmemeval")
     return report

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from evals.corpus import Reference
+from evals.headline import Headline, headline_of
 from evals.metrics import LatencyBucket, MetricValue
 from evals.results import RunResult
 from evals.scoring import Scores
@@ -70,6 +71,8 @@ class RunSummary:
     # how each read the ranking (evals.results.CUTOFF_RULES; None: not recorded).
     cutoffs: list[int] = field(default_factory=list)
     cutoff_rule: str | None = None
+    # The published benchmark the corpus declared (evals.headline decides the headline by it); None: none.
+    benchmark: str | None = None
     # End-to-end answers: how they were made and what they cost; all None for a run without them.
     answer_model: str | None = None
     judge_model: str | None = None
@@ -84,6 +87,11 @@ class RunSummary:
     llm_requests_cached: int | None = None
     llm_prompt_tokens: int | None = None
     llm_completion_tokens: int | None = None
+
+    @property
+    def headline(self) -> Headline:
+        """The one figure this run is judged by, and its population (:mod:`evals.headline`)."""
+        return headline_of(self.benchmark, self.metrics, self.k)
 
     def metric(self, name: str) -> MetricValue | None:
         """The run's value of metric ``name``; None when the run has none (not measured, or not stored then).

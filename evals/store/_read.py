@@ -77,6 +77,7 @@ SUMMARY_COLUMNS = (
     "strategy_source",
     "cutoffs",
     "cutoff_rule",
+    "benchmark",
     *ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
@@ -545,6 +546,7 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         strategy_source=values["strategy_source"],
         cutoffs=list(values["cutoffs"] or []),
         cutoff_rule=values["cutoff_rule"],
+        benchmark=values["benchmark"],
         **{name: values[name] for name in ANSWER_COLUMNS if name != "llm_settings"},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
     )
@@ -569,4 +571,5 @@ def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> 
         cutoffs=summary.cutoffs,
         # Runs stored before the rule was recorded ranked by prefix, the only rule there was then.
         cutoff_rule=summary.cutoff_rule or PREFIX,
+        benchmark=summary.benchmark,
     )

@@ -158,6 +158,7 @@ def make_summary(
         strategy_source=run.strategy_source,
         cutoffs=list(run.cutoffs),
         cutoff_rule=run.cutoff_rule if run.cutoffs else None,
+        benchmark=run.benchmark,
         **extra,
     )
 

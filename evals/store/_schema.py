@@ -372,6 +372,13 @@ UPDATE corpus_references SET metric = 'ndcg_any_lme'
 WHERE metric = 'ndcg_any' AND label = 'LongMemEval paper, BM25 (session level, _m)';
 """
 
+# The published benchmark a run's corpus declared (benchmark.json), which decides its headline rule
+# (evals.headline). Runs stored before it was recorded have none: their corpus declared none either,
+# since a declaration changes the corpus digest.
+_BENCHMARK = """
+ALTER TABLE runs ADD COLUMN benchmark VARCHAR;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -382,6 +389,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "strategy_source_and_source_turns", _PLUGINS),
     Migration(8, "sessions_cutoffs_latency", _SESSIONS_CUTOFFS_LATENCY),
     Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
+    Migration(10, "run_benchmark", _BENCHMARK),
 )
 
 
