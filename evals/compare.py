@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evals.headline import Rule
+from evals.metrics import ScoredRun, point_values
 from evals.scoring import PointScore
 from evals.stats import mcnemar_exact
 from evals.store import RunSummary, StoredRun
 
-__all__ = ["AnswerComparison", "Comparison", "Flip", "Outcome", "compare_runs", "evidence_outcome", "hit_outcome"]
+__all__ = ["AnswerComparison", "Comparison", "Flip", "Outcome", "compare_runs", "evidence_outcome", "headline_outcomes", "hit_outcome"]
 
 # What is paired: a test point's success (True/False), or None where it is not counted.
 Outcome = Callable[[PointScore], bool | None]
@@ -75,8 +77,28 @@ class Comparison:
         return mcnemar_exact(len(self.lost), len(self.gained))
 
 
-def _outcomes(stored: StoredRun, outcome: Outcome) -> dict[tuple[str, int, str], bool]:
-    """The outcome per test point that has one."""
+def headline_outcomes(stored: StoredRun, rule: Rule | None = None) -> list[list[bool | None]]:
+    """Each test point's headline verdict (evals.headline) as an outcome: hit True, miss False, None where
+    the rule does not count the point; per conversation. ``rule``: the run's own by default."""
+    rule = rule or stored.summary.headline.rule
+    values = point_values(ScoredRun(stored.run, stored.scores), [rule.metric])
+    column = values.columns.get(rule.metric, [None] * len(values.conversations))
+    out: list[list[bool | None]] = [[] for _ in stored.run.conversations]
+    for where, value in zip(values.conversations, column, strict=True):
+        out[where].append(None if value is None else value >= 1)
+    return out
+
+
+def _outcomes(stored: StoredRun, outcome: Outcome | None, rule: Rule | None = None) -> dict[tuple[str, int, str], bool]:
+    """The outcome per test point that has one: the headline's verdict unless ``outcome`` is given."""
+    if outcome is None:
+        verdicts = headline_outcomes(stored, rule)
+        found = {
+            (result.conversation_id, point.turn_index, point.question): verdict
+            for result, conversation in zip(stored.run.conversations, verdicts, strict=True)
+            for point, verdict in zip(result.test_points, conversation, strict=True)
+        }
+        return {key: value for key, value in found.items() if value is not None}
     found = {
         (result.conversation_id, point.turn_index, point.question): outcome(score)
         for result, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
@@ -119,13 +141,15 @@ def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
     )
 
 
-def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome = hit_outcome) -> Comparison:
+def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome | None = None) -> Comparison:
     """Match test points by (conversation, turn, question) and sort them by what changed.
 
-    ``outcome`` says what is compared: hits by default (keyword recall), or
-    :func:`evidence_outcome` (evidence recall, over test points with evidence turns).
+    By default what is compared is each test point's headline verdict (:mod:`evals.headline`), by A's
+    rule on both sides, so the paired test is on the figure the leaderboard shows; ``outcome`` names
+    another (:func:`hit_outcome`: keyword recall; :func:`evidence_outcome`: answerable evidence recall).
     """
-    before, after = _outcomes(a, outcome), _outcomes(b, outcome)
+    rule = a.summary.headline.rule
+    before, after = _outcomes(a, outcome, rule), _outcomes(b, outcome, rule)
     shared = [key for key in before if key in after]
     facts = _expected_facts(a)
     lost = [Flip(*key, facts[key]) for key in shared if before[key] and not after[key]]

@@ -200,3 +200,8 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value
+
+
+def clip_text(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut marked with "…" (terminal tables that must stay narrow)."""
+    return text if len(text) <= width else text[: width - 1] + "…"

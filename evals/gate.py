@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.compare import Flip, Outcome, compare_runs, evidence_outcome, hit_outcome
+from evals.compare import Flip, Outcome, compare_runs
 from evals.errors import EvalsError
 from evals.formatting import commit_text, short_commit
 from evals.metrics import MetricValue
@@ -78,7 +78,6 @@ IMPROVEMENT = "improvement"
 NOISE = "within noise"
 NO_CHANGE = "no change"
 
-_HEADLINES: tuple[tuple[str, Outcome], ...] = (("evidence_recall_any", evidence_outcome), ("recall", hit_outcome))
 _HEX_PREFIX = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
@@ -348,13 +347,10 @@ def _pairs(base: Side, head: Side) -> tuple[list[tuple[RunSummary, RunSummary]],
     return pairs, only_base, only_head
 
 
-def _headline(base: RunSummary, head: RunSummary) -> tuple[str, Outcome]:
-    """Evidence recall where both runs measured it, else keyword recall; with the outcome it pairs."""
-    for name, outcome in _HEADLINES:
-        b, h = base.metric(name), head.metric(name)
-        if b is not None and h is not None and b.value is not None and h.value is not None:
-            return name, outcome
-    return _HEADLINES[-1]
+def _headline(base: RunSummary, head: RunSummary) -> tuple[str, Outcome | None]:
+    """The base's headline metric (evals.headline: the figure the leaderboard shows); None as the outcome
+    pairs each test point's headline verdict."""
+    return base.headline.rule.metric, None
 
 
 def _latency(summary: RunSummary) -> float | None:

@@ -66,6 +66,7 @@ class Rule:
     population: str  # which test points count, in words
     follows: str  # the published code whose rule this is
     note: str = ""  # what differs from that code, if anything
+    counts_unanswerable: bool = False  # test points the dataset marks unanswerable count (they have evidence)
     # Words for a test point the dataset marks unanswerable (the dataset's own terms).
     unanswerable_words: str = "the dataset marks this question unanswerable from the conversation"
 
@@ -98,6 +99,7 @@ LOCOMO = Rule(
     metric=EVIDENCE_ANY_AT_K,
     label="recall_any@k",
     population="every question with evidence, adversarial ones (category 5) included",
+    counts_unanswerable=True,
     follows="LoCoMo task_eval/evaluation.py (eval_question_answering), whose retrieval recall covers every category",
     note="LoCoMo's script averages the fraction of a question's evidence found (recall_frac@k here, shown beside "
     "with the paper's figures) and counts a question without evidence as 1; here a question needs an evidence "

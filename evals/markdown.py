@@ -17,7 +17,7 @@ from evals.metrics import PROPORTION
 from evals.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
 from evals.store import RunSummary
 from evals.strategies import NO_MODEL
-from evals.tables import APPROX_NOTE, MISSING, metric_text, shown_metrics
+from evals.tables import APPROX_NOTE, MISSING, board_metrics, ceiling, hash_caveat, metric_text
 from evals.tokens import EXACT
 
 __all__ = ["leaderboard_markdown", "strategy_labels"]
@@ -39,7 +39,7 @@ def strategy_labels(rows: Sequence[RunSummary]) -> list[str]:
 
 
 def _table(rows: Sequence[RunSummary]) -> list[str]:
-    shown = shown_metrics(rows)
+    shown = board_metrics(rows)
     reference = reference_run(rows)
     heads = [f"{m.label} [95% CI]" if m.kind == PROPORTION else m.label for m in shown]
     lines = [
@@ -47,8 +47,9 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
         "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "--:", "---"]) + "|",
     ]
     for label, s in zip(strategy_labels(rows), rows, strict=True):
+        marks = (" (ceiling)" if ceiling(s) else "") + (" (hash embedder: no semantics)" if hash_caveat(s) else "")
         cells = [
-            label,
+            label + marks,
             MISSING if s.model == NO_MODEL else s.model,
             str(s.k),
             *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
@@ -68,7 +69,8 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         rows = list(group)
         conversations = max(s.conversation_count for s in rows)
         lines = [
-            f"**Corpus `{name}`** ({conversations} conversations, {rows[0].total} test points, digest `{digest[:12]}`)",
+            f"**Corpus `{name}`** ({conversations} conversations, {rows[0].headline.total} test points counted, digest `{digest[:12]}`); "
+            f"ranked by {rows[0].headline.rule.label} over {rows[0].headline.rule.population}",
             "",
             *_table(rows),
         ]

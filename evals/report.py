@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evals.breakdown import metrics_additions
+from evals.headline import Headline
 from evals.metrics import (
     ALL,
     HEADLINE,
@@ -347,22 +348,28 @@ def _headline_row(rows: Sequence[dict[str, Any]], k: int) -> dict[str, Any] | No
     return None
 
 
-def run_line(document: dict[str, Any], run_id: str, destination: str | None = None) -> str:
+def run_line(document: dict[str, Any], run_id: str, destination: str | None = None, headline: Headline | None = None) -> str:
     """``evals run``'s one-line summary, from a document of the original shape, leading with what the
     leaderboard leads with. On a corpus with evidence that is turn-level recall_any at k:
     ``run <id>: bm25 recall_any@5 0.493 [0.452, 0.534] (98/199) recall@5 0.282 […] (56/199) tokens/tp 110.3``;
     elsewhere keyword recall: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
-    with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point."""
+    with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point. ``headline``
+    (the stored run's, evals.headline) is what leads; without it, turn-level recall_any from the document."""
     metrics = document["metrics"]
     recall = metrics["recall_at_k"]
     tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
-    headline = _headline_row(metrics.get("retrieval", ()), document["k"])
-    name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]
+    k = document["k"]
+    if headline is not None:
+        lead = "" if headline.rule.metric == "recall" else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
+    else:
+        row = _headline_row(metrics.get("retrieval", ()), k)
+        name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]
+        lead = f"{name}@{k} {_proportion(round(row['value'] * row['n']), row['n'])} " if row else ""
     line = (
         f"run {run_id}: {document['strategy'].get('name')} "
-        + (f"{name}@{document['k']} {_proportion(round(headline['value'] * headline['n']), headline['n'])} " if headline else "")
+        + lead
         + f"recall@{document['k']} {_proportion(recall['hits'], recall['total'])} "
         f"tokens/tp {'null' if tokens is None else f'{mark}{tokens:.1f}'}"
     )

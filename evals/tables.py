@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from evals import formatting
 from evals.breakdown import category_rows
 from evals.errors import EvalsError
 from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
+from evals.results import WHOLE_LIST
 from evals.store import RunSummary, StoredRun
 from evals.tokens import EXACT
 
@@ -29,6 +31,11 @@ __all__ = [
     "Table",
     "category_table",
     "commit_text",
+    "CEILINGS",
+    "board_metrics",
+    "ceiling",
+    "compact_leaderboard",
+    "hash_caveat",
     "headline",
     "leaderboard_metric",
     "ranked",
@@ -86,8 +93,43 @@ def leaderboard_metric(name: str) -> Metric:
 
 
 def headline(summaries: Sequence[RunSummary]) -> str:
-    """The metric a corpus's rows are ranked by: turn-level recall_any at k where runs have evidence, else recall."""
-    return HEADLINE if any(s.metric(HEADLINE) is not None for s in summaries) else "recall"
+    """The metric a corpus's rows are ranked by: its headline rule's (evals.headline), which every run on
+    one corpus shares; the run that has evidence metrics decides, should an old one lack them."""
+    rules = [s.headline.rule for s in summaries]
+    return next((r.metric for r in rules if r.metric != "recall"), "recall")
+
+
+def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
+    """The leaderboard's metric columns for one corpus: the headline first, then the others some run has
+    (less turn.recall_any@k where the headline is its answerable twin, which would read as a second figure)."""
+    first = headline(summaries)
+    rest = [m for m in shown_metrics(summaries) if m.name != first and not (first == "evidence_recall_any" and m.name == HEADLINE)]
+    return [declared(first), *rest]  # type: ignore[list-item]
+
+
+# Built-in baselines that bound what a memory can do rather than being one (tables, pages and the
+# terminal set them apart and say why); any strategy whose run ignored k is one too.
+CEILINGS = {
+    "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at unbounded cost.",
+    "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
+    "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
+}
+
+
+def ceiling(summary: RunSummary) -> str:
+    """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle, or a run that ignored k."""
+    if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
+        return CEILINGS[summary.strategy]
+    if summary.cutoff_rule == WHOLE_LIST:
+        return "Ignores k and returns its whole list: a ceiling, not a memory."
+    return ""
+
+
+def hash_caveat(summary: RunSummary) -> str:
+    """A caveat for a run made with Mneme's hash embedder ("" otherwise): its vectors carry no meaning."""
+    if summary.model.startswith("hash-") or summary.strategy_config.get("embedder") == "HashEmbedder":
+        return "hash embedder: no semantics (vectors of hashed characters, a smoke test, not a measure of Mneme's retrieval)"
+    return ""
 
 
 def ranked(summaries: Sequence[RunSummary], metric: str | None = None) -> list[RunSummary]:
@@ -125,7 +167,9 @@ _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
     "model": lambda s: s.model,
     "k": lambda s: str(s.k),
     "corpus": lambda s: s.corpus_name,
-    "hits": lambda s: f"{s.hits}/{s.total}",
+    "hits": lambda s: f"{s.headline.hits}/{s.headline.total}",
+    "headline": lambda s: f"{s.headline.rule.label} "
+    + formatting.with_interval(s.headline.recall, s.headline.low, s.headline.high, empty=NULL),
     # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
     "emb new/cached": lambda s: MISSING if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
 }
@@ -165,6 +209,49 @@ def summary_table(
     ]
     notes = [APPROX_NOTE] if any(s.tokenizer != EXACT for s in summaries) else []
     return Table(header, rows, notes)
+
+
+def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
+    """The leaderboard in under 100 columns: per corpus, its headline rule, then one line per configuration
+    with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point."""
+    corpora: dict[str, list[RunSummary]] = {}
+    for summary in summaries:
+        corpora.setdefault(summary.corpus_digest, []).append(summary)
+    out: list[str] = []
+    marks: set[str] = set()
+    for group in corpora.values():
+        rule = group[0].headline.rule
+        keyword = rule.metric != "recall"
+        label = rule.label
+        about = f"corpus {group[0].corpus_name} ({group[0].corpus_digest[:12]}), ranked by {label} over {rule.population}"
+        out.extend(textwrap.wrap(formatting.printable(about), 99, subsequent_indent="  "))
+        header = ["strategy", "model", "k", f"{label} [95% CI]", "hits", *(["kw recall"] if keyword else []), "tokens/tp"]
+        rows = []
+        for s in group:
+            head = s.headline
+            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "")
+            marks |= {"*"} if ceiling(s) else set()
+            marks |= {"!"} if hash_caveat(s) else set()
+            cells = [
+                formatting.clip_text(name, 18),
+                formatting.clip_text(s.model, 18),
+                str(s.k),
+                formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
+                f"{head.hits}/{head.total}",
+                *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
+                metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
+            ]
+            rows.append(cells)
+        out.append(Table(header, rows, []).text().rstrip("\n"))
+        out.append("")
+    if "*" in marks:
+        out.append("* ceiling: ignores k or holds the whole history; shown for scale, not a memory")
+    if "!" in marks:
+        out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
+    if any(s.tokenizer != EXACT for s in summaries):
+        out.append(APPROX_NOTE)
+    out.append("--wide: every column; --format json: every metric, and the headline object per run")
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def summaries_json(summaries: Sequence[RunSummary]) -> str:

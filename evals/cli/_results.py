@@ -39,9 +39,9 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     echo_summaries(
         summaries,
         fmt,
-        ["run", "date", "commit", "strategy", "model", "k", "corpus", "hits"],
+        ["run", "date", "commit", "strategy", "model", "k", "corpus", "headline", "hits"],
         ["emb new/cached"],
-        metrics=["recall", "tokens_per_test_point"],
+        metrics=["tokens_per_test_point"],
     )
 
 
@@ -65,14 +65,16 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
     "evidence, else recall.",
 )
-def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None) -> None:
-    """The latest run of each configuration on each corpus, best recall first.
+@click.option("--wide", is_flag=True, help="Every metric column (the default table fits 100 columns).")
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None, wide: bool) -> None:
+    """The latest run of each configuration on each corpus, best headline first.
 
-    recall is hits / test points with its 95% Wilson interval; strict recall
-    counts a test point only when every expected keyword was retrieved; MRR is
-    the mean of 1/rank of the first matching record; tokens/tp is the mean
-    context tokens per test point. Unanswerable test points are not counted.
-    --format markdown prints the README's table.
+    Each corpus is ranked by its headline (docs/methodology.md, "The headline"): turn-level
+    recall_any@k over the test points its benchmark's published code counts where the test
+    points name evidence turns, else keyword recall@k over answerable test points; each with
+    its 95% Wilson interval and hits / total. The default table fits 100 columns (* marks a
+    ceiling, ! the hash embedder); --wide shows every metric. --format markdown prints the
+    README's table.
     """
     if by_category and fmt == "markdown":
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
@@ -98,9 +100,14 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
 
         echo(leaderboard_markdown(summaries), nl=False)
         return
+    if fmt == "table" and not wide and chosen is None:
+        echo(tables.compact_leaderboard(summaries), nl=False)
+        return
     columns = None
     if chosen is not None:
         columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
+    elif summaries:
+        columns = [m.name for m in tables.board_metrics(summaries)]
     echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns)
 
 
@@ -202,8 +209,9 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         echo(
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
-            f"corpus {summary.corpus_name}  recall {summary.hits}/{summary.total} = {metric('recall', summary)}  "
-            f"strict {metric('strict_recall', summary)}  MRR {metric('mrr', summary)}"
+            f"corpus {summary.corpus_name}  {summary.headline.rule.label} {summary.headline.hits}/{summary.headline.total} = "
+            f"{tables.metric_text(METRICS[summary.headline.rule.metric], summary.headline.value, summary.tokenizer)}  "
+            f"recall {metric('recall', summary)}  MRR {metric('mrr', summary)}"
         )
     if not comparison.same_corpus:
         echo(

@@ -159,7 +159,8 @@ def run_command(
         echo_llm_usage(outcome.document)
     if outcome.cache_hits or outcome.cache_misses:
         echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
+    headline = outcome.summary.headline if outcome.summary is not None else None
     if outcome.reused:
-        echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None)}")
+        echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None, headline)}")
     else:
-        echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}"))
+        echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}", headline))

@@ -191,8 +191,8 @@ def _place_labels(
     return out
 
 
-def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str) -> Chart:
-    """Recall against tokens per test point (log scale), one mark per configuration, the frontier stepped."""
+def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str, y_label: str = "recall@k") -> Chart:
+    """The headline (``y_label``) against tokens per test point (log scale), one mark per configuration, the frontier stepped."""
     x0, x1 = LEFT, WIDTH - RIGHT
     y0, y1 = TOP, HEIGHT - BOTTOM
     top_decade = max(1, math.ceil(max((_log_tokens(p.tokens) for p in points), default=1.0)))
@@ -243,7 +243,7 @@ def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str) -> Cha
         right=x1,
         bottom=y1,
         x_label=tokens_label,
-        y_label="recall@k",
+        y_label=y_label,
         x_ticks=x_ticks,
         y_ticks=_recall_ticks(y0, y1),
         marks=marks,

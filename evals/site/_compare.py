@@ -52,9 +52,9 @@ def _run_ref(s: RunSummary, paths: Paths) -> RunRef:
         commit_short=short_commit(s.commit),
         dirty=s.dirty,
         date=s.date,
-        hits=s.hits,
-        total=s.total,
-        recall=s.recall,
+        hits=s.headline.hits,
+        total=s.headline.total,
+        recall=s.headline.recall,
         recall_low=recall_low(s),
         recall_high=recall_high(s),
     )

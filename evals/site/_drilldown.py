@@ -1,9 +1,10 @@
 """The drill-down of one conversation of a run: every test point's view, and the turns they touched.
 
-What holds an answer is decided by :mod:`evals.scoring` (``matched_keywords``:
-an expected keyword, or without keywords the expected fact, in one record),
-and hit, strict hit and rank come from the run's stored scores, so a page
-never re-judges a test point.
+Each test point's HIT / MISS is the verdict of the run's headline rule (:mod:`evals.headline`),
+handed in: the same rule the leaderboard's figure counts, so a page never re-judges a test point.
+Under an evidence rule, "where the answer was" is the corpus's evidence turns, each with the rank
+the run gave it; under the keyword rule, the turns holding an expected keyword, as decided by
+:mod:`evals.scoring` (``matched_keywords``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ __all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # evidence turns listed per test point
 LONG_RECORD = 600  # characters beyond which a record's text is folded
+# Ranks past k listed per test point: only those that are evidence (or hold a keyword), at most this
+# many; the rest are summarised in one line, since a LoCoMo page repeated 45 of them per question.
+PAST_K_CAP = 10
 
 
 class ConversationText:
@@ -79,6 +83,9 @@ def point_view(
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: str = "",
     place: str = "",
+    verdict: str | None = None,
+    verdict_note: str = "",
+    by_evidence: bool = False,
 ) -> tuple[PointView, list[int], dict[int, int]]:
     """One test point's view (rendered), plus what the turn list needs: its listed evidence turns and each retrieved turn's rank.
 
@@ -86,7 +93,12 @@ def point_view(
     ``link(turn)`` is where a turn's whole text is (relative to the page),
     ``context`` the transcript at the test point, and ``place`` names the
     conversation in the fragment cache (links differ between conversations).
+    ``verdict`` is the headline rule's (evals.headline; None: the keyword hit, as the original harness
+    judged), ``verdict_note`` the dataset's words for an unanswerable question, and ``by_evidence``
+    says the rule judges by evidence turns, so "where the answer was" lists them.
     """
+    if verdict is None:
+        verdict = ("hit" if score.hit else "miss") if point.answerable else "unanswerable"
     ti = point.turn_index
     keywords = list(point.expected_keywords)
     needles = keywords or ([point.expected_fact] if point.expected_fact else [])
@@ -101,7 +113,9 @@ def point_view(
         for rank, ref in enumerate(refs, start=1):
             if ref is not None and ref not in rank_of_turn:
                 rank_of_turn[ref] = rank
-    evidence_turns = text.turns_holding(needles, ti)
+    # Under an evidence rule the answer's place is what the corpus labels, not where a keyword occurs
+    # (a keyword scan there calls hundreds of answerable LoCoMo questions unanswerable).
+    evidence_turns = sorted(t for t in point.evidence_turns if 0 <= t < ti) if by_evidence else text.turns_holding(needles, ti)
     listed = evidence_turns[:EVIDENCE_CAP]
 
     # Everything the section shows is a function of this key.
@@ -129,6 +143,9 @@ def point_view(
         tuple(point.evidence_turns),
         tuple(point.ranked_turns or ()),
         None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
+        verdict,
+        verdict_note,
+        by_evidence,
     )
     cached = cache.points.get(key)
     if cached is not None:
@@ -136,6 +153,7 @@ def point_view(
 
     views = []
     more = []
+    evidence_set = set(point.evidence_turns)
     if not all_history:
         for rank, (record, count, ref) in enumerate(zip(records[:RECORD_CAP], tokens, refs, strict=False), start=1):
             # Without keywords the needle is the expected fact, which one record must hold, as in evals.scoring.match.
@@ -144,7 +162,7 @@ def point_view(
                 start = record[: SNIPPET + 1]
                 more.append(
                     RecordView(rank, count, [Segment(start, False)], matched, ref, ti - ref if ref is not None else None, False,
-                               href=link(ref) if ref is not None else "")
+                               href=link(ref) if ref is not None else "", evidence=ref is not None and ref in evidence_set)
                 )  # fmt: skip
                 continue
             shown = clip(record, tuple(needles) if matched else ())
@@ -161,11 +179,11 @@ def point_view(
                     omitted=shown.omitted,
                     length=shown.length,
                     href=link(ref) if ref is not None else "",
+                    evidence=ref is not None and ref in evidence_set,
                 )
             )
         # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.
         ranked = point.ranked_turns or []
-        evidence_set = set(point.evidence_turns)
         for rank in range(max(len(records), k) + 1, min(len(ranked), RECORD_CAP) + 1):
             turn = ranked[rank - 1]
             matched = matched_keywords(needles, text.contents[turn]) if turn is not None and turn < len(text.contents) else []
@@ -180,6 +198,11 @@ def point_view(
         for rank, turn in enumerate((point.ranked_turns or [])[len(records) :], start=len(records) + 1):
             if turn is not None and turn not in ranked_past and turn not in rank_of_turn:
                 ranked_past[turn] = rank
+    # Past k, only what explains the verdict is listed: evidence turns and records holding a keyword.
+    telling = [r for r in more if r.evidence or r.matched]
+    shown_more = telling[:PAST_K_CAP]
+    more_hidden = len(more) - len(shown_more)
+    more = shown_more
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
     retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
     evidence = []
@@ -206,7 +229,7 @@ def point_view(
         question=point.question,
         expected_fact=point.expected_fact,
         keywords=keywords,
-        hit=score.hit,
+        hit=verdict == "hit",
         strict_hit=score.strict_hit,
         rank=score.rank,
         context_tokens=sum(tokens),
@@ -237,6 +260,10 @@ def point_view(
         records_more=more,
         evidence_hrefs=[link(t) for t in point.evidence_turns],
         context_href=context,
+        verdict=verdict,
+        verdict_note=verdict_note,
+        by_evidence=by_evidence,
+        records_more_hidden=more_hidden,
     )
     return cache.point(key, view, approx), listed, rank_of_turn
 
@@ -254,10 +281,15 @@ def conversation_views(
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: Callable[[int], str] = lambda turn: f"#t-{turn}",
     place: str = "",
+    verdicts: list[str] | None = None,
+    unanswerable_words: str = "",
+    by_evidence: bool = False,
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the turns they touched (retrieved, asked, evidence, answer) in
     conversation order, tagged with the test points they served, each a snippet linked to its whole
-    text (``link``). ``context(turn)`` links the transcript at a test point's turn."""
+    text (``link``). ``context(turn)`` links the transcript at a test point's turn. ``verdicts`` are the
+    headline rule's, per test point (None: the keyword hit); ``unanswerable_words`` how the dataset
+    describes a question it marks unanswerable."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
@@ -274,16 +306,19 @@ def conversation_views(
             link=link,
             context=context(point.turn_index),
             place=place,
+            verdict=verdicts[number - 1] if verdicts is not None else None,
+            verdict_note="" if point.answerable else unanswerable_words,
+            by_evidence=by_evidence,
         )
         points.append(view)
         for turn, rank in rank_of_turn.items():
             if k is None or rank <= k:
                 marks[turn].append(TurnMark("retrieved", number, view.anchor, rank, view.hit, f"TP{number} #{rank}", ""))
-        for turn in evidence_turns:
+        for turn in evidence_turns if not by_evidence else ():
             marks[turn].append(TurnMark("answer", number, view.anchor, None, view.hit, f"TP{number} answer", " ans"))
         for turn in view.evidence_turns:
             marks[turn].append(TurnMark("evidence", number, view.anchor, None, view.hit, f"TP{number} evidence", " evi"))
-        asked_css = " ask" if view.hit or not view.answerable else " ask miss"
+        asked_css = " ask miss" if view.verdict == "miss" else " ask"
         marks[point.turn_index].append(TurnMark("asked", number, view.anchor, None, view.hit, f"TP{number} asked", asked_css))
     lines = []
     for turn in sorted(t for t in marks if 0 <= t < len(text.contents)):

@@ -33,13 +33,12 @@ class HistoryPublisher(Publisher):
 
 def drop_reason(previous: RunSummary, current: RunSummary) -> str:
     """Why ``current`` counts as a drop from ``previous``; empty when it does not."""
-    if current.recall is not None and recall_low(previous) is not None and current.recall < recall_low(previous):
-        return (
-            f"recall {percent(current.recall)} is below the previous run's 95% interval "
-            f"{percent_interval(recall_low(previous), recall_high(previous))}"
-        )
-    if current.total == previous.total and current.hits < previous.hits:
-        return f"hits fell from {previous.hits} to {current.hits} of {current.total}"
+    now, before = current.headline, previous.headline
+    label = now.rule.label
+    if now.recall is not None and before.low is not None and now.recall < before.low:
+        return f"{label} {percent(now.recall)} is below the previous run's 95% interval {percent_interval(before.low, before.high)}"
+    if now.total == before.total and now.hits < before.hits:
+        return f"{label} hits fell from {before.hits} to {now.hits} of {now.total}"
     return ""
 
 
@@ -59,11 +58,11 @@ def _history_pages(site: Site, output: Output) -> None:
                 commit_short=short_commit(r.commit),
                 dirty=r.dirty,
                 date=r.date,
-                recall=r.recall,
+                recall=r.headline.recall,
                 recall_low=recall_low(r),
                 recall_high=recall_high(r),
-                hits=r.hits,
-                total=r.total,
+                hits=r.headline.hits,
+                total=r.headline.total,
                 tokens=r.tokens_per_test_point,
                 approx_tokens=is_estimated(r.tokenizer),
                 drop=reason,
@@ -72,12 +71,12 @@ def _history_pages(site: Site, output: Output) -> None:
         ]
         series = [
             SeriesPoint(
-                value=r.recall,
+                value=r.headline.recall,
                 low=recall_low(r),
                 high=recall_high(r),
                 label=short_commit(r.commit)[:7] + ("*" if r.dirty else ""),
-                title=f"{r.date} {short_commit(r.commit)}{' (dirty)' if r.dirty else ''}: recall {percent(r.recall)} "
-                f"{percent_interval(recall_low(r), recall_high(r))}, {r.hits}/{r.total}" + (f"; drop: {reason}" if reason else ""),
+                title=f"{r.date} {short_commit(r.commit)}{' (dirty)' if r.dirty else ''}: {r.headline.rule.label} {percent(r.headline.recall)} "
+                f"{percent_interval(recall_low(r), recall_high(r))}, {r.headline.hits}/{r.headline.total}" + (f"; drop: {reason}" if reason else ""),
                 href=paths.run(r.run_id),
                 flagged=bool(reason),
             )
@@ -123,7 +122,9 @@ def _history_pages(site: Site, output: Output) -> None:
                 store_href=site.store_href,
                 navigation=site.navigation,
                 config=info,
-                recall_chart=series_chart(series, title=f"recall@{info.k} across runs", y_label="recall@k", recall=True),
+                recall_chart=series_chart(
+                    series, title=f"{runs[-1].headline.rule.label.replace('@k', f'@{info.k}')} across runs", y_label=runs[-1].headline.rule.label, recall=True
+                ),
                 tokens_chart=series_chart(
                     token_series,
                     title="tokens per test point across runs",

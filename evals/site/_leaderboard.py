@@ -37,7 +37,7 @@ from evals.site._views import settings_text
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tables import ranked, shown_metrics
+from evals.tables import board_metrics, ranked, shown_metrics
 
 # Baselines that bound what a memory can do rather than being one; the leaderboard sets them apart and says why.
 CEILINGS = {
@@ -104,10 +104,10 @@ def leaderboard(
                 f"Relative to {REFERENCE_STRATEGY} ({number(reference.tokens_per_test_point)} tokens per test point, "
                 f"run {reference.run_id}); shown only where both runs count tokens the same way."
             )
-        shown = shown_metrics(runs)
+        shown = board_metrics(runs)
         rows = []
         for s in runs:
-            recall = s.metric("recall")
+            head = s.headline
             rows.append(
                 BoardRow(
                     run_id=s.run_id,
@@ -119,12 +119,12 @@ def leaderboard(
                     config_key=s.config_key,
                     model=s.model,
                     k=s.k,
-                    recall=s.recall,
-                    recall_low=recall.low if recall else None,
-                    recall_high=recall.high if recall else None,
+                    recall=head.recall,
+                    recall_low=head.low,
+                    recall_high=head.high,
                     metrics=[metric_cell(m, s) for m in shown],
-                    hits=s.hits,
-                    total=s.total,
+                    hits=head.hits,
+                    total=head.total,
                     tokens=s.tokens_per_test_point,
                     relative=relative_tokens(s, reference),
                     approx_tokens=is_estimated(s.tokenizer),
@@ -148,7 +148,7 @@ def leaderboard(
                         high=r.recall_high,
                         label=_chart_label(r, rows),
                         title=(
-                            f"{r.strategy} {r.settings} k={r.k}: recall {percent(r.recall)} "
+                            f"{r.strategy} {r.settings} k={r.k}: {runs[0].headline.rule.label} {percent(r.recall)} "
                             f"{percent_interval(r.recall_low, r.recall_high)}, {number(r.tokens)} tokens per test point"
                             + (" (estimated)" if r.approx_tokens else "")
                         ),
@@ -156,7 +156,8 @@ def leaderboard(
                     )
                     for r in plotted
                 ],
-                title=f"Recall against tokens per test point on {runs[0].corpus_name}",
+                title=f"{runs[0].headline.rule.label} against tokens per test point on {runs[0].corpus_name}",
+                y_label=runs[0].headline.rule.label,
                 tokens_label="tokens per test point (log scale)" + (", some estimated" if any_approx else ""),
             )
             if plotted
@@ -221,8 +222,9 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                 "config_key": s.config_key,
                 "model": s.model,
                 "k": s.k,
-                "hits": s.hits,
-                "total": s.total,
+                "hits": s.headline.hits,
+                "total": s.headline.total,
+                **{f"headline_{key}": value for key, value in s.headline.as_dict().items()},
             }
             for declared in METRICS.values():
                 value = s.metric(declared.name)

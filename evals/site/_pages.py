@@ -266,7 +266,8 @@ class AnswersBlock:
 
 @dataclass(frozen=True)
 class CategoryRow:
-    """One test point category of a run: recall and evidence recall over its answerable points."""
+    """One test point category of a run: the headline (hits, total, recall: the run's rule, over the
+    category's points it counts), evidence recall over its answerable points."""
 
     category: str  # "(none)" for test points without a category
     hits: int
@@ -285,6 +286,16 @@ class RunPage(Page):
     template: ClassVar[str] = "run.html"
 
     run: RunHeader
+    # The headline (evals.headline): ``recall``, its interval, ``hits`` / ``total`` are the rule's figure.
+    headline_label: str
+    population: str  # which test points the headline counts
+    follows: str  # the published code whose rule it is
+    rule_note: str  # what differs from that code ("" when nothing)
+    by_evidence: bool  # the rule judges by evidence turns; keyword recall is then shown beside, labelled
+    counts_unanswerable: bool  # the rule counts the test points the dataset marks unanswerable
+    keyword_recall: float | None
+    keyword_hits: int
+    keyword_total: int
     recall: float | None
     recall_low: float | None
     recall_high: float | None
@@ -442,6 +453,12 @@ class PointView:
     records_more: list[RecordView] = field(default_factory=list)
     evidence_hrefs: list[str] = field(default_factory=list)  # each evidence turn in the transcript (aligned with evidence_turns)
     context_href: str = ""  # the transcript at the test point's turn, relative to the drill-down
+    # The headline rule's verdict (evals.headline): hit, miss, unanswerable or unscored; what the badge,
+    # data-verdict and the run's hits / total all say.
+    verdict: str = "hit"
+    verdict_note: str = ""  # the dataset's own words for a question it marks unanswerable ("" otherwise)
+    by_evidence: bool = False  # the rule judges by evidence turns (else by expected keywords)
+    records_more_hidden: int = 0  # ranks past k summarised, not listed (neither evidence nor a keyword match)
 
 
 @dataclass(frozen=True)
@@ -452,6 +469,8 @@ class ConversationPage(Page):
     conversation_id: str
     description: str
     turn_count: int
+    headline_label: str  # the rule's figure, e.g. recall_any@k (evals.headline)
+    population: str  # which test points it counts
     hits: int
     total: int
     recall: float | None

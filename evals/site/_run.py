@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
-from evals.metrics import METRICS, ScoredRun, grouped, point_values
+from evals.headline import HIT, KEYWORD, MISS, verdicts
+from evals.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.report import conversation_json, legacy_json_parts
 from evals.results import AnswerRun, ConversationResult, RunResult
 from evals.scoring import PointScore, Scores
@@ -120,17 +121,26 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     last: StoredRun | None = None
     answers_of_run: AnswerRun | None = None
     position = 0
+    rule = s.headline.rule  # one rule judges every test point of the run (evals.headline)
+    row_metrics = (rule.metric, "tokens_per_test_point")
     for part in run.parts():
         first, last = first or part.run, part
         answers = part.answers
         answers_of_run = answers_of_run or answers
-        # Unanswerable test points are neither hits nor misses, and out of the numbers (as in the summary).
-        per_conversation = grouped(point_values(ScoredRun(None, part.scores), _ROW_METRICS), "conversation")  # type: ignore[arg-type]
+        # Each test point's verdict is the rule metric's value there; its conversation's row aggregates them.
+        values_here = point_values(ScoredRun(part.run, part.scores), row_metrics)
+        per_conversation = grouped(values_here, "conversation")
+        answerable = [s_.answerable for conv in part.scores.points for s_ in conv]
+        flat = verdicts(rule, values_here.columns.get(rule.metric, [None] * len(answerable)), answerable)
+        split: list[list[str]] = [[] for _ in part.run.conversations]
+        for where, verdict in zip(values_here.conversations, flat, strict=True):
+            split[where].append(verdict)
         for index, (conversation, scores) in enumerate(zip(part.run.conversations, part.scores.points, strict=True)):
             point_answers = answers.points[index] if answers is not None else None
             cid = conversation.conversation_id
             href = hrefs[position]
-            recall, spent = per_conversation[index]["recall"], per_conversation[index]["tokens_per_test_point"]
+            recall = per_conversation[index].get(rule.metric) or MetricValue(None, 0)
+            spent = per_conversation[index]["tokens_per_test_point"]
             hits, total, context_tokens = recall.successes or 0, recall.n, spent.total
             rows.append(
                 (
@@ -153,8 +163,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             )
             misses.extend(
                 MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
-                for p, score in zip(conversation.test_points, scores, strict=True)
-                if not score.hit and score.answerable
+                for p, verdict in zip(conversation.test_points, split[index], strict=True)
+                if verdict == MISS
             )
             if point_answers is not None:
                 wrong.extend(
@@ -176,6 +186,9 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 link=lambda turn, cid=cid: root + layout.turn_href(paths, cid, turn),
                 context=lambda turn, cid=cid: root + layout.context_href(paths, cid, turn),
                 place=paths.transcript(s.corpus_digest, cid),
+                verdicts=split[index],
+                unanswerable_words=rule.unanswerable_words,
+                by_evidence=rule.metric != KEYWORD.metric,
             )
             output.page(
                 env,
@@ -191,6 +204,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     conversation_id=cid,
                     description=conversation.description,
                     turn_count=len(text.contents),
+                    headline_label=rule.label,
+                    population=rule.population,
                     hits=hits,
                     total=total,
                     recall=recall.value,
@@ -198,9 +213,9 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     recall_high=recall.high,
                     context_tokens=context_tokens,
                     points=points,
-                    toc=[pt for pt in points if pt.answerable and not pt.hit]
-                    + [pt for pt in points if pt.answerable and pt.hit]
-                    + [pt for pt in points if not pt.answerable],
+                    toc=[pt for pt in points if pt.verdict == MISS]
+                    + [pt for pt in points if pt.verdict == HIT]
+                    + [pt for pt in points if pt.verdict not in (HIT, MISS)],
                     transcript=touched,
                     transcript_open=len(touched) <= OPEN_TRANSCRIPT,
                     previous_href=hrefs[position - 1] if position > 0 else "",
@@ -233,7 +248,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     if gzipped is not None:
         output.raw(json_href, gzipped)
     ordered = [row for _, row in sorted(rows, key=lambda pr: (pr[1].misses == 0, pr[0]))]
-    recall = s.metric("recall")
+    head, keyword = s.headline, s.metric("recall")
+    by_category = grouped(values, "category", names=[rule.metric]) if values.categories and any(values.categories) else {}
     run_href = paths.run(s.run_id)
     output.page(
         env,
@@ -246,13 +262,22 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             navigation=site.navigation,
             store_href="",
             run=header,
-            recall=s.recall,
-            recall_low=recall.low if recall else None,
-            recall_high=recall.high if recall else None,
+            headline_label=rule.label,
+            population=rule.population,
+            follows=rule.follows,
+            rule_note=rule.note,
+            by_evidence=rule.metric != KEYWORD.metric,
+            counts_unanswerable=rule.counts_unanswerable,
+            keyword_recall=keyword.value if keyword else None,
+            keyword_hits=(keyword.successes or 0) if keyword else 0,
+            keyword_total=keyword.n if keyword else 0,
+            recall=head.recall,
+            recall_low=head.low,
+            recall_high=head.high,
             metrics=[RunMetric(metric_column(m), metric_cell(m, s)) for m in METRICS.values() if m.name in s.metrics],
             cache_note=cache_note(s),
-            hits=s.hits,
-            total=s.total,
+            hits=head.hits,
+            total=head.total,
             tokens=s.tokens_per_test_point,
             context_tokens=s.context_tokens,
             provenance=provenance_rows(s),
@@ -260,7 +285,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             history_href=paths.history(*config_id(s)),
             misses=misses,
             conversations=ordered,
-            categories=[_category_row(row) for row in category_rows(values) or []],
+            categories=[_category_row(row, by_category.get(row["category"], {}).get(rule.metric)) for row in category_rows(values) or []],
             evidence=_evidence_row(evidence_block(values)),
             **_retrieval_views(s, last.references, last.latency, run_href),
             retrieval_absent=retrieval_absence(
@@ -271,9 +296,6 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
         ),
     )
-
-
-_ROW_METRICS = ("recall", "tokens_per_test_point")  # what a conversation's row shows
 
 
 def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], run_href: str) -> dict[str, Any]:
@@ -323,16 +345,17 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
     )
 
 
-def _category_row(row: dict[str, Any]) -> CategoryRow:
+def _category_row(row: dict[str, Any], headline: MetricValue | None) -> CategoryRow:
+    """A category's row: the headline over its counted points, evidence recall over its answerable ones."""
     evidence = row["evidence_recall_at_k"]
-    interval = row["interval"] or (None, None)
+    headline = headline or MetricValue(None, 0)
     return CategoryRow(
         category="(none)" if row["category"] is None else row["category"],
-        hits=row["hits"],
-        total=row["total"],
-        recall=row["recall"],
-        recall_low=interval[0],
-        recall_high=interval[1],
+        hits=headline.successes or 0,
+        total=headline.n,
+        recall=headline.value,
+        recall_low=headline.low,
+        recall_high=headline.high,
         evidence_total=evidence["any"]["total"] if evidence else 0,
         evidence_any=evidence["any"]["recall"] if evidence else None,
         evidence_all=evidence["all"]["recall"] if evidence else None,

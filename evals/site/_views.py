@@ -68,11 +68,9 @@ def store_note(summaries: list[RunSummary]) -> str:
 
 
 def recall_low(summary: RunSummary) -> float | None:
-    """The low end of the run's recall interval (None without test points)."""
-    recall = summary.metric("recall")
-    return recall.low if recall else None
+    """The low end of the run's headline interval (evals.headline; None without test points)."""
+    return summary.headline.low
 
 
 def recall_high(summary: RunSummary) -> float | None:
-    recall = summary.metric("recall")
-    return recall.high if recall else None
+    return summary.headline.high

@@ -107,6 +107,7 @@ class RunSummary:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["timestamp"] = self.timestamp.isoformat()
         out["metrics"] = {name: dataclasses.asdict(value) for name, value in self.metrics.items()}
+        out["headline"] = self.headline.as_dict()
         return out
 
 
