@@ -36,7 +36,11 @@ from evals.metrics import METRICS, MetricValue, Point
 
 __all__ = [
     "BENCHMARKS",
+    "EVIDENCE",
     "HIT",
+    "KEYWORD",
+    "LOCOMO",
+    "LONGMEMEVAL",
     "MISS",
     "RULES",
     "UNANSWERABLE",
@@ -67,6 +71,7 @@ class Rule:
     follows: str  # the published code whose rule this is
     note: str = ""  # what differs from that code, if anything
     counts_unanswerable: bool = False  # test points the dataset marks unanswerable count (they have evidence)
+    corpora: str = ""  # which corpora it judges, in words
     # Words for a test point the dataset marks unanswerable (the dataset's own terms).
     unanswerable_words: str = "the dataset marks this question unanswerable from the conversation"
 
@@ -76,6 +81,7 @@ KEYWORD = Rule(
     metric="recall",
     label="recall@k",
     population="answerable test points",
+    corpora="a corpus whose test points name no evidence turns (the starter corpus of the original harness)",
     follows="the original Mneme harness (a retrieved record holds an expected keyword, or the expected fact)",
 )
 EVIDENCE = Rule(
@@ -83,6 +89,7 @@ EVIDENCE = Rule(
     metric="evidence_recall_any",
     label="recall_any@k",
     population="answerable test points that name evidence turns",
+    corpora="any other corpus whose test points name evidence turns (the starter corpus)",
     follows="LongMemEval src/retrieval/run_retrieval.py (skips _abs questions and those without an evidence turn) "
     "with recall_any of src/retrieval/eval_utils.py, at turn level",
 )
@@ -91,6 +98,7 @@ LONGMEMEVAL = Rule(
     metric="evidence_recall_any",
     label="recall_any@k",
     population="answerable questions with an evidence turn (_abs questions left out)",
+    corpora="LongMemEval (evals import-corpus longmemeval; benchmark.json names it)",
     follows=EVIDENCE.follows,
     unanswerable_words="LongMemEval marks this an abstention question (_abs): the history does not answer it",
 )
@@ -100,6 +108,7 @@ LOCOMO = Rule(
     label="recall_any@k",
     population="every question with evidence, adversarial ones (category 5) included",
     counts_unanswerable=True,
+    corpora="LoCoMo (evals import-corpus locomo; benchmark.json names it)",
     follows="LoCoMo task_eval/evaluation.py (eval_question_answering), whose retrieval recall covers every category",
     note="LoCoMo's script averages the fraction of a question's evidence found (recall_frac@k here, shown beside "
     "with the paper's figures) and counts a question without evidence as 1; here a question needs an evidence "

@@ -248,9 +248,10 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         out.append("* ceiling: ignores k or holds the whole history; shown for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
+    if summaries:
+        out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
         out.append(APPROX_NOTE)
-    out.append("--wide: every column; --format json: every metric, and the headline object per run")
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -323,20 +323,21 @@ def test_whole_recorded_history_is_those_turns():
 
 
 def test_compare_leaves_unanswerable_points_out(store_path):
-    """evals compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
-    from evals.compare import compare_runs
+    """Paired by keyword hits, compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
+    from evals.compare import compare_runs, hit_outcome
 
     with Store.open(store_path) as store:
         a = store.get_run(store.append(run("recency"), CLEAN))
         b = store.get_run(store.append(run("full_history"), CLEAN))
-    comparison = compare_runs(a, b)
+    comparison = compare_runs(a, b, hit_outcome)
     assert [(f.conversation_id, f.turn_index) for f in comparison.gained] == [("01_family", 6)]
     assert (len(comparison.lost), comparison.still_hit, comparison.still_missed) == (0, 2, 0)
 
 
 def test_compare_pairs_evidence_when_asked(tmp_path):
-    """compare_runs with evidence_outcome pairs evidence recall: full_history -> recency loses 2 of 3, hits lose 1."""
-    from evals.compare import compare_runs, evidence_outcome
+    """compare_runs pairs the headline by default, here evidence recall (the corpus names evidence): full_history ->
+    recency loses 2 of 3, as evidence_outcome says; paired by keyword hits it loses 1."""
+    from evals.compare import compare_runs, evidence_outcome, hit_outcome
 
     with Store.open(tmp_path / "results.duckdb") as store:
         full = store.get_run(store.append(run("full_history"), CLEAN))
@@ -344,4 +345,6 @@ def test_compare_pairs_evidence_when_asked(tmp_path):
     by_evidence = compare_runs(full, recency, evidence_outcome)
     assert (len(by_evidence.lost), len(by_evidence.gained), by_evidence.shared) == (2, 0, 3)
     assert all(flip.expected_fact for flip in by_evidence.lost)  # carried for reports
-    assert len(compare_runs(full, recency).lost) == 1
+    assert len(compare_runs(full, recency, hit_outcome).lost) == 1
+    headline = compare_runs(full, recency)
+    assert (headline.lost, headline.gained, headline.shared) == (by_evidence.lost, by_evidence.gained, by_evidence.shared)

@@ -31,7 +31,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def test_run_page_has_a_category_table(built):
-    """The run page lists each category with hits/total, evidence any/all and unanswerable counts."""
+    """The run page lists each category with the headline's hits/total (evidence any, answerable points),
+    evidence any/all and unanswerable counts."""
     site, run_id = built
     page = parse(site / "runs" / f"{run_id}.html")
     heading = page.find("h2", id="categories")
@@ -41,15 +42,15 @@ def test_run_page_has_a_category_table(built):
         ("adversarial", "0 / 0", "—", "—", "1"),
         ("multi-hop", "1 / 1", "100.0%", "0.0%", "0"),
         ("single-hop", "0 / 1", "0.0%", "0.0%", "0"),
-        ("(none)", "1 / 1", "0.0%", "0.0%", "0"),
+        ("(none)", "0 / 1", "0.0%", "0.0%", "0"),
     ]
 
 
 def test_run_page_counts_answerable_misses_only(built):
-    """The unanswerable question is not listed as a miss."""
+    """Misses are the headline's (no evidence turn within k): two answerable ones; the unanswerable question is not one."""
     site, run_id = built
     page = parse(site / "runs" / f"{run_id}.html")
-    assert page.find("h2", id="misses").text() == "Misses (1)"
+    assert page.find("h2", id="misses").text() == "Misses (2)"
 
 
 def test_drilldown_badges_the_unanswerable_question(built):

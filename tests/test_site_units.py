@@ -175,7 +175,18 @@ def test_drop_when_recall_falls_below_previous_interval():
 
 def test_drop_when_hits_fall_on_the_same_test_points():
     """Fewer hits of the same number of test points is a drop even inside the interval."""
-    assert drop_reason(_summary(9, 10, 0.6, 0.98), _summary(8, 10)) == "hits fell from 9 to 8 of 10"
+    assert drop_reason(_summary(9, 10, 0.6, 0.98), _summary(8, 10)) == "recall@k hits fell from 9 to 8 of 10"
+
+
+def test_drop_is_judged_by_the_headline_not_keyword_hits():
+    """On a corpus with evidence the drop flag reads the headline: fewer keyword hits with the same
+    evidence recall is no drop, and fewer evidence hits is one."""
+    evidence = lambda hits: MetricValue(hits / 10, 10, None, None)  # noqa: E731
+    before = dataclasses.replace(_summary(9, 10), metrics={**_summary(9, 10).metrics, "evidence_recall_any": evidence(5)})
+    keyword_fell = dataclasses.replace(_summary(8, 10), metrics={**_summary(8, 10).metrics, "evidence_recall_any": evidence(5)})
+    evidence_fell = dataclasses.replace(_summary(9, 10), metrics={**_summary(9, 10).metrics, "evidence_recall_any": evidence(4)})
+    assert drop_reason(before, keyword_fell) == ""
+    assert drop_reason(before, evidence_fell) == "recall_any@k hits fell from 5 to 4 of 10"
 
 
 def test_no_drop_when_nothing_fell():

@@ -171,7 +171,7 @@ def test_runs_lists_newest_first_with_filters(evals, corpus_small):
 def test_empty_store_lists_nothing(evals, store_path):
     """On a store with no runs, `evals runs` and `evals leaderboard` print just their headers."""
     Store.open(store_path).close()
-    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "hits", "recall@k", "tokens", "/", "test", "point", "emb", "new/cached"]
+    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "headline", "hits", "tokens", "/", "test", "point", "emb", "new/cached"]
     assert json.loads(evals("leaderboard", "--format", "json").output) == []
 
 
@@ -186,7 +186,7 @@ def test_leaderboard_formats(evals, corpus_small):
     """The leaderboard prints as a table, JSON and CSV, one row per configuration."""
     for runner in ("full_history", "full_history", "no_memory"):
         evals("run", "--runner", runner, "--corpus", str(corpus_small))
-    table = evals("leaderboard").output.splitlines()
+    table = evals("leaderboard", "--wide").output.splitlines()
     rows = json.loads(evals("leaderboard", "--format", "json").output)
     parsed = list(csv.DictReader(io.StringIO(evals("leaderboard", "--format", "csv").output)))
     assert table[0].split()[:2] == ["strategy", "config"] and len(table) == 3
@@ -205,9 +205,10 @@ def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
     evaluation = evaluate(RunConfig(strategy="full_history", corpus=corpus_small), counter=TokenCounter(exact=False))
     with Store.open(store_path) as store:
         store.append(evaluation, collect_provenance())
-    lines = evals("leaderboard").output.splitlines()
-    assert " ~" in lines[1]
-    assert lines[-1].startswith("~ tokens estimated")
+    for table in (evals("leaderboard").output, evals("leaderboard", "--wide").output):
+        lines = table.splitlines()
+        assert any(" ~" in line for line in lines[:3])
+        assert lines[-1].startswith("~ tokens estimated")
 
 
 def test_compare_prints_flips_with_counts(evals, corpus_small):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from evals.metrics import METRICS
 from evals.site._leaderboard import metric_column
 from evals.site._output import Output
-from evals.site._pages import AboutPage, PromptView
+from evals.headline import EVIDENCE, KEYWORD, LOCOMO, LONGMEMEVAL
+from evals.site._pages import AboutPage, PromptView, RuleView
 from evals.site._publisher import Publisher, Site
 from evals.strategies import REFERENCE_STRATEGY
 from evals.tokens import APPROXIMATE, EXACT
@@ -38,6 +39,7 @@ class AboutPublisher(Publisher):
                 reference_strategy=REFERENCE_STRATEGY,
                 metrics=[metric_column(m) for m in METRICS.values()],
                 prompts=prompt_views(),
+                rules=[RuleView(r.corpora, r.label, r.population, r.follows, r.note) for r in (LOCOMO, LONGMEMEVAL, EVIDENCE, KEYWORD)],
             ),
         )
 

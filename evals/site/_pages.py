@@ -647,6 +647,18 @@ class AboutPage(Page):
     reference_strategy: str  # what the leaderboard's relative cost is relative to
     metrics: list[MetricColumn] = field(default_factory=list)  # every declared metric (evals.metrics)
     prompts: list[PromptView] = field(default_factory=list)
+    rules: list[RuleView] = field(default_factory=list)  # each headline rule (evals.headline)
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """One headline rule, as the methodology page states it."""
+
+    corpus: str  # which corpora it judges
+    label: str
+    population: str
+    follows: str
+    note: str
 
 
 @dataclass(frozen=True)
