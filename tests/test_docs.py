@@ -61,3 +61,16 @@ def test_readme_keeps_exactly_two_commands():
         "python3 tasks.py run",
         "python3 tasks.py test",
     ]
+
+
+def test_every_path_the_readme_writes_is_ignored_by_git():
+    """Each `--out`/`--output` path of the README's commands is git-ignored, so following the README
+    never makes later runs dirty (and so never reused)."""
+    import subprocess
+
+    paths = re.findall(r"--out(?:put)? ([\w./-]+)", README)
+    assert paths
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    assert sorted(ignored) == sorted(paths)
