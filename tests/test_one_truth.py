@@ -1,0 +1,154 @@
+"""One truth per run: on imported LoCoMo and LongMemEval corpora every surface judges a test point by
+the same rule (evals.headline), and reports the same figure and count.
+
+The verdicts are worked out here from the stored retrievals alone (an evidence turn among the
+records, over the population the benchmark's published code counts), not by the code under test;
+then each surface is read the way a reviewer's script would: the drill-downs' ``data-verdict``
+attributes, the leaderboard's and run page's figures, ``evals leaderboard`` / ``evals runs`` JSON,
+``evals compare``'s line and ``evals gate``'s JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_site import parse
+
+from evals.cli import cli
+from evals.evaluate import RunConfig, evaluate
+from evals.importers import import_locomo, import_longmemeval
+from evals.provenance import Provenance
+from evals.site import build_site
+from evals.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+BENCHMARKS = {"locomo": (import_locomo, FIXTURES / "locomo_small.json"), "longmemeval": (import_longmemeval, FIXTURES / "longmemeval_small.json")}
+
+
+def provenance(commit: str) -> Provenance:
+    return Provenance(commit=commit * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
+
+
+@pytest.fixture(scope="module", params=sorted(BENCHMARKS))
+def built(request, tmp_path_factory):
+    """An imported benchmark, bm25 and recency at k=2 (bm25 twice, at two commits, for the gate), and its site."""
+    root = tmp_path_factory.mktemp(request.param)
+    importer, source = BENCHMARKS[request.param]
+    importer(source, root / "corpus")
+    store_path = root / "results.duckdb"
+    with Store.open(store_path) as store:
+        runs = {
+            "bm25": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("a")),
+            "recency": store.append(evaluate(RunConfig(strategy="recency", corpus=root / "corpus", k=2)), provenance("b")),
+            "bm25-again": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("c")),
+        }
+    build_site(store_path, root / "site")
+    return request.param, store_path, root / "site", runs
+
+
+def expected_verdicts(store_path: Path, run_id: str, benchmark: str) -> dict[tuple[str, int], str]:
+    """Each test point's verdict by the rule's definition: an evidence turn among the first k records,
+    over every point with evidence (LoCoMo) or the answerable ones with evidence (LongMemEval)."""
+    with Store.open(store_path, read_only=True) as store:
+        stored = store.get_run(run_id)
+    out = {}
+    for conversation in stored.run.conversations:
+        for point in conversation.test_points:
+            counted = bool(point.evidence_turns) and (point.answerable or benchmark == "locomo")
+            if not counted:
+                out[(conversation.conversation_id, point.turn_index)] = "unanswerable" if not point.answerable else "unscored"
+                continue
+            found = set(point.retrieved_turns or []) & set(point.evidence_turns)
+            out[(conversation.conversation_id, point.turn_index)] = "hit" if found else "miss"
+    return out
+
+
+def drilldown_verdicts(site: Path, run_id: str) -> dict[tuple[str, int], str]:
+    found = {}
+    for page in sorted((site / "runs" / run_id).glob("*.html")):
+        conversation = parse(page).find("h1").text().split()[0]
+        for section in parse(page).iter():
+            if section.tag == "section" and "data-verdict" in section.attrs:
+                turn = int(section.attrs["id"].removeprefix("tp-"))
+                found[(conversation, turn)] = section.attrs["data-verdict"]
+    return found
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def test_every_drilldown_verdict_is_the_rules(built):
+    """Each test point's data-verdict on its drill-down is the rule's verdict, for every run."""
+    benchmark, store_path, site, runs = built
+    for run_id in runs.values():
+        expected = expected_verdicts(store_path, run_id, benchmark)
+        assert drilldown_verdicts(site, run_id) == expected
+        assert {"hit", "miss"} & set(expected.values())
+
+
+def test_every_surface_reports_the_same_figure_and_count(built):
+    """Leaderboard page, run page, evals leaderboard and runs JSON, compare and gate: one figure, one count."""
+    benchmark, store_path, site, runs = built
+    expected = {name: expected_verdicts(store_path, run_id, benchmark) for name, run_id in runs.items()}
+    counts = {name: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for name, e in expected.items()}
+
+    board = json.loads(invoke("leaderboard", "--store", str(store_path), "--format", "json"))
+    listed = json.loads(invoke("runs", "--store", str(store_path), "--format", "json"))
+    for rows in (board, listed):
+        for row in rows:
+            name = next(n for n, r in runs.items() if r == row["run_id"])
+            headline = row["headline"]
+            assert (headline["hits"], headline["total"]) == counts[name]
+            assert headline["value"] == pytest.approx(counts[name][0] / counts[name][1])
+            assert headline["population"] and headline["metric"]
+
+    index = parse(site / "index.html")
+    cells = {}
+    for row in index.iter():
+        if row.tag == "tr":
+            link = next((a.attrs["href"] for a in row.iter() if a.tag == "a" and "runs/" in a.attrs.get("href", "")), None)
+            text = [td.text().strip() for td in row.find_all("td")]
+            if link and any(re.fullmatch(r"\d+ / \d+", cell) for cell in text):  # a leaderboard row, not a cutoff table's
+                cells[link.split("/")[-1].removesuffix(".html")] = text
+    for name, run_id in runs.items():
+        if run_id not in cells:  # only the latest run of a configuration is on the leaderboard
+            continue
+        hits, total = counts[name]
+        assert f"{hits} / {total}" in cells[run_id]
+        assert any(c.startswith(f"{100 * hits / total:.1f}%") for c in cells[run_id])
+        run_page = parse(site / "runs" / f"{run_id}.html").text()
+        assert re.search(rf"{hits} / {total}\s+test points hit", run_page)
+
+    line = invoke("compare", runs["bm25"], runs["recency"], "--store", str(store_path)).splitlines()
+    assert f"recall_any@k {counts['bm25'][0]}/{counts['bm25'][1]} =" in line[0]
+    assert f"recall_any@k {counts['recency'][0]}/{counts['recency'][1]} =" in line[1]
+    lost = sum(expected["bm25"][key] == "hit" and expected["recency"][key] == "miss" for key in expected["bm25"])
+    assert f"hit->miss: {lost}" in line
+
+    gate = json.loads(invoke("gate", "--base", runs["bm25"], "--head", runs["bm25-again"], "--store", str(store_path), "--format", "json"))
+    (row,) = gate["rows"]
+    assert row["base"]["value"] == pytest.approx(counts["bm25"][0] / counts["bm25"][1])
+    assert row["base"]["n"] == counts["bm25"][1]
+
+
+def test_cannot_be_answered_only_where_the_dataset_says_so(built):
+    """No drill-down says a test point cannot be answered unless the dataset marks it unanswerable,
+    and those carry the dataset's own words."""
+    benchmark, _, site, runs = built
+    words = {"locomo": "category 5", "longmemeval": "_abs"}[benchmark]
+    for page in (site / "runs" / runs["bm25"]).glob("*.html"):
+        tree = parse(page)
+        for section in tree.iter():
+            if section.tag != "section" or "data-verdict" not in section.attrs:
+                continue
+            text = section.text()
+            assert "cannot be answered" not in text
+            if section.attrs["data-verdict"] == "unanswerable" or "unanswerable" in text.split("·")[0]:
+                assert words in text
