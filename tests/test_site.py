@@ -812,7 +812,7 @@ def test_drilldown_gives_each_point_its_first_match_rank(site: Path, store: Path
     page = parse(drilldown(site, run.run_id, conversation.conversation_id))
     for point, score in zip(conversation.test_points, stored.scores.points[0], strict=True):
         facts = page.find("section", id=f"tp-{point.turn_index}").find("dl", cls="facts").text()
-        assert (f"first keyword matchrank {score.rank}" if score.rank else "first keyword matchnone") in facts
+        assert (f"first keyword match rank {score.rank}" if score.rank else "first keyword match none") in facts
 
 
 def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):

@@ -74,4 +74,4 @@ def test_drilldown_says_which_evidence_turns_were_retrieved(built):
     """A test point lists its evidence turns and how many of them were retrieved."""
     site, run_id = built
     section = parse(site / "runs" / run_id / "01_family.html").find("section", id="tp-7")
-    assert "(1 of 2 retrieved)" in section.find("dl", cls="facts").text()
+    assert "1 of 2 within k" in section.find("dl", cls="facts").text()

@@ -340,7 +340,8 @@ def test_a_missing_file_of_the_old_site_is_rendered_again(store: Path, tmp_path:
 
 
 def test_records_beyond_k_are_listed_briefly(corpus: Path, tmp_path: Path):
-    """A test point holding more records than the run's k shows the first k in full and the rest as linked lines."""
+    """A test point holding more records than the run's k shows the first k in full, and past k the telling
+    ones (evidence, or holding a keyword) as linked lines, the rest counted in a note."""
     evaluation = evaluate(RunConfig(strategy="recency", corpus=corpus, k=2))
     run = evaluation.run.model_copy(deep=True)
     point = run.conversations[0].test_points[0]
@@ -354,21 +355,24 @@ def test_records_beyond_k_are_listed_briefly(corpus: Path, tmp_path: Path):
     section = parse(page).find("section", id="tp-12")
     assert len(section.find("ol", cls="records").find_all("li")) == 2
     more = section.find("ol", cls="records-more").find_all("li")
-    assert [li.find("span", cls="rank").text() for li in more] == ["#3", "#4"]
+    assert [li.attrs["value"] for li in more] == ["3"]
     assert "matched" in more[0].classes  # turn 6 holds the code
+    assert "1 more rank past k" in section.text()  # turn 0 does not
     target, fragment = follow(page, more[0].find("a").attrs["href"])
     assert CODES[0] in parse(target).find("li", id=fragment).text()
 
 
 def test_ranks_past_k_that_the_run_measured_are_listed_as_turns(site: Path, store: Path):
-    """A run measured at cutoffs deeper than k keeps its ranking: the drill-down lists those ranks as linked turns."""
+    """A run measured at cutoffs deeper than k keeps its ranking: the drill-down lists the telling ranks past k
+    (an evidence turn, or one holding a keyword) as linked turns."""
     with Store.open(store, read_only=True) as opened:
         point = opened.get_run(runs(store)["recency"]).run.conversations[0].test_points[0]
     assert point.ranked_turns is not None and len(point.ranked_turns) > 2
     page = site / "runs" / runs(store)["recency"] / "conv0.html"
     more = parse(page).find("section", id="tp-12").find("ol", cls="records-more").find_all("li")
-    assert [li.find("span", cls="rank").text() for li in more] == [f"#{r}" for r in range(3, len(point.ranked_turns) + 1)]
-    for li, turn in zip(more, point.ranked_turns[2:], strict=True):
+    telling = [(rank, turn) for rank, turn in enumerate(point.ranked_turns, start=1) if rank > 2 and turn in point.evidence_turns]
+    assert telling and [li.attrs["value"] for li in more] == [str(rank) for rank, _ in telling]
+    for li, (_, turn) in zip(more, telling, strict=True):
         assert li.find("a").text() == f"turn {turn}"
         assert ("evidence" in li.text()) == (turn == 6)
         target, fragment = follow(page, li.find("a").attrs["href"])

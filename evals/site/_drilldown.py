@@ -24,11 +24,13 @@ from evals.site_paths import test_point_anchor
 __all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "point_view"]
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
-EVIDENCE_CAP = 20  # evidence turns listed per test point
+EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point
+LABELLED_CAP = 3  # labelled evidence turns quoted per missed test point (all are named in its facts)
 LONG_RECORD = 600  # characters beyond which a record's text is folded
 # Ranks past k listed per test point: only those that are evidence (or hold a keyword), at most this
 # many; the rest are summarised in one line, since a LoCoMo page repeated 45 of them per question.
 PAST_K_CAP = 10
+SUMMARY_HEAD, SUMMARY_TAIL = 300, 200  # characters quoted of a record that is not a turn
 
 
 class ConversationText:
@@ -116,7 +118,9 @@ def point_view(
     # Under an evidence rule the answer's place is what the corpus labels, not where a keyword occurs
     # (a keyword scan there calls hundreds of answerable LoCoMo questions unanswerable).
     evidence_turns = sorted(t for t in point.evidence_turns if 0 <= t < ti) if by_evidence else text.turns_holding(needles, ti)
-    listed = evidence_turns[:EVIDENCE_CAP]
+    # Under an evidence rule the records already show the evidence they hold: only what they missed is quoted.
+    shown_at = {turn for turn, rank in rank_of_turn.items() if rank <= k} if by_evidence else set()
+    listed = [t for t in evidence_turns if t not in shown_at and not all_history][: LABELLED_CAP if by_evidence else EVIDENCE_CAP]
 
     # Everything the section shows is a function of this key.
     key = (
@@ -165,7 +169,9 @@ def point_view(
                                href=link(ref) if ref is not None else "", evidence=ref is not None and ref in evidence_set)
                 )  # fmt: skip
                 continue
-            shown = clip(record, tuple(needles) if matched else ())
+            # A record that is not a turn (a summary of the whole history) is quoted short: the page
+            # repeats it at every test point; its whole text is in the run's JSON.
+            shown = clip(record, tuple(needles) if matched else ()) if ref is not None else clip(record, tuple(needles) if matched else (), SUMMARY_HEAD, SUMMARY_TAIL)
             views.append(
                 RecordView(
                     rank=rank,
@@ -199,7 +205,7 @@ def point_view(
             if turn is not None and turn not in ranked_past and turn not in rank_of_turn:
                 ranked_past[turn] = rank
     # Past k, only what explains the verdict is listed: evidence turns and records holding a keyword.
-    telling = [r for r in more if r.evidence or r.matched]
+    telling = [r for r in more if r.evidence or (r.matched and not by_evidence)]
     shown_more = telling[:PAST_K_CAP]
     more_hidden = len(more) - len(shown_more)
     more = shown_more
@@ -239,11 +245,13 @@ def point_view(
         records_hidden_tokens=sum(tokens[RECORD_CAP:]) if hidden else 0,
         all_history=all_history,
         evidence=evidence,
-        evidence_hidden=len(evidence_turns) - len(listed),
+        evidence_hidden=max(0, len([t for t in evidence_turns if t not in shown_at and not all_history]) - len(listed)),
         answerable=point.answerable,
         category=point.category,
         evidence_turns=list(point.evidence_turns),
         evidence_retrieved=[t for t in point.evidence_turns if t in retrieved_turns],
+        evidence_ranks={t: rank_of_turn.get(t) for t in point.evidence_turns},
+        evidence_missed=[t for t in point.evidence_turns if t not in retrieved_turns],
         evidence_ranked_past_k={t: ranked_past[t] for t in point.evidence_turns if t not in retrieved_turns and t in ranked_past},
         answer=None
         if answer is None

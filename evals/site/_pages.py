@@ -445,6 +445,8 @@ class PointView:
     evidence_turns: list[int] = field(default_factory=list)  # the corpus's evidence turns for this point
     evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
     evidence_ranked_past_k: dict[int, int] = field(default_factory=dict)  # the others the run ranked past k: turn -> rank
+    evidence_missed: list[int] = field(default_factory=list)  # evidence turns not among the retrieved records
+    evidence_ranks: dict[int, int | None] = field(default_factory=dict)  # each evidence turn's rank among the records (None: not one)
     answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
     k: int = 0  # the run's k: records up to it are shown in full, the rest (kept for deeper cutoffs) briefly
@@ -478,9 +480,11 @@ class ConversationPage(Page):
     recall_high: float | None
     context_tokens: int
     points: list[PointView]  # in turn order
-    toc: list[PointView]  # the same, misses first
+    toc: list[PointView]  # the same, misses first (the misses alone on a page of very many test points)
+    toc_unlisted: int  # test points left out of ``toc`` (hits and the uncounted, on such a page)
     transcript: list[TurnLine]  # the turns some test point touched (retrieved, asked, evidence, answer), tagged, as snippets
     transcript_open: bool  # short enough to show unfolded
+    touched_unlisted: int  # turns touched but not listed (a conversation with very many test points)
     previous_href: str  # neighbouring conversations of the same run ("" at the ends)
     next_href: str
     transcript_href: str  # the whole conversation, in the corpus's transcripts (site-root relative)

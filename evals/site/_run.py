@@ -43,6 +43,10 @@ from evals.store import RunSummary, StoredRun
 __all__ = ["JSON_LIMIT", "RunPublisher", "run_note"]
 
 OPEN_TRANSCRIPT = 30  # lists of touched turns up to this long are shown unfolded
+# A conversation with more test points than this gets no list of the turns they touched (each test
+# point links its own turns, and the transcript is a click away): on LoCoMo that list alone was a
+# third of a page's elements.
+TOUCHED_LIST_POINTS = 40
 # A run's JSON is published (gzipped) when it is at most this many bytes uncompressed; a bigger one
 # (full_history over long conversations repeats every earlier turn at every test point) is left to
 # `evals export`, which writes it from the store.
@@ -213,11 +217,13 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     recall_high=recall.high,
                     context_tokens=context_tokens,
                     points=points,
+                    # Misses first; on a page of very many test points, the misses alone (the hits are counted).
                     toc=[pt for pt in points if pt.verdict == MISS]
-                    + [pt for pt in points if pt.verdict == HIT]
-                    + [pt for pt in points if pt.verdict not in (HIT, MISS)],
-                    transcript=touched,
+                    + ([] if len(points) > TOUCHED_LIST_POINTS else [pt for pt in points if pt.verdict != MISS]),
+                    toc_unlisted=0 if len(points) <= TOUCHED_LIST_POINTS else sum(pt.verdict != MISS for pt in points),
+                    transcript=touched if len(points) <= TOUCHED_LIST_POINTS else [],
                     transcript_open=len(touched) <= OPEN_TRANSCRIPT,
+                    touched_unlisted=len(touched) if len(points) > TOUCHED_LIST_POINTS else 0,
                     previous_href=hrefs[position - 1] if position > 0 else "",
                     next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
                     transcript_href=paths.transcript(s.corpus_digest, cid),

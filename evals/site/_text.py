@@ -113,8 +113,8 @@ class Clipped:
     length: int
 
 
-def clip(text: str, needles: tuple[str, ...] = ()) -> Clipped:
-    """``text`` clipped to its first CLIP_HEAD and last CLIP_TAIL characters when it is long,
+def clip(text: str, needles: tuple[str, ...] = (), head: int = CLIP_HEAD, tail: int = CLIP_TAIL) -> Clipped:
+    """``text`` clipped to its first ``head`` and last ``tail`` characters when it is long,
     each part highlighted with ``needles`` (a keyword cut by the gap is not marked)."""
 
     def segments(part: str) -> list[Segment]:
@@ -122,7 +122,7 @@ def clip(text: str, needles: tuple[str, ...] = ()) -> Clipped:
             return cached_highlight(part, needles)
         return [Segment(part, False)] if part else []
 
-    if len(text) <= CLIP_LIMIT:
+    if len(text) <= head + tail + CLIP_SLACK:
         return Clipped(segments(text), [], 0, len(text))
-    return Clipped(segments(text[:CLIP_HEAD]), segments(text[-CLIP_TAIL:]), len(text) - CLIP_HEAD - CLIP_TAIL, len(text))
+    return Clipped(segments(text[:head]), segments(text[-tail:]), len(text) - head - tail, len(text))
 
