@@ -254,12 +254,13 @@ def test_a_failed_download_leaves_the_downloads_folder_as_it_was(locomo, env, mo
 
 
 def test_a_source_file_with_another_digest_is_refused(locomo, env):
-    """The evaluation sources are held to their pinned digests as the data file is."""
+    """The evaluation sources are held to their pinned digests as the data file is (the corpus, imported
+    before them, stays: retrieval needs no judge template)."""
     locomo.files[BENCHMARKS["locomo"].sources[1].relative] = PROMPTS + b"# edited\n"
     result = CliRunner().invoke(cli, ["fetch", "locomo"], env={"EVALS_MIRROR": base(locomo)})
     assert result.exit_code == 1 and "prompts.py" in result.output and "does not match the pinned" in result.output
     assert not (env["downloads"] / "sources" / "mem0ai" / "mem0" / BENCHMARKS["locomo"].sources[1].commit / "evaluation" / "prompts.py").exists()
-    assert not (env["downloads"] / "corpora").exists()
+    assert (env["downloads"] / "corpora" / "locomo" / FETCHED_NOTE).is_file()  # the corpus needs no template
 
 
 def test_a_copy_here_that_does_not_match_is_downloaded_again(locomo, env):

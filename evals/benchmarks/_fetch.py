@@ -150,8 +150,9 @@ def fetch(
             trust = f"recorded now (trust on first use) in {lock.path}"
     assert size is not None and sha256 is not None
     fetched = Fetched(bench, target, size, sha256, trust, downloaded)
-    fetched.sources = [_source(source, downloads, say) for source in bench.sources]
+    # The corpus first: retrieval needs no judge templates, so a source that fails leaves it usable.
     fetched.corpus, fetched.report = _import(bench, target, sha256, corpus_out or corpus_folder(bench, downloads))
+    fetched.sources = [_source(source, downloads, say) for source in bench.sources]
     return fetched
 
 

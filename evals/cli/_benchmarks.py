@@ -165,3 +165,70 @@ def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lo
             echo(f"note: {note}", err=True)
         echo(fetched.report.summary())
     echo(f"corpus: {fetched.corpus}" + ("" if fetched.report is not None else " (imported before from the same file)"))
+
+
+def _quote(text: str, limit: int = 110) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+@cli.command("audit-labels")
+@click.argument("corpus", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--source",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="The benchmark file CORPUS was imported from (LoCoMo's locomo10.json, a LongMemEval file): its evidence "
+    "ids that name no turn are flagged too (the import skips them).",
+)
+@click.option(
+    "--errata",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="A JSON file of corrections (test point -> corrected evidence turns, reason, source); the audit is run "
+    "again with them and both counts shown, recorded by the file's source and SHA-256.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Print each flag with the turns involved, or the whole audit as JSON.")
+def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None, fmt: str) -> None:
+    """Flag test points of CORPUS whose evidence labels look wrong.
+
+    A flag is a test point none of whose labelled evidence turns shares a
+    content word with the answer while another earlier turn holds every
+    content word of it, or (with --source) an evidence id that names no turn.
+    The audit changes no figure; it says where to look. Exits 0.
+    """
+    from evals.audit import DANGLING, MISSES, audit_corpus
+    from evals.corpus import load_corpus
+
+    loaded = load_corpus(corpus)
+    audit = audit_corpus(loaded, source=source, errata=errata)
+    if fmt == "json":
+        click.echo(json.dumps(audit.as_dict(), indent=2, ensure_ascii=False))
+        return
+    turns = {c.id: c.turns for c in loaded.conversations}
+    echo(
+        f"{audit.corpus} (digest {audit.digest[:12]}): {audit.test_points} test points, {audit.checked} checked "
+        "(answerable, labelled, with a content word in the answer)"
+    )
+    for flag in audit.flags:
+        conversation = turns[flag.conversation]
+        echo(f"{flag.conversation} turn {flag.turn}: {flag.kind}")
+        echo(f"    question {_quote(flag.question)}  answer {_quote(flag.answer, 60)}")
+        if flag.kind == DANGLING:
+            echo(f"    ids naming no turn: {', '.join(flag.ids)}; evidence turns kept: {list(flag.evidence_turns) or 'none'}")
+        for turn in flag.evidence_turns if flag.kind == MISSES else ():
+            echo(f"    labelled  turn {turn}: {_quote(conversation[turn].content)}")
+        for turn in flag.found_in[:3]:
+            echo(f"    holds it  turn {turn}: {_quote(conversation[turn].content)}")
+        if len(flag.found_in) > 3:
+            echo(f"    … and {len(flag.found_in) - 3} more turns")
+    echo(f"as published: {len(audit.flags)} flags ({audit.count(MISSES)} {MISSES}, {audit.count(DANGLING)} {DANGLING})")
+    for note in audit.notes:
+        echo(f"note: {note}")
+    if audit.errata is not None and audit.flags_with_errata is not None:
+        after = audit.flags_with_errata
+        echo(
+            f"with errata: {len(after)} flags ({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
+            f"{len(audit.errata.entries)} corrections from {audit.errata.source} ({audit.errata.path}, sha256 {audit.errata.sha256})"
+        )
