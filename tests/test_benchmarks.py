@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
 
 from evals.benchmarks import BENCHMARKS, FETCHED_NOTE, SourceFile, benchmark
@@ -35,57 +34,18 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class Files(BaseHTTPRequestHandler):
-    """Serves ``server.files`` (path -> bytes) under modes chosen by the first path segment:
-    /ok/NAME the file; /truncated/NAME announces the full length and sends half;
-    /redirect/NAME a 302 to /ok/NAME; /corrupt/NAME other bytes of the same length;
-    anything missing is a 404."""
+@pytest.fixture
+def server() -> Iterator[BenchmarkServer]:
+    with BenchmarkServer() as running:
+        yield running
 
-    def log_message(self, *args) -> None:  # keep pytest's output clean
-        pass
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        self.server.requests.append(self.path)
-        mode, _, name = self.path.lstrip("/").partition("/")
-        body = self.server.files.get(name)
-        if body is None or mode not in ("ok", "truncated", "redirect", "corrupt"):
-            self.send_error(404)
-            return
-        if mode == "redirect":
-            self.send_response(302)
-            self.send_header("Location", f"/ok/{name}")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if mode == "truncated":
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            return
-        self.wfile.write(bytes(b ^ 1 for b in body) if mode == "corrupt" else body)
+def base(server: BenchmarkServer, mode: str = "ok") -> str:
+    return server.mirror(mode)
 
 
 @pytest.fixture
-def server() -> Iterator[ThreadingHTTPServer]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Files)
-    httpd.daemon_threads = True
-    httpd.files, httpd.requests = {}, []
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def base(server: ThreadingHTTPServer, mode: str = "ok") -> str:
-    return f"http://127.0.0.1:{server.server_address[1]}/{mode}/"
-
-
-@pytest.fixture
-def locomo(monkeypatch, server) -> ThreadingHTTPServer:
+def locomo(monkeypatch, server) -> BenchmarkServer:
     """The locomo entry pinned to the stand-in file, its two mem0 sources pinned to stand-ins, all served."""
     entry = BENCHMARKS["locomo"]
     sources = tuple(
@@ -198,7 +158,7 @@ def test_a_local_folder_mirror_serves_by_published_name_or_alias(monkeypatch, en
 
 
 @pytest.fixture
-def oracle(monkeypatch, server) -> ThreadingHTTPServer:
+def oracle(monkeypatch, server) -> BenchmarkServer:
     entry = BENCHMARKS["longmemeval_oracle"]
     stand_in = b"# stand-in\n"
     sources = tuple(replace(s, sha256=sha(stand_in)) for s in entry.sources)

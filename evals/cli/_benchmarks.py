@@ -232,3 +232,63 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
             f"with errata: {len(after)} flags ({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
             f"{len(audit.errata.entries)} corrections from {audit.errata.source} ({audit.errata.path}, sha256 {audit.errata.sha256})"
         )
+
+
+@cli.command("run-suite")
+@click.option(
+    "--suite",
+    "suite_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("evals.toml"),
+    show_default=True,
+    help="The suite file: benchmarks and corpora x strategies x options (docs/benchmarks.md). "
+    "suites/benchmarks.toml is LoCoMo and LongMemEval_s for publishing.",
+)
+@store_option
+@downloads_option
+@lock_option
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
+)
+def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, repo: Path | None) -> None:
+    """Run every run a suite declares that the store does not hold yet.
+
+    Fetches the suite's benchmarks first (checked, as `evals fetch` does;
+    reused when already fetched), then makes each run in order, as `evals run`
+    would: a run the store already holds from the same inputs on a clean
+    commit is reused (`cached: run …`), not recomputed. One line per run;
+    progress on stderr. The default suite, evals.toml, is the main job: the
+    starter corpus with every strategy that can run here.
+    """
+    from evals.suite import read_suite, run_suite
+
+    suite = read_suite(suite_file)
+    path, create_parent = store_path(store)
+    from evals.report import run_line
+
+    def before(number: int, total: int, planned) -> None:
+        echo(f"[{number}/{total}] {planned.label}", err=True)
+
+    def after(number: int, total: int, planned, outcome) -> None:
+        if outcome.reused:
+            echo(f"cached: {run_line(outcome.document, outcome.run_id)}")
+        else:
+            echo(run_line(outcome.document, outcome.run_id, str(path)))
+
+    outcomes = run_suite(
+        suite,
+        path,
+        downloads=_downloads(downloads),
+        lock_path=lock,
+        create_parent=create_parent,
+        repo=repo,
+        log=lambda text: echo(text, err=True),
+        before=before,
+        after=after,
+        progress=progress_reporter(),
+    )
+    reused = sum(o.reused for o in outcomes)
+    echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)
