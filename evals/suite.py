@@ -139,6 +139,8 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
     for index, name in enumerate(benchmarks):
         if name not in BENCHMARKS:
             raise _fail(path, f"{where}.benchmarks[{index}]", f"no benchmark called {name!r}; `evals benchmarks` lists them")
+        if BENCHMARKS[name].importer is None:
+            raise _fail(path, f"{where}.benchmarks[{index}]", f"{name} is not importable yet: {BENCHMARKS[name].not_importable}")
     raw = data.get("strategies", AVAILABLE)
     strategies = None if raw == AVAILABLE else _strings(path, f"{where}.strategies", raw)
     if strategies == ():

@@ -7,6 +7,7 @@ chooses how a file is served:
 * ``/ok/NAME``: the file;
 * ``/truncated/NAME``: announces the whole length, sends half, closes the connection;
 * ``/redirect/NAME``: a 302 to ``/ok/NAME``;
+* ``/loop/NAME``: a 302 to itself, for ever;
 * ``/corrupt/NAME``: other bytes of the same length;
 * anything else, or a name not in ``files``: 404.
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = ("ok", "truncated", "redirect", "corrupt")
+MODES = ("ok", "truncated", "redirect", "loop", "corrupt")
 
 
 class _Files(BaseHTTPRequestHandler):
@@ -33,9 +34,9 @@ class _Files(BaseHTTPRequestHandler):
         if body is None or mode not in MODES:
             self.send_error(404)
             return
-        if mode == "redirect":
+        if mode in ("redirect", "loop"):
             self.send_response(302)
-            self.send_header("Location", f"/ok/{name}")
+            self.send_header("Location", f"/{'ok' if mode == 'redirect' else 'loop'}/{name}")
             self.send_header("Content-Length", "0")
             self.end_headers()
             return

@@ -141,3 +141,15 @@ def test_a_source_that_is_not_the_corpus_s_is_refused(corpus_dir):
     other = Path(__file__).parent / "fixtures" / "importers" / "locomo_small.json"
     result = CliRunner().invoke(cli, ["audit-labels", str(corpus_dir), "--source", str(other)])
     assert result.exit_code == 1 and "give the file the corpus was imported from" in result.output
+
+
+def test_longmemeval_answer_session_ids_naming_no_session_are_flagged(tmp_path):
+    """In the LongMemEval fixture, q_multi_2's answer sessions "a" and "b" name no session (it gives no
+    haystack_session_ids): one flag with both ids; the other questions' ids resolve."""
+    source = Path(__file__).parent / "fixtures" / "importers" / "longmemeval_small.json"
+    out = tmp_path / "lme"
+    import_corpus("longmemeval", source, out)
+    audit = audit_corpus(load_corpus(out), source=source)
+    dangling = [f for f in audit.flags if f.kind == DANGLING]
+    assert [(f.conversation, f.ids) for f in dangling] == [("001_q_multi_2", ("a", "b"))]
+    assert audit.source["format"] == "longmemeval"

@@ -194,6 +194,7 @@ def test_a_hub_file_is_locked_on_first_use_and_held_to_afterwards(oracle, env):
         ("truncated", "truncated"),  # the connection closes halfway through the announced length
         ("corrupt", "does not match the pinned"),  # the right size, other bytes
         ("missing", "HTTP 404"),  # nothing there
+        ("loop", "HTTP 302"),  # a redirect to itself: given up, not followed for ever
     ],
 )
 def test_a_failed_download_leaves_the_downloads_folder_as_it_was(locomo, env, mode, message):
@@ -280,3 +281,12 @@ def test_the_registry_holds_the_published_pins():
 def test_the_listing_says_why_a_benchmark_is_not_importable(env):
     text = invoke("benchmarks").output
     assert "beam_1m" in text and "not importable yet: no importer yet" in text and "tau-b" in text
+
+
+def test_a_first_download_with_nowhere_to_record_it_is_refused_before_downloading(oracle, env, tmp_path):
+    result = CliRunner().invoke(
+        cli, ["fetch", "longmemeval_oracle", "--lock", str(tmp_path / "no" / "such" / "benchmarks.lock")],
+        env={"EVALS_MIRROR": base(oracle)},
+    )
+    assert result.exit_code == 1 and "its folder does not exist" in result.output
+    assert oracle.requests == [] and not env["downloads"].exists()

@@ -131,7 +131,8 @@ def _open(location: str) -> tuple[IO[bytes], int | None]:
     except urllib.error.HTTPError as exc:
         exc.close()
         error = _NotFound if exc.code == 404 else DownloadError
-        raise error(f"{exc.url or location}: HTTP {exc.code} {exc.reason}") from None
+        reason = str(exc.reason).splitlines()[0] if exc.reason else ""  # urllib's redirect-loop reason runs on
+        raise error(f"{exc.url or location}: HTTP {exc.code} {reason}".rstrip()) from None
     except urllib.error.URLError as exc:
         raise DownloadError(f"{location}: cannot connect: {exc.reason}") from None
     except (OSError, http.client.HTTPException) as exc:

@@ -129,6 +129,8 @@ def fetch(
     lock = Lock.read(lock_path)
     pin, trust = _trust(bench, lock)
     assert pin is not None
+    if pin.sha256 is None and not lock.path.parent.is_dir():  # refused before a download it could not record
+        raise EvalsError(f"lock file {lock.path}: its folder does not exist; the first download of {bench.data.name} is recorded there")
     target = _data_path(bench, downloads)
     size = sha256 = None
     if target.is_file():
