@@ -112,9 +112,6 @@ class _NoDowngrade(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-_OPENER = urllib.request.build_opener(_NoDowngrade)
-
-
 def _open(location: str) -> tuple[IO[bytes], int | None]:
     """The body at ``location`` (a URL or a local path) and its announced length, if any."""
     if urllib.parse.urlsplit(location).scheme.lower() not in ("http", "https"):
@@ -127,7 +124,8 @@ def _open(location: str) -> tuple[IO[bytes], int | None]:
         return file, os.fstat(file.fileno()).st_size
     request = urllib.request.Request(location, headers={"User-Agent": f"mneme-evals/{__version__}"})
     try:
-        response = _OPENER.open(request, timeout=TIMEOUT)
+        # Built per download, so the proxy settings ($https_proxy, $no_proxy) are read now, not at import.
+        response = urllib.request.build_opener(_NoDowngrade).open(request, timeout=TIMEOUT)
     except urllib.error.HTTPError as exc:
         exc.close()
         error = _NotFound if exc.code == 404 else DownloadError
