@@ -25,10 +25,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("scoring", ("evals.scoring", "evals.retrieval")),
     ("metrics", ("evals.metrics", "evals.breakdown", "evals.headline")),
     # A run's settings (RunConfig) sit with the play loop, below the executors that carry them.
-    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.config")),
+    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
     ("executors", ("evals.executors",)),
     ("store", ("evals.store",)),
-    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report")),
+    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report", "evals.suite")),
     ("site", ("evals.site",)),
     ("cli", ("evals.cli", "evals.__main__")),
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from evals.cli import _corpus, _gate, _results, _run, _site, _strategies  # noqa: F401  (they register their commands)
+from evals.cli import _benchmarks, _corpus, _gate, _results, _run, _site, _strategies  # noqa: F401  (they register their commands)
 from evals.cli._base import DEFAULT_STORE, cli
 from evals.cli._legacy import legacy_cli
 

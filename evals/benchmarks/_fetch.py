@@ -1,0 +1,212 @@
+"""`evals fetch NAME`: a known benchmark's file, checked, its evaluation sources, and its corpus.
+
+The downloads folder (default ``$XDG_CACHE_HOME/mneme-evals``, else ``~/.cache/mneme-evals``) holds::
+
+    <benchmark>/<published file name>        the data file, as published
+    sources/<owner>/<repo>/<commit>/<path>   evaluation sources at their pinned commit
+    corpora/<benchmark>/                     the imported corpus (unless --corpus-out names another)
+
+A copy already there is checked against its pin and reused; one that does not match is downloaded
+again (and replaced only once the new bytes match). The corpus folder gets a ``.fetched`` note naming
+the file it was imported from, so a later fetch of the same bytes reuses it, and a folder holding
+anything else is never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from evals.benchmarks._download import Pin, Progress, download, file_digest, made_dirs, mirror_locations, remove_made
+from evals.benchmarks._lock import Lock, LockEntry
+from evals.benchmarks._registry import Benchmark, SourceFile, benchmark
+from evals.errors import EvalsError
+from evals.importers import ImportReport, import_corpus
+from evals.jsonfile import MAX_BENCHMARK_FILE_BYTES
+
+__all__ = [
+    "DOWNLOADS_ENV",
+    "FETCHED_NOTE",
+    "Fetched",
+    "Status",
+    "corpus_folder",
+    "default_downloads",
+    "fetch",
+    "status",
+]
+
+DOWNLOADS_ENV = "EVALS_DOWNLOADS"
+FETCHED_NOTE = ".fetched"  # in the corpus folder; not *.json, so never read as a conversation
+MAX_SOURCE_BYTES = 16 * 1024**2  # an evaluation script
+
+Log = Callable[[str], None]
+
+
+def default_downloads() -> Path:
+    """``$XDG_CACHE_HOME/mneme-evals`` (an absolute $XDG_CACHE_HOME only, as the XDG spec says), else ``~/.cache/mneme-evals``."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "mneme-evals"
+
+
+def corpus_folder(bench: Benchmark, downloads: Path) -> Path:
+    """Where ``evals fetch`` imports ``bench`` by default: its folder's name is the corpus's name on the site."""
+    return Path(downloads) / "corpora" / bench.name
+
+
+def _data_path(bench: Benchmark, downloads: Path) -> Path:
+    assert bench.data is not None
+    return Path(downloads) / bench.name / bench.data.name
+
+
+@dataclass(frozen=True)
+class Status:
+    """What `evals benchmarks` shows of one benchmark here: no digest is computed, so listing is quick."""
+
+    fetched: str  # "yes", "no", or why a file there does not count
+    trust: str  # "pinned", "locked on first use …", "first download will be recorded", or "—"
+    corpus: Path | None  # an imported corpus in the default place
+
+
+def _trust(bench: Benchmark, lock: Lock) -> tuple[Pin | None, str]:
+    if bench.data is None:
+        return None, "—"
+    if bench.data.sha256 is not None:
+        return Pin(bench.data.size, bench.data.sha256), f"pinned: {bench.data.size} bytes, sha256 {bench.data.sha256}"
+    entry = lock.get(bench.data.url)
+    if entry is not None:
+        return Pin(entry.size, entry.sha256), f"locked on first use ({entry.recorded[:10]}, {lock.path})"
+    return Pin(None, None), "not pinned: the first download is recorded in the lock (trust on first use)"
+
+
+def status(bench: Benchmark, downloads: Path, lock: Lock) -> Status:
+    pin, trust = _trust(bench, lock)
+    if bench.data is None:
+        return Status("—", trust, None)
+    path = _data_path(bench, downloads)
+    if not path.is_file():
+        fetched = "no"
+    elif pin is not None and pin.size is not None and path.stat().st_size != pin.size:
+        fetched = "a copy of another size (fetch again)"
+    else:
+        fetched = "yes"
+    folder = corpus_folder(bench, downloads)
+    return Status(fetched, trust, folder if (folder / FETCHED_NOTE).is_file() else None)
+
+
+@dataclass
+class Fetched:
+    benchmark: Benchmark
+    file: Path
+    size: int
+    sha256: str
+    trust: str
+    downloaded: bool  # False: the copy in the downloads folder matched and was kept
+    sources: list[Path] = field(default_factory=list)
+    corpus: Path | None = None
+    report: ImportReport | None = None  # None: the corpus was imported before, from the same bytes
+
+
+def fetch(
+    name: str,
+    *,
+    downloads: Path,
+    lock_path: Path,
+    corpus_out: Path | None = None,
+    log: Log | None = None,
+    progress: Progress | None = None,
+) -> Fetched:
+    """Download (or reuse) benchmark ``name``'s file and evaluation sources, checked, and import its corpus."""
+    bench = benchmark(name)
+    if bench.importer is None or bench.data is None:
+        raise EvalsError(f"{bench.name} is not importable yet: {bench.not_importable}")
+    say = log or (lambda _text: None)
+    downloads = Path(downloads)
+    lock = Lock.read(lock_path)
+    pin, trust = _trust(bench, lock)
+    assert pin is not None
+    if pin.sha256 is None and not lock.path.parent.is_dir():  # refused before a download it could not record
+        raise EvalsError(f"lock file {lock.path}: its folder does not exist; the first download of {bench.data.name} is recorded there")
+    target = _data_path(bench, downloads)
+    size = sha256 = None
+    if target.is_file():
+        size, sha256 = file_digest(target)
+        if pin.sha256 is not None and (size, sha256) != (pin.size, pin.sha256):
+            say(f"{target}: the copy here does not match its pin; downloading it again")
+            size = sha256 = None
+        elif pin.sha256 is None:
+            origin = f"the copy already in {target.parent}"
+            lock.record(bench.data.url, _entry(bench, size, sha256, origin))
+            trust = f"recorded now from {origin} (trust on first use) in {lock.path}"
+    downloaded = size is None
+    if downloaded:
+        locations = mirror_locations([bench.data.name, *bench.data.aliases]) or [bench.data.url]
+        say(f"downloading {bench.data.name} from {locations[0]}" + (f" ({bench.data.listed_size})" if bench.data.listed_size else ""))
+        size, sha256, origin = download(locations, target, pin, limit=MAX_BENCHMARK_FILE_BYTES, progress=progress)
+        if pin.sha256 is None:
+            lock.record(bench.data.url, _entry(bench, size, sha256, origin))
+            trust = f"recorded now (trust on first use) in {lock.path}"
+    assert size is not None and sha256 is not None
+    fetched = Fetched(bench, target, size, sha256, trust, downloaded)
+    # The corpus first: retrieval needs no judge templates, so a source that fails leaves it usable.
+    fetched.corpus, fetched.report = _import(bench, target, sha256, corpus_out or corpus_folder(bench, downloads))
+    fetched.sources = [_source(source, downloads, say) for source in bench.sources]
+    return fetched
+
+
+def _entry(bench: Benchmark, size: int, sha256: str, origin: str) -> LockEntry:
+    assert bench.data is not None
+    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return LockEntry(bench.name, bench.data.name, size, sha256, now, origin)
+
+
+def _source(source: SourceFile, downloads: Path, say: Log) -> Path:
+    """One evaluation source at its repository path under ``sources/``, checked against its pinned digest."""
+    target = Path(downloads) / "sources" / source.relative
+    if target.is_file() and file_digest(target)[1] == source.sha256:
+        return target
+    locations = mirror_locations([source.relative]) or [source.url]
+    say(f"downloading {source.repo} {source.path} at {source.commit[:12]} from {locations[0]}")
+    download(locations, target, Pin(None, source.sha256), limit=MAX_SOURCE_BYTES)
+    return target
+
+
+def _note(bench: Benchmark, sha256: str) -> str:
+    assert bench.data is not None
+    return f"benchmark {bench.name}\nfile {bench.data.name}\nsha256 {sha256}\n"
+
+
+def _import(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[Path, ImportReport | None]:
+    """Import ``file`` into ``out`` unless ``out`` already holds the import of these same bytes."""
+    out = Path(out)
+    note = out / FETCHED_NOTE
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        try:
+            same = note.is_file() and note.read_text(encoding="utf-8") == _note(bench, sha256)
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if same:
+            return out, None
+        raise EvalsError(
+            f"corpus folder {out} exists and is not the import of this {bench.data.name if bench.data else 'file'}; "
+            "remove it, or give another folder with --corpus-out"
+        )
+    created = made_dirs(out.parent)
+    staging = out.with_name(f".{out.name}.fetch-{os.getpid()}")
+    try:
+        assert bench.importer is not None
+        report = import_corpus(bench.importer, file, staging)
+        (staging / FETCHED_NOTE).write_text(_note(bench, sha256), encoding="utf-8")
+        if out.exists():
+            out.rmdir()  # an empty folder, checked above
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        remove_made(created)
+        raise
+    report.out = out
+    return out, report

@@ -1,0 +1,294 @@
+"""``evals benchmarks``, ``evals fetch``, ``evals audit-labels`` and ``evals run-suite``: benchmarks by name."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from evals.cli._base import cli, echo, progress_reporter, store_option, store_path
+
+LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
+
+
+def downloads_option(func: Callable) -> Callable:
+    return click.option(
+        "--downloads",
+        type=click.Path(path_type=Path, file_okay=False),
+        envvar="EVALS_DOWNLOADS",
+        show_envvar=True,
+        default=None,
+        help="Folder that downloaded benchmark files, their evaluation sources and fetched corpora go to. "
+        "Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals.",
+    )(func)
+
+
+def lock_option(func: Callable) -> Callable:
+    return click.option(
+        "--lock",
+        type=click.Path(path_type=Path, dir_okay=False),
+        envvar=LOCK_ENV,
+        show_envvar=True,
+        default=None,
+        help="Lock file recording the size and SHA-256 of each file published without a digest at its first "
+        "download (trust on first use); every later fetch must match it. Commit it. Default: benchmarks.lock.",
+    )(func)
+
+
+def _downloads(downloads: Path | None) -> Path:
+    from evals.benchmarks import default_downloads
+
+    return downloads if downloads is not None else default_downloads()
+
+
+def _lock(lock: Path | None) -> Path:
+    from evals.benchmarks import DEFAULT_LOCK
+
+    return lock if lock is not None else DEFAULT_LOCK
+
+
+def _byte_progress() -> Callable[[int, int | None], None] | None:
+    """Download progress on stderr, only when a person is watching."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(done: int, total: int | None) -> None:
+        of = f" of {total / 1e6:,.1f}" if total else ""
+        click.echo(f"\r\033[K{done / 1e6:,.1f}{of} MB", err=True, nl=done == total)
+
+    return report
+
+
+@cli.command("benchmarks")
+@downloads_option
+@lock_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Print one block per benchmark, or a JSON array.")
+def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> None:
+    """List the benchmarks `evals fetch` knows: source, version, license, size, test points, evidence, pin, fetched.
+
+    A benchmark that the importers cannot hold faithfully yet is listed with
+    the reason. A license marked non-commercial binds what you do with the data
+    and with figures computed on it.
+    """
+    from evals.benchmarks import BENCHMARKS, Lock, status
+
+    folder, found_lock = _downloads(downloads), Lock.read(_lock(lock))
+    rows = []
+    for bench in BENCHMARKS.values():
+        state = status(bench, folder, found_lock)
+        data = bench.data
+        size = f"{data.size:,} bytes" if data is not None and data.size else (data.listed_size if data else "—")
+        rows.append(
+            {
+                "name": bench.name,
+                "title": bench.title,
+                "source": bench.source,
+                "version": bench.version,
+                "license": bench.license,
+                "non_commercial": bench.non_commercial,
+                "size": size,
+                "test_points": bench.test_points,
+                "evidence": bench.evidence,
+                "metrics": bench.metrics,
+                "importable": bench.importer is not None,
+                "not_importable": bench.not_importable or None,
+                "pin": state.trust,
+                "fetched": state.fetched,
+                "corpus": str(state.corpus) if state.corpus else None,
+                "evaluation_sources": [source.url for source in bench.sources],
+            }
+        )
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        echo(f"{row['name']}  {row['title']}")
+        lines = [("source", row["source"]), ("version", row["version"]), ("license", row["license"]),
+                 ("size", row["size"]), ("test points", row["test_points"]), ("evidence", row["evidence"])]
+        if row["importable"]:
+            lines += [("metrics", row["metrics"]), ("pin", row["pin"]),
+                      ("fetched", row["fetched"] + (f"; corpus {row['corpus']}" if row["corpus"] else ""))]
+        else:
+            lines.append(("importable", f"not importable yet: {row['not_importable']}"))
+        if row["evaluation_sources"]:
+            lines.append(("eval sources", ", ".join(row["evaluation_sources"])))
+        for label, value in lines:
+            echo(f"  {label:<12}  {value}")
+        echo()
+
+
+@cli.command("fetch")
+@click.argument("name")
+@click.option(
+    "--corpus-out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Folder to import the corpus into (new, empty, or an earlier import of the same file). "
+    "Default: corpora/NAME in the downloads folder.",
+)
+@downloads_option
+@lock_option
+def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lock: Path | None) -> None:
+    """Download benchmark NAME at its pinned version, check it, and import it as a corpus.
+
+    The file is checked against its pinned size and SHA-256 (or, for a file
+    published without a digest, against the lock file, which the first
+    download writes: trust on first use). A download that is cut short, has
+    another digest or is not found is refused and leaves the downloads folder
+    as it was. The benchmark's evaluation sources (judge templates) are
+    fetched too, at their pinned commit. $EVALS_MIRROR (a URL or a folder)
+    serves the files by their published names instead. Prints where the
+    corpus is.
+    """
+    from evals.benchmarks import fetch
+
+    fetched = fetch(
+        name,
+        downloads=_downloads(downloads),
+        lock_path=_lock(lock),
+        corpus_out=corpus_out,
+        log=lambda text: echo(text, err=True),
+        progress=_byte_progress(),
+    )
+    bench = fetched.benchmark
+    how = "downloaded" if fetched.downloaded else "already in the downloads folder"
+    echo(f"{bench.name}: {fetched.file} ({fetched.size} bytes, sha256 {fetched.sha256}), {how}; {fetched.trust}")
+    for source in fetched.sources:
+        echo(f"evaluation source: {source}")
+    echo(f"license: {bench.license}")
+    if fetched.report is not None:
+        for note in fetched.report.notes:
+            echo(f"note: {note}", err=True)
+        echo(fetched.report.summary())
+    echo(f"corpus: {fetched.corpus}" + ("" if fetched.report is not None else " (imported before from the same file)"))
+
+
+def _quote(text: str, limit: int = 110) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+@cli.command("audit-labels")
+@click.argument("corpus", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--source",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="The benchmark file CORPUS was imported from (LoCoMo's locomo10.json, a LongMemEval file): its evidence "
+    "ids that name no turn are flagged too (the import skips them).",
+)
+@click.option(
+    "--errata",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="A JSON file of corrections (test point -> corrected evidence turns, reason, source); the audit is run "
+    "again with them and both counts shown, recorded by the file's source and SHA-256.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Print each flag with the turns involved, or the whole audit as JSON.")
+def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None, fmt: str) -> None:
+    """Flag test points of CORPUS whose evidence labels look wrong.
+
+    A flag is a test point none of whose labelled evidence turns shares a
+    content word with the answer while another earlier turn holds every
+    content word of it, or (with --source) an evidence id that names no turn.
+    The audit changes no figure; it says where to look. Exits 0.
+    """
+    from evals.audit import DANGLING, MISSES, audit_corpus
+    from evals.corpus import load_corpus
+
+    loaded = load_corpus(corpus)
+    audit = audit_corpus(loaded, source=source, errata=errata)
+    if fmt == "json":
+        click.echo(json.dumps(audit.as_dict(), indent=2, ensure_ascii=False))
+        return
+    turns = {c.id: c.turns for c in loaded.conversations}
+    echo(
+        f"{audit.corpus} (digest {audit.digest[:12]}): {audit.test_points} test points, {audit.checked} checked "
+        "(answerable, labelled, with a content word in the answer)"
+    )
+    for flag in audit.flags:
+        conversation = turns[flag.conversation]
+        echo(f"{flag.conversation} turn {flag.turn}: {flag.kind}")
+        echo(f"    question {_quote(flag.question)}  answer {_quote(flag.answer, 60)}")
+        if flag.kind == DANGLING:
+            echo(f"    ids naming no turn: {', '.join(flag.ids)}; evidence turns kept: {list(flag.evidence_turns) or 'none'}")
+        for turn in flag.evidence_turns if flag.kind == MISSES else ():
+            echo(f"    labelled  turn {turn}: {_quote(conversation[turn].content)}")
+        for turn in flag.found_in[:3]:
+            echo(f"    holds it  turn {turn}: {_quote(conversation[turn].content)}")
+        if len(flag.found_in) > 3:
+            echo(f"    … and {len(flag.found_in) - 3} more turns")
+    echo(f"as published: {len(audit.flags)} flags ({audit.count(MISSES)} {MISSES}, {audit.count(DANGLING)} {DANGLING})")
+    for note in audit.notes:
+        echo(f"note: {note}")
+    if audit.errata is not None and audit.flags_with_errata is not None:
+        after = audit.flags_with_errata
+        echo(
+            f"with errata: {len(after)} flags ({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
+            f"{len(audit.errata.entries)} corrections from {audit.errata.source} ({audit.errata.path}, sha256 {audit.errata.sha256})"
+        )
+
+
+@cli.command("run-suite")
+@click.option(
+    "--suite",
+    "suite_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("evals.toml"),
+    show_default=True,
+    help="The suite file: benchmarks and corpora x strategies x options (docs/benchmarks.md). "
+    "suites/benchmarks.toml is LoCoMo and LongMemEval_s for publishing.",
+)
+@store_option
+@downloads_option
+@lock_option
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
+)
+def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, repo: Path | None) -> None:
+    """Run every run a suite declares that the store does not hold yet.
+
+    Fetches the suite's benchmarks first (checked, as `evals fetch` does;
+    reused when already fetched), then makes each run in order, as `evals run`
+    would: a run the store already holds from the same inputs on a clean
+    commit is reused (`cached: run …`), not recomputed. One line per run;
+    progress on stderr. The default suite, evals.toml, is the main job: the
+    starter corpus with every strategy that can run here.
+    """
+    from evals.suite import read_suite, run_suite
+
+    suite = read_suite(suite_file)
+    path, create_parent = store_path(store)
+    from evals.report import run_line
+
+    def before(number: int, total: int, planned) -> None:
+        echo(f"[{number}/{total}] {planned.label}", err=True)
+
+    def after(number: int, total: int, planned, outcome) -> None:
+        if outcome.reused:
+            echo(f"cached: {run_line(outcome.document, outcome.run_id)}")
+        else:
+            echo(run_line(outcome.document, outcome.run_id, str(path)))
+
+    outcomes = run_suite(
+        suite,
+        path,
+        downloads=_downloads(downloads),
+        lock_path=lock,
+        create_parent=create_parent,
+        repo=repo,
+        log=lambda text: echo(text, err=True),
+        before=before,
+        after=after,
+        progress=progress_reporter(),
+    )
+    reused = sum(o.reused for o in outcomes)
+    echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)
