@@ -257,3 +257,14 @@ def test_site_docs_cover_publishing_and_preview():
     text = (ROOT / "docs" / "site.md").read_text()
     assert "evals build-site && python -m http.server -d site" in text
     assert "GitHub Actions" in text and "Settings" in text
+
+
+def test_speakers_are_shown_by_the_names_the_dataset_gives():
+    """Turns written as "Name: text" (LoCoMo's speakers under user and assistant) are labelled by the name;
+    a turn without the name (an inserted question) and a corpus without names keep the role."""
+    from evals.site._text import speaker_labels
+
+    roles = ["user", "assistant", "user", "assistant", "user"]
+    contents = ["Caroline: hi", "Melanie: hello", "Caroline: how are you", "Melanie: fine", "When did Melanie paint?"]
+    assert speaker_labels(roles, contents) == ["Caroline", "Melanie", "Caroline", "Melanie", "user"]
+    assert speaker_labels(["user", "assistant"], ["Note: buy milk", "ok"]) == ["user", "assistant"]

@@ -18,7 +18,7 @@ from evals.metrics import answer_scores
 from evals.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
-from evals.site._text import Segment, clip
+from evals.site._text import Segment, clip, speaker_labels
 from evals.site_paths import test_point_anchor
 
 __all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "point_view"]
@@ -39,6 +39,7 @@ class ConversationText:
     def __init__(self, transcript: list[tuple[str, str]]) -> None:
         self.roles = [role for role, _ in transcript]
         self.contents = [content for _, content in transcript]
+        self.speakers = speaker_labels(self.roles, self.contents)  # the names shown (LoCoMo's speakers)
         lowered = [c.lower() for c in self.contents]
         # One string for all turns, so finding a keyword is one C-level scan, not a loop over turns.
         self._haystack = "\x00".join(lowered)
@@ -218,7 +219,7 @@ def point_view(
             EvidenceView(
                 turn=turn,
                 distance=ti - turn,
-                role=text.roles[turn],
+                role=text.speakers[turn],
                 segments=shown.head,
                 retrieved_rank=rank_of_turn.get(turn),
                 ranked_past_k=ranked_past.get(turn),
@@ -339,5 +340,5 @@ def conversation_views(
             + bool(kinds & {"answer", "evidence"}) * " evidence"
             + ("asked" in kinds) * " asked"
         )
-        lines.append(cache.line(turn, f"t-{turn}", role, text.contents[turn], css, tags, (), href=link(turn)))
+        lines.append(cache.line(turn, f"t-{turn}", text.speakers[turn], text.contents[turn], css, tags, (), href=link(turn)))
     return points, lines

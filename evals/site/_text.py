@@ -8,6 +8,8 @@ tag goes round it, and a keyword such as ``</td>`` cannot break a page.
 
 from __future__ import annotations
 
+import re
+
 import functools
 from dataclasses import dataclass
 
@@ -126,3 +128,29 @@ def clip(text: str, needles: tuple[str, ...] = (), head: int = CLIP_HEAD, tail: 
         return Clipped(segments(text), [], 0, len(text))
     return Clipped(segments(text[:head]), segments(text[-tail:]), len(text) - head - tail, len(text))
 
+
+
+_SPEAKER = re.compile(r"([^\s:][^:\n]{0,39}): ")
+
+
+def speaker_labels(roles: list[str], contents: list[str]) -> list[str]:
+    """Each turn's label on a page: the speaker's name where the dataset gives one, else the role.
+
+    Importers of datasets whose speakers have names (LoCoMo) write each turn as ``Name: text``, with
+    both speakers under the roles user and assistant. A role whose turns mostly open with one name is
+    shown by that name, on the turns that open with it; every other turn keeps its role."""
+    counts: dict[str, dict[str, int]] = {}
+    for role, content in zip(roles, contents, strict=True):
+        found = _SPEAKER.match(content)
+        if found:
+            names = counts.setdefault(role, {})
+            names[found.group(1)] = names.get(found.group(1), 0) + 1
+    per_role = {}
+    for role, names in counts.items():
+        name, seen = max(names.items(), key=lambda item: item[1])
+        if seen * 2 >= roles.count(role) and seen >= 2:  # at least half of the role's turns
+            per_role[role] = name
+    return [
+        per_role[role] if role in per_role and content.startswith(per_role[role] + ": ") else role
+        for role, content in zip(roles, contents, strict=True)
+    ]

@@ -55,7 +55,7 @@ class TranscriptPublisher(Publisher):
                                 turn_line(
                                     turn,
                                     f"t-{turn}",
-                                    roles[turn],
+                                    text.speakers[turn],
                                     contents[turn],
                                     _css(roles[turn], marks.get(turn, [])),
                                     marks.get(turn, []),
