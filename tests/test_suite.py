@@ -43,8 +43,23 @@ def test_the_default_suite_plans_the_runs_tasks_py_made(monkeypatch):
     monkeypatch.chdir(ROOT)
     names = invoke("strategies", "--names", "--available").output.split()
     planned = plan_runs(read_suite(Path("evals.toml")), {})
-    assert [run.config for run in planned] == [RunConfig(strategy=name, options={}) for name in names]
+    minilm = [RunConfig(strategy="mneme", embedder="minilm")] if not read_suite(Path("evals.toml")).matrices[-1].missing() else []
+    assert [run.config for run in planned] == [RunConfig(strategy=name, options={}) for name in names] + minilm
     assert {run.config.corpus for run in planned} == {Path("corpus")}
+
+
+def test_a_matrix_runs_only_where_its_extras_are_installed(tmp_path, monkeypatch):
+    """`requires` skips a matrix whose extra is missing here (and names an unknown extra as an error)."""
+    import evals.suite as suite
+
+    (tmp_path / "s.toml").write_text('[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\nrequires = ["minilm"]\n')
+    monkeypatch.setitem(suite.EXTRAS, "minilm", ("no_such_module_here",))
+    assert plan_runs(read_suite(tmp_path / "s.toml"), {}) == []
+    monkeypatch.setitem(suite.EXTRAS, "minilm", ("json",))
+    assert [r.config.embedder for r in plan_runs(read_suite(tmp_path / "s.toml"), {})] == ["minilm"]
+    (tmp_path / "bad.toml").write_text('[[matrix]]\ncorpora = ["c"]\nrequires = ["gpu"]\n')
+    with pytest.raises(suite.SuiteError, match="requires\\[0\\]: no extra called 'gpu'"):
+        read_suite(tmp_path / "bad.toml")
 
 
 def test_tasks_py_runs_the_suite_then_builds_the_site():
