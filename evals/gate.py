@@ -391,6 +391,7 @@ def _measure(
     comparison = compare_runs(stored_base, store.get_run(head.run_id), outcome)
     if paths is not None:
         paths.set_conversations(base.run_id, [c.conversation_id for c in stored_base.run.conversations])
+        paths.place_run(base.run_id, stored_base.run.conversations)
 
     def href(flip: Flip) -> str | None:
         if paths is None or site_url is None:

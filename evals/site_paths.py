@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from evals.store import RunSummary
 
@@ -21,6 +23,8 @@ __all__ = [
     "relative",
     "root_of",
     "slug",
+    "POINTS_PER_PAGE",
+    "page_of",
     "test_point_anchor",
     "unique_slugs",
 ]
@@ -65,6 +69,16 @@ def relative(from_page: str, to: str) -> str:
     return root_of(from_page) + to
 
 
+# A conversation's drill-down holds at most this many test points a page; the rest follow on pages 2, 3…
+# (a LoCoMo conversation has up to 260: on one page that was over a megabyte).
+POINTS_PER_PAGE = 100
+
+
+def page_of(position: int) -> int:
+    """The drill-down page (0-based) of a conversation's test point at ``position`` (0-based, in turn order)."""
+    return position // POINTS_PER_PAGE
+
+
 def test_point_anchor(turn_index: int) -> str:
     """The id of a test point's section on its drill-down page."""
     return f"tp-{turn_index}"
@@ -95,6 +109,8 @@ class Paths:
         self._config_name = {(digest, key): f"{key}--{digest[:10]}" for digest, key in configs}
         self._conversation_slugs: dict[str, dict[str, str]] = {}
         self._corpus_slugs: dict[str, dict[str, str]] = {}
+        # (run id, conversation id) -> test point turn -> the drill-down page it is on (0: the first)
+        self._point_pages: dict[tuple[str, str], dict[int, int]] = {}
 
     def run(self, run_id: str) -> str:
         return f"runs/{self.run_slug[run_id]}.html"
@@ -123,12 +139,24 @@ class Paths:
         """Every drill-down of a run, by conversation id order."""
         return [self.conversation(run_id, cid) for cid in sorted(self._conversation_slugs[run_id])]
 
-    def conversation(self, run_id: str, conversation_id: str) -> str:
-        return f"runs/{self.run_slug[run_id]}/{self._conversation_slugs[run_id][conversation_id]}.html"
+    def conversation(self, run_id: str, conversation_id: str, page: int = 0) -> str:
+        """A conversation's drill-down: its first page, or page ``page`` (0-based) of a long one."""
+        suffix = f"~{page + 1}" if page else ""  # "~" is in no slug, so no conversation's page is another's
+        return f"runs/{self.run_slug[run_id]}/{self._conversation_slugs[run_id][conversation_id]}{suffix}.html"
+
+    def set_test_points(self, run_id: str, conversation_id: str, turns: list[int]) -> None:
+        """Place a conversation's test points (their turns, in order) on drill-down pages."""
+        self._point_pages[(run_id, conversation_id)] = {turn: page_of(position) for position, turn in enumerate(turns)}
+
+    def place_run(self, run_id: str, conversations: Iterable[Any]) -> None:
+        """Place every test point of a run's conversations (each with ``conversation_id`` and ``test_points``)."""
+        for conversation in conversations:
+            self.set_test_points(run_id, conversation.conversation_id, [p.turn_index for p in conversation.test_points])
 
     def test_point(self, run_id: str, conversation_id: str, turn_index: int) -> str:
-        """A test point's section on its drill-down page."""
-        return f"{self.conversation(run_id, conversation_id)}#{test_point_anchor(turn_index)}"
+        """A test point's section on its drill-down page (set_test_points says which page; else the first)."""
+        page = self._point_pages.get((run_id, conversation_id), {}).get(turn_index, 0)
+        return f"{self.conversation(run_id, conversation_id, page)}#{test_point_anchor(turn_index)}"
 
     def history(self, digest: str, key: str) -> str:
         return f"history/{self.config_slug[self._config_name[(digest, key)]]}.html"

@@ -72,6 +72,8 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
             continue
         older, newer = pair
         comparison = compare_runs(held[older.run_id], held[newer.run_id])
+        for stored in (held[older.run_id], held[newer.run_id]):
+            paths.place_run(stored.summary.run_id, stored.run.conversations)  # which drill-down page holds each point
         flips = [
             FlipRow(
                 conversation_id=flip.conversation_id,

@@ -481,6 +481,7 @@ class ConversationPage(Page):
     context_tokens: int
     points: list[PointView]  # in turn order
     toc: list[PointView]  # the same, misses first (the misses alone on a page of very many test points)
+    toc_hrefs: list[str]  # where each ``toc`` entry is: "#anchor" on this page, "PAGE.html#anchor" on another
     toc_unlisted: int  # test points left out of ``toc`` (hits and the uncounted, on such a page)
     transcript: list[TurnLine]  # the turns some test point touched (retrieved, asked, evidence, answer), tagged, as snippets
     transcript_open: bool  # short enough to show unfolded
@@ -488,6 +489,8 @@ class ConversationPage(Page):
     previous_href: str  # neighbouring conversations of the same run ("" at the ends)
     next_href: str
     transcript_href: str  # the whole conversation, in the corpus's transcripts (site-root relative)
+    pages: list[tuple[str, str]] = field(default_factory=list)  # (test points it holds, file) per page; empty: one page
+    page: int = 0  # which of ``pages`` this is
 
 
 # -- transcripts: once per corpus ----------------------------------------------------------------

@@ -33,7 +33,7 @@ from evals.site._pages import (
     RunPage,
     RunMetric,
 )
-from evals.site_paths import config_id, root_of, test_point_anchor
+from evals.site_paths import POINTS_PER_PAGE, config_id, root_of
 from evals.site._provenance import cache_note, provenance_rows
 from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._publisher import Publisher, RunSource, Site
@@ -142,6 +142,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
         for index, (conversation, scores) in enumerate(zip(part.run.conversations, part.scores.points, strict=True)):
             point_answers = answers.points[index] if answers is not None else None
             cid = conversation.conversation_id
+            paths.set_test_points(s.run_id, cid, [p.turn_index for p in conversation.test_points])
             href = hrefs[position]
             recall = per_conversation[index].get(rule.metric) or MetricValue(None, 0)
             spent = per_conversation[index]["tokens_per_test_point"]
@@ -166,13 +167,13 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 )
             )
             misses.extend(
-                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
+                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=paths.test_point(s.run_id, cid, p.turn_index))
                 for p, verdict in zip(conversation.test_points, split[index], strict=True)
                 if verdict == MISS
             )
             if point_answers is not None:
                 wrong.extend(
-                    MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=f"{href}#{test_point_anchor(p.turn_index)}")
+                    MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=paths.test_point(s.run_id, cid, p.turn_index))
                     for p, answer in zip(conversation.test_points, point_answers, strict=True)
                     if answer.correct is False
                 )
@@ -194,41 +195,54 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 unanswerable_words=rule.unanswerable_words,
                 by_evidence=rule.metric != KEYWORD.metric,
             )
-            output.page(
-                env,
-                href,
-                ConversationPage(
-                    title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}",
-                    root=root,
-                    nav="",
-                    store_note=note,
-                    navigation=site.navigation,
-                    store_href="",
-                    run=header,
-                    conversation_id=cid,
-                    description=conversation.description,
-                    turn_count=len(text.contents),
-                    headline_label=rule.label,
-                    population=rule.population,
-                    hits=hits,
-                    total=total,
-                    recall=recall.value,
-                    recall_low=recall.low,
-                    recall_high=recall.high,
-                    context_tokens=context_tokens,
-                    points=points,
-                    # Misses first; on a page of very many test points, the misses alone (the hits are counted).
-                    toc=[pt for pt in points if pt.verdict == MISS]
-                    + ([] if len(points) > TOUCHED_LIST_POINTS else [pt for pt in points if pt.verdict != MISS]),
-                    toc_unlisted=0 if len(points) <= TOUCHED_LIST_POINTS else sum(pt.verdict != MISS for pt in points),
-                    transcript=touched if len(points) <= TOUCHED_LIST_POINTS else [],
-                    transcript_open=len(touched) <= OPEN_TRANSCRIPT,
-                    touched_unlisted=len(touched) if len(points) > TOUCHED_LIST_POINTS else 0,
-                    previous_href=hrefs[position - 1] if position > 0 else "",
-                    next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
-                    transcript_href=paths.transcript(s.corpus_digest, cid),
-                ),
-            )
+            # A long conversation's test points go on pages of POINTS_PER_PAGE (paths.test_point knows which);
+            # every page carries the header and the misses of the whole conversation.
+            chunks = [points[i : i + POINTS_PER_PAGE] for i in range(0, len(points), POINTS_PER_PAGE)] or [[]]
+            page_hrefs = [paths.conversation(s.run_id, cid, n) for n in range(len(chunks))]
+            many = len(points) > TOUCHED_LIST_POINTS
+            toc = [pt for pt in points if pt.verdict == MISS] + ([] if many else [pt for pt in points if pt.verdict != MISS])
+            page_of_anchor = {pt.anchor: position_ // POINTS_PER_PAGE for position_, pt in enumerate(points)}
+            for number, chunk in enumerate(chunks):
+                output.page(
+                    env,
+                    page_hrefs[number],
+                    ConversationPage(
+                        title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}" + (f" \u00b7 page {number + 1}" if number else ""),
+                        root=root,
+                        nav="",
+                        store_note=note,
+                        navigation=site.navigation,
+                        store_href="",
+                        run=header,
+                        conversation_id=cid,
+                        description=conversation.description,
+                        turn_count=len(text.contents),
+                        headline_label=rule.label,
+                        population=rule.population,
+                        hits=hits,
+                        total=total,
+                        recall=recall.value,
+                        recall_low=recall.low,
+                        recall_high=recall.high,
+                        context_tokens=context_tokens,
+                        points=chunk,
+                        # Misses first; on a conversation of very many test points, the misses alone (the rest are counted).
+                        toc=toc,
+                        toc_hrefs=[
+                            ("" if page_of_anchor[pt.anchor] == number else page_hrefs[page_of_anchor[pt.anchor]].rsplit("/", 1)[-1]) + f"#{pt.anchor}"
+                            for pt in toc
+                        ],
+                        toc_unlisted=sum(pt.verdict != MISS for pt in points) if many else 0,
+                        transcript=[] if many else touched,
+                        transcript_open=len(touched) <= OPEN_TRANSCRIPT,
+                        touched_unlisted=len(touched) if many else 0,
+                        previous_href=hrefs[position - 1] if position > 0 else "",
+                        next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
+                        transcript_href=paths.transcript(s.corpus_digest, cid),
+                        pages=[(f"{n * POINTS_PER_PAGE + 1}–{n * POINTS_PER_PAGE + len(c)}", page_hrefs[n].rsplit("/", 1)[-1]) for n, c in enumerate(chunks)] if len(chunks) > 1 else [],
+                        page=number,
+                    ),
+                )
             if not document.over:
                 document.add(conversation_json(conversation, point_answers))
             light.append(
