@@ -62,10 +62,10 @@ def _run_and_report(
     shown, create_parent = store_path(Path(named) if named else None)
     store = absolute(shown)
     cache = None
-    if written is not None:
+    if output is not None:
         from evals.outputs import check_output
 
-        check_output(written, store=store, corpus=config.corpus)
+        check_output(output, store=store, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, None)
     if config.answers_on:
         from evals.cache import Cache, cache_path_for

@@ -132,10 +132,10 @@ def run_command(
     # Absolute before any plug-in code runs (a plug-in may change the working directory); printed as given.
     path, written, repo = absolute(shown), absolute(output), absolute(repo)
     config = RunConfig(**{**options, "corpus": absolute(options["corpus"])}, corpus_as_given=str(options["corpus"]))
-    if written is not None:
+    if output is not None:
         from evals.outputs import check_output
 
-        check_output(written, store=path, corpus=config.corpus)
+        check_output(output, store=path, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, api_key)
     if executor != "ray" and (ray_address is not None or ray_gpus):
         raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")
