@@ -34,7 +34,6 @@ store to the corpus rule, and :func:`append_output` appends (the gate's
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import secrets
 import stat
@@ -68,6 +67,7 @@ _KINDS = {
 # Opened to read a header or append, never to block (a FIFO) nor to follow a link planted meanwhile.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CHUNK = 1 << 20
 
 
 class OutputError(EvalsError):
@@ -121,10 +121,16 @@ def _check_writable(path: Path, option: str) -> None:
         mode = os.lstat(path).st_mode
     except OSError:
         return  # absent, or refused by _check_kind
-    if stat.S_ISREG(mode) and not mode & 0o222:
+    if not stat.S_ISREG(mode):
+        return  # refused by _check_kind
+    if not mode & 0o222:
         raise OutputError(
             f"{option} {path} is read-only (mode {stat.S_IMODE(mode):o}); make it writable (chmod u+w), or give another path"
         )
+    try:  # opened for writing, nothing written: the system may still refuse (an immutable file)
+        os.close(os.open(path, os.O_WRONLY | _NOFOLLOW | _NONBLOCK))
+    except OSError as exc:
+        raise OutputError(f"cannot write {option} {path}: {exc.strerror or exc}") from None
 
 
 def _check_folder(path: Path, option: str) -> None:
@@ -149,19 +155,33 @@ def _database_kind(head: bytes) -> str | None:
     return None
 
 
+def _contains_all(file, needles: tuple[bytes, ...]) -> bool:
+    """Whether the open ``file`` holds every one of ``needles``, read a chunk at a time (never mapped:
+    a file another process cuts short under a mapping would kill this one)."""
+    missing = set(needles)
+    overlap = max(map(len, needles)) - 1
+    tail = b""
+    offset = 0
+    while missing and (chunk := os.pread(file.fileno(), _CHUNK, offset)):
+        offset += len(chunk)
+        window = tail + chunk
+        missing = {needle for needle in missing if needle not in window}
+        tail = window[-overlap:]
+    return not missing
+
+
 def _looks_like_conversation(file, size: int, name: str) -> bool:
     """Whether the open regular ``file`` is a conversation file (a JSON object with ``schema_version`` and
     ``turns``). Only a file holding both names is parsed; one that no longer parses but holds them
     and is named ``*.json`` counts too (a conversation being edited is still the user's)."""
     if size == 0 or size > MAX_CORPUS_FILE_BYTES:  # the corpus loader reads none of these
         return False
-    with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if data.find(b'"turns"') < 0 or data.find(b'"schema_version"') < 0:
-            return False
-        try:
-            document = json.loads(data[:])
-        except (ValueError, RecursionError):
-            return name.endswith(".json")
+    if not _contains_all(file, (b'"turns"', b'"schema_version"')):
+        return False
+    try:
+        document = json.loads(os.pread(file.fileno(), size, 0))
+    except (ValueError, RecursionError):
+        return name.endswith(".json")
     return isinstance(document, dict) and "turns" in document and "schema_version" in document
 
 
@@ -182,7 +202,7 @@ def _holds(path: Path) -> str | None:
         try:
             if _looks_like_conversation(file, info.st_size, path.name):
                 return "a conversation file"
-        except (OSError, ValueError):  # cannot map it (a special file system): not read, not refused
+        except OSError:  # cannot be read: not a conversation this tool could have read either
             return None
     return None
 

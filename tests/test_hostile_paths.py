@@ -293,23 +293,29 @@ def test_item19_something_reappearing_at_the_undo_name_is_refused_not_written_th
 
 
 def test_item20_open_never_deletes_a_file_another_process_created(tmp_path, monkeypatch):
-    """A file another process creates at the store path after this one found it missing is refused (it
-    is not a store) and left exactly as it is: the new store was being built aside, not at the path."""
+    """A DuckDB file another program creates at the store path after this process found it missing is
+    refused (it is not an evals store) and left exactly as it is: the new store was being built aside,
+    never at the path, so there is nothing of this process's there to remove."""
     import evals.store._store as store_module
+    from evals.locking import open_duckdb
     from evals.store import Store, StoreError
 
     path = tmp_path / "results.duckdb"
     real = store_module.writable_directory
 
-    def and_meanwhile_another_process(directory, create):
+    def and_meanwhile_another_program(directory, create):
         real(directory, create)
-        path.write_text("another program's file\n")  # between the existence check and the connect
+        con = open_duckdb(path)  # between the existence check and the connect
+        con.execute("CREATE TABLE theirs AS SELECT 42 AS answer")
+        con.close()
 
-    monkeypatch.setattr(store_module, "writable_directory", and_meanwhile_another_process)
-    with pytest.raises(StoreError, match="refusing to use it"):
+    monkeypatch.setattr(store_module, "writable_directory", and_meanwhile_another_program)
+    with pytest.raises(StoreError, match="not an evals store.*refusing to change it"):
         Store.open(path)
-    assert path.read_text() == "another program's file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.duckdb"]
+    con = open_duckdb(path, read_only=True)
+    assert con.execute("SELECT answer FROM theirs").fetchall() == [(42,)]
+    con.close()
 
 
 def test_item20_a_store_another_process_made_meanwhile_is_used_not_replaced(tmp_path, monkeypatch):
@@ -332,6 +338,16 @@ def test_item20_a_store_another_process_made_meanwhile_is_used_not_replaced(tmp_
         assert opened.run_count() == 1
     assert made["store"] == path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.duckdb"]
+
+
+def test_item20_dangling_link_at_the_store_path_is_refused(tmp_path):
+    """A symlink to nothing at the store path is refused in one line: DuckDB would create the store
+    wherever it points."""
+    link = tmp_path / "results.duckdb"
+    link.symlink_to(tmp_path / "elsewhere" / "x.duckdb")
+    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", link))
+    assert "is a symbolic link to" in line and "does not exist" in line
+    assert link.is_symlink() and not (tmp_path / "elsewhere").exists()
 
 
 # -- item 21: paths are absolute before any plug-in code runs ---------------------------------------

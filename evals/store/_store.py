@@ -73,6 +73,8 @@ class Store(StoreReader, StoreWriter):
         if path.is_dir():
             raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
         if not path.exists():
+            if path.is_symlink():  # DuckDB would create the store wherever the link points
+                raise StoreError(f"store path {path} is a symbolic link to {os.readlink(path)}, which does not exist")
             if read_only:
                 raise StoreError(f"no store at {path} (nothing has been stored there yet)")
             writable_directory(path.parent, create_parent)
