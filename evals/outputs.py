@@ -187,8 +187,11 @@ def _looks_like_conversation(file, size: int, name: str) -> bool:
 
 def _holds(path: Path) -> str | None:
     """What the existing regular file ``path`` holds that no output may replace: a database or a
-    conversation; None for anything else (or nothing there)."""
+    conversation; None for anything else (or nothing there). Only a regular file is opened (a device
+    is never, not even to read its first bytes), and checked again once open."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except OSError:
         return None
