@@ -40,6 +40,9 @@ class RunConfig(BaseModel):
     backend: str = "memory"
     embedder: str = "hash"
     corpus: Path = Path("corpus")
+    # The corpus folder as the user gave it, recorded with the run (``corpus_dir``) when ``corpus`` is
+    # that path made absolute (the CLI does, before any plug-in code could change the working directory).
+    corpus_as_given: str | None = None
     k: int = Field(default=5, ge=1, le=MAX_K)
     # Depths the retrieval metrics are measured at, beside k (--cutoffs); () measures at k only, as the
     # original harness did (python -m evals).
@@ -63,6 +66,11 @@ class RunConfig(BaseModel):
             if not 1 <= cutoff <= MAX_CUTOFF:
                 raise ValueError(f"a cutoff must be from 1 to {MAX_CUTOFF}, not {cutoff}")
         return tuple(sorted(set(cutoffs)))
+
+    @property
+    def corpus_dir(self) -> str:
+        """The corpus folder as recorded with the run: as the user gave it."""
+        return self.corpus_as_given if self.corpus_as_given is not None else str(self.corpus)
 
     @property
     def answers_on(self) -> bool:

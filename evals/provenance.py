@@ -27,12 +27,14 @@ from pathlib import Path
 from types import ModuleType
 
 from evals import __version__
+from evals.errors import EvalsError
 
 __all__ = [
     "LIBRARY_DISTRIBUTION",
     "NO_GIT",
     "SCRATCH_PREFIX",
     "Provenance",
+    "RepoError",
     "collect_provenance",
     "first_parents",
     "git_revision",
@@ -41,9 +43,14 @@ __all__ = [
 ]
 
 NO_GIT = "no-git"
-# Files evals creates for an instant (the store's write probe) start with this
-# and never count as changes, or a concurrent run could see the tree dirty.
+# Files and folders evals creates for a while (the store's write probe, its undo copy, a new store
+# being built) start with this, and neither they nor what they hold count as changes, or a concurrent
+# run could see the tree dirty. No output may take such a name (evals.outputs): evals deletes them.
 SCRATCH_PREFIX = ".evals-scratch-"
+
+
+class RepoError(EvalsError):
+    """A repository given explicitly (``--repo``) that git cannot read."""
 LIBRARY_DISTRIBUTION = "smolAmem"  # Mneme, the library under test
 
 
@@ -64,13 +71,37 @@ class Provenance:
 
 
 def _git(repo: Path, *args: str) -> str | None:
+    return _git_said(repo, *args)[0]
+
+
+def _git_said(repo: Path, *args: str) -> tuple[str | None, str]:
+    """git's output (None when it failed) and the first line of what it said on failure."""
     try:
         done = subprocess.run(
             ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=30
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"cannot run git: {getattr(exc, 'strerror', None) or exc}"
+    if done.returncode == 0:
+        return done.stdout, ""
+    said = next((line.strip() for line in done.stderr.splitlines() if line.strip()), f"git exited {done.returncode}")
+    return None, said.removeprefix("fatal: ")
+
+
+def _unreadable(repo: Path, said: str) -> RepoError | None:
+    """Why git cannot read the explicitly given ``repo``, or None when it is simply outside git: a
+    folder in no repository, with no ``.git`` in it or above it (an empty or broken ``.git`` folder
+    makes git say "not a git repository" too, so it is looked for)."""
+    if "not a git repository" in said:
+        folder = repo.absolute()
+        if not any((place / ".git").exists() or (place / ".git").is_symlink() for place in (folder, *folder.parents)):
+            return None
+        said = "a .git here or above it is not a repository git can read"
+    elif said == "Needed a single revision":
+        said = "it has no commit (HEAD names none)"
+    elif "must be run in a work tree" in said:
+        said = "it is a bare repository, with no working tree to record"
+    return RepoError(f"--repo {repo}: git cannot read it: {said}; give a repository with a commit, or leave out --repo")
 
 
 def _status_paths(porcelain: str) -> list[str]:
@@ -86,18 +117,28 @@ def _status_paths(porcelain: str) -> list[str]:
     return paths
 
 
-def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> tuple[str, bool]:
+def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = (), strict: bool = False) -> tuple[str, bool]:
     """``(HEAD commit, dirty)`` of the repository holding ``repo``; ``(NO_GIT, False)`` outside git.
 
     Untracked files count as changes, because an untracked module can change
     results; the files in ``ignore`` (the store itself, an ``--output`` file)
     do not, or writing a result would make the next run look dirty.
+
+    ``strict`` (a repository named explicitly): a folder git finds a repository in but cannot
+    read (a broken ``.git``, a bare repository, one with no commit) raises :class:`RepoError`
+    rather than pass as outside git; a folder in no repository is still ``NO_GIT``.
     """
     repo = Path(repo or ".")
-    head = _git(repo, "rev-parse", "--verify", "HEAD")
-    top = _git(repo, "rev-parse", "--show-toplevel")
-    status = _git(repo, "status", "--porcelain", "-z", "--untracked-files=all")
+    said = [_git_said(repo, "rev-parse", "--verify", "HEAD"), _git_said(repo, "rev-parse", "--show-toplevel")]
+    said.append(_git_said(repo, "status", "--porcelain", "-z", "--untracked-files=all"))
+    (head, _), (top, _), (status, _) = said
     if head is None or top is None or status is None:
+        if strict:
+            # The most telling failure first: no repository at all, then not a work tree, then no commit.
+            failures = [message for out, message in (said[1], said[2], said[0]) if out is None]
+            error = _unreadable(repo, failures[0])
+            if error is not None:
+                raise error
         return NO_GIT, False
     root = Path(top.strip()).resolve()
     ignored: set[Path] = set()
@@ -107,7 +148,7 @@ def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> tu
     changed = [
         p
         for p in _status_paths(status)
-        if (root / p).resolve() not in ignored and not Path(p).name.startswith(SCRATCH_PREFIX)
+        if (root / p).resolve() not in ignored and not any(part.startswith(SCRATCH_PREFIX) for part in Path(p).parts)
     ]
     return head.strip(), bool(changed)
 
@@ -136,7 +177,8 @@ def _distribution_version(name: str) -> str | None:
 
 
 def collect_provenance(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> Provenance:
-    commit, dirty = git_revision(repo, ignore=ignore)
+    """The provenance of a run made now; ``repo`` given explicitly must be readable by git (:func:`git_revision`)."""
+    commit, dirty = git_revision(repo, ignore=ignore, strict=repo is not None)
     return Provenance(
         commit=commit,
         dirty=dirty,

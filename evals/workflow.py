@@ -17,6 +17,7 @@ from evals.cache import Cache, cache_path_for
 from evals.corpus import load_corpus
 from evals.evaluate import RunConfig, evaluate
 from evals.executors import Executor
+from evals.outputs import check_store_place
 from evals.provenance import Provenance, collect_provenance, strategy_code
 from evals.report import legacy_json
 from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
@@ -75,9 +76,13 @@ def run_with_store(
 
     The store is held only briefly: once (read-only) to check it and look for
     a reusable run before any work, and once to append after the work, so other
-    processes can use it meanwhile. A store at an older schema is upgraded
-    first. ``not_code`` names files, such as an
+    processes can use it meanwhile. A store at an older schema is upgraded only
+    by that append, once every input has been checked and the run made: a run
+    that fails (a bad corpus, an unknown option, a plug-in fault) leaves it as
+    it was; no earlier run is looked up in it (nothing in it was stored by this
+    schema). ``not_code`` names files, such as an
     ``--output`` file, whose changes must not make the tree count as dirty.
+    The store may not be in the corpus folder (:func:`evals.outputs.check_store_place`).
 
     Embeddings and LLM requests go through the cache beside the store
     (:func:`~evals.cache.cache_path_for`); ``use_cache=False`` neither reads nor
@@ -90,13 +95,19 @@ def run_with_store(
     counter = counter or TokenCounter()
     provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
     check_writable(store_path, create_parent=create_parent)
+    check_store_place(store_path, corpus=config.corpus)
     if use_cache:
         writable_file(cache_path_for(store_path), "cache", "run with --no-cache")
     # A plug-in's code, as imported now (before the run), goes into the key the run is looked up and stored under.
     spec = Registry().get(config.strategy)
     provenance = replace(provenance, strategy_code=strategy_code(spec.source, spec.module))
+    # An older store is read by nothing here: the append upgrades it (a newer one, or a file that is not
+    # a store, is refused now, before any work).
+    current = True
     if store_path.exists():
-        Store.upgrade(store_path, lock_timeout=lock_timeout)  # as the append would; the read below may not
+        version, newest = Store.schema_versions(store_path, lock_timeout=lock_timeout)
+        current = version >= newest
+    if store_path.exists() and current:
         key = None if force or not use_cache else planned_reuse_key(config, provenance, counter.tokenizer)
         with Store.open(store_path, read_only=True, lock_timeout=lock_timeout) as store:
             reusable = store.find_reusable(key)

@@ -120,6 +120,32 @@ class Cutoffs(click.ParamType):
 CUTOFFS = Cutoffs()
 
 
+class OutputFile(click.Path):
+    """A file to write (``--output``): what click's Path would lose is checked on the text as typed.
+    A trailing ``/`` names a folder (click would write a file of that name); ``-`` stays ``-`` (the
+    command says whether that is standard output); the rest is :func:`evals.outputs.check_output`'s."""
+
+    def __init__(self, *, allow_dash: bool = False) -> None:
+        super().__init__(path_type=Path, dir_okay=False, allow_dash=allow_dash)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            if not value:
+                self.fail("is empty; give a file path.", param, ctx)
+            if value.endswith(("/", os.sep)):
+                self.fail(f"{value!r} ends with '/', so it names a folder; give a file path such as {value}result.json.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUTPUT_FILE = OutputFile()
+
+
+def absolute(path: Path | None) -> Path | None:
+    """``path`` made absolute against the working directory now (no symlink resolved, ``..`` kept),
+    so that a plug-in changing the working directory cannot move where the command reads or writes."""
+    return None if path is None else Path(path).absolute()
+
+
 def run_options(func: Callable) -> Callable:
     """The run flags of the original harness, shared by ``evals run`` and ``python -m evals``."""
     options = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -13,13 +14,34 @@ from evals.cli._base import (
 from evals.corpus import check_corpus
 
 
+def _corpus_folder(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+    """``--out`` as an absolute folder with a name. The corpus is made beside it and renamed into its
+    place, so an empty value, the root (no name, no beside) and the current folder or one above it
+    (which the rename would pull from under the shell) are refused."""
+    if not value.strip():
+        raise click.BadParameter("is empty; give a folder to write the corpus into", ctx, param)
+    folder = Path(os.path.abspath(value))
+    if not folder.name:
+        raise click.BadParameter(f"{value} is the root folder; give a new folder to write the corpus into", ctx, param)
+    here = Path(os.path.realpath(os.getcwd()))
+    if here == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in here.parents:
+        raise click.BadParameter(
+            f"{value} is the current folder or holds it, and the import puts a new folder in its place; "
+            "give a new folder, such as corpora/NAME",
+            ctx,
+            param,
+        )
+    return folder
+
+
 @cli.command("import-corpus")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo", "longmemeval"]))
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=str, file_okay=False),
     required=True,
+    callback=_corpus_folder,
     help="Folder to write the corpus into: new or empty.",
 )
 def import_corpus_command(fmt: str, file: Path, out: Path) -> None:

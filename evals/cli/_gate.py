@@ -110,12 +110,13 @@ def gate_command(
     """
     from evals.gate import gate
     from evals.gate_report import gate_markdown
-    from evals.outputs import check_not_an_input
+    from evals.outputs import OutputError, append_output, check_appendable, check_not_an_input
 
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     try:
-        if summary_file:  # the report is appended to it: never to the store
+        if summary_file:  # the report is appended to it: never to the store, nor to a FIFO that would block
             check_not_an_input(summary_file, store=store_path(store)[0], option="$GITHUB_STEP_SUMMARY")
+            check_appendable(summary_file, option="$GITHUB_STEP_SUMMARY")
         with open_store(store) as opened:
             result = gate(
                 opened,
@@ -134,11 +135,8 @@ def gate_command(
     click.echo(json_text(result.as_dict(), indent=2) if fmt == "json" else report, nl=fmt == "json")
     if summary_file:
         try:
-            with open(summary_file, "a", encoding="utf-8") as out:
-                out.write(report + "\n")
-        except OSError as exc:
-            click.echo(
-                f"warning: cannot append the report to $GITHUB_STEP_SUMMARY ({summary_file}): {exc.strerror or exc}", err=True
-            )
+            append_output(summary_file, report + "\n", option="$GITHUB_STEP_SUMMARY")
+        except OutputError as exc:
+            click.echo(f"warning: the report was not appended: {exc}", err=True)
     if result.failed:
         raise click.exceptions.Exit(1)

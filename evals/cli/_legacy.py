@@ -9,12 +9,15 @@ from typing import Any
 import click
 
 from evals.cli._base import (
-    DEFAULT_STORE,
+    OUTPUT_FILE,
     EvalsCommand,
+    absolute,
     echo,
     echo_llm_usage,
     progress_reporter,
     run_options,
+    store_api,
+    store_path,
     warn_about_the_key,
     write_json,
 )
@@ -39,36 +42,48 @@ def _run_and_report(
 ) -> None:
     """The original CLI's run: no store. With answers, the model, endpoint and key come from
     the defaults and $OPENAI_BASE_URL/$OPENAI_API_KEY (the original's flags stay exactly its
-    own), and responses are cached beside the default store ($EVALS_STORE, else results/)."""
+    own), and responses are cached beside the default store ($EVALS_STORE, else results/),
+    which is checked as `evals run` checks its store: $EVALS_STORE must be a file in an existing
+    folder, outside the corpus. Paths are made absolute before any plug-in code runs."""
+    written = absolute(output)
     config = RunConfig(
         strategy=strategy,
         backend=backend,
         embedder=embedder,
-        corpus=corpus,
+        corpus=absolute(corpus),
+        corpus_as_given=str(corpus),  # the document records --corpus as given, as the original did
         k=k,
         seed=seed,
         cutoffs=(),  # the original measured at k only; its JSON has no cutoffs
         with_answers=with_answers,
         judge=judge,
     )
+    named = os.environ.get("EVALS_STORE") or None
+    shown, create_parent = store_path(Path(named) if named else None)
+    store = absolute(shown)
     cache = None
     if output is not None:
         from evals.outputs import check_output
 
-        check_output(output, store=Path(os.environ.get("EVALS_STORE") or DEFAULT_STORE), corpus=corpus)
+        check_output(output, store=store, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, None)
     if config.answers_on:
         from evals.cache import Cache, cache_path_for
+        from evals.outputs import check_store_place
 
-        cache = Cache.open(cache_path_for(Path(os.environ.get("EVALS_STORE") or DEFAULT_STORE)))
+        api = store_api()
+        api.check_writable(store, create_parent=create_parent)
+        api.writable_file(cache_path_for(store), "cache", "set $EVALS_STORE to another store")
+        check_store_place(store, corpus=config.corpus, option="$EVALS_STORE" if named else "the default store")
+        cache = Cache.open(cache_path_for(store))
     try:
         result = evaluate(config, progress=progress_reporter(), cache=cache)
     finally:
         if cache is not None:
             cache.close()
     document = legacy_json(result.run, result.scores, result.answers)
-    if output is not None:
-        write_json(output, document)
+    if written is not None:
+        write_json(written, document)
     echo_llm_usage(document)
     echo(summary_line(document, str(output) if output else None))
 
@@ -82,7 +97,7 @@ def _run_and_report(
 @run_options
 @click.option(
     "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=OUTPUT_FILE,
     required=True,
     help="Where to write the JSON result.",
 )

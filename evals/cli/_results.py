@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from evals.store import RunSummary
 
 from evals.cli._base import (
+    OutputFile,
     cli,
     echo,
     echo_summaries,
@@ -116,7 +117,7 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
 @store_option
 @click.option(
     "--output",
-    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    type=OutputFile(allow_dash=True),
     default=Path("-"),
     help="File to write (default: standard output).",
 )

@@ -10,6 +10,8 @@ import click
 
 from evals.cli._base import (
     CUTOFFS,
+    OUTPUT_FILE,
+    absolute,
     cli,
     echo,
     echo_llm_usage,
@@ -47,7 +49,7 @@ from evals.results import DEFAULT_CUTOFFS
 )
 @click.option(
     "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=OUTPUT_FILE,
     default=None,
     help="Also write the result as JSON in the original harness's shape.",
 )
@@ -126,12 +128,14 @@ def run_command(
     """
     api_key = options.pop("api_key")
     options["options"] = option_pairs(strategy_options)
-    path, create_parent = store_path(store)
-    config = RunConfig(**options)
+    shown, create_parent = store_path(store)
+    # Absolute before any plug-in code runs (a plug-in may change the working directory); printed as given.
+    path, written, repo = absolute(shown), absolute(output), absolute(repo)
+    config = RunConfig(**{**options, "corpus": absolute(options["corpus"])}, corpus_as_given=str(options["corpus"]))
     if output is not None:
         from evals.outputs import check_output
 
-        check_output(output, store=path, corpus=config.corpus)
+        check_output(output, store=path, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, api_key)
     if executor != "ray" and (ray_address is not None or ray_gpus):
         raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")
@@ -147,14 +151,14 @@ def run_command(
         force=force,
         repo=repo,
         create_parent=create_parent,
-        not_code=[output] if output else [],
+        not_code=[written] if written else [],
         progress=progress_reporter(),
         use_cache=not no_cache,
         api_key=api_key,
         executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
     )
-    if output is not None:
-        write_json(output, outcome.document)
+    if written is not None:
+        write_json(written, outcome.document)
     if not outcome.reused:
         echo_llm_usage(outcome.document)
     if outcome.cache_hits or outcome.cache_misses:
@@ -163,4 +167,4 @@ def run_command(
     if outcome.reused:
         echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None, headline)}")
     else:
-        echo(run_line(outcome.document, outcome.run_id, f"{path}{', ' + str(output) if output else ''}", headline))
+        echo(run_line(outcome.document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))

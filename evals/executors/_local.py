@@ -44,7 +44,7 @@ class LocalExecutor:
             ignores_k=job.planned.spec.ignores_k,
             prefix_stable=job.planned.spec.prefix_stable,
             count_tokens=job.count_tokens,
-            corpus_dir=str(config.corpus),
+            corpus_dir=config.corpus_dir,
             progress=job.progress,
             on_test_point=collector(asked, k=config.k, name=job.planned.spec.name) if job.client is not None else None,
             configuration=job.planned.configuration,

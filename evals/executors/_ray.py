@@ -135,7 +135,7 @@ class RayExecutor:
         # on the cluster), apart from the calls it speeds up.
         prefetch_ns = round((time.perf_counter() - clock) * 1e9) if isinstance(job.strategy, Prefetching) else None
         exact = getattr(getattr(job.count_tokens, "__self__", None), "is_exact", True)
-        settings = _Settings(str(config.corpus), str(corpus.directory), corpus.digest, job.backoff, exact)
+        settings = _Settings(config.corpus_dir, str(corpus.directory), corpus.digest, job.backoff, exact)
         reader = self._start_reader(ray, job)
         try:
             outcomes, failures = self._play_conversations(ray, job, config_ref, settings, embedder, reader)
@@ -163,7 +163,7 @@ class RayExecutor:
             seed=config.seed,
             cutoffs=ordered[0].cutoffs,
             cutoff_rule=ordered[0].cutoff_rule,
-            corpus_dir=str(config.corpus),
+            corpus_dir=config.corpus_dir,
             corpus_digest=corpus.digest,
             benchmark=corpus.benchmark,
             started_at=started_at,

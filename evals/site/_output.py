@@ -3,7 +3,10 @@
 A build writes into a fresh sibling directory and renames it over the output
 at the end, so stale pages never survive and a failed build leaves the old
 site in place. The :data:`MARKER` file names a directory this builder made;
-any other non-empty directory is refused rather than replaced.
+any other non-empty directory is refused rather than replaced. An output that
+is a symbolic link to a directory is followed: the directory it points to is
+the one built beside and replaced, and the link is left as it was, pointing
+at the new site.
 """
 
 from __future__ import annotations
@@ -135,9 +138,24 @@ def refuse_to_hold(out_dir: Path, precious: list[Path]) -> None:
             )
 
 
-def prepare(out_dir: Path) -> Path:
-    """A fresh sibling directory to build into; refuses to target a directory this builder did not make."""
+def _replaced(out_dir: Path) -> Path:
+    """The directory a build into ``out_dir`` replaces: ``out_dir`` (absolute), or, when it is a symbolic
+    link, the directory it points to; a link to nothing, or to anything but a directory, is refused."""
     out_dir = out_dir.absolute()
+    if not out_dir.is_symlink():
+        return out_dir
+    target = Path(os.path.realpath(out_dir))
+    if not target.exists():
+        raise SiteError(f"output {out_dir} is a symbolic link to {target}, which does not exist; create it, or give a folder")
+    if not target.is_dir() or not target.name:
+        raise SiteError(f"output {out_dir} is a symbolic link to {target}, which is not a folder a build can replace")
+    return target
+
+
+def prepare(out_dir: Path) -> Path:
+    """A fresh sibling directory to build into; refuses to target a directory this builder did not make.
+    A symbolic link is followed: the build goes beside the directory it points to (:func:`_replaced`)."""
+    out_dir = _replaced(out_dir)
     if out_dir.exists():
         if not out_dir.is_dir():
             raise SiteError(f"output {out_dir} exists and is not a directory")
@@ -185,8 +203,11 @@ def _running(pid: int) -> bool:
 
 
 def swap(building: Path, out_dir: Path) -> None:
-    """Put the finished build where the output was, then remove the old one."""
-    out_dir = out_dir.absolute()
+    """Put the finished build where the output was, then remove the old one (where a link at the
+    output points, the link itself untouched)."""
+    out_dir = _replaced(out_dir)
+    if out_dir.parent != building.parent:
+        raise SiteError(f"output {out_dir} moved during the build (a symbolic link changed?); the old site is left as it was")
     old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
     try:
         if out_dir.exists():

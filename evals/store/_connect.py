@@ -12,6 +12,7 @@ import functools
 import inspect
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -168,10 +169,11 @@ def writable_directory(directory: Path, create: bool) -> None:
             raise StoreError(f"cannot create store directory {directory}: {exc.strerror or exc}") from None
     if not directory.is_dir():
         raise StoreError(f"cannot create store: {directory} is not a directory")
-    probe = directory / f"{SCRATCH_PREFIX}write-probe-{os.getpid()}"
     try:
-        probe.touch()
-        probe.unlink()
+        # A new file of a name no one can foresee (mkstemp: O_EXCL, never through a link), then removed.
+        fd, probe = tempfile.mkstemp(prefix=f"{SCRATCH_PREFIX}write-probe-{os.getpid()}-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise StoreError(f"cannot write in store directory {directory}: {exc.strerror or exc}") from None
 

@@ -12,7 +12,10 @@ crash, SIGKILL or a full disk).
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -30,10 +33,16 @@ from evals.store._connect import (
 from evals.store._errors import StoreError
 from evals.store._read import StoreReader
 from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_version
-from evals.store._undo import kept_on_failure, remove_leftover_copy, wal_path
+from evals.store._undo import creation_prefix, kept_on_failure, remove_leftover_copy
 from evals.store._write import StoreWriter
 
 __all__ = ["Store"]
+
+
+def _create_error(path: Path, exc: OSError) -> StoreError:
+    if exc.errno == errno.ENOSPC:
+        return StoreError(f"cannot create store {path}: the disk is full (nothing was created)")
+    return StoreError(f"cannot create store {path}: {exc.strerror or exc}")
 
 
 class Store(StoreReader, StoreWriter):
@@ -63,11 +72,13 @@ class Store(StoreReader, StoreWriter):
         path = Path(path)
         if path.is_dir():
             raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
-        created = not path.exists()
-        if created:
+        if not path.exists():
+            if path.is_symlink():  # DuckDB would create the store wherever the link points
+                raise StoreError(f"store path {path} is a symbolic link to {os.readlink(path)}, which does not exist")
             if read_only:
                 raise StoreError(f"no store at {path} (nothing has been stored there yet)")
             writable_directory(path.parent, create_parent)
+            cls._create(path, lock_timeout, migrations)
         con, held = connect(path, read_only, lock_timeout)
         try:
             version = cls._check_version(con, path, migrations)
@@ -80,21 +91,72 @@ class Store(StoreReader, StoreWriter):
                         f"store {path} has schema version {version}; this evals needs {newest}. "
                         f"Upgrade it with: evals migrate --store {path} (any run or import also upgrades it)"
                     )
-                if created:  # a failure removes the file below
+                with kept_on_failure(path, held.opened()):
                     cls._migrate(con, path, version, migrations)
-                else:
-                    with kept_on_failure(path, held.opened()):
-                        cls._migrate(con, path, version, migrations)
             if not read_only:
                 remove_leftover_copy(path)
         except BaseException:
             con.close()
             held.let_go()
-            if created:  # a store this open began (on a full disk, say) is not left half made
-                path.unlink(missing_ok=True)
-                wal_path(path).unlink(missing_ok=True)
             raise
         return cls(con, held, path, read_only=read_only)
+
+    @classmethod
+    def _create(cls, path: Path, lock_timeout: float, migrations: tuple[Migration, ...]) -> None:
+        """Make a new store at ``path``, whole or not at all, without ever touching a file another
+        process put there: it is built in a folder of this process's own (made with ``mkdtemp``, so
+        nothing can be planted in it), then hard-linked into place, which fails rather than replace a
+        store another process made meanwhile (that one is then used). A failure leaves nothing behind;
+        so does success, but for the store itself (the folder goes). A killed builder's folder is
+        removed by the next writable open (:func:`~evals.store._undo.remove_leftover_copy`)."""
+        try:
+            folder = Path(tempfile.mkdtemp(prefix=creation_prefix(path), dir=path.parent))
+        except OSError as exc:
+            raise _create_error(path, exc) from None
+        try:
+            made = folder / path.name
+            con, held = connect(made, False, lock_timeout)
+            try:
+                cls._migrate(con, path, 0, migrations)
+            finally:
+                con.close()
+                held.let_go()
+            try:
+                os.link(made, path)
+            except FileExistsError:
+                pass  # another process made the store meanwhile: its store is the one used
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+                    raise
+                # No hard links on this file system: a rename, unless a store appeared (a narrow race, said in store.md).
+                if not path.exists():
+                    os.rename(made, path)
+        except OSError as exc:
+            raise _create_error(path, exc) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    @classmethod
+    def schema_versions(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        migrations: tuple[Migration, ...] = MIGRATIONS,
+    ) -> tuple[int, int]:
+        """The existing store's schema version and this evals' (the newest), read without changing
+        anything; a file that is not a store of ours, or is newer, is refused (:class:`StoreError`)."""
+        path = Path(path)
+        if path.is_dir():
+            raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
+        if not path.exists():
+            raise StoreError(f"no store at {path} (nothing has been stored there yet)")
+        con, held = connect(path, True, lock_timeout)
+        try:
+            return cls._check_version(con, path, migrations), current_version(migrations)
+        finally:
+            con.close()
+            held.let_go()
 
     @classmethod
     def upgrade(
@@ -106,18 +168,7 @@ class Store(StoreReader, StoreWriter):
     ) -> tuple[int, int]:
         """Migrate the existing store at ``path`` to the current schema; return its
         (old, new) schema versions. A store already current is only read, never written."""
-        path = Path(path)
-        if path.is_dir():
-            raise StoreError(f"store path {path} is a directory; give a file such as {path / 'results.duckdb'}")
-        if not path.exists():
-            raise StoreError(f"no store at {path} (nothing has been stored there yet)")
-        con, held = connect(path, True, lock_timeout)
-        try:
-            version = cls._check_version(con, path, migrations)
-        finally:
-            con.close()
-            held.let_go()
-        newest = current_version(migrations)
+        version, newest = cls.schema_versions(path, lock_timeout=lock_timeout, migrations=migrations)
         if version < newest:
             with cls.open(path, lock_timeout=lock_timeout, migrations=migrations):
                 pass
