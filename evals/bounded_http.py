@@ -117,7 +117,9 @@ class _Backend(httpcore2.NetworkBackend):
         self._inner = httpcore2.SyncBackend()
         self._clock = clock
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None, socket_options: Any = None) -> _Stream:
+    def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None, local_address: str | None = None, socket_options: Any = None
+    ) -> _Stream:
         wait = self._clock.left(timeout, httpcore2.ConnectTimeout)
         return _Stream(self._inner.connect_tcp(host, port, wait, local_address, socket_options), self._clock)
 
@@ -245,7 +247,9 @@ def _env_proxy(url: str) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
-def openai_client(base_url: str, api_key: str, *, deadline: float, max_body: int, max_retries: int = 0) -> tuple[Any, BoundedTransport]:
+def openai_client(
+    base_url: str, api_key: str, *, deadline: float, max_body: int, max_retries: int = 0
+) -> tuple[Any, BoundedTransport]:
     """An ``openai.OpenAI`` for ``base_url`` over a :class:`BoundedTransport`, and that transport."""
     import openai
 

@@ -14,7 +14,8 @@ reply cached by an older version that checked less): :meth:`Cache.discard`
 removes it, so the value asked afresh can take its key.
 
 A namespace says what kind of value it is and from where (``embedding:all-MiniLM-L6-v2``,
-``embedding:text-embedding-3-small@https://api.openai.com/v1``, ``chat:https://api.openai.com/v1``); the key is a digest of the exact input
+``embedding:text-embedding-3-small@https://api.openai.com/v1``, ``chat:https://api.openai.com/v1``);
+the key is a digest of the exact input
 (:func:`digest`). Values are bytes, so vectors and JSON bodies fit alike.
 """
 

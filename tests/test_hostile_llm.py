@@ -268,10 +268,10 @@ def test_item06_ctrl_c_abandons_requests_in_flight(tmp_path, how):
         assert server.in_flight >= 2, "the run never had requests in flight"
         process.send_signal(signal.SIGINT)
         interrupted = time.monotonic()
-        code, err = finish(process, timeout=15)
+        code, err = finish(process, timeout=20)
         elapsed = time.monotonic() - interrupted
     assert code == 130, (code, err)
-    assert elapsed < 5 and "Interrupted." in err and "Traceback" not in err
+    assert elapsed < 8 and "Interrupted." in err and "Traceback" not in err
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
 
 

@@ -147,6 +147,10 @@ class BaseURL(click.ParamType):
             self.fail(f"{str(exc).removeprefix('the URL: ')}.", param, ctx)
 
 
+MODEL_NAME = ModelName()
+BASE_URL = BaseURL()
+
+
 def run_options(func: Callable) -> Callable:
     """The run flags of the original harness, shared by ``evals run`` and ``python -m evals``."""
     options = [
@@ -214,12 +218,14 @@ def llm_options(func: Callable) -> Callable:
     """The chat endpoint and models used by --with-answers and --judge (``evals run``)."""
     options = [
         click.option(
-            "--answer-model", type=ModelName(), default="gpt-4o-mini", show_default=True, help="Model that answers each test point."
+            "--answer-model", type=MODEL_NAME, default="gpt-4o-mini", show_default=True, help="Model that answers each test point."
         ),
-        click.option("--judge-model", type=ModelName(), default="gpt-4o-mini", show_default=True, help="Model that grades each answer."),
+        click.option(
+            "--judge-model", type=MODEL_NAME, default="gpt-4o-mini", show_default=True, help="Model that grades each answer."
+        ),
         click.option(
             "--base-url",
-            type=BaseURL(),
+            type=BASE_URL,
             envvar="OPENAI_BASE_URL",
             show_envvar=True,
             default=None,
