@@ -9,10 +9,13 @@ out for the length of every run. The results store stays opened only briefly.
 Entries are written as soon as they are computed (each :meth:`Cache.put_many`
 is its own transaction), so a run that fails half-way keeps what it paid for
 and the retry is cheap. Entries are never updated: the first value stored for
-a key is the value.
+a key is the value. The one exception is an entry its reader refuses (an LLM
+reply cached by an older version that checked less): :meth:`Cache.discard`
+removes it, so the value asked afresh can take its key.
 
-A namespace says what kind of value it is and from where (``embedding:minilm``,
-``chat:https://api.openai.com/v1``); the key is a digest of the exact input
+A namespace says what kind of value it is and from where (``embedding:all-MiniLM-L6-v2``,
+``embedding:text-embedding-3-small@https://api.openai.com/v1``, ``chat:https://api.openai.com/v1``);
+the key is a digest of the exact input
 (:func:`digest`). Values are bytes, so vectors and JSON bodies fit alike.
 """
 
@@ -179,6 +182,16 @@ class Cache:
 
     def put(self, namespace: str, key: str, value: bytes) -> None:
         self.put_many(namespace, {key: value})
+
+    def discard(self, namespace: str, keys: Iterable[str]) -> None:
+        """Remove the entries of ``keys`` (a value its reader found unusable)."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return
+        with self._lock:
+            cursor = self._connect().cursor()
+            cursor.execute("DELETE FROM cache_entries WHERE namespace = ? AND list_contains(?, key)", [namespace, wanted])
+            cursor.close()
 
     def close(self) -> None:
         with self._lock:

@@ -14,18 +14,34 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
+from evals.errors import EvalsError
 from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BuildContext, Planned, Registry
 
 if TYPE_CHECKING:
     from evals.cache import Cache
 
-__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig"]
+__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "model_name_problem"]
 
 # Bounds of the LLM settings: generous, but finite, so a typo is refused before a run starts.
 MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
+MAX_MODEL_CHARS = 256
+
+
+def model_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a model name (--answer-model, --judge-model), or None. A blank name
+    would be sent, recorded and shown as if it named a model."""
+    if not name.strip():
+        return "a model name cannot be blank"
+    if name != name.strip():
+        return f"{name!r} has spaces around it"
+    if len(name) > MAX_MODEL_CHARS:
+        return f"a model name is at most {MAX_MODEL_CHARS} characters"
+    if not name.isprintable():
+        return f"{name!r} holds control characters"
+    return None
 
 
 class RunConfig(BaseModel):
@@ -59,6 +75,26 @@ class RunConfig(BaseModel):
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
     max_retries: int = Field(default=5, ge=0, le=MAX_RETRIES)
 
+    @field_validator("answer_model", "judge_model")
+    @classmethod
+    def _model_named(cls, name: str) -> str:
+        problem = model_name_problem(name)
+        if problem is not None:
+            raise ValueError(problem)
+        return name
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_usable(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        from evals.endpoints import check_base_url
+
+        try:
+            return check_base_url(url)
+        except EvalsError as exc:
+            raise ValueError(str(exc)) from None
+
     @field_validator("cutoffs")
     @classmethod
     def _cutoffs_in_range(cls, cutoffs: tuple[int, ...]) -> tuple[int, ...]:
@@ -77,10 +113,34 @@ class RunConfig(BaseModel):
         return self.with_answers or self.judge
 
     def endpoint(self) -> str:
-        """The chat endpoint's base URL, without a trailing slash."""
-        from evals.llm import DEFAULT_BASE_URL
+        """The chat endpoint's base URL, without a trailing slash; an EvalsError when
+        $OPENAI_BASE_URL, its fallback, is not one (:func:`evals.endpoints.check_base_url`)."""
+        from evals.endpoints import DEFAULT_BASE_URL, check_base_url
 
-        return (self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if self.base_url is not None:
+            return self.base_url
+        from_env = os.environ.get("OPENAI_BASE_URL")
+        return check_base_url(from_env, "$OPENAI_BASE_URL") if from_env else DEFAULT_BASE_URL
+
+    def embeds_with_openai(self) -> bool:
+        """Whether the run asks for OpenAI's embeddings (--embedder openai, or --option embedder=openai)."""
+        return self.options.get("embedder", self.embedder) == "openai"
+
+    def key_warnings(self, api_key: str | None) -> list[str]:
+        """What to say, before any request, about the API key travelling unencrypted: to the chat
+        endpoint (answers; the key: ``api_key``, else $OPENAI_API_KEY) and to the embedding
+        endpoint (--embedder openai, which sends $OPENAI_API_KEY)."""
+        from evals.endpoints import exposed_key_warning
+
+        warnings: list[str] = []
+        env_key = os.environ.get("OPENAI_API_KEY")
+        if self.answers_on:
+            warnings.append(exposed_key_warning(self.endpoint(), api_key if api_key is not None else env_key) or "")
+        if self.embeds_with_openai():
+            from evals.strategies.mneme_embedders import openai_endpoint
+
+            warnings.append(exposed_key_warning(openai_endpoint(), env_key) or "")
+        return [w for w in dict.fromkeys(warnings) if w]
 
     def answer_identity(self) -> dict[str, Any] | None:
         """What sets a run with answers apart from one without (None: no answers)."""

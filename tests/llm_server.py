@@ -15,22 +15,36 @@
   first and the last) sharing the most words with the question, or
   "I don't know." when there is none.
 
+``POST /v1/embeddings`` gives each input a deterministic vector of ``embedding_dimensions``
+numbers drawn from a digest of the text and the server's ``embedding_salt`` (base64 float32
+or a list of numbers, as the request's ``encoding_format`` asks).
+
 Usage counts words. ``max_in_flight`` is the most requests it was answering at once. The server counts requests by kind and remembers the
 ``Authorization`` headers it saw; :meth:`LLMServer.fail_next` makes the next
 requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
-not JSON) or ``"no_verdict"`` (a judge reply that is not a verdict); ``"ok"`` lets one request through.
+not JSON), ``"no_verdict"`` (a judge reply that is not a verdict), ``"drip"`` (the whole
+response, status line first, one byte every ``drip_s`` seconds) or ``"drip_body"`` (the
+headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request through.
 ``echo_key = True`` makes every reply quote the API key it was sent (an answer, a summary,
 a verdict's reason; with ``"no_verdict"``, the judge's non-verdict too), as a careless or
-hostile server might.
+hostile server might. ``rewrite(kind, body, key)``, when set, replaces the JSON text of every
+normal reply (kind ``"answer"``, ``"judge"``, ``"summary"``, ``"extraction"`` or ``"embedding"``)
+by what it returns: usage, escapes, sizes as a hostile server would send them. ``gzip = True``
+sends every normal reply gzip-compressed (``Content-Encoding: gzip``).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import json
 import re
+import struct
 import threading
 import time
+from collections.abc import Callable
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -73,6 +87,17 @@ def answer_reply(messages: list[dict[str, str]]) -> str:
     return best if best is not None else "I don't know."
 
 
+def embedding_vector(text: str, dimensions: int, salt: str = "") -> list[float]:
+    """A deterministic unit-free vector for ``text``: float32 values from a digest of it."""
+    values: list[float] = []
+    counter = 0
+    while len(values) < dimensions:
+        block = hashlib.sha256(f"{salt}\0{counter}\0{text}".encode()).digest()
+        values.extend((b - 127.5) / 127.5 for b in block)
+        counter += 1
+    return [struct.unpack("<f", struct.pack("<f", v))[0] for v in values[:dimensions]]
+
+
 def extraction_reply(prompt: str) -> dict[str, Any]:
     """mem0's extraction: one rewritten fact per new message."""
     found = _NEW_MESSAGES.search(prompt)
@@ -86,11 +111,25 @@ def extraction_reply(prompt: str) -> dict[str, Any]:
     return {"memory": [{"id": str(i), "text": fact} for i, fact in enumerate(facts)]}
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # the client hung up mid-reply (it gave up on a body too large, say): its right
+        super().handle_error(request, client_address)
+
+
 class LLMServer:
     """The server, started in a daemon thread; use as a context manager."""
 
-    def __init__(self, slow_s: float = 2.0, delay_s: float = 0.0) -> None:
+    def __init__(self, slow_s: float = 2.0, delay_s: float = 0.0, drip_s: float = 0.5) -> None:
         self.requests: Counter[str] = Counter()
+        self.drip_s = drip_s
+        self.rewrite: Callable[[str, str, str], str] | None = None
+        self.gzip = False
+        self.embedding_dimensions = 1536
+        self.embedding_salt = ""
         self.delay_s = delay_s  # every normal reply waits this long (to see requests overlap)
         self.in_flight = 0
         self.max_in_flight = 0
@@ -100,7 +139,7 @@ class LLMServer:
         self.echo_key = False
         self._faults: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -136,6 +175,26 @@ class LLMServer:
         with self._lock:
             return self._faults.pop(0) if self._faults else None
 
+    def embeddings(self, body: dict[str, Any], key: str = "") -> tuple[int, bytes]:
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = []
+        for index, text in enumerate(texts):
+            vector = embedding_vector(text, self.embedding_dimensions, self.embedding_salt)
+            if body.get("encoding_format") == "base64":
+                encoded: Any = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            else:
+                encoded = vector
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        with self._lock:
+            self.requests["embedding"] += 1
+            self.bodies.append(body)
+        words = sum(_count(t) for t in texts)
+        payload = {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": words, "total_tokens": words}}
+        return 200, self._rewritten("embedding", json.dumps(payload), key)
+
+    def _rewritten(self, kind: str, text: str, key: str) -> bytes:
+        return (self.rewrite(kind, text, key) if self.rewrite is not None else text).encode("utf-8", "surrogatepass")
+
     def reply(self, body: dict[str, Any], fault: str | None, key: str = "") -> tuple[int, bytes]:
         messages = body["messages"]
         first = messages[0]["content"]
@@ -166,7 +225,7 @@ class LLMServer:
                 "total_tokens": prompt_tokens + _count(content),
             },
         }
-        return 200, json.dumps(payload).encode()
+        return 200, self._rewritten(kind, json.dumps(payload), key)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -186,8 +245,27 @@ class LLMServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _drip(self, data: bytes, whole: bool) -> None:
+                """``data`` as a 200 response, a byte every drip_s seconds: from the status line
+                (``whole``) or after the headers; until it is all sent or the client hangs up."""
+                head = (
+                    f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                ).encode()
+                try:
+                    if not whole:
+                        self.wfile.write(head)
+                    for byte in (head + data if whole else data):
+                        self.wfile.write(bytes([byte]))
+                        time.sleep(server.drip_s)
+                except OSError:
+                    pass
+                self.close_connection = True
+
             def do_POST(self) -> None:
                 data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path == "/v1/embeddings":
+                    self._answer_embeddings(data)
+                    return
                 if self.path != "/v1/chat/completions":
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
@@ -226,9 +304,30 @@ class LLMServer:
                     time.sleep(server.delay_s)
                     key = self.headers.get("Authorization", "").removeprefix("Bearer ")
                     status, payload = server.reply(json.loads(data), fault, key)
+                    if fault in ("drip", "drip_body"):
+                        self._drip(payload, whole=fault == "drip")
+                        return
                 finally:
                     with server._lock:
                         server.in_flight -= 1
-                self._send(status, payload)
+                self._reply(status, payload)
+
+            def _reply(self, status: int, payload: bytes) -> None:
+                if server.gzip:
+                    self._send(status, gzip.compress(payload, 9), {"Content-Encoding": "gzip"})
+                else:
+                    self._send(status, payload)
+
+            def _answer_embeddings(self, data: bytes) -> None:
+                with server._lock:
+                    server.authorizations.append(self.headers.get("Authorization", ""))
+                fault = server._next_fault()
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                if fault == "401":
+                    with server._lock:
+                        server.requests["fault:401"] += 1
+                    self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}).encode())
+                    return
+                self._reply(*server.embeddings(json.loads(data), key))
 
         return Handler

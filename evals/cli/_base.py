@@ -7,7 +7,6 @@ turn it into a message and an exit code.
 from __future__ import annotations
 
 import math
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -146,6 +145,38 @@ def absolute(path: Path | None) -> Path | None:
     return None if path is None else Path(path).absolute()
 
 
+class ModelName(click.ParamType):
+    """A model name (--answer-model, --judge-model): not blank, no spaces around it, no control characters."""
+
+    name = "MODEL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from evals.config import model_name_problem
+
+        problem = model_name_problem(str(value))
+        if problem is not None:
+            self.fail(f"{problem}.", param, ctx)
+        return value
+
+
+class BaseURL(click.ParamType):
+    """An endpoint's base URL (--base-url): http(s), well-formed, no credentials (evals.endpoints.check_base_url)."""
+
+    name = "URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from evals.endpoints import check_base_url
+
+        try:
+            return check_base_url(str(value), "the URL")
+        except EvalsError as exc:
+            self.fail(f"{str(exc).removeprefix('the URL: ')}.", param, ctx)
+
+
+MODEL_NAME = ModelName()
+BASE_URL = BaseURL()
+
+
 def run_options(func: Callable) -> Callable:
     """The run flags of the original harness, shared by ``evals run`` and ``python -m evals``."""
     options = [
@@ -212,14 +243,20 @@ def run_options(func: Callable) -> Callable:
 def llm_options(func: Callable) -> Callable:
     """The chat endpoint and models used by --with-answers and --judge (``evals run``)."""
     options = [
-        click.option("--answer-model", default="gpt-4o-mini", show_default=True, help="Model that answers each test point."),
-        click.option("--judge-model", default="gpt-4o-mini", show_default=True, help="Model that grades each answer."),
+        click.option(
+            "--answer-model", type=MODEL_NAME, default="gpt-4o-mini", show_default=True, help="Model that answers each test point."
+        ),
+        click.option(
+            "--judge-model", type=MODEL_NAME, default="gpt-4o-mini", show_default=True, help="Model that grades each answer."
+        ),
         click.option(
             "--base-url",
+            type=BASE_URL,
             envvar="OPENAI_BASE_URL",
             show_envvar=True,
             default=None,
-            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1. Default: OpenAI's.",
+            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1. Default: OpenAI's. "
+            "Recorded with the run, so it may not hold credentials (user:password@, ?key=…): give the key apart.",
         ),
         click.option(
             "--api-key",
@@ -240,7 +277,7 @@ def llm_options(func: Callable) -> Callable:
             type=FiniteSeconds(0, MAX_REQUEST_TIMEOUT, min_open=True),
             default=60.0,
             show_default=True,
-            help="Seconds to wait for one response before retrying.",
+            help="Seconds one attempt may take, from connecting to the last byte of the response, before it is retried.",
         ),
         click.option(
             "--max-retries",
@@ -325,13 +362,9 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
 
 
 def warn_about_the_key(config: RunConfig, api_key: str | None) -> None:
-    """Say so on stderr, before any request, when the API key would travel unencrypted."""
-    if not config.answers_on:
-        return
-    from evals.llm import exposed_key_warning
-
-    warning = exposed_key_warning(config.endpoint(), api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
-    if warning is not None:
+    """Say so on stderr, before any request, when the API key would travel unencrypted (to the
+    chat endpoint, or to the embedding endpoint with --embedder openai)."""
+    for warning in config.key_warnings(api_key):
         echo(f"warning: {warning}", err=True)
 
 

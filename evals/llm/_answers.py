@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from evals.llm._client import SEED, ChatClient, LLMError, Progress, Reply
+from evals.llm._client import SEED, ChatClient, LLMError, Progress, Reply, strict_json
 from evals.llm._prompts import answer_messages, judge_messages, prompt_digests, summary_messages
 from evals.results import AnswerRun, PointAnswer, answer_identity
 from evals.scoring import match
@@ -24,17 +24,19 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 def parse_verdict(content: str) -> tuple[bool, str]:
-    """``(correct, reason)`` from the judge's reply; ValueError saying what is wrong."""
+    """``(correct, reason)`` from the judge's reply; ValueError saying what is wrong. Parsed as strictly
+    as a server's body: a reply naming ``correct`` twice is refused, not read as its last value."""
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        raise ValueError(f"the judge's reply is not a JSON object: {content[:120]!r}") from None
-    except RecursionError:
-        raise ValueError(f"the judge's reply is JSON nested too deeply: {content[:120]!r}") from None
+        data = strict_json(text, "the judge's reply")
+    except ValueError as exc:
+        detail = str(exc).removeprefix("the judge's reply")
+        if "is not JSON" in detail:
+            raise ValueError(f"the judge's reply is not a JSON object: {content[:120]!r}") from None
+        raise ValueError(f"the judge's reply{detail}: {content[:120]!r}") from None
     if not isinstance(data, dict) or not isinstance(data.get("correct"), bool):
         raise ValueError(f"the judge's reply has no boolean 'correct': {content[:120]!r}")
     reason = data.get("reason", "")
@@ -120,7 +122,8 @@ def answer_run(
             label="verdicts",
         )
         for result, reply in zip([results[i] for i in judged], verdicts, strict=True):
-            result.correct, result.reason = parse_verdict(reply.content)
+            result.correct, reason = parse_verdict(reply.content)
+            result.reason = client.scrub(reason)  # decoded from the reply's own JSON: escapes undone, so scrubbed again
             result.judge_prompt_tokens, result.judge_completion_tokens = reply.prompt_tokens, reply.completion_tokens
     points: list[list[PointAnswer]] = []
     position = 0

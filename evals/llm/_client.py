@@ -1,13 +1,18 @@
 """A chat-completions client for any OpenAI-compatible endpoint, with a response cache.
 
-Requests go through the official ``openai`` package. Every response is kept in
-the cache beside the store (namespace ``chat:<base url>``, key = digest of the
-model and the exact request body as canonical JSON), written as soon as it
-arrives, so a rerun asks nothing and a run that fails half-way keeps what it
-paid for. The API key is handed to the ``openai`` client and to nothing else:
-it is not part of any key, record or message. A server may echo it back (in an
-error, an answer, a judge's reason): every response body is scrubbed of it
-(``***``) before it is parsed, cached or stored, and so is every error message.
+Requests go through the official ``openai`` package over :mod:`evals.bounded_http`: each attempt
+must bring its whole response within ``--request-timeout`` seconds (not each read), a body
+larger than :data:`MAX_REPLY_BYTES` once decompressed is malformed, and Ctrl-C abandons the
+requests in flight at once. Every response is kept in the cache beside the store (namespace
+``chat:<base url>``, key = digest of the model and the exact request body as canonical JSON),
+written as soon as it arrives, so a rerun asks nothing and a run that fails half-way keeps what
+it paid for. Only a reply that passed :func:`parse_reply` (and the caller's check) is cached; a
+cached one is checked again when read, and asked afresh if it fails.
+
+The API key is handed to the ``openai`` client and to nothing else: it is not part of any key,
+record or message. A server may echo it back (in an error, an answer, a judge's reason), also
+JSON-escaped: the body is scrubbed of it (:func:`evals.endpoints.scrubber`, ``***``) before it
+is cached, the decoded answer again after parsing, and every error message too.
 :func:`exposed_key_warning` says when the key would travel unencrypted.
 """
 
@@ -22,54 +27,43 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
 
+from evals import jsonfile
+from evals.bounded_http import MalformedBody, openai_client
 from evals.cache import Cache, digest
+from evals.endpoints import DEFAULT_BASE_URL, check_base_url, exposed_key_warning, scrubber
 from evals.errors import EvalsError
 
 # progress(done, total, what): the CLI's progress line.
 Progress = Callable[[int, int, str], None]
 
-__all__ = ["DEFAULT_BASE_URL", "ChatClient", "LLMError", "Reply", "RetryPolicy", "Usage", "exposed_key_warning", "scrubber"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "MAX_REPLY_BYTES",
+    "MAX_REPLY_TOKENS",
+    "ChatClient",
+    "LLMError",
+    "Reply",
+    "RetryPolicy",
+    "Usage",
+    "exposed_key_warning",
+    "parse_reply",
+    "scrubber",
+]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SEED = 42  # sent with every request: with temperature 0, as close to repeatable as the API allows
 
 _RETRY_STATUSES = {408, 409, 429}
 
 Check = Callable[[str], object]
 
-MIN_SECRET = 8  # shorter "keys" ("none", "x") are placeholders for servers that want none: not masked
-_LOCAL_HOSTS = {"localhost", "::1"}
-
-
-def exposed_key_warning(base_url: str, api_key: str | None) -> str | None:
-    """A warning when ``api_key`` would be sent unencrypted (plain http) to a host other than this
-    machine; None when there is no key, the URL is https, or the host is local."""
-    if not api_key:
-        return None
-    parts = urlsplit(base_url)
-    host = (parts.hostname or "").lower()
-    local = host in _LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
-    if parts.scheme == "https" or (parts.scheme == "http" and local):
-        return None
-    return f"the API key will be sent unencrypted to {base_url} (plain http); use https, or a server on this machine"
-
-
-def scrubber(secret: str | None) -> Callable[[str], str]:
-    """A function that masks ``secret`` in a text, as written and as JSON escapes it."""
-    if not secret or len(secret) < MIN_SECRET:
-        return lambda text: text
-    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
-
-    def scrub(text: str) -> str:
-        for form in forms:
-            text = text.replace(form, "***")
-        return text
-
-    return scrub
+# A chat reply is a few thousand tokens: 8 MiB is room for the longest, JSON-escaped, many times over.
+MAX_REPLY_BYTES = 8 * 1024**2
+# Token counts one reply may report: far beyond any context window, and small enough that the
+# store's per-answer columns (32-bit) hold the sum of an answer's and its verdict's.
+MAX_REPLY_TOKENS = 100_000_000
 
 
 class LLMError(EvalsError):
@@ -125,14 +119,34 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
-def parse_reply(text: str, latency_s: float, cached: bool) -> Reply:
-    """A reply from a response body; ValueError saying what is wrong when it is not a chat completion."""
+def strict_json(text: str, what: str) -> Any:
+    """``text`` parsed as JSON we accept from a server (:func:`evals.jsonfile.parse`: no key twice,
+    no lone surrogate, no NaN, bounded depth and digits); ValueError saying what is wrong."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the body is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise ValueError("the body is JSON nested too deeply") from None
+        return jsonfile.parse(text, what)
+    except jsonfile.JSONFileError as exc:
+        if "nested more than" in exc.reason:
+            raise ValueError(f"{what} is JSON nested too deeply ({exc.reason})") from None
+        if exc.reason.startswith("invalid JSON"):
+            raise ValueError(f"{what} is not JSON ({exc.reason.removeprefix('invalid JSON').lstrip(': ')})") from None
+        raise ValueError(f"{what}: {exc.where + ': ' if exc.where else ''}{exc.reason}") from None
+
+
+def _tokens(usage: dict[str, Any], name: str) -> int:
+    value = usage.get(name, 0)
+    # bool is an int to Python, not a count to anyone else.
+    if type(value) is not int or not 0 <= value <= MAX_REPLY_TOKENS:
+        raise ValueError(f"usage.{name} is {json.dumps(value)[:40]}, not a whole number from 0 to {MAX_REPLY_TOKENS:,}")
+    return value
+
+
+def parse_reply(text: str, latency_s: float, cached: bool, scrub: Callable[[str], str] = lambda t: t) -> Reply:
+    """A reply from a response body; ValueError saying what is wrong when it is not a chat completion.
+
+    The one place a reply is validated, fresh or from the cache: strict JSON, a string answer
+    (text, no lone surrogate), token counts that are whole numbers from 0 to MAX_REPLY_TOKENS.
+    ``scrub`` masks the key in the answer as decoded (escapes cannot hide it)."""
+    data = strict_json(text, "the body")
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
@@ -140,11 +154,12 @@ def parse_reply(text: str, latency_s: float, cached: bool) -> Reply:
     if not isinstance(content, str):
         raise ValueError("choices[0].message.content is not a string")
     usage = data.get("usage") if isinstance(data, dict) else None
-    usage = usage if isinstance(usage, dict) else {}
-    prompt_tokens, completion_tokens = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
-    if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
-        raise ValueError("usage.prompt_tokens / usage.completion_tokens are not integers")
-    return Reply(content.strip(), prompt_tokens, completion_tokens, latency_s, cached)
+    if usage is None:
+        usage = {}
+    if not isinstance(usage, dict):
+        raise ValueError("usage is not an object")
+    prompt_tokens, completion_tokens = _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens")
+    return Reply(scrub(content).strip(), prompt_tokens, completion_tokens, latency_s, cached)
 
 
 class ChatClient:
@@ -159,7 +174,10 @@ class ChatClient:
         concurrency: int = 4,
         policy: RetryPolicy | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        try:
+            self.base_url = check_base_url(base_url or DEFAULT_BASE_URL)
+        except EvalsError as exc:
+            raise LLMError(str(exc)) from None
         self.namespace = f"chat:{self.base_url}"
         self.concurrency = max(1, concurrency)
         self.policy = policy or RetryPolicy()
@@ -171,9 +189,20 @@ class ChatClient:
                 "--with-answers/--judge against OpenAI need an API key: set OPENAI_API_KEY (or pass --api-key), "
                 "or point --base-url / OPENAI_BASE_URL at another OpenAI-compatible server"
             )
-        # Local servers often want no key, but the client insists on one.
-        self._openai = openai.OpenAI(base_url=self.base_url, api_key=api_key or "none", max_retries=0, timeout=self.policy.timeout)
+        # Local servers often want no key, but the client insists on one. Retries are ours (below).
+        self._openai, self._transport = openai_client(
+            self.base_url, api_key or "none", deadline=self.policy.timeout, max_body=MAX_REPLY_BYTES
+        )
         self._lock = threading.Lock()
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key masked, also where it is JSON-escaped."""
+        return self._scrub(text)
+
+    def abandon(self) -> None:
+        """Give up every request in flight (Ctrl-C): each ends within a fraction of a second,
+        uncached; this client makes no more."""
+        self._transport.abandon()
 
     @staticmethod
     def body(model: str, messages: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
@@ -208,13 +237,10 @@ class ChatClient:
         replies: list[Reply | None] = [None] * len(bodies)
         missing: list[int] = []
         for i, key in enumerate(keys):
-            entry = found.get(key)
-            if entry is None:
+            reply = self._cached(found.get(key), key, check)
+            if reply is None:
                 missing.append(i)
                 continue
-            stored = json.loads(entry)
-            reply = parse_reply(self._scrub(stored["body"]), stored["latency_s"], cached=True)
-            self._check(reply, check, wheres[i])
             replies[i] = reply
             self._count(reply)
         if missing:
@@ -232,6 +258,24 @@ class ChatClient:
                     self._count(reply)
                 replies[i] = reply
         return [r for r in replies if r is not None]
+
+    def _cached(self, entry: bytes | None, key: str, check: Check | None) -> Reply | None:
+        """The cached reply, validated as a fresh one is; None (asked afresh) when there is none or
+        it fails, as one cached by an older version that checked less may."""
+        if entry is None:
+            return None
+        try:
+            stored = json.loads(entry)
+            reply = parse_reply(self._scrub(stored["body"]), float(stored["latency_s"]), cached=True, scrub=self._scrub)
+            if check is not None:
+                check(reply.content)
+        except (ValueError, KeyError, TypeError):
+            # Entries are never updated in place: this one goes, so the fresh reply can take its key.
+            discard = getattr(self._cache, "discard", None)  # a Ray worker's snapshot has none; its run asks afresh
+            if discard is not None:
+                discard(self.namespace, [key])
+            return None
+        return reply
 
     def _fetch_all(
         self, jobs: list[tuple[dict[str, Any], str, str, Check | None]], progress: Progress | None, label: str
@@ -256,7 +300,15 @@ class ChatClient:
             futures = [pool.submit(self._fetch, *job) for job in jobs]
             for future in futures:
                 future.add_done_callback(lambda f: report() if not f.cancelled() and f.exception() is None else None)
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            try:
+                done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            except BaseException:
+                # Ctrl-C lands here, in the main thread: give up the requests in flight, or leaving
+                # this block would wait for each of them to end (a slow server: minutes; a dripping one: never).
+                self.abandon()
+                for future in futures:
+                    future.cancel()
+                raise
             failed = next((f for f in futures if f in done and f.exception() is not None), None)
             if failed is not None:
                 for future in futures:
@@ -273,8 +325,12 @@ class ChatClient:
                 text = self._scrub(raw.http_response.text)  # before it is parsed, cached or stored
                 break
             except openai.APITimeoutError:
-                reason, retry_after = f"no response within {self.policy.timeout:g} s", None
+                reason, retry_after = f"no complete response within {self.policy.timeout:g} s", None
             except openai.APIConnectionError as exc:
+                if self._transport.abandoned.is_set():
+                    raise LLMError(f"{where}: abandoned (interrupted)") from None
+                if isinstance(exc.__cause__, MalformedBody):  # too large, or an encoding it cannot decode
+                    raise self._error(f"{where}: malformed response from {self.base_url}: {exc.__cause__}") from None
                 reason, retry_after = f"cannot connect ({self._scrub(str(exc))})", None
             except openai.APIStatusError as exc:
                 reason = f"HTTP {exc.status_code}: {self._scrub(exc.message)}"
@@ -291,14 +347,18 @@ class ChatClient:
                 )
             with self._lock:
                 self.usage.attempts_retried += 1
-            time.sleep(self.policy.delay(attempt, retry_after))
+            # Waits on the abandon flag, so Ctrl-C does not wait out a backoff either.
+            if self._transport.abandoned.wait(self.policy.delay(attempt, retry_after)):
+                raise LLMError(f"{where}: abandoned (interrupted)")
             attempt += 1
         latency = time.perf_counter() - started
         try:
-            reply = parse_reply(text, latency, cached=False)
+            reply = parse_reply(text, latency, cached=False, scrub=self._scrub)
         except ValueError as exc:
             raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
-        self._check(reply, check, where)
+        self._check(reply, check, where)  # an unusable reply is an error here, and never cached
+        if self._transport.abandoned.is_set():
+            raise LLMError(f"{where}: abandoned (interrupted)")
         if self._cache is not None:
             self._cache.put(self.namespace, key, json.dumps({"body": text, "latency_s": latency}).encode("utf-8"))
         with self._lock:
@@ -326,4 +386,4 @@ class ChatClient:
         return LLMError(self._scrub(message))
 
     def close(self) -> None:
-        self._openai.close()
+        self._openai.close()  # and its HTTP client, and the transport's connections

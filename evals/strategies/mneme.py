@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.cache import Cache
 from evals.errors import EvalsError
 from evals.strategies.base import Message
-from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder
+from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder, openai_endpoint
 from evals.strategies.registry import BuildContext, StrategySpec
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
@@ -130,7 +130,10 @@ class MnemeOptions(BaseModel):
 def _describe(options: MnemeOptions, context: BuildContext) -> dict[str, Any]:
     embedder, dimensions, model = EMBEDDER_IDENTITY[options.embedder]
     # The wrapped embedder's class: the cache changes no vector, so it is not the configuration.
-    return {"name": "mneme", "backend": BACKEND_CLASSES[options.backend], "embedder": embedder, "dimensions": dimensions, "model": model}
+    described = {"name": "mneme", "backend": BACKEND_CLASSES[options.backend], "embedder": embedder, "dimensions": dimensions, "model": model}
+    if options.embedder == "openai":  # another server's vectors are another run (and another reuse key)
+        described["embedding_base_url"] = openai_endpoint()
+    return described
 
 
 SPEC = StrategySpec(

@@ -9,13 +9,18 @@ records for it, and the cache around the slow or paid ones.
   sentence-transformers make a 1.5 GB environment). Texts are embedded in
   batches of a fixed size, which keeps the vectors bitwise identical from one
   process to the next for the same texts.
-* ``openai``: ``mneme.OpenAIEmbeddings()`` (text-embedding-3-small); needs
-  ``OPENAI_API_KEY``.
+* ``openai``: text-embedding-3-small at ``$OPENAI_BASE_URL`` (else OpenAI's), asked as
+  ``mneme.OpenAIEmbeddings()`` asks (the model and batches of texts, vectors as base64
+  float32), by :class:`OpenAIEmbedder`: over :mod:`evals.bounded_http` (a whole-response
+  deadline, a capped body, Ctrl-C abandons the request), every reply validated (one vector of
+  1536 finite numbers per text, each index once) and every message scrubbed of the key, as the
+  chat client does. Needs ``OPENAI_API_KEY``.
 
 The slow or paid ones are wrapped in :class:`CachingEmbedder`: vectors are
 looked up by model and exact text in the run's cache (namespace
-``embedding:<model>``, key :func:`evals.cache.digest` of the text, value the
-float32 bytes), so a rerun over the same corpus computes none of them again.
+``embedding:<model>``, and for an endpoint's model ``embedding:<model>@<base url>``,
+so vectors from one server are never taken for another's; key :func:`evals.cache.digest`
+of the text, value the float32 bytes), so a rerun over the same corpus computes none of them again.
 Mneme itself is unchanged: it embeds one text per call, and the wrapper
 answers those calls from what :meth:`CachingEmbedder.prefetch` looked up and
 computed in batches before the play-through.
@@ -23,13 +28,17 @@ computed in batches before the play-through.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import importlib.util
 import os
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from evals import jsonfile
 from evals.cache import Cache, digest
+from evals.endpoints import DEFAULT_BASE_URL, check_base_url, scrubber
 from evals.errors import EvalsError
 
 if TYPE_CHECKING:
@@ -43,7 +52,9 @@ __all__ = [
     "MINILM_MODEL",
     "CachingEmbedder",
     "MiniLMEmbedder",
+    "OpenAIEmbedder",
     "make_embedder",
+    "openai_endpoint",
     "prefer_device",
 ]
 
@@ -54,6 +65,11 @@ MINILM_MODEL = "all-MiniLM-L6-v2"
 MINILM_DIMENSIONS = 384
 OPENAI_MODEL = "text-embedding-3-small"  # mneme.OpenAIEmbeddings' default
 OPENAI_DIMENSIONS = 1536
+OPENAI_BATCH = 256  # texts per request: about 2 MB of base64 vectors back
+OPENAI_TIMEOUT = 60.0  # seconds one attempt may take, connecting to the last byte of the reply
+OPENAI_RETRIES = 2  # after a timeout, a lost connection, HTTP 408/409/429/5xx (the openai package's rule and default)
+# A reply of OPENAI_BATCH vectors is ~2 MB as base64 and ~8 MB as JSON numbers; more is malformed.
+MAX_EMBEDDING_REPLY_BYTES = 32 * 1024**2
 
 # What each --embedder is, known without building it: (embedder class as the
 # configuration names it, dimensions, the model a run records).
@@ -134,11 +150,12 @@ class CachingEmbedder:
     and in ``cache`` (when given) across runs. Every vector it returns went through
     float32, cached or not, so a run gives the same numbers with or without the cache."""
 
-    def __init__(self, inner: Any, model: str, cache: Cache | None) -> None:
+    def __init__(self, inner: Any, model: str, cache: Cache | None, endpoint: str | None = None) -> None:
         self.inner = inner
         self.model = model
         self.dimensions: int = inner.dimensions
-        self.namespace = f"embedding:{model}"
+        # A remote model's vectors are kept per endpoint: two servers may serve the same name differently.
+        self.namespace = f"embedding:{model}" if endpoint is None else f"embedding:{model}@{endpoint}"
         self._cache = cache
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -212,11 +229,115 @@ class CachingEmbedder:
         return [self._vectors[text].tolist() for text in texts]
 
 
+def openai_endpoint() -> str:
+    """Where ``--embedder openai`` sends its texts: ``$OPENAI_BASE_URL``, else OpenAI's (as the
+    ``openai`` package decides); an EvalsError when the variable is no usable base URL."""
+    from_env = os.environ.get("OPENAI_BASE_URL")
+    return check_base_url(from_env, "$OPENAI_BASE_URL") if from_env else DEFAULT_BASE_URL
+
+
+class OpenAIEmbedder:
+    """text-embedding-3-small from an OpenAI-compatible endpoint: the request ``mneme.OpenAIEmbeddings()``
+    makes, with the guarantees of the chat client (bounded HTTP, validated replies, the key masked)."""
+
+    model = OPENAI_MODEL
+    dimensions = OPENAI_DIMENSIONS
+
+    def __init__(self, base_url: str, api_key: str) -> None:
+        from evals.bounded_http import openai_client
+
+        self.base_url = base_url
+        self._scrub = scrubber(api_key)
+        self._openai, self._transport = openai_client(
+            base_url, api_key, deadline=OPENAI_TIMEOUT, max_body=MAX_EMBEDDING_REPLY_BYTES, max_retries=OPENAI_RETRIES
+        )
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        batches = [self._request(list(texts[i : i + OPENAI_BATCH])) for i in range(0, len(texts), OPENAI_BATCH)]
+        return np.concatenate(batches) if batches else np.zeros((0, self.dimensions), dtype=np.float32)
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        from evals.bounded_http import MalformedBody
+
+        what = f"{self.model} embedding request to {self.base_url}"
+        try:
+            raw = self._openai.embeddings.with_raw_response.create(model=self.model, input=texts, encoding_format="base64")
+            text = raw.http_response.text
+        except openai.APITimeoutError:
+            raise EvalsError(f"{what}: no complete response within {OPENAI_TIMEOUT:g} s, {OPENAI_RETRIES + 1} attempts") from None
+        except openai.APIConnectionError as exc:
+            if isinstance(exc.__cause__, MalformedBody):
+                raise EvalsError(self._scrub(f"{what}: malformed response: {exc.__cause__}")) from None
+            raise EvalsError(self._scrub(f"{what}: cannot connect ({exc})")) from None
+        except openai.APIStatusError as exc:
+            raise EvalsError(self._scrub(f"{what} failed: HTTP {exc.status_code}: {exc.message}")) from None
+        try:
+            return parse_embeddings(text, len(texts), self.dimensions)
+        except ValueError as exc:
+            raise EvalsError(self._scrub(f"{what}: malformed response: {exc}")) from None
+
+    def close(self) -> None:
+        self._openai.close()
+
+
+def parse_embeddings(text: str, count: int, dimensions: int) -> np.ndarray:
+    """The ``count`` vectors of an embeddings reply, in input order, as float32; ValueError saying what is
+    wrong: not strict JSON, not one entry per text (each ``index`` once), or a vector that is not
+    ``dimensions`` finite numbers (base64 float32, or a list of numbers)."""
+    import numpy as np
+
+    try:
+        data = jsonfile.parse(text, "the body")
+    except jsonfile.JSONFileError as exc:
+        raise ValueError(f"{exc.where + ': ' if exc.where else ''}{exc.reason}") from None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or len(items) != count:
+        raise ValueError(f"data is not a list of {count} embeddings")
+    vectors = np.zeros((count, dimensions), dtype=np.float32)
+    seen: set[int] = set()
+    for position, item in enumerate(items):
+        index = item.get("index") if isinstance(item, dict) else None
+        if type(index) is not int or not 0 <= index < count or index in seen:
+            raise ValueError(f"data[{position}].index is not a new whole number from 0 to {count - 1}")
+        seen.add(index)
+        vectors[index] = _vector(item.get("embedding"), dimensions, f"data[{position}].embedding")
+    return vectors
+
+
+def _vector(value: Any, dimensions: int, where: str) -> np.ndarray:
+    import numpy as np
+
+    if isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{where} is not base64") from None
+        if len(raw) != 4 * dimensions:
+            raise ValueError(f"{where} holds {len(raw) // 4} float32 numbers, not {dimensions}")
+        vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    elif isinstance(value, list) and all(type(x) in (int, float) for x in value):
+        if len(value) != dimensions:
+            raise ValueError(f"{where} holds {len(value)} numbers, not {dimensions}")
+        vector = np.asarray(value, dtype=np.float32)
+    else:
+        raise ValueError(f"{where} is neither base64 nor a list of numbers")
+    if not np.isfinite(vector).all():
+        raise ValueError(f"{where} holds a number that is not finite")
+    return vector
+
+
 def make_embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
     """The embedder ``--embedder name`` means, and the model name a run records for it.
 
     Fails here, before anything runs, when the embedder cannot work: a missing
-    optional extra or API key.
+    optional extra or API key, an unusable ``$OPENAI_BASE_URL``.
     """
     if name == "hash":
         import mneme
@@ -227,10 +348,9 @@ def make_embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
             raise EvalsError(MINILM_EXTRA_HINT)
         return CachingEmbedder(MiniLMEmbedder(), MINILM_MODEL, cache), MINILM_MODEL
     if name == "openai":
-        if not os.environ.get("OPENAI_API_KEY"):
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
             raise EvalsError("--embedder openai needs the OPENAI_API_KEY environment variable; it is not set")
-        import mneme
-
-        embedder = mneme.OpenAIEmbeddings()
-        return CachingEmbedder(embedder, embedder.model, cache), embedder.model
+        endpoint = openai_endpoint()
+        return CachingEmbedder(OpenAIEmbedder(endpoint, key), OPENAI_MODEL, cache, endpoint=endpoint), OPENAI_MODEL
     raise EvalsError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
