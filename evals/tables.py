@@ -225,7 +225,11 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         label = rule.label
         about = f"corpus {group[0].corpus_name} ({group[0].corpus_digest[:12]}), ranked by {label} over {rule.population}"
         out.extend(textwrap.wrap(formatting.printable(about), 99, subsequent_indent="  "))
-        header = ["strategy", "model", "k", f"{label} [95% CI]", "hits", *(["kw recall"] if keyword else []), "tokens/tp"]
+        answers = any(s.metric("answer_accuracy") is not None for s in group)
+        header = [
+            "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["kw recall"] if keyword else []), "tokens/tp",
+            *(["answer accuracy [95% CI]"] if answers else []),
+        ]  # fmt: skip
         rows = []
         for s in group:
             head = s.headline
@@ -234,12 +238,13 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
             marks |= {"!"} if hash_caveat(s) else set()
             cells = [
                 formatting.clip_text(name, 18),
-                formatting.clip_text(s.model, 18),
+                formatting.clip_text(s.model, 12 if answers else 18),
                 str(s.k),
                 formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
                 f"{head.hits}/{head.total}",
                 *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
+                *([metric_text(METRICS["answer_accuracy"], s.metric("answer_accuracy"), s.tokenizer)] if answers else []),
             ]
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))

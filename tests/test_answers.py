@@ -244,9 +244,15 @@ def test_leaderboard_json_carries_f1_and_bleu1(server, store_path):
 
 
 def test_leaderboard_shows_accuracy_and_cost(server, store_path):
-    """`evals leaderboard` gains accuracy, its interval, keyword accuracy and LLM tokens per test point."""
+    """`evals leaderboard` gains answer accuracy with its interval (in 100 columns); with --wide, keyword
+    accuracy and LLM tokens per test point too."""
     run(server, store_path)
-    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)])
+    compact = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)]).output.splitlines()
+    (stored,) = stored_runs(store_path)
+    accuracy = stored.summary.metric("answer_accuracy")
+    assert any("answer accuracy" in line for line in compact) and max(len(line) for line in compact) <= 100
+    assert any(f"{accuracy.value:.3f} [{accuracy.low:.3f}, {accuracy.high:.3f}]" in line for line in compact)
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--wide"])
     header, row = result.output.splitlines()[:2]
     assert "answer accuracy" in header and "keyword accuracy" in header and "LLM tokens / test point" in header
     (stored,) = stored_runs(store_path)

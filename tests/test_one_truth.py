@@ -152,3 +152,21 @@ def test_cannot_be_answered_only_where_the_dataset_says_so(built):
             assert "cannot be answered" not in text
             if section.attrs["data-verdict"] == "unanswerable" or "unanswerable" in text.split("·")[0]:
                 assert words in text
+
+
+def test_the_terminal_leaderboard_fits_100_columns_and_marks_what_it_must(built, tmp_path):
+    """`evals leaderboard` fits 100 columns by default, states the corpus's rule, and marks a ceiling and
+    the hash embedder; --wide shows every metric column."""
+    benchmark, store_path, _, _ = built
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(store_path.read_bytes())
+    corpus = Path(json.loads(invoke("runs", "--store", str(copy), "--format", "json"))[0]["corpus_dir"])
+    with Store.open(copy) as store:
+        for strategy in ("full_history", "mneme"):
+            store.append(evaluate(RunConfig(strategy=strategy, corpus=corpus, k=2)), provenance("d"))
+    lines = invoke("leaderboard", "--store", str(copy)).splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert "ranked by recall_any@k over" in lines[0]
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0].rstrip("*!") in ("full_history", "mneme", "bm25")}
+    assert set(rows) == {"full_history*", "mneme!", "bm25"}
+    assert max(len(line) for line in invoke("leaderboard", "--store", str(copy), "--wide").splitlines()) > 100

@@ -7,6 +7,7 @@ turn it into a message and an exit code.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
