@@ -60,8 +60,8 @@ def test_a_declared_metric_is_stored_in_run_metrics(toy_metric, evals, store_pat
 
 
 def test_a_declared_metric_is_a_leaderboard_column(toy_metric, evals):
-    """The table, JSON and CSV of the leaderboard gain the metric from its declaration alone."""
-    header, row = evals("leaderboard").splitlines()[:2]
+    """The wide table, JSON and CSV of the leaderboard gain the metric from its declaration alone."""
+    header, row = evals("leaderboard", "--wide").splitlines()[:2]
     assert "hit@1" in header and "0.750 [" in row
     assert json.loads(evals("leaderboard", "--format", "json"))[0]["metrics"]["hit_at_1"]["value"] == 0.75
     (parsed,) = csv.DictReader(io.StringIO(evals("leaderboard", "--format", "csv")))
@@ -70,7 +70,7 @@ def test_a_declared_metric_is_a_leaderboard_column(toy_metric, evals):
 
 def test_a_metric_the_run_lacks_is_a_dash_not_zero(evals, toy_metric):
     """A run stored before the metric was declared shows "—" for it."""
-    header, row = evals("leaderboard").splitlines()[:2]
+    header, row = evals("leaderboard", "--wide").splitlines()[:2]
     assert "hit@1" in header and "—" in row.split()
 
 
