@@ -8,6 +8,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from evals.caveats import HASH_EMBEDDER, Caveat, caveats, ceiling
 from evals.corpus import Reference
 from evals.formatting import (
     csv_cell,
@@ -39,14 +40,7 @@ from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.tables import board_metrics, ranked, shown_metrics
 
-# Baselines that bound what a memory can do rather than being one; the leaderboard sets them apart and says why.
-CEILINGS = {
-    REFERENCE_STRATEGY: "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at unbounded cost.",
-    "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
-    "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
-}
-
-__all__ = ["CEILINGS", "LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
+__all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
 class LeaderboardPublisher(Publisher):
     """The index page, and the same rows as leaderboard.json and leaderboard.csv."""
@@ -133,7 +127,8 @@ def leaderboard(
                     dirty=s.dirty,
                     date=s.date,
                     answer_model=s.answer_model,
-                    ceiling=CEILINGS.get(s.strategy, "") if s.strategy_source in (None, "built-in") else "",
+                    ceiling=_explanation(ceiling(s)),
+                    caveats=caveats(s),
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -146,19 +141,24 @@ def leaderboard(
                         recall=r.recall,
                         low=r.recall_low,
                         high=r.recall_high,
-                        label=_chart_label(r, rows),
+                        label=_chart_label(r, rows) + (" (hash)" if _hashed(r) else ""),
                         title=(
                             f"{r.strategy} {r.settings} k={r.k}: {runs[0].headline.rule.label} {percent(r.recall)} "
                             f"{percent_interval(r.recall_low, r.recall_high)}, {number(r.tokens)} tokens per test point"
                             + (" (estimated)" if r.approx_tokens else "")
+                            + ("; hash embedder: no semantics" if _hashed(r) else "")
                         ),
                         href=r.run_href,
+                        ceiling=bool(r.ceiling),
                     )
                     for r in plotted
                 ],
                 title=f"{runs[0].headline.rule.label} against tokens per test point on {runs[0].corpus_name}",
                 y_label=runs[0].headline.rule.label,
                 tokens_label="tokens per test point (log scale)" + (", some estimated" if any_approx else ""),
+                notes=["(hash): Mneme with the hash embedder, which has no semantics (its row says more)."]
+                if any(_hashed(r) for r in plotted)
+                else [],
             )
             if plotted
             else None
@@ -186,6 +186,14 @@ def leaderboard(
             )
         )
     return boards
+
+
+def _explanation(caveat: Caveat | None) -> str:
+    return caveat.explanation if caveat is not None else ""
+
+
+def _hashed(row: BoardRow) -> bool:
+    return any(c.kind == HASH_EMBEDDER for c in row.caveats)
 
 
 def _chart_label(row: BoardRow, rows: list[BoardRow]) -> str:
