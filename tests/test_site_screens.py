@@ -153,13 +153,13 @@ def test_sorting_instructions_show_only_with_javascript(served: str, browser, tm
 
 
 def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str, str]]):
-    """full_history and summary_buffer sit in a body of their own, badged as ceilings, with the reason given."""
+    """full_history and summary_buffer sit in a body of their own, badged as ceilings, with the reason a tap away."""
     table = parse(starter[0] / "index.html").find("table", "leaderboard")
     memories, ceilings = table.find_all("tbody")
     strategies = [tr.find_all("td")[0].find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
     assert strategies == ["full_history", "summary_buffer"]
-    assert all(tr.find("abbr", "ceiling").attrs["title"] for tr in ceilings.find_all("tr") if tr.find_all("td"))
-    assert not memories.find_all("abbr", "ceiling")
+    assert all(tr.find("details", "ceiling").find("span", "tip-text").text() for tr in ceilings.find_all("tr") if tr.find_all("td"))
+    assert not memories.find_all("details", "ceiling")
 
 
 @pytest.mark.browser
