@@ -62,6 +62,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     pages = {
         "index": "index.html",
         "run-starter-bm25": f"runs/{runs['bm25']}.html",
+        "run-locomo-bm25": f"runs/{bm25}.html",
         "run-locomo-mneme": f"runs/{runs['locomo-mneme']}.html",
         "run-locomo-full_history": f"runs/{runs['locomo-full_history']}.html",
         "drilldown-starter": f"runs/{runs['bm25']}/009_data_pipeline_long_120.html",
@@ -217,3 +218,126 @@ def test_ceiling_and_dirty_explanations_open_with_a_tap(served: str, browser, tm
     dirty.tap()
     assert page.locator(".abbr-text").count() == 0
     page.screenshot(path=str(tmp_path / "tapped-390.png"), full_page=True)
+
+
+# -- what the charts claim (items 5, 7 and 8 of issue 24) --------------------------------------------
+
+
+@pytest.mark.browser
+def test_cutoff_chart_has_one_colour_per_metric_and_one_stroke_per_level(served: str, built, browser, tmp_path: Path):
+    """On a corpus with sessions, the run page's chart draws each metric in one colour at both levels, turn
+    lines solid and session lines dashed, every line named in the legend in the same colour and stroke; the
+    paper's points are diamonds in their metric's colour, named by metric, level and k; no text among the lines."""
+    page = _page(browser, 1280)
+    page.goto(served + built[1]["run-locomo-bm25"])
+    chart = page.locator("#retrieval ~ figure.chart").first
+    chart.screenshot(path=str(tmp_path / "cutoff-chart-locomo.png"))
+    lines = chart.evaluate(
+        """figure => [...figure.querySelectorAll('path.line')].map(path => {
+            const style = getComputedStyle(path);
+            return {cls: path.getAttribute('class'), stroke: style.stroke, dash: style.strokeDasharray};
+        })"""
+    )
+    legend = [(span.get_attribute("class"), span.inner_text()) for span in chart.locator("figcaption .legend-key").all()]
+    named = {text.split(" ")[0] + " " + text.split(" ")[1]: cls for cls, text in legend if cls.startswith("legend-key line")}
+    metrics = {name.split(" ")[0] for name in named}
+    assert {name.split(" ")[1] for name in named} == {"(turn)", "(session)"} and len(metrics) == 5
+    for metric in metrics:  # one colour per metric, the same at both levels
+        turn, session = named[f"{metric} (turn)"].split(), named[f"{metric} (session)"].split()
+        assert turn[2] == session[2] and turn[3] == "solid" and session[3] == "dashed"
+    drawn = [line for line in lines if "same" not in line["cls"]]
+    assert len({line["stroke"] for line in drawn}) <= 5 and len({(line["stroke"], line["dash"]) for line in drawn}) == len(drawn)
+    assert all((line["dash"] == "none") == ("solid" in line["cls"]) for line in drawn)
+    published = [text for cls, text in legend if "reference" in cls]
+    assert published == ["LoCoMo paper: recall_frac (turn) at k = 5, 10, 25, 50 (published, not re-run here)"]
+    frac = named["recall_frac (turn)"].split()[2]
+    assert [c for c, _ in legend if "reference" in c] == [f"legend-key reference {frac}"]
+    assert chart.locator("svg .mark text").count() == 0
+
+
+def test_latency_slope_needs_three_memory_sizes():
+    """Two memory sizes always fit a line exactly, so no slope is given; three give one. The chart's legend says
+    which, and a note says why a line has none."""
+    from evals.metrics import LatencyBucket, latency_slope
+    from evals.site._retrieval import latency_chart
+
+    def buckets(sizes: int) -> list[LatencyBucket]:  # latency doubling with size: slope 1
+        return [LatencyBucket(2**b, 2 ** (b + 1) - 1, 10, 1e-6 * 2**b, 2e-6 * 2**b, 1e-6 * 2**b) for b in range(8, 8 + sizes)]
+
+    assert latency_slope(buckets(1)) is None and latency_slope(buckets(2)) is None
+    assert latency_slope(buckets(3)) == pytest.approx(1.0, abs=0.01)
+    chart = latency_chart([("on LoCoMo", "a.html", buckets(2)), ("growing", "b.html", buckets(3))], "latency")
+    assert chart is not None
+    assert [text for _, text in chart.legend] == ["on LoCoMo (no slope: 2 memory sizes)", "growing (slope 1.00)"]
+    assert len(chart.notes) == 1 and chart.notes[0].startswith("No slope for on LoCoMo: its retrieve calls came at fewer than 3")
+
+
+def test_ceilings_and_the_hash_embedder_are_decided_once():
+    """evals.tables decides both from what the store recorded: the built-in oracles and any run that ignored k are
+    ceilings (a plug-in that borrows a built-in's name is not); Mneme with HashEmbedder carries the hash caveat."""
+    from types import SimpleNamespace
+
+    from evals.tables import caveats
+
+    def run(strategy: str, source: str | None = "built-in", rule: str | None = "prefix", model: str = "none", **config: str):
+        return SimpleNamespace(strategy=strategy, strategy_source=source, cutoff_rule=rule, model=model, strategy_config={"name": strategy, **config})
+
+    def kinds(summary) -> list[str]:
+        return [c.kind for c in caveats(summary)]
+
+    assert kinds(run("full_history", rule="whole_list")) == kinds(run("summary_buffer")) == ["ceiling"]
+    assert kinds(run("full_history", source=None, rule=None)) == ["ceiling"]  # stored before either was recorded
+    assert kinds(run("full_history", source="someone-else 1.0")) == []
+    assert kinds(run("everything", source="pkg:factory", rule="whole_list")) == ["ceiling"]
+    assert kinds(run("mneme", model="hash-16", embedder="HashEmbedder")) == ["hash_embedder"]
+    assert kinds(run("mneme", model="all-MiniLM-L6-v2", embedder="MiniLMEmbedder")) == kinds(run("bm25")) == []
+    assert caveats(run("mneme", model="hash-16", embedder="HashEmbedder"))[0].label == "hash embedder: no semantics"
+
+
+def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):
+    """On the LoCoMo board, every cutoff table sets full_history and summary_buffer apart, badged; the cost chart
+    draws them as squares labelled "(ceiling)"; full_history's run page and cutoff chart say it is one."""
+    from test_site import parse
+
+    site, pages = built
+    index = parse(site / "index.html")
+    board = next(s for s in index.find_all("section", "corpus") if "locomo" in s.find("h2").text())
+    tables = board.find("details", "cutoffs").find_all("table")
+    assert tables
+    for table in tables:
+        memories, ceilings = table.find_all("tbody")[:2]
+        assert "ceilings" in ceilings.classes
+        names = [tr.find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
+        assert sorted(n.split(" ")[0] for n in names) == ["full_history", "summary_buffer"]
+        assert all(tr.find("details", "ceiling") for tr in ceilings.find_all("tr") if tr.find_all("td"))
+        assert not memories.find_all("details", "ceiling")
+    squares = [a for a in board.find("div", "board-chart").find_all("a") if "ceiling" in a.classes]
+    assert sorted(a.find("text").text() for a in squares) == ["full_history (ceiling)", "summary_buffer (ceiling)"]
+    assert all(a.find("rect") for a in squares)
+    run = parse(site / pages["run-locomo-full_history"])
+    assert run.find("p", "caveats").find("details", "ceiling")
+    assert "full_history is a ceiling, not a memory" in run.find("figure", "chart").find("figcaption").text()
+
+
+def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
+    """Leaderboard row and chart label, run page, history index and page, compare section: each marks mneme (hash-16);
+    bm25 nowhere. The drill-down's page model carries it (RunHeader.caveats) for its header."""
+    from test_site import parse
+
+    from evals.site._views import run_header
+    from evals.site_paths import Paths
+    from evals.store import Store
+
+    site, pages = built
+    for kind in ("index", "run-locomo-mneme", "history-index", "history-mneme", "compare"):
+        marked = parse(site / pages[kind]).find_all("details", "hash_embedder")
+        assert marked and all(d.find("summary").text().startswith("hash embedder: no semantics") for d in marked), kind
+    rows = parse(site / "index.html").find("table", "leaderboard").find_all("tr")
+    assert [tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")] == ["mneme"]
+    assert "mneme (hash)" in [t.text() for t in parse(site / "index.html").find("div", "board-chart").find_all("text")]
+    assert not parse(site / pages["run-starter-bm25"]).find_all("details", "hash_embedder")
+    with Store.open(site.parent / "results.duckdb", read_only=True) as store:
+        summaries = store.runs()
+    mneme = next(s for s in summaries if s.strategy == "mneme")
+    assert [c.kind for c in run_header(mneme, Paths(summaries)).caveats] == ["hash_embedder"]
+

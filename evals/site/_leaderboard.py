@@ -8,7 +8,6 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from evals.caveats import HASH_EMBEDDER, Caveat, caveats, ceiling
 from evals.corpus import Reference
 from evals.formatting import (
     csv_cell,
@@ -38,7 +37,7 @@ from evals.site._views import settings_text
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tables import board_metrics, ranked, shown_metrics
+from evals.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked, shown_metrics
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -127,7 +126,7 @@ def leaderboard(
                     dirty=s.dirty,
                     date=s.date,
                     answer_model=s.answer_model,
-                    ceiling=_explanation(ceiling(s)),
+                    ceiling=ceiling(s),
                     caveats=caveats(s),
                 )
             )
@@ -186,10 +185,6 @@ def leaderboard(
             )
         )
     return boards
-
-
-def _explanation(caveat: Caveat | None) -> str:
-    return caveat.explanation if caveat is not None else ""
 
 
 def _hashed(row: BoardRow) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evals.caveats import Caveat, ceiling
 from evals.corpus import Reference
 from evals.formatting import decimal, milliseconds, percent
 from evals.metrics import (
@@ -25,6 +24,7 @@ from evals.metrics import (
 from evals.retrieval import LEVELS
 from evals.site._charts import Chart, Line, ReferencePoint, line_chart
 from evals.store import RunSummary
+from evals.tables import CEILING, Caveat, caveats
 
 __all__ = [
     "CutoffRow",
@@ -67,7 +67,7 @@ class CutoffRow:
     cells: list[MetricValue | None]  # one per cutoff of the table
     reference: bool = False  # a published figure: shown greyed, never ranked
     note: str = ""
-    ceiling: Caveat | None = None  # a ceiling run (evals.caveats): set apart below the memories, never ranked with them
+    ceiling: Caveat | None = None  # a ceiling run (evals.tables.caveats): set apart below the memories, never ranked with them
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def cutoff_tables(
             published = reference_rows(references, level, metric)
             cutoffs = sorted({c for _, _, values in found for c in values} | {c for v in published.values() for c in v})
             body = [
-                CutoffRow(label, href, [values.get(c) for c in cutoffs], ceiling=ceiling(s))
+                CutoffRow(label, href, [values.get(c) for c in cutoffs], ceiling=_ceiling(s))
                 for (label, href, values), (_, _, s) in zip(found, rows, strict=True)
             ]
             body += [
@@ -174,7 +174,7 @@ def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) ->
     ]
     if not any(line.points for line in lines):
         return None
-    caveat = ceiling(summary)
+    caveat = _ceiling(summary)
     return line_chart(
         lines,
         title=f"Retrieval against cutoff: run {summary.run_id}",
@@ -187,6 +187,10 @@ def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) ->
         reference_href="about.html#references",
         notes=[f"{summary.strategy} is a ceiling, not a memory: {caveat.explanation}"] if caveat else [],
     )
+
+
+def _ceiling(summary: RunSummary) -> Caveat | None:
+    return next((c for c in caveats(summary) if c.kind == CEILING), None)
 
 
 LEVEL_STYLES = {"turn": "solid", "session": "dashed"}  # the stroke of each level's lines on the cutoff chart

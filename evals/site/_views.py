@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.caveats import caveats
 from evals.formatting import is_estimated, short_commit
 from evals.site._pages import ConfigInfo, RunHeader
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
+from evals.tables import caveats
 
 __all__ = ["config_info", "config_order", "run_header", "settings_text", "store_note"]
 
