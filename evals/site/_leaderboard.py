@@ -140,7 +140,7 @@ def leaderboard(
                         recall=r.recall,
                         low=r.recall_low,
                         high=r.recall_high,
-                        label=_chart_label(r, rows) + (" (hash)" if _hashed(r) else ""),
+                        label=_chart_label(r, rows) + (" (hash)" if _hashed(r) and "hash" not in _chart_label(r, rows) else ""),
                         title=(
                             f"{r.strategy} {r.settings} k={r.k}: {runs[0].headline.rule.label} {percent(r.recall)} "
                             f"{percent_interval(r.recall_low, r.recall_high)}, {number(r.tokens)} tokens per test point"
@@ -155,7 +155,7 @@ def leaderboard(
                 title=f"{runs[0].headline.rule.label} against tokens per test point on {runs[0].corpus_name}",
                 y_label=runs[0].headline.rule.label,
                 tokens_label="tokens per test point (log scale)" + (", some estimated" if any_approx else ""),
-                notes=["(hash): Mneme with the hash embedder, which has no semantics (its row says more)."]
+                notes=["hash: Mneme with the hash embedder, which has no semantics (its row says more)."]
                 if any(_hashed(r) for r in plotted)
                 else [],
             )
@@ -192,9 +192,16 @@ def _hashed(row: BoardRow) -> bool:
 
 
 def _chart_label(row: BoardRow, rows: list[BoardRow]) -> str:
-    """The strategy name, or its config key where one strategy has several configurations."""
+    """The strategy name; where one strategy has several configurations, with the k or the model that tells
+    them apart (mneme (hash-16), mneme (all-MiniLM-L6-v2)), else its config key."""
     same = [r for r in rows if r.strategy == row.strategy]
-    return row.strategy if len(same) == 1 else f"{row.strategy} k{row.k}" if len({r.k for r in same}) == len(same) else row.config_key
+    if len(same) == 1:
+        return row.strategy
+    if len({r.k for r in same}) == len(same):
+        return f"{row.strategy} k{row.k}"
+    if len({r.model for r in same}) == len(same):
+        return f"{row.strategy} ({row.model})"
+    return row.config_key
 
 
 def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
