@@ -66,7 +66,9 @@ __all__ = [
     "MEAN",
     "LatencyBucket",
     "latency_by_size",
+    "latency_sizes",
     "latency_slope",
+    "SLOPE_SIZES",
     "PROPORTION",
     "SECONDS",
     "TOKENS",
@@ -731,11 +733,23 @@ def latency_by_size(timings: CallTimings) -> list[LatencyBucket]:
     return out
 
 
+SLOPE_SIZES = 3  # memory sizes (buckets of records held) a latency slope needs: two points always make a line
+
+
+def latency_sizes(buckets: list[LatencyBucket]) -> int:
+    """How many distinct memory sizes (buckets of non-empty memory with a latency) the run retrieved at."""
+    return len({(b.held_low, b.held_high) for b in buckets if b.held_low > 0 and b.p50_s > 0})
+
+
 def latency_slope(buckets: list[LatencyBucket]) -> float | None:
     """The least-squares slope of log p50 against log records held (the buckets' geometric middles),
-    weighted by calls; None with fewer than two buckets of non-empty memory."""
+    weighted by calls; None with fewer than :data:`SLOPE_SIZES` buckets of non-empty memory.
+
+    A line through two sizes is exact whatever the latency does (on LoCoMo every question comes after the
+    whole history, so each conversation is one size, and ten conversations make two buckets): it would
+    print a slope the data cannot support."""
     points = [(math.log((b.held_low * b.held_high) ** 0.5), math.log(b.p50_s), b.n) for b in buckets if b.held_low > 0 and b.p50_s > 0]
-    if len({x for x, _, _ in points}) < 2:
+    if latency_sizes(buckets) < SLOPE_SIZES:
         return None
     weight = sum(w for _, _, w in points)
     mx = sum(x * w for x, _, w in points) / weight

@@ -31,8 +31,12 @@ __all__ = [
     "Table",
     "category_table",
     "commit_text",
+    "CEILING",
     "CEILINGS",
+    "HASH_EMBEDDER",
+    "Caveat",
     "board_metrics",
+    "caveats",
     "ceiling",
     "compact_leaderboard",
     "hash_caveat",
@@ -107,29 +111,71 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
     return [declared(first), *rest]  # type: ignore[list-item]
 
 
-# Built-in baselines that bound what a memory can do rather than being one (tables, pages and the
-# terminal set them apart and say why); any strategy whose run ignored k is one too.
+# What a reader must know before trusting a run's figure, decided here once from what the store
+# recorded; the CLI's tables, the Markdown tables and every page of the site (leaderboard rows, cutoff
+# tables, charts, run pages, drill-downs, history, compare) read it.
+#
+# A *ceiling* bounds what a memory can do rather than being one: a built-in oracle below, or any
+# strategy whose run ignored k (cutoff rule whole_list: its whole list counts at every cutoff, so its
+# recall_any@1 can be 100%). It is set apart and never ranked with the memories.
 CEILINGS = {
-    "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at unbounded cost.",
+    "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at "
+    "unbounded cost; its whole list counts at every cutoff, so its recall at k = 1 is its recall at any k.",
     "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
     "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
 }
+IGNORES_K = (
+    "Ignores k: it returns its whole list at every cutoff (the run's cutoff rule is whole_list), so its recall at any k "
+    "is the recall of everything it returned: a ceiling, not a memory."
+)
+# The *hash embedder* (mneme with embedder=HashEmbedder, model hash-16) draws each text's vector from a
+# hash of the whole text: no meaning at all, so its recall is about chance and says nothing about Mneme
+# with a real embedder; a reader who misses that concludes Mneme is broken.
+HASH_LABEL = "hash embedder: no semantics"
+HASH_EXPLANATION = (
+    "Mneme was run here with HashEmbedder (model hash-16): each text becomes 16 numbers drawn from a hash of the whole "
+    "text, so two texts are no closer for sharing words or meaning and retrieval is about as good as chance (Mneme's own "
+    "documentation: for testing plumbing, never retrieval quality). It is the offline, deterministic default, not a "
+    "measure of Mneme: see mneme with embedder=MiniLMEmbedder (--embedder minilm) for a real embedding model."
+)
+CEILING, HASH_EMBEDDER = "ceiling", "hash_embedder"  # the kinds of Caveat
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """One caveat of a run: its ``kind`` (CEILING or HASH_EMBEDDER), a short ``label`` for a badge, the
+    ``explanation`` a reader opens."""
+
+    kind: str
+    label: str
+    explanation: str
 
 
 def ceiling(summary: RunSummary) -> str:
-    """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle, or a run that ignored k."""
+    """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle (a plug-in of the
+    same name is not one), or a run that ignored k."""
     if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
         return CEILINGS[summary.strategy]
     if summary.cutoff_rule == WHOLE_LIST:
-        return "Ignores k and returns its whole list: a ceiling, not a memory."
+        return IGNORES_K
     return ""
 
 
 def hash_caveat(summary: RunSummary) -> str:
-    """A caveat for a run made with Mneme's hash embedder ("" otherwise): its vectors carry no meaning."""
+    """Why a run made with Mneme's hash embedder says nothing about retrieval quality ("" for any other run)."""
     if summary.model.startswith("hash-") or summary.strategy_config.get("embedder") == "HashEmbedder":
-        return "hash embedder: no semantics (vectors of hashed characters, a smoke test, not a measure of Mneme's retrieval)"
+        return HASH_EXPLANATION
     return ""
+
+
+def caveats(summary: RunSummary) -> list[Caveat]:
+    """Every caveat of the run, ceiling first; [] for most runs."""
+    out = []
+    if reason := ceiling(summary):
+        out.append(Caveat(CEILING, "ceiling", reason))
+    if why := hash_caveat(summary):
+        out.append(Caveat(HASH_EMBEDDER, HASH_LABEL, why))
+    return out
 
 
 def ranked(summaries: Sequence[RunSummary], metric: str | None = None) -> list[RunSummary]:

@@ -153,13 +153,13 @@ def test_sorting_instructions_show_only_with_javascript(served: str, browser, tm
 
 
 def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str, str]]):
-    """full_history and summary_buffer sit in a body of their own, badged as ceilings, with the reason given."""
+    """full_history and summary_buffer sit in a body of their own, badged as ceilings, with the reason a tap away."""
     table = parse(starter[0] / "index.html").find("table", "leaderboard")
     memories, ceilings = table.find_all("tbody")
     strategies = [tr.find_all("td")[0].find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
     assert strategies == ["full_history", "summary_buffer"]
-    assert all(tr.find("abbr", "ceiling").attrs["title"] for tr in ceilings.find_all("tr") if tr.find_all("td"))
-    assert not memories.find_all("abbr", "ceiling")
+    assert all(tr.find("details", "ceiling").find("span", "tip-text").text() for tr in ceilings.find_all("tr") if tr.find_all("td"))
+    assert not memories.find_all("details", "ceiling")
 
 
 @pytest.mark.browser
@@ -211,17 +211,34 @@ def test_identical_series_are_each_visible_and_legended(served: str, browser, st
     assert all(page.evaluate("el => getComputedStyle(el).strokeDasharray", el.element_handle()) != "none" for el in dashed.all())
     legend = chart.locator("figcaption").inner_text()
     assert legend.count("same values as recall_any (turn)") == 4
+    assert len({path.get_attribute("class") for path in chart.locator("path.line").all()}) == 5  # each its own colour
 
 
-def test_reference_points_are_labelled():
-    """A published figure on a line chart carries its label beside the point, not only in a tooltip."""
+def test_reference_points_are_named_by_metric_level_and_k_in_the_legend():
+    """A published figure is a hollow diamond in the colour of its metric's line, and the legend names its
+    source, metric, level and cutoffs; no text is drawn among the lines, so no label can cover one."""
     chart = line_chart(
-        [Line("recall_any (turn)", [(1, 0.2), (5, 0.5)], ["a", "b"], "run.html")],
+        [Line("recall_any (turn)", [(1, 0.2), (5, 0.5)], ["a", "b"], "run.html", colour=0),
+         Line("recall_frac (turn)", [(1, 0.1), (5, 0.4)], ["a", "b"], "run.html", colour=2)],
         title="t", x_label="k", y_label="v", x_log=True, y_log=False, y_max=1.0,
-        references=[ReferencePoint(5, 0.588, "LoCoMo paper: recall_frac@5 0.588", "LoCoMo paper")],
+        references=[ReferencePoint(5, 0.588, "LoCoMo paper: recall_frac@5 0.588", "LoCoMo paper: recall_frac (turn)", 2),
+                    ReferencePoint(10, 0.675, "LoCoMo paper: recall_frac@10 0.675", "LoCoMo paper: recall_frac (turn)", 2)],
     )  # fmt: skip
     assert chart is not None
-    assert [m.label for m in chart.marks if m.kind == "reference"] == ["LoCoMo paper"]
+    published = [m for m in chart.marks if "reference" in m.kind]
+    assert [(m.kind, m.shape) for m in published] == [("reference s2", "diamond")] * 2
+    assert ("reference s2", "LoCoMo paper: recall_frac (turn) at k = 5, 10 (published, not re-run here)") in chart.legend
+    assert not any(m.label for m in chart.marks)
+
+
+def test_lines_beyond_the_colours_change_stroke():
+    """Without a colour given, lines take the eight colours in turn, then the same colours dashed, then dotted:
+    no two of 20 lines look alike."""
+    lines = [Line(f"run {i}", [(1, 1 + i), (10, 2 + i)], ["", ""], "") for i in range(20)]
+    chart = line_chart(lines, title="t", x_label="x", y_label="y", x_log=True, y_log=True)
+    assert chart is not None
+    styles = [css for css, _ in chart.paths]
+    assert len(set(styles)) == 20 and styles[0] == "s0 solid" and styles[8] == "s0 dashed" and styles[16] == "s0 dotted"
 
 
 def test_counts_are_whole_numbers(starter: tuple[Path, dict[str, str]]):

@@ -51,7 +51,8 @@ class Mark:
     label_anchor: str  # SVG text-anchor: "start", "middle" or "end"
     title: str  # tooltip
     href: str  # site-root-relative; empty for no link
-    kind: str  # css modifier: "", "frontier", "drop"
+    kind: str  # css modifiers: "", "frontier", "drop", "ceiling", a line's colour and style ("s2 dashed")
+    shape: str = "circle"  # "circle"; "square" (a ceiling); "diamond" (a published figure)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Chart:
     marks: list[Mark]
     paths: list[tuple[str, str]] = field(default_factory=list)  # (css class, SVG path data)
     legend: list[tuple[str, str]] = field(default_factory=list)  # (css class, text)
+    notes: list[str] = field(default_factory=list)  # sentences under the legend: what the chart does not show, and why
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class CostPoint:
     label: str
     title: str
     href: str
+    ceiling: bool = False  # a ceiling (evals.tables.caveats), not a memory: drawn as a square, labelled so
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,9 @@ def _place_labels(
     return out
 
 
-def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str, y_label: str = "recall@k") -> Chart:
+def cost_chart(
+    points: list[CostPoint], *, title: str, tokens_label: str, y_label: str = "recall@k", notes: list[str] | None = None
+) -> Chart:
     """The headline (``y_label``) against tokens per test point (log scale), one mark per configuration, the frontier stepped."""
     x0, x1 = LEFT, WIDTH - RIGHT
     y0, y1 = TOP, HEIGHT - BOTTOM
@@ -210,22 +215,24 @@ def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str, y_labe
     centres = [(x_of(p.tokens), y_of(p.recall)) for p in points]
     whiskers = [(cx - 2, y_of(p.high), cx + 2, y_of(p.low)) for p, (cx, _) in zip(points, centres, strict=True) if p.high is not None and p.low is not None]
     # Inside the axes (so no label covers a tick label), clear of every whisker.
-    spots = _place_labels(centres, [p.label for p in points], (x0 + 2, 0, WIDTH, y1), whiskers)
+    labels = [p.label + (" (ceiling)" if p.ceiling else "") for p in points]
+    spots = _place_labels(centres, labels, (x0 + 2, 0, WIDTH, y1), whiskers)
     marks = [
         Mark(
             cx=_r(cx),
             cy=_r(cy),
             whisker_top=_r(y_of(p.high)) if p.high is not None else None,
             whisker_bottom=_r(y_of(p.low)) if p.low is not None else None,
-            label=p.label,
+            label=label,
             label_x=_r(lx),
             label_y=_r(ly),
             label_anchor=anchor,
-            title=p.title + (" (on the frontier)" if on else ""),
+            title=p.title + (" (on the frontier)" if on else "") + (" (a ceiling, not a memory)" if p.ceiling else ""),
             href=p.href,
-            kind="frontier" if on else "",
+            kind=" ".join(k for k, flag in (("frontier", on), ("ceiling", p.ceiling)) if flag),
+            shape="square" if p.ceiling else "circle",
         )
-        for p, (cx, cy), (lx, ly, anchor), on in zip(points, centres, spots, frontier, strict=True)
+        for p, label, (cx, cy), (lx, ly, anchor), on in zip(points, labels, centres, spots, frontier, strict=True)
     ]
     steps = sorted((p.tokens, -p.recall) for p, on in zip(points, frontier, strict=True) if on)
     paths = []
@@ -248,7 +255,9 @@ def cost_chart(points: list[CostPoint], *, title: str, tokens_label: str, y_labe
         y_ticks=_recall_ticks(y0, y1),
         marks=marks,
         paths=paths,
-        legend=[("frontier", "frontier: nothing else is both cheaper and better"), ("", "bars: 95% interval")],
+        legend=[("frontier", "frontier: nothing else is both cheaper and better"), ("", "bars: 95% interval")]
+        + ([("ceiling", "square: a ceiling (ignores k or holds the whole history), not a memory")] if any(p.ceiling for p in points) else []),
+        notes=list(notes or []),
     )
 
 
@@ -332,25 +341,37 @@ def series_chart(points: list[SeriesPoint], *, title: str, y_label: str, recall:
 
 @dataclass(frozen=True)
 class Line:
-    """One series of a line chart: (x, y) points in x order, with a tooltip and a link per point."""
+    """One series of a line chart: (x, y) points in x order, with a tooltip and a link per point.
+
+    ``colour`` picks one of the chart colours (css ``s0``..``s7``) and ``style`` the stroke ("solid",
+    "dashed", "dotted"); left as None, each line takes the next colour, then the next style once the
+    colours run out, so no two lines look alike."""
 
     label: str
     points: list[tuple[float, float]]
     titles: list[str]
     href: str
+    colour: int | None = None
+    style: str | None = None
 
 
 @dataclass(frozen=True)
 class ReferencePoint:
-    """A published figure drawn greyed beside the lines: never joined to them, never ranked."""
+    """A published figure drawn as a hollow diamond beside the lines: never joined to them, never ranked.
+
+    ``label`` names the figure's source, metric and level ("LoCoMo paper: recall_frac (turn)"): the legend
+    gives it once per source and metric with its cutoffs, so no text is drawn among the lines. ``colour``
+    is the colour of the line of the same metric, if any."""
 
     x: float
     y: float
     title: str
-    label: str = ""  # drawn beside the point: which published figure it is
+    label: str = ""
+    colour: int | None = None
 
 
-SERIES_CLASSES = 8  # css classes s0..s7 colour the lines; more lines reuse them
+SERIES_CLASSES = 8  # css classes s0..s7 colour the lines
+STYLES = ("solid", "dashed", "dotted")
 
 
 def line_chart(
@@ -364,17 +385,19 @@ def line_chart(
     y_max: float | None = None,
     references: list[ReferencePoint] | None = None,
     reference_href: str = "",
+    notes: list[str] | None = None,
 ) -> Chart | None:
-    """Several series on shared axes (logarithmic where asked), each in its own colour with a legend entry.
+    """Several series on shared axes (logarithmic where asked), each in its own colour and stroke with a legend entry.
 
     On log-log axes a quantity that grows in proportion to x is a line of slope 1 (latency against
-    records held); with ``y_max`` the y axis is a share from 0 (recall against cutoff). None without points."""
+    records held); with ``y_max`` the y axis is a share from 0 (recall against cutoff). Every label is in
+    the legend, none among the lines. None without points."""
     references = references or []
     xs = [x for line in lines for x, _ in line.points] + [r.x for r in references]
     ys = [y for line in lines for _, y in line.points] + [r.y for r in references]
     if not xs:
         return None
-    x0, x1 = LEFT, WIDTH - RIGHT
+    x0, x1 = LEFT, WIDTH - 24  # the legend is under the chart, so no right margin for labels
     y0, y1 = TOP, HEIGHT - BOTTOM
 
     def scale(values: list[float], log: bool, upper: float | None) -> tuple[float, float, Callable[[float], float]]:
@@ -406,27 +429,33 @@ def line_chart(
     legend: list[tuple[str, str]] = []
     drawn: dict[tuple[tuple[float, float], ...], str] = {}  # the points of each line drawn so far -> its label
     for index, line in enumerate(lines):
-        css = f"s{index % SERIES_CLASSES}"
+        colour = index % SERIES_CLASSES if line.colour is None else line.colour % SERIES_CLASSES
+        style = line.style or STYLES[(index // SERIES_CLASSES) % len(STYLES)]
+        css = f"s{colour} {style}"
         where = tuple((x_of(x), y_of(y)) for x, y in line.points)
         same_as = drawn.get(where) if where else None
         if same_as is not None:
-            # Exactly on an earlier line, which would hide it: drawn dashed over it with smaller dots, and the legend says so.
+            # Exactly on an earlier line, which would hide it: drawn thin and dotted over it with smaller
+            # dots, and the legend says so.
             css += " same"
         else:
             drawn[where] = line.label
         d = " ".join(f"{'L' if i else 'M'}{px} {py}" for i, (px, py) in enumerate(where))
         if d:
             paths.append((css, d))
-        legend.append((css, line.label + (f" (same values as {same_as})" if same_as is not None else "")))
+        legend.append((f"line {css}", line.label + (f" (same values as {same_as})" if same_as is not None else "")))
         for (px, py), tip in zip(where, line.titles, strict=True):
             marks.append(Mark(px, py, None, None, "", px, py, "start", tip, line.href, css))
-    centres = [(x_of(r.x), y_of(r.y)) for r in references]
-    obstacles = [(m.cx - 5, m.cy - 5, m.cx + 5, m.cy + 5) for m in marks]
-    spots = _place_labels(centres, [r.label for r in references], (x0 + 2, y0, WIDTH, y1), obstacles)
-    for ref, (cx, cy), (lx, ly, anchor) in zip(references, centres, spots, strict=True):
-        marks.append(Mark(cx, cy, None, None, ref.label, lx, ly, anchor, ref.title, reference_href, "reference"))
-    if references:
-        legend.append(("reference", "published figure (not re-run here), labelled by its source"))
+    # One legend entry per published series (source, metric, level), naming its cutoffs.
+    published: dict[tuple[str, int | None], list[float]] = {}
+    for ref in references:
+        css = "reference" + ("" if ref.colour is None else f" s{ref.colour % SERIES_CLASSES}")
+        marks.append(Mark(x_of(ref.x), y_of(ref.y), None, None, "", 0.0, 0.0, "start", ref.title, reference_href, css, "diamond"))
+        published.setdefault((ref.label, ref.colour), []).append(ref.x)
+    for (label, colour), at in published.items():
+        cutoffs = ", ".join(f"{x:g}" for x in sorted(set(at)))
+        css = "reference" + ("" if colour is None else f" s{colour % SERIES_CLASSES}")
+        legend.append((css, f"{label or 'published figure'} at k = {cutoffs} (published, not re-run here)"))
     return Chart(
         title=title,
         width=WIDTH,
@@ -442,4 +471,5 @@ def line_chart(
         marks=marks,
         paths=paths,
         legend=legend,
+        notes=list(notes or []),
     )

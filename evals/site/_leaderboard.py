@@ -37,16 +37,9 @@ from evals.site._views import settings_text
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tables import board_metrics, ranked, shown_metrics
+from evals.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked, shown_metrics
 
-# Baselines that bound what a memory can do rather than being one; the leaderboard sets them apart and says why.
-CEILINGS = {
-    REFERENCE_STRATEGY: "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at unbounded cost.",
-    "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
-    "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
-}
-
-__all__ = ["CEILINGS", "LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
+__all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
 class LeaderboardPublisher(Publisher):
     """The index page, and the same rows as leaderboard.json and leaderboard.csv."""
@@ -133,7 +126,8 @@ def leaderboard(
                     dirty=s.dirty,
                     date=s.date,
                     answer_model=s.answer_model,
-                    ceiling=CEILINGS.get(s.strategy, "") if s.strategy_source in (None, "built-in") else "",
+                    ceiling=ceiling(s),
+                    caveats=caveats(s),
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -146,19 +140,24 @@ def leaderboard(
                         recall=r.recall,
                         low=r.recall_low,
                         high=r.recall_high,
-                        label=_chart_label(r, rows),
+                        label=_chart_label(r, rows) + (" (hash)" if _hashed(r) and "hash" not in _chart_label(r, rows) else ""),
                         title=(
                             f"{r.strategy} {r.settings} k={r.k}: {runs[0].headline.rule.label} {percent(r.recall)} "
                             f"{percent_interval(r.recall_low, r.recall_high)}, {number(r.tokens)} tokens per test point"
                             + (" (estimated)" if r.approx_tokens else "")
+                            + ("; hash embedder: no semantics" if _hashed(r) else "")
                         ),
                         href=r.run_href,
+                        ceiling=bool(r.ceiling),
                     )
                     for r in plotted
                 ],
                 title=f"{runs[0].headline.rule.label} against tokens per test point on {runs[0].corpus_name}",
                 y_label=runs[0].headline.rule.label,
                 tokens_label="tokens per test point (log scale)" + (", some estimated" if any_approx else ""),
+                notes=["hash: Mneme with the hash embedder, which has no semantics (its row says more)."]
+                if any(_hashed(r) for r in plotted)
+                else [],
             )
             if plotted
             else None
@@ -188,10 +187,21 @@ def leaderboard(
     return boards
 
 
+def _hashed(row: BoardRow) -> bool:
+    return any(c.kind == HASH_EMBEDDER for c in row.caveats)
+
+
 def _chart_label(row: BoardRow, rows: list[BoardRow]) -> str:
-    """The strategy name, or its config key where one strategy has several configurations."""
+    """The strategy name; where one strategy has several configurations, with the k or the model that tells
+    them apart (mneme (hash-16), mneme (all-MiniLM-L6-v2)), else its config key."""
     same = [r for r in rows if r.strategy == row.strategy]
-    return row.strategy if len(same) == 1 else f"{row.strategy} k{row.k}" if len({r.k for r in same}) == len(same) else row.config_key
+    if len(same) == 1:
+        return row.strategy
+    if len({r.k for r in same}) == len(same):
+        return f"{row.strategy} k{row.k}"
+    if len({r.model for r in same}) == len(same):
+        return f"{row.strategy} ({row.model})"
+    return row.config_key
 
 
 def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:

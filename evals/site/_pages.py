@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from evals.tables import Caveat
 from evals.site._charts import Chart
 from evals.site._text import Segment
 
@@ -98,6 +99,7 @@ class ConfigInfo:
     corpus_name: str
     corpus_digest_short: str
     history_href: str
+    caveats: list[Caveat] = field(default_factory=list)  # of its latest run (evals.tables.caveats): ceiling, hash embedder
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,9 @@ class RunHeader:
     date: str
     corpus_name: str
     approx_tokens: bool  # tokens were estimated (~4 characters per token), not counted
+    # What to know before reading its figures (evals.tables.caveats: ceiling, hash embedder); every page that
+    # heads with the run shows them with p.caveats(run.caveats).
+    caveats: list[Caveat] = field(default_factory=list)
 
 
 # -- index: the leaderboard --------------------------------------------------------------------
@@ -176,6 +181,7 @@ class BoardRow:
     answer_model: str | None = None
     source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
+    caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.tables.caveats), shown as tappable badges
 
 
 @dataclass(frozen=True)

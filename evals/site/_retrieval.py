@@ -11,10 +11,20 @@ from dataclasses import dataclass
 
 from evals.corpus import Reference
 from evals.formatting import decimal, milliseconds, percent
-from evals.metrics import PROPORTION, RETRIEVAL, LatencyBucket, MetricValue, latency_slope, parse_retrieval_key
+from evals.metrics import (
+    PROPORTION,
+    RETRIEVAL,
+    SLOPE_SIZES,
+    LatencyBucket,
+    MetricValue,
+    latency_sizes,
+    latency_slope,
+    parse_retrieval_key,
+)
 from evals.retrieval import LEVELS
 from evals.site._charts import Chart, Line, ReferencePoint, line_chart
 from evals.store import RunSummary
+from evals.tables import CEILING, Caveat, caveats
 
 __all__ = [
     "CutoffRow",
@@ -57,6 +67,7 @@ class CutoffRow:
     cells: list[MetricValue | None]  # one per cutoff of the table
     reference: bool = False  # a published figure: shown greyed, never ranked
     note: str = ""
+    ceiling: Caveat | None = None  # a ceiling run (evals.tables.caveats): set apart below the memories, never ranked with them
 
 
 @dataclass(frozen=True)
@@ -110,7 +121,10 @@ def cutoff_tables(
                 continue
             published = reference_rows(references, level, metric)
             cutoffs = sorted({c for _, _, values in found for c in values} | {c for v in published.values() for c in v})
-            body = [CutoffRow(label, href, [values.get(c) for c in cutoffs]) for label, href, values in found]
+            body = [
+                CutoffRow(label, href, [values.get(c) for c in cutoffs], ceiling=_ceiling(s))
+                for (label, href, values), (_, _, s) in zip(found, rows, strict=True)
+            ]
             body += [
                 CutoffRow(
                     label,
@@ -131,25 +145,36 @@ def _reference_note(references: list[Reference], label: str) -> str:
 
 
 def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) -> Chart | None:
-    """The run's retrieval metrics against cutoff (log scale), one line per level and metric; the corpus's
-    published figures as greyed points."""
+    """The run's retrieval metrics against cutoff (log scale): one colour per metric, one stroke per level
+    (turn solid, session dashed), each named in the legend; the corpus's published figures as hollow
+    diamonds in their metric's colour, named in the legend by source, metric, level and cutoffs."""
     series = retrieval_series(summary)
+    metrics = list(RETRIEVAL)
     lines = [
         Line(
             label=f"{metric} ({level})",
             points=[(c, v.value) for c, v in sorted(values.items()) if v.value is not None],
             titles=[f"{metric}@{c} ({level}): {_shown(metric, v.value)} (n={v.n})" for c, v in sorted(values.items()) if v.value is not None],
             href=href,
+            colour=metrics.index(metric),
+            style=LEVEL_STYLES[level],
         )
-        for (level, metric), values in sorted(series.items(), key=lambda item: (LEVELS.index(item[0][0]), list(RETRIEVAL).index(item[0][1])))
+        for (level, metric), values in sorted(series.items(), key=lambda item: (LEVELS.index(item[0][0]), metrics.index(item[0][1])))
     ]
     points = [
-        ReferencePoint(r.k, r.value, f"{r.label}: {r.metric}@{r.k} ({r.level}) {_shown(r.metric, r.value)}; {r.citation}", _short_label(r.label))
+        ReferencePoint(
+            r.k,
+            r.value,
+            f"{r.label}: {r.metric}@{r.k} ({r.level}) {_shown(r.metric, r.value)}; {r.citation}",
+            f"{_short_label(r.label)}: {r.metric} ({r.level})",
+            metrics.index(r.metric),
+        )
         for r in references
         if (r.level, r.metric) in series
     ]
     if not any(line.points for line in lines):
         return None
+    caveat = _ceiling(summary)
     return line_chart(
         lines,
         title=f"Retrieval against cutoff: run {summary.run_id}",
@@ -160,7 +185,15 @@ def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) ->
         y_max=1.0,
         references=points,
         reference_href="about.html#references",
+        notes=[f"{summary.strategy} is a ceiling, not a memory: {caveat.explanation}"] if caveat else [],
     )
+
+
+def _ceiling(summary: RunSummary) -> Caveat | None:
+    return next((c for c in caveats(summary) if c.kind == CEILING), None)
+
+
+LEVEL_STYLES = {"turn": "solid", "session": "dashed"}  # the stroke of each level's lines on the cutoff chart
 
 
 def _shown(metric: str, value: float) -> str:
@@ -176,20 +209,28 @@ def _short_label(label: str) -> str:
 
 def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) -> Chart | None:
     """Median retrieve latency against records held, log-log, one line per (label, href, buckets); on
-    these axes an O(n) search is a line of slope 1, an index a flat one. The legend gives each slope."""
+    these axes an O(n) search is a line of slope 1, an index a flat one. The legend gives a line's
+    slope where its run retrieved at :data:`~evals.metrics.SLOPE_SIZES` memory sizes or more, and says
+    why not where it did not."""
     lines = []
+    short: list[str] = []  # labels of the lines with too few sizes for a slope
     for label, href, buckets in runs:
         shown = [b for b in buckets if b.held_low > 0 and b.p50_s > 0]
         if not shown:
             continue
         slope = latency_slope(buckets)
+        sizes = latency_sizes(buckets)
+        if slope is None:
+            short.append(label)
         middle = [((b.held_low * b.held_high) ** 0.5, b.p50_s * 1000) for b in shown]
         lines.append(
             Line(
-                label=label + ("" if slope is None else f" (slope {slope:.2f})"),
+                label=label
+                + (f" (slope {slope:.2f})" if slope is not None else f" (no slope: {sizes} memory size{'s' if sizes != 1 else ''})"),
                 points=middle,
                 titles=[
-                    f"{label}: {b.n} retrieve calls holding {b.held_low}-{b.held_high} records: p50 {milliseconds(b.p50_s)}, p95 {milliseconds(b.p95_s)}"
+                    f"{label}: {b.n} retrieve calls holding {b.held_low:,}-{b.held_high:,} records: "
+                    f"p50 {milliseconds(b.p50_s)}, p95 {milliseconds(b.p95_s)}"
                     for b in shown
                 ],
                 href=href,
@@ -197,6 +238,14 @@ def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) 
         )
     if not lines:
         return None
+    notes = []
+    if short:
+        notes.append(
+            f"No slope for {', '.join(short)}: {'its' if len(short) == 1 else 'their'} retrieve calls came at fewer than {SLOPE_SIZES} memory sizes "
+            "(records held, in buckets of powers of two), and a line through one or two sizes says nothing about how "
+            "latency grows. A corpus that asks every question after the whole history (LoCoMo, LongMemEval) has one "
+            "memory size per conversation."
+        )
     return line_chart(
         lines,
         title=title,
@@ -204,4 +253,5 @@ def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) 
         y_label="median retrieve latency, ms (log scale)",
         x_log=True,
         y_log=True,
+        notes=notes,
     )

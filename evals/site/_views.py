@@ -9,6 +9,7 @@ from evals.formatting import is_estimated, short_commit
 from evals.site._pages import ConfigInfo, RunHeader
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
+from evals.tables import caveats
 
 __all__ = ["config_info", "config_order", "run_header", "settings_text", "store_note"]
 
@@ -40,6 +41,7 @@ def config_info(summary: RunSummary, paths: Paths) -> ConfigInfo:
         corpus_name=summary.corpus_name,
         corpus_digest_short=summary.corpus_digest[:10],
         history_href=paths.history(*config_id(summary)),
+        caveats=caveats(summary),
     )
 
 
@@ -56,6 +58,7 @@ def run_header(summary: RunSummary, paths: Paths) -> RunHeader:
         date=summary.date,
         corpus_name=summary.corpus_name,
         approx_tokens=is_estimated(summary.tokenizer),
+        caveats=caveats(summary),
     )
 
 

@@ -70,11 +70,39 @@
     });
   }
 
+  // An abbreviation's title (est., +dirty) is hover-only on its own: a tap, a click or Enter/Space
+  // shows it as text after the abbreviation, and again hides it.
+  function makeTappable(abbr) {
+    abbr.setAttribute("tabindex", "0");
+    abbr.setAttribute("role", "button");
+    abbr.setAttribute("aria-expanded", "false");
+    function toggle(event) {
+      event.preventDefault();
+      event.stopPropagation();
+      var shown = abbr.nextElementSibling;
+      if (shown && shown.classList.contains("abbr-text")) {
+        shown.parentNode.removeChild(shown);
+        abbr.setAttribute("aria-expanded", "false");
+        return;
+      }
+      var text = document.createElement("span");
+      text.className = "abbr-text";
+      text.textContent = abbr.getAttribute("title");
+      abbr.parentNode.insertBefore(text, abbr.nextSibling);
+      abbr.setAttribute("aria-expanded", "true");
+    }
+    abbr.addEventListener("click", toggle);
+    abbr.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" || event.key === " ") toggle(event);
+    });
+  }
+
   function init() {
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     Array.prototype.forEach.call(document.querySelectorAll("table.filterable"), makeFilterable);
+    Array.prototype.forEach.call(document.querySelectorAll("abbr[title]"), makeTappable);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
