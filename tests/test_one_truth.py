@@ -170,3 +170,26 @@ def test_the_terminal_leaderboard_fits_100_columns_and_marks_what_it_must(built,
     rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0].rstrip("*!") in ("full_history", "mneme", "bm25")}
     assert set(rows) == {"full_history*", "mneme!", "bm25"}
     assert max(len(line) for line in invoke("leaderboard", "--store", str(copy), "--wide").splitlines()) > 100
+
+
+@pytest.mark.parametrize(("benchmark", "counted"), [(None, 3), ("longmemeval", 3), ("locomo", 4)])
+def test_the_population_is_the_benchmarks(tmp_path, benchmark, counted):
+    """A question the dataset marks unanswerable but labels with evidence counts on LoCoMo (as its
+    task_eval does) and not on LongMemEval or an undeclared corpus (as run_retrieval.py skips _abs);
+    its drill-down verdict follows."""
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "evidence_corpus", corpus)
+    family = json.loads((corpus / "01_family.json").read_text())
+    family["turns"][8]["test_at"]["evidence_turns"] = [0]  # the unanswerable question, now labelled
+    (corpus / "01_family.json").write_text(json.dumps(family))
+    if benchmark is not None:
+        (corpus / "benchmark.json").write_text(json.dumps({"name": benchmark}))
+    with Store.open(tmp_path / "results.duckdb") as store:
+        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance("e"))
+        headline = store.get_run(run_id).summary.headline
+    assert (headline.hits, headline.total) == (counted, counted)
+    build_site(tmp_path / "results.duckdb", tmp_path / "site")
+    verdicts = drilldown_verdicts(tmp_path / "site", run_id)
+    assert verdicts[("01_family", 8)] == ("hit" if benchmark == "locomo" else "unanswerable")
