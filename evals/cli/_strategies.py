@@ -20,6 +20,7 @@ def strategies_command(names: bool, available: bool) -> None:
 
     Built-ins and plug-ins are entry points of the group mneme_evals.strategies
     (docs/strategies.md); any other factory can be named as package.module:function.
+    A plug-in that fails to load is named in a warning on stderr; the others are listed.
     """
     loaded, broken = Registry().loadable()
     for problem in broken:  # on stderr: --names prints names that run, and nothing else

@@ -21,8 +21,15 @@ before anything runs.
 
 Whatever a plug-in's code raises (on import, in its factory, in any call a
 play-through makes) is the plug-in's fault and becomes a :class:`StrategyError`
-naming the strategy and the call; ``SystemExit`` too, so a plug-in calling
-``sys.exit(0)`` cannot end a run with exit code 0 and nothing stored.
+naming the strategy and the call; any ``BaseException`` but ``KeyboardInterrupt``
+(:mod:`evals.strategies._faults`), so a plug-in calling ``sys.exit(0)`` cannot end
+a run with exit code 0 and nothing stored. One that fails to load does not hide
+the others from a listing (:meth:`Registry.loadable`).
+
+A plug-in's module is imported through :func:`_tracked`, which notes the
+top-level modules that came with it (``StrategySpec.imported_with``): with its
+package's files they make the digest that keys its runs' reuse
+(:func:`evals.provenance.strategy_code`).
 """
 
 from __future__ import annotations
