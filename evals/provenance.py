@@ -8,7 +8,8 @@ evaluated); outside a git repository it is :data:`NO_GIT`.
 A plug-in strategy's code is usually not in that repository (a module on
 ``PYTHONPATH``, an installed distribution), so neither the commit nor the
 package version names it: :func:`strategy_code` does, with a digest of the
-files of the package it was imported from, and the reuse key includes it.
+files of the package it was imported from (code and data) and of the modules
+imported with it, and the reuse key includes it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import importlib.machinery
 import os
 import platform
 import site
@@ -25,7 +27,7 @@ import sysconfig
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from importlib.metadata import PackageNotFoundError, distributions, packages_distributions, version
 from pathlib import Path
 from types import ModuleType
 
@@ -238,8 +240,8 @@ def _used(name: str) -> str | None:
     if not places:
         return None
     if all(_installed(place) for place in places):
-        distributions = sorted(set(_distributions().get(name, [])))
-        versions = [f"{d} {_distribution_version(d)}" for d in distributions]
+        owners = sorted(set(_distributions().get(name) or _extension_owners().get(name) or []))
+        versions = [f"{d} {_distribution_version(d)}" for d in owners]
         if versions:
             return f"{name} {', '.join(versions)}"
     return f"{name} sha256:{_digest_of(module)}"
@@ -260,7 +262,22 @@ def _site_folders() -> tuple[Path, ...]:
 
 @functools.cache
 def _distributions() -> Mapping[str, list[str]]:
+    """The distributions that ship each top-level module, as importlib maps them (top_level.txt, or
+    the .py files a distribution records)."""
     return packages_distributions()
+
+
+@functools.cache
+def _extension_owners() -> Mapping[str, list[str]]:
+    """The distributions that record a top-level extension module (``_duckdb``), which importlib's map
+    leaves out; read only when needed (every distribution's file list: most of a second)."""
+    owners: dict[str, list[str]] = {}
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    for dist in distributions():
+        for file in dist.files or ():
+            if len(file.parts) == 1 and file.name.endswith(suffixes):
+                owners.setdefault(file.name.partition(".")[0], []).append(dist.metadata["Name"])
+    return owners
 
 
 def _package_files(module: ModuleType) -> list[tuple[str, Path]]:

@@ -314,23 +314,23 @@ def test_item27_an_edited_package_data_file_is_computed_again(tmp_path, plugins,
     assert "recall@5 1.000" in again.output
 
 
-def test_item27_installed_libraries_are_named_by_version(plugins):
-    """What a plug-in imports from site-packages is named by distribution and version, not digested file by file."""
-    from evals.provenance import strategy_code
-    from evals.strategies import Registry
-
-    ref = plugins("import duckdb  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\ndef make():\n    return Recency()\n") + ":make"
-    was = sys.modules.pop("duckdb", None)  # imported with the plug-in, as in a new process
-    try:
-        spec = Registry().get(ref)
-    finally:
-        if was is not None:
-            sys.modules["duckdb"] = was
-    assert "duckdb" in spec.imported_with and "json" not in spec.imported_with
-    from evals.provenance import _used
-
-    assert _used("duckdb") == f"duckdb duckdb {importlib.metadata.version('duckdb')}"
-    assert strategy_code(spec.source, spec.module, spec.imported_with) != strategy_code(spec.source, spec.module)
+def test_item27_installed_libraries_are_named_by_version(tmp_path):
+    """What a plug-in imports from site-packages is named by distribution and version (not digested file by
+    file), the standard library by nothing. In a process of its own, where the plug-in's import is the first."""
+    (tmp_path / "uses_a_library.py").write_text(
+        "import mdurl  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\ndef make():\n    return Recency()\n"
+    )
+    script = (
+        "import json\nfrom evals.provenance import _used, strategy_code\nfrom evals.strategies import Registry\n"
+        "spec = Registry().get('uses_a_library:make')\n"
+        "print(json.dumps([spec.imported_with, _used('mdurl'), _used('json'), "
+        "strategy_code(spec.source, spec.module, spec.imported_with) != strategy_code(spec.source, spec.module)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(tmp_path)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    imported, mdurl, stdlib, differs = json.loads(done.stdout)
+    assert "mdurl" in imported and "json" not in imported and "evals" not in imported
+    assert (mdurl, stdlib, differs) == (f"mdurl mdurl {importlib.metadata.version('mdurl')}", None, True)
 
 
 # -- item 32: conflicting or irrelevant strategy flags ---------------------------------------------

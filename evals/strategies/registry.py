@@ -242,7 +242,8 @@ def spec_from_factory(name: str, factory: Callable[..., MemoryStrategy], source:
 def _resolve_annotation(factory: Callable[..., Any], annotation: str) -> Any:
     try:
         return eval(annotation, vars(inspect.getmodule(factory)))  # noqa: S307 - the factory's own annotation
-    except Exception:  # noqa: BLE001 - an annotation we cannot resolve accepts anything
+    except PLUGIN_FAULTS as exc:  # an annotation we cannot resolve accepts anything (Ctrl-C goes on)
+        fault_text(exc)
         return Any
 
 
@@ -308,6 +309,8 @@ class Registry:
                 specs.append(self.get(name))
             except StrategyError as exc:
                 broken.append(str(exc))
+            except PLUGIN_FAULTS as exc:  # a spec whose own fields break the look-up (a summary that is no text)
+                broken.append(f"strategy {printable(name)}: {fault_text(exc)}")
         return specs, broken
 
     def plan(self, ref: str, options: Mapping[str, Any], context: BuildContext) -> Planned:
