@@ -36,6 +36,7 @@ __all__ = [
     "fault_text",
     "kind_of",
     "plugin_fault",
+    "reraise_interrupt",
     "unstorable",
 ]
 
@@ -67,7 +68,7 @@ class CallTimeout(BaseException):
     seconds: float = math.nan
 
 
-def _users(exc: BaseException) -> None:
+def reraise_interrupt(exc: BaseException) -> None:
     """Ctrl-C is the user's, not a plug-in's fault: raise it again rather than word it."""
     if isinstance(exc, KeyboardInterrupt):
         raise exc
@@ -75,7 +76,7 @@ def _users(exc: BaseException) -> None:
 
 def fault_text(exc: BaseException) -> str:
     """What a plug-in raised, in one short line: its type and message (a KeyboardInterrupt is raised again)."""
-    _users(exc)
+    reraise_interrupt(exc)
     if isinstance(exc, CallTimeout):
         return f"no result within --call-timeout {exc.seconds:g} s (the call was stopped)"
     if isinstance(exc, SystemExit):

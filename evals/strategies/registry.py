@@ -58,6 +58,7 @@ from evals.strategies._faults import (
     fault_text,
     kind_of,
     plugin_fault,
+    reraise_interrupt,
     unstorable,
 )
 from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
@@ -242,8 +243,8 @@ def spec_from_factory(name: str, factory: Callable[..., MemoryStrategy], source:
 def _resolve_annotation(factory: Callable[..., Any], annotation: str) -> Any:
     try:
         return eval(annotation, vars(inspect.getmodule(factory)))  # noqa: S307 - the factory's own annotation
-    except PLUGIN_FAULTS as exc:  # an annotation we cannot resolve accepts anything (Ctrl-C goes on)
-        fault_text(exc)
+    except PLUGIN_FAULTS as exc:  # an annotation we cannot resolve accepts anything
+        reraise_interrupt(exc)
         return Any
 
 
