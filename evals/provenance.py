@@ -236,7 +236,8 @@ def _used(name: str) -> str | None:
     module = sys.modules.get(name)
     if module is None or name in sys.stdlib_module_names or name in sys.builtin_module_names:
         return None
-    places = [Path(p) for p in [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or [])] if p]
+    file = getattr(module, "__file__", None)
+    places = [Path(p) for p in [file if isinstance(file, str) else None, *_folders(module)] if p]
     if not places:
         return None
     if all(_installed(place) for place in places):
@@ -280,10 +281,19 @@ def _extension_owners() -> Mapping[str, list[str]]:
     return owners
 
 
+def _folders(module: ModuleType) -> list[str]:
+    """The folders of a package's ``__path__`` ([] for a lone module, or a module whose ``__getattr__``
+    answers ``__path__`` with something else, as torch's ``torch.classes`` does)."""
+    try:
+        return [p for p in getattr(module, "__path__", None) or [] if isinstance(p, str)]
+    except TypeError:
+        return []
+
+
 def _package_files(module: ModuleType) -> list[tuple[str, Path]]:
     """(relative name, path) of each file of a package (every folder of its ``__path__``, walked
     without following links, ``__pycache__`` left out: code and data alike) or of a lone module; sorted."""
-    roots = list(getattr(module, "__path__", None) or [])
+    roots = _folders(module)
     if not roots:
         file = getattr(module, "__file__", None)
         return [(Path(file).name, Path(file))] if file else []

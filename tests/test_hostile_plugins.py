@@ -98,7 +98,8 @@ def plugins(tmp_path, monkeypatch):
 def forget(folder: Path) -> None:
     """Drops every module imported from ``folder`` from sys.modules, as a new process would not have them."""
     for name, module in list(sys.modules.items()):
-        if any(str(p).startswith(str(folder)) for p in [getattr(module, "__file__", None) or "", *(getattr(module, "__path__", None) or [])]):
+        file = getattr(module, "__file__", None)  # a package's is its __init__.py
+        if isinstance(file, str) and file.startswith(str(folder)):
             del sys.modules[name]
 
 
