@@ -188,6 +188,23 @@ def test_item13_digits_other_than_ascii_are_refused(store, args, says):
     assert line.startswith(says), line
 
 
+def test_item13_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_path):
+    """`evals audit-labels --source` on a corpus whose conversation id starts `²_` is one line (no such
+    position), not an int() traceback."""
+    from evals.importers import import_corpus
+
+    source = FIXTURES / "audit" / "locomo_planted.json"
+    corpus = tmp_path / "planted"
+    import_corpus("locomo", source, corpus)
+    first = corpus / "000_conv-1.json"
+    data = json.loads(first.read_text(encoding="utf-8"))
+    data["id"] = "²_conv-1"
+    (corpus / "²_conv-1.json").write_text(json.dumps(data), encoding="utf-8")
+    first.unlink()
+    line = one_line_error(evals("audit-labels", corpus, "--source", source))
+    assert line == f"Error: {source}: [0] has no conversation 000_… in the corpus; give the file the corpus was imported from"
+
+
 def test_item13_whole_number_reads_ascii_digits_only():
     from evals.formatting import whole_number
 

@@ -11,9 +11,9 @@ import click
 from evals.cli._base import (
     CUTOFFS,
     OUTPUT_FILE,
-    absolute,
     Finite,
     FiniteSeconds,
+    absolute,
     cli,
     echo,
     echo_llm_usage,
