@@ -32,6 +32,7 @@ from typing import Any
 from evals import jsonfile
 from evals.corpus import Conversation, Corpus, TestPoint
 from evals.errors import EvalsError
+from evals.formatting import whole_number
 from evals.importers._common import ImportFormatError, Source
 from evals.importers.locomo import _DIA_ID  # the importer's own rule, so the audit resolves ids as the import did
 
@@ -218,9 +219,9 @@ def _by_position(corpus: Corpus) -> dict[int, Conversation]:
     """Conversations by their position in the source: the importers name them ``NNN_…`` after it."""
     found = {}
     for conversation in corpus.conversations:
-        prefix = conversation.id.split("_", 1)[0]
-        if prefix.isdigit():
-            found[int(prefix)] = conversation
+        position = whole_number(conversation.id.split("_", 1)[0])  # ASCII digits: '²' passes isdigit(), fails int()
+        if position is not None:
+            found[position] = conversation
     return found
 
 

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evals.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
 from evals.errors import EvalsError
 from evals.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
-from evals.strategies import BuildContext, Planned, Registry
+from evals.strategies import BuildContext, Planned, Registry, StrategyError
+from evals.strategies._deadline import MAX_CALL_TIMEOUT
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -52,9 +53,11 @@ class RunConfig(BaseModel):
     strategy: str = "mneme"  # the CLI's --runner: a registered name or package.module:factory
     # The strategy's options (--option key=value), validated by its own options model.
     options: dict[str, Any] = Field(default_factory=dict)
-    # Mneme's --backend/--embedder: they fill the options of those names, for any strategy that has them.
-    backend: str = "memory"
-    embedder: str = "hash"
+    # Mneme's --backend/--embedder: they fill the options of those names, for a strategy that has them
+    # (None: not given, the strategy's default). Given to one that has none, or beside an --option of
+    # the same name that says otherwise, they are refused, never dropped.
+    backend: str | None = None
+    embedder: str | None = None
     corpus: Path = Path("corpus")
     # The corpus folder as the user gave it, recorded with the run (``corpus_dir``) when ``corpus`` is
     # that path made absolute (the CLI does, before any plug-in code could change the working directory).
@@ -74,6 +77,9 @@ class RunConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
     max_retries: int = Field(default=5, ge=0, le=MAX_RETRIES)
+    # Seconds any one call into the strategy may take (--call-timeout; None: no limit). It decides no
+    # number, only whether a run finishes, so it is not part of the reuse key.
+    call_timeout: float | None = Field(default=None, gt=0, le=MAX_CALL_TIMEOUT, allow_inf_nan=False)
 
     @field_validator("answer_model", "judge_model")
     @classmethod
@@ -158,9 +164,15 @@ class RunConfig(BaseModel):
         out a configuration without making requests."""
         registry = registry or Registry()
         spec = registry.get(self.strategy)
-        flags = {"backend": self.backend, "embedder": self.embedder}
-        options = {key: value for key, value in flags.items() if key in spec.options.model_fields}
-        options.update(self.options)
+        options = dict(self.options)
+        for key, value in (("backend", self.backend), ("embedder", self.embedder)):
+            if value is None:
+                continue
+            if key not in spec.options.model_fields:
+                raise StrategyError(f"--{key} {value}: strategy {spec.name} has no {key} option (--{key} is mneme's)")
+            if key in options and options[key] != value:
+                raise StrategyError(f"--{key} {value} and --option {key}={options[key]} disagree: give one of them")
+            options[key] = value
         summarize_fn = summarizer = None
         if self.answers_on:
             from evals.llm import ChatSummarizer

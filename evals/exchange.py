@@ -54,6 +54,9 @@ _RUN_ID = re.compile(r"[0-9a-f]{12}")  # evals.store's new_run_id
 _COMMIT = re.compile(rf"[0-9a-f]{{40}}|[0-9a-f]{{64}}|{NO_GIT}")  # git's SHA-1 or SHA-256, or outside git
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 CLOCK_SKEW = timedelta(minutes=10)  # how far in the future an imported run's timestamp may be
+# The earliest timestamp an imported run may have. Any real one is later; and a moment at the edge of
+# what datetime holds (year 1 at +14:00) cannot even be turned into UTC, which the store does.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _shaped(pattern: re.Pattern[str], what: str):
@@ -73,8 +76,12 @@ Count = Annotated[int, Field(ge=0)]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-def _not_in_future(moment: datetime) -> datetime:
+def _when_a_run_could_be(moment: datetime) -> datetime:
+    """``moment`` when a run can have been made then: from :data:`EARLIEST` to now (give or take the clock's skew)."""
     now = datetime.now(UTC)
+    if moment < EARLIEST:  # compared without converting, which is what overflows
+        text = f"{moment.isoformat()} is before {EARLIEST.isoformat()}; no run was made then"
+        raise PydanticCustomError("too_early", "{text}", {"text": text})
     if moment > now + CLOCK_SKEW:
         text = (
             f"{moment.isoformat()} is in the future (it is {now.isoformat(timespec='seconds')} now); "
@@ -146,7 +153,7 @@ class _RunBlock(_Closed):
     run_id: RunId
     commit: Commit
     dirty: bool
-    timestamp: Annotated[AwareDatetime, AfterValidator(_not_in_future)]
+    timestamp: Annotated[AwareDatetime, AfterValidator(_when_a_run_could_be)]
     duration_s: Seconds
     corpus_name: str
     corpus_digest: Digest

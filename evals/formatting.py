@@ -41,6 +41,7 @@ __all__ = [
     "short_commit",
     "tokens",
     "visible",
+    "whole_number",
     "with_interval",
 ]
 
@@ -205,3 +206,16 @@ def _finite(value: Any) -> Any:
 def clip_text(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, the cut marked with "…" (terminal tables that must stay narrow)."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# Up to 18 ASCII digits: within 64 bits, and short of the 4,300 digits past which int() refuses a string.
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,18}")
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` read as a whole number written in ASCII digits (at most 18 of them), else None.
+
+    The one reader of a number typed as text (a cutoff, a metric's ``@K``, a port): ``str.isdigit()``
+    and a regex's ``\\d`` also accept other scripts' digits and superscripts, which ``int()`` then
+    reads as something else (``'٣'`` is 3) or refuses (``'²'``, with a traceback)."""
+    return int(text) if _WHOLE_NUMBER.fullmatch(text) else None

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals.answer_scores import bleu1, token_f1
+from evals.formatting import whole_number
 from evals.results import WHOLE_LIST, AnswerRun, CallTimings, PointAnswer, RunResult, TestPointResult
 from evals.retrieval import LEVELS, POINT_METRICS, evidence_at
 from evals.retrieval import point_scores as retrieval_scores
@@ -411,7 +412,7 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
 }
 assert list(RETRIEVAL) == list(POINT_METRICS)  # one declaration per scoring function of evals.retrieval
 _RETRIEVAL_INDEX = {name: index for index, name in enumerate(RETRIEVAL)}  # its place in point_scores' tuples
-_RETRIEVAL_KEY = re.compile(r"^(?:(turn|session)\.)?([a-z_]+)@(\d+|k)$")
+_RETRIEVAL_KEY = re.compile(r"(?:(turn|session)\.)?([a-z_]+)@([0-9]+|k)")
 
 
 def retrieval_key(name: str, level: str, cutoff: int | str) -> str:
@@ -421,19 +422,22 @@ def retrieval_key(name: str, level: str, cutoff: int | str) -> str:
 
 def parse_retrieval_key(key: str) -> tuple[str, str, int | None] | None:
     """(name, level, cutoff) of ``[LEVEL.]NAME@K`` (level turn by default; cutoff None for ``@k``), else None."""
-    found = _RETRIEVAL_KEY.match(key)
+    found = _RETRIEVAL_KEY.fullmatch(key)
     if found is None or found.group(2) not in RETRIEVAL:
         return None
     level, name, cutoff = found.group(1) or "turn", found.group(2), found.group(3)
-    return name, level, None if cutoff == "k" else int(cutoff)
+    if cutoff == "k":
+        return name, level, None
+    number = whole_number(cutoff)  # None past 18 digits
+    return None if number is None else (name, level, number)
 
 
 def declared(key: str) -> Metric | None:
     """The declaration of metric ``key``: a declared metric, or a retrieval metric at a level and cutoff."""
     if key in METRICS:
         return METRICS[key]
-    if key.startswith(_TOKENS_AT) and key[len(_TOKENS_AT):].isdigit():
-        cutoff = int(key[len(_TOKENS_AT):])
+    cutoff = whole_number(key[len(_TOKENS_AT):]) if key.startswith(_TOKENS_AT) else None
+    if cutoff is not None:
         return Metric(key, f"tokens / test point @{cutoff}", TOKENS, False,
                       f"Mean context tokens (cl100k_base) of the first {cutoff} records per test point.",
                       lambda run: None, None, cutoff, optional=True, leaderboard=False)
@@ -462,8 +466,9 @@ def metric_order(key: str) -> tuple:
     level, metric and cutoff (numerically), then anything no longer declared, by name."""
     if key in METRICS:
         return (0, list(METRICS).index(key))
-    if key.startswith(_TOKENS_AT) and key[len(_TOKENS_AT):].isdigit():
-        return (1, len(LEVELS), 0, int(key[len(_TOKENS_AT):]))
+    cutoff = whole_number(key[len(_TOKENS_AT):]) if key.startswith(_TOKENS_AT) else None
+    if cutoff is not None:
+        return (1, len(LEVELS), 0, cutoff)
     parsed = parse_retrieval_key(key)
     if parsed is not None:
         name, level, cutoff = parsed

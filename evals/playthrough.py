@@ -24,6 +24,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,8 +33,9 @@ from evals.errors import EvalsError
 from evals.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.retrieval import sessions_of
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
-from evals.strategies.base import lone_surrogate
+from evals.strategies.base import is_turn_number, lone_surrogate
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
@@ -64,6 +66,7 @@ def play_corpus(
     configuration: dict[str, Any] | None = None,
     model: str = NO_MODEL,
     source: str | None = None,
+    call_timeout: float | None = None,
 ) -> RunResult:
     """Play every conversation of ``corpus`` through ``strategy``.
 
@@ -78,20 +81,22 @@ def play_corpus(
     records at ``k`` (what recall@k scores) are the first ``k`` of that; one
     that ignores ``k`` hands over everything once; any other is asked once per
     cutoff. ``count_tokens`` (a token counter's ``counts``) gives each
-    cutoff's context tokens.
+    cutoff's context tokens. ``call_timeout`` (seconds, ``--call-timeout``) stops any one call into
+    the strategy that runs longer, as a fault naming the call (:mod:`evals.strategies._deadline`).
     """
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
     depths = sorted({k, *cutoffs})
     rule = WHOLE_LIST if ignores_k else PREFIX if prefix_stable else PER_CUTOFF
     name = configuration["name"] if configuration is not None else getattr(strategy, "name", type(strategy).__name__)
-    player = _Player(strategy, name, k, depths, rule, count_tokens)
     conversations: list[ConversationResult] = []
     total = len(corpus.conversations)
-    for done, conversation in enumerate(corpus.conversations, start=1):
-        conversations.append(player.play(conversation, on_test_point))
-        if progress is not None:
-            progress(done, total, conversation.id)
+    with call_limit(call_timeout) as limit:
+        player = _Player(strategy, name, k, depths, rule, count_tokens, limit)
+        for done, conversation in enumerate(corpus.conversations, start=1):
+            conversations.append(player.play(conversation, on_test_point))
+            if progress is not None:
+                progress(done, total, conversation.id)
     return RunResult(
         strategy=configuration if configuration is not None else {"name": strategy.name},
         model=model,
@@ -121,6 +126,7 @@ class _Player:
         depths: list[int],
         rule: str,
         count_tokens: Callable[[list[str]], list[int]] | None,
+        limit: AbstractContextManager[Any],
     ) -> None:
         self.strategy = strategy
         self.name = name  # the registry's name for it, in every error about it
@@ -128,6 +134,7 @@ class _Player:
         self.depths = depths
         self.rule = rule
         self.count_tokens = count_tokens
+        self.limit = limit  # each call into the strategy runs within it (--call-timeout)
         self.footprint = strategy if isinstance(strategy, Footprint) else None
         self.add_keywords = _add_keywords(strategy)
         self.begin = getattr(strategy, "begin_conversation", None)
@@ -138,7 +145,8 @@ class _Player:
     def _call(self, call: str, method: Callable[..., Any], *args: Any, where: str = "") -> Any:
         """``method(*args)``, a call into the strategy: what it raises becomes one line naming the call."""
         try:
-            return method(*args)
+            with self.limit:
+                return method(*args)
         except EvalsError as exc:  # already a sentence (a summary or embedding request failed, say): say where
             if where:
                 exc.args = (f"{where}: {exc}", *exc.args[1:])
@@ -177,9 +185,10 @@ class _Player:
             if turn.record:
                 extra = {name: getattr(turn, name, None) for name in self.add_keywords}
                 try:
-                    started = time.perf_counter_ns()
-                    strategy.add(turn.role, turn.content, turn=index, **{n: v for n, v in extra.items() if v is not None})
-                    self.timings.add_ns.append(time.perf_counter_ns() - started)
+                    with self.limit:
+                        started = time.perf_counter_ns()
+                        strategy.add(turn.role, turn.content, turn=index, **{n: v for n, v in extra.items() if v is not None})
+                        self.timings.add_ns.append(time.perf_counter_ns() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
                     raise
@@ -202,9 +211,10 @@ class _Player:
             if type(held) is not int or not 0 <= held <= MAX_HELD:
                 raise StrategyError(f"strategy {self.name}: held_count() returned {held!r:.60}, not a count, at {where}")
         try:
-            started = time.perf_counter_ns()
-            retrieved = self.strategy.retrieve(question, depth)
-            self.timings.retrieve_ns.append(time.perf_counter_ns() - started)
+            with self.limit:
+                started = time.perf_counter_ns()
+                retrieved = self.strategy.retrieve(question, depth)
+                self.timings.retrieve_ns.append(time.perf_counter_ns() - started)
         except EvalsError as exc:
             exc.args = (f"{where}: {exc}", *exc.args[1:])
             raise
@@ -336,7 +346,7 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
             if isinstance(record, str):
                 texts.append(record)
             elif isinstance(record, Record) and isinstance(record.text, str):
-                if record.turn is not None and not (isinstance(record.turn, int) and 0 <= record.turn < before):
+                if record.turn is not None and not (is_turn_number(record.turn) and 0 <= record.turn < before):
                     raise StrategyError(
                         f"strategy {strategy}: retrieve() returned a record naming source turn {record.turn!r:.40}, "
                         f"which is not an earlier turn (0..{before - 1}), at {where}"

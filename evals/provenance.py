@@ -8,21 +8,26 @@ evaluated); outside a git repository it is :data:`NO_GIT`.
 A plug-in strategy's code is usually not in that repository (a module on
 ``PYTHONPATH``, an installed distribution), so neither the commit nor the
 package version names it: :func:`strategy_code` does, with a digest of the
-files of the package it was imported from, and the reuse key includes it.
+files of the package it was imported from (code and data) and of the modules
+imported with it, and the reuse key includes it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.machinery
 import os
 import platform
+import site
 import subprocess
+import sys
+import sysconfig
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distributions, packages_distributions, version
 from pathlib import Path
 from types import ModuleType
 
@@ -191,29 +196,104 @@ def collect_provenance(repo: Path | None = None, *, ignore: Iterable[Path] = ())
 # Each imported package's digest, computed when first asked for and kept while the module object lives:
 # what runs is the code imported, so an edit after the import must not change the digest of this process.
 _DIGESTS: weakref.WeakKeyDictionary[ModuleType, str] = weakref.WeakKeyDictionary()
-_CODE_SUFFIXES = tuple(importlib.machinery.all_suffixes())  # .py, .pyc, extension modules
 
 
-def strategy_code(source: str, module: str | None) -> str | None:
+def strategy_code(source: str, module: str | None, imported_with: Iterable[str] = ()) -> str | None:
     """What names a plug-in strategy's code, for the reuse key: where it came from (``source``: a
-    distribution and its version, or the ``module:attr`` reference) and ``sha256:`` of the code
-    files of the top-level package (or lone module) that ``module`` belongs to, as imported.
+    distribution and its version, or the ``module:attr`` reference) and ``sha256:`` of
+
+    * every file of the top-level package (or the lone module) that ``module`` belongs to, as
+      imported: its code, and its data files too (a word list, a prompt, a model's settings);
+    * the modules first imported with it from outside that package (``imported_with``, which the
+      registry notes): one that an installed distribution ships (in site-packages) by that
+      distribution's name and version, any other (a helper module beside the plug-in, on
+      ``PYTHONPATH``) by all of its files, as the package's; the standard library by nothing.
 
     None for a built-in (``module`` None). A whole package is digested, not just the one module, so an
-    edit to a helper module the factory imports makes the run new too."""
+    edit to a helper module the factory imports makes the run new too. Modules the plug-in imports
+    only later (inside its factory or a call), and files outside these folders (a lone module's
+    data file beside it), are not seen: docs/strategies.md says so."""
     if module is None:
         return None
     top = importlib.import_module(module.partition(".")[0])
-    digest = _DIGESTS.get(top)
-    if digest is None:
-        digest = _DIGESTS[top] = _digest_files(_code_files(top))
+    digest = _digest_of(top)
+    used = [line for name in sorted(set(imported_with)) if (line := _used(name)) is not None]
+    if used:  # otherwise the digest is the package's alone, as it was before these were named
+        digest = hashlib.sha256("\n".join([digest, *used]).encode("utf-8", "surrogateescape")).hexdigest()
     return f"{source} sha256:{digest}"
 
 
-def _code_files(module: ModuleType) -> list[tuple[str, Path]]:
-    """(relative name, path) of each code file of a package (every folder of its ``__path__``, walked
-    without following links, ``__pycache__`` left out) or of a lone module; sorted."""
-    roots = list(getattr(module, "__path__", None) or [])
+def _digest_of(module: ModuleType) -> str:
+    digest = _DIGESTS.get(module)
+    if digest is None:
+        digest = _DIGESTS[module] = _digest_files(_package_files(module))
+    return digest
+
+
+def _used(name: str) -> str | None:
+    """How a module a plug-in imported is named in its digest: ``name dist version``, ``name sha256:…``,
+    or None (the standard library, or a module with no files)."""
+    module = sys.modules.get(name)
+    if module is None or name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return None
+    file = getattr(module, "__file__", None)
+    places = [Path(p) for p in [file if isinstance(file, str) else None, *_folders(module)] if p]
+    if not places:
+        return None
+    if all(_installed(place) for place in places):
+        owners = sorted(set(_distributions().get(name) or _extension_owners().get(name) or []))
+        versions = [f"{d} {_distribution_version(d)}" for d in owners]
+        if versions:
+            return f"{name} {', '.join(versions)}"
+    return f"{name} sha256:{_digest_of(module)}"
+
+
+def _installed(path: Path) -> bool:
+    """Whether ``path`` is inside a site-packages folder (installed, so named by its distribution)."""
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(folder) for folder in _site_folders())
+
+
+@functools.cache
+def _site_folders() -> tuple[Path, ...]:
+    paths = sysconfig.get_paths()
+    folders = {paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages()}
+    return tuple(Path(folder).resolve() for folder in folders if folder)
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """The distributions that ship each top-level module, as importlib maps them (top_level.txt, or
+    the .py files a distribution records)."""
+    return packages_distributions()
+
+
+@functools.cache
+def _extension_owners() -> Mapping[str, list[str]]:
+    """The distributions that record a top-level extension module (``_duckdb``), which importlib's map
+    leaves out; read only when needed (every distribution's file list: most of a second)."""
+    owners: dict[str, list[str]] = {}
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    for dist in distributions():
+        for file in dist.files or ():
+            if len(file.parts) == 1 and file.name.endswith(suffixes):
+                owners.setdefault(file.name.partition(".")[0], []).append(dist.metadata["Name"])
+    return owners
+
+
+def _folders(module: ModuleType) -> list[str]:
+    """The folders of a package's ``__path__`` ([] for a lone module, or a module whose ``__getattr__``
+    answers ``__path__`` with something else, as torch's ``torch.classes`` does)."""
+    try:
+        return [p for p in getattr(module, "__path__", None) or [] if isinstance(p, str)]
+    except TypeError:
+        return []
+
+
+def _package_files(module: ModuleType) -> list[tuple[str, Path]]:
+    """(relative name, path) of each file of a package (every folder of its ``__path__``, walked
+    without following links, ``__pycache__`` left out: code and data alike) or of a lone module; sorted."""
+    roots = _folders(module)
     if not roots:
         file = getattr(module, "__file__", None)
         return [(Path(file).name, Path(file))] if file else []
@@ -222,9 +302,8 @@ def _code_files(module: ModuleType) -> list[tuple[str, Path]]:
         for folder, subfolders, names in os.walk(root):
             subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
             for name in names:
-                if name.endswith(_CODE_SUFFIXES):
-                    path = Path(folder, name)
-                    files.append((f"{number}/{path.relative_to(root).as_posix()}", path))
+                path = Path(folder, name)
+                files.append((f"{number}/{path.relative_to(root).as_posix()}", path))
     return sorted(files)
 
 

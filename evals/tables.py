@@ -20,6 +20,7 @@ from typing import Any
 
 from evals import formatting
 from evals.breakdown import category_rows
+from evals.corpus import MAX_CUTOFF
 from evals.errors import EvalsError
 from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
 from evals.results import WHOLE_LIST
@@ -42,6 +43,7 @@ __all__ = [
     "hash_caveat",
     "headline",
     "leaderboard_metric",
+    "measured_somewhere",
     "ranked",
     "metric_text",
     "number_text",
@@ -93,7 +95,21 @@ def leaderboard_metric(name: str) -> Metric:
             f"unknown metric {name!r}: name a declared metric ({', '.join(METRICS)}) or [turn.|session.]NAME@K "
             f"with NAME one of {retrieval} and K a cutoff or k (e.g. recall_frac@25, session.recall_all@k)"
         )
+    if found.cutoff is not None and not 1 <= found.cutoff <= MAX_CUTOFF:
+        raise EvalsError(f"metric {name!r}: K is k or a cutoff from 1 to {MAX_CUTOFF}")
     return found
+
+
+def measured_somewhere(metric: Metric, summaries: Sequence[RunSummary]) -> None:
+    """Refuses to rank by ``metric`` when no run in ``summaries`` has it (a cutoff no run was measured
+    at, answers no run made): its column would be left out and the rows ranked by tokens, silently."""
+    if not summaries or any(s.metric(metric.name) is not None for s in summaries):
+        return
+    problem = f"no run in the store has {metric.name}"
+    cutoffs = sorted({c for s in summaries for c in s.cutoffs})
+    if metric.cutoff is not None and cutoffs:
+        problem += f"; its runs were measured at cutoffs {', '.join(map(str, cutoffs))} (evals run --cutoffs adds others)"
+    raise EvalsError(problem)
 
 
 def headline(summaries: Sequence[RunSummary]) -> str:

@@ -24,7 +24,7 @@ from evals.errors import EvalsError
 from evals.formatting import printable
 from evals.strategies import BuildContext, MemoryStrategy, Record, Registry, StrategySpec
 from evals.strategies._faults import PLUGIN_FAULTS, fault_text, kind_of, unstorable
-from evals.strategies.base import lone_surrogate
+from evals.strategies.base import is_turn_number, lone_surrogate
 
 __all__ = ["Check", "check_strategy", "run_checks"]
 
@@ -111,7 +111,7 @@ def _check_turns(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     records = _records(_fed(strategy, fed), QUESTION, 5)
     for record in records:
         if isinstance(record, Record) and record.turn is not None:
-            if not isinstance(record.turn, int) or not 0 <= record.turn < fed:
+            if not is_turn_number(record.turn) or not 0 <= record.turn < fed:
                 return f"a Record names turn {record.turn!r} after {fed} turns were added; a source turn is an added turn's index (0..{fed - 1})"
     return None
 

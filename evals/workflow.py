@@ -100,7 +100,7 @@ def run_with_store(
         writable_file(cache_path_for(store_path), "cache", "run with --no-cache")
     # A plug-in's code, as imported now (before the run), goes into the key the run is looked up and stored under.
     spec = Registry().get(config.strategy)
-    provenance = replace(provenance, strategy_code=strategy_code(spec.source, spec.module))
+    provenance = replace(provenance, strategy_code=strategy_code(spec.source, spec.module, spec.imported_with))
     # An older store is read by nothing here: the append upgrades it (a newer one, or a file that is not
     # a store, is refused now, before any work).
     current = True

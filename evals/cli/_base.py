@@ -24,7 +24,7 @@ from evals.evaluate import (
     MAX_RETRIES,
     RunConfig,
 )
-from evals.formatting import printable
+from evals.formatting import printable, whole_number
 from evals.report import dump_json
 from evals.results import MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BACKENDS, EMBEDDERS, Registry
@@ -88,14 +88,21 @@ class UsageProblem(click.ClickException):
 # -- shared options, written once ---------------------------------------------------------
 
 
-class FiniteSeconds(click.FloatRange):
-    """A FloatRange that refuses nan and inf, which the range check alone lets through (nan) or words badly."""
+class Finite(click.FloatRange):
+    """A FloatRange that refuses nan and inf: the range check alone lets nan through (every comparison
+    with nan is false) and words inf badly. Every float option takes this type."""
+
+    unit = ""  # what the number counts, for the message ("of seconds")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
-            self.fail(f"{value} is not a finite number of seconds.", param, ctx)
+            self.fail(f"{value} is not a finite number{' ' + self.unit if self.unit else ''}.", param, ctx)
         return super().convert(number, param, ctx)
+
+
+class FiniteSeconds(Finite):
+    unit = "of seconds"
 
 
 class Cutoffs(click.ParamType):
@@ -109,11 +116,12 @@ class Cutoffs(click.ParamType):
         cutoffs = []
         for part in str(value).split(","):
             text = part.strip()
-            if not text.isdigit() or not 1 <= int(text) <= MAX_CUTOFF:
+            cutoff = whole_number(text)  # ASCII digits only: '²' passes str.isdigit() and then fails int()
+            if cutoff is None or not 1 <= cutoff <= MAX_CUTOFF:
                 self.fail(
                     f"{text!r} in {value!r} is not a cutoff: each must be a whole number from 1 to {MAX_CUTOFF}.", param, ctx
                 )
-            cutoffs.append(int(text))
+            cutoffs.append(cutoff)
         return tuple(sorted(set(cutoffs)))
 
 
@@ -200,16 +208,16 @@ def run_options(func: Callable) -> Callable:
         click.option(
             "--backend",
             type=click.Choice(BACKENDS),
-            default="memory",
-            show_default=True,
-            help="Mneme storage backend (mneme only). 'sqlite' uses sqlite-vec in memory.",
+            default=None,
+            help="Mneme storage backend (mneme only; refused for a strategy without a backend option). Default: "
+            "memory. 'sqlite' uses sqlite-vec in memory.",
         ),
         click.option(
             "--embedder",
             type=click.Choice(EMBEDDERS),
-            default="hash",
-            show_default=True,
-            help="Mneme embedder (mneme only). 'hash' is deterministic and offline; "
+            default=None,
+            help="Mneme embedder (mneme only; refused for a strategy without an embedder option). Default: hash. "
+            "'hash' is deterministic and offline; "
             "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from evals.cli._base import (
+    Finite,
     UsageProblem,
     cli,
     open_store,
@@ -38,14 +39,14 @@ from evals.formatting import json_text
 )
 @click.option(
     "--latency-factor",
-    type=click.FloatRange(min=1),
+    type=Finite(min=1),
     default=1.5,
     show_default=True,
     help="A configuration regresses when its retrieve p95 latency grows past this many times the base's (where both runs recorded it).",
 )
 @click.option(
     "--latency-floor-ms",
-    type=click.FloatRange(min=0),
+    type=Finite(min=0),
     default=1.0,
     show_default=True,
     help="A head whose retrieve p95 stays below this many milliseconds never fails on latency (sub-millisecond ratios are noise).",

@@ -84,6 +84,8 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
     chosen = tables.leaderboard_metric(metric) if metric is not None else None
     with open_store(store) as opened:
         summaries = tables.ranked(opened.latest_per_configuration(), chosen.name if chosen else None)
+        if chosen is not None:
+            tables.measured_somewhere(chosen, summaries)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
     if by_category:
         from evals import tables

@@ -11,6 +11,8 @@ import click
 from evals.cli._base import (
     CUTOFFS,
     OUTPUT_FILE,
+    Finite,
+    FiniteSeconds,
     absolute,
     cli,
     echo,
@@ -27,6 +29,7 @@ from evals.cli._base import (
 from evals.evaluate import RunConfig
 from evals.report import run_line
 from evals.results import DEFAULT_CUTOFFS
+from evals.strategies._deadline import MAX_CALL_TIMEOUT
 
 
 @cli.command("run")
@@ -86,10 +89,18 @@ from evals.results import DEFAULT_CUTOFFS
 )
 @click.option(
     "--ray-gpus",
-    type=click.FloatRange(0, 64),
+    type=Finite(0, 64),
     default=0.0,
     show_default=True,
     help="GPUs each embedding task asks for with --executor ray (0: CPU only; a fraction shares a GPU).",
+)
+@click.option(
+    "--call-timeout",
+    type=FiniteSeconds(0, MAX_CALL_TIMEOUT, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop the run when any one call into the strategy (reset, add, retrieve, context_for...) takes longer, "
+    "as a fault naming the call; nothing is stored. Default: no limit.",
 )
 def run_command(
     *,

@@ -6,6 +6,7 @@ import click
 
 from evals.cli._base import (
     cli,
+    echo,
     option_pairs,
 )
 from evals.strategies import Registry
@@ -19,9 +20,12 @@ def strategies_command(names: bool, available: bool) -> None:
 
     Built-ins and plug-ins are entry points of the group mneme_evals.strategies
     (docs/strategies.md); any other factory can be named as package.module:function.
+    A plug-in that fails to load is named in a warning on stderr; the others are listed.
     """
-    registry = Registry()
-    specs = [spec for spec in registry.all() if not (available and spec.missing())]
+    loaded, broken = Registry().loadable()
+    for problem in broken:  # on stderr: --names prints names that run, and nothing else
+        echo(f"warning: {problem}", err=True)
+    specs = [spec for spec in loaded if not (available and spec.missing())]
     if names:
         for spec in specs:
             click.echo(spec.name)

@@ -50,6 +50,7 @@ class LocalExecutor:
             configuration=job.planned.configuration,
             model=job.planned.model,
             source=job.planned.spec.source,
+            call_timeout=config.call_timeout,
         )
         if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
             timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})

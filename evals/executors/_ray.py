@@ -32,6 +32,7 @@ made and cached: two conversations asking the same request each make it.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import socket
@@ -48,6 +49,7 @@ from evals.corpus import Conversation, Corpus
 from evals.errors import EvalsError
 from evals.executors._play import PlayJob, Played, chat_client, collector, corpus_texts
 from evals.executors._worker_cache import CacheReader, WorkerCache
+from evals.formatting import whole_number
 from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from evals.config import RunConfig
     from evals.llm import AskedPoint
 
-__all__ = ["CONNECT_TIMEOUT", "MAX_RETRIES", "PROBE_TIMEOUT", "RayExecutor"]
+__all__ = ["CONNECT_TIMEOUT", "MAX_GPUS", "MAX_RETRIES", "PROBE_TIMEOUT", "RayExecutor", "address_problem"]
 
 # Ray retries a task whose worker process died (not one that raised) this many times.
 MAX_RETRIES = 3
@@ -64,6 +66,7 @@ MAX_RETRIES = 3
 # retries an address where nothing answers for minutes.
 PROBE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 12.0
+MAX_GPUS = 64  # what one embedding task may ask for (--ray-gpus)
 # Failed conversations named in the error, at most.
 NAMED_FAILURES = 10
 
@@ -105,6 +108,12 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, *, address: str | None = None, gpus: float = 0.0, max_retries: int = MAX_RETRIES) -> None:
+        # Checked here, before any work: Ray takes nan GPUs with a traceback deep in a task, or not at all.
+        if not (isinstance(gpus, int | float) and math.isfinite(gpus) and 0 <= gpus <= MAX_GPUS):
+            raise EvalsError(f"--ray-gpus must be a finite number from 0 to {MAX_GPUS}, not {gpus!r}")
+        problem = None if address is None else address_problem(address)
+        if problem is not None:
+            raise EvalsError(f"--ray-address {address}: {problem}")
         self.address = address
         self.gpus = gpus
         self.max_retries = max_retries
@@ -250,14 +259,23 @@ class RayExecutor:
         return outcomes, failures
 
 
+def address_problem(address: str) -> str | None:
+    """Why ``address`` names no Ray cluster (None when it may): ``auto``, ``local``, or a host and a
+    port, ``[ray://]HOST:PORT``."""
+    if address in ("auto", "local") or _endpoint(address) is not None:
+        return None
+    return "not HOST:PORT (a port from 1 to 65535 in ASCII digits), ray://HOST:PORT, auto or local"
+
+
 def _endpoint(address: str) -> tuple[str, int] | None:
     """The host and port a Ray address names (``host:port``, ``ray://host:port``), or None
     when it names none (``auto``: the cluster ``ray start`` recorded on this machine)."""
     rest = address.split("://", 1)[1] if "://" in address else address
     host, sep, port = rest.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    number = whole_number(port)  # ASCII digits only: '²' passes str.isdigit() and then fails int()
+    if not sep or number is None or not 0 < number < 65536:
         return None
-    return host.strip("[]") or "127.0.0.1", int(port)
+    return host.strip("[]") or "127.0.0.1", number
 
 
 def _connect(ray: Any, address: str | None) -> None:
@@ -276,6 +294,9 @@ def _connect(ray: Any, address: str | None) -> None:
             raise EvalsError(f"cannot start a local Ray instance: {type(exc).__name__}: {_first_line(exc)}") from None
         return
     where = f"Ray at {given} (from {'--ray-address' if address is not None else 'RAY_ADDRESS'})"
+    problem = address_problem(given)
+    if problem is not None:
+        raise EvalsError(f"{where}: {problem}")
     remedy = "start a cluster there (ray start --head), give another --ray-address or RAY_ADDRESS, or neither for a local instance"
     endpoint = _endpoint(given)
     if endpoint is not None:
@@ -475,6 +496,7 @@ def _play_conversation(
             configuration=planned.configuration,
             model=planned.model,
             source=planned.spec.source,
+            call_timeout=config.call_timeout,
         )
         answers = None
         if client is not None:

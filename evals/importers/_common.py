@@ -132,7 +132,8 @@ def zip_members(path: Path) -> list[tuple[str, Source]] | None:
 
 def _natural(name: str) -> list[Any]:
     """Sort key: runs of digits compare as numbers (re.split alternates text and digits, so types line up)."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+    # ASCII digits only: '²' passes str.isdigit() and then fails int().
+    return [int(part) if index % 2 else part for index, part in enumerate(re.split(r"([0-9]+)", name))]
 
 
 def _json_members(name: str, raw: bytes) -> list[tuple[str, bytes]]:

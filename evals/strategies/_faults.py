@@ -3,8 +3,13 @@ returns, and values the store could not keep.
 
 A plug-in's code runs inside ours (its import, its factory, every call a play-through makes). What it
 raises is its fault, not the harness's, and becomes a :class:`StrategyError` naming the strategy and
-the call (:func:`plugin_fault`), ``SystemExit`` included: a plug-in calling ``sys.exit(0)`` must not
-end a run with exit code 0 and nothing stored. ``KeyboardInterrupt`` stays the user's.
+the call (:func:`plugin_fault`): every ``BaseException``, ``SystemExit`` (a plug-in calling
+``sys.exit(0)`` must not end a run with exit code 0 and nothing stored), ``GeneratorExit`` and a
+plug-in's own ``BaseException`` subclasses included, and :class:`CallTimeout`, a call that ran past
+``--call-timeout``. ``KeyboardInterrupt`` stays the user's: ``except`` cannot leave one class out of
+``BaseException``, so the handlers catch :data:`PLUGIN_FAULTS` and the functions that word the fault
+(:func:`fault_text`, :func:`plugin_fault`, which every handler calls) raise a ``KeyboardInterrupt``
+again instead of wording it.
 
 :func:`unstorable` says why a value (an option, a configuration) could not be stored and read back:
 the store keeps a configuration as JSON and exports it with orjson, which refuses integers beyond
@@ -26,16 +31,20 @@ __all__ = [
     "MAX_OPTION_CHARS",
     "MIN_INT",
     "PLUGIN_FAULTS",
+    "CallTimeout",
     "StrategyError",
     "fault_text",
     "kind_of",
     "plugin_fault",
+    "reraise_interrupt",
     "unstorable",
 ]
 
-# What a plug-in's code may raise that is its own fault: any exception, and SystemExit (sys.exit() in
-# a strategy must not end a run with exit code 0 and nothing stored). KeyboardInterrupt is the user's.
-PLUGIN_FAULTS = (Exception, SystemExit)
+# What a plug-in's code may raise that is its own fault: anything (SystemExit: sys.exit() in a strategy
+# must not end a run with exit code 0 and nothing stored; GeneratorExit; its own BaseException
+# subclasses). KeyboardInterrupt is the user's: fault_text and plugin_fault raise it again, so catch
+# PLUGIN_FAULTS only where one of them words what was caught.
+PLUGIN_FAULTS = (BaseException,)
 MAX_FAULT_CHARS = 500  # of a plug-in's exception message, in the one-line error
 
 # What the store can read back (the configuration is stored as JSON and exported with orjson).
@@ -49,19 +58,43 @@ class StrategyError(EvalsError):
     """A strategy cannot be found, its options are wrong, it cannot be built, or it broke the contract."""
 
 
+class CallTimeout(BaseException):
+    """Raised inside a call into a strategy that ran past ``--call-timeout`` (:mod:`evals.strategies._deadline`).
+
+    A BaseException, so a plug-in's ``except Exception`` does not swallow it on its way out. It is
+    raised without arguments (a thread can only be handed a class to raise), so each limit raises a
+    subclass whose ``seconds`` is its limit."""
+
+    seconds: float = math.nan
+
+
+def reraise_interrupt(exc: BaseException) -> None:
+    """Ctrl-C is the user's, not a plug-in's fault: raise it again rather than word it."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+
+
 def fault_text(exc: BaseException) -> str:
-    """What a plug-in raised, in one short line: its type and message."""
+    """What a plug-in raised, in one short line: its type and message (a KeyboardInterrupt is raised again)."""
+    reraise_interrupt(exc)
+    if isinstance(exc, CallTimeout):
+        return f"no result within --call-timeout {exc.seconds:g} s (the call was stopped)"
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r}) (sys.exit() in a strategy's code is a fault, not the end of the run)"
-    text = " ".join(str(exc).split())
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - a plug-in's exception whose __str__ raises in turn
+        text = "(its message cannot be read)"
     if len(text) > MAX_FAULT_CHARS:
         text = text[:MAX_FAULT_CHARS] + "…"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def plugin_fault(strategy: str, call: str, exc: BaseException, where: str = "") -> StrategyError:
-    """The error for a fault in a strategy's own code: ``strategy NAME: CALL raised TYPE: message, at WHERE``."""
-    return StrategyError(f"strategy {strategy}: {call} raised {fault_text(exc)}{', at ' + where if where else ''}")
+    """The error for a fault in a strategy's own code: ``strategy NAME: CALL raised TYPE: message, at WHERE``
+    (``CALL gave no result within --call-timeout N s`` for a call that ran too long)."""
+    what = f"gave {fault_text(exc)}" if isinstance(exc, CallTimeout) else f"raised {fault_text(exc)}"
+    return StrategyError(f"strategy {strategy}: {call} {what}{', at ' + where if where else ''}")
 
 
 def unstorable(value: Any, where: str = "", depth: int = 0) -> str | None:

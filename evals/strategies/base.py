@@ -45,6 +45,7 @@ __all__ = [
     "Message",
     "Prefetching",
     "Record",
+    "is_turn_number",
     "lone_surrogate",
     "missing_members",
     "record_text",
@@ -121,6 +122,12 @@ def lone_surrogate(text: str) -> str | None:
         return None
     found = _SURROGATE.search(text)
     return found.group() if found else None
+
+
+def is_turn_number(value: object) -> bool:
+    """Whether ``value`` can be a record's source turn: an ``int``, and not a ``bool`` (``True`` is an
+    int to Python, but no turn number; the store, rightly, refuses it)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def record_text(record: Record | str) -> str:

@@ -42,11 +42,14 @@ runs repeatable and reruns free:
   request, and the run, do not depend on the day it is made.
 
 ``MEM0_TELEMETRY=False`` and ``HF_HUB_OFFLINE=1`` are set before mem0 is
-imported: no telemetry, no notices fetched, no hub.
+imported: no telemetry, no notices fetched, no hub. ``MEM0_DIR`` points at a
+temporary folder meanwhile, so the user id mem0 writes as it is imported
+lands there, not in ``~/.mem0``.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import importlib.util
 import json
@@ -113,9 +116,22 @@ def _memory_class() -> Any:
     import transformers
 
     transformers.logging.disable_progress_bar()  # the CLI's stderr carries its own progress
-    import mem0
-    import mem0.memory.main
-    import mem0.memory.telemetry
+    # As it is imported, mem0 writes a user id for its telemetry to $MEM0_DIR/config.json (by default
+    # ~/.mem0), telemetry on or off: point it at a folder of this process's own, removed at exit.
+    # mem0 reads the variable once, on import, so the folder lasts as long as the process.
+    home = tempfile.mkdtemp(prefix="evals-mem0-home-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    given = os.environ.get("MEM0_DIR")
+    os.environ["MEM0_DIR"] = home
+    try:
+        import mem0
+        import mem0.memory.main
+        import mem0.memory.telemetry
+    finally:  # the user's own setting, for anything else in this process
+        if given is None:
+            os.environ.pop("MEM0_DIR", None)
+        else:
+            os.environ["MEM0_DIR"] = given
 
     # mem0 reads MEM0_TELEMETRY once, on import: if something imported it earlier, turn it off here.
     mem0.memory.telemetry.MEM0_TELEMETRY = False

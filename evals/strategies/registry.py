@@ -21,8 +21,15 @@ before anything runs.
 
 Whatever a plug-in's code raises (on import, in its factory, in any call a
 play-through makes) is the plug-in's fault and becomes a :class:`StrategyError`
-naming the strategy and the call; ``SystemExit`` too, so a plug-in calling
-``sys.exit(0)`` cannot end a run with exit code 0 and nothing stored.
+naming the strategy and the call; any ``BaseException`` but ``KeyboardInterrupt``
+(:mod:`evals.strategies._faults`), so a plug-in calling ``sys.exit(0)`` cannot end
+a run with exit code 0 and nothing stored. One that fails to load does not hide
+the others from a listing (:meth:`Registry.loadable`).
+
+A plug-in's module is imported through :func:`_tracked`, which notes the
+top-level modules that came with it (``StrategySpec.imported_with``): with its
+package's files they make the digest that keys its runs' reuse
+(:func:`evals.provenance.strategy_code`).
 """
 
 from __future__ import annotations
@@ -32,9 +39,12 @@ import importlib.util
 import inspect
 import json
 import re
+import sys
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -48,6 +58,7 @@ from evals.strategies._faults import (
     fault_text,
     kind_of,
     plugin_fault,
+    reraise_interrupt,
     unstorable,
 )
 from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
@@ -128,10 +139,13 @@ class StrategySpec:
     # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
     # keys run reuse (evals.provenance.strategy_code). None for a built-in: the commit names its code.
     module: str | None = None
+    # Filled in with ``module``: the top-level modules that were first imported together with it (its
+    # helpers from outside its package, the libraries it uses), which the digest names too.
+    imported_with: tuple[str, ...] = ()
 
     def missing(self) -> list[str]:
         """The required modules this environment lacks ([] when the strategy can run here)."""
-        return [name for name in self.requires if importlib.util.find_spec(name) is None]
+        return [name for name in self.requires if not _findable(name)]
 
     def configuration(self, options: BaseModel, context: BuildContext) -> dict[str, Any]:
         describe = self.describe or _default_describe(self.name)
@@ -161,7 +175,7 @@ class StrategySpec:
         """(name, default, help) of each option, for `evals strategies`."""
         rows = []
         for key, info in self.options.model_fields.items():
-            default = "required" if info.is_required() else printable(repr(info.default))
+            default = "required" if info.is_required() else printable(_shown(info.default))
             rows.append((key, default, printable(info.description or "")))
         return rows
 
@@ -229,16 +243,18 @@ def spec_from_factory(name: str, factory: Callable[..., MemoryStrategy], source:
 def _resolve_annotation(factory: Callable[..., Any], annotation: str) -> Any:
     try:
         return eval(annotation, vars(inspect.getmodule(factory)))  # noqa: S307 - the factory's own annotation
-    except Exception:  # noqa: BLE001 - an annotation we cannot resolve accepts anything
+    except PLUGIN_FAULTS as exc:  # an annotation we cannot resolve accepts anything
+        reraise_interrupt(exc)
         return Any
 
 
 def _as_spec(name: str, value: Any, source: str, module: str | None) -> StrategySpec:
+    imported = _IMPORTED_WITH.get(sys.modules[module], ()) if module in sys.modules else ()
     if isinstance(value, StrategySpec):
-        return replace(value, name=name, source=source, module=module)
+        return replace(value, name=name, source=source, module=module, imported_with=imported)
     if callable(value):
         try:
-            return replace(spec_from_factory(name, value, source), module=module)
+            return replace(spec_from_factory(name, value, source), module=module, imported_with=imported)
         except PLUGIN_FAULTS as exc:  # a signature pydantic cannot turn into options, say
             raise StrategyError(f"strategy {name} ({source}): its factory's parameters cannot be options: {fault_text(exc)}") from exc
     raise StrategyError(f"strategy {name} ({source}) is neither a StrategySpec nor a factory function: {type(value).__name__}")
@@ -265,7 +281,7 @@ class Registry:
         if ref in self._points:
             point = self._points[ref]
             try:
-                value = point.load()
+                value = _tracked(point.module, point.load)
             except PLUGIN_FAULTS as exc:
                 raise StrategyError(f"strategy {ref} ({_source(point)}) failed to load: {fault_text(exc)}") from exc
             spec = _as_spec(ref, value, _source(point), None if _is_built_in(point) else point.module)
@@ -284,6 +300,19 @@ class Registry:
 
     def all(self) -> list[StrategySpec]:
         return [self.get(name) for name in self.names()]
+
+    def loadable(self) -> tuple[list[StrategySpec], list[str]]:
+        """Every registered strategy that loads, and one line for each that does not: one broken
+        plug-in must not hide the others from `evals strategies` (nor from scripts reading --names)."""
+        specs, broken = [], []
+        for name in self.names():
+            try:
+                specs.append(self.get(name))
+            except StrategyError as exc:
+                broken.append(str(exc))
+            except PLUGIN_FAULTS as exc:  # a spec whose own fields break the look-up (a summary that is no text)
+                broken.append(f"strategy {printable(name)}: {fault_text(exc)}")
+        return specs, broken
 
     def plan(self, ref: str, options: Mapping[str, Any], context: BuildContext) -> Planned:
         """The strategy ``ref`` with ``options`` validated and its configuration worked out, nothing built.
@@ -319,7 +348,7 @@ class Registry:
             raise StrategyError(f"--runner {printable(ref)}: not a registered name nor a reference package.module:function")
         module_name, _, attr = ref.partition(":")
         try:
-            module = importlib.import_module(module_name)
+            module = _tracked(module_name, lambda: importlib.import_module(module_name))
         except ModuleNotFoundError as exc:
             if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
                 raise StrategyError(
@@ -344,6 +373,40 @@ class Registry:
                 f"({_source(self._points[name])}); give it a name of its own"
             )
         return _as_spec(name, value, ref, module_name)
+
+
+# For each plug-in module the registry imported: the top-level modules first imported with it, outside
+# its own package. Kept while the module object lives, so a second look-up in this process (when
+# nothing is imported anew) names the same code as the first.
+_IMPORTED_WITH: weakref.WeakKeyDictionary[ModuleType, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def _tracked(module: str, load: Callable[[], Any]) -> Any:
+    """``load()``, which imports ``module``; notes which other top-level modules came with it."""
+    before = set(sys.modules)
+    value = load()
+    loaded = sys.modules.get(module)
+    if loaded is not None and loaded not in _IMPORTED_WITH:
+        own = module.partition(".")[0]
+        _IMPORTED_WITH[loaded] = tuple(sorted({name.partition(".")[0] for name in set(sys.modules) - before} - {own, "evals"}))
+    return value
+
+
+def _findable(module: str) -> bool:
+    """Whether ``module`` can be imported here, found without importing it (a dotted name's parents
+    are imported to look inside: one that fails counts as not installed)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _shown(value: Any) -> str:
+    """``repr`` of an option's default, for `evals strategies`: a plug-in's object may not have one that works."""
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 - a plug-in's __repr__ is its own code
+        return f"<a {type(value).__name__}>"
 
 
 def _is_built_in(point: EntryPoint) -> bool:
