@@ -121,7 +121,8 @@ def point_view(
     evidence_turns = sorted(t for t in point.evidence_turns if 0 <= t < ti) if by_evidence else text.turns_holding(needles, ti)
     # Under an evidence rule the records already show the evidence they hold: only what they missed is quoted.
     shown_at = {turn for turn, rank in rank_of_turn.items() if rank <= k} if by_evidence else set()
-    listed = [t for t in evidence_turns if t not in shown_at and not all_history][: LABELLED_CAP if by_evidence else EVIDENCE_CAP]
+    unshown = [t for t in evidence_turns if t not in shown_at]
+    listed = unshown[: LABELLED_CAP if by_evidence else EVIDENCE_CAP]
 
     # Everything the section shows is a function of this key.
     key = (
@@ -246,7 +247,7 @@ def point_view(
         records_hidden_tokens=sum(tokens[RECORD_CAP:]) if hidden else 0,
         all_history=all_history,
         evidence=evidence,
-        evidence_hidden=max(0, len([t for t in evidence_turns if t not in shown_at and not all_history]) - len(listed)),
+        evidence_hidden=len(unshown) - len(listed),
         answerable=point.answerable,
         category=point.category,
         evidence_turns=list(point.evidence_turns),
