@@ -51,6 +51,7 @@ __all__ = [
     "Turn",
     "check_benchmark",
     "check_corpus",
+    "check_file",
     "check_references",
     "corpus_digest",
     "load_corpus",
@@ -364,6 +365,21 @@ def corpus_digest(conversations: list[Conversation], benchmark: str | None = Non
     return digest.hexdigest()
 
 
+def check_file(path: Path, texts: dict[str, str] | None = None) -> tuple[Conversation | None, list[Problem]]:
+    """One conversation file, checked as :func:`check_corpus` checks each: the conversation (None
+    when it has a problem) and its problems. ``texts`` shares equal turn texts across files."""
+    conversation, problems = _parse_file(path, texts)
+    if conversation is None:
+        return None, problems
+    problems = _reference_problems(str(path), conversation)
+    if conversation.id != path.stem:
+        # Importers and tools write a conversation to the file named after its id; a copy renamed
+        # by hand, or an id edited in place, would otherwise be reported under a name no file has.
+        message = f"{conversation.id!r} differs from the file name; it must be {path.stem!r} (the file name without .json)"
+        problems.insert(0, Problem(str(path), "id", message))
+    return (None, problems) if problems else (conversation, [])
+
+
 def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
     """Parse every conversation in ``directory``; return what parsed and every problem found."""
     directory = Path(directory)
@@ -380,18 +396,9 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
     first_seen: dict[str, Path] = {}
     texts: dict[str, str] = {}
     for path in files:
-        conversation, file_problems = _parse_file(path, texts)
+        conversation, file_problems = check_file(path, texts)
         problems.extend(file_problems)
         if conversation is None:
-            continue
-        reference_problems = _reference_problems(str(path), conversation)
-        if conversation.id != path.stem:
-            # Importers and tools write a conversation to the file named after its id; a copy renamed
-            # by hand, or an id edited in place, would otherwise be reported under a name no file has.
-            message = f"{conversation.id!r} differs from the file name; it must be {path.stem!r} (the file name without .json)"
-            reference_problems.insert(0, Problem(str(path), "id", message))
-        if reference_problems:
-            problems.extend(reference_problems)
             continue
         if conversation.id in first_seen:
             problems.append(

@@ -54,6 +54,10 @@ class _ReportsErrors:
             return super().invoke(ctx)  # type: ignore[misc]
         except EvalsError as exc:
             raise click.ClickException(printable(str(exc))) from exc
+        except MemoryError:  # a memory limit (ulimit -v, a container's) reached: one line, not a traceback
+            raise click.ClickException(
+                "out of memory: the process reached its memory limit; raise the limit (ulimit -v) or give a smaller input"
+            ) from None
         except KeyboardInterrupt:
             raise interrupted() from None
 

@@ -1,11 +1,15 @@
 """What both importers share: reading the input, locating problems, answers to keywords, writing.
 
 The input is a JSON file, or a zip archive of them (:class:`Source` reads a
-file or the one .json inside an archive; :func:`zip_members` every .json inside,
+file or the one .json inside an archive; :class:`Archive` every .json inside,
 each named ``archive.zip!member``). Every problem in the input is one
-:class:`ImportFormatError` naming the file and the JSON path (``[3].qa[7].evidence``) of what is wrong. Nothing is
-written until the whole input has been read and every conversation checked,
-so a bad file leaves the output folder as it was.
+:class:`ImportFormatError` naming the file and the JSON path (``[3].qa[7].evidence``) of what is wrong.
+
+Memory does not grow with the input: a top-level array is read one element at
+a time (:class:`evals.jsonfile.ArrayReader`), each conversation is written and
+checked as it is made, then let go. The conversations go to a staging folder
+that becomes the output folder only once every one has been written and
+checked, so a bad file leaves the output folder as it was.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,18 +28,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from evals import jsonfile
-from evals.corpus import BENCHMARK_FILE, REFERENCES_FILE, Conversation, Reference, check_corpus
+from evals.corpus import BENCHMARK_FILE, REFERENCES_FILE, Conversation, Reference, check_benchmark, check_file, check_references
 from evals.errors import EvalsError
 
 __all__ = [
     "ANSWER_KINDS",
     "ImportFormatError",
     "ImportReport",
+    "Archive",
     "Source",
     "answer_keywords",
     "session_ids",
     "write_corpus",
-    "zip_members",
 ]
 
 MIN_KEYWORD = 4  # shorter answers ("yes", "3", "art") match unrelated records by chance
@@ -45,30 +50,66 @@ class ImportFormatError(EvalsError):
 
 
 class Source:
-    """One parsed input document, with helpers that fail with its name and a JSON path.
+    """One input document, read as it is used, with helpers that fail with its name and a JSON path.
 
-    ``Source(path)`` reads a JSON file, or the one .json file inside a zip archive;
-    :func:`zip_members` reads every .json file of an archive, one Source each.
+    :meth:`open` opens a JSON file, or the one .json file inside a zip archive; :class:`Archive`
+    opens each .json file of an archive. A document whose top level is an array is read one
+    element at a time (:meth:`elements`: a benchmark file is gigabytes, a question megabytes);
+    any other is parsed whole on first use of :attr:`data`. Close it (or use ``with``).
     """
 
-    def __init__(self, path: Path | str, text: str | None = None) -> None:
-        self.name = str(path)
+    def __init__(self, name: str, reader: jsonfile.ArrayReader, closing: Any = None) -> None:
+        self.name = name
+        self._reader = reader
+        self._closing = closing  # what to close with it (the archive it is a member of)
+        self._data: Any = None
+        self._parsed = False
+
+    @classmethod
+    def open(cls, path: Path | str) -> Source:
+        """``path``: a JSON file, or a zip archive holding exactly one .json file."""
+        archive = Archive.open(path)
+        if archive is None:
+            name = str(path)
+            with _located():
+                return cls(name, jsonfile.ArrayReader.open(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, name))
         try:
-            if text is None:
-                raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, self.name)
-                if raw.startswith(ZIP_MAGIC):
-                    members = _json_members(self.name, raw)
-                    if len(members) != 1:
-                        found = ", ".join(name for name, _ in members)
-                        raise ImportFormatError(f"{self.name}: a zip archive must hold exactly one .json file; it holds {found}")
-                    (member, raw), = members
-                    self.name = f"{self.name}!{member}"
-                # Decoded before parsing, and the bytes let go: a 350 MB file is then held twice, not three times.
-                text = jsonfile.decode(raw, self.name)
-                del raw
-            self.data = jsonfile.parse(text, self.name, share_strings=True)
-        except jsonfile.JSONFileError as exc:
-            raise ImportFormatError(str(exc)) from None
+            if len(archive.members) != 1:
+                found = ", ".join(archive.members)
+                raise ImportFormatError(f"{archive.name}: a zip archive must hold exactly one .json file; it holds {found}")
+            return archive.source(archive.members[0], closing=archive)
+        except BaseException:
+            archive.close()
+            raise
+
+    def close(self) -> None:
+        self._reader.close()
+        if self._closing is not None:
+            self._closing.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def is_array(self) -> bool:
+        return self._reader.is_array
+
+    def elements(self) -> Iterator[Any]:
+        """The top-level array's elements, parsed one at a time, in order."""
+        with _located():
+            yield from self._reader.elements()
+
+    @property
+    def data(self) -> Any:
+        """The whole document (not an array), parsed on first use."""
+        if not self._parsed:
+            with _located():
+                self._data = self._reader.whole()
+            self._parsed = True
+        return self._data
 
     def fail(self, path: str, message: str) -> ImportFormatError:
         return ImportFormatError(f"{self.name}: {path or '(top level)'}: {message}")
@@ -108,60 +149,105 @@ class Source:
         return value
 
 
+@contextmanager
+def _located() -> Iterator[None]:
+    """A file problem (JSON, size, encoding, memory) as the importer's one-line error."""
+    try:
+        yield
+    except jsonfile.JSONFileError as exc:
+        raise ImportFormatError(str(exc)) from None
+
+
 ZIP_MAGIC = b"PK\x03\x04"
 
 
-def zip_members(path: Path) -> list[tuple[str, Source]] | None:
-    """Each .json file of the zip archive ``path`` as ``(member name, Source)``, in natural order of
-    the members' names (``2.json`` before ``10.json``); None when ``path`` is not a zip archive."""
-    try:
-        with open(path, "rb") as file:
-            if file.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
-                return None
-    except OSError:
-        return None  # Source(path) says what is wrong with it
-    name = str(path)
-    try:
-        raw = jsonfile.read_bytes(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, name)
-        members = sorted(_json_members(name, raw), key=lambda member: _natural(member[0]))
-        del raw
-        return [(member, Source(f"{name}!{member}", jsonfile.decode(data, f"{name}!{member}"))) for member, data in members]
-    except jsonfile.JSONFileError as exc:
-        raise ImportFormatError(str(exc)) from None
+class Archive:
+    """A zip archive's .json files (``members``, in natural order of their names: ``2.json`` before
+    ``10.json``), each opened as a :class:`Source` named ``archive.zip!member`` when asked for and
+    read as a stream: no more than the size limit in all, whatever the headers say."""
+
+    def __init__(self, name: str, file: Any) -> None:
+        import zipfile
+
+        self.name = name
+        self._file = file
+        limit = jsonfile.MAX_BENCHMARK_FILE_BYTES
+        try:
+            self._zip = zipfile.ZipFile(file)
+            names = [n for n in self._zip.namelist() if n.endswith(".json") and not n.startswith("__MACOSX/")]
+            if not names:
+                raise ImportFormatError(f"{name}: a zip archive must hold a .json file; it holds none")
+            size = sum(self._zip.getinfo(member).file_size for member in names)
+            if size > limit:  # refused before reading, when the headers say so
+                raise ImportFormatError(f"{name}: {size} bytes of JSON inside; over {limit} bytes are not read")
+        except zipfile.BadZipFile as exc:
+            raise ImportFormatError(f"{name}: a damaged zip archive: {exc}") from None
+        self.members = sorted(names, key=_natural)
+        self._left = limit  # bytes of JSON the members may still hold between them
+
+    @classmethod
+    def open(cls, path: Path | str) -> Archive | None:
+        """The archive ``path``, or None when ``path`` is not a zip archive."""
+        try:
+            with open(path, "rb") as file:
+                if file.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
+                    return None
+        except OSError:
+            return None  # opening it as JSON says what is wrong with it
+        name = str(path)
+        with _located():
+            file = jsonfile.open_regular(path, jsonfile.MAX_BENCHMARK_FILE_BYTES, name)
+        try:
+            return cls(name, file)
+        except BaseException:
+            file.close()
+            raise
+
+    def source(self, member: str, closing: Any = None) -> Source:
+        """The member ``member``, read as a stream; close it before opening the next."""
+        import zipfile
+
+        name = f"{self.name}!{member}"
+        try:
+            stream = _Counted(self._zip.open(member), self)
+            with _located():
+                return Source(name, jsonfile.ArrayReader(stream, name, self._left), closing)
+        except zipfile.BadZipFile as exc:
+            raise ImportFormatError(f"{self.name}: a damaged zip archive: {exc}") from None
+
+    def close(self) -> None:
+        self._zip.close()
+        self._file.close()
+
+
+class _Counted:
+    """A member's stream that counts what it gives against its archive's limit, and says where a
+    damaged archive fails."""
+
+    def __init__(self, stream: Any, archive: Archive) -> None:
+        self._stream, self._archive = stream, archive
+
+    def read(self, size: int = -1) -> bytes:
+        import zipfile
+
+        try:
+            data = self._stream.read(size)
+        except (zipfile.BadZipFile, EOFError, OSError) as exc:  # a bad CRC, a truncated member
+            raise ImportFormatError(f"{self._archive.name}: a damaged zip archive: {exc}") from None
+        self._archive._left -= len(data)
+        if self._archive._left < 0:
+            limit = jsonfile.MAX_BENCHMARK_FILE_BYTES
+            raise ImportFormatError(f"{self._archive.name}: archives over {limit} bytes of JSON are not read")
+        return data
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 def _natural(name: str) -> list[Any]:
     """Sort key: runs of digits compare as numbers (re.split alternates text and digits, so types line up)."""
     # ASCII digits only: '²' passes str.isdigit() and then fails int().
     return [int(part) if index % 2 else part for index, part in enumerate(re.split(r"([0-9]+)", name))]
-
-
-def _json_members(name: str, raw: bytes) -> list[tuple[str, bytes]]:
-    """The bytes of each .json file in the zip archive ``raw`` (named ``name`` in errors), at least one;
-    read no more than the size limit in all, whatever the headers say."""
-    import io
-    import zipfile
-
-    limit = jsonfile.MAX_BENCHMARK_FILE_BYTES
-    try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-            names = [n for n in archive.namelist() if n.endswith(".json") and not n.startswith("__MACOSX/")]
-            if not names:
-                raise ImportFormatError(f"{name}: a zip archive must hold a .json file; it holds none")
-            size = sum(archive.getinfo(member).file_size for member in names)
-            if size > limit:  # refused before reading, when the headers say so
-                raise ImportFormatError(f"{name}: {size} bytes of JSON inside; over {limit} bytes are not read")
-            members = []
-            for member in names:
-                with archive.open(member) as opened:
-                    data = opened.read(limit + 1)
-                limit -= len(data)
-                if limit < 0:
-                    raise ImportFormatError(f"{name}!{member}: archives over {jsonfile.MAX_BENCHMARK_FILE_BYTES} bytes of JSON are not read")
-                members.append((member, data))
-            return members
-    except zipfile.BadZipFile as exc:
-        raise ImportFormatError(f"{name}: a damaged zip archive: {exc}") from None
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
@@ -289,31 +375,49 @@ def build(source: Source, path: str, data: dict[str, Any]) -> Conversation:
 
 
 def write_corpus(
-    conversations: Sequence[Conversation], out: Path, references: Sequence[Reference] = (), benchmark: str | None = None
-) -> None:
+    conversations: Iterable[Conversation], out: Path, references: Sequence[Reference] = (), benchmark: str | None = None
+) -> int:
     """Write one JSON file per conversation into ``out`` (new, or an empty folder), all or nothing;
     ``references`` (published figures for this benchmark) as ``references.json``, if any; and the
-    benchmark's name as ``benchmark.json``, which decides how runs on the corpus are judged."""
+    benchmark's name as ``benchmark.json``, which decides how runs on the corpus are judged.
+    Return how many conversations were written.
+
+    ``conversations`` may be a generator reading the input as it goes: each conversation is
+    written to a staging folder, read back and checked (:func:`evals.corpus.check_file`) while it
+    is the only one in memory; the staging folder becomes ``out`` once all are written."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ImportFormatError(f"output folder {out} exists and is not empty; give a new or empty folder")
-    if not conversations:
-        raise ImportFormatError("the input holds no conversation; nothing to write")
     staging = out.with_name(f".{out.name}.importing-{os.getpid()}")
+    written: set[str] = set()
     try:
         staging.mkdir(parents=True)
         for conversation in conversations:
+            path = staging / f"{conversation.id}.json"
+            if conversation.id in written:  # a bug in an importer, not in the input: say so plainly
+                raise ImportFormatError(f"internal error: two imported conversations have the id {conversation.id!r}")
             document = {"schema_version": conversation.schema_version, **conversation.model_dump(exclude_defaults=True)}
             text = json.dumps(document, indent=2, ensure_ascii=False)
-            (staging / f"{conversation.id}.json").write_text(text + "\n", encoding="utf-8")
+            del document
+            path.write_text(text + "\n", encoding="utf-8")
+            del text
+            _, problems = check_file(path)
+            if problems:
+                raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")
+            written.add(conversation.id)
+        if not written:
+            raise ImportFormatError("the input holds no conversation; nothing to write")
         if references:
             rows = [reference.model_dump(exclude_none=True) for reference in references]
             (staging / REFERENCES_FILE).write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            _, problems = check_references(staging)
+            if problems:
+                raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")
         if benchmark is not None:
             (staging / BENCHMARK_FILE).write_text(json.dumps({"name": benchmark}) + "\n", encoding="utf-8")
-        _, problems = check_corpus(staging)
-        if problems:  # a bug in an importer, not in the input: say so plainly
-            raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")
+            _, problems = check_benchmark(staging)
+            if problems:
+                raise ImportFormatError(f"internal error: the imported corpus does not validate: {problems[0]}")
         if out.exists():
             out.rmdir()
         staging.rename(out)
@@ -323,3 +427,4 @@ def write_corpus(
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+    return len(written)

@@ -53,6 +53,8 @@ retrieval recall (:data:`REFERENCES`), to show beside runs on this corpus.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -67,8 +69,8 @@ from evals.importers._common import (
     build,
     conversation_id,
     session_ids,
+    Archive,
     write_corpus,
-    zip_members,
 )
 
 __all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
@@ -242,28 +244,43 @@ def _noted(sample: _Sample, path: str) -> str:
     return f"{sample.member}: {path or '(top level)'}" if sample.member else path
 
 
-def _samples(file: Path) -> list[_Sample]:
-    """The conversations of ``file`` in order: locomo10.json's array (also as the one .json file of a zip
-    archive), or a zip archive of one conversation per .json file, in numeric order of the file names."""
-    members = zip_members(file)
-    if members is None:
-        source = Source(file)
-    elif len(members) == 1 and isinstance(members[0][1].data, list):
-        source = members[0][1]  # locomo10.json, zipped
-    else:
-        return [_in_member(member, source) for member, source in members]
-    if not isinstance(source.data, list):
+def _samples(file: Path) -> Iterator[_Sample]:
+    """The conversations of ``file`` in order, read one at a time: locomo10.json's array (also as the
+    one .json file of a zip archive), or a zip archive of one conversation per .json file, in numeric
+    order of the file names."""
+    archive = Archive.open(file)
+    if archive is None:
+        with Source.open(file) as source:
+            yield from _in_array_of(source)
+        return
+    with closing(archive):
+        if len(archive.members) == 1:
+            with archive.source(archive.members[0]) as source:
+                if source.is_array:  # locomo10.json, zipped
+                    yield from _in_array_of(source)
+                    return
+                yield _in_member(archive.members[0], source)
+                return
+        for member in archive.members:
+            with archive.source(member) as source:
+                yield _in_member(member, source)
+
+
+def _in_array_of(source: Source) -> Iterator[_Sample]:
+    if not source.is_array:
+        source.data  # noqa: B018 - a file that is not JSON at all says so first
         raise source.fail("", "expected a JSON array of LoCoMo conversations (as in data/locomo10.json)")
-    return [_in_array(source, sample, position) for position, sample in enumerate(source.data)]
+    for position, sample in enumerate(source.elements()):
+        yield _in_array(source, sample, position)
 
 
 def import_locomo(file: Path, out: Path) -> ImportReport:
-    """Read a LoCoMo file and write its corpus into ``out``; return the counts."""
+    """Read a LoCoMo file and write its corpus into ``out``; return the counts. One conversation
+    at a time: each is read, made, written and let go before the next is read."""
     report = ImportReport(source=str(file), out=Path(out))
-    conversations = [
+    conversations = (
         build(sample.source, sample.path, _conversation(sample, position, report))
         for position, sample in enumerate(_samples(file))
-    ]
-    report.conversations = len(conversations)
-    write_corpus(conversations, out, REFERENCES, benchmark="locomo")
+    )
+    report.conversations = write_corpus(conversations, out, REFERENCES, benchmark="locomo")
     return report

@@ -14,7 +14,8 @@ abstention question (the haystack does not hold the answer), so
 Each history turn's ``session`` is its session's id in ``haystack_session_ids``
 and its ``date`` the session's entry in ``haystack_dates``, verbatim
 (``"2023/05/20 (Sat) 02:21"``); the question turn carries ``question_date``.
-Either list, when given, must hold one non-empty string per session.
+Either list, when given, must hold one non-empty string per session, and no
+session id may appear twice in a haystack (the two sessions would count as one).
 ``answer_session_ids`` become the test point's ``evidence_sessions`` (in
 haystack order); an id that names no session holding a turn is skipped and
 counted in the report.
@@ -25,10 +26,11 @@ row for ``longmemeval_m`` (:data:`REFERENCES`), to show beside runs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evals.corpus import Reference
+from evals.corpus import Conversation, Reference
 from evals.importers._common import (
     ANSWER_KINDS,
     ImportReport,
@@ -72,6 +74,15 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
         return None
     sessions = source.items(source.get(item, path, "haystack_sessions", list), f"{path}.haystack_sessions")
     ids = source.labels(item, path, "haystack_session_ids", len(sessions))
+    if ids:
+        first: dict[str, int] = {}
+        for number, session_id in enumerate(ids):
+            if session_id in first:  # two sessions under one id would be merged into one by every session metric
+                raise source.fail(
+                    f"{path}.haystack_session_ids[{number}]",
+                    f"session id {session_id!r} appears twice (also at [{first[session_id]}]); each session needs its own id",
+                )
+            first[session_id] = number
     dates = source.labels(item, path, "haystack_dates", len(sessions)) or []
     answer_ids = source.labels(item, path, "answer_session_ids") or []
 
@@ -130,16 +141,22 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
 
 
 def import_longmemeval(file: Path, out: Path) -> ImportReport:
-    """Read a LongMemEval file and write its corpus into ``out``; return the counts."""
-    source = Source(file)
-    report = ImportReport(source=source.name, out=Path(out))
-    if not isinstance(source.data, list):
-        raise source.fail("", "expected a JSON array of LongMemEval questions (as in longmemeval_s.json)")
-    conversations = []
-    for position, item in enumerate(source.data):
-        data = _conversation(source, item, position, report)
-        if data is not None:
-            conversations.append(build(source, f"[{position}]", data))
-    report.conversations = len(conversations)
-    write_corpus(conversations, out, REFERENCES, benchmark="longmemeval")
+    """Read a LongMemEval file and write its corpus into ``out``; return the counts.
+
+    One question at a time: each is read, made into its conversation, written and let go before
+    the next is read (the _m file is 2.7 GB; one question is about 7 MB)."""
+    with Source.open(file) as source:
+        report = ImportReport(source=source.name, out=Path(out))
+        if not source.is_array:
+            source.data  # noqa: B018 - a file that is not JSON at all says so first
+            raise source.fail("", "expected a JSON array of LongMemEval questions (as in longmemeval_s.json)")
+
+        def conversations() -> Iterator[Conversation]:
+            for position, item in enumerate(source.elements()):
+                data = _conversation(source, item, position, report)
+                del item
+                if data is not None:
+                    yield build(source, f"[{position}]", data)
+
+        report.conversations = write_corpus(conversations(), out, REFERENCES, benchmark="longmemeval")
     return report
