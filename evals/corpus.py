@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from pydantic_core import PydanticCustomError
@@ -42,8 +43,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "BenchmarkDeclaration",
     "Conversation",
+    "Conversations",
     "Corpus",
     "CorpusError",
+    "HELD_BYTES",
     "Problem",
     "REFERENCES_FILE",
     "Reference",
@@ -208,7 +211,8 @@ class Corpus:
     """A loaded, valid corpus."""
 
     directory: Path
-    conversations: list[Conversation]
+    # A list, or (from load_corpus) Conversations: read from their files as they are walked.
+    conversations: Sequence[Conversation]
     digest: str
     references: list[Reference] = field(default_factory=list)  # from references.json; not in the digest
     benchmark: str | None = None  # from benchmark.json (in the digest): which published benchmark this is
@@ -216,6 +220,96 @@ class Corpus:
     @property
     def name(self) -> str:
         return self.directory.resolve().name
+
+
+# A corpus whose files come to at most this many bytes is held in memory once checked; a bigger one
+# (LongMemEval's long haystacks: 7 MB a conversation in _m) is read again from its files, one
+# conversation at a time, whenever it is walked, so a run holds one conversation's turns at a time.
+HELD_BYTES = 64 * 1024**2
+
+
+class _Files:
+    """What :class:`Conversations` reads from: each valid file's path and the sha256 of its bytes as
+    checked, the turn texts shared across files, and the conversations while the corpus is small."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+        self.digests: list[bytes] = []
+        self.sizes = 0
+        # Equal turn texts, one object across conversations (see _share_texts): distinct text only,
+        # so a run that keeps records from many conversations (full_history's) keeps each text once.
+        self.texts: dict[str, str] = {}
+        self.held: list[Conversation] | None = []
+        self.last: tuple[int, Conversation] | None = None  # the one conversation read last, when not held
+
+    def add(self, path: Path, raw: bytes, conversation: Conversation) -> None:
+        self.paths.append(path)
+        self.digests.append(hashlib.sha256(raw).digest())
+        self.sizes += len(raw)
+        if self.held is not None:
+            self.held.append(conversation)
+            if self.sizes > HELD_BYTES:
+                self.held = None  # too big to hold: read as walked from now on
+
+    def get(self, index: int) -> Conversation:
+        if self.held is not None:
+            return self.held[index]
+        if self.last is not None and self.last[0] == index:
+            return self.last[1]
+        self.last = None  # let the previous one go before reading the next
+        path = self.paths[index]
+        try:
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path))
+        except jsonfile.JSONFileError as exc:
+            raise CorpusError([Problem(str(path), exc.where, exc.reason)]) from None
+        if hashlib.sha256(raw).digest() != self.digests[index]:
+            raise CorpusError([Problem(str(path), "", "changed since the corpus was checked; run again on a corpus that stays put")])
+        conversation, problems = _parse_file(path, self.texts, raw)
+        if conversation is None:  # the same bytes checked once already: cannot happen
+            raise CorpusError(problems)
+        self.last = (index, conversation)
+        return conversation
+
+
+class Conversations(Sequence[Conversation]):
+    """A checked corpus's conversations, in file-name order: a read-only sequence that reads each
+    conversation from its file when it is used (each file's bytes must be those checked), unless
+    the corpus is small enough to hold (:data:`HELD_BYTES`). A slice is such a sequence too."""
+
+    def __init__(self, files: _Files, positions: range | None = None) -> None:
+        self._files = files
+        self._positions = positions if positions is not None else range(len(files.paths))
+
+    @classmethod
+    def empty(cls) -> Conversations:
+        return cls(_Files())
+
+    @property
+    def held(self) -> bool:
+        """Whether the conversations are in memory (a small corpus), not read as walked."""
+        return self._files.held is not None
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return Conversations(self._files, self._positions[index])
+        return self._files.get(self._positions[index])
+
+    def __iter__(self) -> Iterator[Conversation]:
+        for position in self._positions:
+            yield self._files.get(position)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment] - compared by content, like a list
+
+    def __repr__(self) -> str:
+        return f"Conversations({len(self)} conversations{'' if self.held else ', read as walked'})"
 
 
 def _model_at(loc: tuple[int | str, ...], root: type[BaseModel] = Conversation) -> type[BaseModel]:
@@ -286,10 +380,13 @@ def _share_texts(data: dict, texts: dict[str, str]) -> None:
                     turn[field] = texts.setdefault(text, text)
 
 
-def _parse_file(path: Path, texts: dict[str, str] | None = None) -> tuple[Conversation | None, list[Problem]]:
+def _parse_file(
+    path: Path, texts: dict[str, str] | None = None, raw: bytes | None = None
+) -> tuple[Conversation | None, list[Problem]]:
+    """The conversation in ``path`` (whose bytes are ``raw``, when read already), or its problems."""
     name = str(path)
     try:
-        data = jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+        data = jsonfile.parse(raw, name) if raw is not None else jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
     except jsonfile.JSONFileError as exc:
         return None, [Problem(name, exc.where, exc.reason)]
     if not isinstance(data, dict):
@@ -358,17 +455,28 @@ def corpus_digest(conversations: list[Conversation], benchmark: str | None = Non
     # that does not use them unchanged.
     digest = hashlib.sha256()
     for conversation in conversations:
-        digest.update(conversation.model_dump_json(exclude_defaults=True).encode("utf-8"))
-        digest.update(b"\n")
+        _digest_update(digest, conversation)
+    return _with_benchmark(digest, benchmark)
+
+
+def _digest_update(digest: Any, conversation: Conversation) -> None:
+    digest.update(conversation.model_dump_json(exclude_defaults=True).encode("utf-8"))
+    digest.update(b"\n")
+
+
+def _with_benchmark(digest: Any, benchmark: str | None) -> str:
     if benchmark is not None:
         digest.update(f"benchmark {benchmark}\n".encode())
     return digest.hexdigest()
 
 
-def check_file(path: Path, texts: dict[str, str] | None = None) -> tuple[Conversation | None, list[Problem]]:
+def check_file(
+    path: Path, texts: dict[str, str] | None = None, raw: bytes | None = None
+) -> tuple[Conversation | None, list[Problem]]:
     """One conversation file, checked as :func:`check_corpus` checks each: the conversation (None
-    when it has a problem) and its problems. ``texts`` shares equal turn texts across files."""
-    conversation, problems = _parse_file(path, texts)
+    when it has a problem) and its problems. ``texts`` shares equal turn texts across files;
+    ``raw``: the file's bytes, when read already."""
+    conversation, problems = _parse_file(path, texts, raw)
     if conversation is None:
         return None, problems
     problems = _reference_problems(str(path), conversation)
@@ -380,23 +488,36 @@ def check_file(path: Path, texts: dict[str, str] | None = None) -> tuple[Convers
     return (None, problems) if problems else (conversation, [])
 
 
-def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
-    """Parse every conversation in ``directory``; return what parsed and every problem found."""
-    directory = Path(directory)
+def check_corpus(directory: Path) -> tuple[Conversations, list[Problem]]:
+    """Parse every conversation in ``directory``; return what parsed (read again from the files as
+    it is walked, see :class:`Conversations`) and every problem found."""
+    conversations, problems, _ = _check(Path(directory))
+    return conversations, problems
+
+
+def _check(directory: Path) -> tuple[Conversations, list[Problem], Any]:
+    """:func:`check_corpus`, and the sha256 (a hashlib object) of the valid conversations' canonical
+    content as :func:`corpus_digest` takes it, worked out in the same pass."""
+    digest = hashlib.sha256()
     if not directory.exists():
-        return [], [Problem(str(directory), "", "corpus folder does not exist")]
+        return Conversations.empty(), [Problem(str(directory), "", "corpus folder does not exist")], digest
     if not directory.is_dir():
-        return [], [Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")]
+        problem = Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")
+        return Conversations.empty(), [problem], digest
     files = sorted(p for p in directory.glob("*.json") if p.name not in NOT_CONVERSATIONS)
     if not files:
-        return [], [Problem(str(directory), "", "no *.json files in the corpus folder")]
+        return Conversations.empty(), [Problem(str(directory), "", "no *.json files in the corpus folder")], digest
 
-    conversations: list[Conversation] = []
+    state = _Files()
     problems: list[Problem] = []
     first_seen: dict[str, Path] = {}
-    texts: dict[str, str] = {}
     for path in files:
-        conversation, file_problems = check_file(path, texts)
+        try:
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path))
+        except jsonfile.JSONFileError as exc:
+            problems.append(Problem(str(path), exc.where, exc.reason))
+            continue
+        conversation, file_problems = check_file(path, state.texts, raw)
         problems.extend(file_problems)
         if conversation is None:
             continue
@@ -406,10 +527,12 @@ def check_corpus(directory: Path) -> tuple[list[Conversation], list[Problem]]:
             )
             continue
         first_seen[conversation.id] = path
-        conversations.append(conversation)
+        _digest_update(digest, conversation)
+        state.add(path, raw, conversation)
+        del raw, conversation
     problems.extend(check_references(directory)[1])
     problems.extend(check_benchmark(directory)[1])
-    return conversations, problems
+    return Conversations(state), problems, digest
 
 
 def check_benchmark(directory: Path) -> tuple[str | None, list[Problem]]:
@@ -466,7 +589,7 @@ def check_references(directory: Path) -> tuple[list[Reference], list[Problem]]:
 
 def load_corpus(directory: Path) -> Corpus:
     """Load a corpus folder, or raise :class:`CorpusError` listing every problem."""
-    conversations, problems = check_corpus(directory)
+    conversations, problems, content = _check(Path(directory))
     if problems:
         raise CorpusError(problems)
     references, _ = check_references(directory)
@@ -474,7 +597,7 @@ def load_corpus(directory: Path) -> Corpus:
     return Corpus(
         directory=Path(directory),
         conversations=conversations,
-        digest=corpus_digest(conversations, benchmark),
+        digest=_with_benchmark(content, benchmark),
         references=references,
         benchmark=benchmark,
     )

@@ -235,3 +235,125 @@ def test_duplicate_haystack_session_ids_are_refused(tmp_path):
         "each session needs its own id"
     )
     assert not (tmp_path / "out").exists()
+
+
+# -- a run reads a big corpus one conversation at a time -------------------------------------------
+
+
+def imported_lme(folder: Path, questions: int = 3) -> Path:
+    source = folder / "lme.json"
+    generate(source, questions, shape="s", seed=0)
+    import_corpus("longmemeval", source, folder / "corpus")
+    return folder / "corpus"
+
+
+def test_a_corpus_over_the_held_size_is_read_as_walked(tmp_path, monkeypatch):
+    """Over HELD_BYTES a corpus is read from its files as it is walked: same conversations, same digest."""
+    from evals import corpus as corpus_module
+    from evals.corpus import corpus_digest, load_corpus
+
+    folder = imported_lme(tmp_path)
+    held = load_corpus(folder)
+    assert held.conversations.held
+    monkeypatch.setattr(corpus_module, "HELD_BYTES", 0)
+    walked = load_corpus(folder)
+    assert not walked.conversations.held
+    assert walked.digest == held.digest == corpus_digest(list(held.conversations), held.benchmark)
+    assert walked.conversations == list(held.conversations)
+    assert [c.id for c in walked.conversations[1:]] == [c.id for c in held.conversations[1:]]
+    assert walked.conversations[-1] == held.conversations[-1]
+
+
+def test_a_file_changed_after_the_check_is_refused(tmp_path, monkeypatch):
+    """A conversation read again must be the bytes checked at the start: an edit meanwhile is one line."""
+    from evals import corpus as corpus_module
+    from evals.corpus import CorpusError, load_corpus
+
+    monkeypatch.setattr(corpus_module, "HELD_BYTES", 0)
+    folder = imported_lme(tmp_path)
+    corpus = load_corpus(folder)
+    path = folder / "001_q00001.json"
+    path.write_text(path.read_text().replace("Earlier", "Later", 1) + " ")
+    with pytest.raises(CorpusError) as info:
+        list(corpus.conversations)
+    assert str(info.value) == f"invalid corpus: {path}: changed since the corpus was checked; run again on a corpus that stays put"
+
+
+@pytest.mark.parametrize("strategy", ["full_history", "summary_buffer", "bm25"])
+def test_a_run_read_as_walked_stores_what_a_held_run_stores(tmp_path, monkeypatch, strategy):
+    """The same run, its corpus held or read as walked: the same document and the same stored rows."""
+    from click.testing import CliRunner
+
+    from evals import corpus as corpus_module
+    from evals.cli import cli
+    from evals.store import Store
+
+    folder = imported_lme(tmp_path)
+    outputs = []
+    for held in (True, False):
+        monkeypatch.setattr(corpus_module, "HELD_BYTES", 64 * 1024**2 if held else 0)
+        store, output = tmp_path / f"s{held}.duckdb", tmp_path / f"o{held}.json"
+        result = CliRunner().invoke(
+            cli, ["run", "--runner", strategy, "--corpus", str(folder), "--store", str(store), "--output", str(output), "--no-cache"]
+        )
+        assert result.exit_code == 0, result.output
+        with Store.open(store, read_only=True) as opened:
+            (run_id,) = [row.run_id for row in opened.runs()]
+            stored = opened.get_run(run_id)
+        document = json.loads(output.read_text())
+        outputs.append((without_times(document), stored.run.conversations, stored.scores.points))
+    assert outputs[0] == outputs[1]
+
+
+def without_times(document: dict) -> dict:
+    """The document but what differs between any two runs (wall-clock latency, durations)."""
+    import copy
+
+    document = copy.deepcopy(document)
+
+    def drop(node):
+        if isinstance(node, dict):
+            for key in [k for k in node if "latency" in k or k.endswith("_s") or k in ("started_at", "duration")]:
+                del node[key]
+            for value in node.values():
+                drop(value)
+        elif isinstance(node, list):
+            for value in node:
+                drop(value)
+
+    drop(document)
+    return document
+
+
+def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares_texts(tmp_path):
+    """Each stored conversation keeps its content digest, which a later run on the corpus compares;
+    rows stored before (no digest) are compared text by text, and a difference is still found."""
+    from evals.corpus import load_corpus
+    from evals.playthrough import play_corpus
+    from evals.provenance import Provenance
+    from evals.scoring import Evaluation, score_run
+    from evals.store import MIGRATIONS, Store, StoreError
+    from evals.store._records import content_digest
+    from evals.strategies import FullHistory
+    from evals.tokens import TokenCounter
+
+    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
+    corpus = load_corpus(imported_lme(tmp_path))
+    run = play_corpus(corpus, FullHistory(), ignores_k=True)
+    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
+    store = tmp_path / "new.duckdb"
+    with Store.open(store) as opened:
+        opened.append(evaluation, provenance)
+        opened.append(evaluation, provenance)
+        rows = opened._con.execute("SELECT content_digest FROM conversations ORDER BY position").fetchall()
+    assert [digest for (digest,) in rows] == [content_digest(c) for c in corpus.conversations]
+
+    old = tmp_path / "old.duckdb"
+    with Store.open(old, migrations=MIGRATIONS[:-1]) as opened:
+        opened.append(evaluation, provenance)
+    with Store.open(old) as opened:  # upgraded: the rows stored before have no digest
+        assert opened._con.execute("SELECT count(*) FROM conversations WHERE content_digest IS NULL").fetchone() == (3,)
+        opened.append(evaluation, provenance)
+        opened._con.execute("UPDATE conversations SET contents = list_prepend('an edited turn', contents[2:]) WHERE position = 2")
+        with pytest.raises(StoreError, match=r"\(conversation '002_q00002', turn 0\); refusing to mix them"):
+            opened.append(evaluation, provenance)

@@ -10,8 +10,9 @@ test point instead of a quadratic pile of copies.
 from __future__ import annotations
 
 import gc
+import hashlib
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,7 +47,10 @@ __all__ = [
     "decode_tokens",
     "record_from_evaluation",
     "CORPUS_BATCH",
+    "CORPUS_BATCH_CHARS",
     "RUN_BATCH",
+    "content_digest",
+    "corpus_batches",
     "corpus_points",
     "corpus_rows",
     "metrics_table",
@@ -454,32 +458,63 @@ def _deepest_ranking(point: TestPointResult) -> list[int | None] | None:
     return list(point.ranked_turns) if point.ranked_turns is not None else None
 
 
-# Conversations per batch when a corpus is written to or compared with the store: a batch of
-# LongMemEval-sized haystacks is about 20 MB of text, a whole corpus hundreds of megabytes.
+# Conversations per batch when a corpus is written to or compared with the store, at most: a batch
+# holds at most CORPUS_BATCH_CHARS characters of turn text too (one LongMemEval_m haystack is 6.5 M),
+# so a batch is a few tens of megabytes however long the conversations are.
 CORPUS_BATCH = 25
+CORPUS_BATCH_CHARS = 32 * 1024**2
 # Conversations per batch of a run's rows (test points, turn tokens) as the store writes them.
 RUN_BATCH = 50
 
 
+def content_digest(conversation: Conversation) -> str:
+    """sha256 of one conversation's canonical content: the JSON the corpus digest hashes for it."""
+    return hashlib.sha256(conversation.model_dump_json(exclude_defaults=True).encode("utf-8")).hexdigest()
+
+
+def corpus_batches(conversations: Iterable[Conversation]) -> Iterator[tuple[int, list[Conversation]]]:
+    """``conversations`` in batches of at most CORPUS_BATCH conversations and (unless a single one is
+    longer) CORPUS_BATCH_CHARS characters of text, each with the position of its first; walks them once."""
+    batch: list[Conversation] = []
+    chars = 0
+    offset = 0
+    for conversation in conversations:
+        size = sum(len(turn.content) for turn in conversation.turns)
+        if batch and (len(batch) >= CORPUS_BATCH or chars + size > CORPUS_BATCH_CHARS):
+            yield offset, batch
+            offset += len(batch)
+            batch, chars = [], 0
+        batch.append(conversation)
+        chars += size
+    if batch:
+        yield offset, batch
+
+
 def corpus_rows(corpus_digest: str, conversations: Sequence[Conversation], *, offset: int = 0) -> pa.Table:
     """The ``conversations`` rows (turns as parallel lists) of ``conversations``, the first at
-    position ``offset`` of its corpus."""
-    count = len(conversations)
+    position ``offset`` of its corpus. Each conversation is walked once (it may be read from its file)."""
     texts = pa.list_(pa.string())
+    columns: dict[str, list[Any]] = {
+        name: [] for name in ("conversation_id", "description", "roles", "contents", "unrecorded", "sessions", "dates", "content_digest")
+    }
+    for conversation in conversations:
+        turns = conversation.turns
+        columns["conversation_id"].append(conversation.id)
+        columns["description"].append(conversation.description)
+        columns["roles"].append([t.role for t in turns])
+        columns["contents"].append([t.content for t in turns])
+        columns["unrecorded"].append([i for i, t in enumerate(turns) if not t.record] or None)
+        columns["sessions"].append(_turn_field(conversation, "session"))
+        columns["dates"].append(_turn_field(conversation, "date"))
+        columns["content_digest"].append(content_digest(conversation))
+    count = len(columns["conversation_id"])
+    types = {"unrecorded": pa.list_(pa.int32()), "conversation_id": pa.string(), "description": pa.string(), "content_digest": pa.string()}
     return pa.table(
         {
             "corpus_digest": pa.array([corpus_digest] * count, pa.string()),
-            "conversation_id": pa.array([c.id for c in conversations], pa.string()),
             "position": pa.array(range(offset, offset + count), pa.int32()),
-            "description": pa.array([c.description for c in conversations], pa.string()),
-            "roles": pa.array([[t.role for t in c.turns] for c in conversations], texts),
-            "contents": pa.array([[t.content for t in c.turns] for c in conversations], texts),
-            "unrecorded": pa.array(
-                [[i for i, t in enumerate(c.turns) if not t.record] or None for c in conversations], pa.list_(pa.int32())
-            ),
-            "sessions": pa.array([_turn_field(c, "session") for c in conversations], texts),
-            "dates": pa.array([_turn_field(c, "date") for c in conversations], texts),
         }
+        | {name: pa.array(values, types.get(name, texts)) for name, values in columns.items()}
     )
 
 

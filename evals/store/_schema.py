@@ -379,6 +379,13 @@ _BENCHMARK = """
 ALTER TABLE runs ADD COLUMN benchmark VARCHAR;
 """
 
+# Each stored conversation's sha256 of its canonical content (the JSON the corpus digest hashes for it):
+# a run on a corpus already stored compares these, never reading the stored texts back, which DuckDB
+# unpacks for every conversation of a vector at once. NULL: stored before (compared text by text).
+_CONVERSATION_DIGESTS = """
+ALTER TABLE conversations ADD COLUMN content_digest VARCHAR;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -390,6 +397,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "sessions_cutoffs_latency", _SESSIONS_CUTOFFS_LATENCY),
     Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
     Migration(10, "run_benchmark", _BENCHMARK),
+    Migration(11, "conversation_content_digests", _CONVERSATION_DIGESTS),
 )
 
 

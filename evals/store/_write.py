@@ -22,10 +22,11 @@ from evals.store._connect import Connected, rollback, utc_now, write_error
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
 from evals.store._records import (
-    CORPUS_BATCH,
     RUN_BATCH,
     RunRecord,
     answers_table,
+    content_digest,
+    corpus_batches,
     corpus_points,
     corpus_rows,
     gc_paused,
@@ -176,18 +177,22 @@ class StoreWriter(Connected):
         pages show a run's transcripts from the corpus stored under its digest, so a different text
         there would put one run's words into another's pages.
 
-        Conversations go in, and are compared, a batch at a time: a corpus of long conversations
-        is hundreds of megabytes of text, and a copy of all of it (let alone two, as Python
-        lists) would be most of a run's memory."""
+        Conversations go in a batch at a time (:func:`corpus_batches`: a few tens of megabytes of
+        text), walked once: a corpus of long conversations is hundreds of megabytes of text, read
+        from its files as it is walked. They are compared by digest: each stored row keeps its
+        conversation's (``content_digest``), so the stored texts are never read back, which DuckDB
+        would do for every conversation at once."""
         digest = record.summary.corpus_digest
         conversations = record.conversations
         test_points = corpus_points(digest, conversations)
         stored_count = self._one("SELECT count(*) FROM conversations WHERE corpus_digest = ?", [digest])[0]
         if stored_count == 0:
-            for begin in range(0, len(conversations), CORPUS_BATCH):
-                rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)
+            for begin, batch in corpus_batches(conversations):
+                rows = corpus_rows(digest, batch, offset=begin)
+                del batch
                 self._insert_arrow("conversations", rows)
                 del rows
+                release_memory()
             self._insert_arrow("corpus_test_points", test_points)
             return
         difference = self._stored_corpus_difference(digest, conversations, test_points, stored_count)
@@ -208,32 +213,58 @@ class StoreWriter(Connected):
         ids = [row[0] for row in self._con.execute(
             "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
         ).fetchall()]
+        if len(ids) != len(conversations):
+            return "other conversations"
+        stored_digests = (
+            dict(self._con.execute(
+                "SELECT position, content_digest FROM conversations WHERE corpus_digest = ?", [digest]
+            ).fetchall())
+            if "content_digest" in have
+            else {}
+        )  # fmt: skip
+        if stored_digests and None not in stored_digests.values():
+            for position, conversation in enumerate(conversations):
+                if conversation.id != ids[position]:
+                    return "other conversations"
+                if stored_digests.get(position) != content_digest(conversation):
+                    # Only a conversation that differs is read back whole, to say where.
+                    difference = self._difference_at(digest, columns, conversation, position)
+                    if difference is not None:
+                        return difference
+            return self._points_difference(digest, test_points)
+        # Stored before rows kept their digest: fingerprints, not texts. DuckDB reads a list column a
+        # whole vector of rows at a time, so this scan of `contents` unpacks the corpus's text at once;
+        # digesting it there keeps that inside one query instead of copying it into Python as well.
         if ids != [c.id for c in conversations]:
             return "other conversations"
-        # Fingerprints, not texts: DuckDB reads a list column a whole vector of rows at a time, so
-        # any scan of `contents` unpacks the corpus's text at once; digesting it there keeps that
-        # inside one query instead of copying it into Python as well. Only a conversation whose
-        # fingerprint differs is read back whole, to say where it differs.
         fingerprint = _fingerprint_sql(columns)
         stored = dict(
             self._con.execute(
                 f"SELECT position, {fingerprint} FROM conversations WHERE corpus_digest = ?", [digest]
             ).fetchall()
         )
-        for begin in range(0, len(conversations), CORPUS_BATCH):
-            new_rows = corpus_rows(digest, conversations[begin : begin + CORPUS_BATCH], offset=begin)  # noqa: F841
+        for begin, batch in corpus_batches(conversations):
+            new_rows = corpus_rows(digest, batch, offset=begin)  # noqa: F841
             given = self._con.execute(f"SELECT position, {fingerprint} FROM new_rows").fetchall()
             for position, value in given:
                 if stored.get(position) == value:
                     continue
-                old = self._arrow(
-                    f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
-                    [digest, position],
-                )
-                new = corpus_rows(digest, [conversations[position]], offset=position).select(old.column_names)
-                difference = _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
+                difference = self._difference_at(digest, columns, batch[position - begin], position)
                 if difference is not None:
                     return difference
+        return self._points_difference(digest, test_points)
+
+    def _difference_at(self, digest: str, columns: list[str], conversation: Conversation, position: int) -> str | None:
+        """Where the stored conversation at ``position`` differs from ``conversation``, in words; None when the same."""
+        old = self._arrow(
+            f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
+            [digest, position],
+        )
+        new = corpus_rows(digest, [conversation], offset=position).select(old.column_names)
+        return _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
+
+    def _points_difference(self, digest: str, test_points: pa.Table) -> str | None:
+        """Where the stored test points of the corpus differ from ``test_points``; None when the same."""
         have = self._columns("corpus_test_points")
         point_columns = [
             "coalesce(answerable, true) AS answerable" if c == "answerable" else c
