@@ -357,3 +357,32 @@ def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares
         opened._con.execute("UPDATE conversations SET contents = list_prepend('an edited turn', contents[2:]) WHERE position = 2")
         with pytest.raises(StoreError, match=r"\(conversation '002_q00002', turn 0\); refusing to mix them"):
             opened.append(evaluation, provenance)
+
+
+def test_run_rows_go_in_batches_bounded_by_text(tmp_path, monkeypatch):
+    """A run's rows are written in batches of at most RUN_BATCH_CHARS of retrieved text (one conversation
+    when a single one has more), and read back the same as when written in one batch."""
+    from evals.corpus import load_corpus
+    from evals.playthrough import play_corpus
+    from evals.provenance import Provenance
+    from evals.scoring import Evaluation, score_run
+    from evals.store import Store
+    from evals.store import _records
+    from evals.strategies import SummaryBuffer
+    from evals.tokens import TokenCounter
+
+    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
+    corpus = load_corpus(imported_lme(tmp_path))
+    run = play_corpus(corpus, SummaryBuffer())
+    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
+    assert list(_records.run_batches(run)) == [(0, 3)]
+    monkeypatch.setattr(_records, "RUN_BATCH_CHARS", 1)
+    assert list(_records.run_batches(run)) == [(0, 1), (1, 2), (2, 3)]
+    stored = []
+    for name, chars in (("one.duckdb", 64 * 1024**2), ("three.duckdb", 1)):
+        monkeypatch.setattr(_records, "RUN_BATCH_CHARS", chars)
+        with Store.open(tmp_path / name) as opened:
+            got = opened.get_run(opened.append(evaluation, provenance))
+        stored.append((got.run.conversations, got.scores.points))
+    assert stored[0] == stored[1]
+    assert stored[0][0] == run.as_stored().conversations

@@ -49,6 +49,8 @@ __all__ = [
     "CORPUS_BATCH",
     "CORPUS_BATCH_CHARS",
     "RUN_BATCH",
+    "RUN_BATCH_CHARS",
+    "run_batches",
     "content_digest",
     "corpus_batches",
     "corpus_points",
@@ -463,8 +465,24 @@ def _deepest_ranking(point: TestPointResult) -> list[int | None] | None:
 # so a batch is a few tens of megabytes however long the conversations are.
 CORPUS_BATCH = 25
 CORPUS_BATCH_CHARS = 32 * 1024**2
-# Conversations per batch of a run's rows (test points, turn tokens) as the store writes them.
+# Conversations per batch of a run's rows (test points, turn tokens) as the store writes them, at most;
+# and at most RUN_BATCH_CHARS characters of retrieved text (summary_buffer's records over a
+# LongMemEval_m haystack are 6.7 M characters a test point), unless one conversation has more.
 RUN_BATCH = 50
+RUN_BATCH_CHARS = 32 * 1024**2
+
+
+def run_batches(run: RunResult) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` of each batch of the run's conversations whose rows the store writes together."""
+    start, chars = 0, 0
+    for index, conversation in enumerate(run.conversations):
+        size = sum(len(record) for point in conversation.test_points for record in point.retrieved_records)
+        if index > start and (index - start >= RUN_BATCH or chars + size > RUN_BATCH_CHARS):
+            yield start, index
+            start, chars = index, 0
+        chars += size
+    if start < len(run.conversations):
+        yield start, len(run.conversations)
 
 
 def content_digest(conversation: Conversation) -> str:

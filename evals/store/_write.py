@@ -22,7 +22,6 @@ from evals.store._connect import Connected, rollback, utc_now, write_error
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
 from evals.store._records import (
-    RUN_BATCH,
     RunRecord,
     answers_table,
     content_digest,
@@ -34,6 +33,7 @@ from evals.store._records import (
     metrics_table,
     record_from_evaluation,
     references_table,
+    run_batches,
     run_tables,
 )
 from evals.store._undo import kept_on_failure
@@ -138,9 +138,8 @@ class StoreWriter(Connected):
         self._con.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(values.values()))
         # Encoded and inserted a batch of conversations at a time, after the corpus: records that
         # are not turns (summary_buffer's summaries of long conversations) run to hundreds of megabytes.
-        count = len(record.run.conversations)
-        for begin in range(0, count, RUN_BATCH):
-            points, turn_tokens = run_tables(record, begin, begin + RUN_BATCH)
+        for begin, end in run_batches(record.run):
+            points, turn_tokens = run_tables(record, begin, end)
             self._insert_arrow("test_points", points)
             self._insert_arrow("run_turn_tokens", turn_tokens)
             del points, turn_tokens
