@@ -75,6 +75,10 @@ class _Popen(subprocess.Popen):
 subprocess.Popen = _Popen  # type: ignore[misc] - only this script's own children
 
 
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def source_file(questions: int, data: Path) -> Path:
     path = data / f"lme_m_q{questions}_g{GENERATOR_VERSION}.json"
     if not path.exists():
@@ -95,7 +99,7 @@ def main() -> None:
     counts = sorted(int(q) for q in args.questions.split(","))
     strategies = [] if args.strategies == "none" else args.strategies.split(",")
     args.data_dir.mkdir(parents=True, exist_ok=True)
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; {os.cpu_count()} CPUs", flush=True)
+    print(f"load average {_load()}; {os.cpu_count()} CPUs", flush=True)
 
     peaks: dict[str, dict[int, float]] = {}
     commands: dict[str, str] = {}
@@ -136,8 +140,9 @@ def main() -> None:
     print("\ncommands (per question count; FILE, DIR, STORE under the data folder):")
     for name, command in commands.items():
         print(f"  {name}: {command}")
-    print(f"\nload average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    print(f"{'all targets met' if not failed else f'{failed} target(s) missed'} (≤ 1.5 GB; {last} q within {FLAT:.0%} of {first} q)")
+    print(f"\nload average {_load()}")
+    verdict = "all targets met" if not failed else f"{failed} target(s) missed"
+    print(f"{verdict} (≤ 1.5 GB; {last} q within {FLAT:.0%} of {first} q)")
     raise SystemExit(1 if failed else 0)
 
 

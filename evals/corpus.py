@@ -263,7 +263,8 @@ class _Files:
         except jsonfile.JSONFileError as exc:
             raise CorpusError([Problem(str(path), exc.where, exc.reason)]) from None
         if hashlib.sha256(raw).digest() != self.digests[index]:
-            raise CorpusError([Problem(str(path), "", "changed since the corpus was checked; run again on a corpus that stays put")])
+            changed = "changed since the corpus was checked; run again on a corpus that stays put"
+            raise CorpusError([Problem(str(path), "", changed)])
         conversation, problems = _parse_file(path, self.texts, raw)
         if conversation is None:  # the same bytes checked once already: cannot happen
             raise CorpusError(problems)

@@ -246,7 +246,9 @@ def parse(
         where, node = first if first is not None else (json_path(within), next(iter(repeated.values()))[0])
         raise JSONFileError(name, where, f"key {repeated[id(node)][1]!r} appears twice")
     if _SURROGATE_ESCAPE.search(text):  # rare: only then look for one that is not half of a pair
-        found = _locate(value, lambda node: isinstance(node, str) and _SURROGATE.search(node) is not None, keys=True, within=within)
+        found = _locate(
+            value, lambda node: isinstance(node, str) and _SURROGATE.search(node) is not None, keys=True, within=within
+        )
         if found is not None:
             where, node = found
             char = _SURROGATE.search(node).group()

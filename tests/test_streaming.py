@@ -386,3 +386,74 @@ def test_run_rows_go_in_batches_bounded_by_text(tmp_path, monkeypatch):
         stored.append((got.run.conversations, got.scores.points))
     assert stored[0] == stored[1]
     assert stored[0][0] == run.as_stored().conversations
+
+
+def test_default_summaries_are_stored_as_references_and_read_back_whole(tmp_path):
+    """summary_buffer's default summaries are stored as "\\0summary N" (not megabytes of text) and read
+    back as the same text; a record that merely starts with NUL, or looks like a summary but is not
+    one, is kept as it is."""
+    from evals.corpus import Conversation, Corpus, corpus_digest
+    from evals.playthrough import play_corpus
+    from evals.provenance import Provenance
+    from evals.scoring import Evaluation, score_run
+    from evals.store import Store
+    from evals.store._records import compact_text, expand_text
+    from evals.strategies import SummaryBuffer
+    from evals.tokens import TokenCounter
+
+    turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} says \x00 something {i}"} for i in range(30)]
+    turns[5]["record"] = False
+    turns.append({"role": "user", "content": "q", "record": False, "test_at": {"question": "q", "expected_fact": "turn 3 says"}})
+    turns.append({"role": "user", "content": "q2", "record": False, "test_at": {"question": "q2", "expected_fact": "turn 9"}})
+    conversations = [Conversation(id="c", description="d", turns=turns)]
+    corpus = Corpus(directory=tmp_path, conversations=conversations, digest=corpus_digest(conversations))
+    run = play_corpus(corpus, SummaryBuffer(), k=3)
+    summary = run.conversations[0].test_points[0].retrieved_records[0]
+    assert summary.startswith("Earlier in the conversation: system: ") and len(summary) > 500
+    roles, contents = [t["role"] for t in turns], [t["content"] for t in turns]
+    recorded = [t.get("record", True) for t in turns]
+    stored = compact_text(summary, 30, roles, contents, recorded)
+    assert stored == "\x00summary 23"  # 29 recorded turns before the question, 6 kept verbatim
+    assert expand_text(stored, 30, roles, contents, [5, 30, 31]) == summary
+    for text in ("\x00summary 23", "\x00\x00", summary + " ", summary.replace("turn 3", "turn 4")):
+        kept = compact_text(text, 30, roles, contents, recorded)
+        assert not kept.startswith("\x00summary ") or kept == "\x00summary 23" and text == summary
+        assert expand_text(kept, 30, roles, contents, [5, 30, 31]) == text
+
+    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
+    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
+    with Store.open(tmp_path / "s.duckdb") as opened:
+        got = opened.get_run(opened.append(evaluation, provenance))
+        texts = opened._con.execute("SELECT record_texts FROM test_points ORDER BY turn_index").fetchall()
+    assert texts == [(["\x00summary 23"],), (["\x00summary 23"],)]
+    assert got.run.conversations == run.as_stored().conversations
+
+
+def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
+    """Upgrading to schema 11 doubles the NUL a stored record text starts with, so it reads back as it was."""
+    from evals.corpus import Conversation, Corpus, corpus_digest
+    from evals.provenance import Provenance
+    from evals.results import ConversationResult, RunResult, TestPointResult
+    from evals.scoring import Evaluation, score_run
+    from evals.store import MIGRATIONS, Store
+    from evals.tokens import TokenCounter
+    from datetime import UTC, datetime
+
+    turns = [{"role": "user", "content": "hello"}, {"role": "user", "content": "q", "test_at": {"question": "q", "expected_fact": "x"}}]
+    conversations = [Conversation(id="c", description="d", turns=turns)]
+    corpus = Corpus(directory=tmp_path, conversations=conversations, digest=corpus_digest(conversations))
+    point = TestPointResult(turn_index=1, question="q", expected_fact="x", expected_keywords=[], retrieved_records=["\x00summary 1", "\x00odd"])
+    run = RunResult(
+        strategy={"name": "odd"}, model="none", k=5, seed=42, corpus_dir=str(tmp_path), corpus_digest=corpus.digest,
+        started_at=datetime.now(UTC), duration_s=0.0,
+        conversations=[ConversationResult(conversation_id="c", description="d", turn_count=2, test_points=[point])],
+    )  # fmt: skip
+    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
+    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
+    path = tmp_path / "old.duckdb"
+    with Store.open(path, migrations=MIGRATIONS[:-1]) as opened:
+        run_id = opened.append(evaluation, provenance)
+    with Store.open(path) as opened:
+        assert opened.get_run(run_id).run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]
+        again = opened.get_run(opened.append(evaluation, provenance))
+    assert again.run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]

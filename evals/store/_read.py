@@ -358,7 +358,10 @@ class StoreReader(Connected):
             for point in by_conversation.get(cid, []):
                 question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[cid, point["turn_index"]]
                 ranked = point["ranked_turns"]
-                records = decode_records(point["record_turns"], point["record_texts"], contents)
+                records = decode_records(
+                    point["record_turns"], point["record_texts"], contents,
+                    before=point["turn_index"], roles=conversation["roles"], unrecorded=conversation["unrecorded"],
+                )  # fmt: skip
                 result_point = TestPointResult(
                     turn_index=point["turn_index"],
                     question=question,

@@ -29,6 +29,8 @@ from evals.scoring import Evaluation, Scores
 from evals.store._errors import StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary
+from evals.strategies.summary_buffer import SUMMARY_HEAD as _SUMMARY_HEAD
+from evals.strategies.summary_buffer import nested_summary
 from evals.turn_refs import Encoded, TurnLookup, encode_records
 
 if TYPE_CHECKING:
@@ -329,8 +331,61 @@ def gc_paused() -> Iterator[None]:
 # -- records <-> turn references (the mapping itself is evals.turn_refs) -----------------------
 
 
-def decode_records(refs: list[int | None], texts: list[str], contents: list[str]) -> list[str]:
-    pending = iter(texts)
+# A record that is not a turn is stored as its text, except summary_buffer's default summary of the
+# first n recorded turns before its test point: that is f"{SUMMARY} {n}" (6.7 M characters of text a test
+# point over a LongMemEval_m haystack, which DuckDB would hold uncompressed until the append commits).
+# A text that starts with the mark itself is stored with the mark doubled, so no text reads as a summary.
+MARK = "\x00"
+SUMMARY = MARK + "summary"
+_NEST = _SUMMARY_HEAD + "system: "  # how a summary opens once per earlier summary it nests
+
+
+def compact_text(text: str, before: int, roles: Sequence[str], contents: Sequence[str], recorded: Sequence[bool] | None) -> str:
+    """How the store keeps ``text``, a record of the test point at turn ``before`` that is no turn."""
+    if text.startswith(MARK):
+        return MARK + text
+    if not text.startswith(_SUMMARY_HEAD):
+        return text
+    depth = _nesting(text)  # then the summary of that many turns is rebuilt and compared, exactly
+    turns = [i for i in range(before) if recorded is None or recorded[i]]
+    if 0 < depth <= len(turns) and text == nested_summary({"role": roles[i], "content": contents[i]} for i in turns[:depth]):
+        return f"{SUMMARY} {depth}"
+    return text
+
+
+def _nesting(text: str) -> int:
+    """How many turns a default summary folds: one more than the times it opens with the nested head."""
+    depth, position = 1, 0
+    while text.startswith(_NEST, position):
+        depth += 1
+        position += len(_NEST)
+    return depth
+
+
+def expand_text(stored: str, before: int, roles: Sequence[str], contents: Sequence[str], unrecorded: Sequence[int] | None) -> str:
+    """The record ``stored`` keeps (see :func:`compact_text`)."""
+    if not stored.startswith(MARK):
+        return stored
+    if not stored.startswith(SUMMARY + " "):
+        return stored[len(MARK) :]
+    depth = int(stored[len(SUMMARY) + 1 :])
+    skip = set(unrecorded or ())
+    turns = [i for i in range(before) if i not in skip][:depth]
+    return nested_summary({"role": roles[i], "content": contents[i]} for i in turns)
+
+
+def decode_records(
+    refs: list[int | None],
+    texts: list[str],
+    contents: list[str],
+    *,
+    before: int = 0,
+    roles: Sequence[str] = (),
+    unrecorded: Sequence[int] | None = None,
+) -> list[str]:
+    """A test point's records from its stored refs and texts; ``before`` (its turn), ``roles`` and
+    ``unrecorded`` (its conversation's) expand a stored summary."""
+    pending = (expand_text(text, before, roles, contents, unrecorded) for text in texts)
     return [contents[i] if i is not None else next(pending) for i in refs]
 
 
@@ -386,9 +441,10 @@ def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def run_tables(record: RunRecord, start: int = 0, stop: int | None = None) -> tuple[pa.Table, pa.Table]:
+def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, compact: bool = True) -> tuple[pa.Table, pa.Table]:
     """The run's ``test_points`` rows (records as turn references) and ``run_turn_tokens`` rows,
-    of its conversations ``start:stop`` (all by default)."""
+    of its conversations ``start:stop`` (all by default). ``compact``: default summaries as
+    references (:func:`compact_text`); False for a store at a schema before 11, which keeps texts."""
     run_id = record.summary.run_id
     conversation_ids: list[str] = []
     turn_indices: list[int] = []
@@ -408,6 +464,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None) -> tu
         record.run.conversations[chosen], record.conversations[chosen], record.scores.points[chosen], strict=True
     ):
         turns = TurnLookup(conversation)
+        roles = [turn.role for turn in conversation.turns]
         turn_tokens = TurnTokens(len(turns.contents))
         for point, score in zip(result.test_points, scored, strict=True):
             encoded = encode_records(point.retrieved_records, turns, point.turn_index)
@@ -418,7 +475,10 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None) -> tu
             ranks.append(score.rank)
             context_tokens.append(sum(score.record_tokens))
             ref_parts.append(encoded.refs)
-            text_values.extend(encoded.texts)
+            text_values.extend(
+                compact_text(text, point.turn_index, roles, turns.contents, turns.recorded) if compact else text
+                for text in encoded.texts
+            )
             text_tokens.extend(turn_tokens.fold(encoded, score.record_tokens))
             text_lengths.append(len(encoded.texts))
             declared = point.retrieved_turns

@@ -382,8 +382,13 @@ ALTER TABLE runs ADD COLUMN benchmark VARCHAR;
 # Each stored conversation's sha256 of its canonical content (the JSON the corpus digest hashes for it):
 # a run on a corpus already stored compares these, never reading the stored texts back, which DuckDB
 # unpacks for every conversation of a vector at once. NULL: stored before (compared text by text).
+# And summary_buffer's default summaries are stored as a reference to the turns they fold, "\0summary N"
+# (evals.store._records.compact_text), so a stored record text that starts with NUL gets it doubled.
 _CONVERSATION_DIGESTS = """
 ALTER TABLE conversations ADD COLUMN content_digest VARCHAR;
+UPDATE test_points
+SET record_texts = [CASE WHEN starts_with(x, chr(0)) THEN chr(0) || x ELSE x END FOR x IN record_texts]
+WHERE len([x FOR x IN record_texts IF starts_with(x, chr(0))]) > 0;
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -397,7 +402,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "sessions_cutoffs_latency", _SESSIONS_CUTOFFS_LATENCY),
     Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
     Migration(10, "run_benchmark", _BENCHMARK),
-    Migration(11, "conversation_content_digests", _CONVERSATION_DIGESTS),
+    Migration(11, "conversation_digests_compact_summaries", _CONVERSATION_DIGESTS),
 )
 
 
