@@ -58,8 +58,11 @@ class Source:
     any other is parsed whole on first use of :attr:`data`. Close it (or use ``with``).
     """
 
-    def __init__(self, name: str, reader: jsonfile.ArrayReader, closing: Any = None) -> None:
-        self.name = name
+    def __init__(self, name: Path | str, reader: jsonfile.ArrayReader | None = None, closing: Any = None) -> None:
+        if reader is None:  # Source(path): as :meth:`open`
+            opened = Source.open(name)
+            name, reader, closing = opened.name, opened._reader, opened._closing
+        self.name = str(name)
         self._reader = reader
         self._closing = closing  # what to close with it (the archive it is a member of)
         self._data: Any = None
@@ -109,6 +112,7 @@ class Source:
             with _located():
                 self._data = self._reader.whole()
             self._parsed = True
+            self.close()  # nothing more to read
         return self._data
 
     def fail(self, path: str, message: str) -> ImportFormatError:

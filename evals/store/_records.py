@@ -29,8 +29,6 @@ from evals.scoring import Evaluation, Scores
 from evals.store._errors import StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary
-from evals.strategies.summary_buffer import SUMMARY_HEAD as _SUMMARY_HEAD
-from evals.strategies.summary_buffer import nested_summary
 from evals.turn_refs import Encoded, TurnLookup, encode_records
 
 if TYPE_CHECKING:
@@ -337,7 +335,18 @@ def gc_paused() -> Iterator[None]:
 # A text that starts with the mark itself is stored with the mark doubled, so no text reads as a summary.
 MARK = "\x00"
 SUMMARY = MARK + "summary"
+# summary_buffer's default summary of n evicted turns (evals.strategies.summary_buffer; the store sits
+# above the strategies and may not import them): the head once per fold, "system: " between, the turns
+# joined. A text is kept as a reference only when rebuilding it gives that text exactly, so a change of
+# the summariser's format makes summaries stored as text again, never misread.
+_SUMMARY_HEAD = "Earlier in the conversation: "
 _NEST = _SUMMARY_HEAD + "system: "  # how a summary opens once per earlier summary it nests
+
+
+def nested_summary(turns: Iterable[dict[str, str]]) -> str:
+    """The default summary of ``turns`` (``{"role", "content"}``) evicted one at a time, in order."""
+    parts = [f"{turn['role']}: {turn['content']}" for turn in turns]
+    return _NEST * (len(parts) - 1) + _SUMMARY_HEAD + " | ".join(parts)
 
 
 def compact_text(text: str, before: int, roles: Sequence[str], contents: Sequence[str], recorded: Sequence[bool] | None) -> str:

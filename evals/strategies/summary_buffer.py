@@ -21,7 +21,6 @@ SummarizeFn = Callable[[list[Message]], str]
 DEFAULT_RECENT_TURNS = 6
 MAX_RECENT_TURNS = 1_000_000  # more than any conversation has: a bigger number is a typo, refused before a run
 _HEAD = "Earlier in the conversation: "
-SUMMARY_HEAD = _HEAD  # how every default summary starts
 
 
 def concatenate_summary(messages: list[Message]) -> str:
@@ -51,16 +50,6 @@ class _NestedConcatenation:
         if self._text is None:
             self._text = f"{_HEAD}system: " * (self._depth - 1) + _HEAD + " | ".join(self._parts)
         return self._text
-
-
-def nested_summary(messages: Iterable[Message]) -> str:
-    """What the default summariser makes of ``messages`` evicted one at a time, in order: the
-    summary summary_buffer holds after them (the store keeps such a record as a reference, since
-    its text is the evicted turns')."""
-    summary = _NestedConcatenation()
-    for message in messages:
-        summary.fold(message)
-    return summary.text()
 
 
 class SummaryBuffer:
