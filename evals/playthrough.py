@@ -298,17 +298,20 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = 
     Token counting starts on them while the play-through runs. A strategy can
     say which texts a turn may turn into (``record_candidates(role, content)``;
     by default its content); only turns before a conversation's last test
-    point can be retrieved at all. They are hints: one that is not text is
+    point can be retrieved at all, but a strategy that says what it holds
+    (``held_texts``) may hold any turn when the conversation ends. They are hints: one that is not text is
     left out, and what ``record_candidates`` raises is the strategy's error
     (``name``: the registry's name for it).
     """
     candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
+    # A memory that says what it holds has it counted at each conversation's end: every turn may be held.
+    holds = isinstance(strategy, Footprint)
     # Each distinct text once, in first-seen order: benchmarks that share sessions between
     # conversations repeat most turns many times, and a candidate is a new string each time.
     texts: dict[str, None] = {}
     try:
         for conversation in corpus.conversations:
-            last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
+            last = len(conversation.turns) if holds else max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
             for turn in conversation.turns[:last]:
                 if not turn.record:
                     continue
