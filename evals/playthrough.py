@@ -162,6 +162,8 @@ class _Player:
         lookup: TurnLookup | None = None
         sessions = conversation.sessions
         added = 0
+        # Looked up once, not per turn: a conversation can have tens of thousands of turns.
+        add, keywords, clock, add_ns = strategy.add, self.add_keywords, time.perf_counter_ns, self.timings.add_ns
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
@@ -175,11 +177,11 @@ class _Player:
                 if on_test_point is not None:  # the answers' collector: it asks the strategy's context_for
                     self._call("context_for()", on_test_point, conversation.id, point, strategy, where=f"{where}, turn {index}")
             if turn.record:
-                extra = {name: getattr(turn, name, None) for name in self.add_keywords}
+                extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None} if keywords else {}
                 try:
-                    started = time.perf_counter_ns()
-                    strategy.add(turn.role, turn.content, turn=index, **{n: v for n, v in extra.items() if v is not None})
-                    self.timings.add_ns.append(time.perf_counter_ns() - started)
+                    started = clock()
+                    add(turn.role, turn.content, turn=index, **extra)
+                    add_ns.append(clock() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
                     raise

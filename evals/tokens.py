@@ -272,7 +272,7 @@ class _CountingChild:
         """Hand ``counter`` the counts received so far, first waiting (while the child lives)
         for those of the ``wanted`` texts that the child is still to count."""
         if self._position is None:
-            self._position = {text: i for i, text in enumerate(self.texts)}
+            self._position = dict(zip(self.texts, range(len(self.texts))))
         last = max((self._position.get(t, -1) for t in wanted), default=-1)
         self._open = self._open and self._drain()
         while self._open and len(self.received) <= last:

@@ -69,10 +69,12 @@ class Mneme:
         self._embedder, self.model = make_embedder(embedder, cache)
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
+        # The two tiers' add, looked up once: add() runs once per turn.
+        self._add_working, self._add_episodic = self.manager.working.add, self.manager.episodic.add
 
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
-        self.manager.working.add(role=role, content=content)
-        self.manager.episodic.add(content, metadata={"role": role, "source": "eval"})
+        self._add_working(role=role, content=content)
+        self._add_episodic(content, metadata={"role": role, "source": "eval"})
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         """Mneme's own prompt context, with each record's random id replaced by its
