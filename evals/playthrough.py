@@ -294,20 +294,21 @@ def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]
     return list(test.evidence_sessions) or sessions_of(test.evidence_turns, sessions)
 
 
-def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = None) -> list[str]:
+def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = None, *, held: bool = True) -> list[str]:
     """The texts a play-through of ``corpus`` will probably return as records.
 
     Token counting starts on them while the play-through runs. A strategy can
     say which texts a turn may turn into (``record_candidates(role, content)``;
     by default its content); only turns before a conversation's last test
     point can be retrieved at all, but a strategy that says what it holds
-    (``held_texts``) may hold any turn when the conversation ends. They are hints: one that is not text is
+    (``held_texts``) may hold any turn when the conversation ends (``held``:
+    whether what it holds will be counted). They are hints: one that is not text is
     left out, and what ``record_candidates`` raises is the strategy's error
     (``name``: the registry's name for it).
     """
     candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
     # A memory that says what it holds has it counted at each conversation's end: every turn may be held.
-    holds = isinstance(strategy, Footprint)
+    holds = held and isinstance(strategy, Footprint)
     # Each distinct text once, in first-seen order: benchmarks that share sessions between
     # conversations repeat most turns many times, and a candidate is a new string each time.
     texts: dict[str, None] = {}

@@ -133,6 +133,13 @@ class TokenCounter:
             self._counts[text] = n
         return n
 
+    @staticmethod
+    def ahead_pays(needed: int | None) -> bool:
+        """Whether counting ahead (:meth:`count_ahead`) pays for a run that will ask for at most
+        ``needed`` texts (None: not known, most of those it would count ahead). Too few are not
+        worth a process: they are counted on demand, and the candidates are never listed."""
+        return needed is None or needed >= PARALLEL_ABOVE
+
     def count_ahead(self, texts: Iterable[str]) -> None:
         """Start counting ``texts`` on the second core while the caller goes on.
 

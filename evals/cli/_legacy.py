@@ -62,7 +62,8 @@ def _run_and_report(
 
         cache = Cache.open(cache_path_for(Path(os.environ.get("EVALS_STORE") or DEFAULT_STORE)))
     try:
-        result = evaluate(config, progress=progress_reporter(), cache=cache)
+        # The original's document shows no footprint: the tokens each memory holds go uncounted.
+        result = evaluate(config, progress=progress_reporter(), cache=cache, held_tokens=False)
     finally:
         if cache is not None:
             cache.close()
