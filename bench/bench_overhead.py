@@ -76,10 +76,10 @@ def retrieved_lists(path: Path) -> list[list[str]]:
     return [p["retrieved_records"] for c in document["conversations"] for p in c["test_points"]]
 
 
-def commands(corpus: Path, runs: Path) -> dict[str, tuple[list[str], Path]]:
+def commands(corpus: Path, runs: Path, before: Path | None = None) -> dict[str, tuple[list[str], Path]]:
     py = sys.executable
-    out = {name: runs / f"overhead-{name}.json" for name in ("bare", "harness", "original")}
-    return {
+    out = {name: runs / f"overhead-{name}.json" for name in ("bare", "harness", "original", "before")}
+    todo = {
         "bare": ([py, str(Path(__file__).resolve()), "--_bare", str(corpus), str(out["bare"])], out["bare"]),
         "harness": (
             [py, "-m", "evals", "--runner", "mneme", "--corpus", str(corpus), "--output", str(out["harness"])],
@@ -90,6 +90,13 @@ def commands(corpus: Path, runs: Path) -> dict[str, tuple[list[str], Path]]:
             out["original"],
         ),
     }
+    if before is not None:  # another checkout's harness, run from there with its own environment
+        todo["before"] = (
+            ["env", "-C", str(before), str(before / ".venv" / "bin" / "python"), "-m", "evals", "--runner", "mneme",
+             "--corpus", str(corpus.resolve()), "--output", str(out["before"].resolve())],
+            out["before"],
+        )  # fmt: skip
+    return todo
 
 
 def run_child(command: list[str], timeout: float) -> tuple[float, float]:
@@ -161,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="rounds of the three runs; the best counts (default 5)")
     parser.add_argument("--no-original", action="store_true", help="skip the original-harness stand-in")
     parser.add_argument("--phases", action="store_true", help="also time the harness's steps in this process")
+    parser.add_argument("--before", type=Path, help="a checkout (with its .venv) whose harness to time alongside, e.g. main")
     parser.add_argument("--timeout", type=float, default=900, help="seconds before a child run is killed (default 900)")
     parser.add_argument("--data-dir", type=Path, help="corpus cache and run outputs (default bench/.data)")
     parser.add_argument("--_bare", nargs=2, metavar=("CORPUS", "OUTPUT"), help=argparse.SUPPRESS)
@@ -178,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = args.corpus or cached_corpus(args.conversations, args.turns, args.test_points, args.seed, data_dir)
     runs = data_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    todo = commands(corpus, runs)
+    todo = commands(corpus, runs, args.before)
     if args.no_original:
         del todo["original"]
 
@@ -212,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(target <= {OVERHEAD_TARGET:.0%}: {'met' if met_overhead else 'MISSED'}); "
         f"in CPU time {min(cpus['harness']) / min(cpus['bare']) - 1:+.1%}"
     )
+    if "before" in best:
+        print(f"before / harness = {best['before']:.2f} / {best['harness']:.2f} = {best['before'] / best['harness']:.3f}x ({args.before})")
     met_original = True
     if "original" in best:
         speed = best["original"] / best["harness"]
