@@ -7,9 +7,11 @@ executors, which carry them); they are importable from here too.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from evals.cache import Cache
 from evals.config import (
@@ -19,12 +21,12 @@ from evals.config import (
     MAX_RETRIES,
     RunConfig,
 )
-from evals.corpus import load_corpus
+from evals.corpus import Corpus, load_corpus
 from evals.errors import EvalsError
 from evals.executors import Executor, LocalExecutor, PlayJob, chat_client
 from evals.playthrough import likely_records
 from evals.scoring import Evaluation, score_run
-from evals.strategies import Registry
+from evals.strategies import CountsAhead, MemoryStrategy, Registry
 from evals.tokens import TokenCounter
 
 __all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
@@ -42,23 +44,30 @@ def evaluate(
     api_key: str | None = None,
     registry: Registry | None = None,
     executor: Executor | None = None,
+    held_tokens: bool = True,
 ) -> Evaluation:
     """Play ``config`` and score it. ``cache`` holds slow or paid work (embeddings,
     LLM requests) across runs; None computes everything afresh and keeps nothing.
     ``api_key`` (default: $OPENAI_API_KEY) is for the chat endpoint when answers are on.
     ``registry`` finds the strategy (default: the installed ones). ``executor`` plays
-    the conversations (default: :class:`~evals.executors.LocalExecutor`, in this process)."""
+    the conversations (default: :class:`~evals.executors.LocalExecutor`, in this process).
+    ``held_tokens=False`` leaves the tokens a memory holds uncounted (``held_tokens`` None): the
+    original CLI's document does not show them, and counting them is most of its token counting."""
     backoff = llm_backoff() if config.answers_on else None  # a bad setting is refused before any work
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
-    corpus = load_corpus(config.corpus)
+    corpus = _load_without_collecting(config.corpus)
     executor = executor or LocalExecutor()
     client = chat_client(config, cache, api_key, backoff) if backoff is not None else None
     try:
         planned = config.plan(registry, cache=cache, client=client)
         strategy = planned.build()
         counter = counter or TokenCounter()
-        counter.count_ahead(likely_records(corpus, strategy, planned.spec.name))  # on the second core, while the turns play
+        if counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens)):
+            # On the second core, while the turns play (a run that will ask for few counts them on demand).
+            counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
+        # Counts during the play are for the footprint and for the cutoffs beside k; without either, none.
+        counts_in_play = held_tokens or bool(set(config.cutoffs) - {config.k})
         job = PlayJob(
             config,
             corpus,
@@ -67,7 +76,7 @@ def evaluate(
             cache=cache,
             client=client,
             progress=progress,
-            count_tokens=counter.counts,
+            count_tokens=counter.counts if counts_in_play else None,
             backoff=backoff or 1.0,
         )
         played = executor.play(job)
@@ -76,6 +85,28 @@ def evaluate(
         if client is not None:
             client.close()
     return Evaluation(corpus=corpus, run=played.run, scores=scores, answers=played.answers)
+
+
+def _load_without_collecting(directory: Path) -> Corpus:
+    """:func:`load_corpus` with Python's cycle collector paused: loading makes an object or three per
+    turn and keeps them all (no cycles among them), and each collection meanwhile walks every one made
+    so far, a quarter of the loading time on a corpus of 100,000 turns."""
+    if not gc.isenabled():
+        return load_corpus(directory)
+    gc.disable()
+    try:
+        return load_corpus(directory)
+    finally:
+        gc.enable()
+
+
+def _records_needed(config: RunConfig, corpus: Corpus, strategy: MemoryStrategy, ignores_k: bool, held_tokens: bool) -> int | None:
+    """At most how many texts the run will count, when that is known: a strategy that retrieves up to
+    k whole texts per cutoff and test point, with nothing held counted; else None (most of them)."""
+    if held_tokens or ignores_k or isinstance(strategy, CountsAhead):
+        return None
+    points = sum(1 for c in corpus.conversations for t in c.turns if t.test_at is not None)
+    return points * sum({config.k, *config.cutoffs})
 
 
 def llm_backoff() -> float:

@@ -325,11 +325,15 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     return values
 
 
-def grouped(values: PointValues, by: str | None = None, names: Iterable[str] | None = None) -> dict[Hashable, dict[str, MetricValue]]:
+def grouped(
+    values: PointValues, by: str | None = None, names: Iterable[str] | None = None, *, intervals: bool = True
+) -> dict[Hashable, dict[str, MetricValue]]:
     """Each metric of ``values`` (or of ``names``) aggregated over the test points of each group: the whole
     run (``by`` None: one group, :data:`ALL`), each conversation (``"conversation"``: keyed by position,
     every conversation, in run order) or each category (``"category"``: keyed by name, None for test points
-    without one, in order of first appearance). A metric is left out of a group where it does not apply."""
+    without one, in order of first appearance). A metric is left out of a group where it does not apply.
+    ``intervals=False`` leaves means without their bootstrap interval (the costly part), for a caller that
+    reads none of them; every value is the same."""
     if by is None:
         members: dict[Hashable, list[int]] = {ALL: list(range(len(values.conversations)))}
     elif by == "conversation":
@@ -357,11 +361,12 @@ def grouped(values: PointValues, by: str | None = None, names: Iterable[str] | N
                 out[group][name] = proportion(round(sum(counted)), len(counted))
             elif spec.kind == MEAN and spec.interval:
                 out[group][name] = MetricValue(math.fsum(counted) / len(counted) if counted else None, len(counted))
-                pending.append((group, name, counted))
+                if intervals:
+                    pending.append((group, name, counted))
             else:
                 out[group][name] = MetricValue(sum(counted) / len(counted) if counted else None, len(counted))
-    intervals = bootstrap_mean_intervals([counted for _, _, counted in pending])
-    for (group, name, _), interval in zip(pending, intervals, strict=True):
+    drawn = bootstrap_mean_intervals([counted for _, _, counted in pending]) if pending else []
+    for (group, name, _), interval in zip(pending, drawn, strict=True):
         if interval is not None:
             out[group][name] = MetricValue(out[group][name].value, out[group][name].n, *interval)
     return out

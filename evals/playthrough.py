@@ -170,6 +170,8 @@ class _Player:
         lookup: TurnLookup | None = None
         sessions = conversation.sessions
         added = 0
+        # Looked up once, not per turn: a conversation can have tens of thousands of turns.
+        add, keywords, clock, add_ns = strategy.add, self.add_keywords, time.perf_counter_ns, self.timings.add_ns
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
@@ -183,12 +185,12 @@ class _Player:
                 if on_test_point is not None:  # the answers' collector: it asks the strategy's context_for
                     self._call("context_for()", on_test_point, conversation.id, point, strategy, where=f"{where}, turn {index}")
             if turn.record:
-                extra = {name: getattr(turn, name, None) for name in self.add_keywords}
+                extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None} if keywords else {}
                 try:
                     with self.limit:
-                        started = time.perf_counter_ns()
-                        strategy.add(turn.role, turn.content, turn=index, **{n: v for n, v in extra.items() if v is not None})
-                        self.timings.add_ns.append(time.perf_counter_ns() - started)
+                        started = clock()
+                        add(turn.role, turn.content, turn=index, **extra)
+                        add_ns.append(clock() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
                     raise
@@ -302,23 +304,27 @@ def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]
     return list(test.evidence_sessions) or sessions_of(test.evidence_turns, sessions)
 
 
-def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = None) -> list[str]:
+def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = None, *, held: bool = True) -> list[str]:
     """The texts a play-through of ``corpus`` will probably return as records.
 
     Token counting starts on them while the play-through runs. A strategy can
     say which texts a turn may turn into (``record_candidates(role, content)``;
     by default its content); only turns before a conversation's last test
-    point can be retrieved at all. They are hints: one that is not text is
+    point can be retrieved at all, but a strategy that says what it holds
+    (``held_texts``) may hold any turn when the conversation ends (``held``:
+    whether what it holds will be counted). They are hints: one that is not text is
     left out, and what ``record_candidates`` raises is the strategy's error
     (``name``: the registry's name for it).
     """
     candidates = strategy.record_candidates if isinstance(strategy, CountsAhead) else None
+    # A memory that says what it holds has it counted at each conversation's end: every turn may be held.
+    holds = held and isinstance(strategy, Footprint)
     # Each distinct text once, in first-seen order: benchmarks that share sessions between
     # conversations repeat most turns many times, and a candidate is a new string each time.
     texts: dict[str, None] = {}
     try:
         for conversation in corpus.conversations:
-            last = max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
+            last = len(conversation.turns) if holds else max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
             for turn in conversation.turns[:last]:
                 if not turn.record:
                     continue

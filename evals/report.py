@@ -123,8 +123,11 @@ def legacy_json_parts(
     :func:`~evals.metrics.grouped`.
     """
     values = values if values is not None else point_values(ScoredRun(run, scores, answers))
-    overall = grouped(values, names=_BLOCK_METRICS)[ALL]
-    per_conversation = dict(zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS).values(), strict=True))
+    # The document shows no mean's interval but the answers' F1 and BLEU-1 over the run: only those are drawn.
+    overall = grouped(values, names=_BLOCK_METRICS, intervals=answers is not None)[ALL]
+    per_conversation = dict(
+        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS, intervals=False).values(), strict=True)
+    )
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     head: dict[str, Any] = {
         "strategy": run.strategy,
@@ -216,8 +219,8 @@ Grouped = dict[str, dict[str, MetricValue]]  # conversation id -> metric -> valu
 
 def _by_conversation(scores: Scores) -> tuple[dict[str, MetricValue], Grouped]:
     values = point_values(ScoredRun(None, scores), _CONVERSATION_METRICS)  # type: ignore[arg-type]
-    return grouped(values, names=_CONVERSATION_METRICS)[ALL], dict(
-        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS).values(), strict=True)
+    return grouped(values, names=_CONVERSATION_METRICS, intervals=False)[ALL], dict(
+        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS, intervals=False).values(), strict=True)
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import signal
 import string
 import threading
@@ -132,6 +133,13 @@ class TokenCounter:
             self._counts[text] = n
         return n
 
+    @staticmethod
+    def ahead_pays(needed: int | None) -> bool:
+        """Whether counting ahead (:meth:`count_ahead`) pays for a run that will ask for at most
+        ``needed`` texts (None: not known, most of those it would count ahead). Too few are not
+        worth a process: they are counted on demand, and the candidates are never listed."""
+        return needed is None or needed >= PARALLEL_ABOVE
+
     def count_ahead(self, texts: Iterable[str]) -> None:
         """Start counting ``texts`` on the second core while the caller goes on.
 
@@ -170,10 +178,18 @@ class TokenCounter:
             self.count(text)
 
     def counts(self, texts: list[str]) -> list[int]:
-        """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them)."""
+        """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them).
+
+        While a counting child runs (:meth:`count_ahead`), the texts it was given are
+        taken from it, waiting for the few it has not reached yet, rather than
+        encoded here again: during a play-through it is ahead of the caller, which
+        then needs no tokenizer of its own.
+        """
         try:
             return list(map(self._counts.__getitem__, texts))
         except KeyError:
+            if self._ahead is not None:
+                self._ahead.absorb(self, [t for t in texts if t not in self._counts])
             return [self.count(t) for t in texts]
 
     def count(self, text: str, pieces: list[tuple[str, int]] | None = None) -> int:
@@ -219,6 +235,9 @@ class _CountingChild:
         self.pid, self.read_end, self.texts = pid, read_end, texts
         self.received = array("I")
         self._pending = b""
+        self._open = True  # until the child closes the pipe (done, or dead)
+        self._absorbed = 0  # counts already handed to the counter by absorb()
+        self._position: dict[str, int] | None = None  # text -> its place in the child's list, built on first need
 
     @classmethod
     def start(cls, counter: TokenCounter, texts: list[str]) -> _CountingChild:
@@ -256,9 +275,35 @@ class _CountingChild:
             self.received.frombytes(data[:whole])
             self._pending = data[whole:]
 
+    def absorb(self, counter: TokenCounter, wanted: list[str]) -> None:
+        """Hand ``counter`` the counts received so far, first waiting (while the child lives)
+        for those of the ``wanted`` texts that the child is still to count."""
+        if self._position is None:
+            self._position = dict(zip(self.texts, range(len(self.texts))))
+        last = max((self._position.get(t, -1) for t in wanted), default=-1)
+        self._open = self._open and self._drain()
+        while self._open and len(self.received) <= last:
+            select.select([self.read_end], [], [])
+            self._open = self._drain()
+        if not self._take(counter, self._absorbed):
+            return
+        self._absorbed = len(self.received)
+
+    def _take(self, counter: TokenCounter, begin: int) -> bool:
+        """Give ``counter`` the counts received from ``begin`` on; False when it must not take them."""
+        if not self.received:
+            return False  # the child had no exact encoder (it sends nothing then), died first, or has not begun
+        if counter._loaded and counter._encoding is None:
+            return False  # this process approximates: never mix another tokenizer's counts in
+        counter._child_was_exact = True
+        counts = counter._counts
+        for i in range(begin, len(self.received)):
+            counts[self.texts[i]] = self.received[i]
+        return True
+
     def finish(self, counter: TokenCounter, needed: set[str]) -> None:
         """Count the ``needed`` texts from the back until meeting the child, then end it."""
-        end, open_ = len(self.texts), True
+        end, open_ = len(self.texts), self._open
         while open_ and end > len(self.received):
             open_ = self._drain()
             begin = max(len(self.received), end - CHUNK)
@@ -272,11 +317,4 @@ class _CountingChild:
             pass
         os.waitpid(self.pid, 0)
         os.close(self.read_end)
-        if not self.received:
-            return  # the child had no exact encoder (it sends nothing then) or died first
-        if counter._loaded and counter._encoding is None:
-            return  # this process approximates: never mix another tokenizer's counts in
-        counter._child_was_exact = True
-        counts = counter._counts
-        for text, n in zip(self.texts, self.received, strict=False):
-            counts[text] = n
+        self._take(counter, self._absorbed)

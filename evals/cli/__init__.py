@@ -3,18 +3,41 @@
 One module per command group; each registers its commands on the group in
 :mod:`evals.cli._base`, which also holds the options they share and the one
 place that turns :class:`evals.errors.EvalsError` into ``Error: …`` and an exit code.
+
+The command modules are imported when the group is first needed (``cli``), not
+with this package: ``python -m evals --runner …`` runs the original CLI alone
+and should not pay for the others.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
-
-from evals.cli import _benchmarks, _corpus, _gate, _results, _run, _site, _strategies  # noqa: F401  (they register their commands)
-from evals.cli._base import DEFAULT_STORE, cli
-from evals.cli._legacy import legacy_cli
+from typing import Any
 
 __all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
+
+
+def _group() -> Any:
+    """The ``evals`` group with every command registered on it."""
+    from evals.cli import _benchmarks, _corpus, _gate, _results, _run, _site, _strategies  # noqa: F401  (they register their commands)
+    from evals.cli._base import cli
+
+    return cli
+
+
+def __getattr__(name: str) -> Any:
+    if name == "cli":
+        return _group()
+    if name == "legacy_cli":
+        from evals.cli._legacy import legacy_cli
+
+        return legacy_cli
+    if name == "DEFAULT_STORE":
+        from evals.cli._base import DEFAULT_STORE
+
+        return DEFAULT_STORE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
@@ -23,7 +46,10 @@ def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
     # Ctrl-C (SIGINT) always interrupts, with exit code 130: a shell script starting a command in the
     # background hands it SIGINT ignored, and `kill -INT` would then be lost while a run is appended.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    if legacy and not (args and args[0] in cli.commands):
+    # A subcommand's name never starts with "-"; only then is the whole group needed to tell.
+    if legacy and not (args and not args[0].startswith("-") and args[0] in _group().commands):
+        from evals.cli._legacy import legacy_cli
+
         legacy_cli.main(args, prog_name="python -m evals")
     else:
-        cli.main(args, prog_name="evals")
+        _group().main(args, prog_name="evals")

@@ -77,7 +77,8 @@ def _run_and_report(
         check_store_place(store, corpus=config.corpus, option="$EVALS_STORE" if named else "the default store")
         cache = Cache.open(cache_path_for(store))
     try:
-        result = evaluate(config, progress=progress_reporter(), cache=cache)
+        # The original's document shows no footprint: the tokens each memory holds go uncounted.
+        result = evaluate(config, progress=progress_reporter(), cache=cache, held_tokens=False)
     finally:
         if cache is not None:
             cache.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import TYPE_CHECKING
 
@@ -35,23 +36,33 @@ class LocalExecutor:
                 raise plugin_fault(job.planned.spec.name, "prefetch()", exc) from exc
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
-        run = play_corpus(
-            corpus,
-            strategy,
-            k=config.k,
-            seed=config.seed,
-            cutoffs=config.cutoffs,
-            ignores_k=job.planned.spec.ignores_k,
-            prefix_stable=job.planned.spec.prefix_stable,
-            count_tokens=job.count_tokens,
-            corpus_dir=config.corpus_dir,
-            progress=job.progress,
-            on_test_point=collector(asked, k=config.k, name=job.planned.spec.name) if job.client is not None else None,
-            configuration=job.planned.configuration,
-            model=job.planned.model,
-            source=job.planned.spec.source,
-            call_timeout=config.call_timeout,
-        )
+        # What exists before the play (the corpus: an object or three per turn, and every module) lives
+        # through it: the cycle collector leaves it alone meanwhile instead of walking it on each pass.
+        # (Not when something else has frozen objects: unfreezing would release those too.)
+        frozen = gc.isenabled() and gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()
+        try:
+            run = play_corpus(
+                corpus,
+                strategy,
+                k=config.k,
+                seed=config.seed,
+                cutoffs=config.cutoffs,
+                ignores_k=job.planned.spec.ignores_k,
+                prefix_stable=job.planned.spec.prefix_stable,
+                count_tokens=job.count_tokens,
+                corpus_dir=config.corpus_dir,
+                progress=job.progress,
+                on_test_point=collector(asked, k=config.k, name=job.planned.spec.name) if job.client is not None else None,
+                configuration=job.planned.configuration,
+                model=job.planned.model,
+                source=job.planned.spec.source,
+                call_timeout=config.call_timeout,
+            )
+        finally:
+            if frozen:
+                gc.unfreeze()
         if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
             timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})
             run = run.model_copy(update={"duration_s": run.duration_s + prefetched, "timings": timings})

@@ -69,10 +69,12 @@ class Mneme:
         self._embedder, self.model = make_embedder(embedder, cache)
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
+        # The two tiers' add, looked up once: add() runs once per turn.
+        self._add_working, self._add_episodic = self.manager.working.add, self.manager.episodic.add
 
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
-        self.manager.working.add(role=role, content=content)
-        self.manager.episodic.add(content, metadata={"role": role, "source": "eval"})
+        self._add_working(role=role, content=content)
+        self._add_episodic(content, metadata={"role": role, "source": "eval"})
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         """Mneme's own prompt context, with each record's random id replaced by its
@@ -95,15 +97,33 @@ class Mneme:
         self.manager.clear_all()
 
     def held_count(self) -> int:
+        records = self._own_records()
+        if records is not None:
+            return len(records)
         return self._backend.count(agent_id=self.manager.agent_id)
 
     def held_texts(self) -> Iterable[str]:
+        records = self._own_records()
+        if records is not None:
+            return [record.content for record in records.values()]
         held = self.held_count()
         return [
             record.content
             for tier in mneme.MemoryTier
             for record in self._backend.list_recent(agent_id=self.manager.agent_id, tier=tier, limit=max(held, 1))
         ]
+
+    def _own_records(self) -> dict[str, Any] | None:
+        """The in-memory backend's records, when they can be read directly (else None).
+
+        The footprint is asked for before every retrieve. ``count`` and ``list_recent`` scan and
+        sort every record each time; the backend is this strategy's alone, so every record it
+        holds is this agent's, and their number and texts are the same read straight off it.
+        """
+        if type(self._backend) is not mneme.InMemoryBackend:
+            return None
+        records = getattr(self._backend, "_records", None)
+        return records if isinstance(records, dict) else None
 
     def caching_embedder(self) -> CachingEmbedder | None:
         """The embedder whose vectors go through the run's cache (None for the hash embedder)."""

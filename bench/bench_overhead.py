@@ -1,0 +1,246 @@
+"""The harness's overhead: ``python -m evals --runner mneme`` against a bare loop making the same Mneme calls.
+
+The bare loop (``bare_loop`` below) is what the harness does for mneme with
+nothing around it: read each conversation with ``json``, ``clear_all()``, walk
+the turns, at a test point ``manager.retrieve(question, k=5)`` first, then
+write the turn to working memory and to the episodic tier, exactly as SPEC.md
+describes the play-through. It keeps the retrieved lists and writes them out;
+nothing else (no validation, no token counts, no metrics, no result document).
+
+Each is run as a child process, as a user would, interpreter start-up included:
+
+    bare:      python bench/bench_overhead.py --_bare CORPUS OUT.json
+    harness:   python -m evals --runner mneme --corpus CORPUS --output OUT.json
+    original:  python bench/bench_harness.py --_reference mneme CORPUS OUT.json
+
+"original" is bench_harness.py's stand-in for the original harness (same
+Mneme calls, corpus read with ``json``, every retrieved record encoded with
+cl100k at every test point). The three are run in turn ``--repeat`` times so
+that the machine's other load falls on all of them alike; the best wall time
+of each counts, and the median is printed beside it. The retrieved lists of
+all three must be identical, test point by test point, or the script fails.
+
+Targets (issue 26): harness ≤ 1.10 × bare (overhead ≤ 10%), and the harness
+no slower than the original (original / harness ≥ 1.0).
+
+    python bench/bench_overhead.py                    # 200 × 500 × 5 (1,000 test points), best of 5
+    python bench/bench_overhead.py --repeat 9 --phases
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+OVERHEAD_TARGET = 0.10  # the harness may take at most 10% longer than the bare loop
+K = 5
+
+
+def bare_loop(corpus: Path, output: Path, k: int = K) -> None:
+    """Mneme's play-through with nothing around it; writes the retrieved lists, in corpus order."""
+    import mneme
+
+    manager = mneme.MemoryManager(
+        agent_id="eval", backend=mneme.InMemoryBackend(), embedder=mneme.HashEmbedder(dimensions=16)
+    )
+    retrieved: list[list[str]] = []
+    for path in sorted(corpus.glob("*.json")):
+        conversation = json.loads(path.read_text(encoding="utf-8"))
+        manager.clear_all()
+        for turn in conversation["turns"]:
+            test = turn.get("test_at")
+            if test is not None:
+                retrieved.append([r.record.content for r in manager.retrieve(test["question"], k=k)])
+            role, content = turn["role"], turn["content"]
+            manager.working.add(role=role, content=content)
+            manager.episodic.add(content, metadata={"role": role, "source": "eval"})
+    output.write_text(json.dumps(retrieved, ensure_ascii=False), encoding="utf-8")
+
+
+def retrieved_lists(path: Path) -> list[list[str]]:
+    """The retrieved lists of a result document (harness or original) or of the bare loop's output."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(document, list):
+        return document
+    return [p["retrieved_records"] for c in document["conversations"] for p in c["test_points"]]
+
+
+def commands(corpus: Path, runs: Path, before: Path | None = None) -> dict[str, tuple[list[str], Path]]:
+    py = sys.executable
+    out = {name: runs / f"overhead-{name}.json" for name in ("bare", "harness", "original", "before")}
+    todo = {
+        "bare": ([py, str(Path(__file__).resolve()), "--_bare", str(corpus), str(out["bare"])], out["bare"]),
+        "harness": (
+            [py, "-m", "evals", "--runner", "mneme", "--corpus", str(corpus), "--output", str(out["harness"])],
+            out["harness"],
+        ),
+        "original": (
+            [py, str(BENCH_DIR / "bench_harness.py"), "--_reference", "mneme", str(corpus), str(out["original"])],
+            out["original"],
+        ),
+    }
+    if before is not None:  # another checkout's harness, run from there with its own environment
+        todo["before"] = (
+            ["env", "-C", str(before), str(before / ".venv" / "bin" / "python"), "-m", "evals", "--runner", "mneme",
+             "--corpus", str(corpus.resolve()), "--output", str(out["before"].resolve())],
+            out["before"],
+        )  # fmt: skip
+    return todo
+
+
+def run_child(command: list[str], timeout: float) -> tuple[float, float]:
+    """Run ``command`` from the repository root: (wall seconds, CPU seconds of it and of the children it waited for)."""
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+        while True:  # reaped by os.wait4, so its resource usage is its own (not every child's so far)
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - started > timeout:
+                child.kill()
+            time.sleep(0.002)
+        wall = time.perf_counter() - started
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            raise RuntimeError(f"exit {code}: {' '.join(command)}\n{err.read().decode('utf-8', 'replace')[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def phases(corpus: Path) -> list[tuple[str, float]]:
+    """Where the harness's time goes, in this process: each step of ``evaluate`` timed on its own."""
+    from evals.corpus import load_corpus
+    from evals.evaluate import RunConfig
+    from evals.executors import LocalExecutor, PlayJob
+    from evals.playthrough import likely_records
+    from evals.report import legacy_json
+    from evals.scoring import score_run
+    from evals.strategies import Registry
+    from evals.tokens import TokenCounter
+
+    steps: list[tuple[str, float]] = []
+    clock = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        steps.append((name, now - clock))
+        clock = now
+
+    config = RunConfig(strategy="mneme", corpus=corpus, cutoffs=())
+    loaded = load_corpus(corpus)
+    step("load and validate the corpus")
+    planned = config.plan(Registry())
+    strategy = planned.build()
+    step("plan and build the strategy")
+    counter = TokenCounter()
+    counter.count_ahead(likely_records(loaded, strategy, planned.spec.name))
+    step("start counting tokens ahead")
+    job = PlayJob(config, loaded, planned, strategy, count_tokens=counter.counts)
+    played = LocalExecutor().play(job)
+    step("play (Mneme's calls and the loop around them)")
+    scores = score_run(played.run, counter)
+    step("count tokens and score")
+    legacy_json(played.run, scores, None)
+    step("the result document")
+    return steps
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=int, default=200, help="corpus size (default 200)")
+    parser.add_argument("--turns", type=int, default=500, help="turns per conversation (default 500)")
+    parser.add_argument("--test-points", type=int, default=5, help="test points per conversation (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    parser.add_argument("--corpus", type=Path, help="a corpus folder to use instead of the generated one")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of the three runs; the best counts (default 5)")
+    parser.add_argument("--no-original", action="store_true", help="skip the original-harness stand-in")
+    parser.add_argument("--phases", action="store_true", help="also time the harness's steps in this process")
+    parser.add_argument("--before", type=Path, help="a checkout (with its .venv) whose harness to time alongside, e.g. main")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds before a child run is killed (default 900)")
+    parser.add_argument("--data-dir", type=Path, help="corpus cache and run outputs (default bench/.data)")
+    parser.add_argument("--_bare", nargs=2, metavar=("CORPUS", "OUTPUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args._bare:
+        bare_loop(Path(args._bare[0]), Path(args._bare[1]))
+        return 0
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+
+    from bench_harness import DATA_DIR, cached_corpus
+
+    data_dir = args.data_dir or DATA_DIR
+    corpus = args.corpus or cached_corpus(args.conversations, args.turns, args.test_points, args.seed, data_dir)
+    runs = data_dir / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    todo = commands(corpus, runs, args.before)
+    if args.no_original:
+        del todo["original"]
+
+    load_before = os.getloadavg()
+    walls: dict[str, list[float]] = {name: [] for name in todo}
+    cpus: dict[str, list[float]] = {name: [] for name in todo}
+    for round_ in range(args.repeat):
+        for name, (command, _) in todo.items():
+            wall, cpu = run_child(command, args.timeout)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+        print(f"round {round_ + 1}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in walls.items()), file=sys.stderr)
+    load_after = os.getloadavg()
+
+    lists = {name: retrieved_lists(output) for name, (_, output) in todo.items()}
+    points = len(lists["bare"])
+    same = all(found == lists["bare"] for found in lists.values())
+
+    best = {name: min(t) for name, t in walls.items()}
+    ratio = best["harness"] / best["bare"]
+    print(f"corpus: {corpus} ({points} test points)")
+    for name, (command, _) in todo.items():
+        shown = " ".join(command).replace(str(REPO_ROOT) + os.sep, "")
+        print(
+            f"  {name:<8} wall best {best[name]:5.2f} s, median {statistics.median(walls[name]):5.2f} s; "
+            f"CPU best {min(cpus[name]):5.2f} s   {shown}"
+        )
+    met_overhead = ratio <= 1 + OVERHEAD_TARGET
+    print(
+        f"harness / bare = {best['harness']:.2f} / {best['bare']:.2f} = {ratio:.3f}: overhead {ratio - 1:+.1%} "
+        f"(target <= {OVERHEAD_TARGET:.0%}: {'met' if met_overhead else 'MISSED'}); "
+        f"in CPU time {min(cpus['harness']) / min(cpus['bare']) - 1:+.1%}"
+    )
+    if "before" in best:
+        print(f"before / harness = {best['before']:.2f} / {best['harness']:.2f} = {best['before'] / best['harness']:.3f}x ({args.before})")
+    met_original = True
+    if "original" in best:
+        speed = best["original"] / best["harness"]
+        met_original = speed >= 1.0
+        print(
+            f"original / harness = {best['original']:.2f} / {best['harness']:.2f} = {speed:.3f}x "
+            f"(target >= 1.0x: {'met' if met_original else 'MISSED'})"
+        )
+    print(f"retrieved lists: {'identical' if same else 'DIFFERENT'} across {', '.join(todo)} ({points} test points)")
+    print(
+        f"load average (1/5/15 min) before {' '.join(f'{v:.2f}' for v in load_before)}, "
+        f"after {' '.join(f'{v:.2f}' for v in load_after)}; best of {args.repeat} rounds"
+    )
+    if args.phases:
+        print("harness steps, in this process (imports done):")
+        for name, seconds in phases(corpus):
+            print(f"  {seconds:6.3f} s  {name}")
+    return 0 if same and met_overhead and met_original else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
