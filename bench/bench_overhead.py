@@ -90,9 +90,11 @@ def commands(corpus: Path, runs: Path, before: Path | None = None) -> dict[str, 
             out["original"],
         ),
     }
-    if before is not None:  # another checkout's harness, run from there with its own environment
+    if before is not None:  # another checkout's harness, run from there: with its own .venv, else this one's
+        own = before / ".venv" / "bin" / "python"
+        python = [str(own)] if own.exists() else [f"PYTHONPATH={before.resolve()}", py]
         todo["before"] = (
-            ["env", "-C", str(before), str(before / ".venv" / "bin" / "python"), "-m", "evals", "--runner", "mneme",
+            ["env", "-C", str(before), *python, "-m", "evals", "--runner", "mneme",
              "--corpus", str(corpus.resolve()), "--output", str(out["before"].resolve())],
             out["before"],
         )  # fmt: skip
@@ -168,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="rounds of the three runs; the best counts (default 5)")
     parser.add_argument("--no-original", action="store_true", help="skip the original-harness stand-in")
     parser.add_argument("--phases", action="store_true", help="also time the harness's steps in this process")
-    parser.add_argument("--before", type=Path, help="a checkout (with its .venv) whose harness to time alongside, e.g. main")
+    parser.add_argument(
+        "--before", type=Path, help="another checkout whose harness to time alongside (its .venv if it has one, else this one's)"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="seconds before a child run is killed (default 900)")
     parser.add_argument("--data-dir", type=Path, help="corpus cache and run outputs (default bench/.data)")
     parser.add_argument("--_bare", nargs=2, metavar=("CORPUS", "OUTPUT"), help=argparse.SUPPRESS)
