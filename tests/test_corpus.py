@@ -456,3 +456,25 @@ def test_validate_counts_conversations_not_references(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "1 conversations, 1 test points" in result.output
+
+
+def test_a_bad_benchmark_declaration_is_a_problem_naming_the_file_and_field(tmp_path):
+    """benchmark.json naming no known benchmark, or not an object, is a problem with its file and path;
+    a valid one is read and changes the digest (it decides how runs are judged)."""
+    import json
+    import shutil
+
+    from evals.corpus import check_corpus, load_corpus
+
+    corpus = tmp_path / "c"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "corpus_small", corpus)
+    plain = load_corpus(corpus).digest
+    (corpus / "benchmark.json").write_text(json.dumps({"name": "locomoo"}))
+    (problem,) = check_corpus(corpus)[1]
+    assert problem.file.endswith("benchmark.json") and problem.path == "name" and "'locomo'" in problem.message
+    (corpus / "benchmark.json").write_text("[]")
+    (problem,) = check_corpus(corpus)[1]
+    assert "expected a JSON object" in problem.message
+    (corpus / "benchmark.json").write_text(json.dumps({"name": "locomo"}))
+    declared = load_corpus(corpus)
+    assert declared.benchmark == "locomo" and declared.digest != plain
