@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from evals.corpus import BENCHMARKS
 from evals.metrics import HEADLINE as EVIDENCE_ANY_AT_K
-from evals.metrics import METRICS, MetricValue, Point
+from evals.metrics import MetricValue
 
 __all__ = [
     "BENCHMARKS",
@@ -50,7 +50,8 @@ __all__ = [
     "Verdict",
     "headline_of",
     "rule_for",
-    "verdict",
+    "verdict_of",
+    "verdicts",
 ]
 
 Verdict = Literal["hit", "miss", "unanswerable", "unscored"]
@@ -127,14 +128,6 @@ def rule_for(benchmark: str | None, has_evidence: bool) -> Rule:
     if benchmark in BENCHMARKS:
         return RULES[benchmark]
     return EVIDENCE
-
-
-def verdict(rule: Rule, point: Point) -> Verdict:
-    """One test point's verdict under ``rule``: the rule's metric's value there, or why it does not count."""
-    value = METRICS[rule.metric].per_point(point)  # type: ignore[misc]
-    if value is not None:
-        return HIT if value >= 1 else MISS
-    return UNANSWERABLE if not point.score.answerable else UNSCORED
 
 
 def verdict_of(value: float | None, answerable: bool) -> Verdict:

@@ -37,7 +37,7 @@ from evals.site._views import settings_text
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked, shown_metrics
+from evals.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from evals.breakdown import category_rows, evidence_block, unanswerable_block
-from evals.headline import HIT, KEYWORD, MISS, verdicts
+from evals.headline import KEYWORD, MISS, verdicts
 from evals.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.report import conversation_json, legacy_json_parts
 from evals.results import AnswerRun, ConversationResult, RunResult
