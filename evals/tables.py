@@ -25,6 +25,7 @@ from evals.errors import EvalsError
 from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
 from evals.results import WHOLE_LIST
 from evals.store import RunSummary, StoredRun
+from evals.strategies.base import READS_LABELS
 from evals.tokens import EXACT
 
 __all__ = [
@@ -137,9 +138,16 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
 CEILINGS = {
     "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at "
     "unbounded cost; its whole list counts at every cutoff, so its recall at k = 1 is its recall at any k.",
+    "oracle": "Reads the corpus's evidence labels and returns exactly the evidence turns, in conversation order, cut "
+    "to k: what perfect retrieval scores, and with answers the reader's ceiling (what the answer model makes of exactly "
+    "the evidence); it has the answer key, so it is no memory.",
     "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
     "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
 }
+READS_LABELS_EXPLANATION = (
+    "Read the corpus's evidence labels before each retrieval (its configuration says reads_labels): it was given the "
+    "answer key, so its figures are a ceiling, not a memory's."
+)
 IGNORES_K = (
     "Ignores k: it returns its whole list at every cutoff (the run's cutoff rule is whole_list), so its recall at any k "
     "is the recall of everything it returned: a ceiling, not a memory."
@@ -172,6 +180,8 @@ def ceiling(summary: RunSummary) -> str:
     same name is not one), or a run that ignored k."""
     if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
         return CEILINGS[summary.strategy]
+    if summary.strategy_config.get(READS_LABELS) is True:  # a plug-in told the labels (docs/strategies.md)
+        return READS_LABELS_EXPLANATION
     if summary.cutoff_rule == WHOLE_LIST:
         return IGNORES_K
     return ""
@@ -312,7 +322,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
     if "*" in marks:
-        out.append("* ceiling: ignores k or holds the whole history; shown for scale, not a memory")
+        out.append("* ceiling: reads the evidence labels, ignores k or holds the whole history; shown for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
     if summaries:
