@@ -322,7 +322,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
     if "*" in marks:
-        out.append("* ceiling: reads the evidence labels, ignores k or holds the whole history; shown for scale, not a memory")
+        out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
     if summaries:
