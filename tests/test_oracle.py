@@ -407,3 +407,18 @@ def test_on_ray_it_stores_what_a_local_run_stores(benchmark, tmp_path):
     assert [c.model_dump(exclude={"timings"}) for c in remote_run.conversations] == [
         c.model_dump(exclude={"timings"}) for c in local_run.conversations
     ]
+
+
+def test_the_original_cli_runs_it_as_it_runs_every_registered_strategy(benchmark, tmp_path):
+    """`python -m evals --runner oracle`: the original CLI takes any registered name (the contract fixes what its
+    four runners do, not that others are refused), and its JSON's strategy block says the run read the labels."""
+    from evals.cli import legacy_cli
+
+    _, corpus, expected = benchmark
+    output = tmp_path / "oracle.json"
+    result = CliRunner().invoke(legacy_cli, ["--runner", "oracle", "--corpus", str(corpus), "--k", "2", "--output", str(output)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(output.read_text())
+    assert document["strategy"] == {"name": "oracle", READS_LABELS: True}
+    records = {p["question"]: p["retrieved_records"] for c in document["conversations"] for p in c["test_points"]}
+    assert records == {question: texts[:2] for question, texts in expected.items()}
