@@ -134,7 +134,8 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
 #
 # A *ceiling* bounds what a memory can do rather than being one: a built-in oracle below, or any
 # strategy whose run ignored k (cutoff rule whole_list: its whole list counts at every cutoff, so its
-# recall_any@1 can be 100%). It is set apart and never ranked with the memories.
+# recall_any@1 can be 100%) or was told the evidence labels (reads_labels in its configuration: it has the
+# answer key). It is set apart and never ranked with the memories.
 CEILINGS = {
     "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at "
     "unbounded cost; its whole list counts at every cutoff, so its recall at k = 1 is its recall at any k.",
@@ -177,7 +178,7 @@ class Caveat:
 
 def ceiling(summary: RunSummary) -> str:
     """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle (a plug-in of the
-    same name is not one), or a run that ignored k."""
+    same name is not one), a run told the evidence labels (its configuration says reads_labels), or a run that ignored k."""
     if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
         return CEILINGS[summary.strategy]
     if summary.strategy_config.get(READS_LABELS) is True:  # a plug-in told the labels (docs/strategies.md)
