@@ -43,6 +43,8 @@ EXCLUDED = "excluded"  # a test point's verdict with errata that leave it out as
 class ErrataFigure:
     """One run's headline with errata, beside its published one."""
 
+    run_id: str
+    corpus_digest: str
     errata: Errata
     published: Headline  # as stored
     value: MetricValue | None  # with errata; None where it cannot be recomputed (``problem`` says why)
@@ -63,6 +65,7 @@ class ErrataFigure:
         """JSON-ready, for ``--format json``/``csv`` and the site's downloads."""
         head = self.headline
         return {
+            "run_id": self.run_id,
             "label": self.label,
             "metric": head.rule.metric,
             "rule": head.rule.name,
@@ -220,8 +223,9 @@ def figure_of(store: Store, summary: RunSummary, errata: Errata) -> ErrataFigure
     """Run ``summary``'s headline with ``errata``, read from ``store`` a slice of conversations at a time."""
     published = summary.headline
     metric = published.rule.metric
+    ids = (summary.run_id, summary.corpus_digest)
     if metric not in METRICS or METRICS[metric].kind != PROPORTION:
-        return ErrataFigure(errata, published, None, problem=f"the headline {metric} is not a proportion of test points")
+        return ErrataFigure(*ids, errata, published, None, problem=f"the headline {metric} is not a proportion of test points")
     before: dict[tuple[str, int], tuple[float | None, Verdict]] = {}
     after: dict[tuple[str, int], tuple[float | None, Verdict]] = {}
     named = excluded = 0
@@ -234,7 +238,7 @@ def figure_of(store: Store, summary: RunSummary, errata: Errata) -> ErrataFigure
     stored = published.value
     if stored is None or again is None or (again.successes, again.n) != (stored.successes, stored.n):
         return ErrataFigure(
-            errata, published, None, named, excluded,
+            *ids, errata, published, None, named, excluded,
             problem="the store's rankings of this run do not give its published figure again "
             f"({'none' if again is None else f'{again.successes}/{again.n}'} against {published.hits}/{published.total}), "
             "so no figure with errata is computed from them",
@@ -244,7 +248,7 @@ def figure_of(store: Store, summary: RunSummary, errata: Errata) -> ErrataFigure
         for (cid, turn), (_, verdict) in sorted(before.items())
         if after.get((cid, turn), (None, EXCLUDED))[1] != verdict
     )
-    return ErrataFigure(errata, published, _aggregate(v for v, _ in after.values()), named, excluded, changed)
+    return ErrataFigure(*ids, errata, published, _aggregate(v for v, _ in after.values()), named, excluded, changed)
 
 
 def errata_figures(store: Store, files: Sequence[Path], summaries: Sequence[RunSummary]) -> Figures:

@@ -230,7 +230,7 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
         after = audit.flags_with_errata
         echo(
             f"with errata: {len(after)} flags ({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
-            f"{len(audit.errata.entries)} corrections from {audit.errata.source} ({audit.errata.path}, sha256 {audit.errata.sha256})"
+            f"{audit.errata.describe()}"
         )
 
 
