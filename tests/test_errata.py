@@ -363,3 +363,14 @@ def test_the_site_shows_the_figure_with_errata_beside_the_published_one(planted,
     assert found["column"] > 0 and "2 / 9" in found["cell"] and "1 / 9" in found["published"]
     assert found["right"] <= 1280 and not found["clipped"]
     assert f"sha256 {digest(errata)}" in found["note"] and "unchanged" in found["note"]
+
+
+def test_the_pages_workflow_builds_with_the_suite_s_errata_and_a_suite_without_them_gives_none(planted, tmp_path):
+    workflow = (Path(__file__).resolve().parent.parent / ".github" / "workflows" / "pages.yml").read_text()
+    assert 'evals build-site --out site --store-copy always --errata "$SUITE"' in workflow
+    _, store, _, _ = planted
+    suite = tmp_path / "evals.toml"
+    suite.write_text('[[matrix]]\ncorpora = ["corpus"]\n')
+    plain = invoke("leaderboard", "--store", store)
+    result = invoke("leaderboard", "--store", store, "--errata", suite)
+    assert result.exit_code == 0 and result.output == plain.output
