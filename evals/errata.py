@@ -144,21 +144,24 @@ def stored_target(store: Store, run_id: str) -> ErrataTarget:
 
 def load_errata(store: Store, files: Sequence[Path], summaries: Sequence[RunSummary]) -> dict[str, Errata]:
     """Each corpus's errata (by digest), the corpora being those of ``summaries``; at most one file per corpus."""
-    newest: dict[str, RunSummary] = {}
+    # The corpus is the same in every run on it: its target is read from the run cheapest to read back
+    # (fewest retrieved tokens), not from full_history's.
+    cheapest: dict[str, RunSummary] = {}
     for summary in summaries:
-        if summary.corpus_digest not in newest or summary.timestamp > newest[summary.corpus_digest].timestamp:
-            newest[summary.corpus_digest] = summary
+        held = cheapest.get(summary.corpus_digest)
+        if held is None or (summary.context_tokens, summary.run_id) < (held.context_tokens, held.run_id):
+            cheapest[summary.corpus_digest] = summary
     found: dict[str, Errata] = {}
     for path in files:
         parsed = parse_errata(path)
-        for digest in _corpora(parsed, store, newest):
+        for digest in _corpora(parsed, store, cheapest):
             if digest in found:
                 raise parsed.fail(
                     "(top level)",
-                    f"corrects corpus {newest[digest].corpus_name} ({digest[:12]}), which {found[digest].path} corrects "
+                    f"corrects corpus {cheapest[digest].corpus_name} ({digest[:12]}), which {found[digest].path} corrects "
                     "already; give one errata file per corpus",
                 )
-            found[digest] = resolve_errata(parsed, stored_target(store, newest[digest].run_id))
+            found[digest] = resolve_errata(parsed, stored_target(store, cheapest[digest].run_id))
     return found
 
 
