@@ -161,7 +161,8 @@ class Errata:
     def describe(self) -> str:
         """One line: how many corrections, from where, recorded how."""
         excluded = f", {self.excluded} excluded" if self.excluded else ""
-        return f"{len(self.entries)} corrections{excluded} from {self.source} ({self.path}, sha256 {self.sha256})"
+        count = len(self.entries)
+        return f"{count} correction{'s' if count != 1 else ''}{excluded} from {self.source} ({self.path}, sha256 {self.sha256})"
 
     def record(self) -> dict[str, Any]:
         """What a figure with these errata is recorded by (JSON-ready): the file, its digest, source and origin."""

@@ -374,3 +374,30 @@ def test_the_pages_workflow_builds_with_the_suite_s_errata_and_a_suite_without_t
     plain = invoke("leaderboard", "--store", store)
     result = invoke("leaderboard", "--store", store, "--errata", suite)
     assert result.exit_code == 0 and result.output == plain.output
+
+
+def test_a_run_whose_rankings_the_store_does_not_keep_gets_no_figure_with_errata(planted, tmp_path, monkeypatch):
+    """A strategy that is not prefix-stable is asked once per cutoff, and the store keeps no ranking per cutoff:
+    its published figure cannot be recomputed from the store, so it gets "—" and the reason, never a mixed figure."""
+    import sys
+
+    corpus, _, _, _ = planted
+    (tmp_path / "per_cutoff_recency.py").write_text(
+        "from evals.strategies import Recency, StrategySpec\n"
+        "SPEC = StrategySpec(name='per_cutoff_recency', build=lambda o, c: Recency(), prefix_stable=False)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    store = tmp_path / "results.duckdb"
+    run_id = run(corpus, store, "per_cutoff_recency:SPEC")
+    errata = write(tmp_path / "errata.json", ERRATA)
+    with Store.open(store, read_only=True) as opened:
+        figure = errata_figures(opened, [errata], opened.runs()).of(run_id)
+    assert figure.value is None and "do not give its published figure again" in figure.problem
+    table = invoke("leaderboard", "--store", store, "--errata", errata)
+    assert table.exit_code == 0, table.output
+    text = " ".join(table.output.split())
+    assert f"no figure with errata for run {run_id}: the store's rankings" in text
+    line = next(line for line in table.output.splitlines() if line.startswith("per_cutoff_recency"))
+    cells = line.split()
+    assert cells[cells.index("1/9") + 1 : cells.index("1/9") + 3] == ["—", "—"]  # published, then no figure with errata
