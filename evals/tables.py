@@ -22,7 +22,7 @@ from evals import formatting
 from evals.breakdown import category_rows
 from evals.corpus import MAX_CUTOFF
 from evals.errors import EvalsError
-from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
+from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, USD, Metric, MetricValue, ScoredRun, declared, point_values
 from evals.results import WHOLE_LIST
 from evals.store import RunSummary, StoredRun
 from evals.tokens import EXACT
@@ -70,7 +70,10 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
     if value is None:
         return MISSING
     if declared.kind == TOKENS:
-        return formatting.tokens(value.value, tokenizer, empty=NULL)
+        # An LLM's tokens are the endpoint's own counts, never the ~4-characters estimate of context tokens.
+        return formatting.tokens(value.value, EXACT if declared.answers else tokenizer, empty=NULL)
+    if declared.kind == USD:
+        return formatting.usd(value.value, empty=NULL)
     if declared.kind == SECONDS:
         return formatting.milliseconds(value.value, empty=NULL)
     if declared.kind in (PROPORTION, MEAN):  # a mean shows its (bootstrap) interval where it has one
