@@ -90,6 +90,7 @@ __all__ = [
     "MetricValue",
     "ScoredRun",
     "compute_metrics",
+    "cost_values",
     "metric",
     "proportion",
 ]
@@ -764,11 +765,8 @@ def tokens_per_correct(run: ScoredRun) -> MetricValue | None:
     "the judge graded correct, at the run's price table; — where a model has no price.",
 )
 def usd_per_correct(run: ScoredRun) -> MetricValue | None:
-    usage = _usage(run)
-    if usage is None or run.answers is None or run.answers.judge_model is None:
-        return None
-    value = costs.usd_per_correct(usage, run.answers.correct)
-    return None if value is None and run.answers.correct and costs.unpriced(usage) else MetricValue(value, run.answers.correct)
+    answers = run.answers
+    return cost_values(_usage(run), answers.correct if answers is not None and answers.judge_model else None)["usd_per_correct"]
 
 
 @metric(
@@ -781,11 +779,24 @@ def usd_per_correct(run: ScoredRun) -> MetricValue | None:
     "replies served from the cache cost nothing, so a rerun from the cache spent $0; — where a model has no price.",
 )
 def usd_spent(run: ScoredRun) -> MetricValue | None:
-    usage = _usage(run)
+    return cost_values(_usage(run), None)["usd_spent"]
+
+
+def cost_values(usage: dict[str, Any] | None, correct: int | None) -> dict[str, MetricValue | None]:
+    """The dollar metrics of a run's usage at the prices it holds: what the metrics store, and what a table
+    repriced at another price table (evals leaderboard --prices) shows. None where a model has no price, or
+    (per correct answer) the run has no judge (``correct`` None)."""
     if usage is None:
-        return None
-    value = costs.usd_spent(usage)
-    return None if value is None else MetricValue(value, sum(t["sent"] for t in usage.values()))
+        return {"usd_spent": None, "usd_per_correct": None}
+    spent = costs.usd_spent(usage)
+    per_correct = None
+    if correct is not None:
+        value = costs.usd_per_correct(usage, correct)
+        per_correct = None if value is None and correct and costs.unpriced(usage) else MetricValue(value, correct)
+    return {
+        "usd_spent": None if spent is None else MetricValue(spent, sum(t["sent"] for t in usage.values())),
+        "usd_per_correct": per_correct,
+    }
 
 
 def _repeats(which: str) -> Callable[[ScoredRun], MetricValue | None]:
