@@ -257,6 +257,8 @@ def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
 
     lines = []
     for kind, t in usage.items():
+        if kind == "memory_write" and not t["sent"] + t["cached"]:
+            continue  # a strategy that writes no summary: nothing to say (the tally, zero, is stored)
         tokens = t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"]
         per = f"{tokens / t['per']:,.1f} tokens per {PER.get(kind, 'unit')} ({t['per']})" if t["per"] else f"no {PER.get(kind, 'unit')}"
         lines.append(
