@@ -481,8 +481,9 @@ def summaries_csv(summaries: Sequence[RunSummary]) -> str:
         row = {name: getattr(summary, name) for name in base}
         row["timestamp"] = summary.timestamp.isoformat()
         row["strategy_config"] = formatting.json_text(summary.strategy_config)
-        if summary.llm_settings is not None:
-            row["llm_settings"] = formatting.json_text(summary.llm_settings, sort_keys=True)
+        for name in ("llm_settings", "llm_usage"):
+            if getattr(summary, name) is not None:
+                row[name] = formatting.json_text(getattr(summary, name), sort_keys=True)
         for m in declared:
             value = summary.metric(m.name)
             if value is not None:

@@ -5,7 +5,9 @@ local OpenAI-compatible server (tests/llm_server.py) over real HTTP, with real D
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import math
 import shutil
@@ -156,6 +158,9 @@ def test_dollars_follow_the_price_table_and_an_unpriced_model_says_so(server, st
     expected = sum(t["prompt_tokens"] * 1.0 + t["completion_tokens"] * 2.0 for t in usage.values()) / 1e6
     assert row["metrics"]["usd_spent"]["value"] == pytest.approx(expected)
     assert row["llm_usage"]["answer"]["price"] == {"input": 1.0, "output": 2.0, "date": "2025-01-01", "source": "our invoice"}
+    csv_board = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--prices", str(prices), "--format", "csv"])
+    (record,) = csv.DictReader(io.StringIO(csv_board.output))
+    assert float(record["usd_spent"]) == pytest.approx(expected) and json.loads(record["llm_usage"])["judge"]["price"]["input"] == 1.0
     # Given to the run itself, the price is recorded with it.
     again = run(server, store_path, "--answer-model", "local-llama", "--judge-model", "local-llama", "--prices", str(prices), "--force")
     assert again.exit_code == 0, again.output
