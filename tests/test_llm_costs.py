@@ -265,6 +265,7 @@ def test_a_run_served_by_another_model_is_labelled(server, store_path, tmp_path)
     build_site(store_path, out)
     page = (out / "runs" / f"{stored.summary.run_id}.html").read_text()
     assert "served model differs" in page and "not the model asked for" in page
+    assert "What the answers cost" in page and "per test point answered" in page and "$0.15 in / $0.6 out per 1M" in page
     assert "served model differs" in (out / "index.html").read_text()
 
 
