@@ -22,12 +22,13 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
 if TYPE_CHECKING:
     from evals.cache import Cache
 
-__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "model_name_problem"]
+__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_JUDGE_REPEATS", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "model_name_problem"]
 
 # Bounds of the LLM settings: generous, but finite, so a typo is refused before a run starts.
 MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
+MAX_JUDGE_REPEATS = 20  # each repeat is a paid request per judged point; 20 is sd enough
 MAX_MODEL_CHARS = 256
 
 
@@ -73,6 +74,8 @@ class RunConfig(BaseModel):
     judge: bool = False
     answer_model: str = "gpt-4o-mini"
     judge_model: str = "gpt-4o-mini"
+    # Each verdict asked this many times (--judge-repeats): the run reports accuracy's mean and sd over them.
+    judge_repeats: int = Field(default=1, ge=1, le=MAX_JUDGE_REPEATS)
     base_url: str | None = None  # None: $OPENAI_BASE_URL, else OpenAI's
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
@@ -154,7 +157,9 @@ class RunConfig(BaseModel):
             return None
         from evals.llm import answer_identity
 
-        return answer_identity(self.answer_model, self.judge_model if self.judge else None, self.endpoint())
+        return answer_identity(
+            self.answer_model, self.judge_model if self.judge else None, self.endpoint(), self.judge_repeats if self.judge else 1
+        )
 
     def plan(self, registry: Registry | None = None, *, cache: Cache | None = None, client: Any = None) -> Planned:
         """The strategy with its validated options and configuration, nothing built yet.

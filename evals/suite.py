@@ -18,6 +18,9 @@ here, exactly the runs ``evals run --runner NAME`` makes for each name ``evals s
 
     [errata]                          # optional: a benchmark's (or corpus folder's) errata file, relative
     locomo = "errata/locomo.json"     # to this file: checked before anything runs (see evals.errata)
+    [prices."my-local-model"]         # optional: $ per 1M tokens, over the shipped prices (evals.costs)
+    input = 0.0
+    output = 0.0
 
 Runs are made in file order: matrix by matrix, corpus by corpus (folders, then benchmarks),
 strategy by strategy, option value by option value. Each goes through
@@ -39,6 +42,7 @@ from pydantic import ValidationError
 
 from evals.benchmarks import DEFAULT_LOCK, fetch
 from evals.config import RunConfig
+from evals.costs import PriceError, PriceTable, parse_prices, shipped_prices
 from evals.errors import EvalsError
 from evals.strategies import Registry
 from evals.workflow import StoredOutcome, run_with_store
@@ -79,6 +83,11 @@ class Suite:
     lock: Path | None
     matrices: list[Matrix] = field(default_factory=list)
     errata: dict[str, Path] = field(default_factory=dict)  # benchmark name or corpus folder -> its errata file
+    prices: PriceTable | None = None  # the suite's [prices], over the shipped table; None: the shipped table
+
+    def price_table(self) -> PriceTable:
+        """The prices its runs are costed at: the shipped table, overridden by the suite's [prices]."""
+        return shipped_prices().override(self.prices) if self.prices is not None else shipped_prices()
 
     @property
     def benchmarks(self) -> list[str]:
@@ -119,9 +128,13 @@ def read_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: not valid TOML: {exc}") from None
-    unknown = sorted(set(data) - {"description", "lock", "matrix", "errata"})
+    unknown = sorted(set(data) - {"description", "lock", "matrix", "errata", "prices"})
     if unknown:
-        raise _fail(path, unknown[0], "unknown key (a suite has description, lock, [[matrix]] and [errata] tables)")
+        raise _fail(path, unknown[0], "unknown key (a suite has description, lock, [[matrix]], [errata] and [prices] tables)")
+    try:
+        prices = parse_prices(data["prices"], f"{path}: prices") if "prices" in data else None
+    except PriceError as exc:
+        raise SuiteError(str(exc)) from None
     description = data.get("description", "")
     if not isinstance(description, str):
         raise _fail(path, "description", "expected a string")
@@ -137,6 +150,7 @@ def read_suite(path: Path) -> Suite:
         description,
         here / lock if lock else None,
         [_matrix(path, here, f"matrix[{i}]", m) for i, m in enumerate(matrices)],
+        prices=prices,
     )
     suite.errata.update(_errata(path, here, data.get("errata", {}), suite))
     return suite
@@ -270,7 +284,9 @@ def run_suite(
     for number, planned in enumerate(runs, 1):
         if before is not None:
             before(number, len(runs), planned)
-        outcome = run_with_store(planned.config, store_path, create_parent=create_parent, repo=repo, progress=progress)
+        outcome = run_with_store(
+            planned.config, store_path, create_parent=create_parent, repo=repo, progress=progress, prices=suite.price_table()
+        )
         outcomes.append(outcome)
         if after is not None:
             after(number, len(runs), planned, outcome)

@@ -11,6 +11,7 @@ data (no test point).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import textwrap
@@ -18,11 +19,27 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evals import formatting
+from evals import costs, formatting
 from evals.breakdown import category_rows
 from evals.corpus import MAX_CUTOFF
 from evals.errors import EvalsError
-from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
+from evals.metrics import (
+    HEADLINE,
+    MEAN,
+    METRICS,
+    PROPORTION,
+    RETRIEVAL,
+    SECONDS,
+    TOKENS,
+    USD,
+    Metric,
+    MetricValue,
+    ScoredRun,
+    cost_values,
+    declared,
+    metric_order,
+    point_values,
+)
 from evals.results import WHOLE_LIST
 from evals.store import RunSummary, StoredRun
 from evals.strategies.base import READS_LABELS
@@ -46,7 +63,14 @@ __all__ = [
     "compact_leaderboard",
     "hash_caveat",
     "headline",
+    "KIND_LABELS",
     "leaderboard_metric",
+    "price_text",
+    "repeats_line",
+    "repriced",
+    "served_caveat",
+    "SERVED_MODEL",
+    "usage_lines",
     "measured_somewhere",
     "ranked",
     "metric_text",
@@ -74,7 +98,10 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
     if value is None:
         return MISSING
     if declared.kind == TOKENS:
-        return formatting.tokens(value.value, tokenizer, empty=NULL)
+        # An LLM's tokens are the endpoint's own counts, never the ~4-characters estimate of context tokens.
+        return formatting.tokens(value.value, EXACT if declared.answers else tokenizer, empty=NULL)
+    if declared.kind == USD:
+        return formatting.usd(value.value, empty=NULL)
     if declared.kind == SECONDS:
         return formatting.milliseconds(value.value, empty=NULL)
     if declared.kind in (PROPORTION, MEAN):  # a mean shows its (bootstrap) interval where it has one
@@ -166,7 +193,10 @@ HASH_EXPLANATION = (
     "documentation: for testing plumbing, never retrieval quality). It is the offline, deterministic default, not a "
     "measure of Mneme: see mneme with embedder=MiniLMEmbedder (--embedder minilm) for a real embedding model."
 )
-CEILING, HASH_EMBEDDER = "ceiling", "hash_embedder"  # the kinds of Caveat
+# A run whose endpoint said another model answered than the one asked for (evals.costs.same_model: a
+# dated snapshot of the undated name asked is the same model): its figures are that other model's.
+SERVED_LABEL = "served model differs"
+CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
 
 
 @dataclass(frozen=True)
@@ -174,7 +204,7 @@ class Caveat:
     """One caveat of a run: its ``kind`` (CEILING or HASH_EMBEDDER), a short ``label`` for a badge, the
     ``explanation`` a reader opens."""
 
-    kind: str
+    kind: str  # CEILING, HASH_EMBEDDER or SERVED_MODEL
     label: str
     explanation: str
 
@@ -198,6 +228,18 @@ def hash_caveat(summary: RunSummary) -> str:
     return ""
 
 
+def served_caveat(summary: RunSummary) -> str:
+    """What the endpoint served instead of the models asked for ("" when it served them, or did not say)."""
+    found = costs.served_elsewhere(summary.llm_usage or {})
+    if not found:
+        return ""
+    parts = [f"{KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})" for kind, asked, served, n, total in found]
+    return (
+        "The endpoint's replies name another model than the one asked for (a dated snapshot of the name asked counts as "
+        f"the same): {'; '.join(parts)}. The figures are that model's."
+    )
+
+
 def caveats(summary: RunSummary) -> list[Caveat]:
     """Every caveat of the run, ceiling first; [] for most runs."""
     out = []
@@ -205,6 +247,78 @@ def caveats(summary: RunSummary) -> list[Caveat]:
         out.append(Caveat(CEILING, "ceiling", reason))
     if why := hash_caveat(summary):
         out.append(Caveat(HASH_EMBEDDER, HASH_LABEL, why))
+    if why := served_caveat(summary):
+        out.append(Caveat(SERVED_MODEL, SERVED_LABEL, why))
+    return out
+
+
+# -- costs of the LLM requests (evals.costs) ------------------------------------------------------------------
+
+KIND_LABELS = {"answer": "answer", "judge": "judge", "memory_write": "memory-write"}
+
+
+def price_text(price: dict[str, Any] | None) -> str:
+    if price is None:
+        return "no price"
+    dated = f", {price['date']}" if price.get("date") else ""
+    return f"${price['input']:g} in / ${price['output']:g} out per 1M ({price['source']}{dated})"
+
+
+def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
+    """What ``evals run`` says of a run's LLM requests: per kind, sent vs from the cache and the tokens of
+    each over its denominator; then dollars spent and per correct answer, and any model served instead."""
+    from evals.results import PER
+
+    lines = []
+    for kind, t in usage.items():
+        if kind == "memory_write" and not t["sent"] + t["cached"]:
+            continue  # a strategy that writes no summary: nothing to say (the tally, zero, is stored)
+        tokens = t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"]
+        per = f"{tokens / t['per']:,.1f} tokens per {PER.get(kind, 'unit')} ({t['per']})" if t["per"] else f"no {PER.get(kind, 'unit')}"
+        lines.append(
+            f"llm {KIND_LABELS.get(kind, kind)} ({t['model']}): {t['sent']} sent ({t['prompt_tokens']:,} prompt + "
+            f"{t['completion_tokens']:,} completion tokens), {t['cached']} from cache ({t['cached_prompt_tokens']:,} + "
+            f"{t['cached_completion_tokens']:,}); {per}"
+        )
+    if not usage:
+        return lines
+    values = cost_values(usage, correct)
+    spent, per_correct = values["usd_spent"], values["usd_per_correct"]
+    line = f"llm $: {formatting.usd(spent.value) if spent is not None else 'unknown'} spent (requests sent; the cache's replies cost nothing)"
+    if per_correct is not None:
+        line += f", {formatting.usd(per_correct.value, empty=NULL)} per correct answer (answers and memory writes at list price)"
+    lines.append(line)
+    prices = {t["model"]: t.get("price") for t in usage.values()}
+    lines.append("llm prices: " + "; ".join(f"{model} {price_text(price)}" for model, price in prices.items()))
+    missing = costs.unpriced(usage)
+    if missing:
+        lines.append(f"llm: no price for {', '.join(missing)}: give one with --prices FILE (docs/cli.md) for a $ figure")
+    for kind, asked, served, n, total in costs.served_elsewhere(usage):
+        lines.append(f"warning: {KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})")
+    return lines
+
+
+def repeats_line(accuracies: list[float]) -> str:
+    """--judge-repeats: accuracy's mean ± sd over the repeats, and each repeat's."""
+    mean = sum(accuracies) / len(accuracies)
+    sd = math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1))
+    each = ", ".join(f"{a:.3f}" for a in accuracies)
+    return f"llm judge repeats: accuracy {mean:.3f} ± {sd:.3f} (mean ± sd over {len(accuracies)} repeats: {each}); each point's verdict is repeat 0's"
+
+
+def repriced(summaries: Sequence[RunSummary], table: costs.PriceTable) -> list[RunSummary]:
+    """``summaries`` with every run's LLM requests costed at ``table`` instead of the prices recorded with
+    it (``--prices``): one table for every row, so their dollars compare."""
+    out = []
+    for s in summaries:
+        if s.llm_usage is None:
+            out.append(s)
+            continue
+        usage = costs.priced_usage(s.llm_usage, table)
+        values = cost_values(usage, s.answers_correct if s.judge_model is not None else None)
+        metrics = {name: value for name, value in s.metrics.items() if name not in values}
+        metrics |= {name: value for name, value in values.items() if value is not None}
+        out.append(dataclasses.replace(s, llm_usage=usage, metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0])))))
     return out
 
 
@@ -248,7 +362,19 @@ _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
     + formatting.with_interval(s.headline.recall, s.headline.low, s.headline.high, empty=NULL),
     # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
     "emb new/cached": lambda s: MISSING if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
+    # Whether the endpoint served the models asked for (answers only): "as asked", or the first one it served instead.
+    "llm served": lambda s: _served_text(s),
 }
+
+
+def _served_text(summary: RunSummary) -> str:
+    if summary.llm_usage is None:
+        return MISSING
+    found = costs.served_elsewhere(summary.llm_usage)
+    if not found:
+        return "as asked"
+    _, _, served, n, total = found[0]
+    return formatting.clip_text(f"{served} ({n}/{total})", 28) + (" +" if len(found) > 1 else "")
 
 
 @dataclass(frozen=True)
@@ -334,14 +460,16 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         answers = any(s.metric("answer_accuracy") is not None for s in group)
         header = [
             "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["with errata", "hits"] if corrected else []),
-            *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]"] if answers else []),
+            *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
         ]  # fmt: skip
         rows = []
         for s in group:
             head = s.headline
-            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "")
+            served = bool(served_caveat(s))
+            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
+            marks |= {"#"} if served else set()
             cells = [
                 formatting.clip_text(name, 18),
                 formatting.clip_text(s.model, 12 if answers else 18),
@@ -351,7 +479,14 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
                 *(errata_cells(errata.of(s.run_id)) if corrected else []),  # type: ignore[union-attr]
                 *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
-                *([metric_text(METRICS["answer_accuracy"], s.metric("answer_accuracy"), s.tokenizer)] if answers else []),
+                *(
+                    [
+                        metric_text(METRICS["answer_accuracy"], s.metric("answer_accuracy"), s.tokenizer),
+                        metric_text(METRICS["usd_per_correct"], s.metric("usd_per_correct"), s.tokenizer),
+                    ]
+                    if answers
+                    else []
+                ),
             ]
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))
@@ -360,6 +495,8 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
+    if "#" in marks:
+        out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
@@ -399,8 +536,9 @@ def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None
         row = {name: getattr(summary, name) for name in base}
         row["timestamp"] = summary.timestamp.isoformat()
         row["strategy_config"] = formatting.json_text(summary.strategy_config)
-        if summary.llm_settings is not None:
-            row["llm_settings"] = formatting.json_text(summary.llm_settings, sort_keys=True)
+        for name in ("llm_settings", "llm_usage"):
+            if getattr(summary, name) is not None:
+                row[name] = formatting.json_text(getattr(summary, name), sort_keys=True)
         for m in declared:
             value = summary.metric(m.name)
             if value is not None:

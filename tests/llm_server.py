@@ -25,7 +25,7 @@ requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (an
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
 not JSON), ``"no_verdict"`` (a judge reply that is not a verdict), ``"drip"`` (the whole
 response, status line first, one byte every ``drip_s`` seconds) or ``"drip_body"`` (the
-headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request through.
+headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request through; :meth:`LLMServer.clear_faults` forgets those not yet used.
 ``echo_key = True`` makes every reply quote the API key it was sent (an answer, a summary,
 a verdict's reason; with ``"no_verdict"``, the judge's non-verdict too), as a careless or
 hostile server might. ``rewrite(kind, body, key)``, when set, replaces the JSON text of every
@@ -155,6 +155,11 @@ class LLMServer:
     def fail_next(self, *faults: str) -> None:
         with self._lock:
             self._faults.extend(faults)
+
+    def clear_faults(self) -> None:
+        """Forget the faults not yet used: the endpoint is healthy again (a run resumed after a dead one)."""
+        with self._lock:
+            self._faults.clear()
 
     def reset_counts(self) -> None:
         with self._lock:

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "evals"
 
 # Lowest first. A module belongs to the first layer one of whose prefixes it starts with.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("evals.errors", "evals.tokens", "evals.corpus", "evals.provenance", "evals.turn_refs", "evals.cache", "evals.stats", "evals.formatting", "evals.jsonfile", "evals.outputs", "evals.locking", "evals.answer_scores", "evals.endpoints", "evals.bounded_http")),
+    ("base", ("evals.errors", "evals.tokens", "evals.corpus", "evals.provenance", "evals.turn_refs", "evals.cache", "evals.stats", "evals.formatting", "evals.jsonfile", "evals.outputs", "evals.locking", "evals.answer_scores", "evals.endpoints", "evals.bounded_http", "evals.costs")),
     ("strategies", ("evals.strategies",)),
     ("results", ("evals.results",)),
     ("scoring", ("evals.scoring", "evals.retrieval")),

@@ -22,6 +22,8 @@ from evals.cli._base import (
     progress_reporter,
     run_options,
     store_option,
+    price_table,
+    prices_option,
     store_path,
     warn_about_the_key,
     write_json,
@@ -102,6 +104,7 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
     help="Stop the run when any one call into the strategy (reset, add, retrieve, context_for...) takes longer, "
     "as a fault naming the call; nothing is stored. Default: no limit.",
 )
+@prices_option
 def run_command(
     *,
     store: Path | None,
@@ -113,6 +116,7 @@ def run_command(
     executor: str,
     ray_address: str | None,
     ray_gpus: float,
+    prices_file: Path | None,
     **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
@@ -128,7 +132,11 @@ def run_command(
 
     --with-answers answers every test point with an LLM from the strategy's
     context, --judge grades the answers, against OpenAI or any
-    OpenAI-compatible server (--base-url); every response is cached.
+    OpenAI-compatible server (--base-url); every response is cached, as it
+    arrives: a run stopped half-way (a dead endpoint, Ctrl-C) resumes by
+    running the same command again, sending only what is missing. The run
+    reports answer, judge and memory-write tokens apart, sent vs from the
+    cache, and $ at the shipped prices (or --prices FILE), recorded with it.
 
     \b
     Examples:
@@ -138,6 +146,9 @@ def run_command(
       evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
     """
     api_key = options.pop("api_key")
+    if options["judge_repeats"] > 1 and not options["judge"]:
+        raise click.UsageError("--judge-repeats repeats the judge's verdicts: it goes with --judge")
+    prices = price_table(prices_file)  # a bad price file is refused before any work
     options["options"] = option_pairs(strategy_options)
     shown, create_parent = store_path(store)
     # Absolute before any plug-in code runs (a plug-in may change the working directory); printed as given.
@@ -167,6 +178,7 @@ def run_command(
         use_cache=not no_cache,
         api_key=api_key,
         executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
+        prices=prices,
     )
     if written is not None:
         write_json(written, outcome.document)

@@ -76,5 +76,6 @@ class LocalExecutor:
                 answer_model=config.answer_model,
                 judge_model=config.judge_model if config.judge else None,
                 progress=job.progress,
+                judge_repeats=config.judge_repeats if config.judge else 1,
             )
         return Played(run, answers)

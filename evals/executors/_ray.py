@@ -50,7 +50,7 @@ from evals.errors import EvalsError
 from evals.executors._play import PlayJob, Played, chat_client, collector, corpus_texts
 from evals.executors._worker_cache import CacheReader, WorkerCache
 from evals.formatting import whole_number
-from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult
+from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
@@ -426,6 +426,7 @@ def _merge_answers(parts: list[AnswerRun | None]) -> AnswerRun:
         requests_cached=sum(r.requests_cached for r in runs),
         prompt_tokens=sum(r.prompt_tokens for r in runs),
         completion_tokens=sum(r.completion_tokens for r in runs),
+        usage=merge_usage([r.usage for r in runs]),
     )
 
 
@@ -507,6 +508,7 @@ def _play_conversation(
                 [asked.get(conversation.id, [])],
                 answer_model=config.answer_model,
                 judge_model=config.judge_model if config.judge else None,
+                judge_repeats=config.judge_repeats if config.judge else 1,
             )
     finally:
         if client is not None:

@@ -213,7 +213,7 @@ def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
     value = summary.metric(declared.name)
     if value is None:
         return MetricCell(present=False, value=None)
-    approx = declared.kind == TOKENS and is_estimated(summary.tokenizer)
+    approx = declared.kind == TOKENS and not declared.answers and is_estimated(summary.tokenizer)  # LLM tokens are the endpoint's
     return MetricCell(present=True, value=value.value, low=value.low, high=value.high, approx=approx, n=value.n)
 
 

@@ -26,6 +26,8 @@ __all__ = [
     "AboutPage",
     "AnswerView",
     "AnswersBlock",
+    "CostRow",
+    "ServedRow",
     "PromptView",
     "BoardRow",
     "CategoryRow",
@@ -287,6 +289,46 @@ class AnswersBlock:
     tokens_per_test_point: float | None
     prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
     wrong: list[MissRow]  # test points the judge graded incorrect
+    # issue 25, costs (h25cost): per kind of request and per model served; empty for runs stored before.
+    costs: list[CostRow] = field(default_factory=list)
+    served: list[ServedRow] = field(default_factory=list)
+    usd_spent: float | None = None
+    usd_per_correct: float | None = None
+    tokens_per_correct: float | None = None
+    unpriced: list[str] = field(default_factory=list)  # models that used tokens and have no price
+    repeats: str = ""  # with --judge-repeats: "0.750 ± 0.020 (mean ± sd over 3 repeats)"
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """One kind of LLM request of a run (answer, judge, memory write): what was sent and what came from
+    the cache, its tokens over its own denominator, its price and dollars spent."""
+
+    kind: str
+    model: str
+    sent: int
+    cached: int
+    prompt_tokens: int  # sent
+    completion_tokens: int
+    cached_prompt_tokens: int
+    cached_completion_tokens: int
+    per_unit: str  # "test point answered", "test point judged", "conversation"
+    per_n: int
+    tokens_per: float | None
+    price: str  # "$0.15 in / $0.6 out per 1M (source, date)" or "no price"
+    usd_spent: float | None  # None: no price
+
+
+@dataclass(frozen=True)
+class ServedRow:
+    """A model (and system fingerprint) the endpoint said answered some of one kind's requests."""
+
+    kind: str
+    asked: str
+    served: str  # "(not said)" where the replies named none
+    fingerprint: str
+    requests: int
+    differs: bool  # not the model asked for, nor a dated snapshot of the undated name asked
 
 
 @dataclass(frozen=True)

@@ -391,6 +391,21 @@ SET record_texts = [CASE WHEN starts_with(x, chr(0)) THEN chr(0) || x ELSE x END
 WHERE len([x FOR x IN record_texts IF starts_with(x, chr(0))]) > 0;
 """
 
+# Issue 25, costs and provenance of LLM requests: per kind of request (answer, judge, memory write),
+# what was sent and what came from the cache, tokens apart, the served models and fingerprints, the
+# denominator and the price the run was costed at (evals.results.RequestTally as JSON); per answer,
+# whether it and its verdict came from the cache, the model and fingerprint the endpoint said served
+# it, and with --judge-repeats every repeat's verdict. NULL: a run stored before (costs not known apart).
+_LLM_COSTS = """
+ALTER TABLE runs ADD COLUMN llm_usage JSON;
+ALTER TABLE test_point_answers ADD COLUMN answer_cached BOOLEAN;
+ALTER TABLE test_point_answers ADD COLUMN judge_cached BOOLEAN;
+ALTER TABLE test_point_answers ADD COLUMN served_model VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN fingerprint VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN judge_served_model VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN repeat_verdicts VARCHAR[];
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -403,6 +418,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
     Migration(10, "run_benchmark", _BENCHMARK),
     Migration(11, "conversation_digests_compact_summaries", _CONVERSATION_DIGESTS),
+    Migration(12, "llm_costs_served_models_judge_repeats", _LLM_COSTS),
 )
 
 
