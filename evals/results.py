@@ -133,9 +133,18 @@ class RunResult(BaseModel):
         return self.model_copy(update={"timings": None, "conversations": conversations})
 
 
-def answer_identity(answer_model: str, judge_model: str | None, base_url: str) -> dict[str, Any]:
-    """What makes runs with answers a configuration of their own (in configuration and reuse keys)."""
-    return {"answer_model": answer_model, "judge_model": judge_model, "base_url": base_url}
+def answer_identity(
+    answer_model: str, judge_model: str | None, base_url: str, protocols: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What makes runs with answers a configuration of their own (in configuration and reuse keys).
+
+    ``protocols`` is the answer and judge protocols with the digests of their templates
+    (:func:`evals.protocols.protocols_block`); None under the harness's own prompts, so the keys of
+    such runs are what they were before protocols existed."""
+    identity = {"answer_model": answer_model, "judge_model": judge_model, "base_url": base_url}
+    if protocols is not None:
+        identity["protocols"] = protocols
+    return identity
 
 
 @dataclass
@@ -152,6 +161,17 @@ class PointAnswer:
     judge_prompt_tokens: int | None = None
     judge_completion_tokens: int | None = None
     answerable: bool = True  # False: answered but neither judged nor counted, like recall
+    # issue 25, protocols (h25core)
+    category: str | None = None  # the test point's category / question type, as the corpus gives it
+    counted: bool | None = None  # the protocol counts this point in its accuracy (None: a run made before protocols)
+    verdict: str | None = None  # "correct" | "wrong" | "unparsed"; None: not judged
+    score: float | None = None  # the protocol's own per-point score where it scores without a judge (LoCoMo's F1)
+
+    @property
+    def in_population(self) -> bool:
+        """Whether the run's figures count this point: as its protocol says; a run made before
+        protocols counted the answerable points."""
+        return self.counted if self.counted is not None else self.answerable
 
 
 @dataclass
@@ -162,18 +182,26 @@ class AnswerRun:
     judge_model: str | None
     base_url: str
     points: list[list[PointAnswer]]
-    settings: dict[str, Any] = field(default_factory=dict)  # temperature, seed, prompt digests
+    settings: dict[str, Any] = field(default_factory=dict)  # temperature, seed, prompt digests, protocols
     requests_made: int = 0
     requests_cached: int = 0
     prompt_tokens: int = 0  # every request of the run: answers, verdicts, summaries
     completion_tokens: int = 0
+    # issue 25, protocols (h25core): the answer protocol's name, and where its templates were read
+    # (repository, commit, files -> sha256; None for the harness's own prompts).
+    protocol: str = "harness"
+    protocol_source: dict[str, Any] | None = None
 
     def identity(self) -> dict[str, Any]:
-        return answer_identity(self.answer_model, self.judge_model, self.base_url)
+        return answer_identity(self.answer_model, self.judge_model, self.base_url, self.settings.get("protocols"))
 
     def _all(self) -> list[PointAnswer]:
-        """The answerable test points' answers: the ones the numbers count."""
+        """The answerable test points' answers: the ones keyword accuracy counts."""
         return [p for conv in self.points for p in conv if p.answerable]
+
+    def _counted(self) -> list[PointAnswer]:
+        """The answers the judged figures count: as the protocol counts them (before protocols, the answerable ones)."""
+        return [p for conv in self.points for p in conv if p.in_population]
 
     @property
     def total(self) -> int:
@@ -181,11 +209,12 @@ class AnswerRun:
 
     @property
     def judged(self) -> int:
-        return sum(p.correct is not None for p in self._all())
+        """Counted answers with a verdict; an unparsed verdict is one (in the denominator, not correct)."""
+        return sum(p.correct is not None or p.verdict is not None for p in self._counted())
 
     @property
     def correct(self) -> int:
-        return sum(p.correct is True for p in self._all())
+        return sum(p.correct is True for p in self._counted())
 
     @property
     def accuracy(self) -> float | None:

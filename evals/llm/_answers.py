@@ -1,24 +1,30 @@
 """End-to-end answers: answer each test point from the memory's context, then judge it.
 
 The play-through collects, at each test point, the messages the strategy would
-put in front of a model (``context_for(question, k=k)``, with the run's k);
-:func:`answer_run` sends them, followed by the question, to the answer model
-and, with a judge, sends each answer to the judge model with the fixed judge prompt.
+put in front of a model (``context_for(question, k=k)``, with the run's k) and
+the records it retrieved with their turns' dates and speakers;
+:func:`answer_run` asks the answer model as the run's protocol says
+(:mod:`evals.protocols`; by default the harness's own prompts: the context, then
+the question) and, with a judge, asks the judge model as the judge protocol says.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from evals.llm._client import SEED, ChatClient, LLMError, Progress, Reply, strict_json
-from evals.llm._prompts import answer_messages, judge_messages, prompt_digests, summary_messages
+from evals.llm._prompts import prompt_digests, summary_messages
+from evals.protocols._points import AskedPoint
 from evals.results import AnswerRun, PointAnswer, answer_identity
 from evals.scoring import match
 from evals.strategies.base import Message
 
-__all__ = ["AnswerRun", "ChatSummarizer", "PointAnswer", "answer_identity", "answer_run", "parse_verdict"]
+if TYPE_CHECKING:
+    from evals.protocols import Protocol
+
+__all__ = ["AnswerRun", "AskedPoint", "ChatSummarizer", "PointAnswer", "answer_identity", "answer_run", "parse_verdict"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
@@ -61,19 +67,6 @@ class ChatSummarizer:
         return self.client.complete(body, f"summary_buffer summary request #{self.calls}").content
 
 
-@dataclass(frozen=True)
-class AskedPoint:
-    """What a test point needs for its answer: where it is, what was asked and the context."""
-
-    conversation_id: str
-    turn_index: int
-    question: str
-    expected_fact: str
-    expected_keywords: list[str]
-    context: list[Message]
-    answerable: bool = True
-
-
 def answer_run(
     client: ChatClient,
     asked: list[list[AskedPoint]],
@@ -81,49 +74,60 @@ def answer_run(
     answer_model: str,
     judge_model: str | None,
     progress: Progress | None = None,
+    protocol: Protocol | None = None,
+    judge_protocol: Protocol | None = None,
 ) -> AnswerRun:
-    """Answer every test point; with a ``judge_model``, judge every answer to an answerable one.
+    """Answer every test point as ``protocol`` asks (default: the harness's own prompts); with a
+    ``judge_model``, judge each answer the ``judge_protocol`` judges (default: the same protocol).
 
-    A test point marked unanswerable (the conversation holds no answer) is answered and
-    shown, but neither judged nor counted in the accuracies, as it is kept out of recall."""
+    The judge protocol decides which points are judged and counted, reads each verdict (one it
+    cannot read is ``unparsed``: counted, not correct, never an error) and gives the score of a
+    protocol that grades without a judge (LoCoMo's F1). Under the harness, a test point marked
+    unanswerable is answered and shown, but neither judged nor counted, as it is kept out of recall."""
+    from evals.protocols import HarnessProtocol, protocols_block
+
+    protocol = protocol or HarnessProtocol()
+    grader = judge_protocol or protocol
     flat = [p for conv in asked for p in conv]
     wheres = [f"conversation {p.conversation_id!r}, turn {p.turn_index}" for p in flat]
+    requests = [protocol.answer_request(p) for p in flat]
     answers: list[Reply] = client.complete_many(
-        [ChatClient.body(answer_model, answer_messages(p.context, p.question)) for p in flat],
+        [ChatClient.body(answer_model, r.messages, **r.settings) for r in requests],
         [f"{w} (answer)" for w in wheres],
         progress=progress,
         label="answers",
     )
-    results = [
-        PointAnswer(
-            answer=reply.content,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            latency_s=reply.latency_s,
-            keyword_hit=p.answerable and match(p.expected_keywords, p.expected_fact, [reply.content]).hit,
-            answerable=p.answerable,
+    results = []
+    for p, request, reply in zip(flat, requests, answers, strict=True):
+        answer, note = protocol.answer_of(request, reply.content)
+        results.append(
+            PointAnswer(
+                answer=answer,
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+                latency_s=reply.latency_s,
+                keyword_hit=p.answerable and match(p.expected_keywords, p.expected_fact, [answer]).hit,
+                answerable=p.answerable,
+                reason=note,
+                category=p.category,
+                counted=grader.counted(p),
+                score=grader.score(p, answer),
+            )
         )
-        for p, reply in zip(flat, answers, strict=True)
-    ]
-    if judge_model is not None:
-        judged = [i for i, p in enumerate(flat) if p.answerable]
+    if judge_model is not None and grader.judges:
+        judged = [i for i, p in enumerate(flat) if grader.judged(p)]
+        asks = [grader.judge_request(flat[i], results[i].answer) for i in judged]
         verdicts = client.complete_many(
-            [
-                ChatClient.body(
-                    judge_model,
-                    judge_messages(flat[i].question, flat[i].expected_fact, flat[i].expected_keywords, results[i].answer),
-                    response_format={"type": "json_object"},
-                )
-                for i in judged
-            ],
+            [ChatClient.body(judge_model, a.messages, **a.settings) for a in asks],
             [f"{wheres[i]} (judge)" for i in judged],
-            check=parse_verdict,
             progress=progress,
             label="verdicts",
         )
         for result, reply in zip([results[i] for i in judged], verdicts, strict=True):
-            result.correct, reason = parse_verdict(reply.content)
-            result.reason = client.scrub(reason)  # decoded from the reply's own JSON: escapes undone, so scrubbed again
+            verdict = grader.read_verdict(reply.content)
+            result.verdict, result.correct = verdict.label, verdict.correct
+            # Decoded from the reply's own JSON: escapes undone, so scrubbed again.
+            result.reason = client.scrub(verdict.reason) if verdict.reason is not None else None
             result.judge_prompt_tokens, result.judge_completion_tokens = reply.prompt_tokens, reply.completion_tokens
     points: list[list[PointAnswer]] = []
     position = 0
@@ -131,14 +135,22 @@ def answer_run(
         points.append(results[position : position + len(conv)])
         position += len(conv)
     usage = client.usage
+    settings: dict[str, Any] = {"temperature": 0, "seed": SEED, "prompts": prompt_digests()}
+    block = protocols_block(protocol, grader)
+    if block is not None:
+        settings["protocols"] = block
+        settings["answer_settings"] = dict(protocol.answer_settings)
+        settings["judge_settings"] = dict(grader.judge_settings) if grader.judges else None
     return AnswerRun(
         answer_model=answer_model,
-        judge_model=judge_model,
+        judge_model=judge_model if grader.judges else None,
         base_url=client.base_url,
         points=points,
-        settings={"temperature": 0, "seed": SEED, "prompts": prompt_digests()},
+        settings=settings,
         requests_made=usage.requests_made,
         requests_cached=usage.requests_cached,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        protocol=protocol.name,
+        protocol_source=protocol.source_record() or grader.source_record(),
     )
