@@ -187,6 +187,11 @@ class _Answer(_Closed):
     judge_prompt_tokens: Count | None = None
     judge_completion_tokens: Count | None = None
     answerable: bool = True
+    # issue 25, protocols (absent from exports written before them)
+    category: str | None = None
+    counted: bool | None = None
+    verdict: Literal["correct", "wrong", "unparsed"] | None = None
+    score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     # Recomputed from the answer and the expected fact (absent from exports written before them);
     # the import checks them against the recomputed values like every other key.
     f1: float | None = None
@@ -198,6 +203,8 @@ class _AnswersBlock(_Closed):
     judge_model: str | None
     base_url: str
     settings: dict[str, Any]
+    protocol: Literal["harness", "longmemeval", "mem0", "locomo"] = "harness"  # absent: the harness's prompts
+    protocol_source: dict[str, Any] | None = None
 
 
 class _AnswerTotals(BaseModel):
@@ -466,6 +473,8 @@ def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
         requests_cached=totals.requests_cached,
         prompt_tokens=totals.prompt_tokens,
         completion_tokens=totals.completion_tokens,
+        protocol=block.protocol,
+        protocol_source=block.protocol_source,
     )
 
 

@@ -26,10 +26,32 @@ from evals.cli._base import (
     warn_about_the_key,
     write_json,
 )
+from evals.config import PROTOCOL_NAMES
 from evals.evaluate import RunConfig
 from evals.report import run_line
 from evals.results import DEFAULT_CUTOFFS
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
+
+
+def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The RunConfig settings of --protocol, --judge-protocol and --protocol-source. --judge-model left
+    at its default gives way to the judge protocol's own judge model; --judge beside a judge protocol
+    that has no judge is refused."""
+    from evals.protocols import DEFAULT_JUDGES
+
+    grader = judge_protocol or protocol
+    if DEFAULT_JUDGES[grader] is None and options.get("judge"):
+        raise click.UsageError(
+            f"--protocol {grader} scores answers by its own rule and has no judge, so --judge has nothing to do; "
+            "to judge its answers, add --judge-protocol longmemeval, mem0 or harness"
+        )
+    if source is not None and protocol == "harness" and grader == "harness":
+        raise click.UsageError("--protocol-source goes with a published --protocol or --judge-protocol")
+    settings: dict[str, Any] = {"protocol": protocol, "judge_protocol": judge_protocol, "protocol_source": absolute(source)}
+    context = click.get_current_context()
+    if context.get_parameter_source("judge_model") == click.core.ParameterSource.DEFAULT:
+        settings["judge_model"] = None  # the judge protocol's own
+    return settings
 
 
 @cli.command("run")
@@ -95,6 +117,31 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
     help="GPUs each embedding task asks for with --executor ray (0: CPU only; a fraction shares a GPU).",
 )
 @click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOL_NAMES),
+    default="harness",
+    show_default=True,
+    help="How answers are asked for, judged and counted: the harness's own prompts, or a published benchmark's "
+    "protocol as a whole (prompts, context format with dates and speaker names, settings, judge templates, "
+    "verdict rule, counted points), its templates read from the benchmark's pinned files. A published protocol "
+    "implies --with-answers, and a judge where it has one (its judge model unless --judge-model).",
+)
+@click.option(
+    "--judge-protocol",
+    type=click.Choice(PROTOCOL_NAMES),
+    default=None,
+    help="Judge and count the answers under this protocol instead (default: --protocol's own): e.g. answers asked "
+    "LongMemEval's way, re-judged by mem0's judge; the answers come from the cache, not the answer model.",
+)
+@click.option(
+    "--protocol-source",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    metavar="DIR",
+    help="Root of the benchmark repository's tree at the pinned commit, holding the files the protocol reads at "
+    "their repository paths. Default: the copies `evals fetch` downloaded ($EVALS_DOWNLOADS/sources/...).",
+)
+@click.option(
     "--call-timeout",
     type=FiniteSeconds(0, MAX_CALL_TIMEOUT, min_open=True),
     default=None,
@@ -113,6 +160,9 @@ def run_command(
     executor: str,
     ray_address: str | None,
     ray_gpus: float,
+    protocol: str,
+    judge_protocol: str | None,
+    protocol_source: Path | None,
     **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
@@ -139,6 +189,7 @@ def run_command(
     """
     api_key = options.pop("api_key")
     options["options"] = option_pairs(strategy_options)
+    options.update(protocol_settings(protocol, judge_protocol, protocol_source, options))
     shown, create_parent = store_path(store)
     # Absolute before any plug-in code runs (a plug-in may change the working directory); printed as given.
     path, written, repo = absolute(shown), absolute(output), absolute(repo)

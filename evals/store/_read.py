@@ -45,6 +45,8 @@ ANSWER_COLUMNS = (
     "llm_requests_cached",
     "llm_prompt_tokens",
     "llm_completion_tokens",
+    "answer_protocol",
+    "protocol_source",
 )
 SUMMARY_COLUMNS = (
     "run_id",
@@ -495,6 +497,8 @@ class StoreReader(Connected):
             requests_cached=summary.llm_requests_cached or 0,
             prompt_tokens=summary.llm_prompt_tokens or 0,
             completion_tokens=summary.llm_completion_tokens or 0,
+            protocol=summary.answer_protocol or "harness",  # a run made before protocols used the harness's prompts
+            protocol_source=summary.protocol_source,
         )
 
 
@@ -550,8 +554,9 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         cutoffs=list(values["cutoffs"] or []),
         cutoff_rule=values["cutoff_rule"],
         benchmark=values["benchmark"],
-        **{name: values[name] for name in ANSWER_COLUMNS if name != "llm_settings"},
+        **{name: values[name] for name in ANSWER_COLUMNS if name not in ("llm_settings", "protocol_source")},
         llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
+        protocol_source=json.loads(values["protocol_source"]) if values["protocol_source"] else None,
     )
 
 

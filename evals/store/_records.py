@@ -120,6 +120,8 @@ def make_summary(
             "llm_requests_cached": answers.requests_cached,
             "llm_prompt_tokens": answers.prompt_tokens,
             "llm_completion_tokens": answers.completion_tokens,
+            "answer_protocol": answers.protocol,
+            "protocol_source": answers.protocol_source,
         }
     return RunSummary(
         run_id=run_id,
@@ -251,6 +253,10 @@ def answers_table(record: RunRecord) -> pa.Table | None:
             "judge_prompt_tokens",
             "judge_completion_tokens",
             "answerable",
+            "category",
+            "counted",
+            "verdict",
+            "score",
         )
     }
     for result, points in zip(record.run.conversations, answers.points, strict=True):
@@ -272,6 +278,10 @@ def answers_table(record: RunRecord) -> pa.Table | None:
         "judge_prompt_tokens": pa.int32(),
         "judge_completion_tokens": pa.int32(),
         "answerable": pa.bool_(),
+        "category": pa.string(),
+        "counted": pa.bool_(),
+        "verdict": pa.string(),
+        "score": pa.float64(),
     }
     count = len(rows["conversation_id"])
     return pa.table(
