@@ -71,14 +71,16 @@ def longmemeval_file(path: Path) -> Path:
                 "question": f"What flower number {number} did I plant?",
                 "answer": "You never said which flower." if abstention else fact,
                 "question_date": f"2023/06/{10 + number:02d} (Sat) 09:00",
-                "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/04/01 (Sat) 10:00"],
-                "haystack_session_ids": [f"s{number}a", f"s{number}b"],
+                "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/04/01 (Sat) 10:00", "2023/05/25 (Thu) 08:00", "2023/05/28 (Sun) 08:00"],
+                "haystack_session_ids": [f"s{number}a", f"s{number}b", f"s{number}c", f"s{number}d"],
                 "haystack_sessions": [
                     [
                         {"role": "user", "content": f"I planted flower number {number}: {fact}.", "has_answer": not abstention},
                         {"role": "assistant", "content": "Lovely garden."},
                     ],
                     [{"role": "user", "content": "My bike is blue."}, {"role": "assistant", "content": "Noted."}],
+                    [{"role": "user", "content": "It rained today."}, {"role": "assistant", "content": "Stay dry."}],
+                    [{"role": "user", "content": "I read a book."}, {"role": "assistant", "content": "Which one?"}],
                 ],
                 "answer_session_ids": [] if abstention else [f"s{number}a"],
             }
@@ -224,7 +226,7 @@ def test_locomo_scores_without_a_judge_and_asks_as_the_script(server, sources, l
     asks = bodies(server, "[LOCOMO-START]")
     assert len(asks) == len(answers)
     assert all(len(b["messages"]) == 1 and b["messages"][0]["role"] == "user" and b["max_tokens"] == 32 for b in asks)
-    texts = {p.question: b["messages"][0]["content"] for p, b in zip(points_of(stored), asks, strict=True)}
+    texts = {p.question: next(b["messages"][0]["content"] for b in asks if f"Question: {p.question}" in b["messages"][0]["content"]) for p in points_of(stored)}
     cat = texts["When did Ann adopt her cat?"]
     assert "[LOCOMO-START] Two people talk: Ann and Bob." in cat
     assert "When did Ann adopt her cat? [HINT: use the dates] Answer:" in cat
@@ -436,3 +438,28 @@ def test_contradictory_protocol_options_are_refused(server, sources, locomo_corp
     result = run(server, store_path, locomo_corpus, *extra)
     assert result.exit_code == 2 and message in result.output
     assert server.total == 0
+
+
+# -- speakers and records that are no turn ----------------------------------------------------------------
+
+
+def test_harness_sends_locomo_speaker_b_as_a_named_user_turn(server, sources, locomo_corpus, store_path):
+    """Under the harness's own prompts too, LoCoMo's second speaker reaches the answer model as a user message
+    opening with the name ("Bob: …"), never as the assistant's own words."""
+    assert run(server, store_path, locomo_corpus, "--with-answers").exit_code == 0
+    asks = [b for b in server.bodies if b["messages"][0]["role"] == "system"]
+    assert asks
+    for body in asks:
+        context = body["messages"][1:-1]
+        assert context and all(m["role"] == "user" for m in context)
+    assert any(m["content"].startswith("Bob: ") for b in asks for m in b["messages"])
+
+
+def test_records_that_are_no_turn_go_undated(server, sources, lme_corpus, store_path):
+    """summary_buffer's summary is no turn: under LongMemEval it is a session of its own with an empty date,
+    sorted first; the turns it holds verbatim keep their session dates."""
+    result = run(server, store_path, lme_corpus, "--protocol", "longmemeval", "--k", "3", runner="summary_buffer")
+    assert result.exit_code == 0, result.output
+    texts = [b["messages"][0]["content"] for b in bodies(server, "[LME-ANSWER]")]
+    assert texts and all("=== part 1 ===\nwhen: \nlog:\n\n\"" in t for t in texts)
+    assert all("when: 2023/05/20 (Sat) 02:21" in t or "when: 2023/04/01 (Sat) 10:00" in t for t in texts)

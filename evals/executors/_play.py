@@ -81,11 +81,13 @@ def collector(
 
     def collect(conversation_id: str, point: Any, strategy: Any, conversation: Conversation) -> None:
         context: list[dict[str, str]] = []
-        extra: dict[str, Any] = {}
+        if current.get("id") != conversation_id:
+            current.clear()
+            current.update(id=conversation_id, speakers=_speakers(conversation))
+        extra: dict[str, Any] = {"speakers": current["speakers"][1]}
         if records:
-            if current.get("id") != conversation_id:
-                current.clear()
-                current.update(id=conversation_id, lookup=TurnLookup(conversation), speakers=_speakers(conversation))
+            if "lookup" not in current:
+                current["lookup"] = TurnLookup(conversation)
             extra = _dated(conversation, point, current["lookup"], current["speakers"])
         else:
             context = strategy.context_for(point.question, k=k)

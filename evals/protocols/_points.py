@@ -61,8 +61,9 @@ _SPEAKER = re.compile(r"([^\s:][^:\n]{0,39}): ")
 
 def speaker_names(roles: Sequence[str], contents: Sequence[str]) -> dict[str, str]:
     """Each role's speaker name where the dataset names speakers: the name most of the role's turns
-    open with (``"Name: "``), when at least half of them (and two) do. LoCoMo's importer writes both
-    speakers' turns that way, under the roles user and assistant."""
+    open with (``"Name: "``), when at least half of them (and two) do, or when every turn of the
+    conversation opens with a name (a short LoCoMo conversation whose second speaker says one thing).
+    LoCoMo's importer writes both speakers' turns that way, under the roles user and assistant."""
     counts: dict[str, dict[str, int]] = {}
     totals: dict[str, int] = {}
     for role, content in zip(roles, contents, strict=True):
@@ -71,10 +72,11 @@ def speaker_names(roles: Sequence[str], contents: Sequence[str]) -> dict[str, st
         if found:
             names = counts.setdefault(role, {})
             names[found.group(1)] = names.get(found.group(1), 0) + 1
+    every = sum(sum(names.values()) for names in counts.values()) == len(roles)
     named = {}
     for role, names in counts.items():
         name, seen = max(names.items(), key=lambda item: item[1])
-        if seen * 2 >= totals[role] and seen >= 2:
+        if every or (seen * 2 >= totals[role] and seen >= 2):
             named[role] = name
     return named
 

@@ -12,6 +12,7 @@ from evals.llm._client import strict_json
 from evals.llm._prompts import answer_messages, judge_messages, prompt_digests
 from evals.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeRequest, Protocol, Verdict
 from evals.protocols._points import AskedPoint
+from evals.strategies.base import Message
 
 __all__ = ["HarnessProtocol", "read_json_verdict"]
 
@@ -84,6 +85,19 @@ def read_json_verdict(content: str) -> Verdict:
     return Verdict(CORRECT if correct else WRONG, reason)
 
 
+def _named(context: list[Message], speakers: tuple[str, str]) -> list[Message]:
+    """The context with the second speaker's turns sent as what they are: where the dataset names its
+    speakers (LoCoMo: ``"Bob: …"`` under the role assistant), a turn of the second speaker is a user
+    message opening with that name, never the assistant's own words. Unnamed speakers: unchanged."""
+    second = speakers[1]
+    if second == "assistant":
+        return context
+    return [
+        {**m, "role": "user"} if m.get("role") == "assistant" and m.get("content", "").startswith(f"{second}: ") else m
+        for m in context
+    ]
+
+
 class HarnessProtocol(Protocol):
     """The harness's prompts over the strategy's own context; answerable points only are judged and counted."""
 
@@ -101,7 +115,7 @@ class HarnessProtocol(Protocol):
         return {name: digests[name] for name in ("answer", "judge")}
 
     def answer_request(self, point: AskedPoint) -> AnswerRequest:
-        return AnswerRequest(answer_messages(point.context, point.question))
+        return AnswerRequest(answer_messages(_named(point.context, point.speakers), point.question))
 
     def counted(self, point: AskedPoint) -> bool:
         return point.answerable  # as recall: an unanswerable point is answered and shown, not counted
