@@ -92,9 +92,12 @@ class RunConfig(BaseModel):
     # answers of one protocol re-judged under another's judge, served from the cache.
     protocol: ProtocolName = "harness"
     judge_protocol: ProtocolName | None = None
-    # The root of the benchmark repository's tree at the pinned commit (--protocol-source); None: the
-    # files `evals fetch` downloaded. Where the files were read is not a setting: their digests are.
+    # The root of the benchmark repository's tree at the pinned commit (--protocol-source), for the first
+    # published protocol of the two (a judge protocol of another repository is read from the downloads
+    # folder); None: the files `evals fetch` downloaded, in ``downloads`` (None: $EVALS_DOWNLOADS, else
+    # the default). Where the files were read is not part of any key: their digests are.
     protocol_source: Path | None = None
+    downloads: Path | None = None
     base_url: str | None = None  # None: $OPENAI_BASE_URL, else OpenAI's
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
@@ -212,9 +215,11 @@ class RunConfig(BaseModel):
         (a ProtocolError naming the file when they cannot be)."""
         from evals.protocols import load_protocol
 
-        answer = load_protocol(self.protocol, source=self.protocol_source)
-        judge = answer if self.grader == self.protocol else load_protocol(self.grader, source=self.protocol_source)
-        return answer, judge
+        tree = self.protocol if self.protocol != "harness" else self.grader  # the one --protocol-source holds
+        answer = load_protocol(self.protocol, source=self.protocol_source if tree == self.protocol else None, downloads=self.downloads)
+        if self.grader == self.protocol:
+            return answer, answer
+        return answer, load_protocol(self.grader, source=self.protocol_source if tree == self.grader else None, downloads=self.downloads)
 
     def answer_identity(self, protocols: tuple[Protocol, Protocol] | None = None) -> dict[str, Any] | None:
         """What sets a run with answers apart from one without (None: no answers). Under a published

@@ -463,3 +463,22 @@ def test_records_that_are_no_turn_go_undated(server, sources, lme_corpus, store_
     texts = [b["messages"][0]["content"] for b in bodies(server, "[LME-ANSWER]")]
     assert texts and all("=== part 1 ===\nwhen: \nlog:\n\n\"" in t for t in texts)
     assert all("when: 2023/05/20 (Sat) 02:21" in t or "when: 2023/04/01 (Sat) 10:00" in t for t in texts)
+
+
+def test_a_suite_may_set_the_protocol(server, tmp_path, locomo_corpus, store_path, monkeypatch):
+    """A suite's matrix may set `protocol`; its files are read from the suite's --downloads folder."""
+    downloads = tmp_path / "suite-downloads"
+    for name, pinned in write_sources(downloads).items():
+        monkeypatch.setitem(PINS, name, pinned)
+    monkeypatch.delenv("EVALS_DOWNLOADS", raising=False)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f'[[matrix]]\ncorpora = ["{locomo_corpus}"]\nstrategies = ["bm25"]\nk = 2\nprotocol = "mem0"\n'
+        f'base_url = "{server.base_url}"\n',
+        encoding="utf-8",
+    )
+    args = ["run-suite", "--suite", str(suite), "--store", str(store_path), "--downloads", str(downloads), "--repo", str(tmp_path)]
+    result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01", "EVALS_DOWNLOADS": None})
+    assert result.exit_code == 0, result.output
+    stored = last_run(store_path)
+    assert stored.answers.protocol == "mem0" and bodies(server, "[MEM0-JUDGE]")

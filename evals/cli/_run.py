@@ -139,7 +139,17 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     default=None,
     metavar="DIR",
     help="Root of the benchmark repository's tree at the pinned commit, holding the files the protocol reads at "
-    "their repository paths. Default: the copies `evals fetch` downloaded ($EVALS_DOWNLOADS/sources/...).",
+    "their repository paths (for --protocol; a --judge-protocol of another repository is read from --downloads). "
+    "Default: the copies `evals fetch` downloaded, in --downloads.",
+)
+@click.option(
+    "--downloads",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="EVALS_DOWNLOADS",
+    show_envvar=True,
+    default=None,
+    help="The folder `evals fetch` downloads into, where a published protocol's files are read from "
+    "(sources/OWNER/REPO/COMMIT/PATH). Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals.",
 )
 @click.option(
     "--call-timeout",
@@ -163,6 +173,7 @@ def run_command(
     protocol: str,
     judge_protocol: str | None,
     protocol_source: Path | None,
+    downloads: Path | None,
     **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
@@ -189,7 +200,7 @@ def run_command(
     """
     api_key = options.pop("api_key")
     options["options"] = option_pairs(strategy_options)
-    options.update(protocol_settings(protocol, judge_protocol, protocol_source, options))
+    options.update(protocol_settings(protocol, judge_protocol, protocol_source, options), downloads=absolute(downloads))
     shown, create_parent = store_path(store)
     # Absolute before any plug-in code runs (a plug-in may change the working directory); printed as given.
     path, written, repo = absolute(shown), absolute(output), absolute(repo)
