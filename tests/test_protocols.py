@@ -482,3 +482,21 @@ def test_a_suite_may_set_the_protocol(server, tmp_path, locomo_corpus, store_pat
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     assert stored.answers.protocol == "mem0" and bodies(server, "[MEM0-JUDGE]")
+
+
+def test_run_page_shows_protocol_source_link_and_digests(server, sources, lme_corpus, store_path, tmp_path):
+    """The site's run page names the protocol, links each source file at the pinned commit, and lists each
+    file's sha256 and each template's digest."""
+    from evals.site import build_site
+
+    assert run(server, store_path, lme_corpus, "--protocol", "longmemeval").exit_code == 0
+    stored = last_run(store_path)
+    build_site(store_path, tmp_path / "site")
+    (page,) = [p for p in (tmp_path / "site" / "runs").glob("*.html")]
+    html = page.read_text(encoding="utf-8")
+    assert 'protocol <strong id="protocol">longmemeval</strong>' in html
+    repo, commit, _ = FILES["longmemeval"]
+    for pin in PINS["longmemeval"]:
+        assert f'href="https://github.com/{repo}/blob/{commit}/{pin.path}"' in html and pin.sha256 in html
+    for name, digest in stored.summary.llm_settings["protocols"]["answer"]["templates"].items():
+        assert f"template longmemeval: {name}</td><td><code>{digest}</code>" in html
