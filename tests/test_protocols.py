@@ -103,9 +103,9 @@ def locomo_corpus(tmp_path) -> Path:
     return out
 
 
-def run(server: LLMServer, store: Path, corpus: Path, *extra: str, runner: str = "full_history"):
+def run(server: LLMServer, store: Path, corpus: Path, *extra: str, runner: str = "full_history", repo: Path | None = None):
     args = [
-        "run", "--runner", runner, "--corpus", str(corpus), "--store", str(store), "--repo", str(store.parent),
+        "run", "--runner", runner, "--corpus", str(corpus), "--store", str(store), "--repo", str(repo or store.parent),
         "--base-url", server.base_url, "--k", "2", *extra,
     ]  # fmt: skip
     return CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": None})
@@ -340,6 +340,16 @@ def test_another_protocol_or_template_is_another_configuration(server, sources, 
     with Store.open(store_path, read_only=True) as opened:
         keys = [s.config_key for s in opened.runs()]
     assert len(set(keys)) == 3
+
+
+@pytest.mark.parametrize("extra", [("--protocol", "longmemeval"), ("--protocol", "locomo", "--judge-protocol", "mem0")])
+def test_rerun_under_a_protocol_on_a_clean_commit_is_a_cached_run(server, sources, lme_corpus, store_path, clean_repo, extra):
+    """The planned key (templates read before the run) is the stored one: a rerun is answered from the store."""
+    assert run(server, store_path, lme_corpus, *extra, repo=clean_repo).exit_code == 0
+    before = server.total
+    result = run(server, store_path, lme_corpus, *extra, repo=clean_repo)
+    assert result.exit_code == 0 and result.output.startswith("cached: run "), result.output
+    assert server.total == before
 
 
 def test_rejudging_under_another_protocol_serves_the_answers_from_the_cache(server, sources, lme_corpus, store_path):
