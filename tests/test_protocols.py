@@ -510,3 +510,45 @@ def test_run_page_shows_protocol_source_link_and_digests(server, sources, lme_co
         assert f'href="https://github.com/{repo}/blob/{commit}/{pin.path}"' in html and pin.sha256 in html
     for name, digest in stored.summary.llm_settings["protocols"]["answer"]["templates"].items():
         assert f"template longmemeval: {name}</td><td><code>{digest}</code>" in html
+
+
+# -- verdict readers, on their own ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        ('{"correct": true, "reason": "x"}', "correct"),
+        ('```json\n{"correct": false, "reason": "x"}\n```', "wrong"),
+        ("Yes.", "correct"),
+        ("no", "wrong"),
+        ('{"label": "CORRECT"}', "correct"),
+        ('{"label": "wrong"}', "wrong"),
+        ('{"correct": "true"}', "correct"),
+        ('{"correct": "False"}', "wrong"),
+        ('The answer names teal. {"correct": true, "reason": "teal"}', "correct"),
+        ('{"note": {"x": 1}} then {"correct": false}', "wrong"),
+        ('{"correct": false, "correct": true}', "unparsed"),
+        ('{"correct": "maybe"}', "unparsed"),
+        ("I cannot decide.", "unparsed"),
+        ("", "unparsed"),
+    ],
+)
+def test_harness_verdict_reader(reply, label):
+    from evals.protocols import read_json_verdict
+
+    verdict = read_json_verdict(reply)
+    assert verdict.label == label
+    if label == "unparsed":
+        assert verdict.correct is None and verdict.reason == reply[:300]
+
+
+def test_published_verdict_rules(sources):
+    """LongMemEval: "yes" anywhere in the reply, lower-cased. mem0: `label == "CORRECT"` in the JSON the reply
+    holds (fenced, or first `{` to last `}`), any other label wrong, no label unparsed."""
+    from evals.protocols import load_protocol
+
+    lme, mem0 = load_protocol("longmemeval"), load_protocol("mem0")
+    assert [lme.read_verdict(r).label for r in ("Yes.", "YES", "eyes", "No.", "")] == ["correct", "correct", "correct", "wrong", "wrong"]
+    replies = ['{"label": "CORRECT"}', 'Reasoning.\n```json\n{"label": "CORRECT"}\n```', 'x {"label": "correct"} y', '{"label": "WRONG"}', "CORRECT", '{"verdict": 1}']
+    assert [mem0.read_verdict(r).label for r in replies] == ["correct", "correct", "wrong", "wrong", "unparsed", "unparsed"]

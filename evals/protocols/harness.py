@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from evals.llm._client import strict_json
-from evals.llm._prompts import answer_messages, judge_messages, prompt_digests
+from evals.llm._prompts import answer_messages, judge_messages
 from evals.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeRequest, Protocol, Verdict
 from evals.protocols._points import AskedPoint
 from evals.strategies.base import Message
@@ -109,10 +109,6 @@ class HarnessProtocol(Protocol):
         from evals.llm._prompts import prompt
 
         super().__init__({"answer": prompt("answer"), "judge": prompt("judge")})
-
-    def digests(self) -> dict[str, str]:
-        digests = prompt_digests()
-        return {name: digests[name] for name in ("answer", "judge")}
 
     def answer_request(self, point: AskedPoint) -> AnswerRequest:
         return AnswerRequest(answer_messages(_named(point.context, point.speakers), point.question))
