@@ -26,7 +26,7 @@ import re
 import string
 from collections import Counter
 
-__all__ = ["bleu1", "normalize_answer", "tokens", "token_f1"]
+__all__ = ["bleu1", "locomo_score", "normalize_answer", "tokens", "token_f1"]
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
@@ -71,3 +71,28 @@ def bleu1(answer: str, expected: str) -> float:
     c, r = len(got), len(want)
     penalty = 1.0 if c > r else math.exp(1 - r / c)
     return penalty * clipped / c
+
+
+# -- LoCoMo's per-category score (h25core's minimal stand-in; h25agg's evals/answer_scores.py replaces it) --
+
+_NUMBER = re.compile(r"\s*(\d+)\b")
+_NOT_ANSWERED = ("no information available", "not mentioned")
+
+
+def locomo_score(answer: str, gold: str, category: str | None) -> float:
+    """LoCoMo's ``eval_question_answering`` score of one answer: category 1 splits both sides at
+    commas (mean over gold parts of the best F1 over answer parts), 3 cuts the gold at the first
+    ``;``, 2, 3, 4 and any other take the token F1, 5 scores 1 when the answer says it is not
+    mentioned. Without Porter stemming (see :func:`token_f1`)."""
+    found = _NUMBER.match(category or "")
+    number = int(found.group(1)) if found else None
+    if number == 5:
+        lowered = answer.lower()
+        return float(any(phrase in lowered for phrase in _NOT_ANSWERED))
+    if number == 3:
+        gold = gold.split(";")[0].strip()
+    if number == 1:
+        answers = [a.strip() for a in answer.split(",")]
+        golds = [g.strip() for g in gold.split(",")]
+        return sum(max(token_f1(a, g) for a in answers) for g in golds) / len(golds)
+    return token_f1(answer, gold)

@@ -61,6 +61,8 @@ def evaluate(
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = _load_without_collecting(config.corpus)
+    # The protocols' templates, read and checked before any work (the harness's own: nothing to read).
+    protocols = config.load_protocols() if config.answers_on and (config.published or config.grader != "harness") else None
     executor = executor or LocalExecutor()
     client = chat_client(config, cache, api_key, backoff) if backoff is not None else None
     try:
@@ -82,6 +84,7 @@ def evaluate(
             progress=progress,
             count_tokens=counter.counts if counts_in_play else None,
             backoff=backoff or 1.0,
+            protocols=protocols,
         )
         played = executor.play(job)
         scores = score_run(played.run, counter)

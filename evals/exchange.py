@@ -198,6 +198,11 @@ class _Answer(_Closed):
     fingerprint: _Served | None = None
     judge_served_model: _Served | None = None
     repeat_verdicts: list[Literal["correct", "wrong", "unparsed"]] | None = None
+    # issue 25, protocols (absent from exports written before them)
+    category: str | None = None
+    counted: bool | None = None
+    verdict: Literal["correct", "wrong", "unparsed"] | None = None
+    score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     # Recomputed from the answer and the expected fact (absent from exports written before them);
     # the import checks them against the recomputed values like every other key.
     f1: float | None = None
@@ -209,6 +214,8 @@ class _AnswersBlock(_Closed):
     judge_model: str | None
     base_url: str
     settings: dict[str, Any]
+    protocol: Literal["harness", "longmemeval", "mem0", "locomo"] = "harness"  # absent: the harness's prompts
+    protocol_source: dict[str, Any] | None = None
 
 
 class _ServedBy(_Closed):
@@ -507,6 +514,8 @@ def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
         prompt_tokens=totals.prompt_tokens,
         completion_tokens=totals.completion_tokens,
         usage=usage_from_json({kind: tally.model_dump() for kind, tally in (totals.usage or {}).items()}),
+        protocol=block.protocol,
+        protocol_source=block.protocol_source,
     )
 
 

@@ -65,7 +65,7 @@ def play_corpus(
     count_tokens: Callable[[list[str]], list[int]] | None = None,
     corpus_dir: str | None = None,
     progress: Progress | None = None,
-    on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
+    on_test_point: Callable[[str, TestPointResult, MemoryStrategy, Conversation], None] | None = None,
     configuration: dict[str, Any] | None = None,
     model: str = NO_MODEL,
     source: str | None = None,
@@ -161,7 +161,9 @@ class _Player:
             raise plugin_fault(self.name, call, exc, where) from exc
 
     def play(
-        self, conversation: Conversation, on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None
+        self,
+        conversation: Conversation,
+        on_test_point: Callable[[str, TestPointResult, MemoryStrategy, Conversation], None] | None,
     ) -> ConversationResult:
         strategy = self.strategy
         where = f"conversation {conversation.id!r}"
@@ -192,7 +194,9 @@ class _Player:
                 point.evidence_sessions = evidence_sessions
                 result.test_points.append(point)
                 if on_test_point is not None:  # the answers' collector: it asks the strategy's context_for
-                    self._call("context_for()", on_test_point, conversation.id, point, strategy, where=f"{where}, turn {index}")
+                    self._call(
+                        "context_for()", on_test_point, conversation.id, point, strategy, conversation, where=f"{where}, turn {index}"
+                    )
             if turn.record:
                 extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None} if keywords else {}
                 try:

@@ -153,6 +153,8 @@ def legacy_json_parts(
             "base_url": answers.base_url,
             "settings": answers.settings,
         }
+        if answers.protocol != "harness":  # a published protocol: which, and where its templates were read
+            tail["answers"] |= {"protocol": answers.protocol, "protocol_source": answers.protocol_source}
     if metrics is not None:
         _add_measurements(head, tail, run, metrics, values)
     return head, tail

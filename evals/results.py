@@ -142,12 +142,24 @@ class RunResult(BaseModel):
         return self.model_copy(update={"timings": None, "conversations": conversations})
 
 
-def answer_identity(answer_model: str, judge_model: str | None, base_url: str, judge_repeats: int = 1) -> dict[str, Any]:
+def answer_identity(
+    answer_model: str,
+    judge_model: str | None,
+    base_url: str,
+    judge_repeats: int = 1,
+    protocols: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """What makes runs with answers a configuration of their own (in configuration and reuse keys).
-    ``judge_repeats`` is named only above 1, so a run judged once keeps the key it always had."""
+
+    ``judge_repeats`` is named only above 1, and ``protocols`` (the answer and judge protocols with the
+    digests of their templates, :func:`evals.protocols.protocols_block`) only for a published protocol
+    (None under the harness's own prompts), so a run judged once with the harness's prompts keeps the
+    key it always had."""
     identity: dict[str, Any] = {"answer_model": answer_model, "judge_model": judge_model, "base_url": base_url}
     if judge_repeats > 1:
         identity["judge_repeats"] = judge_repeats
+    if protocols is not None:
+        identity["protocols"] = protocols
     return identity
 
 
@@ -261,6 +273,17 @@ class PointAnswer:
     fingerprint: str | None = None  # its `system_fingerprint`
     judge_served_model: str | None = None  # of the verdict (repeat 0's)
     repeat_verdicts: list[str] | None = None  # with --judge-repeats N: every repeat's verdict, in order
+    # issue 25, protocols (h25core)
+    category: str | None = None  # the test point's category / question type, as the corpus gives it
+    counted: bool | None = None  # the protocol counts this point in its accuracy (None: a run made before protocols)
+    verdict: str | None = None  # "correct" | "wrong" | "unparsed"; None: not judged
+    score: float | None = None  # the protocol's own per-point score where it scores without a judge (LoCoMo's F1)
+
+    @property
+    def in_population(self) -> bool:
+        """Whether the run's figures count this point: as its protocol says; a run made before
+        protocols counted the answerable points."""
+        return self.counted if self.counted is not None else self.answerable
 
 
 @dataclass
@@ -271,11 +294,15 @@ class AnswerRun:
     judge_model: str | None
     base_url: str
     points: list[list[PointAnswer]]
-    settings: dict[str, Any] = field(default_factory=dict)  # temperature, seed, prompt digests
+    settings: dict[str, Any] = field(default_factory=dict)  # temperature, seed, prompt digests, protocols
     requests_made: int = 0
     requests_cached: int = 0
     prompt_tokens: int = 0  # every request of the run: answers, verdicts, summaries
     completion_tokens: int = 0
+    # issue 25, protocols (h25core): the answer protocol's name, and where its templates were read
+    # (repository, commit, files -> sha256; None for the harness's own prompts).
+    protocol: str = "harness"
+    protocol_source: dict[str, Any] | None = None
     # Per kind of request (REQUEST_KINDS): sent vs cached, tokens apart, served models; {} for runs stored before.
     usage: dict[str, RequestTally] = field(default_factory=dict)
 
@@ -292,11 +319,17 @@ class AnswerRun:
         return [sum(p.repeat_verdicts[r] == "correct" for p in judged) / len(judged) for r in range(self.judge_repeats)]
 
     def identity(self) -> dict[str, Any]:
-        return answer_identity(self.answer_model, self.judge_model, self.base_url, self.judge_repeats)
+        return answer_identity(
+            self.answer_model, self.judge_model, self.base_url, self.judge_repeats, self.settings.get("protocols")
+        )
 
     def _all(self) -> list[PointAnswer]:
-        """The answerable test points' answers: the ones the numbers count."""
+        """The answerable test points' answers: the ones keyword accuracy counts."""
         return [p for conv in self.points for p in conv if p.answerable]
+
+    def _counted(self) -> list[PointAnswer]:
+        """The answers the judged figures count: as the protocol counts them (before protocols, the answerable ones)."""
+        return [p for conv in self.points for p in conv if p.in_population]
 
     @property
     def total(self) -> int:
@@ -304,11 +337,12 @@ class AnswerRun:
 
     @property
     def judged(self) -> int:
-        return sum(p.correct is not None for p in self._all())
+        """Counted answers with a verdict; an unparsed verdict is one (in the denominator, not correct)."""
+        return sum(p.correct is not None or p.verdict is not None for p in self._counted())
 
     @property
     def correct(self) -> int:
-        return sum(p.correct is True for p in self._all())
+        return sum(p.correct is True for p in self._counted())
 
     @property
     def accuracy(self) -> float | None:

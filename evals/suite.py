@@ -12,6 +12,7 @@ here, exactly the runs ``evals run --runner NAME`` makes for each name ``evals s
     benchmarks = ["locomo"]           # known benchmarks (`evals benchmarks`), fetched if missing
     strategies = "available"          # or a list of names (registered, or package.module:factory)
     k = 5                             # any setting of `evals run`: k, seed, cutoffs, with_answers, …
+    protocol = "longmemeval"          # e.g. a published answer protocol (its files: fetched with the benchmarks)
     requires = ["minilm"]             # optional: run this matrix only where these extras are installed
     [matrix.options.mneme]            # a strategy's options; a list is one run per value
     embedder = ["hash", "minilm"]
@@ -210,6 +211,8 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
             raise _fail(path, f"{where}.{key}", f"unknown key; a matrix takes corpora, benchmarks, strategies, options, requires and {', '.join(SETTINGS)}")
     if isinstance(settings.get("cutoffs"), list):
         settings["cutoffs"] = tuple(settings["cutoffs"])
+    if isinstance(settings.get("protocol_source"), str):  # like the corpora: relative to the suite file
+        settings["protocol_source"] = here / settings["protocol_source"]
     try:
         RunConfig(**settings)
     except ValidationError as exc:
@@ -284,8 +287,11 @@ def run_suite(
     for number, planned in enumerate(runs, 1):
         if before is not None:
             before(number, len(runs), planned)
+        config = planned.config
+        if config.downloads is None:  # a published protocol's files are where the suite fetched its benchmarks
+            config = config.model_copy(update={"downloads": Path(downloads)})
         outcome = run_with_store(
-            planned.config, store_path, create_parent=create_parent, repo=repo, progress=progress, prices=suite.price_table()
+            config, store_path, create_parent=create_parent, repo=repo, progress=progress, prices=suite.price_table()
         )
         outcomes.append(outcome)
         if after is not None:

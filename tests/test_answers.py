@@ -427,16 +427,17 @@ def test_failed_summary_names_its_conversation_and_turn(server, store_path):
     assert stored_runs(store_path) == []
 
 
-def test_malformed_verdict_is_an_error_and_not_cached(server, store_path):
-    """A judge reply that is not a verdict names the test point; it is not cached, so a retry asks again."""
+def test_unreadable_verdict_is_counted_unparsed_not_fatal(server, store_path):
+    """A judge reply that is not a verdict no longer stops the run (issue 25): the point is stored with
+    verdict "unparsed" and the reply as its reason, counted in the judged points, not correct."""
     server.fail_next(*["ok"] * POINTS, "no_verdict")
     result = run(server, store_path, "--concurrency", "1")
-    assert result.exit_code == 1
-    assert "(judge): malformed reply from" in result.output and "is not a JSON object" in result.output
-    assert stored_runs(store_path) == []
-    before = server.requests["judge"]
-    assert run(server, store_path, "--concurrency", "1").exit_code == 0
-    assert server.requests["judge"] - before == POINTS
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    points = [p for conv in stored.answers.points for p in conv]
+    unparsed = [p for p in points if p.verdict == "unparsed"]
+    assert len(unparsed) == 1 and unparsed[0].correct is None and unparsed[0].reason == "I think it is fine."
+    assert stored.answers.judged == POINTS and stored.summary.answers_judged == POINTS
 
 
 def test_refused_request_is_not_retried_and_hides_the_key(server, store_path, key):

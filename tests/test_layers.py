@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("scoring", ("evals.scoring", "evals.retrieval")),
     ("metrics", ("evals.metrics", "evals.breakdown", "evals.headline")),
     # A run's settings (RunConfig) sit with the play loop, below the executors that carry them.
-    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
+    ("play", ("evals.playthrough", "evals.llm", "evals.protocols", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
     ("executors", ("evals.executors",)),
     ("store", ("evals.store",)),
     ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.errata", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report", "evals.suite")),

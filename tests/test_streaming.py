@@ -349,7 +349,9 @@ def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares
     assert [digest for (digest,) in rows] == [content_digest(c) for c in corpus.conversations]
 
     old = tmp_path / "old.duckdb"
-    with Store.open(old, migrations=MIGRATIONS[: _version_of("conversation_digests_compact_summaries") - 1]) as opened:
+    # The store as it was before conversation digests (migrations added since come after it).
+    before = next(i for i, m in enumerate(MIGRATIONS) if m.name == "conversation_digests_compact_summaries")
+    with Store.open(old, migrations=MIGRATIONS[:before]) as opened:
         opened.append(evaluation, provenance)
     with Store.open(old) as opened:  # upgraded: the rows stored before have no digest
         assert opened._con.execute("SELECT count(*) FROM conversations WHERE content_digest IS NULL").fetchone() == (3,)

@@ -289,6 +289,12 @@ class AnswersBlock:
     tokens_per_test_point: float | None
     prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
     wrong: list[MissRow]  # test points the judge graded incorrect
+    # issue 25, protocols: which asked (and which judged), the published files their templates were read
+    # from, (label "owner/repo@commit/path", link, sha256), and each template's digest, ("protocol: name", digest).
+    protocol: str = "harness"
+    judge_protocol: str = "harness"
+    source_files: list[tuple[str, str, str]] = field(default_factory=list)
+    templates: list[tuple[str, str]] = field(default_factory=list)
     # issue 25, costs (h25cost): per kind of request and per model served; empty for runs stored before.
     costs: list[CostRow] = field(default_factory=list)
     served: list[ServedRow] = field(default_factory=list)

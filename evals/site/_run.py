@@ -369,6 +369,7 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
         prompts=prompts,
         wrong=wrong,
         **_costs(s),
+        **_protocol_views(s),
     )
 
 
@@ -422,6 +423,31 @@ def _costs(s: RunSummary) -> dict[str, Any]:
         "tokens_per_correct": metric("tokens_per_correct").value if metric("tokens_per_correct") else None,
         "unpriced": costs.unpriced(usage),
         "repeats": repeats,
+    }
+
+
+def _protocol_views(s: RunSummary) -> dict[str, Any]:
+    """The run's protocols, the published files their templates were read from (linked at the pinned
+    commit) and each template's digest; nothing beyond the names for the harness's own prompts."""
+    block = (s.llm_settings or {}).get("protocols") or {}
+    answer, judge = block.get("answer", {}), block.get("judge", {})
+    source = s.protocol_source or {}
+    repo, commit = source.get("repository", ""), source.get("commit", "")
+    files = [
+        (f"{repo}@{commit[:12]}/{path}", f"https://github.com/{repo}/blob/{commit}/{path}", digest)
+        for path, digest in sorted((source.get("files") or {}).items())
+    ]
+    templates = [
+        (f"{part['name']}: {name}", digest)
+        for part in ([answer] if answer.get("name") == judge.get("name") else [answer, judge])
+        if part
+        for name, digest in sorted(part.get("templates", {}).items())
+    ]
+    return {
+        "protocol": s.answer_protocol or "harness",
+        "judge_protocol": judge.get("name") or s.answer_protocol or "harness",
+        "source_files": files,
+        "templates": templates,
     }
 
 

@@ -47,9 +47,11 @@ ANSWER_COLUMNS = (
     "llm_prompt_tokens",
     "llm_completion_tokens",
     "llm_usage",
+    "answer_protocol",
+    "protocol_source",
 )
 # The answer columns stored as JSON text.
-_JSON_COLUMNS = ("llm_settings", "llm_usage")
+_JSON_COLUMNS = ("llm_settings", "llm_usage", "protocol_source")
 SUMMARY_COLUMNS = (
     "run_id",
     "commit",
@@ -500,6 +502,8 @@ class StoreReader(Connected):
             prompt_tokens=summary.llm_prompt_tokens or 0,
             completion_tokens=summary.llm_completion_tokens or 0,
             usage=usage_from_json(summary.llm_usage),
+            protocol=summary.answer_protocol or "harness",  # a run made before protocols used the harness's prompts
+            protocol_source=summary.protocol_source,
         )
 
 

@@ -121,6 +121,8 @@ def make_summary(
             "llm_prompt_tokens": answers.prompt_tokens,
             "llm_completion_tokens": answers.completion_tokens,
             "llm_usage": usage_json(answers.usage) if answers.usage else None,
+            "answer_protocol": answers.protocol,
+            "protocol_source": answers.protocol_source,
         }
     return RunSummary(
         run_id=run_id,
@@ -258,6 +260,10 @@ def answers_table(record: RunRecord) -> pa.Table | None:
             "fingerprint",
             "judge_served_model",
             "repeat_verdicts",
+            "category",
+            "counted",
+            "verdict",
+            "score",
         )
     }
     for result, points in zip(record.run.conversations, answers.points, strict=True):
@@ -285,6 +291,10 @@ def answers_table(record: RunRecord) -> pa.Table | None:
         "fingerprint": pa.string(),
         "judge_served_model": pa.string(),
         "repeat_verdicts": pa.list_(pa.string()),
+        "category": pa.string(),
+        "counted": pa.bool_(),
+        "verdict": pa.string(),
+        "score": pa.float64(),
     }
     count = len(rows["conversation_id"])
     return pa.table(
