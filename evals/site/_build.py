@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evals.benchmarks import Lock, LockEntry
 from evals.cache import cache_path_for
-from evals.site import _corpus, _manifest, _output, _reuse
+from evals.site import _corpus, _manifest, _output, _reuse, _suspects
 from evals.site._layout import corpus_layout
 from evals.site._output import MARKER, Collision, Output, SiteError
 from evals.site._publisher import Publisher, Site
@@ -115,6 +116,7 @@ def build(
     publishers: Sequence[type[Publisher]] = PUBLISHERS,
     incremental: bool = True,
     store_copy: str = "auto",
+    lock: Path | None = None,
 ) -> BuildReport:
     """:func:`build_site` with the page kinds given instead of the registered ones."""
     clock = time.perf_counter()
@@ -128,7 +130,8 @@ def build(
     _output.refuse_to_hold(Path(out_dir), [store_path, cache_path_for(store_path)])
     previous, problem = _manifest.load(out) if incremental and (out / MARKER).is_file() else ({}, "")
     warnings = [problem] if problem else []
-    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy)
+    entries = tuple(sorted(Lock.read(lock).entries.items())) if lock is not None else ()
+    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, entries)
     try:
         made = job.run(previous, warnings)
     except Collision as exc:
@@ -167,6 +170,7 @@ class _Build:
     publishers: tuple[type[Publisher], ...]
     workers: int | None
     store_copy: str
+    lock: tuple[tuple[str, LockEntry], ...] = ()  # the lock file's entries (URL, entry), shown on benchmark pages
 
     def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
         """Build into a fresh folder beside the output and swap it in; returns the runs, their paths, and
@@ -198,16 +202,28 @@ class _Build:
                 units, todo = _reuse_units(prints, previous, out, building, warnings)
                 todo = _order(todo, summaries)
                 digest_of = {f"run:{s.run_id}": s.corpus_digest for s in summaries}
-                read = sorted({key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo})
+                read = {key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo}
+                # The label audit's flags: a corpus whose pages are all reused has them in its reused files;
+                # any other corpus's texts are read anyway, and the audit runs over them.
+                for digest in sorted(names.keys() - read):
+                    found = _suspects.load(building, digest)
+                    if found is None:
+                        read.add(digest)
+                    else:
+                        site.suspects[digest] = found
                 if read:
                     (building / TEXTS_DIR).mkdir()
                     apart = store_bytes > READ_APART_BYTES
-                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, read, building / TEXTS_DIR)
+                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, sorted(read), building / TEXTS_DIR)
                     site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
                     site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
                     del prepared
+                    for digest in sorted(read - site.suspects.keys()):
+                        site.suspects[digest] = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
+                site.lock = dict(self.lock)
                 job = Job(
-                    store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href
+                    store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href,
+                    site.suspects,
                 )
                 made = [cls() for cls in publishers]
 
@@ -339,6 +355,7 @@ def build_site(
     workers: int | None = 1,
     incremental: bool = True,
     store_copy: str = "auto",
+    lock: Path | None = None,
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
 
@@ -359,8 +376,10 @@ def build_site(
     processes are spawned, and so is the one that reads a big store's texts
     (see :mod:`evals.site._corpus`), so a script that asks for workers or
     builds from a store over 64 MB must guard its entry point with
-    ``if __name__ == "__main__":`` (the ``evals`` command does).
+    ``if __name__ == "__main__":`` (the ``evals`` command does). ``lock``: the benchmarks' lock file
+    (:mod:`evals.benchmarks._lock`), whose recorded sizes and digests the benchmark pages show beside the
+    files pinned by trust on first use; a missing file is an empty lock.
     """
     return build(
-        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy
+        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy, lock=lock
     )
