@@ -331,4 +331,10 @@ def test_in_chromium_front_page_to_leaderboard_to_a_suspect(served, suite):
         assert mark.is_visible() and mark.locator("summary").inner_text().startswith("label suspect")
         mark.locator("summary").click()
         assert "evidence misses the answer" in mark.locator(".tip-text").inner_text()
+
+        # A link into the one-page leaderboard of before goes on to the corpus's board on its benchmark's page.
+        digest = next(s.corpus_digest for s in _runs(suite["store"]) if Path(s.corpus_dir).name == "locomo")
+        page.goto(served + f"index.html#corpus-{digest[:10]}-cutoffs")
+        page.wait_for_url(f"**/leaderboard-locomo.html#corpus-{digest[:10]}-cutoffs")
+        assert page.locator(f"#corpus-{digest[:10]}-cutoffs").count() == 1
         assert problems == []
