@@ -1,7 +1,8 @@
 """From the results store to files: the build loop over the registered publishers.
 
 The build reads the store (opened read-only) and works out, per corpus, where
-each turn's text is shown (:mod:`evals.site._layout`). It then renders the
+each turn's text is shown (:mod:`evals.site._layout`) and which test points the
+label audit flags (:mod:`evals.site._suspects`). It then renders the
 *units* that an earlier build in the same output did not already make from the
 same inputs (:mod:`evals.site._manifest`): each corpus's transcripts
 (``publish_corpus``) and each run's pages (``publish_run``), in this process
