@@ -25,12 +25,14 @@ from evals import jsonfile
 from evals.audit import MISSES, audit_corpus
 from evals.compare import headline_outcomes
 from evals.corpus import Conversation, Corpus, TestPoint, Turn
+from evals.site._benchmarks import benchmark_infos
 from evals.site._corpus import TextsFile
 from evals.site._output import Output
 from evals.site._pages import BenchmarkInfo, SuspectRow, SuspectSection, SuspectsPage, VerdictLink
 from evals.site._publisher import CorpusSource, Publisher, Site
 from evals.site_paths import page_of, suspects_json, test_point_anchor
 from evals.store import Store
+from evals.tables import ceiling, ranked
 
 __all__ = ["CorpusSuspects", "Suspect", "SuspectsPublisher", "audit_stored", "load", "suspect_marks"]
 
@@ -206,17 +208,15 @@ class SuspectsPublisher(Publisher):
             output.json(suspects_json(corpus.digest), _document(corpus.digest, found))
 
     def publish(self, site: Site, output: Output) -> None:
-        from evals.site._benchmarks import benchmark_infos  # the benchmarks' facts, which link here
-
         for key, info in benchmark_infos(site).items():
             output.page(site.env, site.paths.suspects(key), suspects_page(site, info, key))
 
 
 def _verdicts(site: Site, digest: str) -> tuple[list[tuple[str, str]], dict[str, dict[tuple[str, int], str]]]:
-    """The latest runs on a corpus (label, run id), best first, and each one's verdict per test point."""
-    from evals.tables import ranked
-
-    runs = ranked([s for s in site.latest if s.corpus_digest == digest])
+    """The latest runs on a corpus (label, run id), as its board lists them (memories best first, then the
+    ceilings), and each one's verdict per test point."""
+    order = ranked([s for s in site.latest if s.corpus_digest == digest])
+    runs = [s for s in order if not ceiling(s)] + [s for s in order if ceiling(s)]
     labels = [(s.strategy if sum(r.strategy == s.strategy for r in runs) == 1 else f"{s.strategy} ({s.config_key})", s.run_id) for s in runs]
     verdicts: dict[str, dict[tuple[str, int], str]] = {}
     for s in runs:
