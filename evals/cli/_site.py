@@ -52,7 +52,19 @@ from evals.errors import EvalsError
     help="The benchmarks' lock file (as for evals fetch): each benchmark page shows the size and SHA-256 it recorded "
     "for a file pinned by trust on first use. Default: benchmarks.lock (none there: no sizes shown).",
 )
-def build_site_command(store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, lock: Path | None) -> None:
+@click.option(
+    "--errata",
+    "errata_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    metavar="FILE",
+    help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
+    "them: the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside "
+    "the published one, never in its place. Repeatable, one file per corpus.",
+)
+def build_site_command(
+    store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, lock: Path | None, errata_files: tuple[Path, ...]
+) -> None:
     """Render the static leaderboard site from the store (read-only).
 
     Pages of runs and corpora that an earlier build in --out already made
@@ -70,7 +82,9 @@ def build_site_command(store: Path | None, out: Path, jobs: int | None, store_co
 
     # A lock file not written yet (no file published without a digest fetched so far) is an empty lock.
     lock = lock if lock is not None else DEFAULT_LOCK
-    report = build_site(store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy, lock=lock)
+    report = build_site(
+        store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy, lock=lock, errata=errata_files
+    )
     echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s "

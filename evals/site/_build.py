@@ -98,6 +98,8 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
             # A later run can bring the corpus other published figures, which run pages show.
             "references": [r.model_dump(mode="json") for r in references[s.corpus_digest]],
         }
+        if site.errata is not None and (figure := site.errata.of(s.run_id)) is not None:
+            inputs["errata"] = figure.as_dict()  # the run page shows it
         prints[f"run:{s.run_id}"] = _manifest.fingerprint(renderer, "run", inputs)
     return prints
 
@@ -118,6 +120,7 @@ def build(
     incremental: bool = True,
     store_copy: str = "auto",
     lock: Path | None = None,
+    errata: Sequence[Path] = (),
 ) -> BuildReport:
     """:func:`build_site` with the page kinds given instead of the registered ones."""
     clock = time.perf_counter()
@@ -132,7 +135,7 @@ def build(
     previous, problem = _manifest.load(out) if incremental and (out / MARKER).is_file() else ({}, "")
     warnings = [problem] if problem else []
     entries = tuple(sorted(Lock.read(lock).entries.items())) if lock is not None else ()
-    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, entries)
+    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, tuple(errata), entries)
     try:
         made = job.run(previous, warnings)
     except Collision as exc:
@@ -171,6 +174,7 @@ class _Build:
     publishers: tuple[type[Publisher], ...]
     workers: int | None
     store_copy: str
+    errata: tuple[Path, ...] = ()  # errata files (or suite files naming them): a second headline with errata
     lock: tuple[tuple[str, LockEntry], ...] = ()  # the lock file's entries (URL, entry), shown on benchmark pages
 
     def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
@@ -196,6 +200,10 @@ class _Build:
                     )
                 latest = store.latest_per_configuration()
                 site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
+                if self.errata:
+                    from evals.errata import errata_figures
+
+                    site.errata = errata_figures(store, self.errata, summaries)
                 site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
                 site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
                 references = {digest: store.references(digest) for digest in sorted(names)}
@@ -224,7 +232,7 @@ class _Build:
                 site.lock = dict(self.lock)
                 job = Job(
                     store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href,
-                    site.suspects,
+                    site.suspects, site.errata,
                 )
                 made = [cls() for cls in publishers]
 
@@ -357,6 +365,7 @@ def build_site(
     incremental: bool = True,
     store_copy: str = "auto",
     lock: Path | None = None,
+    errata: Sequence[Path] = (),
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
 
@@ -379,8 +388,11 @@ def build_site(
     builds from a store over 64 MB must guard its entry point with
     ``if __name__ == "__main__":`` (the ``evals`` command does). ``lock``: the benchmarks' lock file
     (:mod:`evals.benchmarks._lock`), whose recorded sizes and digests the benchmark pages show beside the
-    files pinned by trust on first use; a missing file is an empty lock.
+    files pinned by trust on first use; a missing file is an empty lock. ``errata``: errata files (or suite
+    files naming them, :func:`evals.errata.errata_files`) whose corpora's runs get a headline with errata
+    beside the published one, on the leaderboard and the run pages.
     """
     return build(
-        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy, lock=lock
+        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy,
+        lock=lock, errata=errata,
     )

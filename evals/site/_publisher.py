@@ -30,6 +30,7 @@ from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
 from evals.benchmarks import LockEntry
 from evals.corpus import Reference
+from evals.errata import Figures
 from evals.metrics import LatencyBucket
 from evals.store import RunSummary, Store, StoredRun
 
@@ -85,6 +86,7 @@ class Site:
     # corpus digest -> the label audit's flags there (evals.site._suspects.CorpusSuspects), for every corpus shown
     suspects: dict[str, Any] = field(default_factory=dict)
     lock: dict[str, LockEntry] = field(default_factory=dict)  # the lock file's entries by URL (benchmark pages)
+    errata: Figures | None = None  # each run's headline with errata (evals build-site --errata), by run id
 
     @classmethod
     def of(
