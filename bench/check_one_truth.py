@@ -87,7 +87,8 @@ def main() -> int:
     counts = {run: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for run, e in verdicts.items()}
     board = {r["run_id"]: r["headline"] for r in cli_json("leaderboard", "--store", str(args.store))}
     listed = {r["run_id"]: r["headline"] for r in cli_json("runs", "--store", str(args.store))}
-    index = (args.site / "index.html").read_text(encoding="utf-8")
+    # Every benchmark's leaderboard (index.html is the front page listing them).
+    index = "".join(page.read_text(encoding="utf-8") for page in sorted(args.site.glob("leaderboard-*.html")))
     ok = True
     for s in summaries:
         hits, total = counts[s.run_id]

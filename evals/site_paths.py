@@ -12,14 +12,18 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from evals.benchmarks import BENCHMARKS
+from evals.corpus import BENCHMARKS as DECLARED
 from evals.store import RunSummary
 
 __all__ = [
     "Paths",
+    "benchmark_key",
     "config_id",
     "corpus_dir",
     "passage",
     "passage_turn_text",
+    "suspects_json",
     "relative",
     "root_of",
     "slug",
@@ -52,6 +56,24 @@ def unique_slugs(names: list[str]) -> dict[str, str]:
         taken.add(candidate.lower())
         out[name] = candidate
     return out
+
+
+def benchmark_key(corpus_name: str, benchmark: str | None, digest: str) -> str:
+    """Which benchmark a corpus is on the site (one leaderboard page each): the registry's name for a
+    corpus ``evals fetch`` imported (its folder is named after the registry, and its ``benchmark.json``
+    agrees), else the benchmark its ``benchmark.json`` declares (``locomo``, ``longmemeval``), else the
+    corpus's name, else its digest. An undeclared corpus that happens to bear a benchmark's name gets its
+    digest beside the name, so it never lands on that benchmark's page."""
+    known = BENCHMARKS.get(corpus_name)
+    if known is not None and known.importer is not None and known.importer == benchmark:
+        return corpus_name
+    if benchmark:
+        return benchmark
+    if not corpus_name:
+        return digest[:16]
+    if corpus_name in BENCHMARKS or corpus_name in DECLARED:
+        return f"{corpus_name} ({digest[:10]})"
+    return corpus_name
 
 
 def config_id(summary: RunSummary) -> tuple[str, str]:
@@ -89,6 +111,11 @@ def corpus_dir(digest: str) -> str:
     return f"transcripts/{digest[:16]}"
 
 
+def suspects_json(digest: str) -> str:
+    """A corpus's label suspects (the label audit's flags), made with its transcripts and reused with them."""
+    return f"{corpus_dir(digest)}/label-suspects.json"
+
+
 def passage(digest: str, passage_id: str) -> str:
     """The page of a passage: turns that recur, in order, in several conversations of a corpus."""
     return f"{corpus_dir(digest)}/p/{passage_id}.html"
@@ -111,6 +138,27 @@ class Paths:
         self._corpus_slugs: dict[str, dict[str, str]] = {}
         # (run id, conversation id) -> test point turn -> the drill-down page it is on (0: the first)
         self._point_pages: dict[tuple[str, str], dict[int, int]] = {}
+        # Each corpus's benchmark, from its oldest run (a later run under another folder name moves nothing).
+        self._benchmark: dict[str, str] = {}
+        for s in reversed(summaries):
+            self._benchmark.setdefault(s.corpus_digest, benchmark_key(s.corpus_name, s.benchmark, s.corpus_digest))
+        self.benchmark_slug = unique_slugs(list(self._benchmark.values()))
+
+    def benchmark(self, digest: str) -> str:
+        """The benchmark (:func:`benchmark_key`) a corpus is shown under."""
+        return self._benchmark[digest]
+
+    def leaderboard(self, benchmark: str) -> str:
+        """A benchmark's own leaderboard; ``index.html`` is the front page listing every benchmark."""
+        return f"leaderboard-{self.benchmark_slug[benchmark]}.html"
+
+    def suspects(self, benchmark: str) -> str:
+        """The test points of a benchmark whose evidence labels the label audit flags."""
+        return f"suspects-{self.benchmark_slug[benchmark]}.html"
+
+    def compare_section(self, digest: str, key: str) -> str:
+        """A configuration's section of the compare page."""
+        return f"compare.html#cmp-{self.config_slug[self._config_name[(digest, key)]]}"
 
     def run(self, run_id: str) -> str:
         return f"runs/{self.run_slug[run_id]}.html"

@@ -346,7 +346,8 @@ def test_the_site_shows_the_figure_with_errata_beside_the_published_one(planted,
     assert "The published figure above is unchanged" in text
     with chromium() as browser:
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-        page.goto((site / "index.html").as_uri())
+        (board,) = site.glob("leaderboard-*.html")  # the corpus's benchmark's leaderboard (index.html lists them)
+        page.goto(board.as_uri())
         found = page.evaluate(
             """() => {
             const table = document.querySelector('table.leaderboard');

@@ -1688,7 +1688,7 @@ def test_non_finite_option_values_give_standard_json(non_finite_site):
     import gzip
 
     documents = [p for p in non_finite_site.rglob("*") if p.name.endswith((".json", ".json.gz"))]
-    assert len(documents) == 3  # leaderboard.json, the manifest, the run's JSON
+    assert len(documents) == 4  # leaderboard.json, the manifest, the run's JSON, the corpus's label suspects
     for path in documents:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
         strict_json(data.decode("utf-8"))

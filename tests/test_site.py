@@ -183,6 +183,12 @@ def follow(page: Path, href: str) -> tuple[Path, str]:
     return target, parts.fragment
 
 
+def board(site: Path) -> Path:
+    """The leaderboard of a site whose store holds one benchmark (index.html is the front page listing them)."""
+    (page,) = site.glob("leaderboard-*.html")
+    return page
+
+
 def run_json(site: Path, run_id: str) -> dict:
     """A run's published JSON (gzipped)."""
     return json.loads(gzip.decompress((site / "runs" / f"{run_id}.json.gz").read_bytes()))
@@ -193,7 +199,7 @@ def run_json(site: Path, run_id: str) -> dict:
 
 def test_index_links_the_latest_run_of_each_configuration(site: Path, store: Path):
     """The index links each strategy's newest run and none of the older commit's."""
-    hrefs = {a.attrs["href"] for a in parse(site / "index.html").find_all("a")}
+    hrefs = {a.attrs["href"] for a in parse(board(site)).find_all("a")}
     for s in summaries(store):
         assert (f"runs/{s.run_id}.html" in hrefs) == (s.commit == NEW), s.strategy
 
@@ -201,10 +207,10 @@ def test_index_links_the_latest_run_of_each_configuration(site: Path, store: Pat
 def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path):
     """A leaderboard row carries recall, its 95% interval, strict recall, MRR, hits/total, tokens, relative cost and commit."""
     mneme = run_of(store, "mneme")
-    row = next(tr for tr in parse(site / "index.html").find_all("tr") if f"runs/{mneme.run_id}.html" in str(
+    row = next(tr for tr in parse(board(site)).find_all("tr") if f"runs/{mneme.run_id}.html" in str(
         [a.attrs.get("href") for a in tr.find_all("a")]
     ))
-    headings = [th.text().strip() for th in parse(site / "index.html").find("thead").find_all("th")]
+    headings = [th.text().strip() for th in parse(board(site)).find("thead").find_all("th")]
     cells = dict(zip(headings, [td.text().strip() for td in row.find_all("td")], strict=True))
     recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")
     assert cells["strategy"].startswith("mneme hash embedder: no semantics")  # its caveat beside the name (issue 24)
@@ -222,7 +228,7 @@ def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path
     """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's, and says which strategy that is."""
     latest = {s.run_id: s for s in summaries(store) if s.commit == NEW}
     reference = next(s for s in latest.values() if s.strategy == REFERENCE_STRATEGY)
-    table = parse(site / "index.html").find("table")
+    table = parse(board(site)).find("table", "leaderboard")
     headings = [th.text() for th in table.find("thead").find_all("th")]
     column = headings.index(f"vs {REFERENCE_STRATEGY}")
     for tr in table.find("tbody").find_all("tr"):
@@ -237,7 +243,7 @@ def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path
 
 def test_index_has_cost_chart_with_frontier(site: Path, store: Path):
     """The index has an inline SVG chart with one mark per configuration and a frontier line."""
-    svg = parse(site / "index.html").find("svg")
+    svg = parse(board(site)).find("svg")
     marks = [g for g in svg.find_all("a") if "mark" in g.classes]
     assert len(marks) == len(STRATEGIES)
     assert any("frontier" in m.classes for m in marks)
@@ -248,7 +254,7 @@ def test_approximate_tokens_are_marked_on_the_index(tmp_path: Path):
     """Runs counted with the ~4 characters per token estimate say so next to their tokens."""
     store_path = make_store(tmp_path / "approx.duckdb", counter=TokenCounter(exact=False))
     build_site(store_path, tmp_path / "site")
-    rows = parse(tmp_path / "site" / "index.html").find("tbody").find_all("tr")
+    rows = parse(board(tmp_path / "site")).find("table", "leaderboard").find("tbody").find_all("tr")
     assert all(row.find_all("td")[7].find("abbr", cls="est").text() == "(est.)" for row in rows)
 
 
@@ -374,7 +380,7 @@ def test_full_history_page_of_500_turn_conversations_stays_small(tmp_path: Path)
 def test_history_flags_the_drop(site: Path, store: Path):
     """full_history's newer run hit fewer of the same test points, so its history row is flagged."""
     newer, older = run_of(store, "full_history", NEW), run_of(store, "full_history", OLD)
-    history = parse(site / "index.html").find("a", href=f"history/{newer.config_key}--{newer.corpus_digest[:10]}.html")
+    history = parse(board(site)).find("a", href=f"history/{newer.config_key}--{newer.corpus_digest[:10]}.html")
     page = parse(site / history.attrs["href"])
     rows = page.find("tbody").find_all("tr")
     assert [r.find_all("a")[0].text() for r in rows] == [newer.run_id, older.run_id]
@@ -583,7 +589,7 @@ def answers_site(answers_store: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_store: Path):
     """A run with answers shows its answer accuracy and 95% interval; one without shows dashes there."""
-    page = parse(answers_site / "index.html")
+    page = parse(board(answers_site))
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     at_accuracy = headers.index("answer accuracy")
     assert headers[at_accuracy + 1 : at_accuracy + 7] == ["keyword accuracy", "answer F1", "BLEU-1", "tokens / correct", "$ / correct", "$ spent"]
@@ -600,7 +606,7 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
 
 def test_index_shows_answer_f1_and_bleu1_with_intervals(answers_site: Path, answers_store: Path):
     """Answer F1 and BLEU-1 are columns with their bootstrap intervals in decimals; "—" without answers."""
-    page = parse(answers_site / "index.html")
+    page = parse(board(answers_site))
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     for s in summaries(answers_store):
         row = next(tr for tr in page.find("table", "leaderboard").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
@@ -614,7 +620,7 @@ def test_index_shows_answer_f1_and_bleu1_with_intervals(answers_site: Path, answ
 
 def test_index_without_answers_has_no_answer_columns(site: Path):
     """A corpus whose runs have no answers keeps the retrieval-only columns."""
-    headers = [th.text().strip() for th in parse(site / "index.html").find("thead").find_all("th")]
+    headers = [th.text().strip() for th in parse(board(site)).find("thead").find_all("th")]
     assert "answer accuracy" not in headers
 
 
@@ -757,6 +763,8 @@ def test_browser_sorts_and_reaches_a_miss(served: str, browser, store: Path):
     page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
     page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
     page.goto(served + "index.html")
+    page.locator("table.benchmarks td.bench a").first.click()  # the front page, then the benchmark's own leaderboard
+    page.wait_for_url("**/leaderboard-*.html")
 
     first_column = "table.sortable tbody tr td:first-child"
     before = page.locator(first_column).all_inner_texts()
@@ -849,6 +857,8 @@ def test_browser_sorts_by_accuracy_and_reads_an_answer(served_answers: str, brow
     page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
     page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
     page.goto(served_answers + "index.html")
+    page.locator("table.benchmarks td.bench a").first.click()
+    page.wait_for_url("**/leaderboard-*.html")
 
     page.locator("table.sortable thead th", has_text="answer accuracy").locator("button").click()
     assert page.locator("table.sortable thead th[aria-sort]").count() == 1

@@ -27,7 +27,7 @@ from evals.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ("full_history", "summary_buffer", "bm25", "mneme", "random_k", "recency", "no_memory")
 WIDTH = 1280
-
+BOARD = "leaderboard-corpus.html"  # the starter corpus's leaderboard (index.html lists the benchmarks)
 
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
@@ -80,7 +80,7 @@ def _open(browser, url: str, shot: Path, javascript: bool = True):
 @pytest.mark.browser
 def test_leaderboard_shows_every_column_at_1280_px(served: str, browser, tmp_path: Path):
     """No heading is clipped, the table does not scroll sideways, and the commit and date columns are on screen."""
-    page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
+    page = _open(browser, served + BOARD, tmp_path / "leaderboard.png")
     measured = page.evaluate(
         """() => {
         const table = document.querySelector('table.leaderboard');
@@ -101,7 +101,7 @@ def test_leaderboard_shows_every_column_at_1280_px(served: str, browser, tmp_pat
 @pytest.mark.browser
 def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path):
     """Every date on the leaderboard and on a history page is one line of text."""
-    for name, url in (("leaderboard", "index.html"), ("history", "history/index.html")):
+    for name, url in (("leaderboard", BOARD), ("history", "history/index.html")):
         page = _open(browser, served + url, tmp_path / f"{name}.png")
         if name == "history":
             page.locator("a[href$='.html']", has_text="bm25").first.click()
@@ -118,7 +118,7 @@ def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path
 @pytest.mark.browser
 def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path: Path):
     """A click in the corner of a heading cell (its padding, not its text) sorts by that column."""
-    page = _open(browser, served + "index.html", tmp_path / "before.png")
+    page = _open(browser, served + BOARD, tmp_path / "before.png")
     heading = page.locator("table.leaderboard thead th", has_text="tokens")
     box = heading.bounding_box()
     text = heading.locator("button").bounding_box()
@@ -133,7 +133,7 @@ def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path
 @pytest.mark.browser
 def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path):
     """Tab to a heading and press Enter: the column sorts, and again for the other direction."""
-    page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
+    page = _open(browser, served + BOARD, tmp_path / "leaderboard.png")
     heading = page.locator("table.leaderboard thead th", has_text="MRR")
     heading.locator("button").focus()
     page.keyboard.press("Enter")
@@ -145,8 +145,8 @@ def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path)
 @pytest.mark.browser
 def test_sorting_instructions_show_only_with_javascript(served: str, browser, tmp_path: Path):
     """"Sort by ... clicking its heading" is visible with JavaScript and hidden without it, where clicking does nothing."""
-    with_js = _open(browser, served + "index.html", tmp_path / "js.png")
-    without = _open(browser, served + "index.html", tmp_path / "no-js.png", javascript=False)
+    with_js = _open(browser, served + BOARD, tmp_path / "js.png")
+    without = _open(browser, served + BOARD, tmp_path / "no-js.png", javascript=False)
     assert with_js.get_by_text("clicking its heading").first.is_visible()
     assert without.get_by_text("clicking its heading").count() >= 1
     assert not any(el.is_visible() for el in without.get_by_text("clicking its heading").all())
@@ -154,7 +154,7 @@ def test_sorting_instructions_show_only_with_javascript(served: str, browser, tm
 
 def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str, str]]):
     """full_history and summary_buffer sit in a body of their own, badged as ceilings, with the reason a tap away."""
-    table = parse(starter[0] / "index.html").find("table", "leaderboard")
+    table = parse(starter[0] / BOARD).find("table", "leaderboard")
     memories, ceilings = table.find_all("tbody")
     strategies = [tr.find_all("td")[0].find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
     assert strategies == ["full_history", "summary_buffer"]
@@ -165,7 +165,7 @@ def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str,
 @pytest.mark.browser
 def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):
     """No two point labels of the leaderboard's chart overlap, and none covers an interval bar."""
-    page = _open(browser, served + "index.html", tmp_path / "leaderboard.png")
+    page = _open(browser, served + BOARD, tmp_path / "leaderboard.png")
     page.locator("div.board-chart figure").screenshot(path=str(tmp_path / "cost-chart.png"))
     clashes = page.evaluate(
         """() => {

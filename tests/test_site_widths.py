@@ -36,6 +36,7 @@ LOCOMO = ROOT / "tests" / "fixtures" / "importers" / "locomo_small.json"
 STARTER = ("full_history", "summary_buffer", "bm25", "mneme", "random_k", "recency", "no_memory")
 ON_LOCOMO = ("bm25", "mneme", "recency", "full_history", "summary_buffer")
 WIDTHS = (390, 1280)
+BOARDS = ("leaderboard-corpus.html", "leaderboard-locomo.html")  # the two benchmarks' leaderboards
 
 
 def _provenance(commit: str, dirty: bool = False) -> Provenance:
@@ -60,7 +61,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     build_site(root / "results.duckdb", site)
     bm25 = runs["locomo-bm25"]
     pages = {
-        "index": "index.html",
+        "index": "index.html",  # the front page, listing the two benchmarks
+        "board-starter": "leaderboard-corpus.html",  # each benchmark's own leaderboard
+        "board-locomo": "leaderboard-locomo.html",
+        "suspects-locomo": "suspects-locomo.html",
         "run-starter-bm25": f"runs/{runs['bm25']}.html",
         "run-locomo-bm25": f"runs/{bm25}.html",
         "run-locomo-mneme": f"runs/{runs['locomo-mneme']}.html",
@@ -109,7 +113,7 @@ PANS = "() => ({scroll: document.documentElement.scrollWidth, inner: innerWidth}
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize(
     "kind",
-    ["index", "run-starter-bm25", "run-locomo-mneme", "run-locomo-full_history", "drilldown-starter", "drilldown-locomo",
+    ["index", "board-starter", "board-locomo", "suspects-locomo", "run-starter-bm25", "run-locomo-mneme", "run-locomo-full_history", "drilldown-starter", "drilldown-locomo",
      "history-index", "history-mneme", "compare", "about", "transcript"],
 )  # fmt: skip
 def test_no_page_pans_as_a_whole(served: str, built, browser, tmp_path: Path, kind: str, width: int):
@@ -138,31 +142,36 @@ HEADLINE = """() => [...document.querySelectorAll('table.leaderboard')].map(tabl
 def test_headline_and_interval_are_on_screen(served: str, browser, tmp_path: Path, width: int):
     """On each board, the first row's headline figure and its interval lie inside the window, with no sideways scroll."""
     page = _page(browser, width)
-    page.goto(served + "index.html")
-    page.screenshot(path=str(tmp_path / f"leaderboard-{width}.png"), full_page=True)
-    cells = page.evaluate(HEADLINE)
+    cells = []
+    for board in BOARDS:
+        page.goto(served + board)
+        page.screenshot(path=str(tmp_path / f"{board}-{width}.png"), full_page=True)
+        cells += page.evaluate(HEADLINE)
+        assert page.evaluate("() => window.scrollX") == 0
     assert len(cells) == 2
     for cell in cells:
         assert 0 <= cell["left"] and cell["right"] <= width and 0 <= cell["ciLeft"] and cell["ciRight"] <= width, cell
         assert "%" in cell["text"] and "[" in cell["text"], cell
-    assert page.evaluate("() => window.scrollX") == 0
 
 
 @pytest.mark.browser
 def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path: Path):
     """At 1280 px every board (LoCoMo's, with the most columns, and a dirty commit) fits its wrapper: the date column is not cut."""
     page = _page(browser, 1280)
-    page.goto(served + "index.html")
-    boards = page.evaluate(
-        """() => [...document.querySelectorAll('table.leaderboard')].map(table => {
-        const wrap = table.parentNode.getBoundingClientRect();
-        const heads = [...table.tHead.rows[0].cells];
-        const dates = [...table.querySelectorAll('tbody td:last-child')].map(td => td.getBoundingClientRect().right);
-        return {scrolls: table.parentNode.scrollWidth > table.parentNode.clientWidth, right: wrap.right,
-                last: heads[heads.length - 1].textContent.trim(), dates: dates, dirty: table.querySelectorAll('abbr.dirty').length,
-                clipped: heads.filter(th => th.scrollWidth > th.clientWidth).map(th => th.textContent.trim())};
-    })"""
-    )
+    boards = []
+    for board in BOARDS:
+        page.goto(served + board)
+        boards += page.evaluate(
+            """() => [...document.querySelectorAll('table.leaderboard')].map(table => {
+            const wrap = table.parentNode.getBoundingClientRect();
+            const heads = [...table.tHead.rows[0].cells];
+            const dates = [...table.querySelectorAll('tbody td:last-child')].map(td => td.getBoundingClientRect().right);
+            return {scrolls: table.parentNode.scrollWidth > table.parentNode.clientWidth, right: wrap.right,
+                    last: heads[heads.length - 1].textContent.trim(), dates: dates, dirty: table.querySelectorAll('abbr.dirty').length,
+                    clipped: heads.filter(th => th.scrollWidth > th.clientWidth).map(th => th.textContent.trim())};
+        })"""
+        )
+    page.goto(served + "leaderboard-locomo.html")
     page.locator("section.corpus").first.screenshot(path=str(tmp_path / "locomo-board-1280.png"))
     assert any(b["dirty"] for b in boards)  # the LoCoMo board, made at a dirty commit
     for board in boards:
@@ -174,7 +183,7 @@ def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path
 def test_a_phone_shows_the_leaderboard_as_cards(served: str, browser, tmp_path: Path):
     """At 390 px each row is a card: the strategy and its headline figure side by side on its first line, every other value labelled."""
     page = _page(browser, 390)
-    page.goto(served + "index.html")
+    page.goto(served + "leaderboard-locomo.html")
     card = page.locator("table.leaderboard tbody tr").first
     card.screenshot(path=str(tmp_path / "card-390.png"))
     strategy = card.locator("td.strategy").bounding_box()
@@ -185,7 +194,7 @@ def test_a_phone_shows_the_leaderboard_as_cards(served: str, browser, tmp_path: 
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("kind", ["index", "run-locomo-mneme", "history-mneme", "compare"])
+@pytest.mark.parametrize("kind", ["board-locomo", "run-locomo-mneme", "history-mneme", "compare"])
 def test_the_hash_embedder_caveat_opens_with_a_tap(served: str, built, browser, tmp_path: Path, kind: str):
     """On a phone, tapping the "hash embedder: no semantics" badge shows why, on screen, and the page still does not pan."""
     page = _page(browser, 390)
@@ -206,7 +215,7 @@ def test_the_hash_embedder_caveat_opens_with_a_tap(served: str, built, browser, 
 def test_ceiling_and_dirty_explanations_open_with_a_tap(served: str, browser, tmp_path: Path):
     """The ceiling badge opens its reason on a tap; "+dirty" (an abbreviation whose title was hover-only) shows its title on a tap."""
     page = _page(browser, 390)
-    page.goto(served + "index.html")
+    page.goto(served + "leaderboard-locomo.html")  # its runs were made at a dirty commit
     ceiling = page.locator("details.caveat.ceiling").first
     ceiling.locator("summary").tap()
     assert "ignoring k" in ceiling.locator(".tip-text").inner_text()
@@ -305,7 +314,7 @@ def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):
     from test_site import parse
 
     site, pages = built
-    index = parse(site / "index.html")
+    index = parse(site / "leaderboard-locomo.html")
     board = next(s for s in index.find_all("section", "corpus") if "locomo" in s.find("h2").text())
     tables = board.find("details", "cutoffs").find_all("table")
     assert tables
@@ -334,12 +343,13 @@ def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
     from evals.store import Store
 
     site, pages = built
-    for kind in ("index", "run-locomo-mneme", "history-index", "history-mneme", "compare"):
+    for kind in ("board-starter", "board-locomo", "run-locomo-mneme", "history-index", "history-mneme", "compare"):
         marked = parse(site / pages[kind]).find_all("details", "hash_embedder")
         assert marked and all(d.find("summary").text().startswith("hash embedder: no semantics") for d in marked), kind
-    rows = parse(site / "index.html").find("table", "leaderboard").find_all("tr")
-    assert [tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")] == ["mneme"]
-    assert "mneme (hash)" in [t.text() for t in parse(site / "index.html").find("div", "board-chart").find_all("text")]  # the one mneme on each board
+    for board in BOARDS:
+        rows = parse(site / board).find("table", "leaderboard").find_all("tr")
+        assert [tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")] == ["mneme"]
+        assert "mneme (hash)" in [t.text() for t in parse(site / board).find("div", "board-chart").find_all("text")]  # the one mneme on each board
     assert not parse(site / pages["run-starter-bm25"]).find_all("details", "hash_embedder")
     with Store.open(site.parent / "results.duckdb", read_only=True) as store:
         summaries = store.runs()

@@ -44,6 +44,15 @@ from evals.errors import EvalsError
     help="Render every page, instead of reusing the pages an earlier build in --out made from the same runs.",
 )
 @click.option(
+    "--lock",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="EVALS_BENCHMARKS_LOCK",
+    show_envvar=True,
+    default=None,
+    help="The benchmarks' lock file (as for evals fetch): each benchmark page shows the size and SHA-256 it recorded "
+    "for a file pinned by trust on first use. Default: benchmarks.lock (none there: no sizes shown).",
+)
+@click.option(
     "--errata",
     "errata_files",
     multiple=True,
@@ -53,7 +62,9 @@ from evals.errors import EvalsError
     "them: the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside "
     "the published one, never in its place. Repeatable, one file per corpus.",
 )
-def build_site_command(store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, errata_files: tuple[Path, ...]) -> None:
+def build_site_command(
+    store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, lock: Path | None, errata_files: tuple[Path, ...]
+) -> None:
     """Render the static leaderboard site from the store (read-only).
 
     Pages of runs and corpora that an earlier build in --out already made
@@ -66,9 +77,14 @@ def build_site_command(store: Path | None, out: Path, jobs: int | None, store_co
     Preview it locally:
       evals build-site && python -m http.server -d site
     """
+    from evals.benchmarks import DEFAULT_LOCK
     from evals.site import build_site
 
-    report = build_site(store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy, errata=errata_files)
+    # A lock file not written yet (no file published without a digest fetched so far) is an empty lock.
+    lock = lock if lock is not None else DEFAULT_LOCK
+    report = build_site(
+        store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy, lock=lock, errata=errata_files
+    )
     echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s "

@@ -1,8 +1,9 @@
 """The static leaderboard site: page models, charts and the build.
 
 ``build_site(store, out)`` reads the results store (read-only) and writes a
-static site of plain HTML files: a leaderboard per corpus with an
-accuracy-versus-cost chart, a page per run, a drill-down per run and
+static site of plain HTML files: a front page listing the benchmarks, a
+leaderboard per benchmark (a board and accuracy-versus-cost chart per corpus),
+the test points the label audit flags per benchmark, a page per run, a drill-down per run and
 conversation, each conversation's transcript once per corpus (turns that recur
 across conversations once per corpus too), a history page per configuration,
 a comparison of the two latest commits, and downloads (CSV, JSON, each run's

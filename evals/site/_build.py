@@ -1,7 +1,8 @@
 """From the results store to files: the build loop over the registered publishers.
 
 The build reads the store (opened read-only) and works out, per corpus, where
-each turn's text is shown (:mod:`evals.site._layout`). It then renders the
+each turn's text is shown (:mod:`evals.site._layout`) and which test points the
+label audit flags (:mod:`evals.site._suspects`). It then renders the
 *units* that an earlier build in the same output did not already make from the
 same inputs (:mod:`evals.site._manifest`): each corpus's transcripts
 (``publish_corpus``) and each run's pages (``publish_run``), in this process
@@ -24,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evals.benchmarks import Lock, LockEntry
 from evals.cache import cache_path_for
-from evals.site import _corpus, _manifest, _output, _reuse
+from evals.site import _corpus, _manifest, _output, _reuse, _suspects
 from evals.site._layout import corpus_layout
 from evals.site._output import MARKER, Collision, Output, SiteError
 from evals.site._publisher import Publisher, Site
@@ -117,6 +119,7 @@ def build(
     publishers: Sequence[type[Publisher]] = PUBLISHERS,
     incremental: bool = True,
     store_copy: str = "auto",
+    lock: Path | None = None,
     errata: Sequence[Path] = (),
 ) -> BuildReport:
     """:func:`build_site` with the page kinds given instead of the registered ones."""
@@ -131,7 +134,8 @@ def build(
     _output.refuse_to_hold(Path(out_dir), [store_path, cache_path_for(store_path)])
     previous, problem = _manifest.load(out) if incremental and (out / MARKER).is_file() else ({}, "")
     warnings = [problem] if problem else []
-    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, tuple(errata))
+    entries = tuple(sorted(Lock.read(lock).entries.items())) if lock is not None else ()
+    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, tuple(errata), entries)
     try:
         made = job.run(previous, warnings)
     except Collision as exc:
@@ -171,6 +175,7 @@ class _Build:
     workers: int | None
     store_copy: str
     errata: tuple[Path, ...] = ()  # errata files (or suite files naming them): a second headline with errata
+    lock: tuple[tuple[str, LockEntry], ...] = ()  # the lock file's entries (URL, entry), shown on benchmark pages
 
     def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
         """Build into a fresh folder beside the output and swap it in; returns the runs, their paths, and
@@ -206,17 +211,28 @@ class _Build:
                 units, todo = _reuse_units(prints, previous, out, building, warnings)
                 todo = _order(todo, summaries)
                 digest_of = {f"run:{s.run_id}": s.corpus_digest for s in summaries}
-                read = sorted({key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo})
+                read = {key.removeprefix("corpus:") if key.startswith("corpus:") else digest_of[key] for key in todo}
+                # The label audit's flags: a corpus whose pages are all reused has them in its reused files;
+                # any other corpus's texts are read anyway, and the audit runs over them.
+                for digest in sorted(names.keys() - read):
+                    found = _suspects.load(building, digest)
+                    if found is None:
+                        read.add(digest)
+                    else:
+                        site.suspects[digest] = found
                 if read:
                     (building / TEXTS_DIR).mkdir()
                     apart = store_bytes > READ_APART_BYTES
-                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, read, building / TEXTS_DIR)
+                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, sorted(read), building / TEXTS_DIR)
                     site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
                     site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
                     del prepared
+                    for digest in sorted(read - site.suspects.keys()):
+                        site.suspects[digest] = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
+                site.lock = dict(self.lock)
                 job = Job(
                     store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href,
-                    site.errata,
+                    site.suspects, site.errata,
                 )
                 made = [cls() for cls in publishers]
 
@@ -348,6 +364,7 @@ def build_site(
     workers: int | None = 1,
     incremental: bool = True,
     store_copy: str = "auto",
+    lock: Path | None = None,
     errata: Sequence[Path] = (),
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
@@ -369,10 +386,13 @@ def build_site(
     processes are spawned, and so is the one that reads a big store's texts
     (see :mod:`evals.site._corpus`), so a script that asks for workers or
     builds from a store over 64 MB must guard its entry point with
-    ``if __name__ == "__main__":`` (the ``evals`` command does). ``errata``: errata files (or suite files
-    naming them, :func:`evals.errata.errata_files`) whose corpora's runs get a headline with errata beside
-    the published one, on the leaderboard and the run pages.
+    ``if __name__ == "__main__":`` (the ``evals`` command does). ``lock``: the benchmarks' lock file
+    (:mod:`evals.benchmarks._lock`), whose recorded sizes and digests the benchmark pages show beside the
+    files pinned by trust on first use; a missing file is an empty lock. ``errata``: errata files (or suite
+    files naming them, :func:`evals.errata.errata_files`) whose corpora's runs get a headline with errata
+    beside the published one, on the leaderboard and the run pages.
     """
     return build(
-        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy, errata=errata
+        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy,
+        lock=lock, errata=errata,
     )

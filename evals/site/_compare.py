@@ -88,7 +88,7 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
         ]
         sections.append(
             CompareSection(
-                anchor=f"cmp-{paths.history(*cid).removeprefix('history/').removesuffix('.html')}",
+                anchor=paths.compare_section(*cid).partition("#")[2],  # benchmark pages link here
                 config=info,
                 older=_run_ref(older, paths),
                 newer=_run_ref(newer, paths),

@@ -89,6 +89,7 @@ def point_view(
     verdict: str | None = None,
     verdict_note: str = "",
     by_evidence: bool = False,
+    suspect: str = "",
 ) -> tuple[PointView, list[int], dict[int, int]]:
     """One test point's view (rendered), plus what the turn list needs: its listed evidence turns and each retrieved turn's rank.
 
@@ -98,7 +99,8 @@ def point_view(
     conversation in the fragment cache (links differ between conversations).
     ``verdict`` is the headline rule's (evals.headline; None: the keyword hit, as the original harness
     judged), ``verdict_note`` the dataset's words for an unanswerable question, and ``by_evidence``
-    says the rule judges by evidence turns, so "where the answer was" lists them.
+    says the rule judges by evidence turns, so "where the answer was" lists them. ``suspect``: why the
+    label audit flags the point's evidence label ("" when it does not; evals.site._suspects).
     """
     if verdict is None:
         verdict = ("hit" if score.hit else "miss") if point.answerable else "unanswerable"
@@ -152,6 +154,7 @@ def point_view(
         verdict,
         verdict_note,
         by_evidence,
+        suspect,
     )
     cached = cache.points.get(key)
     if cached is not None:
@@ -274,6 +277,7 @@ def point_view(
         verdict_note=verdict_note,
         by_evidence=by_evidence,
         records_more_hidden=more_hidden,
+        suspect=suspect,
     )
     return cache.point(key, view, approx), listed, rank_of_turn
 
@@ -294,12 +298,14 @@ def conversation_views(
     verdicts: list[str] | None = None,
     unanswerable_words: str = "",
     by_evidence: bool = False,
+    suspects: dict[int, str] | None = None,
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the turns they touched (retrieved, asked, evidence, answer) in
     conversation order, tagged with the test points they served, each a snippet linked to its whole
     text (``link``). ``context(turn)`` links the transcript at a test point's turn. ``verdicts`` are the
     headline rule's, per test point (None: the keyword hit); ``unanswerable_words`` how the dataset
-    describes a question it marks unanswerable."""
+    describes a question it marks unanswerable; ``suspects`` the test points (by turn) the label audit
+    flags, with why."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
@@ -319,6 +325,7 @@ def conversation_views(
             verdict=verdicts[number - 1] if verdicts is not None else None,
             verdict_note="" if point.answerable else unanswerable_words,
             by_evidence=by_evidence,
+            suspect=(suspects or {}).get(point.turn_index, ""),
         )
         points.append(view)
         for turn, rank in rank_of_turn.items():

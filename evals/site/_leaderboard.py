@@ -1,4 +1,5 @@
-"""The leaderboard: index.html (one board and cost chart per corpus) and its downloads, leaderboard.json and .csv."""
+"""The leaderboards: the front page (index.html) listing every benchmark, one page per benchmark with a
+board and cost chart per corpus, and their rows as downloads, leaderboard.json and .csv."""
 
 from __future__ import annotations
 
@@ -32,10 +33,12 @@ from evals.errata import Figures
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._errata import errata_note, errata_view
 from evals.site._output import Output
-from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
+from evals.site._benchmarks import benchmark_infos
+from evals.site._history import drop_reason
+from evals.site._pages import BoardRow, ConfigRow, CorpusBoard, FrontPage, FrontRow, IndexPage, LeaderView, MetricCell, MetricColumn
 from evals.site._publisher import Publisher, Site
 from evals.site._retrieval import cutoff_tables, latency_chart
-from evals.site._views import settings_text
+from evals.site._views import config_info, config_order, settings_text
 from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
@@ -44,33 +47,110 @@ from evals.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
 class LeaderboardPublisher(Publisher):
-    """The index page, and the same rows as leaderboard.json and leaderboard.csv."""
+    """The front page (index.html: every benchmark, its leader, run count and license), each benchmark's
+    own leaderboard, and every board's rows as leaderboard.json and leaderboard.csv."""
 
     name = "leaderboard"
-    pages = (IndexPage,)
+    pages = (FrontPage, IndexPage)
     nav_label = "Leaderboard"
     nav_href = "index.html"
     nav_order = 10
 
     def publish(self, site: Site, output: Output) -> None:
-        boards = leaderboard(site.latest, site.paths, site.references, site.latency, site.errata)
+        paths = site.paths
+        boards = leaderboard(site.latest, paths, site.references, site.latency, site.errata)
+        infos = benchmark_infos(site)
+        configs = _config_rows(site)
+        latest = {s.run_id: s for s in site.latest}
+        rows = []
+        for key, info in infos.items():
+            digests = {s.corpus_digest for s in site.summaries if paths.benchmark(s.corpus_digest) == key}
+            own = [b for b in boards if b.corpus_digest in digests]
+            output.page(
+                site.env,
+                info.href,
+                IndexPage(
+                    title=f"Leaderboard: {info.title}",
+                    root="",
+                    nav=self.name,
+                    store_note=site.note,
+                    store_href=site.store_href,
+                    navigation=site.navigation,
+                    benchmark=info,
+                    boards=own,
+                    run_count=info.runs,
+                    configs=[row for digest, row in configs if digest in digests],
+                ),
+            )
+            rows.append(
+                FrontRow(
+                    benchmark=info,
+                    leaders=[leader for board in own if (leader := _leader(board, latest)) is not None],
+                    latest=max(s.date for s in site.summaries if s.corpus_digest in digests),
+                )
+            )
         output.page(
             site.env,
             "index.html",
-            IndexPage(
-                title="Leaderboard",
+            FrontPage(
+                title="Leaderboards",
                 root="",
                 nav=self.name,
                 store_note=site.note,
                 store_href=site.store_href,
                 navigation=site.navigation,
-                boards=boards,
+                rows=rows,
                 run_count=len(site.summaries),
             ),
         )
-        records = leaderboard_records(boards, {s.run_id: s for s in site.latest})
+        records = leaderboard_records(boards, latest, paths)
         output.json("leaderboard.json", records)
         output.text("leaderboard.csv", leaderboard_csv(records))
+
+
+def _leader(board: CorpusBoard, latest: dict[str, RunSummary]) -> LeaderView | None:
+    """The board's first memory with a figure (its rows are ranked by the headline; ceilings never lead)."""
+    row = next((r for r in board.rows if not r.ceiling and r.recall is not None), None)
+    if row is None:
+        return None
+    s = latest[row.run_id]
+    return LeaderView(
+        corpus_name=board.corpus_name,
+        strategy=row.strategy,
+        config_key=row.config_key,
+        label=s.headline.rule.label,
+        recall=row.recall,
+        low=row.recall_low,
+        high=row.recall_high,
+        hits=row.hits,
+        total=row.total,
+        k=row.k,
+        run_href=row.run_href,
+        caveats=row.caveats,
+    )
+
+
+def _config_rows(site: Site) -> list[tuple[str, ConfigRow]]:
+    """Every configuration (corpus digest, row) with where its history and last comparison are."""
+    out = []
+    for cid in sorted(site.by_config, key=lambda c: config_order(site.by_config[c][0])):
+        runs = site.by_config[cid]  # newest first
+        oldest_first = list(reversed(runs))
+        drops = sum(bool(drop_reason(a, b)) for a, b in zip(oldest_first, oldest_first[1:], strict=False))
+        compared = any(r.commit != runs[0].commit for r in runs[1:])
+        out.append(
+            (
+                cid[0],
+                ConfigRow(
+                    config=config_info(runs[0], site.paths),
+                    runs=len(runs),
+                    drops=drops,
+                    latest=runs[0].date,
+                    compare_href=site.paths.compare_section(*cid) if compared else "",
+                ),
+            )
+        )
+    return out
 
 
 def leaderboard(
@@ -222,14 +302,16 @@ def metric_column(declared: Metric) -> MetricColumn:
     return MetricColumn(declared.name, declared.label, declared.description, declared.kind, declared.higher_is_better, integral)
 
 
-def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]) -> list[dict[str, Any]]:
-    """The rows of leaderboard.csv and leaderboard.json, in the order shown on the index: the run's
-    identity, then for each declared metric its value, n and (for proportions and means) interval."""
+def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary], paths: Paths | None = None) -> list[dict[str, Any]]:
+    """The rows of leaderboard.csv and leaderboard.json, board by board: the run's identity (with
+    ``paths``, the benchmark it is shown under first), then for each declared metric its value, n and
+    (for proportions and means) interval."""
     out = []
     for board in boards:
         for row in board.rows:
             s = latest[row.run_id]
-            record: dict[str, Any] = {
+            record: dict[str, Any] = {"benchmark": paths.benchmark(s.corpus_digest)} if paths is not None else {}
+            record |= {
                 "corpus_name": s.corpus_name,
                 "corpus_digest": s.corpus_digest,
                 "strategy": s.strategy,

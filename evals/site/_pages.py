@@ -29,7 +29,9 @@ __all__ = [
     "CostRow",
     "ServedRow",
     "PromptView",
+    "BenchmarkInfo",
     "BoardRow",
+    "ConfigRow",
     "CategoryRow",
     "CompareSection",
     "ComparePage",
@@ -39,6 +41,9 @@ __all__ = [
     "CorpusBoard",
     "EvidenceView",
     "FlipRow",
+    "FrontPage",
+    "FrontRow",
+    "LeaderView",
     "HistoryIndexPage",
     "HistoryPage",
     "HistoryRow",
@@ -54,10 +59,14 @@ __all__ = [
     "RunHeader",
     "RunPage",
     "RunRef",
+    "SuspectRow",
+    "SuspectSection",
+    "SuspectsPage",
     "TranscriptPage",
     "TranscriptPoint",
     "TurnLine",
     "TurnMark",
+    "VerdictLink",
 ]
 
 
@@ -225,11 +234,87 @@ class CorpusBoard:
 
 
 @dataclass(frozen=True)
+class BenchmarkInfo:
+    """A benchmark as the site lists it: its corpora, and what the registry (evals.benchmarks) says of it."""
+
+    key: str  # evals.site_paths.benchmark_key
+    title: str
+    href: str  # its leaderboard
+    known: bool  # in the registry (fetched by name); else imported by hand, or a corpus of its own
+    license: str  # "" when not known
+    non_commercial: bool
+    homepage: str
+    source: str  # where its data file is published ("" when not known)
+    version: str
+    pin: str  # how its data file is pinned, in words ("" when not known)
+    trust_on_first_use: bool  # pinned by the lock file's record of the first download, not a published digest
+    evidence: str  # the labels it carries
+    note: str  # how a corpus not in the registry came to be shown here
+    corpora: list[tuple[str, str, str]]  # (name, digest short, anchor), newest run first
+    suspects: int  # test points the label audit flags
+    checked: int  # test points it could check
+    suspects_href: str
+    runs: int  # runs in the store on its corpora
+    configurations: int  # configurations on its leaderboard
+
+
+@dataclass(frozen=True)
+class LeaderView:
+    """A corpus's leader: the memory first by its headline (evals.headline; ceilings are never ranked)."""
+
+    corpus_name: str
+    strategy: str
+    config_key: str
+    label: str  # the headline's name, e.g. recall_any@k
+    recall: float | None
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    k: int
+    run_href: str
+    caveats: list[Caveat] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FrontRow:
+    benchmark: BenchmarkInfo
+    leaders: list[LeaderView]  # one per corpus with a memory run that has a figure
+    latest: str  # the date of its newest run
+
+
+@dataclass(frozen=True)
+class FrontPage(Page):
+    """index.html: every benchmark with its leader, run count and license, each linking its own leaderboard."""
+
+    template: ClassVar[str] = "front.html"
+
+    rows: list[FrontRow]
+    run_count: int
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """A configuration on a benchmark's page: where its history and its last comparison are."""
+
+    config: ConfigInfo
+    runs: int
+    drops: int
+    latest: str  # the date of its newest run
+    compare_href: str  # its section of the compare page; "" with runs at one commit only
+
+
+@dataclass(frozen=True)
 class IndexPage(Page):
+    """One benchmark's leaderboard (``leaderboard-<benchmark>.html``; the template keeps its first name,
+    index.html, from when one page held every corpus)."""
+
     template: ClassVar[str] = "index.html"
 
+    benchmark: BenchmarkInfo
     boards: list[CorpusBoard]
-    run_count: int
+    run_count: int  # runs on this benchmark
+    configs: list[ConfigRow] = field(default_factory=list)
 
 
 # -- run page ----------------------------------------------------------------------------------
@@ -257,6 +342,7 @@ class MissRow:
     turn_index: int
     question: str
     href: str  # the drill-down, at this test point
+    suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
 
 
 @dataclass(frozen=True)
@@ -535,6 +621,7 @@ class PointView:
     verdict_note: str = ""  # the dataset's own words for a question it marks unanswerable ("" otherwise)
     by_evidence: bool = False  # the rule judges by evidence turns (else by expected keywords)
     records_more_hidden: int = 0  # ranks past k summarised, not listed (neither evidence nor a keyword match)
+    suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
 
 
 @dataclass(frozen=True)
@@ -714,6 +801,51 @@ class ComparePage(Page):
 
     sections: list[CompareSection]
     single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+
+
+# -- label suspects ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerdictLink:
+    label: str  # the configuration
+    verdict: str  # its run's verdict at the test point: hit, miss, — (not counted), "" (not known)
+    href: str  # the test point on the run's drill-down
+
+
+@dataclass(frozen=True)
+class SuspectRow:
+    conversation_id: str
+    turn: int
+    anchor: str
+    question: str
+    answer: str
+    evidence_turns: list[int]  # as labelled
+    found_in: list[int]  # the turns holding every content word of the answer (the first few)
+    found_more: int
+    why: str
+    transcript_href: str
+    runs: list[VerdictLink]  # each latest run on the corpus, best first
+
+
+@dataclass(frozen=True)
+class SuspectSection:
+    corpus_name: str
+    corpus_digest_short: str
+    test_points: int
+    checked: int
+    rows: list[SuspectRow]
+
+
+@dataclass(frozen=True)
+class SuspectsPage(Page):
+    """A benchmark's test points whose evidence labels the label audit flags."""
+
+    template: ClassVar[str] = "suspects.html"
+
+    benchmark: BenchmarkInfo
+    rule: str
+    sections: list[SuspectSection]
 
 
 # -- about -------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
 from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
+from evals.benchmarks import LockEntry
 from evals.corpus import Reference
 from evals.errata import Figures
 from evals.metrics import LatencyBucket
@@ -82,6 +83,9 @@ class Site:
     stored: dict[str, StoredRun] = field(default_factory=dict)  # the runs publishers asked for in runs_needed
     references: dict[str, list[Reference]] = field(default_factory=dict)  # corpus digest -> published figures
     latency: dict[str, list[LatencyBucket]] = field(default_factory=dict)  # latest run id -> retrieve latency by size
+    # corpus digest -> the label audit's flags there (evals.site._suspects.CorpusSuspects), for every corpus shown
+    suspects: dict[str, Any] = field(default_factory=dict)
+    lock: dict[str, LockEntry] = field(default_factory=dict)  # the lock file's entries by URL (benchmark pages)
     errata: Figures | None = None  # each run's headline with errata (evals build-site --errata), by run id
 
     @classmethod
@@ -95,6 +99,7 @@ class Site:
         layouts: dict[str, CorpusLayout] | None = None,
         texts: dict[str, TextsFile] | None = None,
         store_href: str = "",
+        suspects: dict[str, Any] | None = None,
     ) -> Site:
         """``conversations``: each corpus's conversation ids, in corpus order, by digest."""
         by_config: dict[tuple[str, str], list[RunSummary]] = defaultdict(list)
@@ -116,6 +121,7 @@ class Site:
             layouts=layouts or {},
             texts=texts or {},
             store_href=store_href,
+            suspects=suspects or {},
         )
 
 

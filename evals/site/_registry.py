@@ -15,6 +15,7 @@ from evals.site._history import HistoryPublisher
 from evals.site._leaderboard import LeaderboardPublisher
 from evals.site._publisher import Publisher
 from evals.site._run import RunPublisher
+from evals.site._suspects import SuspectsPublisher
 from evals.site._transcripts import TranscriptPublisher
 
 __all__ = ["PUBLISHERS"]
@@ -26,4 +27,5 @@ PUBLISHERS: tuple[type[Publisher], ...] = (
     HistoryPublisher,
     ComparePublisher,
     AboutPublisher,
+    SuspectsPublisher,
 )

@@ -42,6 +42,7 @@ from evals.site_paths import POINTS_PER_PAGE, config_id, root_of
 from evals.site._provenance import cache_note, provenance_rows
 from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._publisher import Publisher, RunSource, Site
+from evals.site._suspects import suspect_marks
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
 
@@ -171,14 +172,27 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     ),
                 )
             )
+            suspects = suspect_marks(site, s.corpus_digest, cid)  # the label audit's flags (evals.site._suspects)
             misses.extend(
-                MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=paths.test_point(s.run_id, cid, p.turn_index))
+                MissRow(
+                    conversation_id=cid,
+                    turn_index=p.turn_index,
+                    question=p.question,
+                    href=paths.test_point(s.run_id, cid, p.turn_index),
+                    suspect=suspects.get(p.turn_index, ""),
+                )
                 for p, verdict in zip(conversation.test_points, split[index], strict=True)
                 if verdict == MISS
             )
             if point_answers is not None:
                 wrong.extend(
-                    MissRow(conversation_id=cid, turn_index=p.turn_index, question=p.question, href=paths.test_point(s.run_id, cid, p.turn_index))
+                    MissRow(
+                        conversation_id=cid,
+                        turn_index=p.turn_index,
+                        question=p.question,
+                        href=paths.test_point(s.run_id, cid, p.turn_index),
+                        suspect=suspects.get(p.turn_index, ""),
+                    )
                     for p, answer in zip(conversation.test_points, point_answers, strict=True)
                     if answer.correct is False
                 )
@@ -199,6 +213,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 verdicts=split[index],
                 unanswerable_words=rule.unanswerable_words,
                 by_evidence=rule.metric != KEYWORD.metric,
+                suspects=suspects,
             )
             # A long conversation's test points go on pages of POINTS_PER_PAGE (paths.test_point knows which);
             # every page carries the header and the misses of the whole conversation.

@@ -13,8 +13,9 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evals.errata import Figures
 from evals.site._corpus import TextsFile
@@ -50,6 +51,7 @@ class Job:
     texts: dict[str, TextsFile]
     corpus_names: dict[str, str]
     store_href: str
+    suspects: dict[str, Any] = field(default_factory=dict)  # corpus digest -> the label audit's flags (Site.suspects)
     errata: Figures | None = None  # the headline with errata of each run (evals.errata)
 
 
@@ -76,7 +78,8 @@ def _start(job: Job) -> None:
     store.use_threads(1)
     atexit.register(store.close)
     site = Site.of(
-        make_environment(job.templates_dir), job.summaries, job.latest, job.publishers, job.conversations, job.layouts, job.texts, job.store_href
+        make_environment(job.templates_dir), job.summaries, job.latest, job.publishers, job.conversations, job.layouts, job.texts, job.store_href,
+        job.suspects,
     )
     site.errata = job.errata
     _worker = (store, site, [cls() for cls in job.publishers], job)

@@ -300,6 +300,13 @@ class StoreReader(Connected):
             "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [corpus_digest]
         ).fetchall()]  # fmt: skip
 
+    @reads
+    def conversation_shapes(self, corpus_digest: str) -> list[dict[str, Any]]:
+        """Each conversation of a corpus without its texts, in corpus order: ``position``, ``conversation_id``,
+        ``description``, ``roles``, ``unrecorded`` (the turns played but never added to memory), and each
+        turn's ``sessions`` and ``dates`` (empty or None where the corpus has none)."""
+        return self._conversation_shape(corpus_digest)
+
     def _conversation_shape(self, corpus_digest: str) -> list[dict[str, Any]]:
         """Each conversation of a corpus but its texts (cheap to read), in corpus order."""
         return self._arrow(
@@ -439,7 +446,8 @@ class StoreReader(Connected):
         rows = self._con.execute(
             "SELECT tp.conversation_id, tp.turn_index, tp.hit, q.question, q.expected_fact, q.expected_keywords, "
             "coalesce(q.evidence_turns, []) AS evidence, q.category, coalesce(q.answerable, true), "
-            "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END "
+            "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END, "
+            "tp.ranked_turns, coalesce(q.evidence_sessions, []) "
             "FROM test_points tp JOIN corpus_test_points q "
             "ON q.corpus_digest = ? AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index "
             "WHERE tp.run_id = ? ORDER BY tp.conversation_id, tp.turn_index",
@@ -448,12 +456,16 @@ class StoreReader(Connected):
         by_conversation: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
             by_conversation.setdefault(row[0], []).append(row)
+        # Each turn's session: a headline read off the ranking kept past k (LoCoMo's turn.recall_any@k) needs
+        # the ranking, and session-level metrics its sessions.
+        sessions_of_turns = {row["conversation_id"]: row["sessions"] or [] for row in self._conversation_shape(summary.corpus_digest)}
         results: list[ConversationResult] = []
         score_lists: list[list[PointScore]] = []
         for cid in ids:
             result = ConversationResult(conversation_id=cid, description="", turn_count=0)
             scores: list[PointScore] = []
-            for _, turn_index, hit, question, fact, keywords, evidence, category, answerable, turns in by_conversation.get(cid, []):
+            sessions = sessions_of_turns.get(cid, [])
+            for _, turn_index, hit, question, fact, keywords, evidence, category, answerable, turns, ranked, listed in by_conversation.get(cid, []):
                 point = TestPointResult(
                     turn_index=turn_index,
                     question=question,
@@ -464,6 +476,9 @@ class StoreReader(Connected):
                     category=category,
                     answerable=answerable,
                     retrieved_turns=list(turns) if evidence else None,
+                    evidence_sessions=list(listed) or sessions_of(evidence, sessions),
+                    ranked_turns=ranked,
+                    ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked] if ranked is not None else None,
                 )
                 result.test_points.append(point)
                 any_, all_ = evidence_hits(point)

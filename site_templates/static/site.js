@@ -97,7 +97,21 @@
     });
   }
 
+  // Before each benchmark had its own leaderboard, index.html held every corpus's board, at
+  // #corpus-<digest> (and -cutoffs, -latency, …). On the front page such a link goes on to that corpus's
+  // board on its benchmark's page; without this script it lands on the corpus's line here.
+  function followMovedBoard() {
+    var hash = location.hash.slice(1);
+    var moved = /^(corpus-[0-9a-f]{10})(-.*)?$/.exec(hash);
+    if (!moved || !document.querySelector("table.benchmarks")) return;
+    var at = document.getElementById(moved[1]);
+    var row = at && at.closest("tr");
+    var link = row && row.querySelector("td.bench a");
+    if (link) location.replace(link.getAttribute("href") + "#" + hash);
+  }
+
   function init() {
+    followMovedBoard();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
