@@ -187,6 +187,11 @@ class _Answer(_Closed):
     judge_prompt_tokens: Count | None = None
     judge_completion_tokens: Count | None = None
     answerable: bool = True
+    # issue 25, protocols (h25core; absent from exports written before them)
+    category: str | None = None
+    counted: bool | None = None
+    verdict: str | None = None
+    score: float | None = None
     # Recomputed from the answer and the expected fact (absent from exports written before them);
     # the import checks them against the recomputed values like every other key.
     f1: float | None = None

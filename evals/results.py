@@ -152,6 +152,11 @@ class PointAnswer:
     judge_prompt_tokens: int | None = None
     judge_completion_tokens: int | None = None
     answerable: bool = True  # False: answered but neither judged nor counted, like recall
+    # issue 25, protocols (h25core)
+    category: str | None = None  # the test point's category / question type, as the corpus gives it
+    counted: bool | None = None  # the protocol counts this point in its accuracy (None: a run made before protocols)
+    verdict: str | None = None  # "correct" | "wrong" | "unparsed"; None: not judged
+    score: float | None = None  # the protocol's own per-point score where it scores without a judge (LoCoMo's F1)
 
 
 @dataclass
@@ -167,6 +172,8 @@ class AnswerRun:
     requests_cached: int = 0
     prompt_tokens: int = 0  # every request of the run: answers, verdicts, summaries
     completion_tokens: int = 0
+    protocol: str = "harness"
+    protocol_source: dict[str, Any] | None = None  # repository, commit, files -> sha256
 
     def identity(self) -> dict[str, Any]:
         return answer_identity(self.answer_model, self.judge_model, self.base_url)
