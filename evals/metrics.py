@@ -46,6 +46,7 @@ from evals.stats import bootstrap_mean_intervals, wilson_interval
 __all__ = [
     "ALL",
     "answer_scores",
+    "answer_values_by_category",
     "Point",
     "PointValues",
     "grouped",
@@ -659,10 +660,10 @@ def answer_score(point: Point) -> float | None:
     return None if answer is None else qa.scored_value(answer)
 
 
-def _values_by_category(run: ScoredRun) -> dict[str | None, list[float]] | None:
-    """Each category's counted values (verdicts or scores), or None when no test point has a category."""
-    values = point_values(run, ["answer_accuracy", "answer_score"])
-    if not any(c is not None for c in values.categories):
+def answer_values_by_category(values: PointValues) -> dict[str | None, list[float]] | None:
+    """Each category's counted answer values (verdicts or scores), in order of first appearance; None when
+    no test point has a category or the values hold no answers."""
+    if not any(c is not None for c in values.categories) or "answer_accuracy" not in values.columns:
         return None
     out: dict[str | None, list[float]] = {}
     for category, judged, scored in zip(values.categories, values.columns["answer_accuracy"], values.columns["answer_score"], strict=True):
@@ -670,6 +671,10 @@ def _values_by_category(run: ScoredRun) -> dict[str | None, list[float]] | None:
         if value is not None:
             out.setdefault(category, []).append(value)
     return out
+
+
+def _values_by_category(run: ScoredRun) -> dict[str | None, list[float]] | None:
+    return answer_values_by_category(point_values(run, ["answer_accuracy", "answer_score"]))
 
 
 @metric(

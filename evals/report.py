@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.breakdown import metrics_additions
+from evals.breakdown import answer_figures, metrics_additions
 from evals.headline import Headline
 from evals.metrics import (
     ALL,
@@ -148,6 +148,7 @@ def legacy_json_parts(
     tail: dict[str, Any] = {}
     if answers is not None:
         head["metrics"]["answers"] = answers_block(answers) | lexical_block(overall)
+        head["metrics"]["answers"]["figures"] = answer_figures(values, answers, run.benchmark)
         tail["answers"] = {
             "answer_model": answers.answer_model,
             "judge_model": answers.judge_model,
