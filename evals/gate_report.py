@@ -258,6 +258,8 @@ def gate_markdown(result: GateResult) -> str:
         f"(`{LATENCY_METRIC}`, where both runs recorded it) grew past ×{result.latency_factor:g} "
         f"to {result.latency_floor_s * 1000:g} ms or more, measured over at least {LATENCY_MIN_CALLS} calls on each side. "
         "An improvement never fails the gate. Brackets: 95% Wilson interval."
+        + (" With judged answers on both sides, a question type whose answers regressed fails its configuration too (below)."
+           if any(row.types for row in result.rows) else "")
     )
     types = _types_table(result, labels)
     if types:
