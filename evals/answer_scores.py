@@ -208,8 +208,14 @@ def _word_tokenizers() -> tuple[Any, Any]:
 
 def word_tokens(text: str) -> list[str]:
     """NLTK word tokens of ``text``: sentences by an untrained Punkt tokenizer, each by ``NLTKWordTokenizer``."""
+    return list(_word_tokens(text))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _word_tokens(text: str) -> tuple[str, ...]:
+    # Cached: about a millisecond a text, and an expected fact is scored against every answer to it.
     sentences, words = _word_tokenizers()
-    return [token for sentence in sentences.tokenize(text) for token in words.tokenize(sentence)]
+    return tuple(token for sentence in sentences.tokenize(text) for token in words.tokenize(sentence))
 
 
 def mem0_bleu1(answer: str, expected: str) -> float:
@@ -244,11 +250,17 @@ LEXICAL: dict[str, tuple[str, str]] = {
 def lexical(protocol: str | None, answer: str, expected: str, category: str | None = None) -> dict[str, float]:
     """``{"f1", "bleu1"}`` of an answer as ``protocol`` defines them (:data:`LEXICAL`; an unknown protocol:
     the harness's). LoCoMo's F1 is its per-category rule (:func:`locomo_score`)."""
-    f1_kind, bleu_kind = LEXICAL.get(protocol or "harness", LEXICAL["harness"])
+    return dict(_lexical(protocol or "harness", answer, expected, category))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _lexical(protocol: str, answer: str, expected: str, category: str | None) -> tuple[tuple[str, float], ...]:
+    # Cached: a run's F1 and BLEU-1 columns each ask for both scores of every answer.
+    f1_kind, bleu_kind = LEXICAL.get(protocol, LEXICAL["harness"])
     if f1_kind == "locomo":
         f1 = locomo_score(answer, expected, category)
     elif f1_kind == "mem0":
         f1 = mem0_f1(answer, expected)
     else:
         f1 = token_f1(answer, expected)
-    return {"f1": f1, "bleu1": mem0_bleu1(answer, expected) if bleu_kind == "mem0" else bleu1(answer, expected)}
+    return (("f1", f1), ("bleu1", mem0_bleu1(answer, expected) if bleu_kind == "mem0" else bleu1(answer, expected)))
