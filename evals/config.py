@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evals.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
 from evals.errors import EvalsError
@@ -21,14 +21,28 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
 
 if TYPE_CHECKING:
     from evals.cache import Cache
+    from evals.protocols import Protocol
 
-__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "model_name_problem"]
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_CUTOFF",
+    "MAX_JUDGE_REPEATS",
+    "MAX_REQUEST_TIMEOUT",
+    "MAX_RETRIES",
+    "PROTOCOL_NAMES",
+    "RunConfig",
+    "model_name_problem",
+]
 
 # Bounds of the LLM settings: generous, but finite, so a typo is refused before a run starts.
 MAX_CONCURRENCY = 256
 MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
+MAX_JUDGE_REPEATS = 20  # each repeat is a paid request per judged point; 20 is sd enough
 MAX_MODEL_CHARS = 256
+# evals.protocols.PROTOCOLS, named here so that a configuration is checked without loading any template.
+PROTOCOL_NAMES = ("harness", "longmemeval", "mem0", "locomo")
+ProtocolName = Literal["harness", "longmemeval", "mem0", "locomo"]
 
 
 def model_name_problem(name: str) -> str | None:
@@ -72,7 +86,22 @@ class RunConfig(BaseModel):
     with_answers: bool = False
     judge: bool = False
     answer_model: str = "gpt-4o-mini"
-    judge_model: str = "gpt-4o-mini"
+    # Not given (None): the judge protocol's own judge model (the harness's: gpt-4o-mini).
+    judge_model: str = None  # type: ignore[assignment] - always a name once validated
+    # How answers are asked for, judged and counted (evals.protocols): the harness's own prompts, or a
+    # published benchmark's, read from its pinned files. A published protocol implies answers, and a
+    # judge where it has one. judge_protocol (None: the answer protocol) judges and counts them:
+    # answers of one protocol re-judged under another's judge, served from the cache.
+    protocol: ProtocolName = "harness"
+    judge_protocol: ProtocolName | None = None
+    # The root of the benchmark repository's tree at the pinned commit (--protocol-source), for the first
+    # published protocol of the two (a judge protocol of another repository is read from the downloads
+    # folder); None: the files `evals fetch` downloaded, in ``downloads`` (None: $EVALS_DOWNLOADS, else
+    # the default). Where the files were read is not part of any key: their digests are.
+    protocol_source: Path | None = None
+    downloads: Path | None = None
+    # Each verdict asked this many times (--judge-repeats): the run reports accuracy's mean and sd over them.
+    judge_repeats: int = Field(default=1, ge=1, le=MAX_JUDGE_REPEATS)
     base_url: str | None = None  # None: $OPENAI_BASE_URL, else OpenAI's
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY)
     request_timeout: float = Field(default=60.0, gt=0, le=MAX_REQUEST_TIMEOUT, allow_inf_nan=False)
@@ -80,6 +109,33 @@ class RunConfig(BaseModel):
     # Seconds any one call into the strategy may take (--call-timeout; None: no limit). It decides no
     # number, only whether a run finishes, so it is not part of the reuse key.
     call_timeout: float | None = Field(default=None, gt=0, le=MAX_CALL_TIMEOUT, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _protocol_implies(cls, data: Any) -> Any:
+        """A published protocol implies answers, and a judge where its judge protocol has one (with
+        that protocol's judge model unless one is given)."""
+        if not isinstance(data, dict):
+            return data
+        from evals.protocols import DEFAULT_JUDGES
+
+        data = dict(data)
+        protocol = data.get("protocol") or "harness"
+        grader = data.get("judge_protocol") or protocol
+        if protocol not in DEFAULT_JUDGES or grader not in DEFAULT_JUDGES:
+            return data  # the field's own check says so
+        if protocol != "harness" or grader != "harness":
+            data["with_answers"] = True
+            if DEFAULT_JUDGES[grader] is not None:
+                data["judge"] = True
+            elif data.get("judge"):
+                raise ValueError(
+                    f"protocol {grader} scores answers without a judge, so --judge has nothing to do; "
+                    "to judge them, name a judge protocol (--judge-protocol longmemeval, mem0 or harness)"
+                )
+        if data.get("judge_model") is None:
+            data["judge_model"] = DEFAULT_JUDGES[grader] or DEFAULT_JUDGES["harness"]
+        return data
 
     @field_validator("answer_model", "judge_model")
     @classmethod
@@ -148,13 +204,43 @@ class RunConfig(BaseModel):
             warnings.append(exposed_key_warning(openai_endpoint(), env_key) or "")
         return [w for w in dict.fromkeys(warnings) if w]
 
-    def answer_identity(self) -> dict[str, Any] | None:
-        """What sets a run with answers apart from one without (None: no answers)."""
+    @property
+    def grader(self) -> str:
+        """The protocol that judges and counts the answers."""
+        return self.judge_protocol or self.protocol
+
+    @property
+    def published(self) -> bool:
+        """Whether the answers are asked for as a published benchmark does (records, dates, speakers)."""
+        return self.protocol != "harness"
+
+    def load_protocols(self) -> tuple[Protocol, Protocol]:
+        """The answer protocol and the judge protocol, their templates read and checked
+        (a ProtocolError naming the file when they cannot be)."""
+        from evals.protocols import load_protocol
+
+        tree = self.protocol if self.protocol != "harness" else self.grader  # the one --protocol-source holds
+        answer = load_protocol(self.protocol, source=self.protocol_source if tree == self.protocol else None, downloads=self.downloads)
+        if self.grader == self.protocol:
+            return answer, answer
+        return answer, load_protocol(self.grader, source=self.protocol_source if tree == self.grader else None, downloads=self.downloads)
+
+    def answer_identity(self, protocols: tuple[Protocol, Protocol] | None = None) -> dict[str, Any] | None:
+        """What sets a run with answers apart from one without (None: no answers). Under a published
+        protocol it names the protocols and their templates' digests (read from their files, or
+        ``protocols`` when already loaded)."""
         if not self.answers_on:
             return None
         from evals.llm import answer_identity
+        from evals.protocols import DEFAULT_JUDGES, protocols_block
 
-        return answer_identity(self.answer_model, self.judge_model if self.judge else None, self.endpoint())
+        block = None
+        if self.protocol != "harness" or self.grader != "harness":
+            block = protocols_block(*(protocols or self.load_protocols()))
+        judged = self.judge and DEFAULT_JUDGES[self.grader] is not None
+        return answer_identity(
+            self.answer_model, self.judge_model if judged else None, self.endpoint(), self.judge_repeats if judged else 1, block
+        )
 
     def plan(self, registry: Registry | None = None, *, cache: Cache | None = None, client: Any = None) -> Planned:
         """The strategy with its validated options and configuration, nothing built yet.

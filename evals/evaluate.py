@@ -22,6 +22,7 @@ from evals.config import (
     RunConfig,
 )
 from evals.corpus import Corpus, load_corpus
+from evals.costs import PriceTable, shipped_prices
 from evals.errors import EvalsError
 from evals.executors import Executor, LocalExecutor, PlayJob, chat_client
 from evals.playthrough import likely_records
@@ -45,6 +46,7 @@ def evaluate(
     registry: Registry | None = None,
     executor: Executor | None = None,
     held_tokens: bool = True,
+    prices: PriceTable | None = None,
 ) -> Evaluation:
     """Play ``config`` and score it. ``cache`` holds slow or paid work (embeddings,
     LLM requests) across runs; None computes everything afresh and keeps nothing.
@@ -52,11 +54,15 @@ def evaluate(
     ``registry`` finds the strategy (default: the installed ones). ``executor`` plays
     the conversations (default: :class:`~evals.executors.LocalExecutor`, in this process).
     ``held_tokens=False`` leaves the tokens a memory holds uncounted (``held_tokens`` None): the
-    original CLI's document does not show them, and counting them is most of its token counting."""
+    original CLI's document does not show them, and counting them is most of its token counting.
+    ``prices`` (default: the shipped table, :func:`evals.costs.shipped_prices`) costs the LLM requests:
+    each kind's price is recorded with the run, so its dollars stay what they were when it ran."""
     backoff = llm_backoff() if config.answers_on else None  # a bad setting is refused before any work
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.
     corpus = _load_without_collecting(config.corpus)
+    # The protocols' templates, read and checked before any work (the harness's own: nothing to read).
+    protocols = config.load_protocols() if config.answers_on and (config.published or config.grader != "harness") else None
     executor = executor or LocalExecutor()
     client = chat_client(config, cache, api_key, backoff) if backoff is not None else None
     try:
@@ -78,12 +84,18 @@ def evaluate(
             progress=progress,
             count_tokens=counter.counts if counts_in_play else None,
             backoff=backoff or 1.0,
+            protocols=protocols,
         )
         played = executor.play(job)
         scores = score_run(played.run, counter)
     finally:
         if client is not None:
             client.close()
+    if played.answers is not None:
+        table = prices or shipped_prices()
+        for tally in played.answers.usage.values():
+            price = table.lookup(tally.model)
+            tally.price = price.as_json() if price is not None else None
     return Evaluation(corpus=corpus, run=played.run, scores=scores, answers=played.answers)
 
 

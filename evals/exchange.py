@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from evals import jsonfile
 from evals.corpus import Conversation, Label, Reference, corpus_digest
+from evals.costs import MAX_PRICE
 from evals.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
 from evals.provenance import NO_GIT, Provenance
 from evals.report import legacy_json
@@ -38,7 +39,9 @@ from evals.results import (
     PointAnswer,
     RunResult,
     TestPointResult,
+    usage_from_json,
 )
+from evals.results import MAX_SERVED_NAME
 from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, score_point
 from evals.store import RunRecord, StoredRun, StoreError, make_summary
@@ -74,6 +77,7 @@ Commit = Annotated[str, _shaped(_COMMIT, f"a git commit (40 or 64 lower-case hex
 Digest = Annotated[str, _shaped(_DIGEST, "a sha256 (64 lower-case hex digits)")]
 Count = Annotated[int, Field(ge=0)]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+_Served = Annotated[str, Field(max_length=MAX_SERVED_NAME)]  # a served model's name or fingerprint
 
 
 def _when_a_run_could_be(moment: datetime) -> datetime:
@@ -187,11 +191,18 @@ class _Answer(_Closed):
     judge_prompt_tokens: Count | None = None
     judge_completion_tokens: Count | None = None
     answerable: bool = True
-    # issue 25, protocols (h25core; absent from exports written before them)
+    # issue 25, costs (absent from exports written before them)
+    answer_cached: bool | None = None
+    judge_cached: bool | None = None
+    served_model: _Served | None = None
+    fingerprint: _Served | None = None
+    judge_served_model: _Served | None = None
+    repeat_verdicts: list[Literal["correct", "wrong", "unparsed"]] | None = None
+    # issue 25, protocols (absent from exports written before them)
     category: str | None = None
     counted: bool | None = None
-    verdict: str | None = None
-    score: float | None = None
+    verdict: Literal["correct", "wrong", "unparsed"] | None = None
+    score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     # Recomputed from the answer and the expected fact (absent from exports written before them);
     # the import checks them against the recomputed values like every other key.
     f1: float | None = None
@@ -203,6 +214,36 @@ class _AnswersBlock(_Closed):
     judge_model: str | None
     base_url: str
     settings: dict[str, Any]
+    protocol: Literal["harness", "longmemeval", "mem0", "locomo"] = "harness"  # absent: the harness's prompts
+    protocol_source: dict[str, Any] | None = None
+
+
+class _ServedBy(_Closed):
+    model: _Served | None
+    fingerprint: _Served | None
+    requests: Count
+
+
+class _Price(_Closed):
+    input: Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+    output: Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+    date: str | None
+    source: str
+
+
+class _Tally(_Closed):
+    """One kind of request's tally (evals.results.RequestTally.as_json)."""
+
+    model: str
+    sent: Count
+    cached: Count
+    prompt_tokens: Count
+    completion_tokens: Count
+    cached_prompt_tokens: Count
+    cached_completion_tokens: Count
+    per: Count
+    served: list[_ServedBy]
+    price: _Price | None
 
 
 class _AnswerTotals(BaseModel):
@@ -210,6 +251,7 @@ class _AnswerTotals(BaseModel):
     requests_cached: Count
     prompt_tokens: Count
     completion_tokens: Count
+    usage: dict[Literal["answer", "judge", "memory_write"], _Tally] | None = None  # absent from exports before issue 25
 
 
 class _Exported(BaseModel):
@@ -471,6 +513,9 @@ def _answers(raw: dict[str, Any], name: str) -> AnswerRun | None:
         requests_cached=totals.requests_cached,
         prompt_tokens=totals.prompt_tokens,
         completion_tokens=totals.completion_tokens,
+        usage=usage_from_json({kind: tally.model_dump() for kind, tally in (totals.usage or {}).items()}),
+        protocol=block.protocol,
+        protocol_source=block.protocol_source,
     )
 
 

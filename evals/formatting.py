@@ -142,6 +142,16 @@ def milliseconds(seconds: float | None, empty: str = DASH) -> str:
     return f"{ms:.3g} ms" if ms < 10 else f"{ms:,.1f} ms"
 
 
+def usd(value: float | None, empty: str = DASH) -> str:
+    """US dollars: cents from $1 up ("$12.35", "$1,234.50"), two significant figures below ("$0.042",
+    "$0.00031"), so a run that cost a fraction of a cent does not read as "$0.00"; exactly "$0" when nothing."""
+    if _empty(value):
+        return empty
+    if value == 0:
+        return "$0"
+    return f"${value:,.2f}" if value >= 1 else f"${value:.2g}" if value >= 1e-4 else f"${value:.1e}"
+
+
 def relative(value: float | None, empty: str = DASH) -> str:
     """A cost relative to the reference run as a percentage: whole percents, one decimal below 10%."""
     if _empty(value):

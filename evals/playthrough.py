@@ -6,7 +6,10 @@ strategy that has it); walk the turns in order; at a turn with
 any other. Retrieving before adding is the point: otherwise we would measure
 whether memory can find the fact inside the question itself. A turn marked
 ``record: false`` is played but never added, so several questions asked after
-one history each see the history alone.
+one history each see the history alone. A run whose configuration says the
+strategy reads labels (``reads_labels``: the oracle) tells it each test point's
+evidence turns and sessions, ``read_labels(turns, sessions)``, just before
+that test point's retrieval; no other run is told them.
 
 Every call into the strategy is the plug-in's code: whatever it raises
 (``SystemExit`` included) becomes one :class:`StrategyError` naming the
@@ -35,7 +38,7 @@ from evals.retrieval import sessions_of
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
-from evals.strategies.base import is_turn_number, lone_surrogate
+from evals.strategies.base import READS_LABELS, is_turn_number, lone_surrogate
 from evals.turn_refs import TurnLookup, record_turns
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
@@ -62,7 +65,7 @@ def play_corpus(
     count_tokens: Callable[[list[str]], list[int]] | None = None,
     corpus_dir: str | None = None,
     progress: Progress | None = None,
-    on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None = None,
+    on_test_point: Callable[[str, TestPointResult, MemoryStrategy, Conversation], None] | None = None,
     configuration: dict[str, Any] | None = None,
     model: str = NO_MODEL,
     source: str | None = None,
@@ -93,6 +96,8 @@ def play_corpus(
     total = len(corpus.conversations)
     with call_limit(call_timeout) as limit:
         player = _Player(strategy, name, k, depths, rule, count_tokens, limit)
+        if configuration is not None and configuration.get(READS_LABELS) is True:
+            player.read_labels = _label_reader(strategy, name)
         for done, conversation in enumerate(corpus.conversations, start=1):
             conversations.append(player.play(conversation, on_test_point))
             if progress is not None:
@@ -138,6 +143,7 @@ class _Player:
         self.footprint = strategy if isinstance(strategy, Footprint) else None
         self.add_keywords = _add_keywords(strategy)
         self.begin = getattr(strategy, "begin_conversation", None)
+        self.read_labels: Callable[..., Any] | None = None  # the answer key's door: a reads_labels run only
         # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
         self.timings = CallTimings()
         self.warned_long = False  # a retrieval longer than asked for is warned about once per run
@@ -155,7 +161,9 @@ class _Player:
             raise plugin_fault(self.name, call, exc, where) from exc
 
     def play(
-        self, conversation: Conversation, on_test_point: Callable[[str, TestPointResult, MemoryStrategy], None] | None
+        self,
+        conversation: Conversation,
+        on_test_point: Callable[[str, TestPointResult, MemoryStrategy, Conversation], None] | None,
     ) -> ConversationResult:
         strategy = self.strategy
         where = f"conversation {conversation.id!r}"
@@ -179,11 +187,16 @@ class _Player:
                 labelled = bool(test.evidence_turns or evidence_sessions)
                 if labelled:
                     lookup = lookup or TurnLookup(conversation)
+                if self.read_labels is not None:  # at test points only: a run without it pays nothing per turn
+                    turns, listed = tuple(test.evidence_turns), tuple(test.evidence_sessions)
+                    self._call("read_labels()", self.read_labels, turns, listed, where=f"{where}, turn {index}")
                 point = self._test_point(conversation.id, index, test, added, lookup if labelled else None, sessions)
                 point.evidence_sessions = evidence_sessions
                 result.test_points.append(point)
                 if on_test_point is not None:  # the answers' collector: it asks the strategy's context_for
-                    self._call("context_for()", on_test_point, conversation.id, point, strategy, where=f"{where}, turn {index}")
+                    self._call(
+                        "context_for()", on_test_point, conversation.id, point, strategy, conversation, where=f"{where}, turn {index}"
+                    )
             if turn.record:
                 extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None} if keywords else {}
                 try:
@@ -297,6 +310,17 @@ def _add_keywords(strategy: MemoryStrategy) -> tuple[str, ...]:
         return TURN_KEYWORDS
     names = {p.name for p in parameters if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     return tuple(name for name in TURN_KEYWORDS if name in names)
+
+
+def _label_reader(strategy: MemoryStrategy, name: str) -> Callable[..., Any]:
+    """The ``read_labels`` of a strategy whose configuration says it reads labels; one that lacks it is refused."""
+    method = getattr(strategy, "read_labels", None)
+    if not callable(method):
+        raise StrategyError(
+            f"strategy {name}: its configuration says it reads labels ({READS_LABELS}), but it has no "
+            "read_labels(evidence_turns, evidence_sessions) method"
+        )
+    return method
 
 
 def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]:

@@ -29,7 +29,7 @@ from evals.metrics import (
     retrieval_by_category,
     retrieval_rows,
 )
-from evals.results import ConversationResult, RunResult, TestPointResult
+from evals.results import ConversationResult, RunResult, TestPointResult, usage_json
 from evals.scoring import Scores
 from evals.stats import wilson_interval
 from evals.tokens import EXACT
@@ -155,6 +155,8 @@ def legacy_json_parts(
             "base_url": answers.base_url,
             "settings": answers.settings,
         }
+        if answers.protocol != "harness":  # a published protocol: which, and where its templates were read
+            tail["answers"] |= {"protocol": answers.protocol, "protocol_source": answers.protocol_source}
     if metrics is not None:
         _add_measurements(head, tail, run, metrics, values)
     return head, tail
@@ -316,7 +318,20 @@ def answers_block(answers: AnswerRun) -> dict[str, Any]:
         "requests_cached": answers.requests_cached,
         "prompt_tokens": answers.prompt_tokens,
         "completion_tokens": answers.completion_tokens,
-    }
+    } | _costs_block(answers)
+
+
+def _costs_block(answers: AnswerRun) -> dict[str, Any]:
+    """Per kind of request, sent vs from the cache, tokens, served models, denominator and price
+    (``usage``), and with --judge-repeats each repeat's accuracy; nothing for runs made before either."""
+    block: dict[str, Any] = {}
+    if answers.usage:
+        block["usage"] = usage_json(answers.usage)
+    accuracies = answers.repeat_accuracies()
+    if accuracies is not None:
+        block["judge_repeats"] = answers.judge_repeats
+        block["repeat_accuracies"] = accuracies
+    return block
 
 
 def lexical_block(overall: dict[str, MetricValue]) -> dict[str, Any]:

@@ -11,22 +11,43 @@ data (no test point).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evals import formatting
-from evals.breakdown import answer_category_rows, category_rows
+from evals import costs, formatting
 from evals.answer_metrics import LOCOMO_CATEGORY_NOTE
+from evals.breakdown import answer_category_rows, category_rows
 from evals.corpus import MAX_CUTOFF
 from evals.errors import EvalsError
-from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
+from evals.metrics import (
+    HEADLINE,
+    MEAN,
+    METRICS,
+    PROPORTION,
+    RETRIEVAL,
+    SECONDS,
+    TOKENS,
+    USD,
+    Metric,
+    MetricValue,
+    ScoredRun,
+    cost_values,
+    declared,
+    metric_order,
+    point_values,
+)
 from evals.results import WHOLE_LIST
 from evals.store import RunSummary, StoredRun
+from evals.strategies.base import READS_LABELS
 from evals.tokens import EXACT
+
+if TYPE_CHECKING:
+    from evals.errata import ErrataFigure, Figures
 
 __all__ = [
     "APPROX_NOTE",
@@ -43,7 +64,14 @@ __all__ = [
     "compact_leaderboard",
     "hash_caveat",
     "headline",
+    "KIND_LABELS",
     "leaderboard_metric",
+    "price_text",
+    "repeats_line",
+    "repriced",
+    "served_caveat",
+    "SERVED_MODEL",
+    "usage_lines",
     "measured_somewhere",
     "ranked",
     "metric_text",
@@ -72,7 +100,10 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
     if value is None:
         return MISSING
     if declared.kind == TOKENS:
-        return formatting.tokens(value.value, tokenizer, empty=NULL)
+        # An LLM's tokens are the endpoint's own counts, never the ~4-characters estimate of context tokens.
+        return formatting.tokens(value.value, EXACT if declared.answers else tokenizer, empty=NULL)
+    if declared.kind == USD:
+        return formatting.usd(value.value, empty=NULL)
     if declared.kind == SECONDS:
         return formatting.milliseconds(value.value, empty=NULL)
     if declared.kind in (PROPORTION, MEAN):  # a mean shows its (bootstrap) interval where it has one
@@ -135,13 +166,21 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
 #
 # A *ceiling* bounds what a memory can do rather than being one: a built-in oracle below, or any
 # strategy whose run ignored k (cutoff rule whole_list: its whole list counts at every cutoff, so its
-# recall_any@1 can be 100%). It is set apart and never ranked with the memories.
+# recall_any@1 can be 100%) or was told the evidence labels (reads_labels in its configuration: it has the
+# answer key). It is set apart and never ranked with the memories.
 CEILINGS = {
     "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at "
     "unbounded cost; its whole list counts at every cutoff, so its recall at k = 1 is its recall at any k.",
+    "oracle": "Reads the corpus's evidence labels and returns exactly the evidence turns, in conversation order, cut "
+    "to k: what perfect retrieval scores, and with answers the reader's ceiling (what the answer model makes of exactly "
+    "the evidence); it has the answer key, so it is no memory.",
     "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
     "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
 }
+READS_LABELS_EXPLANATION = (
+    "Read the corpus's evidence labels before each retrieval (its configuration says reads_labels): it was given the "
+    "answer key, so its figures are a ceiling, not a memory's."
+)
 IGNORES_K = (
     "Ignores k: it returns its whole list at every cutoff (the run's cutoff rule is whole_list), so its recall at any k "
     "is the recall of everything it returned: a ceiling, not a memory."
@@ -156,7 +195,10 @@ HASH_EXPLANATION = (
     "documentation: for testing plumbing, never retrieval quality). It is the offline, deterministic default, not a "
     "measure of Mneme: see mneme with embedder=MiniLMEmbedder (--embedder minilm) for a real embedding model."
 )
-CEILING, HASH_EMBEDDER = "ceiling", "hash_embedder"  # the kinds of Caveat
+# A run whose endpoint said another model answered than the one asked for (evals.costs.same_model: a
+# dated snapshot of the undated name asked is the same model): its figures are that other model's.
+SERVED_LABEL = "served model differs"
+CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
 
 
 @dataclass(frozen=True)
@@ -164,16 +206,18 @@ class Caveat:
     """One caveat of a run: its ``kind`` (CEILING or HASH_EMBEDDER), a short ``label`` for a badge, the
     ``explanation`` a reader opens."""
 
-    kind: str
+    kind: str  # CEILING, HASH_EMBEDDER or SERVED_MODEL
     label: str
     explanation: str
 
 
 def ceiling(summary: RunSummary) -> str:
     """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle (a plug-in of the
-    same name is not one), or a run that ignored k."""
+    same name is not one), a run told the evidence labels (its configuration says reads_labels), or a run that ignored k."""
     if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
         return CEILINGS[summary.strategy]
+    if summary.strategy_config.get(READS_LABELS) is True:  # a plug-in told the labels (docs/strategies.md)
+        return READS_LABELS_EXPLANATION
     if summary.cutoff_rule == WHOLE_LIST:
         return IGNORES_K
     return ""
@@ -186,6 +230,18 @@ def hash_caveat(summary: RunSummary) -> str:
     return ""
 
 
+def served_caveat(summary: RunSummary) -> str:
+    """What the endpoint served instead of the models asked for ("" when it served them, or did not say)."""
+    found = costs.served_elsewhere(summary.llm_usage or {})
+    if not found:
+        return ""
+    parts = [f"{KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})" for kind, asked, served, n, total in found]
+    return (
+        "The endpoint's replies name another model than the one asked for (a dated snapshot of the name asked counts as "
+        f"the same): {'; '.join(parts)}. The figures are that model's."
+    )
+
+
 def caveats(summary: RunSummary) -> list[Caveat]:
     """Every caveat of the run, ceiling first; [] for most runs."""
     out = []
@@ -193,6 +249,78 @@ def caveats(summary: RunSummary) -> list[Caveat]:
         out.append(Caveat(CEILING, "ceiling", reason))
     if why := hash_caveat(summary):
         out.append(Caveat(HASH_EMBEDDER, HASH_LABEL, why))
+    if why := served_caveat(summary):
+        out.append(Caveat(SERVED_MODEL, SERVED_LABEL, why))
+    return out
+
+
+# -- costs of the LLM requests (evals.costs) ------------------------------------------------------------------
+
+KIND_LABELS = {"answer": "answer", "judge": "judge", "memory_write": "memory-write"}
+
+
+def price_text(price: dict[str, Any] | None) -> str:
+    if price is None:
+        return "no price"
+    dated = f", {price['date']}" if price.get("date") else ""
+    return f"${price['input']:g} in / ${price['output']:g} out per 1M ({price['source']}{dated})"
+
+
+def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
+    """What ``evals run`` says of a run's LLM requests: per kind, sent vs from the cache and the tokens of
+    each over its denominator; then dollars spent and per correct answer, and any model served instead."""
+    from evals.results import PER
+
+    lines = []
+    for kind, t in usage.items():
+        if kind == "memory_write" and not t["sent"] + t["cached"]:
+            continue  # a strategy that writes no summary: nothing to say (the tally, zero, is stored)
+        tokens = t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"]
+        per = f"{tokens / t['per']:,.1f} tokens per {PER.get(kind, 'unit')} ({t['per']})" if t["per"] else f"no {PER.get(kind, 'unit')}"
+        lines.append(
+            f"llm {KIND_LABELS.get(kind, kind)} ({t['model']}): {t['sent']} sent ({t['prompt_tokens']:,} prompt + "
+            f"{t['completion_tokens']:,} completion tokens), {t['cached']} from cache ({t['cached_prompt_tokens']:,} + "
+            f"{t['cached_completion_tokens']:,}); {per}"
+        )
+    if not usage:
+        return lines
+    values = cost_values(usage, correct)
+    spent, per_correct = values["usd_spent"], values["usd_per_correct"]
+    line = f"llm $: {formatting.usd(spent.value) if spent is not None else 'unknown'} spent (requests sent; the cache's replies cost nothing)"
+    if per_correct is not None:
+        line += f", {formatting.usd(per_correct.value, empty=NULL)} per correct answer (answers and memory writes at list price)"
+    lines.append(line)
+    prices = {t["model"]: t.get("price") for t in usage.values()}
+    lines.append("llm prices: " + "; ".join(f"{model} {price_text(price)}" for model, price in prices.items()))
+    missing = costs.unpriced(usage)
+    if missing:
+        lines.append(f"llm: no price for {', '.join(missing)}: give one with --prices FILE (docs/cli.md) for a $ figure")
+    for kind, asked, served, n, total in costs.served_elsewhere(usage):
+        lines.append(f"warning: {KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})")
+    return lines
+
+
+def repeats_line(accuracies: list[float]) -> str:
+    """--judge-repeats: accuracy's mean ± sd over the repeats, and each repeat's."""
+    mean = sum(accuracies) / len(accuracies)
+    sd = math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1))
+    each = ", ".join(f"{a:.3f}" for a in accuracies)
+    return f"llm judge repeats: accuracy {mean:.3f} ± {sd:.3f} (mean ± sd over {len(accuracies)} repeats: {each}); each point's verdict is repeat 0's"
+
+
+def repriced(summaries: Sequence[RunSummary], table: costs.PriceTable) -> list[RunSummary]:
+    """``summaries`` with every run's LLM requests costed at ``table`` instead of the prices recorded with
+    it (``--prices``): one table for every row, so their dollars compare."""
+    out = []
+    for s in summaries:
+        if s.llm_usage is None:
+            out.append(s)
+            continue
+        usage = costs.priced_usage(s.llm_usage, table)
+        values = cost_values(usage, s.answers_correct if s.judge_model is not None else None)
+        metrics = {name: value for name, value in s.metrics.items() if name not in values}
+        metrics |= {name: value for name, value in values.items() if value is not None}
+        out.append(dataclasses.replace(s, llm_usage=usage, metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0])))))
     return out
 
 
@@ -236,7 +364,19 @@ _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
     + formatting.with_interval(s.headline.recall, s.headline.low, s.headline.high, empty=NULL),
     # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
     "emb new/cached": lambda s: MISSING if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
+    # Whether the endpoint served the models asked for (answers only): "as asked", or the first one it served instead.
+    "llm served": lambda s: _served_text(s),
 }
+
+
+def _served_text(summary: RunSummary) -> str:
+    if summary.llm_usage is None:
+        return MISSING
+    found = costs.served_elsewhere(summary.llm_usage)
+    if not found:
+        return "as asked"
+    _, _, served, n, total = found[0]
+    return formatting.clip_text(f"{served} ({n}/{total})", 28) + (" +" if len(found) > 1 else "")
 
 
 @dataclass(frozen=True)
@@ -259,25 +399,51 @@ def summary_table(
     before: Sequence[str],
     after: Sequence[str] = (),
     metrics: Iterable[str] | None = None,
+    errata: Figures | None = None,
 ) -> Table:
-    """Identity columns ``before``, then the metric columns, then identity columns ``after``."""
+    """Identity columns ``before``, then the metric columns, then identity columns ``after``; with
+    ``errata``, the headline with errata and its hits after the identity columns ``before``."""
     shown = shown_metrics(summaries, metrics)
-    header = [*before, *(m.label for m in shown), *after]
+    extra = ["with errata [95% CI]", "errata hits"] if errata else []
+    header = [*before, *extra, *(m.label for m in shown), *after]
     rows = [
         [
             *(_IDENTITY[c](s) for c in before),
+            *(errata_cells(errata.of(s.run_id)) if errata else []),
             *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
             *(_IDENTITY[c](s) for c in after),
         ]
         for s in summaries
     ]
     notes = [APPROX_NOTE] if any(s.tokenizer != EXACT for s in summaries) else []
-    return Table(header, rows, notes)
+    return Table(header, rows, notes + (errata_notes(errata) if errata else []))
 
 
-def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
+def errata_cells(figure: ErrataFigure | None) -> list[str]:
+    """A run's headline with errata and its hits / total ("—" on a corpus without errata, or where it cannot be computed)."""
+    if figure is None or figure.value is None:
+        return [MISSING, MISSING]
+    head = figure.headline
+    return [formatting.with_interval(head.recall, head.low, head.high, empty=NULL), f"{head.hits}/{head.total}"]
+
+
+def errata_notes(figures: Figures, digest: str | None = None) -> list[str]:
+    """What the figures with errata are recorded by (of one corpus, or of all), and why any is missing."""
+    notes = [
+        f"with errata ({digest_[:12]}): {errata.describe()}; a second figure beside the published one, which is unchanged"
+        for digest_, errata in figures.errata.items()
+        if digest is None or digest_ == digest
+    ]
+    problems = {
+        f"{f.run_id}: {f.problem}" for f in figures.runs.values() if f.problem and (digest is None or f.corpus_digest == digest)
+    }
+    return notes + [f"no figure with errata for run {problem}" for problem in sorted(problems)]
+
+
+def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
     """The leaderboard in under 100 columns: per corpus, its headline rule, then one line per configuration
-    with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point."""
+    with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point;
+    with ``errata``, on a corpus they correct, the headline with errata and its count beside the published one."""
     corpora: dict[str, list[RunSummary]] = {}
     for summary in summaries:
         corpora.setdefault(summary.corpus_digest, []).append(summary)
@@ -289,37 +455,53 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         label = rule.label
         about = f"corpus {group[0].corpus_name} ({group[0].corpus_digest[:12]}), ranked by {label} over {rule.population}"
         out.extend(textwrap.wrap(formatting.printable(about), 99, subsequent_indent="  "))
+        corrected = errata is not None and group[0].corpus_digest in errata.errata
+        if corrected:
+            for note in errata_notes(errata, group[0].corpus_digest):  # type: ignore[union-attr]
+                out.extend(textwrap.wrap(formatting.printable(note), 99, initial_indent="  ", subsequent_indent="    "))
         answers = any(qa_figure(s) is not None for s in group)
         header = [
-            "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["kw recall"] if keyword else []), "tokens/tp",
-            *(["answer accuracy [95% CI]"] if answers else []),
+            "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["with errata", "hits"] if corrected else []),
+            *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
         ]  # fmt: skip
         rows = []
         for s in group:
             head = s.headline
-            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "")
+            served = bool(served_caveat(s))
+            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
+            marks |= {"#"} if served else set()
             cells = [
                 formatting.clip_text(name, 18),
                 formatting.clip_text(s.model, 12 if answers else 18),
                 str(s.k),
                 formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
                 f"{head.hits}/{head.total}",
+                *(errata_cells(errata.of(s.run_id)) if corrected else []),  # type: ignore[union-attr]
                 *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
-                *([_qa_cell(s)] if answers else []),
+                *(
+                    [
+                        _qa_cell(s),
+                        metric_text(METRICS["usd_per_correct"], s.metric("usd_per_correct"), s.tokenizer),
+                    ]
+                    if answers
+                    else []
+                ),
             ]
             marks |= {"†"} if answers and s.metric("answer_accuracy") is None and s.metric("answer_score") is not None else set()
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
     if "*" in marks:
-        out.append("* ceiling: ignores k or holds the whole history; shown for scale, not a memory")
+        out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
     if "†" in marks:
         out.append("† no judge: the protocol's own mean score (LoCoMo's F1 rules) in the answer accuracy column")
+    if "#" in marks:
+        out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
@@ -341,8 +523,13 @@ def _qa_cell(summary: RunSummary) -> str:
     return cell + ("†" if name == "answer_score" else "")
 
 
-def summaries_json(summaries: Sequence[RunSummary]) -> str:
-    return formatting.json_text([s.as_dict() for s in summaries], indent=2)
+def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
+    """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct)."""
+    if errata is None:
+        return formatting.json_text([s.as_dict() for s in summaries], indent=2)
+    return formatting.json_text(
+        [s.as_dict() | {"headline_with_errata": (f.as_dict() if (f := errata.of(s.run_id)) else None)} for s in summaries], indent=2
+    )
 
 
 def _metric_fields(declared: Metric) -> list[str]:
@@ -352,23 +539,34 @@ def _metric_fields(declared: Metric) -> list[str]:
     return fields
 
 
-def summaries_csv(summaries: Sequence[RunSummary]) -> str:
-    """One row per run: every field of its summary, then each declared metric's value, n and interval."""
+_ERRATA_FIELDS = ("value", "hits", "total", "low", "high")
+
+
+def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
+    """One row per run: every field of its summary, then each declared metric's value, n and interval; with
+    ``errata``, then the headline with errata (value, hits, total, interval) and the errata file's digest and source."""
     base = [name for name in RunSummary.__dataclass_fields__ if name != "metrics"]
     declared = list(METRICS.values())
+    extra = [*(f"headline_with_errata_{k}" for k in _ERRATA_FIELDS), "errata_sha256", "errata_source"] if errata else []
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m))], lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m)), *extra], lineterminator="\n")
     writer.writeheader()
     for summary in summaries:
         row = {name: getattr(summary, name) for name in base}
         row["timestamp"] = summary.timestamp.isoformat()
         row["strategy_config"] = formatting.json_text(summary.strategy_config)
-        if summary.llm_settings is not None:
-            row["llm_settings"] = formatting.json_text(summary.llm_settings, sort_keys=True)
+        for name in ("llm_settings", "llm_usage"):
+            if getattr(summary, name) is not None:
+                row[name] = formatting.json_text(getattr(summary, name), sort_keys=True)
         for m in declared:
             value = summary.metric(m.name)
             if value is not None:
                 row.update(zip(_metric_fields(m), (value.value, value.n, value.low, value.high), strict=False))
+        figure = errata.of(summary.run_id) if errata else None
+        if figure is not None:
+            found = figure.as_dict()
+            row.update({f"headline_with_errata_{k}": found[k] for k in _ERRATA_FIELDS if figure.value is not None})
+            row.update(errata_sha256=figure.errata.sha256, errata_source=figure.errata.source)
         writer.writerow({name: formatting.csv_cell(value) for name, value in row.items()})
     return buffer.getvalue()
 

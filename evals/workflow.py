@@ -15,6 +15,7 @@ from typing import Any
 
 from evals.cache import Cache, cache_path_for
 from evals.corpus import load_corpus
+from evals.costs import PriceTable
 from evals.evaluate import RunConfig, evaluate
 from evals.executors import Executor
 from evals.outputs import check_store_place
@@ -71,6 +72,7 @@ def run_with_store(
     use_cache: bool = True,
     api_key: str | None = None,
     executor: Executor | None = None,
+    prices: PriceTable | None = None,
 ) -> StoredOutcome:
     """Reuse an earlier run of ``config`` or compute and append a new one.
 
@@ -90,6 +92,8 @@ def run_with_store(
     ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
     ``executor`` plays the conversations (default: in this process; see :mod:`evals.executors`):
     whichever plays them, the run is stored, and reused, the same way.
+    ``prices`` costs the LLM requests (:func:`evals.evaluate.evaluate`); it is no input of the run
+    (a reused run keeps the prices it was costed at).
     """
     store_path = Path(store_path)
     counter = counter or TokenCounter()
@@ -117,7 +121,9 @@ def run_with_store(
                 return StoredOutcome(reusable, True, document, provenance, summary=stored.summary)
     cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
-        evaluation = evaluate(config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor)
+        evaluation = evaluate(
+            config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor, prices=prices
+        )
         counter = None  # its counts (and the tokenizer) are not needed past scoring; the append wants the room
     finally:
         if cache is not None:

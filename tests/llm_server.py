@@ -11,9 +11,18 @@
   Extractor") gets ``{"memory": [{"text": …}]}``: one fact per new message,
   ``"User said: <content>"`` or ``"Assistant said: <content>"``, so the stored
   memories are rewritten turns, not the turns themselves;
+* a protocol judge request built from the stand-in templates of tests/protocol_sources.py (its one
+  message starts ``[JUDGE-…]`` or ``[MEM0-JUDGE]`` and holds ``Gold: …`` and ``Response: …`` lines)
+  is correct iff the gold answer occurs in the response, case-insensitively; a ``[JUDGE-`` one gets
+  ``yes``/``no`` as LongMemEval's judge answers, a ``[MEM0-JUDGE]`` one ``{"label": "CORRECT"|"WRONG"}``;
 * any other request is an answer: the context line (a message between the
   first and the last) sharing the most words with the question, or
-  "I don't know." when there is none.
+  "I don't know." when there is none; a request of one message (a published protocol's prompt)
+  is answered with its line sharing the most words with its last line holding a "?".
+
+``verdict_shape`` rewrites every harness verdict (and mem0's) into another shape a judge may use:
+``"yes"`` (a bare yes/no), ``"label"`` (``{"label": "CORRECT"}``), ``"string"`` (``{"correct": "true"}``),
+``"prose"`` (a sentence, then the JSON) or ``"garbage"`` (no verdict at all).
 
 ``POST /v1/embeddings`` gives each input a deterministic vector of ``embedding_dimensions``
 numbers drawn from a digest of the text and the server's ``embedding_salt`` (base64 float32
@@ -25,7 +34,7 @@ requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (an
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
 not JSON), ``"no_verdict"`` (a judge reply that is not a verdict), ``"drip"`` (the whole
 response, status line first, one byte every ``drip_s`` seconds) or ``"drip_body"`` (the
-headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request through.
+headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request through; :meth:`LLMServer.clear_faults` forgets those not yet used.
 ``echo_key = True`` makes every reply quote the API key it was sent (an answer, a summary,
 a verdict's reason; with ``"no_verdict"``, the judge's non-verdict too), as a careless or
 hostile server might. ``rewrite(kind, body, key)``, when set, replaces the JSON text of every
@@ -56,6 +65,8 @@ _ANSWER = re.compile(r"^Answer:\n<<<\n(.*)\n>>>$", re.MULTILINE | re.DOTALL)
 # mem0's extraction prompt: its "## New Messages" section holds "role: content" lines.
 _NEW_MESSAGES = re.compile(r"^## New Messages\n(.*?)\n\n\n?## ", re.MULTILINE | re.DOTALL)
 _MESSAGE_LINE = re.compile(r"^(user|assistant): (.*)$")
+_GOLD = re.compile(r"^Gold: (.*?)$", re.MULTILINE)
+_RESPONSE = re.compile(r"^Response: (.*?)(?:\n\S+:|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def _words(text: str) -> set[str]:
@@ -85,6 +96,43 @@ def answer_reply(messages: list[dict[str, str]]) -> str:
             if score > best_score:
                 best, best_score = line.strip(), score
     return best if best is not None else "I don't know."
+
+
+def protocol_verdict(prompt: str) -> bool:
+    """A stand-in protocol judge's verdict: the gold answer occurs in the response."""
+    gold, response = _GOLD.search(prompt), _RESPONSE.search(prompt)
+    return bool(gold and response and gold.group(1).strip().lower() in response.group(1).lower())
+
+
+def single_message_answer(text: str) -> str:
+    """A one-message prompt's answer: the line sharing most words with its last line holding a "?"."""
+    lines = text.splitlines()
+    asked = [i for i, line in enumerate(lines) if "?" in line]
+    if not asked:
+        return "I don't know."
+    question = _words(lines[asked[-1]])
+    best, best_score = None, 0
+    for i, line in enumerate(lines):
+        score = len(_words(line) & question)
+        if i != asked[-1] and score > best_score:
+            best, best_score = line.strip()[:300], score
+    return best if best is not None else "I don't know."
+
+
+def shaped(verdict: dict[str, Any], shape: str) -> str:
+    """A harness verdict in another shape a judge may answer in."""
+    correct = verdict["correct"]
+    if shape == "yes":
+        return "yes" if correct else "no"
+    if shape == "label":
+        return json.dumps({"label": "CORRECT" if correct else "WRONG"})
+    if shape == "string":
+        return json.dumps({"correct": "true" if correct else "false", "reason": verdict["reason"]})
+    if shape == "prose":
+        return f"Let me compare the two.\n{json.dumps(verdict)}"
+    if shape == "garbage":
+        return "Hard to say."
+    return json.dumps(verdict)
 
 
 def embedding_vector(text: str, dimensions: int, salt: str = "") -> list[float]:
@@ -137,6 +185,7 @@ class LLMServer:
         self.bodies: list[dict[str, Any]] = []
         self.slow_s = slow_s
         self.echo_key = False
+        self.verdict_shape = "json"
         self._faults: list[str] = []
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
@@ -155,6 +204,11 @@ class LLMServer:
     def fail_next(self, *faults: str) -> None:
         with self._lock:
             self._faults.extend(faults)
+
+    def clear_faults(self) -> None:
+        """Forget the faults not yet used: the endpoint is healthy again (a run resumed after a dead one)."""
+        with self._lock:
+            self._faults.clear()
 
     def reset_counts(self) -> None:
         with self._lock:
@@ -202,11 +256,22 @@ class LLMServer:
         if first.startswith("You are grading"):
             kind, verdict = "judge", judge_reply(first)
             verdict["reason"] += echo
-            content = f"I think it is fine.{echo}" if fault == "no_verdict" else json.dumps(verdict)
+            content = f"I think it is fine.{echo}" if fault == "no_verdict" else shaped(verdict, self.verdict_shape)
+        elif first.startswith("[JUDGE-"):
+            kind, content = "judge", "Yes." if protocol_verdict(first) else "No."
+        elif first.startswith("[MEM0-JUDGE]"):
+            correct = protocol_verdict(first)
+            kind = "judge"
+            content = shaped({"correct": correct, "reason": "compared"}, self.verdict_shape)
+            if self.verdict_shape in ("json", "prose"):
+                label = json.dumps({"label": "CORRECT" if correct else "WRONG"})
+                content = label if self.verdict_shape == "json" else f"They match.\n{label}"
         elif first.startswith("You keep the running summary"):
             kind, content = "summary", " / ".join(messages[-1]["content"].splitlines()) + echo
         elif "You are a Memory Extractor" in first:
             kind, content = "extraction", json.dumps(extraction_reply(messages[-1]["content"]))
+        elif len(messages) == 1:
+            kind, content = "answer", single_message_answer(first) + echo
         else:
             kind, content = "answer", answer_reply(messages) + echo
         with self._lock:

@@ -3,6 +3,7 @@ OpenAI-compatible server over real HTTP (tests/llm_server.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 from pathlib import Path
@@ -245,7 +246,7 @@ def test_leaderboard_json_carries_f1_and_bleu1(server, store_path):
 
 def test_leaderboard_shows_accuracy_and_cost(server, store_path):
     """`evals leaderboard` gains answer accuracy with its interval (in 100 columns); with --wide, keyword
-    accuracy and LLM tokens per test point too."""
+    accuracy and the costs per correct answer too (tests/test_llm_costs.py checks their values)."""
     run(server, store_path)
     compact = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)]).output.splitlines()
     (stored,) = stored_runs(store_path)
@@ -254,7 +255,7 @@ def test_leaderboard_shows_accuracy_and_cost(server, store_path):
     assert any(f"{accuracy.value:.3f} [{accuracy.low:.3f}, {accuracy.high:.3f}]" in line for line in compact)
     result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--wide"])
     header, row = result.output.splitlines()[:2]
-    assert "answer accuracy" in header and "keyword accuracy" in header and "LLM tokens / test point" in header
+    assert "answer accuracy" in header and "keyword accuracy" in header and "tokens / correct" in header
     (stored,) = stored_runs(store_path)
     accuracy = stored.summary.metric("answer_accuracy")
     assert f"{accuracy.value:.3f} [{accuracy.low:.3f}, {accuracy.high:.3f}]" in row
@@ -312,7 +313,8 @@ def test_rerun_makes_no_request(server, store_path):
     assert result.exit_code == 0, result.output
     assert server.total == before
     first, second = stored_runs(store_path)
-    assert first.answers.points == second.answers.points
+    fresh = [[dataclasses.replace(p, answer_cached=True, judge_cached=True) for p in conv] for conv in second.answers.points]
+    assert first.answers.points == fresh  # the same answers, now from the cache
     assert (first.summary.llm_requests_made, first.summary.llm_requests_cached) == (0, 2 * POINTS)
     assert f"llm: 0 requests made, {2 * POINTS} from cache" in result.output
 
@@ -425,16 +427,17 @@ def test_failed_summary_names_its_conversation_and_turn(server, store_path):
     assert stored_runs(store_path) == []
 
 
-def test_malformed_verdict_is_an_error_and_not_cached(server, store_path):
-    """A judge reply that is not a verdict names the test point; it is not cached, so a retry asks again."""
+def test_unreadable_verdict_is_counted_unparsed_not_fatal(server, store_path):
+    """A judge reply that is not a verdict no longer stops the run (issue 25): the point is stored with
+    verdict "unparsed" and the reply as its reason, counted in the judged points, not correct."""
     server.fail_next(*["ok"] * POINTS, "no_verdict")
     result = run(server, store_path, "--concurrency", "1")
-    assert result.exit_code == 1
-    assert "(judge): malformed reply from" in result.output and "is not a JSON object" in result.output
-    assert stored_runs(store_path) == []
-    before = server.requests["judge"]
-    assert run(server, store_path, "--concurrency", "1").exit_code == 0
-    assert server.requests["judge"] - before == POINTS
+    assert result.exit_code == 0, result.output
+    (stored,) = stored_runs(store_path)
+    points = [p for conv in stored.answers.points for p in conv]
+    unparsed = [p for p in points if p.verdict == "unparsed"]
+    assert len(unparsed) == 1 and unparsed[0].correct is None and unparsed[0].reason == "I think it is fine."
+    assert stored.answers.judged == POINTS and stored.summary.answers_judged == POINTS
 
 
 def test_refused_request_is_not_retried_and_hides_the_key(server, store_path, key):
@@ -564,6 +567,11 @@ def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
     first, second = (json.loads(p.read_text()) for p in outputs)
     assert first["answers"]["judge_model"] == "gpt-4o-mini"
     assert all(tp["answer"]["answer"] for c in first["conversations"] for tp in c["test_points"])
+    # The same answers; each now says it came from the cache.
+    assert {tp["answer"]["answer_cached"] for c in second["conversations"] for tp in c["test_points"]} == {True}
+    for c in first["conversations"]:
+        for tp in c["test_points"]:
+            tp["answer"] |= {"answer_cached": True, "judge_cached": True}
     assert first["conversations"] == second["conversations"]
     assert cache_path_for(store).exists() and not store.exists()
 

@@ -28,6 +28,8 @@ LOCOMO = (FIXTURES / "locomo_small.json").read_bytes()
 LONGMEMEVAL = (FIXTURES / "longmemeval_small.json").read_bytes()
 JUDGE = b"# a stand-in for mem0's evaluation/metrics/llm_judge.py\nPROMPT = 'x'\n"
 PROMPTS = b"# a stand-in for mem0's evaluation/prompts.py\nANSWER_PROMPT = 'y'\n"
+GPT_UTILS = b"# a stand-in for LoCoMo's task_eval/gpt_utils.py\nQA_PROMPT = 'z'\n"
+EVALUATION = b"# a stand-in for LoCoMo's task_eval/evaluation.py\n"
 
 
 def sha(data: bytes) -> str:
@@ -46,15 +48,14 @@ def base(server: BenchmarkServer, mode: str = "ok") -> str:
 
 @pytest.fixture
 def locomo(monkeypatch, server) -> BenchmarkServer:
-    """The locomo entry pinned to the stand-in file, its two mem0 sources pinned to stand-ins, all served."""
+    """The locomo entry pinned to the stand-in file, its two mem0 and two LoCoMo sources pinned to stand-ins, all served."""
     entry = BENCHMARKS["locomo"]
-    sources = tuple(
-        replace(source, sha256=sha(body)) for source, body in zip(entry.sources, (JUDGE, PROMPTS), strict=True)
-    )
+    bodies = (JUDGE, PROMPTS, GPT_UTILS, EVALUATION)
+    sources = tuple(replace(source, sha256=sha(body)) for source, body in zip(entry.sources, bodies, strict=True))
     monkeypatch.setitem(
         BENCHMARKS, "locomo", replace(entry, data=replace(entry.data, sha256=sha(LOCOMO), size=len(LOCOMO)), sources=sources)
     )
-    server.files.update({"locomo10.json": LOCOMO, sources[0].relative: JUDGE, sources[1].relative: PROMPTS})
+    server.files.update({"locomo10.json": LOCOMO, **{s.relative: body for s, body in zip(sources, bodies, strict=True)}})
     return server
 
 
@@ -110,6 +111,8 @@ def test_fetch_locomo_downloads_checks_imports_and_lists_it(locomo, env):
     assert (downloads / "locomo" / "locomo10.json").read_bytes() == LOCOMO
     judge = downloads / "sources" / "mem0ai" / "mem0" / BENCHMARKS["locomo"].sources[0].commit / "evaluation" / "metrics" / "llm_judge.py"
     assert judge.read_bytes() == JUDGE
+    gpt_utils = downloads / "sources" / "snap-research" / "LoCoMo" / BENCHMARKS["locomo"].sources[2].commit / "task_eval" / "gpt_utils.py"
+    assert gpt_utils.read_bytes() == GPT_UTILS
     corpus = downloads / "corpora" / "locomo"
     assert len(load_corpus(corpus).conversations) == 2
     assert f"corpus: {corpus}" in result.output and "CC BY-NC 4.0 (non-commercial)" in result.output
@@ -285,6 +288,10 @@ def test_the_registry_holds_the_published_pins():
         "9e0b455f4ef0e2ab8f2e582289761153549043fc", "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251")
     assert pins[("mem0ai/mem0", "evaluation/prompts.py")] == (
         "b3ede5b7c0ac0e847b03786a603c107ac943b3ee", "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba")
+    assert pins[("snap-research/LoCoMo", "task_eval/gpt_utils.py")] == (
+        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376", "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793")
+    assert pins[("snap-research/LoCoMo", "task_eval/evaluation.py")] == (
+        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376", "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd")
     for name in ("longmemeval_oracle", "longmemeval_s", "longmemeval_s_cleaned"):
         assert benchmark(name).importer == "longmemeval" and benchmark(name).data.sha256 is None
     for name in ("beam_100k", "beam_500k", "beam_1m", "beam_10m", "locomo_plus", "convomem", "longmemeval_m_cleaned"):

@@ -39,7 +39,7 @@ def test_mneme_context_for_cites_k_memories():
 def random_k_records(corpus, *, ask: bool) -> list[list[str]]:
     """The records a random_k run retrieves, asking for context_for at each test point if ``ask``."""
 
-    def ask_context(conversation_id, point, strategy):
+    def ask_context(conversation_id, point, strategy, conversation):
         strategy.context_for(point.question, k=3)
 
     run = play_corpus(load_corpus(corpus), build("random_k"), k=3, on_test_point=ask_context if ask else None)

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
+from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS_SMALL = FIXTURES / "corpus_small"
@@ -922,19 +923,21 @@ def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
     )
 
 
-def test_judge_reply_echoing_the_key_is_masked_in_the_error(store):
-    """A judge reply that is no verdict and quotes the key: the error shows it masked, nothing is stored
-    (the cache beside the store keeps the replies it paid for, scrubbed)."""
+def test_judge_reply_echoing_the_key_is_masked_in_the_unparsed_reason(store):
+    """A judge reply that is no verdict and quotes the key: since issue 25 the point is stored with verdict
+    "unparsed" and the reply as its reason, the key masked there, in the store and in the cache."""
     from llm_server import LLMServer
 
-    before = store.read_bytes()
     with LLMServer() as server:
         server.echo_key = True
         server.fail_next(*["ok"] * 4, "no_verdict")
         result = answers_run(server, store)
-    line = one_line_error(result)
-    assert "malformed reply" in line and KEY not in line and "***" in line
-    assert store.read_bytes() == before
+    assert result.exit_code == 0, result.output
+    with Store.open(store, read_only=True) as opened:
+        stored = opened.get_run(opened.runs()[0].run_id)
+    (unparsed,) = [a for conv in stored.answers.points for a in conv if a.verdict == "unparsed"]
+    assert KEY not in unparsed.reason and "***" in unparsed.reason
+    assert KEY.encode() not in store.read_bytes()
     assert KEY.encode() not in store.with_name("results.cache.duckdb").read_bytes()
 
 

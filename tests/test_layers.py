@@ -19,16 +19,16 @@ PACKAGE = Path(__file__).resolve().parent.parent / "evals"
 
 # Lowest first. A module belongs to the first layer one of whose prefixes it starts with.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("evals.errors", "evals.tokens", "evals.corpus", "evals.provenance", "evals.turn_refs", "evals.cache", "evals.stats", "evals.formatting", "evals.jsonfile", "evals.outputs", "evals.locking", "evals.answer_scores", "evals.endpoints", "evals.bounded_http")),
+    ("base", ("evals.errors", "evals.tokens", "evals.corpus", "evals.provenance", "evals.turn_refs", "evals.cache", "evals.stats", "evals.formatting", "evals.jsonfile", "evals.outputs", "evals.locking", "evals.answer_scores", "evals.endpoints", "evals.bounded_http", "evals.costs")),
     ("strategies", ("evals.strategies",)),
     ("results", ("evals.results",)),
     ("scoring", ("evals.scoring", "evals.retrieval")),
     ("metrics", ("evals.metrics", "evals.answer_metrics", "evals.breakdown", "evals.headline")),
     # A run's settings (RunConfig) sit with the play loop, below the executors that carry them.
-    ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
+    ("play", ("evals.playthrough", "evals.llm", "evals.protocols", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
     ("executors", ("evals.executors",)),
     ("store", ("evals.store",)),
-    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report", "evals.suite")),
+    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.errata", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report", "evals.suite")),
     ("site", ("evals.site",)),
     ("cli", ("evals.cli", "evals.__main__")),
 ]

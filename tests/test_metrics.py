@@ -42,7 +42,7 @@ def evals(store_path, corpus_small):
 def test_every_declared_metric_has_a_label_kind_and_description():
     """Declarations are complete: the tables and pages need each of these."""
     for declared in METRICS.values():
-        assert declared.label and declared.description and declared.kind in ("proportion", "mean", "tokens", "seconds", "count")
+        assert declared.label and declared.description and declared.kind in ("proportion", "mean", "tokens", "seconds", "count", "usd")
 
 
 def test_declaring_a_metric_twice_is_refused():

@@ -586,7 +586,7 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
     page = parse(answers_site / "index.html")
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     at_accuracy = headers.index("answer accuracy")
-    assert headers[at_accuracy + 1 : at_accuracy + 5] == ["keyword accuracy", "answer F1", "BLEU-1", "LLM tokens / test point"]
+    assert headers[at_accuracy + 1 : at_accuracy + 7] == ["keyword accuracy", "answer F1", "BLEU-1", "tokens / correct", "$ / correct", "$ spent"]
     for s in summaries(answers_store):
         row = next(tr for tr in page.find("table", "leaderboard").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
         cells = [td.text().strip() for td in row.find_all("td")]
@@ -595,7 +595,7 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
         else:
             accuracy = s.metric("answer_accuracy")
             assert cells[at_accuracy] == f"{accuracy.value * 100:.1f}% [{accuracy.low * 100:.1f}%, {accuracy.high * 100:.1f}%]"
-            assert cells[at_accuracy + 4] == f"{s.metric('llm_tokens_per_test_point').value:,.1f}"
+            assert cells[at_accuracy + 4] == f"{s.metric('tokens_per_correct').value:,.1f}"
 
 
 def test_index_shows_answer_f1_and_bleu1_with_intervals(answers_site: Path, answers_store: Path):

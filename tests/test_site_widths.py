@@ -279,8 +279,10 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
 
     from evals.tables import caveats
 
-    def run(strategy: str, source: str | None = "built-in", rule: str | None = "prefix", model: str = "none", **config: str):
-        return SimpleNamespace(strategy=strategy, strategy_source=source, cutoff_rule=rule, model=model, strategy_config={"name": strategy, **config})
+    def run(strategy: str, source: str | None = "built-in", rule: str | None = "prefix", model: str = "none", usage: dict | None = None, **config: str):
+        return SimpleNamespace(
+            strategy=strategy, strategy_source=source, cutoff_rule=rule, model=model, strategy_config={"name": strategy, **config}, llm_usage=usage
+        )
 
     def kinds(summary) -> list[str]:
         return [c.kind for c in caveats(summary)]
@@ -292,6 +294,9 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
     assert kinds(run("mneme", model="hash-16", embedder="HashEmbedder")) == ["hash_embedder"]
     assert kinds(run("mneme", model="all-MiniLM-L6-v2", embedder="MiniLMEmbedder")) == kinds(run("bm25")) == []
     assert caveats(run("mneme", model="hash-16", embedder="HashEmbedder"))[0].label == "hash embedder: no semantics"
+    # An endpoint that served another model than the one asked for (issue 25).
+    served = {"answer": {"model": "gpt-4o-mini", "served": [{"model": "llama-3.1-8b", "fingerprint": None, "requests": 4}]}}
+    assert kinds(run("bm25", usage=served)) == ["served_model"]
 
 
 def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):

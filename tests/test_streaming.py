@@ -349,7 +349,9 @@ def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares
     assert [digest for (digest,) in rows] == [content_digest(c) for c in corpus.conversations]
 
     old = tmp_path / "old.duckdb"
-    with Store.open(old, migrations=MIGRATIONS[:-1]) as opened:
+    # The store as it was before conversation digests (migrations added since come after it).
+    before = next(i for i, m in enumerate(MIGRATIONS) if m.name == "conversation_digests_compact_summaries")
+    with Store.open(old, migrations=MIGRATIONS[:before]) as opened:
         opened.append(evaluation, provenance)
     with Store.open(old) as opened:  # upgraded: the rows stored before have no digest
         assert opened._con.execute("SELECT count(*) FROM conversations WHERE content_digest IS NULL").fetchone() == (3,)
@@ -451,9 +453,16 @@ def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
     evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
     provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
     path = tmp_path / "old.duckdb"
-    with Store.open(path, migrations=MIGRATIONS[:-1]) as opened:
+    with Store.open(path, migrations=MIGRATIONS[: _version_of("conversation_digests_compact_summaries") - 1]) as opened:
         run_id = opened.append(evaluation, provenance)
     with Store.open(path) as opened:
         assert opened.get_run(run_id).run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]
         again = opened.get_run(opened.append(evaluation, provenance))
     assert again.run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]
+
+
+def _version_of(name: str) -> int:
+    """A migration's version, by its name: later migrations append after it (issue 25's among them)."""
+    from evals.store import MIGRATIONS
+
+    return next(m.version for m in MIGRATIONS if m.name == name)

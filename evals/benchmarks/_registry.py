@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from evals.errors import EvalsError
 
-__all__ = ["BENCHMARKS", "Benchmark", "RemoteFile", "SourceFile", "UnknownBenchmark", "benchmark"]
+__all__ = ["BENCHMARKS", "PROTOCOL_SOURCES", "Benchmark", "RemoteFile", "SourceFile", "UnknownBenchmark", "benchmark"]
 
 RAW_GITHUB = "https://raw.githubusercontent.com"
 
@@ -103,6 +103,16 @@ _MEM0_SOURCES = (
 )
 
 _LOCOMO_COMMIT = "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376"
+# LoCoMo's own QA prompts and context formats (gpt_utils.py) and scores (evaluation.py); digests
+# computed from the repository at that commit.
+_LOCOMO_SOURCES = (
+    SourceFile("snap-research/LoCoMo", _LOCOMO_COMMIT, "task_eval/gpt_utils.py",
+               "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793"),
+    SourceFile("snap-research/LoCoMo", _LOCOMO_COMMIT, "task_eval/evaluation.py",
+               "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd"),
+)
+# The files each published protocol (evals.protocols) reads its templates from.
+PROTOCOL_SOURCES = {"longmemeval": _LONGMEMEVAL_SOURCES, "mem0": _MEM0_SOURCES, "locomo": _LOCOMO_SOURCES}
 _LME_HUB = "https://huggingface.co/datasets/xiaowu0162"
 # The original hub repository, at the revision that uploaded its three files (named without ".json").
 _LME_REVISION = "d8673c8819c3e42833f9b1849300ab94c12bbb6a"
@@ -153,7 +163,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                 listed_size="2.8 MB",
             ),
             importer="locomo",
-            sources=_MEM0_SOURCES,
+            sources=_MEM0_SOURCES + _LOCOMO_SOURCES,
         ),
         Benchmark(
             name="longmemeval_oracle",

@@ -24,6 +24,7 @@ from evals.evaluate import (
     MAX_RETRIES,
     RunConfig,
 )
+from evals.config import MAX_JUDGE_REPEATS
 from evals.formatting import printable, whole_number
 from evals.report import dump_json
 from evals.results import MAX_K, MAX_SEED, MIN_SEED
@@ -299,6 +300,14 @@ def llm_options(func: Callable) -> Callable:
             show_default=True,
             help="Retries of a request after a timeout, HTTP 429 or 5xx, with exponential backoff.",
         ),
+        click.option(
+            "--judge-repeats",
+            type=click.IntRange(1, MAX_JUDGE_REPEATS),
+            default=1,
+            show_default=True,
+            help="Ask each verdict this many times (with --judge): the run reports answer accuracy's mean and sd over "
+            "the repeats; each point's verdict is the first repeat's. The first repeat's cache key is a single verdict's.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -389,6 +398,35 @@ def echo_llm_usage(document: dict[str, Any]) -> None:
             f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
             err=True,
         )
+        from evals.tables import usage_lines
+
+        for line in usage_lines(answers.get("usage") or {}, answers.get("correct") if answers["judge_model"] else None):
+            echo(line, err=True)
+        if answers.get("repeat_accuracies"):
+            from evals.tables import repeats_line
+
+            echo(repeats_line(answers["repeat_accuracies"]), err=True)
+
+
+def prices_option(func: Callable) -> Callable:
+    """``--prices``: a price table overriding the shipped one, model by model (evals.costs)."""
+    return click.option(
+        "--prices",
+        "prices_file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help="A TOML file with a [prices] table (\"MODEL\" = {input = $, output = $} per 1M tokens, optional date and "
+        "source) overriding the shipped prices (evals/prices.toml) model by model. A model without a price has no $ figure.",
+    )(func)
+
+
+def price_table(prices_file: Path | None) -> Any:
+    """The shipped price table, overridden by ``prices_file``'s where given."""
+    from evals.costs import load_prices, shipped_prices
+
+    table = shipped_prices()
+    return table.override(load_prices(prices_file)) if prices_file is not None else table
 
 
 def option_pairs(pairs: Sequence[str]) -> dict[str, str]:
@@ -407,15 +445,16 @@ def echo_summaries(
     before: Sequence[str],
     after: Sequence[str] = (),
     metrics: Sequence[str] | None = None,
+    errata: Any = None,  # evals.errata.Figures: each run's headline with errata, beside the published one
 ) -> None:
     from evals import tables
 
     if fmt == "json":
-        click.echo(tables.summaries_json(summaries))
+        click.echo(tables.summaries_json(summaries, errata))
     elif fmt == "csv":
-        click.echo(tables.summaries_csv(summaries), nl=False)
+        click.echo(tables.summaries_csv(summaries, errata), nl=False)
     else:
-        echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
+        echo(tables.summary_table(summaries, before, after, metrics, errata).text(), nl=False)
 
 
 # -- the ``evals`` group -------------------------------------------------------------------

@@ -21,6 +21,8 @@ from evals.cli._base import (
     format_option,
     leaderboard_format_option,
     open_store,
+    price_table,
+    prices_option,
     store_api,
     store_option,
     store_path,
@@ -37,11 +39,12 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     """List the stored runs, newest first."""
     with open_store(store) as opened:
         summaries = opened.runs(strategy=strategy, commit=commit)
+    answers = any(s.llm_usage is not None for s in summaries)  # which model served the answers, where any run has them
     echo_summaries(
         summaries,
         fmt,
         ["run", "date", "commit", "strategy", "model", "k", "corpus", "headline", "hits"],
-        ["emb new/cached"],
+        ["emb new/cached", *(["llm served"] if answers else [])],
         metrics=["tokens_per_test_point"],
     )
 
@@ -69,7 +72,21 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     "evidence, else recall.",
 )
 @click.option("--wide", is_flag=True, help="Every metric column (the default table fits 100 columns).")
-def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None, wide: bool) -> None:
+@click.option(
+    "--errata",
+    "errata_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    metavar="FILE",
+    help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
+    "them: each run on the corpus it corrects gets its headline with errata beside the published one, never "
+    "in its place (a column; headline_with_errata in JSON and CSV). Repeatable, one file per corpus.",
+)
+@prices_option
+def leaderboard_command(
+    store: Path | None, fmt: str, by_category: bool, metric: str | None, wide: bool, errata_files: tuple[Path, ...],
+    prices_file: Path | None,
+) -> None:
     """The latest run of each configuration on each corpus, best headline first.
 
     Each corpus is ranked by its headline (docs/methodology.md, "The headline"): turn-level
@@ -77,18 +94,30 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
     points name evidence turns, else keyword recall@k over answerable test points; each with
     its 95% Wilson interval and hits / total. The default table fits 100 columns (* marks a
     ceiling, ! the hash embedder); --wide shows every metric. --format markdown prints the
-    README's table.
+    README's table. Runs with answers show $ spent and $ / correct answer at the prices recorded with
+    each run; --prices FILE costs every run at one table instead.
     """
     if by_category and fmt == "markdown":
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
+    if errata_files and (by_category or fmt == "markdown"):
+        raise click.UsageError("--errata goes with the leaderboard's table, JSON or CSV, not --by-category or markdown")
     from evals import tables
 
     chosen = tables.leaderboard_metric(metric) if metric is not None else None
+    table = price_table(prices_file) if prices_file is not None else None  # a bad file is refused before the store is read
     with open_store(store) as opened:
-        summaries = tables.ranked(opened.latest_per_configuration(), chosen.name if chosen else None)
+        summaries = opened.latest_per_configuration()
+        if table is not None:
+            summaries = tables.repriced(summaries, table)
+        summaries = tables.ranked(summaries, chosen.name if chosen else None)
         if chosen is not None:
             tables.measured_somewhere(chosen, summaries)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
+        errata = None
+        if errata_files:
+            from evals.errata import errata_figures
+
+            errata = errata_figures(opened, errata_files, summaries)
     if by_category:
         from evals import tables
 
@@ -106,14 +135,14 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
         echo(leaderboard_markdown(summaries), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries), nl=False)
+        echo(tables.compact_leaderboard(summaries, errata), nl=False)
         return
     columns = None
     if chosen is not None:
         columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
-    echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns)
+    echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata)
 
 
 @cli.command("export")

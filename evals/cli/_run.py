@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,9 @@ from typing import Any
 import click
 
 from evals.cli._base import (
+    BASE_URL,
     CUTOFFS,
+    MODEL_NAME,
     OUTPUT_FILE,
     Finite,
     FiniteSeconds,
@@ -22,14 +25,38 @@ from evals.cli._base import (
     progress_reporter,
     run_options,
     store_option,
+    price_table,
+    prices_option,
     store_path,
     warn_about_the_key,
     write_json,
 )
+from evals.config import MAX_CONCURRENCY, PROTOCOL_NAMES
 from evals.evaluate import RunConfig
 from evals.report import run_line
-from evals.results import DEFAULT_CUTOFFS
+from evals.results import DEFAULT_CUTOFFS, MAX_SEED, MIN_SEED
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
+
+
+def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The RunConfig settings of --protocol, --judge-protocol and --protocol-source. --judge-model left
+    at its default gives way to the judge protocol's own judge model; --judge beside a judge protocol
+    that has no judge is refused."""
+    from evals.protocols import DEFAULT_JUDGES
+
+    grader = judge_protocol or protocol
+    if DEFAULT_JUDGES[grader] is None and options.get("judge"):
+        raise click.UsageError(
+            f"--protocol {grader} scores answers by its own rule and has no judge, so --judge has nothing to do; "
+            "to judge its answers, add --judge-protocol longmemeval, mem0 or harness"
+        )
+    if source is not None and protocol == "harness" and grader == "harness":
+        raise click.UsageError("--protocol-source goes with a published --protocol or --judge-protocol")
+    settings: dict[str, Any] = {"protocol": protocol, "judge_protocol": judge_protocol, "protocol_source": absolute(source)}
+    context = click.get_current_context()
+    if context.get_parameter_source("judge_model") == click.core.ParameterSource.DEFAULT:
+        settings["judge_model"] = None  # the judge protocol's own
+    return settings
 
 
 @cli.command("run")
@@ -95,6 +122,41 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
     help="GPUs each embedding task asks for with --executor ray (0: CPU only; a fraction shares a GPU).",
 )
 @click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOL_NAMES),
+    default="harness",
+    show_default=True,
+    help="How answers are asked for, judged and counted: the harness's own prompts, or a published benchmark's "
+    "protocol as a whole (prompts, context format with dates and speaker names, settings, judge templates, "
+    "verdict rule, counted points), its templates read from the benchmark's pinned files. A published protocol "
+    "implies --with-answers, and a judge where it has one (its judge model unless --judge-model).",
+)
+@click.option(
+    "--judge-protocol",
+    type=click.Choice(PROTOCOL_NAMES),
+    default=None,
+    help="Judge and count the answers under this protocol instead (default: --protocol's own): e.g. answers asked "
+    "LongMemEval's way, re-judged by mem0's judge; the answers come from the cache, not the answer model.",
+)
+@click.option(
+    "--protocol-source",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    metavar="DIR",
+    help="Root of the benchmark repository's tree at the pinned commit, holding the files the protocol reads at "
+    "their repository paths (for --protocol; a --judge-protocol of another repository is read from --downloads). "
+    "Default: the copies `evals fetch` downloaded, in --downloads.",
+)
+@click.option(
+    "--downloads",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="EVALS_DOWNLOADS",
+    show_envvar=True,
+    default=None,
+    help="The folder `evals fetch` downloads into, where a published protocol's files are read from "
+    "(sources/OWNER/REPO/COMMIT/PATH). Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals.",
+)
+@click.option(
     "--call-timeout",
     type=FiniteSeconds(0, MAX_CALL_TIMEOUT, min_open=True),
     default=None,
@@ -102,6 +164,7 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
     help="Stop the run when any one call into the strategy (reset, add, retrieve, context_for...) takes longer, "
     "as a fault naming the call; nothing is stored. Default: no limit.",
 )
+@prices_option
 def run_command(
     *,
     store: Path | None,
@@ -113,6 +176,11 @@ def run_command(
     executor: str,
     ray_address: str | None,
     ray_gpus: float,
+    prices_file: Path | None,
+    protocol: str,
+    judge_protocol: str | None,
+    protocol_source: Path | None,
+    downloads: Path | None,
     **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
@@ -128,7 +196,11 @@ def run_command(
 
     --with-answers answers every test point with an LLM from the strategy's
     context, --judge grades the answers, against OpenAI or any
-    OpenAI-compatible server (--base-url); every response is cached.
+    OpenAI-compatible server (--base-url); every response is cached, as it
+    arrives: a run stopped half-way (a dead endpoint, Ctrl-C) resumes by
+    running the same command again, sending only what is missing. The run
+    reports answer, judge and memory-write tokens apart, sent vs from the
+    cache, and $ at the shipped prices (or --prices FILE), recorded with it.
 
     \b
     Examples:
@@ -138,7 +210,11 @@ def run_command(
       evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
     """
     api_key = options.pop("api_key")
+    if options["judge_repeats"] > 1 and not options["judge"]:
+        raise click.UsageError("--judge-repeats repeats the judge's verdicts: it goes with --judge")
+    prices = price_table(prices_file)  # a bad price file is refused before any work
     options["options"] = option_pairs(strategy_options)
+    options.update(protocol_settings(protocol, judge_protocol, protocol_source, options), downloads=absolute(downloads))
     shown, create_parent = store_path(store)
     # Absolute before any plug-in code runs (a plug-in may change the working directory); printed as given.
     path, written, repo = absolute(shown), absolute(output), absolute(repo)
@@ -167,6 +243,7 @@ def run_command(
         use_cache=not no_cache,
         api_key=api_key,
         executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
+        prices=prices,
     )
     if written is not None:
         write_json(written, outcome.document)
@@ -179,3 +256,86 @@ def run_command(
         echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None, headline)}")
     else:
         echo(run_line(outcome.document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+
+
+@cli.command("probe-judge")
+@click.option("--protocol", type=click.Choice(PROTOCOL_NAMES), required=True, help="The protocol whose judge is probed.")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=Path("corpus"),
+    show_default=True,
+    help="The corpus whose test points the canned answers are for.",
+)
+@click.option("--sample", type=click.IntRange(1, 100_000), default=20, show_default=True, help="How many test points to sample.")
+@click.option("--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed of the sample.")
+@click.option("--judge-model", type=MODEL_NAME, default=None, help="The judge model. Default: the protocol's own.")
+@click.option("--base-url", type=BASE_URL, envvar="OPENAI_BASE_URL", show_envvar=True, default=None, help="The OpenAI-compatible endpoint. Default: OpenAI's.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", show_envvar=True, default=None, help="Key for the endpoint; never stored, cached or printed.")
+@click.option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once.")
+@click.option("--protocol-source", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None, metavar="DIR", help="As for `evals run`.")
+@click.option("--downloads", type=click.Path(path_type=Path, file_okay=False), envvar="EVALS_DOWNLOADS", show_envvar=True, default=None, help="As for `evals run`.")
+@store_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON.")
+def probe_judge_command(
+    *,
+    protocol: str,
+    corpus: Path,
+    sample: int,
+    seed: int,
+    judge_model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    concurrency: int,
+    protocol_source: Path | None,
+    downloads: Path | None,
+    store: Path | None,
+    fmt: str,
+) -> None:
+    """Send canned answers of known quality to a protocol's judge and print how often it accepts each kind.
+
+    For a seeded sample of the corpus's test points the protocol judges: the gold answer, the gold with
+    a wrong date, an off-by-one count, one item of a listed answer, "I don't know", a hedge naming three
+    candidates, and old beside new value on a knowledge-update question, each where it applies. The
+    judge's replies are cached beside the store, as a run's are. LoCoMo has no judge: its F1 per kind.
+
+    \b
+    Examples:
+      evals probe-judge --protocol longmemeval --corpus ~/.cache/mneme-evals/corpora/longmemeval_oracle
+      evals probe-judge --protocol mem0 --corpus ~/.cache/mneme-evals/corpora/locomo --format json
+    """
+    from evals.cache import Cache, cache_path_for
+    from evals.evaluate import llm_backoff
+    from evals.protocols.probe import run_probe
+
+    config = RunConfig(
+        corpus=absolute(corpus),
+        protocol=protocol,
+        judge_model=judge_model,
+        base_url=base_url,
+        concurrency=concurrency,
+        protocol_source=absolute(protocol_source),
+        downloads=absolute(downloads),
+        seed=seed,
+    )
+    warn_about_the_key(config, api_key)
+    shown, _ = store_path(store)
+    with Cache.open(cache_path_for(absolute(shown))) as cache:
+        loaded, points, results = run_probe(config, sample=sample, cache=cache, api_key=api_key, backoff=llm_backoff())
+    judge = config.judge_model if loaded.judges else None
+    if fmt == "json":
+        document = {"protocol": protocol, "judge_model": judge, "test_points": len(points), "kinds": [r.as_dict() for r in results]}
+        click.echo(json.dumps(document, indent=2))
+        return
+    judged_by = f"judge {judge}" if judge is not None else "no judge (LoCoMo's F1)"
+    echo(f"protocol {protocol}, {judged_by}, {len(points)} test points of {corpus}")
+    rows = [["kind", "sent", "accepted", "rate", "95% CI", "unparsed"]]
+    for r in results:
+        low, high = r.interval or (None, None)
+        rate = "—" if r.rate is None else f"{r.rate:.3f}"
+        interval = "—" if low is None else f"[{low:.3f}, {high:.3f}]"
+        accepted = "—" if r.mean_score is not None else str(r.accepted)
+        rows.append([r.kind, str(r.sent), accepted, rate + (" (mean F1)" if r.mean_score is not None else ""), interval, str(r.unparsed)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

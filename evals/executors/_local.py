@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from evals.errors import EvalsError
-from evals.executors._play import PlayJob, Played, collector, corpus_texts
+from evals.executors._play import PlayJob, Played, collector, corpus_texts, protocol_arguments
 from evals.playthrough import play_corpus
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
@@ -54,7 +54,9 @@ class LocalExecutor:
                 count_tokens=job.count_tokens,
                 corpus_dir=config.corpus_dir,
                 progress=job.progress,
-                on_test_point=collector(asked, k=config.k, name=job.planned.spec.name) if job.client is not None else None,
+                on_test_point=collector(asked, k=config.k, name=job.planned.spec.name, records=config.published, seed=config.seed)
+                if job.client is not None
+                else None,
                 configuration=job.planned.configuration,
                 model=job.planned.model,
                 source=job.planned.spec.source,
@@ -76,5 +78,7 @@ class LocalExecutor:
                 answer_model=config.answer_model,
                 judge_model=config.judge_model if config.judge else None,
                 progress=job.progress,
+                judge_repeats=config.judge_repeats if config.judge else 1,
+                **protocol_arguments(job.protocols),
             )
         return Played(run, answers)

@@ -11,14 +11,16 @@ from evals.corpus import Conversation, Corpus, Turn
 from evals.results import AnswerRun, RunResult
 from evals.strategies._faults import StrategyError, kind_of
 from evals.strategies.base import lone_surrogate
+from evals.turn_refs import TurnLookup, record_turns
 
 if TYPE_CHECKING:
     from evals.cache import Cache
     from evals.config import RunConfig
     from evals.llm import AskedPoint, ChatClient
+    from evals.protocols import Protocol
     from evals.strategies import MemoryStrategy, Planned
 
-__all__ = ["Executor", "PlayJob", "Played", "chat_client", "collector", "corpus_texts", "texts_of"]
+__all__ = ["Executor", "PlayJob", "Played", "chat_client", "collector", "corpus_texts", "protocol_arguments", "texts_of"]
 
 Progress = Callable[[int, int, str], None]
 
@@ -36,6 +38,8 @@ class PlayJob:
     progress: Progress | None = None
     count_tokens: Callable[[list[str]], list[int]] | None = None  # the run's token counter (footprint, cutoffs)
     backoff: float = 1.0  # first wait before retrying an LLM request ($EVALS_LLM_BACKOFF)
+    # The answer and judge protocols, their templates read (None: the harness's own prompts).
+    protocols: tuple[Protocol, Protocol] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,21 +66,38 @@ def corpus_texts(conversations: Iterable[Conversation]) -> Iterator[str]:
     return (text for conversation in conversations for turn in conversation.turns for text in texts_of(turn))
 
 
-def collector(asked: dict[str, list[AskedPoint]], *, k: int, name: str = "") -> Callable[..., None]:
-    """Keeps, at each test point, the messages the strategy would give a model for its question,
-    with the run's ``k``, so the model sees as many records as were scored. ``name`` (the registry's
-    name for the strategy) is for the error when they are not chat messages."""
+def collector(
+    asked: dict[str, list[AskedPoint]], *, k: int, name: str = "", records: bool = False, seed: int = 42
+) -> Callable[..., None]:
+    """Keeps, at each test point, what its answer request is built from. By default (the harness's
+    prompts) the messages the strategy would give a model for its question, with the run's ``k``, so
+    the model sees as many records as were scored. With ``records`` (a published protocol, which
+    writes the context itself) the records the point retrieved instead, each with the turn it is and
+    that turn's role, speaker, session and date, and the question turn's date. ``name`` (the registry's
+    name for the strategy) is for the error when context_for's messages are not chat messages."""
     from evals.llm import AskedPoint
 
-    def collect(conversation_id: str, point: Any, strategy: Any) -> None:
-        context = strategy.context_for(point.question, k=k)
-        if not isinstance(context, list | tuple) or not all(
-            isinstance(m, Mapping) and _text(m.get("role")) and _text(m.get("content")) for m in context
-        ):
-            raise StrategyError(
-                f"strategy {name or type(strategy).__name__}: context_for() must return a list of "
-                f"{{'role': str, 'content': str}} messages (text without lone surrogates); it returned {kind_of(context)}"
-            )
+    current: dict[str, Any] = {}  # the conversation being played: its turn lookup and speakers
+
+    def collect(conversation_id: str, point: Any, strategy: Any, conversation: Conversation) -> None:
+        context: list[dict[str, str]] = []
+        if current.get("id") != conversation_id:
+            current.clear()
+            current.update(id=conversation_id, speakers=_speakers(conversation))
+        extra: dict[str, Any] = {"speakers": current["speakers"][1]}
+        if records:
+            if "lookup" not in current:
+                current["lookup"] = TurnLookup(conversation)
+            extra = _dated(conversation, point, current["lookup"], current["speakers"])
+        else:
+            context = strategy.context_for(point.question, k=k)
+            if not isinstance(context, list | tuple) or not all(
+                isinstance(m, Mapping) and _text(m.get("role")) and _text(m.get("content")) for m in context
+            ):
+                raise StrategyError(
+                    f"strategy {name or type(strategy).__name__}: context_for() must return a list of "
+                    f"{{'role': str, 'content': str}} messages (text without lone surrogates); it returned {kind_of(context)}"
+                )
         asked.setdefault(conversation_id, []).append(
             AskedPoint(
                 conversation_id=conversation_id,
@@ -86,10 +107,48 @@ def collector(asked: dict[str, list[AskedPoint]], *, k: int, name: str = "") -> 
                 expected_keywords=list(point.expected_keywords),
                 context=[dict(m) for m in context],
                 answerable=getattr(point, "answerable", True),
+                category=getattr(point, "category", None),
+                seed=seed,
+                **extra,
             )
         )
 
     return collect
+
+
+def _speakers(conversation: Conversation) -> tuple[dict[str, str], tuple[str, str]]:
+    """Each role's speaker name where the dataset names speakers, and the two speakers, first speaker first."""
+    from evals.protocols import speaker_names
+
+    recorded = [turn for turn in conversation.turns if turn.record]
+    named = speaker_names([t.role for t in recorded], [t.content for t in recorded])
+    return named, (named.get("user", "user"), named.get("assistant", "assistant"))
+
+
+def _dated(conversation: Conversation, point: Any, lookup: TurnLookup, speakers: tuple[dict[str, str], tuple[str, str]]) -> dict[str, Any]:
+    """The point's records as ContextRecords (turn, role, speaker, session, date; nothing for a record
+    that is no turn), the question's date, the speakers, and whether the records are the whole history."""
+    from evals.protocols import ContextRecord
+
+    named, pair = speakers
+    turns = conversation.turns
+    found = record_turns(point.retrieved_records, lookup, point.turn_index)
+    out = []
+    for text, index in zip(point.retrieved_records, found, strict=True):
+        if index is None:
+            out.append(ContextRecord(text))
+            continue
+        turn = turns[index]
+        speaker = named.get(turn.role)
+        speaker = speaker if speaker is not None and text.startswith(f"{speaker}: ") else None
+        out.append(ContextRecord(text, index, turn.role, speaker, turn.session, turn.date))
+    whole = bool(found) and found == [i for i in range(point.turn_index) if turns[i].record]
+    return {"records": tuple(out), "question_date": turns[point.turn_index].date, "speakers": pair, "whole_history": whole}
+
+
+def protocol_arguments(protocols: tuple[Protocol, Protocol] | None) -> dict[str, Any]:
+    """answer_run's protocol arguments (none: the harness's own prompts)."""
+    return {} if protocols is None else {"protocol": protocols[0], "judge_protocol": protocols[1]}
 
 
 def _text(value: Any) -> bool:

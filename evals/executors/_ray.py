@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any
 
 from evals.corpus import Conversation, Corpus
 from evals.errors import EvalsError
-from evals.executors._play import PlayJob, Played, chat_client, collector, corpus_texts
+from evals.executors._play import PlayJob, Played, chat_client, collector, corpus_texts, protocol_arguments
 from evals.executors._worker_cache import CacheReader, WorkerCache
 from evals.formatting import whole_number
-from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult
+from evals.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
@@ -88,6 +88,7 @@ class _Settings:
     digest: str
     backoff: float
     exact_tokens: bool  # whether the driver counts with cl100k_base (else the estimate): workers count alike
+    protocols: Any = None  # the answer and judge protocols as the driver read them (workers need not have the files)
 
 
 @dataclass
@@ -144,7 +145,7 @@ class RayExecutor:
         # on the cluster), apart from the calls it speeds up.
         prefetch_ns = round((time.perf_counter() - clock) * 1e9) if isinstance(job.strategy, Prefetching) else None
         exact = getattr(getattr(job.count_tokens, "__self__", None), "is_exact", True)
-        settings = _Settings(config.corpus_dir, str(corpus.directory), corpus.digest, job.backoff, exact)
+        settings = _Settings(config.corpus_dir, str(corpus.directory), corpus.digest, job.backoff, exact, job.protocols)
         reader = self._start_reader(ray, job)
         try:
             outcomes, failures = self._play_conversations(ray, job, config_ref, settings, embedder, reader)
@@ -426,6 +427,9 @@ def _merge_answers(parts: list[AnswerRun | None]) -> AnswerRun:
         requests_cached=sum(r.requests_cached for r in runs),
         prompt_tokens=sum(r.prompt_tokens for r in runs),
         completion_tokens=sum(r.completion_tokens for r in runs),
+        usage=merge_usage([r.usage for r in runs]),
+        protocol=first.protocol,
+        protocol_source=first.protocol_source,
     )
 
 
@@ -492,7 +496,9 @@ def _play_conversation(
             prefix_stable=planned.spec.prefix_stable,
             count_tokens=TokenCounter(exact=settings.exact_tokens).counts,
             corpus_dir=settings.corpus_dir,
-            on_test_point=collector(asked, k=config.k, name=planned.spec.name) if client is not None else None,
+            on_test_point=collector(asked, k=config.k, name=planned.spec.name, records=config.published, seed=config.seed)
+            if client is not None
+            else None,
             configuration=planned.configuration,
             model=planned.model,
             source=planned.spec.source,
@@ -507,6 +513,8 @@ def _play_conversation(
                 [asked.get(conversation.id, [])],
                 answer_model=config.answer_model,
                 judge_model=config.judge_model if config.judge else None,
+                judge_repeats=config.judge_repeats if config.judge else 1,
+                **protocol_arguments(settings.protocols),
             )
     finally:
         if client is not None:

@@ -4,9 +4,11 @@ Requests go through the official ``openai`` package over :mod:`evals.bounded_htt
 must bring its whole response within ``--request-timeout`` seconds (not each read), a body
 larger than :data:`MAX_REPLY_BYTES` once decompressed is malformed, and Ctrl-C abandons the
 requests in flight at once. Every response is kept in the cache beside the store (namespace
-``chat:<base url>``, key = digest of the model and the exact request body as canonical JSON),
-written as soon as it arrives, so a rerun asks nothing and a run that fails half-way keeps what
-it paid for. Only a reply that passed :func:`parse_reply` (and the caller's check) is cached; a
+``chat:<base url>``, key = digest of the model and the exact request body as canonical JSON, and
+for a judge's repeat beyond the first its index), written as soon as it arrives, so a rerun asks
+nothing and a run that fails half-way (a dead endpoint, Ctrl-C, a crash) keeps what it paid for:
+the same command again sends only what is missing. The whole response body is cached, so a reply
+from the cache keeps the ``model`` and ``system_fingerprint`` the endpoint served it with. Only a reply that passed :func:`parse_reply` (and the caller's check) is cached; a
 cached one is checked again when read, and asked afresh if it fails.
 
 The API key is handed to the ``openai`` client and to nothing else: it is not part of any key,
@@ -35,6 +37,7 @@ from evals.bounded_http import MalformedBody, openai_client
 from evals.cache import Cache, digest
 from evals.endpoints import DEFAULT_BASE_URL, check_base_url, exposed_key_warning, scrubber
 from evals.errors import EvalsError
+from evals.results import MAX_SERVED_NAME, RequestTally
 
 # progress(done, total, what): the CLI's progress line.
 Progress = Callable[[int, int, str], None]
@@ -94,6 +97,8 @@ class Reply:
     completion_tokens: int
     latency_s: float
     cached: bool
+    model: str | None = None  # the model the endpoint says answered (its `model`); None: not said
+    fingerprint: str | None = None  # its `system_fingerprint`
 
 
 @dataclass
@@ -105,6 +110,8 @@ class Usage:
     attempts_retried: int = 0
     prompt_tokens: int = 0  # over every reply used, cached or not: the run's cost at list price
     completion_tokens: int = 0
+    # Per kind of request (evals.results.REQUEST_KINDS), sent and cached apart, with the served models.
+    tallies: dict[str, RequestTally] = dataclasses.field(default_factory=dict)
 
 
 def _canonical(body: dict[str, Any]) -> str:
@@ -140,11 +147,23 @@ def _tokens(usage: dict[str, Any], name: str) -> int:
     return value
 
 
+def _served(data: dict[str, Any], name: str, scrub: Callable[[str], str]) -> str | None:
+    """The reply's ``model`` or ``system_fingerprint``: a string of at most MAX_SERVED_NAME characters, or
+    None where the endpoint does not say (absent or null, as many local servers leave the fingerprint)."""
+    value = data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_SERVED_NAME:
+        raise ValueError(f"{name} is {json.dumps(value)[:40]}, not a name of at most {MAX_SERVED_NAME} characters")
+    return scrub(value)
+
+
 def parse_reply(text: str, latency_s: float, cached: bool, scrub: Callable[[str], str] = lambda t: t) -> Reply:
     """A reply from a response body; ValueError saying what is wrong when it is not a chat completion.
 
     The one place a reply is validated, fresh or from the cache: strict JSON, a string answer
-    (text, no lone surrogate), token counts that are whole numbers from 0 to MAX_REPLY_TOKENS.
+    (text, no lone surrogate), token counts that are whole numbers from 0 to MAX_REPLY_TOKENS,
+    the served ``model`` and ``system_fingerprint`` strings when given.
     ``scrub`` masks the key in the answer as decoded (escapes cannot hide it)."""
     data = strict_json(text, "the body")
     try:
@@ -159,7 +178,8 @@ def parse_reply(text: str, latency_s: float, cached: bool, scrub: Callable[[str]
     if not isinstance(usage, dict):
         raise ValueError("usage is not an object")
     prompt_tokens, completion_tokens = _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens")
-    return Reply(scrub(content).strip(), prompt_tokens, completion_tokens, latency_s, cached)
+    model, fingerprint = _served(data, "model", scrub), _served(data, "system_fingerprint", scrub)
+    return Reply(scrub(content).strip(), prompt_tokens, completion_tokens, latency_s, cached, model, fingerprint)
 
 
 class ChatClient:
@@ -209,13 +229,17 @@ class ChatClient:
         """The request body: temperature 0 and a fixed seed, always."""
         return {"model": model, "messages": messages, "temperature": 0, "seed": SEED, **extra}
 
-    def key(self, body: dict[str, Any]) -> str:
+    def key(self, body: dict[str, Any], repeat: int = 0) -> str:
+        """The cache key of ``body``; the ``repeat``-th asking of the same request (--judge-repeats) has
+        its own, and the first keeps the key it had before repeats existed, so old caches still serve."""
+        if repeat:
+            return digest(body["model"], _canonical(body), f"repeat {repeat}")
         return digest(body["model"], _canonical(body))
 
     # -- requests ------------------------------------------------------------------------------
 
-    def complete(self, body: dict[str, Any], where: str, check: Check | None = None) -> Reply:
-        return self.complete_many([body], [where], check)[0]
+    def complete(self, body: dict[str, Any], where: str, check: Check | None = None, kind: str | None = None) -> Reply:
+        return self.complete_many([body], [where], check, kind=kind)[0]
 
     def complete_many(
         self,
@@ -224,6 +248,9 @@ class ChatClient:
         check: Check | None = None,
         progress: Progress | None = None,
         label: str = "requests",
+        *,
+        kind: str | None = None,
+        repeats: Sequence[int] | None = None,
     ) -> list[Reply]:
         """Replies for ``bodies`` in order: from the cache where it has them, the rest
         requested concurrently. The first failure cancels what has not started and is
@@ -231,8 +258,10 @@ class ChatClient:
 
         ``check(content)`` raises ValueError for a reply that is well-formed JSON but
         unusable (a judge reply that is no verdict): such a reply is an error, never cached.
-        ``progress(done, total, label)`` is called as each request that was not cached ends."""
-        keys = [self.key(b) for b in bodies]
+        ``progress(done, total, label)`` is called as each request that was not cached ends.
+        ``kind`` (evals.results.REQUEST_KINDS) is the tally the requests count in; ``repeats[i]``
+        the index of body i's repeat (0: the first asking), part of its cache key."""
+        keys = [self.key(b, repeats[i] if repeats else 0) for i, b in enumerate(bodies)]
         found = self._cache.get_many(self.namespace, keys) if self._cache is not None else {}
         replies: list[Reply | None] = [None] * len(bodies)
         missing: list[int] = []
@@ -242,12 +271,12 @@ class ChatClient:
                 missing.append(i)
                 continue
             replies[i] = reply
-            self._count(reply)
+            self._count(reply, kind, bodies[i]["model"])
         if missing:
             unique: dict[str, int] = {}
             for i in missing:
                 unique.setdefault(keys[i], i)
-            fetched = self._fetch_all([(bodies[i], keys[i], wheres[i], check) for i in unique.values()], progress, label)
+            fetched = self._fetch_all([(bodies[i], keys[i], wheres[i], check, kind) for i in unique.values()], progress, label)
             by_key = dict(zip(unique, fetched, strict=True))
             for i in missing:
                 reply = by_key[keys[i]]
@@ -255,7 +284,7 @@ class ChatClient:
                     # The same request twice in one batch is sent once; the repeat counts as cached,
                     # so a run's counts and tokens do not depend on what the cache held before.
                     reply = dataclasses.replace(reply, cached=True)
-                    self._count(reply)
+                    self._count(reply, kind, bodies[i]["model"])
                 replies[i] = reply
         return [r for r in replies if r is not None]
 
@@ -278,7 +307,7 @@ class ChatClient:
         return reply
 
     def _fetch_all(
-        self, jobs: list[tuple[dict[str, Any], str, str, Check | None]], progress: Progress | None, label: str
+        self, jobs: list[tuple[dict[str, Any], str, str, Check | None, str | None]], progress: Progress | None, label: str
     ) -> list[Reply]:
         finished = 0
         lock = threading.Lock()
@@ -316,7 +345,7 @@ class ChatClient:
                 raise failed.exception()  # type: ignore[misc]
             return [f.result() for f in futures]
 
-    def _fetch(self, body: dict[str, Any], key: str, where: str, check: Check | None) -> Reply:
+    def _fetch(self, body: dict[str, Any], key: str, where: str, check: Check | None, kind: str | None = None) -> Reply:
         attempt = 0
         while True:
             started = time.perf_counter()
@@ -360,10 +389,12 @@ class ChatClient:
         if self._transport.abandoned.is_set():
             raise LLMError(f"{where}: abandoned (interrupted)")
         if self._cache is not None:
+            # Committed now, as it arrives: a run that dies after this reply (a dead endpoint, Ctrl-C,
+            # a crash) finds it here when the same command runs again.
             self._cache.put(self.namespace, key, json.dumps({"body": text, "latency_s": latency}).encode("utf-8"))
         with self._lock:
             self.usage.requests_made += 1
-        self._count(reply)
+        self._count(reply, kind, body["model"])
         return reply
 
     def _check(self, reply: Reply, check: Check | None, where: str) -> None:
@@ -374,12 +405,15 @@ class ChatClient:
         except ValueError as exc:
             raise self._error(f"{where}: malformed reply from {self.base_url}: {exc}") from None
 
-    def _count(self, reply: Reply) -> None:
+    def _count(self, reply: Reply, kind: str | None, model: str) -> None:
         with self._lock:
             if reply.cached:
                 self.usage.requests_cached += 1
             self.usage.prompt_tokens += reply.prompt_tokens
             self.usage.completion_tokens += reply.completion_tokens
+            if kind is not None:
+                tally = self.usage.tallies.setdefault(kind, RequestTally(model))
+                tally.add(reply.prompt_tokens, reply.completion_tokens, reply.cached, reply.model, reply.fingerprint)
 
     def _error(self, message: str) -> LLMError:
         """An LLMError whose message cannot hold the key, whatever the server sent."""

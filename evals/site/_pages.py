@@ -26,6 +26,8 @@ __all__ = [
     "AboutPage",
     "AnswerView",
     "AnswersBlock",
+    "CostRow",
+    "ServedRow",
     "PromptView",
     "BoardRow",
     "CategoryRow",
@@ -182,6 +184,24 @@ class BoardRow:
     source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
     caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.tables.caveats), shown as tappable badges
+    with_errata: ErrataView | None = None  # the headline with errata (evals.errata), beside the published one
+
+
+@dataclass(frozen=True)
+class ErrataView:
+    """A run's headline with errata (evals.errata): a second figure beside the published one, never in its place."""
+
+    label: str  # "recall_any@k with errata"
+    recall: float | None  # None: not computed (``problem`` says why)
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    corrected: int  # test points of the run the errata name
+    excluded: int  # ... of which left out as invalid
+    changed: int  # verdicts that differ from the published ones
+    note: str  # the errata's source, file name and SHA-256
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -201,6 +221,7 @@ class CorpusBoard:
     answers: bool = False  # some row has answers: say how the answer columns are made
     retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
     latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
+    errata: str = ""  # the errata file correcting this corpus (source, digest): its rows get a column with errata
 
 
 @dataclass(frozen=True)
@@ -270,6 +291,52 @@ class AnswersBlock:
     wrong: list[MissRow]  # test points the judge graded incorrect
     # The answers as the run's protocol counts them: evals.breakdown.answer_figures (the result JSON's block).
     figures: dict[str, Any] | None = None
+    # issue 25, protocols: which asked (and which judged), the published files their templates were read
+    # from, (label "owner/repo@commit/path", link, sha256), and each template's digest, ("protocol: name", digest).
+    protocol: str = "harness"
+    judge_protocol: str = "harness"
+    source_files: list[tuple[str, str, str]] = field(default_factory=list)
+    templates: list[tuple[str, str]] = field(default_factory=list)
+    # issue 25, costs (h25cost): per kind of request and per model served; empty for runs stored before.
+    costs: list[CostRow] = field(default_factory=list)
+    served: list[ServedRow] = field(default_factory=list)
+    usd_spent: float | None = None
+    usd_per_correct: float | None = None
+    tokens_per_correct: float | None = None
+    unpriced: list[str] = field(default_factory=list)  # models that used tokens and have no price
+    repeats: str = ""  # with --judge-repeats: "0.750 ± 0.020 (mean ± sd over 3 repeats)"
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """One kind of LLM request of a run (answer, judge, memory write): what was sent and what came from
+    the cache, its tokens over its own denominator, its price and dollars spent."""
+
+    kind: str
+    model: str
+    sent: int
+    cached: int
+    prompt_tokens: int  # sent
+    completion_tokens: int
+    cached_prompt_tokens: int
+    cached_completion_tokens: int
+    per_unit: str  # "test point answered", "test point judged", "conversation"
+    per_n: int
+    tokens_per: float | None
+    price: str  # "$0.15 in / $0.6 out per 1M (source, date)" or "no price"
+    usd_spent: float | None  # None: no price
+
+
+@dataclass(frozen=True)
+class ServedRow:
+    """A model (and system fingerprint) the endpoint said answered some of one kind's requests."""
+
+    kind: str
+    asked: str
+    served: str  # "(not said)" where the replies named none
+    fingerprint: str
+    requests: int
+    differs: bool  # not the model asked for, nor a dated snapshot of the undated name asked
 
 
 @dataclass(frozen=True)
@@ -328,6 +395,7 @@ class RunPage(Page):
     retrieval_absent: str = ""  # why ``retrieval`` is empty (evals.site._retrieval.retrieval_absence)
     latency_chart: Chart | None = None
     json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
+    errata: ErrataView | None = None  # the headline with errata, beside the published one (evals build-site --errata)
 
 
 # -- conversation drill-down -------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from evals.formatting import decimal, milliseconds, number, percent, relative, visible
+from evals.formatting import decimal, milliseconds, number, percent, relative, usd, visible
 from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
@@ -64,7 +64,7 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
-    env.filters.update(pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count)
+    env.filters.update(pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count, usd=usd)
     return env
 
 

@@ -14,17 +14,22 @@ from typing import Any
 
 import orjson
 
+from evals import costs
 from evals.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
 from evals.headline import KEYWORD, MISS, verdicts
 from evals.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.report import conversation_json, legacy_json_parts
-from evals.results import AnswerRun, ConversationResult, RunResult
+from evals.results import PER, AnswerRun, ConversationResult, RunResult
 from evals.scoring import PointScore, Scores
 from evals.site._drilldown import ConversationText, conversation_views
+from evals.site._errata import errata_view
 from evals.site._fragments import Fragments
 from evals.site._output import Output
 from evals.site._leaderboard import metric_cell, metric_column
+from evals.tables import KIND_LABELS, price_text
 from evals.site._pages import (
+    CostRow,
+    ServedRow,
     AnswersBlock,
     CategoryRow,
     ConversationPage,
@@ -314,6 +319,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             unanswerable=(unanswerable_block(whole, values) or {"count": 0})["count"],
             answers=answers_block(s, wrong, answer_figures(values, answers_whole, s.benchmark)) if answers_whole is not None else None,
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
+            errata=errata_view(site.errata.of(s.run_id)) if site.errata else None,
         ),
     )
 
@@ -363,7 +369,87 @@ def answers_block(s: RunSummary, wrong: list[MissRow], figures: dict[str, Any] |
         prompts=prompts,
         wrong=wrong,
         figures=figures,
+        **_costs(s),
+        **_protocol_views(s),
     )
+
+
+def _costs(s: RunSummary) -> dict[str, Any]:
+    """The run page's cost table and served models (issue 25), from the usage recorded with the run."""
+    usage = s.llm_usage
+    if not usage:
+        return {}
+    rows, served = [], []
+    for kind, t in usage.items():
+        tokens = t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"]
+        spent = costs.usd_spent({kind: t})
+        rows.append(
+            CostRow(
+                kind=KIND_LABELS.get(kind, kind),
+                model=t["model"],
+                sent=t["sent"],
+                cached=t["cached"],
+                prompt_tokens=t["prompt_tokens"],
+                completion_tokens=t["completion_tokens"],
+                cached_prompt_tokens=t["cached_prompt_tokens"],
+                cached_completion_tokens=t["cached_completion_tokens"],
+                per_unit=PER.get(kind, "unit"),
+                per_n=t["per"],
+                tokens_per=tokens / t["per"] if t["per"] else None,
+                price=price_text(t.get("price")),
+                usd_spent=spent,
+            )
+        )
+        for by in t.get("served", []):
+            served.append(
+                ServedRow(
+                    kind=KIND_LABELS.get(kind, kind),
+                    asked=t["model"],
+                    served=by["model"] if by["model"] is not None else "(not said)",
+                    fingerprint=by["fingerprint"] or "—",
+                    requests=by["requests"],
+                    differs=by["model"] is not None and not costs.same_model(t["model"], by["model"]),
+                )
+            )
+    metric = s.metric
+    accuracies = [metric("judge_repeat_accuracy_mean"), metric("judge_repeat_accuracy_sd")]
+    repeats = ""
+    if accuracies[0] is not None and accuracies[1] is not None:
+        repeats = f"{accuracies[0].value:.3f} ± {accuracies[1].value:.3f} (mean ± sd over {accuracies[0].n} repeats)"
+    return {
+        "costs": rows,
+        "served": served,
+        "usd_spent": metric("usd_spent").value if metric("usd_spent") else None,
+        "usd_per_correct": metric("usd_per_correct").value if metric("usd_per_correct") else None,
+        "tokens_per_correct": metric("tokens_per_correct").value if metric("tokens_per_correct") else None,
+        "unpriced": costs.unpriced(usage),
+        "repeats": repeats,
+    }
+
+
+def _protocol_views(s: RunSummary) -> dict[str, Any]:
+    """The run's protocols, the published files their templates were read from (linked at the pinned
+    commit) and each template's digest; nothing beyond the names for the harness's own prompts."""
+    block = (s.llm_settings or {}).get("protocols") or {}
+    answer, judge = block.get("answer", {}), block.get("judge", {})
+    source = s.protocol_source or {}
+    repo, commit = source.get("repository", ""), source.get("commit", "")
+    files = [
+        (f"{repo}@{commit[:12]}/{path}", f"https://github.com/{repo}/blob/{commit}/{path}", digest)
+        for path, digest in sorted((source.get("files") or {}).items())
+    ]
+    templates = [
+        (f"{part['name']}: {name}", digest)
+        for part in ([answer] if answer.get("name") == judge.get("name") else [answer, judge])
+        if part
+        for name, digest in sorted(part.get("templates", {}).items())
+    ]
+    return {
+        "protocol": s.answer_protocol or "harness",
+        "judge_protocol": judge.get("name") or s.answer_protocol or "harness",
+        "source_files": files,
+        "templates": templates,
+    }
 
 
 def _category_row(row: dict[str, Any], headline: MetricValue | None) -> CategoryRow:

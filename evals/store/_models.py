@@ -87,6 +87,13 @@ class RunSummary:
     llm_requests_cached: int | None = None
     llm_prompt_tokens: int | None = None
     llm_completion_tokens: int | None = None
+    # Per kind of request (answer, judge, memory_write): sent vs cached, tokens, served models, denominator,
+    # price (evals.results.RequestTally.as_json); None: no answers, or stored before it was recorded.
+    llm_usage: dict[str, Any] | None = None
+    # The protocol that asked for the answers (evals.protocols; None: made before protocols, the harness's
+    # prompts) and where its templates were read: repository, commit, files -> sha256 (None: the harness's).
+    answer_protocol: str | None = None
+    protocol_source: dict[str, Any] | None = None
 
     @property
     def headline(self) -> Headline:

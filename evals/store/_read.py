@@ -21,6 +21,7 @@ from evals.results import (
     PointAnswer,
     RunResult,
     TestPointResult,
+    usage_from_json,
 )
 from evals.retrieval import sessions_of
 from evals.scoring import PointScore, Scores, evidence_hits, score_point
@@ -45,7 +46,12 @@ ANSWER_COLUMNS = (
     "llm_requests_cached",
     "llm_prompt_tokens",
     "llm_completion_tokens",
+    "llm_usage",
+    "answer_protocol",
+    "protocol_source",
 )
+# The answer columns stored as JSON text.
+_JSON_COLUMNS = ("llm_settings", "llm_usage", "protocol_source")
 SUMMARY_COLUMNS = (
     "run_id",
     "commit",
@@ -495,6 +501,9 @@ class StoreReader(Connected):
             requests_cached=summary.llm_requests_cached or 0,
             prompt_tokens=summary.llm_prompt_tokens or 0,
             completion_tokens=summary.llm_completion_tokens or 0,
+            usage=usage_from_json(summary.llm_usage),
+            protocol=summary.answer_protocol or "harness",  # a run made before protocols used the harness's prompts
+            protocol_source=summary.protocol_source,
         )
 
 
@@ -550,8 +559,8 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         cutoffs=list(values["cutoffs"] or []),
         cutoff_rule=values["cutoff_rule"],
         benchmark=values["benchmark"],
-        **{name: values[name] for name in ANSWER_COLUMNS if name != "llm_settings"},
-        llm_settings=json.loads(values["llm_settings"]) if values["llm_settings"] else None,
+        **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
+        **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 from evals.corpus import Conversation, Reference
 from evals.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
 from evals.provenance import Provenance
-from evals.results import RunResult, TestPointResult
+from evals.results import RunResult, TestPointResult, usage_json
 from evals.scoring import Evaluation, Scores
 from evals.store._errors import StoreError
 from evals.store._keys import config_key, reuse_key
@@ -120,6 +120,9 @@ def make_summary(
             "llm_requests_cached": answers.requests_cached,
             "llm_prompt_tokens": answers.prompt_tokens,
             "llm_completion_tokens": answers.completion_tokens,
+            "llm_usage": usage_json(answers.usage) if answers.usage else None,
+            "answer_protocol": answers.protocol,
+            "protocol_source": answers.protocol_source,
         }
     return RunSummary(
         run_id=run_id,
@@ -251,6 +254,16 @@ def answers_table(record: RunRecord) -> pa.Table | None:
             "judge_prompt_tokens",
             "judge_completion_tokens",
             "answerable",
+            "answer_cached",
+            "judge_cached",
+            "served_model",
+            "fingerprint",
+            "judge_served_model",
+            "repeat_verdicts",
+            "category",
+            "counted",
+            "verdict",
+            "score",
         )
     }
     for result, points in zip(record.run.conversations, answers.points, strict=True):
@@ -272,6 +285,16 @@ def answers_table(record: RunRecord) -> pa.Table | None:
         "judge_prompt_tokens": pa.int32(),
         "judge_completion_tokens": pa.int32(),
         "answerable": pa.bool_(),
+        "answer_cached": pa.bool_(),
+        "judge_cached": pa.bool_(),
+        "served_model": pa.string(),
+        "fingerprint": pa.string(),
+        "judge_served_model": pa.string(),
+        "repeat_verdicts": pa.list_(pa.string()),
+        "category": pa.string(),
+        "counted": pa.bool_(),
+        "verdict": pa.string(),
+        "score": pa.float64(),
     }
     count = len(rows["conversation_id"])
     return pa.table(

@@ -391,6 +391,35 @@ SET record_texts = [CASE WHEN starts_with(x, chr(0)) THEN chr(0) || x ELSE x END
 WHERE len([x FOR x IN record_texts IF starts_with(x, chr(0))]) > 0;
 """
 
+# Issue 25, costs and provenance of LLM requests: per kind of request (answer, judge, memory write),
+# what was sent and what came from the cache, tokens apart, the served models and fingerprints, the
+# denominator and the price the run was costed at (evals.results.RequestTally as JSON); per answer,
+# whether it and its verdict came from the cache, the model and fingerprint the endpoint said served
+# it, and with --judge-repeats every repeat's verdict. NULL: a run stored before (costs not known apart).
+_LLM_COSTS = """
+ALTER TABLE runs ADD COLUMN llm_usage JSON;
+ALTER TABLE test_point_answers ADD COLUMN answer_cached BOOLEAN;
+ALTER TABLE test_point_answers ADD COLUMN judge_cached BOOLEAN;
+ALTER TABLE test_point_answers ADD COLUMN served_model VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN fingerprint VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN judge_served_model VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN repeat_verdicts VARCHAR[];
+"""
+
+# Issue 25's protocols (evals.protocols): which protocol asked for a run's answers and where its
+# templates were read (repository, commit, files -> sha256); per answer, the test point's category, whether
+# the protocol counts it, the judge's verdict as read ("correct", "wrong", "unparsed") and the protocol's own
+# score where it scores without a judge (LoCoMo's F1). NULL for runs made before: the harness's prompts,
+# their answerable points counted.
+_ANSWER_PROTOCOLS = """
+ALTER TABLE runs ADD COLUMN answer_protocol VARCHAR;
+ALTER TABLE runs ADD COLUMN protocol_source JSON;
+ALTER TABLE test_point_answers ADD COLUMN category VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN counted BOOLEAN;
+ALTER TABLE test_point_answers ADD COLUMN verdict VARCHAR;
+ALTER TABLE test_point_answers ADD COLUMN score DOUBLE;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -403,6 +432,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
     Migration(10, "run_benchmark", _BENCHMARK),
     Migration(11, "conversation_digests_compact_summaries", _CONVERSATION_DIGESTS),
+    Migration(12, "llm_costs_served_models_judge_repeats", _LLM_COSTS),
+    Migration(13, "answer_protocols", _ANSWER_PROTOCOLS),
 )
 
 

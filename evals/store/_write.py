@@ -128,6 +128,10 @@ class StoreWriter(Connected):
         values["strategy_config"] = json.dumps(summary.strategy_config, ensure_ascii=False)
         if summary.llm_settings is not None:
             values["llm_settings"] = json.dumps(summary.llm_settings, ensure_ascii=False, sort_keys=True)
+        if summary.llm_usage is not None:
+            values["llm_usage"] = json.dumps(summary.llm_usage, ensure_ascii=False)
+        if summary.protocol_source is not None:
+            values["protocol_source"] = json.dumps(summary.protocol_source, ensure_ascii=False, sort_keys=True)
         values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)
         values["appended_at"] = utc_now()
         # A store opened with fewer migrations (tests build old stores so) has fewer columns.
