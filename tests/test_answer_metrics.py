@@ -351,3 +351,52 @@ def test_run_page_shows_the_answer_figures(played, tmp_path):
     assert re.search(r"<td>alpha</td><td class=\"num\"[^>]*>4</td><td[^>]*>100", table)
     assert re.search(r"<td>beta</td><td class=\"num\"[^>]*>8</td><td[^>]*>0", table)
     assert "accuracy where no evidence turn was retrieved" in page
+
+
+# -- end to end under the published protocols (h25core's stand-in sources and corpora) ---------------
+
+from test_protocols import last_run, lme_corpus, locomo_corpus, sources  # noqa: E402,F401  (fixtures)
+from test_protocols import run as protocol_run  # noqa: E402
+
+
+@pytest.fixture
+def protocol_server():
+    with LLMServer() as started:
+        yield started
+
+
+def _figures(stored) -> dict[str, Any]:
+    values = point_values(ScoredRun(stored.run, stored.scores, stored.answers))
+    return answer_figures(values, stored.answers, stored.summary.benchmark)
+
+
+def test_longmemeval_protocol_figures_from_the_stored_run(protocol_server, sources, lme_corpus, store_path):
+    """--protocol longmemeval: every question type a category, the _abs question in its type and in abstention
+    accuracy (by the abstention template's verdict), the task average over the six types; stored as metrics."""
+    result = protocol_run(protocol_server, store_path, lme_corpus, "--protocol", "longmemeval", "--judge")
+    assert result.exit_code == 0, result.output
+    stored = last_run(store_path)
+    figures = _figures(stored)
+    assert figures["protocol"] == "longmemeval"
+    counts = {r["category"]: r["n"] for r in figures["by_category"]}
+    assert len(counts) == 6 and counts["temporal-reasoning"] == 2 and sum(counts.values()) == 7
+    assert figures["abstention"]["accuracy"]["n"] == 1 and figures["abstention"]["correct_abstention"]["n"] == 1
+    assert figures["task_averaged"]["categories"] == 6
+    metrics = stored.summary.metrics
+    assert metrics["answer_task_averaged"].value == pytest.approx(figures["task_averaged"]["value"])
+    assert metrics["answer_accuracy"].n == 7
+
+
+def test_locomo_protocol_figures_from_the_stored_run(protocol_server, sources, locomo_corpus, store_path):
+    """--protocol locomo: no judge, so the QA score (LoCoMo's stemmed F1 rules) with bootstrap intervals, categories
+    by number; the result JSON and --by-category say so."""
+    result = protocol_run(protocol_server, store_path, locomo_corpus, "--protocol", "locomo")
+    assert result.exit_code == 0, result.output
+    stored = last_run(store_path)
+    assert "answer_accuracy" not in stored.summary.metrics and "answer_score" in stored.summary.metrics
+    figures = _figures(stored)
+    assert figures["overall"]["interval"] == "bootstrap" and figures["lexical"]["f1"] == "locomo"
+    assert all(re.fullmatch(r"\d \([a-z-]+\)", r["label"]) for r in figures["by_category"])
+    records = json.loads(CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--by-category", "--format", "json"]).output)
+    assert {r["label"] for r in records} == {r["label"] for r in figures["by_category"]}
+    assert all(r["answer_interval"] == "bootstrap" for r in records if r["answer_n"])
