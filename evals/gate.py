@@ -9,8 +9,11 @@ the configurations compared, so seven configurations do not make seven chances
 of a false alarm. A configuration **regresses** when its adjusted p is below
 ``alpha`` and it lost more test points than it gained, or when its retrieve p95
 latency (the metric :data:`LATENCY_METRIC`, where both runs recorded it) grew
-past ``latency_factor`` times the base's. An improvement is reported and never
-fails the gate.
+past ``latency_factor`` times the base's, or when, with judged answers on both
+sides, some question type (category) lost more verdicts than it gained with a
+McNemar p below ``alpha`` after Holm's adjustment across every question type of
+every configuration compared. An improvement is reported and never fails the
+gate.
 
 A ref is, in this order: a run id (that one run); a prefix of a commit some
 stored runs were made at; a git ref (branch, tag, ``HEAD``) resolved in
@@ -34,14 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals import answer_metrics as qa
 from evals.compare import Flip, Outcome, compare_runs
 from evals.errors import EvalsError
 from evals.formatting import commit_text, short_commit
 from evals.metrics import MetricValue
 from evals.provenance import first_parents, resolve_commit
 from evals.site_paths import Paths
-from evals.stats import holm
-from evals.store import RunSummary, Store, StoreError
+from evals.stats import holm, mcnemar_exact
+from evals.store import RunSummary, Store, StoredRun, StoreError
 
 __all__ = [
     "BASE_LOOKBACK",
@@ -57,6 +61,7 @@ __all__ = [
     "GateResult",
     "GateRow",
     "Side",
+    "TypeTest",
     "gate",
     "resolve_side",
 ]
@@ -125,6 +130,26 @@ class FlippedPoint:
 
 
 @dataclass(frozen=True)
+class TypeTest:
+    """One question type (category) of a configuration: the judge's verdicts on the test points both runs had
+    judged, paired in McNemar's exact test, its p adjusted by Holm across every type test of the gate."""
+
+    category: str | None
+    label: str  # as tables show it (a LoCoMo category by number first)
+    shared: int  # test points of this type judged in both runs
+    base_correct: int
+    head_correct: int
+    lost: int  # correct in base, not in head
+    gained: int
+    p: float
+    p_holm: float
+    paired: str  # REGRESSION, IMPROVEMENT, NOISE or NO_CHANGE
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class GateRow:
     """One configuration on one corpus: the base run against the head run."""
 
@@ -142,6 +167,12 @@ class GateRow:
     latency_ratio: float | None  # head / base, None unless both were recorded
     slower: bool  # latency_ratio above the gate's factor
     allowed_by: str | None = None  # the --allow entry that accepts this row's regression
+    # With judged answers on both sides: per question type, the paired test of the verdicts.
+    types: tuple[TypeTest, ...] = ()
+
+    @property
+    def types_regressed(self) -> tuple[TypeTest, ...]:
+        return tuple(t for t in self.types if t.paired == REGRESSION)
 
     @property
     def base_value(self) -> MetricValue | None:
@@ -153,7 +184,7 @@ class GateRow:
 
     @property
     def regressed(self) -> bool:
-        return self.paired == REGRESSION or self.slower
+        return self.paired == REGRESSION or self.slower or bool(self.types_regressed)
 
     @property
     def failed(self) -> bool:
@@ -196,6 +227,7 @@ class GateRow:
             "regressed": self.regressed,
             "failed": self.failed,
             "hit_to_miss_points": [dataclasses.asdict(point) for point in self.lost],
+            "answer_types": [t.as_dict() for t in self.types],
         }
 
 
@@ -387,8 +419,8 @@ def _measure(
 ) -> GateRow:
     """One pair's paired test and latency ratio; its Holm-adjusted p and verdict are set once every pair is measured."""
     metric, outcome = _headline(base, head)
-    stored_base = store.get_run(base.run_id)
-    comparison = compare_runs(stored_base, store.get_run(head.run_id), outcome)
+    stored_base, stored_head = store.get_run(base.run_id), store.get_run(head.run_id)
+    comparison = compare_runs(stored_base, stored_head, outcome)
     if paths is not None:
         paths.set_conversations(base.run_id, [c.conversation_id for c in stored_base.run.conversations])
         paths.place_run(base.run_id, stored_base.run.conversations)
@@ -422,7 +454,73 @@ def _measure(
             and latency_head >= latency_floor_s
             and min(_latency_calls(base), _latency_calls(head)) >= LATENCY_MIN_CALLS
         ),
+        types=_type_tests(stored_base, stored_head),
     )
+
+
+def _judged_by_type(stored: StoredRun) -> dict[tuple[str, int, str], tuple[str | None, bool]] | None:
+    """Each counted, judged test point's (category, correct), by (conversation, turn, question); None for a run
+    without judged answers. A protocol that scores instead of judging (LoCoMo's F1) has no verdict to pair."""
+    if stored.answers is None:
+        return None
+    found = {}
+    for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True):
+        for point, answer in zip(result.test_points, answers, strict=True):
+            value = qa.judged_value(answer)
+            if value is not None:
+                category = answer.category if answer.category is not None else point.category
+                found[(result.conversation_id, point.turn_index, point.question)] = (category, value >= 1)
+    return found or None
+
+
+def _type_tests(base: StoredRun, head: StoredRun) -> tuple[TypeTest, ...]:
+    """Per question type, McNemar's exact test of the verdicts on the points both runs had judged (p not yet
+    adjusted: :func:`gate` adjusts across every type of every configuration). () without judged answers on
+    both sides or without categories."""
+    before, after = _judged_by_type(base), _judged_by_type(head)
+    if before is None or after is None:
+        return ()
+    by_type: dict[str | None, list[tuple[bool, bool]]] = {}
+    for key, (category, was) in before.items():
+        if key in after:
+            by_type.setdefault(category, []).append((was, after[key][1]))
+    if set(by_type) <= {None}:
+        return ()  # no categories: the answers' overall test is evals compare's
+    tests = []
+    for category in sorted(by_type, key=lambda c: (c is None, qa.category_label(c))):
+        pairs = by_type[category]
+        lost = sum(1 for a, b in pairs if a and not b)
+        gained = sum(1 for a, b in pairs if b and not a)
+        p = mcnemar_exact(lost, gained)
+        tests.append(
+            TypeTest(
+                category,
+                qa.category_label(category, base.summary.benchmark),
+                len(pairs),
+                sum(a for a, _ in pairs),
+                sum(b for _, b in pairs),
+                lost,
+                gained,
+                p,
+                p,
+                NO_CHANGE,
+            )
+        )
+    return tuple(tests)
+
+
+def _adjust_types(rows: list[GateRow], alpha: float) -> list[GateRow]:
+    """Holm's adjustment across every question type of every configuration, then each type's verdict."""
+    flat = [t.p for row in rows for t in row.types]
+    adjusted = iter(holm(flat))
+    out = []
+    for row in rows:
+        types = []
+        for t in row.types:
+            p_holm = next(adjusted)
+            types.append(dataclasses.replace(t, p_holm=p_holm, paired=_paired_verdict(t.lost, t.gained, p_holm, alpha)))
+        out.append(dataclasses.replace(row, types=tuple(types)))
+    return out
 
 
 def gate(
@@ -456,7 +554,7 @@ def gate(
         compared = ", ".join(sorted({h.config_key for _, h in pairs} | {h.strategy for _, h in pairs}))
         raise GateError(f"--allow {unmatched[0]} matches no configuration compared (compared: {compared})")
     paths = Paths(store.runs()) if site_url else None
-    measured = [_measure(store, b, h, latency_factor, latency_floor_s, paths, site_url) for b, h in pairs]
+    measured = _adjust_types([_measure(store, b, h, latency_factor, latency_floor_s, paths, site_url) for b, h in pairs], alpha)
     rows = []
     for row, p_holm in zip(measured, holm([row.p for row in measured]), strict=True):
         row = dataclasses.replace(row, p_holm=p_holm, paired=_paired_verdict(len(row.lost), row.gained, p_holm, alpha))

@@ -14,6 +14,7 @@ from evals import formatting
 from evals.gate import LATENCY_METRIC, LATENCY_MIN_CALLS, REGRESSION, GateResult, GateRow, Side
 from evals.markdown import strategy_labels
 from evals.metrics import METRICS, MetricValue
+from evals.stats import wilson_interval
 from evals.store import RunSummary
 
 __all__ = ["MAX_FLIPS_SHOWN", "gate_markdown", "text"]
@@ -62,6 +63,8 @@ def _verdict(row: GateRow, factor: float) -> str:
     parts = [row.paired]  # regression, improvement, within noise or no change
     if row.slower:
         parts.append(f"slower (latency past ×{factor:g})")
+    if row.types_regressed:
+        parts.append(f"answers regressed on {', '.join(text(t.label) for t in row.types_regressed)}")
     verdict = ", ".join(parts)
     if row.failed:
         return f"**{verdict}**"
@@ -112,6 +115,53 @@ def _table(result: GateResult, labels: dict[str, str]) -> list[str]:
                 ]
             )
         )
+    return lines
+
+
+def _accuracy(correct: int, shared: int) -> str:
+    """``0.750 [0.409, 0.929] (6/8)``: a type's share judged correct, its 95% Wilson interval, the counts."""
+    low, high = wilson_interval(correct, shared) or (None, None)
+    return f"{formatting.with_interval(correct / shared if shared else None, low, high)} ({correct}/{shared})"
+
+
+def _types_table(result: GateResult, labels: dict[str, str]) -> list[str]:
+    """Per configuration with judged answers on both sides, per question type: the verdicts' paired test."""
+    rows = [row for row in result.rows if row.types]
+    if not rows:
+        return []
+    count = sum(len(row.types) for row in rows)
+    lines = [
+        "### Answer accuracy per question type",
+        "",
+        _row(["configuration", "corpus", "type", "base [95% CI]", "head [95% CI]", "correct→wrong", "wrong→correct", "p", "p (Holm)", "verdict"]),
+        "|---|---|---|---|---|--:|--:|--:|--:|---|",
+    ]
+    for row in rows:
+        for t in row.types:
+            verdict = f"**{t.paired}**" if t.paired == REGRESSION and row.failed else t.paired
+            lines.append(
+                _row(
+                    [
+                        _configuration(row, labels[row.head.run_id]),
+                        _code(row.base.corpus_name),
+                        text(t.label),
+                        _accuracy(t.base_correct, t.shared),
+                        _accuracy(t.head_correct, t.shared),
+                        str(t.lost),
+                        str(t.gained),
+                        formatting.p_value_text(t.p),
+                        formatting.p_value_text(t.p_holm),
+                        verdict,
+                    ]
+                )
+            )
+    lines += [
+        "",
+        "Each row pairs the judge's verdicts on the test points of one type both runs had judged (an unparsed verdict "
+        f"counts as wrong) in McNemar's exact test, two-sided; p (Holm) is adjusted across the {count} question "
+        f"type{'s' if count != 1 else ''} tested. A type regresses when p (Holm) < {result.alpha:g} and it lost more "
+        "verdicts than it gained; that fails its configuration.",
+    ]
     return lines
 
 
@@ -208,7 +258,12 @@ def gate_markdown(result: GateResult) -> str:
         f"(`{LATENCY_METRIC}`, where both runs recorded it) grew past ×{result.latency_factor:g} "
         f"to {result.latency_floor_s * 1000:g} ms or more, measured over at least {LATENCY_MIN_CALLS} calls on each side. "
         "An improvement never fails the gate. Brackets: 95% Wilson interval."
+        + (" With judged answers on both sides, a question type whose answers regressed fails its configuration too (below)."
+           if any(row.types for row in result.rows) else "")
     )
+    types = _types_table(result, labels)
+    if types:
+        lines += ["", *types]
     for row in result.rows:
         if row.paired == REGRESSION:
             lines += ["", *_flips(row, labels[row.head.run_id])]

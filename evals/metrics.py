@@ -34,8 +34,9 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evals import answer_metrics as qa
 from evals import costs
-from evals.answer_scores import bleu1, token_f1
+from evals.answer_scores import lexical
 from evals.formatting import whole_number
 from evals.results import (
     ANSWER,
@@ -57,6 +58,7 @@ from evals.stats import bootstrap_mean_intervals, wilson_interval
 __all__ = [
     "ALL",
     "answer_scores",
+    "answer_values_by_category",
     "Point",
     "PointValues",
     "grouped",
@@ -203,6 +205,7 @@ class Point:
     answer: PointAnswer | None
     retrieval: dict[tuple[str, int], tuple[float, ...]]
     k: int
+    protocol: str = "harness"  # the answers' protocol (evals.protocols): which lexical scores apply
 
     def retrieval_value(self, name: str, level: str, cutoff: int) -> float | None:
         found = self.retrieval.get((level, cutoff))
@@ -250,15 +253,19 @@ def point_metric(
     answers: bool = False,
     optional: bool = False,
     leaderboard: bool = True,
+    whole_run: Callable[[ScoredRun], MetricValue | None] | None = None,
 ) -> Callable[[Callable[[Point], float | None]], Callable[[ScoredRun], MetricValue | None]]:
     """Declare the decorated function, the value of one test point (None: it does not count), as the
     metric ``name``: its mean over the counted test points, a proportion with a Wilson interval, a
-    MEAN with a bootstrap one (unless ``interval=False``). Returns the run-level function."""
+    MEAN with a bootstrap one (unless ``interval=False``). Returns the run-level function: ``whole_run``
+    where given (the same figure, for a caller with answers but no scores), else the aggregate."""
 
     def register(per_point: Callable[[Point], float | None]) -> Callable[[ScoredRun], MetricValue | None]:
         def compute(run: ScoredRun) -> MetricValue | None:
             if answers and run.answers is None:
                 return None  # the metric does not apply
+            if whole_run is not None:
+                return whole_run(run)
             return grouped(point_values(run, [name]))[ALL].get(name)
 
         _declare(
@@ -308,6 +315,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     if not retrieval_keys and not any(parse_retrieval_key(m.name) for m in points):
         depths = []  # nothing asked for reads a ranking
     whole = result is not None and result.cutoff_rule == WHOLE_LIST
+    protocol = answers.protocol if answers is not None else "harness"
     scored_points: list[dict[tuple[str, int], tuple[float, ...]]] = []
     for position in range(count):
         here = result.conversations[position].test_points if result is not None else [None] * len(scores.points[position])
@@ -320,7 +328,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
                 values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
             retrieval = retrieval_scores(point, depths, result.cutoff_rule) if depths else {}
             scored_points.append(retrieval)
-            view = Point(point, score, answer, retrieval, result.k if result is not None else 0)  # type: ignore[arg-type]
+            view = Point(point, score, answer, retrieval, result.k if result is not None else 0, protocol)  # type: ignore[arg-type]
             for m in points:
                 columns[m.name].append(m.per_point(view))
             answerable = score is not None and score.answerable
@@ -621,19 +629,181 @@ def tokens_per_test_point(point: Point) -> float | None:
 # -- end-to-end answers ------------------------------------------------------------------------
 
 
-@metric(
+# Each protocol's population and value of a point (evals.answer_metrics): a verdict (0/1, a Wilson interval)
+# or, where the protocol scores without a judge (LoCoMo), its own score (a mean, a bootstrap interval).
+
+
+def _judged_accuracy(run: ScoredRun) -> MetricValue | None:
+    """answer_accuracy from the answers alone: None for a run no judge graded, null without a counted point."""
+    answers = run.answers
+    if answers is None:
+        return None
+    values = [v for conversation in answers.points for answer in conversation if (v := qa.judged_value(answer)) is not None]
+    if not values and answers.judge_model is None:
+        return None  # a run without a judge (or a protocol that scores without one)
+    return proportion(round(sum(values)), len(values))
+
+
+@point_metric(
     "answer_accuracy",
     label="answer accuracy",
     kind=PROPORTION,
     higher_is_better=True,
     answers=True,
-    description="Share of judged answers the LLM judge graded correct.",
+    presence="some",
+    whole_run=_judged_accuracy,
+    description="Share of the test points the protocol counts that its judge graded correct (an unparsed verdict counts "
+    "as not correct); per category with the same rule.",
 )
-def answer_accuracy(run: ScoredRun) -> MetricValue | None:
-    answers = run.answers
-    if answers is None or answers.judge_model is None:
+def answer_accuracy(point: Point) -> float | None:
+    answer = point.answer
+    return None if answer is None else qa.judged_value(answer)
+
+
+@point_metric(
+    "answer_score",
+    label="QA score",
+    kind=MEAN,
+    higher_is_better=True,
+    answers=True,
+    presence="some",
+    description="Mean of the protocol's own per-point score where it scores without a judge (LoCoMo: Porter-stemmed F1 "
+    "with its per-category rules, category 5 by its 'not mentioned' rule), 95% bootstrap interval.",
+)
+def answer_score(point: Point) -> float | None:
+    answer = point.answer
+    return None if answer is None else qa.scored_value(answer)
+
+
+def answer_values_by_category(values: PointValues) -> dict[str | None, list[float]] | None:
+    """Each category's counted answer values (verdicts or scores), in order of first appearance; None when
+    no test point has a category or the values hold no answers."""
+    if not any(c is not None for c in values.categories) or "answer_accuracy" not in values.columns:
         return None
-    return proportion(answers.correct, answers.judged)
+    out: dict[str | None, list[float]] = {}
+    for category, judged, scored in zip(values.categories, values.columns["answer_accuracy"], values.columns["answer_score"], strict=True):
+        value = judged if judged is not None else scored
+        if value is not None:
+            out.setdefault(category, []).append(value)
+    return out
+
+
+def _values_by_category(run: ScoredRun) -> dict[str | None, list[float]] | None:
+    return answer_values_by_category(point_values(run, ["answer_accuracy", "answer_score"]))
+
+
+@metric(
+    "answer_task_averaged",
+    label="task-averaged",
+    kind=MEAN,
+    higher_is_better=True,
+    answers=True,
+    description="Mean of the per-category answer accuracies (scores), each category weighing the same, as LongMemEval "
+    "averages its question types; 95% stratified bootstrap interval (seed 0).",
+)
+def answer_task_averaged(run: ScoredRun) -> MetricValue | None:
+    if run.answers is None or run.scores is None:
+        return None
+    groups = _values_by_category(run)
+    found = qa.task_averaged(groups) if groups else None
+    return None if found is None else MetricValue(*found)
+
+
+@point_metric(
+    "answer_abstention_accuracy",
+    label="abstention accuracy",
+    kind=PROPORTION,
+    higher_is_better=True,
+    answers=True,
+    presence="some",
+    leaderboard=False,
+    description="Accuracy over the counted test points the corpus marks unanswerable (LongMemEval's _abs questions "
+    "by its abstention template, LoCoMo's category 5 by its rule).",
+)
+def answer_abstention_accuracy(point: Point) -> float | None:
+    answer = point.answer
+    return None if answer is None or answer.answerable else qa.point_value(answer)
+
+
+@point_metric(
+    "answer_false_abstention",
+    label="false abstention",
+    kind=PROPORTION,
+    higher_is_better=False,
+    answers=True,
+    presence="some",
+    leaderboard=False,
+    description="Share of answerable test points whose answer declines to answer (the lexical abstention rule).",
+)
+def answer_false_abstention(point: Point) -> float | None:
+    answer = point.answer
+    if answer is None or not answer.answerable:
+        return None
+    found = qa.abstains(answer)
+    return None if found is None else float(found)
+
+
+@point_metric(
+    "answer_correct_abstention",
+    label="correct abstention",
+    kind=PROPORTION,
+    higher_is_better=True,
+    answers=True,
+    presence="some",
+    leaderboard=False,
+    description="Share of unanswerable test points whose answer declines to answer (the protocol's abstention verdict "
+    "or rule where it has one, else the lexical rule).",
+)
+def answer_correct_abstention(point: Point) -> float | None:
+    answer = point.answer
+    if answer is None or answer.answerable:
+        return None
+    found = qa.abstains(answer)
+    return None if found is None else float(found)
+
+
+@point_metric(
+    "answer_unparsed",
+    label="unparsed verdicts",
+    kind=PROPORTION,
+    higher_is_better=False,
+    answers=True,
+    presence="some",
+    leaderboard=False,
+    description="Share of the counted verdicts the judge's reply could not be parsed into (counted as not correct); "
+    "a run above 1% is flagged.",
+)
+def answer_unparsed(point: Point) -> float | None:
+    answer = point.answer
+    return None if answer is None else qa.unparsed_value(answer)
+
+
+def _by_evidence(found: bool) -> Callable[[Point], float | None]:
+    def value(point: Point) -> float | None:
+        answer = point.answer
+        if answer is None or point.score.evidence_any is not found:
+            return None
+        return qa.point_value(answer)
+
+    return value
+
+
+for _found, _name, _label, _said in (
+    (True, "answer_accuracy_evidence_found", "accuracy, evidence retrieved", "at least one of its evidence turns was retrieved"),
+    (False, "answer_accuracy_evidence_missed", "accuracy, evidence missed", "no evidence turn was retrieved (a high "
+     "figure here flags guessing or a lenient judge)"),
+):  # fmt: skip
+    point_metric(
+        _name,
+        label=_label,
+        kind=MEAN,
+        higher_is_better=True,
+        answers=True,
+        presence="some",
+        leaderboard=False,
+        description=f"Answer accuracy (score) over the counted test points with evidence turns where {_said}; "
+        "95% bootstrap interval.",
+    )(_by_evidence(_found))
 
 
 @metric(
@@ -649,10 +819,16 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     return None if answers is None else proportion(answers.keyword_hits, answers.total)
 
 
-def answer_scores(point: TestPointResult, answer: PointAnswer) -> dict[str, float]:
-    """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``: the per-point values of
-    answer_f1 and answer_bleu1, and what the result JSON and the drill-down show beside each answer."""
-    return {"f1": token_f1(answer.answer, point.expected_fact), "bleu1": bleu1(answer.answer, point.expected_fact)}
+def answer_scores(point: TestPointResult, answer: PointAnswer, protocol: str = "harness") -> dict[str, float]:
+    """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``, as ``protocol`` defines them
+    (:data:`evals.answer_scores.LEXICAL`): the per-point values of answer_f1 and answer_bleu1, and what the
+    result JSON and the drill-down show beside each answer."""
+    return lexical(protocol, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category)
+
+
+def _lexical_population(answer: PointAnswer | None) -> bool:
+    """Answerable points the protocol does not leave out: an F1 against an unanswerable point's gold means nothing."""
+    return answer is not None and answer.answerable and answer.counted is not False
 
 
 @point_metric(
@@ -661,11 +837,13 @@ def answer_scores(point: TestPointResult, answer: PointAnswer) -> dict[str, floa
     kind=MEAN,
     higher_is_better=True,
     answers=True,
-    description="Mean token F1 of each answer against the expected fact, after LoCoMo's answer normalisation (95% bootstrap interval).",
+    description="Mean token F1 of each answer against the expected fact, as the run's protocol defines it (harness and "
+    "LongMemEval: LoCoMo's normalisation, no stemming; LoCoMo: stemmed, per-category rules; mem0: token sets); "
+    "95% bootstrap interval.",
 )
 def answer_f1(point: Point) -> float | None:
     answer = point.answer
-    return answer_scores(point.result, answer)["f1"] if answer is not None and answer.answerable else None
+    return answer_scores(point.result, answer, point.protocol)["f1"] if _lexical_population(answer) else None  # type: ignore[arg-type]
 
 
 @point_metric(
@@ -674,11 +852,12 @@ def answer_f1(point: Point) -> float | None:
     kind=MEAN,
     higher_is_better=True,
     answers=True,
-    description="Mean sentence BLEU-1 of each answer against the expected fact, after LoCoMo's answer normalisation (95% bootstrap interval).",
+    description="Mean sentence BLEU-1 of each answer against the expected fact, as the run's protocol defines it (mem0: "
+    "NLTK word tokens, smoothing method1; otherwise the harness's, on LoCoMo's normalised tokens); 95% bootstrap interval.",
 )
 def answer_bleu1(point: Point) -> float | None:
     answer = point.answer
-    return answer_scores(point.result, answer)["bleu1"] if answer is not None and answer.answerable else None
+    return answer_scores(point.result, answer, point.protocol)["bleu1"] if _lexical_population(answer) else None  # type: ignore[arg-type]
 
 
 @metric(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.breakdown import metrics_additions
+from evals.breakdown import answer_figures, metrics_additions
 from evals.headline import Headline
 from evals.metrics import (
     ALL,
@@ -102,7 +102,8 @@ def legacy_json(
     ``values`` are the run's :func:`~evals.metrics.point_values`, when the caller has them already."""
     head, tail = legacy_json_parts(run, scores, answers, metrics, values)
     conversations = [
-        conversation_json(c, answers.points[i] if answers is not None else None) for i, c in enumerate(run.conversations)
+        conversation_json(c, answers.points[i] if answers is not None else None, answers.protocol if answers is not None else "harness")
+        for i, c in enumerate(run.conversations)
     ]
     return {**head, "conversations": conversations, **tail}
 
@@ -147,6 +148,7 @@ def legacy_json_parts(
     tail: dict[str, Any] = {}
     if answers is not None:
         head["metrics"]["answers"] = answers_block(answers) | lexical_block(overall)
+        head["metrics"]["answers"]["figures"] = answer_figures(values, answers, run.benchmark)
         tail["answers"] = {
             "answer_model": answers.answer_model,
             "judge_model": answers.judge_model,
@@ -182,13 +184,13 @@ def _add_measurements(
         head["metrics"]["latency"] = latency
 
 
-def conversation_json(conversation: ConversationResult, answers: list[PointAnswer] | None = None) -> dict[str, Any]:
+def conversation_json(conversation: ConversationResult, answers: list[PointAnswer] | None = None, protocol: str = "harness") -> dict[str, Any]:
     """One entry of the document's ``conversations``; ``answers`` aligned with its test points, each
-    with its token F1 and BLEU-1 against the expected fact."""
+    with its F1 and BLEU-1 against the expected fact as ``protocol`` defines them."""
     points = [point_json(tp) for tp in conversation.test_points]
     if answers is not None:
         for point, result, answer in zip(points, conversation.test_points, answers, strict=True):
-            point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer)
+            point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer, protocol)
     return {
         "conversation_id": conversation.conversation_id,
         "description": conversation.description,

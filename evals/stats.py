@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["bootstrap_mean_interval", "bootstrap_mean_intervals", "holm", "interval_block", "mcnemar_exact", "wilson_interval"]
+__all__ = ["bootstrap_mean_interval", "bootstrap_mean_intervals", "bootstrap_mean_of_means_interval", "holm", "interval_block", "mcnemar_exact", "wilson_interval"]
 
 Z_95 = 1.959963984540054  # the 97.5th percentile of the standard normal: 95% two-sided
 
@@ -140,3 +140,33 @@ def bootstrap_mean_intervals(
             for position in positions:
                 out[position] = interval
     return out
+
+
+def bootstrap_mean_of_means_interval(
+    groups: Sequence[Sequence[float]], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """A percentile-bootstrap interval of the mean of the groups' means (a task-averaged score: every
+    question type weighs the same, whatever its size); ``None`` without a non-empty group.
+
+    Stratified: each resample draws every group's own values with replacement, as many as it has, so each
+    type keeps its size and its weight; groups are drawn in order from one ``default_rng(seed)``, so the same
+    groups and seed always give the same interval. The bounds are kept within the smallest and largest value.
+    """
+    import numpy as np
+
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
+    arrays = [np.asarray(values, dtype=np.float64) for values in groups if len(values)]
+    if not arrays:
+        return None
+    rng = np.random.default_rng(seed)
+    total = np.zeros(resamples, dtype=np.float64)
+    for data in arrays:
+        block = max(1, _BOOTSTRAP_BLOCK // data.size)
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            total[start:stop] += data[rng.integers(0, data.size, size=(stop - start, data.size))].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(total / len(arrays), [tail, 100 - tail])
+    smallest, largest = min(float(a.min()) for a in arrays), max(float(a.max()) for a in arrays)
+    return min(max(float(low), smallest), largest), min(max(float(high), smallest), largest)

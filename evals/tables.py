@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evals import costs, formatting
-from evals.breakdown import category_rows
+from evals.answer_metrics import LOCOMO_CATEGORY_NOTE
+from evals.breakdown import answer_category_rows, category_rows
 from evals.corpus import MAX_CUTOFF
 from evals.errors import EvalsError
 from evals.metrics import (
@@ -75,6 +76,7 @@ __all__ = [
     "ranked",
     "metric_text",
     "number_text",
+    "qa_figure",
     "summaries_csv",
     "summaries_json",
     "summary_table",
@@ -457,7 +459,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         if corrected:
             for note in errata_notes(errata, group[0].corpus_digest):  # type: ignore[union-attr]
                 out.extend(textwrap.wrap(formatting.printable(note), 99, initial_indent="  ", subsequent_indent="    "))
-        answers = any(s.metric("answer_accuracy") is not None for s in group)
+        answers = any(qa_figure(s) is not None for s in group)
         header = [
             "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["with errata", "hits"] if corrected else []),
             *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
@@ -481,13 +483,14 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
                 *(
                     [
-                        metric_text(METRICS["answer_accuracy"], s.metric("answer_accuracy"), s.tokenizer),
+                        _qa_cell(s),
                         metric_text(METRICS["usd_per_correct"], s.metric("usd_per_correct"), s.tokenizer),
                     ]
                     if answers
                     else []
                 ),
             ]
+            marks |= {"†"} if answers and s.metric("answer_accuracy") is None and s.metric("answer_score") is not None else set()
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
@@ -495,6 +498,8 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
+    if "†" in marks:
+        out.append("† no judge: the protocol's own mean score (LoCoMo's F1 rules) in the answer accuracy column")
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
     if summaries:
@@ -502,6 +507,20 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
     if any(s.tokenizer != EXACT for s in summaries):
         out.append(APPROX_NOTE)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def qa_figure(summary: RunSummary) -> str | None:
+    """The run's headline answer figure: judged accuracy, else the score of a protocol that scores without a
+    judge (LoCoMo); None for a run without either."""
+    return next((name for name in ("answer_accuracy", "answer_score") if summary.metric(name) is not None), None)
+
+
+def _qa_cell(summary: RunSummary) -> str:
+    name = qa_figure(summary)
+    if name is None:
+        return MISSING
+    cell = metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
+    return cell + ("†" if name == "answer_score" else "")
 
 
 def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
@@ -557,10 +576,16 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
     records = []
     for stored in stored_runs:
         s = stored.summary
-        values = point_values(ScoredRun(stored.run, stored.scores), ("recall", "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens"))
+        values = point_values(
+            ScoredRun(stored.run, stored.scores, stored.answers),
+            ("recall", "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens", "answer_accuracy", "answer_score"),
+        )
+        # The answers' accuracy per category (judged verdicts; a scoring protocol's mean score), where the run has answers.
+        answered = {row["category"]: row for row in answer_category_rows(values, s.benchmark)}
         for row in category_rows(values) or []:
             evidence = row["evidence_recall_at_k"]
             interval = row["interval"]
+            answer = answered.get(row["category"])
             records.append(
                 {
                     "strategy": s.strategy,
@@ -578,6 +603,12 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
                     "evidence_any": evidence["any"]["recall"] if evidence else None,
                     "evidence_all": evidence["all"]["recall"] if evidence else None,
                     "unanswerable": row["unanswerable"],
+                    "label": answer["label"] if answer else None,
+                    "answer_accuracy": answer["value"] if answer else None,
+                    "answer_n": answer["n"] if answer else 0,
+                    "answer_low": answer["low"] if answer else None,
+                    "answer_high": answer["high"] if answer else None,
+                    "answer_interval": answer["interval"] if answer else None,
                     "run_id": s.run_id,
                 }
             )
@@ -585,23 +616,40 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
 
 
 def category_table(records: list[dict[str, Any]]) -> Table:
+    """``leaderboard --by-category`` as text; where some run has answers, each category's answer accuracy
+    (or a scoring protocol's score), its 95% interval and n follow."""
+    answers = any(r["answer_n"] for r in records)
     header = ["strategy", "config", "corpus", "category", "recall", "95% CI", "hits", "evidence any", "evidence all", "unanswerable"]
+    header += ["answer acc", "95% CI", "n"] if answers else []
     rows = [
         [
             r["strategy"],
             r["config"],
             r["corpus"],
-            "(none)" if r["category"] is None else r["category"],
+            r["label"] or ("(none)" if r["category"] is None else r["category"]),
             number_text(r["recall"]),
             formatting.interval(r["recall_low"], r["recall_high"], empty=NULL),
             f"{r['hits']}/{r['total']}",
             number_text(r["evidence_any"]),
             number_text(r["evidence_all"]),
             str(r["unanswerable"]),
+            *(
+                [
+                    MISSING if not r["answer_n"] else number_text(r["answer_accuracy"]),
+                    MISSING if not r["answer_n"] else formatting.interval(r["answer_low"], r["answer_high"], empty=NULL),
+                    str(r["answer_n"]) if r["answer_n"] else MISSING,
+                ]
+                if answers
+                else []
+            ),
         ]
         for r in records
     ]
     notes = [] if records else ["(no run in the store is on a corpus with categories)"]
+    if any(r["answer_interval"] == "bootstrap" for r in records):
+        notes.append("answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval")
+    if any(r["label"] and r["label"] != r["category"] for r in records):
+        notes.append(LOCOMO_CATEGORY_NOTE)
     return Table(header, rows, notes)
 
 

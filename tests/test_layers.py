@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("strategies", ("evals.strategies",)),
     ("results", ("evals.results",)),
     ("scoring", ("evals.scoring", "evals.retrieval")),
-    ("metrics", ("evals.metrics", "evals.breakdown", "evals.headline")),
+    ("metrics", ("evals.metrics", "evals.answer_metrics", "evals.breakdown", "evals.headline")),
     # A run's settings (RunConfig) sit with the play loop, below the executors that carry them.
     ("play", ("evals.playthrough", "evals.llm", "evals.protocols", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
     ("executors", ("evals.executors",)),

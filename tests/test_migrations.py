@@ -79,6 +79,17 @@ def test_migrated_runs_get_evidence_recall_from_their_turn_references(migrated):
 
 
 NOT_BACKFILLED = {"answer_f1", "answer_bleu1"}
+# Issue 25's answer figures (evals.answer_metrics), declared after every migration.
+NOT_BACKFILLED |= {
+    "answer_score",
+    "answer_task_averaged",
+    "answer_abstention_accuracy",
+    "answer_false_abstention",
+    "answer_correct_abstention",
+    "answer_unparsed",
+    "answer_accuracy_evidence_found",
+    "answer_accuracy_evidence_missed",
+}
 
 
 def test_migrated_metrics_equal_those_computed_afresh(schema5):

@@ -56,7 +56,9 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     "--by-category",
     is_flag=True,
     help="One row per configuration and test point category (corpora with categories only): recall, "
-    "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart.",
+    "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart; for runs "
+    "with answers, the answer accuracy over the points the run's protocol counts, its 95% interval and n "
+    "(LoCoMo categories by number first).",
 )
 @click.option(
     "--metric",

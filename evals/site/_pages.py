@@ -13,7 +13,7 @@ so the site works from ``file://`` and under any URL prefix.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evals.tables import Caveat
 from evals.site._charts import Chart
@@ -375,6 +375,8 @@ class AnswersBlock:
     tokens_per_test_point: float | None
     prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
     wrong: list[MissRow]  # test points the judge graded incorrect
+    # The answers as the run's protocol counts them: evals.breakdown.answer_figures (the result JSON's block).
+    figures: dict[str, Any] | None = None
     # issue 25, protocols: which asked (and which judged), the published files their templates were read
     # from, (label "owner/repo@commit/path", link, sha256), and each template's digest, ("protocol: name", digest).
     protocol: str = "harness"

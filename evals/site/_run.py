@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from evals import costs
-from evals.breakdown import category_rows, evidence_block, unanswerable_block
+from evals.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
 from evals.headline import KEYWORD, MISS, verdicts
 from evals.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.report import conversation_json, legacy_json_parts
@@ -264,7 +264,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     ),
                 )
             if not document.over:
-                document.add(conversation_json(conversation, point_answers))
+                document.add(conversation_json(conversation, point_answers, answers.protocol if answers is not None else "harness"))
             light.append(
                 conversation.model_copy(
                     update={
@@ -332,7 +332,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 s, any(tp.evidence_turns or tp.evidence_sessions for c in light for tp in c.test_points)
             ),
             unanswerable=(unanswerable_block(whole, values) or {"count": 0})["count"],
-            answers=answers_block(s, wrong) if answers_whole is not None else None,
+            answers=answers_block(s, wrong, answer_figures(values, answers_whole, s.benchmark)) if answers_whole is not None else None,
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
             errata=errata_view(site.errata.of(s.run_id)) if site.errata else None,
         ),
@@ -351,7 +351,7 @@ def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], r
     }
 
 
-def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
+def answers_block(s: RunSummary, wrong: list[MissRow], figures: dict[str, Any] | None = None) -> AnswersBlock:
     settings = s.llm_settings or {}
     prompts = ", ".join(f"{name} {digest}" for name, digest in sorted(settings.get("prompts", {}).items()))
     accuracy, keyword = s.metric("answer_accuracy"), s.metric("keyword_accuracy")
@@ -383,6 +383,7 @@ def answers_block(s: RunSummary, wrong: list[MissRow]) -> AnswersBlock:
         tokens_per_test_point=llm_tokens.value if llm_tokens else None,
         prompts=prompts,
         wrong=wrong,
+        figures=figures,
         **_costs(s),
         **_protocol_views(s),
     )
