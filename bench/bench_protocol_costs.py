@@ -56,9 +56,11 @@ def evals(*args: str) -> None:
 def measure(server: LLMServer, corpus: Path, store: Path, protocol: str, runner: str, k: int) -> dict:
     server.reset_counts()
     args = ["run", "--runner", runner, "--k", str(k), "--corpus", str(corpus), "--store", str(store), "--repo", str(store.parent),
-            "--base-url", server.base_url, "--with-answers", "--judge", "--no-cache", "--concurrency", "8"]  # fmt: skip
+            "--base-url", server.base_url, "--with-answers", "--no-cache", "--concurrency", "8"]  # fmt: skip
     if protocol != "harness":
-        args += ["--protocol", protocol]
+        args += ["--protocol", protocol]  # a published protocol brings its own judge (LoCoMo's: none, F1)
+    else:
+        args += ["--judge"]
     started = time.perf_counter()
     evals(*args)
     seconds = time.perf_counter() - started
