@@ -349,12 +349,12 @@ def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares
     assert [digest for (digest,) in rows] == [content_digest(c) for c in corpus.conversations]
 
     old = tmp_path / "old.duckdb"
-    with Store.open(old, migrations=MIGRATIONS[:-1]) as opened:
+    with Store.open(old, migrations=MIGRATIONS[:10]) as opened:  # schema 10: before conversation digests
         opened.append(evaluation, provenance)
     with Store.open(old) as opened:  # upgraded: the rows stored before have no digest
         assert opened._con.execute("SELECT count(*) FROM conversations WHERE content_digest IS NULL").fetchone() == (3,)
         opened.append(evaluation, provenance)
-        opened._con.execute("UPDATE conversations SET contents = list_prepend('an edited turn', contents[2:]) WHERE position = 2")
+        opened._con.execute("UPDATE conversation_turns SET content = 'an edited turn' WHERE position = 2 AND turn_index = 0")
         with pytest.raises(StoreError, match=r"\(conversation '002_q00002', turn 0\); refusing to mix them"):
             opened.append(evaluation, provenance)
 
@@ -451,7 +451,7 @@ def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
     evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
     provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
     path = tmp_path / "old.duckdb"
-    with Store.open(path, migrations=MIGRATIONS[:-1]) as opened:
+    with Store.open(path, migrations=MIGRATIONS[:10]) as opened:  # schema 10: before summaries were compacted
         run_id = opened.append(evaluation, provenance)
     with Store.open(path) as opened:
         assert opened.get_run(run_id).run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]

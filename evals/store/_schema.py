@@ -391,6 +391,37 @@ SET record_texts = [CASE WHEN starts_with(x, chr(0)) THEN chr(0) || x ELSE x END
 WHERE len([x FOR x IN record_texts IF starts_with(x, chr(0))]) > 0;
 """
 
+# One row per turn. A conversation's turns were one list value per column, which DuckDB handles a vector of
+# 2,048 conversations at a time: writing a corpus held all of its text uncompressed until the checkpoint
+# (1.8 GB for a LongMemEval_m corpus of 100 questions), and any read of one conversation's texts
+# decompressed the whole column. Rows of turns fill row groups that DuckDB writes out as they fill, and a
+# read of some conversations' turns (by corpus digest and position) touches only their row groups.
+# `position` is the conversation's position in its corpus (conversations.position); `turn_count` says how
+# many turns a conversation has. The `turns` view keeps its columns.
+_TURN_ROWS = """
+CREATE TABLE conversation_turns (
+    corpus_digest VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    conversation_id VARCHAR NOT NULL,
+    turn_index INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    content VARCHAR NOT NULL,
+    session VARCHAR,
+    date VARCHAR
+);
+INSERT INTO conversation_turns
+SELECT c.corpus_digest, c.position, c.conversation_id, t.i, c.roles[t.i + 1], c.contents[t.i + 1], c.sessions[t.i + 1], c.dates[t.i + 1]
+FROM conversations c, unnest(range(len(c.contents))) AS t(i);
+ALTER TABLE conversations ADD COLUMN turn_count INTEGER;
+UPDATE conversations SET turn_count = len(contents);
+CREATE OR REPLACE VIEW turns AS
+SELECT corpus_digest, conversation_id, turn_index, role, content FROM conversation_turns;
+ALTER TABLE conversations DROP COLUMN roles;
+ALTER TABLE conversations DROP COLUMN contents;
+ALTER TABLE conversations DROP COLUMN sessions;
+ALTER TABLE conversations DROP COLUMN dates;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -403,6 +434,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "longmemeval_ndcg_references", _NDCG_LME_REFERENCES),
     Migration(10, "run_benchmark", _BENCHMARK),
     Migration(11, "conversation_digests_compact_summaries", _CONVERSATION_DIGESTS),
+    Migration(12, "conversation_turns_one_row_each", _TURN_ROWS),
 )
 
 
