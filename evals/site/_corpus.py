@@ -1,11 +1,10 @@
 """Each corpus's texts, read from the store once per build into a file that every process reads a piece of.
 
-The store keeps a corpus's turns as one list column, and DuckDB decompresses
-all of it on any read of it: several hundred MB for a LongMemEval-sized
-corpus, held by each process that reads it. So a build reads the texts once,
-in a process of its own that ends when it is done (:func:`prepare`), and
-writes them to an Arrow IPC file, a few conversations per record batch; the
-processes that render read just the batches they need (:class:`TextsFile`).
+A build reads each corpus's texts from the store once, a slice of turns at a
+time (the store keeps a row per turn), for a big store in a process of its own
+that ends when it is done (:func:`prepare`), and writes them to an Arrow IPC
+file, a few conversations per record batch; the processes that render read
+just the batches they need (:class:`TextsFile`), and read no texts from the store.
 The same pass makes the per-turn keys the layout is computed from
 (:mod:`evals.site._layout`).
 """
@@ -27,9 +26,8 @@ from evals.store import Store
 __all__ = ["TextsFile", "prepare", "prepare_here"]
 
 BATCH_CONVERSATIONS = 8  # conversations per record batch of a texts file: the unit a reader reads
-# Turns read from the store per query. Each query decompresses the whole texts column whatever it selects
-# (about 0.5 s and 450 MB on a LongMemEval-sized corpus), so fewer, bigger queries; the process ends after.
-READ_TURNS = 80_000
+# Turns read from the store per query (a store keeps a row per turn, so a query reads those turns alone).
+READ_TURNS = 20_000
 
 _SCHEMA = pa.schema(
     [

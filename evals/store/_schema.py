@@ -397,7 +397,8 @@ WHERE len([x FOR x IN record_texts IF starts_with(x, chr(0))]) > 0;
 # decompressed the whole column. Rows of turns fill row groups that DuckDB writes out as they fill, and a
 # read of some conversations' turns (by corpus digest and position) touches only their row groups.
 # `position` is the conversation's position in its corpus (conversations.position); `turn_count` says how
-# many turns a conversation has. The `turns` view keeps its columns.
+# many turns a conversation has. The `turns` view keeps its columns. Moving a store's turns reads them as
+# the lists they were, so this step takes about what reading them always took (once).
 _TURN_ROWS = """
 CREATE TABLE conversation_turns (
     corpus_digest VARCHAR NOT NULL,
@@ -409,11 +410,12 @@ CREATE TABLE conversation_turns (
     session VARCHAR,
     date VARCHAR
 );
+-- Unnested side by side: a NULL list (no turn had a session, or a date) pads with NULL.
 INSERT INTO conversation_turns
-SELECT c.corpus_digest, c.position, c.conversation_id, t.i, c.roles[t.i + 1], c.contents[t.i + 1], c.sessions[t.i + 1], c.dates[t.i + 1]
-FROM conversations c, unnest(range(len(c.contents))) AS t(i);
+SELECT corpus_digest, position, conversation_id, unnest(range(len(roles))), unnest(roles), unnest(contents), unnest(sessions), unnest(dates)
+FROM conversations;
 ALTER TABLE conversations ADD COLUMN turn_count INTEGER;
-UPDATE conversations SET turn_count = len(contents);
+UPDATE conversations SET turn_count = len(roles);
 CREATE OR REPLACE VIEW turns AS
 SELECT corpus_digest, conversation_id, turn_index, role, content FROM conversation_turns;
 ALTER TABLE conversations DROP COLUMN roles;
