@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC
 from typing import Any
 
+import numpy as np
+
 from evals.corpus import Reference
 from evals.metrics import LatencyBucket, MetricValue, metric_order
 from evals.results import (
@@ -302,23 +304,24 @@ class StoreReader(Connected):
         query for the rows of their turns, which touches only the row groups that hold them. ``contents``
         (conversation id -> turn texts) given: the texts come from there, and their column is not read."""
         first, last = group[0]["position"], group[-1]["position"]
-        columns = "position, role, session, date" + ("" if contents is not None else ", content")
+        columns = "position, turn_index, role, session, date" + ("" if contents is not None else ", content")
         turns = self._arrow(
             f"SELECT {columns} FROM conversation_turns WHERE corpus_digest = ? AND position BETWEEN ? AND ? "
             "ORDER BY position, turn_index",
             [corpus_digest, first, last],
         )
+        positions = turns.column("position").to_numpy()
+        indices = turns.column("turn_index").to_numpy()
         rows: list[dict[str, Any]] = []
-        start = 0
         for row in group:
             count = row["turn_count"]
-            part = turns.slice(start, count)
-            start += count
-            if part.num_rows != count or (count and part.column("position")[0].as_py() != row["position"]):
+            start, stop = np.searchsorted(positions, row["position"], "left"), np.searchsorted(positions, row["position"], "right")
+            if stop - start != count or (count and (indices[start], indices[stop - 1]) != (0, count - 1)):
                 raise StoreError(
                     f"store {self.path}: conversation {row['conversation_id']!r} of corpus {corpus_digest[:12]} "
                     f"does not have its {count} turns stored; restore the store from a copy"
                 )
+            part = turns.slice(start, count)
             sessions, dates = part.column("session").to_pylist(), part.column("date").to_pylist()
             texts = contents[row["conversation_id"]] if contents is not None else part.column("content").to_pylist()
             rows.append(
@@ -331,8 +334,6 @@ class StoreReader(Connected):
                     "dates": dates if any(v is not None for v in dates) else None,
                 }
             )
-        if start != turns.num_rows:
-            raise StoreError(f"store {self.path}: corpus {corpus_digest[:12]} has turns stored for no conversation; restore the store from a copy")
         return rows
 
     def _questions(self, summary: RunSummary) -> dict[tuple[str, int], tuple[Any, ...]]:
