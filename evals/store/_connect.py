@@ -50,9 +50,11 @@ DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 # DuckDB's buffer pool on a store connection, at most. Its default (80% of the machine's memory) let a
 # write keep every block it wrote or read cached until the checkpoint (1.2 GB for a 100-question
 # LongMemEval_m corpus), and a read of a whole corpus, a conversation at a time, every block it read.
-# Under this limit DuckDB drops blocks it can read again and moves rows not yet written to its
-# temporary folder (bench/README.md: the first run into a store 631 MiB at 100 questions, 565 at 20).
-MEMORY_LIMIT = "256MB"
+# Under this limit DuckDB drops blocks it can read again and moves rows not yet written (up to a row
+# group of 122,880 turns, about 185 MB at LongMemEval's turn length) to its temporary folder. At 256 MB
+# a corpus of fewer turns than a row group stayed in memory whole and one of more held a whole row
+# group: 517 MiB at 20 questions against 637 at 100; at 128 MB, 497 against 530 (bench/README.md).
+MEMORY_LIMIT = "128MB"
 SPILL = "spill"  # the temporary folder's kind (evals.store._undo.scratch_folder)
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
