@@ -241,8 +241,8 @@ class Store(StoreReader, StoreWriter):
                 raise write_error(path, exc, f"upgrade store {path} to schema {migration.version} ({migration.name})") from None
 
     def use_threads(self, threads: int) -> None:
-        """Run this connection's queries on at most ``threads`` threads. Reading the corpus texts column,
-        which DuckDB decompresses whole, takes less memory (and no more time, on two cores) on one."""
+        """Run this connection's queries on at most ``threads`` threads: a read of many turns' texts takes
+        less memory (and no more time, on two cores) on one."""
         self._con.execute(f"SET threads = {int(threads)}")
 
     def close(self) -> None:
