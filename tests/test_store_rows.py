@@ -102,7 +102,8 @@ def test_a_migrated_store_reads_as_one_written_now(made_by_main, exports, tmp_pa
     fresh = tmp_path / "fresh" / "results.duckdb"
     fresh.parent.mkdir()
     evals("import", *map(str, exports.values()), "--store", str(fresh))
-    for command in (["runs", "--format", "json"], *(["leaderboard", "--format", f] for f in ("table", "json", "csv", "markdown"))):
+    commands = [["runs", "--format", "json"], *(["leaderboard", "--format", f] for f in ("table", "json", "csv", "markdown"))]
+    for command in commands:
         assert evals(*command, "--store", str(made_by_main)) == evals(*command, "--store", str(fresh)), command
     for store in (made_by_main, fresh):
         evals("build-site", "--store", str(store), "--out", str(store.parent / "site"))
@@ -151,7 +152,8 @@ def test_runs_stored_now_are_what_the_code_before_stored(made_by_main, tmp_path)
             found[store] = {table: table_rows(con, table, keys) for table in tables}
     for table in tables:
         assert found[made_by_main][table] == found[fresh][table], table
-    turns = sum(len(json.loads(f.read_text(encoding="utf-8"))["turns"]) for folder in (CORPUS, SESSIONS) for f in folder.glob("*.json"))
+    files = [f for folder in (CORPUS, SESSIONS) for f in folder.glob("*.json")]
+    turns = sum(len(json.loads(f.read_text(encoding="utf-8"))["turns"]) for f in files)
     assert len(found[fresh]["conversation_turns"]) == turns == 66
     assert len(found[fresh]["test_points"]) == 7 * 6 + 2 * 3
 
@@ -165,10 +167,14 @@ def test_turns_are_rows_read_back_a_conversation_at_a_time(store_path):
         whole = store.get_run(summary.run_id)
         slices = list(store.iter_run(summary.run_id, batch_turns=1))
         rows = store._con.execute("SELECT * FROM turns WHERE conversation_id = '03_mixed' ORDER BY turn_index").fetchall()
-        view = [c for (c,) in store._con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'turns'").fetchall()]
+        view = [c for (c,) in store._con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'turns'"
+        ).fetchall()]  # fmt: skip
     assert view == ["corpus_digest", "conversation_id", "turn_index", "role", "content"]
-    assert [row[2:] for row in rows] == [(0, "user", "ok"), (1, "assistant", "ok"), (2, "user", "My locker code is 4471."),
-                                         (3, "assistant", "ok"), (4, "user", "ok"), (5, "user", "What was it again?")]  # fmt: skip
+    assert [row[2:] for row in rows] == [
+        (0, "user", "ok"), (1, "assistant", "ok"), (2, "user", "My locker code is 4471."),
+        (3, "assistant", "ok"), (4, "user", "ok"), (5, "user", "What was it again?"),
+    ]  # fmt: skip
     assert whole.sessions["03_mixed"] == [None, "a", "a", None, "b", None] and "02_plain" not in whole.sessions
     assert whole.dates["03_mixed"] == [None, None, "2024-01-02", None, None, None]
     assert whole.unrecorded == {"01_long": [20]}
@@ -184,7 +190,8 @@ def test_a_conversation_missing_turns_is_one_line(store_path):
         con.execute("DELETE FROM conversation_turns WHERE conversation_id = '02_plain' AND turn_index = 3")
     with Store.open(store_path, read_only=True) as store:
         (summary,) = store.runs()
-    result = CliRunner().invoke(cli, ["export", summary.run_id, "--store", str(store_path), "--output", str(store_path.parent / "x.json")])
+    out = store_path.parent / "x.json"
+    result = CliRunner().invoke(cli, ["export", summary.run_id, "--store", str(store_path), "--output", str(out)])
     assert result.exit_code == 1
     assert "conversation '02_plain' of corpus" in result.output and "does not have its 6 turns stored" in result.output
     assert len(result.output.strip().splitlines()) == 1
@@ -207,14 +214,16 @@ def test_duckdb_spills_into_a_private_folder_it_removes(store_path, tmp_path, mo
         (folder,) = store._con.execute("SELECT current_setting('temp_directory')").fetchone()
         (limit,) = store._con.execute("SELECT current_setting('memory_limit')").fetchone()
         spill = Path(folder)
-        assert spill.parent == store_path.parent and spill.name.startswith(f"{SCRATCH_PREFIX}{store_path.name}.spill-{os.getpid()}-")
+        assert spill.parent == store_path.parent
+        assert spill.name.startswith(f"{SCRATCH_PREFIX}{store_path.name}.spill-{os.getpid()}-")
         assert stat.S_IMODE(spill.stat().st_mode) == 0o700
     assert not spill.exists() and limit == shown(_connect.MEMORY_LIMIT)
     with Store.open(store_path, read_only=True) as store:
         reader = Path(store._con.execute("SELECT current_setting('temp_directory')").fetchone()[0])
         assert reader.is_dir() and reader.parent != store_path.parent
     assert not reader.exists()
-    assert list(work.iterdir()) == [] and sorted(p.name for p in store_path.parent.iterdir() if p.name != "work") == [store_path.name]
+    assert list(work.iterdir()) == []
+    assert sorted(p.name for p in store_path.parent.iterdir() if p.name != "work") == [store_path.name]
 
 
 def test_a_killed_writers_spill_folder_is_removed_on_the_next_open(store_path):
@@ -260,7 +269,8 @@ WRITE_A_CORPUS = textwrap.dedent(
     _records.CORPUS_BATCH_CHARS = 2 * 1024**2
     conversations = []
     for c in range(int(sys.argv[2])):  # 400 turns of 2,500 characters each (1 MB), every turn its own text
-        turns = [{"role": "user", "content": f"{c}.{t} " + str(c * 400 + t) * (2500 // len(str(c * 400 + t)))} for t in range(400)]
+        texts = [f"{c}.{t} " + str(c * 400 + t) * (2500 // len(str(c * 400 + t))) for t in range(400)]
+        turns = [{"role": "user", "content": text} for text in texts]
         turns.append({"role": "user", "content": "q?", "test_at": {"question": "q?", "expected_fact": "x"}})
         conversations.append(Conversation(id=f"c{c:02d}", description="d", turns=turns))
     corpus = Corpus(directory=Path("big"), conversations=conversations, digest=corpus_digest(conversations))
@@ -269,7 +279,8 @@ WRITE_A_CORPUS = textwrap.dedent(
     text = sum(len(t.content) for c in conversations for t in c.turns)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     with Store.open(sys.argv[1]) as store:
-        store.append(evaluation, Provenance(commit="a" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3"))
+        provenance = Provenance(commit="a" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
+        store.append(evaluation, provenance)
     print(text, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
     """
 )
@@ -283,7 +294,8 @@ def test_writing_a_corpus_takes_memory_that_does_not_grow_with_it(tmp_path):
     rises = {}
     for count in (20, 60):
         store = tmp_path / f"{count}.duckdb"
-        result = subprocess.run([sys.executable, "-c", WRITE_A_CORPUS, str(store), str(count)], capture_output=True, text=True, check=True)
+        command = [sys.executable, "-c", WRITE_A_CORPUS, str(store), str(count)]
+        result = subprocess.run(command, capture_output=True, text=True, check=True)
         text, rises[count] = map(int, result.stdout.splitlines()[-1].split())
         with duckdb.connect(str(store), read_only=True) as con:
             assert con.execute("SELECT count(*), sum(length(content)) FROM conversation_turns").fetchone() == (count * 401, text)

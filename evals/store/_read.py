@@ -315,7 +315,7 @@ class StoreReader(Connected):
         rows: list[dict[str, Any]] = []
         for row in group:
             count = row["turn_count"]
-            start, stop = np.searchsorted(positions, row["position"], "left"), np.searchsorted(positions, row["position"], "right")
+            start, stop = (int(np.searchsorted(positions, row["position"], side)) for side in ("left", "right"))
             if stop - start != count or (count and (indices[start], indices[stop - 1]) != (0, count - 1)):
                 raise StoreError(
                     f"store {self.path}: conversation {row['conversation_id']!r} of corpus {corpus_digest[:12]} "

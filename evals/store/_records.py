@@ -587,8 +587,12 @@ def corpus_rows(
     ``turn_rows=False``: a store before schema 12, whose ``conversations`` rows hold the turns as
     parallel lists, and which has no table of turns (None). Each conversation is walked once (it may be
     read from its file)."""
-    meta: dict[str, list[Any]] = {name: [] for name in ("conversation_id", "description", "unrecorded", "turn_count", "content_digest")}
-    turn: dict[str, list[Any]] = {name: [] for name in ("position", "conversation_id", "turn_index", "role", "content", "session", "date")}
+    meta: dict[str, list[Any]] = {
+        name: [] for name in ("conversation_id", "description", "unrecorded", "turn_count", "content_digest")
+    }
+    turn: dict[str, list[Any]] = {
+        name: [] for name in ("position", "conversation_id", "turn_index", "role", "content", "session", "date")
+    }
     with_sessions: list[bool] = []  # per conversation: any turn has a session (else its list is NULL before schema 12)
     with_dates: list[bool] = []
     for position, conversation in enumerate(conversations, start=offset):

@@ -412,7 +412,8 @@ CREATE TABLE conversation_turns (
 );
 -- Unnested side by side: a NULL list (no turn had a session, or a date) pads with NULL.
 INSERT INTO conversation_turns
-SELECT corpus_digest, position, conversation_id, unnest(range(len(roles))), unnest(roles), unnest(contents), unnest(sessions), unnest(dates)
+SELECT corpus_digest, position, conversation_id,
+       unnest(range(len(roles))), unnest(roles), unnest(contents), unnest(sessions), unnest(dates)
 FROM conversations;
 ALTER TABLE conversations ADD COLUMN turn_count INTEGER;
 UPDATE conversations SET turn_count = len(roles);

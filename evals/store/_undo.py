@@ -41,7 +41,15 @@ from typing import BinaryIO
 from evals.provenance import SCRATCH_PREFIX
 from evals.store._errors import StoreError
 
-__all__ = ["copy_path", "creation_prefix", "is_scratch_folder", "kept_on_failure", "remove_leftover_copy", "scratch_folder", "wal_path"]
+__all__ = [
+    "copy_path",
+    "creation_prefix",
+    "is_scratch_folder",
+    "kept_on_failure",
+    "remove_leftover_copy",
+    "scratch_folder",
+    "wal_path",
+]
 
 _CHUNK = 1 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

@@ -245,10 +245,12 @@ class StoreWriter(Connected):
         # conversation's turns digested there instead of copied into Python as well).
         if ids != [c.id for c in conversations]:
             return "other conversations"
-        stored = dict(self._con.execute(_fingerprint_sql(columns, "conversations", "conversation_turns" if turn_rows else None), [digest]).fetchall())
+        stored_sql = _fingerprint_sql(columns, "conversations", "conversation_turns" if turn_rows else None)
+        stored = dict(self._con.execute(stored_sql, [digest]).fetchall())
+        given_sql = _fingerprint_sql(columns, "new_rows", "new_turns" if turn_rows else None)
         for begin, batch in corpus_batches(conversations):
             new_rows, new_turns = corpus_rows(digest, batch, offset=begin, turn_rows=turn_rows)  # noqa: F841 - read by name below
-            given = self._con.execute(_fingerprint_sql(columns, "new_rows", "new_turns" if turn_rows else None), [digest]).fetchall()
+            given = self._con.execute(given_sql, [digest]).fetchall()
             for position, value in given:
                 if stored.get(position) == value:
                     continue
