@@ -26,7 +26,6 @@ from pathlib import Path
 
 from evals.cache import cache_path_for
 from evals.site import _corpus, _manifest, _output, _reuse
-from evals.site._layout import corpus_layout
 from evals.site._output import MARKER, Collision, Output, SiteError
 from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
@@ -204,7 +203,7 @@ class _Build:
                     apart = store_bytes > READ_APART_BYTES
                     prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, read, building / TEXTS_DIR)
                     site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
-                    site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
+                    site.layouts = {digest: layout for digest, (_, layout) in prepared.items()}
                     del prepared
                 job = Job(
                     store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href
