@@ -356,7 +356,7 @@ def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares
     with Store.open(old) as opened:  # upgraded: the rows stored before have no digest
         assert opened._con.execute("SELECT count(*) FROM conversations WHERE content_digest IS NULL").fetchone() == (3,)
         opened.append(evaluation, provenance)
-        opened._con.execute("UPDATE conversations SET contents = list_prepend('an edited turn', contents[2:]) WHERE position = 2")
+        opened._con.execute("UPDATE conversation_turns SET content = 'an edited turn' WHERE position = 2 AND turn_index = 0")
         with pytest.raises(StoreError, match=r"\(conversation '002_q00002', turn 0\); refusing to mix them"):
             opened.append(evaluation, provenance)
 

@@ -225,7 +225,7 @@ class _Build:
                     apart = store_bytes > READ_APART_BYTES
                     prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, sorted(read), building / TEXTS_DIR)
                     site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
-                    site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
+                    site.layouts = {digest: layout for digest, (_, layout) in prepared.items()}
                     del prepared
                     for digest in sorted(read - site.suspects.keys()):
                         site.suspects[digest] = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])

@@ -1,19 +1,20 @@
 """Each corpus's texts, read from the store once per build into a file that every process reads a piece of.
 
-The store keeps a corpus's turns as one list column, and DuckDB decompresses
-all of it on any read of it: several hundred MB for a LongMemEval-sized
-corpus, held by each process that reads it. So a build reads the texts once,
-in a process of its own that ends when it is done (:func:`prepare`), and
-writes them to an Arrow IPC file, a few conversations per record batch; the
-processes that render read just the batches they need (:class:`TextsFile`).
-The same pass makes the per-turn keys the layout is computed from
-(:mod:`evals.site._layout`).
+A build reads each corpus's texts from the store once, a slice of turns at a
+time (the store keeps a row per turn), for a big store in a process of its own
+that ends when it is done (:func:`prepare`), and writes them to an Arrow IPC
+file, a few conversations per record batch; the processes that render read
+just the batches they need (:class:`TextsFile`), and read no texts from the store.
+The same pass computes the corpus's layout (:mod:`evals.site._layout`) from
+per-turn keys held as compact arrays, so a build holds neither the texts nor
+a Python object per turn.
 """
 
 from __future__ import annotations
 
 import hashlib
 import multiprocessing
+from array import array
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -22,14 +23,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from evals.site._layout import CorpusLayout, corpus_layout
 from evals.store import Store
 
 __all__ = ["TextsFile", "prepare", "prepare_here"]
 
 BATCH_CONVERSATIONS = 8  # conversations per record batch of a texts file: the unit a reader reads
-# Turns read from the store per query. Each query decompresses the whole texts column whatever it selects
-# (about 0.5 s and 450 MB on a LongMemEval-sized corpus), so fewer, bigger queries; the process ends after.
-READ_TURNS = 80_000
+# Turns read from the store per query (a store keeps a row per turn, so a query reads those turns alone).
+READ_TURNS = 20_000
 
 _SCHEMA = pa.schema(
     [
@@ -40,7 +41,6 @@ _SCHEMA = pa.schema(
     ]
 )
 
-Keys = list[tuple[str, list[tuple[int, int]]]]  # per conversation, per turn: (key of role and text, characters)
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,17 @@ def _key(role: str, content: str) -> tuple[int, int]:
     return int.from_bytes(digest.digest(), "little"), len(content)
 
 
-def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, Keys]]:
-    """Write each corpus's texts file into ``directory``; return it with the corpus's per-turn keys."""
-    out: dict[str, tuple[TextsFile, Keys]] = {}
+def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, CorpusLayout]]:
+    """Write each corpus's texts file into ``directory``; return it with the corpus's layout."""
+    out: dict[str, tuple[TextsFile, CorpusLayout]] = {}
     with Store.open(store_path, read_only=True) as store:
         store.use_threads(1)
         for digest in digests:
             path = directory / f"{digest[:16]}.arrow"
             batches: dict[str, int] = {}
-            keys: Keys = []
+            # Per conversation, each turn's key and length (8 + 8 bytes a turn: a 100-question LongMemEval_m
+            # corpus has 500,000 turns, which as tuples of Python ints took 60 MB).
+            keys: list[tuple[str, array, array]] = []
             pending: list[tuple[str, str, list[str], list[str]]] = []
             with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, _SCHEMA) as writer:
 
@@ -96,7 +98,12 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
 
                 count = 0
                 for cid, description, roles, contents, _ in store.iter_conversations(digest, batch_turns=READ_TURNS):
-                    keys.append((cid, [_key(role, content) for role, content in zip(roles, contents, strict=True)]))
+                    hashes, lengths = array("Q"), array("Q")
+                    for role, content in zip(roles, contents, strict=True):
+                        key, length = _key(role, content)
+                        hashes.append(key)
+                        lengths.append(length)
+                    keys.append((cid, hashes, lengths))
                     batches[cid] = count // BATCH_CONVERSATIONS
                     pending.append((cid, description, roles, contents))
                     count += 1
@@ -104,11 +111,12 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
                         write()
                 if pending:
                     write()
-            out[digest] = (TextsFile(path, batches), keys)
+            out[digest] = (TextsFile(path, batches), corpus_layout(digest, [(cid, zip(h, n)) for cid, h, n in keys]))
+            del keys
     return out
 
 
-def prepare(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, Keys]]:
+def prepare(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, CorpusLayout]]:
     """:func:`prepare_here` in a process of its own, so the memory reading the texts takes ends with it."""
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(prepare_here, store_path, list(digests), directory).result()

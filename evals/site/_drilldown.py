@@ -10,6 +10,7 @@ the run gave it; under the keyword rule, the turns holding an expected keyword, 
 from __future__ import annotations
 
 import bisect
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -70,6 +71,18 @@ class ConversationText:
 
 def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
     return len(refs) == turn_index and turn_index > 0 and all(ref == i for i, ref in enumerate(refs))
+
+
+
+KEY_TEXT = 1_000  # characters of a record kept in a cached section's key as they are; a longer one by its digest
+
+
+def _text_key(text: str) -> str | tuple[int, bytes]:
+    """A record as a cached section's key holds it: a long one (summary_buffer's summary of the whole
+    history, megabytes a test point) by its length and digest, so the cache does not keep every such text."""
+    if len(text) <= KEY_TEXT:
+        return text
+    return len(text), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def point_view(
@@ -140,7 +153,7 @@ def point_view(
         score.strict_hit,
         score.rank,
         all_history,
-        len(records) if all_history else tuple(records),
+        len(records) if all_history else tuple(map(_text_key, records)),
         tuple(tokens),
         tuple(refs),
         tuple((turn, text.roles[turn], text.contents[turn]) for turn in listed),

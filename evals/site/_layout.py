@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from evals.site_paths import Paths, passage
@@ -93,8 +94,9 @@ class CorpusLayout:
         ]
 
 
-def corpus_layout(digest: str, conversations: list[tuple[str, list[tuple[int, int]]]]) -> CorpusLayout:
-    """The layout of a corpus from each conversation's per-turn ``(key, characters)``, keys below 2**64."""
+def corpus_layout(digest: str, conversations: list[tuple[str, Iterable[tuple[int, int]]]]) -> CorpusLayout:
+    """The layout of a corpus from each conversation's per-turn ``(key, characters)``, keys below 2**64
+    (each conversation's walked once, so they may come as they are made)."""
     ids: dict[tuple[int, int], int] = {}
     sequences = [[ids.setdefault(key, len(ids)) for key in turns] for _, turns in conversations]
     chars = [0] * len(ids)

@@ -28,9 +28,10 @@ from evals.store import RunSummary, Store
 __all__ = ["PARALLEL_FROM", "SERIAL_FROM_BYTES", "Job", "default_workers", "render_here", "render_in_workers", "render_unit"]
 
 PARALLEL_FROM = 8  # units to render before the build uses worker processes
-# A store bigger than this is rendered in one process: every process that reads runs from it holds
-# hundreds of MB of DuckDB's decompressed texts (a LongMemEval-sized store: about 1 GB), and on two
-# busy cores the second process saved little time (bench/README.md, "The site at LongMemEval scale").
+# A store bigger than this is rendered in one process: every process holds a slice of a run, the corpus
+# layouts and a DuckDB buffer pool of its own (each held hundreds of MB of decompressed texts while the
+# store kept a conversation's turns as one list value), and on two busy cores the second process saved
+# little time (bench/README.md, "The site at LongMemEval scale").
 SERIAL_FROM_BYTES = 64_000_000
 
 Result = tuple[tuple[int, int, int, tuple[int, str]], dict[str, str]]  # (counts, files written -> SHA-256)

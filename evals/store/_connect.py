@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable
@@ -25,12 +26,15 @@ from evals import locking
 from evals.provenance import SCRATCH_PREFIX
 from evals.store._errors import StoreError
 from evals.store._schema import SCHEMA_TABLE
+from evals.store._undo import is_scratch_folder, scratch_folder
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
+    "MEMORY_LIMIT",
     "Connected",
     "applied_migrations",
     "check_writable",
+    "close",
     "connect",
     "damaged",
     "read_error",
@@ -43,6 +47,15 @@ __all__ = [
 ]
 
 DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
+# DuckDB's buffer pool on a store connection, at most. Its default (80% of the machine's memory) let a
+# write keep every block it wrote or read cached until the checkpoint (1.2 GB for a 100-question
+# LongMemEval_m corpus), and a read of a whole corpus, a conversation at a time, every block it read.
+# Under this limit DuckDB drops blocks it can read again and moves rows not yet written (up to a row
+# group of 122,880 turns, about 185 MB at LongMemEval's turn length) to its temporary folder. At 256 MB
+# a corpus of fewer turns than a row group stayed in memory whole and one of more held a whole row
+# group: 517 MiB at 20 questions against 637 at 100; at 128 MB, 497 against 530 (bench/README.md).
+MEMORY_LIMIT = "128MB"
+SPILL = "spill"  # the temporary folder's kind (evals.store._undo.scratch_folder)
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
@@ -142,7 +155,33 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
         # then stack up. Its background threads hand them back to the system as they go.
         con.execute("SET allocator_flush_threshold = '32MB'")
         con.execute("SET allocator_background_threads = true")
+    spill: Path | None = None
+    try:
+        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        # What DuckDB moves out of memory goes to a private folder of ours: beside the store for a
+        # writer, in the system's temporary folder for a reader. By default it would be ".tmp" in the
+        # working directory (a writer attaches the store to an in-memory database) or beside the store.
+        spill = scratch_folder(path, SPILL, beside=not read_only)
+        literal = str(spill).replace("'", "''")
+        con.execute(f"SET temp_directory = '{literal}'")
+    except BaseException:
+        con.close()
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
+        held.let_go()
+        raise
     return con, held
+
+
+def close(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection :func:`connect` made, and remove the temporary folder it was given, if any."""
+    try:
+        (folder,) = con.execute("SELECT current_setting('temp_directory')").fetchone() or ("",)
+    except duckdb.Error:
+        folder = ""
+    con.close()
+    if folder and is_scratch_folder(Path(folder), SPILL):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]] | None:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC
 from typing import Any
 
+import numpy as np
+
 from evals.corpus import Reference
 from evals.metrics import LatencyBucket, MetricValue, metric_order
 from evals.results import (
@@ -187,11 +189,8 @@ class StoreReader(Connected):
     def get_run(self, run_id: str) -> StoredRun:
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
-        rows = self._arrow(
-            "SELECT conversation_id, description, roles, contents, unrecorded, sessions, dates FROM conversations "
-            "WHERE corpus_digest = ? ORDER BY position",
-            [summary.corpus_digest],
-        ).to_pylist()
+        shape = self._conversation_shape(summary.corpus_digest)
+        rows = self._with_turns(summary.corpus_digest, shape) if shape else []
         points = self._arrow(f"SELECT {_POINT_COLUMNS} FROM test_points WHERE run_id = ? ORDER BY turn_index", [run_id])
         by_conversation: dict[str, list[dict[str, Any]]] = {}
         for point in points.to_pylist():
@@ -207,9 +206,8 @@ class StoreReader(Connected):
         the whole run's), so memory holds one slice, not the whole run.
 
         The turn texts come from ``contents`` (conversation ids -> each one's turn texts) when given,
-        else from the store. Any read of the store's texts decompresses all of a corpus's texts
-        (several hundred MB for a LongMemEval-sized corpus), so a caller reading many runs of one
-        corpus reads the texts once (:meth:`iter_conversations`) and passes them.
+        else from the store, a slice's turns at a time (one row per turn: a read touches the row
+        groups of those turns only).
         """
         summary = self.get_summary(run_id)
         digest = summary.corpus_digest
@@ -233,12 +231,8 @@ class StoreReader(Connected):
         text_row = {row: i for i, row in enumerate(record_texts.column("row").to_pylist())} if record_texts is not None else {}
         for group in _slices(shape, batch_turns):
             ids = [row["conversation_id"] for row in group]
-            if not group:
-                texts: dict[str, list[str]] = {}
-            elif contents is not None:
-                texts = contents(ids)
-            else:
-                texts = self._contents(digest, group[0]["position"], group[-1]["position"])
+            rows = self._with_turns(digest, group, contents(ids) if contents is not None else None) if group else []
+            texts = {row["conversation_id"]: row["contents"] for row in rows}
             wanted = [rowid for cid in ids for rowid in rowids.get(cid, [])]
             by_conversation: dict[str, list[dict[str, Any]]] = {}
             if wanted:
@@ -258,7 +252,6 @@ class StoreReader(Connected):
                         by_conversation.setdefault(point["conversation_id"], []).append(point)
             for points in by_conversation.values():
                 points.sort(key=lambda p: p["turn_index"])
-            rows = [{**row, "contents": texts[row["conversation_id"]]} for row in group]
             yield self._assemble(summary, rows, by_conversation, questions, turn_tokens, extras)
 
     @reads
@@ -270,13 +263,13 @@ class StoreReader(Connected):
         (``turn_index``, ``question``, ``expected_fact``, ``expected_keywords``, ``evidence_turns``,
         ``category``, ``answerable``), in turn order."""
         points = self.corpus_test_points(corpus_digest)
-        texts: dict[str, list[str]] = {}
+        rows: list[dict[str, Any]] = []
         for group in _slices(self._conversation_shape(corpus_digest), batch_turns):
-            texts = {}  # the last slice's texts go before the next are read
-            texts = self._contents(corpus_digest, group[0]["position"], group[-1]["position"]) if group else {}
-            for row in group:
+            rows = []  # the last slice's texts go before the next are read
+            rows = self._with_turns(corpus_digest, group) if group else []
+            for row in rows:
                 cid = row["conversation_id"]
-                yield cid, row["description"], row["roles"], texts[cid], points.get(cid, [])
+                yield cid, row["description"], row["roles"], row["contents"], points.get(cid, [])
 
     @reads
     def corpus_test_points(self, corpus_digest: str) -> dict[str, list[dict[str, Any]]]:
@@ -308,22 +301,53 @@ class StoreReader(Connected):
         return self._conversation_shape(corpus_digest)
 
     def _conversation_shape(self, corpus_digest: str) -> list[dict[str, Any]]:
-        """Each conversation of a corpus but its texts (cheap to read), in corpus order."""
+        """Each conversation of a corpus but its turns (``position``, ``conversation_id``, ``description``,
+        ``unrecorded``, ``turn_count``), in corpus order: one small row each."""
         return self._arrow(
-            "SELECT position, conversation_id, description, roles, unrecorded, sessions, dates FROM conversations "
+            "SELECT position, conversation_id, description, unrecorded, turn_count FROM conversations "
             "WHERE corpus_digest = ? ORDER BY position",
             [corpus_digest],
         ).to_pylist()
 
-    def _contents(self, corpus_digest: str, first: int, last: int) -> dict[str, list[str]]:
-        """The turn texts of the conversations at positions ``first`` to ``last``."""
-        return {
-            row["conversation_id"]: row["contents"]
-            for row in self._arrow(
-                "SELECT conversation_id, contents FROM conversations WHERE corpus_digest = ? AND position BETWEEN ? AND ?",
-                [corpus_digest, first, last],
-            ).to_pylist()
-        }
+    def _with_turns(
+        self, corpus_digest: str, group: list[dict[str, Any]], contents: dict[str, list[str]] | None = None
+    ) -> list[dict[str, Any]]:
+        """The consecutive conversations ``group`` (rows of :meth:`_conversation_shape`), each with its
+        ``roles``, ``contents``, ``sessions`` and ``dates`` (the last two None when no turn has one): one
+        query for the rows of their turns, which touches only the row groups that hold them. ``contents``
+        (conversation id -> turn texts) given: the texts come from there, and their column is not read."""
+        first, last = group[0]["position"], group[-1]["position"]
+        columns = "position, turn_index, role, session, date" + ("" if contents is not None else ", content")
+        turns = self._arrow(
+            f"SELECT {columns} FROM conversation_turns WHERE corpus_digest = ? AND position BETWEEN ? AND ? "
+            "ORDER BY position, turn_index",
+            [corpus_digest, first, last],
+        )
+        positions = turns.column("position").to_numpy()
+        indices = turns.column("turn_index").to_numpy()
+        rows: list[dict[str, Any]] = []
+        for row in group:
+            count = row["turn_count"]
+            start, stop = (int(np.searchsorted(positions, row["position"], side)) for side in ("left", "right"))
+            if stop - start != count or (count and (indices[start], indices[stop - 1]) != (0, count - 1)):
+                raise StoreError(
+                    f"store {self.path}: conversation {row['conversation_id']!r} of corpus {corpus_digest[:12]} "
+                    f"does not have its {count} turns stored; restore the store from a copy"
+                )
+            part = turns.slice(start, count)
+            sessions, dates = part.column("session").to_pylist(), part.column("date").to_pylist()
+            texts = contents[row["conversation_id"]] if contents is not None else part.column("content").to_pylist()
+            rows.append(
+                {
+                    **row,
+                    "roles": part.column("role").to_pylist(),
+                    "contents": texts,
+                    # Written NULL when no turn had one (evals.store._records.corpus_rows), and read so.
+                    "sessions": sessions if any(v is not None for v in sessions) else None,
+                    "dates": dates if any(v is not None for v in dates) else None,
+                }
+            )
+        return rows
 
     def _questions(self, summary: RunSummary) -> dict[tuple[str, int], tuple[Any, ...]]:
         return {
@@ -528,7 +552,7 @@ def _slices(shape: list[dict[str, Any]], batch_turns: int) -> Iterator[list[dict
     turns = 0
     for row in shape:
         group.append(row)
-        turns += len(row["roles"])
+        turns += row["turn_count"]
         if turns >= batch_turns:
             yield group
             group, turns = [], 0

@@ -467,10 +467,12 @@ class TurnTokens:
 # -- arrow tables for the bulk inserts ----------------------------------------------------------
 
 
-def _list_array(lengths: list[int], values: pa.Array) -> pa.Array:
+def _list_array(lengths: list[int], values: pa.Array, present: list[bool] | None = None) -> pa.Array:
+    """``values`` cut into consecutive lists of ``lengths``; ``present``: False where the list is NULL."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), values)
+    mask = None if present is None else pa.array([not p for p in present], pa.bool_())
+    return pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask)
 
 
 def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, compact: bool = True) -> tuple[pa.Table, pa.Table]:
@@ -600,32 +602,74 @@ def corpus_batches(conversations: Iterable[Conversation]) -> Iterator[tuple[int,
         yield offset, batch
 
 
-def corpus_rows(corpus_digest: str, conversations: Sequence[Conversation], *, offset: int = 0) -> pa.Table:
-    """The ``conversations`` rows (turns as parallel lists) of ``conversations``, the first at
-    position ``offset`` of its corpus. Each conversation is walked once (it may be read from its file)."""
-    texts = pa.list_(pa.string())
-    columns: dict[str, list[Any]] = {
-        name: [] for name in ("conversation_id", "description", "roles", "contents", "unrecorded", "sessions", "dates", "content_digest")
+def corpus_rows(
+    corpus_digest: str, conversations: Sequence[Conversation], *, offset: int = 0, turn_rows: bool = True
+) -> tuple[pa.Table, pa.Table | None]:
+    """The rows of ``conversations``, the first at position ``offset`` of its corpus: its ``conversations``
+    rows (all but the turns, and how many there are) and its ``conversation_turns`` rows (one per turn).
+    ``turn_rows=False``: a store before schema 12, whose ``conversations`` rows hold the turns as
+    parallel lists, and which has no table of turns (None). Each conversation is walked once (it may be
+    read from its file)."""
+    meta: dict[str, list[Any]] = {
+        name: [] for name in ("conversation_id", "description", "unrecorded", "turn_count", "content_digest")
     }
-    for conversation in conversations:
+    turn: dict[str, list[Any]] = {
+        name: [] for name in ("position", "conversation_id", "turn_index", "role", "content", "session", "date")
+    }
+    with_sessions: list[bool] = []  # per conversation: any turn has a session (else its list is NULL before schema 12)
+    with_dates: list[bool] = []
+    for position, conversation in enumerate(conversations, start=offset):
         turns = conversation.turns
-        columns["conversation_id"].append(conversation.id)
-        columns["description"].append(conversation.description)
-        columns["roles"].append([t.role for t in turns])
-        columns["contents"].append([t.content for t in turns])
-        columns["unrecorded"].append([i for i, t in enumerate(turns) if not t.record] or None)
-        columns["sessions"].append(_turn_field(conversation, "session"))
-        columns["dates"].append(_turn_field(conversation, "date"))
-        columns["content_digest"].append(content_digest(conversation))
-    count = len(columns["conversation_id"])
-    types = {"unrecorded": pa.list_(pa.int32()), "conversation_id": pa.string(), "description": pa.string(), "content_digest": pa.string()}
-    return pa.table(
+        meta["conversation_id"].append(conversation.id)
+        meta["description"].append(conversation.description)
+        meta["unrecorded"].append([i for i, t in enumerate(turns) if not t.record] or None)
+        meta["turn_count"].append(len(turns))
+        meta["content_digest"].append(content_digest(conversation))
+        sessions = [getattr(t, "session", None) for t in turns]
+        dates = [getattr(t, "date", None) for t in turns]
+        with_sessions.append(any(v is not None for v in sessions))
+        with_dates.append(any(v is not None for v in dates))
+        turn["position"].extend([position] * len(turns))
+        turn["conversation_id"].extend([conversation.id] * len(turns))
+        turn["turn_index"].extend(range(len(turns)))
+        turn["role"].extend(t.role for t in turns)
+        turn["content"].extend(t.content for t in turns)
+        turn["session"].extend(sessions)
+        turn["date"].extend(dates)
+    count = len(meta["conversation_id"])
+    rows = pa.table(
         {
             "corpus_digest": pa.array([corpus_digest] * count, pa.string()),
             "position": pa.array(range(offset, offset + count), pa.int32()),
+            "conversation_id": pa.array(meta["conversation_id"], pa.string()),
+            "description": pa.array(meta["description"], pa.string()),
+            "unrecorded": pa.array(meta["unrecorded"], pa.list_(pa.int32())),
+            "turn_count": pa.array(meta["turn_count"], pa.int32()),
+            "content_digest": pa.array(meta["content_digest"], pa.string()),
         }
-        | {name: pa.array(values, types.get(name, texts)) for name, values in columns.items()}
     )
+    del meta
+    flat = {
+        "position": pa.array(turn.pop("position"), pa.int32()),
+        "conversation_id": pa.array(turn.pop("conversation_id"), pa.string()),
+        "turn_index": pa.array(turn.pop("turn_index"), pa.int32()),
+        "role": pa.array(turn.pop("role"), pa.string()),
+        "content": pa.array(turn.pop("content"), pa.string()),
+        "session": pa.array(turn.pop("session"), pa.string()),
+        "date": pa.array(turn.pop("date"), pa.string()),
+    }
+    if turn_rows:
+        return rows, pa.table({"corpus_digest": pa.array([corpus_digest] * len(flat["content"]), pa.string()), **flat})
+    lengths = rows.column("turn_count").to_pylist()
+    lists = {
+        "roles": _list_array(lengths, flat["role"]),
+        "contents": _list_array(lengths, flat["content"]),
+        "sessions": _list_array(lengths, flat["session"], present=with_sessions),
+        "dates": _list_array(lengths, flat["date"], present=with_dates),
+    }
+    for name, column in lists.items():
+        rows = rows.append_column(name, column)
+    return rows, None
 
 
 def corpus_points(corpus_digest: str, conversations: Sequence[Conversation]) -> pa.Table:
@@ -646,9 +690,3 @@ def corpus_points(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "evidence_sessions": pa.array([list(t.evidence_sessions) or None for _, _, t in tests], texts),
         }
     )
-
-
-def _turn_field(conversation: Conversation, name: str) -> list[str | None] | None:
-    """Each turn's ``session`` or ``date``; None for a conversation whose turns carry none."""
-    values = [getattr(turn, name, None) for turn in conversation.turns]
-    return values if any(v is not None for v in values) else None

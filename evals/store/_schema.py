@@ -420,6 +420,40 @@ ALTER TABLE test_point_answers ADD COLUMN verdict VARCHAR;
 ALTER TABLE test_point_answers ADD COLUMN score DOUBLE;
 """
 
+# One row per turn. A conversation's turns were one list value per column, which DuckDB handles a vector of
+# 2,048 conversations at a time: writing a corpus held all of its text uncompressed until the checkpoint
+# (1.8 GB for a LongMemEval_m corpus of 100 questions), and any read of one conversation's texts
+# decompressed the whole column. Rows of turns fill row groups that DuckDB writes out as they fill, and a
+# read of some conversations' turns (by corpus digest and position) touches only their row groups.
+# `position` is the conversation's position in its corpus (conversations.position); `turn_count` says how
+# many turns a conversation has. The `turns` view keeps its columns. Moving a store's turns reads them as
+# the lists they were, so this step takes about what reading them always took (once).
+_TURN_ROWS = """
+CREATE TABLE conversation_turns (
+    corpus_digest VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    conversation_id VARCHAR NOT NULL,
+    turn_index INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    content VARCHAR NOT NULL,
+    session VARCHAR,
+    date VARCHAR
+);
+-- Unnested side by side: a NULL list (no turn had a session, or a date) pads with NULL.
+INSERT INTO conversation_turns
+SELECT corpus_digest, position, conversation_id,
+       unnest(range(len(roles))), unnest(roles), unnest(contents), unnest(sessions), unnest(dates)
+FROM conversations;
+ALTER TABLE conversations ADD COLUMN turn_count INTEGER;
+UPDATE conversations SET turn_count = len(roles);
+CREATE OR REPLACE VIEW turns AS
+SELECT corpus_digest, conversation_id, turn_index, role, content FROM conversation_turns;
+ALTER TABLE conversations DROP COLUMN roles;
+ALTER TABLE conversations DROP COLUMN contents;
+ALTER TABLE conversations DROP COLUMN sessions;
+ALTER TABLE conversations DROP COLUMN dates;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -434,6 +468,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "conversation_digests_compact_summaries", _CONVERSATION_DIGESTS),
     Migration(12, "llm_costs_served_models_judge_repeats", _LLM_COSTS),
     Migration(13, "answer_protocols", _ANSWER_PROTOCOLS),
+    Migration(14, "conversation_turns_one_row_each", _TURN_ROWS),
 )
 
 

@@ -22,7 +22,9 @@ import duckdb
 
 from evals.store._connect import (
     DEFAULT_LOCK_TIMEOUT,
+    MEMORY_LIMIT,
     applied_migrations,
+    close,
     connect,
     read_error,
     rollback,
@@ -36,7 +38,9 @@ from evals.store._schema import MIGRATIONS, SCHEMA_TABLE, Migration, current_ver
 from evals.store._undo import creation_prefix, kept_on_failure, remove_leftover_copy
 from evals.store._write import StoreWriter
 
-__all__ = ["Store"]
+__all__ = ["MIGRATION_MEMORY_LIMIT", "Store"]
+
+MIGRATION_MEMORY_LIMIT = "1GB"  # DuckDB's buffer pool while migrating, first (see Store._migrate)
 
 
 def _create_error(path: Path, exc: OSError) -> StoreError:
@@ -96,7 +100,7 @@ class Store(StoreReader, StoreWriter):
             if not read_only:
                 remove_leftover_copy(path)
         except BaseException:
-            con.close()
+            close(con)
             held.let_go()
             raise
         return cls(con, held, path, read_only=read_only)
@@ -119,7 +123,7 @@ class Store(StoreReader, StoreWriter):
             try:
                 cls._migrate(con, path, 0, migrations)
             finally:
-                con.close()
+                close(con)
                 held.let_go()
             try:
                 os.link(made, path)
@@ -155,7 +159,7 @@ class Store(StoreReader, StoreWriter):
         try:
             return cls._check_version(con, path, migrations), current_version(migrations)
         finally:
-            con.close()
+            close(con)
             held.let_go()
 
     @classmethod
@@ -202,6 +206,24 @@ class Store(StoreReader, StoreWriter):
 
     @staticmethod
     def _migrate(con: duckdb.DuckDBPyConnection, path: Path, version: int, migrations: tuple[Migration, ...]) -> None:
+        # Over the usual limit (_connect.MEMORY_LIMIT): a migration reads what older schemas kept, which
+        # can be a whole corpus's turns as list values that DuckDB unpacks together (schema 12 moves them:
+        # 1.0 GB for a 100-question LongMemEval_m corpus under this limit, 1.7 GB without). A corpus bigger
+        # still is moved without a limit rather than not at all.
+        try:
+            con.execute(f"SET memory_limit = '{MIGRATION_MEMORY_LIMIT}'")
+            try:
+                Store._apply(con, path, version, migrations)
+            except StoreError as exc:
+                if "Out of Memory" not in str(exc):
+                    raise
+                con.execute("RESET memory_limit")
+                Store._apply(con, path, Store._check_version(con, path, migrations), migrations)
+        finally:
+            con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+
+    @staticmethod
+    def _apply(con: duckdb.DuckDBPyConnection, path: Path, version: int, migrations: tuple[Migration, ...]) -> None:
         for migration in migrations:
             if migration.version <= version:
                 continue
@@ -219,8 +241,8 @@ class Store(StoreReader, StoreWriter):
                 raise write_error(path, exc, f"upgrade store {path} to schema {migration.version} ({migration.name})") from None
 
     def use_threads(self, threads: int) -> None:
-        """Run this connection's queries on at most ``threads`` threads. Reading the corpus texts column,
-        which DuckDB decompresses whole, takes less memory (and no more time, on two cores) on one."""
+        """Run this connection's queries on at most ``threads`` threads: a read of many turns' texts takes
+        less memory (and no more time, on two cores) on one."""
         self._con.execute(f"SET threads = {int(threads)}")
 
     def close(self) -> None:
@@ -229,7 +251,7 @@ class Store(StoreReader, StoreWriter):
                 self._con.execute("CHECKPOINT")
             except duckdb.Error:
                 pass
-        self._con.close()
+        close(self._con)
         self._held.let_go()  # after the connection: closing the file any earlier would drop DuckDB's lock
 
     def __enter__(self) -> Store:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,7 +41,15 @@ from typing import BinaryIO
 from evals.provenance import SCRATCH_PREFIX
 from evals.store._errors import StoreError
 
-__all__ = ["copy_path", "creation_prefix", "kept_on_failure", "remove_leftover_copy", "wal_path"]
+__all__ = [
+    "copy_path",
+    "creation_prefix",
+    "is_scratch_folder",
+    "kept_on_failure",
+    "remove_leftover_copy",
+    "scratch_folder",
+    "wal_path",
+]
 
 _CHUNK = 1 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -59,6 +68,25 @@ def creation_prefix(path: Path) -> str:
     """The name a folder in which this process builds a new store ``path`` starts with (``_store.py``):
     hidden, named after the store and this process, so a killed builder's leftover can be told apart."""
     return f"{SCRATCH_PREFIX}{path.name}.new-{os.getpid()}-"
+
+
+def scratch_folder(path: Path, kind: str, *, beside: bool = True) -> Path:
+    """A new private folder (``mkdtemp``: owner only, a name no one can foresee) named after the store
+    ``path``, ``kind`` and this process: beside the store (so a killed process's leftover is found and
+    removed, :func:`remove_leftover_copy`), or in the system's temporary folder when not ``beside`` or
+    when none can be made beside it."""
+    prefix = f"{SCRATCH_PREFIX}{path.name}.{kind}-{os.getpid()}-"
+    if beside:
+        try:
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=path.parent))
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def is_scratch_folder(folder: Path, kind: str) -> bool:
+    """Whether ``folder`` is one :func:`scratch_folder` made for ``kind`` in this process."""
+    return re.fullmatch(rf"{re.escape(SCRATCH_PREFIX)}.*\.{re.escape(kind)}-{os.getpid()}-[^/]*", folder.name) is not None
 
 
 def _identity(status: os.stat_result) -> tuple[int, int]:
@@ -135,12 +163,13 @@ def _copy(source: BinaryIO, target: BinaryIO) -> None:
 
 def remove_leftover_copy(path: Path) -> None:
     """Remove what killed writers left beside the store ``path``: the copy (if any; a link there is
-    removed, not followed), and folders in which a process that is gone was building the store."""
+    removed, not followed), and folders in which a process that is gone was building the store or
+    keeping what DuckDB moved out of memory (:func:`scratch_folder`)."""
     try:
         copy_path(path).unlink(missing_ok=True)
     except OSError:
         pass  # a folder, say: the next write refuses it, naming it
-    pattern = re.compile(rf"{re.escape(SCRATCH_PREFIX + path.name)}\.new-(\d+)-[^/]*")
+    pattern = re.compile(rf"{re.escape(SCRATCH_PREFIX + path.name)}\.(?:new|spill)-(\d+)-[^/]*")
     try:
         names = os.listdir(path.parent)
     except OSError:

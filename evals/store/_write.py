@@ -191,12 +191,15 @@ class StoreWriter(Connected):
         conversations = record.conversations
         test_points = corpus_points(digest, conversations)
         stored_count = self._one("SELECT count(*) FROM conversations WHERE corpus_digest = ?", [digest])[0]
+        turn_rows = self._turn_rows()
         if stored_count == 0:
             for begin, batch in corpus_batches(conversations):
-                rows = corpus_rows(digest, batch, offset=begin)
+                rows, turns = corpus_rows(digest, batch, offset=begin, turn_rows=turn_rows)
                 del batch
                 self._insert_arrow("conversations", rows)
-                del rows
+                if turns is not None:
+                    self._insert_arrow("conversation_turns", turns)
+                del rows, turns
                 release_memory()
             self._insert_arrow("corpus_test_points", test_points)
             return
@@ -208,13 +211,18 @@ class StoreWriter(Connected):
                 f"that digest ({difference}); refusing to mix them",
             )
 
+    def _turn_rows(self) -> bool:
+        """Whether the store keeps a row per turn (schema 12); before, a conversation's turns were lists."""
+        return "conversation_turns" in self._tables()
+
     def _stored_corpus_difference(
         self, digest: str, conversations: Sequence[Conversation], test_points: pa.Table, stored_count: int
     ) -> str | None:
         """Where the corpus stored under ``digest`` first differs from ``conversations``; None when the same."""
         # A store opened with fewer migrations (tests build old stores so) compares the columns it has.
         have = self._columns("conversations")
-        columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have]
+        turn_rows = self._turn_rows()
+        columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have or turn_rows]
         ids = [row[0] for row in self._con.execute(
             "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
         ).fetchall()]
@@ -237,20 +245,16 @@ class StoreWriter(Connected):
                     if difference is not None:
                         return difference
             return self._points_difference(digest, test_points)
-        # Stored before rows kept their digest: fingerprints, not texts. DuckDB reads a list column a
-        # whole vector of rows at a time, so this scan of `contents` unpacks the corpus's text at once;
-        # digesting it there keeps that inside one query instead of copying it into Python as well.
+        # Stored before rows kept their digest: fingerprints, not texts, computed inside DuckDB (a
+        # conversation's turns digested there instead of copied into Python as well).
         if ids != [c.id for c in conversations]:
             return "other conversations"
-        fingerprint = _fingerprint_sql(columns)
-        stored = dict(
-            self._con.execute(
-                f"SELECT position, {fingerprint} FROM conversations WHERE corpus_digest = ?", [digest]
-            ).fetchall()
-        )
+        stored_sql = _fingerprint_sql(columns, "conversations", "conversation_turns" if turn_rows else None)
+        stored = dict(self._con.execute(stored_sql, [digest]).fetchall())
+        given_sql = _fingerprint_sql(columns, "new_rows", "new_turns" if turn_rows else None)
         for begin, batch in corpus_batches(conversations):
-            new_rows = corpus_rows(digest, batch, offset=begin)  # noqa: F841
-            given = self._con.execute(f"SELECT position, {fingerprint} FROM new_rows").fetchall()
+            new_rows, new_turns = corpus_rows(digest, batch, offset=begin, turn_rows=turn_rows)  # noqa: F841 - read by name below
+            given = self._con.execute(given_sql, [digest]).fetchall()
             for position, value in given:
                 if stored.get(position) == value:
                     continue
@@ -261,12 +265,24 @@ class StoreWriter(Connected):
 
     def _difference_at(self, digest: str, columns: list[str], conversation: Conversation, position: int) -> str | None:
         """Where the stored conversation at ``position`` differs from ``conversation``, in words; None when the same."""
-        old = self._arrow(
-            f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
+        new = corpus_rows(digest, [conversation], offset=position, turn_rows=False)[0].select(columns)
+        if not self._turn_rows():
+            old = self._arrow(
+                f"SELECT {', '.join(columns)} FROM conversations WHERE corpus_digest = ? AND position = ?",
+                [digest, position],
+            )
+            return _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
+        meta = [c for c in columns if c not in ("roles", "contents")]
+        old_rows = self._arrow(
+            f"SELECT {', '.join(meta)} FROM conversations WHERE corpus_digest = ? AND position = ?", [digest, position]
+        ).to_pylist()
+        turns = self._arrow(
+            "SELECT role, content FROM conversation_turns WHERE corpus_digest = ? AND position = ? ORDER BY turn_index",
             [digest, position],
         )
-        new = corpus_rows(digest, [conversation], offset=position).select(old.column_names)
-        return _corpus_difference(old.to_pylist(), new.to_pylist(), [], [])
+        for row in old_rows:
+            row["roles"], row["contents"] = turns.column("role").to_pylist(), turns.column("content").to_pylist()
+        return _corpus_difference([{c: row[c] for c in columns} for row in old_rows], new.to_pylist(), [], [])
 
     def _points_difference(self, digest: str, test_points: pa.Table) -> str | None:
         """Where the stored test points of the corpus differ from ``test_points``; None when the same."""
@@ -313,20 +329,32 @@ def release_memory() -> None:
             pass
 
 
-def _fingerprint_sql(columns: list[str]) -> str:
-    """SQL for a digest of a ``conversations`` row's columns: md5 of each list element, then of their
-    concatenation (fixed-length digests, so different lists never concatenate alike)."""
+def _fingerprint_sql(columns: list[str], conversations: str, turns: str | None) -> str:
+    """A query of ``(position, fingerprint)`` for each conversation of the corpus digest given as its one
+    parameter: md5 of each column's value, of a list's each element (then of their concatenation:
+    fixed-length digests, so different lists never concatenate alike). ``conversations`` names the rows
+    of the conversations, ``turns`` the rows of their turns (None: the turns are lists in ``conversations``)."""
     arrow = tuple(int(part) for part in duckdb.__version__.split(".")[:2]) < (1, 3)
     each = "x -> md5(x)" if arrow else "lambda x: md5(x)"  # DuckDB 1.3 brought `lambda`; 2.0 refuses `->`
     parts = []
     for column in columns:
-        if column in ("roles", "contents"):
-            parts.append(f"md5(array_to_string(list_transform({column}, {each}), ''))")
+        if column in ("roles", "contents") and turns is not None:
+            parts.append(f"coalesce(t.{column}, md5(''))")
+        elif column in ("roles", "contents"):
+            parts.append(f"md5(array_to_string(list_transform(c.{column}, {each}), ''))")
         elif column == "unrecorded":
-            parts.append("md5(coalesce(unrecorded::VARCHAR, 'null'))")
+            parts.append("md5(coalesce(c.unrecorded::VARCHAR, 'null'))")
         else:
-            parts.append(f"md5({column})")
-    return " || ".join(parts)
+            parts.append(f"md5(c.{column})")
+    query = f"SELECT c.position, {' || '.join(parts)} FROM {conversations} c"
+    if turns is not None:
+        # The turns digested in order, per conversation: the same digests as the lists' above.
+        query += (
+            " LEFT JOIN (SELECT position, md5(string_agg(md5(role), '' ORDER BY turn_index)) AS roles,"
+            " md5(string_agg(md5(content), '' ORDER BY turn_index)) AS contents"
+            f" FROM {turns} WHERE corpus_digest = $1 GROUP BY position) t ON t.position = c.position"
+        )
+    return query + " WHERE c.corpus_digest = $1"
 
 
 def _corpus_difference(
