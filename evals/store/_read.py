@@ -297,8 +297,15 @@ class StoreReader(Connected):
     def conversation_shapes(self, corpus_digest: str) -> list[dict[str, Any]]:
         """Each conversation of a corpus without its texts, in corpus order: ``position``, ``conversation_id``,
         ``description``, ``roles``, ``unrecorded`` (the turns played but never added to memory), and each
-        turn's ``sessions`` and ``dates`` (empty or None where the corpus has none)."""
-        return self._conversation_shape(corpus_digest)
+        turn's ``sessions`` and ``dates`` (empty or None where the corpus has none). Read a slice of
+        conversations at a time, without the turns' texts."""
+        shapes: list[dict[str, Any]] = []
+        for group in _slices(self._conversation_shape(corpus_digest), 20_000):
+            no_texts = {row["conversation_id"]: None for row in group}  # the content column is not read
+            for row in self._with_turns(corpus_digest, group, no_texts) if group else []:
+                del row["contents"]
+                shapes.append(row)
+        return shapes
 
     def _conversation_shape(self, corpus_digest: str) -> list[dict[str, Any]]:
         """Each conversation of a corpus but its turns (``position``, ``conversation_id``, ``description``,
@@ -310,7 +317,7 @@ class StoreReader(Connected):
         ).to_pylist()
 
     def _with_turns(
-        self, corpus_digest: str, group: list[dict[str, Any]], contents: dict[str, list[str]] | None = None
+        self, corpus_digest: str, group: list[dict[str, Any]], contents: dict[str, list[str] | None] | None = None
     ) -> list[dict[str, Any]]:
         """The consecutive conversations ``group`` (rows of :meth:`_conversation_shape`), each with its
         ``roles``, ``contents``, ``sessions`` and ``dates`` (the last two None when no turn has one): one
@@ -482,7 +489,7 @@ class StoreReader(Connected):
             by_conversation.setdefault(row[0], []).append(row)
         # Each turn's session: a headline read off the ranking kept past k (LoCoMo's turn.recall_any@k) needs
         # the ranking, and session-level metrics its sessions.
-        sessions_of_turns = {row["conversation_id"]: row["sessions"] or [] for row in self._conversation_shape(summary.corpus_digest)}
+        sessions_of_turns = {row["conversation_id"]: row["sessions"] or [] for row in self.conversation_shapes(summary.corpus_digest)}
         results: list[ConversationResult] = []
         score_lists: list[list[PointScore]] = []
         for cid in ids:
