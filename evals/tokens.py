@@ -22,6 +22,7 @@ once.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import select
 import signal
@@ -32,7 +33,7 @@ from collections.abc import Iterable
 
 from evals.errors import EvalsError
 
-__all__ = ["APPROXIMATE", "EXACT", "TokenCounter"]
+__all__ = ["APPROXIMATE", "DIGEST_ABOVE", "EXACT", "TokenCounter"]
 
 EXACT = "cl100k_base"
 APPROXIMATE = "approx-4-chars-per-token"
@@ -43,6 +44,10 @@ APPROXIMATE = "approx-4-chars-per-token"
 SEPARATOR = " | "
 NEST = "Earlier in the conversation: system: "
 SEGMENT_ABOVE = 2048  # characters; shorter texts are encoded whole
+# Characters; a longer text's count is remembered by its digest, not by the text. A run keeps such
+# texts (summary_buffer's summaries over long conversations: 6.7 M characters a test point over a
+# LongMemEval_m haystack) as the turns they fold (evals.strategies.summary_buffer.FOLD_ABOVE, this).
+DIGEST_ABOVE = 64 * 1024
 _SAFE_END = frozenset(string.ascii_letters + string.digits + string.punctuation)
 # Below this many new texts, counting in one process is faster than forking.
 PARALLEL_ABOVE = 20_000
@@ -102,6 +107,8 @@ class TokenCounter:
         # tokenizer without loading it, and loads it only if it has a text to count.
         self._child_was_exact = False
         self._counts: dict[str, int] = {}
+        self._long: dict[bytes, int] = {}  # counts of texts longer than DIGEST_ABOVE, by their digest
+        self._last_long: tuple[str, int] = ("", 0)  # the last of them counted, and its count
         self._ahead: _CountingChild | None = None
 
     def _encoder(self):
@@ -156,26 +163,31 @@ class TokenCounter:
             self._ahead = _CountingChild.start(self, todo)
 
     def count_all(self, texts: Iterable[str]) -> None:
-        """Count every text not counted yet, on two cores when there are many."""
-        todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
+        """Count every text not counted yet, on two cores when there are many.
+
+        Long texts are counted in pieces (a summary's joints), and only the pieces are gathered
+        here. Texts longer than DIGEST_ABOVE are left to :meth:`count` when asked for: a run's
+        summaries over long conversations are hundreds of megabytes, read one at a time (a run keeps
+        them folded, evals.strategies.summary_buffer), and their pieces are counted ahead anyway.
+        """
+        todo: dict[str, None] = {}
+        for text in texts:
+            if len(text) <= SEGMENT_ABOVE:
+                if text not in self._counts:
+                    todo[text] = None
+            elif len(text) <= DIGEST_ABOVE:
+                for piece, _ in self._pieces(text):
+                    if piece not in self._counts:
+                        todo[piece] = None
+        pieces = list(todo)
+        del todo
         if self._ahead is None:
-            self.count_ahead(todo)
-        # Long texts are counted in pieces (a summary's joints); short ones are their own piece.
-        # The pieces are cut again when counted rather than kept: summaries over long
-        # conversations are hundreds of megabytes of pieces, most of them repeats.
+            self.count_ahead(pieces)
         if self._ahead is not None:
-            # The child counts pieces, so meet it on pieces.
-            needed: set[str] = set()
-            for text in todo:
-                if len(text) > SEGMENT_ABOVE:
-                    needed.update(piece for piece, _ in self._pieces(text))
-                else:
-                    needed.add(text)
-            self._ahead.finish(self, needed=needed)
+            self._ahead.finish(self, needed=set(pieces))
             self._ahead = None
-            del needed
-        for text in todo:  # what the child did not count (or everything, without one)
-            self.count(text)
+        for piece in pieces:  # what the child did not count (or everything, without one)
+            self.count(piece)
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them).
@@ -198,6 +210,18 @@ class TokenCounter:
             return n
         if self._encoder() is None:
             n = max(1, len(text) // 4)
+        elif len(text) > DIGEST_ABOVE:
+            # Remembered by its digest, not by the text (which would keep every summary of a run alive);
+            # the last one by the text too, since a text is often counted twice in a row.
+            last, n = self._last_long
+            if text == last:
+                return n
+            digest = _digest(text)
+            n = self._long.get(digest)
+            if n is None:
+                n = self._long[digest] = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
+            self._last_long = (text, n)
+            return n
         elif len(text) > SEGMENT_ABOVE:
             n = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
         else:
@@ -217,6 +241,11 @@ class TokenCounter:
             head = NEST[:-1]
             pieces += [(head, 1), (" " + head, depth - 1)]
         return pieces
+
+
+def _digest(text: str) -> bytes:
+    """What a long text's count is remembered by: its BLAKE2b digest (collisions are out of reach)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
 
 
 def _can_fork() -> bool:
