@@ -132,6 +132,12 @@ class TokenCounter:
         return self._encoder() is not None
 
     def _encode_len(self, text: str) -> int:
+        if len(text) > DIGEST_ABOVE:  # a piece that could not be cut (its turns end in spaces, say)
+            digest = _digest(text)
+            n = self._long.get(digest)
+            if n is None:
+                n = self._long[digest] = len(self._encoding.encode_ordinary(text))
+            return n
         n = self._counts.get(text)
         if n is None:
             # encode_ordinary treats "<|endoftext|>" and friends as plain
