@@ -6,7 +6,10 @@ strategy that has it); walk the turns in order; at a turn with
 any other. Retrieving before adding is the point: otherwise we would measure
 whether memory can find the fact inside the question itself. A turn marked
 ``record: false`` is played but never added, so several questions asked after
-one history each see the history alone.
+one history each see the history alone. A run whose configuration says the
+strategy reads labels (``reads_labels``: the oracle) tells it each test point's
+evidence turns and sessions, ``read_labels(turns, sessions)``, just before
+that test point's retrieval; no other run is told them.
 
 Every call into the strategy is the plug-in's code: whatever it raises
 (``SystemExit`` included) becomes one :class:`StrategyError` naming the
@@ -36,7 +39,7 @@ from evals.retrieval import sessions_of
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
-from evals.strategies.base import is_turn_number, lone_surrogate
+from evals.strategies.base import READS_LABELS, is_turn_number, lone_surrogate
 from evals.strategies.summary_buffer import fold_summaries
 from evals.turn_refs import TurnLookup, encode_records
 
@@ -95,6 +98,8 @@ def play_corpus(
     total = len(corpus.conversations)
     with call_limit(call_timeout) as limit:
         player = _Player(strategy, name, k, depths, rule, count_tokens, limit)
+        if configuration is not None and configuration.get(READS_LABELS) is True:
+            player.read_labels = _label_reader(strategy, name)
         for done, conversation in enumerate(corpus.conversations, start=1):
             conversations.append(player.play(conversation, on_test_point))
             if progress is not None:
@@ -140,6 +145,7 @@ class _Player:
         self.footprint = strategy if isinstance(strategy, Footprint) else None
         self.add_keywords = _add_keywords(strategy)
         self.begin = getattr(strategy, "begin_conversation", None)
+        self.read_labels: Callable[..., Any] | None = None  # the answer key's door: a reads_labels run only
         # Wall-clock time of every call into the strategy (the library under test, not the harness around it),
         # one machine integer each (an int object and its pointer are five times that: full_history over
         # 100 LongMemEval_m haystacks makes 500,000 adds). Read as sequences of int, as lists are.
@@ -191,6 +197,9 @@ class _Player:
                     # record, and a parsed file has a new string per turn (5,000 a LongMemEval_m haystack).
                     distinct: dict[str | None, str | None] = {}
                     sessions = [distinct.setdefault(session, session) for session in sessions]
+                if self.read_labels is not None:  # at test points only: a run without it pays nothing per turn
+                    turns, listed = tuple(test.evidence_turns), tuple(test.evidence_sessions)
+                    self._call("read_labels()", self.read_labels, turns, listed, where=f"{where}, turn {index}")
                 point = self._test_point(conversation.id, index, test, added, lookup if labelled else None, sessions)
                 point.evidence_sessions = evidence_sessions
                 result.test_points.append(point)
@@ -333,6 +342,17 @@ def _add_keywords(strategy: MemoryStrategy) -> tuple[str, ...]:
         return TURN_KEYWORDS
     names = {p.name for p in parameters if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     return tuple(name for name in TURN_KEYWORDS if name in names)
+
+
+def _label_reader(strategy: MemoryStrategy, name: str) -> Callable[..., Any]:
+    """The ``read_labels`` of a strategy whose configuration says it reads labels; one that lacks it is refused."""
+    method = getattr(strategy, "read_labels", None)
+    if not callable(method):
+        raise StrategyError(
+            f"strategy {name}: its configuration says it reads labels ({READS_LABELS}), but it has no "
+            "read_labels(evidence_turns, evidence_sessions) method"
+        )
+    return method
 
 
 def _evidence_sessions(test: TestPoint, sessions: list[str | None]) -> list[str]:

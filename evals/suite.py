@@ -16,6 +16,9 @@ here, exactly the runs ``evals run --runner NAME`` makes for each name ``evals s
     [matrix.options.mneme]            # a strategy's options; a list is one run per value
     embedder = ["hash", "minilm"]
 
+    [errata]                          # optional: a benchmark's (or corpus folder's) errata file, relative
+    locomo = "errata/locomo.json"     # to this file: checked before anything runs (see evals.errata)
+
 Runs are made in file order: matrix by matrix, corpus by corpus (folders, then benchmarks),
 strategy by strategy, option value by option value. Each goes through
 :func:`evals.workflow.run_with_store`, so a run the store already holds (same inputs, clean
@@ -75,6 +78,7 @@ class Suite:
     description: str
     lock: Path | None
     matrices: list[Matrix] = field(default_factory=list)
+    errata: dict[str, Path] = field(default_factory=dict)  # benchmark name or corpus folder -> its errata file
 
     @property
     def benchmarks(self) -> list[str]:
@@ -115,9 +119,9 @@ def read_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: not valid TOML: {exc}") from None
-    unknown = sorted(set(data) - {"description", "lock", "matrix"})
+    unknown = sorted(set(data) - {"description", "lock", "matrix", "errata"})
     if unknown:
-        raise _fail(path, unknown[0], "unknown key (a suite has description, lock and [[matrix]] tables)")
+        raise _fail(path, unknown[0], "unknown key (a suite has description, lock, [[matrix]] and [errata] tables)")
     description = data.get("description", "")
     if not isinstance(description, str):
         raise _fail(path, "description", "expected a string")
@@ -128,12 +132,29 @@ def read_suite(path: Path) -> Suite:
     if not isinstance(matrices, list) or not matrices:
         raise _fail(path, "matrix", "expected at least one [[matrix]] table")
     here = path.parent
-    return Suite(
+    suite = Suite(
         path,
         description,
         here / lock if lock else None,
         [_matrix(path, here, f"matrix[{i}]", m) for i, m in enumerate(matrices)],
     )
+    suite.errata.update(_errata(path, here, data.get("errata", {}), suite))
+    return suite
+
+
+def _errata(path: Path, here: Path, data: Any, suite: Suite) -> dict[str, Path]:
+    """``[errata]``: a benchmark of the suite, or one of its corpus folders as written, -> an errata file."""
+    if not isinstance(data, dict):
+        raise _fail(path, "errata", "expected a table: benchmark or corpus folder = \"errata file\"")
+    corpora = {c for m in suite.matrices for c in m.corpora}
+    out = {}
+    for name, file in data.items():
+        if name not in suite.benchmarks and here / name not in corpora:
+            raise _fail(path, f"errata.{name}", "names no benchmark or corpus folder of this suite's matrices")
+        if not isinstance(file, str) or not file.strip():
+            raise _fail(path, f"errata.{name}", "expected the path of an errata file")
+        out[name] = here / file
+    return out
 
 
 def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
@@ -209,6 +230,19 @@ def plan_runs(suite: Suite, corpora_of: dict[str, Path], registry: Registry | No
 Report = Callable[[int, int, PlannedRun, StoredOutcome], None]
 
 
+def _check_errata(suite: Suite, corpora_of: dict[str, Any], log: Callable[[str], None] | None) -> None:
+    """Each ``[errata]`` file checked against its corpus before anything runs (its figures come later, from
+    `evals leaderboard --errata` and `evals build-site --errata` given this suite file)."""
+    from evals.audit import read_errata
+    from evals.corpus import load_corpus
+
+    for name, file in suite.errata.items():
+        folder = corpora_of.get(name) or suite.path.parent / name
+        errata = read_errata(file, load_corpus(Path(folder)))
+        if log is not None:
+            log(f"errata for {name}: {errata.describe()}")
+
+
 def run_suite(
     suite: Suite,
     store_path: Path,
@@ -230,6 +264,7 @@ def run_suite(
             if matrix.missing():
                 log(f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')")
     corpora_of = {name: fetch(name, downloads=downloads, lock_path=lock, log=log).corpus for name in suite.benchmarks}
+    _check_errata(suite, corpora_of, log)
     runs = plan_runs(suite, {name: Path(corpus) for name, corpus in corpora_of.items() if corpus is not None})
     outcomes = []
     for number, planned in enumerate(runs, 1):

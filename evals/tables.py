@@ -16,7 +16,7 @@ import math
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals import formatting
 from evals.breakdown import category_rows
@@ -25,7 +25,11 @@ from evals.errors import EvalsError
 from evals.metrics import HEADLINE, MEAN, METRICS, PROPORTION, RETRIEVAL, SECONDS, TOKENS, Metric, MetricValue, ScoredRun, declared, point_values
 from evals.results import WHOLE_LIST
 from evals.store import RunSummary, StoredRun
+from evals.strategies.base import READS_LABELS
 from evals.tokens import EXACT
+
+if TYPE_CHECKING:
+    from evals.errata import ErrataFigure, Figures
 
 __all__ = [
     "APPROX_NOTE",
@@ -133,13 +137,21 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
 #
 # A *ceiling* bounds what a memory can do rather than being one: a built-in oracle below, or any
 # strategy whose run ignored k (cutoff rule whole_list: its whole list counts at every cutoff, so its
-# recall_any@1 can be 100%). It is set apart and never ranked with the memories.
+# recall_any@1 can be 100%) or was told the evidence labels (reads_labels in its configuration: it has the
+# answer key). It is set apart and never ranked with the memories.
 CEILINGS = {
     "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at "
     "unbounded cost; its whole list counts at every cutoff, so its recall at k = 1 is its recall at any k.",
+    "oracle": "Reads the corpus's evidence labels and returns exactly the evidence turns, in conversation order, cut "
+    "to k: what perfect retrieval scores, and with answers the reader's ceiling (what the answer model makes of exactly "
+    "the evidence); it has the answer key, so it is no memory.",
     "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
     "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
 }
+READS_LABELS_EXPLANATION = (
+    "Read the corpus's evidence labels before each retrieval (its configuration says reads_labels): it was given the "
+    "answer key, so its figures are a ceiling, not a memory's."
+)
 IGNORES_K = (
     "Ignores k: it returns its whole list at every cutoff (the run's cutoff rule is whole_list), so its recall at any k "
     "is the recall of everything it returned: a ceiling, not a memory."
@@ -169,9 +181,11 @@ class Caveat:
 
 def ceiling(summary: RunSummary) -> str:
     """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle (a plug-in of the
-    same name is not one), or a run that ignored k."""
+    same name is not one), a run told the evidence labels (its configuration says reads_labels), or a run that ignored k."""
     if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
         return CEILINGS[summary.strategy]
+    if summary.strategy_config.get(READS_LABELS) is True:  # a plug-in told the labels (docs/strategies.md)
+        return READS_LABELS_EXPLANATION
     if summary.cutoff_rule == WHOLE_LIST:
         return IGNORES_K
     return ""
@@ -257,25 +271,51 @@ def summary_table(
     before: Sequence[str],
     after: Sequence[str] = (),
     metrics: Iterable[str] | None = None,
+    errata: Figures | None = None,
 ) -> Table:
-    """Identity columns ``before``, then the metric columns, then identity columns ``after``."""
+    """Identity columns ``before``, then the metric columns, then identity columns ``after``; with
+    ``errata``, the headline with errata and its hits after the identity columns ``before``."""
     shown = shown_metrics(summaries, metrics)
-    header = [*before, *(m.label for m in shown), *after]
+    extra = ["with errata [95% CI]", "errata hits"] if errata else []
+    header = [*before, *extra, *(m.label for m in shown), *after]
     rows = [
         [
             *(_IDENTITY[c](s) for c in before),
+            *(errata_cells(errata.of(s.run_id)) if errata else []),
             *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
             *(_IDENTITY[c](s) for c in after),
         ]
         for s in summaries
     ]
     notes = [APPROX_NOTE] if any(s.tokenizer != EXACT for s in summaries) else []
-    return Table(header, rows, notes)
+    return Table(header, rows, notes + (errata_notes(errata) if errata else []))
 
 
-def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
+def errata_cells(figure: ErrataFigure | None) -> list[str]:
+    """A run's headline with errata and its hits / total ("—" on a corpus without errata, or where it cannot be computed)."""
+    if figure is None or figure.value is None:
+        return [MISSING, MISSING]
+    head = figure.headline
+    return [formatting.with_interval(head.recall, head.low, head.high, empty=NULL), f"{head.hits}/{head.total}"]
+
+
+def errata_notes(figures: Figures, digest: str | None = None) -> list[str]:
+    """What the figures with errata are recorded by (of one corpus, or of all), and why any is missing."""
+    notes = [
+        f"with errata ({digest_[:12]}): {errata.describe()}; a second figure beside the published one, which is unchanged"
+        for digest_, errata in figures.errata.items()
+        if digest is None or digest_ == digest
+    ]
+    problems = {
+        f"{f.run_id}: {f.problem}" for f in figures.runs.values() if f.problem and (digest is None or f.corpus_digest == digest)
+    }
+    return notes + [f"no figure with errata for run {problem}" for problem in sorted(problems)]
+
+
+def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
     """The leaderboard in under 100 columns: per corpus, its headline rule, then one line per configuration
-    with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point."""
+    with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point;
+    with ``errata``, on a corpus they correct, the headline with errata and its count beside the published one."""
     corpora: dict[str, list[RunSummary]] = {}
     for summary in summaries:
         corpora.setdefault(summary.corpus_digest, []).append(summary)
@@ -287,10 +327,14 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         label = rule.label
         about = f"corpus {group[0].corpus_name} ({group[0].corpus_digest[:12]}), ranked by {label} over {rule.population}"
         out.extend(textwrap.wrap(formatting.printable(about), 99, subsequent_indent="  "))
+        corrected = errata is not None and group[0].corpus_digest in errata.errata
+        if corrected:
+            for note in errata_notes(errata, group[0].corpus_digest):  # type: ignore[union-attr]
+                out.extend(textwrap.wrap(formatting.printable(note), 99, initial_indent="  ", subsequent_indent="    "))
         answers = any(s.metric("answer_accuracy") is not None for s in group)
         header = [
-            "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["kw recall"] if keyword else []), "tokens/tp",
-            *(["answer accuracy [95% CI]"] if answers else []),
+            "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["with errata", "hits"] if corrected else []),
+            *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]"] if answers else []),
         ]  # fmt: skip
         rows = []
         for s in group:
@@ -304,6 +348,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
                 str(s.k),
                 formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
                 f"{head.hits}/{head.total}",
+                *(errata_cells(errata.of(s.run_id)) if corrected else []),  # type: ignore[union-attr]
                 *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
                 *([metric_text(METRICS["answer_accuracy"], s.metric("answer_accuracy"), s.tokenizer)] if answers else []),
@@ -312,7 +357,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
     if "*" in marks:
-        out.append("* ceiling: ignores k or holds the whole history; shown for scale, not a memory")
+        out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
     if summaries:
@@ -322,8 +367,13 @@ def compact_leaderboard(summaries: Sequence[RunSummary]) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def summaries_json(summaries: Sequence[RunSummary]) -> str:
-    return formatting.json_text([s.as_dict() for s in summaries], indent=2)
+def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
+    """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct)."""
+    if errata is None:
+        return formatting.json_text([s.as_dict() for s in summaries], indent=2)
+    return formatting.json_text(
+        [s.as_dict() | {"headline_with_errata": (f.as_dict() if (f := errata.of(s.run_id)) else None)} for s in summaries], indent=2
+    )
 
 
 def _metric_fields(declared: Metric) -> list[str]:
@@ -333,12 +383,17 @@ def _metric_fields(declared: Metric) -> list[str]:
     return fields
 
 
-def summaries_csv(summaries: Sequence[RunSummary]) -> str:
-    """One row per run: every field of its summary, then each declared metric's value, n and interval."""
+_ERRATA_FIELDS = ("value", "hits", "total", "low", "high")
+
+
+def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
+    """One row per run: every field of its summary, then each declared metric's value, n and interval; with
+    ``errata``, then the headline with errata (value, hits, total, interval) and the errata file's digest and source."""
     base = [name for name in RunSummary.__dataclass_fields__ if name != "metrics"]
     declared = list(METRICS.values())
+    extra = [*(f"headline_with_errata_{k}" for k in _ERRATA_FIELDS), "errata_sha256", "errata_source"] if errata else []
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m))], lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m)), *extra], lineterminator="\n")
     writer.writeheader()
     for summary in summaries:
         row = {name: getattr(summary, name) for name in base}
@@ -350,6 +405,11 @@ def summaries_csv(summaries: Sequence[RunSummary]) -> str:
             value = summary.metric(m.name)
             if value is not None:
                 row.update(zip(_metric_fields(m), (value.value, value.n, value.low, value.high), strict=False))
+        figure = errata.of(summary.run_id) if errata else None
+        if figure is not None:
+            found = figure.as_dict()
+            row.update({f"headline_with_errata_{k}": found[k] for k in _ERRATA_FIELDS if figure.value is not None})
+            row.update(errata_sha256=figure.errata.sha256, errata_source=figure.errata.source)
         writer.writerow({name: formatting.csv_cell(value) for name, value in row.items()})
     return buffer.getvalue()
 

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("play", ("evals.playthrough", "evals.llm", "evals.importers", "evals.config", "evals.benchmarks", "evals.audit")),
     ("executors", ("evals.executors",)),
     ("store", ("evals.store",)),
-    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report", "evals.suite")),
+    ("orchestration", ("evals.evaluate", "evals.testing", "evals.workflow", "evals.errata", "evals.compare", "evals.exchange", "evals.report", "evals.reference", "evals.tables", "evals.markdown", "evals.site_paths", "evals.gate", "evals.gate_report", "evals.suite")),
     ("site", ("evals.site",)),
     ("cli", ("evals.cli", "evals.__main__")),
 ]

@@ -407,15 +407,16 @@ def echo_summaries(
     before: Sequence[str],
     after: Sequence[str] = (),
     metrics: Sequence[str] | None = None,
+    errata: Any = None,  # evals.errata.Figures: each run's headline with errata, beside the published one
 ) -> None:
     from evals import tables
 
     if fmt == "json":
-        click.echo(tables.summaries_json(summaries))
+        click.echo(tables.summaries_json(summaries, errata))
     elif fmt == "csv":
-        click.echo(tables.summaries_csv(summaries), nl=False)
+        click.echo(tables.summaries_csv(summaries, errata), nl=False)
     else:
-        echo(tables.summary_table(summaries, before, after, metrics).text(), nl=False)
+        echo(tables.summary_table(summaries, before, after, metrics, errata).text(), nl=False)
 
 
 # -- the ``evals`` group -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``evals benchmarks``, ``evals fetch``, ``evals audit-labels`` and ``evals run-suite``: benchmarks by name."""
+"""``evals benchmarks``, ``evals fetch``, ``evals audit-labels``, ``evals import-errata`` and ``evals run-suite``: benchmarks by name."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evals.cli._base import cli, echo, progress_reporter, store_option, store_path
+from evals.cli._base import OutputFile, cli, echo, progress_reporter, store_option, store_path, write_json
 
 LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
 
@@ -230,8 +230,63 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
         after = audit.flags_with_errata
         echo(
             f"with errata: {len(after)} flags ({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
-            f"{len(audit.errata.entries)} corrections from {audit.errata.source} ({audit.errata.path}, sha256 {audit.errata.sha256})"
+            f"{audit.errata.describe()}"
         )
+
+
+@cli.command("import-errata")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo-audit"]))
+@click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--out", type=OutputFile(), required=True, help="The errata file to write (JSON).")
+@click.option(
+    "--locomo",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="The LoCoMo file the audit audited (locomo10.json), whose turns and dia ids the corrections are "
+    "resolved in. Default: SOURCE/data/locomo10.json.",
+)
+@click.option(
+    "--commit",
+    default=None,
+    help="The audit's commit, recorded with the errata. Default: SOURCE's git HEAD when SOURCE is a git checkout.",
+)
+@click.option(
+    "--exclude",
+    "exclude_kinds",
+    multiple=True,
+    metavar="TYPE",
+    help="Leave the questions of this error_type (e.g. AMBIGUOUS) out of the figure with errata instead of "
+    "correcting them; repeatable.",
+)
+def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None, commit: str | None, exclude_kinds: tuple[str, ...]) -> None:
+    """Turn a published answer-key audit at SOURCE into an errata file.
+
+    \b
+    FORMAT is one of:
+      locomo-audit  github.com/dial481/locomo-audit (audit/errors_conv_N.json): a copy of
+                    the repository, or its audit/ folder
+
+    Each entry becomes a correction of one LoCoMo test point: corrected evidence
+    turns, a corrected answer, or the question left out as invalid. The file
+    records the audit's repository, commit, license and the SHA-256 of every file
+    read; `evals leaderboard --errata`, `evals build-site --errata` and
+    `evals audit-labels --errata` read it. Nothing of the audit is shipped with
+    this tool (its data are CC BY-NC 4.0): convert a copy at use time.
+    """
+    from evals.importers.locomo_audit import convert_locomo_audit
+    from evals.outputs import check_output
+    from evals.provenance import NO_GIT, git_revision
+
+    locomo = locomo or source / "data" / "locomo10.json"
+    if not locomo.is_file():
+        raise click.UsageError(f"{locomo}: no such file; give the LoCoMo file the audit audited with --locomo")
+    check_output(out, reads=[(locomo, "--locomo")], option="--out")
+    if commit is None and (source / ".git").exists():
+        head = git_revision(source)[0]
+        commit = None if head == NO_GIT else head
+    report = convert_locomo_audit(source, locomo, commit=commit, exclude_kinds=frozenset(exclude_kinds))
+    write_json(out, report.document)
+    echo(f"{report.summary()} -> {out}")
 
 
 @cli.command("run-suite")

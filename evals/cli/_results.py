@@ -67,7 +67,17 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     "evidence, else recall.",
 )
 @click.option("--wide", is_flag=True, help="Every metric column (the default table fits 100 columns).")
-def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None, wide: bool) -> None:
+@click.option(
+    "--errata",
+    "errata_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    metavar="FILE",
+    help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
+    "them: each run on the corpus it corrects gets its headline with errata beside the published one, never "
+    "in its place (a column; headline_with_errata in JSON and CSV). Repeatable, one file per corpus.",
+)
+def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric: str | None, wide: bool, errata_files: tuple[Path, ...]) -> None:
     """The latest run of each configuration on each corpus, best headline first.
 
     Each corpus is ranked by its headline (docs/methodology.md, "The headline"): turn-level
@@ -79,6 +89,8 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
     """
     if by_category and fmt == "markdown":
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
+    if errata_files and (by_category or fmt == "markdown"):
+        raise click.UsageError("--errata goes with the leaderboard's table, JSON or CSV, not --by-category or markdown")
     from evals import tables
 
     chosen = tables.leaderboard_metric(metric) if metric is not None else None
@@ -87,6 +99,11 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
         if chosen is not None:
             tables.measured_somewhere(chosen, summaries)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
+        errata = None
+        if errata_files:
+            from evals.errata import errata_figures
+
+            errata = errata_figures(opened, errata_files, summaries)
     if by_category:
         from evals import tables
 
@@ -104,14 +121,14 @@ def leaderboard_command(store: Path | None, fmt: str, by_category: bool, metric:
         echo(leaderboard_markdown(summaries), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries), nl=False)
+        echo(tables.compact_leaderboard(summaries, errata), nl=False)
         return
     columns = None
     if chosen is not None:
         columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
-    echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns)
+    echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata)
 
 
 @cli.command("export")

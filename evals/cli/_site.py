@@ -43,7 +43,17 @@ from evals.errors import EvalsError
     is_flag=True,
     help="Render every page, instead of reusing the pages an earlier build in --out made from the same runs.",
 )
-def build_site_command(store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool) -> None:
+@click.option(
+    "--errata",
+    "errata_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    metavar="FILE",
+    help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
+    "them: the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside "
+    "the published one, never in its place. Repeatable, one file per corpus.",
+)
+def build_site_command(store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, errata_files: tuple[Path, ...]) -> None:
     """Render the static leaderboard site from the store (read-only).
 
     Pages of runs and corpora that an earlier build in --out already made
@@ -58,7 +68,7 @@ def build_site_command(store: Path | None, out: Path, jobs: int | None, store_co
     """
     from evals.site import build_site
 
-    report = build_site(store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy)
+    report = build_site(store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy, errata=errata_files)
     echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s "

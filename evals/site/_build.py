@@ -96,6 +96,8 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
             # A later run can bring the corpus other published figures, which run pages show.
             "references": [r.model_dump(mode="json") for r in references[s.corpus_digest]],
         }
+        if site.errata is not None and (figure := site.errata.of(s.run_id)) is not None:
+            inputs["errata"] = figure.as_dict()  # the run page shows it
         prints[f"run:{s.run_id}"] = _manifest.fingerprint(renderer, "run", inputs)
     return prints
 
@@ -115,6 +117,7 @@ def build(
     publishers: Sequence[type[Publisher]] = PUBLISHERS,
     incremental: bool = True,
     store_copy: str = "auto",
+    errata: Sequence[Path] = (),
 ) -> BuildReport:
     """:func:`build_site` with the page kinds given instead of the registered ones."""
     clock = time.perf_counter()
@@ -128,7 +131,7 @@ def build(
     _output.refuse_to_hold(Path(out_dir), [store_path, cache_path_for(store_path)])
     previous, problem = _manifest.load(out) if incremental and (out / MARKER).is_file() else ({}, "")
     warnings = [problem] if problem else []
-    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy)
+    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, tuple(errata))
     try:
         made = job.run(previous, warnings)
     except Collision as exc:
@@ -167,6 +170,7 @@ class _Build:
     publishers: tuple[type[Publisher], ...]
     workers: int | None
     store_copy: str
+    errata: tuple[Path, ...] = ()  # errata files (or suite files naming them): a second headline with errata
 
     def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
         """Build into a fresh folder beside the output and swap it in; returns the runs, their paths, and
@@ -191,6 +195,10 @@ class _Build:
                     )
                 latest = store.latest_per_configuration()
                 site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
+                if self.errata:
+                    from evals.errata import errata_figures
+
+                    site.errata = errata_figures(store, self.errata, summaries)
                 site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
                 site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
                 references = {digest: store.references(digest) for digest in sorted(names)}
@@ -207,7 +215,8 @@ class _Build:
                     site.layouts = {digest: corpus_layout(digest, keys) for digest, (_, keys) in prepared.items()}
                     del prepared
                 job = Job(
-                    store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href
+                    store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href,
+                    site.errata,
                 )
                 made = [cls() for cls in publishers]
 
@@ -339,6 +348,7 @@ def build_site(
     workers: int | None = 1,
     incremental: bool = True,
     store_copy: str = "auto",
+    errata: Sequence[Path] = (),
 ) -> BuildReport:
     """Render the static site for the store at ``store_path`` into ``out_dir``.
 
@@ -359,8 +369,10 @@ def build_site(
     processes are spawned, and so is the one that reads a big store's texts
     (see :mod:`evals.site._corpus`), so a script that asks for workers or
     builds from a store over 64 MB must guard its entry point with
-    ``if __name__ == "__main__":`` (the ``evals`` command does).
+    ``if __name__ == "__main__":`` (the ``evals`` command does). ``errata``: errata files (or suite files
+    naming them, :func:`evals.errata.errata_files`) whose corpora's runs get a headline with errata beside
+    the published one, on the leaderboard and the run pages.
     """
     return build(
-        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy
+        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy, errata=errata
     )

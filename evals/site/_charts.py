@@ -256,7 +256,7 @@ def cost_chart(
         marks=marks,
         paths=paths,
         legend=[("frontier", "frontier: nothing else is both cheaper and better"), ("", "bars: 95% interval")]
-        + ([("ceiling", "square: a ceiling (ignores k or holds the whole history), not a memory")] if any(p.ceiling for p in points) else []),
+        + ([("ceiling", "square: a ceiling (reads the evidence labels, ignores k or holds the whole history), not a memory")] if any(p.ceiling for p in points) else []),
         notes=list(notes or []),
     )
 

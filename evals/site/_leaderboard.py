@@ -28,7 +28,9 @@ from evals.metrics import (
     Metric,
 )
 from evals.reference import reference_run, relative_tokens
+from evals.errata import Figures
 from evals.site._charts import CostPoint, cost_chart
+from evals.site._errata import errata_note, errata_view
 from evals.site._output import Output
 from evals.site._pages import BoardRow, CorpusBoard, IndexPage, MetricCell, MetricColumn
 from evals.site._publisher import Publisher, Site
@@ -51,7 +53,7 @@ class LeaderboardPublisher(Publisher):
     nav_order = 10
 
     def publish(self, site: Site, output: Output) -> None:
-        boards = leaderboard(site.latest, site.paths, site.references, site.latency)
+        boards = leaderboard(site.latest, site.paths, site.references, site.latency, site.errata)
         output.page(
             site.env,
             "index.html",
@@ -76,6 +78,7 @@ def leaderboard(
     paths: Paths,
     references: dict[str, list[Reference]] | None = None,
     latency: dict[str, list[LatencyBucket]] | None = None,
+    errata: Figures | None = None,
 ) -> list[CorpusBoard]:
     """One board per corpus, ranked by its headline metric (evals.tables.headline); with ``references``
     (corpus digest -> published figures) and ``latency`` (run id -> retrieve latency by records held),
@@ -128,6 +131,7 @@ def leaderboard(
                     answer_model=s.answer_model,
                     ceiling=ceiling(s),
                     caveats=caveats(s),
+                    with_errata=errata_view(errata.of(s.run_id)) if errata else None,
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -182,6 +186,7 @@ def leaderboard(
                     [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), latency.get(s.run_id, [])) for s in runs],
                     f"Retrieve latency against memory size on {runs[0].corpus_name}",
                 ),
+                errata=errata_note(errata.errata[digest]) if errata and digest in errata.errata else "",
             )
         )
     return boards
@@ -254,6 +259,13 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                 "timestamp": s.timestamp.isoformat(),
                 "run_id": s.run_id,
             }
+            if any(b.errata for b in boards):  # every record the same keys, for the CSV
+                shown = row.with_errata
+                record |= {
+                    f"headline_with_errata_{key}": getattr(shown, name) if shown and shown.recall is not None else None
+                    for key, name in (("value", "recall"), ("hits", "hits"), ("total", "total"), ("low", "low"), ("high", "high"))
+                }
+                record["errata"] = board.errata or None
             out.append(record)
     return out
 

@@ -182,6 +182,24 @@ class BoardRow:
     source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
     caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.tables.caveats), shown as tappable badges
+    with_errata: ErrataView | None = None  # the headline with errata (evals.errata), beside the published one
+
+
+@dataclass(frozen=True)
+class ErrataView:
+    """A run's headline with errata (evals.errata): a second figure beside the published one, never in its place."""
+
+    label: str  # "recall_any@k with errata"
+    recall: float | None  # None: not computed (``problem`` says why)
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    corrected: int  # test points of the run the errata name
+    excluded: int  # ... of which left out as invalid
+    changed: int  # verdicts that differ from the published ones
+    note: str  # the errata's source, file name and SHA-256
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -201,6 +219,7 @@ class CorpusBoard:
     answers: bool = False  # some row has answers: say how the answer columns are made
     retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
     latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
+    errata: str = ""  # the errata file correcting this corpus (source, digest): its rows get a column with errata
 
 
 @dataclass(frozen=True)
@@ -326,6 +345,7 @@ class RunPage(Page):
     retrieval_absent: str = ""  # why ``retrieval`` is empty (evals.site._retrieval.retrieval_absence)
     latency_chart: Chart | None = None
     json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
+    errata: ErrataView | None = None  # the headline with errata, beside the published one (evals build-site --errata)
 
 
 # -- conversation drill-down -------------------------------------------------------------------

@@ -29,6 +29,7 @@ from evals.site._pages import NavEntry, Page
 from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
 from evals.corpus import Reference
+from evals.errata import Figures
 from evals.metrics import LatencyBucket
 from evals.store import RunSummary, Store, StoredRun
 
@@ -81,6 +82,7 @@ class Site:
     stored: dict[str, StoredRun] = field(default_factory=dict)  # the runs publishers asked for in runs_needed
     references: dict[str, list[Reference]] = field(default_factory=dict)  # corpus digest -> published figures
     latency: dict[str, list[LatencyBucket]] = field(default_factory=dict)  # latest run id -> retrieve latency by size
+    errata: Figures | None = None  # each run's headline with errata (evals build-site --errata), by run id
 
     @classmethod
     def of(

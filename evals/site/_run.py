@@ -21,6 +21,7 @@ from evals.report import conversation_json, legacy_json_parts
 from evals.results import AnswerRun, ConversationResult, RunResult
 from evals.scoring import PointScore, Scores
 from evals.site._drilldown import ConversationText, conversation_views
+from evals.site._errata import errata_view
 from evals.site._fragments import Fragments
 from evals.site._output import Output
 from evals.site._leaderboard import metric_cell, metric_column
@@ -314,6 +315,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             unanswerable=(unanswerable_block(whole, values) or {"count": 0})["count"],
             answers=answers_block(s, wrong) if answers_whole is not None else None,
             json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
+            errata=errata_view(site.errata.of(s.run_id)) if site.errata else None,
         ),
     )
 

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from evals.errata import Figures
 from evals.site._corpus import TextsFile
 from evals.site._layout import CorpusLayout
 from evals.site._output import Output
@@ -49,6 +50,7 @@ class Job:
     texts: dict[str, TextsFile]
     corpus_names: dict[str, str]
     store_href: str
+    errata: Figures | None = None  # the headline with errata of each run (evals.errata)
 
 
 def render_unit(store: Store, site: Site, publishers: list[Publisher], names: dict[str, str], unit: str, output: Output) -> None:
@@ -76,6 +78,7 @@ def _start(job: Job) -> None:
     site = Site.of(
         make_environment(job.templates_dir), job.summaries, job.latest, job.publishers, job.conversations, job.layouts, job.texts, job.store_href
     )
+    site.errata = job.errata
     _worker = (store, site, [cls() for cls in job.publishers], job)
 
 

@@ -26,6 +26,15 @@ token counting can start early) and :class:`Footprint` (how many records, and
 which texts, the memory holds: its size, for latency against size and the
 records and tokens held per conversation).
 
+One optional member is no capability but a confession: :class:`ReadsLabels`
+(``read_labels(evidence_turns, evidence_sessions)``) is told the corpus's
+answer key, each test point's labelled evidence, just before its
+``retrieve``. Only a strategy whose ``StrategySpec`` declares
+``reads_labels=True`` is told; the registry then writes ``reads_labels: true``
+into the run's configuration (:data:`READS_LABELS`), the play-through passes
+the labels only to a run whose configuration says so, and every table and page
+marks such a run a ceiling (the ``oracle`` strategy), never a memory to rank.
+
 ``add`` may also take ``session`` and ``date`` keywords: a play-through
 passes a turn's session id and date (``corpus/README.md``) to a strategy whose
 ``add`` accepts them (by name, or through ``**kwargs``), and to no other.
@@ -34,16 +43,18 @@ passes a turn's session id and date (``corpus/README.md``) to a strategy whose
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
+    "READS_LABELS",
     "REQUIRED_MEMBERS",
     "CountsAhead",
     "Footprint",
     "MemoryStrategy",
     "Message",
     "Prefetching",
+    "ReadsLabels",
     "Record",
     "is_turn_number",
     "lone_surrogate",
@@ -58,6 +69,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 REQUIRED_MEMBERS = ("add", "retrieve", "context_for", "reset")
 
 Message = dict[str, str]
+
+# The configuration key that says a run's strategy was told the evidence labels (ReadsLabels): set by
+# the registry from the spec, read by the play-through (labels only then) and by every ceiling mark.
+READS_LABELS = "reads_labels"
 
 
 class Record(NamedTuple):
@@ -108,6 +123,15 @@ class Footprint(Protocol):
     def held_count(self) -> int: ...
 
     def held_texts(self) -> Iterable[str]: ...
+
+
+@runtime_checkable
+class ReadsLabels(Protocol):
+    """Is told a test point's labelled evidence just before its ``retrieve`` (and ``context_for``):
+    the turn indices in ``evidence_turns`` and the session ids in ``evidence_sessions``, as the corpus
+    gives them (either may be empty). Reading the answer key makes a strategy a ceiling, not a memory."""
+
+    def read_labels(self, evidence_turns: Sequence[int], evidence_sessions: Sequence[str]) -> None: ...
 
 
 def missing_members(strategy: object) -> list[str]:

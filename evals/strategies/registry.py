@@ -61,7 +61,7 @@ from evals.strategies._faults import (
     reraise_interrupt,
     unstorable,
 )
-from evals.strategies.base import REQUIRED_MEMBERS, MemoryStrategy, missing_members
+from evals.strategies.base import READS_LABELS, REQUIRED_MEMBERS, MemoryStrategy, missing_members
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -129,7 +129,11 @@ class StrategySpec:
     options: type[BaseModel] = NoOptions
     describe: Callable[[BaseModel, BuildContext], dict[str, Any]] | None = None
     summary: str = ""  # one line for `evals strategies`
-    ignores_k: bool = False  # returns more than k records by design (full_history, the oracle)
+    ignores_k: bool = False  # returns more than k records by design (full_history)
+    # Told each test point's evidence labels before retrieving (ReadsLabels: the oracle): a ceiling, never a
+    # memory. The registry records it in the configuration (READS_LABELS), which is what the play-through
+    # and every ceiling mark read, so a run cannot be told the labels without its record saying so.
+    reads_labels: bool = False
     # retrieve(q, k) == retrieve(q, K)[:k] for k < K, so every cutoff is read off one retrieval at the
     # largest; a strategy that cannot promise it says False and is asked once per cutoff instead.
     prefix_stable: bool = True
@@ -335,6 +339,8 @@ class Registry:
         if not isinstance(configuration, dict):
             raise StrategyError(f"strategy {spec.name}: its configuration is {kind_of(configuration)}, not a dict")
         configuration = {**configuration, "name": spec.name}  # names come from the registry, never from options
+        if spec.reads_labels:
+            configuration[READS_LABELS] = True
         problem = unstorable(configuration)
         if problem is None and len(json.dumps(configuration, ensure_ascii=False)) > MAX_CONFIGURATION_CHARS:
             problem = f"longer than {MAX_CONFIGURATION_CHARS:,} characters as JSON"
