@@ -155,3 +155,44 @@ def test_long_texts_are_counted_exactly_and_not_kept(tmp_path):
     assert counter.counts(folded) == [len(encoding.encode_ordinary(t)) for t in [*texts, "a recent turn"]]
     assert counter.counts(list(folded)) == counter.counts(folded)  # remembered: the same count again
     assert max(map(len, counter._counts)) <= DIGEST_ABOVE
+
+
+# -- the harness's own time (bench/bench_overhead.py) ---------------------------------------------
+
+
+def test_a_run_counting_few_texts_loads_the_tokenizer_beside_the_play(tmp_path):
+    """``python -m evals --runner mneme`` counts a few thousand records: cl100k is loaded by a child
+    while the turns play, never by the run's own process, and the counts are the same."""
+    import subprocess
+
+    from evals.evaluate import RunConfig, evaluate
+
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom evals.evaluate import RunConfig, evaluate\n"
+        "e = evaluate(RunConfig(strategy='mneme', corpus=Path('corpus'), cutoffs=()), held_tokens=False)\n"
+        "print(e.scores.tokenizer, 'tiktoken' in sys.modules, [p.record_tokens for c in e.scores.points for p in c])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    tokenizer, loaded, counts = done.stdout.split(" ", 2)
+    if tokenizer != "cl100k_base":
+        pytest.skip("cl100k_base is not available")
+    assert loaded == "False"
+    # Counted in this process instead (a memory's footprint makes the run count many texts ahead).
+    expected = evaluate(RunConfig(strategy="mneme", corpus=ROOT / "corpus", cutoffs=()), held_tokens=True)
+    assert counts.strip() == str([p.record_tokens for c in expected.scores.points for p in c])
+
+
+def test_a_tokenizer_child_that_dies_leaves_the_counting_to_this_process():
+    import os
+    import signal
+
+    counter = TokenCounter()
+    counter.load_beside()
+    if counter._beside is None:
+        pytest.skip("this process cannot fork a child")
+    os.kill(counter._beside.pid, signal.SIGKILL)
+    texts = ["one text", "another <|endoftext|> text", "one text"]
+    counter.count_all(texts)
+    encoding = counter._encoder()
+    assert counter.counts(texts) == [len(encoding.encode_ordinary(t)) for t in texts]
+    assert counter._beside is None
