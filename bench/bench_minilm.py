@@ -39,7 +39,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -156,6 +158,117 @@ def bfloat16_rate(texts: list[str]) -> tuple[float, float, float]:
     return len(texts) / wall, len(texts) / cpu, float(cosine.min())
 
 
+def _minilm_tokens(texts: list[str]) -> list[list[int]]:
+    from evals.strategies.mneme_embedders import _minilm_model
+
+    model = _minilm_model()
+    return model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
+
+
+def _sorted_batches(texts: list[str], batch: int = 32) -> list[list[int]]:
+    """Indices of ``texts`` longest first, in batches (as sentence-transformers batches a chunk)."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[b : b + batch] for b in range(0, len(order), batch)]
+
+
+def _pooled(bert: Any) -> Any:
+    """all-MiniLM-L6-v2 as one torch module: BERT, mean pooling over the mask, L2 normalisation (what
+    the sentence-transformers pipeline computes), for export and quantisation."""
+    import torch
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            hidden = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+            weights = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    return Pooled().eval()
+
+
+def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]:
+    """Each idea for a faster cold run, timed on ``texts``: (what, texts/s, texts per CPU-second, how its
+    vectors compare with the run's). None is what a run computes but the first: a different number of
+    threads, batching, runtime or precision changes the vectors, at least in their last bits."""
+    import numpy as np
+    import torch
+
+    from evals.strategies.mneme_embedders import MiniLMEmbedder, _minilm_model
+
+    model = _minilm_model()
+    tokenizer = model.tokenizer
+    rows: list[tuple[str, float, float, str]] = []
+    exact = None
+
+    def timed(what: str, embed: Callable[[list[str]], Any]) -> None:
+        nonlocal exact
+        embed(texts[:8])  # loading and first-call costs are not the rate
+        clock, cpu = time.perf_counter(), time.process_time()
+        vectors = np.asarray(embed(texts), dtype=np.float32)
+        wall, cpu = time.perf_counter() - clock, time.process_time() - cpu
+        if exact is None:
+            exact, note = vectors, "the run's vectors"
+        else:
+            cosine = (exact * vectors).sum(axis=1) / np.linalg.norm(vectors, axis=1)
+            same = "bit for bit" if np.array_equal(exact, vectors) else f"max |difference| {np.abs(exact - vectors).max():.1e}"
+            note = f"{same}, smallest cosine {cosine.min():.6f}"
+        rows.append((what, len(texts) / wall, len(texts) / cpu, note))
+        print(f"  {what:<44} {rows[-1][1]:6.1f} texts/s {rows[-1][2]:6.1f} per CPU-s  {note}", flush=True)
+
+    def batched(forward: Callable[..., Any], tensors: str) -> Callable[[list[str]], Any]:
+        def embed(batch_texts: list[str]) -> Any:
+            out = np.zeros((len(batch_texts), 384), dtype=np.float32)
+            for idx in _sorted_batches(batch_texts):
+                enc = tokenizer([batch_texts[i] for i in idx], padding=True, truncation=True, max_length=256, return_tensors=tensors)
+                out[idx] = forward(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
+            return out
+
+        return embed
+
+    threads = torch.get_num_threads()
+    timed(f"torch float32, {threads} threads (as a run)", MiniLMEmbedder().embed_array)
+    for count in sorted({1, 2} - {threads}):
+        torch.set_num_threads(count)
+        timed(f"torch float32, {count} thread{'s' if count > 1 else ''}", MiniLMEmbedder().embed_array)
+    torch.set_num_threads(threads)
+    bert = model[0].auto_model.eval()
+    pooled = _pooled(bert)
+    with torch.inference_mode():
+        timed("torch float32, whole sample sorted by length", batched(lambda *a: pooled(*a).numpy(), "pt"))
+        quantised = _pooled(torch.ao.quantization.quantize_dynamic(bert, {torch.nn.Linear}, dtype=torch.qint8))
+        timed("torch int8 (dynamic quantisation of the linears)", batched(lambda *a: quantised(*a).numpy(), "pt"))
+    try:
+        import onnxruntime
+    except ImportError:
+        print("  (onnxruntime not installed: pip install onnxruntime onnx for its rows)")
+        return rows
+    exported = folder / "minilm.onnx"
+    if not exported.exists():
+        enc = tokenizer(texts[:4], padding=True, truncation=True, max_length=256, return_tensors="pt")
+        axes = {name: {0: "batch", 1: "pieces"} for name in ("ids", "mask", "types")} | {"vector": {0: "batch"}}
+        torch.onnx.export(
+            pooled, (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]), str(exported),
+            input_names=["ids", "mask", "types"], output_names=["vector"], dynamic_axes=axes, opset_version=17, dynamo=False,
+        )  # fmt: skip
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads
+    for what, path in (("onnxruntime float32 (graph optimised)", exported), ("onnxruntime int8 (dynamic quantisation)", None)):
+        if path is None:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            path = folder / "minilm-int8.onnx"
+            if not path.exists():
+                quantize_dynamic(str(exported), str(path), weight_type=QuantType.QInt8)
+        session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        timed(what, batched(lambda ids, mask, types, s=session: s.run(None, {"ids": ids, "mask": mask, "types": types})[0], "np"))
+    return rows
+
+
 def run_cli(corpus: Path, store: Path) -> tuple[float, str]:
     command = [sys.executable, "-m", "evals", "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store), "--force"]
     started = time.perf_counter()
@@ -176,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's, one per core)")
     parser.add_argument("--full", action="store_true", help="also a cold and a warm `evals run --embedder minilm` end to end")
     parser.add_argument("--bfloat16", action="store_true", help="also time the sample in bfloat16 (not what a run computes)")
+    parser.add_argument(
+        "--ideas", type=int, metavar="N", help="also time N distinct texts with each idea for a faster cold run (threads, "
+        "sorting, int8, onnxruntime) and compare their vectors with the run's"
+    )
     args = parser.parse_args(argv)
 
     from evals.corpus import load_corpus
@@ -218,6 +335,15 @@ def main(argv: list[str] | None = None) -> int:
             f"bfloat16 (for comparison; not what a run computes): {half_rate:.1f} texts/s, {half_cpu:.1f} per CPU-second "
             f"({half_cpu / (n / got['cpu']):.2f}x float32's), smallest cosine to the float32 vectors {cosine:.6f}"
         )
+
+    if args.ideas:
+        lengths = [len(ids) for ids in _minilm_tokens(distinct[: args.ideas])]
+        padded = sum(max(lengths[i] for i in idx) * len(idx) for idx in _sorted_batches(distinct[: args.ideas]))
+        print(
+            f"ideas on {args.ideas} distinct texts (the first is what a run computes; padding of sorted batches of 32: "
+            f"{padded / sum(lengths) - 1:.1%} of the word pieces):"
+        )
+        ideas(distinct[: args.ideas], DATA_DIR)
 
     if args.full:
         folder = Path(tempfile.mkdtemp(prefix="bench-minilm-"))

@@ -121,41 +121,43 @@ def run_child(command: list[str], timeout: float) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def phases(corpus: Path) -> list[tuple[str, float]]:
-    """Where the harness's time goes, in this process: each step of ``evaluate`` timed on its own."""
-    from evals.corpus import load_corpus
-    from evals.evaluate import RunConfig
+def phases(corpus: Path) -> list[tuple[str, float, float]]:
+    """Where the harness's time goes, in this process: each step of ``evaluate`` as the original CLI
+    runs it (no footprint counted, k only), timed on its own: (step, wall seconds, CPU seconds)."""
+    from evals.evaluate import RunConfig, _load_without_collecting, _records_needed
     from evals.executors import LocalExecutor, PlayJob
     from evals.playthrough import likely_records
-    from evals.report import legacy_json
+    from evals.report import dump_json, legacy_json
     from evals.scoring import score_run
     from evals.strategies import Registry
     from evals.tokens import TokenCounter
 
-    steps: list[tuple[str, float]] = []
-    clock = time.perf_counter()
+    steps: list[tuple[str, float, float]] = []
+    clock, cpu = time.perf_counter(), time.process_time()
 
     def step(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        steps.append((name, now - clock))
-        clock = now
+        nonlocal clock, cpu
+        now, used = time.perf_counter(), time.process_time()
+        steps.append((name, now - clock, used - cpu))
+        clock, cpu = now, used
 
     config = RunConfig(strategy="mneme", corpus=corpus, cutoffs=())
-    loaded = load_corpus(corpus)
+    loaded = _load_without_collecting(corpus)
     step("load and validate the corpus")
     planned = config.plan(Registry())
     strategy = planned.build()
-    step("plan and build the strategy")
+    step("plan and build the strategy (imports mneme)")
     counter = TokenCounter()
-    counter.count_ahead(likely_records(loaded, strategy, planned.spec.name))
-    step("start counting tokens ahead")
-    job = PlayJob(config, loaded, planned, strategy, count_tokens=counter.counts)
-    played = LocalExecutor().play(job)
+    if counter.ahead_pays(_records_needed(config, loaded, strategy, planned.spec.ignores_k, False)):
+        counter.count_ahead(likely_records(loaded, strategy, planned.spec.name, held=False))
+    else:
+        counter.load_beside()
+    step("start the tokenizer's child")
+    played = LocalExecutor().play(PlayJob(config, loaded, planned, strategy))
     step("play (Mneme's calls and the loop around them)")
     scores = score_run(played.run, counter)
-    step("count tokens and score")
-    legacy_json(played.run, scores, None)
+    step("count tokens (from the child) and score")
+    dump_json(legacy_json(played.run, scores, None))
     step("the result document")
     return steps
 
@@ -240,9 +242,9 @@ def main(argv: list[str] | None = None) -> int:
         f"after {' '.join(f'{v:.2f}' for v in load_after)}; best of {args.repeat} rounds"
     )
     if args.phases:
-        print("harness steps, in this process (imports done):")
-        for name, seconds in phases(corpus):
-            print(f"  {seconds:6.3f} s  {name}")
+        print("harness steps, in this process (imports done; wall and CPU seconds):")
+        for name, seconds, cpu in phases(corpus):
+            print(f"  {seconds:6.3f} s {cpu:6.3f} s  {name}")
     return 0 if same and met_overhead and met_original else 1
 
 

@@ -72,6 +72,8 @@ def evaluate(
         if counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens)):
             # On the second core, while the turns play (a run that will ask for few counts them on demand).
             counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
+        else:  # few to count, once played: the tokenizer loads on the second core meanwhile
+            counter.load_beside()
         # Counts during the play are for the footprint and for the cutoffs beside k; without either, none.
         counts_in_play = held_tokens or bool(set(config.cutoffs) - {config.k})
         job = PlayJob(

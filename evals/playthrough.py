@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -39,7 +40,8 @@ from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, R
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.strategies.base import READS_LABELS, is_turn_number, lone_surrogate
-from evals.turn_refs import TurnLookup, record_turns
+from evals.strategies.summary_buffer import fold_summaries
+from evals.turn_refs import TurnLookup, encode_records
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
 
@@ -144,9 +146,14 @@ class _Player:
         self.add_keywords = _add_keywords(strategy)
         self.begin = getattr(strategy, "begin_conversation", None)
         self.read_labels: Callable[..., Any] | None = None  # the answer key's door: a reads_labels run only
-        # Wall-clock time of every call into the strategy (the library under test, not the harness around it).
-        self.timings = CallTimings()
+        # Wall-clock time of every call into the strategy (the library under test, not the harness around it),
+        # one machine integer each (an int object and its pointer are five times that: full_history over
+        # 100 LongMemEval_m haystacks makes 500,000 adds). Read as sequences of int, as lists are.
+        self.timings = CallTimings.model_construct(add_ns=array("q"), retrieve_ns=array("q"), retrieve_held=array("q"))
         self.warned_long = False  # a retrieval longer than asked for is warned about once per run
+        self.numbers: list[int] = []  # turn numbers, one object each for the whole run (see _turns_of)
+        self.conversation: Conversation | None = None  # the one being played
+        self.recorded: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # its recorded turns, once needed
 
     def _call(self, call: str, method: Callable[..., Any], *args: Any, where: str = "") -> Any:
         """``method(*args)``, a call into the strategy: what it raises becomes one line naming the call."""
@@ -176,6 +183,7 @@ class _Player:
             turn_count=len(conversation.turns),
         )
         lookup: TurnLookup | None = None
+        self.conversation, self.recorded = conversation, None
         sessions = conversation.sessions
         added = 0
         # Looked up once, not per turn: a conversation can have tens of thousands of turns.
@@ -185,8 +193,12 @@ class _Player:
             if test is not None:
                 evidence_sessions = _evidence_sessions(test, sessions)
                 labelled = bool(test.evidence_turns or evidence_sessions)
-                if labelled:
-                    lookup = lookup or TurnLookup(conversation)
+                if labelled and lookup is None:
+                    lookup = TurnLookup(conversation)
+                    # One object per distinct session id: each test point's ranking names a session per
+                    # record, and a parsed file has a new string per turn (5,000 a LongMemEval_m haystack).
+                    distinct: dict[str | None, str | None] = {}
+                    sessions = [distinct.setdefault(session, session) for session in sessions]
                 if self.read_labels is not None:  # at test points only: a run without it pays nothing per turn
                     turns, listed = tuple(test.evidence_turns), tuple(test.evidence_sessions)
                     self._call("read_labels()", self.read_labels, turns, listed, where=f"{where}, turn {index}")
@@ -281,11 +293,12 @@ class _Player:
             answerable=test.answerable,
         )
         if lookup is not None:
-            turns = {
-                depth: _source_turns(found, record_turns(texts[depth], lookup, index)) for depth, found in lists.items()
-            }
+            turns = {depth: _source_turns(found, self._turns_of(texts[depth], lookup, index)) for depth, found in lists.items()}
             if test.evidence_turns:
-                point.retrieved_turns = turns[k] if rule == PER_CUTOFF else turns[depths[-1]][: len(records)]
+                deepest = turns[depths[-1]]
+                # The same list as the ranking below when it is as long (full_history's every turn, 5,000 a
+                # point over a LongMemEval_m haystack): both are read only, and one copy is enough.
+                point.retrieved_turns = turns[k] if rule == PER_CUTOFF else deepest if len(deepest) == len(records) else deepest[: len(records)]
             ranked = {depth: (t, [sessions[i] if i is not None else None for i in t]) for depth, t in turns.items()}
             if rule == PER_CUTOFF:
                 point.cutoff_rankings = ranked
@@ -297,7 +310,30 @@ class _Player:
             else:
                 counts = self.count_tokens(texts[depths[-1]])
                 point.cutoff_tokens = {depth: sum(counts[:depth]) for depth in depths}
+        # Kept until the run is stored: a long default summary as the number of turns it folds, not its text.
+        point.retrieved_records = fold_summaries(records, self._recorded_turns, added)  # type: ignore[assignment]
         return point
+
+    def _recorded_turns(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The conversation's recorded turns (roles, contents), made once per conversation: the corpus's
+        own strings, so a folded summary (:func:`fold_summaries`) costs a pointer a turn, once."""
+        if self.recorded is None:
+            turns = [turn for turn in self.conversation.turns if turn.record]
+            self.recorded = (tuple(t.role for t in turns), tuple(t.content for t in turns))
+        return self.recorded
+
+
+    def _turns_of(self, texts: list[str], lookup: TurnLookup, before: int) -> list[int | None]:
+        """Per record, the turn it is (evals.turn_refs). A run of consecutive turns (full_history's whole
+        history) is a slice of one run-wide list of turn numbers, so every test point's list shares its
+        int objects instead of making thousands of new ones that the run keeps."""
+        encoded = encode_records(texts, lookup, before)
+        if encoded.span is None:
+            return encoded.turns()
+        start, stop = encoded.span
+        if stop > len(self.numbers):
+            self.numbers.extend(range(len(self.numbers), stop))
+        return self.numbers[start:stop]
 
 
 def _add_keywords(strategy: MemoryStrategy) -> tuple[str, ...]:
@@ -403,4 +439,6 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
 
 def _source_turns(retrieved: list[Record | str], by_text: list[int | None]) -> list[int | None]:
     """Each record's turn: the one it names, else the one its text is (evals.turn_refs)."""
+    if all(type(r) is str for r in retrieved):  # texts name no turn: by_text as it is
+        return by_text
     return [r.turn if isinstance(r, Record) and r.turn is not None else t for r, t in zip(retrieved, by_text, strict=True)]

@@ -59,7 +59,15 @@ def dump_json(document: dict[str, Any]) -> bytes:
     orjson, because the standard library's encoder drops to pure Python when
     indenting, which took most of a second on a 50 MB full_history result.
     """
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2)
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2, default=_records)
+
+
+def _records(value: Any) -> list[Any]:
+    """What orjson cannot write itself: a run's records with long summaries kept as the turns they fold
+    (a sequence of texts, see :meth:`evals.results.TestPointResult._records`), written one text at a time."""
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 _LEGACY_POINT_KEYS = frozenset({"turn_index", "question", "expected_fact", "expected_keywords", "retrieved_records"})

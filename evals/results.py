@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, field_serializer
 
 __all__ = [
     "CUTOFF_RULES",
@@ -77,6 +77,15 @@ class TestPointResult(BaseModel):
     # A strategy asked once per cutoff (not prefix-stable): each cutoff's own ranking of turns and sessions.
     cutoff_rankings: dict[int, tuple[list[int | None], list[str | None]]] | None = None
 
+    @field_serializer("retrieved_records", mode="wrap")
+    def _records(self, records: Any, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        # A run keeps long summaries as the turns they fold (evals.strategies.summary_buffer.FoldedRecords,
+        # a sequence of the same texts): a Python dump passes it on as it is, so a document of a whole run
+        # holds no summary's text; JSON is written from its texts.
+        if isinstance(records, list):
+            return handler(records)
+        return records if info.mode == "python" else handler(list(records))
+
 
 class ConversationResult(BaseModel):
     conversation_id: str
@@ -101,6 +110,10 @@ class CallTimings(BaseModel):
     retrieve_held: list[int] = Field(default_factory=list)
     # Embedding every text up front (evals.strategies.Prefetching), apart from the calls it speeds up.
     prefetch_ns: int | None = None
+
+    @field_serializer("add_ns", "retrieve_ns", "retrieve_held")
+    def _calls(self, values: Any) -> list[int]:
+        return list(values)  # a play-through keeps them as array("q"): a machine integer per call
 
 
 class RunResult(BaseModel):

@@ -22,17 +22,19 @@ once.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import select
 import signal
 import string
 import threading
+import weakref
 from array import array
 from collections.abc import Iterable
 
 from evals.errors import EvalsError
 
-__all__ = ["APPROXIMATE", "EXACT", "TokenCounter"]
+__all__ = ["APPROXIMATE", "DIGEST_ABOVE", "EXACT", "TokenCounter"]
 
 EXACT = "cl100k_base"
 APPROXIMATE = "approx-4-chars-per-token"
@@ -43,6 +45,10 @@ APPROXIMATE = "approx-4-chars-per-token"
 SEPARATOR = " | "
 NEST = "Earlier in the conversation: system: "
 SEGMENT_ABOVE = 2048  # characters; shorter texts are encoded whole
+# Characters; a longer text's count is remembered by its digest, not by the text. A run keeps such
+# texts (summary_buffer's summaries over long conversations: 6.7 M characters a test point over a
+# LongMemEval_m haystack) as the turns they fold (evals.strategies.summary_buffer.FOLD_ABOVE, this).
+DIGEST_ABOVE = 64 * 1024
 _SAFE_END = frozenset(string.ascii_letters + string.digits + string.punctuation)
 # Below this many new texts, counting in one process is faster than forking.
 PARALLEL_ABOVE = 20_000
@@ -102,7 +108,10 @@ class TokenCounter:
         # tokenizer without loading it, and loads it only if it has a text to count.
         self._child_was_exact = False
         self._counts: dict[str, int] = {}
+        self._long: dict[bytes, int] = {}  # counts of texts longer than DIGEST_ABOVE, by their digest
+        self._last_long: tuple[str, int] = ("", 0)  # the last of them counted, and its count
         self._ahead: _CountingChild | None = None
+        self._beside: _TokenizerChild | None = None  # loading the tokenizer beside the caller (load_beside)
 
     def _encoder(self):
         # Loaded on first use: a run that retrieves nothing never pays for it.
@@ -125,6 +134,12 @@ class TokenCounter:
         return self._encoder() is not None
 
     def _encode_len(self, text: str) -> int:
+        if len(text) > DIGEST_ABOVE:  # a piece that could not be cut (its turns end in spaces, say)
+            digest = _digest(text)
+            n = self._long.get(digest)
+            if n is None:
+                n = self._long[digest] = len(self._encoding.encode_ordinary(text))
+            return n
         n = self._counts.get(text)
         if n is None:
             # encode_ordinary treats "<|endoftext|>" and friends as plain
@@ -155,27 +170,44 @@ class TokenCounter:
         if len(todo) >= PARALLEL_ABOVE and _can_fork():
             self._ahead = _CountingChild.start(self, todo)
 
+    def load_beside(self) -> None:
+        """Load the tokenizer in a forked child while the caller goes on (a play-through), for a run
+        that will count few texts (:meth:`ahead_pays` is False): the next :meth:`count_all` has the
+        child count them, and this process, whose critical path it was, never loads cl100k (0.15 s of
+        CPU). Nothing happens where forking is not safe or the counts are not to be exact."""
+        if self._ahead is None and self._beside is None and self._want_exact and not self._loaded and _can_fork():
+            self._beside = _TokenizerChild.start(self)
+
     def count_all(self, texts: Iterable[str]) -> None:
-        """Count every text not counted yet, on two cores when there are many."""
-        todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
+        """Count every text not counted yet, on two cores when there are many.
+
+        Long texts are counted in pieces (a summary's joints), and only the pieces are gathered
+        here. Texts longer than DIGEST_ABOVE are left to :meth:`count` when asked for: a run's
+        summaries over long conversations are hundreds of megabytes, read one at a time (a run keeps
+        them folded, evals.strategies.summary_buffer), and their pieces are counted ahead anyway.
+        """
+        todo: dict[str, None] = {}
+        for text in texts:
+            if len(text) <= SEGMENT_ABOVE:
+                if text not in self._counts:
+                    todo[text] = None
+            elif len(text) <= DIGEST_ABOVE:
+                for piece, _ in self._pieces(text):
+                    if piece not in self._counts:
+                        todo[piece] = None
+        pieces = list(todo)
+        del todo
+        if self._beside is not None:  # the child loaded the tokenizer meanwhile: it counts them
+            beside, self._beside = self._beside, None
+            beside.count(self, pieces)
+            pieces = [piece for piece in pieces if piece not in self._counts]  # all, unless it failed
         if self._ahead is None:
-            self.count_ahead(todo)
-        # Long texts are counted in pieces (a summary's joints); short ones are their own piece.
-        # The pieces are cut again when counted rather than kept: summaries over long
-        # conversations are hundreds of megabytes of pieces, most of them repeats.
+            self.count_ahead(pieces)
         if self._ahead is not None:
-            # The child counts pieces, so meet it on pieces.
-            needed: set[str] = set()
-            for text in todo:
-                if len(text) > SEGMENT_ABOVE:
-                    needed.update(piece for piece, _ in self._pieces(text))
-                else:
-                    needed.add(text)
-            self._ahead.finish(self, needed=needed)
+            self._ahead.finish(self, needed=set(pieces))
             self._ahead = None
-            del needed
-        for text in todo:  # what the child did not count (or everything, without one)
-            self.count(text)
+        for piece in pieces:  # what the child did not count (or everything, without one)
+            self.count(piece)
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them).
@@ -198,6 +230,18 @@ class TokenCounter:
             return n
         if self._encoder() is None:
             n = max(1, len(text) // 4)
+        elif len(text) > DIGEST_ABOVE:
+            # Remembered by its digest, not by the text (which would keep every summary of a run alive);
+            # the last one by the text too, since a text is often counted twice in a row.
+            last, n = self._last_long
+            if text == last:
+                return n
+            digest = _digest(text)
+            n = self._long.get(digest)
+            if n is None:
+                n = self._long[digest] = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
+            self._last_long = (text, n)
+            return n
         elif len(text) > SEGMENT_ABOVE:
             n = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
         else:
@@ -219,8 +263,84 @@ class TokenCounter:
         return pieces
 
 
+def _digest(text: str) -> bytes:
+    """What a long text's count is remembered by: its BLAKE2b digest (collisions are out of reach)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+
+
 def _can_fork() -> bool:
     return hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
+
+
+class _TokenizerChild:
+    """A forked child that loads the encoding while its parent works, then counts one list of texts
+    sent over a pipe and exits. If it cannot load cl100k, or dies, the parent counts them itself;
+    if the parent never sends any (the run failed), the child leaves when its pipe is closed."""
+
+    def __init__(self, pid: int, to_child: int, from_child: int) -> None:
+        self.pid, self.to_child, self.from_child = pid, to_child, from_child
+        # Closing the pipe ends a child still waiting; it is reaped then, once.
+        self._end = weakref.finalize(self, _end_child, pid, to_child, from_child)
+
+    @classmethod
+    def start(cls, counter: TokenCounter) -> _TokenizerChild:
+        down_read, down_write = os.pipe()
+        up_read, up_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: load, read the texts, send their counts, leave without running any cleanup
+            try:
+                os.close(down_write)
+                os.close(up_read)
+                if counter._encoder() is None:
+                    return  # send nothing: the parent counts them, the same way it counts the rest
+                with os.fdopen(down_read, "rb") as request, os.fdopen(up_write, "wb") as reply:
+                    count = int.from_bytes(request.read(8), "little")
+                    lengths = array("Q")
+                    lengths.frombytes(request.read(8 * count))
+                    joined, at, found = request.read().decode("utf-8", "surrogatepass"), 0, array("I")
+                    for length in lengths:
+                        found.append(counter.count(joined[at : at + length]))
+                        at += length
+                    reply.write(found.tobytes())
+            finally:
+                os._exit(0)
+        os.close(down_read)
+        os.close(up_write)
+        return cls(pid, down_write, up_read)
+
+    def count(self, counter: TokenCounter, texts: list[str]) -> None:
+        """Have the child count ``texts``; its counts go into ``counter`` (none if it had no exact
+        encoding, or died). Ends the child."""
+        self._end.detach()  # ended here, once
+        request, reply = os.fdopen(self.to_child, "wb"), os.fdopen(self.from_child, "rb")
+        try:
+            with request:  # closed at the end: the child reads to it
+                request.write(len(texts).to_bytes(8, "little") + array("Q", map(len, texts)).tobytes())
+                request.write("".join(texts).encode("utf-8", "surrogatepass"))
+            data = reply.read()
+        except OSError:  # the child died: this process counts them
+            data = b""
+        finally:
+            reply.close()
+            _end_child(self.pid)
+        received = array("I")
+        received.frombytes(data[: len(data) - len(data) % received.itemsize])
+        if len(received) != len(texts) or (counter._loaded and counter._encoding is None):
+            return  # no exact encoding there, or none here: never mix another tokenizer's counts in
+        counter._child_was_exact = True
+        counter._counts.update(zip(texts, received))
+
+
+def _end_child(pid: int, *fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass  # closed already
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 class _CountingChild:
