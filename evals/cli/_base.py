@@ -408,6 +408,20 @@ def echo_llm_usage(document: dict[str, Any]) -> None:
             echo(repeats_line(answers["repeat_accuracies"]), err=True)
 
 
+def errata_option(effect: str) -> Callable[[Callable], Callable]:
+    """``--errata``: errata files (or suite files naming them), one per corpus; ``effect`` says what the
+    command shows with them."""
+    return click.option(
+        "--errata",
+        "errata_files",
+        multiple=True,
+        type=click.Path(path_type=Path, dir_okay=False, exists=True),
+        metavar="FILE",
+        help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
+        f"them: {effect}, never in its place. Repeatable, one file per corpus.",
+    )
+
+
 def prices_option(func: Callable) -> Callable:
     """``--prices``: a price table overriding the shipped one, model by model (evals.costs)."""
     return click.option(

@@ -18,6 +18,7 @@ from evals.cli._base import (
     cli,
     echo,
     echo_summaries,
+    errata_option,
     format_option,
     leaderboard_format_option,
     open_store,
@@ -72,15 +73,9 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     "evidence, else recall.",
 )
 @click.option("--wide", is_flag=True, help="Every metric column (the default table fits 100 columns).")
-@click.option(
-    "--errata",
-    "errata_files",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    metavar="FILE",
-    help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
-    "them: each run on the corpus it corrects gets its headline with errata beside the published one, never "
-    "in its place (a column; headline_with_errata in JSON and CSV). Repeatable, one file per corpus.",
+@errata_option(
+    "each run on the corpus it corrects gets its headline with errata beside the published one (a column; "
+    "headline_with_errata in JSON and CSV)"
 )
 @prices_option
 def leaderboard_command(

@@ -9,6 +9,7 @@ import click
 from evals.cli._base import (
     cli,
     echo,
+    errata_option,
     store_option,
     store_path,
 )
@@ -52,15 +53,9 @@ from evals.errors import EvalsError
     help="The benchmarks' lock file (as for evals fetch): each benchmark page shows the size and SHA-256 it recorded "
     "for a file pinned by trust on first use. Default: benchmarks.lock (none there: no sizes shown).",
 )
-@click.option(
-    "--errata",
-    "errata_files",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    metavar="FILE",
-    help="An errata file (evals import-errata, docs/benchmarks.md), or a suite file whose [errata] table names "
-    "them: the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside "
-    "the published one, never in its place. Repeatable, one file per corpus.",
+@errata_option(
+    "the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside the "
+    "published one"
 )
 def build_site_command(
     store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, lock: Path | None, errata_files: tuple[Path, ...]
