@@ -518,10 +518,7 @@ def _check(directory: Path) -> tuple[Conversations, list[Problem], Any]:
         except jsonfile.JSONFileError as exc:
             problems.append(Problem(str(path), exc.where, exc.reason))
             continue
-        # Equal texts are shared as the files are read again when walked (a corpus too big to hold), not
-        # here: what this pass parses is dropped once digested, and sharing 100,000 turns costs a quarter
-        # of the checking (a corpus small enough to hold keeps its texts as parsed).
-        conversation, file_problems = check_file(path, None, raw)
+        conversation, file_problems = check_file(path, state.texts, raw)
         problems.extend(file_problems)
         if conversation is None:
             continue
