@@ -34,7 +34,7 @@ from evals.site._fragments import Fragments
 from evals.site._registry import PUBLISHERS
 from evals.site._run import RunPublisher
 from evals.store import MIGRATIONS, Store, StoreError
-from evals.store import _connect, _store
+from evals.store import _connect, _store, _write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "store_rows"
 CORPUS = FIXTURES / "corpus"
@@ -327,3 +327,46 @@ def test_publishing_a_run_keeps_no_long_record_in_its_cache(store_path, tmp_path
     assert not [t for t in texts if isinstance(t, str) and len(t) > KEY_TEXT]
     page = (tmp_path / "site").rglob("*.html")
     assert any("Earlier in the conversation: " in path.read_text(encoding="utf-8") for path in page)
+
+
+def limit_mib(store: Store) -> float:
+    (value,) = store._con.execute("SELECT current_setting('memory_limit')").fetchone()
+    number, unit = value.split()
+    return float(number) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[unit]
+
+
+def test_records_stored_as_big_texts_are_written_and_read_past_the_limit(store_path, monkeypatch):
+    """A run whose records are texts of their own (summaries by another summariser than the default, which
+    the store cannot keep as references) takes what DuckDB needs for them, as before there was a limit:
+    the write lifts it past TEXTS_UNDER_LIMIT, and a read that runs out of memory is done again without."""
+    from evals.corpus import Conversation, Corpus, corpus_digest
+    from evals.playthrough import play_corpus
+    from evals.provenance import Provenance
+    from evals.scoring import Evaluation, score_run
+    from evals.strategies.summary_buffer import SummaryBuffer, concatenate_summary
+    from evals.tokens import TokenCounter
+
+    for module in (_connect, _write):
+        monkeypatch.setattr(module, "MEMORY_LIMIT", "16MB")
+    monkeypatch.setattr(_connect, "READ_MEMORY_LIMIT", "16MB")
+    conversations = []
+    for c in range(8):
+        turns: list[dict] = [{"role": "user", "content": f"{c}.{t} " + "x" * 4000} for t in range(120)]
+        for t in range(20, 120, 10):
+            turns[t]["test_at"] = {"question": "q?", "expected_fact": "x"}
+        conversations.append(Conversation(id=f"c{c}", description="d", turns=turns))
+    corpus = Corpus(directory=Path("big"), conversations=conversations, digest=corpus_digest(conversations))
+    run = play_corpus(corpus, SummaryBuffer(summarize_fn=lambda messages: "Mine. " + concatenate_summary(messages)))
+    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
+    texts = sum(len(r) for c in run.conversations for p in c.test_points for r in p.retrieved_records)
+    assert texts > 16 * 1024**2  # beyond the limit
+    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
+    with Store.open(store_path) as store:
+        run_id = store.append(evaluation, provenance)
+        assert limit_mib(store) < 17  # lifted for the write only
+    with Store.open(store_path, read_only=True) as store:
+        stored = store.get_run(run_id)
+        assert limit_mib(store) < 17  # lifted for the read only
+    assert [p.retrieved_records for c in stored.run.conversations for p in c.test_points] == [
+        p.retrieved_records for c in run.conversations for p in c.test_points
+    ]

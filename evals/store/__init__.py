@@ -21,6 +21,7 @@ from evals.store._models import RunSummary, StoredRun
 from evals.store._records import RunRecord, make_summary
 from evals.store._schema import MIGRATIONS, Migration
 from evals.store._store import Store
+from evals.store._write import release_memory
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
@@ -35,6 +36,7 @@ __all__ = [
     "check_writable",
     "config_key",
     "make_summary",
+    "release_memory",
     "reuse_key",
     "writable_file",
 ]

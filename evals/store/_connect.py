@@ -31,6 +31,7 @@ from evals.store._undo import is_scratch_folder, scratch_folder
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
     "MEMORY_LIMIT",
+    "READ_MEMORY_LIMIT",
     "Connected",
     "applied_migrations",
     "check_writable",
@@ -54,7 +55,11 @@ DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 # group of 122,880 turns, about 185 MB at LongMemEval's turn length) to its temporary folder. At 256 MB
 # a corpus of fewer turns than a row group stayed in memory whole and one of more held a whole row
 # group: 517 MiB at 20 questions against 637 at 100; at 128 MB, 497 against 530 (bench/README.md).
+# A reader needs less: reading a 100-question corpus's texts 10,000 turns at a time peaked at 399 MiB
+# with 128 MB, 337 with 64 (324 for 20 questions). What needs more (a whole vector of records stored
+# as megabytes of text each, which DuckDB reads at once) gets it: Connected._arrow, StoreWriter.
 MEMORY_LIMIT = "128MB"
+READ_MEMORY_LIMIT = "64MB"
 SPILL = "spill"  # the temporary folder's kind (evals.store._undo.scratch_folder)
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
@@ -157,7 +162,7 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
         con.execute("SET allocator_background_threads = true")
     spill: Path | None = None
     try:
-        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        con.execute(f"SET memory_limit = '{READ_MEMORY_LIMIT if read_only else MEMORY_LIMIT}'")
         # What DuckDB moves out of memory goes to a private folder of ours: beside the store for a
         # writer, in the system's temporary folder for a reader. By default it would be ".tmp" in the
         # working directory (a writer attaches the store to an in-memory database) or beside the store.
@@ -272,6 +277,19 @@ class Connected:
         return rows[0] if rows else None
 
     def _arrow(self, query: str, params: list[Any]) -> pa.Table:
+        try:
+            return self._fetch_arrow(query, params)
+        except duckdb.OutOfMemoryException:
+            # Over the buffer pool's limit (records stored as megabytes of text each, which DuckDB reads a
+            # whole vector of at once): read without the limit rather than not at all, as before there was one.
+            (limit,) = self._one("SELECT current_setting('memory_limit')")
+            self._con.execute("RESET memory_limit")
+            try:
+                return self._fetch_arrow(query, params)
+            finally:
+                self._con.execute(f"SET memory_limit = '{limit}'")
+
+    def _fetch_arrow(self, query: str, params: list[Any]) -> pa.Table:
         relation = self._con.sql(query, params=params)
         # DuckDB 2 names it to_arrow_table; 1.x called it arrow.
         return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from evals.store._connect import Connected, rollback, utc_now, write_error
+from evals.store._connect import MEMORY_LIMIT, Connected, rollback, utc_now, write_error
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
 from evals.store._records import (
@@ -43,7 +43,11 @@ if TYPE_CHECKING:
     from evals.provenance import Provenance
     from evals.scoring import Evaluation
 
-__all__ = ["StoreWriter", "release_memory"]
+__all__ = ["TEXTS_UNDER_LIMIT", "StoreWriter", "release_memory"]
+
+# Bytes of record texts (records that are no turn: summaries) a write keeps under the buffer pool's limit
+# (_connect.MEMORY_LIMIT); past this the limit is lifted for the rest of the write.
+TEXTS_UNDER_LIMIT = 16 * 1024**2
 
 
 class StoreWriter(Connected):
@@ -79,6 +83,11 @@ class StoreWriter(Connected):
             # through this connection, not even the checkpoint on close.
             self._failed = True
             raise
+        finally:
+            try:
+                self._con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")  # if a write of big texts lifted it
+            except duckdb.Error:
+                pass
 
     def append(
         self,
@@ -144,8 +153,14 @@ class StoreWriter(Connected):
         # are not turns (summary_buffer's summaries of long conversations) run to hundreds of megabytes.
         # A store opened with fewer migrations (tests build old stores so) keeps summaries as texts.
         compact = "content_digest" in self._columns("conversations")
+        texts = 0
         for begin, end in run_batches(record.run):
             points, turn_tokens = run_tables(record, begin, end, compact=compact)
+            texts += sum(chunk.values.nbytes for chunk in points.column("record_texts").chunks)
+            if texts > TEXTS_UNDER_LIMIT:
+                # DuckDB writes a vector of test points' record texts at once: records stored as text
+                # (summaries by another summariser, megabytes a test point) take what they take.
+                self._con.execute("RESET memory_limit")
             self._insert_arrow("test_points", points)
             self._insert_arrow("run_turn_tokens", turn_tokens)
             del points, turn_tokens
