@@ -61,6 +61,8 @@ DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 MEMORY_LIMIT = "128MB"
 READ_MEMORY_LIMIT = "64MB"
 SPILL = "spill"  # the temporary folder's kind (evals.store._undo.scratch_folder)
+# Each open connection's spill folder, by id(connection): removed when close() closes it.
+_SPILLS: dict[int, Path] = {}
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
@@ -169,6 +171,7 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
         spill = scratch_folder(path, SPILL, beside=not read_only)
         literal = str(spill).replace("'", "''")
         con.execute(f"SET temp_directory = '{literal}'")
+        _SPILLS[id(con)] = spill
     except BaseException:
         con.close()
         if spill is not None:
@@ -179,13 +182,11 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
 
 
 def close(con: duckdb.DuckDBPyConnection) -> None:
-    """Close a connection :func:`connect` made, and remove the temporary folder it was given, if any."""
-    try:
-        (folder,) = con.execute("SELECT current_setting('temp_directory')").fetchone() or ("",)
-    except duckdb.Error:
-        folder = ""
+    """Close a connection :func:`connect` made, and remove the temporary folder it was given, if any:
+    also after a failed write (a full disk), when the connection can no longer say which folder it had."""
+    folder = _SPILLS.pop(id(con), None)
     con.close()
-    if folder and is_scratch_folder(Path(folder), SPILL):
+    if folder is not None and is_scratch_folder(folder, SPILL):
         shutil.rmtree(folder, ignore_errors=True)
 
 
