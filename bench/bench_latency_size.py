@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_harness import cached_corpus  # noqa: E402
 
-from evals.evaluate import RunConfig, evaluate  # noqa: E402
-from evals.formatting import milliseconds  # noqa: E402
-from evals.metrics import latency_by_size, latency_slope  # noqa: E402
+from evals.judge.metrics import latency_by_size, latency_slope  # noqa: E402
+from evals.model.formatting import milliseconds  # noqa: E402
+from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 
 CONFIGS = {
     "mneme": {"strategy": "mneme", "backend": "memory"},

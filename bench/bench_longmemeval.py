@@ -34,7 +34,6 @@ embedded once. The first minilm run starts from an empty cache.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -92,8 +91,8 @@ def measure(command: list[str], *, timeout: float) -> tuple[float, float, str]:
 
 def texts_seen(corpus: Path) -> tuple[int, int]:
     """(texts a play-through embeds, distinct ones): every turn's content and every question."""
-    from evals.corpus import load_corpus
-    from evals.executors._play import corpus_texts
+    from evals.model.corpus import load_corpus
+    from evals.run.executors._play import corpus_texts
 
     seen = 0
     unique: set[str] = set()

@@ -87,9 +87,9 @@ def locomo_shaped(folder: Path, conversations: int = 10, turns: int = 600, sessi
 
 def measure(corpus: Path, repeat: int) -> dict[str, float | int | str]:
     """Play bm25 over ``corpus`` once; the best-of-``repeat`` seconds of its metrics and of its document."""
-    from evals.evaluate import RunConfig, evaluate
-    from evals.metrics import ScoredRun, compute_metrics
-    from evals.report import legacy_json
+    from evals.judge.metrics import ScoredRun, compute_metrics
+    from evals.run.evaluate import RunConfig, evaluate
+    from evals.views.report import legacy_json
 
     started = time.perf_counter()
     result = evaluate(RunConfig(strategy="bm25", corpus=corpus))

@@ -295,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from evals.corpus import load_corpus
-    from evals.executors._play import corpus_texts
+    from evals.model.corpus import load_corpus
+    from evals.run.executors._play import corpus_texts
 
     corpus = corpus_for(args)
     load_before = os.getloadavg()

@@ -124,13 +124,13 @@ def run_child(command: list[str], timeout: float) -> tuple[float, float]:
 def phases(corpus: Path) -> list[tuple[str, float, float]]:
     """Where the harness's time goes, in this process: each step of ``evaluate`` as the original CLI
     runs it (no footprint counted, k only), timed on its own: (step, wall seconds, CPU seconds)."""
-    from evals.evaluate import RunConfig, _load_without_collecting, _records_needed
-    from evals.executors import LocalExecutor, PlayJob
-    from evals.playthrough import likely_records
-    from evals.report import dump_json, legacy_json
-    from evals.scoring import score_run
+    from evals.judge.scoring import score_run
+    from evals.model.tokens import TokenCounter
+    from evals.run.evaluate import RunConfig, _load_without_collecting, _records_needed
+    from evals.run.executors import LocalExecutor, PlayJob
+    from evals.run.playthrough import likely_records
     from evals.strategies import Registry
-    from evals.tokens import TokenCounter
+    from evals.views.report import dump_json, legacy_json
 
     steps: list[tuple[str, float, float]] = []
     clock, cpu = time.perf_counter(), time.process_time()

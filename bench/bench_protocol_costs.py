@@ -6,7 +6,7 @@ local OpenAI-compatible test server (``tests/llm_server.py``, real HTTP), so eve
 counted: requests per kind (answer, judge, memory write), the prompt tokens of the request bodies the
 server received counted with cl100k_base (message contents only: OpenAI adds a few tokens per message),
 the completion tokens as the server reported them (its replies are the test server's, a few words, not a
-model's), and dollars at the shipped prices of the models each protocol asks for (evals/prices.toml;
+model's), and dollars at the shipped prices of the models each protocol asks for (evals/model/prices.toml;
 "—" where a model has none).
 
     python bench/gen_longmemeval.py /tmp/lme.json --questions 20      # done for you unless --longmemeval
@@ -36,9 +36,9 @@ from gen_longmemeval import generate  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
-from evals.costs import shipped_prices  # noqa: E402
+from evals.model.costs import shipped_prices  # noqa: E402
+from evals.model.tokens import TokenCounter  # noqa: E402
 from evals.store import Store  # noqa: E402
-from evals.tokens import TokenCounter  # noqa: E402
 
 LOCOMO_FIXTURE = ROOT / "tests" / "fixtures" / "importers" / "locomo_small.json"
 KINDS = ("answer", "judge", "memory_write")

@@ -28,13 +28,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from evals.evaluate import RunConfig, evaluate
-from evals.scoring import Evaluation, score_run
-from evals.provenance import Provenance
+from evals.judge.scoring import Evaluation, score_run
+from evals.model.provenance import Provenance
+from evals.model.tokens import EXACT, TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store, StoreError
 from evals.store._records import record_from_evaluation
-from evals.tokens import EXACT, TokenCounter
 
 VERSION = "1"  # bump when the generated store changes
 CONVERSATIONS, TURNS, POINTS = 200, 40, 5

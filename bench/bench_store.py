@@ -24,14 +24,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from evals.corpus import Conversation, Corpus, corpus_digest
-from evals.scoring import Evaluation, score_run
-from evals.provenance import Provenance
-from evals.playthrough import play_corpus
-from evals.store import Store
-from evals.store import RunRecord, make_summary
+from evals.judge.scoring import Evaluation, score_run
+from evals.model.corpus import Conversation, Corpus, corpus_digest
+from evals.model.provenance import Provenance
+from evals.model.tokens import TokenCounter
+from evals.run.playthrough import play_corpus
+from evals.store import RunRecord, Store, make_summary
 from evals.strategies import FullHistory
-from evals.tokens import TokenCounter
 
 WORDS = (
     "deploy staging port cache schema budget lisbon vim typescript monorepo pipeline friday "

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_harness import cached_corpus  # noqa: E402
 
-from evals.evaluate import RunConfig, evaluate  # noqa: E402
+from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 
 TARGET = 0.03
 

@@ -53,8 +53,8 @@ import re
 import struct
 import threading
 import time
-from collections.abc import Callable
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 

@@ -4,7 +4,7 @@ calls), our own placeholder prose. Each template starts with a marker, so a test
 tests/llm_server.py) can tell which one a request was built from.
 
 ``write_sources(downloads)`` writes them where ``evals fetch`` puts sources and returns the pins
-(their digests computed here), for ``evals.protocols.PINS``.
+(their digests computed here), for ``evals.benchmarks.protocols.PINS``.
 """
 
 from __future__ import annotations

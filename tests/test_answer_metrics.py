@@ -17,19 +17,19 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
-from evals import answer_metrics as qa
-from evals.answer_scores import locomo_score, mem0_f1
-from evals.breakdown import answer_category_rows, answer_figures
-from evals.cli import cli
-from evals.gate import NOISE, NO_CHANGE, REGRESSION, gate
-from evals.metrics import ALL, METRICS, ScoredRun, compute_metrics, grouped, point_values
-from evals.report import legacy_json
-from evals.results import AnswerRun, ConversationResult, PointAnswer, RunResult, TestPointResult
-from evals.scoring import score_run
-from evals.stats import bootstrap_mean_of_means_interval, holm, mcnemar_exact, wilson_interval
-from evals.store import Store
 from llm_server import LLMServer
+
+from evals.analysis.gate import NO_CHANGE, NOISE, REGRESSION, gate
+from evals.cli import cli
+from evals.judge import answer_metrics as qa
+from evals.judge.answer_scores import locomo_score, mem0_f1
+from evals.judge.metrics import ALL, METRICS, ScoredRun, compute_metrics, grouped, point_values
+from evals.judge.scoring import score_run
+from evals.judge.stats import bootstrap_mean_of_means_interval, holm, mcnemar_exact, wilson_interval
+from evals.model.results import AnswerRun, ConversationResult, PointAnswer, RunResult, TestPointResult
+from evals.store import Store
+from evals.views.breakdown import answer_category_rows, answer_figures
+from evals.views.report import legacy_json
 
 # -- runs made by hand -------------------------------------------------------------------------------
 
@@ -110,7 +110,7 @@ def test_per_category_accuracy_with_wilson_interval_and_n():
 
 def test_task_averaged_is_the_mean_of_category_accuracies_with_a_seeded_bootstrap():
     """Each type weighs the same (0.75 and 1/3 -> 0.5417, not the pooled 4/7); the interval is the stratified
-    bootstrap of evals.stats, the same on every computation."""
+    bootstrap of evals.judge.stats, the same on every computation."""
     run = longmemeval_like()
     found = compute_metrics(run)["answer_task_averaged"]
     assert found.value == pytest.approx((0.75 + 1 / 3) / 2) and found.n == 7

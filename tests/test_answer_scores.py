@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from evals.answer_scores import bleu1, normalize_answer, token_f1
-from evals.stats import bootstrap_mean_interval, wilson_interval
+from evals.judge.answer_scores import bleu1, normalize_answer, token_f1
+from evals.judge.stats import bootstrap_mean_interval, wilson_interval
 
 # -- normalisation ------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.answer_scores import (
+from evals.judge.answer_scores import (
     LEXICAL,
     bleu1,
     category_number,

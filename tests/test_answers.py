@@ -11,14 +11,14 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-from evals.cache import Cache, cache_path_for
-from evals.cli import cli
-from evals.llm import AnswerRun, PointAnswer, parse_verdict, prompt
-from evals.answer_scores import bleu1, token_f1
-from evals.metrics import MetricValue, ScoredRun, answer_accuracy, answer_bleu1, answer_f1
-from evals.store import MIGRATIONS, Store
 from llm_server import LLMServer
+
+from evals.cli import cli
+from evals.io.cache import Cache, cache_path_for
+from evals.judge.answer_scores import bleu1, token_f1
+from evals.judge.metrics import MetricValue, ScoredRun, answer_accuracy, answer_bleu1, answer_f1
+from evals.run.llm import AnswerRun, PointAnswer, parse_verdict, prompt
+from evals.store import MIGRATIONS, Store
 
 POINTS = 4  # test points in tests/fixtures/corpus_small
 
@@ -359,8 +359,8 @@ def test_cache_key_ignores_the_api_key(server, store_path):
 
 def test_repeated_request_is_sent_once_and_counts_as_cached(server):
     """The same body twice in one batch makes one request; counts and tokens match a fully cached rerun."""
-    from evals.cache import Cache
-    from evals.llm import ChatClient
+    from evals.io.cache import Cache
+    from evals.run.llm import ChatClient
 
     cache = Cache.in_memory()
     body = ChatClient.body("m", [{"role": "system", "content": "x"}, {"role": "user", "content": "hello there"}])
@@ -578,7 +578,7 @@ def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
 
 def test_requests_report_progress_as_they_end(server):
     """Each request that was not cached reports (done, total, what) once it ends, concurrent or not."""
-    from evals.llm import ChatClient, RetryPolicy
+    from evals.run.llm import ChatClient, RetryPolicy
 
     bodies = [ChatClient.body("m", [{"role": "user", "content": f"question {i}"}]) for i in range(6)]
     for concurrency in (1, 3):
@@ -596,7 +596,7 @@ def test_requests_report_progress_as_they_end(server):
 
 def test_compare_tests_the_answer_accuracies_too(server, store_path):
     """`evals compare` on two runs with judged answers pairs their verdicts with McNemar's exact test."""
-    from evals.stats import mcnemar_exact
+    from evals.judge.stats import mcnemar_exact
 
     run(server, store_path, runner="recency")
     run(server, store_path, runner="full_history")

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evals.audit import DANGLING, MISSES, apply_errata, audit_corpus, content_words, read_errata
+from evals.benchmarks.audit import DANGLING, MISSES, apply_errata, audit_corpus, content_words, read_errata
+from evals.benchmarks.importers import import_corpus
 from evals.cli import cli
-from evals.corpus import load_corpus
-from evals.importers import import_corpus
+from evals.model.corpus import load_corpus
 
 PLANTED = Path(__file__).parent / "fixtures" / "audit" / "locomo_planted.json"
 

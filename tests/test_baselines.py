@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-
-from evals.evaluate import RunConfig, evaluate
 from conftest import build, configuration
+
+from evals.run.evaluate import RunConfig, evaluate
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from evals.benchmarks import BENCHMARKS, FETCHED_NOTE, SourceFile, benchmark
 from evals.cli import cli
-from evals.corpus import load_corpus
+from evals.model.corpus import load_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 LOCOMO = (FIXTURES / "locomo_small.json").read_bytes()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evals.cache import Cache, cache_path_for, digest
+from evals.io.cache import Cache, cache_path_for, digest
 
 
 def test_cache_file_sits_beside_the_store(tmp_path):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from evals.corpus import load_corpus
-from evals.playthrough import play_corpus
 from conftest import build
+
+from evals.model.corpus import load_corpus
+from evals.run.playthrough import play_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HISTORY = [f"the shed note number {i}" for i in range(15)]  # every turn shares "shed" with the question

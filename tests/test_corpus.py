@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.corpus import CorpusError, check_corpus, load_corpus
+from evals.model.corpus import CorpusError, check_corpus, load_corpus
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 
@@ -464,7 +464,7 @@ def test_a_bad_benchmark_declaration_is_a_problem_naming_the_file_and_field(tmp_
     import json
     import shutil
 
-    from evals.corpus import check_corpus, load_corpus
+    from evals.model.corpus import check_corpus, load_corpus
 
     corpus = tmp_path / "c"
     shutil.copytree(Path(__file__).parent / "fixtures" / "corpus_small", corpus)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from test_site import follow, parse
 
-from evals.evaluate import RunConfig, evaluate
-from evals.provenance import Provenance
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
-from evals.site_paths import POINTS_PER_PAGE
 from evals.store import Store
+from evals.views.site_paths import POINTS_PER_PAGE
 
 POINTS = 2 * POINTS_PER_PAGE + 30
 

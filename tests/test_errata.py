@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from evals.analysis.errata import EXCLUDED, errata_figures
+from evals.benchmarks.importers import import_corpus
 from evals.cli import cli
-from evals.errata import EXCLUDED, errata_figures
-from evals.importers import import_corpus
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -21,15 +21,14 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from evals.report import stored_legacy_json
 from evals.cli import cli
-from evals.corpus import Conversation, check_corpus, load_corpus
-from evals.evaluate import RunConfig, evaluate
-from evals.provenance import Provenance
-from evals.report import legacy_json
-from evals.exchange import export_document, read_export
+from evals.model.corpus import Conversation, check_corpus, load_corpus
+from evals.model.provenance import Provenance
+from evals.model.turn_refs import TurnLookup, record_turns
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
-from evals.turn_refs import TurnLookup, record_turns
+from evals.views.exchange import export_document, read_export
+from evals.views.report import legacy_json, stored_legacy_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EVIDENCE = FIXTURES / "evidence_corpus"
@@ -324,7 +323,7 @@ def test_whole_recorded_history_is_those_turns():
 
 def test_compare_leaves_unanswerable_points_out(store_path):
     """Paired by keyword hits, compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
-    from evals.compare import compare_runs, hit_outcome
+    from evals.analysis.compare import compare_runs, hit_outcome
 
     with Store.open(store_path) as store:
         a = store.get_run(store.append(run("recency"), CLEAN))
@@ -337,7 +336,7 @@ def test_compare_leaves_unanswerable_points_out(store_path):
 def test_compare_pairs_evidence_when_asked(tmp_path):
     """compare_runs pairs the headline by default, here evidence recall (the corpus names evidence): full_history ->
     recency loses 2 of 3, as evidence_outcome says; paired by keyword hits it loses 1."""
-    from evals.compare import compare_runs, evidence_outcome, hit_outcome
+    from evals.analysis.compare import compare_runs, evidence_outcome, hit_outcome
 
     with Store.open(tmp_path / "results.duckdb") as store:
         full = store.get_run(store.append(run("full_history"), CLEAN))

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.corpus import check_corpus
+from evals.model.corpus import check_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STRATEGIES = ("full_history", "bm25", "summary_buffer", "random_k")

@@ -1,11 +1,11 @@
-"""The one way numbers, commits and placeholders are written (evals.formatting)."""
+"""The one way numbers, commits and placeholders are written (evals.model.formatting)."""
 
 from __future__ import annotations
 
 import math
 
-from evals import formatting
-from evals.tokens import APPROXIMATE, EXACT
+from evals.model import formatting
+from evals.model.tokens import APPROXIMATE, EXACT
 
 
 def test_short_commit_keeps_seven_characters_of_a_full_hash():

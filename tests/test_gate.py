@@ -16,15 +16,16 @@ import pytest
 from click.testing import CliRunner, Result
 from markdown_it import MarkdownIt
 
-from evals import metrics
+from evals.analysis.gate import LATENCY_METRIC, LATENCY_MIN_CALLS, NOISE, REGRESSION, gate
 from evals.cli import cli
-from evals.evaluate import RunConfig, evaluate
-from evals.gate import LATENCY_MIN_CALLS, LATENCY_METRIC, NOISE, REGRESSION, gate
-from evals.gate_report import gate_markdown, text
-from evals.metrics import MEAN, Metric, MetricValue
-from evals.provenance import Provenance
-from evals.strategies.full_history import FullHistory
+from evals.judge import metrics
+from evals.judge.metrics import MEAN, Metric, MetricValue
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
+from evals.strategies.full_history import FullHistory
+from evals.views.gate_report import gate_markdown, text
+from evals.views.site_paths import test_point_links
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPECIAL_QUESTION = "which code | is *member 0*'s <locker> & `why`?"
@@ -321,7 +322,7 @@ def test_site_url_links_each_lost_point_to_the_base_drill_down(store_path, locke
 
     base, head = append(store_path, "full_history", lockers), append(store_path, "no_memory", lockers)
     with Store.open(store_path, read_only=True) as store:
-        result = gate(store, base, head, site_url="https://example.invalid/evals/")
+        result = gate(store, base, head, link=test_point_links(store, "https://example.invalid/evals/"))
     site = tmp_path / "site"
     build_site(store_path, site)
     hrefs = [token.attrGet("href") for token in gfm().parse(gate_markdown(result)) for token in token.children or [] if token.type == "link_open"]
@@ -429,7 +430,7 @@ def test_the_readme_documents_the_gate_and_the_workflow():
 
 def test_a_long_list_of_lost_points_is_cut_and_says_so(store_path, lockers, monkeypatch):
     """Past MAX_FLIPS_SHOWN lost test points, the Markdown stops and counts the rest (JSON keeps them all)."""
-    from evals import gate_report
+    from evals.analysis import gate_report
 
     monkeypatch.setattr(gate_report, "MAX_FLIPS_SHOWN", 5)
     base, head = append(store_path, "full_history", lockers), append(store_path, "no_memory", lockers)

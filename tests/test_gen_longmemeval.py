@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from evals.corpus import load_corpus
-from evals.importers import import_corpus
+from evals.benchmarks.importers import import_corpus
+from evals.model.corpus import load_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from gen_longmemeval import SHAPES, generate  # noqa: E402

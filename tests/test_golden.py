@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.evaluate import RunConfig, evaluate
-from evals.report import recall_block, tokens_block
+from evals.run.evaluate import RunConfig, evaluate
 from evals.strategies import SummaryBuffer, concatenate_summary
+from evals.views.report import recall_block, tokens_block
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 

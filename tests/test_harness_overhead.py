@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-import evals.tokens as tokens
-from evals.corpus import Conversation, Corpus, load_corpus
-from evals.evaluate import RunConfig, evaluate
-from evals.metrics import ALL, ScoredRun, grouped, point_values
-from evals.playthrough import likely_records
-from evals.report import legacy_json
+import evals.model.tokens as tokens
+from evals.judge.metrics import ALL, ScoredRun, grouped, point_values
+from evals.model.corpus import Conversation, Corpus, load_corpus
+from evals.model.tokens import TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
+from evals.run.playthrough import likely_records
 from evals.strategies import FullHistory
 from evals.strategies.mneme import Mneme
-from evals.tokens import TokenCounter
+from evals.views.report import legacy_json
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,7 +131,7 @@ def test_the_original_cli_counts_no_footprint_tokens_and_writes_the_same_documen
 def test_nothing_is_counted_ahead_that_the_run_will_not_ask_for(monkeypatch, corpus_small):
     """A strategy retrieving k records per test point needs at most k per point counted: below what a
     counting process is worth, nothing is counted ahead. Counting what a memory holds needs every turn."""
-    import evals.evaluate
+    import evals.run.evaluate
 
     started: list[int] = []  # how many texts each run listed to count ahead
 
@@ -140,7 +140,7 @@ def test_nothing_is_counted_ahead_that_the_run_will_not_ask_for(monkeypatch, cor
         started.append(len(texts))
         return texts
 
-    monkeypatch.setattr(evals.evaluate, "likely_records", listed)
+    monkeypatch.setattr(evals.run.evaluate, "likely_records", listed)
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 21)  # 4 test points x k=5 = 20 records at most
     config = RunConfig(strategy="mneme", corpus=corpus_small, cutoffs=())
     evaluate(config, held_tokens=False)

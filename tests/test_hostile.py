@@ -377,7 +377,7 @@ def test_run_refuses_a_corpus_with_bad_references(tmp_path):
 
 def test_file_size_is_bounded(tmp_path, monkeypatch):
     """A corpus file larger than the limit is refused before it is read, saying both sizes."""
-    from evals import jsonfile
+    from evals.io import jsonfile
 
     monkeypatch.setattr(jsonfile, "MAX_CORPUS_FILE_BYTES", 100)
     corpus = corpus_of(tmp_path / "c", conversation())
@@ -455,8 +455,8 @@ def test_corpus_stored_under_the_digest_must_be_identical(tmp_path):
     checked) refuses a genuine import of that digest instead of mixing the two."""
     from dataclasses import replace
 
-    from evals.exchange import read_export
     from evals.store import Store
+    from evals.views.exchange import read_export
 
     document = exported_run(tmp_path)
     genuine = write_json(tmp_path / "genuine.json", document)
@@ -519,8 +519,8 @@ def test_nan_duration_is_refused(tmp_path):
 
 def test_answers_are_range_checked(tmp_path):
     """An export's answers are checked as well: a negative token count is refused."""
-    from evals.exchange import read_export
     from evals.store import StoreError
+    from evals.views.exchange import read_export
 
     document = exported_run(tmp_path)
     document["answers"] = {"answer_model": "m", "judge_model": None, "base_url": "http://x", "settings": {}}
@@ -538,8 +538,8 @@ def test_genuine_exports_of_every_golden_run_still_import(tmp_path):
     unchanged: the recomputed digest matches what that version stored."""
     import gzip
 
-    from evals.exchange import export_document
     from evals.store import Store
+    from evals.views.exchange import export_document
 
     old = tmp_path / "schema5.duckdb"
     with gzip.open(FIXTURES / "stores" / "schema5.duckdb.gz") as packed, old.open("wb") as out:
@@ -625,7 +625,7 @@ def test_judge_model_csv_cell_is_neutralised(tmp_path):
 @pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@A1", "\tx", "\rx"])
 def test_csv_cell_rule(text):
     """OWASP's rule: a text cell starting with = + - @ tab or CR gets a leading quote; numbers never."""
-    from evals.formatting import csv_cell
+    from evals.model.formatting import csv_cell
 
     assert csv_cell(text) == "'" + text
     assert csv_cell(-1) == -1 and csv_cell(-0.5) == -0.5 and csv_cell("plain") == "plain" and csv_cell(None) is None
@@ -636,12 +636,12 @@ def test_csv_cell_rule(text):
 
 def forbid_work(monkeypatch) -> None:
     """From now on, computing a run fails the test: the refusal must come before any work."""
-    import evals.workflow
+    import evals.run.workflow
 
     def refuse(*args, **kwargs):
         raise AssertionError("the run was computed before the problem was found")
 
-    monkeypatch.setattr(evals.workflow, "evaluate", refuse)
+    monkeypatch.setattr(evals.run.workflow, "evaluate", refuse)
 
 
 @pytest.fixture
@@ -688,7 +688,7 @@ def test_read_only_store_fails_before_the_run(tmp_path, monkeypatch):
 
 def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
     """A read-only cache file beside the store is refused before the run, pointing at --no-cache."""
-    from evals.cache import Cache, cache_path_for
+    from evals.io.cache import Cache, cache_path_for
 
     store = stored_store(tmp_path)
     cache = cache_path_for(store)
@@ -746,7 +746,7 @@ def test_run_config_bounds_k():
     """RunConfig, what the CLI builds, refuses the same k the store could not hold."""
     from pydantic import ValidationError
 
-    from evals.evaluate import RunConfig
+    from evals.run.evaluate import RunConfig
 
     with pytest.raises(ValidationError):
         RunConfig(k=2**31)
@@ -769,7 +769,7 @@ def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
 def test_build_site_refuses_an_out_holding_the_store(tmp_path):
     """The CI pattern gone wrong: the store restored into the site's data/ folder and the site rebuilt
     over it would delete the store's cache of paid replies. Refused; nothing changes."""
-    from evals.cache import Cache, cache_path_for
+    from evals.io.cache import Cache, cache_path_for
 
     first = stored_store(tmp_path)
     site = tmp_path / "site"
@@ -871,7 +871,7 @@ def test_second_run_with_answers_waits_for_the_cache(tmp_path):
     """While another run holds the response cache, a run with answers waits for it instead of failing at once."""
     from llm_server import LLMServer
 
-    from evals.cache import Cache, cache_path_for
+    from evals.io.cache import Cache, cache_path_for
 
     store = tmp_path / "results.duckdb"
     with Cache.open(cache_path_for(store)) as cache:
@@ -891,8 +891,8 @@ def test_second_run_with_answers_waits_for_the_cache(tmp_path):
 
 def test_cache_lock_held_too_long_is_one_line(tmp_path):
     """When the cache stays locked past the timeout, the error says so and what to do."""
-    from evals.cache import Cache
     from evals.errors import EvalsError
+    from evals.io.cache import Cache
 
     path = tmp_path / "results.cache.duckdb"
     with Cache.open(path) as cache:
@@ -976,7 +976,7 @@ def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
 )
 def test_key_sent_in_the_clear_is_warned_about(url, warned):
     """The key going to a plain-http URL other than this machine gets a warning; https or localhost does not."""
-    from evals.llm import exposed_key_warning
+    from evals.run.llm import exposed_key_warning
 
     warning = exposed_key_warning(url, KEY)
     if warned:
@@ -1044,7 +1044,7 @@ def test_errors_print_terminal_escapes_visibly(tmp_path):
 
 def test_wilson_lower_bound_of_no_hits_is_zero(tmp_path):
     """0 hits of 3 has the lower bound 0.0, not 5.55e-17 (and all hits the upper bound 1.0)."""
-    from evals.stats import wilson_interval
+    from evals.judge.stats import wilson_interval
 
     assert all(wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0 for n in range(1, 500))
     data = conversation()
@@ -1072,7 +1072,7 @@ def test_long_question_id_is_shortened_for_its_file_name(tmp_path):
 
 def test_unwritable_import_names_the_file(tmp_path, monkeypatch):
     """When a corpus file cannot be written, the error names that file."""
-    from evals.importers import _common
+    from evals.benchmarks.importers import _common
 
     def fail(self, *args, **kwargs):
         raise OSError(36, "File name too long", str(self))
@@ -1108,8 +1108,8 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path):
 
 def test_deeply_nested_llm_replies_are_malformed_not_tracebacks():
     """A server's body, or a judge's reply, nested 3,000 deep is a malformed reply (ValueError), not a RecursionError."""
-    from evals.llm import parse_verdict
-    from evals.llm._client import parse_reply
+    from evals.run.llm import parse_verdict
+    from evals.run.llm._client import parse_reply
 
     with pytest.raises(ValueError, match="nested too deeply"):
         parse_reply('{"choices": ' + DEEP + "}", 0.1, cached=False)
@@ -1232,7 +1232,7 @@ def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
 @pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
 def test_check_strategy_catches_a_generator_or_dict(plugin, kind):
     """`evals check-strategy` fails its records check on a retrieve() giving a generator or a dict."""
-    from evals.testing import run_checks
+    from evals.strategies.contract import run_checks
 
     ref = plugin(f"""
         class Lazy(Recency):
@@ -1421,7 +1421,7 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
     """) + ":SPEC"
     store = tmp_path / "s.duckdb"
     corpus = FIXTURES / "evidence_corpus"
-    with caplog.at_level("WARNING", logger="evals.playthrough"):
+    with caplog.at_level("WARNING", logger="evals.run.playthrough"):
         result = evals("run", "--runner", ref, "--corpus", corpus, "--store", store, "--cutoffs", "1,10")
     assert result.exit_code == 0, result.output
     points = stored_points(store, run_ids(store)[0])
@@ -1791,8 +1791,8 @@ def test_sqlite_file_as_the_store_is_refused_before_duckdb_reads_it(tmp_path, co
 def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
     """Every DuckDB connection the package opens (store, cache, a Ray worker's cache reader) has automatic
     extension install and load turned off."""
-    from evals.cache import Cache
-    from evals.executors._worker_cache import CacheReader
+    from evals.io.cache import Cache
+    from evals.run.executors._worker_cache import CacheReader
     from evals.store import Store
 
     def settings(con) -> tuple:
@@ -1812,7 +1812,7 @@ def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
 
 
 def test_duckdb_is_only_connected_through_one_function():
-    """No module calls duckdb.connect but evals/locking.py, whose open_duckdb sets the no-extension settings."""
+    """No module calls duckdb.connect but evals/io/locking.py, whose open_duckdb sets the no-extension settings."""
     package = Path(__file__).resolve().parent.parent / "evals"
     calls = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if "duckdb.connect(" in p.read_text(encoding="utf-8")]
     assert calls == ["locking.py"]
@@ -2067,7 +2067,7 @@ def test_legacy_output_through_a_symlink_is_refused(tmp_path):
 
 def test_write_output_never_writes_through_a_link_planted_after_the_check(tmp_path):
     """A symlink that appears at the output path after the up-front check is refused at write time, not followed."""
-    from evals.outputs import OutputError, check_output, write_output
+    from evals.io.outputs import OutputError, check_output, write_output
 
     target = write_json(tmp_path / "precious.txt", "keep me")
     output = tmp_path / "out.json"
@@ -2081,7 +2081,7 @@ def test_write_output_never_writes_through_a_link_planted_after_the_check(tmp_pa
 
 def test_write_output_replaces_a_regular_file_and_keeps_its_mode(tmp_path):
     """An existing regular file is replaced whole, keeping its permissions; a new path is created with its folders."""
-    from evals.outputs import write_output
+    from evals.io.outputs import write_output
 
     existing = write_json(tmp_path / "old.json", "old")
     existing.chmod(0o640)
@@ -2106,7 +2106,7 @@ def huge_k_corpus(tmp_path: Path) -> Path:
 def test_validate_reports_a_reference_k_beyond_the_cutoff_range(tmp_path):
     """validate names references.json, the field and the bound for k = 2**32."""
     corpus = huge_k_corpus(tmp_path)
-    from evals.corpus import MAX_CUTOFF
+    from evals.model.corpus import MAX_CUTOFF
 
     assert validate_problems(corpus) == [
         f"{corpus / 'references.json'}: [0].k: must be at most {MAX_CUTOFF} (the deepest cutoff a run measures at), got 4294967296"
@@ -2132,8 +2132,8 @@ def test_import_refuses_a_reference_k_beyond_the_cutoff_range(tmp_path, store):
 
 def test_importers_write_references_that_validate():
     """The published figures the importers write are within every range validate checks."""
-    from evals.corpus import Reference
-    from evals.importers import locomo, longmemeval
+    from evals.benchmarks.importers import locomo, longmemeval
+    from evals.model.corpus import Reference
 
     for reference in [*locomo.REFERENCES, *longmemeval.REFERENCES]:
         assert Reference.model_validate(reference.model_dump()) == reference

@@ -19,12 +19,12 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from llm_server import LLMServer
 
-from evals.cache import Cache, cache_path_for
 from evals.cli import cli
 from evals.cli._legacy import legacy_cli
+from evals.io.cache import Cache, cache_path_for
 from evals.store import Store
-from llm_server import LLMServer
 
 CORPUS_SMALL = Path(__file__).parent / "fixtures" / "corpus_small"
 POINTS = 4  # test points in corpus_small
@@ -326,7 +326,7 @@ def test_item23_negative_or_huge_usage_is_refused_and_not_cached(server, store, 
 def test_item23_cached_reply_failing_validation_is_asked_again(server, tmp_path):
     """A cached reply that fails validation (cached by a version that checked less) is asked afresh
     and replaced, so it does not fail, or count, on every rerun."""
-    from evals.llm import ChatClient
+    from evals.run.llm import ChatClient
 
     body = ChatClient.body("m", [{"role": "system", "content": "answer"}, {"role": "user", "content": "hello"}])
     bad = {"choices": [{"message": {"content": "old"}}], "usage": {"prompt_tokens": -4_000_000, "completion_tokens": 1}}

@@ -88,12 +88,12 @@ def store(tmp_path) -> Path:
 
 def forbid_work(monkeypatch) -> None:
     """From now on, computing a run fails the test: a refusal must come before any work."""
-    import evals.workflow
+    import evals.run.workflow
 
     def refuse(*args, **kwargs):
         raise AssertionError("the run was computed before the problem was found")
 
-    monkeypatch.setattr(evals.workflow, "evaluate", refuse)
+    monkeypatch.setattr(evals.run.workflow, "evaluate", refuse)
 
 
 @pytest.fixture
@@ -268,8 +268,7 @@ def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, c
 def test_item19_something_reappearing_at_the_undo_name_is_refused_not_written_through(tmp_path):
     """If a link appears at the copy's name between removing what was there and creating the copy, the
     create (O_EXCL|O_NOFOLLOW) fails: one error, the store and the link's target unchanged."""
-    from evals.store import Store, StoreError
-    from evals.store import _undo
+    from evals.store import Store, StoreError, _undo
 
     store = old_store(tmp_path / "store" / "results.duckdb")
     target = tmp_path / "precious.txt"
@@ -297,7 +296,7 @@ def test_item20_open_never_deletes_a_file_another_process_created(tmp_path, monk
     refused (it is not an evals store) and left exactly as it is: the new store was being built aside,
     never at the path, so there is nothing of this process's there to remove."""
     import evals.store._store as store_module
-    from evals.locking import open_duckdb
+    from evals.io.locking import open_duckdb
     from evals.store import Store, StoreError
 
     path = tmp_path / "results.duckdb"
@@ -500,7 +499,7 @@ def test_item31_unreadable_explicit_repo_is_refused(tmp_path, store, no_work, ki
 
 def test_item31_plain_folder_outside_git_is_still_no_git(tmp_path):
     """An explicit --repo that is simply no repository keeps recording no-git (tests and users rely on it)."""
-    from evals.provenance import NO_GIT, git_revision
+    from evals.model.provenance import NO_GIT, git_revision
 
     assert git_revision(tmp_path, strict=True) == (NO_GIT, False)
 

@@ -191,7 +191,7 @@ def test_item13_digits_other_than_ascii_are_refused(store, args, says):
 def test_item13_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_path):
     """`evals audit-labels --source` on a corpus whose conversation id starts `²_` is one line (no such
     position), not an int() traceback."""
-    from evals.importers import import_corpus
+    from evals.benchmarks.importers import import_corpus
 
     source = FIXTURES / "audit" / "locomo_planted.json"
     corpus = tmp_path / "planted"
@@ -206,7 +206,7 @@ def test_item13_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_p
 
 
 def test_item13_whole_number_reads_ascii_digits_only():
-    from evals.formatting import whole_number
+    from evals.model.formatting import whole_number
 
     assert [whole_number(t) for t in ("0", "42", "007", "9" * 18)] == [0, 42, 7, int("9" * 18)]
     assert [whole_number(t) for t in ("", "²", "٣", "4\n", " 4", "-4", "+4", "4.0", "9" * 19)] == [None] * 9
@@ -237,7 +237,7 @@ def test_item16_ray_gpus_must_be_finite(store, value):
     """--ray-gpus nan (a traceback inside Ray with minilm, silently accepted with bm25) is refused up
     front, as the executor itself refuses it."""
     from evals.errors import EvalsError
-    from evals.executors import make_executor
+    from evals.run.executors import make_executor
 
     with unchanged(store):
         line = usage_error(evals("run", "--runner", "bm25", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray", "--ray-gpus", value))
@@ -339,7 +339,7 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
         "import mdurl  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\ndef make():\n    return Recency()\n"
     )
     script = (
-        "import json\nfrom evals.provenance import _used, strategy_code\nfrom evals.strategies import Registry\n"
+        "import json\nfrom evals.model.provenance import _used, strategy_code\nfrom evals.strategies import Registry\n"
         "spec = Registry().get('uses_a_library:make')\n"
         "print(json.dumps([spec.imported_with, _used('mdurl'), _used('json'), "
         "strategy_code(spec.source, spec.module, spec.imported_with) != strategy_code(spec.source, spec.module)]))\n"
@@ -462,8 +462,8 @@ def test_call_timeout_stops_a_plugin_call_that_never_returns(tmp_path, store, ca
 def test_call_timeout_leaves_a_run_that_keeps_it_alone(tmp_path):
     """A run whose calls all return in time gives the same result with a limit as without, and no
     stop is left behind to surface later."""
-    from evals.corpus import load_corpus
-    from evals.playthrough import play_corpus
+    from evals.model.corpus import load_corpus
+    from evals.run.playthrough import play_corpus
     from evals.strategies.bm25 import BM25
 
     corpus = load_corpus(EVIDENCE_CORPUS)
@@ -481,9 +481,9 @@ def test_call_timeout_in_another_thread_stops_a_loop():
     """Played in a thread other than the main one (no signals there), a looping call is stopped too."""
     import threading
 
-    from evals.corpus import load_corpus
     from evals.errors import EvalsError
-    from evals.playthrough import play_corpus
+    from evals.model.corpus import load_corpus
+    from evals.run.playthrough import play_corpus
     from evals.strategies import Recency
 
     class Loop(Recency):

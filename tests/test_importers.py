@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from evals.benchmarks.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
 from evals.cli import cli
-from evals.corpus import load_corpus
-from evals.evaluate import RunConfig, evaluate
-from evals.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
-from evals.report import legacy_json
+from evals.model.corpus import load_corpus
+from evals.run.evaluate import RunConfig, evaluate
+from evals.views.report import legacy_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 LOCOMO = FIXTURES / "locomo_small.json"

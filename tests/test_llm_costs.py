@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from evals import costs
-from evals.cli import cli
-from evals.store import Store
 from llm_server import LLMServer
+
+from evals.cli import cli
+from evals.model import costs
+from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "corpus_small"  # 3 conversations, 4 test points, all answerable
@@ -212,7 +212,7 @@ def test_the_served_model_rule(asked, served, same):
 
 
 def test_the_suite_price_table_overrides_the_shipped_one(tmp_path):
-    from evals.suite import SuiteError, read_suite
+    from evals.run.suite import SuiteError, read_suite
 
     suite = tmp_path / "suite.toml"
     suite.write_text('[[matrix]]\ncorpora = ["c"]\n[prices."gpt-4o-mini"]\ninput = 9\noutput = 9\n')

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from test_stats_cli import markdown_rows
 
-from evals import formatting
-from evals.evaluate import RunConfig, evaluate
-from evals.markdown import leaderboard_markdown
-from evals.metrics import MetricValue
-from evals.provenance import Provenance
+from evals.judge.metrics import MetricValue
+from evals.model import formatting
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import RunSummary, Store
 from evals.strategies import REFERENCE_STRATEGY
+from evals.views.markdown import leaderboard_markdown
 
 PROVENANCE = Provenance(commit="d" * 40, dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 

@@ -23,17 +23,17 @@ from click.testing import CliRunner
 pytest.importorskip("mem0", reason="needs the mem0 extra: pip install -e '.[mem0]'")
 pytest.importorskip("faiss", reason="needs the mem0 extra: pip install -e '.[mem0]'")
 
-from evals.cache import Cache  # noqa: E402
-from evals.cli import cli  # noqa: E402
-from evals.errors import EvalsError  # noqa: E402
-from evals.evaluate import RunConfig, evaluate  # noqa: E402
-from evals.site import build_site  # noqa: E402
-from evals.strategies import Record  # noqa: E402
-from evals.strategies.mem0 import PROMPT_DATE, Mem0  # noqa: E402
-from evals.testing import check_strategy  # noqa: E402
-
 from conftest import FIXTURES, configuration  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
+
+from evals.cli import cli  # noqa: E402
+from evals.errors import EvalsError  # noqa: E402
+from evals.io.cache import Cache  # noqa: E402
+from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
+from evals.site import build_site  # noqa: E402
+from evals.strategies import Record  # noqa: E402
+from evals.strategies.contract import check_strategy  # noqa: E402
+from evals.strategies.mem0 import PROMPT_DATE, Mem0  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -198,7 +198,7 @@ def test_context_is_one_system_message_of_the_records(memory: Mem0):
 
 
 def test_keeps_the_contract():
-    """evals.testing.check_strategy finds nothing to fix."""
+    """evals.strategies.contract.check_strategy finds nothing to fix."""
     assert check_strategy("mem0") == []
 
 

@@ -13,19 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evals import jsonfile
-from evals.cache import Cache
-from evals.corpus import Conversation, Corpus, corpus_digest, load_corpus
-from evals.executors._worker_cache import WorkerCache
-from evals.playthrough import play_corpus
-from evals.provenance import Provenance
-from evals.scoring import Evaluation
-from evals.scoring import score_run
+from evals.io import jsonfile
+from evals.io.cache import Cache
+from evals.judge.scoring import Evaluation, score_run
+from evals.model.corpus import Conversation, Corpus, corpus_digest, load_corpus
+from evals.model.provenance import Provenance
+from evals.model.tokens import TokenCounter
+from evals.run.executors._worker_cache import WorkerCache
+from evals.run.playthrough import play_corpus
 from evals.store import Store, StoreError
 from evals.store._records import CORPUS_BATCH
 from evals.strategies import FullHistory
 from evals.strategies.mneme_embedders import CachingEmbedder
-from evals.tokens import TokenCounter
 
 PROVENANCE = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
 SHARED = "a session turn that several conversations share, as LongMemEval's haystacks do"

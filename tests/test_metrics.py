@@ -10,9 +10,9 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from evals import metrics
 from evals.cli import cli
-from evals.metrics import METRICS, PROPORTION, Metric, MetricValue, ScoredRun, compute_metrics, proportion
+from evals.judge import metrics
+from evals.judge.metrics import METRICS, PROPORTION, Metric, MetricValue, ScoredRun, compute_metrics, proportion
 
 
 def _hit_at_1(run: ScoredRun) -> MetricValue:
@@ -76,8 +76,9 @@ def test_a_metric_the_run_lacks_is_a_dash_not_zero(evals, toy_metric):
 
 def test_a_metric_that_does_not_apply_is_left_out():
     """A metric function returning None (no answers) gives the run no value for it."""
-    from evals.evaluate import RunConfig, evaluate
     from pathlib import Path
+
+    from evals.run.evaluate import RunConfig, evaluate
 
     result = evaluate(RunConfig(strategy="recency", corpus=Path(__file__).parent / "fixtures" / "corpus_small"))
     values = compute_metrics(ScoredRun(result.run, result.scores, result.answers))
@@ -86,7 +87,7 @@ def test_a_metric_that_does_not_apply_is_left_out():
 
 def test_latency_percentiles_are_nearest_rank():
     """p50/p95/p99 of the calls are times some call really took (nearest rank), in seconds."""
-    from evals.metrics import _percentile
+    from evals.judge.metrics import _percentile
 
     calls = [i * 1_000_000 for i in range(1, 101)]  # 1..100 ms
     assert (_percentile(calls, 50), _percentile(calls, 95), _percentile(calls, 99)) == (0.05, 0.095, 0.099)
@@ -95,10 +96,10 @@ def test_latency_percentiles_are_nearest_rank():
 
 def test_every_call_is_timed_and_stored(store_path, corpus_small):
     """A run stores retrieve and add latency with n = the calls made; the original JSON has no timing in it."""
-    from evals.evaluate import RunConfig, evaluate
-    from evals.provenance import Provenance
-    from evals.report import legacy_json
+    from evals.model.provenance import Provenance
+    from evals.run.evaluate import RunConfig, evaluate
     from evals.store import Store
+    from evals.views.report import legacy_json
 
     evaluation = evaluate(RunConfig(strategy="recency", corpus=corpus_small))
     turns = sum(c.turn_count for c in evaluation.run.conversations)
@@ -111,10 +112,10 @@ def test_every_call_is_timed_and_stored(store_path, corpus_small):
 
 def test_latency_travels_with_an_export(store_path, corpus_small, tmp_path):
     """An exported and imported run keeps its measured latency (it cannot be recomputed from the records)."""
-    from evals.evaluate import RunConfig, evaluate
-    from evals.exchange import export_document, read_export
-    from evals.provenance import Provenance
+    from evals.model.provenance import Provenance
+    from evals.run.evaluate import RunConfig, evaluate
     from evals.store import Store
+    from evals.views.exchange import export_document, read_export
 
     with Store.open(store_path) as store:
         run_id = store.append(evaluate(RunConfig(strategy="recency", corpus=corpus_small)), Provenance("c" * 40, False, "0", None, "3.11"))
@@ -131,13 +132,13 @@ def test_latency_travels_with_an_export(store_path, corpus_small, tmp_path):
 def _evidence_run(strategy: str = "recency"):
     from pathlib import Path
 
-    from evals.evaluate import RunConfig, evaluate
+    from evals.run.evaluate import RunConfig, evaluate
 
     return evaluate(RunConfig(strategy=strategy, corpus=Path(__file__).parent / "fixtures" / "evidence_corpus", cutoffs=(1, 3)))
 
 
 def test_compute_metrics_scores_each_test_point_once(monkeypatch):
-    """compute_metrics asks evals.retrieval for a test point's values once, for every level, cutoff and metric together."""
+    """compute_metrics asks evals.judge.retrieval for a test point's values once, for every level, cutoff and metric together."""
     result = _evidence_run()
     calls: list[int] = []
     scored = metrics.retrieval_scores
@@ -155,7 +156,7 @@ def test_compute_metrics_scores_each_test_point_once(monkeypatch):
 def test_grouped_by_category_aggregates_that_categorys_points():
     """Per category, recall is the hits over the category's answerable points and turn.recall_frac@3 the mean of its
     points' values, worked out apart from grouped."""
-    from evals.retrieval import point_value
+    from evals.judge.retrieval import point_value
 
     result = _evidence_run("bm25")
     by_category = metrics.grouped(metrics.point_values(ScoredRun(result.run, result.scores)), "category")
@@ -187,7 +188,7 @@ def test_shared_bootstrap_draws_give_each_sample_its_own_interval():
     """bootstrap_mean_intervals over samples of one size equals bootstrap_mean_interval of each sample alone."""
     import random
 
-    from evals.stats import bootstrap_mean_interval, bootstrap_mean_intervals
+    from evals.judge.stats import bootstrap_mean_interval, bootstrap_mean_intervals
 
     rng = random.Random(7)
     samples = [[rng.random() for _ in range(n)] for n in (1, 5, 5, 300, 300, 4000)] + [[0.5] * 5, []]

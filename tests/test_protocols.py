@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from llm_server import LLMServer
 from protocol_sources import FILES, write_sources, write_tree
 
+from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.protocols import PINS
 from evals.cli import cli
-from evals.importers import import_corpus
-from evals.protocols import PINS
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
@@ -423,7 +423,7 @@ def test_protocol_source_reads_a_repository_tree(server, sources, locomo_corpus,
 
 def test_file_of_another_shape_is_refused_naming_what_is_missing(tmp_path):
     """A pinned file that lacks what the protocol reads (here: no abstention template) is refused in one line."""
-    from evals.protocols import ProtocolError, load_protocol
+    from evals.benchmarks.protocols import ProtocolError, load_protocol
 
     tree = tmp_path / "lme"
     pins = write_tree(tree, "longmemeval")
@@ -535,7 +535,7 @@ def test_run_page_shows_protocol_source_link_and_digests(server, sources, lme_co
     ],
 )
 def test_harness_verdict_reader(reply, label):
-    from evals.protocols import read_json_verdict
+    from evals.benchmarks.protocols import read_json_verdict
 
     verdict = read_json_verdict(reply)
     assert verdict.label == label
@@ -546,7 +546,7 @@ def test_harness_verdict_reader(reply, label):
 def test_published_verdict_rules(sources):
     """LongMemEval: "yes" anywhere in the reply, lower-cased. mem0: `label == "CORRECT"` in the JSON the reply
     holds (fenced, or first `{` to last `}`), any other label wrong, no label unparsed."""
-    from evals.protocols import load_protocol
+    from evals.benchmarks.protocols import load_protocol
 
     lme, mem0 = load_protocol("longmemeval"), load_protocol("mem0")
     assert [lme.read_verdict(r).label for r in ("Yes.", "YES", "eyes", "No.", "")] == ["correct", "correct", "correct", "wrong", "wrong"]

@@ -17,9 +17,9 @@ import pytest
 ray = pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
 
 from evals.errors import EvalsError  # noqa: E402
-from evals.evaluate import RunConfig  # noqa: E402
-from evals.executors import RayExecutor  # noqa: E402
-from evals.workflow import run_with_store  # noqa: E402
+from evals.run.evaluate import RunConfig  # noqa: E402
+from evals.run.executors import RayExecutor  # noqa: E402
+from evals.run.workflow import run_with_store  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -83,8 +83,8 @@ def test_minilm_embeddings_are_computed_once_on_workers_and_cached(corpus_small,
     """mneme with MiniLM on Ray embeds each distinct text once on the workers; the driver caches them all,
     and the run stores what a local run computing its own vectors stores."""
     pytest.importorskip("sentence_transformers", reason="needs the minilm extra")
-    from evals.corpus import load_corpus
-    from evals.executors._play import corpus_texts
+    from evals.model.corpus import load_corpus
+    from evals.run.executors._play import corpus_texts
 
     config = RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small)
     distinct = len(set(corpus_texts(load_corpus(corpus_small).conversations)))

@@ -30,9 +30,9 @@ import pytest
 
 pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
 
-from evals.corpus import load_corpus  # noqa: E402
-from evals.evaluate import RunConfig  # noqa: E402
-from evals.workflow import run_with_store  # noqa: E402
+from evals.model.corpus import load_corpus  # noqa: E402
+from evals.run.evaluate import RunConfig  # noqa: E402
+from evals.run.workflow import run_with_store  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

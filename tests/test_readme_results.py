@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from evals.evaluate import RunConfig, evaluate
-from evals.markdown import leaderboard_markdown
-from evals.metrics import METRICS, SECONDS
-from evals.provenance import Provenance
+from evals.judge.metrics import METRICS, SECONDS
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
-from evals.tables import ranked
+from evals.views.markdown import leaderboard_markdown
+from evals.views.tables import ranked
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every strategy whose numbers depend on nothing but the corpus and the seed (mneme with its default hash embedder).

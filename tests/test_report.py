@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from evals.evaluate import RunConfig, evaluate
-from evals.stats import wilson_interval
-from evals.report import run_line, legacy_json, summary_line
-from evals.tokens import TokenCounter
+from evals.judge.stats import wilson_interval
+from evals.model.tokens import TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
+from evals.views.report import legacy_json, run_line, summary_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EVIDENCE = FIXTURES / "evidence_corpus"  # mneme: 3 of 3 answerable test points, 22.666... tokens per test point

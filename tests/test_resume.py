@@ -15,11 +15,11 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from llm_server import LLMServer
 
 from evals.cli import cli
-from evals.cache import cache_path_for
+from evals.io.cache import cache_path_for
 from evals.store import Store
-from llm_server import LLMServer
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus_small"
 POINTS = 4  # test points in corpus_small: 4 answers, 4 verdicts

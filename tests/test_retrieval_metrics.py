@@ -23,10 +23,10 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.evaluate import RunConfig, evaluate
-from evals.metrics import retrieval_metrics
-from evals.results import TestPointResult
-from evals.retrieval import ndcg_any, point_value
+from evals.judge.metrics import retrieval_metrics
+from evals.judge.retrieval import ndcg_any, point_value
+from evals.model.results import TestPointResult
+from evals.run.evaluate import RunConfig, evaluate
 from evals.strategies import Registry, StrategySpec
 
 CORPUS = Path(__file__).parent / "fixtures" / "sessions_corpus"
@@ -286,8 +286,8 @@ def test_every_retrieval_metric_is_documented_and_can_be_named_by_a_reference_ro
     references.json may name (so a published figure can sit beside it)."""
     from typing import get_args
 
-    from evals.corpus import Metric
-    from evals.metrics import RETRIEVAL
+    from evals.judge.metrics import RETRIEVAL
+    from evals.model.corpus import Metric
 
     root = Path(__file__).parent.parent
     readme = (root / "docs" / "methodology.md").read_text(encoding="utf-8")

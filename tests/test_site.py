@@ -27,17 +27,16 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from click.testing import CliRunner
 
-from evals import formatting
-from evals.evaluate import RunConfig, evaluate
-from evals.metrics import METRICS
-from evals.report import stored_legacy_json
-from evals.scoring import Evaluation
-from evals.scoring import score_run
-from evals.provenance import Provenance
+from evals.judge.metrics import METRICS
+from evals.judge.scoring import Evaluation, score_run
+from evals.model import formatting
+from evals.model.provenance import Provenance
+from evals.model.tokens import EXACT, TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
 from evals.store import Store
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tokens import EXACT, TokenCounter
+from evals.views.report import stored_legacy_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SITE_CORPUS = FIXTURES / "site_corpus"
@@ -640,7 +639,7 @@ def test_drilldown_shows_answer_and_verdict_behind_a_miss(answers_site: Path, an
 
 def test_drilldown_shows_f1_and_bleu1_beside_the_verdict(answers_site: Path, answers_store: Path):
     """Each answer's heading carries its token F1 and BLEU-1 against the expected fact."""
-    from evals.answer_scores import bleu1, token_f1
+    from evals.judge.answer_scores import bleu1, token_f1
 
     run = next(s for s in summaries(answers_store) if s.strategy == "full_history")
     with Store.open(answers_store, read_only=True) as opened:
@@ -687,7 +686,7 @@ def test_run_page_shows_answer_f1_and_bleu1(answers_site: Path, answers_store: P
 
 def test_methodology_page_shows_the_prompts(answers_site: Path):
     """The methodology page carries each prompt exactly as shipped, with its digest."""
-    from evals.llm import PROMPT_NAMES, prompt, prompt_digests
+    from evals.run.llm import PROMPT_NAMES, prompt, prompt_digests
 
     page = parse(answers_site / "about.html")
     texts = [pre.text() for pre in page.find_all("pre", cls="prompt")]

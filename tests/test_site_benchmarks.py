@@ -25,16 +25,16 @@ from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
 from test_site import _QuietHandler, chromium, parse
 
-from evals.audit import MISSES, audit_corpus
+from evals.analysis.compare import headline_outcomes
 from evals.benchmarks import BENCHMARKS
+from evals.benchmarks.audit import MISSES, audit_corpus
 from evals.cli import cli
-from evals.compare import headline_outcomes
-from evals.corpus import load_corpus
-from evals.evaluate import RunConfig, evaluate
-from evals.provenance import Provenance
+from evals.model.corpus import load_corpus
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import _suspects, build_site
-from evals.site_paths import benchmark_key
 from evals.store import Store
+from evals.views.site_paths import benchmark_key
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PLANTED = FIXTURES / "audit" / "locomo_planted.json"

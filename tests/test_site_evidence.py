@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_site import parse
 
-from evals.evaluate import RunConfig, evaluate
-from evals.provenance import Provenance
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
 

@@ -20,14 +20,12 @@ import pytest
 from click.testing import CliRunner
 from test_site import CHROMIUM, CHROMIUM_ARGS, follow, parse, provenance
 
-from evals.evaluate import RunConfig, evaluate
-from evals.scoring import Evaluation
-from evals.scoring import score_run
-from evals.site import DEFAULT_TEMPLATES, build_site
-from evals.site import _build, _run
+from evals.judge.scoring import Evaluation, score_run
+from evals.model.tokens import TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
+from evals.site import DEFAULT_TEMPLATES, _build, _run, build_site
 from evals.site._layout import PASSAGE_MIN_CHARS, corpus_layout
 from evals.store import Store
-from evals.tokens import TokenCounter
 
 WORDS = "harbor lantern copper meadow violet engine basket thunder orchard pebble quartz saddle timber velvet walnut".split()
 POOL_SESSIONS = 4
@@ -215,7 +213,7 @@ def test_layout_keeps_short_recurring_turns_inline():
 
 def test_turn_links_point_into_passages_or_the_transcript():
     """A turn inside a passage links the passage at its offset; others link the conversation's transcript."""
-    from evals.site_paths import Paths
+    from evals.views.site_paths import Paths
 
     layout = corpus_layout("d" * 64, _keys("xaby", "zabw"))
     paths = Paths([])

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from test_site import _QuietHandler, chromium, parse
 
-from evals.evaluate import RunConfig, evaluate
-from evals.provenance import Provenance
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.site._charts import Line, ReferencePoint, SeriesPoint, line_chart, series_chart
 from evals.store import Store

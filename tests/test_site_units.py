@@ -12,10 +12,11 @@ import jinja2.meta
 import jinja2.nodes
 import pytest
 
-from evals.formatting import number as num
-from evals.formatting import percent as pct
-from evals.formatting import short_commit
-from evals.scoring import match
+from evals.judge.metrics import MetricValue
+from evals.judge.scoring import match
+from evals.model.formatting import number as num
+from evals.model.formatting import percent as pct
+from evals.model.formatting import short_commit
 from evals.site import DEFAULT_TEMPLATES
 from evals.site import _pages as pages
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front, series_chart
@@ -23,10 +24,9 @@ from evals.site._drilldown import ConversationText
 from evals.site._history import drop_reason
 from evals.site._render import make_environment
 from evals.site._text import Segment, highlight
-from evals.site_paths import slug, unique_slugs
 from evals.site._views import settings_text
-from evals.metrics import MetricValue
 from evals.store import RunSummary
+from evals.views.site_paths import slug, unique_slugs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,7 +70,7 @@ def test_turns_holding_finds_keywords_only_before_the_point():
 
 
 def test_turns_holding_agrees_with_the_hit_rule():
-    """A turn is evidence exactly when evals.metrics would count it, as one record, as holding the answer."""
+    """A turn is evidence exactly when evals.judge.metrics would count it, as one record, as holding the answer."""
     turns = [("user", "İstanbul gate CODE 4417"), ("assistant", "noted"), ("user", "the code? 44"), ("user", "4417 again")]
     text = ConversationText(turns)
     for needles in (["code 4417"], ["4417", "noted"], ["absent"], ["İstanbul"]):

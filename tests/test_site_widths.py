@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from test_site import _QuietHandler, chromium
 
-from evals.evaluate import RunConfig, evaluate
-from evals.importers import import_corpus
-from evals.provenance import Provenance
+from evals.benchmarks.importers import import_corpus
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
 
@@ -267,7 +267,7 @@ def test_cutoff_chart_has_one_colour_per_metric_and_one_stroke_per_level(served:
 def test_latency_slope_needs_three_memory_sizes():
     """Two memory sizes always fit a line exactly, so no slope is given; three give one. The chart's legend says
     which, and a note says why a line has none."""
-    from evals.metrics import LatencyBucket, latency_slope
+    from evals.judge.metrics import LatencyBucket, latency_slope
     from evals.site._retrieval import latency_chart
 
     def buckets(sizes: int) -> list[LatencyBucket]:  # latency doubling with size: slope 1
@@ -282,11 +282,11 @@ def test_latency_slope_needs_three_memory_sizes():
 
 
 def test_ceilings_and_the_hash_embedder_are_decided_once():
-    """evals.tables decides both from what the store recorded: the built-in oracles and any run that ignored k are
+    """evals.views.tables decides both from what the store recorded: the built-in oracles and any run that ignored k are
     ceilings (a plug-in that borrows a built-in's name is not); Mneme with HashEmbedder carries the hash caveat."""
     from types import SimpleNamespace
 
-    from evals.tables import caveats
+    from evals.views.tables import caveats
 
     def run(strategy: str, source: str | None = "built-in", rule: str | None = "prefix", model: str = "none", usage: dict | None = None, **config: str):
         return SimpleNamespace(
@@ -339,8 +339,8 @@ def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
     from test_site import parse
 
     from evals.site._views import run_header
-    from evals.site_paths import Paths
     from evals.store import Store
+    from evals.views.site_paths import Paths
 
     site, pages = built
     for kind in ("board-starter", "board-locomo", "run-locomo-mneme", "history-index", "history-mneme", "compare"):

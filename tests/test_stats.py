@@ -9,14 +9,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evals.evaluate import RunConfig, evaluate
-from evals.metrics import MetricValue, ScoredRun, mrr, strict_recall
-from evals.scoring import Match, match
-from evals.stats import holm, mcnemar_exact, wilson_interval
-from evals.provenance import Provenance
-from evals.exchange import export_document, read_export
+from evals.judge.metrics import MetricValue, ScoredRun, mrr, strict_recall
+from evals.judge.scoring import Match, match
+from evals.judge.stats import holm, mcnemar_exact, wilson_interval
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import MIGRATIONS, Store
 from evals.store._schema import current_version
+from evals.views.exchange import export_document, read_export
 
 CLEAN = Provenance(commit="c0ffee" * 6 + "abcd", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
@@ -121,7 +121,7 @@ def test_strict_rank_and_mrr_on_the_golden_corpus_by_hand():
 
 @pytest.fixture
 def full_document(corpus_small):
-    from evals.report import legacy_json
+    from evals.views.report import legacy_json
 
     result = evaluate(RunConfig(strategy="full_history", corpus=corpus_small))
     return legacy_json(result.run, result.scores)

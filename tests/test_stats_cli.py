@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.evaluate import RunConfig, evaluate
-from evals.stats import wilson_interval
-from evals.provenance import Provenance
+from evals.judge.stats import wilson_interval
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import MIGRATIONS, Store
 
 OLD = Provenance(commit="0ld" * 13 + "0", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")

@@ -15,16 +15,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evals.report import stored_legacy_json
-from evals.evaluate import RunConfig, evaluate
-from evals.stats import wilson_interval
-from evals.provenance import NO_GIT, Provenance, git_revision
-from evals.report import legacy_json
-from evals.compare import compare_runs
-from evals.exchange import export_document, read_export
+from evals.analysis.compare import compare_runs
+from evals.judge.stats import wilson_interval
+from evals.model.corpus import Conversation
+from evals.model.provenance import NO_GIT, Provenance, git_revision
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import MIGRATIONS, Store, StoreError, reuse_key
 from evals.store._records import TurnLookup, encode_records
-from evals.corpus import Conversation
+from evals.views.exchange import export_document, read_export
+from evals.views.report import legacy_json, stored_legacy_json
 
 CLEAN = Provenance(commit="c0ffee" * 6 + "abcd", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")

@@ -14,12 +14,12 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from evals.report import stored_legacy_json
 from evals.cli import cli
-from evals.evaluate import RunConfig, evaluate
-from evals.stats import wilson_interval
-from evals.provenance import collect_provenance
+from evals.judge.stats import wilson_interval
+from evals.model.provenance import collect_provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import MIGRATIONS, Store
+from evals.views.report import stored_legacy_json
 
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
 
@@ -198,9 +198,9 @@ def test_leaderboard_formats(evals, corpus_small):
 
 def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
     """A run counted with the ~4-characters estimate shows its tokens with '~' and a note."""
-    from evals.evaluate import RunConfig, evaluate
-    from evals.provenance import collect_provenance
-    from evals.tokens import TokenCounter
+    from evals.model.provenance import collect_provenance
+    from evals.model.tokens import TokenCounter
+    from evals.run.evaluate import RunConfig, evaluate
 
     evaluation = evaluate(RunConfig(strategy="full_history", corpus=corpus_small), counter=TokenCounter(exact=False))
     with Store.open(store_path) as store:

@@ -12,10 +12,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evals.report import stored_legacy_json
-from evals.evaluate import RunConfig, evaluate
-from evals.provenance import Provenance
+from evals.model.provenance import Provenance
+from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
+from evals.views.report import stored_legacy_json
 
 PROVENANCE = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
 
@@ -28,13 +28,13 @@ import signal
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys, time
 from pathlib import Path
-from evals.corpus import Conversation, Corpus, corpus_digest
-from evals.scoring import Evaluation, score_run
-from evals.provenance import Provenance
-from evals.playthrough import play_corpus
+from evals.model.corpus import Conversation, Corpus, corpus_digest
+from evals.judge.scoring import Evaluation, score_run
+from evals.model.provenance import Provenance
+from evals.run.playthrough import play_corpus
 from evals.store import Store
 from evals.strategies import FullHistory
-from evals.tokens import TokenCounter
+from evals.model.tokens import TokenCounter
 
 store, ready, conversations, turns = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 convs = [

@@ -27,14 +27,13 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.provenance import SCRATCH_PREFIX
+from evals.model.provenance import SCRATCH_PREFIX
 from evals.site._build import build
 from evals.site._drilldown import KEY_TEXT
 from evals.site._fragments import Fragments
 from evals.site._registry import PUBLISHERS
 from evals.site._run import RunPublisher
-from evals.store import MIGRATIONS, Store, StoreError
-from evals.store import _connect, _store, _write
+from evals.store import MIGRATIONS, Store, _connect, _store, _write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "store_rows"
 CORPUS = FIXTURES / "corpus"
@@ -257,13 +256,13 @@ WRITE_A_CORPUS = textwrap.dedent(
     """
     import resource, sys
     from pathlib import Path
-    from evals.corpus import Conversation, Corpus, corpus_digest
-    from evals.playthrough import play_corpus
-    from evals.provenance import Provenance
-    from evals.scoring import Evaluation, score_run
+    from evals.model.corpus import Conversation, Corpus, corpus_digest
+    from evals.run.playthrough import play_corpus
+    from evals.model.provenance import Provenance
+    from evals.judge.scoring import Evaluation, score_run
     from evals.store import Store, _connect, _records
     from evals.strategies import NoMemory
-    from evals.tokens import TokenCounter
+    from evals.model.tokens import TokenCounter
 
     _connect.MEMORY_LIMIT = "24MB"  # small beside the corpora, so what grows with them shows
     _records.CORPUS_BATCH_CHARS = 2 * 1024**2
@@ -339,12 +338,12 @@ def test_records_stored_as_big_texts_are_written_and_read_past_the_limit(store_p
     """A run whose records are texts of their own (summaries by another summariser than the default, which
     the store cannot keep as references) takes what DuckDB needs for them, as before there was a limit:
     the write lifts it past TEXTS_UNDER_LIMIT, and a read that runs out of memory is done again without."""
-    from evals.corpus import Conversation, Corpus, corpus_digest
-    from evals.playthrough import play_corpus
-    from evals.provenance import Provenance
-    from evals.scoring import Evaluation, score_run
+    from evals.judge.scoring import Evaluation, score_run
+    from evals.model.corpus import Conversation, Corpus, corpus_digest
+    from evals.model.provenance import Provenance
+    from evals.model.tokens import TokenCounter
+    from evals.run.playthrough import play_corpus
     from evals.strategies.summary_buffer import SummaryBuffer, concatenate_summary
-    from evals.tokens import TokenCounter
 
     for module in (_connect, _write):
         monkeypatch.setattr(module, "MEMORY_LIMIT", "16MB")

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from evals.cli import cli
-from evals.evaluate import RunConfig, evaluate
+from evals.run.evaluate import RunConfig, evaluate
 from evals.strategies import BuildContext, Record, Registry, StrategyError, StrategySpec
-from evals.testing import check_strategy, run_checks
+from evals.strategies.contract import check_strategy, run_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "keyword-overlap"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from evals import jsonfile
-from evals.importers import ImportFormatError, import_corpus
+from evals.benchmarks.importers import ImportFormatError, import_corpus
+from evals.io import jsonfile
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "importers"
@@ -249,8 +249,8 @@ def imported_lme(folder: Path, questions: int = 3) -> Path:
 
 def test_a_corpus_over_the_held_size_is_read_as_walked(tmp_path, monkeypatch):
     """Over HELD_BYTES a corpus is read from its files as it is walked: same conversations, same digest."""
-    from evals import corpus as corpus_module
-    from evals.corpus import corpus_digest, load_corpus
+    from evals.model import corpus as corpus_module
+    from evals.model.corpus import corpus_digest, load_corpus
 
     folder = imported_lme(tmp_path)
     held = load_corpus(folder)
@@ -266,8 +266,8 @@ def test_a_corpus_over_the_held_size_is_read_as_walked(tmp_path, monkeypatch):
 
 def test_a_file_changed_after_the_check_is_refused(tmp_path, monkeypatch):
     """A conversation read again must be the bytes checked at the start: an edit meanwhile is one line."""
-    from evals import corpus as corpus_module
-    from evals.corpus import CorpusError, load_corpus
+    from evals.model import corpus as corpus_module
+    from evals.model.corpus import CorpusError, load_corpus
 
     monkeypatch.setattr(corpus_module, "HELD_BYTES", 0)
     folder = imported_lme(tmp_path)
@@ -284,8 +284,8 @@ def test_a_run_read_as_walked_stores_what_a_held_run_stores(tmp_path, monkeypatc
     """The same run, its corpus held or read as walked: the same document and the same stored rows."""
     from click.testing import CliRunner
 
-    from evals import corpus as corpus_module
     from evals.cli import cli
+    from evals.model import corpus as corpus_module
     from evals.store import Store
 
     folder = imported_lme(tmp_path)
@@ -328,14 +328,14 @@ def without_times(document: dict) -> dict:
 def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares_texts(tmp_path):
     """Each stored conversation keeps its content digest, which a later run on the corpus compares;
     rows stored before (no digest) are compared text by text, and a difference is still found."""
-    from evals.corpus import load_corpus
-    from evals.playthrough import play_corpus
-    from evals.provenance import Provenance
-    from evals.scoring import Evaluation, score_run
+    from evals.judge.scoring import Evaluation, score_run
+    from evals.model.corpus import load_corpus
+    from evals.model.provenance import Provenance
+    from evals.model.tokens import TokenCounter
+    from evals.run.playthrough import play_corpus
     from evals.store import MIGRATIONS, Store, StoreError
     from evals.store._records import content_digest
     from evals.strategies import FullHistory
-    from evals.tokens import TokenCounter
 
     provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
     corpus = load_corpus(imported_lme(tmp_path))
@@ -364,14 +364,13 @@ def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares
 def test_run_rows_go_in_batches_bounded_by_text(tmp_path, monkeypatch):
     """A run's rows are written in batches of at most RUN_BATCH_CHARS of retrieved text (one conversation
     when a single one has more), and read back the same as when written in one batch."""
-    from evals.corpus import load_corpus
-    from evals.playthrough import play_corpus
-    from evals.provenance import Provenance
-    from evals.scoring import Evaluation, score_run
-    from evals.store import Store
-    from evals.store import _records
+    from evals.judge.scoring import Evaluation, score_run
+    from evals.model.corpus import load_corpus
+    from evals.model.provenance import Provenance
+    from evals.model.tokens import TokenCounter
+    from evals.run.playthrough import play_corpus
+    from evals.store import Store, _records
     from evals.strategies import SummaryBuffer
-    from evals.tokens import TokenCounter
 
     provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
     corpus = load_corpus(imported_lme(tmp_path))
@@ -394,14 +393,14 @@ def test_default_summaries_are_stored_as_references_and_read_back_whole(tmp_path
     """summary_buffer's default summaries are stored as "\\0summary N" (not megabytes of text) and read
     back as the same text; a record that merely starts with NUL, or looks like a summary but is not
     one, is kept as it is."""
-    from evals.corpus import Conversation, Corpus, corpus_digest
-    from evals.playthrough import play_corpus
-    from evals.provenance import Provenance
-    from evals.scoring import Evaluation, score_run
+    from evals.judge.scoring import Evaluation, score_run
+    from evals.model.corpus import Conversation, Corpus, corpus_digest
+    from evals.model.provenance import Provenance
+    from evals.model.tokens import TokenCounter
+    from evals.run.playthrough import play_corpus
     from evals.store import Store
     from evals.store._records import compact_text, expand_text
     from evals.strategies import SummaryBuffer
-    from evals.tokens import TokenCounter
 
     turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} says \x00 something {i}"} for i in range(30)]
     turns[5]["record"] = False
@@ -433,13 +432,14 @@ def test_default_summaries_are_stored_as_references_and_read_back_whole(tmp_path
 
 def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
     """Upgrading to schema 11 doubles the NUL a stored record text starts with, so it reads back as it was."""
-    from evals.corpus import Conversation, Corpus, corpus_digest
-    from evals.provenance import Provenance
-    from evals.results import ConversationResult, RunResult, TestPointResult
-    from evals.scoring import Evaluation, score_run
-    from evals.store import MIGRATIONS, Store
-    from evals.tokens import TokenCounter
     from datetime import UTC, datetime
+
+    from evals.judge.scoring import Evaluation, score_run
+    from evals.model.corpus import Conversation, Corpus, corpus_digest
+    from evals.model.provenance import Provenance
+    from evals.model.results import ConversationResult, RunResult, TestPointResult
+    from evals.model.tokens import TokenCounter
+    from evals.store import MIGRATIONS, Store
 
     turns = [{"role": "user", "content": "hello"}, {"role": "user", "content": "q", "test_at": {"question": "q", "expected_fact": "x"}}]
     conversations = [Conversation(id="c", description="d", turns=turns)]

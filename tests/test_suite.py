@@ -20,9 +20,9 @@ from click.testing import CliRunner
 
 from evals.benchmarks import BENCHMARKS
 from evals.cli import cli
-from evals.config import RunConfig
+from evals.run.config import RunConfig
+from evals.run.suite import plan_runs, read_suite
 from evals.store import Store
-from evals.suite import plan_runs, read_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -50,7 +50,7 @@ def test_the_default_suite_plans_the_runs_tasks_py_made(monkeypatch):
 
 def test_a_matrix_runs_only_where_its_extras_are_installed(tmp_path, monkeypatch):
     """`requires` skips a matrix whose extra is missing here (and names an unknown extra as an error)."""
-    import evals.suite as suite
+    import evals.run.suite as suite
 
     (tmp_path / "s.toml").write_text('[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\nrequires = ["minilm"]\n')
     monkeypatch.setitem(suite.EXTRAS, "minilm", ("no_such_module_here",))

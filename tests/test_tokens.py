@@ -4,8 +4,8 @@ import random
 
 import pytest
 
+from evals.model.tokens import APPROXIMATE, EXACT, NEST, TokenCounter, nesting, segments
 from evals.strategies import concatenate_summary
-from evals.tokens import APPROXIMATE, EXACT, NEST, TokenCounter, nesting, segments
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def test_random_texts_count_exactly_in_segments(encoding, seed):
 
 def test_counting_on_two_cores_gives_the_same_counts(monkeypatch, encoding):
     """count_all with a forked helper process yields exactly the one-process counts."""
-    import evals.tokens as tokens
+    import evals.model.tokens as tokens
 
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
     monkeypatch.setattr(tokens, "_can_fork", lambda: True)
@@ -78,7 +78,7 @@ def test_counting_on_two_cores_gives_the_same_counts(monkeypatch, encoding):
 
 def test_counting_ahead_then_a_subset_gives_exact_counts(monkeypatch, encoding):
     """Texts counted ahead by the child and met from the back by the parent all count exactly."""
-    import evals.tokens as tokens
+    import evals.model.tokens as tokens
 
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
     monkeypatch.setattr(tokens, "CHUNK", 7)
@@ -94,7 +94,7 @@ def test_counting_ahead_then_a_subset_gives_exact_counts(monkeypatch, encoding):
 def test_summaries_met_on_their_joints_count_exactly(monkeypatch, encoding):
     """The child counts summary joints ahead; the parent meets it on the joints of the
     summaries it needs (not on whole summaries), and every summary counts exactly."""
-    import evals.tokens as tokens
+    import evals.model.tokens as tokens
     from evals.strategies import SummaryBuffer
 
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
@@ -118,7 +118,7 @@ def test_a_child_that_dies_leaves_no_text_uncounted(monkeypatch, encoding):
     """If the counting child dies part way, the parent counts what it did not send."""
     import os
 
-    import evals.tokens as tokens
+    import evals.model.tokens as tokens
 
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
     monkeypatch.setattr(tokens, "CHUNK", 5)
@@ -155,7 +155,7 @@ def test_parent_does_not_load_the_tokenizer_when_the_child_counted_everything(mo
     without loading it (a load costs a quarter of a second on every mneme run)."""
     import time
 
-    import evals.tokens as tokens
+    import evals.model.tokens as tokens
 
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
     monkeypatch.setattr(tokens, "_can_fork", lambda: True)

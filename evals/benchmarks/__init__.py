@@ -13,7 +13,15 @@ checked download, :mod:`._lock` the trust-on-first-use digests of files publishe
 from evals.benchmarks._download import MIRROR_ENV, DownloadError, Pin
 from evals.benchmarks._fetch import DOWNLOADS_ENV, FETCHED_NOTE, Fetched, Status, corpus_folder, default_downloads, fetch, status
 from evals.benchmarks._lock import DEFAULT_LOCK, Lock, LockEntry, LockError
-from evals.benchmarks._registry import BENCHMARKS, PROTOCOL_SOURCES, Benchmark, RemoteFile, SourceFile, UnknownBenchmark, benchmark
+from evals.benchmarks._registry import (
+    BENCHMARKS,
+    PROTOCOL_SOURCES,
+    Benchmark,
+    RemoteFile,
+    SourceFile,
+    UnknownBenchmark,
+    benchmark,
+)
 
 __all__ = [
     "BENCHMARKS",

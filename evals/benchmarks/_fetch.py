@@ -24,9 +24,9 @@ from pathlib import Path
 from evals.benchmarks._download import Pin, Progress, download, file_digest, made_dirs, mirror_locations, remove_made
 from evals.benchmarks._lock import Lock, LockEntry
 from evals.benchmarks._registry import Benchmark, SourceFile, benchmark
+from evals.benchmarks.importers import ImportReport, import_corpus
 from evals.errors import EvalsError
-from evals.importers import ImportReport, import_corpus
-from evals.jsonfile import MAX_BENCHMARK_FILE_BYTES
+from evals.io.jsonfile import MAX_BENCHMARK_FILE_BYTES
 
 __all__ = [
     "DOWNLOADS_ENV",

@@ -17,8 +17,8 @@ import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from evals import jsonfile
 from evals.errors import EvalsError
+from evals.io import jsonfile
 
 __all__ = ["DEFAULT_LOCK", "Lock", "LockEntry", "LockError"]
 

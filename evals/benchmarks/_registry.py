@@ -67,7 +67,7 @@ class Benchmark:
     test_points: str  # as published
     evidence: str  # which labels it carries, so which metrics it supports
     data: RemoteFile | None
-    importer: str | None  # a key of evals.importers.FORMATS; None: not importable yet
+    importer: str | None  # a key of evals.benchmarks.importers.FORMATS; None: not importable yet
     not_importable: str = ""  # why, when importer is None
     sources: tuple[SourceFile, ...] = field(default=())
 
@@ -111,7 +111,7 @@ _LOCOMO_SOURCES = (
     SourceFile("snap-research/LoCoMo", _LOCOMO_COMMIT, "task_eval/evaluation.py",
                "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd"),
 )
-# The files each published protocol (evals.protocols) reads its templates from.
+# The files each published protocol (evals.benchmarks.protocols) reads its templates from.
 PROTOCOL_SOURCES = {"longmemeval": _LONGMEMEVAL_SOURCES, "mem0": _MEM0_SOURCES, "locomo": _LOCOMO_SOURCES}
 _LME_HUB = "https://huggingface.co/datasets/xiaowu0162"
 # The original hub repository, at the revision that uploaded its three files (named without ".json").

@@ -17,18 +17,18 @@ import click
 
 from evals import __version__
 from evals.errors import EvalsError
-from evals.evaluate import (
+from evals.model.formatting import printable, whole_number
+from evals.model.results import MAX_K, MAX_SEED, MIN_SEED
+from evals.run.config import MAX_JUDGE_REPEATS
+from evals.run.evaluate import (
     MAX_CONCURRENCY,
     MAX_CUTOFF,
     MAX_REQUEST_TIMEOUT,
     MAX_RETRIES,
     RunConfig,
 )
-from evals.config import MAX_JUDGE_REPEATS
-from evals.formatting import printable, whole_number
-from evals.report import dump_json
-from evals.results import MAX_K, MAX_SEED, MIN_SEED
 from evals.strategies import BACKENDS, EMBEDDERS, Registry
+from evals.views.report import dump_json
 
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
@@ -80,7 +80,7 @@ def interrupted() -> click.exceptions.Exit:
 
 def echo(text: str = "", **kwargs: Any) -> None:
     """``click.echo`` for lines that hold stored or user text (ids, questions, names, paths):
-    control characters are printed as escapes (:func:`evals.formatting.printable`), never acted on."""
+    control characters are printed as escapes (:func:`evals.model.formatting.printable`), never acted on."""
     click.echo("\n".join(printable(line) for line in text.split("\n")), **kwargs)
 
 
@@ -136,7 +136,7 @@ CUTOFFS = Cutoffs()
 class OutputFile(click.Path):
     """A file to write (``--output``): what click's Path would lose is checked on the text as typed.
     A trailing ``/`` names a folder (click would write a file of that name); ``-`` stays ``-`` (the
-    command says whether that is standard output); the rest is :func:`evals.outputs.check_output`'s."""
+    command says whether that is standard output); the rest is :func:`evals.io.outputs.check_output`'s."""
 
     def __init__(self, *, allow_dash: bool = False) -> None:
         super().__init__(path_type=Path, dir_okay=False, allow_dash=allow_dash)
@@ -165,7 +165,7 @@ class ModelName(click.ParamType):
     name = "MODEL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from evals.config import model_name_problem
+        from evals.run.config import model_name_problem
 
         problem = model_name_problem(str(value))
         if problem is not None:
@@ -174,12 +174,12 @@ class ModelName(click.ParamType):
 
 
 class BaseURL(click.ParamType):
-    """An endpoint's base URL (--base-url): http(s), well-formed, no credentials (evals.endpoints.check_base_url)."""
+    """An endpoint's base URL (--base-url): http(s), well-formed, no credentials (evals.io.endpoints.check_base_url)."""
 
     name = "URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from evals.endpoints import check_base_url
+        from evals.io.endpoints import check_base_url
 
         try:
             return check_base_url(str(value), "the URL")
@@ -377,8 +377,8 @@ def progress_reporter() -> Callable[[int, int, str], None] | None:
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
-    """Write via a temporary file and rename (:func:`evals.outputs.write_output`), so a crash never leaves half a file."""
-    from evals.outputs import write_output
+    """Write via a temporary file and rename (:func:`evals.io.outputs.write_output`), so a crash never leaves half a file."""
+    from evals.io.outputs import write_output
 
     write_output(path, dump_json(document))
 
@@ -398,12 +398,12 @@ def echo_llm_usage(document: dict[str, Any]) -> None:
             f"{answers['prompt_tokens']} prompt + {answers['completion_tokens']} completion tokens",
             err=True,
         )
-        from evals.tables import usage_lines
+        from evals.views.tables import usage_lines
 
         for line in usage_lines(answers.get("usage") or {}, answers.get("correct") if answers["judge_model"] else None):
             echo(line, err=True)
         if answers.get("repeat_accuracies"):
-            from evals.tables import repeats_line
+            from evals.views.tables import repeats_line
 
             echo(repeats_line(answers["repeat_accuracies"]), err=True)
 
@@ -423,7 +423,7 @@ def errata_option(effect: str) -> Callable[[Callable], Callable]:
 
 
 def prices_option(func: Callable) -> Callable:
-    """``--prices``: a price table overriding the shipped one, model by model (evals.costs)."""
+    """``--prices``: a price table overriding the shipped one, model by model (evals.model.costs)."""
     return click.option(
         "--prices",
         "prices_file",
@@ -431,13 +431,13 @@ def prices_option(func: Callable) -> Callable:
         default=None,
         metavar="FILE",
         help="A TOML file with a [prices] table (\"MODEL\" = {input = $, output = $} per 1M tokens, optional date and "
-        "source) overriding the shipped prices (evals/prices.toml) model by model. A model without a price has no $ figure.",
+        "source) overriding the shipped prices (evals/model/prices.toml) model by model. A model without a price has no $ figure.",
     )(func)
 
 
 def price_table(prices_file: Path | None) -> Any:
     """The shipped price table, overridden by ``prices_file``'s where given."""
-    from evals.costs import load_prices, shipped_prices
+    from evals.model.costs import load_prices, shipped_prices
 
     table = shipped_prices()
     return table.override(load_prices(prices_file)) if prices_file is not None else table
@@ -459,9 +459,9 @@ def echo_summaries(
     before: Sequence[str],
     after: Sequence[str] = (),
     metrics: Sequence[str] | None = None,
-    errata: Any = None,  # evals.errata.Figures: each run's headline with errata, beside the published one
+    errata: Any = None,  # evals.analysis.errata.Figures: each run's headline with errata, beside the published one
 ) -> None:
-    from evals import tables
+    from evals.views import tables
 
     if fmt == "json":
         click.echo(tables.summaries_json(summaries, errata))

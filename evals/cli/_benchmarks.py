@@ -198,8 +198,8 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
     content word of it, or (with --source) an evidence id that names no turn.
     The audit changes no figure; it says where to look. Exits 0.
     """
-    from evals.audit import DANGLING, MISSES, audit_corpus
-    from evals.corpus import load_corpus
+    from evals.benchmarks.audit import DANGLING, MISSES, audit_corpus
+    from evals.model.corpus import load_corpus
 
     loaded = load_corpus(corpus)
     audit = audit_corpus(loaded, source=source, errata=errata)
@@ -273,9 +273,9 @@ def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None
     `evals audit-labels --errata` read it. Nothing of the audit is shipped with
     this tool (its data are CC BY-NC 4.0): convert a copy at use time.
     """
-    from evals.importers.locomo_audit import convert_locomo_audit
-    from evals.outputs import check_output
-    from evals.provenance import NO_GIT, git_revision
+    from evals.benchmarks.importers.locomo_audit import convert_locomo_audit
+    from evals.io.outputs import check_output
+    from evals.model.provenance import NO_GIT, git_revision
 
     locomo = locomo or source / "data" / "locomo10.json"
     if not locomo.is_file():
@@ -318,20 +318,20 @@ def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | No
     progress on stderr. The default suite, evals.toml, is the main job: the
     starter corpus with every strategy that can run here.
     """
-    from evals.suite import read_suite, run_suite
+    from evals.run.suite import read_suite, run_suite
 
     suite = read_suite(suite_file)
     path, create_parent = store_path(store)
-    from evals.report import run_line
+    from evals.views.report import outcome_json, run_line
 
     def before(number: int, total: int, planned) -> None:
         echo(f"[{number}/{total}] {planned.label}", err=True)
 
     def after(number: int, total: int, planned, outcome) -> None:
         if outcome.reused:
-            echo(f"cached: {run_line(outcome.document, outcome.run_id)}")
+            echo(f"cached: {run_line(outcome_json(outcome), outcome.run_id)}")
         else:
-            echo(run_line(outcome.document, outcome.run_id, str(path)))
+            echo(run_line(outcome_json(outcome), outcome.run_id, str(path)))
 
     outcomes = run_suite(
         suite,

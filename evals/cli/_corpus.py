@@ -11,7 +11,7 @@ from evals.cli._base import (
     cli,
     echo,
 )
-from evals.corpus import check_corpus
+from evals.model.corpus import check_corpus
 
 
 def _corpus_folder(ctx: click.Context, param: click.Parameter, value: str) -> Path:
@@ -59,7 +59,7 @@ def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
     (LoCoMo category 5, LongMemEval *_abs) are marked so. Prints what was
     written: conversations, questions, unanswerable, questions with keywords.
     """
-    from evals.importers import import_corpus
+    from evals.benchmarks.importers import import_corpus
 
     report = import_corpus(fmt, file, out)
     for note in report.notes:

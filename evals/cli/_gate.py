@@ -16,7 +16,7 @@ from evals.cli._base import (
     store_path,
 )
 from evals.errors import EvalsError
-from evals.formatting import json_text
+from evals.model.formatting import json_text
 
 
 @cli.command("gate")
@@ -109,9 +109,10 @@ def gate_command(
       evals gate --base main --head HEAD
       evals gate --base 1a2b3c4d5e6f --head 6f5e4d3c2b1a --format json
     """
-    from evals.gate import gate
-    from evals.gate_report import gate_markdown
-    from evals.outputs import OutputError, append_output, check_appendable, check_not_an_input
+    from evals.analysis.gate import gate
+    from evals.io.outputs import OutputError, append_output, check_appendable, check_not_an_input
+    from evals.views.gate_report import gate_markdown
+    from evals.views.site_paths import test_point_links
 
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     try:
@@ -128,7 +129,7 @@ def gate_command(
                 latency_floor_s=latency_floor_ms / 1000,
                 allow=allow,
                 repo=repo,
-                site_url=site_url,
+                link=test_point_links(opened, site_url) if site_url else None,
             )
     except EvalsError as exc:
         raise UsageProblem(str(exc)) from exc

@@ -21,11 +21,11 @@ from evals.cli._base import (
     warn_about_the_key,
     write_json,
 )
-from evals.evaluate import (
+from evals.run.evaluate import (
     RunConfig,
     evaluate,
 )
-from evals.report import legacy_json, summary_line
+from evals.views.report import legacy_json, summary_line
 
 
 def _run_and_report(
@@ -63,13 +63,13 @@ def _run_and_report(
     store = absolute(shown)
     cache = None
     if output is not None:
-        from evals.outputs import check_output
+        from evals.io.outputs import check_output
 
         check_output(output, store=store, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, None)
     if config.answers_on:
-        from evals.cache import Cache, cache_path_for
-        from evals.outputs import check_store_place
+        from evals.io.cache import Cache, cache_path_for
+        from evals.io.outputs import check_store_place
 
         api = store_api()
         api.check_writable(store, create_parent=create_parent)

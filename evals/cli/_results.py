@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evals.errors import EvalsError
-from evals.formatting import json_text
+from evals.model.formatting import json_text
 
 if TYPE_CHECKING:
     from evals.store import RunSummary
@@ -96,7 +96,7 @@ def leaderboard_command(
         raise click.UsageError("--by-category prints a table, JSON or CSV, not markdown")
     if errata_files and (by_category or fmt == "markdown"):
         raise click.UsageError("--errata goes with the leaderboard's table, JSON or CSV, not --by-category or markdown")
-    from evals import tables
+    from evals.views import tables
 
     chosen = tables.leaderboard_metric(metric) if metric is not None else None
     table = price_table(prices_file) if prices_file is not None else None  # a bad file is refused before the store is read
@@ -110,11 +110,11 @@ def leaderboard_command(
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
         errata = None
         if errata_files:
-            from evals.errata import errata_figures
+            from evals.analysis.errata import errata_figures
 
             errata = errata_figures(opened, errata_files, summaries)
     if by_category:
-        from evals import tables
+        from evals.views import tables
 
         records = tables.category_records(stored)
         if fmt == "json":
@@ -125,7 +125,7 @@ def leaderboard_command(
             echo(tables.category_table(records).text(), nl=False)
         return
     if fmt == "markdown":
-        from evals.markdown import leaderboard_markdown
+        from evals.views.markdown import leaderboard_markdown
 
         echo(leaderboard_markdown(summaries), nl=False)
         return
@@ -156,10 +156,10 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
     block (run id, provenance, transcripts, per-record token counts) lets
     `evals import` add the run to another store unchanged.
     """
-    from evals.exchange import export_document
+    from evals.views.exchange import export_document
 
     if str(output) != "-":
-        from evals.outputs import check_output
+        from evals.io.outputs import check_output
 
         check_output(output, store=store_path(store)[0])
     with open_store(store) as opened:
@@ -180,7 +180,7 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     Every file is checked before anything is written, and all are written in
     one transaction: one bad file leaves the store unchanged.
     """
-    from evals.exchange import read_export
+    from evals.views.exchange import read_export
 
     store_api().writable_file(store_path(store)[0])  # before reading what may be large files
     records = [read_export(file) for file in files]
@@ -226,9 +226,10 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     count, and under "no difference" they would split evenly. p is two-sided;
     a small p (say below 0.05) says the difference is unlikely to be chance.
     """
-    from evals import formatting, tables
-    from evals.compare import compare_runs
-    from evals.metrics import METRICS
+    from evals.analysis.compare import compare_runs
+    from evals.judge.metrics import METRICS
+    from evals.model import formatting
+    from evals.views import tables
 
     def metric(name: str, summary: RunSummary) -> str:
         return tables.metric_text(METRICS[name], summary.metric(name), summary.tokenizer)

@@ -22,27 +22,27 @@ from evals.cli._base import (
     echo_llm_usage,
     llm_options,
     option_pairs,
+    price_table,
+    prices_option,
     progress_reporter,
     run_options,
     store_option,
-    price_table,
-    prices_option,
     store_path,
     warn_about_the_key,
     write_json,
 )
-from evals.config import MAX_CONCURRENCY, PROTOCOL_NAMES
-from evals.evaluate import RunConfig
-from evals.report import run_line
-from evals.results import DEFAULT_CUTOFFS, MAX_SEED, MIN_SEED
+from evals.model.results import DEFAULT_CUTOFFS, MAX_SEED, MIN_SEED
+from evals.run.config import MAX_CONCURRENCY, PROTOCOL_NAMES
+from evals.run.evaluate import RunConfig
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
+from evals.views.report import outcome_json, run_line
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
     """The RunConfig settings of --protocol, --judge-protocol and --protocol-source. --judge-model left
     at its default gives way to the judge protocol's own judge model; --judge beside a judge protocol
     that has no judge is refused."""
-    from evals.protocols import DEFAULT_JUDGES
+    from evals.benchmarks.protocols import DEFAULT_JUDGES
 
     grader = judge_protocol or protocol
     if DEFAULT_JUDGES[grader] is None and options.get("judge"):
@@ -220,7 +220,7 @@ def run_command(
     path, written, repo = absolute(shown), absolute(output), absolute(repo)
     config = RunConfig(**{**options, "corpus": absolute(options["corpus"])}, corpus_as_given=str(options["corpus"]))
     if output is not None:
-        from evals.outputs import check_output
+        from evals.io.outputs import check_output
 
         check_output(output, store=path, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, api_key)
@@ -229,8 +229,8 @@ def run_command(
     if executor == "ray" and config.answers_on and api_key is not None and api_key != os.environ.get("OPENAI_API_KEY"):
         # The key never travels with a task: each worker reads it from its own environment.
         raise click.UsageError("with --executor ray, give the key as OPENAI_API_KEY in the workers' environment, not --api-key")
-    from evals.executors import make_executor
-    from evals.workflow import run_with_store
+    from evals.run.executors import make_executor
+    from evals.run.workflow import run_with_store
 
     outcome = run_with_store(
         config,
@@ -245,17 +245,18 @@ def run_command(
         executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
         prices=prices,
     )
+    document = outcome_json(outcome)
     if written is not None:
-        write_json(written, outcome.document)
+        write_json(written, document)
     if not outcome.reused:
-        echo_llm_usage(outcome.document)
+        echo_llm_usage(document)
     if outcome.cache_hits or outcome.cache_misses:
         echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     headline = outcome.summary.headline if outcome.summary is not None else None
     if outcome.reused:
-        echo(f"cached: {run_line(outcome.document, outcome.run_id, str(output) if output else None, headline)}")
+        echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
     else:
-        echo(run_line(outcome.document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+        echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
 
 
 @cli.command("probe-judge")
@@ -304,9 +305,9 @@ def probe_judge_command(
       evals probe-judge --protocol longmemeval --corpus ~/.cache/mneme-evals/corpora/longmemeval_oracle
       evals probe-judge --protocol mem0 --corpus ~/.cache/mneme-evals/corpora/locomo --format json
     """
-    from evals.cache import Cache, cache_path_for
-    from evals.evaluate import llm_backoff
-    from evals.protocols.probe import run_probe
+    from evals.analysis.probe import run_probe
+    from evals.io.cache import Cache, cache_path_for
+    from evals.run.evaluate import llm_backoff
 
     config = RunConfig(
         corpus=absolute(corpus),

@@ -46,7 +46,7 @@ def check_strategy_command(ref: str, strategy_options: tuple[str, ...]) -> None:
     NAME_OR_REF is a registered name or package.module:function. Prints one
     line per check; each failure says what to fix. Exit code 1 when any fails.
     """
-    from evals.testing import run_checks
+    from evals.strategies.contract import run_checks
 
     checks = run_checks(ref, option_pairs(strategy_options))
     for check in checks:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from evals.metrics import METRICS
+from evals.judge.headline import EVIDENCE, KEYWORD, LOCOMO, LONGMEMEVAL
+from evals.judge.metrics import METRICS
+from evals.model.tokens import APPROXIMATE, EXACT
 from evals.site._leaderboard import metric_column
 from evals.site._output import Output
-from evals.headline import EVIDENCE, KEYWORD, LOCOMO, LONGMEMEVAL
 from evals.site._pages import AboutPage, PromptView, RuleView
 from evals.site._publisher import Publisher, Site
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tokens import APPROXIMATE, EXACT
 
 __all__ = ["AboutPublisher"]
 
@@ -46,7 +46,7 @@ class AboutPublisher(Publisher):
 
 def prompt_views() -> list[PromptView]:
     """The fixed prompts as this build's package ships them."""
-    from evals.llm import PROMPT_NAMES, prompt, prompt_digests
+    from evals.run.llm import PROMPT_NAMES, prompt, prompt_digests
 
     digests = prompt_digests()
-    return [PromptView(name=name, file=f"evals/llm/prompts/{name}.txt", digest=digests[name], text=prompt(name)) for name in PROMPT_NAMES]
+    return [PromptView(name=name, file=f"evals/benchmarks/protocols/prompts/{name}.txt", digest=digests[name], text=prompt(name)) for name in PROMPT_NAMES]

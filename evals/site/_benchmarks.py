@@ -1,6 +1,6 @@
 """The benchmarks the site shows: which corpora each holds, and what the registry says of it.
 
-A corpus is shown under its benchmark (:func:`evals.site_paths.benchmark_key`): a corpus fetched by
+A corpus is shown under its benchmark (:func:`evals.views.site_paths.benchmark_key`): a corpus fetched by
 name under the registry's entry (:mod:`evals.benchmarks`), one imported by hand under the benchmark its
 ``benchmark.json`` declares, anything else under its own name (or digest). The registry gives the
 license (a non-commercial one is said beside the benchmark wherever it is listed), where the file is
@@ -11,7 +11,7 @@ the first download recorded in the lock file (:mod:`evals.benchmarks._lock`).
 from __future__ import annotations
 
 from evals.benchmarks import BENCHMARKS, Benchmark, LockEntry
-from evals.formatting import number
+from evals.model.formatting import number
 from evals.site._pages import BenchmarkInfo
 from evals.site._publisher import Site
 from evals.store import RunSummary

@@ -26,17 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evals.benchmarks import Lock, LockEntry
-from evals.cache import cache_path_for
+from evals.io.cache import cache_path_for
 from evals.site import _corpus, _manifest, _output, _reuse, _suspects
-from evals.site._layout import corpus_layout
 from evals.site._output import MARKER, Collision, Output, SiteError
 from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
 from evals.site._render import DEFAULT_TEMPLATES, make_environment
 from evals.site._run import JSON_LIMIT
 from evals.site._workers import SERIAL_FROM_BYTES, Job, default_workers, render_here, render_in_workers
-from evals.site_paths import Paths, config_id
 from evals.store import RunSummary, Store
+from evals.views.site_paths import Paths, config_id
 
 __all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site"]
 
@@ -201,7 +200,7 @@ class _Build:
                 latest = store.latest_per_configuration()
                 site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
                 if self.errata:
-                    from evals.errata import errata_figures
+                    from evals.analysis.errata import errata_figures
 
                     site.errata = errata_figures(store, self.errata, summaries)
                 site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
@@ -389,7 +388,7 @@ def build_site(
     ``if __name__ == "__main__":`` (the ``evals`` command does). ``lock``: the benchmarks' lock file
     (:mod:`evals.benchmarks._lock`), whose recorded sizes and digests the benchmark pages show beside the
     files pinned by trust on first use; a missing file is an empty lock. ``errata``: errata files (or suite
-    files naming them, :func:`evals.errata.errata_files`) whose corpora's runs get a headline with errata
+    files naming them, :func:`evals.analysis.errata.errata_files`) whose corpora's runs get a headline with errata
     beside the published one, on the leaderboard and the run pages.
     """
     return build(

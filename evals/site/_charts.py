@@ -87,7 +87,7 @@ class CostPoint:
     label: str
     title: str
     href: str
-    ceiling: bool = False  # a ceiling (evals.tables.caveats), not a memory: drawn as a square, labelled so
+    ceiling: bool = False  # a ceiling (evals.views.tables.caveats), not a memory: drawn as a square, labelled so
 
 
 @dataclass(frozen=True)

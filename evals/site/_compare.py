@@ -6,14 +6,14 @@ McNemar's exact test over the paired test points.
 
 from __future__ import annotations
 
-from evals.compare import compare_runs
-from evals.formatting import p_value_text, short_commit
+from evals.analysis.compare import compare_runs
+from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import ComparePage, CompareSection, FlipRow, RunRef
-from evals.site_paths import Paths
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
+from evals.views.site_paths import Paths
 
 __all__ = ["ComparePublisher"]
 

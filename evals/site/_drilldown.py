@@ -1,10 +1,10 @@
 """The drill-down of one conversation of a run: every test point's view, and the turns they touched.
 
-Each test point's HIT / MISS is the verdict of the run's headline rule (:mod:`evals.headline`),
+Each test point's HIT / MISS is the verdict of the run's headline rule (:mod:`evals.judge.headline`),
 handed in: the same rule the leaderboard's figure counts, so a page never re-judges a test point.
 Under an evidence rule, "where the answer was" is the corpus's evidence turns, each with the rank
 the run gave it; under the keyword rule, the turns holding an expected keyword, as decided by
-:mod:`evals.scoring` (``matched_keywords``).
+:mod:`evals.judge.scoring` (``matched_keywords``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from evals.metrics import answer_scores
-from evals.scoring import matched_keywords
+from evals.judge.metrics import answer_scores
+from evals.judge.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
 from evals.site._text import Segment, clip, speaker_labels
-from evals.site_paths import test_point_anchor
+from evals.views.site_paths import test_point_anchor
 
 __all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "point_view"]
 
@@ -51,7 +51,7 @@ class ConversationText:
             offset += len(text) + 1
 
     def turns_holding(self, needles: list[str], before: int) -> list[int]:
-        """Indices of the turns before ``before`` that hold a needle, by :func:`evals.scoring.matched_keywords`.
+        """Indices of the turns before ``before`` that hold a needle, by :func:`evals.judge.scoring.matched_keywords`.
 
         The scan only finds candidates fast; the metric decides, so evidence
         on the page never disagrees with the rule that scores a record.
@@ -110,7 +110,7 @@ def point_view(
     ``link(turn)`` is where a turn's whole text is (relative to the page),
     ``context`` the transcript at the test point, and ``place`` names the
     conversation in the fragment cache (links differ between conversations).
-    ``verdict`` is the headline rule's (evals.headline; None: the keyword hit, as the original harness
+    ``verdict`` is the headline rule's (evals.judge.headline; None: the keyword hit, as the original harness
     judged), ``verdict_note`` the dataset's words for an unanswerable question, and ``by_evidence``
     says the rule judges by evidence turns, so "where the answer was" lists them. ``suspect``: why the
     label audit flags the point's evidence label ("" when it does not; evals.site._suspects).
@@ -178,7 +178,7 @@ def point_view(
     evidence_set = set(point.evidence_turns)
     if not all_history:
         for rank, (record, count, ref) in enumerate(zip(records[:RECORD_CAP], tokens, refs, strict=False), start=1):
-            # Without keywords the needle is the expected fact, which one record must hold, as in evals.scoring.match.
+            # Without keywords the needle is the expected fact, which one record must hold, as in evals.judge.scoring.match.
             matched = matched_keywords(needles, record)
             if rank > k:  # beyond the run's k: a line, not the text
                 start = record[: SNIPPET + 1]

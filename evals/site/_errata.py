@@ -1,12 +1,12 @@
 """The figure with errata on the site's pages: a run's headline recomputed with an errata file
-(:mod:`evals.errata`), shown beside the published one on the leaderboard and the run page, never in its place."""
+(:mod:`evals.analysis.errata`), shown beside the published one on the leaderboard and the run page, never in its place."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from evals.audit import Errata
-from evals.errata import ErrataFigure
+from evals.analysis.errata import ErrataFigure
+from evals.benchmarks.audit import Errata
 from evals.site._pages import ErrataView
 
 __all__ = ["errata_note", "errata_view"]

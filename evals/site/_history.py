@@ -6,14 +6,14 @@ interval, or when it hits fewer of the same test points.
 
 from __future__ import annotations
 
-from evals.formatting import is_estimated, milliseconds, number, percent, percent_interval, short_commit
+from evals.model.formatting import is_estimated, milliseconds, number, percent, percent_interval, short_commit
 from evals.site._charts import SeriesPoint, series_chart
 from evals.site._output import Output
 from evals.site._pages import HistoryIndexPage, HistoryPage, HistoryRow
-from evals.site_paths import root_of
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
+from evals.views.site_paths import root_of
 
 __all__ = ["HistoryPublisher", "drop_reason"]
 

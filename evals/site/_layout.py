@@ -23,7 +23,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from evals.site_paths import Paths, passage
+from evals.views.site_paths import Paths, passage
 
 __all__ = ["PASSAGE_MIN_CHARS", "ConversationLayout", "CorpusLayout", "Passage", "Segment", "corpus_layout"]
 

@@ -9,17 +9,8 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from evals.corpus import Reference
-from evals.formatting import (
-    csv_cell,
-    is_estimated,
-    json_text,
-    number,
-    percent,
-    percent_interval,
-    short_commit,
-)
-from evals.metrics import (
+from evals.analysis.errata import Figures
+from evals.judge.metrics import (
     COUNT,
     MEAN,
     METRICS,
@@ -28,21 +19,40 @@ from evals.metrics import (
     LatencyBucket,
     Metric,
 )
-from evals.reference import reference_run, relative_tokens
-from evals.errata import Figures
+from evals.model.corpus import Reference
+from evals.model.formatting import (
+    csv_cell,
+    is_estimated,
+    json_text,
+    number,
+    percent,
+    percent_interval,
+    short_commit,
+)
+from evals.site._benchmarks import benchmark_infos
 from evals.site._charts import CostPoint, cost_chart
 from evals.site._errata import errata_note, errata_view
-from evals.site._output import Output
-from evals.site._benchmarks import benchmark_infos
 from evals.site._history import drop_reason
-from evals.site._pages import BoardRow, ConfigRow, CorpusBoard, FrontPage, FrontRow, IndexPage, LeaderView, MetricCell, MetricColumn
+from evals.site._output import Output
+from evals.site._pages import (
+    BoardRow,
+    ConfigRow,
+    CorpusBoard,
+    FrontPage,
+    FrontRow,
+    IndexPage,
+    LeaderView,
+    MetricCell,
+    MetricColumn,
+)
 from evals.site._publisher import Publisher, Site
 from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
-from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked
+from evals.views.reference import reference_run, relative_tokens
+from evals.views.site_paths import Paths, config_id
+from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -160,7 +170,7 @@ def leaderboard(
     latency: dict[str, list[LatencyBucket]] | None = None,
     errata: Figures | None = None,
 ) -> list[CorpusBoard]:
-    """One board per corpus, ranked by its headline metric (evals.tables.headline); with ``references``
+    """One board per corpus, ranked by its headline metric (evals.views.tables.headline); with ``references``
     (corpus digest -> published figures) and ``latency`` (run id -> retrieve latency by records held),
     the cutoff tables and the latency chart beside it."""
     references, latency = references or {}, latency or {}

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import evals
-from evals.jsonfile import JSONFileError, json_path, parse
+from evals.io.jsonfile import JSONFileError, json_path, parse
 
 __all__ = ["MANIFEST", "Unit", "dump", "fingerprint", "load", "renderer_digest"]
 

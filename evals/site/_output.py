@@ -15,15 +15,15 @@ import contextlib
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import jinja2
 
 from evals.errors import EvalsError
-from evals.formatting import json_text
+from evals.model.formatting import json_text
 from evals.site._pages import Page
 from evals.site._render import render
 from evals.site._reuse import digest_of

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evals.tables import Caveat
 from evals.site._charts import Chart
 from evals.site._text import Segment
+from evals.views.tables import Caveat
 
 if TYPE_CHECKING:
     from evals.site._retrieval import CutoffTable
@@ -110,7 +110,7 @@ class ConfigInfo:
     corpus_name: str
     corpus_digest_short: str
     history_href: str
-    caveats: list[Caveat] = field(default_factory=list)  # of its latest run (evals.tables.caveats): ceiling, hash embedder
+    caveats: list[Caveat] = field(default_factory=list)  # of its latest run (evals.views.tables.caveats): ceiling, hash embedder
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class RunHeader:
     date: str
     corpus_name: str
     approx_tokens: bool  # tokens were estimated (~4 characters per token), not counted
-    # What to know before reading its figures (evals.tables.caveats: ceiling, hash embedder); every page that
+    # What to know before reading its figures (evals.views.tables.caveats: ceiling, hash embedder); every page that
     # heads with the run shows them with p.caveats(run.caveats).
     caveats: list[Caveat] = field(default_factory=list)
 
@@ -138,7 +138,7 @@ class RunHeader:
 
 @dataclass(frozen=True)
 class MetricColumn:
-    """A declared metric (evals.metrics) as a leaderboard column."""
+    """A declared metric (evals.judge.metrics) as a leaderboard column."""
 
     name: str
     label: str
@@ -192,13 +192,13 @@ class BoardRow:
     answer_model: str | None = None
     source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
-    caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.tables.caveats), shown as tappable badges
-    with_errata: ErrataView | None = None  # the headline with errata (evals.errata), beside the published one
+    caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
+    with_errata: ErrataView | None = None  # the headline with errata (evals.analysis.errata), beside the published one
 
 
 @dataclass(frozen=True)
 class ErrataView:
-    """A run's headline with errata (evals.errata): a second figure beside the published one, never in its place."""
+    """A run's headline with errata (evals.analysis.errata): a second figure beside the published one, never in its place."""
 
     label: str  # "recall_any@k with errata"
     recall: float | None  # None: not computed (``problem`` says why)
@@ -237,7 +237,7 @@ class CorpusBoard:
 class BenchmarkInfo:
     """A benchmark as the site lists it: its corpora, and what the registry (evals.benchmarks) says of it."""
 
-    key: str  # evals.site_paths.benchmark_key
+    key: str  # evals.views.site_paths.benchmark_key
     title: str
     href: str  # its leaderboard
     known: bool  # in the registry (fetched by name); else imported by hand, or a corpus of its own
@@ -260,7 +260,7 @@ class BenchmarkInfo:
 
 @dataclass(frozen=True)
 class LeaderView:
-    """A corpus's leader: the memory first by its headline (evals.headline; ceilings are never ranked)."""
+    """A corpus's leader: the memory first by its headline (evals.judge.headline; ceilings are never ranked)."""
 
     corpus_name: str
     strategy: str
@@ -375,7 +375,7 @@ class AnswersBlock:
     tokens_per_test_point: float | None
     prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
     wrong: list[MissRow]  # test points the judge graded incorrect
-    # The answers as the run's protocol counts them: evals.breakdown.answer_figures (the result JSON's block).
+    # The answers as the run's protocol counts them: evals.views.breakdown.answer_figures (the result JSON's block).
     figures: dict[str, Any] | None = None
     # issue 25, protocols: which asked (and which judged), the published files their templates were read
     # from, (label "owner/repo@commit/path", link, sha256), and each template's digest, ("protocol: name", digest).
@@ -447,7 +447,7 @@ class RunPage(Page):
     template: ClassVar[str] = "run.html"
 
     run: RunHeader
-    # The headline (evals.headline): ``recall``, its interval, ``hits`` / ``total`` are the rule's figure.
+    # The headline (evals.judge.headline): ``recall``, its interval, ``hits`` / ``total`` are the rule's figure.
     headline_label: str
     population: str  # which test points the headline counts
     follows: str  # the published code whose rule it is
@@ -577,7 +577,7 @@ class AnswerView:
     keyword_hit: bool
     tokens: int  # prompt + completion of the answer request
     latency_s: float
-    f1: float  # token F1 against the expected fact (evals.answer_scores)
+    f1: float  # token F1 against the expected fact (evals.judge.answer_scores)
     bleu1: float  # BLEU-1 against the expected fact
 
 
@@ -617,7 +617,7 @@ class PointView:
     records_more: list[RecordView] = field(default_factory=list)
     evidence_hrefs: list[str] = field(default_factory=list)  # each evidence turn in the transcript (aligned with evidence_turns)
     context_href: str = ""  # the transcript at the test point's turn, relative to the drill-down
-    # The headline rule's verdict (evals.headline): hit, miss, unanswerable or unscored; what the badge,
+    # The headline rule's verdict (evals.judge.headline): hit, miss, unanswerable or unscored; what the badge,
     # data-verdict and the run's hits / total all say.
     verdict: str = "hit"
     verdict_note: str = ""  # the dataset's own words for a question it marks unanswerable ("" otherwise)
@@ -634,7 +634,7 @@ class ConversationPage(Page):
     conversation_id: str
     description: str
     turn_count: int
-    headline_label: str  # the rule's figure, e.g. recall_any@k (evals.headline)
+    headline_label: str  # the rule's figure, e.g. recall_any@k (evals.judge.headline)
     population: str  # which test points it counts
     hits: int
     total: int
@@ -860,9 +860,9 @@ class AboutPage(Page):
     exact_tokenizer: str
     approx_tokenizer: str
     reference_strategy: str  # what the leaderboard's relative cost is relative to
-    metrics: list[MetricColumn] = field(default_factory=list)  # every declared metric (evals.metrics)
+    metrics: list[MetricColumn] = field(default_factory=list)  # every declared metric (evals.judge.metrics)
     prompts: list[PromptView] = field(default_factory=list)
-    rules: list[RuleView] = field(default_factory=list)  # each headline rule (evals.headline)
+    rules: list[RuleView] = field(default_factory=list)  # each headline rule (evals.judge.headline)
 
 
 @dataclass(frozen=True)

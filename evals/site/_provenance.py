@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evals.formatting import DASH, decimal, is_estimated, number, percent
+from evals.model.formatting import DASH, decimal, is_estimated, number, percent
 from evals.store import RunSummary
 
 __all__ = ["cache_note", "provenance_rows"]

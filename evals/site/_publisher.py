@@ -22,17 +22,17 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from evals.analysis.errata import Figures
+from evals.benchmarks import LockEntry
+from evals.judge.metrics import LatencyBucket
+from evals.model.corpus import Reference
 from evals.site._corpus import TextsFile
 from evals.site._layout import CorpusLayout
 from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
-from evals.site_paths import Paths, config_id
 from evals.site._views import store_note
-from evals.benchmarks import LockEntry
-from evals.corpus import Reference
-from evals.errata import Figures
-from evals.metrics import LatencyBucket
 from evals.store import RunSummary, Store, StoredRun
+from evals.views.site_paths import Paths, config_id
 
 __all__ = ["CorpusSource", "Publisher", "RunSource", "Site", "corpus_source", "navigation", "run_source"]
 

@@ -1,4 +1,4 @@
-"""The Jinja environment: autoescaping, ``StrictUndefined``, hidden characters shown, and the number filters of :mod:`evals.formatting`."""
+"""The Jinja environment: autoescaping, ``StrictUndefined``, hidden characters shown, and the number filters of :mod:`evals.model.formatting`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from evals.formatting import decimal, milliseconds, number, percent, relative, usd, visible
+from evals.model.formatting import decimal, milliseconds, number, percent, relative, usd, visible
 from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
@@ -45,7 +45,7 @@ def count(value: float | int) -> str:
 def shown(value: object) -> object:
     """Every value a template prints (Jinja's ``finalize``), before it is escaped: text with its bidirectional
     controls, invisible formatting characters and control characters written as visible escapes
-    (``\\u202e``, :func:`evals.formatting.visible`), so stored text never reorders or hides what a page
+    (``\\u202e``, :func:`evals.model.formatting.visible`), so stored text never reorders or hides what a page
     says. In one place, so no page, attribute or title can miss it; the stored text itself is unchanged.
     Markup (what a macro rendered) has been through here already."""
     if isinstance(value, str) and not isinstance(value, Markup):

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evals.corpus import Reference
-from evals.formatting import decimal, milliseconds, percent
-from evals.metrics import (
+from evals.judge.metrics import (
     PROPORTION,
     RETRIEVAL,
     SLOPE_SIZES,
@@ -21,10 +19,12 @@ from evals.metrics import (
     latency_slope,
     parse_retrieval_key,
 )
-from evals.retrieval import LEVELS
+from evals.judge.retrieval import LEVELS
+from evals.model.corpus import Reference
+from evals.model.formatting import decimal, milliseconds, percent
 from evals.site._charts import Chart, Line, ReferencePoint, line_chart
 from evals.store import RunSummary
-from evals.tables import CEILING, Caveat, caveats
+from evals.views.tables import CEILING, Caveat, caveats
 
 __all__ = [
     "CutoffRow",
@@ -67,7 +67,7 @@ class CutoffRow:
     cells: list[MetricValue | None]  # one per cutoff of the table
     reference: bool = False  # a published figure: shown greyed, never ranked
     note: str = ""
-    ceiling: Caveat | None = None  # a ceiling run (evals.tables.caveats): set apart below the memories, never ranked with them
+    ceiling: Caveat | None = None  # a ceiling run (evals.views.tables.caveats): set apart below the memories, never ranked with them
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def _short_label(label: str) -> str:
 def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) -> Chart | None:
     """Median retrieve latency against records held, log-log, one line per (label, href, buckets); on
     these axes an O(n) search is a line of slope 1, an index a flat one. The legend gives a line's
-    slope where its run retrieved at :data:`~evals.metrics.SLOPE_SIZES` memory sizes or more, and says
+    slope where its run retrieved at :data:`~evals.judge.metrics.SLOPE_SIZES` memory sizes or more, and says
     why not where it did not."""
     lines = []
     short: list[str] = []  # labels of the lines with too few sizes for a slope

@@ -14,37 +14,37 @@ from typing import Any
 
 import orjson
 
-from evals import costs
-from evals.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
-from evals.headline import KEYWORD, MISS, verdicts
-from evals.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
-from evals.report import conversation_json, legacy_json_parts
-from evals.results import PER, AnswerRun, ConversationResult, RunResult
-from evals.scoring import PointScore, Scores
+from evals.judge.headline import KEYWORD, MISS, verdicts
+from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
+from evals.judge.scoring import PointScore, Scores
+from evals.model import costs
+from evals.model.results import PER, AnswerRun, ConversationResult, RunResult
 from evals.site._drilldown import ConversationText, conversation_views
 from evals.site._errata import errata_view
 from evals.site._fragments import Fragments
-from evals.site._output import Output
 from evals.site._leaderboard import metric_cell, metric_column
-from evals.tables import KIND_LABELS, price_text
+from evals.site._output import Output
 from evals.site._pages import (
-    CostRow,
-    ServedRow,
     AnswersBlock,
     CategoryRow,
     ConversationPage,
     ConversationRow,
+    CostRow,
     MissRow,
-    RunPage,
     RunMetric,
+    RunPage,
+    ServedRow,
 )
-from evals.site_paths import POINTS_PER_PAGE, config_id, root_of
 from evals.site._provenance import cache_note, provenance_rows
-from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._publisher import Publisher, RunSource, Site
+from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._suspects import suspect_marks
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
+from evals.views.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
+from evals.views.report import conversation_json, legacy_json_parts
+from evals.views.site_paths import POINTS_PER_PAGE, config_id, root_of
+from evals.views.tables import KIND_LABELS, price_text
 
 __all__ = ["JSON_LIMIT", "RunPublisher", "run_note"]
 
@@ -131,7 +131,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     last: StoredRun | None = None
     answers_of_run: AnswerRun | None = None
     position = 0
-    rule = s.headline.rule  # one rule judges every test point of the run (evals.headline)
+    rule = s.headline.rule  # one rule judges every test point of the run (evals.judge.headline)
     row_metrics = (rule.metric, "tokens_per_test_point")
     for part in run.parts():
         first, last = first or part.run, part

@@ -1,4 +1,4 @@
-"""Label suspects: the test points whose evidence labels the label audit (:mod:`evals.audit`) flags.
+"""Label suspects: the test points whose evidence labels the label audit (:mod:`evals.benchmarks.audit`) flags.
 
 The build runs the audit's content-word rule over every corpus it shows, from the stored corpus (the
 texts the build reads once, :mod:`evals.site._corpus`, and the store's labels): a test point whose
@@ -9,7 +9,7 @@ which the store does not hold; ``evals audit-labels --source`` runs it.
 The flags mark their test points "label suspect" on the drill-downs and the run page's misses, and a
 page per benchmark lists them with each latest run's verdict there. They never change a figure.
 
-Each corpus's flags are written beside its transcripts (:func:`evals.site_paths.suspects_json`), in
+Each corpus's flags are written beside its transcripts (:func:`evals.views.site_paths.suspects_json`), in
 the corpus's unit: a later build that reuses the corpus's pages reads them back from there instead of
 reading the corpus's texts again (hundreds of MB for LongMemEval_s).
 """
@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals import jsonfile
-from evals.audit import MISSES, audit_corpus
-from evals.compare import headline_outcomes
-from evals.corpus import Conversation, Corpus, TestPoint, Turn
+from evals.analysis.compare import headline_outcomes
+from evals.benchmarks.audit import MISSES, audit_corpus
+from evals.io import jsonfile
+from evals.model.corpus import Conversation, Corpus, TestPoint, Turn
 from evals.site._benchmarks import benchmark_infos
 from evals.site._corpus import TextsFile
 from evals.site._output import Output
 from evals.site._pages import BenchmarkInfo, SuspectRow, SuspectSection, SuspectsPage, VerdictLink
 from evals.site._publisher import CorpusSource, Publisher, Site
-from evals.site_paths import page_of, suspects_json, test_point_anchor
 from evals.store import Store
-from evals.tables import ceiling, ranked
+from evals.views.site_paths import page_of, suspects_json, test_point_anchor
+from evals.views.tables import ceiling, ranked
 
 __all__ = ["CorpusSuspects", "Suspect", "SuspectsPublisher", "audit_stored", "load", "suspect_marks"]
 

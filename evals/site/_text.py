@@ -1,4 +1,4 @@
-"""Text helpers for pages: keyword highlighting (numbers: :mod:`evals.formatting`; file names: :mod:`evals.site_paths`).
+"""Text helpers for pages: keyword highlighting (numbers: :mod:`evals.model.formatting`; file names: :mod:`evals.views.site_paths`).
 
 Highlighting never produces markup. It splits a text into :class:`Segment`
 pieces, some flagged as matches; the template escapes every piece and wraps
@@ -8,9 +8,8 @@ tag goes round it, and a keyword such as ``</td>`` cannot break a page.
 
 from __future__ import annotations
 
-import re
-
 import functools
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -36,7 +35,7 @@ def _lowered_with_origin(text: str) -> tuple[str, list[int]]:
 
     ``str.lower`` can change lengths (``"İ".lower()`` is two characters), so
     positions found in the lowered text are mapped back through this table,
-    which keeps highlighting consistent with :func:`evals.scoring.match`.
+    which keeps highlighting consistent with :func:`evals.judge.scoring.match`.
     """
     if text.isascii():
         return text.lower(), list(range(len(text)))

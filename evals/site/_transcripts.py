@@ -19,7 +19,7 @@ from evals.site._output import Output
 from evals.site._pages import PassageBlock, PassagePage, PassageUse, TranscriptPage, TranscriptPoint, TurnLine, TurnMark
 from evals.site._publisher import CorpusSource, Publisher, Site
 from evals.site._text import CLIP_LIMIT
-from evals.site_paths import Paths, passage, passage_turn_text, root_of, test_point_anchor
+from evals.views.site_paths import Paths, passage, passage_turn_text, root_of, test_point_anchor
 
 __all__ = ["TranscriptPublisher"]
 

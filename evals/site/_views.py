@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.formatting import is_estimated, short_commit
+from evals.model.formatting import is_estimated, short_commit
 from evals.site._pages import ConfigInfo, RunHeader
-from evals.site_paths import Paths, config_id
 from evals.store import RunSummary
-from evals.tables import caveats
+from evals.views.site_paths import Paths, config_id
+from evals.views.tables import caveats
 
 __all__ = ["config_info", "config_order", "run_header", "settings_text", "store_note"]
 
@@ -71,7 +71,7 @@ def store_note(summaries: list[RunSummary]) -> str:
 
 
 def recall_low(summary: RunSummary) -> float | None:
-    """The low end of the run's headline interval (evals.headline; None without test points)."""
+    """The low end of the run's headline interval (evals.judge.headline; None without test points)."""
     return summary.headline.low
 
 

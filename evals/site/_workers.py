@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.errata import Figures
+from evals.analysis.errata import Figures
 from evals.site._corpus import TextsFile
 from evals.site._layout import CorpusLayout
 from evals.site._output import Output
@@ -53,7 +53,7 @@ class Job:
     corpus_names: dict[str, str]
     store_href: str
     suspects: dict[str, Any] = field(default_factory=dict)  # corpus digest -> the label audit's flags (Site.suspects)
-    errata: Figures | None = None  # the headline with errata of each run (evals.errata)
+    errata: Figures | None = None  # the headline with errata of each run (evals.analysis.errata)
 
 
 def render_unit(store: Store, site: Site, publishers: list[Publisher], names: dict[str, str], unit: str, output: Output) -> None:

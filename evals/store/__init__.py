@@ -8,8 +8,8 @@
         store.latest_per_configuration()      # what the leaderboard shows
         store.get_run(run_id)                 # the whole run, exact texts included
 
-The store knows results (:mod:`evals.results`, scored by :mod:`evals.scoring`,
-measured by :mod:`evals.metrics`) and its own schema; it never plays, runs or
+The store knows results (:mod:`evals.model.results`, scored by :mod:`evals.judge.scoring`,
+measured by :mod:`evals.judge.metrics`) and its own schema; it never plays, runs or
 renders anything. The schema is versioned with named, ordered migrations
 (``_schema.py``).
 """

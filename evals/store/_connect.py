@@ -22,8 +22,8 @@ from typing import Any, BinaryIO, TypeVar
 import duckdb
 import pyarrow as pa
 
-from evals import locking
-from evals.provenance import SCRATCH_PREFIX
+from evals.io import locking
+from evals.model.provenance import SCRATCH_PREFIX
 from evals.store._errors import StoreError
 from evals.store._schema import SCHEMA_TABLE
 from evals.store._undo import is_scratch_folder, scratch_folder
@@ -130,9 +130,9 @@ def damaged(path: Path, exc: Exception) -> StoreError:
 
 
 def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.DuckDBPyConnection, locking.Held]:
-    """Connect, waiting for another process's lock (:func:`evals.locking.connect`); a file that is
+    """Connect, waiting for another process's lock (:func:`evals.io.locking.connect`); a file that is
     not DuckDB's, or is cut short, is refused before DuckDB reads it. Returns the connection and the
-    file as this process holds it (:func:`evals.locking.hold`): let go of it after closing the connection."""
+    file as this process holds it (:func:`evals.io.locking.hold`): let go of it after closing the connection."""
     try:
         held = locking.hold(path, writable=not read_only)
     except locking.BadFile as exc:
@@ -263,7 +263,7 @@ class Connected:
     def copy_into(self, writer: BinaryIO) -> int:
         """Write the store file's bytes to ``writer``; returns how many. Read through the handle this
         process already holds (opening the file again and closing it would drop DuckDB's lock, see
-        :mod:`evals.locking`), while this connection keeps writers out: the copy is the store as this
+        :mod:`evals.io.locking`), while this connection keeps writers out: the copy is the store as this
         connection reads it, never one torn by an append in another process."""
         file = self._held.opened()
         offset = 0

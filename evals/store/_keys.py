@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from evals.provenance import Provenance
+from evals.model.provenance import Provenance
 
 __all__ = ["config_key", "reuse_key"]
 

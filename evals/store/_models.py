@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evals.corpus import Reference
-from evals.headline import Headline, headline_of
-from evals.metrics import LatencyBucket, MetricValue
-from evals.results import RunResult
-from evals.scoring import Scores
+from evals.judge.headline import Headline, headline_of
+from evals.judge.metrics import LatencyBucket, MetricValue
+from evals.judge.scoring import Scores
+from evals.model.corpus import Reference
+from evals.model.results import RunResult
 
 if TYPE_CHECKING:
-    from evals.results import AnswerRun
+    from evals.model.results import AnswerRun
 
 __all__ = ["RecordTurns", "RunSummary", "StoredRun", "Transcript"]
 
@@ -30,7 +30,7 @@ class RunSummary:
 
     ``hits``, ``total``, ``recall`` and ``context_tokens`` are the original
     harness's numbers, kept as columns of ``runs``; every metric, those
-    included, is in ``metrics`` (see :mod:`evals.metrics`), which is what
+    included, is in ``metrics`` (see :mod:`evals.judge.metrics`), which is what
     tables and pages show.
     """
 
@@ -59,7 +59,7 @@ class RunSummary:
     recall: float | None
     context_tokens: int
     tokens_per_test_point: float | None
-    # Under which inputs the run may be reused instead of recomputed (None: never; see evals.workflow).
+    # Under which inputs the run may be reused instead of recomputed (None: never; see evals.run.workflow).
     reuse_key: str | None = field(default=None, compare=False)
     metrics: dict[str, MetricValue] = field(default_factory=dict)
     cache_hits: int | None = None  # embeddings this run found in the embedding/LLM cache
@@ -68,10 +68,10 @@ class RunSummary:
     # (None: stored before it was recorded).
     strategy_source: str | None = None
     # The cutoffs the retrieval metrics were measured at ([]: at k only, or stored before they were) and
-    # how each read the ranking (evals.results.CUTOFF_RULES; None: not recorded).
+    # how each read the ranking (evals.model.results.CUTOFF_RULES; None: not recorded).
     cutoffs: list[int] = field(default_factory=list)
     cutoff_rule: str | None = None
-    # The published benchmark the corpus declared (evals.headline decides the headline by it); None: none.
+    # The published benchmark the corpus declared (evals.judge.headline decides the headline by it); None: none.
     benchmark: str | None = None
     # End-to-end answers: how they were made and what they cost; all None for a run without them.
     answer_model: str | None = None
@@ -88,16 +88,16 @@ class RunSummary:
     llm_prompt_tokens: int | None = None
     llm_completion_tokens: int | None = None
     # Per kind of request (answer, judge, memory_write): sent vs cached, tokens, served models, denominator,
-    # price (evals.results.RequestTally.as_json); None: no answers, or stored before it was recorded.
+    # price (evals.model.results.RequestTally.as_json); None: no answers, or stored before it was recorded.
     llm_usage: dict[str, Any] | None = None
-    # The protocol that asked for the answers (evals.protocols; None: made before protocols, the harness's
+    # The protocol that asked for the answers (evals.benchmarks.protocols; None: made before protocols, the harness's
     # prompts) and where its templates were read: repository, commit, files -> sha256 (None: the harness's).
     answer_protocol: str | None = None
     protocol_source: dict[str, Any] | None = None
 
     @property
     def headline(self) -> Headline:
-        """The one figure this run is judged by, and its population (:mod:`evals.headline`)."""
+        """The one figure this run is judged by, and its population (:mod:`evals.judge.headline`)."""
         return headline_of(self.benchmark, self.metrics, self.k)
 
     def metric(self, name: str) -> MetricValue | None:

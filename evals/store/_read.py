@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from evals.corpus import Reference
-from evals.metrics import LatencyBucket, MetricValue, metric_order
-from evals.results import (
+from evals.judge.metrics import LatencyBucket, MetricValue, metric_order
+from evals.judge.retrieval import sessions_of
+from evals.judge.scoring import PointScore, Scores, evidence_hits, score_point
+from evals.model.corpus import Reference
+from evals.model.results import (
     PREFIX,
     AnswerRun,
     ConversationResult,
@@ -25,8 +27,6 @@ from evals.results import (
     TestPointResult,
     usage_from_json,
 )
-from evals.retrieval import sessions_of
-from evals.scoring import PointScore, Scores, evidence_hits, score_point
 from evals.store._connect import Connected, reads
 from evals.store._errors import StoreError
 from evals.store._models import RunSummary, StoredRun
@@ -415,7 +415,7 @@ class StoreReader(Connected):
                     evidence_turns=list(evidence),
                     category=category,
                     answerable=answerable,
-                    # The stored refs are the same mapping the run made (evals.turn_refs).
+                    # The stored refs are the same mapping the run made (evals.model.turn_refs).
                     retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
@@ -464,7 +464,7 @@ class StoreReader(Connected):
 
     @reads
     def get_run_outcomes(self, run_id: str) -> StoredRun:
-        """A run without its texts, for comparing runs cheaply (:mod:`evals.compare`): every test point's
+        """A run without its texts, for comparing runs cheaply (:mod:`evals.analysis.compare`): every test point's
         question, expected fact, stored hit, answerability and evidence outcome, and the answers.
 
         Records, record token counts, strict hits, ranks and transcripts are left

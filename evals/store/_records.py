@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from evals.corpus import Conversation, Reference
-from evals.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
-from evals.provenance import Provenance
-from evals.results import RunResult, TestPointResult, usage_json
-from evals.scoring import Evaluation, Scores
+from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
+from evals.judge.scoring import Evaluation, Scores
+from evals.model.corpus import Conversation, Reference
+from evals.model.provenance import Provenance
+from evals.model.results import RunResult, TestPointResult, usage_json
+from evals.model.turn_refs import Encoded, TurnLookup, encode_records
 from evals.store._errors import StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import RunSummary
-from evals.turn_refs import Encoded, TurnLookup, encode_records
 
 if TYPE_CHECKING:
-    from evals.results import AnswerRun
+    from evals.model.results import AnswerRun
 
 __all__ = [
     "RunRecord",
@@ -174,7 +174,7 @@ def make_summary(
 
 def metrics_table(record: RunRecord) -> pa.Table:
     """The run's ``run_metrics`` rows: one per metric it has, in declaration order."""
-    from evals.metrics import declared
+    from evals.judge.metrics import declared
 
     names = list(record.summary.metrics)
     values = [record.summary.metrics[name] for name in names]
@@ -214,7 +214,7 @@ def references_table(record: RunRecord) -> pa.Table:
 
 def latency_table(record: RunRecord) -> pa.Table:
     """The run's ``run_latency`` rows: retrieve latency per bucket of records held (none without timings)."""
-    from evals.metrics import latency_by_size
+    from evals.judge.metrics import latency_by_size
 
     if record.latency is not None:
         buckets = list(record.latency)
@@ -349,7 +349,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-# -- records <-> turn references (the mapping itself is evals.turn_refs) -----------------------
+# -- records <-> turn references (the mapping itself is evals.model.turn_refs) -----------------------
 
 
 # A record that is not a turn is stored as its text, except summary_buffer's default summary of the

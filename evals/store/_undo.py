@@ -8,7 +8,7 @@ write first copies the file beside the store and, if the write fails, puts the
 copy back over the file in place, while the writer still holds DuckDB's lock (no
 other process sees the file in between), and removes a WAL that was not there.
 Both go through the descriptor the process holds the file by: opening and
-closing another would drop DuckDB's lock (:mod:`evals.locking`).
+closing another would drop DuckDB's lock (:mod:`evals.io.locking`).
 
 The copy costs a read and a write of the whole file per write: on a 182 MB
 store here (ext4, two cores) an append took 1.9-2.5 s instead of 1.3-1.7 s, the
@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from evals.provenance import SCRATCH_PREFIX
+from evals.model.provenance import SCRATCH_PREFIX
 from evals.store._errors import StoreError
 
 __all__ = [
@@ -120,7 +120,7 @@ def _new_copy_file(path: Path, copy: Path) -> os.FileIO:
 def kept_on_failure(path: Path, file: os.FileIO) -> Iterator[None]:
     """Run a write to the store file ``path``; if it raises, put the file back as it was before.
 
-    ``file`` is the store file as this process holds it (:func:`evals.locking.hold`): it is read and
+    ``file`` is the store file as this process holds it (:func:`evals.io.locking.hold`): it is read and
     written through that, never opened afresh, as closing another descriptor of it would drop DuckDB's lock.
     The copy is likewise read back through the descriptor it was written by, never by its name."""
     copy = copy_path(path)

@@ -39,9 +39,9 @@ from evals.store._records import (
 from evals.store._undo import kept_on_failure
 
 if TYPE_CHECKING:
-    from evals.corpus import Conversation
-    from evals.provenance import Provenance
-    from evals.scoring import Evaluation
+    from evals.judge.scoring import Evaluation
+    from evals.model.corpus import Conversation
+    from evals.model.provenance import Provenance
 
 __all__ = ["TEXTS_UNDER_LIMIT", "StoreWriter", "release_memory"]
 

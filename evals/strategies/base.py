@@ -11,7 +11,7 @@ tests one against this contract before a long run):
   :class:`Record`, or a plain ``str`` (a record whose source turn is unknown).
   A record that names its source turn is matched to evidence by that turn, so
   a memory that rewrites what it stores is still scored on evidence recall;
-  one that does not is matched by its text (:mod:`evals.turn_refs`).
+  one that does not is matched by its text (:mod:`evals.model.turn_refs`).
 * ``context_for(query, k)``: the chat messages it would put before a model.
 * ``reset()``: forget everything; called before each conversation.
 

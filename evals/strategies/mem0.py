@@ -35,7 +35,7 @@ runs repeatable and reruns free:
   from it by float rounding, about 1e-8), and bitwise the same in every process;
 * LLM requests (``infer=True``): :class:`CachedChat` sends the request mem0's
   OpenAI provider would send (its model, temperature, top_p, max_tokens and
-  response_format), keyed and stored as :class:`evals.llm.ChatClient` does
+  response_format), keyed and stored as :class:`evals.run.llm.ChatClient` does
   (namespace ``chat:<base url>``, key = digest of the model and the canonical
   JSON body). The extraction prompt states today's date twice ("Observation
   Date", "Current Date"); both are pinned to :data:`PROMPT_DATE`, so the
@@ -66,8 +66,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.cache import Cache, digest
 from evals.errors import EvalsError
+from evals.io.cache import Cache, digest
 from evals.strategies.base import Message, Record
 from evals.strategies.mneme_embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder, MiniLMEmbedder
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
@@ -186,7 +186,7 @@ class _Embeddings:
 
 
 def _canonical(body: dict[str, Any]) -> str:
-    # As evals.llm's ChatClient writes a body for its cache key.
+    # As evals.run.llm's ChatClient writes a body for its cache key.
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -204,7 +204,7 @@ class CachedChat:
     config (``inner``), with the prompt's dates pinned to :data:`PROMPT_DATE`.
     A cached response is used as it is; a miss is sent through the ``openai``
     client (which retries 429s and 5xx) and stored as soon as it arrives, in
-    :class:`evals.llm.ChatClient`'s namespace, key and value format.
+    :class:`evals.run.llm.ChatClient`'s namespace, key and value format.
     """
 
     def __init__(self, inner: Any, *, base_url: str, api_key: str, cache: Cache | None, timeout: float = 60.0) -> None:

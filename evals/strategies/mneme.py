@@ -14,8 +14,8 @@ from typing import Any, Literal
 import mneme
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.cache import Cache
 from evals.errors import EvalsError
+from evals.io.cache import Cache
 from evals.strategies.base import Message
 from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder, openai_endpoint
 from evals.strategies.registry import BuildContext, StrategySpec

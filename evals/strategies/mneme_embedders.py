@@ -11,7 +11,7 @@ records for it, and the cache around the slow or paid ones.
   process to the next for the same texts.
 * ``openai``: text-embedding-3-small at ``$OPENAI_BASE_URL`` (else OpenAI's), asked as
   ``mneme.OpenAIEmbeddings()`` asks (the model and batches of texts, vectors as base64
-  float32), by :class:`OpenAIEmbedder`: over :mod:`evals.bounded_http` (a whole-response
+  float32), by :class:`OpenAIEmbedder`: over :mod:`evals.io.bounded_http` (a whole-response
   deadline, a capped body, Ctrl-C abandons the request), every reply validated (one vector of
   1536 finite numbers per text, each index once) and every message scrubbed of the key, as the
   chat client does. Needs ``OPENAI_API_KEY``.
@@ -19,7 +19,7 @@ records for it, and the cache around the slow or paid ones.
 The slow or paid ones are wrapped in :class:`CachingEmbedder`: vectors are
 looked up by model and exact text in the run's cache (namespace
 ``embedding:<model>``, and for an endpoint's model ``embedding:<model>@<base url>``,
-so vectors from one server are never taken for another's; key :func:`evals.cache.digest`
+so vectors from one server are never taken for another's; key :func:`evals.io.cache.digest`
 of the text, value the float32 bytes), so a rerun over the same corpus computes none of them again.
 Mneme itself is unchanged: it embeds one text per call, and the wrapper
 answers those calls from what :meth:`CachingEmbedder.prefetch` looked up and
@@ -36,10 +36,10 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from evals import jsonfile
-from evals.cache import Cache, digest
-from evals.endpoints import DEFAULT_BASE_URL, check_base_url, scrubber
 from evals.errors import EvalsError
+from evals.io import jsonfile
+from evals.io.cache import Cache, digest
+from evals.io.endpoints import DEFAULT_BASE_URL, check_base_url, scrubber
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,7 +91,7 @@ def _minilm_installed() -> bool:
 
 
 # Where the model runs: the CPU, unless a Ray task that was given a GPU says otherwise
-# (evals.executors; vectors computed on a GPU may differ from the CPU's in the last bits).
+# (evals.run.executors; vectors computed on a GPU may differ from the CPU's in the last bits).
 _device = "cpu"
 
 
@@ -244,7 +244,7 @@ class OpenAIEmbedder:
     dimensions = OPENAI_DIMENSIONS
 
     def __init__(self, base_url: str, api_key: str) -> None:
-        from evals.bounded_http import openai_client
+        from evals.io.bounded_http import openai_client
 
         self.base_url = base_url
         self._scrub = scrubber(api_key)
@@ -264,7 +264,7 @@ class OpenAIEmbedder:
     def _request(self, texts: list[str]) -> np.ndarray:
         import openai
 
-        from evals.bounded_http import MalformedBody
+        from evals.io.bounded_http import MalformedBody
 
         what = f"{self.model} embedding request to {self.base_url}"
         try:

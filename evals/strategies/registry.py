@@ -29,7 +29,7 @@ the others from a listing (:meth:`Registry.loadable`).
 A plug-in's module is imported through :func:`_tracked`, which notes the
 top-level modules that came with it (``StrategySpec.imported_with``): with its
 package's files they make the digest that keys its runs' reuse
-(:func:`evals.provenance.strategy_code`).
+(:func:`evals.model.provenance.strategy_code`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from evals.errors import EvalsError
-from evals.formatting import printable
+from evals.model.formatting import printable
 from evals.strategies._faults import (
     MAX_CONFIGURATION_CHARS,
     PLUGIN_FAULTS,
@@ -64,7 +64,7 @@ from evals.strategies._faults import (
 from evals.strategies.base import READS_LABELS, REQUIRED_MEMBERS, MemoryStrategy, missing_members
 
 if TYPE_CHECKING:
-    from evals.cache import Cache
+    from evals.io.cache import Cache
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -141,7 +141,7 @@ class StrategySpec:
     extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
     # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
-    # keys run reuse (evals.provenance.strategy_code). None for a built-in: the commit names its code.
+    # keys run reuse (evals.model.provenance.strategy_code). None for a built-in: the commit names its code.
     module: str | None = None
     # Filled in with ``module``: the top-level modules that were first imported together with it (its
     # helpers from outside its package, the libraries it uses), which the digest names too.

@@ -14,8 +14,8 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.model.tokens import DIGEST_ABOVE
 from evals.strategies.base import Message
-from evals.tokens import DIGEST_ABOVE
 from evals.strategies.registry import BuildContext, StrategySpec
 
 SummarizeFn = Callable[[list[Message]], str]

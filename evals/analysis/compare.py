@@ -1,0 +1,167 @@
+"""Which test points flipped between two stored runs, and whether that is more than chance."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from evals.judge.headline import Rule
+from evals.judge.metrics import ScoredRun, point_values
+from evals.judge.scoring import PointScore
+from evals.judge.stats import mcnemar_exact
+from evals.store import RunSummary, StoredRun
+
+__all__ = ["AnswerComparison", "Comparison", "Flip", "Outcome", "compare_runs", "evidence_outcome", "headline_outcomes", "hit_outcome"]
+
+# What is paired: a test point's success (True/False), or None where it is not counted.
+Outcome = Callable[[PointScore], bool | None]
+
+
+def hit_outcome(score: PointScore) -> bool | None:
+    """Keyword recall's outcome: hit or miss; unanswerable test points are neither, so never flip."""
+    return score.hit if score.answerable else None
+
+
+def evidence_outcome(score: PointScore) -> bool | None:
+    """Evidence recall's outcome: some evidence turn retrieved or not; None without evidence turns."""
+    return score.evidence_any if score.answerable else None
+
+
+@dataclass(frozen=True)
+class Flip:
+    conversation_id: str
+    turn_index: int
+    question: str
+    expected_fact: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerComparison:
+    """The judge's verdicts on the test points both runs answered and had judged."""
+
+    correct_a: int
+    correct_b: int
+    lost: int  # judged correct in A, incorrect in B
+    gained: int  # incorrect in A, correct in B
+    shared: int
+
+    @property
+    def mcnemar_p(self) -> float:
+        return mcnemar_exact(self.lost, self.gained)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: RunSummary
+    b: RunSummary
+    lost: list[Flip]  # hit in A, miss in B
+    gained: list[Flip]  # miss in A, hit in B
+    still_hit: int
+    still_missed: int
+    only_in_a: int  # test points B does not have (possible when the corpora differ)
+    only_in_b: int
+    answers: AnswerComparison | None = None  # when both runs have judged answers
+
+    @property
+    def same_corpus(self) -> bool:
+        return self.a.corpus_digest == self.b.corpus_digest
+
+    @property
+    def shared(self) -> int:
+        """Test points present in both runs: the pairs the test compares."""
+        return len(self.lost) + len(self.gained) + self.still_hit + self.still_missed
+
+    @property
+    def mcnemar_p(self) -> float:
+        """Two-sided exact McNemar p-value over the shared test points (1.0 when none flipped)."""
+        return mcnemar_exact(len(self.lost), len(self.gained))
+
+
+def headline_outcomes(stored: StoredRun, rule: Rule | None = None) -> list[list[bool | None]]:
+    """Each test point's headline verdict (evals.judge.headline) as an outcome: hit True, miss False, None where
+    the rule does not count the point; per conversation. ``rule``: the run's own by default."""
+    rule = rule or stored.summary.headline.rule
+    values = point_values(ScoredRun(stored.run, stored.scores), [rule.metric])
+    column = values.columns.get(rule.metric, [None] * len(values.conversations))
+    out: list[list[bool | None]] = [[] for _ in stored.run.conversations]
+    for where, value in zip(values.conversations, column, strict=True):
+        out[where].append(None if value is None else value >= 1)
+    return out
+
+
+def _outcomes(stored: StoredRun, outcome: Outcome | None, rule: Rule | None = None) -> dict[tuple[str, int, str], bool]:
+    """The outcome per test point that has one: the headline's verdict unless ``outcome`` is given."""
+    if outcome is None:
+        verdicts = headline_outcomes(stored, rule)
+        found = {
+            (result.conversation_id, point.turn_index, point.question): verdict
+            for result, conversation in zip(stored.run.conversations, verdicts, strict=True)
+            for point, verdict in zip(result.test_points, conversation, strict=True)
+        }
+        return {key: value for key, value in found.items() if value is not None}
+    found = {
+        (result.conversation_id, point.turn_index, point.question): outcome(score)
+        for result, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
+        for point, score in zip(result.test_points, scores, strict=True)
+    }
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def _expected_facts(stored: StoredRun) -> dict[tuple[str, int, str], str]:
+    return {
+        (result.conversation_id, point.turn_index, point.question): point.expected_fact
+        for result in stored.run.conversations
+        for point in result.test_points
+    }
+
+
+def _verdicts(stored: StoredRun) -> dict[tuple[str, int, str], bool] | None:
+    """The judge's verdict per judged test point, or None for a run without a judge."""
+    if stored.answers is None or stored.answers.judge_model is None:
+        return None
+    return {
+        (result.conversation_id, point.turn_index, point.question): answer.correct
+        for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
+        for point, answer in zip(result.test_points, answers, strict=True)
+        if answer.correct is not None
+    }
+
+
+def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
+    before, after = _verdicts(a), _verdicts(b)
+    if before is None or after is None:
+        return None
+    shared = [key for key in before if key in after]
+    return AnswerComparison(
+        correct_a=sum(before[key] for key in shared),
+        correct_b=sum(after[key] for key in shared),
+        lost=sum(1 for key in shared if before[key] and not after[key]),
+        gained=sum(1 for key in shared if not before[key] and after[key]),
+        shared=len(shared),
+    )
+
+
+def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome | None = None) -> Comparison:
+    """Match test points by (conversation, turn, question) and sort them by what changed.
+
+    By default what is compared is each test point's headline verdict (:mod:`evals.judge.headline`), by A's
+    rule on both sides, so the paired test is on the figure the leaderboard shows; ``outcome`` names
+    another (:func:`hit_outcome`: keyword recall; :func:`evidence_outcome`: answerable evidence recall).
+    """
+    rule = a.summary.headline.rule
+    before, after = _outcomes(a, outcome, rule), _outcomes(b, outcome, rule)
+    shared = [key for key in before if key in after]
+    facts = _expected_facts(a)
+    lost = [Flip(*key, facts[key]) for key in shared if before[key] and not after[key]]
+    gained = [Flip(*key, facts[key]) for key in shared if not before[key] and after[key]]
+    return Comparison(
+        a=a.summary,
+        b=b.summary,
+        lost=lost,
+        gained=gained,
+        still_hit=sum(1 for key in shared if before[key] and after[key]),
+        still_missed=sum(1 for key in shared if not before[key] and not after[key]),
+        only_in_a=len(before) - len(shared),
+        only_in_b=len(after) - len(shared),
+        answers=_compare_answers(a, b),
+    )

@@ -1,0 +1,620 @@
+"""`evals audit-labels`: test points whose evidence labels look wrong, and evidence ids that name no turn.
+
+Published answer keys have errors (LoCoMo issue #34 cites an audit with 99 score-corrupting ones), and
+a wrong evidence label silently moves every turn-level figure. The audit finds two kinds, by rule:
+
+- **the evidence misses the answer**: none of the test point's labelled evidence turns (their text and
+  their session date) shares a content word with the answer, while another earlier, recorded turn of
+  the same conversation holds every content word of the answer. Content words are the answer's
+  lower-cased words and numbers less a fixed list of English function words, with a possessive "'s"
+  and a plural "s" taken off. A test point is checked only when it is answerable, labels evidence and
+  its answer has a content word that is not a count (an answer such as "2" or "three times" is summed
+  over turns, never quoted from one, so any turn holding the number would be a false lead);
+- **an evidence id names no turn** (with ``--source``, the benchmark file the corpus was imported
+  from): a LoCoMo ``dia_id`` found in no session (resolved as the importer resolves it), or a
+  LongMemEval answer session id naming no session with turns. The importer skips such ids, so only
+  the source still holds them.
+
+The audit never changes a figure. An errata file (``--errata``: test point -> corrected evidence turns,
+a corrected answer, or the question left out as invalid; each with a reason and a source) is checked
+against the corpus, recorded by its source and SHA-256, and gives a second count "with errata" beside
+the one "as published"; :func:`apply_errata` makes the corrected corpus, and :mod:`evals.analysis.errata` a
+run's headline "with errata" from the store, each apart from the published one, never mixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from evals.benchmarks.importers._common import ImportFormatError, Source
+from evals.benchmarks.importers.locomo import _DIA_ID  # the importer's own rule, so the audit resolves ids as the import did
+from evals.errors import EvalsError
+from evals.io import jsonfile
+from evals.model.corpus import Conversation, Corpus, TestPoint
+from evals.model.formatting import whole_number
+
+__all__ = [
+    "DANGLING",
+    "MISSES",
+    "Audit",
+    "Errata",
+    "ErrataFile",
+    "ErrataTarget",
+    "Erratum",
+    "Flag",
+    "TargetConversation",
+    "apply_errata",
+    "audit_corpus",
+    "content_words",
+    "corrected_fields",
+    "parse_errata",
+    "read_errata",
+    "resolve_errata",
+    "target_of",
+]
+
+MISSES = "evidence misses the answer"
+DANGLING = "evidence id names no turn"
+MAX_ERRATA_BYTES = 64 * 1024**2
+
+# English function words: what an answer shares with any turn by chance.
+_STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her
+    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+    now of off on once only or other our ours ourselves out over own same she should so some such than that the
+    their theirs them themselves then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your yours yourself yourselves also
+    yes s t d ll m re ve
+    """.split()
+)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# An answer made of these alone is a count ("2", "three times"): summed over turns, never quoted from one.
+_COUNT_WORDS = frozenset(
+    """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+    seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+    once twice thrice time
+    """.split()
+)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content words of ``text``: lower-cased words and numbers, no function words, "'s" and a plural "s" off."""
+    words = set()
+    for word in _WORD.findall(text.lower()):
+        word = word.split("'", 1)[0]
+        if word in _STOPWORDS:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.add(word)
+    return frozenset(words)
+
+
+@dataclass(frozen=True)
+class Flag:
+    conversation: str
+    turn: int  # the test point's turn
+    kind: str  # MISSES or DANGLING
+    question: str
+    answer: str
+    evidence_turns: tuple[int, ...]
+    found_in: tuple[int, ...] = ()  # MISSES: the other turns that hold every content word of the answer
+    ids: tuple[str, ...] = ()  # DANGLING: the ids that name no turn
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.conversation, self.turn)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """One test point's correction. Each field left None keeps what the corpus publishes."""
+
+    conversation: str
+    turn: int
+    reason: str
+    source: str
+    evidence_turns: tuple[int, ...] | None = None  # the corrected evidence turns
+    expected_fact: str | None = None  # the corrected answer
+    expected_keywords: tuple[str, ...] | None = None  # its keywords (a corrected answer alone clears them)
+    exclude: bool = False  # the question is invalid: left out of the figure with errata
+    id: str | None = None  # the source's own name for the entry (locomo-audit's "locomo_0_qa1")
+    kind: str | None = None  # the source's classification of the error (locomo-audit's "WRONG_CITATION")
+
+    @property
+    def corrects_evidence(self) -> bool:
+        return self.evidence_turns is not None or self.exclude
+
+    @property
+    def corrects_answer(self) -> bool:
+        return self.expected_fact is not None or self.expected_keywords is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Errata:
+    """An errata file, checked against one corpus: recorded by its path, SHA-256, source and origin."""
+
+    path: str
+    sha256: str
+    source: str
+    entries: dict[tuple[str, int], Erratum]
+    benchmark: str | None = None  # the benchmark it corrects; a corpus declaring another is never matched
+    origin: dict[str, Any] | None = None  # where it was converted from (repository, commit, files and digests)
+
+    @property
+    def excluded(self) -> int:
+        return sum(e.exclude for e in self.entries.values())
+
+    def describe(self) -> str:
+        """One line: how many corrections, from where, recorded how."""
+        excluded = f", {self.excluded} excluded" if self.excluded else ""
+        count = len(self.entries)
+        return f"{count} correction{'s' if count != 1 else ''}{excluded} from {self.source} ({self.path}, sha256 {self.sha256})"
+
+    def record(self) -> dict[str, Any]:
+        """What a figure with these errata is recorded by (JSON-ready): the file, its digest, source and origin."""
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "source": self.source,
+            "benchmark": self.benchmark,
+            "origin": self.origin,
+            "corrections": len(self.entries),
+            "excluded": self.excluded,
+        }
+
+
+@dataclass
+class Audit:
+    corpus: str
+    digest: str
+    test_points: int
+    checked: int  # answerable, labelled, with a content word in the answer
+    flags: list[Flag]
+    source: dict[str, str] | None = None  # the benchmark file the ids were checked in: path, sha256, format
+    errata: Errata | None = None
+    flags_with_errata: list[Flag] | None = None  # the same rules on the corrected labels
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, kind: str, flags: list[Flag] | None = None) -> int:
+        return sum(f.kind == kind for f in (self.flags if flags is None else flags))
+
+    def as_dict(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "corpus": self.corpus,
+            "digest": self.digest,
+            "test_points": self.test_points,
+            "checked": self.checked,
+            "flags": [f.as_dict() for f in self.flags],
+            "source": self.source,
+            "errata": None,
+            "notes": self.notes,
+        }
+        if self.errata is not None:
+            document["errata"] = {
+                "path": self.errata.path,
+                "sha256": self.errata.sha256,
+                "source": self.errata.source,
+                "origin": self.errata.origin,
+                "corrections": [e.as_dict() for e in self.errata.entries.values()],
+                "flags_with_errata": [f.as_dict() for f in self.flags_with_errata or []],
+            }
+        return document
+
+
+# -- the content-word rule --------------------------------------------------------------------------------
+
+
+class _Words:
+    """Each turn's content words, computed once per conversation and only when asked for."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.turns = conversation.turns
+        self._content: dict[int, frozenset[str]] = {}
+
+    def content(self, index: int) -> frozenset[str]:
+        if index not in self._content:
+            self._content[index] = content_words(self.turns[index].content)
+        return self._content[index]
+
+    def labelled(self, index: int) -> frozenset[str]:
+        """A labelled turn shares a word through its session date too ("8 May, 2023" for "May 2023")."""
+        date = self.turns[index].date
+        return self.content(index) | content_words(date) if date else self.content(index)
+
+
+def _misses(conversation: Conversation, words: _Words, index: int, point: TestPoint) -> tuple[bool, Flag | None]:
+    """(checked, flag) for one test point under the content-word rule."""
+    if not point.answerable or not point.evidence_turns:
+        return False, None
+    wanted = content_words(point.expected_fact)
+    if not wanted or all(w.isdigit() or w in _COUNT_WORDS for w in wanted):
+        return False, None
+    if any(words.labelled(t) & wanted for t in point.evidence_turns):
+        return True, None
+    labelled = set(point.evidence_turns)
+    turns = conversation.turns
+    found = tuple(i for i in range(index) if turns[i].record and i not in labelled and wanted <= words.content(i))
+    if not found:
+        return True, None
+    return True, Flag(conversation.id, index, MISSES, point.question, point.expected_fact, tuple(point.evidence_turns), found)
+
+
+def _content_flags(conversations: list[Conversation]) -> tuple[int, list[Flag]]:
+    checked, flags = 0, []
+    for conversation in conversations:
+        words = _Words(conversation)
+        for index, point in conversation.test_points():
+            was_checked, flag = _misses(conversation, words, index, point)
+            checked += was_checked
+            if flag is not None:
+                flags.append(flag)
+    return checked, flags
+
+
+# -- evidence ids in the source file ----------------------------------------------------------------------
+
+
+def _by_position(corpus: Corpus) -> dict[int, Conversation]:
+    """Conversations by their position in the source: the importers name them ``NNN_…`` after it."""
+    found = {}
+    for conversation in corpus.conversations:
+        position = whole_number(conversation.id.split("_", 1)[0])  # ASCII digits: '²' passes isdigit(), fails int()
+        if position is not None:
+            found[position] = conversation
+    return found
+
+
+def _locomo_ids(source: Source, corpus: Corpus) -> list[Flag]:
+    flags = []
+    conversations = _by_position(corpus)
+    for position, sample in enumerate(source.items(source.data, "")):
+        conversation = conversations.get(position)
+        if conversation is None:
+            raise EvalsError(f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; give the file the corpus was imported from")
+        sessions = source.get(sample, f"[{position}]", "conversation", dict)
+        known = {
+            turn.get("dia_id")
+            for key, session in sessions.items()
+            if re.fullmatch(r"session_\d+", key) and isinstance(session, list)
+            for turn in session
+            if isinstance(turn, dict)
+        }
+        points = conversation.test_points()
+        next_point = 0
+        for number, item in enumerate(source.items(source.get(sample, f"[{position}]", "qa", list), f"[{position}].qa")):
+            question = item.get("question") if isinstance(item, dict) else None
+            # Questions the importer skipped (an empty answer) have no test point: align by the question text.
+            if next_point < len(points) and points[next_point][1].question == question:
+                index, point = points[next_point]
+                next_point += 1
+            else:
+                continue
+            evidence = item.get("evidence") or []
+            unresolved = tuple(
+                dia_id
+                for entry in evidence
+                if isinstance(entry, str)
+                for dia_id in (_DIA_ID.findall(entry) or [entry])
+                if dia_id not in known
+            )
+            if unresolved:
+                flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
+        if next_point != len(points):
+            raise EvalsError(f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; give the file the corpus was imported from")
+    return flags
+
+
+def _longmemeval_ids(source: Source, corpus: Corpus) -> list[Flag]:
+    flags = []
+    conversations = _by_position(corpus)
+    for position, item in enumerate(source.items(source.data, "")):
+        conversation = conversations.get(position)
+        if conversation is None or not isinstance(item, dict):
+            continue  # a question the importer skipped (an empty answer)
+        ids = item.get("haystack_session_ids") or []
+        sessions = item.get("haystack_sessions") or []
+        with_turns = {i for i, s in zip(ids, sessions, strict=False) if isinstance(s, list) and s}
+        unresolved = tuple(i for i in item.get("answer_session_ids") or [] if i not in with_turns)
+        points = conversation.test_points()
+        if unresolved and points:
+            index, point = points[-1]
+            flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
+    return flags
+
+
+def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag]]:
+    try:
+        source = Source(path)
+    except ImportFormatError as exc:
+        raise EvalsError(str(exc)) from None
+    data = source.data
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict) and "qa" in first:
+        fmt, flags = "locomo", _locomo_ids(source, corpus)
+    elif isinstance(first, dict) and "haystack_sessions" in first:
+        fmt, flags = "longmemeval", _longmemeval_ids(source, corpus)
+    else:
+        raise EvalsError(f"{path}: neither LoCoMo's locomo10.json nor a LongMemEval file; --source takes the file the corpus was imported from")
+    return {"path": str(path), "sha256": _sha256(path), "format": fmt}, flags
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# -- errata ---------------------------------------------------------------------------------------------------
+#
+# An errata file is checked against an ErrataTarget: what the checks need of a corpus (conversation ids, turn
+# counts, unrecorded turns, each test point's question), made from a corpus folder (here) or from a store's
+# copy of a corpus (evals.analysis.errata), so the same file gives the same corrections on either.
+
+_TOP_FIELDS = ("source", "errata", "benchmark", "origin")
+_ENTRY_FIELDS = (
+    "conversation", "turn", "question", "evidence_turns", "expected_fact", "expected_keywords", "exclude", "reason",
+    "source", "id", "kind",
+)  # fmt: skip
+_CORRECTIONS = ("evidence_turns", "expected_fact", "expected_keywords", "exclude")
+
+
+@dataclass(frozen=True)
+class TargetConversation:
+    id: str
+    turn_count: int
+    unrecorded: frozenset[int]
+    questions: dict[int, str]  # each test point's turn -> its question, in turn order
+
+
+@dataclass(frozen=True)
+class ErrataTarget:
+    """What an errata file is checked against: one corpus's conversations (see :func:`target_of`)."""
+
+    conversations: tuple[TargetConversation, ...]
+
+    def find(self, name: str) -> TargetConversation | None:
+        """By id, or by the name the importer kept after its ``NNN_`` prefix (LoCoMo's ``conv-26``), if only one has it."""
+        exact = [c for c in self.conversations if c.id == name]
+        if exact:
+            return exact[0]
+        named = [c for c in self.conversations if c.id.split("_", 1)[-1] == name]
+        return named[0] if len(named) == 1 else None
+
+
+def target_of(corpus: Corpus) -> ErrataTarget:
+    return ErrataTarget(
+        tuple(
+            TargetConversation(
+                c.id,
+                len(c.turns),
+                frozenset(i for i, turn in enumerate(c.turns) if not turn.record),
+                {i: point.question for i, point in c.test_points()},
+            )
+            for c in corpus.conversations
+        )
+    )
+
+
+@dataclass(frozen=True)
+class ErrataFile:
+    """An errata file read and checked in itself (fields and types), before it is checked against a corpus."""
+
+    path: str
+    sha256: str
+    source: str
+    items: list[dict[str, Any]]
+    benchmark: str | None = None
+    origin: dict[str, Any] | None = None
+
+    def fail(self, where: str, message: str) -> EvalsError:
+        return EvalsError(f"{self.path}: {where}: {message}")
+
+    def conversations(self) -> list[str]:
+        """The conversation each entry names, in file order."""
+        return [item["conversation"] for item in self.items]
+
+
+def parse_errata(path: Path) -> ErrataFile:
+    """Read an errata file and check its shape; an EvalsError names the file and the JSON path.
+
+    The file is ``{"source": …, "benchmark"?: …, "origin"?: {…}, "errata": [entry, …]}``. An entry names a
+    test point (``conversation``: its id, or the benchmark's own name for it; ``turn`` and/or its exact
+    ``question``), says what is wrong with it (at least one of ``evidence_turns``, ``expected_fact``,
+    ``expected_keywords``, or ``exclude: true`` for a question that is invalid), why (``reason``) and,
+    optionally, where that comes from (``source``, default the file's), the source's own ``id`` and ``kind``."""
+    path = Path(path)
+    name = str(path)
+    data = jsonfile.load(path, MAX_ERRATA_BYTES)
+
+    def fail(where: str, message: str) -> EvalsError:
+        return EvalsError(f"{name}: {where}: {message}")
+
+    if not isinstance(data, dict):
+        raise fail("(top level)", "expected an object with \"source\" and \"errata\"")
+    unknown = sorted(set(data) - set(_TOP_FIELDS))
+    if unknown:
+        raise fail(unknown[0], f"unknown field (an errata file has {', '.join(_TOP_FIELDS)})")
+    source = data.get("source")
+    if not _text(source):
+        raise fail("source", "expected a non-empty string: where these corrections come from")
+    benchmark = data.get("benchmark")
+    if benchmark is not None and not _text(benchmark):
+        raise fail("benchmark", "expected the name of the benchmark corrected (\"locomo\")")
+    origin = data.get("origin")
+    if origin is not None and not isinstance(origin, dict):
+        raise fail("origin", "expected an object (repository, commit, files and their digests)")
+    items = data.get("errata")
+    if not isinstance(items, list) or not items:
+        raise fail("errata", "expected a non-empty array of corrections")
+    for number, item in enumerate(items):
+        _check_entry(item, f"errata[{number}]", fail)
+    return ErrataFile(name, _sha256(path), source, items, benchmark, origin)
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _check_entry(item: Any, where: str, fail) -> None:
+    """The fields of one entry, on their own (what they name is checked against a corpus later)."""
+    if not isinstance(item, dict):
+        raise fail(where, "expected an object")
+    extra = sorted(set(item) - set(_ENTRY_FIELDS))
+    if extra:
+        raise fail(f"{where}.{extra[0]}", "unknown field")
+    if not _text(item.get("conversation")):
+        raise fail(f"{where}.conversation", "expected the conversation's id (or the benchmark's name for it)")
+    if "turn" not in item and "question" not in item:
+        raise fail(where, "names no test point: give \"turn\" or \"question\"")
+    if "turn" in item and type(item["turn"]) is not int:
+        raise fail(f"{where}.turn", "expected a turn index")
+    if "question" in item and not isinstance(item["question"], str):
+        raise fail(f"{where}.question", "expected the test point's exact question")
+    if not any(name in item for name in _CORRECTIONS):
+        raise fail(where, f"corrects nothing: give {', '.join(_CORRECTIONS[:-1])} or exclude")
+    if "exclude" in item:
+        if type(item["exclude"]) is not bool:
+            raise fail(f"{where}.exclude", "expected true or false")
+        if item["exclude"] and (mixed := [n for n in _CORRECTIONS[:-1] if n in item]):
+            raise fail(f"{where}.{mixed[0]}", "an excluded test point takes no correction (it leaves the figure)")
+    turns = item.get("evidence_turns", [0])
+    if not isinstance(turns, list) or not turns or not all(type(t) is int for t in turns):
+        raise fail(f"{where}.evidence_turns", "expected a non-empty array of turn indexes")
+    if "expected_fact" in item and not _text(item["expected_fact"]):
+        raise fail(f"{where}.expected_fact", "expected the corrected answer, a non-empty string")
+    keywords = item.get("expected_keywords", [])
+    if not isinstance(keywords, list) or not all(_text(k) for k in keywords):
+        raise fail(f"{where}.expected_keywords", "expected an array of non-empty strings")
+    if not _text(item.get("reason")):
+        raise fail(f"{where}.reason", "expected a non-empty string: why the label is wrong")
+    for name in ("source", "id", "kind"):
+        if name in item and not _text(item[name]):
+            raise fail(f"{where}.{name}", "expected a non-empty string")
+
+
+def resolve_errata(errata: ErrataFile, target: ErrataTarget) -> Errata:
+    """Check each entry of ``errata`` against a corpus (``target``): the conversation and test point it names,
+    and that corrected evidence turns are earlier recorded turns; an EvalsError names the file and the JSON path."""
+    entries: dict[tuple[str, int], Erratum] = {}
+    for number, item in enumerate(errata.items):
+        where = f"errata[{number}]"
+        wanted = item["conversation"]
+        conversation = target.find(wanted)
+        if conversation is None:
+            raise errata.fail(f"{where}.conversation", f"{wanted!r} names no conversation of the corpus (or more than one)")
+        index = _test_point(conversation, item, lambda field, message, where=where: errata.fail(f"{where}.{field}", message))
+        turns = item.get("evidence_turns")
+        for position, turn in enumerate(turns or ()):
+            if not 0 <= turn < index or turn in conversation.unrecorded:
+                raise errata.fail(f"{where}.evidence_turns[{position}]", f"turn {turn} is not an earlier recorded turn of {conversation.id}")
+        key = (conversation.id, index)
+        if key in entries:
+            raise errata.fail(where, f"a second correction of {conversation.id} turn {index}")
+        keywords = item.get("expected_keywords")
+        entries[key] = Erratum(
+            conversation.id,
+            index,
+            item["reason"],
+            item.get("source", errata.source),
+            evidence_turns=None if turns is None else tuple(sorted(set(turns))),
+            expected_fact=item.get("expected_fact"),
+            # A corrected answer without keywords is matched whole: its published keywords were the wrong answer's.
+            expected_keywords=tuple(keywords) if keywords is not None else (() if "expected_fact" in item else None),
+            exclude=item.get("exclude", False),
+            id=item.get("id"),
+            kind=item.get("kind"),
+        )
+    return Errata(errata.path, errata.sha256, errata.source, entries, errata.benchmark, errata.origin)
+
+
+def read_errata(path: Path, corpus: Corpus | ErrataTarget) -> Errata:
+    """Read an errata file and check it against ``corpus`` (:func:`parse_errata`, :func:`resolve_errata`)."""
+    return resolve_errata(parse_errata(path), corpus if isinstance(corpus, ErrataTarget) else target_of(corpus))
+
+
+def _test_point(conversation: TargetConversation, item: dict[str, Any], fail) -> int:
+    """The turn index of the test point an erratum names, by ``turn`` or by its exact ``question`` (both: they must agree)."""
+    question = item.get("question")
+    if "turn" in item:
+        turn = item["turn"]
+        if turn not in conversation.questions:
+            raise fail("turn", f"{turn!r} is not the turn of a test point in {conversation.id}")
+        if question is not None and conversation.questions[turn] != question:
+            raise fail("question", f"is not the question at turn {turn} of {conversation.id} ({conversation.questions[turn]!r})")
+        return turn
+    found = [i for i, asked in conversation.questions.items() if asked == question]
+    if len(found) != 1:
+        raise fail("question", f"{question!r} is {'no' if not found else 'more than one'} test point's question in {conversation.id}; give \"turn\"")
+    return found[0]
+
+
+def apply_errata(corpus: Corpus, errata: Errata) -> Corpus:
+    """A copy of ``corpus`` with each erratum applied: corrected evidence turns (and their sessions), answer and
+    keywords in place of the published ones, and an excluded test point no longer a test point. A figure from it
+    is labelled "with errata" and kept apart from the published one."""
+    conversations = []
+    for conversation in corpus.conversations:
+        turns = list(conversation.turns)
+        for (cid, index), erratum in errata.entries.items():
+            if cid != conversation.id:
+                continue
+            point = turns[index].test_at
+            assert point is not None
+            if erratum.exclude:
+                turns[index] = turns[index].model_copy(update={"test_at": None})
+                continue
+            fields = corrected_fields(erratum, [t.session for t in turns])
+            turns[index] = turns[index].model_copy(update={"test_at": point.model_copy(update=fields)})
+        conversations.append(conversation.model_copy(update={"turns": turns}))
+    return replace(corpus, conversations=conversations)
+
+
+def corrected_fields(erratum: Erratum, sessions: list[str | None]) -> dict[str, Any]:
+    """The test point fields an erratum replaces (its evidence sessions become those of its corrected turns)."""
+    fields: dict[str, Any] = {}
+    if erratum.evidence_turns is not None:
+        fields["evidence_turns"] = list(erratum.evidence_turns)
+        fields["evidence_sessions"] = list(dict.fromkeys(s for t in erratum.evidence_turns if (s := sessions[t]) is not None))
+    if erratum.expected_fact is not None:
+        fields["expected_fact"] = erratum.expected_fact
+    if erratum.expected_keywords is not None:
+        fields["expected_keywords"] = list(erratum.expected_keywords)
+    return fields
+
+
+# -- the whole audit ---------------------------------------------------------------------------------------------
+
+
+def audit_corpus(corpus: Corpus, *, source: Path | None = None, errata: Path | None = None) -> Audit:
+    """Run both rules over ``corpus`` (ids only with ``source``), and again with ``errata`` applied."""
+    points = sum(len(c.test_points()) for c in corpus.conversations)
+    checked, flags = _content_flags(corpus.conversations)
+    audit = Audit(corpus.name, corpus.digest, points, checked, flags)
+    if source is not None:
+        audit.source, dangling = _source_flags(Path(source), corpus)
+        audit.flags = sorted([*flags, *dangling], key=lambda f: (f.conversation, f.turn, f.kind))
+    else:
+        audit.notes.append("evidence ids not checked: give --source, the benchmark file the corpus was imported from")
+    if errata is not None:
+        audit.errata = read_errata(Path(errata), corpus)
+        _, corrected = _content_flags(apply_errata(corpus, audit.errata).conversations)
+        # A corrected test point no longer rests on the published ids.
+        kept = [f for f in audit.flags if f.kind == DANGLING and not (f.key in audit.errata.entries and audit.errata.entries[f.key].corrects_evidence)]
+        audit.flags_with_errata = sorted([*corrected, *kept], key=lambda f: (f.conversation, f.turn, f.kind))
+    return audit

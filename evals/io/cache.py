@@ -1,0 +1,209 @@
+"""The cache of slow or paid work: embeddings and LLM requests, by exact input.
+
+It lives in its own DuckDB file beside the results store (``results.duckdb``
+gets ``results.cache.duckdb``), not inside it: a run holds the cache open for
+as long as it runs, and DuckDB lets no other process open a file that one
+process writes, so a cache inside the store would lock readers and site builds
+out for the length of every run. The results store stays opened only briefly.
+
+Entries are written as soon as they are computed (each :meth:`Cache.put_many`
+is its own transaction), so a run that fails half-way keeps what it paid for
+and the retry is cheap. Entries are never updated: the first value stored for
+a key is the value. The one exception is an entry its reader refuses (an LLM
+reply cached by an older version that checked less): :meth:`Cache.discard`
+removes it, so the value asked afresh can take its key.
+
+A namespace says what kind of value it is and from where (``embedding:all-MiniLM-L6-v2``,
+``embedding:text-embedding-3-small@https://api.openai.com/v1``, ``chat:https://api.openai.com/v1``);
+the key is a digest of the exact input
+(:func:`digest`). Values are bytes, so vectors and JSON bodies fit alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evals.errors import EvalsError
+from evals.io import locking
+from evals.io.locking import DEFAULT_LOCK_TIMEOUT
+
+if TYPE_CHECKING:
+    import duckdb
+
+# duckdb and pyarrow are imported on first use: they take a third of a second
+# to load, and most runs (every baseline) never touch the cache.
+
+__all__ = ["Cache", "cache_path_for", "digest"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache_entries (
+    namespace VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    value BLOB NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (namespace, key)
+);
+"""
+
+
+def cache_path_for(store_path: str | Path) -> Path:
+    """The cache file that belongs to a results store: ``x.duckdb`` -> ``x.cache.duckdb``."""
+    store_path = Path(store_path)
+    return store_path.with_name(f"{store_path.stem}.cache.duckdb")
+
+
+def digest(*parts: str | bytes) -> str:
+    """A key for the exact input: sha256 over the parts, each length-prefixed so
+    that ("ab", "c") and ("a", "bc") differ."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+class Cache:
+    """A thread-safe key-value cache in one DuckDB file; counts hits and misses
+    per namespace for the run's report."""
+
+    def __init__(self, path: Path | None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self._connection: duckdb.DuckDBPyConnection | None = None
+        self._held: locking.Held | None = None  # the file as this process holds it (evals.io.locking.hold)
+        self._lock = threading.Lock()
+        self.hits: Counter[str] = Counter()
+        self.misses: Counter[str] = Counter()
+
+    @classmethod
+    def open(cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Cache:
+        """The cache in the file ``path``. The file is opened (and created) on first
+        use, so a run that caches nothing neither creates nor locks it. A run holds it
+        while it runs; another process waits up to ``lock_timeout`` seconds for it, as
+        for the store."""
+        return cls(Path(path), lock_timeout=lock_timeout)
+
+    @classmethod
+    def in_memory(cls) -> Cache:
+        """A cache that lasts as long as the process (for runs without a store)."""
+        return cls(None)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        # Called with the lock held.
+        if self._connection is None:
+            import duckdb
+
+            try:
+                if self.path is None:
+                    connection = locking.open_duckdb()
+                else:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._held = locking.hold(self.path, writable=True)
+                    try:
+                        connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
+                    except BaseException:
+                        self._held.let_go()
+                        self._held = None
+                        raise
+                connection.execute(_SCHEMA)
+            except locking.BadFile as exc:
+                raise EvalsError(
+                    f"cache {self.path} {exc}; remove it (it only saves recomputing) or run with --no-cache"
+                ) from None
+            except locking.LockTimeout:
+                raise EvalsError(
+                    f"cache {self.path} is locked by another process (waited {self.lock_timeout:g} s), probably another "
+                    "run using it; try again when it has finished, or run with --no-cache"
+                ) from None
+            except (OSError, duckdb.Error) as exc:
+                raise EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
+            self._connection = connection
+        return self._connection
+
+    def counts(self, kind: str) -> tuple[int, int]:
+        """(hits, misses) over the namespaces of one kind, e.g. ``"embedding"`` or ``"chat"``."""
+        prefix = f"{kind}:"
+        hits = sum(n for namespace, n in self.hits.items() if namespace.startswith(prefix))
+        misses = sum(n for namespace, n in self.misses.items() if namespace.startswith(prefix))
+        return hits, misses
+
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
+        """The cached values among ``keys``; counts each key once as hit or miss."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        import pyarrow as pa
+
+        table = pa.table({"key": pa.array(wanted, pa.string())})
+        with self._lock:
+            cursor = self._connect().cursor()
+            cursor.register("wanted_keys", table)
+            rows = cursor.execute(
+                "SELECT c.key, c.value FROM cache_entries c JOIN wanted_keys w ON c.key = w.key WHERE c.namespace = ?",
+                [namespace],
+            ).fetchall()
+            cursor.close()
+        found = {key: bytes(value) for key, value in rows}
+        self.hits[namespace] += len(found)
+        self.misses[namespace] += len(wanted) - len(found)
+        return found
+
+    def get(self, namespace: str, key: str) -> bytes | None:
+        return self.get_many(namespace, [key]).get(key)
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        """Store new entries in one transaction; keys already present keep their value."""
+        if not items:
+            return
+        import pyarrow as pa
+
+        table = pa.table(
+            {
+                "key": pa.array(list(items), pa.string()),
+                "value": pa.array(list(items.values()), pa.binary()),
+            }
+        )
+        now = datetime.now(UTC).replace(tzinfo=None)
+        with self._lock:
+            cursor = self._connect().cursor()
+            cursor.register("new_entries", table)
+            cursor.execute(
+                "INSERT INTO cache_entries SELECT ?, key, value, ? FROM new_entries ON CONFLICT DO NOTHING",
+                [namespace, now],
+            )
+            cursor.close()
+
+    def put(self, namespace: str, key: str, value: bytes) -> None:
+        self.put_many(namespace, {key: value})
+
+    def discard(self, namespace: str, keys: Iterable[str]) -> None:
+        """Remove the entries of ``keys`` (a value its reader found unusable)."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return
+        with self._lock:
+            cursor = self._connect().cursor()
+            cursor.execute("DELETE FROM cache_entries WHERE namespace = ? AND list_contains(?, key)", [namespace, wanted])
+            cursor.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+            if self._held is not None:
+                self._held.let_go()  # after the connection, or DuckDB's lock would go with the file
+                self._held = None
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,102 @@
+"""What every request to an OpenAI-compatible endpoint needs to be safe with the API key: the base
+URL check, the key scrubber and the plain-http warning. Shared by the chat client (``evals.run.llm``)
+and the OpenAI embedder (``evals.strategies.mneme_embedders``); the HTTP itself is
+:mod:`evals.io.bounded_http`.
+
+* :func:`check_base_url` refuses a base URL that is malformed, not http(s), or that carries
+  credentials (``user:pass@``, a query such as ``?api-key=…``, a fragment). A base URL is
+  recorded with every run (the store, the cache's namespace, ``evals runs``, the run page), so a
+  secret in it would be published; refusing it leaves nothing to mask. The key goes in
+  ``$OPENAI_API_KEY`` (or ``--api-key``), which is never recorded.
+* :func:`scrubber` masks the key (``***``) in any text, also where a server wrote it with JSON
+  escapes (``\\u0073k-…``, at any depth of escaping). Callers scrub decoded text too (an answer, a
+  judge's reason), so no escaping survives into what is stored, printed or published.
+* :func:`exposed_key_warning` says when the key would travel unencrypted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from evals.errors import EvalsError
+
+__all__ = ["DEFAULT_BASE_URL", "MIN_SECRET", "check_base_url", "exposed_key_warning", "scrubber"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MIN_SECRET = 8  # shorter "keys" ("none", "x") are placeholders for servers that want none: not masked
+MAX_URL_CHARS = 2048
+_LOCAL_HOSTS = {"localhost", "::1"}
+_KEY_ADVICE = "the base URL is recorded with every run, so give the key in $OPENAI_API_KEY (or --api-key), which is not"
+# JSON's short escapes a key's characters may take: \/ and \".
+_SHORT_ESCAPES = frozenset('/"')
+
+
+def check_base_url(url: str, where: str = "--base-url") -> str:
+    """``url`` without trailing slashes, or an EvalsError naming ``where`` and saying what is wrong.
+    A URL that may hold a secret is refused without being echoed."""
+    if not isinstance(url, str) or not url.strip():
+        raise EvalsError(f"{where}: the endpoint's base URL is empty")
+    # Credentials first, before any message quotes the URL.
+    authority = url.split("://", 1)[-1].split("/", 1)[0]
+    if "@" in authority:
+        raise EvalsError(f"{where}: the URL holds credentials (user:password@); {_KEY_ADVICE}")
+    if "?" in url or "#" in url:
+        raise EvalsError(f"{where}: the URL has a query or fragment (?… or #…), which may hold a key; {_KEY_ADVICE}")
+    if len(url) > MAX_URL_CHARS:
+        raise EvalsError(f"{where}: the endpoint's base URL is longer than {MAX_URL_CHARS} characters")
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        raise EvalsError(f"{where}: the endpoint's base URL holds spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - parsed and range-checked only when read
+    except ValueError as exc:
+        raise EvalsError(f"{where}: {url!r} is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise EvalsError(f"{where}: {url!r} is not an http:// or https:// URL")
+    if not host:
+        raise EvalsError(f"{where}: {url!r} names no host")
+    return url.rstrip("/")
+
+
+def _is_local(host: str) -> bool:
+    return host in _LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+
+
+def exposed_key_warning(base_url: str, api_key: str | None) -> str | None:
+    """A warning when ``api_key`` would be sent unencrypted (plain http) to a host other than this
+    machine; None when there is no key, the URL is https, or the host is local."""
+    if not api_key:
+        return None
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme == "https" or (parts.scheme == "http" and _is_local(host)):
+        return None
+    return f"the API key will be sent unencrypted to {base_url} (plain http); use https, or a server on this machine"
+
+
+def scrubber(secret: str | None) -> Callable[[str], str]:
+    """A function that masks ``secret`` in a text as ``***``: as written, and with any of its
+    characters written as a JSON escape (``\\u0073``, ``\\/``), however many times escaped
+    (a judge's reply is JSON inside JSON, so its reason is escaped twice)."""
+    if not secret or len(secret) < MIN_SECRET:
+        return lambda text: text
+    pattern = re.compile("".join(_any_form(c) for c in secret))
+
+    def scrub(text: str) -> str:
+        return pattern.sub("***", text)
+
+    return scrub
+
+
+def _any_form(char: str) -> str:
+    """A pattern for ``char`` as written or JSON-escaped (``\\u`` and four hex digits in either case,
+    or ``\\/`` and ``\\"``), behind any number of backslashes."""
+    forms = [re.escape(char)]
+    if ord(char) <= 0xFFFF:
+        forms.append(r"\\+u" + "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{ord(char):04x}"))
+    if char in _SHORT_ESCAPES:
+        forms.append(r"\\+" + re.escape(char))
+    return "(?:" + "|".join(forms) + ")"

@@ -1,0 +1,210 @@
+"""The field's retrieval metrics of one test point, at a cutoff, at turn or session level.
+
+Definitions (the methodology page states them too):
+
+* The **evidence** of a test point is its ``evidence_turns`` at turn level,
+  and its ``evidence_sessions`` (the corpus's own list, else the sessions of
+  its evidence turns) at session level. A test point without evidence at a
+  level is left out of that level's numbers, and counted apart.
+* The **retrieved items at cutoff c**: at turn level, the turns of the first
+  ``c`` records in rank order (a record that is not a turn holds a rank and is
+  never relevant; a turn listed again is relevant only the first time). At
+  session level, the records' sessions in rank order, first occurrence kept,
+  then the first ``c`` of those: like LongMemEval, the turn list is widened
+  until ``c`` distinct sessions are covered, here as far as the deepest
+  cutoff's records reach. A strategy that ignores k (full_history) hands over
+  its whole list at every cutoff, and every item of it counts.
+* ``recall_any``: some evidence item is retrieved (trec_eval's ``success``).
+  ``recall_all``: every one is. ``recall_frac``: the fraction of evidence
+  items retrieved (trec_eval's ``recall`` at the cutoff; LoCoMo's
+  ``recall_acc``, though LoCoMo scores a question without evidence 1, and here
+  it is left out).
+* ``ndcg_any``: trec_eval's ``ndcg_cut`` with binary relevance: DCG = the sum
+  of 1/log2(rank + 1) over the relevant ranks, divided by the ideal DCG of
+  min(|evidence|, c) relevant items at the top.
+* ``ndcg_any_lme``: LongMemEval's ``ndcg`` (``src/retrieval/eval_utils.py``),
+  the same but for the discount: rank 1 counts 1 and rank r >= 2 counts
+  1/log2(r), so ranks 1 and 2 weigh the same (its DCG adds the first
+  relevance undiscounted, then divides the one at zero-based position i by
+  log2(i + 1)). Same items, same ideal of min(|evidence|, c). The LongMemEval
+  paper's NDCG figures are this one; on the same ranking it differs from
+  ``ndcg_any`` by a few hundredths either way.
+
+Every test point is scored once for every level, cutoff and metric
+(:func:`point_values`): the ranks at which its evidence first appears are
+found once per level, and each cutoff reads them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from functools import cache, lru_cache
+
+from evals.model.results import PER_CUTOFF, WHOLE_LIST, TestPointResult
+
+__all__ = [
+    "LEVELS",
+    "POINT_METRICS",
+    "evidence_at",
+    "ndcg_any",
+    "ndcg_any_lme",
+    "point_scores",
+    "point_value",
+    "point_values",
+    "relevant_ranks",
+    "retrieved_at",
+    "sessions_of",
+]
+
+LEVELS = ("turn", "session")
+
+
+def sessions_of(turns: Sequence[int], sessions: Sequence[str | None]) -> list[str]:
+    """The sessions of ``turns`` (evidence turns), first seen first: a test point's evidence sessions
+    when the corpus lists none of its own."""
+    return list(dict.fromkeys(s for t in turns if 0 <= t < len(sessions) and (s := sessions[t]) is not None))
+
+
+def evidence_at(point: TestPointResult, level: str) -> frozenset[Hashable]:
+    return frozenset(point.evidence_turns if level == "turn" else point.evidence_sessions)
+
+
+def _ranking(point: TestPointResult, cutoff: int, rule: str, level: str) -> list[Hashable | None] | None:
+    """The whole ranking cutoff ``cutoff`` reads (before the cut), or None: not recorded."""
+    if point.cutoff_rankings is not None:
+        ranking = point.cutoff_rankings.get(cutoff)
+        if ranking is None:
+            return None
+        turns, sessions = ranking
+    elif rule == PER_CUTOFF or point.ranked_turns is None or point.ranked_sessions is None:
+        return None  # each cutoff's own ranking was not kept (a stored run): its metrics stand as measured
+    else:
+        turns, sessions = point.ranked_turns, point.ranked_sessions
+    if level == "turn":
+        return list(turns)
+    return list(dict.fromkeys(s for s in sessions if s is not None))
+
+
+def retrieved_at(point: TestPointResult, cutoff: int, rule: str, level: str) -> list[Hashable | None] | None:
+    """The items retrieved at ``cutoff`` in rank order (None: a rank holding no turn); None: not recorded."""
+    ranking = _ranking(point, cutoff, rule, level)
+    if ranking is None:
+        return None
+    return ranking if rule == WHOLE_LIST else ranking[:cutoff]
+
+
+def relevant_ranks(evidence: frozenset[Hashable], items: Iterable[Hashable | None]) -> list[int]:
+    """The 1-based ranks at which an evidence item appears for the first time, in order."""
+    seen: set[Hashable] = set()
+    ranks = []
+    for rank, item in enumerate(items, start=1):
+        if item in evidence and item not in seen:
+            seen.add(item)
+            ranks.append(rank)
+    return ranks
+
+
+# Each metric scores one test point from the ranks of its relevant items (all within the cutoff), how many
+# evidence items it has, and the depth its list is cut at.
+Score = Callable[[Sequence[int], int, int], float]
+
+
+def _recall_any(ranks: Sequence[int], evidence: int, depth: int) -> float:
+    return float(bool(ranks))
+
+
+def _recall_all(ranks: Sequence[int], evidence: int, depth: int) -> float:
+    return float(len(ranks) == evidence)
+
+
+def _recall_frac(ranks: Sequence[int], evidence: int, depth: int) -> float:
+    return len(ranks) / evidence
+
+
+def _trec_gain(rank: int) -> float:
+    return 1 / math.log2(rank + 1)
+
+
+def _lme_gain(rank: int) -> float:
+    return 1.0 if rank == 1 else 1 / math.log2(rank)
+
+
+def _ndcg(gain: Callable[[int], float]) -> Score:
+    @cache
+    def ideal(relevant: int) -> float:
+        """The DCG of ``relevant`` relevant items ranked first (every test point at a cutoff asks again)."""
+        return sum(gain(rank) for rank in range(1, relevant + 1))
+
+    def score(ranks: Sequence[int], evidence: int, depth: int) -> float:
+        best = ideal(min(evidence, depth))
+        # An empty list cut at depth 0 (a whole list with nothing in it) has no ideal; LongMemEval scores it 0.
+        return sum(gain(rank) for rank in ranks) / best if best else 0.0
+
+    return score
+
+
+# name -> the score of one test point; in the order the tables show them.
+POINT_METRICS: dict[str, Score] = {
+    "recall_any": _recall_any,
+    "recall_all": _recall_all,
+    "recall_frac": _recall_frac,
+    "ndcg_any": _ndcg(_trec_gain),
+    "ndcg_any_lme": _ndcg(_lme_gain),
+}
+
+
+def ndcg_any(evidence: frozenset[Hashable], items: Sequence[Hashable | None], cutoff: int) -> float:
+    """trec_eval's ndcg_cut of ``items`` cut at ``cutoff``, binary relevance."""
+    return POINT_METRICS["ndcg_any"](relevant_ranks(evidence, items[:cutoff]), len(evidence), cutoff)
+
+
+def ndcg_any_lme(evidence: frozenset[Hashable], items: Sequence[Hashable | None], cutoff: int) -> float:
+    """LongMemEval's ndcg of ``items`` cut at ``cutoff``, binary relevance."""
+    return POINT_METRICS["ndcg_any_lme"](relevant_ranks(evidence, items[:cutoff]), len(evidence), cutoff)
+
+
+@lru_cache(maxsize=1 << 16)
+def _scores(within: tuple[int, ...], evidence: int, depth: int) -> tuple[float, ...]:
+    """Every metric of :data:`POINT_METRICS`, in order, of relevant ranks ``within`` the cut. Most test points
+    share a handful of patterns (nothing found; found at rank 1...), so each is worked out once."""
+    return tuple(score(within, evidence, depth) for score in POINT_METRICS.values())
+
+
+def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, int], tuple[float, ...]]:
+    """(level, cutoff) -> the test point's score under each metric of :data:`POINT_METRICS`, in that order, for
+    every level and cutoff it has values at (none at a level without evidence, none at a cutoff whose ranking was
+    not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
+    values: dict[tuple[str, int], tuple[float, ...]] = {}
+    for level in LEVELS:
+        evidence = evidence_at(point, level)
+        if not evidence:
+            continue
+        shared = None if point.cutoff_rankings is not None else _ranking(point, 0, rule, level)
+        shared_ranks = None if shared is None else relevant_ranks(evidence, shared)
+        for cutoff in cutoffs:
+            if shared is not None:
+                ranking, ranks = shared, shared_ranks
+            else:
+                ranking = _ranking(point, cutoff, rule, level)
+                if ranking is None:
+                    continue
+                ranks = relevant_ranks(evidence, ranking)
+            # A whole list (full_history) is compared with an ideal of the same depth: nothing it holds is cut off.
+            depth = len(ranking) if rule == WHOLE_LIST else cutoff
+            values[level, cutoff] = _scores(tuple(r for r in ranks if r <= depth), len(evidence), depth)
+    return values
+
+
+def point_values(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, str, int], float]:
+    """:func:`point_scores` keyed by (name, level, cutoff)."""
+    return {
+        (name, level, cutoff): value
+        for (level, cutoff), scores in point_scores(point, cutoffs, rule).items()
+        for name, value in zip(POINT_METRICS, scores, strict=True)
+    }
+
+
+def point_value(point: TestPointResult, name: str, level: str, cutoff: int, rule: str) -> float | None:
+    """One test point's ``name`` at ``level`` and ``cutoff``; None when it has no evidence there or no ranking."""
+    return point_values(point, (cutoff,), rule).get((name, level, cutoff))

@@ -1,0 +1,604 @@
+"""The corpus: pydantic models of schema "1" and a loader with precise errors.
+
+A corpus is a folder; every ``*.json`` directly inside it is one conversation,
+read in file-name order. Problems are collected, not raised one at a time, so
+``evals validate`` can report all of them; each names the file, the JSON path
+of the field (``turns[7].test_at.expected_keywords``) and what was expected.
+
+The schema is strict where looseness would mislead: an unknown (say,
+misspelled) field is an error, not ignored; a role is ``user`` or
+``assistant``; a keyword or fact that is empty or only whitespace, which
+would match any record, is refused; a file's ``id`` is its file name. The
+file itself is read by :mod:`evals.io.jsonfile` (regular files only, bounded, no
+repeated keys or lone surrogates).
+
+Two ``*.json`` are not conversations. ``references.json`` holds published
+figures (:class:`Reference`) to show beside runs. It is checked as strictly,
+but it is not corpus content: it is never played and not in the digest.
+``benchmark.json`` (:class:`BenchmarkDeclaration`) says which published
+benchmark the conversations were imported from, and so by which rule its runs
+are judged (:mod:`evals.judge.headline`): it is in the digest, since it changes what
+the numbers mean.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic_core import PydanticCustomError
+
+from evals.errors import EvalsError
+from evals.io import jsonfile
+
+__all__ = [
+    "BENCHMARKS",
+    "BENCHMARK_FILE",
+    "MAX_CUTOFF",
+    "SCHEMA_VERSION",
+    "BenchmarkDeclaration",
+    "Conversation",
+    "Conversations",
+    "Corpus",
+    "CorpusError",
+    "HELD_BYTES",
+    "Problem",
+    "REFERENCES_FILE",
+    "Reference",
+    "TestPoint",
+    "Turn",
+    "check_benchmark",
+    "check_corpus",
+    "check_file",
+    "check_references",
+    "corpus_digest",
+    "load_corpus",
+]
+
+SCHEMA_VERSION = "1"
+ROLES = ("user", "assistant")
+REFERENCES_FILE = "references.json"  # published figures beside the conversations; not a conversation
+BENCHMARK_FILE = "benchmark.json"  # which published benchmark the corpus is; not a conversation
+# The benchmarks a corpus may declare: each has its own headline rule (evals.judge.headline).
+BENCHMARKS = ("locomo", "longmemeval")
+NOT_CONVERSATIONS = (REFERENCES_FILE, BENCHMARK_FILE)
+# The deepest cutoff a run measures at (``--cutoffs``) and a published figure may state: deeper than any
+# published table, and a typo (5000000, 2**32) is refused before anything is played or stored.
+MAX_CUTOFF = 10_000
+
+
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank_string", "must not be empty or only whitespace (it would match any record)")
+    return text
+
+
+# A keyword or fact that is empty (or only whitespace) is a substring of every record (or of
+# every record with a space), so it would make any retrieval, even none, score a hit.
+Needle = Annotated[str, AfterValidator(_not_blank)]
+
+
+def _non_empty(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank_string", "must be a non-empty string")
+    return text
+
+
+# A session id, a date or a label: free text, but not empty or only whitespace.
+Label = Annotated[str, AfterValidator(_non_empty)]
+
+
+def _cutoff(number: int) -> int:
+    if number < 1:
+        raise PydanticCustomError("not_positive", "must be a positive integer, got {number}", {"number": number})
+    if number > MAX_CUTOFF:
+        raise PydanticCustomError(
+            "too_deep", "must be at most {most} (the deepest cutoff a run measures at), got {number}",
+            {"most": MAX_CUTOFF, "number": number},
+        )
+    return number
+
+
+def _fraction(number: float) -> float:
+    if not 0 <= number <= 1:
+        raise PydanticCustomError(
+            "not_a_fraction", "must be between 0 and 1 (a fraction, not a percentage), got {number}", {"number": number}
+        )
+    return number
+
+
+class _Strict(BaseModel):
+    # Unknown fields are errors: a misspelled optional field would otherwise be silently dropped.
+    model_config = ConfigDict(extra="forbid")
+
+
+class TestPoint(_Strict):
+    """What memory should surface just before the turn that carries it."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    question: str
+    expected_fact: Needle
+    expected_keywords: list[Needle] = Field(default_factory=list)
+    # Optional, added after the seed; their defaults are the seed's behaviour and
+    # leave a corpus's digest unchanged (see corpus_digest).
+    evidence_turns: list[StrictInt] = Field(default_factory=list)  # earlier turns that hold the answer
+    category: str | None = None
+    answerable: StrictBool = True  # False: the conversation holds no answer; kept out of recall
+    evidence_sessions: list[Label] = Field(default_factory=list)  # sessions that hold the answer
+
+
+class Turn(_Strict):
+    role: Literal["user", "assistant"]
+    content: str
+    test_at: TestPoint | None = None
+    record: StrictBool = True  # False: played but never added to memory (e.g. one of several questions)
+    # Optional: the session the turn belongs to (an id) and its date, verbatim as the source wrote it
+    # ("1:56 pm on 8 May, 2023", "2023/05/20 (Sat) 02:21"): never parsed, so never misread.
+    session: Label | None = None
+    date: Label | None = None
+
+
+class Conversation(_Strict):
+    # A missing schema_version means "1", as in the original harness.
+    schema_version: str = SCHEMA_VERSION
+    id: str
+    description: str
+    turns: list[Turn] = Field(min_length=1)
+
+    def test_points(self) -> list[tuple[int, TestPoint]]:
+        return [(i, t.test_at) for i, t in enumerate(self.turns) if t.test_at is not None]
+
+    @property
+    def sessions(self) -> list[str | None]:
+        """Each turn's session id (None where a turn has none), in turn order."""
+        return [turn.session for turn in self.turns]
+
+
+Metric = Literal["recall_any", "recall_all", "recall_frac", "ndcg_any", "ndcg_any_lme"]
+Level = Literal["turn", "session"]
+
+
+class Reference(_Strict):
+    """A published figure to show beside runs on the same corpus (``references.json``).
+
+    Never ranked and never mixed into runs: it was computed by someone else,
+    on their copy of the data, with their retriever.
+    """
+
+    label: Label  # what produced it, e.g. "LoCoMo paper, DRAGON retriever (dialog level)"
+    citation: Label  # where it is published
+    metric: Metric
+    level: Level
+    k: Annotated[StrictInt, AfterValidator(_cutoff)]
+    value: Annotated[float, Field(strict=True), AfterValidator(_fraction)]
+    note: Label | None = None  # e.g. "computed by the authors on their release, not re-run here"
+
+
+class BenchmarkDeclaration(_Strict):
+    """``benchmark.json``: the published benchmark this corpus was imported from (importers write it)."""
+
+    name: Literal["locomo", "longmemeval"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a corpus, located as precisely as we can."""
+
+    file: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.path}" if self.path else self.file
+        return f"{where}: {self.message}"
+
+
+class CorpusError(EvalsError):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        extra = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        super().__init__(f"invalid corpus: {problems[0]}{extra}")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A loaded, valid corpus."""
+
+    directory: Path
+    # A list, or (from load_corpus) Conversations: read from their files as they are walked.
+    conversations: Sequence[Conversation]
+    digest: str
+    references: list[Reference] = field(default_factory=list)  # from references.json; not in the digest
+    benchmark: str | None = None  # from benchmark.json (in the digest): which published benchmark this is
+
+    @property
+    def name(self) -> str:
+        return self.directory.resolve().name
+
+
+# A corpus whose files come to at most this many bytes is held in memory once checked; a bigger one
+# (LongMemEval's long haystacks: 7 MB a conversation in _m) is read again from its files, one
+# conversation at a time, whenever it is walked, so a run holds one conversation's turns at a time.
+HELD_BYTES = 64 * 1024**2
+
+
+class _Files:
+    """What :class:`Conversations` reads from: each valid file's path and the sha256 of its bytes as
+    checked, the turn texts shared across files, and the conversations while the corpus is small."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+        self.digests: list[bytes] = []
+        self.sizes = 0
+        # Equal turn texts, one object across conversations (see _share_texts): distinct text only,
+        # so a run that keeps records from many conversations (full_history's) keeps each text once.
+        self.texts: dict[str, str] = {}
+        self.held: list[Conversation] | None = []
+        self.last: tuple[int, Conversation] | None = None  # the one conversation read last, when not held
+
+    def add(self, path: Path, raw: bytes, conversation: Conversation) -> None:
+        self.paths.append(path)
+        self.digests.append(hashlib.sha256(raw).digest())
+        self.sizes += len(raw)
+        if self.held is not None:
+            self.held.append(conversation)
+            if self.sizes > HELD_BYTES:
+                self.held = None  # too big to hold: read as walked from now on
+
+    def get(self, index: int) -> Conversation:
+        if self.held is not None:
+            return self.held[index]
+        if self.last is not None and self.last[0] == index:
+            return self.last[1]
+        self.last = None  # let the previous one go before reading the next
+        path = self.paths[index]
+        try:
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path))
+        except jsonfile.JSONFileError as exc:
+            raise CorpusError([Problem(str(path), exc.where, exc.reason)]) from None
+        if hashlib.sha256(raw).digest() != self.digests[index]:
+            changed = "changed since the corpus was checked; run again on a corpus that stays put"
+            raise CorpusError([Problem(str(path), "", changed)])
+        conversation, problems = _parse_file(path, self.texts, raw)
+        if conversation is None:  # the same bytes checked once already: cannot happen
+            raise CorpusError(problems)
+        self.last = (index, conversation)
+        return conversation
+
+
+class Conversations(Sequence[Conversation]):
+    """A checked corpus's conversations, in file-name order: a read-only sequence that reads each
+    conversation from its file when it is used (each file's bytes must be those checked), unless
+    the corpus is small enough to hold (:data:`HELD_BYTES`). A slice is such a sequence too."""
+
+    def __init__(self, files: _Files, positions: range | None = None) -> None:
+        self._files = files
+        self._positions = positions if positions is not None else range(len(files.paths))
+
+    @classmethod
+    def empty(cls) -> Conversations:
+        return cls(_Files())
+
+    @property
+    def held(self) -> bool:
+        """Whether the conversations are in memory (a small corpus), not read as walked."""
+        return self._files.held is not None
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return Conversations(self._files, self._positions[index])
+        return self._files.get(self._positions[index])
+
+    def __iter__(self) -> Iterator[Conversation]:
+        for position in self._positions:
+            yield self._files.get(position)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment] - compared by content, like a list
+
+    def __repr__(self) -> str:
+        return f"Conversations({len(self)} conversations{'' if self.held else ', read as walked'})"
+
+
+def _model_at(loc: tuple[int | str, ...], root: type[BaseModel] = Conversation) -> type[BaseModel]:
+    """The model whose field ``loc`` ends in: Conversation, Turn or TestPoint (or ``root`` itself)."""
+    model: type[BaseModel] = root
+    for part in loc[:-1]:
+        if part == "turns":
+            model = Turn
+        elif part == "test_at":
+            model = TestPoint
+    return model
+
+
+def _unknown_field(loc: tuple[int | str, ...], root: type[BaseModel] = Conversation) -> str:
+    fields = list(_model_at(loc, root).model_fields)
+    near = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.7)
+    if near:
+        return f"unknown field (did you mean {near[0]!r}?)"
+    return f"unknown field (allowed here: {', '.join(fields)})"
+
+
+def _describe(error: dict, root: type[BaseModel] = Conversation) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return _unknown_field(error["loc"], root)
+    if kind == "literal_error" and error["loc"][-1] == "role":
+        return f"expected {' or '.join(repr(r) for r in ROLES)}, got {error['input']!r}"
+    if kind == "literal_error":
+        return f"expected {error['ctx']['expected']}, got {error['input']!r}"
+    if kind == "too_short" and error["loc"] == ("turns",):
+        return "expected at least one turn, got an empty list"
+    got = type(error.get("input")).__name__
+    got = {"NoneType": "null", "dict": "object", "list": "array", "str": "string"}.get(got, got)
+    expected = {
+        "string_type": "a string",
+        "list_type": "an array",
+        "model_type": "an object",
+        "model_attributes_type": "an object",
+        "dict_type": "an object",
+        "bool_type": "true or false",
+        "int_type": "an integer",
+        "float_type": "a number",
+    }.get(kind)
+    if expected:
+        return f"expected {expected}, got {got}"
+    return error["msg"]
+
+
+def _share_texts(data: dict, texts: dict[str, str]) -> None:
+    """Make equal turn texts one string object across the corpus.
+
+    Benchmarks built from a shared pool of sessions (LongMemEval's haystacks)
+    repeat the same turns in many conversations: 345 MB of turn text in the
+    500-question file is 36 MB of distinct text. Parsing makes a new string
+    for every occurrence; keeping the first and dropping the rest holds each
+    text once. Nothing else changes: pydantic keeps the string it is given.
+    """
+    turns = data.get("turns")
+    if not isinstance(turns, list):
+        return
+    for turn in turns:
+        if isinstance(turn, dict):
+            for field in ("role", "content"):
+                text = turn.get(field)
+                if type(text) is str:
+                    turn[field] = texts.setdefault(text, text)
+
+
+def _parse_file(
+    path: Path, texts: dict[str, str] | None = None, raw: bytes | None = None
+) -> tuple[Conversation | None, list[Problem]]:
+    """The conversation in ``path`` (whose bytes are ``raw``, when read already), or its problems."""
+    name = str(path)
+    try:
+        data = jsonfile.parse(raw, name) if raw is not None else jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        return None, [Problem(name, exc.where, exc.reason)]
+    if not isinstance(data, dict):
+        return None, [Problem(name, "", f"expected a JSON object at the top level, got {type(data).__name__}")]
+    if texts is not None:
+        _share_texts(data, texts)
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        return None, [
+            Problem(name, "schema_version", f"unsupported schema_version {version!r}; this harness reads {SCHEMA_VERSION!r}")
+        ]
+    try:
+        conversation = Conversation.model_validate(data)
+    except ValidationError as exc:
+        return None, [Problem(name, jsonfile.json_path(e["loc"]), _describe(e)) for e in exc.errors()]
+    return conversation, []
+
+
+def _reference_problems(name: str, conversation: Conversation) -> list[Problem]:
+    """What the schema alone cannot check: each evidence turn is an earlier, recorded turn, listed once."""
+    problems: list[Problem] = []
+    for index, test in conversation.test_points():
+        seen: set[int] = set()
+        for position, turn in enumerate(test.evidence_turns):
+            path = f"turns[{index}].test_at.evidence_turns[{position}]"
+            if not 0 <= turn < index:
+                problems.append(
+                    Problem(name, path, f"turn {turn} is not an earlier turn; evidence must be one of turns 0..{index - 1}")
+                )
+            elif turn in seen:
+                problems.append(Problem(name, path, f"turn {turn} is listed twice"))
+            elif not conversation.turns[turn].record:
+                problems.append(Problem(name, path, f"turn {turn} has record: false, so memory never holds it"))
+            seen.add(turn)
+        problems.extend(_session_problems(name, conversation, index, test))
+    return problems
+
+
+def _session_problems(name: str, conversation: Conversation, index: int, test: TestPoint) -> list[Problem]:
+    """Each evidence session is the session of an earlier, recorded turn, listed once."""
+    problems: list[Problem] = []
+    if not test.evidence_sessions:
+        return problems
+    earlier = {t.session for t in conversation.turns[:index] if t.record and t.session is not None}
+    anywhere = {t.session for t in conversation.turns if t.session is not None}
+    seen: set[str] = set()
+    for position, session in enumerate(test.evidence_sessions):
+        path = f"turns[{index}].test_at.evidence_sessions[{position}]"
+        if session in seen:
+            problems.append(Problem(name, path, f"session {session!r} is listed twice"))
+        elif session not in anywhere:
+            problems.append(Problem(name, path, f"session {session!r} is the session of no turn"))
+        elif session not in earlier:
+            problems.append(
+                Problem(name, path, f"session {session!r} has no recorded turn before this one, so memory never holds it")
+            )
+        seen.add(session)
+    return problems
+
+
+def corpus_digest(conversations: list[Conversation], benchmark: str | None = None) -> str:
+    """sha256 of the corpus's canonical content: formatting and file names do not count. A declared
+    benchmark counts (it decides how runs are judged); a corpus without one keeps its digest."""
+    # Field order is the models' own, so the dump is canonical. exclude_defaults:
+    # optional fields added to the schema later leave the digest of a corpus
+    # that does not use them unchanged.
+    digest = hashlib.sha256()
+    for conversation in conversations:
+        _digest_update(digest, conversation)
+    return _with_benchmark(digest, benchmark)
+
+
+def _digest_update(digest: Any, conversation: Conversation) -> None:
+    digest.update(conversation.model_dump_json(exclude_defaults=True).encode("utf-8"))
+    digest.update(b"\n")
+
+
+def _with_benchmark(digest: Any, benchmark: str | None) -> str:
+    if benchmark is not None:
+        digest.update(f"benchmark {benchmark}\n".encode())
+    return digest.hexdigest()
+
+
+def check_file(
+    path: Path, texts: dict[str, str] | None = None, raw: bytes | None = None
+) -> tuple[Conversation | None, list[Problem]]:
+    """One conversation file, checked as :func:`check_corpus` checks each: the conversation (None
+    when it has a problem) and its problems. ``texts`` shares equal turn texts across files;
+    ``raw``: the file's bytes, when read already."""
+    conversation, problems = _parse_file(path, texts, raw)
+    if conversation is None:
+        return None, problems
+    problems = _reference_problems(str(path), conversation)
+    if conversation.id != path.stem:
+        # Importers and tools write a conversation to the file named after its id; a copy renamed
+        # by hand, or an id edited in place, would otherwise be reported under a name no file has.
+        message = f"{conversation.id!r} differs from the file name; it must be {path.stem!r} (the file name without .json)"
+        problems.insert(0, Problem(str(path), "id", message))
+    return (None, problems) if problems else (conversation, [])
+
+
+def check_corpus(directory: Path) -> tuple[Conversations, list[Problem]]:
+    """Parse every conversation in ``directory``; return what parsed (read again from the files as
+    it is walked, see :class:`Conversations`) and every problem found."""
+    conversations, problems, _ = _check(Path(directory))
+    return conversations, problems
+
+
+def _check(directory: Path) -> tuple[Conversations, list[Problem], Any]:
+    """:func:`check_corpus`, and the sha256 (a hashlib object) of the valid conversations' canonical
+    content as :func:`corpus_digest` takes it, worked out in the same pass."""
+    digest = hashlib.sha256()
+    if not directory.exists():
+        return Conversations.empty(), [Problem(str(directory), "", "corpus folder does not exist")], digest
+    if not directory.is_dir():
+        problem = Problem(str(directory), "", "not a folder; give the folder that holds the *.json files")
+        return Conversations.empty(), [problem], digest
+    files = sorted(p for p in directory.glob("*.json") if p.name not in NOT_CONVERSATIONS)
+    if not files:
+        return Conversations.empty(), [Problem(str(directory), "", "no *.json files in the corpus folder")], digest
+
+    state = _Files()
+    problems: list[Problem] = []
+    first_seen: dict[str, Path] = {}
+    for path in files:
+        try:
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path))
+        except jsonfile.JSONFileError as exc:
+            problems.append(Problem(str(path), exc.where, exc.reason))
+            continue
+        conversation, file_problems = check_file(path, state.texts, raw)
+        problems.extend(file_problems)
+        if conversation is None:
+            continue
+        if conversation.id in first_seen:
+            problems.append(
+                Problem(str(path), "id", f"duplicate conversation id {conversation.id!r} (also in {first_seen[conversation.id]})")
+            )
+            continue
+        first_seen[conversation.id] = path
+        _digest_update(digest, conversation)
+        state.add(path, raw, conversation)
+        del raw, conversation
+    problems.extend(check_references(directory)[1])
+    problems.extend(check_benchmark(directory)[1])
+    return Conversations(state), problems, digest
+
+
+def check_benchmark(directory: Path) -> tuple[str | None, list[Problem]]:
+    """The benchmark ``directory/benchmark.json`` declares (None without the file), and its problems."""
+    path = Path(directory) / BENCHMARK_FILE
+    if not path.exists() and not path.is_symlink():
+        return None, []
+    name = str(path)
+    try:
+        data = jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        return None, [Problem(name, exc.where, exc.reason)]
+    if not isinstance(data, dict):
+        return None, [Problem(name, "", f"expected a JSON object such as {{\"name\": \"locomo\"}}, got {type(data).__name__}")]
+    try:
+        return BenchmarkDeclaration.model_validate(data).name, []
+    except ValidationError as exc:
+        return None, [Problem(name, jsonfile.json_path(e["loc"]), _describe(e, BenchmarkDeclaration)) for e in exc.errors()]
+
+
+def check_references(directory: Path) -> tuple[list[Reference], list[Problem]]:
+    """The published figures in ``directory/references.json`` (none if there is no such file), and its problems."""
+    path = Path(directory) / REFERENCES_FILE
+    if not path.exists() and not path.is_symlink():
+        return [], []
+    name = str(path)
+    try:
+        data = jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, name)
+    except jsonfile.JSONFileError as exc:
+        return [], [Problem(name, exc.where, exc.reason)]
+    if not isinstance(data, list):
+        return [], [Problem(name, "", f"expected a JSON array of reference objects at the top level, got {type(data).__name__}")]
+    references: list[Reference] = []
+    problems: list[Problem] = []
+    first_seen: dict[tuple[str, str, str, int], int] = {}
+    for position, item in enumerate(data):
+        try:
+            reference = Reference.model_validate(item)
+        except ValidationError as exc:
+            problems.extend(
+                Problem(name, jsonfile.json_path((position, *e["loc"])), _describe(e, Reference)) for e in exc.errors()
+            )
+            continue
+        key = (reference.label, reference.metric, reference.level, reference.k)
+        if key in first_seen:
+            # Two values for one cell of a table: which one the page shows would be an accident.
+            message = f"same label, metric, level and k as [{first_seen[key]}]"
+            problems.append(Problem(name, f"[{position}]", message))
+            continue
+        first_seen[key] = position
+        references.append(reference)
+    return references, problems
+
+
+def load_corpus(directory: Path) -> Corpus:
+    """Load a corpus folder, or raise :class:`CorpusError` listing every problem."""
+    conversations, problems, content = _check(Path(directory))
+    if problems:
+        raise CorpusError(problems)
+    references, _ = check_references(directory)
+    benchmark, _ = check_benchmark(directory)
+    return Corpus(
+        directory=Path(directory),
+        conversations=conversations,
+        digest=_with_benchmark(content, benchmark),
+        references=references,
+        benchmark=benchmark,
+    )

@@ -1,0 +1,84 @@
+"""The default executor: every conversation played in this process, through one strategy."""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import TYPE_CHECKING
+
+from evals.errors import EvalsError
+from evals.run.executors._play import Played, PlayJob, collector, corpus_texts, protocol_arguments
+from evals.run.playthrough import play_corpus
+from evals.strategies import Prefetching
+from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
+
+if TYPE_CHECKING:
+    from evals.run.llm import AskedPoint
+
+__all__ = ["LocalExecutor"]
+
+
+class LocalExecutor:
+    """Embed up front (through the cache), play every conversation in order, answer the test points."""
+
+    name = "local"
+
+    def play(self, job: PlayJob) -> Played:
+        config, corpus, strategy = job.config, job.corpus, job.strategy
+        prefetch = isinstance(strategy, Prefetching)
+        clock = time.perf_counter()
+        if prefetch:  # batch the slow embeddings up front, through the cache
+            try:
+                strategy.prefetch(corpus_texts(corpus.conversations), job.progress)
+            except EvalsError:
+                raise
+            except PLUGIN_FAULTS as exc:
+                raise plugin_fault(job.planned.spec.name, "prefetch()", exc) from exc
+        prefetched = time.perf_counter() - clock
+        asked: dict[str, list[AskedPoint]] = {}
+        # What exists before the play (the corpus: an object or three per turn, and every module) lives
+        # through it: the cycle collector leaves it alone meanwhile instead of walking it on each pass.
+        # (Not when something else has frozen objects: unfreezing would release those too.)
+        frozen = gc.isenabled() and gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()
+        try:
+            run = play_corpus(
+                corpus,
+                strategy,
+                k=config.k,
+                seed=config.seed,
+                cutoffs=config.cutoffs,
+                ignores_k=job.planned.spec.ignores_k,
+                prefix_stable=job.planned.spec.prefix_stable,
+                count_tokens=job.count_tokens,
+                corpus_dir=config.corpus_dir,
+                progress=job.progress,
+                on_test_point=collector(asked, k=config.k, name=job.planned.spec.name, records=config.published, seed=config.seed)
+                if job.client is not None
+                else None,
+                configuration=job.planned.configuration,
+                model=job.planned.model,
+                source=job.planned.spec.source,
+                call_timeout=config.call_timeout,
+            )
+        finally:
+            if frozen:
+                gc.unfreeze()
+        if prefetch:  # the embedding up front is part of the run's time, and reported apart from the calls
+            timings = run.timings.model_copy(update={"prefetch_ns": round(prefetched * 1e9)})
+            run = run.model_copy(update={"duration_s": run.duration_s + prefetched, "timings": timings})
+        answers = None
+        if job.client is not None:
+            from evals.run.llm import answer_run
+
+            answers = answer_run(
+                job.client,
+                [asked.get(c.conversation_id, []) for c in run.conversations],
+                answer_model=config.answer_model,
+                judge_model=config.judge_model if config.judge else None,
+                progress=job.progress,
+                judge_repeats=config.judge_repeats if config.judge else 1,
+                **protocol_arguments(job.protocols),
+            )
+        return Played(run, answers)

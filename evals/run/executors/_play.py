@@ -1,0 +1,169 @@
+"""What every executor is given and returns, and the pieces of a play-through they share."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from evals.model.corpus import Conversation, Corpus, Turn
+from evals.model.results import AnswerRun, RunResult
+from evals.model.turn_refs import TurnLookup, record_turns
+from evals.strategies._faults import StrategyError, kind_of
+from evals.strategies.base import lone_surrogate
+
+if TYPE_CHECKING:
+    from evals.benchmarks.protocols import Protocol
+    from evals.io.cache import Cache
+    from evals.run.config import RunConfig
+    from evals.run.llm import AskedPoint, ChatClient
+    from evals.strategies import MemoryStrategy, Planned
+
+__all__ = ["Executor", "PlayJob", "Played", "chat_client", "collector", "corpus_texts", "protocol_arguments", "texts_of"]
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class PlayJob:
+    """One run's play-through, planned and ready: what an executor needs to play it."""
+
+    config: RunConfig  # the run's settings; a Ray worker plans its own strategy from them
+    corpus: Corpus
+    planned: Planned  # the strategy's configuration, as the run records it
+    strategy: MemoryStrategy  # built in this process (played here by the local executor)
+    cache: Cache | None = None  # embeddings and LLM replies across runs
+    client: ChatClient | None = None  # answers (None: answers off)
+    progress: Progress | None = None
+    count_tokens: Callable[[list[str]], list[int]] | None = None  # the run's token counter (footprint, cutoffs)
+    backoff: float = 1.0  # first wait before retrying an LLM request ($EVALS_LLM_BACKOFF)
+    # The answer and judge protocols, their templates read (None: the harness's own prompts).
+    protocols: tuple[Protocol, Protocol] | None = None
+
+
+@dataclass(frozen=True)
+class Played:
+    """What a play-through gives back to be scored and stored."""
+
+    run: RunResult
+    answers: AnswerRun | None = None
+
+
+class Executor(Protocol):
+    name: str
+
+    def play(self, job: PlayJob) -> Played: ...
+
+
+def texts_of(turn: Turn) -> tuple[str, ...]:
+    """What a play-through embeds for a turn: its question (if a test point) and its content."""
+    return (turn.test_at.question, turn.content) if turn.test_at is not None else (turn.content,)
+
+
+def corpus_texts(conversations: Iterable[Conversation]) -> Iterator[str]:
+    """Every text a play-through of ``conversations`` embeds, in play order (repeats included)."""
+    return (text for conversation in conversations for turn in conversation.turns for text in texts_of(turn))
+
+
+def collector(
+    asked: dict[str, list[AskedPoint]], *, k: int, name: str = "", records: bool = False, seed: int = 42
+) -> Callable[..., None]:
+    """Keeps, at each test point, what its answer request is built from. By default (the harness's
+    prompts) the messages the strategy would give a model for its question, with the run's ``k``, so
+    the model sees as many records as were scored. With ``records`` (a published protocol, which
+    writes the context itself) the records the point retrieved instead, each with the turn it is and
+    that turn's role, speaker, session and date, and the question turn's date. ``name`` (the registry's
+    name for the strategy) is for the error when context_for's messages are not chat messages."""
+    from evals.run.llm import AskedPoint
+
+    current: dict[str, Any] = {}  # the conversation being played: its turn lookup and speakers
+
+    def collect(conversation_id: str, point: Any, strategy: Any, conversation: Conversation) -> None:
+        context: list[dict[str, str]] = []
+        if current.get("id") != conversation_id:
+            current.clear()
+            current.update(id=conversation_id, speakers=_speakers(conversation))
+        extra: dict[str, Any] = {"speakers": current["speakers"][1]}
+        if records:
+            if "lookup" not in current:
+                current["lookup"] = TurnLookup(conversation)
+            extra = _dated(conversation, point, current["lookup"], current["speakers"])
+        else:
+            context = strategy.context_for(point.question, k=k)
+            if not isinstance(context, list | tuple) or not all(
+                isinstance(m, Mapping) and _text(m.get("role")) and _text(m.get("content")) for m in context
+            ):
+                raise StrategyError(
+                    f"strategy {name or type(strategy).__name__}: context_for() must return a list of "
+                    f"{{'role': str, 'content': str}} messages (text without lone surrogates); it returned {kind_of(context)}"
+                )
+        asked.setdefault(conversation_id, []).append(
+            AskedPoint(
+                conversation_id=conversation_id,
+                turn_index=point.turn_index,
+                question=point.question,
+                expected_fact=point.expected_fact,
+                expected_keywords=list(point.expected_keywords),
+                context=[dict(m) for m in context],
+                answerable=getattr(point, "answerable", True),
+                category=getattr(point, "category", None),
+                seed=seed,
+                **extra,
+            )
+        )
+
+    return collect
+
+
+def _speakers(conversation: Conversation) -> tuple[dict[str, str], tuple[str, str]]:
+    """Each role's speaker name where the dataset names speakers, and the two speakers, first speaker first."""
+    from evals.benchmarks.protocols import speaker_names
+
+    recorded = [turn for turn in conversation.turns if turn.record]
+    named = speaker_names([t.role for t in recorded], [t.content for t in recorded])
+    return named, (named.get("user", "user"), named.get("assistant", "assistant"))
+
+
+def _dated(conversation: Conversation, point: Any, lookup: TurnLookup, speakers: tuple[dict[str, str], tuple[str, str]]) -> dict[str, Any]:
+    """The point's records as ContextRecords (turn, role, speaker, session, date; nothing for a record
+    that is no turn), the question's date, the speakers, and whether the records are the whole history."""
+    from evals.benchmarks.protocols import ContextRecord
+
+    named, pair = speakers
+    turns = conversation.turns
+    found = record_turns(point.retrieved_records, lookup, point.turn_index)
+    out = []
+    for text, index in zip(point.retrieved_records, found, strict=True):
+        if index is None:
+            out.append(ContextRecord(text))
+            continue
+        turn = turns[index]
+        speaker = named.get(turn.role)
+        speaker = speaker if speaker is not None and text.startswith(f"{speaker}: ") else None
+        out.append(ContextRecord(text, index, turn.role, speaker, turn.session, turn.date))
+    whole = bool(found) and found == [i for i in range(point.turn_index) if turns[i].record]
+    return {"records": tuple(out), "question_date": turns[point.turn_index].date, "speakers": pair, "whole_history": whole}
+
+
+def protocol_arguments(protocols: tuple[Protocol, Protocol] | None) -> dict[str, Any]:
+    """answer_run's protocol arguments (none: the harness's own prompts)."""
+    return {} if protocols is None else {"protocol": protocols[0], "judge_protocol": protocols[1]}
+
+
+def _text(value: Any) -> bool:
+    """Whether ``value`` is text a request can carry (a str without lone surrogates)."""
+    return isinstance(value, str) and lone_surrogate(value) is None
+
+
+def chat_client(config: RunConfig, cache: Cache | None, api_key: str | None, backoff: float) -> ChatClient:
+    """The chat client a run with answers uses (the key: ``api_key``, else $OPENAI_API_KEY)."""
+    from evals.run.llm import ChatClient, RetryPolicy
+
+    return ChatClient(
+        base_url=config.endpoint(),
+        api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
+        cache=cache,
+        concurrency=config.concurrency,
+        policy=RetryPolicy(timeout=config.request_timeout, retries=config.max_retries, backoff=backoff),
+    )

@@ -1,0 +1,95 @@
+"""The cache a Ray worker's strategy sees: what the driver sent, what it asks the driver's file for,
+and a record of what it computed, which goes back to the driver to be written.
+
+Workers never open the cache file for writing: only the driver does, once the
+tasks have finished (DuckDB admits one writing process, and a worker may be
+on another machine).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CacheReader", "WorkerCache"]
+
+
+class WorkerCache:
+    """The :class:`evals.io.cache.Cache` interface over a snapshot (namespace -> key -> value), with
+    ``reader`` (a :class:`CacheReader` actor, or None) asked for keys the snapshot lacks.
+    :attr:`written` holds every entry put, first value kept, as the file would."""
+
+    def __init__(self, snapshot: Mapping[str, Mapping[str, bytes]] | None = None, reader: Any = None) -> None:
+        self._entries: dict[str, dict[str, bytes]] = defaultdict(dict)
+        for namespace, entries in (snapshot or {}).items():
+            self._entries[namespace].update(entries)
+        self._reader = reader
+        self.written: dict[str, dict[str, bytes]] = defaultdict(dict)
+        self.hits: Counter[str] = Counter()
+        self.misses: Counter[str] = Counter()
+
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(keys))
+        entries = self._entries[namespace]
+        found = {key: entries[key] for key in wanted if key in entries}
+        unknown = [key for key in wanted if key not in found]
+        if unknown and self._reader is not None:
+            import ray
+
+            fetched = ray.get(self._reader.get_many.remote(namespace, unknown))
+            entries.update(fetched)
+            found.update(fetched)
+        self.hits[namespace] += len(found)
+        self.misses[namespace] += len(wanted) - len(found)
+        return found
+
+    def get(self, namespace: str, key: str) -> bytes | None:
+        return self.get_many(namespace, [key]).get(key)
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        entries, written = self._entries[namespace], self.written[namespace]
+        for key, value in items.items():
+            if key not in entries:
+                entries[key] = value
+                written[key] = value
+
+    def put(self, namespace: str, key: str, value: bytes) -> None:
+        self.put_many(namespace, {key: value})
+
+    def counts(self, kind: str) -> tuple[int, int]:
+        prefix = f"{kind}:"
+        hits = sum(n for namespace, n in self.hits.items() if namespace.startswith(prefix))
+        misses = sum(n for namespace, n in self.misses.items() if namespace.startswith(prefix))
+        return hits, misses
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> WorkerCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CacheReader:
+    """Answers cache look-ups from the driver's cache file, read-only (a Ray actor on the driver's
+    machine, started while the driver has the file closed)."""
+
+    def __init__(self, path: str) -> None:
+        self._path = Path(path)
+        self._connection = None
+
+    def get_many(self, namespace: str, keys: list[str]) -> dict[str, bytes]:
+        if not self._path.exists():
+            return {}
+        if self._connection is None:
+            from evals.io.locking import open_duckdb
+
+            self._connection = open_duckdb(self._path, read_only=True)
+        rows = self._connection.execute(
+            "SELECT key, value FROM cache_entries WHERE namespace = ? AND list_contains(?, key)", [namespace, keys]
+        ).fetchall()
+        return {key: bytes(value) for key, value in rows}

@@ -1,0 +1,144 @@
+"""``evals run`` with a store: reuse an earlier run of the same inputs, or compute and append.
+
+One function for the CLI and the tests. Two different things are reused here,
+and the names keep them apart: a whole **run** is *reused* when the store holds
+one made from the same inputs (its reuse key); single **embeddings and LLM
+replies** come from the *cache* file beside the store (:mod:`evals.io.cache`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evals.io.cache import Cache, cache_path_for
+from evals.io.outputs import check_store_place
+from evals.judge.scoring import Scores
+from evals.model.corpus import load_corpus
+from evals.model.costs import PriceTable
+from evals.model.provenance import Provenance, collect_provenance, strategy_code
+from evals.model.results import AnswerRun, RunResult
+from evals.model.tokens import TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
+from evals.run.executors import Executor
+from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
+from evals.strategies import Registry
+
+__all__ = ["StoredOutcome", "planned_reuse_key", "run_with_store"]
+
+
+@dataclass(frozen=True)
+class StoredOutcome:
+    run_id: str
+    reused: bool  # an earlier run of the same inputs, not computed now
+    provenance: Provenance
+    # What the run's document in the original harness's shape is made of (evals.views.report.outcome_json).
+    run: RunResult
+    scores: Scores
+    answers: AnswerRun | None
+    metrics: dict[str, Any]
+    cache_hits: int = 0  # embeddings found in the cache
+    cache_misses: int = 0  # ... and computed or requested by this run
+    summary: RunSummary | None = None  # the stored run's summary row
+
+
+def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:
+    """The reuse key the run ``config`` would be stored under, found without running it."""
+    if not provenance.is_clean_commit:
+        return None
+    corpus = load_corpus(config.corpus)
+    planned = config.plan()
+    return reuse_key(
+        provenance,
+        corpus_digest=corpus.digest,
+        strategy_config=planned.configuration,
+        model=planned.model,
+        k=config.k,
+        seed=config.seed,
+        tokenizer=tokenizer,
+        answers=config.answer_identity(),
+        cutoffs=sorted({config.k, *config.cutoffs}) if config.cutoffs else (),
+    )
+
+
+def run_with_store(
+    config: RunConfig,
+    store_path: Path,
+    *,
+    force: bool = False,
+    repo: Path | None = None,
+    create_parent: bool = False,
+    not_code: Iterable[Path] = (),
+    counter: TokenCounter | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    use_cache: bool = True,
+    api_key: str | None = None,
+    executor: Executor | None = None,
+    prices: PriceTable | None = None,
+) -> StoredOutcome:
+    """Reuse an earlier run of ``config`` or compute and append a new one.
+
+    The store is held only briefly: once (read-only) to check it and look for
+    a reusable run before any work, and once to append after the work, so other
+    processes can use it meanwhile. A store at an older schema is upgraded only
+    by that append, once every input has been checked and the run made: a run
+    that fails (a bad corpus, an unknown option, a plug-in fault) leaves it as
+    it was; no earlier run is looked up in it (nothing in it was stored by this
+    schema). ``not_code`` names files, such as an
+    ``--output`` file, whose changes must not make the tree count as dirty.
+    The store may not be in the corpus folder (:func:`evals.io.outputs.check_store_place`).
+
+    Embeddings and LLM requests go through the cache beside the store
+    (:func:`~evals.io.cache.cache_path_for`); ``use_cache=False`` neither reads nor
+    writes it, so everything is computed afresh (and no earlier run is reused).
+    ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
+    ``executor`` plays the conversations (default: in this process; see :mod:`evals.run.executors`):
+    whichever plays them, the run is stored, and reused, the same way.
+    ``prices`` costs the LLM requests (:func:`evals.run.evaluate.evaluate`); it is no input of the run
+    (a reused run keeps the prices it was costed at).
+    """
+    store_path = Path(store_path)
+    counter = counter or TokenCounter()
+    provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
+    check_writable(store_path, create_parent=create_parent)
+    check_store_place(store_path, corpus=config.corpus)
+    if use_cache:
+        writable_file(cache_path_for(store_path), "cache", "run with --no-cache")
+    # A plug-in's code, as imported now (before the run), goes into the key the run is looked up and stored under.
+    spec = Registry().get(config.strategy)
+    provenance = replace(provenance, strategy_code=strategy_code(spec.source, spec.module, spec.imported_with))
+    # An older store is read by nothing here: the append upgrades it (a newer one, or a file that is not
+    # a store, is refused now, before any work).
+    current = True
+    if store_path.exists():
+        version, newest = Store.schema_versions(store_path, lock_timeout=lock_timeout)
+        current = version >= newest
+    if store_path.exists() and current:
+        key = None if force or not use_cache else planned_reuse_key(config, provenance, counter.tokenizer)
+        with Store.open(store_path, read_only=True, lock_timeout=lock_timeout) as store:
+            reusable = store.find_reusable(key)
+            if reusable is not None:
+                stored = store.get_run(reusable)
+                return StoredOutcome(
+                    reusable, True, provenance, stored.run, stored.scores, stored.answers, stored.summary.metrics, summary=stored.summary
+                )
+    cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
+    try:
+        evaluation = evaluate(
+            config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor, prices=prices
+        )
+        counter = None  # its counts (and the tokenizer) are not needed past scoring; the append wants the room
+    finally:
+        if cache is not None:
+            cache.close()
+    # The embeddings' share of the cache (LLM requests are counted with the answers).
+    hits, misses = cache.counts("embedding") if cache is not None else (None, None)
+    with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
+        run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
+        summary = store.get_summary(run_id)
+    return StoredOutcome(
+        run_id, False, provenance, evaluation.run, evaluation.scores, evaluation.answers, summary.metrics, hits or 0, misses or 0, summary
+    )

@@ -1,0 +1,89 @@
+"""The leaderboard as Markdown: the table the README shows, made from the store.
+
+One table per corpus (content digest), rows as the leaderboard orders them
+(best recall first), a column per declared metric that some row has
+(:mod:`evals.judge.metrics`). Every proportion carries its 95% Wilson interval, so a
+reader can see which differences may be chance; a number the store does not
+have (strict recall of a run stored before it was recorded) is "—", never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+
+from evals.judge.metrics import PROPORTION
+from evals.model import formatting
+from evals.model.tokens import EXACT
+from evals.store import RunSummary
+from evals.strategies import NO_MODEL
+from evals.views.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
+from evals.views.tables import APPROX_NOTE, MISSING, board_metrics, ceiling, hash_caveat, metric_text
+
+__all__ = ["leaderboard_markdown", "strategy_labels"]
+
+
+def strategy_labels(rows: Sequence[RunSummary]) -> list[str]:
+    """Each row's strategy, with the settings that tell it apart from the same strategy's other rows in
+    the table (``mneme (backend=SQLiteBackend)``): read from the stored configuration, so no default
+    needs guessing, and a strategy with one row is its name alone."""
+    labels = []
+    for summary in rows:
+        same = [s for s in rows if s.strategy == summary.strategy]
+        keys = sorted({k for s in same for k in s.strategy_config if k != "name"})
+        varying = [k for k in keys if len({repr(s.strategy_config.get(k)) for s in same}) > 1]
+        # Escaped: an option's value is the user's text, and a newline in it must not start a line of its own.
+        parts = [formatting.printable(f"{k}={summary.strategy_config[k]}") for k in varying if k in summary.strategy_config]
+        labels.append(f"{summary.strategy} ({', '.join(parts)})" if parts else summary.strategy)
+    return labels
+
+
+def _table(rows: Sequence[RunSummary]) -> list[str]:
+    shown = board_metrics(rows)
+    reference = reference_run(rows)
+    heads = [f"{m.label} [95% CI]" if m.kind == PROPORTION else m.label for m in shown]
+    lines = [
+        "| " + " | ".join(["strategy", "model", "k", *heads, f"vs {REFERENCE_STRATEGY}", "config"]) + " |",
+        "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "--:", "---"]) + "|",
+    ]
+    for label, s in zip(strategy_labels(rows), rows, strict=True):
+        marks = (" (ceiling)" if ceiling(s) else "") + (" (hash embedder: no semantics)" if hash_caveat(s) else "")
+        cells = [
+            label + marks,
+            MISSING if s.model == NO_MODEL else s.model,
+            str(s.k),
+            *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
+            formatting.relative(relative_tokens(s, reference)),
+            f"`{s.config_key}`",
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return lines
+
+
+def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
+    """Markdown for the latest run of each configuration, one table per corpus, in the order given."""
+    if not summaries:
+        return "_No runs in the store yet._\n"
+    blocks: list[str] = []
+    for (name, digest), group in groupby(summaries, key=lambda s: (s.corpus_name, s.corpus_digest)):
+        rows = list(group)
+        conversations = max(s.conversation_count for s in rows)
+        lines = [
+            f"**Corpus `{name}`** ({conversations} conversations, {rows[0].headline.total} test points counted, digest `{digest[:12]}`); "
+            f"ranked by {rows[0].headline.rule.label} over {rows[0].headline.rule.population}",
+            "",
+            *_table(rows),
+        ]
+        if any(s.tokenizer != EXACT for s in rows):
+            lines += ["", APPROX_NOTE]
+        blocks.append("\n".join(lines))
+    footer = (
+        "The first metric column is each corpus's headline (docs/methodology.md): recall_any@k, an evidence turn among "
+        "the first k records, where test points name evidence; else recall@k. (ceiling): reads the evidence labels, "
+        "ignores k or holds the whole history. "
+        "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
+        f"Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record. vs {REFERENCE_STRATEGY}: "
+        f"tokens per test point relative to the latest {REFERENCE_STRATEGY} run on the same corpus."
+    )
+    return "\n\n".join(blocks) + "\n\n" + footer + "\n"
+
