@@ -25,7 +25,7 @@ from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
 from evals.strategies.full_history import FullHistory
 from evals.views.gate_report import gate_markdown, text
-from evals.views.site_paths import test_point_links
+from evals.views.site_paths import links_to_test_points
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPECIAL_QUESTION = "which code | is *member 0*'s <locker> & `why`?"
@@ -322,7 +322,7 @@ def test_site_url_links_each_lost_point_to_the_base_drill_down(store_path, locke
 
     base, head = append(store_path, "full_history", lockers), append(store_path, "no_memory", lockers)
     with Store.open(store_path, read_only=True) as store:
-        result = gate(store, base, head, link=test_point_links(store, "https://example.invalid/evals/"))
+        result = gate(store, base, head, link=links_to_test_points(store, "https://example.invalid/evals/"))
     site = tmp_path / "site"
     build_site(store_path, site)
     hrefs = [token.attrGet("href") for token in gfm().parse(gate_markdown(result)) for token in token.children or [] if token.type == "link_open"]

@@ -536,7 +536,7 @@ def gate(
     ``allow`` lists configuration keys or strategy names whose regression is
     accepted (reported, not failed); each must match a compared configuration.
     ``link`` gives a flipped test point's address on the published site
-    (:func:`evals.views.site_paths.test_point_links`): each then links to the base run's drill-down.
+    (:func:`evals.views.site_paths.links_to_test_points`): each then links to the base run's drill-down.
     """
     if not 0 < alpha < 1:
         raise GateError(f"alpha must be between 0 and 1, not {alpha}")

@@ -112,7 +112,7 @@ def gate_command(
     from evals.analysis.gate import gate
     from evals.io.outputs import OutputError, append_output, check_appendable, check_not_an_input
     from evals.views.gate_report import gate_markdown
-    from evals.views.site_paths import test_point_links
+    from evals.views.site_paths import links_to_test_points
 
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     try:
@@ -129,7 +129,7 @@ def gate_command(
                 latency_floor_s=latency_floor_ms / 1000,
                 allow=allow,
                 repo=repo,
-                link=test_point_links(opened, site_url) if site_url else None,
+                link=links_to_test_points(opened, site_url) if site_url else None,
             )
     except EvalsError as exc:
         raise UsageProblem(str(exc)) from exc

@@ -210,7 +210,7 @@ class Paths:
         return f"history/{self.config_slug[self._config_name[(digest, key)]]}.html"
 
 
-def test_point_links(store: Store, site_url: str) -> Callable[[StoredRun, str, int], str]:
+def links_to_test_points(store: Store, site_url: str) -> Callable[[StoredRun, str, int], str]:
     """A function giving a test point's drill-down address under ``site_url`` (the published site's
     root), placed as the site places a stored run's pages; the gate links each flipped point with it."""
     paths = Paths(store.runs())
