@@ -74,3 +74,30 @@ def test_every_path_the_readme_writes_is_ignored_by_git():
         ["git", "check-ignore", "--no-index", *paths], cwd=ROOT, capture_output=True, text=True
     ).stdout.split()
     assert sorted(ignored) == sorted(paths)
+
+
+LAYOUT_DOC = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+
+
+def _listed_modules() -> list[str]:
+    """The modules docs/layout.md lists under "Every module", one `- `path`: ...` line each."""
+    section = LAYOUT_DOC.split("## Every module", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^- `(evals/[\w/]+\.py)`", section, flags=re.MULTILINE)
+
+
+def test_layout_names_every_module():
+    """docs/layout.md lists every module of evals/ exactly once, and nothing that is not one."""
+    listed = _listed_modules()
+    on_disk = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "evals").rglob("*.py"))
+    assert sorted(set(listed)) == on_disk
+    assert len(listed) == len(set(listed))
+
+
+def test_layout_has_a_row_for_each_layer_folder():
+    """Every folder of evals/ is a row of docs/layout.md's layer table (tests/test_layers.py orders the
+    same folders), and the top of evals/ holds only the package's own files beside the folders."""
+    folders = sorted(p.parent.name for p in (ROOT / "evals").glob("*/__init__.py"))
+    table = LAYOUT_DOC.split("## Every module", 1)[0]
+    assert [f for f in folders if f"| `{f}/` |" not in table] == []
+    top = sorted(p.name for p in (ROOT / "evals").glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "errors.py"]

@@ -430,7 +430,7 @@ def test_the_readme_documents_the_gate_and_the_workflow():
 
 def test_a_long_list_of_lost_points_is_cut_and_says_so(store_path, lockers, monkeypatch):
     """Past MAX_FLIPS_SHOWN lost test points, the Markdown stops and counts the rest (JSON keeps them all)."""
-    from evals.analysis import gate_report
+    from evals.views import gate_report
 
     monkeypatch.setattr(gate_report, "MAX_FLIPS_SHOWN", 5)
     base, head = append(store_path, "full_history", lockers), append(store_path, "no_memory", lockers)
