@@ -2,7 +2,7 @@
 LoCoMo-format file (issue 25).
 
 For each corpus and each ``--protocol``, one ``evals run --with-answers --judge --no-cache`` against the
-local OpenAI-compatible test server (``tests/llm_server.py``, real HTTP), so every request is sent and
+local OpenAI-compatible test server (``tests/helpers/llm_server.py``, real HTTP), so every request is sent and
 counted: requests per kind (answer, judge, memory write), the prompt tokens of the request bodies the
 server received counted with cl100k_base (message contents only: OpenAI adds a few tokens per message),
 the completion tokens as the server reported them (its replies are the test server's, a few words, not a
@@ -30,10 +30,10 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
-sys.path.insert(0, str(ROOT / "tests"))  # the local OpenAI-compatible server the tests use
+sys.path.insert(0, str(ROOT / "tests"))  # the local OpenAI-compatible server the tests use (tests/helpers)
 
 from gen_longmemeval import generate  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
+from helpers.llm_server import LLMServer  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
 from evals.model.costs import shipped_prices  # noqa: E402

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, last_run
 
 from evals.analysis.gate import NO_CHANGE, NOISE, REGRESSION, gate
 from evals.cli import cli
@@ -355,8 +356,6 @@ def test_run_page_shows_the_answer_figures(played, tmp_path):
 
 # -- end to end under the published protocols (h25core's stand-in sources and corpora) ---------------
 
-from test_protocols import last_run, lme_corpus, locomo_corpus, sources  # noqa: E402,F401  (fixtures)
-from test_protocols import run as protocol_run  # noqa: E402
 
 
 @pytest.fixture
@@ -373,7 +372,7 @@ def _figures(stored) -> dict[str, Any]:
 def test_longmemeval_protocol_figures_from_the_stored_run(protocol_server, sources, lme_corpus, store_path):
     """--protocol longmemeval: every question type a category, the _abs question in its type and in abstention
     accuracy (by the abstention template's verdict), the task average over the six types; stored as metrics."""
-    result = protocol_run(protocol_server, store_path, lme_corpus, "--protocol", "longmemeval", "--judge")
+    result = evals_run(protocol_server, store_path, lme_corpus, "--k", "2", "--protocol", "longmemeval", "--judge")
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     figures = _figures(stored)
@@ -390,7 +389,7 @@ def test_longmemeval_protocol_figures_from_the_stored_run(protocol_server, sourc
 def test_locomo_protocol_figures_from_the_stored_run(protocol_server, sources, locomo_corpus, store_path):
     """--protocol locomo: no judge, so the QA score (LoCoMo's stemmed F1 rules) with bootstrap intervals, categories
     by number; the result JSON and --by-category say so."""
-    result = protocol_run(protocol_server, store_path, locomo_corpus, "--protocol", "locomo")
+    result = evals_run(protocol_server, store_path, locomo_corpus, "--k", "2", "--protocol", "locomo")
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     assert "answer_accuracy" not in stored.summary.metrics and "answer_score" in stored.summary.metrics

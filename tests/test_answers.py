@@ -1,5 +1,5 @@
 """End-to-end answers and the LLM judge, driven through the real CLI against a local
-OpenAI-compatible server over real HTTP (tests/llm_server.py)."""
+OpenAI-compatible server over real HTTP (tests/helpers/llm_server.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
 
 from evals.cli import cli
 from evals.io.cache import Cache, cache_path_for

@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
+from helpers.benchmark_server import BenchmarkServer
 
 from evals.benchmarks import BENCHMARKS, FETCHED_NOTE, SourceFile, benchmark
 from evals.cli import cli

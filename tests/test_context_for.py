@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import build
+from helpers import build
 
 from evals.model.corpus import load_corpus
 from evals.run.playthrough import play_corpus

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_site import follow, parse
+from helpers.html import follow, parse
 
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate

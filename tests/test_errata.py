@@ -325,7 +325,7 @@ def test_the_site_shows_the_figure_with_errata_beside_the_published_one(planted,
     """Built first without errata, then with them over it (the run pages are rendered again, not reused):
     the leaderboard gets a labelled column and a note naming the source and digest, the run page a line
     under its figures; in Chromium at 1280 px the column is on screen and not clipped."""
-    from test_site import chromium
+    from helpers.browser import chromium
 
     _, store, recency, _ = planted
     errata = write(tmp_path / "errata.json", ERRATA)

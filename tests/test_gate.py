@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers.stores import provenance
 from markdown_it import MarkdownIt
 
 from evals.analysis.gate import LATENCY_METRIC, LATENCY_MIN_CALLS, NOISE, REGRESSION, gate
 from evals.cli import cli
 from evals.judge import metrics
 from evals.judge.metrics import MEAN, Metric, MetricValue
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
 from evals.strategies.full_history import FullHistory
@@ -30,10 +30,6 @@ from evals.views.site_paths import links_to_test_points
 FIXTURES = Path(__file__).parent / "fixtures"
 SPECIAL_QUESTION = "which code | is *member 0*'s <locker> & `why`?"
 SPECIAL_FACT = "member_0 uses [kz00qx] _now_"
-
-
-def provenance(commit: str) -> Provenance:
-    return Provenance(commit=commit, dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 
 
 def question(i: int) -> str:

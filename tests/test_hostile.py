@@ -9,49 +9,22 @@ from __future__ import annotations
 
 import json
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
+from helpers.corpora import conversation
+from helpers.errors import one_line_error
+from helpers.stores import files_beside, unchanged
 
 from evals.cli import cli
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPUS_SMALL = FIXTURES / "corpus_small"
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def evals(*args: str, env: dict | None = None):
-    """``evals ARGS`` in-process; exceptions are caught, so a traceback shows as ``result.exception``."""
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = result.output.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
-
-
-def conversation(cid: str = "c1", **overrides) -> dict:
-    """A valid conversation (two turns, one test point) with ``overrides`` applied."""
-    data = {
-        "schema_version": "1",
-        "id": cid,
-        "description": "d",
-        "turns": [
-            {"role": "user", "content": "I use vim"},
-            {"role": "user", "content": "q", "test_at": {"question": "editor?", "expected_fact": "vim", "expected_keywords": ["vim"]}},
-        ],
-    }
-    data.update(overrides)
-    return data
 
 
 def corpus_of(folder: Path, *conversations: dict) -> Path:
@@ -76,32 +49,10 @@ def validate_problems(folder: Path) -> list[str]:
     return result.output.splitlines()
 
 
-def store_snapshot(path: Path) -> dict[str, bytes]:
-    """The store file and anything beside it named after it (its WAL, its cache), byte for byte."""
-    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{path.stem}*")) if p.is_file()}
-
-
-def stored_store(tmp_path: Path, runner: str = "no_memory") -> Path:
-    """A store holding one genuine run on corpus_small."""
-    store = tmp_path / "store" / "results.duckdb"
-    store.parent.mkdir()
-    result = evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store)
-    assert result.exit_code == 0, result.output
-    return store
-
-
-@contextmanager
-def unchanged(store: Path):
-    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
-    before = store_snapshot(store)
-    yield
-    assert store_snapshot(store) == before
-
-
 @pytest.fixture
 def store(tmp_path) -> Path:
     """A store holding one genuine run, for refused actions to leave exactly as it was."""
-    return stored_store(tmp_path)
+    return stored_store(tmp_path / "store")
 
 
 # -- 3. degenerate keywords ---------------------------------------------------------------------
@@ -424,16 +375,16 @@ def tampered(document: dict) -> dict:
 
 def refused_import(store: Path, document: dict, tmp_path: Path) -> str:
     """Import ``document`` into ``store``: it must be refused in one line with the store unchanged."""
-    before = store_snapshot(store) if store.exists() else None
+    before = files_beside(store) if store.exists() else None
     path = write_json(tmp_path / "import.json", document)
     line = one_line_error(evals("import", path, "--store", store))
-    assert (store_snapshot(store) if store.exists() else None) == before
+    assert (files_beside(store) if store.exists() else None) == before
     return line
 
 
 def test_edited_transcript_is_refused_after_a_genuine_run(tmp_path):
     """An export whose transcript was edited (digest kept) is refused: recomputing the digest shows the edit."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     document = tampered(exported_run(tmp_path))
     line = refused_import(store, document, tmp_path)
     digest = document["run"]["corpus_digest"]
@@ -497,7 +448,7 @@ def test_corpus_stored_under_the_digest_must_be_identical(tmp_path):
 )
 def test_out_of_range_fields_are_refused(tmp_path, edit, expected):
     """Each field of an export is range-checked; a bad one refuses the whole import, naming file and field."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     document = exported_run(tmp_path)
     edit(document)
     line = refused_import(store, document, tmp_path)
@@ -506,15 +457,15 @@ def test_out_of_range_fields_are_refused(tmp_path, edit, expected):
 
 def test_nan_duration_is_refused(tmp_path):
     """``duration_s: NaN`` (which Python's json accepts) is refused at its path."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     document = exported_run(tmp_path)
     path = tmp_path / "import.json"
     text = json.dumps(document).replace(f'"duration_s": {json.dumps(document["run"]["duration_s"])}', '"duration_s": NaN')
     assert "NaN" in text
     path.write_text(text, encoding="utf-8")
-    before = store_snapshot(store)
+    before = files_beside(store)
     assert one_line_error(evals("import", path, "--store", store)) == f"Error: {path}: NaN is not a number JSON allows"
-    assert store_snapshot(store) == before
+    assert files_beside(store) == before
 
 
 def test_answers_are_range_checked(tmp_path):
@@ -525,8 +476,8 @@ def test_answers_are_range_checked(tmp_path):
     document = exported_run(tmp_path)
     document["answers"] = {"answer_model": "m", "judge_model": None, "base_url": "http://x", "settings": {}}
     document["metrics"]["answers"] = {"requests_made": 0, "requests_cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    for conversation in document["conversations"]:
-        for point in conversation["test_points"]:
+    for conv in document["conversations"]:
+        for point in conv["test_points"]:
             point["answer"] = {"answer": "a", "prompt_tokens": -1, "completion_tokens": 0, "latency_s": 0.1, "keyword_hit": False}
     path = write_json(tmp_path / "import.json", document)
     with pytest.raises(StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"):
@@ -606,7 +557,7 @@ def test_by_category_csv_cells_are_neutralised(formula_store):
 
 def test_judge_model_csv_cell_is_neutralised(tmp_path):
     """A --judge-model that reads as a formula is written as text in `runs --format csv` and leaderboard.csv."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     store = tmp_path / "results.duckdb"
     with LLMServer() as server:
@@ -634,22 +585,6 @@ def test_csv_cell_rule(text):
 # -- 6. late failures ---------------------------------------------------------------------------
 
 
-def forbid_work(monkeypatch) -> None:
-    """From now on, computing a run fails the test: the refusal must come before any work."""
-    import evals.run.workflow
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("the run was computed before the problem was found")
-
-    monkeypatch.setattr(evals.run.workflow, "evaluate", refuse)
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """:func:`forbid_work` for the whole test."""
-    forbid_work(monkeypatch)
-
-
 def chattr(flag: str, path: Path) -> bool:
     import subprocess
 
@@ -658,15 +593,15 @@ def chattr(flag: str, path: Path) -> bool:
 
 def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
     """An immutable store file (chattr +i) is refused before anything is computed, in one line."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     forbid_work(monkeypatch)
     if not chattr("+i", store):
         pytest.skip("chattr +i is not available here (needs root and a file system that supports it)")
     try:
-        before = store_snapshot(store)
+        before = files_beside(store)
         line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
         assert line == f"Error: cannot write to store {store}: Operation not permitted"
-        assert store_snapshot(store) == before
+        assert files_beside(store) == before
     finally:
         chattr("-i", store)
 
@@ -674,14 +609,14 @@ def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
 def test_read_only_store_fails_before_the_run(tmp_path, monkeypatch):
     """A store file without write permission is refused before anything is computed (even for root,
     who could write it: read-only is taken as meant)."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     forbid_work(monkeypatch)
     store.chmod(0o444)
     try:
-        before = store_snapshot(store)
+        before = files_beside(store)
         line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
         assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
-        assert store_snapshot(store) == before
+        assert files_beside(store) == before
     finally:
         store.chmod(0o644)
 
@@ -690,7 +625,7 @@ def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
     """A read-only cache file beside the store is refused before the run, pointing at --no-cache."""
     from evals.io.cache import Cache, cache_path_for
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     cache = cache_path_for(store)
     with Cache.open(cache) as made:
         made.put("test:x", "key", b"value")
@@ -754,7 +689,7 @@ def test_run_config_bounds_k():
 
 def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
     """`evals import` into a read-only store is refused before the files are read."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     store.chmod(0o444)
     try:
         line = one_line_error(evals("import", tmp_path / "does-not-matter.json", "--store", store))
@@ -771,7 +706,7 @@ def test_build_site_refuses_an_out_holding_the_store(tmp_path):
     over it would delete the store's cache of paid replies. Refused; nothing changes."""
     from evals.io.cache import Cache, cache_path_for
 
-    first = stored_store(tmp_path)
+    first = stored_store(tmp_path / "store")
     site = tmp_path / "site"
     assert evals("build-site", "--store", first, "--out", site).exit_code == 0
     store = site / "data" / "results.duckdb"
@@ -788,7 +723,7 @@ def test_build_site_refuses_an_out_holding_the_store(tmp_path):
 
 def test_build_site_refuses_the_store_folder_itself(tmp_path):
     """--out naming the folder the store is in is refused the same way (if it were empty but for the store)."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     line = one_line_error(evals("build-site", "--store", store, "--out", store.parent))
     assert f"holds the store {store.absolute()}" in line
 
@@ -845,7 +780,7 @@ def test_capped_text_states_its_length_and_links_the_whole(huge_site):
 
 def test_short_texts_are_not_capped(tmp_path):
     """A corpus of ordinary turns shows every text whole, with no omission note."""
-    store = stored_store(tmp_path, runner="bm25")
+    store = stored_store(tmp_path / "store", runner="bm25")
     assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
     for page in (tmp_path / "site" / "runs").rglob("*.html"):
         assert "characters omitted" not in page.read_text(encoding="utf-8")
@@ -869,7 +804,7 @@ def hold_lock(path: Path, seconds: float):
 
 def test_second_run_with_answers_waits_for_the_cache(tmp_path):
     """While another run holds the response cache, a run with answers waits for it instead of failing at once."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     from evals.io.cache import Cache, cache_path_for
 
@@ -926,7 +861,7 @@ def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
 def test_judge_reply_echoing_the_key_is_masked_in_the_unparsed_reason(store):
     """A judge reply that is no verdict and quotes the key: since issue 25 the point is stored with verdict
     "unparsed" and the reply as its reason, the key masked there, in the store and in the cache."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     with LLMServer() as server:
         server.echo_key = True
@@ -944,7 +879,7 @@ def test_judge_reply_echoing_the_key_is_masked_in_the_unparsed_reason(store):
 def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
     """Answers, judge reasons and summaries that quote the key are stored, cached, exported and
     published with it masked: the key is in no file the run and the site wrote."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     store = tmp_path / "results.duckdb"
     with LLMServer() as server:
@@ -1089,7 +1024,7 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path):
     import subprocess
     import sys
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     stale = tmp_path / f".site.building-{dead}"
     (stale / "runs").mkdir(parents=True)
@@ -1304,7 +1239,7 @@ def test_plugin_exiting_on_import_is_one_line(store, plugin):
 )
 def test_plugin_context_for_fault_with_answers_is_one_line(store, plugin, body, says):
     """With answers on, a context_for() that raises or gives no messages fails in one line; nothing is stored."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     ref = plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n") + ":make"
     with LLMServer() as server, unchanged(store):
@@ -1482,7 +1417,7 @@ def edit_manifest(site: Path, edit) -> None:
 @pytest.fixture
 def built(tmp_path) -> tuple[Path, Path]:
     """A store of one run and the site built from it: (store, site)."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     site = tmp_path / "site"
     assert evals("build-site", "--store", store, "--out", site).exit_code == 0
     return store, site
@@ -1674,7 +1609,7 @@ def non_finite_site(tmp_path) -> Path:
     """A site whose configuration holds NaN and -Infinity (an option ``x=nan`` stored by an older evals)."""
     import duckdb
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     with duckdb.connect(str(store)) as connection:
         connection.execute("""UPDATE runs SET strategy_config = '{"name": "no_memory", "x": NaN, "y": -Infinity}'""")
     site = tmp_path / "site"
@@ -1707,7 +1642,7 @@ def test_non_finite_option_values_give_standard_json_on_the_command_line(tmp_pat
     """`evals leaderboard/runs --format json` print standard JSON too: a stored NaN or -Infinity is null."""
     import duckdb
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     with duckdb.connect(str(store)) as connection:
         connection.execute("""UPDATE runs SET strategy_config = '{"name": "no_memory", "x": NaN, "y": -Infinity}'""")
     result = evals(*command, "--store", store)

@@ -1,7 +1,7 @@
 """Issue 27, the LLM endpoints: secrets, hangs, unbounded bodies and replies a hostile server sends.
 
 Each test is named after the finding it covers (``item05`` is finding 5) and drives the real CLI
-against the local OpenAI-compatible server over real HTTP (tests/llm_server.py), which can drip,
+against the local OpenAI-compatible server over real HTTP (tests/helpers/llm_server.py), which can drip,
 stall, compress, echo the key and rewrite its replies as such a server would. A refused reply is
 a one-line error naming where it happened; nothing is stored, and it is never cached.
 """
@@ -19,33 +19,20 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.cli import CORPUS_SMALL, evals
+from helpers.errors import one_line_error
+from helpers.llm_server import LLMServer
 
-from evals.cli import cli
 from evals.cli._legacy import legacy_cli
 from evals.io.cache import Cache, cache_path_for
 from evals.store import Store
 
-CORPUS_SMALL = Path(__file__).parent / "fixtures" / "corpus_small"
 POINTS = 4  # test points in corpus_small
 KEY = "sk-proj-hostile-27-3f9a1c5e7b2d"
 REPO = Path(__file__).resolve().parent.parent
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def evals(*args: object, env: dict | None = None):
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = [line for line in result.output.splitlines() if not line.startswith("warning: ")]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
 
 
 def llm_env(**extra: str | None) -> dict:
@@ -123,12 +110,6 @@ def finish(process: subprocess.Popen, timeout: float) -> tuple[int | None, str]:
 
 
 @pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
-
-
-@pytest.fixture
 def store(tmp_path: Path) -> Path:
     return tmp_path / "results.duckdb"
 
@@ -193,7 +174,7 @@ def test_item02_base_url_holding_credentials_is_refused(tmp_path, url):
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
     for result in (legacy, embedder):
-        line = one_line_error(result)
+        line = one_line_error(result, warnings=True)
         assert line.startswith("Error: $OPENAI_BASE_URL: the URL ") and ("credentials" in line or "query or fragment" in line)
     for result in (as_option, as_variable, legacy, embedder):
         assert "sk-url-secret" not in result.output
@@ -212,7 +193,7 @@ def embedder_run(server_url: str, store: Path, *extra: object, repo: Path | None
 def test_item03_embedder_error_quoting_the_key_is_masked(server, store):
     """--embedder openai: the server's 401 quoting the key is a one-line error with the key masked, as on the chat path."""
     server.fail_next("401")
-    line = one_line_error(embedder_run(server.base_url, store))
+    line = one_line_error(embedder_run(server.base_url, store), warnings=True)
     assert "HTTP 401" in line and "***" in line and KEY not in line
     assert server.authorizations == [f"Bearer {KEY}"] and stored_runs(store) == []
 
@@ -282,7 +263,7 @@ def test_item08_response_body_is_capped_once_decoded(server, store, compressed):
     size = (24 if compressed else 9) * 1024**2
     server.gzip = compressed
     server.rewrite = lambda kind, text, key: with_content(text, "x" * size) if kind == "answer" else text
-    line = one_line_error(answers_run(server, store))
+    line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line and "larger than 8 MiB" in line
     assert ("once decompressed" in line) == compressed
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
@@ -295,7 +276,7 @@ def refused_usage(server: LLMServer, store: Path, value: object) -> None:
     """A reply whose usage.prompt_tokens is ``value`` is refused when parsed: one line, nothing stored,
     nothing cached; the same run against an honest server then asks for every reply afresh."""
     server.rewrite = lambda kind, text, key: with_usage(text, prompt_tokens=value)
-    line = one_line_error(answers_run(server, store))
+    line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line
     assert "usage.prompt_tokens is " in line or "a number of 31 digits" in line
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
@@ -313,7 +294,7 @@ def test_item09_usage_that_is_not_a_count_is_refused(server, store, value):
 def test_item10_lone_surrogate_in_an_answer_is_a_malformed_reply(server, store):
     """An answer holding a lone surrogate (``\\ud800``, not a character) is a one-line malformed reply, not a traceback."""
     server.rewrite = lambda kind, text, key: with_content(text, "caf\ud800") if kind == "answer" else text
-    line = one_line_error(answers_run(server, store))
+    line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line and "lone surrogate" in line
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
 
@@ -367,7 +348,7 @@ def test_item17_malformed_base_url_is_refused_up_front(tmp_path, url):
         legacy_cli, ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
-    assert one_line_error(legacy).startswith("Error: $OPENAI_BASE_URL: ")
+    assert one_line_error(legacy, warnings=True).startswith("Error: $OPENAI_BASE_URL: ")
     assert not store.exists() and not cache_path_for(store).exists() and not (tmp_path / "o.json").exists()
 
 

@@ -15,64 +15,22 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from evals.cli import cli
+from helpers.cli import CORPUS_SMALL, evals, stored_store
+from helpers.errors import one_line_error, usage_error
+from helpers.stores import unchanged
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPUS_SMALL = FIXTURES / "corpus_small"
 EVIDENCE_CORPUS = FIXTURES / "evidence_corpus"
 EVALS = Path(sys.executable).with_name("evals")
-
-
-def evals(*args: object):
-    """``evals ARGS`` in-process; exceptions are caught, so a traceback shows as ``result.exception``."""
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = result.output.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
-
-
-def usage_error(result) -> str:
-    """The ``Error: …`` line of an option click refused (exit 2, after its usage lines), never a traceback."""
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception
-    errors = [line for line in result.output.splitlines() if line.startswith("Error: ")]
-    assert len(errors) == 1, result.output
-    return errors[0]
-
-
-def snapshot(store: Path) -> dict[str, bytes]:
-    """The store and every file beside it named after it (its WAL, its cache), byte for byte."""
-    return {p.name: p.read_bytes() for p in sorted(store.parent.glob(f"{store.stem}*")) if p.is_file()}
-
-
-@contextmanager
-def unchanged(store: Path):
-    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
-    before = snapshot(store)
-    yield
-    assert snapshot(store) == before
 
 
 @pytest.fixture
 def store(tmp_path) -> Path:
     """A store holding one genuine run (no_memory on corpus_small)."""
-    path = tmp_path / "store" / "results.duckdb"
-    path.parent.mkdir()
-    result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", path)
-    assert result.exit_code == 0, result.output
-    return path
+    return stored_store(tmp_path / "store")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """What a run's LLM requests cost, and who served them (issue 25): answer, judge and memory-write tokens
 apart, each over its own denominator; sent vs served from the cache; dollars from an overridable price
 table; the served model and system fingerprint; --judge-repeats. Driven through the real CLI against the
-local OpenAI-compatible server (tests/llm_server.py) over real HTTP, with real DuckDB stores."""
+local OpenAI-compatible server (tests/helpers/llm_server.py) over real HTTP, with real DuckDB stores."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
 
 from evals.cli import cli
 from evals.model import costs
@@ -25,12 +25,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "corpus_small"  # 3 conversations, 4 test points, all answerable
 EVIDENCE = FIXTURES / "evidence_corpus"  # has unanswerable test points
 MINI = costs.shipped_prices().lookup("gpt-4o-mini")
-
-
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
 
 
 def run(server: LLMServer, store: Path, *extra: str, corpus: Path = SMALL, runner: str = "mneme", repo: Path | None = None):

@@ -6,7 +6,7 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
-from test_stats_cli import markdown_rows
+from helpers.html import markdown_rows
 
 from evals.judge.metrics import MetricValue
 from evals.model import formatting

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 pytest.importorskip("mem0", reason="needs the mem0 extra: pip install -e '.[mem0]'")
 pytest.importorskip("faiss", reason="needs the mem0 extra: pip install -e '.[mem0]'")
 
-from conftest import FIXTURES, configuration  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
+from helpers import FIXTURES, configuration  # noqa: E402
+from helpers.llm_server import LLMServer  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
 from evals.errors import EvalsError  # noqa: E402

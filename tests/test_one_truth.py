@@ -16,21 +16,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_site import parse
+from helpers.html import parse
+from helpers.stores import provenance
 
 from evals.benchmarks.importers import import_locomo, import_longmemeval
 from evals.cli import cli
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 BENCHMARKS = {"locomo": (import_locomo, FIXTURES / "locomo_small.json"), "longmemeval": (import_longmemeval, FIXTURES / "longmemeval_small.json")}
-
-
-def provenance(commit: str) -> Provenance:
-    return Provenance(commit=commit * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
 
 
 @pytest.fixture(scope="module", params=sorted(BENCHMARKS))
@@ -42,9 +38,9 @@ def built(request, tmp_path_factory):
     store_path = root / "results.duckdb"
     with Store.open(store_path) as store:
         runs = {
-            "bm25": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("a")),
-            "recency": store.append(evaluate(RunConfig(strategy="recency", corpus=root / "corpus", k=2)), provenance("b")),
-            "bm25-again": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("c")),
+            "bm25": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("a" * 40)),
+            "recency": store.append(evaluate(RunConfig(strategy="recency", corpus=root / "corpus", k=2)), provenance("b" * 40)),
+            "bm25-again": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("c" * 40)),
         }
     build_site(store_path, root / "site")
     return request.param, store_path, root / "site", runs
@@ -164,7 +160,7 @@ def test_the_terminal_leaderboard_fits_100_columns_and_marks_what_it_must(built,
     corpus = Path(json.loads(invoke("runs", "--store", str(copy), "--format", "json"))[0]["corpus_dir"])
     with Store.open(copy) as store:
         for strategy in ("full_history", "mneme"):
-            store.append(evaluate(RunConfig(strategy=strategy, corpus=corpus, k=2)), provenance("d"))
+            store.append(evaluate(RunConfig(strategy=strategy, corpus=corpus, k=2)), provenance("d" * 40))
     lines = invoke("leaderboard", "--store", str(copy)).splitlines()
     assert max(len(line) for line in lines) <= 100
     assert "ranked by recall_any@k over" in lines[0]
@@ -188,7 +184,7 @@ def test_the_population_is_the_benchmarks(tmp_path, benchmark, counted):
     if benchmark is not None:
         (corpus / "benchmark.json").write_text(json.dumps({"name": benchmark}))
     with Store.open(tmp_path / "results.duckdb") as store:
-        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance("e"))
+        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance("e" * 40))
         headline = store.get_run(run_id).summary.headline
     assert (headline.hits, headline.total) == (counted, counted)
     build_site(tmp_path / "results.duckdb", tmp_path / "site")

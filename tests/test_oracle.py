@@ -3,7 +3,7 @@
 Stand-in LoCoMo and LongMemEval files (same shape as the published ones, written here) are imported
 with the real importers; the records each test point should get are written out by hand below, from
 the files, not worked out by the code under test. Runs go through ``evaluate`` and the store as a
-real run does; answers go over real HTTP to the local OpenAI-compatible server (tests/llm_server.py).
+real run does; answers go over real HTTP to the local OpenAI-compatible server (tests/helpers/llm_server.py).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
-from test_site import parse
+from helpers.html import parse
+from helpers.llm_server import LLMServer
+from helpers.stores import provenance
 
 from evals.benchmarks.importers import import_locomo, import_longmemeval
 from evals.cli import cli
 from evals.errors import EvalsError
 from evals.model.corpus import load_corpus
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.llm import prompt
 from evals.run.playthrough import play_corpus
@@ -140,10 +140,6 @@ BENCHMARKS = {
 }
 
 
-def provenance(commit: str) -> Provenance:
-    return Provenance(commit=commit * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
-
-
 @pytest.fixture(scope="module", params=sorted(BENCHMARKS))
 def benchmark(request, tmp_path_factory) -> tuple[str, Path, dict[str, list[str]]]:
     """(name, imported corpus folder, the expected records per question) of one stand-in benchmark."""
@@ -212,8 +208,8 @@ def test_headline_is_one_where_k_reaches_every_evidence_turn(benchmark, tmp_path
     name, corpus, expected = benchmark
     most = max(len(texts) for texts in expected.values())  # 3 in both stand-ins
     with Store.open(tmp_path / "r.duckdb") as store:
-        deep = store.get_run(store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=most)), provenance("a"))).summary
-        shallow = store.get_run(store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=1)), provenance("a"))).summary
+        deep = store.get_run(store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=most)), provenance("a" * 40))).summary
+        shallow = store.get_run(store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=1)), provenance("a" * 40))).summary
     counted = 3 if name == "locomo" else 2  # LoCoMo counts category 5; LongMemEval answerable points with evidence turns
     for summary in (deep, shallow):
         assert (summary.headline.hits, summary.headline.total, summary.headline.recall) == (counted, counted, 1.0)
@@ -240,7 +236,7 @@ def board(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
         for commit in ("a", "b"):
             for strategy in ("oracle", "full_history", "bm25"):
                 runs[f"{strategy}@{commit}"] = store.append(
-                    evaluate(RunConfig(strategy=strategy, corpus=root / "corpus", k=2)), provenance(commit)
+                    evaluate(RunConfig(strategy=strategy, corpus=root / "corpus", k=2)), provenance(commit * 40)
                 )
     build_site(store_path, root / "site")
     return store_path, root / "site", runs
@@ -352,7 +348,7 @@ def test_a_plugin_that_reads_labels_is_a_ceiling_too(benchmark, tmp_path):
     """A plug-in declaring reads_labels is marked a ceiling wherever oracle is, with the reason."""
     _, corpus, _ = benchmark
     with Store.open(tmp_path / "r.duckdb") as store:
-        summary = store.get_run(store.append(evaluate(RunConfig(strategy="test_oracle:DECLARED", corpus=corpus)), provenance("a"))).summary
+        summary = store.get_run(store.append(evaluate(RunConfig(strategy="test_oracle:DECLARED", corpus=corpus)), provenance("a" * 40))).summary
     assert ceiling(summary) == READS_LABELS_EXPLANATION
 
 

@@ -8,25 +8,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
-from protocol_sources import write_sources
+from helpers.llm_server import LLMServer
 
 from evals.analysis.probe import canned
 from evals.benchmarks.importers import import_corpus
-from evals.benchmarks.protocols import PINS, AskedPoint
+from evals.benchmarks.protocols import AskedPoint
 from evals.cli import cli
 
 ANSWERS = [("temporal-reasoning", "7 May 2023"), ("temporal-reasoning", "18 days"), ("multi-session", "cello and Marta"),
            ("single-session-user", "Porto"), ("knowledge-update", "blue")]  # fmt: skip
-
-
-@pytest.fixture
-def sources(tmp_path, monkeypatch):
-    downloads = tmp_path / "downloads"
-    for name, pinned in write_sources(downloads).items():
-        monkeypatch.setitem(PINS, name, pinned)
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    return downloads
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """Issue 25's protocols, driven through `evals run --protocol` against the local OpenAI-compatible server
-(tests/llm_server.py: real HTTP, every request body logged), on a LongMemEval-format file and LoCoMo's
+(tests/helpers/llm_server.py: real HTTP, every request body logged), on a LongMemEval-format file and LoCoMo's
 fixture imported as corpora.
 
 The templates come from stand-in files of the published scripts' shape with our own placeholder
-prose (tests/protocol_sources.py), pinned by their digests in place of the registry's pins, in a
+prose (tests/helpers/protocol_sources.py), pinned by their digests in place of the registry's pins, in a
 downloads folder laid out as `evals fetch` lays it out.
 """
 
@@ -14,23 +14,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
-from protocol_sources import FILES, write_sources, write_tree
+from helpers.corpora import QUESTION_TYPES
+from helpers.llm_server import LLMServer
+from helpers.protocol_sources import FILES, write_sources, write_tree
+from helpers.runs import evals_run, last_run
 
-from evals.benchmarks.importers import import_corpus
 from evals.benchmarks.protocols import PINS
 from evals.cli import cli
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
 MARKERS = {
     "single-session-user": "[JUDGE-GENERAL]",
     "single-session-assistant": "[JUDGE-GENERAL]",
@@ -41,79 +34,9 @@ MARKERS = {
 }
 
 
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
-
-
-@pytest.fixture
-def sources(tmp_path, monkeypatch):
-    """The stand-ins in a downloads folder ($EVALS_DOWNLOADS), their digests as the protocols' pins."""
-    downloads = tmp_path / "downloads"
-    pins = write_sources(downloads)
-    for name, pinned in pins.items():
-        monkeypatch.setitem(PINS, name, pinned)
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    return downloads
-
-
-def longmemeval_file(path: Path) -> Path:
-    """A LongMemEval-format file: one question of each type, and an abstention (``_abs``) question."""
-    items = []
-    for number, kind in enumerate((*QUESTION_TYPES, "temporal-reasoning")):
-        abstention = number == len(QUESTION_TYPES)
-        fact = f"orchid{number}"
-        items.append(
-            {
-                "question_id": f"q{number}" + ("_abs" if abstention else ""),
-                "question_type": kind,
-                "question": f"What flower number {number} did I plant?",
-                "answer": "You never said which flower." if abstention else fact,
-                "question_date": f"2023/06/{10 + number:02d} (Sat) 09:00",
-                "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/04/01 (Sat) 10:00", "2023/05/25 (Thu) 08:00", "2023/05/28 (Sun) 08:00"],
-                "haystack_session_ids": [f"s{number}a", f"s{number}b", f"s{number}c", f"s{number}d"],
-                "haystack_sessions": [
-                    [
-                        {"role": "user", "content": f"I planted flower number {number}: {fact}.", "has_answer": not abstention},
-                        {"role": "assistant", "content": "Lovely garden."},
-                    ],
-                    [{"role": "user", "content": "My bike is blue."}, {"role": "assistant", "content": "Noted."}],
-                    [{"role": "user", "content": "It rained today."}, {"role": "assistant", "content": "Stay dry."}],
-                    [{"role": "user", "content": "I read a book."}, {"role": "assistant", "content": "Which one?"}],
-                ],
-                "answer_session_ids": [] if abstention else [f"s{number}a"],
-            }
-        )
-    path.write_text(json.dumps(items), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def lme_corpus(tmp_path) -> Path:
-    out = tmp_path / "lme"
-    import_corpus("longmemeval", longmemeval_file(tmp_path / "lme.json"), out)
-    return out
-
-
-@pytest.fixture
-def locomo_corpus(tmp_path) -> Path:
-    out = tmp_path / "locomo"
-    import_corpus("locomo", FIXTURES / "locomo_small.json", out)
-    return out
-
-
 def run(server: LLMServer, store: Path, corpus: Path, *extra: str, runner: str = "full_history", repo: Path | None = None):
-    args = [
-        "run", "--runner", runner, "--corpus", str(corpus), "--store", str(store), "--repo", str(repo or store.parent),
-        "--base-url", server.base_url, "--k", "2", *extra,
-    ]  # fmt: skip
-    return CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": None})
-
-
-def last_run(store: Path):
-    with Store.open(store, read_only=True) as opened:
-        return opened.get_run(opened.runs()[0].run_id)
+    """`evals run` of ``runner`` at k=2 against ``server``, as the protocol tests run it."""
+    return evals_run(server, store, corpus, "--k", "2", *extra, runner=runner, repo=repo)
 
 
 def answers_of(stored) -> list:

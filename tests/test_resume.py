@@ -1,7 +1,7 @@
 """Resume: a run stopped half-way by a dead endpoint, Ctrl-C or a crash is resumed by running the same
 command again; every answer, verdict and summary already received comes from the cache and only the
 missing requests reach the endpoint. Driven through the real CLI against the local OpenAI-compatible
-server (tests/llm_server.py), over real HTTP, with real DuckDB files."""
+server (tests/helpers/llm_server.py), over real HTTP, with real DuckDB files."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
 
 from evals.cli import cli
 from evals.io.cache import cache_path_for
@@ -23,12 +23,6 @@ from evals.store import Store
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus_small"
 POINTS = 4  # test points in corpus_small: 4 answers, 4 verdicts
-
-
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
 
 
 def command(server: LLMServer, store: Path, *extra: str) -> list[str]:

@@ -13,25 +13,20 @@ import csv
 import gzip
 import io
 import json
-import os
 import shutil
-import threading
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from functools import partial
-from html.parser import HTMLParser
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from click.testing import CliRunner
+from helpers.browser import problems_on
+from helpers.html import follow, parse
+from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, at, make_store, provenance
 
 from evals.judge.metrics import METRICS
-from evals.judge.scoring import Evaluation, score_run
 from evals.model import formatting
-from evals.model.provenance import Provenance
-from evals.model.tokens import EXACT, TokenCounter
+from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
 from evals.store import Store
@@ -39,113 +34,10 @@ from evals.strategies import REFERENCE_STRATEGY
 from evals.views.report import stored_legacy_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SITE_CORPUS = FIXTURES / "site_corpus"
-STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "recency")
-OLD, NEW = "a" * 40, "b" * 40
 CSP = "default-src 'self'; script-src 'self'"
 
 
-# -- a tiny DOM over html.parser ----------------------------------------------------------------
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None) -> None:
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node | str] = []
-
-    @property
-    def classes(self) -> set[str]:
-        return set((self.attrs.get("class") or "").split())
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def iter(self):
-        for child in self.children:
-            if isinstance(child, Node):
-                yield child
-                yield from child.iter()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
-        return [
-            n
-            for n in self.iter()
-            if (tag is None or n.tag == tag)
-            and (cls is None or cls in n.classes)
-            and all(n.attrs.get(k) == v for k, v in attrs.items())
-        ]
-
-    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Node:
-        found = self.find_all(tag, cls, **attrs)
-        assert found, f"no <{tag} class={cls} {attrs}>"
-        return found[0]
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {}, None)
-        self.current = self.root
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, dict(attrs), self.current)
-        self.current.children.append(node)
-        if tag not in VOID:
-            self.current = node
-
-    def handle_startendtag(self, tag, attrs):
-        self.current.children.append(Node(tag, dict(attrs), self.current))
-
-    def handle_endtag(self, tag):
-        node = self.current
-        while node is not None and node.tag != tag:
-            node = node.parent
-        assert node is not None and node.parent is not None, f"stray </{tag}>"
-        self.current = node.parent
-
-    def handle_data(self, data):
-        self.current.children.append(data)
-
-
-def parse(path: Path) -> Node:
-    builder = _TreeBuilder()
-    builder.feed(path.read_text(encoding="utf-8"))
-    builder.close()
-    return builder.root
-
-
-# -- building stores -----------------------------------------------------------------------------
-
-
-def provenance(commit: str, dirty: bool = False) -> Provenance:
-    return Provenance(commit=commit, dirty=dirty, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
-
-
-def at(evaluation: Evaluation, moment: datetime) -> Evaluation:
-    """The same evaluation, stamped with a fixed start time so run order is deterministic."""
-    return Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores, evaluation.answers)
-
-
-def without_records(evaluation: Evaluation, conversation: int, point: int) -> Evaluation:
-    """The evaluation with one test point's records emptied and everything rescored."""
-    run = evaluation.run.model_copy(deep=True)
-    run.conversations[conversation].test_points[point].retrieved_records = []
-    counter = TokenCounter(exact=evaluation.scores.tokenizer == EXACT)
-    return Evaluation(evaluation.corpus, run, score_run(run, counter))
-
-
-def make_store(path: Path, corpus: Path = SITE_CORPUS, counter: TokenCounter | None = None) -> Path:
-    start = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
-    with Store.open(path) as store:
-        for day, commit in enumerate((OLD, NEW)):
-            for n, runner in enumerate(STRATEGIES):
-                evaluation = evaluate(RunConfig(strategy=runner, corpus=corpus), counter=counter)
-                if commit == NEW and runner == "full_history":
-                    evaluation = without_records(evaluation, 0, 0)
-                store.append(at(evaluation, start + timedelta(days=day, minutes=n)), provenance(commit))
-    return path
+# -- the store and the site ---------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -173,13 +65,6 @@ def run_of(store_path: Path, strategy: str, commit: str = NEW):
 
 def drilldown(site: Path, run_id: str, conversation_id: str) -> Path:
     return site / "runs" / run_id / f"{conversation_id}.html"
-
-
-def follow(page: Path, href: str) -> tuple[Path, str]:
-    """The file and fragment a relative link on ``page`` points to."""
-    parts = urlsplit(href)
-    target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-    return target, parts.fragment
 
 
 def board(site: Path) -> Path:
@@ -565,8 +450,8 @@ def test_build_site_command_reports_a_missing_store(tmp_path: Path):
 @pytest.fixture(scope="module")
 def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with recency and full_history runs answered and judged by the local chat server
-    (tests/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
-    from llm_server import LLMServer
+    (tests/helpers/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
+    from helpers.llm_server import LLMServer
 
     path = tmp_path_factory.mktemp("answers") / "results.duckdb"
     start = datetime(2025, 2, 1, 12, 0, tzinfo=UTC)
@@ -705,63 +590,12 @@ def test_run_json_and_downloads_carry_the_answers(answers_site: Path, answers_st
 
 # -- in a real browser ---------------------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
-
-
-@pytest.fixture
-def served(site: Path):
-    """The site over HTTP on 127.0.0.1, from a thread; yields the base URL."""
-    handler = partial(_QuietHandler, directory=str(site))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
-
-
-@contextmanager
-def chromium():
-    """Headless Debian Chromium through Playwright; skipped without it, except on CI."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture
-def browser():
-    """A headless Chromium for one test."""
-    with chromium() as launched:
-        yield launched
-
-
 @pytest.mark.browser
-def test_browser_sorts_and_reaches_a_miss(served: str, browser, store: Path):
+def test_browser_sorts_and_reaches_a_miss(serve, site: Path, browser, store: Path):
     """In Chromium: sorting the leaderboard reorders rows; a miss's drill-down opens; no error, no failed request."""
-    problems: list[str] = []
     page = browser.new_page()
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    page.goto(served + "index.html")
+    problems = problems_on(page)
+    page.goto(serve(site) + "index.html")
     page.locator("table.benchmarks td.bench a").first.click()  # the front page, then the benchmark's own leaderboard
     page.wait_for_url("**/leaderboard-*.html")
 
@@ -831,31 +665,12 @@ def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):
     assert "Embedding cache: 2 embeddings computed, 40 from the cache." in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
 
 
-@pytest.fixture
-def served_answers(answers_site: Path):
-    """The site with answers over HTTP on 127.0.0.1; yields the base URL."""
-    handler = partial(_QuietHandler, directory=str(answers_site))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 @pytest.mark.browser
-def test_browser_sorts_by_accuracy_and_reads_an_answer(served_answers: str, browser, answers_store: Path):
+def test_browser_sorts_by_accuracy_and_reads_an_answer(serve, answers_site: Path, browser, answers_store: Path):
     """In Chromium: sorting by answer accuracy works; a wrong answer's drill-down shows answer and verdict; no error."""
-    problems: list[str] = []
     page = browser.new_page()
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    page.goto(served_answers + "index.html")
+    problems = problems_on(page)
+    page.goto(serve(answers_site) + "index.html")
     page.locator("table.benchmarks td.bench a").first.click()
     page.wait_for_url("**/leaderboard-*.html")
 

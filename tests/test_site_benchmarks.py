@@ -14,16 +14,14 @@ import hashlib
 import json
 import shutil
 import subprocess
-import threading
 from dataclasses import replace
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
-from test_site import _QuietHandler, chromium, parse
+from helpers.benchmark_server import BenchmarkServer
+from helpers.browser import chromium, problems_on
+from helpers.html import parse
 
 from evals.analysis.compare import headline_outcomes
 from evals.benchmarks import BENCHMARKS
@@ -279,32 +277,15 @@ def test_an_ad_hoc_corpus_renders_under_its_name(tmp_path: Path, corpus_small: P
 # -- in Chromium ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def served(suite):
-    handler = partial(_QuietHandler, directory=str(suite["site"]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 @pytest.mark.browser
-def test_in_chromium_front_page_to_leaderboard_to_a_suspect(served, suite):
+def test_in_chromium_front_page_to_leaderboard_to_a_suspect(serve, suite):
     """Front page: both benchmarks with leader, run count and LoCoMo's non-commercial note; a benchmark's
     leaderboard shows its own runs only; the suspects page leads to the drill-down, where the mark opens
     with a tap. No console error, no failed request."""
+    served = serve(suite["site"])
     with chromium() as browser:
         page = browser.new_page()
-        problems: list[str] = []
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-        page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+        problems = problems_on(page)
         page.goto(served + "index.html")
         rows = page.locator("table.benchmarks tbody tr")
         assert rows.count() == 2

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_site import SITE_CORPUS, make_store, parse
+from helpers.html import parse
+from helpers.stores import SITE_CORPUS, make_store
 
 from evals.site import _pages as pages
 from evals.site._build import build

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -18,7 +17,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_site import CHROMIUM, CHROMIUM_ARGS, follow, parse, provenance
+from helpers.browser import chromium
+from helpers.html import follow, parse
+from helpers.stores import provenance
 
 from evals.judge.scoring import Evaluation, score_run
 from evals.model.tokens import TokenCounter
@@ -383,25 +384,16 @@ def test_ranks_past_k_that_the_run_measured_are_listed_as_turns(site: Path, stor
 @pytest.mark.browser
 def test_browser_without_javascript_reaches_the_answer_turn(site: Path, store: Path):
     """With JavaScript off, Chromium follows run page -> miss -> the turn where the answer was, which is shown."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
     run_id = runs(store)["recency"]
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_context(java_script_enabled=False).new_page()
-            page.goto((site / "runs" / f"{run_id}.html").as_uri())
-            page.locator("#misses ~ .table-wrap a").first.click()
-            page.wait_for_url("**/conv*.html#tp-*")
-            section = page.locator("section.point:target")
-            assert section.locator(".badge.miss").first.is_visible()
-            assert section.locator("ol.records li").count() == 2
-            section.locator("ul.evidence a").first.click()
-            page.wait_for_url("**/transcripts/**#t-*")
-            turn = page.locator("li:target")
-            assert turn.is_visible() and any(code in turn.inner_text() for code in CODES)
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_context(java_script_enabled=False).new_page()
+        page.goto((site / "runs" / f"{run_id}.html").as_uri())
+        page.locator("#misses ~ .table-wrap a").first.click()
+        page.wait_for_url("**/conv*.html#tp-*")
+        section = page.locator("section.point:target")
+        assert section.locator(".badge.miss").first.is_visible()
+        assert section.locator("ol.records li").count() == 2
+        section.locator("ul.evidence a").first.click()
+        page.wait_for_url("**/transcripts/**#t-*")
+        turn = page.locator("li:target")
+        assert turn.is_visible() and any(code in turn.inner_text() for code in CODES)

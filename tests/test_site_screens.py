@@ -10,13 +10,10 @@ dates, and JavaScript-only instructions shown without JavaScript.
 
 from __future__ import annotations
 
-import threading
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_site import _QuietHandler, chromium, parse
+from helpers.html import parse
 
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
@@ -43,24 +40,9 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """One headless Debian Chromium for the module (each test opens its own context)."""
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def served(starter: tuple[Path, dict[str, str]]):
-    """The starter site over HTTP on 127.0.0.1; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(starter[0])))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def served(serve, starter: tuple[Path, dict[str, str]]) -> str:
+    """The starter site's base URL over HTTP on 127.0.0.1."""
+    return serve(starter[0])
 
 
 def _open(browser, url: str, shot: Path, javascript: bool = True):

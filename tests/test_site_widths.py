@@ -17,16 +17,13 @@ A full-page screenshot of each page at each width is saved under the test's tmp 
 
 from __future__ import annotations
 
-import threading
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_site import _QuietHandler, chromium
+from helpers.html import parse
+from helpers.stores import provenance
 
 from evals.benchmarks.importers import import_corpus
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
@@ -39,10 +36,6 @@ WIDTHS = (390, 1280)
 BOARDS = ("leaderboard-corpus.html", "leaderboard-locomo.html")  # the two benchmarks' leaderboards
 
 
-def _provenance(commit: str, dirty: bool = False) -> Provenance:
-    return Provenance(commit=commit, dirty=dirty, package_version="0", mneme_version="0", python_version="3")
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """(site, name -> path of one page of each kind, relative to the site)."""
@@ -52,11 +45,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     runs: dict[str, str] = {}
     with Store.open(root / "results.duckdb") as store:
         for strategy in ON_LOCOMO:  # an older commit first, so history and compare have two
-            store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), _provenance("a" * 40))
+            store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("a" * 40))
         for strategy in ON_LOCOMO:
-            runs[f"locomo-{strategy}"] = store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), _provenance("b" * 40, dirty=True))
+            runs[f"locomo-{strategy}"] = store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("b" * 40, dirty=True))
         for strategy in STARTER:
-            runs[strategy] = store.append(evaluate(RunConfig(strategy=strategy, corpus=ROOT / "corpus")), _provenance("c" * 40))
+            runs[strategy] = store.append(evaluate(RunConfig(strategy=strategy, corpus=ROOT / "corpus")), provenance("c" * 40))
     site = root / "site"
     build_site(root / "results.duckdb", site)
     bm25 = runs["locomo-bm25"]
@@ -81,22 +74,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def served(built: tuple[Path, dict[str, str]]):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(built[0])))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def served(serve, built: tuple[Path, dict[str, str]]) -> str:
+    """The built site's base URL over HTTP on 127.0.0.1."""
+    return serve(built[0])
 
 
 def _page(browser, width: int):
@@ -311,7 +291,6 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
 def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):
     """On the LoCoMo board, every cutoff table sets full_history and summary_buffer apart, badged; the cost chart
     draws them as squares labelled "(ceiling)"; full_history's run page and cutoff chart say it is one."""
-    from test_site import parse
 
     site, pages = built
     index = parse(site / "leaderboard-locomo.html")
@@ -336,7 +315,6 @@ def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):
 def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
     """Leaderboard row and chart label, run page, history index and page, compare section: each marks mneme (hash-16);
     bm25 nowhere. The drill-down's page model carries it (RunHeader.caveats) for its header."""
-    from test_site import parse
 
     from evals.site._views import run_header
     from evals.store import Store

@@ -1,7 +1,7 @@
 """Stand-ins for the published files the protocols read, written by the tests: the same shape as
 LongMemEval's, mem0's and LoCoMo's scripts (the same functions, assignments, conditions and format
 calls), our own placeholder prose. Each template starts with a marker, so a test (and
-tests/llm_server.py) can tell which one a request was built from.
+tests/helpers/llm_server.py) can tell which one a request was built from.
 
 ``write_sources(downloads)`` writes them where ``evals fetch`` puts sources and returns the pins
 (their digests computed here), for ``evals.benchmarks.protocols.PINS``.

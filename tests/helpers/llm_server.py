@@ -11,7 +11,7 @@
   Extractor") gets ``{"memory": [{"text": …}]}``: one fact per new message,
   ``"User said: <content>"`` or ``"Assistant said: <content>"``, so the stored
   memories are rewritten turns, not the turns themselves;
-* a protocol judge request built from the stand-in templates of tests/protocol_sources.py (its one
+* a protocol judge request built from the stand-in templates of tests/helpers/protocol_sources.py (its one
   message starts ``[JUDGE-…]`` or ``[MEM0-JUDGE]`` and holds ``Gold: …`` and ``Response: …`` lines)
   is correct iff the gold answer occurs in the response, case-insensitively; a ``[JUDGE-`` one gets
   ``yes``/``no`` as LongMemEval's judge answers, a ``[MEM0-JUDGE]`` one ``{"label": "CORRECT"|"WRONG"}``;
