@@ -24,9 +24,11 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import EVALS  # noqa: E402
+
 STRATEGIES = ("bm25", "recency", "full_history", "summary_buffer", "mneme")
 PAGE_KB, PAGE_ELEMENTS, RUN_MB = 600, 10_000, 10
-EVALS = [sys.executable, "-m", "evals"]
 
 
 class _Elements(HTMLParser):

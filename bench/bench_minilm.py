@@ -43,9 +43,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-DATA_DIR = BENCH_DIR / ".data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, EVALS, REPO_ROOT, load_average, run_child  # noqa: E402
+
 TARGET_S = 240.0
 
 # all-MiniLM-L6-v2: 6 layers, hidden 384, feed-forward 1536.
@@ -63,7 +63,6 @@ def model_flops(tokens: int) -> float:
 def corpus_for(args: argparse.Namespace) -> Path:
     if args.corpus is not None:
         return args.corpus
-    sys.path.insert(0, str(BENCH_DIR))
     from gen_longmemeval import GENERATOR_VERSION, generate
 
     folder = DATA_DIR / f"lme-s-q{args.questions}-s{args.seed}-v{GENERATOR_VERSION}"
@@ -74,9 +73,7 @@ def corpus_for(args: argparse.Namespace) -> Path:
         source = folder / "lme.json"
         started = time.perf_counter()
         generate(source, args.questions, seed=args.seed)
-        subprocess.run(
-            [sys.executable, "-m", "evals", "import-corpus", "longmemeval", str(source), "--out", str(corpus)], cwd=REPO_ROOT, check=True
-        )
+        subprocess.run([*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)], cwd=REPO_ROOT, check=True)
         source.unlink()
         (folder / ".complete").touch()
         print(f"generated and imported {corpus} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -270,14 +267,12 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
 
 
 def run_cli(corpus: Path, store: Path) -> tuple[float, str]:
-    command = [sys.executable, "-m", "evals", "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store), "--force"]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
-    said = re.search(r"cache: (\d+) computed, (\d+) from cache", done.stderr)
-    return wall, f"{said.group(1)} computed, {said.group(2)} from cache" if said else "cache line not found"
+    command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store), "--force"]
+    child = run_child(command)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {child.returncode}:\n{child.stderr[-3000:]}")
+    said = re.search(r"cache: (\d+) computed, (\d+) from cache", child.stderr)
+    return child.wall_s, f"{said.group(1)} computed, {said.group(2)} from cache" if said else "cache line not found"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     from evals.run.executors._play import corpus_texts
 
     corpus = corpus_for(args)
-    load_before = os.getloadavg()
+    load_before = load_average()
     conversations = load_corpus(corpus).conversations
     seen = sum(1 for _ in corpus_texts(conversations))
     distinct = list(dict.fromkeys(corpus_texts(conversations)))
@@ -360,11 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  embedding {cold - warm:.1f} s = {len(distinct) / max(cold - warm, 1e-9):.1f} texts/s; "
             f"cold run {'within' if cold <= TARGET_S else 'OVER'} {TARGET_S:.0f} s"
         )
-    load_after = os.getloadavg()
-    print(
-        f"load average (1/5/15 min) before {' '.join(f'{v:.2f}' for v in load_before)}, "
-        f"after {' '.join(f'{v:.2f}' for v in load_after)}; {os.cpu_count()} cores"
-    )
+    print(f"load average (1/5/15 min) before {load_before}, after {load_average()}; {os.cpu_count()} cores")
     return 0
 
 

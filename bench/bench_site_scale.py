@@ -33,10 +33,12 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import EVALS, load_average, run_child  # noqa: E402
+
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "random_k", "recency", "bm25")
 SITE_MB, FILE_MB, RUN_MB = 300, 25, 25
 BUILD_S, BUILD_MB, INCREMENTAL_S = 90, 1500, 20
-EVALS = [sys.executable, "-m", "evals"]  # the evals command, as `python -m evals` runs it
 
 
 def _children(pid: int) -> list[int]:
@@ -63,22 +65,21 @@ def _rss(pid: int) -> int:
 
 def measured(command: list[str]) -> tuple[float, int, int, str]:
     """Run ``command``; its wall time, the peak of its process tree's summed RSS, the peak single RSS, and its output."""
-    clock = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    peak_sum = peak_one = 0
-    while child.poll() is None:
-        pids, todo = [], [child.pid]
+    peaks = [0, 0]
+
+    def sample(root: int) -> None:
+        pids, todo = [], [root]
         while todo:
             pid = todo.pop()
             pids.append(pid)
             todo += _children(pid)
         sizes = [_rss(pid) for pid in pids]
-        peak_sum, peak_one = max(peak_sum, sum(sizes)), max(peak_one, max(sizes))
-        time.sleep(0.1)
-    output = child.stdout.read() if child.stdout else ""
+        peaks[:] = max(peaks[0], sum(sizes)), max(peaks[1], max(sizes))
+
+    child = run_child(command, merged=True, cwd=None, poll=0.1, watch=sample)
     if child.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({child.returncode}):\n{output}")
-    return time.perf_counter() - clock, peak_sum, peak_one, output
+        raise SystemExit(f"{' '.join(command)} failed ({child.returncode}):\n{child.stdout}")
+    return child.wall_s, peaks[0], peaks[1], child.stdout
 
 
 def site_size(root: Path) -> tuple[int, int, str, int]:
@@ -126,7 +127,7 @@ def main() -> int:
     if not store.exists():
         print(f"making the seven runs in {store}", file=sys.stderr)
         make_store(args.corpus, store)
-    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
+    print(f"load average at the start: {load_average()} (2 cores)")
 
     site = data / "site"
     shutil.rmtree(site, ignore_errors=True)
@@ -160,7 +161,7 @@ def main() -> int:
         same = same_bytes(again, fresh)
         print(f"incremental and full builds give the same bytes: {'yes' if same else 'NO'}")
         ok = ok and same
-    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average at the end: {load_average()}")
     return 0 if ok else 1
 
 
