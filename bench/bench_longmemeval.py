@@ -86,10 +86,14 @@ def texts_seen(corpus: Path) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--file", type=Path, help="a LongMemEval-shaped JSON file (default: generate --questions into bench/.data/)")
+    parser.add_argument(
+        "--file", type=Path, help="a LongMemEval-shaped JSON file (default: generate --questions into bench/.data/)"
+    )
     parser.add_argument("--questions", type=int, default=500, help="questions to generate when no --file (default 500)")
     parser.add_argument("--corpus", type=Path, help="an already imported corpus folder (skips the import)")
-    parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated, or 'none' (default: the seven built-ins)")
+    parser.add_argument(
+        "--strategies", default=",".join(STRATEGIES), help="comma-separated, or 'none' (default: the seven built-ins)"
+    )
     parser.add_argument("--ray", action="store_true", help="also run each with --executor ray (a local instance on this machine)")
     parser.add_argument("--minilm", action="store_true", help="also run mneme --embedder minilm from an empty cache, then again")
     parser.add_argument("--keep", type=Path, help="keep the store (and imported corpus) in this folder")
@@ -114,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
                     generate(source, args.questions)
             corpus = work / "corpus"
             shutil.rmtree(corpus, ignore_errors=True)
-            wall, peak, _ = measure([*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)], timeout=args.timeout)
+            command = [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)]
+            wall, peak, _ = measure(command, timeout=args.timeout)
             steps.append(Step("import-corpus", wall, peak, f"{source.stat().st_size / 1e6:.0f} MB file"))
         strategies = [] if args.strategies == "none" else args.strategies.split(",")
         def base(path: Path) -> list[str]:

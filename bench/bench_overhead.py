@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         f"in CPU time {min(cpus['harness']) / min(cpus['bare']) - 1:+.1%}"
     )
     if "before" in best:
-        print(f"before / harness = {best['before']:.2f} / {best['harness']:.2f} = {best['before'] / best['harness']:.3f}x ({args.before})")
+        speed = best["before"] / best["harness"]
+        print(f"before / harness = {best['before']:.2f} / {best['harness']:.2f} = {speed:.3f}x ({args.before})")
     met_original = True
     if "original" in best:
         speed = best["original"] / best["harness"]

@@ -95,7 +95,9 @@ def measure(server: LLMServer, corpus: Path, store: Path, protocol: str, runner:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--protocol", action="append", default=None, help="a protocol of evals run (repeatable; default: harness)")
+    parser.add_argument(
+        "--protocol", action="append", default=None, help="a protocol of evals run (repeatable; default: harness)"
+    )
     parser.add_argument("--locomo", type=Path, default=LOCOMO_FIXTURE, help="a LoCoMo-format file (locomo10.json)")
     parser.add_argument("--longmemeval", type=Path, default=None, help="a LongMemEval-format file (default: generated)")
     parser.add_argument("--questions", type=int, default=20, help="questions of the generated LongMemEval-format file")
@@ -132,7 +134,10 @@ def main() -> None:
             requests = " / ".join(str(f["requests"][k]) for k in KINDS)
             usd = "—" if f["usd"] is None else f"${f['usd']:.4f}"
             models = ", ".join(f["models"].get(k, "—") for k in ("answer", "judge"))
-            print(f"| {name} ({file}) | {protocol} | {f['points']:,} | {requests} | {f['prompt_cl100k']:,} | {f['completion']:,} | {usd} | {models} | {f['seconds']:.1f} |")
+            print(
+                f"| {name} ({file}) | {protocol} | {f['points']:,} | {requests} | {f['prompt_cl100k']:,} "
+                f"| {f['completion']:,} | {usd} | {models} | {f['seconds']:.1f} |"
+            )
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -106,7 +106,8 @@ def same_bytes(a: Path, b: Path) -> bool:
 def make_store(corpus: Path, store: Path) -> None:
     for strategy in STRATEGIES:
         clock = time.perf_counter()
-        subprocess.run([*EVALS, "run", "--runner", strategy, "--corpus", str(corpus), "--store", str(store)], check=True, stdout=subprocess.DEVNULL)
+        command = [*EVALS, "run", "--runner", strategy, "--corpus", str(corpus), "--store", str(store)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         print(f"  made the {strategy} run in {time.perf_counter() - clock:.0f} s", file=sys.stderr)
 
 
@@ -116,7 +117,9 @@ def verdict(ok: bool) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, required=True, help="the corpus the runs are over (evals import-corpus longmemeval ...)")
+    parser.add_argument(
+        "--corpus", type=Path, required=True, help="the corpus the runs are over (evals import-corpus longmemeval ...)"
+    )
     parser.add_argument("--data-dir", type=Path, required=True, help="where the store, its copy and the sites go")
     parser.add_argument("--extra", default="recency --k 10", help="the further run's options (default: %(default)s)")
     parser.add_argument("--verify", action="store_true", help="also build the bigger store afresh and compare bytes")
@@ -135,12 +138,14 @@ def main() -> int:
     total, largest, largest_path, store_copy = site_size(site)
     print(output.strip())
     print(f"build-site: {seconds:.1f} s (target <= {BUILD_S} s: {verdict(seconds <= BUILD_S)}); peak memory {peak / 1e6:.0f} MB "
-          f"summed over its processes (target <= {BUILD_MB} MB: {verdict(peak / 1e6 <= BUILD_MB)}), biggest process {single / 1e6:.0f} MB")  # fmt: skip
+          f"summed over its processes (target <= {BUILD_MB} MB: {verdict(peak / 1e6 <= BUILD_MB)}), "
+          f"biggest process {single / 1e6:.0f} MB")  # fmt: skip
     print(f"site: {total / 1e6:.1f} MB (target <= {SITE_MB} MB: {verdict(total / 1e6 <= SITE_MB)}); largest file {largest_path} "
           f"{largest / 1e6:.1f} MB (target <= {FILE_MB} MB: {verdict(largest / 1e6 <= FILE_MB)})")  # fmt: skip
 
     shutil.copyfile(store, bigger)
-    subprocess.run([*EVALS, "run", "--corpus", str(args.corpus), "--store", str(bigger), "--runner", *args.extra.split()], check=True, stdout=subprocess.DEVNULL)
+    command = [*EVALS, "run", "--corpus", str(args.corpus), "--store", str(bigger), "--runner", *args.extra.split()]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     again = data / "site-plus-one"
     shutil.rmtree(again, ignore_errors=True)
     subprocess.run(["cp", "-al", str(site), str(again)], check=True)  # the first site, as the next build finds it
@@ -148,16 +153,19 @@ def main() -> int:
     total2, largest2, largest_path2, store_copy2 = site_size(again)
     added = (total2 - store_copy2) - (total - store_copy)  # the store copy comes and goes with the store's size
     print(output2.strip())
-    print(f"rebuild after one more run ({args.extra}): {seconds2:.1f} s (target <= {INCREMENTAL_S} s: {verdict(seconds2 <= INCREMENTAL_S)}); "
+    print(f"rebuild after one more run ({args.extra}): {seconds2:.1f} s "
+          f"(target <= {INCREMENTAL_S} s: {verdict(seconds2 <= INCREMENTAL_S)}); "
           f"peak memory {peak2 / 1e6:.0f} MB summed, biggest process {single2 / 1e6:.0f} MB")  # fmt: skip
-    print(f"the run added {added / 1e6:.1f} MB (target <= {RUN_MB} MB: {verdict(added / 1e6 <= RUN_MB)}); site now {total2 / 1e6:.1f} MB, "
+    print(f"the run added {added / 1e6:.1f} MB (target <= {RUN_MB} MB: {verdict(added / 1e6 <= RUN_MB)}); "
+          f"site now {total2 / 1e6:.1f} MB, "
           f"largest file {largest_path2} {largest2 / 1e6:.1f} MB")  # fmt: skip
     ok = seconds <= BUILD_S and peak / 1e6 <= BUILD_MB and total / 1e6 <= SITE_MB and largest / 1e6 <= FILE_MB
     ok = ok and seconds2 <= INCREMENTAL_S and added / 1e6 <= RUN_MB and largest2 / 1e6 <= FILE_MB
     if args.verify:
         fresh = data / "site-fresh"
         shutil.rmtree(fresh, ignore_errors=True)
-        subprocess.run([*EVALS, "build-site", "--store", str(bigger), "--out", str(fresh), "--full"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = [*EVALS, "build-site", "--store", str(bigger), "--out", str(fresh), "--full"]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         same = same_bytes(again, fresh)
         print(f"incremental and full builds give the same bytes: {'yes' if same else 'NO'}")
         ok = ok and same
