@@ -7,6 +7,7 @@ tests that import ``gen_longmemeval``); nothing here prints a figure of its own.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -139,3 +140,20 @@ def longmemeval_file(questions: int, data: Path, shape: str) -> Path:
         generate(partial, questions, shape=shape, seed=0)
         partial.rename(path)
     return path
+
+
+def add_corpus_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that size the generated corpus (bench/gen_corpus.py), for every script that times it."""
+    parser.add_argument("--conversations", type=int, default=200, help="corpus size (default 200)")
+    parser.add_argument("--turns", type=int, default=500, help="turns per conversation (default 500)")
+    parser.add_argument("--test-points", type=int, default=5, help="test points per conversation (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+
+
+def import_and_runs(source: Path, corpus: Path, store: Path, strategies: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(step, command): ``evals import-corpus longmemeval`` of ``source``, then one uncached run of each strategy."""
+    steps = [("import", [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)])]
+    return steps + [
+        (f"run {s}", [*EVALS, "run", "--runner", s, "--corpus", str(corpus), "--store", str(store), "--no-cache"])
+        for s in strategies
+    ]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import BENCH_DIR, DATA_DIR, EVALS, load_average, original_command, print_table, run_child  # noqa: E402
+from _common import BENCH_DIR, DATA_DIR, EVALS, add_corpus_flags, load_average, original_command, print_table, run_child  # noqa: E402
 from gen_corpus import GENERATOR_VERSION, generate  # noqa: E402
 
 ORIGINAL_S = 5.0  # the original harness, per strategy, 200 × 500 corpus, these machines
@@ -277,10 +277,7 @@ def report(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=int, default=200, help="corpus size (default 200)")
-    parser.add_argument("--turns", type=int, default=500, help="turns per conversation (default 500)")
-    parser.add_argument("--test-points", type=int, default=5, help="test points per conversation (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    add_corpus_flags(parser)
     parser.add_argument("--repeat", type=int, default=1, help="runs per strategy; the best wall time counts (default 1)")
     parser.add_argument(
         "--strategies",

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, load_average, longmemeval_file, run_child, shown  # noqa: E402
+from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_child, shown  # noqa: E402
 
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
 PEAK_MIB = 1500 * 1000**2 / 1024**2  # 1.5 GB
@@ -66,11 +66,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         corpus, store, site = work / "corpus", work / "results.duckdb", work / "site"
-        steps = [("import", [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)])]
-        steps += [
-            (f"run {s}", [*EVALS, "run", "--runner", s, "--corpus", str(corpus), "--store", str(store), "--no-cache"])
-            for s in strategies
-        ]
+        steps = import_and_runs(source, corpus, store, strategies)
         if not args.no_site:
             steps.append(("build-site", [*EVALS, "build-site", "--store", str(store), "--out", str(site)]))
         print(f"\n{count} questions: {source.name} ({source.stat().st_size / 1e6:,.1f} MB)", flush=True)

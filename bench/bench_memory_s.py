@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, load_average, longmemeval_file, run_child, shown  # noqa: E402
+from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_child, shown  # noqa: E402
 
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
 TARGET_MIB = 1200 * 1000**2 / 1024**2  # 1.2 GB
@@ -68,11 +68,7 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     corpus, store, site = work / "corpus", work / "results.duckdb", work / "site"
-    steps = [("import", [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)])]
-    steps += [
-        (f"run {s}", [*EVALS, "run", "--runner", s, "--corpus", str(corpus), "--store", str(store), "--no-cache"])
-        for s in strategies
-    ]
+    steps = import_and_runs(source, corpus, store, strategies)
     if minilm:  # the cache beside the store is new: every vector is computed
         command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store)]
         steps.append(("run mneme --embedder minilm (cold)", command))

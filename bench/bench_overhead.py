@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, REPO_ROOT, original_command, run_child  # noqa: E402
+from _common import DATA_DIR, EVALS, REPO_ROOT, add_corpus_flags, original_command, run_child  # noqa: E402
 
 OVERHEAD_TARGET = 0.10  # the harness may take at most 10% longer than the bare loop
 K = 5
@@ -143,10 +143,7 @@ def phases(corpus: Path) -> list[tuple[str, float, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=int, default=200, help="corpus size (default 200)")
-    parser.add_argument("--turns", type=int, default=500, help="turns per conversation (default 500)")
-    parser.add_argument("--test-points", type=int, default=5, help="test points per conversation (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    add_corpus_flags(parser)
     parser.add_argument("--corpus", type=Path, help="a corpus folder to use instead of the generated one")
     parser.add_argument("--repeat", type=int, default=5, help="rounds of the three runs; the best counts (default 5)")
     parser.add_argument("--no-original", action="store_true", help="skip the original-harness stand-in")
