@@ -43,7 +43,9 @@ def answer(verdict: str | None = None, *, score: float | None = None, text: str 
                        category=category, counted=counted, verdict=verdict, score=score)  # fmt: skip
 
 
-def scored(points: list[tuple[str | None, PointAnswer, bool | None]], protocol: str = "longmemeval", benchmark: str | None = None) -> ScoredRun:
+def scored(
+    points: list[tuple[str | None, PointAnswer, bool | None]], protocol: str = "longmemeval", benchmark: str | None = None
+) -> ScoredRun:
     """A one-conversation run: per test point its category, its answer and whether its evidence was retrieved
     (None: the point lists no evidence)."""
     tests = []
@@ -170,7 +172,9 @@ def test_abstention_figures():
 
 def test_a_run_before_protocols_counts_answerable_judged_points():
     """Without the protocol fields: answerable points with a verdict, valued by `correct` (the old accuracy)."""
-    legacy = [PointAnswer("a", 1, 1, 0.1, True, c, "r", 1, 1, a) for c, a in ((True, True), (False, True), (None, True), (True, False))]
+    legacy = [
+        PointAnswer("a", 1, 1, 0.1, True, c, "r", 1, 1, a) for c, a in ((True, True), (False, True), (None, True), (True, False))
+    ]
     run = scored([(None, p, None) for p in legacy], protocol="harness")
     accuracy = compute_metrics(run)["answer_accuracy"]
     assert (accuracy.value, accuracy.n) == (0.5, 2)
@@ -204,7 +208,9 @@ def test_answer_f1_is_the_protocols_own():
     points = [(None, answer("correct", text="Paris paris PARIS"), None)]
     assert compute_metrics(scored(points, protocol="mem0"))["answer_f1"].value == mem0_f1("Paris paris PARIS", "the fact") == 0.0
     points = [(None, answer("correct", text="paris fact fact"), None)]
-    assert compute_metrics(scored(points, protocol="mem0"))["answer_f1"].value == pytest.approx(mem0_f1("paris fact fact", "the fact"))
+    assert compute_metrics(scored(points, protocol="mem0"))["answer_f1"].value == pytest.approx(
+        mem0_f1("paris fact fact", "the fact")
+    )
     assert compute_metrics(scored(points, protocol="harness"))["answer_f1"].value == pytest.approx(0.5)
 
 
@@ -240,7 +246,10 @@ def _corpus(folder: Path) -> Path:
         category = "alpha" if i < 4 else "beta"
         code = f"{category[:2]}{i:02d}qx"
         turns = [{"role": "user", "content": f"Member {i} has locker code {code}."}]
-        turns += [{"role": "assistant" if j % 2 else "user", "content": f"Small talk number {j} about the weather."} for j in range(1, 6)]
+        turns += [
+            {"role": "assistant" if j % 2 else "user", "content": f"Small talk number {j} about the weather."}
+            for j in range(1, 6)
+        ]
         question = f"what is the locker code of member {i}?"
         test_at = {"question": question, "expected_fact": f"member {i} has locker code {code}", "expected_keywords": [code],
                    "evidence_turns": [0], "category": category}  # fmt: skip
@@ -266,7 +275,9 @@ def _wrong_for(codes: set[str]):
 def _run(server: LLMServer, corpus: Path, store: Path) -> str:
     args = ["run", "--runner", "full_history", "--corpus", str(corpus), "--store", str(store), "--repo", str(store.parent),
             "--base-url", server.base_url, "--with-answers", "--judge", "--no-cache"]  # fmt: skip
-    result = CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None})
+    result = CliRunner().invoke(
+        cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None}
+    )
     assert result.exit_code == 0, result.output
     with Store.open(store, read_only=True) as opened:
         return opened.runs()[0].run_id
@@ -396,6 +407,8 @@ def test_locomo_protocol_figures_from_the_stored_run(protocol_server, sources, l
     figures = _figures(stored)
     assert figures["overall"]["interval"] == "bootstrap" and figures["lexical"]["f1"] == "locomo"
     assert all(re.fullmatch(r"\d \([a-z-]+\)", r["label"]) for r in figures["by_category"])
-    records = json.loads(CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--by-category", "--format", "json"]).output)
+    records = json.loads(
+        CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--by-category", "--format", "json"]).output
+    )
     assert {r["label"] for r in records} == {r["label"] for r in figures["by_category"]}
     assert all(r["answer_interval"] == "bootstrap" for r in records if r["answer_n"])

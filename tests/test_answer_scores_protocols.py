@@ -67,7 +67,18 @@ def test_abbreviations_are_where_the_untrained_sentence_splitter_differs():
     assert mem0_bleu1(answer, gold) == pytest.approx(3 / 14)
     assert mem0_bleu1(answer, gold) != pytest.approx(0.18181818181818182)
     assert word_tokens("mr. smith went") == ["mr", ".", "smith", "went"]
-    assert word_tokens("she went to paris. then she came home.") == ["she", "went", "to", "paris", ".", "then", "she", "came", "home", "."]
+    assert word_tokens("she went to paris. then she came home.") == [
+        "she",
+        "went",
+        "to",
+        "paris",
+        ".",
+        "then",
+        "she",
+        "came",
+        "home",
+        ".",
+    ]
 
 
 def test_stemming_is_what_separates_locomo_from_the_harness_f1():

@@ -291,11 +291,25 @@ def test_answers_config_differs_from_retrieval_only(server, store_path, tmp_path
 def test_unanswerable_points_are_answered_but_not_judged_or_counted(server, store_path):
     """A test point marked unanswerable gets an answer but no verdict, and stays out of both accuracies."""
     corpus = Path(__file__).parent / "fixtures" / "evidence_corpus"
-    args = ["run", "--runner", "full_history", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(store_path.parent)]
+    args = [
+        "run",
+        "--runner",
+        "full_history",
+        "--corpus",
+        str(corpus),
+        "--store",
+        str(store_path),
+        "--repo",
+        str(store_path.parent),
+    ]
     result = CliRunner().invoke(cli, [*args, "--base-url", server.base_url, "--judge"], env={"OPENAI_API_KEY": "x"})
     assert result.exit_code == 0, result.output
     (stored,) = stored_runs(store_path)
-    points = [(p, a) for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True) for p, a in zip(c.test_points, answers, strict=True)]
+    points = [
+        (p, a)
+        for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
+        for p, a in zip(c.test_points, answers, strict=True)
+    ]
     unanswerable = [a for p, a in points if not p.answerable]
     assert unanswerable and all(a.answer and a.correct is None and not a.answerable for a in unanswerable)
     assert server.requests["answer"] == len(points) and server.requests["judge"] == len(points) - len(unanswerable)
@@ -369,7 +383,10 @@ def test_repeated_request_is_sent_once_and_counts_as_cached(server):
     again.complete_many([body, body], ["a", "b"])
     assert server.requests["answer"] == 1
     assert (first.usage.requests_made, first.usage.requests_cached, again.usage.requests_cached) == (1, 1, 2)
-    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (again.usage.prompt_tokens, again.usage.completion_tokens)
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (
+        again.usage.prompt_tokens,
+        again.usage.completion_tokens,
+    )
 
 
 # -- robustness ----------------------------------------------------------------------------------------
@@ -454,7 +471,10 @@ def test_bad_backoff_setting_is_a_clear_error(server, store_path):
     """$EVALS_LLM_BACKOFF that is not a number is a one-line error."""
     args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
     result = CliRunner().invoke(cli, [*args, "--with-answers", "--base-url", server.base_url], env={"EVALS_LLM_BACKOFF": "soon"})
-    assert result.exit_code == 1 and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not 'soon'\n"
+    assert (
+        result.exit_code == 1
+        and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not 'soon'\n"
+    )
 
 
 def test_openai_without_a_key_fails_before_any_work(store_path, tmp_path):
@@ -555,7 +575,12 @@ def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
     from evals.cli import legacy_cli
 
     store = tmp_path / "results.duckdb"
-    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": server.base_url, "EVALS_STORE": str(store)}
+    env = {
+        "EVALS_LLM_BACKOFF": "0.01",
+        "OPENAI_API_KEY": "sk-unused",
+        "OPENAI_BASE_URL": server.base_url,
+        "EVALS_STORE": str(store),
+    }
     corpus = str(Path(__file__).parent / "fixtures" / "corpus_small")
     outputs = [tmp_path / "first.json", tmp_path / "second.json"]
     for output in outputs:

@@ -83,13 +83,17 @@ def problems_for(tmp_path: Path, mutate) -> list[str]:
 def test_evidence_turn_at_or_after_the_test_point_is_refused(tmp_path):
     """An evidence turn must come before its test point; the error names file and JSON path."""
     got = problems_for(tmp_path, lambda d: d["turns"][6]["test_at"].update(evidence_turns=[0, 6]))
-    assert got == [f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: turn 6 is not an earlier turn; evidence must be one of turns 0..5"]
+    assert got == [
+        f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: turn 6 is not an earlier turn; evidence must be one of turns 0..5"
+    ]
 
 
 def test_negative_evidence_turn_is_refused(tmp_path):
     """A negative index is not a turn."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[-1]))
-    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn -1 is not an earlier turn; evidence must be one of turns 0..6"]
+    assert got == [
+        f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn -1 is not an earlier turn; evidence must be one of turns 0..6"
+    ]
 
 
 def test_repeated_evidence_turn_is_refused(tmp_path):
@@ -101,7 +105,9 @@ def test_repeated_evidence_turn_is_refused(tmp_path):
 def test_unrecorded_evidence_turn_is_refused(tmp_path):
     """A turn never added to memory cannot be evidence."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[6]))
-    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn 6 has record: false, so memory never holds it"]
+    assert got == [
+        f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn 6 has record: false, so memory never holds it"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -298,7 +304,12 @@ def test_leaderboard_by_category(store_path, tmp_path):
     result = CliRunner().invoke(cli, ["leaderboard", "--by-category", "--store", str(store_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     rows = [(r["category"], r["hits"], r["total"], r["evidence_any"], r["unanswerable"]) for r in json.loads(result.output)]
-    assert rows == [("adversarial", 0, 0, None, 1), ("multi-hop", 1, 1, 1.0, 0), ("single-hop", 0, 1, 0.0, 0), (None, 1, 1, 0.0, 0)]
+    assert rows == [
+        ("adversarial", 0, 0, None, 1),
+        ("multi-hop", 1, 1, 1.0, 0),
+        ("single-hop", 0, 1, 0.0, 0),
+        (None, 1, 1, 0.0, 0),
+    ]
 
 
 def test_corpus_without_categories_has_no_category_rows(store_path, corpus_small):

@@ -108,7 +108,9 @@ def test_the_run_block_carries_sessions_dates_and_listed_evidence(tmp_path):
     evals("export", run_id, "--store", store, "--output", exported)
     block = json.loads(exported.read_text(encoding="utf-8"))["run"]["conversations"][0]
     source = json.loads((FIXTURES / "sessions_corpus" / "sessions.json").read_text(encoding="utf-8"))
-    assert [(t.get("session"), t.get("date")) for t in block["turns"]] == [(t.get("session"), t.get("date")) for t in source["turns"]]
+    assert [(t.get("session"), t.get("date")) for t in block["turns"]] == [
+        (t.get("session"), t.get("date")) for t in source["turns"]
+    ]
     listed = [t["test_at"].get("evidence_sessions", []) for t in source["turns"] if t.get("test_at")]
     assert [p.get("evidence_sessions", []) for p in block["test_points"]] == listed
 
@@ -146,7 +148,9 @@ def exported_without_lme(tmp_path: Path) -> tuple[str, Path]:
         con.execute("DELETE FROM run_metrics WHERE metric LIKE '%ndcg_any_lme%'")
     evals("export", run_id, "--store", store, "--output", exported)
     document = json.loads(exported.read_text(encoding="utf-8"))
-    assert document["metrics"]["retrieval"] and not any(row["metric"] == "ndcg_any_lme" for row in document["metrics"]["retrieval"])
+    assert document["metrics"]["retrieval"] and not any(
+        row["metric"] == "ndcg_any_lme" for row in document["metrics"]["retrieval"]
+    )
     return run_id, exported
 
 
@@ -156,7 +160,12 @@ def test_a_run_stored_before_a_metric_existed_imports_and_gains_it(tmp_path):
     run_id, exported = exported_without_lme(tmp_path)
     evals("import", exported, "--store", tmp_path / "new.duckdb")
     with duckdb.connect(str(tmp_path / "new.duckdb"), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM run_metrics WHERE run_id = ? AND metric LIKE '%ndcg_any_lme%'", [run_id]).fetchone()[0] > 0
+        assert (
+            con.execute(
+                "SELECT count(*) FROM run_metrics WHERE run_id = ? AND metric LIKE '%ndcg_any_lme%'", [run_id]
+            ).fetchone()[0]
+            > 0
+        )
 
 
 def test_an_altered_retrieval_row_is_still_refused(tmp_path):

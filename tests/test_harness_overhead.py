@@ -148,7 +148,9 @@ def test_nothing_is_counted_ahead_that_the_run_will_not_ask_for(monkeypatch, cor
     evaluate(config)  # the footprint's tokens: every turn it may hold
     turns = {t.content for c in load_corpus(corpus_small).conversations for t in c.turns if t.record}
     assert started == [len(turns)]
-    evaluate(RunConfig(strategy="full_history", corpus=corpus_small, cutoffs=()), held_tokens=False)  # its whole memory, every time
+    evaluate(
+        RunConfig(strategy="full_history", corpus=corpus_small, cutoffs=()), held_tokens=False
+    )  # its whole memory, every time
     assert len(started) == 2
 
 
@@ -207,6 +209,8 @@ def test_the_original_cli_loads_only_its_own_command(corpus_small, tmp_path):
 
 
 def test_a_subcommand_still_reaches_the_whole_cli(corpus_small):
-    done = subprocess.run([sys.executable, "-m", "evals", "validate", str(corpus_small)], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "evals", "validate", str(corpus_small)], capture_output=True, text=True, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
 

@@ -117,7 +117,11 @@ def test_id_must_be_the_file_name(tmp_path):
 @pytest.mark.parametrize(
     "edit, where, suggestion",
     [
-        (lambda d: d["turns"][1]["test_at"].update(expected_keyword=["vim"]), "turns[1].test_at.expected_keyword", "expected_keywords"),
+        (
+            lambda d: d["turns"][1]["test_at"].update(expected_keyword=["vim"]),
+            "turns[1].test_at.expected_keyword",
+            "expected_keywords",
+        ),
         (lambda d: d["turns"][1]["test_at"].update(answerabel=False), "turns[1].test_at.answerabel", "answerable"),
         (lambda d: d.update(schema_versoin="1"), "schema_versoin", "schema_version"),
         (lambda d: d["turns"][0].update(recrod=False), "turns[0].recrod", "record"),
@@ -319,7 +323,9 @@ def test_references_file_that_is_not_a_regular_file(tmp_path, make):
 def test_run_refuses_a_corpus_with_bad_references(tmp_path):
     """`evals run` refuses a corpus whose references.json is invalid, naming the file and field, and writes no store."""
     corpus = corpus_of(tmp_path / "c", conversation())
-    (corpus / "references.json").write_text(json.dumps([{"label": "x", "citation": "y", "metric": "recall", "level": "turn", "k": 5, "value": 0.5}]))
+    (corpus / "references.json").write_text(
+        json.dumps([{"label": "x", "citation": "y", "metric": "recall", "level": "turn", "k": 5, "value": 0.5}])
+    )
     store = tmp_path / "s.duckdb"
     line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
     assert line.startswith(f"Error: invalid corpus: {corpus / 'references.json'}: [0].metric: expected 'recall_any'"), line
@@ -431,18 +437,27 @@ def test_corpus_stored_under_the_digest_must_be_identical(tmp_path):
 @pytest.mark.parametrize(
     "edit, expected",
     [
-        (lambda d: d["run"].update(timestamp="9999-12-31T00:00:00+00:00"), "run.timestamp: 9999-12-31T00:00:00+00:00 is in the future"),
+        (
+            lambda d: d["run"].update(timestamp="9999-12-31T00:00:00+00:00"),
+            "run.timestamp: 9999-12-31T00:00:00+00:00 is in the future",
+        ),
         (lambda d: d.update(k=-5), "k: must be at least 1, got -5"),
         (lambda d: d.update(k=2**31), "k: must be at most 2147483647, got 2147483648"),
         (lambda d: d.update(seed=2**63), "seed: must be at most 9223372036854775807, got 9223372036854775808"),
         (lambda d: d["run"].update(duration_s=-1.0), "run.duration_s: must be at least 0, got -1.0"),
-        (lambda d: d["run"].update(corpus_digest="zz"), "run.corpus_digest: expected a sha256 (64 lower-case hex digits), got 'zz'"),
+        (
+            lambda d: d["run"].update(corpus_digest="zz"),
+            "run.corpus_digest: expected a sha256 (64 lower-case hex digits), got 'zz'",
+        ),
         (lambda d: d["run"].update(run_id="../../x"), "run.run_id: expected a run id (12 lower-case hex digits), got '../../x'"),
         (
             lambda d: d["run"].update(commit="<script>alert(1)</script>"),
             "run.commit: expected a git commit (40 or 64 lower-case hex digits) or 'no-git', got '<script>alert(1)</script>'",
         ),
-        (lambda d: d["run"]["conversations"][0]["test_points"][0].update(record_tokens=[-3]), "run.conversations[0].test_points[0].record_tokens[0]: must be at least 0, got -3"),
+        (
+            lambda d: d["run"]["conversations"][0]["test_points"][0].update(record_tokens=[-3]),
+            "run.conversations[0].test_points[0].record_tokens[0]: must be at least 0, got -3",
+        ),
         (lambda d: d["run"].update(cache_hits=-1), "run.cache_hits: must be at least 0, got -1"),
     ],
 )
@@ -480,7 +495,9 @@ def test_answers_are_range_checked(tmp_path):
         for point in conv["test_points"]:
             point["answer"] = {"answer": "a", "prompt_tokens": -1, "completion_tokens": 0, "latency_s": 0.1, "keyword_hit": False}
     path = write_json(tmp_path / "import.json", document)
-    with pytest.raises(StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"):
+    with pytest.raises(
+        StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"
+    ):
         read_export(path)
 
 
@@ -743,7 +760,15 @@ def huge_site(tmp_path):
         turns += [
             {"role": "user", "content": f"filler {i}"},
             {"role": "assistant", "content": f"ok {i}"},
-            {"role": "user", "content": f"question {i}", "test_at": {"question": "Which bucket for deploys?", "expected_fact": "larkspur-prod-7", "expected_keywords": ["larkspur-prod-7"]}},
+            {
+                "role": "user",
+                "content": f"question {i}",
+                "test_at": {
+                    "question": "Which bucket for deploys?",
+                    "expected_fact": "larkspur-prod-7",
+                    "expected_keywords": ["larkspur-prod-7"],
+                },
+            },
         ]
     corpus = corpus_of(tmp_path / "huge", {"schema_version": "1", "id": "huge", "description": "one huge turn", "turns": turns})
     store = tmp_path / "results.duckdb"
@@ -890,7 +915,12 @@ def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
             assert KEY not in result.output
     run_id = evals("runs", "--format", "json", "--store", store).output
     for summary in json.loads(run_id):
-        assert evals("export", summary["run_id"], "--store", store, "--output", tmp_path / f"export-{summary['run_id']}.json").exit_code == 0
+        assert (
+            evals(
+                "export", summary["run_id"], "--store", store, "--output", tmp_path / f"export-{summary['run_id']}.json"
+            ).exit_code
+            == 0
+        )
     assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any("sent with key ***" in p.read_text(encoding="utf-8", errors="replace") for p in written if p.suffix == ".html")
@@ -1104,7 +1134,9 @@ def stored_points(store: Path, run_id: str) -> list:
 def test_huge_built_in_option_is_refused_and_the_store_stays_readable(tmp_path, store, runner, option):
     """A 30-digit built-in option is refused in one line; the store is unchanged and export and build-site still work."""
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"{option}={'1' * 30}"))
+        line = one_line_error(
+            evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"{option}={'1' * 30}")
+        )
     assert line.startswith(f"Error: --option {option}=") and "less than or equal to" in line
     assert evals("export", run_ids(store)[0], "--store", store, "--output", tmp_path / "e.json").exit_code == 0
     assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
@@ -1235,13 +1267,19 @@ def test_plugin_exiting_on_import_is_one_line(store, plugin):
 
 @pytest.mark.parametrize(
     ("body", "says"),
-    [("raise KeyError('ctx')", "context_for() raised KeyError: 'ctx'"), ("return 'one string'", "context_for() must return a list")],
+    [
+        ("raise KeyError('ctx')", "context_for() raised KeyError: 'ctx'"),
+        ("return 'one string'", "context_for() must return a list"),
+    ],
 )
 def test_plugin_context_for_fault_with_answers_is_one_line(store, plugin, body, says):
     """With answers on, a context_for() that raises or gives no messages fails in one line; nothing is stored."""
     from helpers.llm_server import LLMServer
 
-    ref = plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n") + ":make"
+    ref = (
+        plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n")
+        + ":make"
+    )
     with LLMServer() as server, unchanged(store):
         line = one_line_error(answers_run(server, store, runner=ref))
     assert f"strategy {ref}: " in line and says in line, line
@@ -1254,8 +1292,13 @@ def test_an_option_called_name_cannot_rename_a_strategy(store, plugin):
     """A factory option named `name` is refused: it would put the run on the leaderboard as another strategy."""
     ref = plugin("def make(name: str = 'full_history'):\n    return Recency()\n") + ":make"
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", "name=full_history"))
-    assert line == f"Error: strategy {ref}: an option may not be called 'name': a run is named by the registry (rename the factory's parameter)"
+        line = one_line_error(
+            evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", "name=full_history")
+        )
+    assert (
+        line
+        == f"Error: strategy {ref}: an option may not be called 'name': a run is named by the registry (rename the factory's parameter)"
+    )
 
 
 def test_describe_cannot_rename_a_strategy(tmp_path, plugin):
@@ -1282,7 +1325,9 @@ def test_a_newline_in_an_option_value_cannot_forge_lines(tmp_path, plugin):
     ref = plugin("def make(note: str = ''):\n    return Recency()\n") + ":make"
     store = tmp_path / "s.duckdb"
     for note in ("a\n| forged | row |", "b"):
-        assert evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"note={note}").exit_code == 0
+        assert (
+            evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"note={note}").exit_code == 0
+        )
     output = evals("leaderboard", "--store", store, "--format", "markdown").output
     assert not any(line.startswith("| forged") for line in output.splitlines())
     assert "(note=a\\x0a" in output
@@ -1370,7 +1415,12 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
 def test_full_history_is_kept_whole(tmp_path):
     """full_history, which ignores k by design, still keeps every earlier turn (the oracle is not cut)."""
     store = tmp_path / "s.duckdb"
-    assert evals("run", "--runner", "full_history", "--corpus", CORPUS_SMALL, "--store", store, "--k", "1", "--cutoffs", "1").exit_code == 0
+    assert (
+        evals(
+            "run", "--runner", "full_history", "--corpus", CORPUS_SMALL, "--store", store, "--k", "1", "--cutoffs", "1"
+        ).exit_code
+        == 0
+    )
     assert max(len(p.retrieved_records) for p in stored_points(store, run_ids(store)[0])) > 1
 
 
@@ -1397,7 +1447,9 @@ def test_docs_say_how_a_plugin_module_is_found():
 
 def site_files(root: Path) -> dict[str, bytes]:
     """Every file of a built site (the store copy aside), by site-relative path."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.parent.name != "data"}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.parent.name != "data"
+    }
 
 
 def run_unit(site: Path) -> tuple[str, dict]:
@@ -1531,8 +1583,14 @@ def test_path_out_of_the_site_in_the_manifest_means_a_full_build(built, tmp_path
         ('{"version": 99, "units": {}}', "version: 99 is not a manifest version this build knows (2)"),
         ('{"version": 2, "units": []}', "units: not a JSON object"),
         ('{"version": 2, "units": {"run:x": {"fingerprint": NaN, "files": {}}}}', "NaN is not a number JSON allows"),
-        ('{"version": 2, "units": {"run:x": {"fingerprint": "x", "files": {}}}}', 'units["run:x"].fingerprint: not a SHA-256 in hex'),
-        ('{"version": 2, "units": {"run:x": {"fingerprint": "' + "a" * 64 + '", "files": {"a.html": 7}}}}', 'units["run:x"].files["a.html"]: not a SHA-256 in hex'),
+        (
+            '{"version": 2, "units": {"run:x": {"fingerprint": "x", "files": {}}}}',
+            'units["run:x"].fingerprint: not a SHA-256 in hex',
+        ),
+        (
+            '{"version": 2, "units": {"run:x": {"fingerprint": "' + "a" * 64 + '", "files": {"a.html": 7}}}}',
+            'units["run:x"].files["a.html"]: not a SHA-256 in hex',
+        ),
         ('{"version": 2, "version": 2, "units": {}}', "key 'version' appears twice"),
     ],
 )
@@ -1542,7 +1600,9 @@ def test_malformed_manifest_means_a_full_build_with_one_warning(built, content, 
     (site / ".evals-manifest.json").write_text(content, encoding="utf-8")
     lines = rebuild(store, site)
     assert "(2 runs and corpora rendered, 0 reused)" in lines[0]
-    assert lines[1:] == [f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"]
+    assert lines[1:] == [
+        f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"
+    ]
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo"])
@@ -1560,7 +1620,9 @@ def test_manifest_that_is_not_a_regular_file_is_not_read(built, tmp_path, kind):
         os.mkfifo(manifest)
     lines = rebuild(store, site)
     reason = "it is a symbolic link" if kind == "symlink" else "it is not a regular file"
-    assert lines[1:] == [f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"]
+    assert lines[1:] == [
+        f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"
+    ]
 
 
 def test_manifest_claiming_a_page_the_build_writes_means_a_full_build(built, tmp_path):
@@ -1571,7 +1633,9 @@ def test_manifest_claiming_a_page_the_build_writes_means_a_full_build(built, tmp
     store, site = built
     key, _ = run_unit(site)
     index = (site / "index.html").read_bytes()
-    edit_manifest(site, lambda document: document["units"][key]["files"].update({"index.html": hashlib.sha256(index).hexdigest()}))
+    edit_manifest(
+        site, lambda document: document["units"][key]["files"].update({"index.html": hashlib.sha256(index).hexdigest()})
+    )
     old = site / "index.html"
     inode = old.stat().st_ino
     lines = rebuild(store, site)
@@ -1665,7 +1729,15 @@ def hidden_site(tmp_path) -> tuple[Path, Path]:
             description=f"gpj{HIDDEN}.exe",
             turns=[
                 {"role": "user", "content": f"I use vim{HIDDEN} daily"},
-                {"role": "user", "content": "q", "test_at": {"question": f"which{HIDDEN} editor?", "expected_fact": f"vim{HIDDEN}", "expected_keywords": ["vim"]}},
+                {
+                    "role": "user",
+                    "content": "q",
+                    "test_at": {
+                        "question": f"which{HIDDEN} editor?",
+                        "expected_fact": f"vim{HIDDEN}",
+                        "expected_keywords": ["vim"],
+                    },
+                },
             ],
         ),
     )
@@ -1749,7 +1821,9 @@ def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
 def test_duckdb_is_only_connected_through_one_function():
     """No module calls duckdb.connect but evals/io/locking.py, whose open_duckdb sets the no-extension settings."""
     package = Path(__file__).resolve().parent.parent / "evals"
-    calls = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if "duckdb.connect(" in p.read_text(encoding="utf-8")]
+    calls = [
+        p.relative_to(package).as_posix() for p in package.rglob("*.py") if "duckdb.connect(" in p.read_text(encoding="utf-8")
+    ]
     assert calls == ["locking.py"]
 
 
@@ -1767,10 +1841,20 @@ def test_truncated_store_is_one_line_saying_so(store, command, size):
     truncated(store, store.stat().st_size // 2 if size == "half" else size)
     with unchanged(store):
         line = one_line_error(evals(*command, "--store", store))
-    assert line.startswith(f"Error: store {store} is damaged") and line.endswith("restore it from a copy (nothing was written to it)")
+    assert line.startswith(f"Error: store {store} is damaged") and line.endswith(
+        "restore it from a copy (nothing was written to it)"
+    )
 
 
-@pytest.mark.parametrize("command", [["runs"], ["export", "RUN"], ["build-site", "--out", "SITE"], ["run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs"],
+        ["export", "RUN"],
+        ["build-site", "--out", "SITE"],
+        ["run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus"],
+    ],
+)
 def test_store_cut_at_a_block_boundary_is_one_line_saying_so(tmp_path, store, command):
     """A store cut where a block ends (which its size alone does not give away) is one line when DuckDB
     finds the data missing, for reads and appends alike; it is unchanged."""
@@ -1822,7 +1906,9 @@ def test_append_on_a_full_disk_leaves_the_store_byte_identical(small_disk, room,
     fill(small_disk, store.stat().st_size + 64 * 1024 if room == "for the copy, not the run" else 64 * 1024)
     listing = sorted(p.name for p in small_disk.iterdir())
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus", "--store", store, "--no-cache"))
+        line = one_line_error(
+            evals("run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus", "--store", store, "--no-cache")
+        )
     assert line.startswith(f"Error: cannot write to store {store}: ") and said in line
     assert sorted(p.name for p in small_disk.iterdir()) == listing
 
@@ -1838,7 +1924,19 @@ def test_append_past_the_file_size_limit_leaves_the_store_byte_identical(store):
     listing = sorted(p.name for p in store.parent.iterdir())
     with unchanged(store):
         done = subprocess.run(
-            [sys.executable, "-m", "evals", "run", "--runner", "full_history", "--corpus", str(FIXTURES / "site_corpus"), "--store", str(store), "--no-cache"],
+            [
+                sys.executable,
+                "-m",
+                "evals",
+                "run",
+                "--runner",
+                "full_history",
+                "--corpus",
+                str(FIXTURES / "site_corpus"),
+                "--store",
+                str(store),
+                "--no-cache",
+            ],
             capture_output=True,
             text=True,
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),  # Python ignores SIGXFSZ
@@ -1867,14 +1965,18 @@ def test_migration_on_a_full_disk_leaves_the_store_byte_identical(small_disk):
     fill(small_disk, store.stat().st_size + 64 * 1024)
     with unchanged(store):
         line = one_line_error(evals("migrate", "--store", store))
-    assert line.startswith(f"Error: cannot upgrade store {store} to schema ") and "the disk is full; the store is unchanged" in line
+    assert (
+        line.startswith(f"Error: cannot upgrade store {store} to schema ") and "the disk is full; the store is unchanged" in line
+    )
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "results.duckdb"]
 
 
 def test_new_store_on_a_full_disk_is_not_left_half_made(small_disk):
     """Creating a store on a disk too full for its schema is one line, and leaves no file behind."""
     fill(small_disk, 64 * 1024)
-    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", small_disk / "new.duckdb", "--no-cache"))
+    line = one_line_error(
+        evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", small_disk / "new.duckdb", "--no-cache")
+    )
     assert "the disk is full" in line
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
 
@@ -1894,7 +1996,9 @@ def test_run_output_that_is_a_store_file_is_refused(store, name, no_work):
     """evals run --output naming the store, its cache or either's write-ahead log is refused before any work."""
     output = store.parent / name
     with unchanged(store):
-        line = assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+        line = assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output
+        )
     assert "store" in line or "cache" in line
 
 
@@ -1903,7 +2007,9 @@ def test_run_output_spelled_differently_is_still_the_store(store, no_work):
     (store.parent / "sub").mkdir()
     output = store.parent / "sub" / ".." / store.name
     with unchanged(store):
-        assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+        assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output
+        )
 
 
 def test_run_output_hard_link_to_the_store_is_refused(store, no_work):
@@ -1911,13 +2017,17 @@ def test_run_output_hard_link_to_the_store_is_refused(store, no_work):
     output = store.parent / "linked.json"
     output.hardlink_to(store)
     with unchanged(store):
-        assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+        assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output
+        )
 
 
 def test_run_output_into_a_new_store_path_is_refused(tmp_path, no_work):
     """--output equal to a --store that does not exist yet is refused too (the run would create the store, then overwrite it)."""
     store = tmp_path / "new.duckdb"
-    assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", store), store)
+    assert_refused_output(
+        evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", store), store
+    )
     assert not store.exists()
 
 
@@ -1970,7 +2080,10 @@ def test_run_output_to_dev_null_is_refused(store, no_work):
     import stat
 
     with unchanged(store):
-        line = assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", "/dev/null"), Path("/dev/null"))
+        line = assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", "/dev/null"),
+            Path("/dev/null"),
+        )
     assert "character device" in line
     assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
 

@@ -61,7 +61,9 @@ def cached_values(store: Path, kind: str) -> list[bytes]:
     if not path.exists():
         return []
     with duckdb.connect(str(path), read_only=True) as con:
-        return [bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE ?", [f"{kind}:%"]).fetchall()]
+        return [
+            bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE ?", [f"{kind}:%"]).fetchall()
+        ]
 
 
 def with_content(text: str, content: str) -> str:
@@ -166,11 +168,13 @@ def test_item02_base_url_holding_credentials_is_refused(tmp_path, url):
         assert result.exit_code == 2, result.output
         assert "Invalid value for '--base-url'" in result.output and "recorded with every run" in result.output
     legacy = CliRunner().invoke(
-        legacy_cli, ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
+        legacy_cli,
+        ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
     embedder = CliRunner().invoke(
-        legacy_cli, ["--runner", "mneme", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json")],
+        legacy_cli,
+        ["--runner", "mneme", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json")],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
     for result in (legacy, embedder):
@@ -336,16 +340,31 @@ def test_item24_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
 # -- options checked up front ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1"])
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1"]
+)
 def test_item17_malformed_base_url_is_refused_up_front(tmp_path, url):
     """A base URL that is no http(s) URL is refused before any work, as --base-url (exit 2) and as
     $OPENAI_BASE_URL for python -m evals (exit 1): one line, no traceback, nothing written."""
     store = tmp_path / "results.duckdb"
-    result = evals("run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers", "--base-url", url, env=llm_env())
+    result = evals(
+        "run",
+        "--runner",
+        "recency",
+        "--corpus",
+        CORPUS_SMALL,
+        "--store",
+        store,
+        "--with-answers",
+        "--base-url",
+        url,
+        env=llm_env(),
+    )
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.output.splitlines()[-1].startswith("Error: Invalid value for '--base-url'")
     legacy = CliRunner().invoke(
-        legacy_cli, ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
+        legacy_cli,
+        ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
     assert one_line_error(legacy, warnings=True).startswith("Error: $OPENAI_BASE_URL: ")

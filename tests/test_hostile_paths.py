@@ -62,7 +62,12 @@ def python_evals(*args, cwd: Path, env: dict | None = None, timeout: float = 120
     environment = {k: v for k, v in os.environ.items() if k not in ("EVALS_STORE", "GITHUB_STEP_SUMMARY")}
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "evals", *map(str, args)], cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "evals", *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -83,7 +88,9 @@ def test_item7_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_p
     except subprocess.TimeoutExpired:
         pytest.fail("evals gate blocked on the FIFO")
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert done.stderr.splitlines() == [f"Error: $GITHUB_STEP_SUMMARY {fifo} is a FIFO; give a new path or a regular file that nothing else uses"]
+    assert done.stderr.splitlines() == [
+        f"Error: $GITHUB_STEP_SUMMARY {fifo} is a FIFO; give a new path or a regular file that nothing else uses"
+    ]
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
@@ -213,7 +220,11 @@ def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, c
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     copy_path(store).symlink_to(target)
-    args = ["migrate", "--store", store] if command == "migrate" else ["run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store]
+    args = (
+        ["migrate", "--store", store]
+        if command == "migrate"
+        else ["run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store]
+    )
     result = evals(*args)
     assert result.exit_code == 0, result.output
     assert target.read_text() == "keep me"
@@ -524,7 +535,9 @@ def test_item38_read_only_output_is_refused(tmp_path, store, command):
     output.chmod(0o444)
     try:
         if command == "run":
-            result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output, "--force")
+            result = evals(
+                "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output, "--force"
+            )
         else:
             result = evals("export", run_id_of(store), "--store", store, "--output", output)
         line = one_line_error(result)

@@ -117,7 +117,9 @@ def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
                   "        return [Record('vim', True)]\n\ndef make():\n    return S()\n") + ":make"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
-    assert line.startswith(f"Error: strategy {ref}: retrieve() returned a record naming source turn True, which is not an earlier turn")
+    assert line.startswith(
+        f"Error: strategy {ref}: retrieve() returned a record naming source turn True, which is not an earlier turn"
+    )
     checked = evals("check-strategy", ref)
     assert checked.exit_code == 1 and "FAIL  source turns are added turns: a Record names turn True" in checked.output
 
@@ -129,12 +131,18 @@ def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
     ("args", "says"),
     [
         (("run", "--runner", "no_memory", "--cutoffs", "²"), "Error: Invalid value for '--cutoffs': '²' in '²' is not a cutoff"),
-        (("run", "--runner", "no_memory", "--cutoffs", "1,٣"), "Error: Invalid value for '--cutoffs': '٣' in '1,٣' is not a cutoff"),
+        (
+            ("run", "--runner", "no_memory", "--cutoffs", "1,٣"),
+            "Error: Invalid value for '--cutoffs': '٣' in '1,٣' is not a cutoff",
+        ),
         (("leaderboard", "--metric", "x@²"), "Error: unknown metric 'x@²'"),
         (("leaderboard", "--metric", "recall_any@²"), "Error: unknown metric 'recall_any@²'"),
         (("leaderboard", "--metric", "tokens_per_test_point@²"), "Error: unknown metric 'tokens_per_test_point@²'"),
         (("leaderboard", "--metric", "recall_any@٣"), "Error: unknown metric 'recall_any@٣'"),
-        (("run", "--runner", "no_memory", "--executor", "ray", "--ray-address", "127.0.0.1:²"), "Error: --ray-address 127.0.0.1:²: not HOST:PORT"),
+        (
+            ("run", "--runner", "no_memory", "--executor", "ray", "--ray-address", "127.0.0.1:²"),
+            "Error: --ray-address 127.0.0.1:²: not HOST:PORT",
+        ),
     ],
 )
 def test_item13_digits_other_than_ascii_are_refused(store, args, says):
@@ -184,7 +192,10 @@ def test_item15_an_export_timestamp_out_of_range_is_refused(tmp_path, store, tim
     exported.write_text(json.dumps(document), encoding="utf-8")
     with unchanged(store):
         line = one_line_error(evals("import", exported, "--store", store))
-    assert line == f"Error: {exported}: not a valid evals export: run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
+    assert (
+        line
+        == f"Error: {exported}: not a valid evals export: run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
+    )
 
 
 # -- item 16: --ray-gpus takes finite values only --------------------------------------------------
@@ -198,7 +209,9 @@ def test_item16_ray_gpus_must_be_finite(store, value):
     from evals.run.executors import make_executor
 
     with unchanged(store):
-        line = usage_error(evals("run", "--runner", "bm25", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray", "--ray-gpus", value))
+        line = usage_error(
+            evals("run", "--runner", "bm25", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray", "--ray-gpus", value)
+        )
     assert line.startswith(f"Error: Invalid value for '--ray-gpus': {value} is not a finite number"), line
     with pytest.raises(EvalsError, match="--ray-gpus must be a finite number from 0 to 64"):
         make_executor("ray", gpus=float(value))
@@ -230,7 +243,10 @@ def evidence_store(tmp_path) -> Path:
 @pytest.mark.parametrize(
     ("metric", "says"),
     [
-        ("recall_any@7", "Error: no run in the store has turn.recall_any@7; its runs were measured at cutoffs 1, 3, 5, 10, 25, 50"),
+        (
+            "recall_any@7",
+            "Error: no run in the store has turn.recall_any@7; its runs were measured at cutoffs 1, 3, 5, 10, 25, 50",
+        ),
         ("session.recall_all@7", "Error: no run in the store has session.recall_all@7"),
         ("answer_accuracy", "Error: no run in the store has answer_accuracy"),
         ("recall_any@0", "Error: metric 'recall_any@0': K is k or a cutoff from 1 to 10000"),
@@ -302,7 +318,13 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
         "print(json.dumps([spec.imported_with, _used('mdurl'), _used('json'), "
         "strategy_code(spec.source, spec.module, spec.imported_with) != strategy_code(spec.source, spec.module)]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(tmp_path)}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(tmp_path)},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     imported, mdurl, stdlib, differs = json.loads(done.stdout)
     assert "mdurl" in imported and "json" not in imported and "evals" not in imported
@@ -315,9 +337,18 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (("--runner", "mneme", "--backend", "sqlite", "--option", "backend=memory"), "Error: --backend sqlite and --option backend=memory disagree: give one of them"),
-        (("--runner", "bm25", "--embedder", "minilm"), "Error: --embedder minilm: strategy bm25 has no embedder option (--embedder is mneme's)"),
-        (("--runner", "full_history", "--backend", "memory"), "Error: --backend memory: strategy full_history has no backend option (--backend is mneme's)"),
+        (
+            ("--runner", "mneme", "--backend", "sqlite", "--option", "backend=memory"),
+            "Error: --backend sqlite and --option backend=memory disagree: give one of them",
+        ),
+        (
+            ("--runner", "bm25", "--embedder", "minilm"),
+            "Error: --embedder minilm: strategy bm25 has no embedder option (--embedder is mneme's)",
+        ),
+        (
+            ("--runner", "full_history", "--backend", "memory"),
+            "Error: --backend memory: strategy full_history has no backend option (--backend is mneme's)",
+        ),
     ],
 )
 def test_item32_conflicting_or_irrelevant_strategy_flags_are_refused(store, args, says):
@@ -326,7 +357,19 @@ def test_item32_conflicting_or_irrelevant_strategy_flags_are_refused(store, args
     with unchanged(store):
         line = one_line_error(evals("run", *args, "--corpus", CORPUS_SMALL, "--store", store))
     assert line == says
-    agreeing = evals("run", "--runner", "mneme", "--backend", "memory", "--option", "backend=memory", "--corpus", CORPUS_SMALL, "--store", store)
+    agreeing = evals(
+        "run",
+        "--runner",
+        "mneme",
+        "--backend",
+        "memory",
+        "--option",
+        "backend=memory",
+        "--corpus",
+        CORPUS_SMALL,
+        "--store",
+        store,
+    )
     assert agreeing.exit_code == 0, agreeing.output
 
 
@@ -337,7 +380,10 @@ def test_item32_the_original_cli_refuses_them_too(tmp_path):
         [sys.executable, "-m", "evals", "--runner", "full_history", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(out)],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 1 and done.stderr == "Error: --embedder openai: strategy full_history has no embedder option (--embedder is mneme's)\n"
+    assert (
+        done.returncode == 1
+        and done.stderr == "Error: --embedder openai: strategy full_history has no embedder option (--embedder is mneme's)\n"
+    )
     assert not out.exists()
 
 
@@ -382,7 +428,9 @@ def test_a_broken_entry_point_plugin_does_not_hide_the_others(tmp_path, monkeypa
         result = evals(*args)
         assert result.exit_code == 0, result.output
         assert "full_history" in result.stdout and "bm25" in result.stdout and package not in result.stdout
-        assert result.stderr == f"warning: strategy {package} ({package} 1.0) failed to load: ImportError: a dependency is missing\n"
+        assert (
+            result.stderr == f"warning: strategy {package} ({package} 1.0) failed to load: ImportError: a dependency is missing\n"
+        )
 
 
 # -- also seen: --call-timeout ----------------------------------------------------------------------
@@ -468,5 +516,7 @@ def test_call_timeout_in_another_thread_stops_a_loop():
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "86401"])
 def test_call_timeout_must_be_a_finite_positive_number(store, value):
     with unchanged(store):
-        line = usage_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--call-timeout", value))
+        line = usage_error(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--call-timeout", value)
+        )
     assert line.startswith("Error: Invalid value for '--call-timeout': ")

@@ -67,8 +67,16 @@ def long_and_unanswerable(tmp_path: Path) -> Path:
     shutil.copytree(EVIDENCE, corpus)
     turns = [{"role": ("user", "assistant")[i % 2], "content": f"Small talk number {i} about the weather."} for i in range(9)]
     turns[0]["content"] = "My bike is a green Bianchi."
-    turns.append({"role": "user", "content": "Thanks", "test_at": {"question": "what bike", "expected_fact": "a green Bianchi", "expected_keywords": ["Bianchi"]}})
-    (corpus / "03_long.json").write_text(json.dumps({"schema_version": "1", "id": "03_long", "description": "long", "turns": turns}))
+    turns.append(
+        {
+            "role": "user",
+            "content": "Thanks",
+            "test_at": {"question": "what bike", "expected_fact": "a green Bianchi", "expected_keywords": ["Bianchi"]},
+        }
+    )
+    (corpus / "03_long.json").write_text(
+        json.dumps({"schema_version": "1", "id": "03_long", "description": "long", "turns": turns})
+    )
     return corpus
 
 
@@ -86,7 +94,11 @@ def test_answer_judge_and_memory_write_tokens_are_tallied_apart(server, store_pa
         server.requests["answer"], server.requests["judge"], server.requests["summary"],
     )  # fmt: skip
     assert server.requests["summary"] > 0
-    assert (usage["answer"]["per"], usage["judge"]["per"], usage["memory_write"]["per"]) == (len(every), len(judged), len(stored.run.conversations))
+    assert (usage["answer"]["per"], usage["judge"]["per"], usage["memory_write"]["per"]) == (
+        len(every),
+        len(judged),
+        len(stored.run.conversations),
+    )
     assert usage["answer"]["prompt_tokens"] == sum(p.prompt_tokens for p in every)
     assert usage["answer"]["completion_tokens"] == sum(p.completion_tokens for p in every)
     assert usage["judge"]["prompt_tokens"] == sum(p.judge_prompt_tokens for p in judged)
@@ -102,7 +114,9 @@ def test_answer_judge_and_memory_write_tokens_are_tallied_apart(server, store_pa
         (write["prompt_tokens"] + write["completion_tokens"]) / len(stored.run.conversations)
     )
     correct = stored.summary.answers_correct
-    assert metrics["tokens_per_correct"].value == pytest.approx((answer_tokens + write["prompt_tokens"] + write["completion_tokens"]) / correct)
+    assert metrics["tokens_per_correct"].value == pytest.approx(
+        (answer_tokens + write["prompt_tokens"] + write["completion_tokens"]) / correct
+    )
     assert "llm answer (gpt-4o-mini): " in result.output and "per test point answered" in result.output
     assert "llm memory-write (gpt-4o-mini): " in result.output and "per conversation" in result.output
 
@@ -154,9 +168,14 @@ def test_dollars_follow_the_price_table_and_an_unpriced_model_says_so(server, st
     assert row["llm_usage"]["answer"]["price"] == {"input": 1.0, "output": 2.0, "date": "2025-01-01", "source": "our invoice"}
     csv_board = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--prices", str(prices), "--format", "csv"])
     (record,) = csv.DictReader(io.StringIO(csv_board.output))
-    assert float(record["usd_spent"]) == pytest.approx(expected) and json.loads(record["llm_usage"])["judge"]["price"]["input"] == 1.0
+    assert (
+        float(record["usd_spent"]) == pytest.approx(expected)
+        and json.loads(record["llm_usage"])["judge"]["price"]["input"] == 1.0
+    )
     # Given to the run itself, the price is recorded with it.
-    again = run(server, store_path, "--answer-model", "local-llama", "--judge-model", "local-llama", "--prices", str(prices), "--force")
+    again = run(
+        server, store_path, "--answer-model", "local-llama", "--judge-model", "local-llama", "--prices", str(prices), "--force"
+    )
     assert again.exit_code == 0, again.output
     assert runs(store_path)[-1].summary.llm_usage["judge"]["price"]["source"] == "our invoice"
 
@@ -337,7 +356,19 @@ def test_repeat_zero_keeps_the_single_verdict_cache_key(server, store_path):
 
 def test_judge_repeats_need_the_judge(server, store_path):
     result = CliRunner().invoke(
-        cli, ["run", "--runner", "mneme", "--corpus", str(SMALL), "--store", str(store_path), "--with-answers", "--judge-repeats", "2"]
+        cli,
+        [
+            "run",
+            "--runner",
+            "mneme",
+            "--corpus",
+            str(SMALL),
+            "--store",
+            str(store_path),
+            "--with-answers",
+            "--judge-repeats",
+            "2",
+        ],
     )
     assert result.exit_code == 2 and "--judge-repeats" in result.output and "--judge" in result.output
 

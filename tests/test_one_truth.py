@@ -26,7 +26,10 @@ from evals.site import build_site
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
-BENCHMARKS = {"locomo": (import_locomo, FIXTURES / "locomo_small.json"), "longmemeval": (import_longmemeval, FIXTURES / "longmemeval_small.json")}
+BENCHMARKS = {
+    "locomo": (import_locomo, FIXTURES / "locomo_small.json"),
+    "longmemeval": (import_longmemeval, FIXTURES / "longmemeval_small.json"),
+}
 
 
 @pytest.fixture(scope="module", params=sorted(BENCHMARKS))
@@ -93,7 +96,9 @@ def test_every_surface_reports_the_same_figure_and_count(built):
     """Leaderboard page, run page, evals leaderboard and runs JSON, compare and gate: one figure, one count."""
     benchmark, store_path, site, runs = built
     expected = {name: expected_verdicts(store_path, run_id, benchmark) for name, run_id in runs.items()}
-    counts = {name: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for name, e in expected.items()}
+    counts = {
+        name: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for name, e in expected.items()
+    }
 
     board = json.loads(invoke("leaderboard", "--store", str(store_path), "--format", "json"))
     listed = json.loads(invoke("runs", "--store", str(store_path), "--format", "json"))
@@ -129,7 +134,9 @@ def test_every_surface_reports_the_same_figure_and_count(built):
     lost = sum(expected["bm25"][key] == "hit" and expected["recency"][key] == "miss" for key in expected["bm25"])
     assert f"hit->miss: {lost}" in line
 
-    gate = json.loads(invoke("gate", "--base", runs["bm25"], "--head", runs["bm25-again"], "--store", str(store_path), "--format", "json"))
+    gate = json.loads(
+        invoke("gate", "--base", runs["bm25"], "--head", runs["bm25-again"], "--store", str(store_path), "--format", "json")
+    )
     (row,) = gate["rows"]
     assert row["base"]["value"] == pytest.approx(counts["bm25"][0] / counts["bm25"][1])
     assert row["base"]["n"] == counts["bm25"][1]
@@ -164,7 +171,11 @@ def test_the_terminal_leaderboard_fits_100_columns_and_marks_what_it_must(built,
     lines = invoke("leaderboard", "--store", str(copy)).splitlines()
     assert max(len(line) for line in lines) <= 100
     assert "ranked by recall_any@k over" in lines[0]
-    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0].rstrip("*!") in ("full_history", "mneme", "bm25")}
+    rows = {
+        line.split()[0]: line
+        for line in lines
+        if line.split() and line.split()[0].rstrip("*!") in ("full_history", "mneme", "bm25")
+    }
     assert set(rows) == {"full_history*", "mneme!", "bm25"}
     assert max(len(line) for line in invoke("leaderboard", "--store", str(copy), "--wide").splitlines()) > 100
 

@@ -107,7 +107,19 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
         done = CliRunner().invoke(legacy_cli, ["--runner", "summary_buffer", "--corpus", str(folder), "--output", str(legacy)])
         assert done.exit_code == 0, done.output
         done = CliRunner().invoke(
-            cli, ["run", "--runner", "summary_buffer", "--corpus", str(folder), "--store", str(store), "--output", str(output), "--no-cache"]
+            cli,
+            [
+                "run",
+                "--runner",
+                "summary_buffer",
+                "--corpus",
+                str(folder),
+                "--store",
+                str(store),
+                "--output",
+                str(output),
+                "--no-cache",
+            ],
         )
         assert done.exit_code == 0, done.output
         with Store.open(store, read_only=True) as opened:
@@ -119,7 +131,14 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
             ).fetchall()
         document = output.read_text()
         seen.append((legacy.read_bytes(), rows, metrics, document[: document.index('"latency"')]))
-    assert any("\x00summary " in text for row in seen[0][1] for value in row if isinstance(value, list) for text in value if isinstance(text, str))
+    assert any(
+        "\x00summary " in text
+        for row in seen[0][1]
+        for value in row
+        if isinstance(value, list)
+        for text in value
+        if isinstance(text, str)
+    )
     assert seen[0] == seen[1]
 
 

@@ -91,7 +91,9 @@ def test_longmemeval_answer_prompt_dates_the_sessions_and_the_question(server, s
     # full_history gives both sessions; the April one comes first, as LongMemEval sorts by date.
     april, may = text.index("when: 2023/04/01 (Sat) 10:00"), text.index("when: 2023/05/20 (Sat) 02:21")
     assert april < may and "=== part 1 ===\nwhen: 2023/04/01" in text
-    session = json.dumps([{"role": "user", "content": "I planted flower number 0: orchid0."}, {"role": "assistant", "content": "Lovely garden."}])
+    session = json.dumps(
+        [{"role": "user", "content": "I planted flower number 0: orchid0."}, {"role": "assistant", "content": "Lovely garden."}]
+    )
     assert f"when: 2023/05/20 (Sat) 02:21\nlog:\n\n{session}\n" in text
 
 
@@ -149,7 +151,10 @@ def test_locomo_scores_without_a_judge_and_asks_as_the_script(server, sources, l
     asks = bodies(server, "[LOCOMO-START]")
     assert len(asks) == len(answers)
     assert all(len(b["messages"]) == 1 and b["messages"][0]["role"] == "user" and b["max_tokens"] == 32 for b in asks)
-    texts = {p.question: next(b["messages"][0]["content"] for b in asks if f"Question: {p.question}" in b["messages"][0]["content"]) for p in points_of(stored)}
+    texts = {
+        p.question: next(b["messages"][0]["content"] for b in asks if f"Question: {p.question}" in b["messages"][0]["content"])
+        for p in points_of(stored)
+    }
     cat = texts["When did Ann adopt her cat?"]
     assert "[LOCOMO-START] Two people talk: Ann and Bob." in cat
     assert "When did Ann adopt her cat? [HINT: use the dates] Answer:" in cat
@@ -171,7 +176,9 @@ def test_locomo_category_5_letter_maps_back_and_its_order_is_recorded(server, so
     server.rewrite = reply
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
-    ((point, answer),) = [(p, a) for p, a in zip(points_of(stored), answers_of(stored), strict=True) if p.category.startswith("5")]
+    ((point, answer),) = [
+        (p, a) for p, a in zip(points_of(stored), answers_of(stored), strict=True) if p.category.startswith("5")
+    ]
     offered = next(b for b in bodies(server, "[LOCOMO-START]") if point.question in b["messages"][0]["content"])
     first = offered["messages"][0]["content"].split("Choose: (a) ")[1].split(" (b) ")[0]
     assert answer.answer == first and "options (a)" in answer.reason and "replied '(a)'" in answer.reason
@@ -197,7 +204,9 @@ def test_locomo_retrieval_lists_dated_lines_in_rank_order(server, sources, locom
 # -- the harness's verdicts ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("shape", "read"), [("yes", True), ("label", True), ("string", True), ("prose", True), ("garbage", False)])
+@pytest.mark.parametrize(
+    ("shape", "read"), [("yes", True), ("label", True), ("string", True), ("prose", True), ("garbage", False)]
+)
 def test_harness_reads_verdicts_in_several_shapes(server, sources, corpus_small, store_path, shape, read):
     """The harness's judge reply as `yes`, `{"label": "CORRECT"}`, `{"correct": "true"}` or prose then JSON is
     read; one without a verdict is counted unparsed. Never an error."""
@@ -257,7 +266,10 @@ def test_another_protocol_or_template_is_another_configuration(server, sources, 
     (tree / "src/evaluation/evaluate_qa.py").write_text(text)
     import hashlib
 
-    pins = tuple(p if "evaluate" not in p.path else type(p)(p.repo, p.commit, p.path, hashlib.sha256(text.encode()).hexdigest()) for p in pins)
+    pins = tuple(
+        p if "evaluate" not in p.path else type(p)(p.repo, p.commit, p.path, hashlib.sha256(text.encode()).hexdigest())
+        for p in pins
+    )
     monkeypatch.setitem(PINS, "longmemeval", pins)
     assert run(server, store_path, lme_corpus, "--protocol", "longmemeval", "--protocol-source", str(tree)).exit_code == 0
     with Store.open(store_path, read_only=True) as opened:
@@ -296,7 +308,10 @@ def test_export_and_import_keep_protocol_verdicts_and_scores(server, sources, lo
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
     out = tmp_path / "export.json"
-    assert CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(out)]).exit_code == 0
+    assert (
+        CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(out)]).exit_code
+        == 0
+    )
     other = tmp_path / "other.duckdb"
     imported = CliRunner().invoke(cli, ["import", str(out), "--store", str(other)])
     assert imported.exit_code == 0, imported.output
@@ -355,7 +370,10 @@ def test_file_of_another_shape_is_refused_naming_what_is_missing(tmp_path):
     path.write_text(text)
     import hashlib
 
-    pins = tuple(type(p)(p.repo, p.commit, p.path, hashlib.sha256(path.read_bytes()).hexdigest()) if p.path.endswith("qa.py") else p for p in pins)
+    pins = tuple(
+        type(p)(p.repo, p.commit, p.path, hashlib.sha256(path.read_bytes()).hexdigest()) if p.path.endswith("qa.py") else p
+        for p in pins
+    )
     with pytest.raises(ProtocolError, match=r"evaluate_qa\.py: get_anscheck_prompt's templates for abstention not found"):
         load_protocol("longmemeval", source=tree, pins=pins)
 
@@ -410,8 +428,20 @@ def test_a_suite_may_set_the_protocol(server, tmp_path, locomo_corpus, store_pat
         f'base_url = "{server.base_url}"\n',
         encoding="utf-8",
     )
-    args = ["run-suite", "--suite", str(suite), "--store", str(store_path), "--downloads", str(downloads), "--repo", str(tmp_path)]
-    result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01", "EVALS_DOWNLOADS": None})
+    args = [
+        "run-suite",
+        "--suite",
+        str(suite),
+        "--store",
+        str(store_path),
+        "--downloads",
+        str(downloads),
+        "--repo",
+        str(tmp_path),
+    ]
+    result = CliRunner().invoke(
+        cli, args, env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01", "EVALS_DOWNLOADS": None}
+    )
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     assert stored.answers.protocol == "mem0" and bodies(server, "[MEM0-JUDGE]")
@@ -472,6 +502,19 @@ def test_published_verdict_rules(sources):
     from evals.benchmarks.protocols import load_protocol
 
     lme, mem0 = load_protocol("longmemeval"), load_protocol("mem0")
-    assert [lme.read_verdict(r).label for r in ("Yes.", "YES", "eyes", "No.", "")] == ["correct", "correct", "correct", "wrong", "wrong"]
-    replies = ['{"label": "CORRECT"}', 'Reasoning.\n```json\n{"label": "CORRECT"}\n```', 'x {"label": "correct"} y', '{"label": "WRONG"}', "CORRECT", '{"verdict": 1}']
+    assert [lme.read_verdict(r).label for r in ("Yes.", "YES", "eyes", "No.", "")] == [
+        "correct",
+        "correct",
+        "correct",
+        "wrong",
+        "wrong",
+    ]
+    replies = [
+        '{"label": "CORRECT"}',
+        'Reasoning.\n```json\n{"label": "CORRECT"}\n```',
+        'x {"label": "correct"} y',
+        '{"label": "WRONG"}',
+        "CORRECT",
+        '{"verdict": 1}',
+    ]
     assert [mem0.read_verdict(r).label for r in replies] == ["correct", "correct", "wrong", "wrong", "unparsed", "unparsed"]

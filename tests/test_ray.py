@@ -108,7 +108,12 @@ def test_a_ray_run_reuses_a_local_run_of_the_same_inputs(corpus_small, store_pat
 def test_progress_is_reported_as_conversations_complete(corpus_small, store_path):
     """The progress callback hears of every conversation once, the count going up to the total."""
     seen = []
-    run(RunConfig(strategy="recency", corpus=corpus_small), store_path, RayExecutor(), progress=lambda d, t, c: seen.append((d, t, c)))
+    run(
+        RunConfig(strategy="recency", corpus=corpus_small),
+        store_path,
+        RayExecutor(),
+        progress=lambda d, t, c: seen.append((d, t, c)),
+    )
     assert [d for d, _, _ in seen] == [1, 2, 3]
     assert {c for _, _, c in seen} == {p.stem for p in corpus_small.glob("*.json")}
 
@@ -134,7 +139,9 @@ def test_a_conversation_that_cannot_finish_stores_nothing(corpus_small, store_pa
     config = RunConfig(strategy="dying_strategy:SPEC", options=options, corpus=corpus_small)
     with pytest.raises(EvalsError) as failed:
         run(config, store_path, RayExecutor(max_retries=1))
-    assert str(failed.value).startswith(f"1 of 3 conversations could not be played on Ray, so nothing was stored: {victim!r} (its worker died")
+    assert str(failed.value).startswith(
+        f"1 of 3 conversations could not be played on Ray, so nothing was stored: {victim!r} (its worker died"
+    )
     assert store_path.read_bytes() == before
 
 

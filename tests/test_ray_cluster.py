@@ -58,7 +58,14 @@ class Cluster:
 
 def _node_ports() -> list[str]:
     """Every port a node would otherwise take from a fixed default, chosen free."""
-    names = ("node-manager", "object-manager", "dashboard-agent-listen", "dashboard-agent-grpc", "runtime-env-agent", "metrics-export")
+    names = (
+        "node-manager",
+        "object-manager",
+        "dashboard-agent-listen",
+        "dashboard-agent-grpc",
+        "runtime-env-agent",
+        "metrics-export",
+    )
     return [arg for name in names for arg in (f"--{name}-port", str(free_port()))]
 
 
@@ -72,7 +79,9 @@ def _start_node(args: list[str], folder: Path, env: dict[str, str]) -> subproces
         *_node_ports(), *args,
     ]  # fmt: skip
     with log.open("wb") as out:
-        node = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        node = subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     deadline = time.monotonic() + START_TIMEOUT
     while STARTED not in log.read_text(encoding="utf-8", errors="replace"):
         if node.poll() is not None or time.monotonic() > deadline:

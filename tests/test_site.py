@@ -116,7 +116,9 @@ def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path
     headings = [th.text() for th in table.find("thead").find_all("th")]
     column = headings.index(f"vs {REFERENCE_STRATEGY}")
     for tr in table.find("tbody").find_all("tr"):
-        run_id = next(a.attrs["href"] for a in tr.find_all("a") if a.attrs["href"].startswith("runs/"))[len("runs/"):-len(".html")]
+        run_id = next(a.attrs["href"] for a in tr.find_all("a") if a.attrs["href"].startswith("runs/"))[
+            len("runs/") : -len(".html")
+        ]
         expected = formatting.relative(latest[run_id].tokens_per_test_point / reference.tokens_per_test_point)
         assert tr.find_all("td")[column].text() == expected
     records = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
@@ -245,11 +247,20 @@ def test_full_history_page_of_500_turn_conversations_stays_small(tmp_path: Path)
     corpus = tmp_path / "long"
     corpus.mkdir()
     for c in range(2):
-        turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of talk {c}: " + "filler words " * 6} for i in range(500)]
+        turns = [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of talk {c}: " + "filler words " * 6}
+            for i in range(500)
+        ]
         turns[3]["content"] = "the secret is zorvex-417"
         for i in range(50, 500, 45):
-            turns[i]["test_at"] = {"question": "what is the secret", "expected_fact": "zorvex-417", "expected_keywords": ["zorvex-417"]}
-        (corpus / f"talk{c}.json").write_text(json.dumps({"schema_version": "1", "id": f"talk{c}", "description": "long", "turns": turns}))
+            turns[i]["test_at"] = {
+                "question": "what is the secret",
+                "expected_fact": "zorvex-417",
+                "expected_keywords": ["zorvex-417"],
+            }
+        (corpus / f"talk{c}.json").write_text(
+            json.dumps({"schema_version": "1", "id": f"talk{c}", "description": "long", "turns": turns})
+        )
     with Store.open(tmp_path / "long.duckdb") as opened:
         run_id = opened.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance(OLD))
     report = build_site(tmp_path / "long.duckdb", tmp_path / "site")
@@ -460,7 +471,9 @@ def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             config = RunConfig(strategy=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
             evaluation = evaluate(config, api_key="sk-site-test")
             opened.append(at(evaluation, start + timedelta(minutes=n)), provenance(NEW))
-        opened.append(at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW))
+        opened.append(
+            at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW)
+        )
     return path
 
 
@@ -476,9 +489,20 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
     page = parse(board(answers_site))
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     at_accuracy = headers.index("answer accuracy")
-    assert headers[at_accuracy + 1 : at_accuracy + 7] == ["keyword accuracy", "answer F1", "BLEU-1", "tokens / correct", "$ / correct", "$ spent"]
+    assert headers[at_accuracy + 1 : at_accuracy + 7] == [
+        "keyword accuracy",
+        "answer F1",
+        "BLEU-1",
+        "tokens / correct",
+        "$ / correct",
+        "$ spent",
+    ]
     for s in summaries(answers_store):
-        row = next(tr for tr in page.find("table", "leaderboard").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
+        row = next(
+            tr
+            for tr in page.find("table", "leaderboard").find_all("tr")
+            if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a"))
+        )
         cells = [td.text().strip() for td in row.find_all("td")]
         if s.answer_model is None:
             assert cells[at_accuracy] == cells[at_accuracy + 1] == "\u2014"
@@ -493,7 +517,11 @@ def test_index_shows_answer_f1_and_bleu1_with_intervals(answers_site: Path, answ
     page = parse(board(answers_site))
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     for s in summaries(answers_store):
-        row = next(tr for tr in page.find("table", "leaderboard").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
+        row = next(
+            tr
+            for tr in page.find("table", "leaderboard").find_all("tr")
+            if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a"))
+        )
         cells = [td.text().strip() for td in row.find_all("td")]
         for name, label in (("answer_f1", "answer F1"), ("answer_bleu1", "BLEU-1")):
             value = s.metric(name)
@@ -635,9 +663,15 @@ def test_run_page_shows_strict_recall_mrr_and_interval_per_conversation(site: Pa
     """The run page's metrics table gives strict recall with its interval and MRR; each conversation row its recall interval."""
     run = run_of(store, "mneme")
     page = parse(site / "runs" / f"{run.run_id}.html")
-    rows = {tr.find("th").text(): [td.text() for td in tr.find_all("td")] for tr in page.find("table", cls="metrics").find("tbody").find_all("tr")}
+    rows = {
+        tr.find("th").text(): [td.text() for td in tr.find_all("td")]
+        for tr in page.find("table", cls="metrics").find("tbody").find_all("tr")
+    }
     strict = run.metric("strict_recall")
-    assert rows["strict recall"][:2] == [f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]", str(strict.n)]
+    assert rows["strict recall"][:2] == [
+        f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]",
+        str(strict.n),
+    ]
     assert rows["MRR"][0] == f"{run.metric('mrr').value:.3f}"
     assert list(rows) == [m.label for name, m in METRICS.items() if name in run.metrics]
     row = page.find_all("table")[1].find("tbody").find("tr")
@@ -660,9 +694,14 @@ def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):
     """A run stored with cache counts says how many embeddings it computed and took from the cache."""
     store_path = tmp_path / "cache.duckdb"
     with Store.open(store_path) as opened:
-        run_id = opened.append(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2)
+        run_id = opened.append(
+            evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2
+        )
     build_site(store_path, tmp_path / "site")
-    assert "Embedding cache: 2 embeddings computed, 40 from the cache." in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
+    assert (
+        "Embedding cache: 2 embeddings computed, 40 from the cache."
+        in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
+    )
 
 
 @pytest.mark.browser

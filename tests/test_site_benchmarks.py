@@ -43,7 +43,11 @@ PLANTED_QUESTIONS = {"Which composer does Bob play?", "What does Cy bake?"}
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None):
@@ -136,7 +140,9 @@ def test_each_leaderboard_shows_only_its_own_runs(suite):
     runs = _runs(suite["store"])
     for name in ("locomo", "longmemeval_oracle"):
         page = suite["site"] / f"leaderboard-{name}.html"
-        linked = {h.removeprefix("runs/").removesuffix(".html") for h in _hrefs(page) if h.startswith("runs/") and "/" not in h[5:]}
+        linked = {
+            h.removeprefix("runs/").removesuffix(".html") for h in _hrefs(page) if h.startswith("runs/") and "/" not in h[5:]
+        }
         assert linked == {s.run_id for s in runs if Path(s.corpus_dir).name == name}, name
         table_rows = parse(page).find("table", "leaderboard").find_all("tr")
         assert len([tr for tr in table_rows if tr.find_all("td")]) == len(STRATEGIES)
@@ -146,7 +152,9 @@ def test_licenses_and_pins_are_stated_on_each_leaderboard(suite):
     site = suite["site"]
     locomo = parse(site / "leaderboard-locomo.html").find("div", "benchmark-facts").text()
     assert "CC BY-NC 4.0" in locomo and "non-commercial" in locomo
-    assert "pinned: " in locomo and hashlib.sha256(PLANTED.read_bytes()).hexdigest() in locomo and "trust on first use" not in locomo
+    assert (
+        "pinned: " in locomo and hashlib.sha256(PLANTED.read_bytes()).hexdigest() in locomo and "trust on first use" not in locomo
+    )
     lme = parse(site / "leaderboard-longmemeval_oracle.html").find("div", "benchmark-facts").text()
     recorded = json.loads(suite["lock"].read_text())["files"][BENCHMARKS["longmemeval_oracle"].data.url]
     assert "by trust on first use" in lme and recorded["sha256"] in lme and "non-commercial" not in lme
@@ -155,7 +163,10 @@ def test_licenses_and_pins_are_stated_on_each_leaderboard(suite):
 
 def test_downloads_carry_a_benchmark_column(suite):
     records = json.loads((suite["site"] / "leaderboard.json").read_text())
-    assert {(r["benchmark"], r["corpus_name"]) for r in records} == {("locomo", "locomo"), ("longmemeval_oracle", "longmemeval_oracle")}
+    assert {(r["benchmark"], r["corpus_name"]) for r in records} == {
+        ("locomo", "locomo"),
+        ("longmemeval_oracle", "longmemeval_oracle"),
+    }
     header = (suite["site"] / "leaderboard.csv").read_text().splitlines()[0].split(",")
     assert header[:3] == ["benchmark", "corpus_name", "corpus_digest"]
 
@@ -180,7 +191,11 @@ def test_the_suspects_are_the_label_audits_flags(suite):
     document = json.loads(next((suite["site"] / "transcripts").glob(f"{corpus.digest[:16]}/label-suspects.json")).read_text())
     assert {(s["conversation"], s["turn"]) for s in document["suspects"]} == expected
     assert {s["question"] for s in document["suspects"]} == PLANTED_QUESTIONS
-    lme = json.loads(next(p for p in (suite["site"] / "transcripts").glob("*/label-suspects.json") if p.parent.name != corpus.digest[:16]).read_text())
+    lme = json.loads(
+        next(
+            p for p in (suite["site"] / "transcripts").glob("*/label-suspects.json") if p.parent.name != corpus.digest[:16]
+        ).read_text()
+    )
     assert lme["suspects"] == [] and lme["checked"] > 0
 
 

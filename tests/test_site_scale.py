@@ -62,7 +62,9 @@ def write_corpus(directory: Path) -> Path:
 
 def append(store_path: Path, evaluation: Evaluation, minute: int, commit: str = "c" * 40) -> str:
     start = datetime(2025, 3, 1, 12, 0, tzinfo=UTC) + timedelta(minutes=minute)
-    stamped = Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": start}), evaluation.scores, evaluation.answers)
+    stamped = Evaluation(
+        evaluation.corpus, evaluation.run.model_copy(update={"started_at": start}), evaluation.scores, evaluation.answers
+    )
     with Store.open(store_path) as store:
         return store.append(stamped, provenance(commit))
 
@@ -194,7 +196,11 @@ def _keys(*conversations: str) -> list[tuple[str, list[tuple[int, int]]]]:
 def test_layout_finds_runs_of_turns_that_always_occur_together():
     """"ab" recurs in both conversations, so it is a passage; everything else is shown inline."""
     layout = corpus_layout("d" * 64, _keys("xaby", "zabw"))
-    assert [(s.start, s.end, s.passage is not None) for s in layout.conversations["c0"].segments] == [(0, 1, False), (1, 3, True), (3, 4, False)]
+    assert [(s.start, s.end, s.passage is not None) for s in layout.conversations["c0"].segments] == [
+        (0, 1, False),
+        (1, 3, True),
+        (3, 4, False),
+    ]
     (passage,) = layout.passages.values()
     assert passage.turns == 2 and passage.uses == [("c0", 1), ("c1", 1)]
 

@@ -140,7 +140,9 @@ def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str,
     memories, ceilings = table.find_all("tbody")
     strategies = [tr.find_all("td")[0].find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
     assert strategies == ["full_history", "summary_buffer"]
-    assert all(tr.find("details", "ceiling").find("span", "tip-text").text() for tr in ceilings.find_all("tr") if tr.find_all("td"))
+    assert all(
+        tr.find("details", "ceiling").find("span", "tip-text").text() for tr in ceilings.find_all("tr") if tr.find_all("td")
+    )
     assert not memories.find_all("details", "ceiling")
 
 
@@ -226,7 +228,9 @@ def test_lines_beyond_the_colours_change_stroke():
 def test_counts_are_whole_numbers(starter: tuple[Path, dict[str, str]]):
     """The run page prints the largest records and tokens held as integers (120, not 120.000)."""
     page = parse(starter[0] / "runs" / f"{starter[1]['bm25']}.html")
-    rows = {tr.find("th").text(): tr.find_all("td")[0].text() for tr in page.find_all("tr") if tr.find_all("th") and tr.find_all("td")}
+    rows = {
+        tr.find("th").text(): tr.find_all("td")[0].text() for tr in page.find_all("tr") if tr.find_all("th") and tr.find_all("td")
+    }
     assert rows["records held (max)"] == "120" and rows["tokens held (max)"].replace(",", "").isdigit()
 
 
@@ -242,7 +246,9 @@ def test_run_without_cutoffs_says_why(tmp_path: Path):
     provenance = Provenance(commit="e" * 40, dirty=False, package_version="0", mneme_version="0", python_version="3")
     with Store.open(tmp_path / "results.duckdb") as store:
         old = store.append(evaluate(RunConfig(strategy="recency", corpus=ROOT / "corpus", cutoffs=())), provenance)
-        plain = store.append(evaluate(RunConfig(strategy="recency", corpus=ROOT / "tests" / "fixtures" / "site_corpus")), provenance)
+        plain = store.append(
+            evaluate(RunConfig(strategy="recency", corpus=ROOT / "tests" / "fixtures" / "site_corpus")), provenance
+        )
     build_site(tmp_path / "results.duckdb", tmp_path / "site")
 
     def said(run_id: str) -> str:

@@ -104,7 +104,9 @@ def test_short_commit_and_settings_text():
     """Full hashes shorten to 7 characters; placeholders stay; settings omit the name, in key order."""
     assert short_commit("0123456789abcdef0123456789abcdef01234567") == "0123456"
     assert short_commit("no-git") == "no-git"
-    assert settings_text({"name": "mneme", "embedder": "HashEmbedder", "dimensions": 16}) == "dimensions=16, embedder=HashEmbedder"
+    assert (
+        settings_text({"name": "mneme", "embedder": "HashEmbedder", "dimensions": 16}) == "dimensions=16, embedder=HashEmbedder"
+    )
 
 
 # -- charts --------------------------------------------------------------------------------------

@@ -47,7 +47,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
         for strategy in ON_LOCOMO:  # an older commit first, so history and compare have two
             store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("a" * 40))
         for strategy in ON_LOCOMO:
-            runs[f"locomo-{strategy}"] = store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("b" * 40, dirty=True))
+            runs[f"locomo-{strategy}"] = store.append(
+                evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("b" * 40, dirty=True)
+            )
         for strategy in STARTER:
             runs[strategy] = store.append(evaluate(RunConfig(strategy=strategy, corpus=ROOT / "corpus")), provenance("c" * 40))
     site = root / "site"
@@ -170,7 +172,10 @@ def test_a_phone_shows_the_leaderboard_as_cards(served: str, browser, tmp_path: 
     headline = card.locator("td.headline").bounding_box()
     assert headline["y"] < strategy["y"] + strategy["height"] and strategy["y"] < headline["y"] + headline["height"]  # one line
     assert headline["x"] > strategy["x"] + strategy["width"] - 1
-    assert page.evaluate("() => getComputedStyle(document.querySelector('table.leaderboard tbody td.model'), '::before').content") == '"model"'
+    assert (
+        page.evaluate("() => getComputedStyle(document.querySelector('table.leaderboard tbody td.model'), '::before').content")
+        == '"model"'
+    )
 
 
 @pytest.mark.browser
@@ -268,9 +273,21 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
 
     from evals.views.tables import caveats
 
-    def run(strategy: str, source: str | None = "built-in", rule: str | None = "prefix", model: str = "none", usage: dict | None = None, **config: str):
+    def run(
+        strategy: str,
+        source: str | None = "built-in",
+        rule: str | None = "prefix",
+        model: str = "none",
+        usage: dict | None = None,
+        **config: str,
+    ):
         return SimpleNamespace(
-            strategy=strategy, strategy_source=source, cutoff_rule=rule, model=model, strategy_config={"name": strategy, **config}, llm_usage=usage
+            strategy=strategy,
+            strategy_source=source,
+            cutoff_rule=rule,
+            model=model,
+            strategy_config={"name": strategy, **config},
+            llm_usage=usage,
         )
 
     def kinds(summary) -> list[str]:
@@ -326,8 +343,12 @@ def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
         assert marked and all(d.find("summary").text().startswith("hash embedder: no semantics") for d in marked), kind
     for board in BOARDS:
         rows = parse(site / board).find("table", "leaderboard").find_all("tr")
-        assert [tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")] == ["mneme"]
-        assert "mneme (hash)" in [t.text() for t in parse(site / board).find("div", "board-chart").find_all("text")]  # the one mneme on each board
+        assert [
+            tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")
+        ] == ["mneme"]
+        assert "mneme (hash)" in [
+            t.text() for t in parse(site / board).find("div", "board-chart").find_all("text")
+        ]  # the one mneme on each board
     assert not parse(site / pages["run-starter-bm25"]).find_all("details", "hash_embedder")
     with Store.open(site.parent / "results.duckdb", read_only=True) as store:
         summaries = store.runs()

@@ -179,7 +179,9 @@ def test_a_record_naming_its_turn_is_matched_by_that_turn(tmp_path):
         {"role": "assistant", "content": "Nice."},
         {"role": "user", "content": "What is my cat called?", "test_at": {"question": "What is my cat called?", "expected_fact": "Biscuit", "expected_keywords": ["biscuit"], "evidence_turns": [0]}},
     ]  # fmt: skip
-    (corpus / "rewrites.json").write_text(json.dumps({"schema_version": "1", "id": "rewrites", "description": "d", "turns": turns}))
+    (corpus / "rewrites.json").write_text(
+        json.dumps({"schema_version": "1", "id": "rewrites", "description": "d", "turns": turns})
+    )
     run = evaluate(RunConfig(strategy="test_strategy_contract:rewriting", corpus=corpus)).run
     point = run.conversations[0].test_points[0]
     assert point.retrieved_records == ["FACT: the user's cat is Biscuit"] and point.retrieved_turns == [0]
@@ -269,7 +271,11 @@ def test_example_plugin_runs_end_to_end(example_on_path, tmp_path, corpus_small)
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    rows = json.loads(subprocess.run([*evals, "runs", "--format", "json", "--store", str(store)], env=env, capture_output=True, text=True, check=True).stdout)
+    rows = json.loads(
+        subprocess.run(
+            [*evals, "runs", "--format", "json", "--store", str(store)], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert rows[0]["strategy_config"] == {"name": "keyword_overlap", "min_shared": 2}
     assert rows[0]["strategy_source"] == "mneme-evals-keyword-overlap 0.1.0"
     site = tmp_path / "built"

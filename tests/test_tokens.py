@@ -57,7 +57,24 @@ def test_segments_cut_only_after_safe_characters():
 def test_random_texts_count_exactly_in_segments(encoding, seed):
     """Random strings full of separators, spaces and symbols: segmented sum equals whole count."""
     rng = random.Random(seed)
-    alphabet = ["a", "Z", "9", " ", "  ", "|", " | ", ":", "\n", "\r\n", "'s", "é", "—", "\u00a0", "Earlier in the conversation: ", "."]
+    alphabet = [
+        "a",
+        "Z",
+        "9",
+        " ",
+        "  ",
+        "|",
+        " | ",
+        ":",
+        "\n",
+        "\r\n",
+        "'s",
+        "é",
+        "—",
+        "\u00a0",
+        "Earlier in the conversation: ",
+        ".",
+    ]
     for _ in range(50):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(500, 1500)))
         text = text * 3  # long enough to be segmented

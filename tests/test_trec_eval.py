@@ -82,7 +82,9 @@ def test_fixture_runs_match_trec_eval_point_by_point(corpus, strategy):
     and cutoff equal trec_eval's (summary_buffer's summaries hold ranks; full_history is a whole list)."""
     result = evaluate(RunConfig(strategy=strategy, corpus=FIXTURES / corpus, cutoffs=(1, 2, 3, 5, 10)))
     run = result.run
-    compared = sum(assert_point_matches_trec_eval(p, run.cutoffs, run.cutoff_rule) for c in run.conversations for p in c.test_points)
+    compared = sum(
+        assert_point_matches_trec_eval(p, run.cutoffs, run.cutoff_rule) for c in run.conversations for p in c.test_points
+    )
     assert compared > 0
 
 

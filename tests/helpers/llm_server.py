@@ -243,7 +243,12 @@ class LLMServer:
             self.requests["embedding"] += 1
             self.bodies.append(body)
         words = sum(_count(t) for t in texts)
-        payload = {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": words, "total_tokens": words}}
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"prompt_tokens": words, "total_tokens": words},
+        }
         return 200, self._rewritten("embedding", json.dumps(payload), key)
 
     def _rewritten(self, kind: str, text: str, key: str) -> bytes:

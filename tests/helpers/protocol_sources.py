@@ -183,7 +183,11 @@ EVALUATION = '''def eval_question_answering(qas, eval_key='prediction', metric='
 '''
 
 FILES = {
-    "longmemeval": (LME, LME_COMMIT, {"src/evaluation/evaluate_qa.py": EVALUATE_QA, "src/generation/run_generation.py": RUN_GENERATION}),
+    "longmemeval": (
+        LME,
+        LME_COMMIT,
+        {"src/evaluation/evaluate_qa.py": EVALUATE_QA, "src/generation/run_generation.py": RUN_GENERATION},
+    ),
     "mem0": (MEM0, MEM0_COMMIT, {"evaluation/metrics/llm_judge.py": MEM0_JUDGE, "evaluation/prompts.py": MEM0_PROMPTS}),
     "locomo": (LOCOMO, LOCOMO_COMMIT, {"task_eval/gpt_utils.py": GPT_UTILS, "task_eval/evaluation.py": EVALUATION}),
 }
