@@ -1824,7 +1824,7 @@ def test_duckdb_is_only_connected_through_one_function():
     calls = [
         p.relative_to(package).as_posix() for p in package.rglob("*.py") if "duckdb.connect(" in p.read_text(encoding="utf-8")
     ]
-    assert calls == ["locking.py"]
+    assert calls == ["io/locking.py"]
 
 
 def truncated(store: Path, size: int) -> Path:
