@@ -184,7 +184,8 @@ def test_a_run_before_protocols_counts_answerable_judged_points():
 def test_locomo_scores_without_a_judge_by_category_number():
     """LoCoMo's protocol scores each point (its F1 rules, category 5 by its phrase rule): the mean score with a
     bootstrap interval, no judged accuracy; categories shown by number with the name in brackets."""
-    pairs = [("4 single-hop", "Paris, France", "Paris"), ("4 single-hop", "London", "Paris"), ("1 multi-hop", "a cat, a dog", "dog, cat, bird"),
+    pairs = [("4 single-hop", "Paris, France", "Paris"), ("4 single-hop", "London", "Paris"),
+             ("1 multi-hop", "a cat, a dog", "dog, cat, bird"),
              ("5 adversarial", "Not mentioned in the conversation", "no answer")]  # fmt: skip
     points = [(c, answer(None, score=locomo_score(a, g, c), answerable=not c.startswith("5")), None) for c, a, g in pairs]
     run = scored(points, protocol="locomo", benchmark="locomo")
@@ -230,8 +231,9 @@ def test_result_json_carries_the_figures():
 
 
 def test_the_new_metrics_are_declared_once_with_descriptions():
-    for name in ("answer_accuracy", "answer_score", "answer_task_averaged", "answer_abstention_accuracy", "answer_false_abstention",
-                 "answer_correct_abstention", "answer_unparsed", "answer_accuracy_evidence_found", "answer_accuracy_evidence_missed"):  # fmt: skip
+    for name in ("answer_accuracy", "answer_score", "answer_task_averaged", "answer_abstention_accuracy",
+                 "answer_false_abstention", "answer_correct_abstention", "answer_unparsed",
+                 "answer_accuracy_evidence_found", "answer_accuracy_evidence_missed"):  # fmt: skip
         assert METRICS[name].answers and METRICS[name].description
 
 

@@ -613,7 +613,9 @@ def test_requests_report_progress_as_they_end(server):
             policy=RetryPolicy(timeout=5, retries=0, backoff=0.01),
         )  # fmt: skip
         try:
-            client.complete_many(bodies, [f"q{i}" for i in range(6)], progress=lambda *step: steps.append(step), label="answers")
+            client.complete_many(
+                bodies, [f"q{i}" for i in range(6)], progress=lambda *step, steps=steps: steps.append(step), label="answers"
+            )
         finally:
             client.close()
         assert steps == [(done, 6, "answers") for done in range(1, 7)]

@@ -132,7 +132,8 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
     assert result.exit_code == 0, result.output
     assert "as published: 4 flags" in result.output
     assert (
-        f"with errata: 2 flags (1 evidence misses the answer, 1 evidence id names no turn); 2 corrections from a hand audit of the fixture ({errata}, sha256 {audit.errata.sha256})"
+        f"with errata: 2 flags (1 evidence misses the answer, 1 evidence id names no turn); "
+        f"2 corrections from a hand audit of the fixture ({errata}, sha256 {audit.errata.sha256})"
         in result.output
     )
 

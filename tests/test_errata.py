@@ -354,7 +354,8 @@ def test_an_audit_in_locomo_audit_s_format_converts_and_loads(audit_copy, plante
     assert document["origin"]["locomo"]["sha256"] == digest(PLANTED) and document["origin"]["unchanged"] == ["locomo_0_qa0"]
     entries = {e["id"]: e for e in document["errata"]}
     assert entries["locomo_0_qa1"] | {"source": ""} == {
-        "id": "locomo_0_qa1", "kind": "WRONG_CITATION", "conversation": "conv-1", "turn": 9, "question": "Which composer does Bob play?",
+        "id": "locomo_0_qa1", "kind": "WRONG_CITATION", "conversation": "conv-1", "turn": 9,
+        "question": "Which composer does Bob play?",
         "evidence_turns": [3], "reason": "dial481/locomo-audit WRONG_CITATION: evidence D1:3 -> D1:4", "source": "",
     }  # fmt: skip
     assert entries["locomo_0_qa1"]["source"] == f"dial481/locomo-audit@{commit[:12]} audit/errors_conv_0.json locomo_0_qa1"

@@ -84,7 +84,8 @@ def test_evidence_turn_at_or_after_the_test_point_is_refused(tmp_path):
     """An evidence turn must come before its test point; the error names file and JSON path."""
     got = problems_for(tmp_path, lambda d: d["turns"][6]["test_at"].update(evidence_turns=[0, 6]))
     assert got == [
-        f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: turn 6 is not an earlier turn; evidence must be one of turns 0..5"
+        f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: "
+        "turn 6 is not an earlier turn; evidence must be one of turns 0..5"
     ]
 
 
@@ -92,7 +93,8 @@ def test_negative_evidence_turn_is_refused(tmp_path):
     """A negative index is not a turn."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[-1]))
     assert got == [
-        f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn -1 is not an earlier turn; evidence must be one of turns 0..6"
+        f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: "
+        "turn -1 is not an earlier turn; evidence must be one of turns 0..6"
     ]
 
 

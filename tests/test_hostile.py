@@ -961,7 +961,8 @@ def test_run_prints_the_warning_before_any_request(tmp_path):
     )
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == (
-        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); use https, or a server on this machine"
+        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); "
+        "use https, or a server on this machine"
     )
     assert KEY not in result.output
 
@@ -1164,7 +1165,9 @@ def test_plugin_option_the_store_cannot_keep_is_refused(store, plugin, option, s
 def test_plugin_configuration_the_store_cannot_keep_is_refused(store, plugin):
     """A StrategySpec whose describe() gives a 70-bit integer is refused naming the field; the store is unchanged."""
     ref = plugin("""
-        SPEC = StrategySpec(name="issue20_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "issue20_big", "limit": 2**70})
+        SPEC = StrategySpec(
+            name="issue20_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "issue20_big", "limit": 2**70}
+        )
     """) + ":SPEC"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
@@ -1224,11 +1227,13 @@ PLUGIN_FAULTS = {
         "retrieve(question, k=50) returned None, not a list of str or Record, at conversation '001_editor', turn 5",
     ),
     "retrieve raises": (
-        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise RuntimeError('boom\\nsecond line')\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise RuntimeError('boom\\nsecond line')\n\n"
+        "def make():\n    return S()\n",
         "retrieve(question, k=50) raised RuntimeError: boom second line, at conversation '001_editor', turn 5",
     ),
     "add raises": (
-        "class S(Recency):\n    def add(self, role, content, *, turn=None):\n        raise ValueError('nope')\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def add(self, role, content, *, turn=None):\n        raise ValueError('nope')\n\n"
+        "def make():\n    return S()\n",
         "add() raised ValueError: nope, at conversation '001_editor', turn 0",
     ),
     "reset raises": (
@@ -1236,11 +1241,13 @@ PLUGIN_FAULTS = {
         "reset() raised OSError: disk, at conversation '001_editor'",
     ),
     "lone surrogate in a record": (
-        "class S(Recency):\n    def retrieve(self, query, k=5):\n        return ['bad \\udc80 text']\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def retrieve(self, query, k=5):\n        return ['bad \\udc80 text']\n\n"
+        "def make():\n    return S()\n",
         "retrieve() returned a record holding a lone surrogate (\\udc80)",
     ),
     "sys.exit(0) in retrieve": (
-        "import sys\nclass S(Recency):\n    def retrieve(self, query, k=5):\n        sys.exit(0)\n\ndef make():\n    return S()\n",
+        "import sys\nclass S(Recency):\n    def retrieve(self, query, k=5):\n        sys.exit(0)\n\n"
+        "def make():\n    return S()\n",
         "retrieve(question, k=50) raised SystemExit(0)",
     ),
     "sys.exit(0) in the factory": ("import sys\ndef make():\n    sys.exit(0)\n", "could not be built: SystemExit(0)"),
@@ -1297,7 +1304,8 @@ def test_an_option_called_name_cannot_rename_a_strategy(store, plugin):
         )
     assert (
         line
-        == f"Error: strategy {ref}: an option may not be called 'name': a run is named by the registry (rename the factory's parameter)"
+        == f"Error: strategy {ref}: an option may not be called 'name': "
+        "a run is named by the registry (rename the factory's parameter)"
     )
 
 
@@ -2157,7 +2165,8 @@ def test_validate_reports_a_reference_k_beyond_the_cutoff_range(tmp_path):
     from evals.model.corpus import MAX_CUTOFF
 
     assert validate_problems(corpus) == [
-        f"{corpus / 'references.json'}: [0].k: must be at most {MAX_CUTOFF} (the deepest cutoff a run measures at), got 4294967296"
+        f"{corpus / 'references.json'}: [0].k: "
+        f"must be at most {MAX_CUTOFF} (the deepest cutoff a run measures at), got 4294967296"
     ]
 
 

@@ -207,7 +207,8 @@ def test_item04_embedder_over_plain_http_is_warned_about(store):
     result = embedder_run("http://0.0.0.0:9/v1", store)
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == (
-        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); use https, or a server on this machine"
+        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); "
+        "use https, or a server on this machine"
     )
     assert KEY not in result.output
 

@@ -66,7 +66,8 @@ def forget(folder: Path) -> None:
 
 BASE_EXCEPTIONS = {  # the plug-in, what `run` says, and what `check-strategy` says
     "GeneratorExit in retrieve": (
-        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise GeneratorExit('closed')\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise GeneratorExit('closed')\n\n"
+        "def make():\n    return S()\n",
         "retrieve(question, k=50) raised GeneratorExit: closed, at conversation '001_editor', turn 5",
         "FAIL  records are str or Record: raised GeneratorExit: closed",
     ),
@@ -194,7 +195,8 @@ def test_item15_an_export_timestamp_out_of_range_is_refused(tmp_path, store, tim
         line = one_line_error(evals("import", exported, "--store", store))
     assert (
         line
-        == f"Error: {exported}: not a valid evals export: run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
+        == f"Error: {exported}: not a valid evals export: "
+        f"run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
     )
 
 
@@ -310,7 +312,8 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
     """What a plug-in imports from site-packages is named by distribution and version (not digested file by
     file), the standard library by nothing. In a process of its own, where the plug-in's import is the first."""
     (tmp_path / "uses_a_library.py").write_text(
-        "import mdurl  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\ndef make():\n    return Recency()\n"
+        "import mdurl  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\n"
+        "def make():\n    return Recency()\n"
     )
     script = (
         "import json\nfrom evals.model.provenance import _used, strategy_code\nfrom evals.strategies import Registry\n"
@@ -377,7 +380,8 @@ def test_item32_the_original_cli_refuses_them_too(tmp_path):
     """`python -m evals --runner full_history --embedder openai` is refused too (exit 1), no file written."""
     out = tmp_path / "out.json"
     done = subprocess.run(
-        [sys.executable, "-m", "evals", "--runner", "full_history", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(out)],
+        [sys.executable, "-m", "evals", "--runner", "full_history", "--embedder", "openai",
+         "--corpus", str(CORPUS_SMALL), "--output", str(out)],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert (
@@ -455,7 +459,8 @@ def test_call_timeout_stops_a_plugin_call_that_never_returns(tmp_path, store, ca
     env = os.environ | {"PYTHONPATH": str(folder)}
     with unchanged(store):
         done = subprocess.run(
-            [str(EVALS), "run", "--runner", "forever:make", "--corpus", str(CORPUS_SMALL), "--store", str(store), "--call-timeout", "1"],
+            [str(EVALS), "run", "--runner", "forever:make", "--corpus", str(CORPUS_SMALL), "--store", str(store),
+             "--call-timeout", "1"],
             capture_output=True, text=True, env=env, timeout=120,
         )  # fmt: skip
     assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
