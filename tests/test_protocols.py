@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers.corpora import QUESTION_TYPES
 from helpers.llm_server import LLMServer
 from helpers.protocol_sources import FILES, write_sources, write_tree
 from helpers.runs import evals_run, last_run
 
 from evals.benchmarks.protocols import PINS
+from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
 from evals.cli import cli
 from evals.store import Store
 

@@ -5,14 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
+from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
 
 
 def conversation(cid: str = "c1", **overrides) -> dict:
