@@ -335,7 +335,7 @@ def test_whole_recorded_history_is_those_turns():
 
 
 def test_compare_leaves_unanswerable_points_out(store_path):
-    """Paired by keyword hits, compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
+    """Compare (paired by keyword hits) counts answerable points only: recency -> full_history gains turn 6, nothing else."""
     from evals.analysis.compare import compare_runs, hit_outcome
 
     with Store.open(store_path) as store:

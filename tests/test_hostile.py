@@ -1256,7 +1256,7 @@ PLUGIN_FAULTS = {
 
 @pytest.mark.parametrize("case", PLUGIN_FAULTS)
 def test_plugin_fault_is_one_line_naming_the_strategy_and_call(store, plugin, case):
-    """A plug-in that breaks (a bad factory, a call that raises or exits, a bad record) fails in one line, exit 1, nothing stored."""
+    """A broken plug-in (a bad factory, a call that raises or exits, a bad record) fails in one line, exit 1, nothing stored."""
     source, says = PLUGIN_FAULTS[case]
     ref = plugin(source) + ":make"
     with unchanged(store):
@@ -1615,7 +1615,7 @@ def test_malformed_manifest_means_a_full_build_with_one_warning(built, content, 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo"])
 def test_manifest_that_is_not_a_regular_file_is_not_read(built, tmp_path, kind):
-    """A manifest replaced by a symbolic link (to a manifest outside the site) or a FIFO is not read: a full build, one warning."""
+    """A manifest replaced by a symlink (to a manifest outside the site) or a FIFO is not read: a full build, one warning."""
     import os
 
     store, site = built

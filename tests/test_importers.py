@@ -219,7 +219,7 @@ def test_longmemeval_end_to_end_numbers(tmp_path):
 
 
 def test_longmemeval_fallback_needs_the_answer_verbatim(tmp_path):
-    """Without keywords the answer itself must be in one record: full_history retrieves both evidence turns and still misses "5"."""
+    """Without keywords the answer must be in one record: full_history retrieves both evidence turns and still misses "5"."""
     block = metrics(imported(tmp_path, "longmemeval", LONGMEMEVAL), "full_history")
     assert block["recall_at_k"]["per_conversation"]["001_q_multi_2"]["hits"] == 0
     assert block["evidence_recall_at_k"]["all"]["hits"] == 2
@@ -455,7 +455,8 @@ def conversation_files(tmp_path: Path, mutate=lambda members: None) -> Path:
 
     samples = json.loads(LOCOMO.read_text())
     members = {
-        f"{MEMBERS}/{stem}.json": {**sample["conversation"], "qa": sample["qa"]} for stem, sample in zip(("2", "10"), samples)
+        f"{MEMBERS}/{stem}.json": {**sample["conversation"], "qa": sample["qa"]}
+        for stem, sample in zip(("2", "10"), samples, strict=True)
     }
     mutate(members)
     archive = tmp_path / "locomo10.zip"

@@ -150,7 +150,7 @@ def test_full_history_points_share_turn_numbers_and_session_ids(tmp_path):
     points = [p for c in run.conversations for p in c.test_points]
     assert len(points) == 3 and all(len(p.ranked_turns) > 400 for p in points)
     first, second = points[0], points[1]
-    assert all(a is b for a, b in zip(first.ranked_turns, second.ranked_turns))  # 300 is 300 across points
+    assert all(a is b for a, b in zip(first.ranked_turns, second.ranked_turns, strict=False))  # 300 is 300 across points
     for point in points:
         assert point.retrieved_turns is point.ranked_turns  # one list where they are the same list
         assert len(set(map(id, point.ranked_sessions))) == len(set(point.ranked_sessions))

@@ -81,7 +81,7 @@ def test_every_level_metric_and_cutoff_matches_the_hand_computed_value(tmp_path)
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())["metrics"]["retrieval"]
     assert {(r["level"], r["metric"], r["k"]) for r in rows} == {
-        (l, n, k) for l in ("turn", "session") for n in NAMES for k in CUTOFFS
+        (level, n, k) for level in ("turn", "session") for n in NAMES for k in CUTOFFS
     }
     for row in rows:
         assert row["n"] == 3

@@ -109,7 +109,7 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
 
 
 def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path):
-    """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's, and says which strategy that is."""
+    """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's and names that strategy."""
     latest = {s.run_id: s for s in summaries(store) if s.commit == NEW}
     reference = next(s for s in latest.values() if s.strategy == REFERENCE_STRATEGY)
     table = parse(board(site)).find("table", "leaderboard")
@@ -193,7 +193,7 @@ def test_miss_drilldown_lists_retrieved_records_in_rank_order(site: Path, store:
 
 
 def test_miss_drilldown_shows_where_the_answer_was(site: Path, store: Path):
-    """A miss's drill-down names the turn holding the keyword, its distance, and marks the keyword; the turn links to its place in the transcript."""
+    """A miss's drill-down names the turn holding the keyword and its distance, marks it, and links the turn to the transcript."""
     run = run_of(store, "recency")
     page = drilldown(site, run.run_id, "02_far_fact")
     section = parse(page).find("section", id="tp-14")

@@ -91,7 +91,9 @@ def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path
         lines = page.evaluate(
             """() => [...document.querySelectorAll('table tbody tr')].map(tr => {
                 const cells = [...tr.cells].filter(td => /^\\d{4}-\\d{2}-\\d{2}$/.test(td.textContent.trim()));
-                return cells.map(td => { const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length; });
+                return cells.map(td => {
+                    const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length;
+                });
             }).flat()"""
         )
         assert lines and set(lines) == {1}, name
@@ -154,7 +156,9 @@ def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):
     clashes = page.evaluate(
         """() => {
         const svg = document.querySelector('div.board-chart svg');
-        const box = el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom, el.textContent || 'bar']; };
+        const box = el => {
+            const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom, el.textContent || 'bar'];
+        };
         const labels = [...svg.querySelectorAll('.mark text')].map(box);
         const bars = [...svg.querySelectorAll('.mark .whisker')].map(box);
         const meet = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
@@ -263,9 +267,11 @@ def test_headings_keep_digests_and_paths_as_written(served: str, browser, tmp_pa
     """In an upper-cased heading, a code span (a prompt's file name or digest) keeps its case."""
     page = _open(browser, served + "about.html", tmp_path / "about.png")
     transforms = page.evaluate(
-        """() => { const h = document.createElement('h4'); h.innerHTML = 'prompt <code>answer.txt</code> <small>digest <code>ab12</code></small>';
+        """() => { const h = document.createElement('h4');
+        h.innerHTML = 'prompt <code>answer.txt</code> <small>digest <code>ab12</code></small>';
         document.querySelector('main').appendChild(h);
-        return [getComputedStyle(h).textTransform, ...[...h.querySelectorAll('code, small')].map(c => getComputedStyle(c).textTransform)]; }"""
+        return [getComputedStyle(h).textTransform,
+                ...[...h.querySelectorAll('code, small')].map(c => getComputedStyle(c).textTransform)]; }"""
     )
     assert transforms == ["uppercase", "none", "none", "none"]
 
@@ -275,5 +281,5 @@ def test_history_chart_commit_labels_do_not_overlap(runs: int):
     """However many runs a history has, its x labels (short commits) are at least a label's width apart, the newest labelled."""
     points = [SeriesPoint(0.5, 0.4, 0.6, f"{i:07x}", "", "", False) for i in range(runs)]
     ticks = series_chart(points, title="t", y_label="recall@k", recall=True).x_ticks
-    gaps = [b.pos - a.pos for a, b in zip(ticks, ticks[1:])]
+    gaps = [b.pos - a.pos for a, b in zip(ticks, ticks[1:], strict=False)]
     assert ticks[-1].label == f"{runs - 1:07x}" and all(gap >= 6.4 * 7 + 2 for gap in gaps)

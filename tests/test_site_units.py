@@ -248,7 +248,7 @@ def test_pages_workflow_is_valid_yaml_with_the_pages_actions():
 
 
 def test_pages_workflow_runs_the_registered_strategies_and_restores_the_store():
-    """The workflow runs the suite (evals.toml: every registered strategy, from the registry), and restores and upgrades the published store first."""
+    """The workflow restores and upgrades the published store, then runs the suite (evals.toml: every registered strategy)."""
     text = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
     assert 'evals run-suite --suite "$SUITE"' in text and "'evals.toml'" in text
     assert "data/results.duckdb" in text and "evals migrate" in text

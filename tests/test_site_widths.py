@@ -95,7 +95,8 @@ PANS = "() => ({scroll: document.documentElement.scrollWidth, inner: innerWidth}
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize(
     "kind",
-    ["index", "board-starter", "board-locomo", "suspects-locomo", "run-starter-bm25", "run-locomo-mneme", "run-locomo-full_history", "drilldown-starter", "drilldown-locomo",
+    ["index", "board-starter", "board-locomo", "suspects-locomo", "run-starter-bm25", "run-locomo-mneme",
+     "run-locomo-full_history", "drilldown-starter", "drilldown-locomo",
      "history-index", "history-mneme", "compare", "about", "transcript"],
 )  # fmt: skip
 def test_no_page_pans_as_a_whole(served: str, built, browser, tmp_path: Path, kind: str, width: int):
@@ -115,7 +116,8 @@ HEADLINE = """() => [...document.querySelectorAll('table.leaderboard')].map(tabl
     const cell = table.querySelector('tbody tr td.headline');
     const box = cell.getBoundingClientRect();
     const ci = cell.querySelector('.ci').getBoundingClientRect();
-    return {left: box.left, right: box.right, top: box.top, ciRight: ci.right, ciLeft: ci.left, text: cell.innerText, inner: innerWidth};
+    return {left: box.left, right: box.right, top: box.top,
+            ciRight: ci.right, ciLeft: ci.left, text: cell.innerText, inner: innerWidth};
 })"""
 
 
@@ -138,7 +140,7 @@ def test_headline_and_interval_are_on_screen(served: str, browser, tmp_path: Pat
 
 @pytest.mark.browser
 def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path: Path):
-    """At 1280 px every board (LoCoMo's, with the most columns, and a dirty commit) fits its wrapper: the date column is not cut."""
+    """At 1280 px every board (LoCoMo's has the most columns and a dirty commit) fits its wrapper: the date column is not cut."""
     page = _page(browser, 1280)
     boards = []
     for board in BOARDS:
@@ -149,7 +151,8 @@ def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path
             const heads = [...table.tHead.rows[0].cells];
             const dates = [...table.querySelectorAll('tbody td:last-child')].map(td => td.getBoundingClientRect().right);
             return {scrolls: table.parentNode.scrollWidth > table.parentNode.clientWidth, right: wrap.right,
-                    last: heads[heads.length - 1].textContent.trim(), dates: dates, dirty: table.querySelectorAll('abbr.dirty').length,
+                    last: heads[heads.length - 1].textContent.trim(), dates: dates,
+                    dirty: table.querySelectorAll('abbr.dirty').length,
                     clipped: heads.filter(th => th.scrollWidth > th.clientWidth).map(th => th.textContent.trim())};
         })"""
         )
@@ -163,7 +166,7 @@ def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path
 
 @pytest.mark.browser
 def test_a_phone_shows_the_leaderboard_as_cards(served: str, browser, tmp_path: Path):
-    """At 390 px each row is a card: the strategy and its headline figure side by side on its first line, every other value labelled."""
+    """At 390 px each row is a card: strategy and headline figure side by side on its first line, every other value labelled."""
     page = _page(browser, 390)
     page.goto(served + "leaderboard-locomo.html")
     card = page.locator("table.leaderboard tbody tr").first
@@ -198,7 +201,7 @@ def test_the_hash_embedder_caveat_opens_with_a_tap(served: str, built, browser, 
 
 @pytest.mark.browser
 def test_ceiling_and_dirty_explanations_open_with_a_tap(served: str, browser, tmp_path: Path):
-    """The ceiling badge opens its reason on a tap; "+dirty" (an abbreviation whose title was hover-only) shows its title on a tap."""
+    """A tap opens the ceiling badge's reason, and the title of "+dirty" (an abbreviation whose title was hover-only)."""
     page = _page(browser, 390)
     page.goto(served + "leaderboard-locomo.html")  # its runs were made at a dirty commit
     ceiling = page.locator("details.caveat.ceiling").first

@@ -56,7 +56,7 @@ def test_run_line_leads_with_the_leaderboards_headline_on_a_corpus_with_evidence
 
 
 def test_run_appends_and_prints_the_run_id(evals, store_path, corpus_small):
-    """evals run appends one run and prints `run <id>: <strategy> recall@k <recall> [<95% CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
+    """evals run appends a run and prints `run <id>: <strategy> recall@k <r> [<CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
     result = evals("run", "--runner", "full_history", "--corpus", str(corpus_small))
     assert result.exit_code == 0
     run_id = run_id_of(result.output)

@@ -42,7 +42,8 @@ convs = [
         id=f"killed_{c:04d}",
         description="written by a writer that is killed",
         turns=[{"role": "user", "content": f"conversation {c} turn {t} never lands"} for t in range(turns - 1)]
-        + [{"role": "user", "content": "q?", "test_at": {"question": "q", "expected_fact": "f", "expected_keywords": ["turn 1 "]}}],
+        + [{"role": "user", "content": "q?",
+            "test_at": {"question": "q", "expected_fact": "f", "expected_keywords": ["turn 1 "]}}],
     )
     for c in range(conversations)
 ]

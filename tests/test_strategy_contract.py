@@ -177,7 +177,8 @@ def test_a_record_naming_its_turn_is_matched_by_that_turn(tmp_path):
     turns = [
         {"role": "user", "content": "I adopted a cat called Biscuit."},
         {"role": "assistant", "content": "Nice."},
-        {"role": "user", "content": "What is my cat called?", "test_at": {"question": "What is my cat called?", "expected_fact": "Biscuit", "expected_keywords": ["biscuit"], "evidence_turns": [0]}},
+        {"role": "user", "content": "What is my cat called?", "test_at": {"question": "What is my cat called?",
+         "expected_fact": "Biscuit", "expected_keywords": ["biscuit"], "evidence_turns": [0]}},
     ]  # fmt: skip
     (corpus / "rewrites.json").write_text(
         json.dumps({"schema_version": "1", "id": "rewrites", "description": "d", "turns": turns})
@@ -267,7 +268,8 @@ def test_example_plugin_runs_end_to_end(example_on_path, tmp_path, corpus_small)
     checked = subprocess.run([*evals, "check-strategy", "keyword_overlap"], env=env, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout
     run = subprocess.run(
-        [*evals, "run", "--runner", "keyword_overlap", "--option", "min_shared=2", "--corpus", str(corpus_small), "--store", str(store)],
+        [*evals, "run", "--runner", "keyword_overlap", "--option", "min_shared=2",
+         "--corpus", str(corpus_small), "--store", str(store)],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
