@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers.results import categories
 
 from evals.cli import cli
 from evals.model.corpus import Conversation, check_corpus, load_corpus
@@ -173,19 +174,7 @@ def test_unanswerable_points_are_reported_apart():
 
 def test_category_breakdown_numbers():
     """Per category: (hits, total, evidence any hits, evidence all hits, unanswerable); null category last."""
-    rows = metrics("recency")["by_category"]
-    got = [
-        (
-            r["category"],
-            r["hits"],
-            r["total"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["any"]["hits"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["all"]["hits"],
-            r["unanswerable"],
-        )
-        for r in rows
-    ]
-    assert got == [
+    assert categories(metrics("recency")) == [
         ("adversarial", 0, 0, None, None, 1),
         ("multi-hop", 1, 1, 1, 0, 0),
         ("single-hop", 0, 1, 0, 0, 0),

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
 from helpers.corpora import conversation
 from helpers.errors import one_line_error
+from helpers.plugins import dist_info
 from helpers.stores import files_beside, unchanged
 
 from evals.cli import cli
@@ -1368,10 +1369,7 @@ def test_an_edited_entry_point_plugin_is_computed_again(tmp_path, monkeypatch, c
 
     package = f"issue20pkg_{uuid.uuid4().hex[:12]}"
     site = tmp_path / "site"
-    info = site / f"{package}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[mneme_evals.strategies]\n{package} = {package}.memory:make\n")
+    dist_info(site, package, "1.0", {package: f"{package}.memory:make"})
     (site / package).mkdir()
     (site / package / "__init__.py").write_text("")
     (site / package / "memory.py").write_text(f"from {package}.helper import base\n\ndef make():\n    return base()\n")

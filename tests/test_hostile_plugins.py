@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import CORPUS_SMALL, evals, stored_store
 from helpers.errors import one_line_error, usage_error
+from helpers.plugins import dist_info
 from helpers.stores import unchanged
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -421,10 +422,7 @@ def test_a_broken_entry_point_plugin_does_not_hide_the_others(tmp_path, monkeypa
     names the broken one in a warning on stderr, exit 0."""
     package = f"issue27broken_{uuid.uuid4().hex[:12]}"
     site = tmp_path / "site"
-    info = site / f"{package}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[mneme_evals.strategies]\n{package} = {package}:make\n")
+    dist_info(site, package, "1.0", {package: f"{package}:make"})
     (site / f"{package}.py").write_text("raise ImportError('a dependency is missing')\n")
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.results import categories
 
 from evals.benchmarks.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
 from evals.cli import cli
@@ -41,20 +42,6 @@ def imported(tmp_path: Path, fmt: str, source: Path) -> Path:
 def metrics(corpus: Path, runner: str = "recency") -> dict:
     result = evaluate(RunConfig(strategy=runner, corpus=corpus, k=2))
     return legacy_json(result.run, result.scores)["metrics"]
-
-
-def categories(block: dict) -> list[tuple]:
-    return [
-        (
-            r["category"],
-            r["hits"],
-            r["total"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["any"]["hits"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["all"]["hits"],
-            r["unanswerable"],
-        )
-        for r in block["by_category"]
-    ]
 
 
 # -- LoCoMo ------------------------------------------------------------------------------------

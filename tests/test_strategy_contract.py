@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.plugins import dist_info
 
 from evals.cli import cli
 from evals.run.evaluate import RunConfig, evaluate
@@ -251,10 +252,7 @@ def test_strategies_command_lists_options():
 @pytest.fixture
 def example_on_path(tmp_path: Path) -> dict[str, str]:
     """The example plug-in importable and registered: its source on the path with the metadata pip would write."""
-    info = tmp_path / "site" / "mneme_evals_keyword_overlap-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mneme-evals-keyword-overlap\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text('[mneme_evals.strategies]\nkeyword_overlap = keyword_overlap:make_memory\n')
+    dist_info(tmp_path / "site", "mneme-evals-keyword-overlap", "0.1.0", {"keyword_overlap": "keyword_overlap:make_memory"})
     return {"PYTHONPATH": f"{tmp_path / 'site'}:{EXAMPLE / 'src'}"}
 
 
