@@ -11,7 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers.cli import CORPUS_SMALL
 from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, exported_and_imported, stored_runs
 
 from evals.cli import cli
 from evals.io.cache import Cache, cache_path_for
@@ -37,33 +39,8 @@ def key() -> str:
 
 
 def run(server: LLMServer, store: Path, *extra: str, key: str = "sk-unused", runner: str = "mneme", repo: Path | None = None):
-    """`evals run --with-answers --judge` against ``server``; ``repo`` defaults to the store's
-    folder, which is outside git, so the store never answers with a cached run."""
-    args = [
-        "run",
-        "--runner",
-        runner,
-        "--corpus",
-        str(Path(__file__).parent / "fixtures" / "corpus_small"),
-        "--store",
-        str(store),
-        "--repo",
-        str(repo or store.parent),
-        "--base-url",
-        server.base_url,
-        "--with-answers",
-        "--judge",
-        *extra,
-    ]
-    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": key, "OPENAI_BASE_URL": None}
-    return CliRunner().invoke(cli, args, env=env)
-
-
-def stored_runs(store: Path):
-    if not store.exists():
-        return []
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in opened.runs()]
+    """`evals run --with-answers --judge` on corpus_small against ``server``."""
+    return evals_run(server, store, CORPUS_SMALL, "--with-answers", "--judge", *extra, runner=runner, repo=repo, key=key)
 
 
 # -- answers and verdicts ----------------------------------------------------------------------------
@@ -265,11 +242,7 @@ def test_export_and_import_keep_the_answers(server, store_path, tmp_path):
     """A run with answers exported and imported elsewhere has the same answers and configuration."""
     run(server, store_path)
     (stored,) = stored_runs(store_path)
-    exported = tmp_path / "run.json"
-    CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(exported)])
-    other = tmp_path / "other.duckdb"
-    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(other)])
-    assert result.exit_code == 0, result.output
+    _, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
     (copy,) = stored_runs(other)
     assert copy.answers.points == stored.answers.points
     assert copy.summary.config_key == stored.summary.config_key and copy.summary.metrics == stored.summary.metrics

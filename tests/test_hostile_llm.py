@@ -22,10 +22,10 @@ from click.testing import CliRunner
 from helpers.cli import CORPUS_SMALL, evals
 from helpers.errors import one_line_error
 from helpers.llm_server import LLMServer
+from helpers.runs import stored_runs
 
 from evals.cli._legacy import legacy_cli
 from evals.io.cache import Cache, cache_path_for
-from evals.store import Store
 
 POINTS = 4  # test points in corpus_small
 KEY = "sk-proj-hostile-27-3f9a1c5e7b2d"
@@ -46,13 +46,6 @@ def answers_run(server: LLMServer, store: Path, *extra: object, runner: str = "r
         "--base-url", server.base_url, "--with-answers", "--judge", "--concurrency", "1", *extra,
         env=llm_env(),
     )
-
-
-def stored_runs(store: Path) -> list:
-    if not store.exists():
-        return []
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in opened.runs()]
 
 
 def cached_values(store: Path, kind: str) -> list[bytes]:

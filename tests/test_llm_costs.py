@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, exported_and_imported, stored_runs
 
 from evals.cli import cli
 from evals.model import costs
-from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "corpus_small"  # 3 conversations, 4 test points, all answerable
@@ -28,16 +28,14 @@ MINI = costs.shipped_prices().lookup("gpt-4o-mini")
 
 
 def run(server: LLMServer, store: Path, *extra: str, corpus: Path = SMALL, runner: str = "mneme", repo: Path | None = None):
-    args = [
-        "run", "--runner", runner, "--corpus", str(corpus), "--store", str(store), "--repo", str(repo or store.parent),
-        "--base-url", server.base_url, "--with-answers", "--judge", *extra,
-    ]  # fmt: skip
-    return CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None})
+    """`evals run --with-answers --judge` against ``server``, retried at once."""
+    return evals_run(
+        server, store, corpus, "--with-answers", "--judge", *extra, runner=runner, repo=repo, key="sk-unused", backoff="0"
+    )
 
 
 def runs(store: Path):
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in reversed(opened.runs())]  # oldest first
+    return stored_runs(store, oldest_first=True)
 
 
 def points(stored) -> list:
@@ -380,11 +378,7 @@ def test_export_and_import_keep_the_costs_and_provenance(server, store_path, tmp
     server.rewrite = served_as("gpt-4o-mini-2024-07-18", "fp_1")
     assert run(server, store_path, "--judge-repeats", "2").exit_code == 0
     (stored,) = runs(store_path)
-    exported = tmp_path / "run.json"
-    CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(exported)])
-    other = tmp_path / "other.duckdb"
-    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(other)])
-    assert result.exit_code == 0, result.output
+    exported, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
     (imported,) = runs(other)
     assert imported.summary.llm_usage == stored.summary.llm_usage
     assert points(imported) == points(stored)

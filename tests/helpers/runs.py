@@ -23,6 +23,26 @@ def evals_run(
     return CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": backoff, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": None})
 
 
+def stored_runs(store: Path, oldest_first: bool = False) -> list[StoredRun]:
+    """Every run in ``store``, whole, newest first (or oldest first); none when there is no store file."""
+    if not store.exists():
+        return []
+    with Store.open(store, read_only=True) as opened:
+        summaries = opened.runs()
+        return [opened.get_run(s.run_id) for s in (reversed(summaries) if oldest_first else summaries)]
+
+
+def exported_and_imported(store: Path, run_id: str, folder: Path) -> tuple[Path, Path]:
+    """`evals export` of ``run_id`` into a file in ``folder``, then `evals import` of it into a new store there:
+    (the file, the new store)."""
+    exported = folder / "run.json"
+    CliRunner().invoke(cli, ["export", run_id, "--store", str(store), "--output", str(exported)])
+    other = folder / "other.duckdb"
+    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(other)])
+    assert result.exit_code == 0, result.output
+    return exported, other
+
+
 def last_run(store: Path) -> StoredRun:
     """The newest run in ``store``, whole."""
     with Store.open(store, read_only=True) as opened:
