@@ -9,12 +9,12 @@ is not shown, and the original CLI loading only its own command. Every result st
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers.tokens import child_dies_at
 
 import evals.model.tokens as tokens
 from evals.judge.metrics import ALL, ScoredRun, grouped, point_values
@@ -68,14 +68,7 @@ def test_a_text_the_child_was_not_given_is_counted_here(forking, encoding):
 def test_a_child_that_dies_leaves_nothing_uncounted_during_a_play(monkeypatch, forking, encoding):
     """The wait for the child ends when it dies; what it did not send is counted here."""
     texts = [f"held {i} {'y' * i}" for i in range(400)]
-    parent, real_count = os.getpid(), TokenCounter.count
-
-    def count_then_die(self, text, pieces=None):
-        if os.getpid() != parent and text == texts[120]:
-            os._exit(3)
-        return real_count(self, text, pieces)
-
-    monkeypatch.setattr(TokenCounter, "count", count_then_die)
+    child_dies_at(monkeypatch, texts[120])
     monkeypatch.setattr(tokens, "CHUNK", 16)
     counter = TokenCounter()
     counter.count_ahead(texts)

@@ -10,6 +10,7 @@ module (``tests/test_layers.py::test_no_test_module_imports_another`` checks it)
 - :mod:`helpers.stores`: provenance, stores of real runs, and what a store holds byte for byte;
 - :mod:`helpers.llm_server`, :mod:`helpers.benchmark_server`: local stand-ins for an LLM and the benchmarks' hosts;
 - :mod:`helpers.protocol_sources`: stand-ins for the published files the protocols read.
+- :mod:`helpers.tokens`: faults in the token counter's child process, made on purpose.
 """
 
 from __future__ import annotations
