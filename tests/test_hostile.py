@@ -1184,17 +1184,22 @@ LAZY_RETRIEVALS = {
 }
 
 
-@pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
-def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
-    """A retrieve() giving a generator (its first record lost) or a dict (its keys) stops the run in one line."""
-    ref = plugin(f"""
+def lazy_plugin(kind: str) -> str:
+    """A plug-in module whose strategy's retrieve() gives a ``kind`` of LAZY_RETRIEVALS, made by ``make()``."""
+    return f"""
         class Lazy(Recency):
             def retrieve(self, query, k=5):
                 return {LAZY_RETRIEVALS[kind]}
 
         def make():
             return Lazy()
-    """) + ":make"
+    """
+
+
+@pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
+def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
+    """A retrieve() giving a generator (its first record lost) or a dict (its keys) stops the run in one line."""
+    ref = plugin(lazy_plugin(kind)) + ":make"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(f"Error: strategy {ref}: retrieve(question, k=50) returned a {kind}, not a list")
@@ -1205,14 +1210,7 @@ def test_check_strategy_catches_a_generator_or_dict(plugin, kind):
     """`evals check-strategy` fails its records check on a retrieve() giving a generator or a dict."""
     from evals.strategies.contract import run_checks
 
-    ref = plugin(f"""
-        class Lazy(Recency):
-            def retrieve(self, query, k=5):
-                return {LAZY_RETRIEVALS[kind]}
-
-        def make():
-            return Lazy()
-    """) + ":make"
+    ref = plugin(lazy_plugin(kind)) + ":make"
     problems = {c.name: c.problem for c in run_checks(ref) if c.problem}
     assert problems.get("records are str or Record", "").startswith(f"retrieve() returned a {kind}; return a list")
 

@@ -90,13 +90,18 @@ def test_read_only_open_of_older_schema_is_refused_untouched(store_path, evaluat
     assert fingerprint(store_path) == before
 
 
-def test_newer_schema_is_refused_untouched(store_path):
-    """A store written by a newer evals is refused with a clear error and not modified."""
+def altered(store_path: Path, sql: str) -> None:
+    """A new empty store at ``store_path``, then ``sql`` run on its file directly, as another program could."""
     with Store.open(store_path):
         pass
     con = duckdb.connect(str(store_path))
-    con.execute("INSERT INTO evals_schema VALUES (99, 'from_the_future', now())")
+    con.execute(sql)
     con.close()
+
+
+def test_newer_schema_is_refused_untouched(store_path):
+    """A store written by a newer evals is refused with a clear error and not modified."""
+    altered(store_path, "INSERT INTO evals_schema VALUES (99, 'from_the_future', now())")
     before = fingerprint(store_path)
     for read_only in (False, True):
         with pytest.raises(StoreError, match="schema version 99, newer than this evals"):
@@ -106,11 +111,7 @@ def test_newer_schema_is_refused_untouched(store_path):
 
 def test_unknown_migration_history_is_refused_untouched(store_path):
     """A store whose applied migrations have other names (a foreign or pre-release schema) is refused."""
-    with Store.open(store_path):
-        pass
-    con = duckdb.connect(str(store_path))
-    con.execute("UPDATE evals_schema SET name = 'initial' WHERE version = 1")
-    con.close()
+    altered(store_path, "UPDATE evals_schema SET name = 'initial' WHERE version = 1")
     before = fingerprint(store_path)
     with pytest.raises(StoreError, match="migration 1 'initial', which this evals does not know"):
         Store.open(store_path)
