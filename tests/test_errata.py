@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 
 from evals.analysis.errata import EXCLUDED, errata_figures
 from evals.benchmarks.importers import import_corpus
 from evals.cli import cli
 from evals.store import Store
 
-FIXTURES = Path(__file__).parent / "fixtures"
 PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 from helpers.results import categories
 
 from evals.cli import cli
@@ -31,7 +32,6 @@ from evals.store import Store
 from evals.views.exchange import export_document, read_export
 from evals.views.report import legacy_json, stored_legacy_json
 
-FIXTURES = Path(__file__).parent / "fixtures"
 EVIDENCE = FIXTURES / "evidence_corpus"
 CLEAN = Provenance(commit="a" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
 

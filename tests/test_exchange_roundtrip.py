@@ -13,11 +13,11 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 
 from evals.cli import cli
 from evals.model.corpus import check_corpus
 
-FIXTURES = Path(__file__).parent / "fixtures"
 STRATEGIES = ("full_history", "bm25", "summary_buffer", "random_k")
 # Every fixture folder that is a valid corpus, found rather than listed, so a new one is covered too.
 CORPORA = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and check_corpus(p)[0] and not check_corpus(p)[1])

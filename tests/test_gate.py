@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import FIXTURES
 from helpers.stores import provenance
 from markdown_it import MarkdownIt
 
@@ -27,7 +28,6 @@ from evals.strategies.full_history import FullHistory
 from evals.views.gate_report import gate_markdown, text
 from evals.views.site_paths import links_to_test_points
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SPECIAL_QUESTION = "which code | is *member 0*'s <locker> & `why`?"
 SPECIAL_FACT = "member_0 uses [kz00qx] _now_"
 

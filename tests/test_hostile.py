@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
 from helpers.corpora import conversation
 from helpers.errors import one_line_error
@@ -21,9 +22,6 @@ from helpers.stores import files_beside, unchanged
 
 from evals.cli import cli
 from evals.store import Store
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
 
 # -- helpers ------------------------------------------------------------------------------------
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
 from helpers.errors import one_line_error, usage_error
 
 from evals.cli import legacy_cli
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SCHEMA5 = FIXTURES / "stores" / "schema5.duckdb.gz"
 
 

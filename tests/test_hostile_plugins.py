@@ -18,12 +18,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import FIXTURES
 from helpers.cli import CORPUS_SMALL, evals, stored_store
 from helpers.errors import one_line_error, usage_error
 from helpers.plugins import dist_info
 from helpers.stores import unchanged
 
-FIXTURES = Path(__file__).parent / "fixtures"
 EVIDENCE_CORPUS = FIXTURES / "evidence_corpus"
 EVALS = Path(sys.executable).with_name("evals")
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, exported_and_imported, stored_runs
 
 from evals.cli import cli
 from evals.model import costs
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "corpus_small"  # 3 conversations, 4 test points, all answerable
 EVIDENCE = FIXTURES / "evidence_corpus"  # has unanswerable test points
 MINI = costs.shipped_prices().lookup("gpt-4o-mini")

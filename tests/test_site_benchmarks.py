@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 from helpers.benchmark_server import BenchmarkServer
 from helpers.browser import chromium, problems_on
 from helpers.html import parse
@@ -34,7 +35,6 @@ from evals.site import _suspects, build_site
 from evals.store import Store
 from evals.views.site_paths import benchmark_key
 
-FIXTURES = Path(__file__).parent / "fixtures"
 PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 LONGMEMEVAL = FIXTURES / "importers" / "longmemeval_small.json"
 STRATEGIES = ("bm25", "full_history", "no_memory")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 from helpers.benchmark_server import BenchmarkServer
 
 from evals.benchmarks import BENCHMARKS
@@ -25,7 +26,6 @@ from evals.run.suite import plan_runs, read_suite
 from evals.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
 CHEAP = ("no_memory", "full_history", "bm25")
 
 

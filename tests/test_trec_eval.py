@@ -20,17 +20,16 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 
 import pytest
 import pytrec_eval  # the test extra's; a missing one fails here rather than skipping the comparison
+from helpers import FIXTURES
 
 from evals.judge.metrics import ScoredRun, compute_metrics
 from evals.judge.retrieval import LEVELS, evidence_at, ndcg_any, ndcg_any_lme, point_values, retrieved_at, sessions_of
 from evals.model.results import PREFIX, WHOLE_LIST, TestPointResult
 from evals.run.evaluate import RunConfig, evaluate
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TREC = {"recall_any": "success", "recall_frac": "recall", "ndcg_any": "ndcg_cut"}
 
 
