@@ -13,6 +13,7 @@ from helpers.cli import forbid_work
 from helpers.corpora import longmemeval_file
 from helpers.llm_server import LLMServer
 from helpers.protocol_sources import write_sources
+from helpers.stores import site_of
 
 
 @pytest.fixture
@@ -38,6 +39,15 @@ def clean_repo(tmp_path: Path) -> Path:
     subprocess.run([*git, "add", "README"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "fixture"], check=True)
     return repo
+
+
+# -- sites ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built from the module's own ``store`` fixture (a module without one defines neither)."""
+    return site_of(store, tmp_path_factory)
 
 
 # -- sites in a browser (tests/helpers/browser.py) -------------------------------------------------

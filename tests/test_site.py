@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.browser import problems_on
 from helpers.html import follow, parse
-from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, at, make_store, provenance
+from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, at, make_store, provenance, site_of
 
 from evals.judge.metrics import METRICS
 from evals.model import formatting
@@ -33,7 +33,6 @@ from evals.store import Store
 from evals.strategies import REFERENCE_STRATEGY
 from evals.views.report import stored_legacy_json
 
-FIXTURES = Path(__file__).parent / "fixtures"
 CSP = "default-src 'self'; script-src 'self'"
 
 
@@ -44,14 +43,6 @@ CSP = "default-src 'self'; script-src 'self'"
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with five strategies at two commits over the site fixture corpus."""
     return make_store(tmp_path_factory.mktemp("store") / "results.duckdb")
-
-
-@pytest.fixture(scope="module")
-def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built from ``store``."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    build_site(store, out)
-    return out
 
 
 def summaries(store_path: Path):
@@ -479,9 +470,7 @@ def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def answers_site(answers_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("answers_site") / "site"
-    build_site(answers_store, out)
-    return out
+    return site_of(answers_store, tmp_path_factory)
 
 
 def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_store: Path):

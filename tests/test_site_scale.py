@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.browser import chromium
 from helpers.html import follow, parse
-from helpers.stores import provenance
+from helpers.stores import at, provenance
 
 from evals.judge.scoring import Evaluation, score_run
 from evals.model.tokens import TokenCounter
@@ -62,11 +62,8 @@ def write_corpus(directory: Path) -> Path:
 
 def append(store_path: Path, evaluation: Evaluation, minute: int, commit: str = "c" * 40) -> str:
     start = datetime(2025, 3, 1, 12, 0, tzinfo=UTC) + timedelta(minutes=minute)
-    stamped = Evaluation(
-        evaluation.corpus, evaluation.run.model_copy(update={"started_at": start}), evaluation.scores, evaluation.answers
-    )
     with Store.open(store_path) as store:
-        return store.append(stamped, provenance(commit))
+        return store.append(at(evaluation, start), provenance(commit))
 
 
 @pytest.fixture(scope="module")
@@ -81,13 +78,6 @@ def store(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     for n, (strategy, k) in enumerate((("recency", 2), ("bm25", 3), ("full_history", 5))):
         append(path, evaluate(RunConfig(strategy=strategy, corpus=corpus, k=k)), n)
     return path
-
-
-@pytest.fixture(scope="module")
-def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("pooled_site") / "site"
-    build_site(store, out)
-    return out
 
 
 def runs(store_path: Path) -> dict[str, str]:

@@ -55,6 +55,15 @@ def make_store(path: Path, corpus: Path = SITE_CORPUS, counter: TokenCounter | N
     return path
 
 
+def site_of(store: Path, tmp_path_factory) -> Path:
+    """The site ``evals build-site`` makes from ``store``, in a fresh temporary folder."""
+    from evals.site import build_site
+
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site(store, out)
+    return out
+
+
 def files_beside(store: Path) -> dict[str, bytes]:
     """The store file and every file beside it named after it (its WAL, its cache), byte for byte."""
     return {p.name: p.read_bytes() for p in sorted(store.parent.glob(f"{store.stem}*")) if p.is_file()}
