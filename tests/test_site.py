@@ -54,6 +54,19 @@ def run_of(store_path: Path, strategy: str, commit: str = NEW):
     return next(s for s in summaries(store_path) if s.strategy == strategy and s.commit == commit)
 
 
+def point_links(store_path: Path, run_id: str, chosen) -> list[str]:
+    """The run page's link to each test point for which ``chosen(score, answer)`` holds (answer None without answers)."""
+    with Store.open(store_path, read_only=True) as opened:
+        stored = opened.get_run(run_id)
+    answers = stored.answers.points if stored.answers else [[None] * len(c.test_points) for c in stored.run.conversations]
+    return [
+        f"../runs/{run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
+        for c, scores, given in zip(stored.run.conversations, stored.scores.points, answers, strict=True)
+        for p, score, answer in zip(c.test_points, scores, given, strict=True)
+        if chosen(score, answer)
+    ]
+
+
 def drilldown(site: Path, run_id: str, conversation_id: str) -> Path:
     return site / "runs" / run_id / f"{conversation_id}.html"
 
@@ -141,14 +154,7 @@ def test_approximate_tokens_are_marked_on_the_index(tmp_path: Path):
 def test_run_page_links_every_miss_to_its_drilldown(site: Path, store: Path):
     """The run page lists each missed test point, linked to its place in the drill-down."""
     run = run_of(store, "recency")
-    with Store.open(store, read_only=True) as opened:
-        stored = opened.get_run(run.run_id)
-    expected = [
-        f"../runs/{run.run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
-        for c, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
-        for p, score in zip(c.test_points, scores, strict=True)
-        if not score.hit
-    ]
+    expected = point_links(store, run.run_id, lambda score, _: not score.hit)
     page = parse(site / "runs" / f"{run.run_id}.html")
     assert len(expected) >= 2
     assert page.find("h2", id="misses").text() == f"Misses ({len(expected)})"
@@ -561,14 +567,7 @@ def test_drilldown_shows_f1_and_bleu1_beside_the_verdict(answers_site: Path, ans
 def test_run_page_lists_answers_judged_incorrect(answers_site: Path, answers_store: Path):
     """The run page gives accuracy with its interval and links every answer judged incorrect to its drill-down."""
     run = next(s for s in summaries(answers_store) if s.strategy == "recency")
-    with Store.open(answers_store, read_only=True) as opened:
-        stored = opened.get_run(run.run_id)
-    expected = [
-        f"../runs/{run.run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
-        for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
-        for p, a in zip(c.test_points, answers, strict=True)
-        if a.correct is False
-    ]
+    expected = point_links(answers_store, run.run_id, lambda _, answer: answer.correct is False)
     page = parse(answers_site / "runs" / f"{run.run_id}.html")
     assert expected
     assert page.find("h3", id="wrong-answers").text() == f"Answers judged incorrect ({len(expected)})"
