@@ -124,9 +124,8 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
     corrected = apply_errata(corpus, audit.errata)
     conversation = next(c for c in corrected.conversations if c.id == bake[0])
     assert conversation.turns[bake[1]].test_at.evidence_turns == [2]
-    assert next(c for c in corpus.conversations if c.id == bake[0]).turns[bake[1]].test_at.evidence_turns == [
-        1
-    ]  # the published corpus is untouched
+    published = next(c for c in corpus.conversations if c.id == bake[0])
+    assert published.turns[bake[1]].test_at.evidence_turns == [1]  # the published corpus is untouched
 
     result = CliRunner().invoke(cli, ["audit-labels", str(corpus_dir), "--source", str(PLANTED), "--errata", str(errata)])
     assert result.exit_code == 0, result.output
@@ -141,31 +140,16 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
 @pytest.mark.parametrize(
     ("entry", "where", "message"),
     [
-        (
-            {"conversation": "conv-9", "turn": 1, "evidence_turns": [0], "reason": "x"},
-            "errata[0].conversation",
-            "names no conversation",
-        ),
-        (
-            {"conversation": "conv-2", "turn": 1, "evidence_turns": [0], "reason": "x"},
-            "errata[0].turn",
-            "is not the turn of a test point",
-        ),
-        (
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [9], "reason": "x"},
-            "errata[0].evidence_turns[0]",
-            "not an earlier recorded turn",
-        ),
-        (
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2]},
-            "errata[0].reason",
-            "non-empty string",
-        ),
-        (
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "x", "why": 1},
-            "errata[0].why",
-            "unknown field",
-        ),
+        ({"conversation": "conv-9", "turn": 1, "evidence_turns": [0], "reason": "x"},
+         "errata[0].conversation", "names no conversation"),
+        ({"conversation": "conv-2", "turn": 1, "evidence_turns": [0], "reason": "x"},
+         "errata[0].turn", "is not the turn of a test point"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [9], "reason": "x"},
+         "errata[0].evidence_turns[0]", "not an earlier recorded turn"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2]},
+         "errata[0].reason", "non-empty string"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "x", "why": 1},
+         "errata[0].why", "unknown field"),
     ],
 )
 def test_a_bad_erratum_is_one_line_naming_the_file_and_path(corpus_dir, tmp_path, entry, where, message):

@@ -109,16 +109,8 @@ def test_fetch_locomo_downloads_checks_imports_and_lists_it(locomo, env):
     assert result.exit_code == 0, result.output
     downloads = env["downloads"]
     assert (downloads / "locomo" / "locomo10.json").read_bytes() == LOCOMO
-    judge = (
-        downloads
-        / "sources"
-        / "mem0ai"
-        / "mem0"
-        / BENCHMARKS["locomo"].sources[0].commit
-        / "evaluation"
-        / "metrics"
-        / "llm_judge.py"
-    )
+    commit = BENCHMARKS["locomo"].sources[0].commit
+    judge = downloads / "sources" / "mem0ai" / "mem0" / commit / "evaluation" / "metrics" / "llm_judge.py"
     assert judge.read_bytes() == JUDGE
     gpt_utils = (
         downloads / "sources" / "snap-research" / "LoCoMo" / BENCHMARKS["locomo"].sources[2].commit / "task_eval" / "gpt_utils.py"

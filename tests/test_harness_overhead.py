@@ -141,9 +141,8 @@ def test_nothing_is_counted_ahead_that_the_run_will_not_ask_for(monkeypatch, cor
     evaluate(config)  # the footprint's tokens: every turn it may hold
     turns = {t.content for c in load_corpus(corpus_small).conversations for t in c.turns if t.record}
     assert started == [len(turns)]
-    evaluate(
-        RunConfig(strategy="full_history", corpus=corpus_small, cutoffs=()), held_tokens=False
-    )  # its whole memory, every time
+    # its whole memory, every time
+    evaluate(RunConfig(strategy="full_history", corpus=corpus_small, cutoffs=()), held_tokens=False)
     assert len(started) == 2
 
 
