@@ -607,6 +607,11 @@ def chattr(flag: str, path: Path) -> bool:
     return shutil.which("chattr") is not None and subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
 
 
+def refused_forced_run(store: Path) -> str:
+    """The one line that refuses ``evals run --runner mneme --force`` into ``store``."""
+    return one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+
+
 def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
     """An immutable store file (chattr +i) is refused before anything is computed, in one line."""
     store = stored_store(tmp_path / "store")
@@ -614,10 +619,9 @@ def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
     if not chattr("+i", store):
         pytest.skip("chattr +i is not available here (needs root and a file system that supports it)")
     try:
-        before = files_beside(store)
-        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        with unchanged(store):
+            line = refused_forced_run(store)
         assert line == f"Error: cannot write to store {store}: Operation not permitted"
-        assert files_beside(store) == before
     finally:
         chattr("-i", store)
 
@@ -629,10 +633,9 @@ def test_read_only_store_fails_before_the_run(tmp_path, monkeypatch):
     forbid_work(monkeypatch)
     store.chmod(0o444)
     try:
-        before = files_beside(store)
-        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        with unchanged(store):
+            line = refused_forced_run(store)
         assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
-        assert files_beside(store) == before
     finally:
         store.chmod(0o644)
 
@@ -648,7 +651,7 @@ def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
     forbid_work(monkeypatch)
     cache.chmod(0o444)
     try:
-        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        line = refused_forced_run(store)
         assert line == f"Error: cache {cache} is read-only (mode 444); make it writable (chmod u+w), or run with --no-cache"
     finally:
         cache.chmod(0o644)
