@@ -2218,6 +2218,15 @@ def evals_process(*args: str, cwd: Path, env: dict | None = None, sigint_ignored
     )
 
 
+def finished(child, timeout: float) -> tuple[str, str]:
+    """The child's stdout and stderr once it ends; it is killed if it is still running after ``timeout`` seconds."""
+    try:
+        return child.communicate(timeout=timeout)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
 def interrupted_run(tmp_path: Path, store: Path, *executor: str, sigint_ignored: bool = False) -> tuple[int, str, float]:
     """Start a slow run, wait until it is retrieving, send SIGINT: its exit code, stderr and seconds to exit."""
     import signal
@@ -2279,11 +2288,7 @@ def test_ray_address_where_nothing_answers_fails_fast(tmp_path, store):
     started = time.monotonic()
     child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store,
                           "--executor", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)
-    try:
-        out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    out, err = finished(child, timeout=60)
     assert time.monotonic() - started < 20
     assert child.returncode == 1 and out == ""
     [line] = err.splitlines()
@@ -2304,11 +2309,7 @@ def test_ray_address_that_answers_but_is_not_ray_fails_within_the_timeout(tmp_pa
         started = time.monotonic()
         child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray",
                               cwd=tmp_path, env={"RAY_ADDRESS": address})
-        try:
-            out, err = child.communicate(timeout=90)
-        finally:
-            if child.poll() is None:
-                child.kill()
+        out, err = finished(child, timeout=90)
     assert time.monotonic() - started < 25
     [line] = err.splitlines()
     assert line.startswith(f"Error: cannot join Ray at {address} (from RAY_ADDRESS): no Ray cluster answered within"), line
