@@ -21,7 +21,7 @@ EXAMPLE = ROOT / "examples" / "keyword-overlap"
 BUILT_INS = ["bm25", "full_history", "mneme", "no_memory", "random_k", "recency", "summary_buffer"]
 
 
-# -- deliberately broken strategies, each breaking one promise -------------------------------------
+# -- deliberately broken strategies, each breaking one promise (each class is its own factory) ------
 
 
 class _Base:
@@ -78,34 +78,6 @@ class Random(_Base):
 class BadContext(_Base):
     def context_for(self, query, k):
         return "\n".join(self.turns)
-
-
-def ignores_k():
-    return IgnoresK()
-
-
-def never_forgets():
-    return NeverForgets()
-
-
-def returns_numbers():
-    return ReturnsNumbers()
-
-
-def names_future_turns():
-    return NamesFutureTurns()
-
-
-def no_turn_keyword():
-    return NoTurnKeyword()
-
-
-def random_records():
-    return Random()
-
-
-def bad_context():
-    return BadContext()
 
 
 unserialisable = StrategySpec(
@@ -217,13 +189,13 @@ def test_every_built_in_keeps_the_contract(name):
 @pytest.mark.parametrize(
     ("factory", "check", "says"),
     [
-        ("ignores_k", "retrieve honours k", "returned 10 records; return at most k"),
-        ("never_forgets", "reset empties memory", "reset must forget everything"),
-        ("returns_numbers", "records are str or Record", "returned a int record"),
-        ("names_future_turns", "source turns are added turns", "names turn 99"),
-        ("no_turn_keyword", "members", "add() takes no `turn` keyword"),
-        ("random_records", "same inputs, same records", "seed any randomness"),
-        ("bad_context", "context_for gives chat messages", "must return a list of"),
+        ("IgnoresK", "retrieve honours k", "returned 10 records; return at most k"),
+        ("NeverForgets", "reset empties memory", "reset must forget everything"),
+        ("ReturnsNumbers", "records are str or Record", "returned a int record"),
+        ("NamesFutureTurns", "source turns are added turns", "names turn 99"),
+        ("NoTurnKeyword", "members", "add() takes no `turn` keyword"),
+        ("Random", "same inputs, same records", "seed any randomness"),
+        ("BadContext", "context_for gives chat messages", "must return a list of"),
         ("unserialisable", "configuration is JSON and stable", "not JSON-serialisable"),
     ],
 )
@@ -235,7 +207,7 @@ def test_a_broken_strategy_is_told_what_to_fix(factory, check, says):
 
 def test_check_strategy_command_exits_1_on_a_broken_strategy():
     """`evals check-strategy` prints each check and exits 1 when one fails."""
-    result = CliRunner().invoke(cli, ["check-strategy", "test_strategy_contract:never_forgets"])
+    result = CliRunner().invoke(cli, ["check-strategy", "test_strategy_contract:NeverForgets"])
     assert result.exit_code == 1 and "FAIL  reset empties memory" in result.output
 
 
