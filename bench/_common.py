@@ -112,6 +112,20 @@ def run_child(
         )
 
 
+def run_checked(
+    command: Sequence[str], *, error: type[Exception] = RuntimeError, timeout: float = float("inf"), **options
+) -> Child:  # fmt: skip
+    """:func:`run_child` (``options`` passed on), and ``error`` when the child timed out or failed, naming the
+    command, how it ended and the end of what it printed (its stderr, or its output with ``merged``)."""
+    child = run_child(command, timeout=timeout, **options)
+    if child.timed_out:
+        raise error(f"timed out after {timeout:g} s: {' '.join(command)}")
+    if child.returncode != 0:
+        said = child.stdout.strip() if options.get("merged") else child.stderr
+        raise error(f"failed (exit {child.returncode}): {' '.join(command)}\n{said[-3000:]}")
+    return child
+
+
 def load_average() -> str:
     """The load average over 1, 5 and 15 minutes, as ``0.52 0.61 0.70`` (``?`` where the system has none)."""
     try:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import BENCH_DIR, DATA_DIR, EVALS, add_corpus_flags, load_average, original_command, print_table, run_child  # noqa: E402
+from _common import BENCH_DIR, DATA_DIR, EVALS, add_corpus_flags, load_average, original_command, print_table, run_checked  # noqa: E402
 from gen_corpus import GENERATOR_VERSION, generate  # noqa: E402
 
 ORIGINAL_S = 5.0  # the original harness, per strategy, 200 × 500 corpus, these machines
@@ -86,11 +86,7 @@ def cached_corpus(conversations: int, turns: int, test_points: int, seed: int, d
 
 def measure(command: list[str], *, timeout: float) -> tuple[float, float]:
     """Run ``command``; return (wall seconds, peak RSS in MB of that child alone)."""
-    child = run_child(command, timeout=timeout, poll=0.002)
-    if child.timed_out:
-        raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(command)}")
-    if child.returncode != 0:
-        raise RuntimeError(f"exit {child.returncode}: {' '.join(command)}\n{child.stderr[-2000:]}")
+    child = run_checked(command, timeout=timeout, poll=0.002)
     return child.wall_s, child.peak_mib
 
 

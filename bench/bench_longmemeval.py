@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, load_average, print_table, run_child  # noqa: E402
+from _common import DATA_DIR, EVALS, load_average, print_table, run_checked  # noqa: E402
 
 # summary_buffer last: see "stores" in the module docstring.
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
@@ -63,11 +63,7 @@ class Step:
 
 def measure(command: list[str], *, timeout: float) -> tuple[float, float, str]:
     """Run ``command``; (wall seconds, peak RSS in MB of it and what it waited for, its stderr)."""
-    child = run_child(command, timeout=timeout)
-    if child.timed_out:
-        raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(command)}")
-    if child.returncode != 0:
-        raise RuntimeError(f"exit {child.returncode}: {' '.join(command)}\n{child.stderr[-2000:]}")
+    child = run_checked(command, timeout=timeout)
     return child.wall_s, child.peak_mib, child.stderr
 
 

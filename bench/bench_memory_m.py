@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_child, shown  # noqa: E402
+from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_checked, shown  # noqa: E402
 
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
 PEAK_MIB = 1500 * 1000**2 / 1024**2  # 1.5 GB
@@ -37,11 +37,7 @@ FLAT = 0.15  # the peak at the most questions at most 15% above the peak at the 
 
 def measured(command: list[str], timeout: float) -> tuple[float, float, str]:
     """Run ``command``; return (peak RSS in MiB, wall seconds, the last line it printed)."""
-    child = run_child(command, timeout=timeout, merged=True)
-    if child.timed_out:
-        raise SystemExit(f"timed out after {timeout:g} s: {' '.join(command)}")
-    if child.returncode != 0:
-        raise SystemExit(f"failed ({child.returncode}): {' '.join(command)}\n{child.stdout.strip()[-2000:]}")
+    child = run_checked(command, error=SystemExit, timeout=timeout, merged=True)
     return child.peak_mib, child.wall_s, child.last_line
 
 

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_child, shown  # noqa: E402
+from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_checked, shown  # noqa: E402
 
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
 TARGET_MIB = 1200 * 1000**2 / 1024**2  # 1.2 GB
@@ -37,9 +37,7 @@ TARGET_MIB = 1200 * 1000**2 / 1024**2  # 1.2 GB
 
 def measured(command: list[str], timeout: float) -> tuple[float, float, str]:
     """Run ``command`` from the repository root: (its own peak RSS in MiB, wall seconds, its last line)."""
-    child = run_child(command, timeout=timeout, merged=True, poll=0.05)
-    if child.returncode != 0:
-        raise SystemExit(f"failed ({child.returncode}): {' '.join(command)}\n{child.stdout.strip()[-2000:]}")
+    child = run_checked(command, error=SystemExit, timeout=timeout, merged=True, poll=0.05)
     return child.peak_mib, child.wall_s, child.last_line
 
 

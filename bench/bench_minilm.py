@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, REPO_ROOT, load_average, run_child  # noqa: E402
+from _common import DATA_DIR, EVALS, REPO_ROOT, load_average, run_checked  # noqa: E402
 
 TARGET_S = 240.0
 
@@ -273,9 +273,7 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
 def run_cli(corpus: Path, store: Path) -> tuple[float, str]:
     command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm"]
     command += ["--corpus", str(corpus), "--store", str(store), "--force"]
-    child = run_child(command)
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} exited {child.returncode}:\n{child.stderr[-3000:]}")
+    child = run_checked(command, error=SystemExit)
     said = re.search(r"cache: (\d+) computed, (\d+) from cache", child.stderr)
     return child.wall_s, f"{said.group(1)} computed, {said.group(2)} from cache" if said else "cache line not found"
 

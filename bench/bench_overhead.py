@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, REPO_ROOT, add_corpus_flags, original_command, run_child  # noqa: E402
+from _common import DATA_DIR, EVALS, REPO_ROOT, add_corpus_flags, original_command, run_checked  # noqa: E402
 
 OVERHEAD_TARGET = 0.10  # the harness may take at most 10% longer than the bare loop
 K = 5
@@ -94,9 +94,7 @@ def commands(corpus: Path, runs: Path, before: Path | None = None) -> dict[str, 
 
 def timed(command: list[str], timeout: float) -> tuple[float, float]:
     """Run ``command`` from the repository root: (wall seconds, CPU seconds of it and of the children it waited for)."""
-    child = run_child(command, timeout=timeout, keep_stdout=False, poll=0.002)
-    if child.returncode != 0:
-        raise RuntimeError(f"exit {child.returncode}: {' '.join(command)}\n{child.stderr[-2000:]}")
+    child = run_checked(command, timeout=timeout, keep_stdout=False, poll=0.002)
     return child.wall_s, child.cpu_s
 
 

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import EVALS, load_average, run_child  # noqa: E402
+from _common import EVALS, load_average, run_checked  # noqa: E402
 
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "random_k", "recency", "bm25")
 SITE_MB, FILE_MB, RUN_MB = 300, 25, 25
@@ -76,9 +76,7 @@ def measured(command: list[str]) -> tuple[float, int, int, str]:
         sizes = [_rss(pid) for pid in pids]
         peaks[:] = max(peaks[0], sum(sizes)), max(peaks[1], max(sizes))
 
-    child = run_child(command, merged=True, cwd=None, poll=0.1, watch=sample)
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({child.returncode}):\n{child.stdout}")
+    child = run_checked(command, error=SystemExit, merged=True, cwd=None, poll=0.1, watch=sample)
     return child.wall_s, peaks[0], peaks[1], child.stdout
 
 

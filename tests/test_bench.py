@@ -72,3 +72,11 @@ def test_run_child_reports_the_child_s_own_peak_memory(common):
     """The peak is the child's own (os.wait4): a child holding 200 MB reports at least that."""
     child = common.run_child([sys.executable, "-c", "x = b'x' * (200 * 1024 * 1024)"], timeout=120)
     assert child.returncode == 0 and child.peak_mib >= 200
+
+
+def test_run_checked_raises_the_given_error_naming_a_failed_command(common):
+    """A child that exits non-zero raises the error asked for, with its exit code and the end of its stderr."""
+    command = [sys.executable, "-c", "import sys; print('gone wrong', file=sys.stderr); sys.exit(4)"]
+    with pytest.raises(SystemExit) as raised:
+        common.run_checked(command, error=SystemExit, timeout=120)
+    assert str(raised.value) == f"failed (exit 4): {' '.join(command)}\ngone wrong\n"
