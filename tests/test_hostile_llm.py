@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from helpers.cli import CORPUS_SMALL, evals
 from helpers.errors import one_line_error
 from helpers.llm_server import LLMServer
-from helpers.runs import stored_runs
+from helpers.runs import evals_run, stored_runs
 
 from evals.cli._legacy import legacy_cli
 from evals.io.cache import Cache, cache_path_for
@@ -41,11 +41,8 @@ def llm_env(**extra: str | None) -> dict:
 
 def answers_run(server: LLMServer, store: Path, *extra: object, runner: str = "recency"):
     """`evals run --with-answers --judge`, one request at a time, against ``server``."""
-    return evals(
-        "run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--repo", store.parent,
-        "--base-url", server.base_url, "--with-answers", "--judge", "--concurrency", "1", *extra,
-        env=llm_env(),
-    )
+    options = ("--with-answers", "--judge", "--concurrency", "1", *extra)
+    return evals_run(server, store, CORPUS_SMALL, *options, runner=runner, key=KEY)
 
 
 def cached_values(store: Path, kind: str) -> list[bytes]:
