@@ -14,6 +14,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES
+from helpers.cli import evals_output as evals
 
 from evals.cli import cli
 from evals.model.corpus import check_corpus
@@ -26,13 +27,6 @@ IMPORTED = (("locomo", "locomo_small.json"), ("longmemeval", "longmemeval_small.
 # What a run writes to the store: the rows of its own and of its corpus.
 RUN_TABLES = ("runs", "test_points", "run_metrics", "run_turn_tokens", "run_latency", "test_point_answers")
 CORPUS_TABLES = ("conversations", "corpus_test_points", "corpus_references")
-
-
-def evals(*args: object) -> str:
-    """``evals ARGS`` in-process; its output, after checking it succeeded."""
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == 0, (result.output, result.exception)
-    return result.output
 
 
 def run_once(corpus: Path, strategy: str, store: Path) -> str:

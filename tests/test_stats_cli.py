@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from helpers.cli import run_id_of
 from helpers.html import markdown_rows
 
 from evals.cli import cli
@@ -25,10 +26,6 @@ def evals(store_path):
         return result
 
     return invoke
-
-
-def run_id_of(output: str) -> str:
-    return output.split("run ", 1)[1].split(":", 1)[0]
 
 
 def test_compare_prints_mcnemar_p_worked_by_hand(evals, corpus_small):

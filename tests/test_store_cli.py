@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers.cli import run_id_of
 
 from evals.cli import cli
 from evals.judge.stats import wilson_interval
@@ -33,11 +34,6 @@ def evals(store_path):
         return CliRunner().invoke(cli, [*args, *extra], catch_exceptions=False)
 
     return invoke
-
-
-def run_id_of(output: str) -> str:
-    """The run id from `run <id>: ...` or `cached: run <id>: ...`."""
-    return output.split("run ", 1)[1].split(":", 1)[0]
 
 
 def store_bytes(path: Path) -> bytes:

@@ -18,6 +18,18 @@ def evals(*args: object, env: dict | None = None) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args], env=env)
 
 
+def evals_output(*args: object) -> str:
+    """What ``evals ARGS`` printed, in-process, after checking it succeeded."""
+    result = evals(*args)
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result.output
+
+
+def run_id_of(output: str) -> str:
+    """The run id in what `evals run` printed: ``run <id>: …`` or ``cached: run <id>: …``."""
+    return output.split("run ", 1)[1].split(":", 1)[0]
+
+
 def stored_store(folder: Path, runner: str = "no_memory") -> Path:
     """A store in ``folder`` holding one genuine run of ``runner`` on corpus_small."""
     folder.mkdir(parents=True, exist_ok=True)
