@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers.stores import CLEAN
 
 from evals.analysis.compare import compare_runs
 from evals.judge.stats import wilson_interval
@@ -25,9 +26,6 @@ from evals.store._records import TurnLookup, encode_records
 from evals.views.exchange import export_document, read_export
 from evals.views.report import legacy_json, stored_legacy_json
 
-CLEAN = Provenance(
-    commit="c0ffee" * 6 + "abcd", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7"
-)
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
 
 

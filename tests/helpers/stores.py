@@ -27,6 +27,9 @@ def provenance(commit: str, dirty: bool = False) -> Provenance:
     return Provenance(commit=commit, dirty=dirty, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 
 
+CLEAN = provenance("c0ffee" * 6 + "abcd")  # a clean commit, for stores whose runs are all from one
+
+
 def at(evaluation: Evaluation, moment: datetime) -> Evaluation:
     """The same evaluation, stamped with a fixed start time so run order is deterministic."""
     return Evaluation(
