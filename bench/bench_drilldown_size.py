@@ -24,9 +24,11 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import EVALS  # noqa: E402
+
 STRATEGIES = ("bm25", "recency", "full_history", "summary_buffer", "mneme")
 PAGE_KB, PAGE_ELEMENTS, RUN_MB = 600, 10_000, 10
-EVALS = [sys.executable, "-m", "evals"]
 
 
 class _Elements(HTMLParser):
@@ -59,7 +61,9 @@ def main() -> int:
             subprocess.run([*EVALS, "run", "--runner", strategy, "--corpus", str(corpus), "--store", str(store)], check=True)
     shutil.rmtree(site, ignore_errors=True)
     subprocess.run([*EVALS, "build-site", "--store", str(store), "--out", str(site), "--store-copy", "never"], check=True)
-    summaries = subprocess.run([*EVALS, "runs", "--store", str(store), "--format", "json"], check=True, capture_output=True, text=True)
+    summaries = subprocess.run(
+        [*EVALS, "runs", "--store", str(store), "--format", "json"], check=True, capture_output=True, text=True
+    )
     import json
 
     ok = True
@@ -76,7 +80,10 @@ def main() -> int:
         added_mb = added / 1_000_000
         met = size_kb <= PAGE_KB and count <= PAGE_ELEMENTS and added_mb <= RUN_MB
         ok &= met
-        print(f"{run_id:<14} {row['strategy']:<15} {largest.name:<22} {size_kb:>6.0f} {count:>9,} {added_mb:>7.1f}MB {'ok' if met else 'OVER'}")
+        print(
+            f"{run_id:<14} {row['strategy']:<15} {largest.name:<22} {size_kb:>6.0f} {count:>9,} {added_mb:>7.1f}MB "
+            f"{'ok' if met else 'OVER'}"
+        )
     print(f"targets: a drill-down page <= {PAGE_KB} KB and <= {PAGE_ELEMENTS:,} elements; <= {RUN_MB} MB added per run")
     return 0 if ok else 1
 

@@ -30,20 +30,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-DATA_DIR = BENCH_DIR / ".data"
-
-sys.path.insert(0, str(BENCH_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import BENCH_DIR, DATA_DIR, EVALS, add_corpus_flags, load_average, original_command, print_table, run_checked  # noqa: E402
 from gen_corpus import GENERATOR_VERSION, generate  # noqa: E402
 
 ORIGINAL_S = 5.0  # the original harness, per strategy, 200 × 500 corpus, these machines
@@ -90,48 +84,16 @@ def cached_corpus(conversations: int, turns: int, test_points: int, seed: int, d
 # -- measuring one child --------------------------------------------------------------------
 
 
-def _maxrss_mb(ru_maxrss: int) -> float:
-    # Linux reports kilobytes, macOS bytes.
-    return ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else ru_maxrss / 1024
-
-
 def measure(command: list[str], *, timeout: float) -> tuple[float, float]:
-    """Run ``command``; return (wall seconds, peak RSS in MB of that child alone).
-
-    ``os.wait4`` returns the rusage of exactly the child it reaps, unlike
-    ``RUSAGE_CHILDREN``, whose ``ru_maxrss`` is the largest over all children so far.
-    """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                child.kill()
-                pid, status, usage = os.wait4(child.pid, 0)
-                child.returncode = os.waitstatus_to_exitcode(status)
-                raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(command)}")
-            time.sleep(0.002)
-        wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            err.seek(0)
-            tail = err.read().decode("utf-8", "replace")[-2000:]
-            raise RuntimeError(f"exit {child.returncode}: {' '.join(command)}\n{tail}")
-    return wall, _maxrss_mb(usage.ru_maxrss)
+    """Run ``command``; return (wall seconds, peak RSS in MB of that child alone)."""
+    child = run_checked(command, timeout=timeout, poll=0.002)
+    return child.wall_s, child.peak_mib
 
 
 def _cli_command(strategy: str, corpus: Path, output: Path) -> list[str]:
     runner, backend = ("mneme", "sqlite") if strategy == SQLITE else (strategy, "memory")
-    command = [sys.executable, "-m", "evals", "--runner", runner, "--corpus", str(corpus), "--output", str(output)]
+    command = [*EVALS, "--runner", runner, "--corpus", str(corpus), "--output", str(output)]
     return command + (["--backend", backend] if runner == "mneme" else [])
-
-
-def _reference_command(strategy: str, corpus: Path, output: Path) -> list[str]:
-    return [sys.executable, str(Path(__file__).resolve()), "--_reference", strategy, str(corpus), str(output)]
 
 
 def best_of(command: list[str], output: Path, repeat: int, timeout: float) -> Measurement:
@@ -253,13 +215,6 @@ def _target(strategy: str, reference: Measurement | None) -> tuple[float, str]:
     return ORIGINAL_S, f"<= {ORIGINAL_S:.1f} s (no slower than ~{ORIGINAL_S:.0f} s)"
 
 
-def _load_average() -> str | None:
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except OSError:
-        return None
-
-
 def _fmt(value: float | None, spec: str) -> str:
     return "null" if value is None else format(value, spec)
 
@@ -296,12 +251,7 @@ def report(
             row += ["-", "-", "-"]
         all_ok = all_ok and ok
         rows.append(row + [verdict])
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
-    line = "  ".join("{:<%d}" % w for w in widths)
-    print(line.format(*headers))
-    print(line.format(*("-" * w for w in widths)))
-    for row in rows:
-        print(line.format(*row))
+    print_table(headers, rows)
     tokenizers = {m.tokenizer for m in results.values()}
     notes = [f"tokenizer: {', '.join(sorted(str(t) for t in tokenizers))}"]
     if startup is not None:
@@ -323,10 +273,7 @@ def report(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=int, default=200, help="corpus size (default 200)")
-    parser.add_argument("--turns", type=int, default=500, help="turns per conversation (default 500)")
-    parser.add_argument("--test-points", type=int, default=5, help="test points per conversation (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    add_corpus_flags(parser)
     parser.add_argument("--repeat", type=int, default=1, help="runs per strategy; the best wall time counts (default 1)")
     parser.add_argument(
         "--strategies",
@@ -363,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
 
-    load_before = _load_average()
-    startup = measure([sys.executable, "-m", "evals", "--help"], timeout=args.timeout)[0]
+    load_before = load_average().split()[0]
+    startup = measure([*EVALS, "--help"], timeout=args.timeout)[0]
     results: dict[str, Measurement] = {}
     references: dict[str, Measurement] = {}
     for strategy in strategies:
@@ -374,11 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_reference:
             ref_output = runs / f"{strategy}.reference.json"
             references[strategy] = best_of(
-                _reference_command(strategy, corpus, ref_output), ref_output, args.repeat, args.timeout
+                original_command(strategy, corpus, ref_output), ref_output, args.repeat, args.timeout
             )
             print(f"  {strategy} (reference): {references[strategy].wall_s:.2f} s", file=sys.stderr)
     print()
-    load = f"{load_before} / {_load_average()}" if load_before else None
+    load = f"{load_before} / {load_average().split()[0]}" if load_before != "?" else None
     return 0 if report(results, references, startup, load) else 1
 
 

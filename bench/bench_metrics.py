@@ -42,7 +42,9 @@ _WORDS = (
 _CATEGORIES = ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop", "5 adversarial")
 
 
-def locomo_shaped(folder: Path, conversations: int = 10, turns: int = 600, sessions: int = 27, questions: int = 200, seed: int = 21) -> Path:
+def locomo_shaped(
+    folder: Path, conversations: int = 10, turns: int = 600, sessions: int = 27, questions: int = 200, seed: int = 21
+) -> Path:
     """Write a LoCoMo-shaped corpus into ``folder``: the history in sessions, then one unrecorded turn per
     question, each naming one to three evidence turns whose words it repeats (so bm25 finds some)."""
     rng = random.Random(seed)
@@ -118,7 +120,8 @@ def report(label: str, figures: dict[str, float | int | str]) -> str:
     verdict = "meets" if figures["metric_s"] <= TARGET_S else "misses"
     return (
         f"{label}: metric time {figures['metric_s']:.2f} s (run metrics {figures['compute_metrics_s']:.2f} s + document "
-        f"{figures['document_s']:.2f} s; {figures['metrics_count']} metrics) against the play-through's {figures['play_s']:.2f} s: "
+        f"{figures['document_s']:.2f} s; {figures['metrics_count']} metrics) "
+        f"against the play-through's {figures['play_s']:.2f} s: "
         f"{verdict} the target of {TARGET_S} s  [{figures['code']}]"
     )
 
@@ -131,7 +134,11 @@ def before(revision: str, corpus: Path, repeat: int) -> dict[str, float | int | 
         try:
             env = {**os.environ, "PYTHONPATH": str(tree)}
             found = subprocess.run(
-                [sys.executable, __file__, str(corpus), "--repeat", str(repeat), "--json"], env=env, check=True, capture_output=True, text=True
+                [sys.executable, __file__, str(corpus), "--repeat", str(repeat), "--json"],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
             )
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=True)
@@ -153,7 +160,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures))
     else:
-        print(f"corpus {args.corpus or 'LoCoMo-shaped (generated)'}: {figures['test_points']} test points, cutoffs {figures['cutoffs']}")
+        corpus = args.corpus or "LoCoMo-shaped (generated)"
+        print(f"corpus {corpus}: {figures['test_points']} test points, cutoffs {figures['cutoffs']}")
         print(report("now", figures))
 
 

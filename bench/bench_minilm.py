@@ -43,9 +43,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-DATA_DIR = BENCH_DIR / ".data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, EVALS, REPO_ROOT, load_average, run_checked  # noqa: E402
+
 TARGET_S = 240.0
 
 # all-MiniLM-L6-v2: 6 layers, hidden 384, feed-forward 1536.
@@ -63,7 +63,6 @@ def model_flops(tokens: int) -> float:
 def corpus_for(args: argparse.Namespace) -> Path:
     if args.corpus is not None:
         return args.corpus
-    sys.path.insert(0, str(BENCH_DIR))
     from gen_longmemeval import GENERATOR_VERSION, generate
 
     folder = DATA_DIR / f"lme-s-q{args.questions}-s{args.seed}-v{GENERATOR_VERSION}"
@@ -74,9 +73,7 @@ def corpus_for(args: argparse.Namespace) -> Path:
         source = folder / "lme.json"
         started = time.perf_counter()
         generate(source, args.questions, seed=args.seed)
-        subprocess.run(
-            [sys.executable, "-m", "evals", "import-corpus", "longmemeval", str(source), "--out", str(corpus)], cwd=REPO_ROOT, check=True
-        )
+        subprocess.run([*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)], cwd=REPO_ROOT, check=True)
         source.unlink()
         (folder / ".complete").touch()
         print(f"generated and imported {corpus} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -104,7 +101,9 @@ def sample_rate(texts: list[str], threads: int | None) -> dict[str, float]:
     lengths = [len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]]
     clock = time.process_time()
     for begin in range(0, len(texts), 32):
-        model.tokenizer(texts[begin : begin + 32], padding=True, truncation=True, max_length=model.max_seq_length, return_tensors="pt")
+        model.tokenizer(
+            texts[begin : begin + 32], padding=True, truncation=True, max_length=model.max_seq_length, return_tensors="pt"
+        )
     tokenize_cpu = time.process_time() - clock
 
     chunk = texts[: min(len(texts), 256)]
@@ -223,7 +222,9 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
         def embed(batch_texts: list[str]) -> Any:
             out = np.zeros((len(batch_texts), 384), dtype=np.float32)
             for idx in _sorted_batches(batch_texts):
-                enc = tokenizer([batch_texts[i] for i in idx], padding=True, truncation=True, max_length=256, return_tensors=tensors)
+                enc = tokenizer(
+                    [batch_texts[i] for i in idx], padding=True, truncation=True, max_length=256, return_tensors=tensors
+                )
                 out[idx] = forward(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
             return out
 
@@ -270,14 +271,11 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
 
 
 def run_cli(corpus: Path, store: Path) -> tuple[float, str]:
-    command = [sys.executable, "-m", "evals", "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store), "--force"]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
-    said = re.search(r"cache: (\d+) computed, (\d+) from cache", done.stderr)
-    return wall, f"{said.group(1)} computed, {said.group(2)} from cache" if said else "cache line not found"
+    command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm"]
+    command += ["--corpus", str(corpus), "--store", str(store), "--force"]
+    child = run_checked(command, error=SystemExit)
+    said = re.search(r"cache: (\d+) computed, (\d+) from cache", child.stderr)
+    return child.wall_s, f"{said.group(1)} computed, {said.group(2)} from cache" if said else "cache line not found"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     from evals.run.executors._play import corpus_texts
 
     corpus = corpus_for(args)
-    load_before = os.getloadavg()
+    load_before = load_average()
     conversations = load_corpus(corpus).conversations
     seen = sum(1 for _ in corpus_texts(conversations))
     distinct = list(dict.fromkeys(corpus_texts(conversations)))
@@ -327,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"cold run, embedding alone: {len(distinct):,} texts / {rate:.1f} per s = {estimate:.0f} s "
         f"({'within' if estimate <= TARGET_S else 'over'} the {TARGET_S:.0f} s target for the whole run); "
-        f"in {TARGET_S:.0f} s it takes {len(distinct) / TARGET_S:.0f} texts/s = {len(distinct) * per_text / TARGET_S / 1e9:.0f} GFLOP/s"
+        f"in {TARGET_S:.0f} s it takes {len(distinct) / TARGET_S:.0f} texts/s = "
+        f"{len(distinct) * per_text / TARGET_S / 1e9:.0f} GFLOP/s"
     )
     if args.bfloat16:
         half_rate, half_cpu, cosine = bfloat16_rate(distinct[: args.sample])
@@ -360,11 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  embedding {cold - warm:.1f} s = {len(distinct) / max(cold - warm, 1e-9):.1f} texts/s; "
             f"cold run {'within' if cold <= TARGET_S else 'OVER'} {TARGET_S:.0f} s"
         )
-    load_after = os.getloadavg()
-    print(
-        f"load average (1/5/15 min) before {' '.join(f'{v:.2f}' for v in load_before)}, "
-        f"after {' '.join(f'{v:.2f}' for v in load_after)}; {os.cpu_count()} cores"
-    )
+    print(f"load average (1/5/15 min) before {load_before}, after {load_average()}; {os.cpu_count()} cores")
     return 0
 
 

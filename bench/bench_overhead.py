@@ -33,15 +33,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-sys.path.insert(0, str(BENCH_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, EVALS, REPO_ROOT, add_corpus_flags, original_command, run_checked  # noqa: E402
 
 OVERHEAD_TARGET = 0.10  # the harness may take at most 10% longer than the bare loop
 K = 5
@@ -81,14 +78,8 @@ def commands(corpus: Path, runs: Path, before: Path | None = None) -> dict[str, 
     out = {name: runs / f"overhead-{name}.json" for name in ("bare", "harness", "original", "before")}
     todo = {
         "bare": ([py, str(Path(__file__).resolve()), "--_bare", str(corpus), str(out["bare"])], out["bare"]),
-        "harness": (
-            [py, "-m", "evals", "--runner", "mneme", "--corpus", str(corpus), "--output", str(out["harness"])],
-            out["harness"],
-        ),
-        "original": (
-            [py, str(BENCH_DIR / "bench_harness.py"), "--_reference", "mneme", str(corpus), str(out["original"])],
-            out["original"],
-        ),
+        "harness": ([*EVALS, "--runner", "mneme", "--corpus", str(corpus), "--output", str(out["harness"])], out["harness"]),
+        "original": (original_command("mneme", corpus, out["original"]), out["original"]),
     }
     if before is not None:  # another checkout's harness, run from there: with its own .venv, else this one's
         own = before / ".venv" / "bin" / "python"
@@ -101,24 +92,10 @@ def commands(corpus: Path, runs: Path, before: Path | None = None) -> dict[str, 
     return todo
 
 
-def run_child(command: list[str], timeout: float) -> tuple[float, float]:
+def timed(command: list[str], timeout: float) -> tuple[float, float]:
     """Run ``command`` from the repository root: (wall seconds, CPU seconds of it and of the children it waited for)."""
-    with tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
-        while True:  # reaped by os.wait4, so its resource usage is its own (not every child's so far)
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - started > timeout:
-                child.kill()
-            time.sleep(0.002)
-        wall = time.perf_counter() - started
-        child.returncode = code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            err.seek(0)
-            raise RuntimeError(f"exit {code}: {' '.join(command)}\n{err.read().decode('utf-8', 'replace')[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    child = run_checked(command, timeout=timeout, keep_stdout=False, poll=0.002)
+    return child.wall_s, child.cpu_s
 
 
 def phases(corpus: Path) -> list[tuple[str, float, float]]:
@@ -164,10 +141,7 @@ def phases(corpus: Path) -> list[tuple[str, float, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=int, default=200, help="corpus size (default 200)")
-    parser.add_argument("--turns", type=int, default=500, help="turns per conversation (default 500)")
-    parser.add_argument("--test-points", type=int, default=5, help="test points per conversation (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    add_corpus_flags(parser)
     parser.add_argument("--corpus", type=Path, help="a corpus folder to use instead of the generated one")
     parser.add_argument("--repeat", type=int, default=5, help="rounds of the three runs; the best counts (default 5)")
     parser.add_argument("--no-original", action="store_true", help="skip the original-harness stand-in")
@@ -186,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 
-    from bench_harness import DATA_DIR, cached_corpus
+    from bench_harness import cached_corpus
 
     data_dir = args.data_dir or DATA_DIR
     corpus = args.corpus or cached_corpus(args.conversations, args.turns, args.test_points, args.seed, data_dir)
@@ -201,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     cpus: dict[str, list[float]] = {name: [] for name in todo}
     for round_ in range(args.repeat):
         for name, (command, _) in todo.items():
-            wall, cpu = run_child(command, args.timeout)
+            wall, cpu = timed(command, args.timeout)
             walls[name].append(wall)
             cpus[name].append(cpu)
         print(f"round {round_ + 1}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in walls.items()), file=sys.stderr)
@@ -227,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         f"in CPU time {min(cpus['harness']) / min(cpus['bare']) - 1:+.1%}"
     )
     if "before" in best:
-        print(f"before / harness = {best['before']:.2f} / {best['harness']:.2f} = {best['before'] / best['harness']:.3f}x ({args.before})")
+        speed = best["before"] / best["harness"]
+        print(f"before / harness = {best['before']:.2f} / {best['harness']:.2f} = {speed:.3f}x ({args.before})")
     met_original = True
     if "original" in best:
         speed = best["original"] / best["harness"]

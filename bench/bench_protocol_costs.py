@@ -2,7 +2,7 @@
 LoCoMo-format file (issue 25).
 
 For each corpus and each ``--protocol``, one ``evals run --with-answers --judge --no-cache`` against the
-local OpenAI-compatible test server (``tests/llm_server.py``, real HTTP), so every request is sent and
+local OpenAI-compatible test server (``tests/helpers/llm_server.py``, real HTTP), so every request is sent and
 counted: requests per kind (answer, judge, memory write), the prompt tokens of the request bodies the
 server received counted with cl100k_base (message contents only: OpenAI adds a few tokens per message),
 the completion tokens as the server reported them (its replies are the test server's, a few words, not a
@@ -30,10 +30,10 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
-sys.path.insert(0, str(ROOT / "tests"))  # the local OpenAI-compatible server the tests use
+sys.path.insert(0, str(ROOT / "tests"))  # the local OpenAI-compatible server the tests use (tests/helpers)
 
 from gen_longmemeval import generate  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
+from helpers.llm_server import LLMServer  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
 from evals.model.costs import shipped_prices  # noqa: E402
@@ -95,7 +95,9 @@ def measure(server: LLMServer, corpus: Path, store: Path, protocol: str, runner:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--protocol", action="append", default=None, help="a protocol of evals run (repeatable; default: harness)")
+    parser.add_argument(
+        "--protocol", action="append", default=None, help="a protocol of evals run (repeatable; default: harness)"
+    )
     parser.add_argument("--locomo", type=Path, default=LOCOMO_FIXTURE, help="a LoCoMo-format file (locomo10.json)")
     parser.add_argument("--longmemeval", type=Path, default=None, help="a LongMemEval-format file (default: generated)")
     parser.add_argument("--questions", type=int, default=20, help="questions of the generated LongMemEval-format file")
@@ -132,7 +134,10 @@ def main() -> None:
             requests = " / ".join(str(f["requests"][k]) for k in KINDS)
             usd = "—" if f["usd"] is None else f"${f['usd']:.4f}"
             models = ", ".join(f["models"].get(k, "—") for k in ("answer", "judge"))
-            print(f"| {name} ({file}) | {protocol} | {f['points']:,} | {requests} | {f['prompt_cl100k']:,} | {f['completion']:,} | {usd} | {models} | {f['seconds']:.1f} |")
+            print(
+                f"| {name} ({file}) | {protocol} | {f['points']:,} | {requests} | {f['prompt_cl100k']:,} "
+                f"| {f['completion']:,} | {usd} | {models} | {f['seconds']:.1f} |"
+            )
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

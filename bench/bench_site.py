@@ -57,7 +57,10 @@ def write_corpus(directory: Path) -> None:
     for c in range(CONVERSATIONS):
         rng = random.Random(f"site-bench-{c}")
         turns = [
-            {"role": "user" if i % 2 == 0 else "assistant", "content": " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16)))}
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16))),
+            }
             for i in range(TURNS)
         ]
         fact_turns = sorted(rng.sample(range(0, TURNS // 2, 2), POINTS))
@@ -97,12 +100,15 @@ def make_store(path: Path) -> None:
     with Store.open(path) as store:
         for i in range(COMMITS):
             commit = hashlib.sha1(f"commit {i}".encode()).hexdigest()
-            provenance = Provenance(commit=commit, dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
+            provenance = Provenance(
+                commit=commit, dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7"
+            )
             records = []
             for n, runner in enumerate(STRATEGIES):
                 evaluation = perturbed(evaluations[runner], i)
                 moment = start + timedelta(days=i, minutes=n)
-                evaluation = Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores)
+                stamped = evaluation.run.model_copy(update={"started_at": moment})
+                evaluation = Evaluation(evaluation.corpus, stamped, evaluation.scores)
                 run_id = hashlib.sha1(f"run {i} {runner}".encode()).hexdigest()[:12]
                 records.append(record_from_evaluation(evaluation, provenance, run_id=run_id))
             store.write_records(records)

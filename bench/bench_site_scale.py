@@ -33,10 +33,12 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import EVALS, load_average, run_checked  # noqa: E402
+
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "random_k", "recency", "bm25")
 SITE_MB, FILE_MB, RUN_MB = 300, 25, 25
 BUILD_S, BUILD_MB, INCREMENTAL_S = 90, 1500, 20
-EVALS = [sys.executable, "-m", "evals"]  # the evals command, as `python -m evals` runs it
 
 
 def _children(pid: int) -> list[int]:
@@ -63,22 +65,19 @@ def _rss(pid: int) -> int:
 
 def measured(command: list[str]) -> tuple[float, int, int, str]:
     """Run ``command``; its wall time, the peak of its process tree's summed RSS, the peak single RSS, and its output."""
-    clock = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    peak_sum = peak_one = 0
-    while child.poll() is None:
-        pids, todo = [], [child.pid]
+    peaks = [0, 0]
+
+    def sample(root: int) -> None:
+        pids, todo = [], [root]
         while todo:
             pid = todo.pop()
             pids.append(pid)
             todo += _children(pid)
         sizes = [_rss(pid) for pid in pids]
-        peak_sum, peak_one = max(peak_sum, sum(sizes)), max(peak_one, max(sizes))
-        time.sleep(0.1)
-    output = child.stdout.read() if child.stdout else ""
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({child.returncode}):\n{output}")
-    return time.perf_counter() - clock, peak_sum, peak_one, output
+        peaks[:] = max(peaks[0], sum(sizes)), max(peaks[1], max(sizes))
+
+    child = run_checked(command, error=SystemExit, merged=True, cwd=None, poll=0.1, watch=sample)
+    return child.wall_s, peaks[0], peaks[1], child.stdout
 
 
 def site_size(root: Path) -> tuple[int, int, str, int]:
@@ -105,7 +104,8 @@ def same_bytes(a: Path, b: Path) -> bool:
 def make_store(corpus: Path, store: Path) -> None:
     for strategy in STRATEGIES:
         clock = time.perf_counter()
-        subprocess.run([*EVALS, "run", "--runner", strategy, "--corpus", str(corpus), "--store", str(store)], check=True, stdout=subprocess.DEVNULL)
+        command = [*EVALS, "run", "--runner", strategy, "--corpus", str(corpus), "--store", str(store)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         print(f"  made the {strategy} run in {time.perf_counter() - clock:.0f} s", file=sys.stderr)
 
 
@@ -115,7 +115,9 @@ def verdict(ok: bool) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, required=True, help="the corpus the runs are over (evals import-corpus longmemeval ...)")
+    parser.add_argument(
+        "--corpus", type=Path, required=True, help="the corpus the runs are over (evals import-corpus longmemeval ...)"
+    )
     parser.add_argument("--data-dir", type=Path, required=True, help="where the store, its copy and the sites go")
     parser.add_argument("--extra", default="recency --k 10", help="the further run's options (default: %(default)s)")
     parser.add_argument("--verify", action="store_true", help="also build the bigger store afresh and compare bytes")
@@ -126,7 +128,7 @@ def main() -> int:
     if not store.exists():
         print(f"making the seven runs in {store}", file=sys.stderr)
         make_store(args.corpus, store)
-    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
+    print(f"load average at the start: {load_average()} (2 cores)")
 
     site = data / "site"
     shutil.rmtree(site, ignore_errors=True)
@@ -134,12 +136,14 @@ def main() -> int:
     total, largest, largest_path, store_copy = site_size(site)
     print(output.strip())
     print(f"build-site: {seconds:.1f} s (target <= {BUILD_S} s: {verdict(seconds <= BUILD_S)}); peak memory {peak / 1e6:.0f} MB "
-          f"summed over its processes (target <= {BUILD_MB} MB: {verdict(peak / 1e6 <= BUILD_MB)}), biggest process {single / 1e6:.0f} MB")  # fmt: skip
+          f"summed over its processes (target <= {BUILD_MB} MB: {verdict(peak / 1e6 <= BUILD_MB)}), "
+          f"biggest process {single / 1e6:.0f} MB")  # fmt: skip
     print(f"site: {total / 1e6:.1f} MB (target <= {SITE_MB} MB: {verdict(total / 1e6 <= SITE_MB)}); largest file {largest_path} "
           f"{largest / 1e6:.1f} MB (target <= {FILE_MB} MB: {verdict(largest / 1e6 <= FILE_MB)})")  # fmt: skip
 
     shutil.copyfile(store, bigger)
-    subprocess.run([*EVALS, "run", "--corpus", str(args.corpus), "--store", str(bigger), "--runner", *args.extra.split()], check=True, stdout=subprocess.DEVNULL)
+    command = [*EVALS, "run", "--corpus", str(args.corpus), "--store", str(bigger), "--runner", *args.extra.split()]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     again = data / "site-plus-one"
     shutil.rmtree(again, ignore_errors=True)
     subprocess.run(["cp", "-al", str(site), str(again)], check=True)  # the first site, as the next build finds it
@@ -147,20 +151,23 @@ def main() -> int:
     total2, largest2, largest_path2, store_copy2 = site_size(again)
     added = (total2 - store_copy2) - (total - store_copy)  # the store copy comes and goes with the store's size
     print(output2.strip())
-    print(f"rebuild after one more run ({args.extra}): {seconds2:.1f} s (target <= {INCREMENTAL_S} s: {verdict(seconds2 <= INCREMENTAL_S)}); "
+    print(f"rebuild after one more run ({args.extra}): {seconds2:.1f} s "
+          f"(target <= {INCREMENTAL_S} s: {verdict(seconds2 <= INCREMENTAL_S)}); "
           f"peak memory {peak2 / 1e6:.0f} MB summed, biggest process {single2 / 1e6:.0f} MB")  # fmt: skip
-    print(f"the run added {added / 1e6:.1f} MB (target <= {RUN_MB} MB: {verdict(added / 1e6 <= RUN_MB)}); site now {total2 / 1e6:.1f} MB, "
+    print(f"the run added {added / 1e6:.1f} MB (target <= {RUN_MB} MB: {verdict(added / 1e6 <= RUN_MB)}); "
+          f"site now {total2 / 1e6:.1f} MB, "
           f"largest file {largest_path2} {largest2 / 1e6:.1f} MB")  # fmt: skip
     ok = seconds <= BUILD_S and peak / 1e6 <= BUILD_MB and total / 1e6 <= SITE_MB and largest / 1e6 <= FILE_MB
     ok = ok and seconds2 <= INCREMENTAL_S and added / 1e6 <= RUN_MB and largest2 / 1e6 <= FILE_MB
     if args.verify:
         fresh = data / "site-fresh"
         shutil.rmtree(fresh, ignore_errors=True)
-        subprocess.run([*EVALS, "build-site", "--store", str(bigger), "--out", str(fresh), "--full"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = [*EVALS, "build-site", "--store", str(bigger), "--out", str(fresh), "--full"]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         same = same_bytes(again, fresh)
         print(f"incremental and full builds give the same bytes: {'yes' if same else 'NO'}")
         ok = ok and same
-    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average at the end: {load_average()}")
     return 0 if ok else 1
 
 

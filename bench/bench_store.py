@@ -129,7 +129,10 @@ def bench_leaderboard(directory: Path) -> bool:
         with Store.open(path, read_only=True) as store:
             store.latest_per_configuration()
         opened.append(time.perf_counter() - started)
-    print(f"  query median {statistics.median(times) * 1000:.1f} ms; open+query+close median {statistics.median(opened) * 1000:.1f} ms")
+    print(
+        f"  query median {statistics.median(times) * 1000:.1f} ms; "
+        f"open+query+close median {statistics.median(opened) * 1000:.1f} ms"
+    )
     return report("leaderboard", statistics.median(times) * 1000, "ms", 100)
 
 

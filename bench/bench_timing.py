@@ -78,12 +78,21 @@ def main() -> None:
     share = overhead / seconds
     print(f"mneme-hash on {args.conversations} x {args.turns}: {seconds:.2f} s, {calls:,} calls timed")
     print(f"  clock reads around {calls:,} calls: {clocks * 1000:.1f} ms")
-    print(f"  held_count() before {len(run.timings.retrieve_ns):,} retrieves, held_texts() after {len(run.conversations)} conversations: {footprint * 1000:.1f} ms")
-    print(f"instrumentation: {overhead * 1000:.1f} ms = {share:.2%} of the run (target < {TARGET:.0%}: {'meets' if share < TARGET else 'MISSES'})")
+    print(
+        f"  held_count() before {len(run.timings.retrieve_ns):,} retrieves, "
+        f"held_texts() after {len(run.conversations)} conversations: {footprint * 1000:.1f} ms"
+    )
+    print(
+        f"instrumentation: {overhead * 1000:.1f} ms = {share:.2%} of the run "
+        f"(target < {TARGET:.0%}: {'meets' if share < TARGET else 'MISSES'})"
+    )
     clock = time.perf_counter()
     evaluate(RunConfig(strategy="mneme", corpus=corpus, cutoffs=()))
     at_k = time.perf_counter() - clock
-    print(f"measured at k only (no cutoffs): {at_k:.2f} s; retrieving at 50 for every cutoff: {seconds - at_k:+.2f} s ({(seconds - at_k) / at_k:+.1%})")
+    print(
+        f"measured at k only (no cutoffs): {at_k:.2f} s; "
+        f"retrieving at 50 for every cutoff: {seconds - at_k:+.2f} s ({(seconds - at_k) / at_k:+.1%})"
+    )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,10 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from evals.store import Store
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import EVALS  # noqa: E402
 
-EVALS = [sys.executable, "-m", "evals"]
+from evals.store import Store  # noqa: E402
 
 
 class _Verdicts(HTMLParser):
@@ -72,6 +73,10 @@ def drilldowns(site: Path, run_id: str) -> dict[tuple[str, int], str]:
     return found
 
 
+def run_page(site: Path, run_id: str) -> str:
+    return (site / "runs" / f"{run_id}.html").read_text(encoding="utf-8")
+
+
 def cli_json(*args: str) -> list[dict]:
     return json.loads(subprocess.run([*EVALS, *args, "--format", "json"], check=True, capture_output=True, text=True).stdout)
 
@@ -84,7 +89,9 @@ def main() -> int:
     with Store.open(args.store, read_only=True) as store:
         summaries = store.runs()
         verdicts = {s.run_id: expected(store.get_run(s.run_id)) for s in summaries}
-    counts = {run: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for run, e in verdicts.items()}
+    counts = {
+        run: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for run, e in verdicts.items()
+    }
     board = {r["run_id"]: r["headline"] for r in cli_json("leaderboard", "--store", str(args.store))}
     listed = {r["run_id"]: r["headline"] for r in cli_json("runs", "--store", str(args.store))}
     # Every benchmark's leaderboard (index.html is the front page listing them).
@@ -96,7 +103,7 @@ def main() -> int:
             "drill-downs": drilldowns(args.site, s.run_id) == verdicts[s.run_id],
             "runs": (listed[s.run_id]["hits"], listed[s.run_id]["total"]) == (hits, total),
             "leaderboard": s.run_id not in board or (board[s.run_id]["hits"], board[s.run_id]["total"]) == (hits, total),
-            "run page": bool(re.search(rf"{hits} / {total}\s*</span>\s*test points hit", (args.site / "runs" / f"{s.run_id}.html").read_text(encoding="utf-8"))),
+            "run page": bool(re.search(rf"{hits} / {total}\s*</span>\s*test points hit", run_page(args.site, s.run_id))),
             "index": s.run_id not in board or f">{hits} / {total}<" in index,
         }
         ok &= all(checks.values())
@@ -108,11 +115,13 @@ def main() -> int:
         by_corpus.setdefault(s.corpus_digest, []).append(s)
     for runs in by_corpus.values():
         for a, b in zip(runs, runs[1:], strict=False):
-            out = subprocess.run([*EVALS, "compare", a.run_id, b.run_id, "--store", str(args.store)], check=True, capture_output=True, text=True).stdout
+            command = [*EVALS, "compare", a.run_id, b.run_id, "--store", str(args.store)]
+            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             lost = sum(verdicts[a.run_id][k] == "hit" and verdicts[b.run_id].get(k) == "miss" for k in verdicts[a.run_id])
             good = f"hit->miss: {lost}" in out.splitlines()
             ok &= good
-            print(f"compare {a.run_id} {b.run_id}: {lost} hit->miss by the rule; evals compare {'agrees' if good else 'DISAGREES'}")
+            said = "agrees" if good else "DISAGREES"
+            print(f"compare {a.run_id} {b.run_id}: {lost} hit->miss by the rule; evals compare {said}")
     return 0 if ok else 1
 
 

@@ -28,19 +28,13 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
+
 __all__ = ["GENERATOR_VERSION", "SHAPES", "generate"]
 
 GENERATOR_VERSION = "1"
 # sessions per question, turns per session, words per turn, sessions in the shared pool
 SHAPES = {"s": (48, 10, 240, 2_000), "m": (500, 10, 240, 5_000)}
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
 _SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "vex", "zor", "bel", "fyr", "nok", "sel", "pra", "dun", "qui", "ost", "wen"]
 _WORDS = [
     "the", "a", "we", "I", "you", "it", "was", "is", "will", "to", "of", "and", "in", "on", "for", "with", "about",
@@ -80,7 +74,8 @@ def _question(index: int, seed: int, pool: list, sessions: int, turns: int, word
     ids = [f"pool_{i}" for i in picked]
     evidence = _session(rng, turns, words)
     if not abstention:
-        evidence[0] = {"role": "user", "content": f"By the way, the {thing} for {place} is {code}. {_text(rng, words - 12)}", "has_answer": True}
+        said = f"By the way, the {thing} for {place} is {code}. {_text(rng, words - 12)}"
+        evidence[0] = {"role": "user", "content": said, "has_answer": True}
     at = rng.randrange(sessions)
     haystack.insert(at, evidence)
     ids.insert(at, f"answer_{index}")

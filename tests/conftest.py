@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import subprocess
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from helpers import FIXTURES
+from helpers.browser import chromium, serving
+from helpers.cli import forbid_work
+from helpers.corpora import longmemeval_file
+from helpers.llm_server import LLMServer
+from helpers.protocol_sources import write_sources
+from helpers.stores import site_of
 
 
 @pytest.fixture
@@ -35,15 +41,75 @@ def clean_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def build(name: str, **options):
-    """The registered strategy ``name`` with these options, built as a run builds it."""
-    from evals.strategies import BuildContext, Registry
-
-    return Registry().plan(name, options, BuildContext()).build()
+# -- sites ------------------------------------------------------------------------------------------
 
 
-def configuration(name: str, **options) -> dict:
-    """The configuration a run of strategy ``name`` with these options records, found without building it."""
-    from evals.strategies import BuildContext, Registry
+@pytest.fixture(scope="module")
+def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built from the module's own ``store`` fixture (a module without one defines neither)."""
+    return site_of(store, tmp_path_factory)
 
-    return Registry().plan(name, options, BuildContext()).configuration
+
+# -- sites in a browser (tests/helpers/browser.py) -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def serve():
+    """Serves folders over HTTP on 127.0.0.1: ``serve(folder)`` is the folder's base URL; every server stops after the module."""
+    with ExitStack() as stack:
+        yield lambda folder: stack.enter_context(serving(folder))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Debian Chromium for the module (each test opens its own page or context); skipped without it."""
+    with chromium() as launched:
+        yield launched
+
+
+# -- the local LLM server and the protocols' published files (tests/helpers/llm_server.py, protocol_sources.py) --
+
+
+@pytest.fixture
+def server():
+    """The local OpenAI-compatible server (tests/helpers/llm_server.py) on a random port, for one test."""
+    with LLMServer() as started:
+        yield started
+
+
+@pytest.fixture
+def sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stand-ins of the protocols' published files in a downloads folder ($EVALS_DOWNLOADS), their digests as the pins."""
+    from evals.benchmarks.protocols import PINS
+
+    downloads = tmp_path / "downloads"
+    for name, pinned in write_sources(downloads).items():
+        monkeypatch.setitem(PINS, name, pinned)
+    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
+    return downloads
+
+
+@pytest.fixture
+def lme_corpus(tmp_path: Path) -> Path:
+    """A LongMemEval-format file (tests/helpers/corpora.py) imported as a corpus: one question of each type and an abstention."""
+    from evals.benchmarks.importers import import_corpus
+
+    out = tmp_path / "lme"
+    import_corpus("longmemeval", longmemeval_file(tmp_path / "lme.json"), out)
+    return out
+
+
+@pytest.fixture
+def locomo_corpus(tmp_path: Path) -> Path:
+    """LoCoMo's small fixture (tests/fixtures/importers/locomo_small.json) imported as a corpus."""
+    from evals.benchmarks.importers import import_corpus
+
+    out = tmp_path / "locomo"
+    import_corpus("locomo", FIXTURES / "importers" / "locomo_small.json", out)
+    return out
+
+
+@pytest.fixture
+def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`helpers.cli.forbid_work` for the whole test (after the fixtures it follows)."""
+    forbid_work(monkeypatch)

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, last_run
 
 from evals.analysis.gate import NO_CHANGE, NOISE, REGRESSION, gate
 from evals.cli import cli
@@ -42,7 +43,9 @@ def answer(verdict: str | None = None, *, score: float | None = None, text: str 
                        category=category, counted=counted, verdict=verdict, score=score)  # fmt: skip
 
 
-def scored(points: list[tuple[str | None, PointAnswer, bool | None]], protocol: str = "longmemeval", benchmark: str | None = None) -> ScoredRun:
+def scored(
+    points: list[tuple[str | None, PointAnswer, bool | None]], protocol: str = "longmemeval", benchmark: str | None = None
+) -> ScoredRun:
     """A one-conversation run: per test point its category, its answer and whether its evidence was retrieved
     (None: the point lists no evidence)."""
     tests = []
@@ -169,7 +172,9 @@ def test_abstention_figures():
 
 def test_a_run_before_protocols_counts_answerable_judged_points():
     """Without the protocol fields: answerable points with a verdict, valued by `correct` (the old accuracy)."""
-    legacy = [PointAnswer("a", 1, 1, 0.1, True, c, "r", 1, 1, a) for c, a in ((True, True), (False, True), (None, True), (True, False))]
+    legacy = [
+        PointAnswer("a", 1, 1, 0.1, True, c, "r", 1, 1, a) for c, a in ((True, True), (False, True), (None, True), (True, False))
+    ]
     run = scored([(None, p, None) for p in legacy], protocol="harness")
     accuracy = compute_metrics(run)["answer_accuracy"]
     assert (accuracy.value, accuracy.n) == (0.5, 2)
@@ -179,7 +184,8 @@ def test_a_run_before_protocols_counts_answerable_judged_points():
 def test_locomo_scores_without_a_judge_by_category_number():
     """LoCoMo's protocol scores each point (its F1 rules, category 5 by its phrase rule): the mean score with a
     bootstrap interval, no judged accuracy; categories shown by number with the name in brackets."""
-    pairs = [("4 single-hop", "Paris, France", "Paris"), ("4 single-hop", "London", "Paris"), ("1 multi-hop", "a cat, a dog", "dog, cat, bird"),
+    pairs = [("4 single-hop", "Paris, France", "Paris"), ("4 single-hop", "London", "Paris"),
+             ("1 multi-hop", "a cat, a dog", "dog, cat, bird"),
              ("5 adversarial", "Not mentioned in the conversation", "no answer")]  # fmt: skip
     points = [(c, answer(None, score=locomo_score(a, g, c), answerable=not c.startswith("5")), None) for c, a, g in pairs]
     run = scored(points, protocol="locomo", benchmark="locomo")
@@ -203,7 +209,9 @@ def test_answer_f1_is_the_protocols_own():
     points = [(None, answer("correct", text="Paris paris PARIS"), None)]
     assert compute_metrics(scored(points, protocol="mem0"))["answer_f1"].value == mem0_f1("Paris paris PARIS", "the fact") == 0.0
     points = [(None, answer("correct", text="paris fact fact"), None)]
-    assert compute_metrics(scored(points, protocol="mem0"))["answer_f1"].value == pytest.approx(mem0_f1("paris fact fact", "the fact"))
+    assert compute_metrics(scored(points, protocol="mem0"))["answer_f1"].value == pytest.approx(
+        mem0_f1("paris fact fact", "the fact")
+    )
     assert compute_metrics(scored(points, protocol="harness"))["answer_f1"].value == pytest.approx(0.5)
 
 
@@ -223,8 +231,9 @@ def test_result_json_carries_the_figures():
 
 
 def test_the_new_metrics_are_declared_once_with_descriptions():
-    for name in ("answer_accuracy", "answer_score", "answer_task_averaged", "answer_abstention_accuracy", "answer_false_abstention",
-                 "answer_correct_abstention", "answer_unparsed", "answer_accuracy_evidence_found", "answer_accuracy_evidence_missed"):  # fmt: skip
+    for name in ("answer_accuracy", "answer_score", "answer_task_averaged", "answer_abstention_accuracy",
+                 "answer_false_abstention", "answer_correct_abstention", "answer_unparsed",
+                 "answer_accuracy_evidence_found", "answer_accuracy_evidence_missed"):  # fmt: skip
         assert METRICS[name].answers and METRICS[name].description
 
 
@@ -239,7 +248,10 @@ def _corpus(folder: Path) -> Path:
         category = "alpha" if i < 4 else "beta"
         code = f"{category[:2]}{i:02d}qx"
         turns = [{"role": "user", "content": f"Member {i} has locker code {code}."}]
-        turns += [{"role": "assistant" if j % 2 else "user", "content": f"Small talk number {j} about the weather."} for j in range(1, 6)]
+        turns += [
+            {"role": "assistant" if j % 2 else "user", "content": f"Small talk number {j} about the weather."}
+            for j in range(1, 6)
+        ]
         question = f"what is the locker code of member {i}?"
         test_at = {"question": question, "expected_fact": f"member {i} has locker code {code}", "expected_keywords": [code],
                    "evidence_turns": [0], "category": category}  # fmt: skip
@@ -265,7 +277,9 @@ def _wrong_for(codes: set[str]):
 def _run(server: LLMServer, corpus: Path, store: Path) -> str:
     args = ["run", "--runner", "full_history", "--corpus", str(corpus), "--store", str(store), "--repo", str(store.parent),
             "--base-url", server.base_url, "--with-answers", "--judge", "--no-cache"]  # fmt: skip
-    result = CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None})
+    result = CliRunner().invoke(
+        cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None}
+    )
     assert result.exit_code == 0, result.output
     with Store.open(store, read_only=True) as opened:
         return opened.runs()[0].run_id
@@ -355,8 +369,6 @@ def test_run_page_shows_the_answer_figures(played, tmp_path):
 
 # -- end to end under the published protocols (h25core's stand-in sources and corpora) ---------------
 
-from test_protocols import last_run, lme_corpus, locomo_corpus, sources  # noqa: E402,F401  (fixtures)
-from test_protocols import run as protocol_run  # noqa: E402
 
 
 @pytest.fixture
@@ -373,7 +385,7 @@ def _figures(stored) -> dict[str, Any]:
 def test_longmemeval_protocol_figures_from_the_stored_run(protocol_server, sources, lme_corpus, store_path):
     """--protocol longmemeval: every question type a category, the _abs question in its type and in abstention
     accuracy (by the abstention template's verdict), the task average over the six types; stored as metrics."""
-    result = protocol_run(protocol_server, store_path, lme_corpus, "--protocol", "longmemeval", "--judge")
+    result = evals_run(protocol_server, store_path, lme_corpus, "--k", "2", "--protocol", "longmemeval", "--judge")
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     figures = _figures(stored)
@@ -390,13 +402,15 @@ def test_longmemeval_protocol_figures_from_the_stored_run(protocol_server, sourc
 def test_locomo_protocol_figures_from_the_stored_run(protocol_server, sources, locomo_corpus, store_path):
     """--protocol locomo: no judge, so the QA score (LoCoMo's stemmed F1 rules) with bootstrap intervals, categories
     by number; the result JSON and --by-category say so."""
-    result = protocol_run(protocol_server, store_path, locomo_corpus, "--protocol", "locomo")
+    result = evals_run(protocol_server, store_path, locomo_corpus, "--k", "2", "--protocol", "locomo")
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     assert "answer_accuracy" not in stored.summary.metrics and "answer_score" in stored.summary.metrics
     figures = _figures(stored)
     assert figures["overall"]["interval"] == "bootstrap" and figures["lexical"]["f1"] == "locomo"
     assert all(re.fullmatch(r"\d \([a-z-]+\)", r["label"]) for r in figures["by_category"])
-    records = json.loads(CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--by-category", "--format", "json"]).output)
+    records = json.loads(
+        CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--by-category", "--format", "json"]).output
+    )
     assert {r["label"] for r in records} == {r["label"] for r in figures["by_category"]}
     assert all(r["answer_interval"] == "bootstrap" for r in records if r["answer_n"])

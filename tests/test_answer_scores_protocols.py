@@ -34,7 +34,8 @@ PUBLISHED = [
     ("7 May 2023", "7 May 2023", "2 temporal", 1.0, 1.0, 1.0),
     ("On the 8th of May, 2023.", "8 May 2023", "2 temporal", 0.5, 0.4444444444444444, 0.25),
     ("Melanie likes painting and swimming", "Painting; she also pottery", "3 open-domain", 0.4, 0.0, 0.2),
-    ("likely yes, since she loves nature", "Likely yes; she enjoys camping", "3 open-domain", 0.5, 0.3636363636363636, 0.42857142857142855),
+    ("likely yes, since she loves nature", "Likely yes; she enjoys camping",
+     "3 open-domain", 0.5, 0.3636363636363636, 0.42857142857142855),
     ("pottery, camping, painting", "painting, swimming, pottery", "1 multi-hop", 0.6666666666666666, 0.6666666666666666, 0.8),
     ("She enjoys hiking", "hiking, reading", "1 multi-hop", 0.25, 0.4, 0.3333333333333333),
     ("That is not mentioned in the conversation.", "no answer in the conversation", "5 adversarial", 1.0, 0.5, 0.375),
@@ -67,7 +68,18 @@ def test_abbreviations_are_where_the_untrained_sentence_splitter_differs():
     assert mem0_bleu1(answer, gold) == pytest.approx(3 / 14)
     assert mem0_bleu1(answer, gold) != pytest.approx(0.18181818181818182)
     assert word_tokens("mr. smith went") == ["mr", ".", "smith", "went"]
-    assert word_tokens("she went to paris. then she came home.") == ["she", "went", "to", "paris", ".", "then", "she", "came", "home", "."]
+    assert word_tokens("she went to paris. then she came home.") == [
+        "she",
+        "went",
+        "to",
+        "paris",
+        ".",
+        "then",
+        "she",
+        "came",
+        "home",
+        ".",
+    ]
 
 
 def test_stemming_is_what_separates_locomo_from_the_harness_f1():

@@ -1,5 +1,5 @@
 """End-to-end answers and the LLM judge, driven through the real CLI against a local
-OpenAI-compatible server over real HTTP (tests/llm_server.py)."""
+OpenAI-compatible server over real HTTP (tests/helpers/llm_server.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.cli import CORPUS_SMALL
+from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, exported_and_imported, stored_runs
 
 from evals.cli import cli
 from evals.io.cache import Cache, cache_path_for
@@ -37,33 +39,8 @@ def key() -> str:
 
 
 def run(server: LLMServer, store: Path, *extra: str, key: str = "sk-unused", runner: str = "mneme", repo: Path | None = None):
-    """`evals run --with-answers --judge` against ``server``; ``repo`` defaults to the store's
-    folder, which is outside git, so the store never answers with a cached run."""
-    args = [
-        "run",
-        "--runner",
-        runner,
-        "--corpus",
-        str(Path(__file__).parent / "fixtures" / "corpus_small"),
-        "--store",
-        str(store),
-        "--repo",
-        str(repo or store.parent),
-        "--base-url",
-        server.base_url,
-        "--with-answers",
-        "--judge",
-        *extra,
-    ]
-    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": key, "OPENAI_BASE_URL": None}
-    return CliRunner().invoke(cli, args, env=env)
-
-
-def stored_runs(store: Path):
-    if not store.exists():
-        return []
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in opened.runs()]
+    """`evals run --with-answers --judge` on corpus_small against ``server``."""
+    return evals_run(server, store, CORPUS_SMALL, "--with-answers", "--judge", *extra, runner=runner, repo=repo, key=key)
 
 
 # -- answers and verdicts ----------------------------------------------------------------------------
@@ -265,11 +242,7 @@ def test_export_and_import_keep_the_answers(server, store_path, tmp_path):
     """A run with answers exported and imported elsewhere has the same answers and configuration."""
     run(server, store_path)
     (stored,) = stored_runs(store_path)
-    exported = tmp_path / "run.json"
-    CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(exported)])
-    other = tmp_path / "other.duckdb"
-    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(other)])
-    assert result.exit_code == 0, result.output
+    _, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
     (copy,) = stored_runs(other)
     assert copy.answers.points == stored.answers.points
     assert copy.summary.config_key == stored.summary.config_key and copy.summary.metrics == stored.summary.metrics
@@ -291,11 +264,25 @@ def test_answers_config_differs_from_retrieval_only(server, store_path, tmp_path
 def test_unanswerable_points_are_answered_but_not_judged_or_counted(server, store_path):
     """A test point marked unanswerable gets an answer but no verdict, and stays out of both accuracies."""
     corpus = Path(__file__).parent / "fixtures" / "evidence_corpus"
-    args = ["run", "--runner", "full_history", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(store_path.parent)]
+    args = [
+        "run",
+        "--runner",
+        "full_history",
+        "--corpus",
+        str(corpus),
+        "--store",
+        str(store_path),
+        "--repo",
+        str(store_path.parent),
+    ]
     result = CliRunner().invoke(cli, [*args, "--base-url", server.base_url, "--judge"], env={"OPENAI_API_KEY": "x"})
     assert result.exit_code == 0, result.output
     (stored,) = stored_runs(store_path)
-    points = [(p, a) for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True) for p, a in zip(c.test_points, answers, strict=True)]
+    points = [
+        (p, a)
+        for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
+        for p, a in zip(c.test_points, answers, strict=True)
+    ]
     unanswerable = [a for p, a in points if not p.answerable]
     assert unanswerable and all(a.answer and a.correct is None and not a.answerable for a in unanswerable)
     assert server.requests["answer"] == len(points) and server.requests["judge"] == len(points) - len(unanswerable)
@@ -369,7 +356,10 @@ def test_repeated_request_is_sent_once_and_counts_as_cached(server):
     again.complete_many([body, body], ["a", "b"])
     assert server.requests["answer"] == 1
     assert (first.usage.requests_made, first.usage.requests_cached, again.usage.requests_cached) == (1, 1, 2)
-    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (again.usage.prompt_tokens, again.usage.completion_tokens)
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (
+        again.usage.prompt_tokens,
+        again.usage.completion_tokens,
+    )
 
 
 # -- robustness ----------------------------------------------------------------------------------------
@@ -454,7 +444,10 @@ def test_bad_backoff_setting_is_a_clear_error(server, store_path):
     """$EVALS_LLM_BACKOFF that is not a number is a one-line error."""
     args = ["run", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"), "--store", str(store_path)]
     result = CliRunner().invoke(cli, [*args, "--with-answers", "--base-url", server.base_url], env={"EVALS_LLM_BACKOFF": "soon"})
-    assert result.exit_code == 1 and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not 'soon'\n"
+    assert (
+        result.exit_code == 1
+        and result.output == "Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not 'soon'\n"
+    )
 
 
 def test_openai_without_a_key_fails_before_any_work(store_path, tmp_path):
@@ -555,7 +548,12 @@ def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
     from evals.cli import legacy_cli
 
     store = tmp_path / "results.duckdb"
-    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": server.base_url, "EVALS_STORE": str(store)}
+    env = {
+        "EVALS_LLM_BACKOFF": "0.01",
+        "OPENAI_API_KEY": "sk-unused",
+        "OPENAI_BASE_URL": server.base_url,
+        "EVALS_STORE": str(store),
+    }
     corpus = str(Path(__file__).parent / "fixtures" / "corpus_small")
     outputs = [tmp_path / "first.json", tmp_path / "second.json"]
     for output in outputs:
@@ -588,7 +586,9 @@ def test_requests_report_progress_as_they_end(server):
             policy=RetryPolicy(timeout=5, retries=0, backoff=0.01),
         )  # fmt: skip
         try:
-            client.complete_many(bodies, [f"q{i}" for i in range(6)], progress=lambda *step: steps.append(step), label="answers")
+            client.complete_many(
+                bodies, [f"q{i}" for i in range(6)], progress=lambda *step, steps=steps: steps.append(step), label="answers"
+            )
         finally:
             client.close()
         assert steps == [(done, 6, "answers") for done in range(1, 7)]

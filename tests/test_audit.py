@@ -95,8 +95,19 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
     errata = write_errata(
         tmp_path / "errata.json",
         [
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "D1:2 is the question; D1:3 answers it"},
-            {"conversation": "000_conv-1", "question": "Who teaches Bob the cello?", "evidence_turns": [5], "reason": "D7:1 does not exist; D2:1 names Marta", "source": "issue 1"},
+            {
+                "conversation": "conv-2",
+                "question": "What does Cy bake?",
+                "evidence_turns": [2],
+                "reason": "D1:2 is the question; D1:3 answers it",
+            },
+            {
+                "conversation": "000_conv-1",
+                "question": "Who teaches Bob the cello?",
+                "evidence_turns": [5],
+                "reason": "D7:1 does not exist; D2:1 names Marta",
+                "source": "issue 1",
+            },
         ],
     )
     audit = audit_corpus(corpus, source=PLANTED, errata=errata)
@@ -105,27 +116,40 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
         ("000_conv-1", "Which composer does Bob play?"),
         ("001_conv-2", "What does Di do on weekends?"),
     }
-    assert audit.errata.sha256 == hashlib.sha256(errata.read_bytes()).hexdigest() and audit.errata.source == "a hand audit of the fixture"
+    assert (
+        audit.errata.sha256 == hashlib.sha256(errata.read_bytes()).hexdigest()
+        and audit.errata.source == "a hand audit of the fixture"
+    )
     assert audit.errata.entries[bake].evidence_turns == (2,)
     corrected = apply_errata(corpus, audit.errata)
     conversation = next(c for c in corrected.conversations if c.id == bake[0])
     assert conversation.turns[bake[1]].test_at.evidence_turns == [2]
-    assert next(c for c in corpus.conversations if c.id == bake[0]).turns[bake[1]].test_at.evidence_turns == [1]  # the published corpus is untouched
+    published = next(c for c in corpus.conversations if c.id == bake[0])
+    assert published.turns[bake[1]].test_at.evidence_turns == [1]  # the published corpus is untouched
 
     result = CliRunner().invoke(cli, ["audit-labels", str(corpus_dir), "--source", str(PLANTED), "--errata", str(errata)])
     assert result.exit_code == 0, result.output
     assert "as published: 4 flags" in result.output
-    assert f"with errata: 2 flags (1 evidence misses the answer, 1 evidence id names no turn); 2 corrections from a hand audit of the fixture ({errata}, sha256 {audit.errata.sha256})" in result.output
+    assert (
+        f"with errata: 2 flags (1 evidence misses the answer, 1 evidence id names no turn); "
+        f"2 corrections from a hand audit of the fixture ({errata}, sha256 {audit.errata.sha256})"
+        in result.output
+    )
 
 
 @pytest.mark.parametrize(
     ("entry", "where", "message"),
     [
-        ({"conversation": "conv-9", "turn": 1, "evidence_turns": [0], "reason": "x"}, "errata[0].conversation", "names no conversation"),
-        ({"conversation": "conv-2", "turn": 1, "evidence_turns": [0], "reason": "x"}, "errata[0].turn", "is not the turn of a test point"),
-        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [9], "reason": "x"}, "errata[0].evidence_turns[0]", "not an earlier recorded turn"),
-        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2]}, "errata[0].reason", "non-empty string"),
-        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "x", "why": 1}, "errata[0].why", "unknown field"),
+        ({"conversation": "conv-9", "turn": 1, "evidence_turns": [0], "reason": "x"},
+         "errata[0].conversation", "names no conversation"),
+        ({"conversation": "conv-2", "turn": 1, "evidence_turns": [0], "reason": "x"},
+         "errata[0].turn", "is not the turn of a test point"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [9], "reason": "x"},
+         "errata[0].evidence_turns[0]", "not an earlier recorded turn"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2]},
+         "errata[0].reason", "non-empty string"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "x", "why": 1},
+         "errata[0].why", "unknown field"),
     ],
 )
 def test_a_bad_erratum_is_one_line_naming_the_file_and_path(corpus_dir, tmp_path, entry, where, message):

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from conftest import build, configuration
+from helpers import build, configuration
 
 from evals.run.evaluate import RunConfig, evaluate
 

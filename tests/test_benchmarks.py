@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
+from helpers.benchmark_server import BenchmarkServer
 
 from evals.benchmarks import BENCHMARKS, FETCHED_NOTE, SourceFile, benchmark
 from evals.cli import cli
@@ -109,9 +109,12 @@ def test_fetch_locomo_downloads_checks_imports_and_lists_it(locomo, env):
     assert result.exit_code == 0, result.output
     downloads = env["downloads"]
     assert (downloads / "locomo" / "locomo10.json").read_bytes() == LOCOMO
-    judge = downloads / "sources" / "mem0ai" / "mem0" / BENCHMARKS["locomo"].sources[0].commit / "evaluation" / "metrics" / "llm_judge.py"
+    commit = BENCHMARKS["locomo"].sources[0].commit
+    judge = downloads / "sources" / "mem0ai" / "mem0" / commit / "evaluation" / "metrics" / "llm_judge.py"
     assert judge.read_bytes() == JUDGE
-    gpt_utils = downloads / "sources" / "snap-research" / "LoCoMo" / BENCHMARKS["locomo"].sources[2].commit / "task_eval" / "gpt_utils.py"
+    gpt_utils = (
+        downloads / "sources" / "snap-research" / "LoCoMo" / BENCHMARKS["locomo"].sources[2].commit / "task_eval" / "gpt_utils.py"
+    )
     assert gpt_utils.read_bytes() == GPT_UTILS
     corpus = downloads / "corpora" / "locomo"
     assert len(load_corpus(corpus).conversations) == 2
@@ -159,7 +162,9 @@ def test_a_local_folder_mirror_serves_by_published_name_or_alias(monkeypatch, en
     for source in entry.sources:
         (mirror / source.relative).parent.mkdir(parents=True, exist_ok=True)
         (mirror / source.relative).write_bytes(b"# stand-in\n")
-    monkeypatch.setitem(BENCHMARKS, "longmemeval_s", replace(entry, sources=tuple(replace(s, sha256=sha(b"# stand-in\n")) for s in entry.sources)))
+    monkeypatch.setitem(
+        BENCHMARKS, "longmemeval_s", replace(entry, sources=tuple(replace(s, sha256=sha(b"# stand-in\n")) for s in entry.sources))
+    )
     (mirror / "longmemeval_s.json").write_bytes(LONGMEMEVAL)
     result = invoke("fetch", "longmemeval_s", mirror=str(mirror))
     assert result.exit_code == 0, result.output
@@ -237,7 +242,9 @@ def test_a_source_file_with_another_digest_is_refused(locomo, env):
     locomo.files[BENCHMARKS["locomo"].sources[1].relative] = PROMPTS + b"# edited\n"
     result = CliRunner().invoke(cli, ["fetch", "locomo"], env={"EVALS_MIRROR": base(locomo)})
     assert result.exit_code == 1 and "prompts.py" in result.output and "does not match the pinned" in result.output
-    assert not (env["downloads"] / "sources" / "mem0ai" / "mem0" / BENCHMARKS["locomo"].sources[1].commit / "evaluation" / "prompts.py").exists()
+    assert not (
+        env["downloads"] / "sources" / "mem0ai" / "mem0" / BENCHMARKS["locomo"].sources[1].commit / "evaluation" / "prompts.py"
+    ).exists()
     assert (env["downloads"] / "corpora" / "locomo" / FETCHED_NOTE).is_file()  # the corpus needs no template
 
 
@@ -280,7 +287,10 @@ def test_a_mirror_that_is_neither_a_url_nor_a_folder_is_named(env, tmp_path):
 def test_the_registry_holds_the_published_pins():
     """LoCoMo's file and the judge sources are pinned as published; the hub files rely on the lock."""
     locomo = benchmark("locomo")
-    assert (locomo.data.size, locomo.data.sha256) == (2_805_274, "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4")
+    assert (locomo.data.size, locomo.data.sha256) == (
+        2_805_274,
+        "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
+    )
     assert locomo.data.url.startswith("https://raw.githubusercontent.com/snap-research/LoCoMo/")
     assert locomo.non_commercial
     pins = {(s.repo, s.path): (s.commit, s.sha256) for b in BENCHMARKS.values() for s in b.sources}

@@ -104,7 +104,9 @@ def test_a_run_makes_no_network_call(tmp_path, monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     for runner in ("mneme", "no_memory", "summary_buffer", "full_history"):
-        result = CliRunner().invoke(legacy_cli, ["--runner", runner, "--corpus", str(GOLDEN), "--output", str(tmp_path / "o.json")])
+        result = CliRunner().invoke(
+            legacy_cli, ["--runner", runner, "--corpus", str(GOLDEN), "--output", str(tmp_path / "o.json")]
+        )
         assert result.exit_code == 0, result.output
 
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from conftest import build
+from helpers import FIXTURES, build
 
 from evals.model.corpus import load_corpus
 from evals.run.playthrough import play_corpus
 
-FIXTURES = Path(__file__).parent / "fixtures"
 HISTORY = [f"the shed note number {i}" for i in range(15)]  # every turn shares "shed" with the question
 QUESTION = "what does the shed note say"
 

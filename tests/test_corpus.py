@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.corpora import conversation
 
 from evals.cli import cli
 from evals.model.corpus import CorpusError, check_corpus, load_corpus
@@ -17,20 +18,6 @@ def write(folder: Path, name: str, data) -> Path:
     path = folder / name
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
     return path
-
-
-def conversation(cid="c1", **overrides):
-    data = {
-        "schema_version": "1",
-        "id": cid,
-        "description": "d",
-        "turns": [
-            {"role": "user", "content": "I use vim"},
-            {"role": "user", "content": "q", "test_at": {"question": "editor?", "expected_fact": "vim", "expected_keywords": ["vim"]}},
-        ],
-    }
-    data.update(overrides)
-    return data
 
 
 def problems(folder: Path) -> list[str]:

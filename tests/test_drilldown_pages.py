@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_site import follow, parse
+from helpers.html import follow, parse
 
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
@@ -21,11 +21,22 @@ def long_corpus(folder: Path) -> Path:
     """One conversation: a fact, then POINTS questions about it, each answered by a filler turn."""
     turns = [{"role": "user", "content": "My locker code is 4417."}]
     for number in range(POINTS):
-        turns.append({"role": "user", "content": f"Question {number}?", "test_at": {
-            "question": "What is my locker code?", "expected_fact": "4417", "expected_keywords": ["4417" if number % 3 else "9999"]}})
+        turns.append(
+            {
+                "role": "user",
+                "content": f"Question {number}?",
+                "test_at": {
+                    "question": "What is my locker code?",
+                    "expected_fact": "4417",
+                    "expected_keywords": ["4417" if number % 3 else "9999"],
+                },
+            }
+        )
         turns.append({"role": "assistant", "content": f"Noted {number}."})
     folder.mkdir()
-    (folder / "long.json").write_text(json.dumps({"schema_version": "1", "id": "long", "description": "many test points", "turns": turns}))
+    (folder / "long.json").write_text(
+        json.dumps({"schema_version": "1", "id": "long", "description": "many test points", "turns": turns})
+    )
     return folder
 
 

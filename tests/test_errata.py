@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
 
 from evals.analysis.errata import EXCLUDED, errata_figures
 from evals.benchmarks.importers import import_corpus
 from evals.cli import cli
 from evals.store import Store
 
-FIXTURES = Path(__file__).parent / "fixtures"
 PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 
 
@@ -156,16 +156,25 @@ def test_an_answer_correction_moves_a_keyword_headline(corpus_small, tmp_path):
 @pytest.mark.parametrize(
     ("entry", "where", "message"),
     [
-        ({"conversation": "conv-9", "turn": 9, "evidence_turns": [0], "reason": "x"}, "errata[0].conversation", "names no conversation"),
-        ({"conversation": "conv-1", "turn": 3, "evidence_turns": [0], "reason": "x"}, "errata[0].turn", "is not the turn of a test point"),
-        ({"conversation": "conv-1", "question": "Who is Ann?", "evidence_turns": [0], "reason": "x"}, "errata[0].question", "is no test point's question"),
-        ({"conversation": "conv-1", "turn": 9, "question": "What is Ann's cat called?", "evidence_turns": [0], "reason": "x"}, "errata[0].question", "is not the question at turn 9"),
-        ({"conversation": "conv-1", "turn": 9, "evidence_turns": [8], "reason": "x"}, "errata[0].evidence_turns[0]", "not an earlier recorded turn"),
-        ({"conversation": "conv-1", "turn": 9, "evidence_turns": "3", "reason": "x"}, "errata[0].evidence_turns", "array of turn indexes"),
-        ({"conversation": "conv-1", "turn": 9, "expected_fact": " ", "reason": "x"}, "errata[0].expected_fact", "non-empty string"),
-        ({"conversation": "conv-1", "turn": 9, "expected_keywords": [""], "reason": "x"}, "errata[0].expected_keywords", "non-empty strings"),
+        ({"conversation": "conv-9", "turn": 9, "evidence_turns": [0], "reason": "x"},
+         "errata[0].conversation", "names no conversation"),
+        ({"conversation": "conv-1", "turn": 3, "evidence_turns": [0], "reason": "x"},
+         "errata[0].turn", "is not the turn of a test point"),
+        ({"conversation": "conv-1", "question": "Who is Ann?", "evidence_turns": [0], "reason": "x"},
+         "errata[0].question", "is no test point's question"),
+        ({"conversation": "conv-1", "turn": 9, "question": "What is Ann's cat called?", "evidence_turns": [0], "reason": "x"},
+         "errata[0].question", "is not the question at turn 9"),
+        ({"conversation": "conv-1", "turn": 9, "evidence_turns": [8], "reason": "x"},
+         "errata[0].evidence_turns[0]", "not an earlier recorded turn"),
+        ({"conversation": "conv-1", "turn": 9, "evidence_turns": "3", "reason": "x"},
+         "errata[0].evidence_turns", "array of turn indexes"),
+        ({"conversation": "conv-1", "turn": 9, "expected_fact": " ", "reason": "x"},
+         "errata[0].expected_fact", "non-empty string"),
+        ({"conversation": "conv-1", "turn": 9, "expected_keywords": [""], "reason": "x"},
+         "errata[0].expected_keywords", "non-empty strings"),
         ({"conversation": "conv-1", "turn": 9, "exclude": "yes", "reason": "x"}, "errata[0].exclude", "true or false"),
-        ({"conversation": "conv-1", "turn": 9, "exclude": True, "evidence_turns": [3], "reason": "x"}, "errata[0].evidence_turns", "takes no correction"),
+        ({"conversation": "conv-1", "turn": 9, "exclude": True, "evidence_turns": [3], "reason": "x"},
+         "errata[0].evidence_turns", "takes no correction"),
         ({"conversation": "conv-1", "turn": 9, "reason": "x"}, "errata[0]", "corrects nothing"),
         ({"conversation": "conv-1", "turn": 9, "evidence_turns": [3], "reason": "x", "why": 1}, "errata[0].why", "unknown field"),
     ],
@@ -185,13 +194,23 @@ def test_a_bad_errata_file_is_one_line_naming_file_and_field_and_leaves_the_stor
 
 def test_errata_for_no_corpus_in_the_store_and_two_files_for_one_are_refused(planted, tmp_path):
     _, store, _, _ = planted
-    other = write(tmp_path / "other.json", [{"conversation": "conv-1", "turn": 9, "exclude": True, "reason": "x"}], benchmark="longmemeval")
+    other = write(
+        tmp_path / "other.json", [{"conversation": "conv-1", "turn": 9, "exclude": True, "reason": "x"}], benchmark="longmemeval"
+    )
     result = invoke("leaderboard", "--store", store, "--errata", other)
-    assert result.exit_code == 1 and "errata[0].conversation: 'conv-1' names no conversation of a corpus declaring benchmark 'longmemeval'" in result.output
+    assert (
+        result.exit_code == 1
+        and "errata[0].conversation: 'conv-1' names no conversation of a corpus declaring benchmark 'longmemeval'"
+        in result.output
+    )
     one = write(tmp_path / "one.json", [{"conversation": "conv-1", "turn": 9, "exclude": True, "reason": "x"}])
     two = write(tmp_path / "two.json", [{"conversation": "conv-2", "turn": 5, "exclude": True, "reason": "x"}])
     result = invoke("leaderboard", "--store", store, "--errata", one, "--errata", two)
-    assert result.exit_code == 1 and f"{two}: (top level): corrects corpus planted" in result.output and f"which {one} corrects already" in result.output
+    assert (
+        result.exit_code == 1
+        and f"{two}: (top level): corrects corpus planted" in result.output
+        and f"which {one} corrects already" in result.output
+    )
 
 
 # -- a suite's [errata] table -------------------------------------------------------------------------------
@@ -219,7 +238,9 @@ def test_a_suite_names_errata_per_corpus_checked_before_anything_runs(planted, t
 # -- a published audit: dial481/locomo-audit's format, written here for the planted fixture ---------------
 
 
-def audit_entry(qid: str, question: str, golden, cited: list[str], correct: list[str], answer, kind: str, category: int = 4) -> dict:
+def audit_entry(
+    qid: str, question: str, golden, cited: list[str], correct: list[str], answer, kind: str, category: int = 4
+) -> dict:
     """One entry of the audit's errors_conv_N.json, in its shape (our own text in its fields)."""
     return {
         "question_id": qid,
@@ -244,15 +265,42 @@ def audit_copy(tmp_path) -> Path:
     (root / "LICENSE").write_text("Attribution-NonCommercial 4.0 International\n\nstand-in\n")
     conv0 = [
         # The right answer, wrong evidence: evidence corrected, the answer's remark not taken.
-        audit_entry("locomo_0_qa1", "Which composer does Bob play?", "Vivaldi", ["D1:3"], ["D1:4"], "Vivaldi (answer is correct)", "WRONG_CITATION"),
+        audit_entry(
+            "locomo_0_qa1",
+            "Which composer does Bob play?",
+            "Vivaldi",
+            ["D1:3"],
+            ["D1:4"],
+            "Vivaldi (answer is correct)",
+            "WRONG_CITATION",
+        ),
         # A wrong answer: corrected, its keywords made from the evidence as the importer makes them.
-        audit_entry("locomo_0_qa3", "When did Ann adopt her cat?", "7 May 2023", ["D1:1"], ["D1:1"], "The day before 8 May 2023", "TEMPORAL_ERROR", 2),
+        audit_entry(
+            "locomo_0_qa3",
+            "When did Ann adopt her cat?",
+            "7 May 2023",
+            ["D1:1"],
+            ["D1:1"],
+            "The day before 8 May 2023",
+            "TEMPORAL_ERROR",
+            2,
+        ),
         # No turn answers it as asked: left out.
         audit_entry("locomo_0_qa4", "What does Bob say he will not do?", "give up", ["D2:3"], [], "Nothing said", "AMBIGUOUS"),
         # One id string split in two: the same turns, so nothing changes.
         audit_entry("locomo_0_qa0", "What is Ann's cat called?", "Pixel", ["D1:1"], ["D1:1"], "Pixel", "WRONG_CITATION"),
     ]
-    conv1 = [audit_entry("locomo_1_qa2", "What does Di do on weekends?", "runs marathons", ["D:1:4"], ["D1:4"], "runs marathons", "WRONG_CITATION")]
+    conv1 = [
+        audit_entry(
+            "locomo_1_qa2",
+            "What does Di do on weekends?",
+            "runs marathons",
+            ["D:1:4"],
+            ["D1:4"],
+            "runs marathons",
+            "WRONG_CITATION",
+        )
+    ]
     (root / "audit" / "errors_conv_0.json").write_text(json.dumps(conv0))
     (root / "audit" / "errors_conv_1.json").write_text(json.dumps(conv1))
     return root
@@ -268,7 +316,10 @@ def test_an_audit_in_locomo_audit_s_format_converts_and_loads(audit_copy, plante
     out = tmp_path / "errata.json"
     result = invoke("import-errata", "locomo-audit", audit_copy, "--out", out)
     assert result.exit_code == 0, result.output
-    assert "5 entries in 2 audit files -> 4 errata (2 correct evidence, 1 correct the answer, 1 exclude the question); 1 change" in result.output
+    assert (
+        "5 entries in 2 audit files -> 4 errata (2 correct evidence, 1 correct the answer, 1 exclude the question); 1 change"
+        in result.output
+    )
     document = json.loads(out.read_text())
     assert document["benchmark"] == "locomo" and document["origin"]["commit"] == commit
     assert document["origin"]["license"] == "Attribution-NonCommercial 4.0 International"
@@ -276,11 +327,15 @@ def test_an_audit_in_locomo_audit_s_format_converts_and_loads(audit_copy, plante
     assert document["origin"]["locomo"]["sha256"] == digest(PLANTED) and document["origin"]["unchanged"] == ["locomo_0_qa0"]
     entries = {e["id"]: e for e in document["errata"]}
     assert entries["locomo_0_qa1"] | {"source": ""} == {
-        "id": "locomo_0_qa1", "kind": "WRONG_CITATION", "conversation": "conv-1", "turn": 9, "question": "Which composer does Bob play?",
+        "id": "locomo_0_qa1", "kind": "WRONG_CITATION", "conversation": "conv-1", "turn": 9,
+        "question": "Which composer does Bob play?",
         "evidence_turns": [3], "reason": "dial481/locomo-audit WRONG_CITATION: evidence D1:3 -> D1:4", "source": "",
     }  # fmt: skip
     assert entries["locomo_0_qa1"]["source"] == f"dial481/locomo-audit@{commit[:12]} audit/errors_conv_0.json locomo_0_qa1"
-    assert entries["locomo_0_qa3"]["expected_fact"] == "The day before 8 May 2023" and "evidence_turns" not in entries["locomo_0_qa3"]
+    assert (
+        entries["locomo_0_qa3"]["expected_fact"] == "The day before 8 May 2023"
+        and "evidence_turns" not in entries["locomo_0_qa3"]
+    )
     assert entries["locomo_0_qa4"]["exclude"] is True and "expected_fact" not in entries["locomo_0_qa4"]
     assert entries["locomo_1_qa2"]["evidence_turns"] == [3] and entries["locomo_1_qa2"]["conversation"] == "conv-2"
     assert "stand-in" not in out.read_text().replace("Attribution-NonCommercial", "")  # the audit's prose is not carried
@@ -310,7 +365,9 @@ def test_an_audit_of_another_version_of_locomo_is_refused(audit_copy, tmp_path):
 
 def test_exclude_leaves_a_type_out(audit_copy, tmp_path):
     out = tmp_path / "errata.json"
-    result = invoke("import-errata", "locomo-audit", audit_copy / "audit", "--locomo", PLANTED, "--out", out, "--exclude", "TEMPORAL_ERROR")
+    result = invoke(
+        "import-errata", "locomo-audit", audit_copy / "audit", "--locomo", PLANTED, "--out", out, "--exclude", "TEMPORAL_ERROR"
+    )
     assert result.exit_code == 0, result.output
     document = json.loads(out.read_text())
     assert document["origin"]["commit"] is None and document["origin"]["excluded_kinds"] == ["TEMPORAL_ERROR"]
@@ -325,7 +382,7 @@ def test_the_site_shows_the_figure_with_errata_beside_the_published_one(planted,
     """Built first without errata, then with them over it (the run pages are rendered again, not reused):
     the leaderboard gets a labelled column and a note naming the source and digest, the run page a line
     under its figures; in Chromium at 1280 px the column is on screen and not clipped."""
-    from test_site import chromium
+    from helpers.browser import chromium
 
     _, store, recency, _ = planted
     errata = write(tmp_path / "errata.json", ERRATA)

@@ -20,6 +20,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
+from helpers.results import categories
 
 from evals.cli import cli
 from evals.model.corpus import Conversation, check_corpus, load_corpus
@@ -30,7 +32,6 @@ from evals.store import Store
 from evals.views.exchange import export_document, read_export
 from evals.views.report import legacy_json, stored_legacy_json
 
-FIXTURES = Path(__file__).parent / "fixtures"
 EVIDENCE = FIXTURES / "evidence_corpus"
 CLEAN = Provenance(commit="a" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
 
@@ -83,13 +84,19 @@ def problems_for(tmp_path: Path, mutate) -> list[str]:
 def test_evidence_turn_at_or_after_the_test_point_is_refused(tmp_path):
     """An evidence turn must come before its test point; the error names file and JSON path."""
     got = problems_for(tmp_path, lambda d: d["turns"][6]["test_at"].update(evidence_turns=[0, 6]))
-    assert got == [f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: turn 6 is not an earlier turn; evidence must be one of turns 0..5"]
+    assert got == [
+        f"{tmp_path / '01_family.json'}: turns[6].test_at.evidence_turns[1]: "
+        "turn 6 is not an earlier turn; evidence must be one of turns 0..5"
+    ]
 
 
 def test_negative_evidence_turn_is_refused(tmp_path):
     """A negative index is not a turn."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[-1]))
-    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn -1 is not an earlier turn; evidence must be one of turns 0..6"]
+    assert got == [
+        f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: "
+        "turn -1 is not an earlier turn; evidence must be one of turns 0..6"
+    ]
 
 
 def test_repeated_evidence_turn_is_refused(tmp_path):
@@ -101,7 +108,9 @@ def test_repeated_evidence_turn_is_refused(tmp_path):
 def test_unrecorded_evidence_turn_is_refused(tmp_path):
     """A turn never added to memory cannot be evidence."""
     got = problems_for(tmp_path, lambda d: d["turns"][7]["test_at"].update(evidence_turns=[6]))
-    assert got == [f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn 6 has record: false, so memory never holds it"]
+    assert got == [
+        f"{tmp_path / '01_family.json'}: turns[7].test_at.evidence_turns[0]: turn 6 has record: false, so memory never holds it"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -165,19 +174,7 @@ def test_unanswerable_points_are_reported_apart():
 
 def test_category_breakdown_numbers():
     """Per category: (hits, total, evidence any hits, evidence all hits, unanswerable); null category last."""
-    rows = metrics("recency")["by_category"]
-    got = [
-        (
-            r["category"],
-            r["hits"],
-            r["total"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["any"]["hits"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["all"]["hits"],
-            r["unanswerable"],
-        )
-        for r in rows
-    ]
-    assert got == [
+    assert categories(metrics("recency")) == [
         ("adversarial", 0, 0, None, None, 1),
         ("multi-hop", 1, 1, 1, 0, 0),
         ("single-hop", 0, 1, 0, 0, 0),
@@ -298,7 +295,12 @@ def test_leaderboard_by_category(store_path, tmp_path):
     result = CliRunner().invoke(cli, ["leaderboard", "--by-category", "--store", str(store_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     rows = [(r["category"], r["hits"], r["total"], r["evidence_any"], r["unanswerable"]) for r in json.loads(result.output)]
-    assert rows == [("adversarial", 0, 0, None, 1), ("multi-hop", 1, 1, 1.0, 0), ("single-hop", 0, 1, 0.0, 0), (None, 1, 1, 0.0, 0)]
+    assert rows == [
+        ("adversarial", 0, 0, None, 1),
+        ("multi-hop", 1, 1, 1.0, 0),
+        ("single-hop", 0, 1, 0.0, 0),
+        (None, 1, 1, 0.0, 0),
+    ]
 
 
 def test_corpus_without_categories_has_no_category_rows(store_path, corpus_small):
@@ -322,7 +324,7 @@ def test_whole_recorded_history_is_those_turns():
 
 
 def test_compare_leaves_unanswerable_points_out(store_path):
-    """Paired by keyword hits, compare counts answerable test points only: recency -> full_history gains turn 6, nothing else moves."""
+    """Compare (paired by keyword hits) counts answerable points only: recency -> full_history gains turn 6, nothing else."""
     from evals.analysis.compare import compare_runs, hit_outcome
 
     with Store.open(store_path) as store:

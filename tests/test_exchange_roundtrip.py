@@ -13,11 +13,12 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
+from helpers.cli import evals_output as evals
 
 from evals.cli import cli
 from evals.model.corpus import check_corpus
 
-FIXTURES = Path(__file__).parent / "fixtures"
 STRATEGIES = ("full_history", "bm25", "summary_buffer", "random_k")
 # Every fixture folder that is a valid corpus, found rather than listed, so a new one is covered too.
 CORPORA = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and check_corpus(p)[0] and not check_corpus(p)[1])
@@ -26,13 +27,6 @@ IMPORTED = (("locomo", "locomo_small.json"), ("longmemeval", "longmemeval_small.
 # What a run writes to the store: the rows of its own and of its corpus.
 RUN_TABLES = ("runs", "test_points", "run_metrics", "run_turn_tokens", "run_latency", "test_point_answers")
 CORPUS_TABLES = ("conversations", "corpus_test_points", "corpus_references")
-
-
-def evals(*args: object) -> str:
-    """``evals ARGS`` in-process; its output, after checking it succeeded."""
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == 0, (result.output, result.exception)
-    return result.output
 
 
 def run_once(corpus: Path, strategy: str, store: Path) -> str:
@@ -108,7 +102,9 @@ def test_the_run_block_carries_sessions_dates_and_listed_evidence(tmp_path):
     evals("export", run_id, "--store", store, "--output", exported)
     block = json.loads(exported.read_text(encoding="utf-8"))["run"]["conversations"][0]
     source = json.loads((FIXTURES / "sessions_corpus" / "sessions.json").read_text(encoding="utf-8"))
-    assert [(t.get("session"), t.get("date")) for t in block["turns"]] == [(t.get("session"), t.get("date")) for t in source["turns"]]
+    assert [(t.get("session"), t.get("date")) for t in block["turns"]] == [
+        (t.get("session"), t.get("date")) for t in source["turns"]
+    ]
     listed = [t["test_at"].get("evidence_sessions", []) for t in source["turns"] if t.get("test_at")]
     assert [p.get("evidence_sessions", []) for p in block["test_points"]] == listed
 
@@ -146,7 +142,9 @@ def exported_without_lme(tmp_path: Path) -> tuple[str, Path]:
         con.execute("DELETE FROM run_metrics WHERE metric LIKE '%ndcg_any_lme%'")
     evals("export", run_id, "--store", store, "--output", exported)
     document = json.loads(exported.read_text(encoding="utf-8"))
-    assert document["metrics"]["retrieval"] and not any(row["metric"] == "ndcg_any_lme" for row in document["metrics"]["retrieval"])
+    assert document["metrics"]["retrieval"] and not any(
+        row["metric"] == "ndcg_any_lme" for row in document["metrics"]["retrieval"]
+    )
     return run_id, exported
 
 
@@ -156,7 +154,12 @@ def test_a_run_stored_before_a_metric_existed_imports_and_gains_it(tmp_path):
     run_id, exported = exported_without_lme(tmp_path)
     evals("import", exported, "--store", tmp_path / "new.duckdb")
     with duckdb.connect(str(tmp_path / "new.duckdb"), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM run_metrics WHERE run_id = ? AND metric LIKE '%ndcg_any_lme%'", [run_id]).fetchone()[0] > 0
+        assert (
+            con.execute(
+                "SELECT count(*) FROM run_metrics WHERE run_id = ? AND metric LIKE '%ndcg_any_lme%'", [run_id]
+            ).fetchone()[0]
+            > 0
+        )
 
 
 def test_an_altered_retrieval_row_is_still_refused(tmp_path):

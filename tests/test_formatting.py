@@ -34,7 +34,11 @@ def test_empty_values_take_the_callers_placeholder():
 def test_number_formats():
     """Percentages, separated numbers and fixed decimals, as the pages and tables show them."""
     assert (formatting.percent(0.0), formatting.percent(0.12345, 2)) == ("0.0%", "12.35%")
-    assert (formatting.number(1234), formatting.number(1234.5), formatting.number(1234.567, 2)) == ("1,234", "1,234.5", "1,234.57")
+    assert (formatting.number(1234), formatting.number(1234.5), formatting.number(1234.567, 2)) == (
+        "1,234",
+        "1,234.5",
+        "1,234.57",
+    )
     assert formatting.decimal(0.83333) == "0.833"
 
 
@@ -60,4 +64,8 @@ def test_relative_cost_drops_decimals_from_ten_percent():
 
 def test_p_value_text_switches_to_scientific_when_tiny():
     """Four decimals, or scientific notation below 1e-4."""
-    assert (formatting.p_value_text(0.125), formatting.p_value_text(1.0), formatting.p_value_text(3e-29)) == ("0.1250", "1.0000", "3.0e-29")
+    assert (formatting.p_value_text(0.125), formatting.p_value_text(1.0), formatting.p_value_text(3e-29)) == (
+        "0.1250",
+        "1.0000",
+        "3.0e-29",
+    )

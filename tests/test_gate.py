@@ -14,26 +14,22 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import FIXTURES
+from helpers.stores import provenance
 from markdown_it import MarkdownIt
 
 from evals.analysis.gate import LATENCY_METRIC, LATENCY_MIN_CALLS, NOISE, REGRESSION, gate
 from evals.cli import cli
 from evals.judge import metrics
 from evals.judge.metrics import MEAN, Metric, MetricValue
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
 from evals.strategies.full_history import FullHistory
 from evals.views.gate_report import gate_markdown, text
 from evals.views.site_paths import links_to_test_points
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SPECIAL_QUESTION = "which code | is *member 0*'s <locker> & `why`?"
 SPECIAL_FACT = "member_0 uses [kz00qx] _now_"
-
-
-def provenance(commit: str) -> Provenance:
-    return Provenance(commit=commit, dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 
 
 def question(i: int) -> str:
@@ -52,10 +48,17 @@ def lockers(tmp_path: Path) -> Path:
     for i in range(12):
         code = f"kz{i:02d}qx"
         turns = [{"role": "user", "content": f"Member {i} has locker code {code}."}]
-        turns += [{"role": "user" if j % 2 else "assistant", "content": f"Small talk number {j} about the weather."} for j in range(1, 8)]
+        turns += [
+            {"role": "user" if j % 2 else "assistant", "content": f"Small talk number {j} about the weather."}
+            for j in range(1, 8)
+        ]
         fact = SPECIAL_FACT if i == 0 else f"member {i} has locker code {code}"
         turns.append(
-            {"role": "user", "content": question(i), "test_at": {"question": question(i), "expected_fact": fact, "expected_keywords": [code]}}
+            {
+                "role": "user",
+                "content": question(i),
+                "test_at": {"question": question(i), "expected_fact": fact, "expected_keywords": [code]},
+            }
         )
         document = {"schema_version": "1", "id": f"locker_{i:02d}", "description": f"Locker {i}.", "turns": turns}
         (folder / f"locker_{i:02d}.json").write_text(json.dumps(document))
@@ -173,7 +176,9 @@ def latency(monkeypatch):
     def compute(run):
         return None if value["s"] is None else MetricValue(value["s"], value["n"])
 
-    monkeypatch.setitem(metrics.METRICS, LATENCY_METRIC, Metric(LATENCY_METRIC, "retrieve p95", MEAN, False, "p95 seconds.", compute))
+    monkeypatch.setitem(
+        metrics.METRICS, LATENCY_METRIC, Metric(LATENCY_METRIC, "retrieve p95", MEAN, False, "p95 seconds.", compute)
+    )
     return value
 
 
@@ -325,7 +330,12 @@ def test_site_url_links_each_lost_point_to_the_base_drill_down(store_path, locke
         result = gate(store, base, head, link=links_to_test_points(store, "https://example.invalid/evals/"))
     site = tmp_path / "site"
     build_site(store_path, site)
-    hrefs = [token.attrGet("href") for token in gfm().parse(gate_markdown(result)) for token in token.children or [] if token.type == "link_open"]
+    hrefs = [
+        token.attrGet("href")
+        for token in gfm().parse(gate_markdown(result))
+        for token in token.children or []
+        if token.type == "link_open"
+    ]
     assert len(hrefs) == 12
     for href in hrefs:
         page, anchor = href.removeprefix("https://example.invalid/evals/").split("#")
@@ -388,7 +398,9 @@ def run_gate_step(tmp_path: Path, labels: list[str], exit_code: int, stderr: str
     """The workflow's gate step under bash with a stub `evals`: its exit status, the stub's arguments, the summary."""
     stub = tmp_path / "bin" / "evals"
     stub.parent.mkdir()
-    stub.write_text(f'#!/bin/bash\nprintf "%s\\n" "$@" > "$RUNNER_TEMP/args"\necho report\nprintf "{stderr}" >&2\nexit {exit_code}\n')
+    stub.write_text(
+        f'#!/bin/bash\nprintf "%s\\n" "$@" > "$RUNNER_TEMP/args"\necho report\nprintf "{stderr}" >&2\nexit {exit_code}\n'
+    )
     stub.chmod(0o755)
     summary = tmp_path / "summary.md"
     env = {

@@ -9,12 +9,12 @@ is not shown, and the original CLI loading only its own command. Every result st
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers.tokens import child_dies_at
 
 import evals.model.tokens as tokens
 from evals.judge.metrics import ALL, ScoredRun, grouped, point_values
@@ -68,14 +68,7 @@ def test_a_text_the_child_was_not_given_is_counted_here(forking, encoding):
 def test_a_child_that_dies_leaves_nothing_uncounted_during_a_play(monkeypatch, forking, encoding):
     """The wait for the child ends when it dies; what it did not send is counted here."""
     texts = [f"held {i} {'y' * i}" for i in range(400)]
-    parent, real_count = os.getpid(), TokenCounter.count
-
-    def count_then_die(self, text, pieces=None):
-        if os.getpid() != parent and text == texts[120]:
-            os._exit(3)
-        return real_count(self, text, pieces)
-
-    monkeypatch.setattr(TokenCounter, "count", count_then_die)
+    child_dies_at(monkeypatch, texts[120])
     monkeypatch.setattr(tokens, "CHUNK", 16)
     counter = TokenCounter()
     counter.count_ahead(texts)
@@ -148,7 +141,8 @@ def test_nothing_is_counted_ahead_that_the_run_will_not_ask_for(monkeypatch, cor
     evaluate(config)  # the footprint's tokens: every turn it may hold
     turns = {t.content for c in load_corpus(corpus_small).conversations for t in c.turns if t.record}
     assert started == [len(turns)]
-    evaluate(RunConfig(strategy="full_history", corpus=corpus_small, cutoffs=()), held_tokens=False)  # its whole memory, every time
+    # its whole memory, every time
+    evaluate(RunConfig(strategy="full_history", corpus=corpus_small, cutoffs=()), held_tokens=False)
     assert len(started) == 2
 
 
@@ -207,6 +201,8 @@ def test_the_original_cli_loads_only_its_own_command(corpus_small, tmp_path):
 
 
 def test_a_subcommand_still_reaches_the_whole_cli(corpus_small):
-    done = subprocess.run([sys.executable, "-m", "evals", "validate", str(corpus_small)], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "evals", "validate", str(corpus_small)], capture_output=True, text=True, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
 

@@ -9,49 +9,21 @@ from __future__ import annotations
 
 import json
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
+from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
+from helpers.corpora import conversation
+from helpers.errors import one_line_error
+from helpers.plugins import dist_info
+from helpers.stores import files_beside, unchanged
 
 from evals.cli import cli
 from evals.store import Store
 
-FIXTURES = Path(__file__).parent / "fixtures"
-CORPUS_SMALL = FIXTURES / "corpus_small"
-
-
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def evals(*args: str, env: dict | None = None):
-    """``evals ARGS`` in-process; exceptions are caught, so a traceback shows as ``result.exception``."""
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = result.output.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
-
-
-def conversation(cid: str = "c1", **overrides) -> dict:
-    """A valid conversation (two turns, one test point) with ``overrides`` applied."""
-    data = {
-        "schema_version": "1",
-        "id": cid,
-        "description": "d",
-        "turns": [
-            {"role": "user", "content": "I use vim"},
-            {"role": "user", "content": "q", "test_at": {"question": "editor?", "expected_fact": "vim", "expected_keywords": ["vim"]}},
-        ],
-    }
-    data.update(overrides)
-    return data
 
 
 def corpus_of(folder: Path, *conversations: dict) -> Path:
@@ -76,32 +48,10 @@ def validate_problems(folder: Path) -> list[str]:
     return result.output.splitlines()
 
 
-def store_snapshot(path: Path) -> dict[str, bytes]:
-    """The store file and anything beside it named after it (its WAL, its cache), byte for byte."""
-    return {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{path.stem}*")) if p.is_file()}
-
-
-def stored_store(tmp_path: Path, runner: str = "no_memory") -> Path:
-    """A store holding one genuine run on corpus_small."""
-    store = tmp_path / "store" / "results.duckdb"
-    store.parent.mkdir()
-    result = evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store)
-    assert result.exit_code == 0, result.output
-    return store
-
-
-@contextmanager
-def unchanged(store: Path):
-    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
-    before = store_snapshot(store)
-    yield
-    assert store_snapshot(store) == before
-
-
 @pytest.fixture
 def store(tmp_path) -> Path:
     """A store holding one genuine run, for refused actions to leave exactly as it was."""
-    return stored_store(tmp_path)
+    return stored_store(tmp_path / "store")
 
 
 # -- 3. degenerate keywords ---------------------------------------------------------------------
@@ -166,7 +116,11 @@ def test_id_must_be_the_file_name(tmp_path):
 @pytest.mark.parametrize(
     "edit, where, suggestion",
     [
-        (lambda d: d["turns"][1]["test_at"].update(expected_keyword=["vim"]), "turns[1].test_at.expected_keyword", "expected_keywords"),
+        (
+            lambda d: d["turns"][1]["test_at"].update(expected_keyword=["vim"]),
+            "turns[1].test_at.expected_keyword",
+            "expected_keywords",
+        ),
         (lambda d: d["turns"][1]["test_at"].update(answerabel=False), "turns[1].test_at.answerabel", "answerable"),
         (lambda d: d.update(schema_versoin="1"), "schema_versoin", "schema_version"),
         (lambda d: d["turns"][0].update(recrod=False), "turns[0].recrod", "record"),
@@ -368,7 +322,9 @@ def test_references_file_that_is_not_a_regular_file(tmp_path, make):
 def test_run_refuses_a_corpus_with_bad_references(tmp_path):
     """`evals run` refuses a corpus whose references.json is invalid, naming the file and field, and writes no store."""
     corpus = corpus_of(tmp_path / "c", conversation())
-    (corpus / "references.json").write_text(json.dumps([{"label": "x", "citation": "y", "metric": "recall", "level": "turn", "k": 5, "value": 0.5}]))
+    (corpus / "references.json").write_text(
+        json.dumps([{"label": "x", "citation": "y", "metric": "recall", "level": "turn", "k": 5, "value": 0.5}])
+    )
     store = tmp_path / "s.duckdb"
     line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store))
     assert line.startswith(f"Error: invalid corpus: {corpus / 'references.json'}: [0].metric: expected 'recall_any'"), line
@@ -424,16 +380,16 @@ def tampered(document: dict) -> dict:
 
 def refused_import(store: Path, document: dict, tmp_path: Path) -> str:
     """Import ``document`` into ``store``: it must be refused in one line with the store unchanged."""
-    before = store_snapshot(store) if store.exists() else None
+    before = files_beside(store) if store.exists() else None
     path = write_json(tmp_path / "import.json", document)
     line = one_line_error(evals("import", path, "--store", store))
-    assert (store_snapshot(store) if store.exists() else None) == before
+    assert (files_beside(store) if store.exists() else None) == before
     return line
 
 
 def test_edited_transcript_is_refused_after_a_genuine_run(tmp_path):
     """An export whose transcript was edited (digest kept) is refused: recomputing the digest shows the edit."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     document = tampered(exported_run(tmp_path))
     line = refused_import(store, document, tmp_path)
     digest = document["run"]["corpus_digest"]
@@ -480,24 +436,33 @@ def test_corpus_stored_under_the_digest_must_be_identical(tmp_path):
 @pytest.mark.parametrize(
     "edit, expected",
     [
-        (lambda d: d["run"].update(timestamp="9999-12-31T00:00:00+00:00"), "run.timestamp: 9999-12-31T00:00:00+00:00 is in the future"),
+        (
+            lambda d: d["run"].update(timestamp="9999-12-31T00:00:00+00:00"),
+            "run.timestamp: 9999-12-31T00:00:00+00:00 is in the future",
+        ),
         (lambda d: d.update(k=-5), "k: must be at least 1, got -5"),
         (lambda d: d.update(k=2**31), "k: must be at most 2147483647, got 2147483648"),
         (lambda d: d.update(seed=2**63), "seed: must be at most 9223372036854775807, got 9223372036854775808"),
         (lambda d: d["run"].update(duration_s=-1.0), "run.duration_s: must be at least 0, got -1.0"),
-        (lambda d: d["run"].update(corpus_digest="zz"), "run.corpus_digest: expected a sha256 (64 lower-case hex digits), got 'zz'"),
+        (
+            lambda d: d["run"].update(corpus_digest="zz"),
+            "run.corpus_digest: expected a sha256 (64 lower-case hex digits), got 'zz'",
+        ),
         (lambda d: d["run"].update(run_id="../../x"), "run.run_id: expected a run id (12 lower-case hex digits), got '../../x'"),
         (
             lambda d: d["run"].update(commit="<script>alert(1)</script>"),
             "run.commit: expected a git commit (40 or 64 lower-case hex digits) or 'no-git', got '<script>alert(1)</script>'",
         ),
-        (lambda d: d["run"]["conversations"][0]["test_points"][0].update(record_tokens=[-3]), "run.conversations[0].test_points[0].record_tokens[0]: must be at least 0, got -3"),
+        (
+            lambda d: d["run"]["conversations"][0]["test_points"][0].update(record_tokens=[-3]),
+            "run.conversations[0].test_points[0].record_tokens[0]: must be at least 0, got -3",
+        ),
         (lambda d: d["run"].update(cache_hits=-1), "run.cache_hits: must be at least 0, got -1"),
     ],
 )
 def test_out_of_range_fields_are_refused(tmp_path, edit, expected):
     """Each field of an export is range-checked; a bad one refuses the whole import, naming file and field."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     document = exported_run(tmp_path)
     edit(document)
     line = refused_import(store, document, tmp_path)
@@ -506,15 +471,15 @@ def test_out_of_range_fields_are_refused(tmp_path, edit, expected):
 
 def test_nan_duration_is_refused(tmp_path):
     """``duration_s: NaN`` (which Python's json accepts) is refused at its path."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     document = exported_run(tmp_path)
     path = tmp_path / "import.json"
     text = json.dumps(document).replace(f'"duration_s": {json.dumps(document["run"]["duration_s"])}', '"duration_s": NaN')
     assert "NaN" in text
     path.write_text(text, encoding="utf-8")
-    before = store_snapshot(store)
+    before = files_beside(store)
     assert one_line_error(evals("import", path, "--store", store)) == f"Error: {path}: NaN is not a number JSON allows"
-    assert store_snapshot(store) == before
+    assert files_beside(store) == before
 
 
 def test_answers_are_range_checked(tmp_path):
@@ -525,11 +490,13 @@ def test_answers_are_range_checked(tmp_path):
     document = exported_run(tmp_path)
     document["answers"] = {"answer_model": "m", "judge_model": None, "base_url": "http://x", "settings": {}}
     document["metrics"]["answers"] = {"requests_made": 0, "requests_cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    for conversation in document["conversations"]:
-        for point in conversation["test_points"]:
+    for conv in document["conversations"]:
+        for point in conv["test_points"]:
             point["answer"] = {"answer": "a", "prompt_tokens": -1, "completion_tokens": 0, "latency_s": 0.1, "keyword_hit": False}
     path = write_json(tmp_path / "import.json", document)
-    with pytest.raises(StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"):
+    with pytest.raises(
+        StoreError, match=r"conversations\[0\]\.test_points\[0\]\.answer\.prompt_tokens: must be at least 0, got -1"
+    ):
         read_export(path)
 
 
@@ -606,7 +573,7 @@ def test_by_category_csv_cells_are_neutralised(formula_store):
 
 def test_judge_model_csv_cell_is_neutralised(tmp_path):
     """A --judge-model that reads as a formula is written as text in `runs --format csv` and leaderboard.csv."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     store = tmp_path / "results.duckdb"
     with LLMServer() as server:
@@ -634,39 +601,27 @@ def test_csv_cell_rule(text):
 # -- 6. late failures ---------------------------------------------------------------------------
 
 
-def forbid_work(monkeypatch) -> None:
-    """From now on, computing a run fails the test: the refusal must come before any work."""
-    import evals.run.workflow
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("the run was computed before the problem was found")
-
-    monkeypatch.setattr(evals.run.workflow, "evaluate", refuse)
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """:func:`forbid_work` for the whole test."""
-    forbid_work(monkeypatch)
-
-
 def chattr(flag: str, path: Path) -> bool:
     import subprocess
 
     return shutil.which("chattr") is not None and subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
 
 
+def refused_forced_run(store: Path) -> str:
+    """The one line that refuses ``evals run --runner mneme --force`` into ``store``."""
+    return one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+
+
 def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
     """An immutable store file (chattr +i) is refused before anything is computed, in one line."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     forbid_work(monkeypatch)
     if not chattr("+i", store):
         pytest.skip("chattr +i is not available here (needs root and a file system that supports it)")
     try:
-        before = store_snapshot(store)
-        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        with unchanged(store):
+            line = refused_forced_run(store)
         assert line == f"Error: cannot write to store {store}: Operation not permitted"
-        assert store_snapshot(store) == before
     finally:
         chattr("-i", store)
 
@@ -674,14 +629,13 @@ def test_immutable_store_fails_before_the_run(tmp_path, monkeypatch):
 def test_read_only_store_fails_before_the_run(tmp_path, monkeypatch):
     """A store file without write permission is refused before anything is computed (even for root,
     who could write it: read-only is taken as meant)."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     forbid_work(monkeypatch)
     store.chmod(0o444)
     try:
-        before = store_snapshot(store)
-        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        with unchanged(store):
+            line = refused_forced_run(store)
         assert line == f"Error: store {store} is read-only (mode 444); make it writable (chmod u+w), or give another --store"
-        assert store_snapshot(store) == before
     finally:
         store.chmod(0o644)
 
@@ -690,14 +644,14 @@ def test_read_only_cache_fails_before_the_run(tmp_path, monkeypatch):
     """A read-only cache file beside the store is refused before the run, pointing at --no-cache."""
     from evals.io.cache import Cache, cache_path_for
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     cache = cache_path_for(store)
     with Cache.open(cache) as made:
         made.put("test:x", "key", b"value")
     forbid_work(monkeypatch)
     cache.chmod(0o444)
     try:
-        line = one_line_error(evals("run", "--runner", "mneme", "--corpus", CORPUS_SMALL, "--store", store, "--force"))
+        line = refused_forced_run(store)
         assert line == f"Error: cache {cache} is read-only (mode 444); make it writable (chmod u+w), or run with --no-cache"
     finally:
         cache.chmod(0o644)
@@ -754,7 +708,7 @@ def test_run_config_bounds_k():
 
 def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
     """`evals import` into a read-only store is refused before the files are read."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     store.chmod(0o444)
     try:
         line = one_line_error(evals("import", tmp_path / "does-not-matter.json", "--store", store))
@@ -771,7 +725,7 @@ def test_build_site_refuses_an_out_holding_the_store(tmp_path):
     over it would delete the store's cache of paid replies. Refused; nothing changes."""
     from evals.io.cache import Cache, cache_path_for
 
-    first = stored_store(tmp_path)
+    first = stored_store(tmp_path / "store")
     site = tmp_path / "site"
     assert evals("build-site", "--store", first, "--out", site).exit_code == 0
     store = site / "data" / "results.duckdb"
@@ -788,7 +742,7 @@ def test_build_site_refuses_an_out_holding_the_store(tmp_path):
 
 def test_build_site_refuses_the_store_folder_itself(tmp_path):
     """--out naming the folder the store is in is refused the same way (if it were empty but for the store)."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     line = one_line_error(evals("build-site", "--store", store, "--out", store.parent))
     assert f"holds the store {store.absolute()}" in line
 
@@ -808,7 +762,15 @@ def huge_site(tmp_path):
         turns += [
             {"role": "user", "content": f"filler {i}"},
             {"role": "assistant", "content": f"ok {i}"},
-            {"role": "user", "content": f"question {i}", "test_at": {"question": "Which bucket for deploys?", "expected_fact": "larkspur-prod-7", "expected_keywords": ["larkspur-prod-7"]}},
+            {
+                "role": "user",
+                "content": f"question {i}",
+                "test_at": {
+                    "question": "Which bucket for deploys?",
+                    "expected_fact": "larkspur-prod-7",
+                    "expected_keywords": ["larkspur-prod-7"],
+                },
+            },
         ]
     corpus = corpus_of(tmp_path / "huge", {"schema_version": "1", "id": "huge", "description": "one huge turn", "turns": turns})
     store = tmp_path / "results.duckdb"
@@ -845,7 +807,7 @@ def test_capped_text_states_its_length_and_links_the_whole(huge_site):
 
 def test_short_texts_are_not_capped(tmp_path):
     """A corpus of ordinary turns shows every text whole, with no omission note."""
-    store = stored_store(tmp_path, runner="bm25")
+    store = stored_store(tmp_path / "store", runner="bm25")
     assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
     for page in (tmp_path / "site" / "runs").rglob("*.html"):
         assert "characters omitted" not in page.read_text(encoding="utf-8")
@@ -869,7 +831,7 @@ def hold_lock(path: Path, seconds: float):
 
 def test_second_run_with_answers_waits_for_the_cache(tmp_path):
     """While another run holds the response cache, a run with answers waits for it instead of failing at once."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     from evals.io.cache import Cache, cache_path_for
 
@@ -926,7 +888,7 @@ def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
 def test_judge_reply_echoing_the_key_is_masked_in_the_unparsed_reason(store):
     """A judge reply that is no verdict and quotes the key: since issue 25 the point is stored with verdict
     "unparsed" and the reply as its reason, the key masked there, in the store and in the cache."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     with LLMServer() as server:
         server.echo_key = True
@@ -944,7 +906,7 @@ def test_judge_reply_echoing_the_key_is_masked_in_the_unparsed_reason(store):
 def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
     """Answers, judge reasons and summaries that quote the key are stored, cached, exported and
     published with it masked: the key is in no file the run and the site wrote."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
     store = tmp_path / "results.duckdb"
     with LLMServer() as server:
@@ -955,7 +917,12 @@ def test_answers_and_reasons_echoing_the_key_are_scrubbed_everywhere(tmp_path):
             assert KEY not in result.output
     run_id = evals("runs", "--format", "json", "--store", store).output
     for summary in json.loads(run_id):
-        assert evals("export", summary["run_id"], "--store", store, "--output", tmp_path / f"export-{summary['run_id']}.json").exit_code == 0
+        assert (
+            evals(
+                "export", summary["run_id"], "--store", store, "--output", tmp_path / f"export-{summary['run_id']}.json"
+            ).exit_code
+            == 0
+        )
     assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any("sent with key ***" in p.read_text(encoding="utf-8", errors="replace") for p in written if p.suffix == ".html")
@@ -996,7 +963,8 @@ def test_run_prints_the_warning_before_any_request(tmp_path):
     )
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == (
-        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); use https, or a server on this machine"
+        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); "
+        "use https, or a server on this machine"
     )
     assert KEY not in result.output
 
@@ -1089,7 +1057,7 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path):
     import subprocess
     import sys
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     stale = tmp_path / f".site.building-{dead}"
     (stale / "runs").mkdir(parents=True)
@@ -1169,7 +1137,9 @@ def stored_points(store: Path, run_id: str) -> list:
 def test_huge_built_in_option_is_refused_and_the_store_stays_readable(tmp_path, store, runner, option):
     """A 30-digit built-in option is refused in one line; the store is unchanged and export and build-site still work."""
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"{option}={'1' * 30}"))
+        line = one_line_error(
+            evals("run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"{option}={'1' * 30}")
+        )
     assert line.startswith(f"Error: --option {option}=") and "less than or equal to" in line
     assert evals("export", run_ids(store)[0], "--store", store, "--output", tmp_path / "e.json").exit_code == 0
     assert evals("build-site", "--store", store, "--out", tmp_path / "site").exit_code == 0
@@ -1197,7 +1167,9 @@ def test_plugin_option_the_store_cannot_keep_is_refused(store, plugin, option, s
 def test_plugin_configuration_the_store_cannot_keep_is_refused(store, plugin):
     """A StrategySpec whose describe() gives a 70-bit integer is refused naming the field; the store is unchanged."""
     ref = plugin("""
-        SPEC = StrategySpec(name="issue20_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "issue20_big", "limit": 2**70})
+        SPEC = StrategySpec(
+            name="issue20_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "issue20_big", "limit": 2**70}
+        )
     """) + ":SPEC"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
@@ -1213,17 +1185,22 @@ LAZY_RETRIEVALS = {
 }
 
 
-@pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
-def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
-    """A retrieve() giving a generator (its first record lost) or a dict (its keys) stops the run in one line."""
-    ref = plugin(f"""
+def lazy_plugin(kind: str) -> str:
+    """A plug-in module whose strategy's retrieve() gives a ``kind`` of LAZY_RETRIEVALS, made by ``make()``."""
+    return f"""
         class Lazy(Recency):
             def retrieve(self, query, k=5):
                 return {LAZY_RETRIEVALS[kind]}
 
         def make():
             return Lazy()
-    """) + ":make"
+    """
+
+
+@pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
+def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
+    """A retrieve() giving a generator (its first record lost) or a dict (its keys) stops the run in one line."""
+    ref = plugin(lazy_plugin(kind)) + ":make"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(f"Error: strategy {ref}: retrieve(question, k=50) returned a {kind}, not a list")
@@ -1234,14 +1211,7 @@ def test_check_strategy_catches_a_generator_or_dict(plugin, kind):
     """`evals check-strategy` fails its records check on a retrieve() giving a generator or a dict."""
     from evals.strategies.contract import run_checks
 
-    ref = plugin(f"""
-        class Lazy(Recency):
-            def retrieve(self, query, k=5):
-                return {LAZY_RETRIEVALS[kind]}
-
-        def make():
-            return Lazy()
-    """) + ":make"
+    ref = plugin(lazy_plugin(kind)) + ":make"
     problems = {c.name: c.problem for c in run_checks(ref) if c.problem}
     assert problems.get("records are str or Record", "").startswith(f"retrieve() returned a {kind}; return a list")
 
@@ -1257,11 +1227,13 @@ PLUGIN_FAULTS = {
         "retrieve(question, k=50) returned None, not a list of str or Record, at conversation '001_editor', turn 5",
     ),
     "retrieve raises": (
-        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise RuntimeError('boom\\nsecond line')\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise RuntimeError('boom\\nsecond line')\n\n"
+        "def make():\n    return S()\n",
         "retrieve(question, k=50) raised RuntimeError: boom second line, at conversation '001_editor', turn 5",
     ),
     "add raises": (
-        "class S(Recency):\n    def add(self, role, content, *, turn=None):\n        raise ValueError('nope')\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def add(self, role, content, *, turn=None):\n        raise ValueError('nope')\n\n"
+        "def make():\n    return S()\n",
         "add() raised ValueError: nope, at conversation '001_editor', turn 0",
     ),
     "reset raises": (
@@ -1269,11 +1241,13 @@ PLUGIN_FAULTS = {
         "reset() raised OSError: disk, at conversation '001_editor'",
     ),
     "lone surrogate in a record": (
-        "class S(Recency):\n    def retrieve(self, query, k=5):\n        return ['bad \\udc80 text']\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def retrieve(self, query, k=5):\n        return ['bad \\udc80 text']\n\n"
+        "def make():\n    return S()\n",
         "retrieve() returned a record holding a lone surrogate (\\udc80)",
     ),
     "sys.exit(0) in retrieve": (
-        "import sys\nclass S(Recency):\n    def retrieve(self, query, k=5):\n        sys.exit(0)\n\ndef make():\n    return S()\n",
+        "import sys\nclass S(Recency):\n    def retrieve(self, query, k=5):\n        sys.exit(0)\n\n"
+        "def make():\n    return S()\n",
         "retrieve(question, k=50) raised SystemExit(0)",
     ),
     "sys.exit(0) in the factory": ("import sys\ndef make():\n    sys.exit(0)\n", "could not be built: SystemExit(0)"),
@@ -1282,7 +1256,7 @@ PLUGIN_FAULTS = {
 
 @pytest.mark.parametrize("case", PLUGIN_FAULTS)
 def test_plugin_fault_is_one_line_naming_the_strategy_and_call(store, plugin, case):
-    """A plug-in that breaks (a bad factory, a call that raises or exits, a bad record) fails in one line, exit 1, nothing stored."""
+    """A broken plug-in (a bad factory, a call that raises or exits, a bad record) fails in one line, exit 1, nothing stored."""
     source, says = PLUGIN_FAULTS[case]
     ref = plugin(source) + ":make"
     with unchanged(store):
@@ -1300,13 +1274,19 @@ def test_plugin_exiting_on_import_is_one_line(store, plugin):
 
 @pytest.mark.parametrize(
     ("body", "says"),
-    [("raise KeyError('ctx')", "context_for() raised KeyError: 'ctx'"), ("return 'one string'", "context_for() must return a list")],
+    [
+        ("raise KeyError('ctx')", "context_for() raised KeyError: 'ctx'"),
+        ("return 'one string'", "context_for() must return a list"),
+    ],
 )
 def test_plugin_context_for_fault_with_answers_is_one_line(store, plugin, body, says):
     """With answers on, a context_for() that raises or gives no messages fails in one line; nothing is stored."""
-    from llm_server import LLMServer
+    from helpers.llm_server import LLMServer
 
-    ref = plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n") + ":make"
+    ref = (
+        plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n")
+        + ":make"
+    )
     with LLMServer() as server, unchanged(store):
         line = one_line_error(answers_run(server, store, runner=ref))
     assert f"strategy {ref}: " in line and says in line, line
@@ -1319,8 +1299,14 @@ def test_an_option_called_name_cannot_rename_a_strategy(store, plugin):
     """A factory option named `name` is refused: it would put the run on the leaderboard as another strategy."""
     ref = plugin("def make(name: str = 'full_history'):\n    return Recency()\n") + ":make"
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", "name=full_history"))
-    assert line == f"Error: strategy {ref}: an option may not be called 'name': a run is named by the registry (rename the factory's parameter)"
+        line = one_line_error(
+            evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", "name=full_history")
+        )
+    assert (
+        line
+        == f"Error: strategy {ref}: an option may not be called 'name': "
+        "a run is named by the registry (rename the factory's parameter)"
+    )
 
 
 def test_describe_cannot_rename_a_strategy(tmp_path, plugin):
@@ -1347,7 +1333,9 @@ def test_a_newline_in_an_option_value_cannot_forge_lines(tmp_path, plugin):
     ref = plugin("def make(note: str = ''):\n    return Recency()\n") + ":make"
     store = tmp_path / "s.duckdb"
     for note in ("a\n| forged | row |", "b"):
-        assert evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"note={note}").exit_code == 0
+        assert (
+            evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", f"note={note}").exit_code == 0
+        )
     output = evals("leaderboard", "--store", store, "--format", "markdown").output
     assert not any(line.startswith("| forged") for line in output.splitlines())
     assert "(note=a\\x0a" in output
@@ -1380,10 +1368,7 @@ def test_an_edited_entry_point_plugin_is_computed_again(tmp_path, monkeypatch, c
 
     package = f"issue20pkg_{uuid.uuid4().hex[:12]}"
     site = tmp_path / "site"
-    info = site / f"{package}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[mneme_evals.strategies]\n{package} = {package}.memory:make\n")
+    dist_info(site, package, "1.0", {package: f"{package}.memory:make"})
     (site / package).mkdir()
     (site / package / "__init__.py").write_text("")
     (site / package / "memory.py").write_text(f"from {package}.helper import base\n\ndef make():\n    return base()\n")
@@ -1435,7 +1420,12 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
 def test_full_history_is_kept_whole(tmp_path):
     """full_history, which ignores k by design, still keeps every earlier turn (the oracle is not cut)."""
     store = tmp_path / "s.duckdb"
-    assert evals("run", "--runner", "full_history", "--corpus", CORPUS_SMALL, "--store", store, "--k", "1", "--cutoffs", "1").exit_code == 0
+    assert (
+        evals(
+            "run", "--runner", "full_history", "--corpus", CORPUS_SMALL, "--store", store, "--k", "1", "--cutoffs", "1"
+        ).exit_code
+        == 0
+    )
     assert max(len(p.retrieved_records) for p in stored_points(store, run_ids(store)[0])) > 1
 
 
@@ -1462,7 +1452,9 @@ def test_docs_say_how_a_plugin_module_is_found():
 
 def site_files(root: Path) -> dict[str, bytes]:
     """Every file of a built site (the store copy aside), by site-relative path."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.parent.name != "data"}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.parent.name != "data"
+    }
 
 
 def run_unit(site: Path) -> tuple[str, dict]:
@@ -1482,7 +1474,7 @@ def edit_manifest(site: Path, edit) -> None:
 @pytest.fixture
 def built(tmp_path) -> tuple[Path, Path]:
     """A store of one run and the site built from it: (store, site)."""
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     site = tmp_path / "site"
     assert evals("build-site", "--store", store, "--out", site).exit_code == 0
     return store, site
@@ -1596,8 +1588,14 @@ def test_path_out_of_the_site_in_the_manifest_means_a_full_build(built, tmp_path
         ('{"version": 99, "units": {}}', "version: 99 is not a manifest version this build knows (2)"),
         ('{"version": 2, "units": []}', "units: not a JSON object"),
         ('{"version": 2, "units": {"run:x": {"fingerprint": NaN, "files": {}}}}', "NaN is not a number JSON allows"),
-        ('{"version": 2, "units": {"run:x": {"fingerprint": "x", "files": {}}}}', 'units["run:x"].fingerprint: not a SHA-256 in hex'),
-        ('{"version": 2, "units": {"run:x": {"fingerprint": "' + "a" * 64 + '", "files": {"a.html": 7}}}}', 'units["run:x"].files["a.html"]: not a SHA-256 in hex'),
+        (
+            '{"version": 2, "units": {"run:x": {"fingerprint": "x", "files": {}}}}',
+            'units["run:x"].fingerprint: not a SHA-256 in hex',
+        ),
+        (
+            '{"version": 2, "units": {"run:x": {"fingerprint": "' + "a" * 64 + '", "files": {"a.html": 7}}}}',
+            'units["run:x"].files["a.html"]: not a SHA-256 in hex',
+        ),
         ('{"version": 2, "version": 2, "units": {}}', "key 'version' appears twice"),
     ],
 )
@@ -1607,12 +1605,14 @@ def test_malformed_manifest_means_a_full_build_with_one_warning(built, content, 
     (site / ".evals-manifest.json").write_text(content, encoding="utf-8")
     lines = rebuild(store, site)
     assert "(2 runs and corpora rendered, 0 reused)" in lines[0]
-    assert lines[1:] == [f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"]
+    assert lines[1:] == [
+        f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"
+    ]
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo"])
 def test_manifest_that_is_not_a_regular_file_is_not_read(built, tmp_path, kind):
-    """A manifest replaced by a symbolic link (to a manifest outside the site) or a FIFO is not read: a full build, one warning."""
+    """A manifest replaced by a symlink (to a manifest outside the site) or a FIFO is not read: a full build, one warning."""
     import os
 
     store, site = built
@@ -1625,7 +1625,9 @@ def test_manifest_that_is_not_a_regular_file_is_not_read(built, tmp_path, kind):
         os.mkfifo(manifest)
     lines = rebuild(store, site)
     reason = "it is a symbolic link" if kind == "symlink" else "it is not a regular file"
-    assert lines[1:] == [f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"]
+    assert lines[1:] == [
+        f"warning: ignored {site.absolute() / '.evals-manifest.json'} ({reason}) and rendered every run and corpus again"
+    ]
 
 
 def test_manifest_claiming_a_page_the_build_writes_means_a_full_build(built, tmp_path):
@@ -1636,7 +1638,9 @@ def test_manifest_claiming_a_page_the_build_writes_means_a_full_build(built, tmp
     store, site = built
     key, _ = run_unit(site)
     index = (site / "index.html").read_bytes()
-    edit_manifest(site, lambda document: document["units"][key]["files"].update({"index.html": hashlib.sha256(index).hexdigest()}))
+    edit_manifest(
+        site, lambda document: document["units"][key]["files"].update({"index.html": hashlib.sha256(index).hexdigest()})
+    )
     old = site / "index.html"
     inode = old.stat().st_ino
     lines = rebuild(store, site)
@@ -1674,7 +1678,7 @@ def non_finite_site(tmp_path) -> Path:
     """A site whose configuration holds NaN and -Infinity (an option ``x=nan`` stored by an older evals)."""
     import duckdb
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     with duckdb.connect(str(store)) as connection:
         connection.execute("""UPDATE runs SET strategy_config = '{"name": "no_memory", "x": NaN, "y": -Infinity}'""")
     site = tmp_path / "site"
@@ -1707,7 +1711,7 @@ def test_non_finite_option_values_give_standard_json_on_the_command_line(tmp_pat
     """`evals leaderboard/runs --format json` print standard JSON too: a stored NaN or -Infinity is null."""
     import duckdb
 
-    store = stored_store(tmp_path)
+    store = stored_store(tmp_path / "store")
     with duckdb.connect(str(store)) as connection:
         connection.execute("""UPDATE runs SET strategy_config = '{"name": "no_memory", "x": NaN, "y": -Infinity}'""")
     result = evals(*command, "--store", store)
@@ -1730,7 +1734,15 @@ def hidden_site(tmp_path) -> tuple[Path, Path]:
             description=f"gpj{HIDDEN}.exe",
             turns=[
                 {"role": "user", "content": f"I use vim{HIDDEN} daily"},
-                {"role": "user", "content": "q", "test_at": {"question": f"which{HIDDEN} editor?", "expected_fact": f"vim{HIDDEN}", "expected_keywords": ["vim"]}},
+                {
+                    "role": "user",
+                    "content": "q",
+                    "test_at": {
+                        "question": f"which{HIDDEN} editor?",
+                        "expected_fact": f"vim{HIDDEN}",
+                        "expected_keywords": ["vim"],
+                    },
+                },
             ],
         ),
     )
@@ -1814,7 +1826,9 @@ def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
 def test_duckdb_is_only_connected_through_one_function():
     """No module calls duckdb.connect but evals/io/locking.py, whose open_duckdb sets the no-extension settings."""
     package = Path(__file__).resolve().parent.parent / "evals"
-    calls = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if "duckdb.connect(" in p.read_text(encoding="utf-8")]
+    calls = [
+        p.relative_to(package).as_posix() for p in package.rglob("*.py") if "duckdb.connect(" in p.read_text(encoding="utf-8")
+    ]
     assert calls == ["io/locking.py"]
 
 
@@ -1832,10 +1846,20 @@ def test_truncated_store_is_one_line_saying_so(store, command, size):
     truncated(store, store.stat().st_size // 2 if size == "half" else size)
     with unchanged(store):
         line = one_line_error(evals(*command, "--store", store))
-    assert line.startswith(f"Error: store {store} is damaged") and line.endswith("restore it from a copy (nothing was written to it)")
+    assert line.startswith(f"Error: store {store} is damaged") and line.endswith(
+        "restore it from a copy (nothing was written to it)"
+    )
 
 
-@pytest.mark.parametrize("command", [["runs"], ["export", "RUN"], ["build-site", "--out", "SITE"], ["run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs"],
+        ["export", "RUN"],
+        ["build-site", "--out", "SITE"],
+        ["run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus"],
+    ],
+)
 def test_store_cut_at_a_block_boundary_is_one_line_saying_so(tmp_path, store, command):
     """A store cut where a block ends (which its size alone does not give away) is one line when DuckDB
     finds the data missing, for reads and appends alike; it is unchanged."""
@@ -1887,7 +1911,9 @@ def test_append_on_a_full_disk_leaves_the_store_byte_identical(small_disk, room,
     fill(small_disk, store.stat().st_size + 64 * 1024 if room == "for the copy, not the run" else 64 * 1024)
     listing = sorted(p.name for p in small_disk.iterdir())
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus", "--store", store, "--no-cache"))
+        line = one_line_error(
+            evals("run", "--runner", "full_history", "--corpus", FIXTURES / "site_corpus", "--store", store, "--no-cache")
+        )
     assert line.startswith(f"Error: cannot write to store {store}: ") and said in line
     assert sorted(p.name for p in small_disk.iterdir()) == listing
 
@@ -1903,7 +1929,19 @@ def test_append_past_the_file_size_limit_leaves_the_store_byte_identical(store):
     listing = sorted(p.name for p in store.parent.iterdir())
     with unchanged(store):
         done = subprocess.run(
-            [sys.executable, "-m", "evals", "run", "--runner", "full_history", "--corpus", str(FIXTURES / "site_corpus"), "--store", str(store), "--no-cache"],
+            [
+                sys.executable,
+                "-m",
+                "evals",
+                "run",
+                "--runner",
+                "full_history",
+                "--corpus",
+                str(FIXTURES / "site_corpus"),
+                "--store",
+                str(store),
+                "--no-cache",
+            ],
             capture_output=True,
             text=True,
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),  # Python ignores SIGXFSZ
@@ -1932,14 +1970,18 @@ def test_migration_on_a_full_disk_leaves_the_store_byte_identical(small_disk):
     fill(small_disk, store.stat().st_size + 64 * 1024)
     with unchanged(store):
         line = one_line_error(evals("migrate", "--store", store))
-    assert line.startswith(f"Error: cannot upgrade store {store} to schema ") and "the disk is full; the store is unchanged" in line
+    assert (
+        line.startswith(f"Error: cannot upgrade store {store} to schema ") and "the disk is full; the store is unchanged" in line
+    )
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "results.duckdb"]
 
 
 def test_new_store_on_a_full_disk_is_not_left_half_made(small_disk):
     """Creating a store on a disk too full for its schema is one line, and leaves no file behind."""
     fill(small_disk, 64 * 1024)
-    line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", small_disk / "new.duckdb", "--no-cache"))
+    line = one_line_error(
+        evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", small_disk / "new.duckdb", "--no-cache")
+    )
     assert "the disk is full" in line
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
 
@@ -1959,7 +2001,9 @@ def test_run_output_that_is_a_store_file_is_refused(store, name, no_work):
     """evals run --output naming the store, its cache or either's write-ahead log is refused before any work."""
     output = store.parent / name
     with unchanged(store):
-        line = assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+        line = assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output
+        )
     assert "store" in line or "cache" in line
 
 
@@ -1968,7 +2012,9 @@ def test_run_output_spelled_differently_is_still_the_store(store, no_work):
     (store.parent / "sub").mkdir()
     output = store.parent / "sub" / ".." / store.name
     with unchanged(store):
-        assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+        assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output
+        )
 
 
 def test_run_output_hard_link_to_the_store_is_refused(store, no_work):
@@ -1976,13 +2022,17 @@ def test_run_output_hard_link_to_the_store_is_refused(store, no_work):
     output = store.parent / "linked.json"
     output.hardlink_to(store)
     with unchanged(store):
-        assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output)
+        assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output), output
+        )
 
 
 def test_run_output_into_a_new_store_path_is_refused(tmp_path, no_work):
     """--output equal to a --store that does not exist yet is refused too (the run would create the store, then overwrite it)."""
     store = tmp_path / "new.duckdb"
-    assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", store), store)
+    assert_refused_output(
+        evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", store), store
+    )
     assert not store.exists()
 
 
@@ -2035,7 +2085,10 @@ def test_run_output_to_dev_null_is_refused(store, no_work):
     import stat
 
     with unchanged(store):
-        line = assert_refused_output(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", "/dev/null"), Path("/dev/null"))
+        line = assert_refused_output(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", "/dev/null"),
+            Path("/dev/null"),
+        )
     assert "character device" in line
     assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
 
@@ -2109,7 +2162,8 @@ def test_validate_reports_a_reference_k_beyond_the_cutoff_range(tmp_path):
     from evals.model.corpus import MAX_CUTOFF
 
     assert validate_problems(corpus) == [
-        f"{corpus / 'references.json'}: [0].k: must be at most {MAX_CUTOFF} (the deepest cutoff a run measures at), got 4294967296"
+        f"{corpus / 'references.json'}: [0].k: "
+        f"must be at most {MAX_CUTOFF} (the deepest cutoff a run measures at), got 4294967296"
     ]
 
 
@@ -2162,6 +2216,15 @@ def evals_process(*args: str, cwd: Path, env: dict | None = None, sigint_ignored
         text=True,
         preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )
+
+
+def finished(child, timeout: float) -> tuple[str, str]:
+    """The child's stdout and stderr once it ends; it is killed if it is still running after ``timeout`` seconds."""
+    try:
+        return child.communicate(timeout=timeout)
+    finally:
+        if child.poll() is None:
+            child.kill()
 
 
 def interrupted_run(tmp_path: Path, store: Path, *executor: str, sigint_ignored: bool = False) -> tuple[int, str, float]:
@@ -2225,11 +2288,7 @@ def test_ray_address_where_nothing_answers_fails_fast(tmp_path, store):
     started = time.monotonic()
     child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store,
                           "--executor", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)
-    try:
-        out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    out, err = finished(child, timeout=60)
     assert time.monotonic() - started < 20
     assert child.returncode == 1 and out == ""
     [line] = err.splitlines()
@@ -2250,11 +2309,7 @@ def test_ray_address_that_answers_but_is_not_ray_fails_within_the_timeout(tmp_pa
         started = time.monotonic()
         child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray",
                               cwd=tmp_path, env={"RAY_ADDRESS": address})
-        try:
-            out, err = child.communicate(timeout=90)
-        finally:
-            if child.poll() is None:
-                child.kill()
+        out, err = finished(child, timeout=90)
     assert time.monotonic() - started < 25
     [line] = err.splitlines()
     assert line.startswith(f"Error: cannot join Ray at {address} (from RAY_ADDRESS): no Ray cluster answered within"), line

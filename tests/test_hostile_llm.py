@@ -1,7 +1,7 @@
 """Issue 27, the LLM endpoints: secrets, hangs, unbounded bodies and replies a hostile server sends.
 
 Each test is named after the finding it covers (``item05`` is finding 5) and drives the real CLI
-against the local OpenAI-compatible server over real HTTP (tests/llm_server.py), which can drip,
+against the local OpenAI-compatible server over real HTTP (tests/helpers/llm_server.py), which can drip,
 stall, compress, echo the key and rewrite its replies as such a server would. A refused reply is
 a one-line error naming where it happened; nothing is stored, and it is never cached.
 """
@@ -19,14 +19,14 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.cli import CORPUS_SMALL, evals
+from helpers.errors import one_line_error
+from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, stored_runs
 
-from evals.cli import cli
 from evals.cli._legacy import legacy_cli
 from evals.io.cache import Cache, cache_path_for
-from evals.store import Store
 
-CORPUS_SMALL = Path(__file__).parent / "fixtures" / "corpus_small"
 POINTS = 4  # test points in corpus_small
 KEY = "sk-proj-hostile-27-3f9a1c5e7b2d"
 REPO = Path(__file__).resolve().parent.parent
@@ -35,37 +35,14 @@ REPO = Path(__file__).resolve().parent.parent
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def evals(*args: object, env: dict | None = None):
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = [line for line in result.output.splitlines() if not line.startswith("warning: ")]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
-
-
 def llm_env(**extra: str | None) -> dict:
     return {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": None, **extra}
 
 
 def answers_run(server: LLMServer, store: Path, *extra: object, runner: str = "recency"):
     """`evals run --with-answers --judge`, one request at a time, against ``server``."""
-    return evals(
-        "run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--repo", store.parent,
-        "--base-url", server.base_url, "--with-answers", "--judge", "--concurrency", "1", *extra,
-        env=llm_env(),
-    )
-
-
-def stored_runs(store: Path) -> list:
-    if not store.exists():
-        return []
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in opened.runs()]
+    options = ("--with-answers", "--judge", "--concurrency", "1", *extra)
+    return evals_run(server, store, CORPUS_SMALL, *options, runner=runner, key=KEY)
 
 
 def cached_values(store: Path, kind: str) -> list[bytes]:
@@ -74,7 +51,9 @@ def cached_values(store: Path, kind: str) -> list[bytes]:
     if not path.exists():
         return []
     with duckdb.connect(str(path), read_only=True) as con:
-        return [bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE ?", [f"{kind}:%"]).fetchall()]
+        return [
+            bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE ?", [f"{kind}:%"]).fetchall()
+        ]
 
 
 def with_content(text: str, content: str) -> str:
@@ -120,12 +99,6 @@ def finish(process: subprocess.Popen, timeout: float) -> tuple[int | None, str]:
         process.kill()
         _, err = process.communicate()
         return None, err
-
-
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
 
 
 @pytest.fixture
@@ -185,15 +158,17 @@ def test_item02_base_url_holding_credentials_is_refused(tmp_path, url):
         assert result.exit_code == 2, result.output
         assert "Invalid value for '--base-url'" in result.output and "recorded with every run" in result.output
     legacy = CliRunner().invoke(
-        legacy_cli, ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
+        legacy_cli,
+        ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
     embedder = CliRunner().invoke(
-        legacy_cli, ["--runner", "mneme", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json")],
+        legacy_cli,
+        ["--runner", "mneme", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json")],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
     for result in (legacy, embedder):
-        line = one_line_error(result)
+        line = one_line_error(result, warnings=True)
         assert line.startswith("Error: $OPENAI_BASE_URL: the URL ") and ("credentials" in line or "query or fragment" in line)
     for result in (as_option, as_variable, legacy, embedder):
         assert "sk-url-secret" not in result.output
@@ -212,7 +187,7 @@ def embedder_run(server_url: str, store: Path, *extra: object, repo: Path | None
 def test_item03_embedder_error_quoting_the_key_is_masked(server, store):
     """--embedder openai: the server's 401 quoting the key is a one-line error with the key masked, as on the chat path."""
     server.fail_next("401")
-    line = one_line_error(embedder_run(server.base_url, store))
+    line = one_line_error(embedder_run(server.base_url, store), warnings=True)
     assert "HTTP 401" in line and "***" in line and KEY not in line
     assert server.authorizations == [f"Bearer {KEY}"] and stored_runs(store) == []
 
@@ -222,7 +197,8 @@ def test_item04_embedder_over_plain_http_is_warned_about(store):
     result = embedder_run("http://0.0.0.0:9/v1", store)
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == (
-        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); use https, or a server on this machine"
+        "warning: the API key will be sent unencrypted to http://0.0.0.0:9/v1 (plain http); "
+        "use https, or a server on this machine"
     )
     assert KEY not in result.output
 
@@ -282,7 +258,7 @@ def test_item08_response_body_is_capped_once_decoded(server, store, compressed):
     size = (24 if compressed else 9) * 1024**2
     server.gzip = compressed
     server.rewrite = lambda kind, text, key: with_content(text, "x" * size) if kind == "answer" else text
-    line = one_line_error(answers_run(server, store))
+    line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line and "larger than 8 MiB" in line
     assert ("once decompressed" in line) == compressed
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
@@ -295,7 +271,7 @@ def refused_usage(server: LLMServer, store: Path, value: object) -> None:
     """A reply whose usage.prompt_tokens is ``value`` is refused when parsed: one line, nothing stored,
     nothing cached; the same run against an honest server then asks for every reply afresh."""
     server.rewrite = lambda kind, text, key: with_usage(text, prompt_tokens=value)
-    line = one_line_error(answers_run(server, store))
+    line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line
     assert "usage.prompt_tokens is " in line or "a number of 31 digits" in line
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
@@ -313,7 +289,7 @@ def test_item09_usage_that_is_not_a_count_is_refused(server, store, value):
 def test_item10_lone_surrogate_in_an_answer_is_a_malformed_reply(server, store):
     """An answer holding a lone surrogate (``\\ud800``, not a character) is a one-line malformed reply, not a traceback."""
     server.rewrite = lambda kind, text, key: with_content(text, "caf\ud800") if kind == "answer" else text
-    line = one_line_error(answers_run(server, store))
+    line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line and "lone surrogate" in line
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
 
@@ -355,19 +331,34 @@ def test_item24_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
 # -- options checked up front ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1"])
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1"]
+)
 def test_item17_malformed_base_url_is_refused_up_front(tmp_path, url):
     """A base URL that is no http(s) URL is refused before any work, as --base-url (exit 2) and as
     $OPENAI_BASE_URL for python -m evals (exit 1): one line, no traceback, nothing written."""
     store = tmp_path / "results.duckdb"
-    result = evals("run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers", "--base-url", url, env=llm_env())
+    result = evals(
+        "run",
+        "--runner",
+        "recency",
+        "--corpus",
+        CORPUS_SMALL,
+        "--store",
+        store,
+        "--with-answers",
+        "--base-url",
+        url,
+        env=llm_env(),
+    )
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.output.splitlines()[-1].startswith("Error: Invalid value for '--base-url'")
     legacy = CliRunner().invoke(
-        legacy_cli, ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
+        legacy_cli,
+        ["--runner", "recency", "--corpus", str(CORPUS_SMALL), "--output", str(tmp_path / "o.json"), "--with-answers"],
         env=llm_env(OPENAI_BASE_URL=url, EVALS_STORE=str(store)),
     )
-    assert one_line_error(legacy).startswith("Error: $OPENAI_BASE_URL: ")
+    assert one_line_error(legacy, warnings=True).startswith("Error: $OPENAI_BASE_URL: ")
     assert not store.exists() and not cache_path_for(store).exists() and not (tmp_path / "o.json").exists()
 
 

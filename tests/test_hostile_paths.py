@@ -17,36 +17,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import FIXTURES
+from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
+from helpers.errors import one_line_error, usage_error
 
-from evals.cli import cli, legacy_cli
+from evals.cli import legacy_cli
 
-FIXTURES = Path(__file__).parent / "fixtures"
-CORPUS_SMALL = FIXTURES / "corpus_small"
 SCHEMA5 = FIXTURES / "stores" / "schema5.duckdb.gz"
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def evals(*args, env: dict | None = None):
-    """``evals ARGS`` in-process; exceptions are caught, so a traceback shows as ``result.exception``."""
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = result.output.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
-
-
-def usage_error(result) -> str:
-    """The ``Error: …`` line of an option click refused (exit 2, after its usage lines), never a traceback."""
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception
-    return next(line for line in result.output.splitlines() if line.startswith("Error: "))
 
 
 def snapshot(folder: Path) -> dict[str, bytes | str]:
@@ -59,15 +39,6 @@ def snapshot(folder: Path) -> dict[str, bytes | str]:
         elif path.is_file():
             out[name] = path.read_bytes()
     return out
-
-
-def stored_store(folder: Path) -> Path:
-    """A store in ``folder`` holding one genuine run on corpus_small."""
-    folder.mkdir(parents=True, exist_ok=True)
-    store = folder / "results.duckdb"
-    result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store)
-    assert result.exit_code == 0, result.output
-    return store
 
 
 def run_id_of(store: Path) -> str:
@@ -86,28 +57,17 @@ def store(tmp_path) -> Path:
     return stored_store(tmp_path / "store")
 
 
-def forbid_work(monkeypatch) -> None:
-    """From now on, computing a run fails the test: a refusal must come before any work."""
-    import evals.run.workflow
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("the run was computed before the problem was found")
-
-    monkeypatch.setattr(evals.run.workflow, "evaluate", refuse)
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """:func:`forbid_work` for the whole test (after the fixtures it follows)."""
-    forbid_work(monkeypatch)
-
-
 def python_evals(*args, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """``python -m evals ARGS`` in a process of its own (the working directory, a FIFO, a plug-in's chdir)."""
     environment = {k: v for k, v in os.environ.items() if k not in ("EVALS_STORE", "GITHUB_STEP_SUMMARY")}
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "evals", *map(str, args)], cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "evals", *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -128,7 +88,9 @@ def test_item7_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_p
     except subprocess.TimeoutExpired:
         pytest.fail("evals gate blocked on the FIFO")
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert done.stderr.splitlines() == [f"Error: $GITHUB_STEP_SUMMARY {fifo} is a FIFO; give a new path or a regular file that nothing else uses"]
+    assert done.stderr.splitlines() == [
+        f"Error: $GITHUB_STEP_SUMMARY {fifo} is a FIFO; give a new path or a regular file that nothing else uses"
+    ]
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
@@ -258,7 +220,11 @@ def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, c
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     copy_path(store).symlink_to(target)
-    args = ["migrate", "--store", store] if command == "migrate" else ["run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store]
+    args = (
+        ["migrate", "--store", store]
+        if command == "migrate"
+        else ["run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store]
+    )
     result = evals(*args)
     assert result.exit_code == 0, result.output
     assert target.read_text() == "keep me"
@@ -507,14 +473,6 @@ def test_item31_plain_folder_outside_git_is_still_no_git(tmp_path):
 # -- item 33: python -m evals --with-answers checks $EVALS_STORE as evals run does -------------------
 
 
-@pytest.fixture
-def server():
-    from llm_server import LLMServer
-
-    with LLMServer() as started:
-        yield started
-
-
 @pytest.mark.parametrize("where", ["a directory", "in a missing folder"])
 def test_item33_legacy_with_answers_checks_evals_store(tmp_path, server, where):
     """With answers, python -m evals keeps its cache beside $EVALS_STORE: a directory there, or a path in
@@ -577,7 +535,9 @@ def test_item38_read_only_output_is_refused(tmp_path, store, command):
     output.chmod(0o444)
     try:
         if command == "run":
-            result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output, "--force")
+            result = evals(
+                "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output, "--force"
+            )
         else:
             result = evals("export", run_id_of(store), "--store", store, "--output", output)
         line = one_line_error(result)

@@ -15,64 +15,23 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import FIXTURES
+from helpers.cli import CORPUS_SMALL, evals, stored_store
+from helpers.errors import one_line_error, usage_error
+from helpers.plugins import dist_info
+from helpers.stores import unchanged
 
-from evals.cli import cli
-
-FIXTURES = Path(__file__).parent / "fixtures"
-CORPUS_SMALL = FIXTURES / "corpus_small"
 EVIDENCE_CORPUS = FIXTURES / "evidence_corpus"
 EVALS = Path(sys.executable).with_name("evals")
-
-
-def evals(*args: object):
-    """``evals ARGS`` in-process; exceptions are caught, so a traceback shows as ``result.exception``."""
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    """The ``Error: …`` line of a refused command, checked to be all it printed and not a traceback."""
-    assert result.exit_code == exit_code, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    lines = result.output.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
-
-
-def usage_error(result) -> str:
-    """The ``Error: …`` line of an option click refused (exit 2, after its usage lines), never a traceback."""
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception
-    errors = [line for line in result.output.splitlines() if line.startswith("Error: ")]
-    assert len(errors) == 1, result.output
-    return errors[0]
-
-
-def snapshot(store: Path) -> dict[str, bytes]:
-    """The store and every file beside it named after it (its WAL, its cache), byte for byte."""
-    return {p.name: p.read_bytes() for p in sorted(store.parent.glob(f"{store.stem}*")) if p.is_file()}
-
-
-@contextmanager
-def unchanged(store: Path):
-    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
-    before = snapshot(store)
-    yield
-    assert snapshot(store) == before
 
 
 @pytest.fixture
 def store(tmp_path) -> Path:
     """A store holding one genuine run (no_memory on corpus_small)."""
-    path = tmp_path / "store" / "results.duckdb"
-    path.parent.mkdir()
-    result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", path)
-    assert result.exit_code == 0, result.output
-    return path
+    return stored_store(tmp_path / "store")
 
 
 @pytest.fixture
@@ -108,7 +67,8 @@ def forget(folder: Path) -> None:
 
 BASE_EXCEPTIONS = {  # the plug-in, what `run` says, and what `check-strategy` says
     "GeneratorExit in retrieve": (
-        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise GeneratorExit('closed')\n\ndef make():\n    return S()\n",
+        "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise GeneratorExit('closed')\n\n"
+        "def make():\n    return S()\n",
         "retrieve(question, k=50) raised GeneratorExit: closed, at conversation '001_editor', turn 5",
         "FAIL  records are str or Record: raised GeneratorExit: closed",
     ),
@@ -159,7 +119,9 @@ def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
                   "        return [Record('vim', True)]\n\ndef make():\n    return S()\n") + ":make"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
-    assert line.startswith(f"Error: strategy {ref}: retrieve() returned a record naming source turn True, which is not an earlier turn")
+    assert line.startswith(
+        f"Error: strategy {ref}: retrieve() returned a record naming source turn True, which is not an earlier turn"
+    )
     checked = evals("check-strategy", ref)
     assert checked.exit_code == 1 and "FAIL  source turns are added turns: a Record names turn True" in checked.output
 
@@ -171,12 +133,18 @@ def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
     ("args", "says"),
     [
         (("run", "--runner", "no_memory", "--cutoffs", "²"), "Error: Invalid value for '--cutoffs': '²' in '²' is not a cutoff"),
-        (("run", "--runner", "no_memory", "--cutoffs", "1,٣"), "Error: Invalid value for '--cutoffs': '٣' in '1,٣' is not a cutoff"),
+        (
+            ("run", "--runner", "no_memory", "--cutoffs", "1,٣"),
+            "Error: Invalid value for '--cutoffs': '٣' in '1,٣' is not a cutoff",
+        ),
         (("leaderboard", "--metric", "x@²"), "Error: unknown metric 'x@²'"),
         (("leaderboard", "--metric", "recall_any@²"), "Error: unknown metric 'recall_any@²'"),
         (("leaderboard", "--metric", "tokens_per_test_point@²"), "Error: unknown metric 'tokens_per_test_point@²'"),
         (("leaderboard", "--metric", "recall_any@٣"), "Error: unknown metric 'recall_any@٣'"),
-        (("run", "--runner", "no_memory", "--executor", "ray", "--ray-address", "127.0.0.1:²"), "Error: --ray-address 127.0.0.1:²: not HOST:PORT"),
+        (
+            ("run", "--runner", "no_memory", "--executor", "ray", "--ray-address", "127.0.0.1:²"),
+            "Error: --ray-address 127.0.0.1:²: not HOST:PORT",
+        ),
     ],
 )
 def test_item13_digits_other_than_ascii_are_refused(store, args, says):
@@ -226,7 +194,11 @@ def test_item15_an_export_timestamp_out_of_range_is_refused(tmp_path, store, tim
     exported.write_text(json.dumps(document), encoding="utf-8")
     with unchanged(store):
         line = one_line_error(evals("import", exported, "--store", store))
-    assert line == f"Error: {exported}: not a valid evals export: run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
+    assert (
+        line
+        == f"Error: {exported}: not a valid evals export: "
+        f"run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
+    )
 
 
 # -- item 16: --ray-gpus takes finite values only --------------------------------------------------
@@ -240,7 +212,9 @@ def test_item16_ray_gpus_must_be_finite(store, value):
     from evals.run.executors import make_executor
 
     with unchanged(store):
-        line = usage_error(evals("run", "--runner", "bm25", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray", "--ray-gpus", value))
+        line = usage_error(
+            evals("run", "--runner", "bm25", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray", "--ray-gpus", value)
+        )
     assert line.startswith(f"Error: Invalid value for '--ray-gpus': {value} is not a finite number"), line
     with pytest.raises(EvalsError, match="--ray-gpus must be a finite number from 0 to 64"):
         make_executor("ray", gpus=float(value))
@@ -272,7 +246,10 @@ def evidence_store(tmp_path) -> Path:
 @pytest.mark.parametrize(
     ("metric", "says"),
     [
-        ("recall_any@7", "Error: no run in the store has turn.recall_any@7; its runs were measured at cutoffs 1, 3, 5, 10, 25, 50"),
+        (
+            "recall_any@7",
+            "Error: no run in the store has turn.recall_any@7; its runs were measured at cutoffs 1, 3, 5, 10, 25, 50",
+        ),
         ("session.recall_all@7", "Error: no run in the store has session.recall_all@7"),
         ("answer_accuracy", "Error: no run in the store has answer_accuracy"),
         ("recall_any@0", "Error: metric 'recall_any@0': K is k or a cutoff from 1 to 10000"),
@@ -336,7 +313,8 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
     """What a plug-in imports from site-packages is named by distribution and version (not digested file by
     file), the standard library by nothing. In a process of its own, where the plug-in's import is the first."""
     (tmp_path / "uses_a_library.py").write_text(
-        "import mdurl  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\ndef make():\n    return Recency()\n"
+        "import mdurl  # noqa: F401\nimport json  # noqa: F401\nfrom evals.strategies import Recency\n\n"
+        "def make():\n    return Recency()\n"
     )
     script = (
         "import json\nfrom evals.model.provenance import _used, strategy_code\nfrom evals.strategies import Registry\n"
@@ -344,7 +322,13 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
         "print(json.dumps([spec.imported_with, _used('mdurl'), _used('json'), "
         "strategy_code(spec.source, spec.module, spec.imported_with) != strategy_code(spec.source, spec.module)]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(tmp_path)}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(tmp_path)},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     imported, mdurl, stdlib, differs = json.loads(done.stdout)
     assert "mdurl" in imported and "json" not in imported and "evals" not in imported
@@ -357,9 +341,18 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (("--runner", "mneme", "--backend", "sqlite", "--option", "backend=memory"), "Error: --backend sqlite and --option backend=memory disagree: give one of them"),
-        (("--runner", "bm25", "--embedder", "minilm"), "Error: --embedder minilm: strategy bm25 has no embedder option (--embedder is mneme's)"),
-        (("--runner", "full_history", "--backend", "memory"), "Error: --backend memory: strategy full_history has no backend option (--backend is mneme's)"),
+        (
+            ("--runner", "mneme", "--backend", "sqlite", "--option", "backend=memory"),
+            "Error: --backend sqlite and --option backend=memory disagree: give one of them",
+        ),
+        (
+            ("--runner", "bm25", "--embedder", "minilm"),
+            "Error: --embedder minilm: strategy bm25 has no embedder option (--embedder is mneme's)",
+        ),
+        (
+            ("--runner", "full_history", "--backend", "memory"),
+            "Error: --backend memory: strategy full_history has no backend option (--backend is mneme's)",
+        ),
     ],
 )
 def test_item32_conflicting_or_irrelevant_strategy_flags_are_refused(store, args, says):
@@ -368,7 +361,19 @@ def test_item32_conflicting_or_irrelevant_strategy_flags_are_refused(store, args
     with unchanged(store):
         line = one_line_error(evals("run", *args, "--corpus", CORPUS_SMALL, "--store", store))
     assert line == says
-    agreeing = evals("run", "--runner", "mneme", "--backend", "memory", "--option", "backend=memory", "--corpus", CORPUS_SMALL, "--store", store)
+    agreeing = evals(
+        "run",
+        "--runner",
+        "mneme",
+        "--backend",
+        "memory",
+        "--option",
+        "backend=memory",
+        "--corpus",
+        CORPUS_SMALL,
+        "--store",
+        store,
+    )
     assert agreeing.exit_code == 0, agreeing.output
 
 
@@ -376,10 +381,14 @@ def test_item32_the_original_cli_refuses_them_too(tmp_path):
     """`python -m evals --runner full_history --embedder openai` is refused too (exit 1), no file written."""
     out = tmp_path / "out.json"
     done = subprocess.run(
-        [sys.executable, "-m", "evals", "--runner", "full_history", "--embedder", "openai", "--corpus", str(CORPUS_SMALL), "--output", str(out)],
+        [sys.executable, "-m", "evals", "--runner", "full_history", "--embedder", "openai",
+         "--corpus", str(CORPUS_SMALL), "--output", str(out)],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 1 and done.stderr == "Error: --embedder openai: strategy full_history has no embedder option (--embedder is mneme's)\n"
+    assert (
+        done.returncode == 1
+        and done.stderr == "Error: --embedder openai: strategy full_history has no embedder option (--embedder is mneme's)\n"
+    )
     assert not out.exists()
 
 
@@ -413,10 +422,7 @@ def test_a_broken_entry_point_plugin_does_not_hide_the_others(tmp_path, monkeypa
     names the broken one in a warning on stderr, exit 0."""
     package = f"issue27broken_{uuid.uuid4().hex[:12]}"
     site = tmp_path / "site"
-    info = site / f"{package}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[mneme_evals.strategies]\n{package} = {package}:make\n")
+    dist_info(site, package, "1.0", {package: f"{package}:make"})
     (site / f"{package}.py").write_text("raise ImportError('a dependency is missing')\n")
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
@@ -424,7 +430,9 @@ def test_a_broken_entry_point_plugin_does_not_hide_the_others(tmp_path, monkeypa
         result = evals(*args)
         assert result.exit_code == 0, result.output
         assert "full_history" in result.stdout and "bm25" in result.stdout and package not in result.stdout
-        assert result.stderr == f"warning: strategy {package} ({package} 1.0) failed to load: ImportError: a dependency is missing\n"
+        assert (
+            result.stderr == f"warning: strategy {package} ({package} 1.0) failed to load: ImportError: a dependency is missing\n"
+        )
 
 
 # -- also seen: --call-timeout ----------------------------------------------------------------------
@@ -449,7 +457,8 @@ def test_call_timeout_stops_a_plugin_call_that_never_returns(tmp_path, store, ca
     env = os.environ | {"PYTHONPATH": str(folder)}
     with unchanged(store):
         done = subprocess.run(
-            [str(EVALS), "run", "--runner", "forever:make", "--corpus", str(CORPUS_SMALL), "--store", str(store), "--call-timeout", "1"],
+            [str(EVALS), "run", "--runner", "forever:make", "--corpus", str(CORPUS_SMALL), "--store", str(store),
+             "--call-timeout", "1"],
             capture_output=True, text=True, env=env, timeout=120,
         )  # fmt: skip
     assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
@@ -510,5 +519,7 @@ def test_call_timeout_in_another_thread_stops_a_loop():
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "86401"])
 def test_call_timeout_must_be_a_finite_positive_number(store, value):
     with unchanged(store):
-        line = usage_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--call-timeout", value))
+        line = usage_error(
+            evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--call-timeout", value)
+        )
     assert line.startswith("Error: Invalid value for '--call-timeout': ")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.results import categories
 
 from evals.benchmarks.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
 from evals.cli import cli
@@ -43,20 +44,6 @@ def metrics(corpus: Path, runner: str = "recency") -> dict:
     return legacy_json(result.run, result.scores)["metrics"]
 
 
-def categories(block: dict) -> list[tuple]:
-    return [
-        (
-            r["category"],
-            r["hits"],
-            r["total"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["any"]["hits"],
-            r["evidence_recall_at_k"] and r["evidence_recall_at_k"]["all"]["hits"],
-            r["unanswerable"],
-        )
-        for r in block["by_category"]
-    ]
-
-
 # -- LoCoMo ------------------------------------------------------------------------------------
 
 
@@ -64,7 +51,10 @@ def test_locomo_cli_reports_counts(tmp_path):
     """The command prints conversations, questions, unanswerable and with-keyword counts, and notes skipped ids."""
     result = CliRunner().invoke(cli, ["import-corpus", "locomo", str(LOCOMO), "--out", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
-    assert f"-> {tmp_path / 'c'}: 2 conversations, 7 questions (1 unanswerable, 4 with keywords, 7 with evidence turns)" in result.stdout
+    assert (
+        f"-> {tmp_path / 'c'}: 2 conversations, 7 questions (1 unanswerable, 4 with keywords, 7 with evidence turns)"
+        in result.stdout
+    )
     assert "note: [0]: 1 evidence id names no turn (skipped)" in result.stderr
 
 
@@ -216,7 +206,7 @@ def test_longmemeval_end_to_end_numbers(tmp_path):
 
 
 def test_longmemeval_fallback_needs_the_answer_verbatim(tmp_path):
-    """Without keywords the answer itself must be in one record: full_history retrieves both evidence turns and still misses "5"."""
+    """Without keywords the answer must be in one record: full_history retrieves both evidence turns and still misses "5"."""
     block = metrics(imported(tmp_path, "longmemeval", LONGMEMEVAL), "full_history")
     assert block["recall_at_k"]["per_conversation"]["001_q_multi_2"]["hits"] == 0
     assert block["evidence_recall_at_k"]["all"]["hits"] == 2
@@ -297,7 +287,9 @@ def test_answer_keywords(answer, evidence, keywords):
     assert answer_keywords(answer, evidence) == keywords
 
 
-@pytest.mark.parametrize(("answer", "text"), [(2022, "2022"), (3.0, "3"), (["cello", "piano"], "cello, piano"), (" Paris ", "Paris")])
+@pytest.mark.parametrize(
+    ("answer", "text"), [(2022, "2022"), (3.0, "3"), (["cello", "piano"], "cello, piano"), (" Paris ", "Paris")]
+)
 def test_answer_text_of_numbers_and_lists(answer, text):
     """Numbers read as they print; a list answer becomes its parts joined, for the keyword rule to split."""
     assert answer_text(answer) == text
@@ -318,8 +310,11 @@ def broken(tmp_path: Path, source: Path, mutate) -> Path:
     ("mutate", "message"),
     [
         (lambda d: d[0]["qa"][1].pop("question"), "[0].qa[1].question: required field is missing"),
-        (lambda d: d[0]["conversation"]["session_2"][1].update(text=7), "[0].conversation.session_2[1].text: expected a string, got integer"),
-        (lambda d: d[1]["qa"][0].update(evidence=[3]), "[1].qa[0].evidence[0]: expected a dia_id string such as \"D3:5\", got int"),
+        (
+            lambda d: d[0]["conversation"]["session_2"][1].update(text=7),
+            "[0].conversation.session_2[1].text: expected a string, got integer",
+        ),
+        (lambda d: d[1]["qa"][0].update(evidence=[3]), '[1].qa[0].evidence[0]: expected a dia_id string such as "D3:5", got int'),
         (lambda d: d[1]["qa"][0].update(category="two"), "[1].qa[0].category: expected an integer, got string"),
         (lambda d: d[1].pop("conversation"), "[1].conversation: required field is missing"),
         (lambda d: d[0]["qa"][0].pop("answer"), "[0].qa[0].answer: required field is missing"),
@@ -338,13 +333,25 @@ def test_locomo_malformed_input_names_file_and_path(tmp_path, mutate, message):
     ("mutate", "message"),
     [
         (lambda d: d[0]["haystack_sessions"][1][0].pop("role"), "[0].haystack_sessions[1][0].role: required field is missing"),
-        (lambda d: d[1]["haystack_sessions"][0][0].update(has_answer="yes"), "[1].haystack_sessions[0][0].has_answer: expected true or false, got string"),
+        (
+            lambda d: d[1]["haystack_sessions"][0][0].update(has_answer="yes"),
+            "[1].haystack_sessions[0][0].has_answer: expected true or false, got string",
+        ),
         (lambda d: d[2].update(haystack_sessions={}), "[2].haystack_sessions: expected an array, got object"),
         (lambda d: d[2].pop("question_type"), "[2].question_type: required field is missing"),
-        (lambda d: d[0]["haystack_session_ids"].pop(), "[0].haystack_session_ids: 2 entries for 3 sessions; expected one per session"),
+        (
+            lambda d: d[0]["haystack_session_ids"].pop(),
+            "[0].haystack_session_ids: 2 entries for 3 sessions; expected one per session",
+        ),
         (lambda d: d[0]["haystack_dates"].append("x"), "[0].haystack_dates: 4 entries for 3 sessions; expected one per session"),
-        (lambda d: d[0]["haystack_session_ids"].__setitem__(1, " "), "[0].haystack_session_ids[1]: expected a non-empty string, got a blank string"),
-        (lambda d: d[0]["haystack_dates"].__setitem__(2, 20230503), "[0].haystack_dates[2]: expected a non-empty string, got integer"),
+        (
+            lambda d: d[0]["haystack_session_ids"].__setitem__(1, " "),
+            "[0].haystack_session_ids[1]: expected a non-empty string, got a blank string",
+        ),
+        (
+            lambda d: d[0]["haystack_dates"].__setitem__(2, 20230503),
+            "[0].haystack_dates[2]: expected a non-empty string, got integer",
+        ),
         (lambda d: d[0].update(haystack_session_ids="s0"), "[0].haystack_session_ids: expected an array, got string"),
         (lambda d: d[0].update(answer_session_ids=[1]), "[0].answer_session_ids[0]: expected a non-empty string, got integer"),
     ],
@@ -370,7 +377,9 @@ def test_invalid_json_is_one_line_error(tmp_path):
     path.write_text("[{")
     result = CliRunner().invoke(cli, ["import-corpus", "locomo", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1
-    assert result.output.strip().splitlines() == [f"Error: {path}: invalid JSON at line 1, column 3: Expecting property name enclosed in double quotes"]
+    assert result.output.strip().splitlines() == [
+        f"Error: {path}: invalid JSON at line 1, column 3: Expecting property name enclosed in double quotes"
+    ]
 
 
 def test_non_empty_output_folder_is_left_alone(tmp_path):
@@ -404,7 +413,9 @@ def test_zip_with_several_json_is_refused_for_longmemeval(tmp_path):
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.writestr("a.json", "[]")
         zipped.writestr("b.json", "[]")
-    with pytest.raises(ImportFormatError, match=r"two.zip: a zip archive must hold exactly one .json file; it holds a.json, b.json"):
+    with pytest.raises(
+        ImportFormatError, match=r"two.zip: a zip archive must hold exactly one .json file; it holds a.json, b.json"
+    ):
         import_corpus("longmemeval", archive, tmp_path / "out")
 
 
@@ -430,7 +441,10 @@ def conversation_files(tmp_path: Path, mutate=lambda members: None) -> Path:
     import zipfile
 
     samples = json.loads(LOCOMO.read_text())
-    members = {f"{MEMBERS}/{stem}.json": {**sample["conversation"], "qa": sample["qa"]} for stem, sample in zip(("2", "10"), samples)}
+    members = {
+        f"{MEMBERS}/{stem}.json": {**sample["conversation"], "qa": sample["qa"]}
+        for stem, sample in zip(("2", "10"), samples, strict=True)
+    }
     mutate(members)
     archive = tmp_path / "locomo10.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
@@ -451,8 +465,16 @@ def test_locomo_zip_of_conversation_files_imports_like_locomo10_json(tmp_path):
             conversation = json.loads(zipped.read(f"{MEMBERS}/{stem}.json"))
             flat.append({"sample_id": f"conv-{stem}", "qa": conversation.pop("qa"), "conversation": conversation})
     (tmp_path / "locomo10.json").write_text(json.dumps(flat))
-    from_zip, from_json = imported(tmp_path / "z", "locomo", archive), imported(tmp_path / "j", "locomo", tmp_path / "locomo10.json")
-    assert sorted(p.name for p in from_zip.iterdir()) == ["000_conv-2.json", "001_conv-10.json", "benchmark.json", "references.json"]
+    from_zip, from_json = (
+        imported(tmp_path / "z", "locomo", archive),
+        imported(tmp_path / "j", "locomo", tmp_path / "locomo10.json"),
+    )
+    assert sorted(p.name for p in from_zip.iterdir()) == [
+        "000_conv-2.json",
+        "001_conv-10.json",
+        "benchmark.json",
+        "references.json",
+    ]
     for path in from_json.iterdir():
         assert (from_zip / path.name).read_bytes() == path.read_bytes()
 
@@ -460,12 +482,28 @@ def test_locomo_zip_of_conversation_files_imports_like_locomo10_json(tmp_path):
 @pytest.mark.parametrize(
     ("mutate", "member", "message"),
     [
-        (lambda m: m.__setitem__(f"{MEMBERS}/10.json", []), "10.json", "(top level): expected one LoCoMo conversation object (speaker_a, session_N, …, qa)"),
-        (lambda m: m.__setitem__(f"{MEMBERS}/2.json", {"qa": []}), "2.json", "(top level): no session_N lists; expected LoCoMo's conversation object"),
-        (lambda m: m[f"{MEMBERS}/2.json"]["session_2"][1].update(text=7), "2.json", "session_2[1].text: expected a string, got integer"),
+        (
+            lambda m: m.__setitem__(f"{MEMBERS}/10.json", []),
+            "10.json",
+            "(top level): expected one LoCoMo conversation object (speaker_a, session_N, …, qa)",
+        ),
+        (
+            lambda m: m.__setitem__(f"{MEMBERS}/2.json", {"qa": []}),
+            "2.json",
+            "(top level): no session_N lists; expected LoCoMo's conversation object",
+        ),
+        (
+            lambda m: m[f"{MEMBERS}/2.json"]["session_2"][1].update(text=7),
+            "2.json",
+            "session_2[1].text: expected a string, got integer",
+        ),
         (lambda m: m[f"{MEMBERS}/2.json"].update(session_1={}), "2.json", "session_1: expected an array, got object"),
         (lambda m: m[f"{MEMBERS}/10.json"].pop("qa"), "10.json", "qa: required field is missing"),
-        (lambda m: m[f"{MEMBERS}/10.json"]["qa"][0].update(category="two"), "10.json", "qa[0].category: expected an integer, got string"),
+        (
+            lambda m: m[f"{MEMBERS}/10.json"]["qa"][0].update(category="two"),
+            "10.json",
+            "qa[0].category: expected an integer, got string",
+        ),
     ],
 )
 def test_locomo_zip_member_not_a_conversation_is_refused(tmp_path, mutate, member, message):

@@ -75,6 +75,13 @@ def test_imports_point_down(path: Path):
 
 def test_store_reads_results_not_the_play_loop():
     """The store imports no orchestration: not evaluate, the strategies, the play loop or the reports."""
-    forbidden = ("evals.run.evaluate", "evals.strategies", "evals.run.playthrough", "evals.views.report", "evals.run.workflow", "evals.run.llm")
+    forbidden = (
+        "evals.run.evaluate",
+        "evals.strategies",
+        "evals.run.playthrough",
+        "evals.views.report",
+        "evals.run.workflow",
+        "evals.run.llm",
+    )
     for path in (PACKAGE / "store").glob("*.py"):
         assert not [m for m in imports(path) if m.startswith(forbidden)], path.name

@@ -1,7 +1,7 @@
 """What a run's LLM requests cost, and who served them (issue 25): answer, judge and memory-write tokens
 apart, each over its own denominator; sent vs served from the cache; dollars from an overridable price
 table; the served model and system fingerprint; --judge-repeats. Driven through the real CLI against the
-local OpenAI-compatible server (tests/llm_server.py) over real HTTP, with real DuckDB stores."""
+local OpenAI-compatible server (tests/helpers/llm_server.py) over real HTTP, with real DuckDB stores."""
 
 from __future__ import annotations
 
@@ -15,35 +15,27 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers import FIXTURES
+from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, exported_and_imported, stored_runs
 
 from evals.cli import cli
 from evals.model import costs
-from evals.store import Store
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "corpus_small"  # 3 conversations, 4 test points, all answerable
 EVIDENCE = FIXTURES / "evidence_corpus"  # has unanswerable test points
 MINI = costs.shipped_prices().lookup("gpt-4o-mini")
 
 
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
-
-
 def run(server: LLMServer, store: Path, *extra: str, corpus: Path = SMALL, runner: str = "mneme", repo: Path | None = None):
-    args = [
-        "run", "--runner", runner, "--corpus", str(corpus), "--store", str(store), "--repo", str(repo or store.parent),
-        "--base-url", server.base_url, "--with-answers", "--judge", *extra,
-    ]  # fmt: skip
-    return CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None})
+    """`evals run --with-answers --judge` against ``server``, retried at once."""
+    return evals_run(
+        server, store, corpus, "--with-answers", "--judge", *extra, runner=runner, repo=repo, key="sk-unused", backoff="0"
+    )
 
 
 def runs(store: Path):
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in reversed(opened.runs())]  # oldest first
+    return stored_runs(store, oldest_first=True)
 
 
 def points(stored) -> list:
@@ -73,8 +65,16 @@ def long_and_unanswerable(tmp_path: Path) -> Path:
     shutil.copytree(EVIDENCE, corpus)
     turns = [{"role": ("user", "assistant")[i % 2], "content": f"Small talk number {i} about the weather."} for i in range(9)]
     turns[0]["content"] = "My bike is a green Bianchi."
-    turns.append({"role": "user", "content": "Thanks", "test_at": {"question": "what bike", "expected_fact": "a green Bianchi", "expected_keywords": ["Bianchi"]}})
-    (corpus / "03_long.json").write_text(json.dumps({"schema_version": "1", "id": "03_long", "description": "long", "turns": turns}))
+    turns.append(
+        {
+            "role": "user",
+            "content": "Thanks",
+            "test_at": {"question": "what bike", "expected_fact": "a green Bianchi", "expected_keywords": ["Bianchi"]},
+        }
+    )
+    (corpus / "03_long.json").write_text(
+        json.dumps({"schema_version": "1", "id": "03_long", "description": "long", "turns": turns})
+    )
     return corpus
 
 
@@ -92,7 +92,11 @@ def test_answer_judge_and_memory_write_tokens_are_tallied_apart(server, store_pa
         server.requests["answer"], server.requests["judge"], server.requests["summary"],
     )  # fmt: skip
     assert server.requests["summary"] > 0
-    assert (usage["answer"]["per"], usage["judge"]["per"], usage["memory_write"]["per"]) == (len(every), len(judged), len(stored.run.conversations))
+    assert (usage["answer"]["per"], usage["judge"]["per"], usage["memory_write"]["per"]) == (
+        len(every),
+        len(judged),
+        len(stored.run.conversations),
+    )
     assert usage["answer"]["prompt_tokens"] == sum(p.prompt_tokens for p in every)
     assert usage["answer"]["completion_tokens"] == sum(p.completion_tokens for p in every)
     assert usage["judge"]["prompt_tokens"] == sum(p.judge_prompt_tokens for p in judged)
@@ -108,7 +112,9 @@ def test_answer_judge_and_memory_write_tokens_are_tallied_apart(server, store_pa
         (write["prompt_tokens"] + write["completion_tokens"]) / len(stored.run.conversations)
     )
     correct = stored.summary.answers_correct
-    assert metrics["tokens_per_correct"].value == pytest.approx((answer_tokens + write["prompt_tokens"] + write["completion_tokens"]) / correct)
+    assert metrics["tokens_per_correct"].value == pytest.approx(
+        (answer_tokens + write["prompt_tokens"] + write["completion_tokens"]) / correct
+    )
     assert "llm answer (gpt-4o-mini): " in result.output and "per test point answered" in result.output
     assert "llm memory-write (gpt-4o-mini): " in result.output and "per conversation" in result.output
 
@@ -160,9 +166,14 @@ def test_dollars_follow_the_price_table_and_an_unpriced_model_says_so(server, st
     assert row["llm_usage"]["answer"]["price"] == {"input": 1.0, "output": 2.0, "date": "2025-01-01", "source": "our invoice"}
     csv_board = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--prices", str(prices), "--format", "csv"])
     (record,) = csv.DictReader(io.StringIO(csv_board.output))
-    assert float(record["usd_spent"]) == pytest.approx(expected) and json.loads(record["llm_usage"])["judge"]["price"]["input"] == 1.0
+    assert (
+        float(record["usd_spent"]) == pytest.approx(expected)
+        and json.loads(record["llm_usage"])["judge"]["price"]["input"] == 1.0
+    )
     # Given to the run itself, the price is recorded with it.
-    again = run(server, store_path, "--answer-model", "local-llama", "--judge-model", "local-llama", "--prices", str(prices), "--force")
+    again = run(
+        server, store_path, "--answer-model", "local-llama", "--judge-model", "local-llama", "--prices", str(prices), "--force"
+    )
     assert again.exit_code == 0, again.output
     assert runs(store_path)[-1].summary.llm_usage["judge"]["price"]["source"] == "our invoice"
 
@@ -343,7 +354,19 @@ def test_repeat_zero_keeps_the_single_verdict_cache_key(server, store_path):
 
 def test_judge_repeats_need_the_judge(server, store_path):
     result = CliRunner().invoke(
-        cli, ["run", "--runner", "mneme", "--corpus", str(SMALL), "--store", str(store_path), "--with-answers", "--judge-repeats", "2"]
+        cli,
+        [
+            "run",
+            "--runner",
+            "mneme",
+            "--corpus",
+            str(SMALL),
+            "--store",
+            str(store_path),
+            "--with-answers",
+            "--judge-repeats",
+            "2",
+        ],
     )
     assert result.exit_code == 2 and "--judge-repeats" in result.output and "--judge" in result.output
 
@@ -355,11 +378,7 @@ def test_export_and_import_keep_the_costs_and_provenance(server, store_path, tmp
     server.rewrite = served_as("gpt-4o-mini-2024-07-18", "fp_1")
     assert run(server, store_path, "--judge-repeats", "2").exit_code == 0
     (stored,) = runs(store_path)
-    exported = tmp_path / "run.json"
-    CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(exported)])
-    other = tmp_path / "other.duckdb"
-    result = CliRunner().invoke(cli, ["import", str(exported), "--store", str(other)])
-    assert result.exit_code == 0, result.output
+    exported, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
     (imported,) = runs(other)
     assert imported.summary.llm_usage == stored.summary.llm_usage
     assert points(imported) == points(stored)

@@ -6,7 +6,7 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
-from test_stats_cli import markdown_rows
+from helpers.html import markdown_rows
 
 from evals.judge.metrics import MetricValue
 from evals.model import formatting
@@ -49,7 +49,9 @@ def rows_by_label(summaries: list[RunSummary]) -> dict[str, list[str]]:
 def test_label_names_a_sqlite_backend(store_path: Path, corpus_small: Path):
     """Two mneme runs that differ in backend are each labelled with theirs."""
     summaries = latest(
-        store_path, RunConfig(strategy="mneme", corpus=corpus_small), RunConfig(strategy="mneme", corpus=corpus_small, backend="sqlite")
+        store_path,
+        RunConfig(strategy="mneme", corpus=corpus_small),
+        RunConfig(strategy="mneme", corpus=corpus_small, backend="sqlite"),
     )
     assert sorted(rows_by_label(summaries)) == ["mneme (backend=InMemoryBackend)", "mneme (backend=SQLiteBackend)"]
 
@@ -62,8 +64,12 @@ def test_a_strategy_with_one_row_is_its_name_alone(store_path: Path, corpus_smal
 
 def test_label_names_the_options_that_tell_rows_apart():
     """Every stored option that differs between a strategy's rows (backend, embedder, seed) is in their labels."""
-    base = latest_like(strategy="mneme", config={"name": "mneme", "backend": "InMemoryBackend", "embedder": "HashEmbedder", "dimensions": 16})
-    minilm = dataclasses.replace(base, strategy_config={**base.strategy_config, "embedder": "MiniLMEmbedder", "backend": "SQLiteBackend"}, config_key="m2")
+    base = latest_like(
+        strategy="mneme", config={"name": "mneme", "backend": "InMemoryBackend", "embedder": "HashEmbedder", "dimensions": 16}
+    )
+    minilm = dataclasses.replace(
+        base, strategy_config={**base.strategy_config, "embedder": "MiniLMEmbedder", "backend": "SQLiteBackend"}, config_key="m2"
+    )
     seeded = dataclasses.replace(base, strategy="random_k", strategy_config={"name": "random_k", "seed": 7}, config_key="r7")
     default_seed = dataclasses.replace(seeded, strategy_config={"name": "random_k", "seed": 42}, config_key="r42")
     assert list(rows_by_label([base, minilm, seeded, default_seed])) == [
@@ -76,7 +82,9 @@ def test_label_names_the_options_that_tell_rows_apart():
 
 def test_relative_cost_is_against_the_declared_reference(store_path: Path, corpus_small: Path):
     """The relative column divides each run's tokens per test point by the reference strategy's run on the corpus."""
-    summaries = latest(store_path, *(RunConfig(strategy=r, corpus=corpus_small) for r in ("recency", REFERENCE_STRATEGY, "no_memory")))
+    summaries = latest(
+        store_path, *(RunConfig(strategy=r, corpus=corpus_small) for r in ("recency", REFERENCE_STRATEGY, "no_memory"))
+    )
     table = markdown_rows(leaderboard_markdown(summaries))
     column = table[0].index(f"vs {REFERENCE_STRATEGY}")
     reference = next(s for s in summaries if s.strategy == REFERENCE_STRATEGY)

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 pytest.importorskip("mem0", reason="needs the mem0 extra: pip install -e '.[mem0]'")
 pytest.importorskip("faiss", reason="needs the mem0 extra: pip install -e '.[mem0]'")
 
-from conftest import FIXTURES, configuration  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
+from helpers import FIXTURES, configuration  # noqa: E402
+from helpers.llm_server import LLMServer  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
 from evals.errors import EvalsError  # noqa: E402
@@ -192,7 +192,9 @@ def test_context_is_one_system_message_of_the_records(memory: Mem0):
     _fed(memory)
     [message] = memory.context_for("What is my dog called?", 2)
     assert message["role"] == "system"
-    assert [line[2:] for line in message["content"].splitlines()[1:]] == [r.text for r in memory.retrieve("What is my dog called?", 2)]
+    assert [line[2:] for line in message["content"].splitlines()[1:]] == [
+        r.text for r in memory.retrieve("What is my dog called?", 2)
+    ]
     memory.reset()
     assert memory.context_for("What is my dog called?", 2) == []
 
@@ -236,7 +238,9 @@ def test_infer_stores_extracted_facts_with_their_turns(tmp_path: Path):
     turns = {c.id: c for c in evaluation.corpus.conversations}
     for conversation in evaluation.run.conversations:
         for point in conversation.test_points:
-            assert point.retrieved_records and all(r.startswith(("User said: ", "Assistant said: ")) for r in point.retrieved_records)
+            assert point.retrieved_records and all(
+                r.startswith(("User said: ", "Assistant said: ")) for r in point.retrieved_records
+            )
             if point.retrieved_turns is not None:
                 contents = [turns[conversation.conversation_id].turns[t].content for t in point.retrieved_turns]
                 assert [r.split(" said: ", 1)[1] for r in point.retrieved_records] == contents

@@ -42,7 +42,11 @@ def evals(store_path, corpus_small):
 def test_every_declared_metric_has_a_label_kind_and_description():
     """Declarations are complete: the tables and pages need each of these."""
     for declared in METRICS.values():
-        assert declared.label and declared.description and declared.kind in ("proportion", "mean", "tokens", "seconds", "count", "usd")
+        assert (
+            declared.label
+            and declared.description
+            and declared.kind in ("proportion", "mean", "tokens", "seconds", "count", "usd")
+        )
 
 
 def test_declaring_a_metric_twice_is_refused():
@@ -118,7 +122,9 @@ def test_latency_travels_with_an_export(store_path, corpus_small, tmp_path):
     from evals.views.exchange import export_document, read_export
 
     with Store.open(store_path) as store:
-        run_id = store.append(evaluate(RunConfig(strategy="recency", corpus=corpus_small)), Provenance("c" * 40, False, "0", None, "3.11"))
+        run_id = store.append(
+            evaluate(RunConfig(strategy="recency", corpus=corpus_small)), Provenance("c" * 40, False, "0", None, "3.11")
+        )
         original = store.get_run(run_id)
         path = tmp_path / "run.json"
         path.write_text(json.dumps(export_document(original)))
@@ -160,7 +166,11 @@ def test_grouped_by_category_aggregates_that_categorys_points():
 
     result = _evidence_run("bm25")
     by_category = metrics.grouped(metrics.point_values(ScoredRun(result.run, result.scores)), "category")
-    pairs = [(p, s) for c, scores in zip(result.run.conversations, result.scores.points, strict=True) for p, s in zip(c.test_points, scores, strict=True)]
+    pairs = [
+        (p, s)
+        for c, scores in zip(result.run.conversations, result.scores.points, strict=True)
+        for p, s in zip(c.test_points, scores, strict=True)
+    ]
     assert set(by_category) == {p.category for p, _ in pairs}
     for category, found in by_category.items():
         mine = [(p, s) for p, s in pairs if p.category == category]
@@ -176,7 +186,9 @@ def test_grouped_by_category_aggregates_that_categorys_points():
 def test_grouped_by_conversation_keeps_every_conversation_in_run_order():
     """grouped(..., "conversation") has one group per conversation, by position, with its tokens per test point."""
     result = _evidence_run()
-    by_conversation = metrics.grouped(metrics.point_values(ScoredRun(result.run, result.scores)), "conversation", ["tokens_per_test_point"])
+    by_conversation = metrics.grouped(
+        metrics.point_values(ScoredRun(result.run, result.scores)), "conversation", ["tokens_per_test_point"]
+    )
     assert list(by_conversation) == [0, 1]
     for position, scores in enumerate(result.scores.points):
         answerable = [s.context_tokens for s in scores if s.answerable]

@@ -46,7 +46,9 @@ def test_migrated_runs_keep_their_recall_strict_recall_and_mrr(migrated):
         recall, strict, mrr = metrics["recall"], metrics["strict_recall"], metrics["mrr"]
         assert (recall.value, recall.n) == (old["recall"], old["total"])
         assert (recall.low, recall.high) == pytest.approx((old["recall_low"], old["recall_high"]))
-        assert (strict.value, strict.low, strict.high) == pytest.approx((old["strict_recall"], old["strict_low"], old["strict_high"]))
+        assert (strict.value, strict.low, strict.high) == pytest.approx(
+            (old["strict_recall"], old["strict_low"], old["strict_high"])
+        )
         assert mrr.value == pytest.approx(old["mrr"])
         assert metrics["tokens_per_test_point"].value == pytest.approx(old["tokens_per_test_point"])
 
@@ -59,7 +61,9 @@ def test_migrated_runs_keep_their_answer_metrics(migrated):
             assert not {"answer_accuracy", "keyword_accuracy", "llm_tokens_per_test_point"} & set(metrics)
             continue
         accuracy = metrics["answer_accuracy"]
-        assert (accuracy.value, accuracy.low, accuracy.high) == pytest.approx((old["accuracy"], old["accuracy_low"], old["accuracy_high"]))
+        assert (accuracy.value, accuracy.low, accuracy.high) == pytest.approx(
+            (old["accuracy"], old["accuracy_low"], old["accuracy_high"])
+        )
         assert metrics["keyword_accuracy"].value == pytest.approx(old["keyword_accuracy"])
         assert metrics["llm_tokens_per_test_point"].value == pytest.approx(old["llm_tokens_per_test_point"])
 

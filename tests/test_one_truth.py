@@ -16,21 +16,20 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_site import parse
+from helpers.html import parse
+from helpers.stores import provenance
 
 from evals.benchmarks.importers import import_locomo, import_longmemeval
 from evals.cli import cli
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
-BENCHMARKS = {"locomo": (import_locomo, FIXTURES / "locomo_small.json"), "longmemeval": (import_longmemeval, FIXTURES / "longmemeval_small.json")}
-
-
-def provenance(commit: str) -> Provenance:
-    return Provenance(commit=commit * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
+BENCHMARKS = {
+    "locomo": (import_locomo, FIXTURES / "locomo_small.json"),
+    "longmemeval": (import_longmemeval, FIXTURES / "longmemeval_small.json"),
+}
 
 
 @pytest.fixture(scope="module", params=sorted(BENCHMARKS))
@@ -42,9 +41,9 @@ def built(request, tmp_path_factory):
     store_path = root / "results.duckdb"
     with Store.open(store_path) as store:
         runs = {
-            "bm25": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("a")),
-            "recency": store.append(evaluate(RunConfig(strategy="recency", corpus=root / "corpus", k=2)), provenance("b")),
-            "bm25-again": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("c")),
+            "bm25": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("a" * 40)),
+            "recency": store.append(evaluate(RunConfig(strategy="recency", corpus=root / "corpus", k=2)), provenance("b" * 40)),
+            "bm25-again": store.append(evaluate(RunConfig(strategy="bm25", corpus=root / "corpus", k=2)), provenance("c" * 40)),
         }
     build_site(store_path, root / "site")
     return request.param, store_path, root / "site", runs
@@ -97,7 +96,9 @@ def test_every_surface_reports_the_same_figure_and_count(built):
     """Leaderboard page, run page, evals leaderboard and runs JSON, compare and gate: one figure, one count."""
     benchmark, store_path, site, runs = built
     expected = {name: expected_verdicts(store_path, run_id, benchmark) for name, run_id in runs.items()}
-    counts = {name: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for name, e in expected.items()}
+    counts = {
+        name: (sum(v == "hit" for v in e.values()), sum(v in ("hit", "miss") for v in e.values())) for name, e in expected.items()
+    }
 
     board = json.loads(invoke("leaderboard", "--store", str(store_path), "--format", "json"))
     listed = json.loads(invoke("runs", "--store", str(store_path), "--format", "json"))
@@ -133,7 +134,9 @@ def test_every_surface_reports_the_same_figure_and_count(built):
     lost = sum(expected["bm25"][key] == "hit" and expected["recency"][key] == "miss" for key in expected["bm25"])
     assert f"hit->miss: {lost}" in line
 
-    gate = json.loads(invoke("gate", "--base", runs["bm25"], "--head", runs["bm25-again"], "--store", str(store_path), "--format", "json"))
+    gate = json.loads(
+        invoke("gate", "--base", runs["bm25"], "--head", runs["bm25-again"], "--store", str(store_path), "--format", "json")
+    )
     (row,) = gate["rows"]
     assert row["base"]["value"] == pytest.approx(counts["bm25"][0] / counts["bm25"][1])
     assert row["base"]["n"] == counts["bm25"][1]
@@ -164,11 +167,15 @@ def test_the_terminal_leaderboard_fits_100_columns_and_marks_what_it_must(built,
     corpus = Path(json.loads(invoke("runs", "--store", str(copy), "--format", "json"))[0]["corpus_dir"])
     with Store.open(copy) as store:
         for strategy in ("full_history", "mneme"):
-            store.append(evaluate(RunConfig(strategy=strategy, corpus=corpus, k=2)), provenance("d"))
+            store.append(evaluate(RunConfig(strategy=strategy, corpus=corpus, k=2)), provenance("d" * 40))
     lines = invoke("leaderboard", "--store", str(copy)).splitlines()
     assert max(len(line) for line in lines) <= 100
     assert "ranked by recall_any@k over" in lines[0]
-    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0].rstrip("*!") in ("full_history", "mneme", "bm25")}
+    rows = {
+        line.split()[0]: line
+        for line in lines
+        if line.split() and line.split()[0].rstrip("*!") in ("full_history", "mneme", "bm25")
+    }
     assert set(rows) == {"full_history*", "mneme!", "bm25"}
     assert max(len(line) for line in invoke("leaderboard", "--store", str(copy), "--wide").splitlines()) > 100
 
@@ -188,7 +195,7 @@ def test_the_population_is_the_benchmarks(tmp_path, benchmark, counted):
     if benchmark is not None:
         (corpus / "benchmark.json").write_text(json.dumps({"name": benchmark}))
     with Store.open(tmp_path / "results.duckdb") as store:
-        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance("e"))
+        run_id = store.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance("e" * 40))
         headline = store.get_run(run_id).summary.headline
     assert (headline.hits, headline.total) == (counted, counted)
     build_site(tmp_path / "results.duckdb", tmp_path / "site")

@@ -3,7 +3,7 @@
 Stand-in LoCoMo and LongMemEval files (same shape as the published ones, written here) are imported
 with the real importers; the records each test point should get are written out by hand below, from
 the files, not worked out by the code under test. Runs go through ``evaluate`` and the store as a
-real run does; answers go over real HTTP to the local OpenAI-compatible server (tests/llm_server.py).
+real run does; answers go over real HTTP to the local OpenAI-compatible server (tests/helpers/llm_server.py).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
-from test_site import parse
+from helpers.html import parse
+from helpers.llm_server import LLMServer
+from helpers.stores import provenance
 
 from evals.benchmarks.importers import import_locomo, import_longmemeval
 from evals.cli import cli
 from evals.errors import EvalsError
 from evals.model.corpus import load_corpus
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.llm import prompt
 from evals.run.playthrough import play_corpus
@@ -55,7 +55,12 @@ LOCOMO = [
         },
         "qa": [
             # Evidence listed out of conversation order: the oracle returns it in conversation order.
-            {"question": "What do Ann and Bob do?", "answer": "nurse, cello", "evidence": ["D2:1", "D1:3", "D1:2"], "category": 1},
+            {
+                "question": "What do Ann and Bob do?",
+                "answer": "nurse, cello",
+                "evidence": ["D2:1", "D1:3", "D1:2"],
+                "category": 1,
+            },
             {"question": "Where does Ann work?", "answer": "Porto", "evidence": ["D1:3"], "category": 4},
             {"question": "When did Ann adopt Pixel?", "answer": "The week before 8 May 2023", "evidence": [], "category": 2},
             {"question": "What is Ann's dog called?", "adversarial_answer": "Pixel", "evidence": ["D2:2"], "category": 5},
@@ -63,7 +68,11 @@ LOCOMO = [
     }
 ]
 LOCOMO_EXPECTED = {  # question -> the records the oracle must return, in order, before any cut
-    "What do Ann and Bob do?": ["Bob: Congrats! I started learning the cello.", "Ann: I work as a nurse in Porto.", "Bob: My cello teacher is called Marta."],
+    "What do Ann and Bob do?": [
+        "Bob: Congrats! I started learning the cello.",
+        "Ann: I work as a nurse in Porto.",
+        "Bob: My cello teacher is called Marta.",
+    ],
     "Where does Ann work?": ["Ann: I work as a nurse in Porto."],
     "When did Ann adopt Pixel?": [],  # no evidence labelled: nothing to be an oracle of
     "What is Ann's dog called?": ["Ann: Pixel knocked over my plant."],
@@ -115,7 +124,10 @@ LONGMEMEVAL = [
         "answer_session_ids": ["u1"],
         "haystack_sessions": [
             _session(("user", "I just got back from a hike.", False), ("assistant", "Sounds fun!", False)),
-            _session(("user", "My new puppy is a border collie named Rex.", True), ("assistant", "Border collies are energetic!", False)),
+            _session(
+                ("user", "My new puppy is a border collie named Rex.", True),
+                ("assistant", "Border collies are energetic!", False),
+            ),
         ],
     },  # fmt: skip
     {
@@ -129,7 +141,11 @@ LONGMEMEVAL = [
     },
 ]
 LONGMEMEVAL_EXPECTED = {
-    "How many books did I buy in total?": ["I bought 2 books today.", "Got 3 more books at the fair.", "And one more from my sister."],
+    "How many books did I buy in total?": [
+        "I bought 2 books today.",
+        "Got 3 more books at the fair.",
+        "And one more from my sister.",
+    ],
     "Which editor should I use for my notes?": ["I only ever use vim.", "Vim it is.", "Modal editing suits me."],
     "What breed is my dog?": ["My new puppy is a border collie named Rex."],
     "What is my cat's name?": [],
@@ -138,10 +154,6 @@ BENCHMARKS = {
     "locomo": (import_locomo, LOCOMO, LOCOMO_EXPECTED),
     "longmemeval": (import_longmemeval, LONGMEMEVAL, LONGMEMEVAL_EXPECTED),
 }
-
-
-def provenance(commit: str) -> Provenance:
-    return Provenance(commit=commit * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
 
 
 @pytest.fixture(scope="module", params=sorted(BENCHMARKS))
@@ -212,8 +224,12 @@ def test_headline_is_one_where_k_reaches_every_evidence_turn(benchmark, tmp_path
     name, corpus, expected = benchmark
     most = max(len(texts) for texts in expected.values())  # 3 in both stand-ins
     with Store.open(tmp_path / "r.duckdb") as store:
-        deep = store.get_run(store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=most)), provenance("a"))).summary
-        shallow = store.get_run(store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=1)), provenance("a"))).summary
+        deep = store.get_run(
+            store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=most)), provenance("a" * 40))
+        ).summary
+        shallow = store.get_run(
+            store.append(evaluate(RunConfig(strategy="oracle", corpus=corpus, k=1)), provenance("a" * 40))
+        ).summary
     counted = 3 if name == "locomo" else 2  # LoCoMo counts category 5; LongMemEval answerable points with evidence turns
     for summary in (deep, shallow):
         assert (summary.headline.hits, summary.headline.total, summary.headline.recall) == (counted, counted, 1.0)
@@ -240,7 +256,7 @@ def board(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
         for commit in ("a", "b"):
             for strategy in ("oracle", "full_history", "bm25"):
                 runs[f"{strategy}@{commit}"] = store.append(
-                    evaluate(RunConfig(strategy=strategy, corpus=root / "corpus", k=2)), provenance(commit)
+                    evaluate(RunConfig(strategy=strategy, corpus=root / "corpus", k=2)), provenance(commit * 40)
                 )
     build_site(store_path, root / "site")
     return store_path, root / "site", runs
@@ -256,7 +272,11 @@ def test_leaderboard_marks_it_a_ceiling_like_full_history(board):
     """`evals leaderboard` stars oracle as it stars full_history, bm25 not; the Markdown table says (ceiling)."""
     store_path, _, _ = board
     text = invoke("leaderboard", "--store", str(store_path))
-    names = {line.split()[0] for line in text.splitlines() if line.split() and line.split()[0].rstrip("*") in ("oracle", "full_history", "bm25")}
+    names = {
+        line.split()[0]
+        for line in text.splitlines()
+        if line.split() and line.split()[0].rstrip("*") in ("oracle", "full_history", "bm25")
+    }
     assert names == {"oracle*", "full_history*", "bm25"}
     assert "* ceiling: reads the labels" in text and max(len(line) for line in text.splitlines()) <= 100
     markdown = invoke("leaderboard", "--store", str(store_path), "--format", "markdown")
@@ -293,7 +313,9 @@ def test_gate_compares_it_only_with_itself(board):
     """The gate pairs each configuration with its own earlier run: oracle is never the bar another strategy
     must clear, nor a contender measured against one."""
     store_path, _, _ = board
-    result = CliRunner().invoke(cli, ["gate", "--base", "a" * 40, "--head", "b" * 40, "--store", str(store_path), "--format", "json"])
+    result = CliRunner().invoke(
+        cli, ["gate", "--base", "a" * 40, "--head", "b" * 40, "--store", str(store_path), "--format", "json"]
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["rows"]
     assert sorted(row["strategy"] for row in rows) == ["bm25", "full_history", "oracle"]
@@ -329,7 +351,9 @@ class Peeker:
 
 UNDECLARED = StrategySpec(name="peeker", build=lambda options, context: Peeker())
 DECLARED = StrategySpec(name="declared_peeker", build=lambda options, context: Peeker(), reads_labels=True)
-LIAR = StrategySpec(name="liar", build=lambda options, context: Registry().plan("no_memory", {}, context).build(), reads_labels=True)
+LIAR = StrategySpec(
+    name="liar", build=lambda options, context: Registry().plan("no_memory", {}, context).build(), reads_labels=True
+)
 
 
 def test_a_strategy_that_does_not_declare_it_is_never_told(benchmark):
@@ -352,7 +376,9 @@ def test_a_plugin_that_reads_labels_is_a_ceiling_too(benchmark, tmp_path):
     """A plug-in declaring reads_labels is marked a ceiling wherever oracle is, with the reason."""
     _, corpus, _ = benchmark
     with Store.open(tmp_path / "r.duckdb") as store:
-        summary = store.get_run(store.append(evaluate(RunConfig(strategy="test_oracle:DECLARED", corpus=corpus)), provenance("a"))).summary
+        summary = store.get_run(
+            store.append(evaluate(RunConfig(strategy="test_oracle:DECLARED", corpus=corpus)), provenance("a" * 40))
+        ).summary
     assert ceiling(summary) == READS_LABELS_EXPLANATION
 
 

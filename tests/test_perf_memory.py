@@ -107,7 +107,19 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
         done = CliRunner().invoke(legacy_cli, ["--runner", "summary_buffer", "--corpus", str(folder), "--output", str(legacy)])
         assert done.exit_code == 0, done.output
         done = CliRunner().invoke(
-            cli, ["run", "--runner", "summary_buffer", "--corpus", str(folder), "--store", str(store), "--output", str(output), "--no-cache"]
+            cli,
+            [
+                "run",
+                "--runner",
+                "summary_buffer",
+                "--corpus",
+                str(folder),
+                "--store",
+                str(store),
+                "--output",
+                str(output),
+                "--no-cache",
+            ],
         )
         assert done.exit_code == 0, done.output
         with Store.open(store, read_only=True) as opened:
@@ -119,7 +131,14 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
             ).fetchall()
         document = output.read_text()
         seen.append((legacy.read_bytes(), rows, metrics, document[: document.index('"latency"')]))
-    assert any("\x00summary " in text for row in seen[0][1] for value in row if isinstance(value, list) for text in value if isinstance(text, str))
+    assert any(
+        "\x00summary " in text
+        for row in seen[0][1]
+        for value in row
+        if isinstance(value, list)
+        for text in value
+        if isinstance(text, str)
+    )
     assert seen[0] == seen[1]
 
 
@@ -131,7 +150,7 @@ def test_full_history_points_share_turn_numbers_and_session_ids(tmp_path):
     points = [p for c in run.conversations for p in c.test_points]
     assert len(points) == 3 and all(len(p.ranked_turns) > 400 for p in points)
     first, second = points[0], points[1]
-    assert all(a is b for a, b in zip(first.ranked_turns, second.ranked_turns))  # 300 is 300 across points
+    assert all(a is b for a, b in zip(first.ranked_turns, second.ranked_turns, strict=False))  # 300 is 300 across points
     for point in points:
         assert point.retrieved_turns is point.ranked_turns  # one list where they are the same list
         assert len(set(map(id, point.ranked_sessions))) == len(set(point.ranked_sessions))

@@ -8,25 +8,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
-from protocol_sources import write_sources
+from helpers.llm_server import LLMServer
 
 from evals.analysis.probe import canned
 from evals.benchmarks.importers import import_corpus
-from evals.benchmarks.protocols import PINS, AskedPoint
+from evals.benchmarks.protocols import AskedPoint
 from evals.cli import cli
 
 ANSWERS = [("temporal-reasoning", "7 May 2023"), ("temporal-reasoning", "18 days"), ("multi-session", "cello and Marta"),
            ("single-session-user", "Porto"), ("knowledge-update", "blue")]  # fmt: skip
-
-
-@pytest.fixture
-def sources(tmp_path, monkeypatch):
-    downloads = tmp_path / "downloads"
-    for name, pinned in write_sources(downloads).items():
-        monkeypatch.setitem(PINS, name, pinned)
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    return downloads
 
 
 @pytest.fixture
@@ -71,7 +61,19 @@ def test_canned_answers_of_each_kind():
 
 
 def probe(server: LLMServer, store: Path, corpus: Path, protocol: str):
-    args = ["probe-judge", "--protocol", protocol, "--corpus", str(corpus), "--store", str(store), "--base-url", server.base_url, "--format", "json"]
+    args = [
+        "probe-judge",
+        "--protocol",
+        protocol,
+        "--corpus",
+        str(corpus),
+        "--store",
+        str(store),
+        "--base-url",
+        server.base_url,
+        "--format",
+        "json",
+    ]
     return CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01", "OPENAI_BASE_URL": None})
 
 
@@ -106,7 +108,17 @@ def test_probe_of_locomo_reports_its_f1_and_asks_nothing(sources, corpus, store_
 
 def test_probe_prints_a_table(sources, corpus, store_path):
     with LLMServer() as server:
-        args = ["probe-judge", "--protocol", "mem0", "--corpus", str(corpus), "--store", str(store_path), "--base-url", server.base_url]
+        args = [
+            "probe-judge",
+            "--protocol",
+            "mem0",
+            "--corpus",
+            str(corpus),
+            "--store",
+            str(store_path),
+            "--base-url",
+            server.base_url,
+        ]
         result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": None})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

@@ -7,9 +7,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from llm_server import LLMServer  # noqa: E402
-from protocol_sources import write_sources  # noqa: E402
-from test_protocols import FIXTURES  # noqa: E402
+from helpers import FIXTURES  # noqa: E402
+from helpers.llm_server import LLMServer  # noqa: E402
+from helpers.protocol_sources import write_sources  # noqa: E402
 
 from evals.benchmarks.importers import import_corpus  # noqa: E402
 from evals.benchmarks.protocols import PINS  # noqa: E402
@@ -39,7 +39,7 @@ def test_ray_run_answers_as_the_local_run(protocol, tmp_path, monkeypatch, store
     for name, pinned in write_sources(downloads).items():
         monkeypatch.setitem(PINS, name, pinned)
     corpus = tmp_path / "locomo"
-    import_corpus("locomo", FIXTURES / "locomo_small.json", corpus)
+    import_corpus("locomo", FIXTURES / "importers" / "locomo_small.json", corpus)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("EVALS_LLM_BACKOFF", "0.01")
     with LLMServer() as server:

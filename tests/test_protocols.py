@@ -1,9 +1,9 @@
 """Issue 25's protocols, driven through `evals run --protocol` against the local OpenAI-compatible server
-(tests/llm_server.py: real HTTP, every request body logged), on a LongMemEval-format file and LoCoMo's
+(tests/helpers/llm_server.py: real HTTP, every request body logged), on a LongMemEval-format file and LoCoMo's
 fixture imported as corpora.
 
 The templates come from stand-in files of the published scripts' shape with our own placeholder
-prose (tests/protocol_sources.py), pinned by their digests in place of the registry's pins, in a
+prose (tests/helpers/protocol_sources.py), pinned by their digests in place of the registry's pins, in a
 downloads folder laid out as `evals fetch` lays it out.
 """
 
@@ -14,23 +14,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
-from protocol_sources import FILES, write_sources, write_tree
+from helpers.llm_server import LLMServer
+from helpers.protocol_sources import FILES, write_sources, write_tree
+from helpers.runs import evals_run, last_run
 
-from evals.benchmarks.importers import import_corpus
 from evals.benchmarks.protocols import PINS
+from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
 from evals.cli import cli
 from evals.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
 MARKERS = {
     "single-session-user": "[JUDGE-GENERAL]",
     "single-session-assistant": "[JUDGE-GENERAL]",
@@ -41,79 +34,9 @@ MARKERS = {
 }
 
 
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
-
-
-@pytest.fixture
-def sources(tmp_path, monkeypatch):
-    """The stand-ins in a downloads folder ($EVALS_DOWNLOADS), their digests as the protocols' pins."""
-    downloads = tmp_path / "downloads"
-    pins = write_sources(downloads)
-    for name, pinned in pins.items():
-        monkeypatch.setitem(PINS, name, pinned)
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    return downloads
-
-
-def longmemeval_file(path: Path) -> Path:
-    """A LongMemEval-format file: one question of each type, and an abstention (``_abs``) question."""
-    items = []
-    for number, kind in enumerate((*QUESTION_TYPES, "temporal-reasoning")):
-        abstention = number == len(QUESTION_TYPES)
-        fact = f"orchid{number}"
-        items.append(
-            {
-                "question_id": f"q{number}" + ("_abs" if abstention else ""),
-                "question_type": kind,
-                "question": f"What flower number {number} did I plant?",
-                "answer": "You never said which flower." if abstention else fact,
-                "question_date": f"2023/06/{10 + number:02d} (Sat) 09:00",
-                "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/04/01 (Sat) 10:00", "2023/05/25 (Thu) 08:00", "2023/05/28 (Sun) 08:00"],
-                "haystack_session_ids": [f"s{number}a", f"s{number}b", f"s{number}c", f"s{number}d"],
-                "haystack_sessions": [
-                    [
-                        {"role": "user", "content": f"I planted flower number {number}: {fact}.", "has_answer": not abstention},
-                        {"role": "assistant", "content": "Lovely garden."},
-                    ],
-                    [{"role": "user", "content": "My bike is blue."}, {"role": "assistant", "content": "Noted."}],
-                    [{"role": "user", "content": "It rained today."}, {"role": "assistant", "content": "Stay dry."}],
-                    [{"role": "user", "content": "I read a book."}, {"role": "assistant", "content": "Which one?"}],
-                ],
-                "answer_session_ids": [] if abstention else [f"s{number}a"],
-            }
-        )
-    path.write_text(json.dumps(items), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def lme_corpus(tmp_path) -> Path:
-    out = tmp_path / "lme"
-    import_corpus("longmemeval", longmemeval_file(tmp_path / "lme.json"), out)
-    return out
-
-
-@pytest.fixture
-def locomo_corpus(tmp_path) -> Path:
-    out = tmp_path / "locomo"
-    import_corpus("locomo", FIXTURES / "locomo_small.json", out)
-    return out
-
-
 def run(server: LLMServer, store: Path, corpus: Path, *extra: str, runner: str = "full_history", repo: Path | None = None):
-    args = [
-        "run", "--runner", runner, "--corpus", str(corpus), "--store", str(store), "--repo", str(repo or store.parent),
-        "--base-url", server.base_url, "--k", "2", *extra,
-    ]  # fmt: skip
-    return CliRunner().invoke(cli, args, env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": None})
-
-
-def last_run(store: Path):
-    with Store.open(store, read_only=True) as opened:
-        return opened.get_run(opened.runs()[0].run_id)
+    """`evals run` of ``runner`` at k=2 against ``server``, as the protocol tests run it."""
+    return evals_run(server, store, corpus, "--k", "2", *extra, runner=runner, repo=repo)
 
 
 def answers_of(stored) -> list:
@@ -168,7 +91,9 @@ def test_longmemeval_answer_prompt_dates_the_sessions_and_the_question(server, s
     # full_history gives both sessions; the April one comes first, as LongMemEval sorts by date.
     april, may = text.index("when: 2023/04/01 (Sat) 10:00"), text.index("when: 2023/05/20 (Sat) 02:21")
     assert april < may and "=== part 1 ===\nwhen: 2023/04/01" in text
-    session = json.dumps([{"role": "user", "content": "I planted flower number 0: orchid0."}, {"role": "assistant", "content": "Lovely garden."}])
+    session = json.dumps(
+        [{"role": "user", "content": "I planted flower number 0: orchid0."}, {"role": "assistant", "content": "Lovely garden."}]
+    )
     assert f"when: 2023/05/20 (Sat) 02:21\nlog:\n\n{session}\n" in text
 
 
@@ -226,7 +151,10 @@ def test_locomo_scores_without_a_judge_and_asks_as_the_script(server, sources, l
     asks = bodies(server, "[LOCOMO-START]")
     assert len(asks) == len(answers)
     assert all(len(b["messages"]) == 1 and b["messages"][0]["role"] == "user" and b["max_tokens"] == 32 for b in asks)
-    texts = {p.question: next(b["messages"][0]["content"] for b in asks if f"Question: {p.question}" in b["messages"][0]["content"]) for p in points_of(stored)}
+    texts = {
+        p.question: next(b["messages"][0]["content"] for b in asks if f"Question: {p.question}" in b["messages"][0]["content"])
+        for p in points_of(stored)
+    }
     cat = texts["When did Ann adopt her cat?"]
     assert "[LOCOMO-START] Two people talk: Ann and Bob." in cat
     assert "When did Ann adopt her cat? [HINT: use the dates] Answer:" in cat
@@ -248,7 +176,9 @@ def test_locomo_category_5_letter_maps_back_and_its_order_is_recorded(server, so
     server.rewrite = reply
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
-    ((point, answer),) = [(p, a) for p, a in zip(points_of(stored), answers_of(stored), strict=True) if p.category.startswith("5")]
+    ((point, answer),) = [
+        (p, a) for p, a in zip(points_of(stored), answers_of(stored), strict=True) if p.category.startswith("5")
+    ]
     offered = next(b for b in bodies(server, "[LOCOMO-START]") if point.question in b["messages"][0]["content"])
     first = offered["messages"][0]["content"].split("Choose: (a) ")[1].split(" (b) ")[0]
     assert answer.answer == first and "options (a)" in answer.reason and "replied '(a)'" in answer.reason
@@ -274,7 +204,9 @@ def test_locomo_retrieval_lists_dated_lines_in_rank_order(server, sources, locom
 # -- the harness's verdicts ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("shape", "read"), [("yes", True), ("label", True), ("string", True), ("prose", True), ("garbage", False)])
+@pytest.mark.parametrize(
+    ("shape", "read"), [("yes", True), ("label", True), ("string", True), ("prose", True), ("garbage", False)]
+)
 def test_harness_reads_verdicts_in_several_shapes(server, sources, corpus_small, store_path, shape, read):
     """The harness's judge reply as `yes`, `{"label": "CORRECT"}`, `{"correct": "true"}` or prose then JSON is
     read; one without a verdict is counted unparsed. Never an error."""
@@ -334,7 +266,10 @@ def test_another_protocol_or_template_is_another_configuration(server, sources, 
     (tree / "src/evaluation/evaluate_qa.py").write_text(text)
     import hashlib
 
-    pins = tuple(p if "evaluate" not in p.path else type(p)(p.repo, p.commit, p.path, hashlib.sha256(text.encode()).hexdigest()) for p in pins)
+    pins = tuple(
+        p if "evaluate" not in p.path else type(p)(p.repo, p.commit, p.path, hashlib.sha256(text.encode()).hexdigest())
+        for p in pins
+    )
     monkeypatch.setitem(PINS, "longmemeval", pins)
     assert run(server, store_path, lme_corpus, "--protocol", "longmemeval", "--protocol-source", str(tree)).exit_code == 0
     with Store.open(store_path, read_only=True) as opened:
@@ -373,7 +308,10 @@ def test_export_and_import_keep_protocol_verdicts_and_scores(server, sources, lo
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
     out = tmp_path / "export.json"
-    assert CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(out)]).exit_code == 0
+    assert (
+        CliRunner().invoke(cli, ["export", stored.summary.run_id, "--store", str(store_path), "--output", str(out)]).exit_code
+        == 0
+    )
     other = tmp_path / "other.duckdb"
     imported = CliRunner().invoke(cli, ["import", str(out), "--store", str(other)])
     assert imported.exit_code == 0, imported.output
@@ -432,7 +370,10 @@ def test_file_of_another_shape_is_refused_naming_what_is_missing(tmp_path):
     path.write_text(text)
     import hashlib
 
-    pins = tuple(type(p)(p.repo, p.commit, p.path, hashlib.sha256(path.read_bytes()).hexdigest()) if p.path.endswith("qa.py") else p for p in pins)
+    pins = tuple(
+        type(p)(p.repo, p.commit, p.path, hashlib.sha256(path.read_bytes()).hexdigest()) if p.path.endswith("qa.py") else p
+        for p in pins
+    )
     with pytest.raises(ProtocolError, match=r"evaluate_qa\.py: get_anscheck_prompt's templates for abstention not found"):
         load_protocol("longmemeval", source=tree, pins=pins)
 
@@ -487,8 +428,20 @@ def test_a_suite_may_set_the_protocol(server, tmp_path, locomo_corpus, store_pat
         f'base_url = "{server.base_url}"\n',
         encoding="utf-8",
     )
-    args = ["run-suite", "--suite", str(suite), "--store", str(store_path), "--downloads", str(downloads), "--repo", str(tmp_path)]
-    result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01", "EVALS_DOWNLOADS": None})
+    args = [
+        "run-suite",
+        "--suite",
+        str(suite),
+        "--store",
+        str(store_path),
+        "--downloads",
+        str(downloads),
+        "--repo",
+        str(tmp_path),
+    ]
+    result = CliRunner().invoke(
+        cli, args, env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01", "EVALS_DOWNLOADS": None}
+    )
     assert result.exit_code == 0, result.output
     stored = last_run(store_path)
     assert stored.answers.protocol == "mem0" and bodies(server, "[MEM0-JUDGE]")
@@ -549,6 +502,19 @@ def test_published_verdict_rules(sources):
     from evals.benchmarks.protocols import load_protocol
 
     lme, mem0 = load_protocol("longmemeval"), load_protocol("mem0")
-    assert [lme.read_verdict(r).label for r in ("Yes.", "YES", "eyes", "No.", "")] == ["correct", "correct", "correct", "wrong", "wrong"]
-    replies = ['{"label": "CORRECT"}', 'Reasoning.\n```json\n{"label": "CORRECT"}\n```', 'x {"label": "correct"} y', '{"label": "WRONG"}', "CORRECT", '{"verdict": 1}']
+    assert [lme.read_verdict(r).label for r in ("Yes.", "YES", "eyes", "No.", "")] == [
+        "correct",
+        "correct",
+        "correct",
+        "wrong",
+        "wrong",
+    ]
+    replies = [
+        '{"label": "CORRECT"}',
+        'Reasoning.\n```json\n{"label": "CORRECT"}\n```',
+        'x {"label": "correct"} y',
+        '{"label": "WRONG"}',
+        "CORRECT",
+        '{"verdict": 1}',
+    ]
     assert [mem0.read_verdict(r).label for r in replies] == ["correct", "correct", "wrong", "wrong", "unparsed", "unparsed"]

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
+from helpers.stores import stored_rows
 
 ray = pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
 
@@ -35,35 +35,6 @@ def ray_instance():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield
     ray.shutdown()
-
-
-def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
-    """The rows a run wrote to each table, timings left out, in a stable order."""
-    con = duckdb.connect(str(store), read_only=True)
-    try:
-        rows = {
-            "runs": con.execute(
-                "SELECT strategy, strategy_config, config_key, model, k, seed, corpus_digest, hits, total, context_tokens "
-                "FROM runs WHERE run_id = ?",
-                [run_id],
-            ).fetchall(),
-            "test_points": con.execute(
-                "SELECT * EXCLUDE (run_id) FROM test_points WHERE run_id = ? ORDER BY conversation_id, turn_index", [run_id]
-            ).fetchall(),
-            "run_turn_tokens": con.execute(
-                "SELECT * EXCLUDE (run_id) FROM run_turn_tokens WHERE run_id = ? ORDER BY conversation_id", [run_id]
-            ).fetchall(),
-            # Every metric, but the values of the timed ones (call latencies, the up-front embedding).
-            "run_metrics": con.execute(
-                "SELECT metric, level, cutoff, "
-                "CASE WHEN contains(metric, 'latency') OR contains(metric, 'prefetch') THEN NULL ELSE [value, n, low, high] END "
-                "FROM run_metrics WHERE run_id = ? ORDER BY ALL",
-                [run_id],
-            ).fetchall(),
-        }
-    finally:
-        con.close()
-    return rows
 
 
 def run(config: RunConfig, store: Path, executor=None, **kwargs):
@@ -108,7 +79,12 @@ def test_a_ray_run_reuses_a_local_run_of_the_same_inputs(corpus_small, store_pat
 def test_progress_is_reported_as_conversations_complete(corpus_small, store_path):
     """The progress callback hears of every conversation once, the count going up to the total."""
     seen = []
-    run(RunConfig(strategy="recency", corpus=corpus_small), store_path, RayExecutor(), progress=lambda d, t, c: seen.append((d, t, c)))
+    run(
+        RunConfig(strategy="recency", corpus=corpus_small),
+        store_path,
+        RayExecutor(),
+        progress=lambda d, t, c: seen.append((d, t, c)),
+    )
     assert [d for d, _, _ in seen] == [1, 2, 3]
     assert {c for _, _, c in seen} == {p.stem for p in corpus_small.glob("*.json")}
 
@@ -134,7 +110,9 @@ def test_a_conversation_that_cannot_finish_stores_nothing(corpus_small, store_pa
     config = RunConfig(strategy="dying_strategy:SPEC", options=options, corpus=corpus_small)
     with pytest.raises(EvalsError) as failed:
         run(config, store_path, RayExecutor(max_retries=1))
-    assert str(failed.value).startswith(f"1 of 3 conversations could not be played on Ray, so nothing was stored: {victim!r} (its worker died")
+    assert str(failed.value).startswith(
+        f"1 of 3 conversations could not be played on Ray, so nothing was stored: {victim!r} (its worker died"
+    )
     assert store_path.read_bytes() == before
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers.stores import stored_rows
 
 pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
 
@@ -58,7 +59,14 @@ class Cluster:
 
 def _node_ports() -> list[str]:
     """Every port a node would otherwise take from a fixed default, chosen free."""
-    names = ("node-manager", "object-manager", "dashboard-agent-listen", "dashboard-agent-grpc", "runtime-env-agent", "metrics-export")
+    names = (
+        "node-manager",
+        "object-manager",
+        "dashboard-agent-listen",
+        "dashboard-agent-grpc",
+        "runtime-env-agent",
+        "metrics-export",
+    )
     return [arg for name in names for arg in (f"--{name}-port", str(free_port()))]
 
 
@@ -72,7 +80,9 @@ def _start_node(args: list[str], folder: Path, env: dict[str, str]) -> subproces
         *_node_ports(), *args,
     ]  # fmt: skip
     with log.open("wb") as out:
-        node = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        node = subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     deadline = time.monotonic() + START_TIMEOUT
     while STARTED not in log.read_text(encoding="utf-8", errors="replace"):
         if node.poll() is not None or time.monotonic() > deadline:
@@ -158,33 +168,6 @@ def run_ids(store: Path) -> set[str]:
     con = duckdb.connect(str(store), read_only=True)
     try:
         return {row[0] for row in con.execute("SELECT run_id FROM runs").fetchall()}
-    finally:
-        con.close()
-
-
-def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
-    """What a run wrote to each table but its timings, in a stable order."""
-    con = duckdb.connect(str(store), read_only=True)
-    try:
-        return {
-            "runs": con.execute(
-                "SELECT strategy, strategy_config, config_key, model, k, seed, corpus_digest, hits, total, context_tokens "
-                "FROM runs WHERE run_id = ?",
-                [run_id],
-            ).fetchall(),
-            "test_points": con.execute(
-                "SELECT * EXCLUDE (run_id) FROM test_points WHERE run_id = ? ORDER BY conversation_id, turn_index", [run_id]
-            ).fetchall(),
-            "run_turn_tokens": con.execute(
-                "SELECT * EXCLUDE (run_id) FROM run_turn_tokens WHERE run_id = ? ORDER BY conversation_id", [run_id]
-            ).fetchall(),
-            "run_metrics": con.execute(
-                "SELECT metric, level, cutoff, "
-                "CASE WHEN contains(metric, 'latency') OR contains(metric, 'prefetch') THEN NULL ELSE [value, n, low, high] END "
-                "FROM run_metrics WHERE run_id = ? ORDER BY ALL",
-                [run_id],
-            ).fetchall(),
-        }
     finally:
         con.close()
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from helpers import FIXTURES
+
 from evals.judge.stats import wilson_interval
 from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.views.report import legacy_json, run_line, summary_line
 
-FIXTURES = Path(__file__).parent / "fixtures"
 EVIDENCE = FIXTURES / "evidence_corpus"  # mneme: 3 of 3 answerable test points, 22.666... tokens per test point
 
 

@@ -1,7 +1,7 @@
 """Resume: a run stopped half-way by a dead endpoint, Ctrl-C or a crash is resumed by running the same
 command again; every answer, verdict and summary already received comes from the cache and only the
 missing requests reach the endpoint. Driven through the real CLI against the local OpenAI-compatible
-server (tests/llm_server.py), over real HTTP, with real DuckDB files."""
+server (tests/helpers/llm_server.py), over real HTTP, with real DuckDB files."""
 
 from __future__ import annotations
 
@@ -15,20 +15,14 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
+from helpers.runs import stored_runs
 
 from evals.cli import cli
 from evals.io.cache import cache_path_for
-from evals.store import Store
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus_small"
 POINTS = 4  # test points in corpus_small: 4 answers, 4 verdicts
-
-
-@pytest.fixture
-def server():
-    with LLMServer() as started:
-        yield started
 
 
 def command(server: LLMServer, store: Path, *extra: str) -> list[str]:
@@ -39,13 +33,6 @@ def command(server: LLMServer, store: Path, *extra: str) -> list[str]:
 
 
 ENV = {"EVALS_LLM_BACKOFF": "0", "OPENAI_API_KEY": "sk-unused", "OPENAI_BASE_URL": None}
-
-
-def stored(store: Path):
-    if not store.exists():
-        return []
-    with Store.open(store, read_only=True) as opened:
-        return [opened.get_run(s.run_id) for s in opened.runs()]
 
 
 def cached_replies(store: Path) -> int:
@@ -64,14 +51,14 @@ def test_dead_endpoint_then_the_same_command_sends_only_what_is_missing(server, 
     server.fail_next(*["ok"] * received, *["429"] * 500)
     args = command(server, store_path, "--max-retries", "1", "--concurrency", "2")
     first = CliRunner().invoke(cli, args, env=ENV)
-    assert first.exit_code != 0 and "429" in first.output and stored(store_path) == []
+    assert first.exit_code != 0 and "429" in first.output and stored_runs(store_path) == []
     assert server.total == received and cached_replies(store_path) == received  # each kept as it arrived
     server.clear_faults()
     server.reset_counts()
     again = CliRunner().invoke(cli, args, env=ENV)
     assert again.exit_code == 0, again.output
     assert server.total == 2 * POINTS - received  # only the missing ones
-    (run,) = stored(store_path)
+    (run,) = stored_runs(store_path)
     usage = run.summary.llm_usage
     assert usage["answer"]["cached"] + usage["judge"]["cached"] == received
     assert usage["answer"]["sent"] + usage["judge"]["sent"] == 2 * POINTS - received
@@ -107,12 +94,12 @@ def test_a_run_stopped_midway_resumes_from_the_cache(store_path, how):
         assert process.returncode != 0
         if how == signal.SIGINT:
             assert "Traceback" not in err
-        assert stored(store_path) == []
+        assert stored_runs(store_path) == []
         kept = cached_replies(store_path)  # what reached the cache before the stop (a reply in flight may not)
         assert 2 <= kept < 2 * POINTS
         server.reset_counts()
         again = CliRunner().invoke(cli, args, env=ENV)
         assert again.exit_code == 0, again.output
         assert server.total == 2 * POINTS - kept
-        (run,) = stored(store_path)
+        (run,) = stored_runs(store_path)
         assert run.summary.llm_requests_cached == kept

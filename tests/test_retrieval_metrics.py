@@ -80,7 +80,9 @@ def test_every_level_metric_and_cutoff_matches_the_hand_computed_value(tmp_path)
     result = CliRunner().invoke(cli, [*args, "--cutoffs", "1,3,5,10", "--output", str(out)])
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())["metrics"]["retrieval"]
-    assert {(r["level"], r["metric"], r["k"]) for r in rows} == {(l, n, k) for l in ("turn", "session") for n in NAMES for k in CUTOFFS}
+    assert {(r["level"], r["metric"], r["k"]) for r in rows} == {
+        (level, n, k) for level in ("turn", "session") for n in NAMES for k in CUTOFFS
+    }
     for row in rows:
         assert row["n"] == 3
         assert row["value"] == pytest.approx(expected(row["level"], row["metric"], row["k"]), abs=1e-12), row
@@ -225,7 +227,10 @@ def test_an_imported_locomo_corpus_gets_every_level_metric_and_cutoff(tmp_path):
         (summary,) = store.runs()
         published = store.references(summary.corpus_digest)
     assert [(r.metric, r.level, r.k, r.value) for r in published] == [
-        ("recall_frac", "turn", 5, 0.588), ("recall_frac", "turn", 10, 0.675), ("recall_frac", "turn", 25, 0.799), ("recall_frac", "turn", 50, 0.848)
+        ("recall_frac", "turn", 5, 0.588),
+        ("recall_frac", "turn", 10, 0.675),
+        ("recall_frac", "turn", 25, 0.799),
+        ("recall_frac", "turn", 50, 0.848),
     ]
 
 
@@ -233,7 +238,9 @@ def test_an_imported_locomo_corpus_gets_every_level_metric_and_cutoff(tmp_path):
 def test_a_bad_cutoff_is_refused_before_any_work(given, tmp_path):
     """--cutoffs names the bad entry and the range; nothing is written."""
     store = tmp_path / "s.duckdb"
-    result = CliRunner().invoke(cli, ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(store), "--cutoffs", given])
+    result = CliRunner().invoke(
+        cli, ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(store), "--cutoffs", given]
+    )
     assert result.exit_code == 2 and "is not a cutoff: each must be a whole number from 1 to 10000" in result.output
     assert not store.exists()
 
@@ -265,7 +272,11 @@ def test_longmemeval_reference_ndcg_sits_beside_ndcg_any_lme(tmp_path):
         published = store.references(summary.corpus_digest)
     assert "session.ndcg_any_lme@5" in summary.metrics and "turn.ndcg_any_lme@50" in summary.metrics
     tables = {(t.level, t.metric): t for t in cutoff_tables([("bm25", "", summary)], published)}
-    lme = [(row.label, [c.value for c in row.cells if c is not None]) for row in tables["session", "ndcg_any_lme"].rows if row.reference]
+    lme = [
+        (row.label, [c.value for c in row.cells if c is not None])
+        for row in tables["session", "ndcg_any_lme"].rows
+        if row.reference
+    ]
     assert lme == [("LongMemEval paper, BM25 (session level, _m)", [0.516, 0.540])]
     assert not [row for row in tables["session", "ndcg_any"].rows if row.reference]
 
@@ -273,7 +284,19 @@ def test_longmemeval_reference_ndcg_sits_beside_ndcg_any_lme(tmp_path):
 def test_leaderboard_ranks_by_ndcg_any_lme(tmp_path):
     """--metric session.ndcg_any_lme@3 ranks by and leads with LongMemEval's NDCG."""
     store = tmp_path / "s.duckdb"
-    args = ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(store), "--repo", str(tmp_path), "--cutoffs", "1,3,10"]
+    args = [
+        "run",
+        "--runner",
+        "recency",
+        "--corpus",
+        str(CORPUS),
+        "--store",
+        str(store),
+        "--repo",
+        str(tmp_path),
+        "--cutoffs",
+        "1,3,10",
+    ]
     assert CliRunner().invoke(cli, args).exit_code == 0
     ranked = CliRunner().invoke(cli, ["leaderboard", "--store", str(store), "--metric", "session.ndcg_any_lme@3"])
     assert ranked.exit_code == 0 and "ndcg_any_lme@3 (session)" in ranked.output.splitlines()[0]

@@ -13,153 +13,36 @@ import csv
 import gzip
 import io
 import json
-import os
 import shutil
-import threading
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from functools import partial
-from html.parser import HTMLParser
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from click.testing import CliRunner
+from helpers.browser import problems_on
+from helpers.html import follow, parse
+from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, at, make_store, provenance, site_of
 
 from evals.judge.metrics import METRICS
-from evals.judge.scoring import Evaluation, score_run
 from evals.model import formatting
-from evals.model.provenance import Provenance
-from evals.model.tokens import EXACT, TokenCounter
+from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import DEFAULT_TEMPLATES, SiteError, build_site
 from evals.store import Store
 from evals.strategies import REFERENCE_STRATEGY
 from evals.views.report import stored_legacy_json
 
-FIXTURES = Path(__file__).parent / "fixtures"
-SITE_CORPUS = FIXTURES / "site_corpus"
-STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "recency")
-OLD, NEW = "a" * 40, "b" * 40
 CSP = "default-src 'self'; script-src 'self'"
 
 
-# -- a tiny DOM over html.parser ----------------------------------------------------------------
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None) -> None:
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node | str] = []
-
-    @property
-    def classes(self) -> set[str]:
-        return set((self.attrs.get("class") or "").split())
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def iter(self):
-        for child in self.children:
-            if isinstance(child, Node):
-                yield child
-                yield from child.iter()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
-        return [
-            n
-            for n in self.iter()
-            if (tag is None or n.tag == tag)
-            and (cls is None or cls in n.classes)
-            and all(n.attrs.get(k) == v for k, v in attrs.items())
-        ]
-
-    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Node:
-        found = self.find_all(tag, cls, **attrs)
-        assert found, f"no <{tag} class={cls} {attrs}>"
-        return found[0]
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {}, None)
-        self.current = self.root
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, dict(attrs), self.current)
-        self.current.children.append(node)
-        if tag not in VOID:
-            self.current = node
-
-    def handle_startendtag(self, tag, attrs):
-        self.current.children.append(Node(tag, dict(attrs), self.current))
-
-    def handle_endtag(self, tag):
-        node = self.current
-        while node is not None and node.tag != tag:
-            node = node.parent
-        assert node is not None and node.parent is not None, f"stray </{tag}>"
-        self.current = node.parent
-
-    def handle_data(self, data):
-        self.current.children.append(data)
-
-
-def parse(path: Path) -> Node:
-    builder = _TreeBuilder()
-    builder.feed(path.read_text(encoding="utf-8"))
-    builder.close()
-    return builder.root
-
-
-# -- building stores -----------------------------------------------------------------------------
-
-
-def provenance(commit: str, dirty: bool = False) -> Provenance:
-    return Provenance(commit=commit, dirty=dirty, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
-
-
-def at(evaluation: Evaluation, moment: datetime) -> Evaluation:
-    """The same evaluation, stamped with a fixed start time so run order is deterministic."""
-    return Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores, evaluation.answers)
-
-
-def without_records(evaluation: Evaluation, conversation: int, point: int) -> Evaluation:
-    """The evaluation with one test point's records emptied and everything rescored."""
-    run = evaluation.run.model_copy(deep=True)
-    run.conversations[conversation].test_points[point].retrieved_records = []
-    counter = TokenCounter(exact=evaluation.scores.tokenizer == EXACT)
-    return Evaluation(evaluation.corpus, run, score_run(run, counter))
-
-
-def make_store(path: Path, corpus: Path = SITE_CORPUS, counter: TokenCounter | None = None) -> Path:
-    start = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
-    with Store.open(path) as store:
-        for day, commit in enumerate((OLD, NEW)):
-            for n, runner in enumerate(STRATEGIES):
-                evaluation = evaluate(RunConfig(strategy=runner, corpus=corpus), counter=counter)
-                if commit == NEW and runner == "full_history":
-                    evaluation = without_records(evaluation, 0, 0)
-                store.append(at(evaluation, start + timedelta(days=day, minutes=n)), provenance(commit))
-    return path
+# -- the store and the site ---------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with five strategies at two commits over the site fixture corpus."""
     return make_store(tmp_path_factory.mktemp("store") / "results.duckdb")
-
-
-@pytest.fixture(scope="module")
-def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built from ``store``."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    build_site(store, out)
-    return out
 
 
 def summaries(store_path: Path):
@@ -171,15 +54,21 @@ def run_of(store_path: Path, strategy: str, commit: str = NEW):
     return next(s for s in summaries(store_path) if s.strategy == strategy and s.commit == commit)
 
 
+def point_links(store_path: Path, run_id: str, chosen) -> list[str]:
+    """The run page's link to each test point for which ``chosen(score, answer)`` holds (answer None without answers)."""
+    with Store.open(store_path, read_only=True) as opened:
+        stored = opened.get_run(run_id)
+    answers = stored.answers.points if stored.answers else [[None] * len(c.test_points) for c in stored.run.conversations]
+    return [
+        f"../runs/{run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
+        for c, scores, given in zip(stored.run.conversations, stored.scores.points, answers, strict=True)
+        for p, score, answer in zip(c.test_points, scores, given, strict=True)
+        if chosen(score, answer)
+    ]
+
+
 def drilldown(site: Path, run_id: str, conversation_id: str) -> Path:
     return site / "runs" / run_id / f"{conversation_id}.html"
-
-
-def follow(page: Path, href: str) -> tuple[Path, str]:
-    """The file and fragment a relative link on ``page`` points to."""
-    parts = urlsplit(href)
-    target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-    return target, parts.fragment
 
 
 def board(site: Path) -> Path:
@@ -224,14 +113,16 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
 
 
 def test_relative_cost_is_against_the_declared_reference(site: Path, store: Path):
-    """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's, and says which strategy that is."""
+    """The "vs" column divides each row's tokens per test point by the latest REFERENCE_STRATEGY run's and names that strategy."""
     latest = {s.run_id: s for s in summaries(store) if s.commit == NEW}
     reference = next(s for s in latest.values() if s.strategy == REFERENCE_STRATEGY)
     table = parse(board(site)).find("table", "leaderboard")
     headings = [th.text() for th in table.find("thead").find_all("th")]
     column = headings.index(f"vs {REFERENCE_STRATEGY}")
     for tr in table.find("tbody").find_all("tr"):
-        run_id = next(a.attrs["href"] for a in tr.find_all("a") if a.attrs["href"].startswith("runs/"))[len("runs/"):-len(".html")]
+        run_id = next(a.attrs["href"] for a in tr.find_all("a") if a.attrs["href"].startswith("runs/"))[
+            len("runs/") : -len(".html")
+        ]
         expected = formatting.relative(latest[run_id].tokens_per_test_point / reference.tokens_per_test_point)
         assert tr.find_all("td")[column].text() == expected
     records = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
@@ -263,14 +154,7 @@ def test_approximate_tokens_are_marked_on_the_index(tmp_path: Path):
 def test_run_page_links_every_miss_to_its_drilldown(site: Path, store: Path):
     """The run page lists each missed test point, linked to its place in the drill-down."""
     run = run_of(store, "recency")
-    with Store.open(store, read_only=True) as opened:
-        stored = opened.get_run(run.run_id)
-    expected = [
-        f"../runs/{run.run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
-        for c, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
-        for p, score in zip(c.test_points, scores, strict=True)
-        if not score.hit
-    ]
+    expected = point_links(store, run.run_id, lambda score, _: not score.hit)
     page = parse(site / "runs" / f"{run.run_id}.html")
     assert len(expected) >= 2
     assert page.find("h2", id="misses").text() == f"Misses ({len(expected)})"
@@ -306,7 +190,7 @@ def test_miss_drilldown_lists_retrieved_records_in_rank_order(site: Path, store:
 
 
 def test_miss_drilldown_shows_where_the_answer_was(site: Path, store: Path):
-    """A miss's drill-down names the turn holding the keyword, its distance, and marks the keyword; the turn links to its place in the transcript."""
+    """A miss's drill-down names the turn holding the keyword and its distance, marks it, and links the turn to the transcript."""
     run = run_of(store, "recency")
     page = drilldown(site, run.run_id, "02_far_fact")
     section = parse(page).find("section", id="tp-14")
@@ -360,11 +244,20 @@ def test_full_history_page_of_500_turn_conversations_stays_small(tmp_path: Path)
     corpus = tmp_path / "long"
     corpus.mkdir()
     for c in range(2):
-        turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of talk {c}: " + "filler words " * 6} for i in range(500)]
+        turns = [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of talk {c}: " + "filler words " * 6}
+            for i in range(500)
+        ]
         turns[3]["content"] = "the secret is zorvex-417"
         for i in range(50, 500, 45):
-            turns[i]["test_at"] = {"question": "what is the secret", "expected_fact": "zorvex-417", "expected_keywords": ["zorvex-417"]}
-        (corpus / f"talk{c}.json").write_text(json.dumps({"schema_version": "1", "id": f"talk{c}", "description": "long", "turns": turns}))
+            turns[i]["test_at"] = {
+                "question": "what is the secret",
+                "expected_fact": "zorvex-417",
+                "expected_keywords": ["zorvex-417"],
+            }
+        (corpus / f"talk{c}.json").write_text(
+            json.dumps({"schema_version": "1", "id": f"talk{c}", "description": "long", "turns": turns})
+        )
     with Store.open(tmp_path / "long.duckdb") as opened:
         run_id = opened.append(evaluate(RunConfig(strategy="full_history", corpus=corpus)), provenance(OLD))
     report = build_site(tmp_path / "long.duckdb", tmp_path / "site")
@@ -565,8 +458,8 @@ def test_build_site_command_reports_a_missing_store(tmp_path: Path):
 @pytest.fixture(scope="module")
 def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with recency and full_history runs answered and judged by the local chat server
-    (tests/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
-    from llm_server import LLMServer
+    (tests/helpers/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
+    from helpers.llm_server import LLMServer
 
     path = tmp_path_factory.mktemp("answers") / "results.duckdb"
     start = datetime(2025, 2, 1, 12, 0, tzinfo=UTC)
@@ -575,15 +468,15 @@ def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             config = RunConfig(strategy=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
             evaluation = evaluate(config, api_key="sk-site-test")
             opened.append(at(evaluation, start + timedelta(minutes=n)), provenance(NEW))
-        opened.append(at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW))
+        opened.append(
+            at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW)
+        )
     return path
 
 
 @pytest.fixture(scope="module")
 def answers_site(answers_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("answers_site") / "site"
-    build_site(answers_store, out)
-    return out
+    return site_of(answers_store, tmp_path_factory)
 
 
 def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_store: Path):
@@ -591,9 +484,20 @@ def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_s
     page = parse(board(answers_site))
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     at_accuracy = headers.index("answer accuracy")
-    assert headers[at_accuracy + 1 : at_accuracy + 7] == ["keyword accuracy", "answer F1", "BLEU-1", "tokens / correct", "$ / correct", "$ spent"]
+    assert headers[at_accuracy + 1 : at_accuracy + 7] == [
+        "keyword accuracy",
+        "answer F1",
+        "BLEU-1",
+        "tokens / correct",
+        "$ / correct",
+        "$ spent",
+    ]
     for s in summaries(answers_store):
-        row = next(tr for tr in page.find("table", "leaderboard").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
+        row = next(
+            tr
+            for tr in page.find("table", "leaderboard").find_all("tr")
+            if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a"))
+        )
         cells = [td.text().strip() for td in row.find_all("td")]
         if s.answer_model is None:
             assert cells[at_accuracy] == cells[at_accuracy + 1] == "\u2014"
@@ -608,7 +512,11 @@ def test_index_shows_answer_f1_and_bleu1_with_intervals(answers_site: Path, answ
     page = parse(board(answers_site))
     headers = [th.text().strip() for th in page.find("thead").find_all("th")]
     for s in summaries(answers_store):
-        row = next(tr for tr in page.find("table", "leaderboard").find_all("tr") if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a")))
+        row = next(
+            tr
+            for tr in page.find("table", "leaderboard").find_all("tr")
+            if any(a.attrs.get("href") == f"runs/{s.run_id}.html" for a in tr.find_all("a"))
+        )
         cells = [td.text().strip() for td in row.find_all("td")]
         for name, label in (("answer_f1", "answer F1"), ("answer_bleu1", "BLEU-1")):
             value = s.metric(name)
@@ -659,14 +567,7 @@ def test_drilldown_shows_f1_and_bleu1_beside_the_verdict(answers_site: Path, ans
 def test_run_page_lists_answers_judged_incorrect(answers_site: Path, answers_store: Path):
     """The run page gives accuracy with its interval and links every answer judged incorrect to its drill-down."""
     run = next(s for s in summaries(answers_store) if s.strategy == "recency")
-    with Store.open(answers_store, read_only=True) as opened:
-        stored = opened.get_run(run.run_id)
-    expected = [
-        f"../runs/{run.run_id}/{c.conversation_id}.html#tp-{p.turn_index}"
-        for c, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
-        for p, a in zip(c.test_points, answers, strict=True)
-        if a.correct is False
-    ]
+    expected = point_links(answers_store, run.run_id, lambda _, answer: answer.correct is False)
     page = parse(answers_site / "runs" / f"{run.run_id}.html")
     assert expected
     assert page.find("h3", id="wrong-answers").text() == f"Answers judged incorrect ({len(expected)})"
@@ -705,63 +606,12 @@ def test_run_json_and_downloads_carry_the_answers(answers_site: Path, answers_st
 
 # -- in a real browser ---------------------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
-
-
-@pytest.fixture
-def served(site: Path):
-    """The site over HTTP on 127.0.0.1, from a thread; yields the base URL."""
-    handler = partial(_QuietHandler, directory=str(site))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
-
-
-@contextmanager
-def chromium():
-    """Headless Debian Chromium through Playwright; skipped without it, except on CI."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture
-def browser():
-    """A headless Chromium for one test."""
-    with chromium() as launched:
-        yield launched
-
-
 @pytest.mark.browser
-def test_browser_sorts_and_reaches_a_miss(served: str, browser, store: Path):
+def test_browser_sorts_and_reaches_a_miss(serve, site: Path, browser, store: Path):
     """In Chromium: sorting the leaderboard reorders rows; a miss's drill-down opens; no error, no failed request."""
-    problems: list[str] = []
     page = browser.new_page()
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    page.goto(served + "index.html")
+    problems = problems_on(page)
+    page.goto(serve(site) + "index.html")
     page.locator("table.benchmarks td.bench a").first.click()  # the front page, then the benchmark's own leaderboard
     page.wait_for_url("**/leaderboard-*.html")
 
@@ -801,9 +651,15 @@ def test_run_page_shows_strict_recall_mrr_and_interval_per_conversation(site: Pa
     """The run page's metrics table gives strict recall with its interval and MRR; each conversation row its recall interval."""
     run = run_of(store, "mneme")
     page = parse(site / "runs" / f"{run.run_id}.html")
-    rows = {tr.find("th").text(): [td.text() for td in tr.find_all("td")] for tr in page.find("table", cls="metrics").find("tbody").find_all("tr")}
+    rows = {
+        tr.find("th").text(): [td.text() for td in tr.find_all("td")]
+        for tr in page.find("table", cls="metrics").find("tbody").find_all("tr")
+    }
     strict = run.metric("strict_recall")
-    assert rows["strict recall"][:2] == [f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]", str(strict.n)]
+    assert rows["strict recall"][:2] == [
+        f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]",
+        str(strict.n),
+    ]
     assert rows["MRR"][0] == f"{run.metric('mrr').value:.3f}"
     assert list(rows) == [m.label for name, m in METRICS.items() if name in run.metrics]
     row = page.find_all("table")[1].find("tbody").find("tr")
@@ -826,36 +682,22 @@ def test_run_page_says_what_the_embedding_cache_did(tmp_path: Path):
     """A run stored with cache counts says how many embeddings it computed and took from the cache."""
     store_path = tmp_path / "cache.duckdb"
     with Store.open(store_path) as opened:
-        run_id = opened.append(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2)
+        run_id = opened.append(
+            evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), provenance(NEW), cache_hits=40, cache_misses=2
+        )
     build_site(store_path, tmp_path / "site")
-    assert "Embedding cache: 2 embeddings computed, 40 from the cache." in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
-
-
-@pytest.fixture
-def served_answers(answers_site: Path):
-    """The site with answers over HTTP on 127.0.0.1; yields the base URL."""
-    handler = partial(_QuietHandler, directory=str(answers_site))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    assert (
+        "Embedding cache: 2 embeddings computed, 40 from the cache."
+        in parse(tmp_path / "site" / "runs" / f"{run_id}.html").text()
+    )
 
 
 @pytest.mark.browser
-def test_browser_sorts_by_accuracy_and_reads_an_answer(served_answers: str, browser, answers_store: Path):
+def test_browser_sorts_by_accuracy_and_reads_an_answer(serve, answers_site: Path, browser, answers_store: Path):
     """In Chromium: sorting by answer accuracy works; a wrong answer's drill-down shows answer and verdict; no error."""
-    problems: list[str] = []
     page = browser.new_page()
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    page.goto(served_answers + "index.html")
+    problems = problems_on(page)
+    page.goto(serve(answers_site) + "index.html")
     page.locator("table.benchmarks td.bench a").first.click()
     page.wait_for_url("**/leaderboard-*.html")
 

@@ -14,16 +14,15 @@ import hashlib
 import json
 import shutil
 import subprocess
-import threading
 from dataclasses import replace
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
-from test_site import _QuietHandler, chromium, parse
+from helpers import FIXTURES
+from helpers.benchmark_server import BenchmarkServer
+from helpers.browser import chromium, problems_on
+from helpers.html import parse
 
 from evals.analysis.compare import headline_outcomes
 from evals.benchmarks import BENCHMARKS
@@ -36,7 +35,6 @@ from evals.site import _suspects, build_site
 from evals.store import Store
 from evals.views.site_paths import benchmark_key
 
-FIXTURES = Path(__file__).parent / "fixtures"
 PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 LONGMEMEVAL = FIXTURES / "importers" / "longmemeval_small.json"
 STRATEGIES = ("bm25", "full_history", "no_memory")
@@ -45,7 +43,11 @@ PLANTED_QUESTIONS = {"Which composer does Bob play?", "What does Cy bake?"}
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None):
@@ -138,7 +140,9 @@ def test_each_leaderboard_shows_only_its_own_runs(suite):
     runs = _runs(suite["store"])
     for name in ("locomo", "longmemeval_oracle"):
         page = suite["site"] / f"leaderboard-{name}.html"
-        linked = {h.removeprefix("runs/").removesuffix(".html") for h in _hrefs(page) if h.startswith("runs/") and "/" not in h[5:]}
+        linked = {
+            h.removeprefix("runs/").removesuffix(".html") for h in _hrefs(page) if h.startswith("runs/") and "/" not in h[5:]
+        }
         assert linked == {s.run_id for s in runs if Path(s.corpus_dir).name == name}, name
         table_rows = parse(page).find("table", "leaderboard").find_all("tr")
         assert len([tr for tr in table_rows if tr.find_all("td")]) == len(STRATEGIES)
@@ -148,7 +152,9 @@ def test_licenses_and_pins_are_stated_on_each_leaderboard(suite):
     site = suite["site"]
     locomo = parse(site / "leaderboard-locomo.html").find("div", "benchmark-facts").text()
     assert "CC BY-NC 4.0" in locomo and "non-commercial" in locomo
-    assert "pinned: " in locomo and hashlib.sha256(PLANTED.read_bytes()).hexdigest() in locomo and "trust on first use" not in locomo
+    assert (
+        "pinned: " in locomo and hashlib.sha256(PLANTED.read_bytes()).hexdigest() in locomo and "trust on first use" not in locomo
+    )
     lme = parse(site / "leaderboard-longmemeval_oracle.html").find("div", "benchmark-facts").text()
     recorded = json.loads(suite["lock"].read_text())["files"][BENCHMARKS["longmemeval_oracle"].data.url]
     assert "by trust on first use" in lme and recorded["sha256"] in lme and "non-commercial" not in lme
@@ -157,7 +163,10 @@ def test_licenses_and_pins_are_stated_on_each_leaderboard(suite):
 
 def test_downloads_carry_a_benchmark_column(suite):
     records = json.loads((suite["site"] / "leaderboard.json").read_text())
-    assert {(r["benchmark"], r["corpus_name"]) for r in records} == {("locomo", "locomo"), ("longmemeval_oracle", "longmemeval_oracle")}
+    assert {(r["benchmark"], r["corpus_name"]) for r in records} == {
+        ("locomo", "locomo"),
+        ("longmemeval_oracle", "longmemeval_oracle"),
+    }
     header = (suite["site"] / "leaderboard.csv").read_text().splitlines()[0].split(",")
     assert header[:3] == ["benchmark", "corpus_name", "corpus_digest"]
 
@@ -182,7 +191,11 @@ def test_the_suspects_are_the_label_audits_flags(suite):
     document = json.loads(next((suite["site"] / "transcripts").glob(f"{corpus.digest[:16]}/label-suspects.json")).read_text())
     assert {(s["conversation"], s["turn"]) for s in document["suspects"]} == expected
     assert {s["question"] for s in document["suspects"]} == PLANTED_QUESTIONS
-    lme = json.loads(next(p for p in (suite["site"] / "transcripts").glob("*/label-suspects.json") if p.parent.name != corpus.digest[:16]).read_text())
+    lme = json.loads(
+        next(
+            p for p in (suite["site"] / "transcripts").glob("*/label-suspects.json") if p.parent.name != corpus.digest[:16]
+        ).read_text()
+    )
     assert lme["suspects"] == [] and lme["checked"] > 0
 
 
@@ -279,32 +292,15 @@ def test_an_ad_hoc_corpus_renders_under_its_name(tmp_path: Path, corpus_small: P
 # -- in Chromium ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def served(suite):
-    handler = partial(_QuietHandler, directory=str(suite["site"]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 @pytest.mark.browser
-def test_in_chromium_front_page_to_leaderboard_to_a_suspect(served, suite):
+def test_in_chromium_front_page_to_leaderboard_to_a_suspect(serve, suite):
     """Front page: both benchmarks with leader, run count and LoCoMo's non-commercial note; a benchmark's
     leaderboard shows its own runs only; the suspects page leads to the drill-down, where the mark opens
     with a tap. No console error, no failed request."""
+    served = serve(suite["site"])
     with chromium() as browser:
         page = browser.new_page()
-        problems: list[str] = []
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-        page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+        problems = problems_on(page)
         page.goto(served + "index.html")
         rows = page.locator("table.benchmarks tbody tr")
         assert rows.count() == 2

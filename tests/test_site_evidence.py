@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_site import parse
+from helpers.html import parse
 
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_site import SITE_CORPUS, make_store, parse
+from helpers.html import parse
+from helpers.stores import SITE_CORPUS, make_store
 
 from evals.site import _pages as pages
 from evals.site._build import build
@@ -36,7 +37,9 @@ def nav_links(page: Path) -> list[tuple[str, str]]:
 def test_every_page_class_is_published_by_a_registered_publisher():
     """Each page model in _pages.py is declared by exactly one registered publisher."""
     declared = [cls for publisher in PUBLISHERS for cls in publisher.pages]
-    documented = {cls for cls in vars(pages).values() if isinstance(cls, type) and issubclass(cls, pages.Page) and cls is not pages.Page}
+    documented = {
+        cls for cls in vars(pages).values() if isinstance(cls, type) and issubclass(cls, pages.Page) and cls is not pages.Page
+    }
     assert sorted(c.__name__ for c in declared) == sorted(c.__name__ for c in documented)
 
 
@@ -73,7 +76,12 @@ def test_the_active_page_is_marked_in_the_navigation(tmp_path: Path):
     store = make_store(tmp_path / "results.duckdb", SITE_CORPUS)
     build(store, tmp_path / "site")
     site = tmp_path / "site"
-    for page, label in (("index.html", "Leaderboard"), ("history/index.html", "History"), ("compare.html", "Compare"), ("about.html", "Methodology")):
+    for page, label in (
+        ("index.html", "Leaderboard"),
+        ("history/index.html", "History"),
+        ("compare.html", "Compare"),
+        ("about.html", "Methodology"),
+    ):
         current = [a.text() for a in parse(site / page).find("nav").find_all("a") if a.attrs.get("aria-current") == "page"]
         assert current == [label], page
     run_page = next((site / "runs").glob("*.html"))

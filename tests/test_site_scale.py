@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -18,7 +17,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_site import CHROMIUM, CHROMIUM_ARGS, follow, parse, provenance
+from helpers.browser import chromium
+from helpers.html import follow, parse
+from helpers.stores import at, provenance
 
 from evals.judge.scoring import Evaluation, score_run
 from evals.model.tokens import TokenCounter
@@ -61,9 +62,8 @@ def write_corpus(directory: Path) -> Path:
 
 def append(store_path: Path, evaluation: Evaluation, minute: int, commit: str = "c" * 40) -> str:
     start = datetime(2025, 3, 1, 12, 0, tzinfo=UTC) + timedelta(minutes=minute)
-    stamped = Evaluation(evaluation.corpus, evaluation.run.model_copy(update={"started_at": start}), evaluation.scores, evaluation.answers)
     with Store.open(store_path) as store:
-        return store.append(stamped, provenance(commit))
+        return store.append(at(evaluation, start), provenance(commit))
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +78,6 @@ def store(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     for n, (strategy, k) in enumerate((("recency", 2), ("bm25", 3), ("full_history", 5))):
         append(path, evaluate(RunConfig(strategy=strategy, corpus=corpus, k=k)), n)
     return path
-
-
-@pytest.fixture(scope="module")
-def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("pooled_site") / "site"
-    build_site(store, out)
-    return out
 
 
 def runs(store_path: Path) -> dict[str, str]:
@@ -193,7 +186,11 @@ def _keys(*conversations: str) -> list[tuple[str, list[tuple[int, int]]]]:
 def test_layout_finds_runs_of_turns_that_always_occur_together():
     """"ab" recurs in both conversations, so it is a passage; everything else is shown inline."""
     layout = corpus_layout("d" * 64, _keys("xaby", "zabw"))
-    assert [(s.start, s.end, s.passage is not None) for s in layout.conversations["c0"].segments] == [(0, 1, False), (1, 3, True), (3, 4, False)]
+    assert [(s.start, s.end, s.passage is not None) for s in layout.conversations["c0"].segments] == [
+        (0, 1, False),
+        (1, 3, True),
+        (3, 4, False),
+    ]
     (passage,) = layout.passages.values()
     assert passage.turns == 2 and passage.uses == [("c0", 1), ("c1", 1)]
 
@@ -383,25 +380,16 @@ def test_ranks_past_k_that_the_run_measured_are_listed_as_turns(site: Path, stor
 @pytest.mark.browser
 def test_browser_without_javascript_reaches_the_answer_turn(site: Path, store: Path):
     """With JavaScript off, Chromium follows run page -> miss -> the turn where the answer was, which is shown."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
     run_id = runs(store)["recency"]
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_context(java_script_enabled=False).new_page()
-            page.goto((site / "runs" / f"{run_id}.html").as_uri())
-            page.locator("#misses ~ .table-wrap a").first.click()
-            page.wait_for_url("**/conv*.html#tp-*")
-            section = page.locator("section.point:target")
-            assert section.locator(".badge.miss").first.is_visible()
-            assert section.locator("ol.records li").count() == 2
-            section.locator("ul.evidence a").first.click()
-            page.wait_for_url("**/transcripts/**#t-*")
-            turn = page.locator("li:target")
-            assert turn.is_visible() and any(code in turn.inner_text() for code in CODES)
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_context(java_script_enabled=False).new_page()
+        page.goto((site / "runs" / f"{run_id}.html").as_uri())
+        page.locator("#misses ~ .table-wrap a").first.click()
+        page.wait_for_url("**/conv*.html#tp-*")
+        section = page.locator("section.point:target")
+        assert section.locator(".badge.miss").first.is_visible()
+        assert section.locator("ol.records li").count() == 2
+        section.locator("ul.evidence a").first.click()
+        page.wait_for_url("**/transcripts/**#t-*")
+        turn = page.locator("li:target")
+        assert turn.is_visible() and any(code in turn.inner_text() for code in CODES)

@@ -10,13 +10,10 @@ dates, and JavaScript-only instructions shown without JavaScript.
 
 from __future__ import annotations
 
-import threading
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_site import _QuietHandler, chromium, parse
+from helpers.html import parse
 
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
@@ -43,24 +40,9 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """One headless Debian Chromium for the module (each test opens its own context)."""
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def served(starter: tuple[Path, dict[str, str]]):
-    """The starter site over HTTP on 127.0.0.1; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(starter[0])))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def served(serve, starter: tuple[Path, dict[str, str]]) -> str:
+    """The starter site's base URL over HTTP on 127.0.0.1."""
+    return serve(starter[0])
 
 
 def _open(browser, url: str, shot: Path, javascript: bool = True):
@@ -109,7 +91,9 @@ def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path
         lines = page.evaluate(
             """() => [...document.querySelectorAll('table tbody tr')].map(tr => {
                 const cells = [...tr.cells].filter(td => /^\\d{4}-\\d{2}-\\d{2}$/.test(td.textContent.trim()));
-                return cells.map(td => { const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length; });
+                return cells.map(td => {
+                    const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length;
+                });
             }).flat()"""
         )
         assert lines and set(lines) == {1}, name
@@ -158,7 +142,9 @@ def test_ceilings_are_set_apart_from_the_memories(starter: tuple[Path, dict[str,
     memories, ceilings = table.find_all("tbody")
     strategies = [tr.find_all("td")[0].find("a").text() for tr in ceilings.find_all("tr") if tr.find_all("td")]
     assert strategies == ["full_history", "summary_buffer"]
-    assert all(tr.find("details", "ceiling").find("span", "tip-text").text() for tr in ceilings.find_all("tr") if tr.find_all("td"))
+    assert all(
+        tr.find("details", "ceiling").find("span", "tip-text").text() for tr in ceilings.find_all("tr") if tr.find_all("td")
+    )
     assert not memories.find_all("details", "ceiling")
 
 
@@ -170,7 +156,9 @@ def test_cost_chart_labels_do_not_overlap(served: str, browser, tmp_path: Path):
     clashes = page.evaluate(
         """() => {
         const svg = document.querySelector('div.board-chart svg');
-        const box = el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom, el.textContent || 'bar']; };
+        const box = el => {
+            const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom, el.textContent || 'bar'];
+        };
         const labels = [...svg.querySelectorAll('.mark text')].map(box);
         const bars = [...svg.querySelectorAll('.mark .whisker')].map(box);
         const meet = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
@@ -244,7 +232,9 @@ def test_lines_beyond_the_colours_change_stroke():
 def test_counts_are_whole_numbers(starter: tuple[Path, dict[str, str]]):
     """The run page prints the largest records and tokens held as integers (120, not 120.000)."""
     page = parse(starter[0] / "runs" / f"{starter[1]['bm25']}.html")
-    rows = {tr.find("th").text(): tr.find_all("td")[0].text() for tr in page.find_all("tr") if tr.find_all("th") and tr.find_all("td")}
+    rows = {
+        tr.find("th").text(): tr.find_all("td")[0].text() for tr in page.find_all("tr") if tr.find_all("th") and tr.find_all("td")
+    }
     assert rows["records held (max)"] == "120" and rows["tokens held (max)"].replace(",", "").isdigit()
 
 
@@ -260,7 +250,9 @@ def test_run_without_cutoffs_says_why(tmp_path: Path):
     provenance = Provenance(commit="e" * 40, dirty=False, package_version="0", mneme_version="0", python_version="3")
     with Store.open(tmp_path / "results.duckdb") as store:
         old = store.append(evaluate(RunConfig(strategy="recency", corpus=ROOT / "corpus", cutoffs=())), provenance)
-        plain = store.append(evaluate(RunConfig(strategy="recency", corpus=ROOT / "tests" / "fixtures" / "site_corpus")), provenance)
+        plain = store.append(
+            evaluate(RunConfig(strategy="recency", corpus=ROOT / "tests" / "fixtures" / "site_corpus")), provenance
+        )
     build_site(tmp_path / "results.duckdb", tmp_path / "site")
 
     def said(run_id: str) -> str:
@@ -275,9 +267,11 @@ def test_headings_keep_digests_and_paths_as_written(served: str, browser, tmp_pa
     """In an upper-cased heading, a code span (a prompt's file name or digest) keeps its case."""
     page = _open(browser, served + "about.html", tmp_path / "about.png")
     transforms = page.evaluate(
-        """() => { const h = document.createElement('h4'); h.innerHTML = 'prompt <code>answer.txt</code> <small>digest <code>ab12</code></small>';
+        """() => { const h = document.createElement('h4');
+        h.innerHTML = 'prompt <code>answer.txt</code> <small>digest <code>ab12</code></small>';
         document.querySelector('main').appendChild(h);
-        return [getComputedStyle(h).textTransform, ...[...h.querySelectorAll('code, small')].map(c => getComputedStyle(c).textTransform)]; }"""
+        return [getComputedStyle(h).textTransform,
+                ...[...h.querySelectorAll('code, small')].map(c => getComputedStyle(c).textTransform)]; }"""
     )
     assert transforms == ["uppercase", "none", "none", "none"]
 
@@ -287,5 +281,5 @@ def test_history_chart_commit_labels_do_not_overlap(runs: int):
     """However many runs a history has, its x labels (short commits) are at least a label's width apart, the newest labelled."""
     points = [SeriesPoint(0.5, 0.4, 0.6, f"{i:07x}", "", "", False) for i in range(runs)]
     ticks = series_chart(points, title="t", y_label="recall@k", recall=True).x_ticks
-    gaps = [b.pos - a.pos for a, b in zip(ticks, ticks[1:])]
+    gaps = [b.pos - a.pos for a, b in zip(ticks, ticks[1:], strict=False)]
     assert ticks[-1].label == f"{runs - 1:07x}" and all(gap >= 6.4 * 7 + 2 for gap in gaps)

@@ -104,7 +104,9 @@ def test_short_commit_and_settings_text():
     """Full hashes shorten to 7 characters; placeholders stay; settings omit the name, in key order."""
     assert short_commit("0123456789abcdef0123456789abcdef01234567") == "0123456"
     assert short_commit("no-git") == "no-git"
-    assert settings_text({"name": "mneme", "embedder": "HashEmbedder", "dimensions": 16}) == "dimensions=16, embedder=HashEmbedder"
+    assert (
+        settings_text({"name": "mneme", "embedder": "HashEmbedder", "dimensions": 16}) == "dimensions=16, embedder=HashEmbedder"
+    )
 
 
 # -- charts --------------------------------------------------------------------------------------
@@ -246,7 +248,7 @@ def test_pages_workflow_is_valid_yaml_with_the_pages_actions():
 
 
 def test_pages_workflow_runs_the_registered_strategies_and_restores_the_store():
-    """The workflow runs the suite (evals.toml: every registered strategy, from the registry), and restores and upgrades the published store first."""
+    """The workflow restores and upgrades the published store, then runs the suite (evals.toml: every registered strategy)."""
     text = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
     assert 'evals run-suite --suite "$SUITE"' in text and "'evals.toml'" in text
     assert "data/results.duckdb" in text and "evals migrate" in text

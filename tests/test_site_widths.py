@@ -17,16 +17,13 @@ A full-page screenshot of each page at each width is saved under the test's tmp 
 
 from __future__ import annotations
 
-import threading
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_site import _QuietHandler, chromium
+from helpers.html import parse
+from helpers.stores import provenance
 
 from evals.benchmarks.importers import import_corpus
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store
@@ -39,10 +36,6 @@ WIDTHS = (390, 1280)
 BOARDS = ("leaderboard-corpus.html", "leaderboard-locomo.html")  # the two benchmarks' leaderboards
 
 
-def _provenance(commit: str, dirty: bool = False) -> Provenance:
-    return Provenance(commit=commit, dirty=dirty, package_version="0", mneme_version="0", python_version="3")
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """(site, name -> path of one page of each kind, relative to the site)."""
@@ -52,11 +45,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     runs: dict[str, str] = {}
     with Store.open(root / "results.duckdb") as store:
         for strategy in ON_LOCOMO:  # an older commit first, so history and compare have two
-            store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), _provenance("a" * 40))
+            store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("a" * 40))
         for strategy in ON_LOCOMO:
-            runs[f"locomo-{strategy}"] = store.append(evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), _provenance("b" * 40, dirty=True))
+            runs[f"locomo-{strategy}"] = store.append(
+                evaluate(RunConfig(strategy=strategy, corpus=locomo, k=2)), provenance("b" * 40, dirty=True)
+            )
         for strategy in STARTER:
-            runs[strategy] = store.append(evaluate(RunConfig(strategy=strategy, corpus=ROOT / "corpus")), _provenance("c" * 40))
+            runs[strategy] = store.append(evaluate(RunConfig(strategy=strategy, corpus=ROOT / "corpus")), provenance("c" * 40))
     site = root / "site"
     build_site(root / "results.duckdb", site)
     bm25 = runs["locomo-bm25"]
@@ -81,22 +76,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def served(built: tuple[Path, dict[str, str]]):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(built[0])))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def served(serve, built: tuple[Path, dict[str, str]]) -> str:
+    """The built site's base URL over HTTP on 127.0.0.1."""
+    return serve(built[0])
 
 
 def _page(browser, width: int):
@@ -113,7 +95,8 @@ PANS = "() => ({scroll: document.documentElement.scrollWidth, inner: innerWidth}
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize(
     "kind",
-    ["index", "board-starter", "board-locomo", "suspects-locomo", "run-starter-bm25", "run-locomo-mneme", "run-locomo-full_history", "drilldown-starter", "drilldown-locomo",
+    ["index", "board-starter", "board-locomo", "suspects-locomo", "run-starter-bm25", "run-locomo-mneme",
+     "run-locomo-full_history", "drilldown-starter", "drilldown-locomo",
      "history-index", "history-mneme", "compare", "about", "transcript"],
 )  # fmt: skip
 def test_no_page_pans_as_a_whole(served: str, built, browser, tmp_path: Path, kind: str, width: int):
@@ -133,7 +116,8 @@ HEADLINE = """() => [...document.querySelectorAll('table.leaderboard')].map(tabl
     const cell = table.querySelector('tbody tr td.headline');
     const box = cell.getBoundingClientRect();
     const ci = cell.querySelector('.ci').getBoundingClientRect();
-    return {left: box.left, right: box.right, top: box.top, ciRight: ci.right, ciLeft: ci.left, text: cell.innerText, inner: innerWidth};
+    return {left: box.left, right: box.right, top: box.top,
+            ciRight: ci.right, ciLeft: ci.left, text: cell.innerText, inner: innerWidth};
 })"""
 
 
@@ -156,7 +140,7 @@ def test_headline_and_interval_are_on_screen(served: str, browser, tmp_path: Pat
 
 @pytest.mark.browser
 def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path: Path):
-    """At 1280 px every board (LoCoMo's, with the most columns, and a dirty commit) fits its wrapper: the date column is not cut."""
+    """At 1280 px every board (LoCoMo's has the most columns and a dirty commit) fits its wrapper: the date column is not cut."""
     page = _page(browser, 1280)
     boards = []
     for board in BOARDS:
@@ -167,7 +151,8 @@ def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path
             const heads = [...table.tHead.rows[0].cells];
             const dates = [...table.querySelectorAll('tbody td:last-child')].map(td => td.getBoundingClientRect().right);
             return {scrolls: table.parentNode.scrollWidth > table.parentNode.clientWidth, right: wrap.right,
-                    last: heads[heads.length - 1].textContent.trim(), dates: dates, dirty: table.querySelectorAll('abbr.dirty').length,
+                    last: heads[heads.length - 1].textContent.trim(), dates: dates,
+                    dirty: table.querySelectorAll('abbr.dirty').length,
                     clipped: heads.filter(th => th.scrollWidth > th.clientWidth).map(th => th.textContent.trim())};
         })"""
         )
@@ -181,7 +166,7 @@ def test_the_locomo_board_fits_its_box_at_1280_px(served: str, browser, tmp_path
 
 @pytest.mark.browser
 def test_a_phone_shows_the_leaderboard_as_cards(served: str, browser, tmp_path: Path):
-    """At 390 px each row is a card: the strategy and its headline figure side by side on its first line, every other value labelled."""
+    """At 390 px each row is a card: strategy and headline figure side by side on its first line, every other value labelled."""
     page = _page(browser, 390)
     page.goto(served + "leaderboard-locomo.html")
     card = page.locator("table.leaderboard tbody tr").first
@@ -190,7 +175,10 @@ def test_a_phone_shows_the_leaderboard_as_cards(served: str, browser, tmp_path: 
     headline = card.locator("td.headline").bounding_box()
     assert headline["y"] < strategy["y"] + strategy["height"] and strategy["y"] < headline["y"] + headline["height"]  # one line
     assert headline["x"] > strategy["x"] + strategy["width"] - 1
-    assert page.evaluate("() => getComputedStyle(document.querySelector('table.leaderboard tbody td.model'), '::before').content") == '"model"'
+    assert (
+        page.evaluate("() => getComputedStyle(document.querySelector('table.leaderboard tbody td.model'), '::before').content")
+        == '"model"'
+    )
 
 
 @pytest.mark.browser
@@ -213,7 +201,7 @@ def test_the_hash_embedder_caveat_opens_with_a_tap(served: str, built, browser, 
 
 @pytest.mark.browser
 def test_ceiling_and_dirty_explanations_open_with_a_tap(served: str, browser, tmp_path: Path):
-    """The ceiling badge opens its reason on a tap; "+dirty" (an abbreviation whose title was hover-only) shows its title on a tap."""
+    """A tap opens the ceiling badge's reason, and the title of "+dirty" (an abbreviation whose title was hover-only)."""
     page = _page(browser, 390)
     page.goto(served + "leaderboard-locomo.html")  # its runs were made at a dirty commit
     ceiling = page.locator("details.caveat.ceiling").first
@@ -288,9 +276,21 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
 
     from evals.views.tables import caveats
 
-    def run(strategy: str, source: str | None = "built-in", rule: str | None = "prefix", model: str = "none", usage: dict | None = None, **config: str):
+    def run(
+        strategy: str,
+        source: str | None = "built-in",
+        rule: str | None = "prefix",
+        model: str = "none",
+        usage: dict | None = None,
+        **config: str,
+    ):
         return SimpleNamespace(
-            strategy=strategy, strategy_source=source, cutoff_rule=rule, model=model, strategy_config={"name": strategy, **config}, llm_usage=usage
+            strategy=strategy,
+            strategy_source=source,
+            cutoff_rule=rule,
+            model=model,
+            strategy_config={"name": strategy, **config},
+            llm_usage=usage,
         )
 
     def kinds(summary) -> list[str]:
@@ -311,7 +311,6 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
 def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):
     """On the LoCoMo board, every cutoff table sets full_history and summary_buffer apart, badged; the cost chart
     draws them as squares labelled "(ceiling)"; full_history's run page and cutoff chart say it is one."""
-    from test_site import parse
 
     site, pages = built
     index = parse(site / "leaderboard-locomo.html")
@@ -336,7 +335,6 @@ def test_ceilings_are_marked_in_cutoff_tables_and_on_the_chart(built):
 def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
     """Leaderboard row and chart label, run page, history index and page, compare section: each marks mneme (hash-16);
     bm25 nowhere. The drill-down's page model carries it (RunHeader.caveats) for its header."""
-    from test_site import parse
 
     from evals.site._views import run_header
     from evals.store import Store
@@ -348,8 +346,11 @@ def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
         assert marked and all(d.find("summary").text().startswith("hash embedder: no semantics") for d in marked), kind
     for board in BOARDS:
         rows = parse(site / board).find("table", "leaderboard").find_all("tr")
-        assert [tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")] == ["mneme"]
-        assert "mneme (hash)" in [t.text() for t in parse(site / board).find("div", "board-chart").find_all("text")]  # the one mneme on each board
+        assert [
+            tr.find("td").find("a").text() for tr in rows if tr.find_all("td") and tr.find_all("details", "hash_embedder")
+        ] == ["mneme"]
+        labels = [t.text() for t in parse(site / board).find("div", "board-chart").find_all("text")]
+        assert "mneme (hash)" in labels  # the one mneme on each board
     assert not parse(site / pages["run-starter-bm25"]).find_all("details", "hash_embedder")
     with Store.open(site.parent / "results.duckdb", read_only=True) as store:
         summaries = store.runs()

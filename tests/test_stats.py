@@ -8,17 +8,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers.stores import CLEAN
 
 from evals.judge.metrics import MetricValue, ScoredRun, mrr, strict_recall
 from evals.judge.scoring import Match, match
 from evals.judge.stats import holm, mcnemar_exact, wilson_interval
-from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.store import MIGRATIONS, Store
 from evals.store._schema import current_version
 from evals.views.exchange import export_document, read_export
 
-CLEAN = Provenance(commit="c0ffee" * 6 + "abcd", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 
 
@@ -200,7 +199,9 @@ def test_new_run_stores_strict_hits_ranks_and_mrr(store_path, corpus_small):
     assert (summary.cache_hits, summary.cache_misses) == (3, 4)
     assert stored.scores.points == evaluation.scores.points
     con = duckdb.connect(str(store_path), read_only=True)
-    ranks = con.execute('SELECT "rank" FROM test_points WHERE run_id = ? ORDER BY conversation_id, turn_index', [run_id]).fetchall()
+    ranks = con.execute(
+        'SELECT "rank" FROM test_points WHERE run_id = ? ORDER BY conversation_id, turn_index', [run_id]
+    ).fetchall()
     con.close()
     assert [r[0] for r in ranks] == [p.rank for conv in evaluation.scores.points for p in conv]
 

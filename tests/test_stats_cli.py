@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from helpers.cli import run_id_of
+from helpers.html import markdown_rows
 
 from evals.cli import cli
 from evals.judge.stats import wilson_interval
@@ -24,15 +26,6 @@ def evals(store_path):
         return result
 
     return invoke
-
-
-def run_id_of(output: str) -> str:
-    return output.split("run ", 1)[1].split(":", 1)[0]
-
-
-def markdown_rows(text: str) -> list[list[str]]:
-    """The cells of every Markdown table row, header and separator included."""
-    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
 
 
 def test_compare_prints_mcnemar_p_worked_by_hand(evals, corpus_small):

@@ -14,18 +14,20 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers.stores import CLEAN
 
 from evals.analysis.compare import compare_runs
 from evals.judge.stats import wilson_interval
 from evals.model.corpus import Conversation
 from evals.model.provenance import NO_GIT, Provenance, git_revision
+from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
-from evals.store import MIGRATIONS, Store, StoreError, reuse_key
+from evals.run.workflow import planned_reuse_key
+from evals.store import MIGRATIONS, Store, StoreError
 from evals.store._records import TurnLookup, encode_records
 from evals.views.exchange import export_document, read_export
 from evals.views.report import legacy_json, stored_legacy_json
 
-CLEAN = Provenance(commit="c0ffee" * 6 + "abcd", dirty=False, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
 STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme")
 
 
@@ -88,13 +90,18 @@ def test_read_only_open_of_older_schema_is_refused_untouched(store_path, evaluat
     assert fingerprint(store_path) == before
 
 
-def test_newer_schema_is_refused_untouched(store_path):
-    """A store written by a newer evals is refused with a clear error and not modified."""
+def altered(store_path: Path, sql: str) -> None:
+    """A new empty store at ``store_path``, then ``sql`` run on its file directly, as another program could."""
     with Store.open(store_path):
         pass
     con = duckdb.connect(str(store_path))
-    con.execute("INSERT INTO evals_schema VALUES (99, 'from_the_future', now())")
+    con.execute(sql)
     con.close()
+
+
+def test_newer_schema_is_refused_untouched(store_path):
+    """A store written by a newer evals is refused with a clear error and not modified."""
+    altered(store_path, "INSERT INTO evals_schema VALUES (99, 'from_the_future', now())")
     before = fingerprint(store_path)
     for read_only in (False, True):
         with pytest.raises(StoreError, match="schema version 99, newer than this evals"):
@@ -104,11 +111,7 @@ def test_newer_schema_is_refused_untouched(store_path):
 
 def test_unknown_migration_history_is_refused_untouched(store_path):
     """A store whose applied migrations have other names (a foreign or pre-release schema) is refused."""
-    with Store.open(store_path):
-        pass
-    con = duckdb.connect(str(store_path))
-    con.execute("UPDATE evals_schema SET name = 'initial' WHERE version = 1")
-    con.close()
+    altered(store_path, "UPDATE evals_schema SET name = 'initial' WHERE version = 1")
     before = fingerprint(store_path)
     with pytest.raises(StoreError, match="migration 1 'initial', which this evals does not know"):
         Store.open(store_path)
@@ -374,44 +377,35 @@ def test_every_read_path_carries_the_cutoffs_and_their_rule(store_path, evaluate
 # -- cache --------------------------------------------------------------------------------------
 
 
-def _key(evaluation, provenance):
-    run = evaluation.run
-    return reuse_key(
-        provenance,
-        corpus_digest=run.corpus_digest,
-        strategy_config=run.strategy,
-        model=run.model,
-        k=run.k,
-        seed=run.seed,
-        tokenizer=evaluation.scores.tokenizer,
-        cutoffs=run.cutoffs,
-    )
+def _key(config: RunConfig, provenance: Provenance) -> str | None:
+    """The key run-or-reuse looks a run of ``config`` up by, made before running it (evals.run.workflow)."""
+    return planned_reuse_key(config, provenance, TokenCounter().tokenizer)
 
 
-def test_clean_run_is_found_in_the_cache(store_path, evaluate_small):
+def test_clean_run_is_found_in_the_cache(store_path, corpus_small):
     """A run at a clean commit is found by its inputs' cache key."""
-    evaluation = evaluate_small("full_history")
-    run_id = append(store_path, evaluation)
+    config = RunConfig(strategy="full_history", corpus=corpus_small)
+    run_id = append(store_path, evaluate(config))
     with Store.open(store_path, read_only=True) as store:
-        assert store.find_reusable(_key(evaluation, CLEAN)) == run_id
+        assert store.find_reusable(_key(config, CLEAN)) == run_id
 
 
-def test_dirty_run_is_never_cached(store_path, evaluate_small):
+def test_dirty_run_is_never_cached(store_path, corpus_small):
     """A run from a dirty tree is stored without a cache key, so it is never reused."""
-    evaluation = evaluate_small("full_history")
-    append(store_path, evaluation, replace(CLEAN, dirty=True))
-    assert _key(evaluation, replace(CLEAN, dirty=True)) is None
+    config = RunConfig(strategy="full_history", corpus=corpus_small)
+    append(store_path, evaluate(config), replace(CLEAN, dirty=True))
+    assert _key(config, replace(CLEAN, dirty=True)) is None
     with Store.open(store_path, read_only=True) as store:
-        assert store.find_reusable(_key(evaluation, CLEAN)) is None
+        assert store.find_reusable(_key(config, CLEAN)) is None
 
 
-def test_cache_key_changes_with_each_input(evaluate_small):
+def test_cache_key_changes_with_each_input(corpus_small):
     """Commit, seed, package version and library version each change the cache key."""
-    evaluation = evaluate_small("no_memory")
-    base = _key(evaluation, CLEAN)
+    config = RunConfig(strategy="no_memory", corpus=corpus_small)
+    base = _key(config, CLEAN)
     variants = [replace(CLEAN, commit="1" * 40), replace(CLEAN, package_version="0.2.0"), replace(CLEAN, mneme_version="1.1.0")]
-    assert len({base, *(_key(evaluation, v) for v in variants)}) == 4
-    assert _key(evaluate_small("no_memory", seed=7), CLEAN) != base
+    assert len({base, *(_key(config, v) for v in variants)}) == 4
+    assert _key(RunConfig(strategy="no_memory", corpus=corpus_small, seed=7), CLEAN) != base
 
 
 # -- provenance ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers.cli import run_id_of
 
 from evals.cli import cli
 from evals.judge.stats import wilson_interval
@@ -35,11 +36,6 @@ def evals(store_path):
     return invoke
 
 
-def run_id_of(output: str) -> str:
-    """The run id from `run <id>: ...` or `cached: run <id>: ...`."""
-    return output.split("run ", 1)[1].split(":", 1)[0]
-
-
 def store_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
@@ -56,7 +52,7 @@ def test_run_line_leads_with_the_leaderboards_headline_on_a_corpus_with_evidence
 
 
 def test_run_appends_and_prints_the_run_id(evals, store_path, corpus_small):
-    """evals run appends one run and prints `run <id>: <strategy> recall@k <recall> [<95% CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
+    """evals run appends a run and prints `run <id>: <strategy> recall@k <r> [<CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
     result = evals("run", "--runner", "full_history", "--corpus", str(corpus_small))
     assert result.exit_code == 0
     run_id = run_id_of(result.output)
@@ -171,7 +167,23 @@ def test_runs_lists_newest_first_with_filters(evals, corpus_small):
 def test_empty_store_lists_nothing(evals, store_path):
     """On a store with no runs, `evals runs` and `evals leaderboard` print just their headers."""
     Store.open(store_path).close()
-    assert evals("runs").output.split() == ["run", "date", "commit", "strategy", "model", "k", "corpus", "headline", "hits", "tokens", "/", "test", "point", "emb", "new/cached"]
+    assert evals("runs").output.split() == [
+        "run",
+        "date",
+        "commit",
+        "strategy",
+        "model",
+        "k",
+        "corpus",
+        "headline",
+        "hits",
+        "tokens",
+        "/",
+        "test",
+        "point",
+        "emb",
+        "new/cached",
+    ]
     assert json.loads(evals("leaderboard", "--format", "json").output) == []
 
 
@@ -305,7 +317,10 @@ def test_build_site_refuses_an_older_store_untouched(store_path, corpus_small, t
     before = store_bytes(store_path)
     result = CliRunner().invoke(cli, ["build-site", "--store", str(store_path), "--out", str(tmp_path / "site")])
     assert result.exit_code == 1
-    assert f"has schema version 1; this evals needs {MIGRATIONS[-1].version}. Upgrade it with: evals migrate --store " in result.output
+    assert (
+        f"has schema version 1; this evals needs {MIGRATIONS[-1].version}. Upgrade it with: evals migrate --store "
+        in result.output
+    )
     assert store_bytes(store_path) == before
 
 
@@ -371,7 +386,9 @@ def test_default_store_is_results_dir_created_if_missing(corpus_small, tmp_path)
 def test_evals_store_variable_names_the_store(corpus_small, tmp_path):
     """EVALS_STORE sets the store when --store is not given."""
     path = tmp_path / "elsewhere.duckdb"
-    proc = python_m_evals("run", "--runner", "no_memory", "--corpus", str(corpus_small), cwd=tmp_path, env={"EVALS_STORE": str(path)})
+    proc = python_m_evals(
+        "run", "--runner", "no_memory", "--corpus", str(corpus_small), cwd=tmp_path, env={"EVALS_STORE": str(path)}
+    )
     assert proc.returncode == 0, proc.stderr
     assert path.is_file() and not (tmp_path / "results").exists()
 

@@ -42,7 +42,8 @@ convs = [
         id=f"killed_{c:04d}",
         description="written by a writer that is killed",
         turns=[{"role": "user", "content": f"conversation {c} turn {t} never lands"} for t in range(turns - 1)]
-        + [{"role": "user", "content": "q?", "test_at": {"question": "q", "expected_fact": "f", "expected_keywords": ["turn 1 "]}}],
+        + [{"role": "user", "content": "q?",
+            "test_at": {"question": "q", "expected_fact": "f", "expected_keywords": ["turn 1 "]}}],
     )
     for c in range(conversations)
 ]
@@ -155,7 +156,11 @@ def test_concurrent_runs_both_land(store_path, corpus_small):
 
 def locked_out(path: Path) -> bool:
     """Whether another process is refused the store at ``path`` at once (this one holds DuckDB's lock)."""
-    probe = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", str(path)], capture_output=True, text=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert probe.returncode == 0 or "lock" in probe.stderr.lower(), probe.stderr
     return probe.returncode != 0
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from helpers.cli import evals_output as evals
 
 from evals.cli import cli
 from evals.model.provenance import SCRATCH_PREFIX
@@ -39,12 +40,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "store_rows"
 CORPUS = FIXTURES / "corpus"
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions_corpus"
 MAIN_SCHEMA = 11  # the schema of the fixture store (made by b5894c7, the last commit before turn rows)
-
-
-def evals(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 @pytest.fixture

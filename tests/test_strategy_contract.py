@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.plugins import dist_info
 
 from evals.cli import cli
 from evals.run.evaluate import RunConfig, evaluate
@@ -20,7 +21,7 @@ EXAMPLE = ROOT / "examples" / "keyword-overlap"
 BUILT_INS = ["bm25", "full_history", "mneme", "no_memory", "random_k", "recency", "summary_buffer"]
 
 
-# -- deliberately broken strategies, each breaking one promise -------------------------------------
+# -- deliberately broken strategies, each breaking one promise (each class is its own factory) ------
 
 
 class _Base:
@@ -77,34 +78,6 @@ class Random(_Base):
 class BadContext(_Base):
     def context_for(self, query, k):
         return "\n".join(self.turns)
-
-
-def ignores_k():
-    return IgnoresK()
-
-
-def never_forgets():
-    return NeverForgets()
-
-
-def returns_numbers():
-    return ReturnsNumbers()
-
-
-def names_future_turns():
-    return NamesFutureTurns()
-
-
-def no_turn_keyword():
-    return NoTurnKeyword()
-
-
-def random_records():
-    return Random()
-
-
-def bad_context():
-    return BadContext()
 
 
 unserialisable = StrategySpec(
@@ -177,9 +150,12 @@ def test_a_record_naming_its_turn_is_matched_by_that_turn(tmp_path):
     turns = [
         {"role": "user", "content": "I adopted a cat called Biscuit."},
         {"role": "assistant", "content": "Nice."},
-        {"role": "user", "content": "What is my cat called?", "test_at": {"question": "What is my cat called?", "expected_fact": "Biscuit", "expected_keywords": ["biscuit"], "evidence_turns": [0]}},
+        {"role": "user", "content": "What is my cat called?", "test_at": {"question": "What is my cat called?",
+         "expected_fact": "Biscuit", "expected_keywords": ["biscuit"], "evidence_turns": [0]}},
     ]  # fmt: skip
-    (corpus / "rewrites.json").write_text(json.dumps({"schema_version": "1", "id": "rewrites", "description": "d", "turns": turns}))
+    (corpus / "rewrites.json").write_text(
+        json.dumps({"schema_version": "1", "id": "rewrites", "description": "d", "turns": turns})
+    )
     run = evaluate(RunConfig(strategy="test_strategy_contract:rewriting", corpus=corpus)).run
     point = run.conversations[0].test_points[0]
     assert point.retrieved_records == ["FACT: the user's cat is Biscuit"] and point.retrieved_turns == [0]
@@ -213,13 +189,13 @@ def test_every_built_in_keeps_the_contract(name):
 @pytest.mark.parametrize(
     ("factory", "check", "says"),
     [
-        ("ignores_k", "retrieve honours k", "returned 10 records; return at most k"),
-        ("never_forgets", "reset empties memory", "reset must forget everything"),
-        ("returns_numbers", "records are str or Record", "returned a int record"),
-        ("names_future_turns", "source turns are added turns", "names turn 99"),
-        ("no_turn_keyword", "members", "add() takes no `turn` keyword"),
-        ("random_records", "same inputs, same records", "seed any randomness"),
-        ("bad_context", "context_for gives chat messages", "must return a list of"),
+        ("IgnoresK", "retrieve honours k", "returned 10 records; return at most k"),
+        ("NeverForgets", "reset empties memory", "reset must forget everything"),
+        ("ReturnsNumbers", "records are str or Record", "returned a int record"),
+        ("NamesFutureTurns", "source turns are added turns", "names turn 99"),
+        ("NoTurnKeyword", "members", "add() takes no `turn` keyword"),
+        ("Random", "same inputs, same records", "seed any randomness"),
+        ("BadContext", "context_for gives chat messages", "must return a list of"),
         ("unserialisable", "configuration is JSON and stable", "not JSON-serialisable"),
     ],
 )
@@ -231,7 +207,7 @@ def test_a_broken_strategy_is_told_what_to_fix(factory, check, says):
 
 def test_check_strategy_command_exits_1_on_a_broken_strategy():
     """`evals check-strategy` prints each check and exits 1 when one fails."""
-    result = CliRunner().invoke(cli, ["check-strategy", "test_strategy_contract:never_forgets"])
+    result = CliRunner().invoke(cli, ["check-strategy", "test_strategy_contract:NeverForgets"])
     assert result.exit_code == 1 and "FAIL  reset empties memory" in result.output
 
 
@@ -248,10 +224,7 @@ def test_strategies_command_lists_options():
 @pytest.fixture
 def example_on_path(tmp_path: Path) -> dict[str, str]:
     """The example plug-in importable and registered: its source on the path with the metadata pip would write."""
-    info = tmp_path / "site" / "mneme_evals_keyword_overlap-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mneme-evals-keyword-overlap\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text('[mneme_evals.strategies]\nkeyword_overlap = keyword_overlap:make_memory\n')
+    dist_info(tmp_path / "site", "mneme-evals-keyword-overlap", "0.1.0", {"keyword_overlap": "keyword_overlap:make_memory"})
     return {"PYTHONPATH": f"{tmp_path / 'site'}:{EXAMPLE / 'src'}"}
 
 
@@ -265,11 +238,16 @@ def test_example_plugin_runs_end_to_end(example_on_path, tmp_path, corpus_small)
     checked = subprocess.run([*evals, "check-strategy", "keyword_overlap"], env=env, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout
     run = subprocess.run(
-        [*evals, "run", "--runner", "keyword_overlap", "--option", "min_shared=2", "--corpus", str(corpus_small), "--store", str(store)],
+        [*evals, "run", "--runner", "keyword_overlap", "--option", "min_shared=2",
+         "--corpus", str(corpus_small), "--store", str(store)],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    rows = json.loads(subprocess.run([*evals, "runs", "--format", "json", "--store", str(store)], env=env, capture_output=True, text=True, check=True).stdout)
+    rows = json.loads(
+        subprocess.run(
+            [*evals, "runs", "--format", "json", "--store", str(store)], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert rows[0]["strategy_config"] == {"name": "keyword_overlap", "min_shared": 2}
     assert rows[0]["strategy_source"] == "mneme-evals-keyword-overlap 0.1.0"
     site = tmp_path / "built"

@@ -276,7 +276,9 @@ def test_a_file_changed_after_the_check_is_refused(tmp_path, monkeypatch):
     path.write_text(path.read_text().replace("Earlier", "Later", 1) + " ")
     with pytest.raises(CorpusError) as info:
         list(corpus.conversations)
-    assert str(info.value) == f"invalid corpus: {path}: changed since the corpus was checked; run again on a corpus that stays put"
+    assert (
+        str(info.value) == f"invalid corpus: {path}: changed since the corpus was checked; run again on a corpus that stays put"
+    )
 
 
 @pytest.mark.parametrize("strategy", ["full_history", "summary_buffer", "bm25"])
@@ -294,7 +296,8 @@ def test_a_run_read_as_walked_stores_what_a_held_run_stores(tmp_path, monkeypatc
         monkeypatch.setattr(corpus_module, "HELD_BYTES", 64 * 1024**2 if held else 0)
         store, output = tmp_path / f"s{held}.duckdb", tmp_path / f"o{held}.json"
         result = CliRunner().invoke(
-            cli, ["run", "--runner", strategy, "--corpus", str(folder), "--store", str(store), "--output", str(output), "--no-cache"]
+            cli,
+            ["run", "--runner", strategy, "--corpus", str(folder), "--store", str(store), "--output", str(output), "--no-cache"],
         )
         assert result.exit_code == 0, result.output
         with Store.open(store, read_only=True) as opened:
@@ -441,10 +444,15 @@ def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
     from evals.model.tokens import TokenCounter
     from evals.store import MIGRATIONS, Store
 
-    turns = [{"role": "user", "content": "hello"}, {"role": "user", "content": "q", "test_at": {"question": "q", "expected_fact": "x"}}]
+    turns = [
+        {"role": "user", "content": "hello"},
+        {"role": "user", "content": "q", "test_at": {"question": "q", "expected_fact": "x"}},
+    ]
     conversations = [Conversation(id="c", description="d", turns=turns)]
     corpus = Corpus(directory=tmp_path, conversations=conversations, digest=corpus_digest(conversations))
-    point = TestPointResult(turn_index=1, question="q", expected_fact="x", expected_keywords=[], retrieved_records=["\x00summary 1", "\x00odd"])
+    point = TestPointResult(
+        turn_index=1, question="q", expected_fact="x", expected_keywords=[], retrieved_records=["\x00summary 1", "\x00odd"]
+    )
     run = RunResult(
         strategy={"name": "odd"}, model="none", k=5, seed=42, corpus_dir=str(tmp_path), corpus_digest=corpus.digest,
         started_at=datetime.now(UTC), duration_s=0.0,

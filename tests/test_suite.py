@@ -15,8 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from benchmark_server import BenchmarkServer
 from click.testing import CliRunner
+from helpers import FIXTURES
+from helpers.benchmark_server import BenchmarkServer
 
 from evals.benchmarks import BENCHMARKS
 from evals.cli import cli
@@ -25,7 +26,6 @@ from evals.run.suite import plan_runs, read_suite
 from evals.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
 CHEAP = ("no_memory", "full_history", "bm25")
 
 
@@ -34,7 +34,11 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_the_default_suite_plans_the_runs_tasks_py_made(monkeypatch):
@@ -52,7 +56,9 @@ def test_a_matrix_runs_only_where_its_extras_are_installed(tmp_path, monkeypatch
     """`requires` skips a matrix whose extra is missing here (and names an unknown extra as an error)."""
     import evals.run.suite as suite
 
-    (tmp_path / "s.toml").write_text('[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\nrequires = ["minilm"]\n')
+    (tmp_path / "s.toml").write_text(
+        '[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\nrequires = ["minilm"]\n'
+    )
     monkeypatch.setitem(suite.EXTRAS, "minilm", ("no_such_module_here",))
     assert plan_runs(read_suite(tmp_path / "s.toml"), {}) == []
     monkeypatch.setitem(suite.EXTRAS, "minilm", ("json",))
@@ -121,12 +127,18 @@ def test_a_two_benchmark_suite_fetches_both_and_runs_each(repo, tmp_path, monkey
         for name in ("locomo", "longmemeval_oracle"):
             entry = BENCHMARKS[name]
             sources = tuple(replace(s, sha256=digest) for s in entry.sources)
-            data = replace(entry.data, sha256=hashlib.sha256(locomo_bytes).hexdigest(), size=len(locomo_bytes)) if name == "locomo" else entry.data
+            data = (
+                replace(entry.data, sha256=hashlib.sha256(locomo_bytes).hexdigest(), size=len(locomo_bytes))
+                if name == "locomo"
+                else entry.data
+            )
             monkeypatch.setitem(BENCHMARKS, name, replace(entry, data=data, sources=sources))
             server.files.update({s.relative: stand_in for s in sources})
         server.files.update({"locomo10.json": locomo_bytes, "longmemeval_oracle.json": lme_bytes})
         suite = repo / "benchmarks.toml"
-        suite.write_text('[[matrix]]\nbenchmarks = ["locomo", "longmemeval_oracle"]\nstrategies = ["bm25", "full_history"]\nk = 3\n')
+        suite.write_text(
+            '[[matrix]]\nbenchmarks = ["locomo", "longmemeval_oracle"]\nstrategies = ["bm25", "full_history"]\nk = 3\n'
+        )
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "benchmarks suite")
         store, downloads, lock = tmp_path / "s.duckdb", tmp_path / "downloads", tmp_path / "benchmarks.lock"
@@ -176,7 +188,10 @@ def test_options_are_axes_and_settings_apply_to_every_run(tmp_path):
         ('[[matrix]]\nbenchmarks = ["locomoo"]\n', "matrix[0].benchmarks[0]: no benchmark called 'locomoo'"),
         ('[[matrix]]\nbenchmarks = ["locomo", "beam_1m"]\n', "matrix[0].benchmarks[1]: beam_1m is not importable yet"),
         ('[[matrix]]\ncorpora = ["c"]\nk = 0\n', "matrix[0].k: "),
-        ('[[matrix]]\ncorpora = ["c"]\nstrategies = ["bm25"]\n[matrix.options.mneme]\nembedder = "hash"\n', "matrix[0].options.mneme: options of a strategy"),
+        (
+            '[[matrix]]\ncorpora = ["c"]\nstrategies = ["bm25"]\n[matrix.options.mneme]\nembedder = "hash"\n',
+            "matrix[0].options.mneme: options of a strategy",
+        ),
         ("description = 1\n[[matrix]]\ncorpora = ['c']\n", "description: expected a string"),
         ("[[matrix]\n", "not valid TOML"),
         ("description = 'no runs'\n", "matrix: expected at least one"),

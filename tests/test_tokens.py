@@ -3,6 +3,7 @@
 import random
 
 import pytest
+from helpers.tokens import child_dies_at
 
 from evals.model.tokens import APPROXIMATE, EXACT, NEST, TokenCounter, nesting, segments
 from evals.strategies import concatenate_summary
@@ -57,7 +58,24 @@ def test_segments_cut_only_after_safe_characters():
 def test_random_texts_count_exactly_in_segments(encoding, seed):
     """Random strings full of separators, spaces and symbols: segmented sum equals whole count."""
     rng = random.Random(seed)
-    alphabet = ["a", "Z", "9", " ", "  ", "|", " | ", ":", "\n", "\r\n", "'s", "é", "—", "\u00a0", "Earlier in the conversation: ", "."]
+    alphabet = [
+        "a",
+        "Z",
+        "9",
+        " ",
+        "  ",
+        "|",
+        " | ",
+        ":",
+        "\n",
+        "\r\n",
+        "'s",
+        "é",
+        "—",
+        "\u00a0",
+        "Earlier in the conversation: ",
+        ".",
+    ]
     for _ in range(50):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(500, 1500)))
         text = text * 3  # long enough to be segmented
@@ -116,22 +134,13 @@ def test_summaries_met_on_their_joints_count_exactly(monkeypatch, encoding):
 
 def test_a_child_that_dies_leaves_no_text_uncounted(monkeypatch, encoding):
     """If the counting child dies part way, the parent counts what it did not send."""
-    import os
-
     import evals.model.tokens as tokens
 
     monkeypatch.setattr(tokens, "PARALLEL_ABOVE", 10)
     monkeypatch.setattr(tokens, "CHUNK", 5)
     monkeypatch.setattr(tokens, "_can_fork", lambda: True)
     texts = [f"record {i} {'z' * i}" for i in range(300)]
-    parent, real_count = os.getpid(), TokenCounter.count
-
-    def count_then_die(self, text, pieces=None):
-        if os.getpid() != parent and text == texts[42]:
-            os._exit(3)
-        return real_count(self, text, pieces)
-
-    monkeypatch.setattr(TokenCounter, "count", count_then_die)
+    child_dies_at(monkeypatch, texts[42])
     counter = TokenCounter()
     counter.count_all(texts)
     assert counter.counts(texts) == [len(encoding.encode_ordinary(t)) for t in texts]

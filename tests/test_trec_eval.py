@@ -20,17 +20,16 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 
 import pytest
 import pytrec_eval  # the test extra's; a missing one fails here rather than skipping the comparison
+from helpers import FIXTURES
 
 from evals.judge.metrics import ScoredRun, compute_metrics
 from evals.judge.retrieval import LEVELS, evidence_at, ndcg_any, ndcg_any_lme, point_values, retrieved_at, sessions_of
 from evals.model.results import PREFIX, WHOLE_LIST, TestPointResult
 from evals.run.evaluate import RunConfig, evaluate
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TREC = {"recall_any": "success", "recall_frac": "recall", "ndcg_any": "ndcg_cut"}
 
 
@@ -82,7 +81,9 @@ def test_fixture_runs_match_trec_eval_point_by_point(corpus, strategy):
     and cutoff equal trec_eval's (summary_buffer's summaries hold ranks; full_history is a whole list)."""
     result = evaluate(RunConfig(strategy=strategy, corpus=FIXTURES / corpus, cutoffs=(1, 2, 3, 5, 10)))
     run = result.run
-    compared = sum(assert_point_matches_trec_eval(p, run.cutoffs, run.cutoff_rule) for c in run.conversations for p in c.test_points)
+    compared = sum(
+        assert_point_matches_trec_eval(p, run.cutoffs, run.cutoff_rule) for c in run.conversations for p in c.test_points
+    )
     assert compared > 0
 
 

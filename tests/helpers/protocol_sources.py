@@ -1,7 +1,7 @@
 """Stand-ins for the published files the protocols read, written by the tests: the same shape as
 LongMemEval's, mem0's and LoCoMo's scripts (the same functions, assignments, conditions and format
 calls), our own placeholder prose. Each template starts with a marker, so a test (and
-tests/llm_server.py) can tell which one a request was built from.
+tests/helpers/llm_server.py) can tell which one a request was built from.
 
 ``write_sources(downloads)`` writes them where ``evals fetch`` puts sources and returns the pins
 (their digests computed here), for ``evals.benchmarks.protocols.PINS``.
@@ -48,7 +48,8 @@ def get_anscheck_prompt(task, question, answer, response, abstention=False):
 RUN_GENERATION = """import json
 
 
-def prepare_prompt(entry, retriever_type, topk_context, useronly, history_format, cot, tokenizer, tokenizer_backend, max_retrieval_length, merge_key_expansion_into_value, con=False, con_client=None, con_model=None):
+def prepare_prompt(entry, retriever_type, topk_context, useronly, history_format, cot, tokenizer, tokenizer_backend,
+                   max_retrieval_length, merge_key_expansion_into_value, con=False, con_client=None, con_model=None):
     if retriever_type == 'no-retrieval':
         answer_prompt_template = '{}'
         if cot:
@@ -137,7 +138,8 @@ def get_rag_context(context_database, query_vector, args):
     if args.rag_mode in ['dialog', 'observation']:
         query_context = '\\n'.join([date_time + ' | ' + context for date_time, context in zip(sorted_date_times, sorted_context)])
     else:
-        query_context = '\\n\\n'.join([date_time + ' | ' + context for date_time, context in zip(sorted_date_times, sorted_context)])
+        query_context = '\\n\\n'.join([date_time + ' | ' + context
+                                      for date_time, context in zip(sorted_date_times, sorted_context)])
     return query_context, []
 
 
@@ -174,7 +176,8 @@ def get_gpt_answers(in_data, out_data, prediction_key, args):
         else:
             questions.append(qa['question'])
         query_conv = ''
-        query = query_conv + '\\n\\n' + QA_PROMPT.format(questions[0]) if len(cat_5_idxs) == 0 else query_conv + '\\n\\n' + QA_PROMPT_CAT_5.format(questions[0])
+        query = (query_conv + '\\n\\n' + QA_PROMPT.format(questions[0]) if len(cat_5_idxs) == 0
+                 else query_conv + '\\n\\n' + QA_PROMPT_CAT_5.format(questions[0]))
     return out_data
 '''
 
@@ -183,7 +186,11 @@ EVALUATION = '''def eval_question_answering(qas, eval_key='prediction', metric='
 '''
 
 FILES = {
-    "longmemeval": (LME, LME_COMMIT, {"src/evaluation/evaluate_qa.py": EVALUATE_QA, "src/generation/run_generation.py": RUN_GENERATION}),
+    "longmemeval": (
+        LME,
+        LME_COMMIT,
+        {"src/evaluation/evaluate_qa.py": EVALUATE_QA, "src/generation/run_generation.py": RUN_GENERATION},
+    ),
     "mem0": (MEM0, MEM0_COMMIT, {"evaluation/metrics/llm_judge.py": MEM0_JUDGE, "evaluation/prompts.py": MEM0_PROMPTS}),
     "locomo": (LOCOMO, LOCOMO_COMMIT, {"task_eval/gpt_utils.py": GPT_UTILS, "task_eval/evaluation.py": EVALUATION}),
 }

@@ -11,7 +11,7 @@
   Extractor") gets ``{"memory": [{"text": …}]}``: one fact per new message,
   ``"User said: <content>"`` or ``"Assistant said: <content>"``, so the stored
   memories are rewritten turns, not the turns themselves;
-* a protocol judge request built from the stand-in templates of tests/protocol_sources.py (its one
+* a protocol judge request built from the stand-in templates of tests/helpers/protocol_sources.py (its one
   message starts ``[JUDGE-…]`` or ``[MEM0-JUDGE]`` and holds ``Gold: …`` and ``Response: …`` lines)
   is correct iff the gold answer occurs in the response, case-insensitively; a ``[JUDGE-`` one gets
   ``yes``/``no`` as LongMemEval's judge answers, a ``[MEM0-JUDGE]`` one ``{"label": "CORRECT"|"WRONG"}``;
@@ -28,13 +28,14 @@
 numbers drawn from a digest of the text and the server's ``embedding_salt`` (base64 float32
 or a list of numbers, as the request's ``encoding_format`` asks).
 
-Usage counts words. ``max_in_flight`` is the most requests it was answering at once. The server counts requests by kind and remembers the
-``Authorization`` headers it saw; :meth:`LLMServer.fail_next` makes the next
+Usage counts words. ``max_in_flight`` is the most requests it was answering at once. The server
+counts requests by kind and remembers the ``Authorization`` headers it saw; :meth:`LLMServer.fail_next` makes the next
 requests fail: ``"401"`` (quoting the key), ``"429"``, ``"500"``, ``"slow"`` (answers after ``slow_s``
 seconds, later than the client waits), ``"malformed"`` (a 200 whose body is
 not JSON), ``"no_verdict"`` (a judge reply that is not a verdict), ``"drip"`` (the whole
 response, status line first, one byte every ``drip_s`` seconds) or ``"drip_body"`` (the
-headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request through; :meth:`LLMServer.clear_faults` forgets those not yet used.
+headers at once, then the body one byte every ``drip_s`` seconds); ``"ok"`` lets one request
+through; :meth:`LLMServer.clear_faults` forgets those not yet used.
 ``echo_key = True`` makes every reply quote the API key it was sent (an answer, a summary,
 a verdict's reason; with ``"no_verdict"``, the judge's non-verdict too), as a careless or
 hostile server might. ``rewrite(kind, body, key)``, when set, replaces the JSON text of every
@@ -243,7 +244,12 @@ class LLMServer:
             self.requests["embedding"] += 1
             self.bodies.append(body)
         words = sum(_count(t) for t in texts)
-        payload = {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": words, "total_tokens": words}}
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"prompt_tokens": words, "total_tokens": words},
+        }
         return 200, self._rewritten("embedding", json.dumps(payload), key)
 
     def _rewritten(self, kind: str, text: str, key: str) -> bytes:

@@ -1,0 +1,108 @@
+"""Stores as the tests make and inspect them: provenance, the site fixture's store of real runs, and a store's files and rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+
+from evals.judge.scoring import Evaluation, score_run
+from evals.model.provenance import Provenance
+from evals.model.tokens import EXACT, TokenCounter
+from evals.run.evaluate import RunConfig, evaluate
+from evals.store import Store
+
+from . import FIXTURES
+
+SITE_CORPUS = FIXTURES / "site_corpus"
+STRATEGIES = ("no_memory", "full_history", "summary_buffer", "mneme", "recency")
+OLD, NEW = "a" * 40, "b" * 40
+
+
+def provenance(commit: str, dirty: bool = False) -> Provenance:
+    """Where a test's run came from: ``commit``, clean unless ``dirty``, fixed versions."""
+    return Provenance(commit=commit, dirty=dirty, package_version="0.1.0", mneme_version="1.0.0", python_version="3.11.7")
+
+
+CLEAN = provenance("c0ffee" * 6 + "abcd")  # a clean commit, for stores whose runs are all from one
+
+
+def at(evaluation: Evaluation, moment: datetime) -> Evaluation:
+    """The same evaluation, stamped with a fixed start time so run order is deterministic."""
+    return Evaluation(
+        evaluation.corpus, evaluation.run.model_copy(update={"started_at": moment}), evaluation.scores, evaluation.answers
+    )
+
+
+def without_records(evaluation: Evaluation, conversation: int, point: int) -> Evaluation:
+    """The evaluation with one test point's records emptied and everything rescored."""
+    run = evaluation.run.model_copy(deep=True)
+    run.conversations[conversation].test_points[point].retrieved_records = []
+    counter = TokenCounter(exact=evaluation.scores.tokenizer == EXACT)
+    return Evaluation(evaluation.corpus, run, score_run(run, counter))
+
+
+def make_store(path: Path, corpus: Path = SITE_CORPUS, counter: TokenCounter | None = None) -> Path:
+    """Five strategies at two commits over ``corpus``; at the newer one full_history's first test point misses."""
+    start = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+    with Store.open(path) as store:
+        for day, commit in enumerate((OLD, NEW)):
+            for n, runner in enumerate(STRATEGIES):
+                evaluation = evaluate(RunConfig(strategy=runner, corpus=corpus), counter=counter)
+                if commit == NEW and runner == "full_history":
+                    evaluation = without_records(evaluation, 0, 0)
+                store.append(at(evaluation, start + timedelta(days=day, minutes=n)), provenance(commit))
+    return path
+
+
+def site_of(store: Path, tmp_path_factory) -> Path:
+    """The site ``evals build-site`` makes from ``store``, in a fresh temporary folder."""
+    from evals.site import build_site
+
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site(store, out)
+    return out
+
+
+def files_beside(store: Path) -> dict[str, bytes]:
+    """The store file and every file beside it named after it (its WAL, its cache), byte for byte."""
+    return {p.name: p.read_bytes() for p in sorted(store.parent.glob(f"{store.stem}*")) if p.is_file()}
+
+
+@contextmanager
+def unchanged(store: Path) -> Iterator[None]:
+    """Asserts that what runs inside leaves ``store`` (and the files beside it) byte for byte as it was."""
+    before = files_beside(store)
+    yield
+    assert files_beside(store) == before
+
+
+def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
+    """The rows a run wrote to each table, timings left out, in a stable order."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return {
+            "runs": con.execute(
+                "SELECT strategy, strategy_config, config_key, model, k, seed, corpus_digest, hits, total, context_tokens "
+                "FROM runs WHERE run_id = ?",
+                [run_id],
+            ).fetchall(),
+            "test_points": con.execute(
+                "SELECT * EXCLUDE (run_id) FROM test_points WHERE run_id = ? ORDER BY conversation_id, turn_index", [run_id]
+            ).fetchall(),
+            "run_turn_tokens": con.execute(
+                "SELECT * EXCLUDE (run_id) FROM run_turn_tokens WHERE run_id = ? ORDER BY conversation_id", [run_id]
+            ).fetchall(),
+            # Every metric, but the values of the timed ones (call latencies, the up-front embedding).
+            "run_metrics": con.execute(
+                "SELECT metric, level, cutoff, "
+                "CASE WHEN contains(metric, 'latency') OR contains(metric, 'prefetch') THEN NULL ELSE [value, n, low, high] END "
+                "FROM run_metrics WHERE run_id = ? ORDER BY ALL",
+                [run_id],
+            ).fetchall(),
+        }
+    finally:
+        con.close()
