@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evals.cli._base import OutputFile, cli, echo, progress_reporter, store_option, store_path, write_json
+from evals.cli._base import FiniteSeconds, OutputFile, cli, echo, progress_reporter, store_option, store_path, write_json
 
 LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
 
@@ -35,6 +35,18 @@ def lock_option(func: Callable) -> Callable:
         default=None,
         help="Lock file recording the size and SHA-256 of each file published without a digest at its first "
         "download (trust on first use); every later fetch must match it. Commit it. Default: benchmarks.lock.",
+    )(func)
+
+
+def deadline_option(func: Callable) -> Callable:
+    return click.option(
+        "--download-deadline",
+        "deadline",
+        type=FiniteSeconds(0, None, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="Seconds each download may take in all, however steadily bytes arrive. Default: 300 plus one "
+        "second per 256 KiB of the file's pinned (else announced) size.",
     )(func)
 
 
@@ -132,7 +144,8 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
 )
 @downloads_option
 @lock_option
-def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lock: Path | None) -> None:
+@deadline_option
+def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lock: Path | None, deadline: float | None) -> None:
     """Download benchmark NAME at its pinned version, check it, and import it as a corpus.
 
     The file is checked against its pinned size and SHA-256 (or, for a file
@@ -153,6 +166,7 @@ def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lo
         corpus_out=corpus_out,
         log=lambda text: echo(text, err=True),
         progress=_byte_progress(),
+        deadline=deadline,
     )
     bench = fetched.benchmark
     how = "downloaded" if fetched.downloaded else "already in the downloads folder"
