@@ -294,7 +294,7 @@ def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None
     locomo = locomo or source / "data" / "locomo10.json"
     if not locomo.is_file():
         raise click.UsageError(f"{locomo}: no such file; give the LoCoMo file the audit audited with --locomo")
-    check_output(out, reads=[(locomo, "--locomo")], option="--out")
+    check_output(out, reads=[(locomo, "--locomo")], folders=[(source, "the audit SOURCE")], option="--out")
     if commit is None and (source / ".git").exists():
         head = git_revision(source)[0]
         commit = None if head == NO_GIT else head
