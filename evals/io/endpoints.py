@@ -30,7 +30,7 @@ MAX_URL_CHARS = 2048
 _LOCAL_HOSTS = {"localhost", "::1"}
 _KEY_ADVICE = "the base URL is recorded with every run, so give the key in $OPENAI_API_KEY (or --api-key), which is not"
 # JSON's short escapes a key's characters may take: \/ and \".
-_SHORT_ESCAPES = frozenset('/"')
+_SHORT_ESCAPES = frozenset('/"\\')  # JSON's \/, \" and \\
 
 
 def check_base_url(url: str, where: str = "--base-url") -> str:
