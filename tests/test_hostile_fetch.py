@@ -293,6 +293,20 @@ def test_item09_a_lock_entry_of_the_wrong_type_is_one_line(env, recorded, comman
     assert str(env["lock"]) in line and "recorded" in line
 
 
+def test_item09_build_site_with_a_lock_entry_of_the_wrong_type_is_one_line(env, tmp_path):
+    """build-site --lock with an entry whose "recorded" is 5 is refused in one line naming the file and the field."""
+    url = BENCHMARKS["longmemeval_oracle"].data.url
+    entry = {"benchmark": "longmemeval_oracle", "file": "longmemeval_oracle.json", "size": 1, "sha256": "0" * 64,
+             "recorded": 5, "downloaded_from": url}  # fmt: skip
+    env["lock"].write_text(json.dumps({"about": "", "files": {url: entry}}))
+    store = tmp_path / "s.duckdb"
+    corpus = Path(__file__).parent / "fixtures" / "corpus_small"
+    assert evals("run", "--runner", "no_memory", "--corpus", corpus, "--store", store, "--repo", tmp_path).exit_code == 0
+    line = one_line_error(evals("build-site", "--store", store, "--out", tmp_path / "site", "--lock", env["lock"]))
+    assert str(env["lock"]) in line and "recorded" in line
+    assert not (tmp_path / "site").exists()
+
+
 def test_item10_a_folder_where_the_download_goes_is_one_line(locomo, env):
     """DL/locomo/locomo10.json being a folder: refused in one line naming it, nothing downloaded."""
     (env["downloads"] / "locomo" / "locomo10.json").mkdir(parents=True)

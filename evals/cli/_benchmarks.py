@@ -316,13 +316,16 @@ def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None
 @store_option
 @downloads_option
 @lock_option
+@deadline_option
 @click.option(
     "--repo",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     default=None,
     help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
 )
-def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, repo: Path | None) -> None:
+def run_suite_command(
+    suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, deadline: float | None, repo: Path | None
+) -> None:
     """Run every run a suite declares that the store does not hold yet.
 
     Fetches the suite's benchmarks first (checked, as `evals fetch` does;
@@ -358,6 +361,7 @@ def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | No
         before=before,
         after=after,
         progress=progress_reporter(),
+        deadline=deadline,
     )
     reused = sum(o.reused for o in outcomes)
     echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)

@@ -350,16 +350,20 @@ def run_suite(
     before: Callable[[int, int, PlannedRun], None] | None = None,
     after: Report | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    deadline: float | None = None,
 ) -> list[StoredOutcome]:
     """Fetch the suite's benchmarks (checked; reused when already fetched), then make each run the store
-    does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress)."""
+    does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress); ``deadline``
+    is each download's, in seconds (None: :func:`evals.benchmarks._download.default_deadline`)."""
     lock = lock_path or suite.lock or DEFAULT_LOCK
     check_suite(suite)
     if log is not None:
         for index, matrix in enumerate(suite.matrices):
             if matrix.missing():
                 log(f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')")
-    corpora_of = {name: fetch(name, downloads=downloads, lock_path=lock, log=log).corpus for name in suite.benchmarks}
+    corpora_of = {
+        name: fetch(name, downloads=downloads, lock_path=lock, log=log, deadline=deadline).corpus for name in suite.benchmarks
+    }
     _check_errata(suite, corpora_of, log)
     runs = plan_runs(suite, {name: Path(corpus) for name, corpus in corpora_of.items() if corpus is not None})
     outcomes = []
