@@ -93,7 +93,7 @@ def scrubber(secret: str | None) -> Callable[[str], str]:
 
 def _any_form(char: str) -> str:
     """A pattern for ``char`` as written or JSON-escaped (``\\u`` and four hex digits in either case,
-    or ``\\/`` and ``\\"``), behind any number of backslashes."""
+    or ``\\/``, ``\\"`` and ``\\\\``), behind any number of backslashes."""
     forms = [re.escape(char)]
     if ord(char) <= 0xFFFF:
         forms.append(r"\\+u" + "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{ord(char):04x}"))
