@@ -14,8 +14,9 @@ corrected evidence, corrected answer, or left out as invalid; with a reason and 
   mixes two computations;
 * it is recorded by the errata file's path, SHA-256, source and origin.
 
-An errata file corrects one corpus: the corpora of the runs shown whose conversations include every one
-it names (and that declare its ``benchmark``, if it names one). A test point published without evidence
+An errata file corrects one corpus: the one corpus of the runs shown whose conversations include every one
+it names (and that declares its ``benchmark``, if it names one); a file that more than one corpus matches
+is refused. A test point published without evidence
 that an erratum gives evidence is ranked by the turns of its stored records (down to k).
 """
 
@@ -130,6 +131,11 @@ def _corpora(errata: ErrataFile, store: Store, candidates: dict[str, RunSummary]
     ids = {digest: set(store.conversation_ids(digest)) for digest in candidates}
     names = errata.conversations()
     found = [d for d in candidates if all(_holds(ids[d], name) for name in names)]
+    if len(found) > 1:
+        corpora = ", ".join(f"{candidates[d].corpus_name} ({d[:12]})" for d in found)
+        hint = "" if errata.benchmark else ", and none is named by its \"benchmark\""
+        where = f"its conversations are in {len(found)} corpora in the store ({corpora}){hint}"
+        raise errata.fail("errata", f"{where}; one errata file corrects one corpus")
     if found:
         return found
     among = f"a corpus declaring benchmark {errata.benchmark!r}" if errata.benchmark else "a corpus"

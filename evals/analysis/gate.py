@@ -171,6 +171,7 @@ class GateRow:
     allowed_by: str | None = None  # the --allow entry that accepts this row's regression
     # With judged answers on both sides: per question type, the paired test of the verdicts.
     types: tuple[TypeTest, ...] = ()
+    max_unparsed: float | None = None  # the share of the head's verdicts that may be unparsed (None: no limit)
 
     @property
     def types_regressed(self) -> tuple[TypeTest, ...]:
@@ -189,9 +190,22 @@ class GateRow:
         return self.paired == REGRESSION or self.slower or bool(self.types_regressed)
 
     @property
+    def unparsed(self) -> MetricValue | None:
+        """The head run's unparsed verdicts (of those counted); None without judged answers."""
+        return self.head.metric("answer_unparsed")
+
+    @property
+    def too_unparsed(self) -> bool:
+        """More of the head's verdicts unparsed than ``max_unparsed`` allows: its accuracy says little."""
+        value = self.unparsed
+        if self.max_unparsed is None or value is None or value.n == 0:
+            return False
+        return value.successes / value.n > self.max_unparsed
+
+    @property
     def failed(self) -> bool:
-        """Regressed, and not accepted with --allow."""
-        return self.regressed and self.allowed_by is None
+        """Regressed and not accepted with --allow, or too many unparsed verdicts (which --allow does not accept)."""
+        return (self.regressed and self.allowed_by is None) or self.too_unparsed
 
     @property
     def same_configuration(self) -> bool:
@@ -230,6 +244,9 @@ class GateRow:
             "failed": self.failed,
             "hit_to_miss_points": [dataclasses.asdict(point) for point in self.lost],
             "answer_types": [t.as_dict() for t in self.types],
+            "unparsed": None
+            if self.unparsed is None
+            else {"count": self.unparsed.successes, "of": self.unparsed.n, "too_many": self.too_unparsed},
         }
 
 
@@ -530,6 +547,7 @@ def gate(
     allow: Sequence[str] = (),
     repo: Path | None = None,
     link: TestPointLink | None = None,
+    max_unparsed: float | None = None,
 ) -> GateResult:
     """Compare the head's runs with the base's; see the module docstring for the rules.
 
@@ -537,6 +555,7 @@ def gate(
     accepted (reported, not failed); each must match a compared configuration.
     ``link`` gives a flipped test point's address on the published site
     (:func:`evals.views.site_paths.links_to_test_points`): each then links to the base run's drill-down.
+    ``max_unparsed``: a head run with a larger share of its verdicts unparsed fails its configuration.
     """
     if not 0 < alpha < 1:
         raise GateError(f"alpha must be between 0 and 1, not {alpha}")
@@ -552,7 +571,9 @@ def gate(
     measured = _adjust_types([_measure(store, b, h, latency_factor, latency_floor_s, link) for b, h in pairs], alpha)
     rows = []
     for row, p_holm in zip(measured, holm([row.p for row in measured]), strict=True):
-        row = dataclasses.replace(row, p_holm=p_holm, paired=_paired_verdict(len(row.lost), row.gained, p_holm, alpha))
+        row = dataclasses.replace(
+            row, p_holm=p_holm, paired=_paired_verdict(len(row.lost), row.gained, p_holm, alpha), max_unparsed=max_unparsed
+        )
         if row.regressed:
             row = dataclasses.replace(row, allowed_by=next((e for e in allow if _allowed(e, row.base, row.head)), None))
         rows.append(row)

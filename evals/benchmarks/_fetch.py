@@ -21,7 +21,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from evals.benchmarks._download import Pin, Progress, download, file_digest, made_dirs, mirror_locations, remove_made
+from evals.benchmarks._download import (
+    Pin,
+    Progress,
+    download,
+    exclusive,
+    file_digest,
+    made_dirs,
+    mirror_locations,
+    remove_made,
+    shown,
+    terminated_cleanly,
+)
 from evals.benchmarks._lock import Lock, LockEntry
 from evals.benchmarks._registry import Benchmark, SourceFile, benchmark
 from evals.benchmarks.importers import ImportReport, import_corpus
@@ -119,8 +130,13 @@ def fetch(
     corpus_out: Path | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
+    deadline: float | None = None,
 ) -> Fetched:
-    """Download (or reuse) benchmark ``name``'s file and evaluation sources, checked, and import its corpus."""
+    """Download (or reuse) benchmark ``name``'s file and evaluation sources, checked, and import its corpus.
+
+    A file published without a digest is recorded in the lock (trust on first use) only once it is
+    downloaded, checked and imported; a first download that fails its import, or whose entry cannot be
+    written, is not kept. SIGTERM cleans up as Ctrl-C does. ``deadline`` is each download's, in seconds."""
     bench = benchmark(name)
     if bench.importer is None or bench.data is None:
         raise EvalsError(f"{bench.name} is not importable yet: {bench.not_importable}")
@@ -129,10 +145,29 @@ def fetch(
     lock = Lock.read(lock_path)
     pin, trust = _trust(bench, lock)
     assert pin is not None
-    if pin.sha256 is None and not lock.path.parent.is_dir():  # refused before a download it could not record
-        raise EvalsError(f"lock file {lock.path}: its folder does not exist; the first download of {bench.data.name} is recorded there")
+    if pin.sha256 is None and not Path(os.path.realpath(lock.path)).parent.is_dir():  # refused before downloading
+        raise EvalsError(
+            f"lock file {lock.path}: its folder does not exist; the first download of {bench.data.name} is recorded there"
+        )
+    with terminated_cleanly():
+        return _fetch(bench, downloads, lock, pin, trust, corpus_out, say, progress, deadline)
+
+
+def _fetch(
+    bench: Benchmark,
+    downloads: Path,
+    lock: Lock,
+    pin: Pin,
+    trust: str,
+    corpus_out: Path | None,
+    say: Log,
+    progress: Progress | None,
+    deadline: float | None,
+) -> Fetched:
+    assert bench.data is not None
     target = _data_path(bench, downloads)
     size = sha256 = None
+    origin = ""
     if target.is_file():
         size, sha256 = file_digest(target)
         if pin.sha256 is not None and (size, sha256) != (pin.size, pin.sha256):
@@ -140,21 +175,46 @@ def fetch(
             size = sha256 = None
         elif pin.sha256 is None:
             origin = f"the copy already in {target.parent}"
-            lock.record(bench.data.url, _entry(bench, size, sha256, origin))
-            trust = f"recorded now from {origin} (trust on first use) in {lock.path}"
     downloaded = size is None
+    made: list[Path] = []
     if downloaded:
         locations = mirror_locations([bench.data.name, *bench.data.aliases]) or [bench.data.url]
-        say(f"downloading {bench.data.name} from {locations[0]}" + (f" ({bench.data.listed_size})" if bench.data.listed_size else ""))
-        size, sha256, origin = download(locations, target, pin, limit=MAX_BENCHMARK_FILE_BYTES, progress=progress)
-        if pin.sha256 is None:
-            lock.record(bench.data.url, _entry(bench, size, sha256, origin))
-            trust = f"recorded now (trust on first use) in {lock.path}"
+        listed = f" ({bench.data.listed_size})" if bench.data.listed_size else ""
+        say(f"downloading {bench.data.name} from {shown(locations[0])}{listed}")
+        made = made_dirs(target.parent)
+        try:
+            size, sha256, origin = download(
+                locations, target, pin, limit=MAX_BENCHMARK_FILE_BYTES, progress=progress, deadline=deadline
+            )
+        except BaseException:
+            remove_made(made)
+            raise
     assert size is not None and sha256 is not None
     fetched = Fetched(bench, target, size, sha256, trust, downloaded)
-    # The corpus first: retrieval needs no judge templates, so a source that fails leaves it usable.
-    fetched.corpus, fetched.report = _import(bench, target, sha256, corpus_out or corpus_folder(bench, downloads))
-    fetched.sources = [_source(source, downloads, say) for source in bench.sources]
+    out = Path(corpus_out or corpus_folder(bench, downloads))
+    if out.is_symlink():  # a link to a folder: the corpus goes where it points, and the link stays
+        out = Path(os.path.realpath(out))
+    corpus_parents = [p for p in out.parents if not p.exists()]
+    unchecked = pin.sha256 is None and downloaded  # a first download: not kept unless imported and recorded
+    try:
+        # The corpus first: retrieval needs no judge templates, so a source that fails leaves it usable.
+        fetched.corpus, fetched.report = _import(bench, target, sha256, out)
+        if pin.sha256 is None:
+            lock.record(bench.data.url, _entry(bench, size, sha256, origin))
+            fetched.trust = (
+                f"recorded now (trust on first use) in {lock.path}"
+                if downloaded
+                else f"recorded now from {origin} (trust on first use) in {lock.path}"
+            )
+    except BaseException:
+        if unchecked:
+            if fetched.report is not None:
+                shutil.rmtree(out, ignore_errors=True)
+                remove_made(corpus_parents)
+            target.unlink(missing_ok=True)
+            remove_made(made)
+        raise
+    fetched.sources = [_source(source, downloads, say, deadline) for source in bench.sources]
     return fetched
 
 
@@ -164,14 +224,14 @@ def _entry(bench: Benchmark, size: int, sha256: str, origin: str) -> LockEntry:
     return LockEntry(bench.name, bench.data.name, size, sha256, now, origin)
 
 
-def _source(source: SourceFile, downloads: Path, say: Log) -> Path:
+def _source(source: SourceFile, downloads: Path, say: Log, deadline: float | None = None) -> Path:
     """One evaluation source at its repository path under ``sources/``, checked against its pinned digest."""
     target = Path(downloads) / "sources" / source.relative
     if target.is_file() and file_digest(target)[1] == source.sha256:
         return target
     locations = mirror_locations([source.relative]) or [source.url]
-    say(f"downloading {source.repo} {source.path} at {source.commit[:12]} from {locations[0]}")
-    download(locations, target, Pin(None, source.sha256), limit=MAX_SOURCE_BYTES)
+    say(f"downloading {source.repo} {source.path} at {source.commit[:12]} from {shown(locations[0])}")
+    download(locations, target, Pin(None, source.sha256), limit=MAX_SOURCE_BYTES, deadline=deadline)
     return target
 
 
@@ -181,8 +241,19 @@ def _note(bench: Benchmark, sha256: str) -> str:
 
 
 def _import(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[Path, ImportReport | None]:
-    """Import ``file`` into ``out`` unless ``out`` already holds the import of these same bytes."""
+    """Import ``file`` into ``out`` unless ``out`` already holds the import of these same bytes. Under an
+    exclusive lock on ``out``'s parent folder: a second fetch into the same folder waits, then reuses it."""
     out = Path(out)
+    created = made_dirs(out.parent)
+    try:
+        with exclusive(out.parent):
+            return _import_held(bench, file, sha256, out)
+    except BaseException:
+        remove_made(created)
+        raise
+
+
+def _import_held(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[Path, ImportReport | None]:
     note = out / FETCHED_NOTE
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         try:
@@ -195,7 +266,6 @@ def _import(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[Path,
             f"corpus folder {out} exists and is not the import of this {bench.data.name if bench.data else 'file'}; "
             "remove it, or give another folder with --corpus-out"
         )
-    created = made_dirs(out.parent)
     staging = out.with_name(f".{out.name}.fetch-{os.getpid()}")
     try:
         assert bench.importer is not None
@@ -204,9 +274,11 @@ def _import(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[Path,
         if out.exists():
             out.rmdir()  # an empty folder, checked above
         staging.rename(out)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise EvalsError(f"cannot write the corpus folder {out}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        remove_made(created)
         raise
     report.out = out
     return out, report

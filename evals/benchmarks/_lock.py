@@ -5,7 +5,9 @@ It lives in the repository (default ``benchmarks.lock`` in the current folder; `
 ``$EVALS_BENCHMARKS_LOCK``) so that it is committed: then two users' "LongMemEval_s" are the same
 bytes, or the second fetch fails. Entries are keyed by the pinned URL, so a registry that moves a
 benchmark to a new revision starts a new entry rather than failing on the old one. The file is JSON,
-rewritten whole through a temporary file and a rename.
+rewritten whole through a temporary file and a rename, under an exclusive lock on its folder: an entry
+is added to the file as it is then (read again under the lock), so two fetches at once both keep theirs.
+A lock file that is a symlink is written through: the link stays, its target gets the entry.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ class Lock:
                 raise LockError(f"{where}.size: expected a whole number of bytes")
             if not isinstance(found.sha256, str) or not _SHA256.fullmatch(found.sha256):
                 raise LockError(f"{where}.sha256: expected 64 lower-case hex digits")
+            for name in ("benchmark", "file", "recorded", "downloaded_from"):
+                if not isinstance(getattr(found, name), str):
+                    raise LockError(f"{where}.{name}: expected a string")
             entries[url] = found
         return cls(path, entries)
 
@@ -79,14 +84,34 @@ class Lock:
         return self.entries.get(url)
 
     def record(self, url: str, entry: LockEntry) -> None:
-        """Add ``entry`` and write the file whole (temporary file, then rename): a crash leaves the old one."""
-        self.entries[url] = entry
-        document = {"about": ABOUT, "files": {key: asdict(value) for key, value in sorted(self.entries.items())}}
+        """Add ``entry`` to the file as it is now and write it whole (temporary file, then rename: a crash
+        leaves the old one), under an exclusive lock on its folder. The same URL recorded meanwhile with
+        other bytes is a LockError."""
+        from evals.benchmarks._download import DownloadError, exclusive
+
+        real = Path(os.path.realpath(self.path))  # a symlink is written through, never replaced
+        try:
+            with exclusive(real.parent):
+                current = Lock.read(real).entries
+                held = current.get(url)
+                if held is not None and (held.size, held.sha256) != (entry.size, entry.sha256):
+                    raise LockError(
+                        f"{self.path}: {entry.file} was recorded meanwhile with another size or SHA-256 "
+                        f"({held.size} bytes, {held.sha256}); fetch it again"
+                    )
+                current[url] = held or entry
+                self._write(real, current)
+        except DownloadError as exc:
+            raise LockError(f"cannot write the lock file {self.path}: {exc}") from None
+        self.entries = current
+
+    def _write(self, real: Path, entries: dict[str, LockEntry]) -> None:
+        document = {"about": ABOUT, "files": {key: asdict(value) for key, value in sorted(entries.items())}}
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        temporary = real.with_name(f".{real.name}.{os.getpid()}.{secrets.token_hex(4)}")
         try:
             temporary.write_text(text, encoding="utf-8")
-            os.replace(temporary, self.path)
+            os.replace(temporary, real)
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             raise LockError(f"cannot write the lock file {self.path}: {exc.strerror or exc}") from None

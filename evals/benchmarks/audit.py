@@ -49,6 +49,7 @@ __all__ = [
     "TargetConversation",
     "apply_errata",
     "audit_corpus",
+    "check_errata_document",
     "content_words",
     "corrected_fields",
     "parse_errata",
@@ -349,6 +350,11 @@ def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag
         fmt, flags = "longmemeval", _longmemeval_ids(source, corpus)
     else:
         raise EvalsError(f"{path}: neither LoCoMo's locomo10.json nor a LongMemEval file; --source takes the file the corpus was imported from")
+    if corpus.benchmark is not None and corpus.benchmark != fmt:
+        raise EvalsError(
+            f"{path}: a {fmt} file, but corpus {corpus.name} declares benchmark {corpus.benchmark}; "
+            "--source takes the file the corpus was imported from"
+        )
     return {"path": str(path), "sha256": _sha256(path), "format": fmt}, flags
 
 
@@ -440,7 +446,16 @@ def parse_errata(path: Path) -> ErrataFile:
     optionally, where that comes from (``source``, default the file's), the source's own ``id`` and ``kind``."""
     path = Path(path)
     name = str(path)
-    data = jsonfile.load(path, MAX_ERRATA_BYTES)
+    data = jsonfile.read_bytes(path, MAX_ERRATA_BYTES)
+    document = jsonfile.parse(data, name)
+    check_errata_document(document, name)
+    digest = hashlib.sha256(data).hexdigest()
+    return ErrataFile(name, digest, document["source"], document["errata"], document.get("benchmark"), document.get("origin"))
+
+
+def check_errata_document(data: Any, name: str) -> None:
+    """Check an errata file's content (parsed JSON), as :func:`parse_errata` reads it; an EvalsError names
+    ``name`` and the JSON path. :mod:`evals.benchmarks.importers.locomo_audit` checks what it writes with it."""
 
     def fail(where: str, message: str) -> EvalsError:
         return EvalsError(f"{name}: {where}: {message}")
@@ -450,8 +465,7 @@ def parse_errata(path: Path) -> ErrataFile:
     unknown = sorted(set(data) - set(_TOP_FIELDS))
     if unknown:
         raise fail(unknown[0], f"unknown field (an errata file has {', '.join(_TOP_FIELDS)})")
-    source = data.get("source")
-    if not _text(source):
+    if not _text(data.get("source")):
         raise fail("source", "expected a non-empty string: where these corrections come from")
     benchmark = data.get("benchmark")
     if benchmark is not None and not _text(benchmark):
@@ -464,7 +478,6 @@ def parse_errata(path: Path) -> ErrataFile:
         raise fail("errata", "expected a non-empty array of corrections")
     for number, item in enumerate(items):
         _check_entry(item, f"errata[{number}]", fail)
-    return ErrataFile(name, _sha256(path), source, items, benchmark, origin)
 
 
 def _text(value: Any) -> bool:
@@ -486,11 +499,11 @@ def _check_entry(item: Any, where: str, fail) -> None:
         raise fail(f"{where}.turn", "expected a turn index")
     if "question" in item and not isinstance(item["question"], str):
         raise fail(f"{where}.question", "expected the test point's exact question")
-    if not any(name in item for name in _CORRECTIONS):
-        raise fail(where, f"corrects nothing: give {', '.join(_CORRECTIONS[:-1])} or exclude")
+    if "exclude" in item and type(item["exclude"]) is not bool:
+        raise fail(f"{where}.exclude", "expected true or false")
+    if not any(name in item for name in _CORRECTIONS[:-1]) and item.get("exclude") is not True:
+        raise fail(where, f"corrects nothing: give {', '.join(_CORRECTIONS[:-1])} or exclude: true")
     if "exclude" in item:
-        if type(item["exclude"]) is not bool:
-            raise fail(f"{where}.exclude", "expected true or false")
         if item["exclude"] and (mixed := [n for n in _CORRECTIONS[:-1] if n in item]):
             raise fail(f"{where}.{mixed[0]}", "an excluded test point takes no correction (it leaves the figure)")
     turns = item.get("evidence_turns", [0])
@@ -612,7 +625,11 @@ def audit_corpus(corpus: Corpus, *, source: Path | None = None, errata: Path | N
     else:
         audit.notes.append("evidence ids not checked: give --source, the benchmark file the corpus was imported from")
     if errata is not None:
-        audit.errata = read_errata(Path(errata), corpus)
+        parsed = parse_errata(Path(errata))
+        if parsed.benchmark is not None and parsed.benchmark != corpus.benchmark:
+            declared = f"declares benchmark {corpus.benchmark!r}" if corpus.benchmark else "declares no benchmark"
+            raise parsed.fail("benchmark", f"corrects {parsed.benchmark!r}, but corpus {corpus.name} {declared}")
+        audit.errata = resolve_errata(parsed, target_of(corpus))
         _, corrected = _content_flags(apply_errata(corpus, audit.errata).conversations)
         # A corrected test point no longer rests on the published ids.
         kept = [f for f in audit.flags if f.kind == DANGLING and not (f.key in audit.errata.entries and audit.errata.entries[f.key].corrects_evidence)]

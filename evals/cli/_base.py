@@ -422,6 +422,19 @@ def errata_option(effect: str) -> Callable[[Callable], Callable]:
     )
 
 
+def max_unparsed_option(func: Callable) -> Callable:
+    """``--max-unparsed``: the share of a run's judged verdicts that may be unparsed before the command fails."""
+    return click.option(
+        "--max-unparsed",
+        "max_unparsed",
+        type=Finite(0, 1),
+        default=None,
+        metavar="SHARE",
+        help="Exit 1 when more than this share (0 to 1, e.g. 0.01) of a run's counted verdicts are unparsed (the judge's "
+        "replies could not be read). The count is always shown; default: no limit.",
+    )(func)
+
+
 def prices_option(func: Callable) -> Callable:
     """``--prices``: a price table overriding the shipped one, model by model (evals.model.costs)."""
     return click.option(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evals.cli._base import OutputFile, cli, echo, progress_reporter, store_option, store_path, write_json
+from evals.cli._base import FiniteSeconds, OutputFile, cli, echo, progress_reporter, store_option, store_path, write_json
 
 LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
 
@@ -35,6 +35,18 @@ def lock_option(func: Callable) -> Callable:
         default=None,
         help="Lock file recording the size and SHA-256 of each file published without a digest at its first "
         "download (trust on first use); every later fetch must match it. Commit it. Default: benchmarks.lock.",
+    )(func)
+
+
+def deadline_option(func: Callable) -> Callable:
+    return click.option(
+        "--download-deadline",
+        "deadline",
+        type=FiniteSeconds(0, None, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="Seconds each download may take in all, however steadily bytes arrive. Default: 300 plus one "
+        "second per 256 KiB of the file's pinned (else announced) size.",
     )(func)
 
 
@@ -132,7 +144,8 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
 )
 @downloads_option
 @lock_option
-def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lock: Path | None) -> None:
+@deadline_option
+def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lock: Path | None, deadline: float | None) -> None:
     """Download benchmark NAME at its pinned version, check it, and import it as a corpus.
 
     The file is checked against its pinned size and SHA-256 (or, for a file
@@ -153,6 +166,7 @@ def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lo
         corpus_out=corpus_out,
         log=lambda text: echo(text, err=True),
         progress=_byte_progress(),
+        deadline=deadline,
     )
     bench = fetched.benchmark
     how = "downloaded" if fetched.downloaded else "already in the downloads folder"
@@ -280,7 +294,7 @@ def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None
     locomo = locomo or source / "data" / "locomo10.json"
     if not locomo.is_file():
         raise click.UsageError(f"{locomo}: no such file; give the LoCoMo file the audit audited with --locomo")
-    check_output(out, reads=[(locomo, "--locomo")], option="--out")
+    check_output(out, reads=[(locomo, "--locomo")], folders=[(source, "the audit SOURCE")], option="--out")
     if commit is None and (source / ".git").exists():
         head = git_revision(source)[0]
         commit = None if head == NO_GIT else head
@@ -302,13 +316,16 @@ def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None
 @store_option
 @downloads_option
 @lock_option
+@deadline_option
 @click.option(
     "--repo",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     default=None,
     help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
 )
-def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, repo: Path | None) -> None:
+def run_suite_command(
+    suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, deadline: float | None, repo: Path | None
+) -> None:
     """Run every run a suite declares that the store does not hold yet.
 
     Fetches the suite's benchmarks first (checked, as `evals fetch` does;
@@ -344,6 +361,7 @@ def run_suite_command(suite_file: Path, store: Path | None, downloads: Path | No
         before=before,
         after=after,
         progress=progress_reporter(),
+        deadline=deadline,
     )
     reused = sum(o.reused for o in outcomes)
     echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)

@@ -11,6 +11,7 @@ from evals.cli._base import (
     Finite,
     UsageProblem,
     cli,
+    max_unparsed_option,
     open_store,
     store_option,
     store_path,
@@ -77,6 +78,7 @@ from evals.model.formatting import json_text
     show_default=True,
     help="Print the Markdown report or the same as JSON.",
 )
+@max_unparsed_option
 def gate_command(
     base: str,
     head: str,
@@ -88,6 +90,7 @@ def gate_command(
     site_url: str | None,
     repo: Path | None,
     fmt: str,
+    max_unparsed: float | None,
 ) -> None:
     """Fail when the head's runs regressed from the base's: exit 0 when nothing regressed, 1 when a
     configuration did, 2 when the refs cannot be compared (unknown ref, nothing comparable).
@@ -130,6 +133,7 @@ def gate_command(
                 allow=allow,
                 repo=repo,
                 link=links_to_test_points(opened, site_url) if site_url else None,
+                max_unparsed=max_unparsed,
             )
     except EvalsError as exc:
         raise UsageProblem(str(exc)) from exc

@@ -21,6 +21,7 @@ from evals.cli._base import (
     echo,
     echo_llm_usage,
     llm_options,
+    max_unparsed_option,
     option_pairs,
     price_table,
     prices_option,
@@ -35,7 +36,7 @@ from evals.model.results import DEFAULT_CUTOFFS, MAX_SEED, MIN_SEED
 from evals.run.config import MAX_CONCURRENCY, PROTOCOL_NAMES
 from evals.run.evaluate import RunConfig
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
-from evals.views.report import outcome_json, run_line
+from evals.views.report import outcome_json, run_line, unparsed_excess
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +166,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     "as a fault naming the call; nothing is stored. Default: no limit.",
 )
 @prices_option
+@max_unparsed_option
 def run_command(
     *,
     store: Path | None,
@@ -181,6 +183,7 @@ def run_command(
     judge_protocol: str | None,
     protocol_source: Path | None,
     downloads: Path | None,
+    max_unparsed: float | None,
     **options: Any,
 ) -> None:
     """Run one strategy over a corpus, append the run to the store, print a one-line summary.
@@ -257,6 +260,8 @@ def run_command(
         echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
     else:
         echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+    if (excess := unparsed_excess(document, max_unparsed)) is not None:
+        raise click.ClickException(excess)
 
 
 @cli.command("probe-judge")

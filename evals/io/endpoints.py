@@ -30,7 +30,7 @@ MAX_URL_CHARS = 2048
 _LOCAL_HOSTS = {"localhost", "::1"}
 _KEY_ADVICE = "the base URL is recorded with every run, so give the key in $OPENAI_API_KEY (or --api-key), which is not"
 # JSON's short escapes a key's characters may take: \/ and \".
-_SHORT_ESCAPES = frozenset('/"')
+_SHORT_ESCAPES = frozenset('/"\\')  # JSON's \/, \" and \\
 
 
 def check_base_url(url: str, where: str = "--base-url") -> str:
@@ -93,7 +93,7 @@ def scrubber(secret: str | None) -> Callable[[str], str]:
 
 def _any_form(char: str) -> str:
     """A pattern for ``char`` as written or JSON-escaped (``\\u`` and four hex digits in either case,
-    or ``\\/`` and ``\\"``), behind any number of backslashes."""
+    or ``\\/``, ``\\"`` and ``\\\\``), behind any number of backslashes."""
     forms = [re.escape(char)]
     if ord(char) <= 0xFFFF:
         forms.append(r"\\+u" + "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{ord(char):04x}"))

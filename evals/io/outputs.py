@@ -266,11 +266,12 @@ def check_output(
     store: str | os.PathLike[str] | None = None,
     corpus: str | os.PathLike[str] | None = None,
     reads: Iterable[tuple[str | os.PathLike[str], str]] = (),
+    folders: Iterable[tuple[str | os.PathLike[str], str]] = (),
     option: str = "--output",
 ) -> None:
     """Refuse ``path`` as an output file, before any work, when writing it would lose something:
     :func:`check_not_an_input`, then it must be a regular file we may write or a new path in a writable folder."""
-    check_not_an_input(path, store=store, corpus=corpus, reads=reads, option=option)
+    check_not_an_input(path, store=store, corpus=corpus, reads=reads, folders=folders, option=option)
     _check_kind(Path(path), option)
     _check_writable(Path(path), option)
     _check_folder(Path(path), option)
@@ -282,16 +283,22 @@ def check_not_an_input(
     store: str | os.PathLike[str] | None = None,
     corpus: str | os.PathLike[str] | None = None,
     reads: Iterable[tuple[str | os.PathLike[str], str]] = (),
+    folders: Iterable[tuple[str | os.PathLike[str], str]] = (),
     option: str = "--output",
 ) -> None:
     """Refuse ``path`` as a file to write (or append to) when it is one the command keeps or reads, or
     anything else the user would lose (a database, a conversation, a file in a corpus folder, a scratch name).
 
     ``store``: the results store the command uses (its cache and logs are protected with it);
-    ``corpus``: the corpus folder it plays; ``reads``: other files it reads, each with what it is.
+    ``corpus``: the corpus folder it plays; ``reads``: other files it reads, each with what it is;
+    ``folders``: folders it reads, each with what it is (nothing anywhere inside them is written).
     The message names ``option`` and the path."""
     path = Path(path)
     _check_name(path, option)
+    real = Path(os.path.realpath(path))
+    for folder, what in folders:
+        if Path(folder).is_dir() and real.is_relative_to(os.path.realpath(folder)):
+            raise _refuse(path, option, f"inside {what} ({folder}), which this command reads and never writes into")
     protected = [(Path(p), what) for p, what in reads]
     if store is not None:
         protected.extend(store_files(store))

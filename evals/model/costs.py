@@ -133,17 +133,20 @@ def parse_prices(table: Any, where: str) -> PriceTable:
 
 def load_prices(path: str | Path) -> PriceTable:
     """The ``[prices]`` table of the TOML file ``path`` (as ``evals/model/prices.toml`` is written)."""
+    from evals.io.jsonfile import JSONFileError, decode, read_bytes
+
     path = Path(path)
-    try:
-        if path.stat().st_size > _MAX_PRICES_FILE:
+    if not path.exists() and not path.is_symlink():
+        raise PriceError(f"{path}: no such price file")
+    try:  # regular files only, and bounded: a FIFO would block, /dev/zero never ends
+        if path.is_file() and path.stat().st_size > _MAX_PRICES_FILE:
             raise PriceError(f"{path}: larger than {_MAX_PRICES_FILE // 1024} KiB; a price table is a few lines")
-        with open(path, "rb") as file:
-            data = tomllib.load(file)
-    except FileNotFoundError:
-        raise PriceError(f"{path}: no such price file") from None
+        data = tomllib.loads(decode(read_bytes(path, _MAX_PRICES_FILE), str(path)))
+    except JSONFileError as exc:
+        raise PriceError(str(exc)) from None
     except OSError as exc:
         raise PriceError(f"{path}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise PriceError(f"{path}: not valid TOML: {exc}") from None
     unknown = sorted(set(data) - {"prices"})
     if unknown:

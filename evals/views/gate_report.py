@@ -261,6 +261,15 @@ def gate_markdown(result: GateResult) -> str:
         + (" With judged answers on both sides, a question type whose answers regressed fails its configuration too (below)."
            if any(row.types for row in result.rows) else "")
     )
+    for row in result.rows:
+        unparsed = row.unparsed
+        if unparsed is not None and unparsed.successes:
+            over = f", above --max-unparsed {row.max_unparsed:g}: this fails the gate" if row.too_unparsed else ""
+            lines += [
+                "",
+                f"- {_code(row.head.strategy)} on {row.head.corpus_name} (head): {unparsed.successes} of {unparsed.n} "
+                f"verdicts unparsed (the judge's replies could not be read){over}.",
+            ]
     types = _types_table(result, labels)
     if types:
         lines += ["", *types]

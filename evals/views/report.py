@@ -414,4 +414,21 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
             line += f" accuracy {_proportion(answers['correct'], answers['judged'])}"
         keyword = answers["keyword_accuracy"]
         line += f" kw acc {'null' if keyword is None else f'{keyword:.3f}'}"
+        unparsed = (answers.get("figures") or {}).get("unparsed") or {}
+        if unparsed.get("count"):
+            line += f" unparsed {unparsed['count']}/{unparsed['of']}"
     return f"{line} -> {destination}" if destination else line
+
+
+def unparsed_excess(document: dict[str, Any], limit: float | None) -> str | None:
+    """What to say when more than ``limit`` (a share, --max-unparsed) of a run's counted verdicts were
+    unparsed (the judge's replies could not be read); None when within it, or without a limit."""
+    answers = document["metrics"].get("answers") or {}
+    unparsed = (answers.get("figures") or {}).get("unparsed") or {}
+    count, of = unparsed.get("count") or 0, unparsed.get("of") or 0
+    if limit is None or not of or count / of <= limit:
+        return None
+    return (
+        f"{count} of {of} verdicts unparsed ({count / of:.1%}), above --max-unparsed {limit:g}: the judge's replies "
+        "could not be read, so its accuracy says little about the answers (the run is stored)"
+    )

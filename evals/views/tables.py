@@ -520,7 +520,9 @@ def _qa_cell(summary: RunSummary) -> str:
     if name is None:
         return MISSING
     cell = metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
-    return cell + ("†" if name == "answer_score" else "")
+    unparsed = summary.metric("answer_unparsed")
+    said = f" ({unparsed.successes} unparsed)" if unparsed is not None and unparsed.successes else ""
+    return cell + ("†" if name == "answer_score" else "") + said
 
 
 def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:

@@ -70,7 +70,12 @@ class AuditReport:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The SHA-256 of the file at ``path``, read in chunks (the LoCoMo file; audit files are digested as read)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _audit_files(source: Path) -> list[tuple[int, Path]]:
@@ -149,8 +154,9 @@ def convert_locomo_audit(
     digests: dict[str, str] = {}
     for number, path in files:
         name = path.relative_to(source).as_posix() if path.is_relative_to(source) else path.name
-        digests[name] = _sha256(path)
-        entries = jsonfile.load(path, MAX_AUDIT_FILE_BYTES)
+        data = jsonfile.read_bytes(path, MAX_AUDIT_FILE_BYTES)  # refused by its size before it is read, never read whole
+        digests[name] = hashlib.sha256(data).hexdigest()
+        entries = jsonfile.parse(data, str(path))
         if not isinstance(entries, list):
             raise EvalsError(f"{path}: expected an array of audit entries")
         for index, entry in enumerate(entries):
@@ -179,6 +185,9 @@ def convert_locomo_audit(
         },
         "errata": errata,
     }
+    from evals.benchmarks.audit import check_errata_document
+
+    check_errata_document(report.document, "the errata made of the audit")  # never written where its reader would refuse it
     return report
 
 
@@ -193,8 +202,11 @@ def _erratum(
     if not isinstance(entry, dict):
         raise EvalsError(f"{path}: {where}: expected an object")
     for key, kind in (("question_id", str), ("question", str), ("error_type", str), ("cited_evidence", list), ("correct_evidence", list)):
-        if not isinstance(entry.get(key), kind):
-            raise fail(key, f"expected {'a string' if kind is str else 'an array of dia ids'}")
+        value = entry.get(key)
+        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
+            raise fail(key, "expected a string" if kind is str else 'expected an array of dia ids (strings such as "D1:3")')
+    if not entry["error_type"].strip():
+        raise fail("error_type", "expected the audit's classification of the error, a non-empty string")
     for key in ("golden_answer", "correct_answer"):
         if not isinstance(entry.get(key), ANSWER_KINDS):
             raise fail(key, "expected the answer")

@@ -145,6 +145,14 @@ def _served(data: dict[str, Any], name: str, scrub: Callable[[str], str]) -> str
     return scrub(value)
 
 
+def _utf8(data: bytes) -> str:
+    """A response body as text: strict UTF-8, or a ValueError saying where it is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the body is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def parse_reply(text: str, latency_s: float, cached: bool, scrub: Callable[[str], str] = lambda t: t) -> Reply:
     """A reply from a response body; ValueError saying what is wrong when it is not a chat completion.
 
@@ -191,6 +199,11 @@ class ChatClient:
         self.usage = Usage()
         self._cache = cache
         self._scrub = scrubber(api_key)
+        if api_key and not api_key.isascii():  # an HTTP header carries ASCII only; said as the key's problem, never quoted
+            raise LLMError(
+                "the API key holds a character that is not ASCII, which no HTTP header can carry; "
+                "check OPENAI_API_KEY or --api-key"
+            )
         if not api_key and self.base_url == DEFAULT_BASE_URL:
             raise LLMError(
                 "--with-answers/--judge against OpenAI need an API key: set OPENAI_API_KEY (or pass --api-key), "
@@ -338,7 +351,7 @@ class ChatClient:
             started = time.perf_counter()
             try:
                 raw = self._openai.chat.completions.with_raw_response.create(**body)
-                text = self._scrub(raw.http_response.text)  # before it is parsed, cached or stored
+                data = raw.http_response.content
                 break
             except openai.APITimeoutError:
                 reason, retry_after = f"no complete response within {self.policy.timeout:g} s", None
@@ -358,9 +371,8 @@ class ChatClient:
             except ValueError as exc:  # the body claimed JSON but was not
                 raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
             if attempt >= self.policy.retries:
-                raise self._error(
-                    f"{where}: {body['model']} request to {self.base_url} failed after {attempt + 1} attempts: {reason}"
-                )
+                attempts = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                raise self._error(f"{where}: {body['model']} request to {self.base_url} failed after {attempts}: {reason}")
             with self._lock:
                 self.usage.attempts_retried += 1
             # Waits on the abandon flag, so Ctrl-C does not wait out a backoff either.
@@ -369,6 +381,8 @@ class ChatClient:
             attempt += 1
         latency = time.perf_counter() - started
         try:
+            # Strictly UTF-8, as files are read: bytes that are not would be stored as U+FFFD, silently.
+            text = self._scrub(_utf8(data))  # before it is parsed, cached or stored
             reply = parse_reply(text, latency, cached=False, scrub=self._scrub)
         except ValueError as exc:
             raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
