@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from llm_server import LLMServer
+from helpers.llm_server import LLMServer
 
 from evals.cli import cli
 from evals.io.cache import cache_path_for
