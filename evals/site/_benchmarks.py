@@ -10,17 +10,13 @@ the first download recorded in the lock file (:mod:`evals.benchmarks._lock`).
 
 from __future__ import annotations
 
-from evals.benchmarks import BENCHMARKS, Benchmark, LockEntry
+from evals.benchmarks import BENCHMARKS, Benchmark, LockEntry, units
 from evals.model.formatting import number
 from evals.site._pages import BenchmarkInfo
 from evals.site._publisher import Site
 from evals.store import RunSummary
 
 __all__ = ["benchmark_infos", "registry_entry"]
-
-# What a benchmark.json declares, as a reader knows it, for a corpus imported by hand.
-_DECLARED_TITLES = {"locomo": "LoCoMo", "longmemeval": "LongMemEval"}
-
 
 def registry_entry(key: str) -> Benchmark | None:
     return BENCHMARKS.get(key)
@@ -75,7 +71,8 @@ def benchmark_infos(site: Site) -> dict[str, BenchmarkInfo]:
             title = key
             if len(declared) == 1 and None not in declared:
                 name = next(iter(declared))
-                title = _DECLARED_TITLES.get(name, name)
+                declared_unit = units().get(name)
+                title = declared_unit.title if declared_unit is not None else name
                 family = _by_importer(name)
                 licenses = {(b.license, b.non_commercial) for b in family}
                 if len(licenses) == 1:  # every release the registry knows has the same license
