@@ -83,7 +83,8 @@ def known_benchmark(name: str) -> str:
     names = benchmark_names()
     if name not in names:
         listed = ", ".join(repr(n) for n in names)
-        raise PydanticCustomError("unknown_benchmark", "{text}", {"text": f"{name!r} is no registered benchmark; expected one of {listed}"})
+        text = f"{name!r} is no registered benchmark; expected one of {listed}"
+        raise PydanticCustomError("unknown_benchmark", "{text}", {"text": text})
     return name
 
 

@@ -23,8 +23,10 @@ __all__ = ["QUESTION_TYPES", "RULE", "UNIT"]
 # LongMemEval's QA evaluation, whose judge templates its protocol reads (pinned by the end-to-end issue).
 COMMIT = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
 SOURCES = (
-    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/evaluation/evaluate_qa.py", "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"),
-    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/generation/run_generation.py", "4f1eb3c69d7ad40f04065b9c0bc86f6582441018fc6ff751d162d66c95baf672"),
+    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/evaluation/evaluate_qa.py",
+               "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"),
+    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/generation/run_generation.py",
+               "4f1eb3c69d7ad40f04065b9c0bc86f6582441018fc6ff751d162d66c95baf672"),
 )
 _HUB = "https://huggingface.co/datasets/xiaowu0162"
 # The original hub repository, at the revision that uploaded its three files (named without ".json").
@@ -97,7 +99,11 @@ UNIT = Unit(
             "longmemeval_oracle",
             "LongMemEval oracle (evidence sessions only)",
             _CLEANED,
-            RemoteFile("longmemeval_oracle.json", f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_oracle.json", listed_size="15 MB"),
+            RemoteFile(
+                "longmemeval_oracle.json",
+                f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_oracle.json",
+                listed_size="15 MB",
+            ),
         ),
         _release(
             "longmemeval_s",
@@ -114,13 +120,21 @@ UNIT = Unit(
             "longmemeval_s_cleaned",
             "LongMemEval_s, cleaned history sessions (2025/09)",
             _CLEANED,
-            RemoteFile("longmemeval_s_cleaned.json", f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_s_cleaned.json", listed_size="277 MB"),
+            RemoteFile(
+                "longmemeval_s_cleaned.json",
+                f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_s_cleaned.json",
+                listed_size="277 MB",
+            ),
         ),
         _release(
             "longmemeval_m_cleaned",
             "LongMemEval_m, cleaned (about 500 sessions per question)",
             _CLEANED,
-            RemoteFile("longmemeval_m_cleaned.json", f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_m_cleaned.json", listed_size="2.7 GB"),
+            RemoteFile(
+                "longmemeval_m_cleaned.json",
+                f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_m_cleaned.json",
+                listed_size="2.7 GB",
+            ),
         ),
     ),
     importer=_import,
