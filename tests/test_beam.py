@@ -47,20 +47,23 @@ def chat(messages: int, anchor_at: int | None = None, batch: int = 4) -> list[di
 def questions() -> dict[str, list[dict]]:
     """One question per ability, each with another shape of source_chat_ids."""
     return {
-        "abstention": [{"question": "What is my dog's name?", "ideal_response": "Based on the provided chat, there is no information"}],
+        "abstention": [{"question": "What is my dog's name?", "ideal_response": "there is no information"}],
         "contradiction_resolution": [
-            {"question": "Did I use Flask?", "ideal_answer": "contradictory", "source_chat_ids": {"first_statement": [2], "second_statement": [6]}}
+            {"question": "Did I use Flask?", "ideal_answer": "contradictory",
+             "source_chat_ids": {"first_statement": [2], "second_statement": [6]}}
         ],
         "event_ordering": [{"question": "In what order?", "answer": "topic 1, topic 4", "source_chat_ids": [[2, 3], [8], 10]}],
         "information_extraction": [{"question": "What is topic 2?", "answer": "topic 2", "source_chat_ids": [4]}],
-        "instruction_following": [{"question": "Show code", "expected_compliance": "highlighted code", "source_chat_ids": [0, 999]}],
+        "instruction_following": [{"question": "Show code", "expected_compliance": "highlighted", "source_chat_ids": [0, 999]}],
         "knowledge_update": [
             {"question": "How fast now?", "answer": "250ms", "source_chat_ids": {"original_info": [], "updated_info": [10]}}
         ],
         "multi_session_reasoning": [{"question": "How many?", "answer": "two", "source_chat_ids": [[12], ["--"]]}],
         "preference_following": [{"question": "Which library?", "expected_compliance": "a light one", "source_chat_ids": []}],
         "summarization": [{"question": "Summarise", "ideal_summary": "all topics", "source_chat_ids": [4, 5, 4]}],
-        "temporal_reasoning": [{"question": "How long?", "answer": "8 weeks", "source_chat_ids": {"first_event": [0], "second_event": [14]}}],
+        "temporal_reasoning": [
+            {"question": "How long?", "answer": "8 weeks", "source_chat_ids": {"first_event": [0], "second_event": [14]}}
+        ],
     }
 
 
