@@ -42,7 +42,8 @@ def make_mirror(snapshot: str, mirror: Path, tiers: list[str]) -> None:
             target = mirror / REPOSITORY / COMMIT / path
             if not target.is_file():
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(subprocess.run(["git", "-C", snapshot, "cat-file", "blob", blob], capture_output=True, check=True).stdout)
+                blob_bytes = subprocess.run(["git", "-C", snapshot, "cat-file", "blob", blob], capture_output=True, check=True).stdout
+                target.write_bytes(blob_bytes)
 
 
 def main() -> None:
@@ -74,7 +75,9 @@ def main() -> None:
         print(f"{'ability':<26} {'questions':>9} {'evidence':>8} {'dangling':>8}  recall_any@10")
         for ability in ABILITIES:
             found = by_ability.get(ability, {}).get("evidence_recall_any")
-            figure = "—" if found is None or found.value is None else f"{found.value:.3f} [{found.low:.3f}, {found.high:.3f}] n={found.n}"
+            figure = "—"
+            if found is not None and found.value is not None:
+                figure = f"{found.value:.3f} [{found.low:.3f}, {found.high:.3f}] n={found.n}"
             print(f"{ability:<26} {counts.questions.get(ability, 0):>9} {counts.with_evidence.get(ability, 0):>8} "
                   f"{counts.dangling.get(ability, 0):>8}  {figure}")
         whole = grouped(values, None, ["evidence_recall_any"])
