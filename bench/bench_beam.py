@@ -42,7 +42,8 @@ def make_mirror(snapshot: str, mirror: Path, tiers: list[str]) -> None:
             target = mirror / REPOSITORY / COMMIT / path
             if not target.is_file():
                 target.parent.mkdir(parents=True, exist_ok=True)
-                blob_bytes = subprocess.run(["git", "-C", snapshot, "cat-file", "blob", blob], capture_output=True, check=True).stdout
+                command = ["git", "-C", snapshot, "cat-file", "blob", blob]
+                blob_bytes = subprocess.run(command, capture_output=True, check=True).stdout
                 target.write_bytes(blob_bytes)
 
 
