@@ -116,6 +116,18 @@ class Benchmark:
         return self.data.url if self.data is not None else self.homepage
 
     @property
+    def size(self) -> str:
+        """Its size in words: pinned bytes, else as the host lists it; a tree's pinned files summed."""
+        if self.tree:
+            known = [f.size for f in self.tree if f.size is not None]
+            rest = len(self.tree) - len(known)
+            more = f" and {rest} more of a size recorded at their first download" if rest else ""
+            return f"{sum(known):,} bytes in {len(known)} files{more}"
+        if self.data is None:
+            return "—"
+        return f"{self.data.size:,} bytes" if self.data.size else self.data.listed_size or "—"
+
+    @property
     def metrics(self) -> str:
         if self.importer is None:
             return "—"

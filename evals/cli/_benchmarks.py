@@ -80,8 +80,6 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
     rows = []
     for bench in BENCHMARKS.values():
         state = status(bench, folder, found_lock)
-        data = bench.data
-        size = f"{data.size:,} bytes" if data is not None and data.size else (data.listed_size if data else "—")
         rows.append(
             {
                 "name": bench.name,
@@ -90,7 +88,7 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
                 "version": bench.version,
                 "license": bench.license,
                 "non_commercial": bench.non_commercial,
-                "size": size,
+                "size": bench.size,
                 "test_points": bench.test_points,
                 "evidence": bench.evidence,
                 "metrics": bench.metrics,
