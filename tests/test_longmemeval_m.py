@@ -28,7 +28,8 @@ def test_longmemeval_m_is_fetched_and_imported_by_name(monkeypatch, tmp_path):
     monkeypatch.setitem(BENCHMARKS, "longmemeval_m_cleaned", replace(entry, sources=sources))
     (mirror / "longmemeval_m_cleaned.json").write_bytes(LONGMEMEVAL)
     (tmp_path / "repo").mkdir()
-    env = {"EVALS_MIRROR": str(mirror), "EVALS_DOWNLOADS": str(tmp_path / "dl"), "EVALS_BENCHMARKS_LOCK": str(tmp_path / "repo" / "lock")}
+    env = {"EVALS_MIRROR": str(mirror), "EVALS_DOWNLOADS": str(tmp_path / "dl")}
+    env["EVALS_BENCHMARKS_LOCK"] = str(tmp_path / "repo" / "lock")
     result = CliRunner().invoke(cli, ["fetch", "longmemeval_m_cleaned"], env=env)
     assert result.exit_code == 0, result.output
     corpus = load_corpus(tmp_path / "dl" / "corpora" / "longmemeval_m_cleaned")
