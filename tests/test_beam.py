@@ -246,3 +246,14 @@ def test_a_folder_without_conversations_is_one_line_naming_it(tmp_path):
     result = CliRunner().invoke(cli, ["import-corpus", "beam", str(tmp_path / "empty"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1 and "empty" in result.output and "numbered conversation" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_four_tiers_are_pinned_at_the_commit():
+    """beam_100k … beam_10m: importable, every file at OWNER/REPO/COMMIT/PATH, by size and SHA-256 or by git blob id."""
+    for tier in ("100k", "500k", "1m", "10m"):
+        release = BENCHMARKS[f"beam_{tier}"]
+        assert release.importer == "beam" and release.tree
+        for file in release.tree:
+            assert file.name.startswith(f"{PREFIX}/chats/") and file.url == f"https://raw.githubusercontent.com/{file.name}"
+            assert (file.size is not None and len(file.sha256) == 64) or len(file.git_blob) == 40
+    assert all(f.sha256 is not None for f in BENCHMARKS["beam_100k"].tree + BENCHMARKS["beam_500k"].tree)
