@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.judge.headline import Rule
-from evals.model.corpus import BENCHMARK_GROUP
+from evals.model.corpus import benchmark_entry_points
 
 if TYPE_CHECKING:
     from evals.benchmarks.importers._common import ImportReport, Source
@@ -170,7 +169,7 @@ _loaded: tuple[tuple[tuple[str, str], ...], dict[str, Unit]] = ((), _EMPTY)
 def units() -> dict[str, Unit]:
     """Every registered unit, by name, in name order; loaded again only when the registered set changes."""
     global _loaded
-    points = sorted({(p.name, p.value): p for p in entry_points(group=BENCHMARK_GROUP)}.items())
+    points = sorted({(p.name, p.value): p for p in benchmark_entry_points()}.items())
     key = tuple(k for k, _ in points)
     if key != _loaded[0]:
         found = {}

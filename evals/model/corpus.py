@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -53,6 +54,7 @@ __all__ = [
     "Reference",
     "TestPoint",
     "Turn",
+    "benchmark_entry_points",
     "benchmark_names",
     "known_benchmark",
     "check_benchmark",
@@ -73,9 +75,22 @@ BENCHMARK_FILE = "benchmark.json"  # which published benchmark the corpus is; no
 BENCHMARK_GROUP = "mneme_evals.benchmarks"
 
 
+_found: tuple[tuple[str, ...], tuple[EntryPoint, ...]] | None = None
+
+
+def benchmark_entry_points() -> tuple[EntryPoint, ...]:
+    """The entry points of :data:`BENCHMARK_GROUP`, read again only when ``sys.path`` changes (reading every
+    installed distribution's metadata takes tens of milliseconds, and pages ask per run)."""
+    global _found
+    key = tuple(sys.path)
+    if _found is None or _found[0] != key:
+        _found = (key, tuple(entry_points(group=BENCHMARK_GROUP)))
+    return _found[1]
+
+
 def benchmark_names() -> tuple[str, ...]:
     """The names of the registered benchmark units, sorted: what a ``benchmark.json`` may declare."""
-    return tuple(sorted({point.name for point in entry_points(group=BENCHMARK_GROUP)}))
+    return tuple(sorted({point.name for point in benchmark_entry_points()}))
 
 
 def known_benchmark(name: str) -> str:
