@@ -29,6 +29,17 @@ def _by_importer(declared: str) -> list[Benchmark]:
 def _pin(entry: Benchmark, lock: dict[str, LockEntry]) -> tuple[str, bool]:
     """How the benchmark's data file is pinned, in words, and whether by trust on first use."""
     data = entry.data
+    if entry.tree:
+        whole = sum(1 for f in entry.tree if f.sha256 is not None)
+        locked = [lock[f.url] for f in entry.tree if f.sha256 is None and f.url in lock]
+        rest = len(entry.tree) - whole
+        text = f"pinned: {number(len(entry.tree))} files at {entry.version}, {number(whole)} by size and SHA-256"
+        if rest:
+            text += (
+                f", {number(rest)} by their git blob id (the repository's own digest), whose size and SHA-256 the first "
+                f"download records in the lock file ({number(len(locked))} recorded in this build's)"
+            )
+        return text + "; every fetch is checked against them", bool(rest)
     if data is None:
         return "", False
     if data.sha256 is not None:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, Unit
 from evals.benchmarks.beam._pins import PINS
 from evals.judge.headline import Rule
-from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
 
 if TYPE_CHECKING:
     from evals.benchmarks.importers._common import ImportReport
@@ -46,10 +45,9 @@ ABILITIES = {
 
 RULE = Rule(
     name="beam",
-    metric=EVIDENCE_ANY_AT_K,
+    metric="evidence_recall_any",
     label="recall_any@k",
     population="every probing question that names evidence (source_chat_ids); abstention questions name none",
-    counts_unanswerable=True,
     corpora="BEAM (evals import-corpus beam, or evals fetch beam_100k … beam_10m; benchmark.json names it)",
     follows="no published code: BEAM publishes judged answers only (src/evaluation/compute_metrics.py), no retrieval "
     "figure, so this one is the harness's own: an evidence message (source_chat_ids, in any of its shapes) among the "
