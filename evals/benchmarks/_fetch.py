@@ -112,6 +112,7 @@ class Fetched:
     sources: list[Path] = field(default_factory=list)
     corpus: Path | None = None
     report: ImportReport | None = None  # None: the corpus was imported before, from the same bytes
+    digest_of: str = "sha256"  # what ``sha256`` is the digest of, in words
 
 
 def fetch(
@@ -273,7 +274,8 @@ def _fetch_tree(
         f"pinned: {len(bench.tree)} files, {whole} by size and SHA-256, "
         f"{len(bench.tree) - whole} by git blob id (locked in {lock.path})"
     )
-    fetched = Fetched(bench, folder, total, digest, trust, downloaded > 0)
+    listed = "sha256 of its files' paths, sizes and sha256"
+    fetched = Fetched(bench, folder, total, digest, trust, downloaded > 0, digest_of=listed)
     fetched.corpus, fetched.report = _import(bench, folder, digest, corpus_out or corpus_folder(bench, downloads))
     fetched.sources = [_source(source, downloads, say) for source in bench.sources]
     return fetched

@@ -154,7 +154,7 @@ def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lo
     )
     bench = fetched.benchmark
     how = "downloaded" if fetched.downloaded else "already in the downloads folder"
-    echo(f"{bench.name}: {fetched.file} ({fetched.size} bytes, sha256 {fetched.sha256}), {how}; {fetched.trust}")
+    echo(f"{bench.name}: {fetched.file} ({fetched.size} bytes, {fetched.digest_of} {fetched.sha256}), {how}; {fetched.trust}")
     for source in fetched.sources:
         echo(f"evaluation source: {source}")
     echo(f"license: {bench.license}")
