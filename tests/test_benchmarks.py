@@ -294,7 +294,7 @@ def test_the_registry_holds_the_published_pins():
         "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376", "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd")
     for name in ("longmemeval_oracle", "longmemeval_s", "longmemeval_s_cleaned", "longmemeval_m_cleaned"):
         assert benchmark(name).importer == "longmemeval" and benchmark(name).data.sha256 is None
-    for name in ("locomo_plus", "convomem"):
+    for name in ("convomem",):
         assert benchmark(name).importer is None and benchmark(name).not_importable
     assert isinstance(locomo.sources[0], SourceFile)
 
