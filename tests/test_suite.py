@@ -186,7 +186,7 @@ def test_options_are_axes_and_settings_apply_to_every_run(tmp_path):
         ('[[matrix]]\ncorpora = ["c"]\nstrategy = "bm25"\n', "matrix[0].strategy: unknown key"),
         ('[[matrix]]\ncorpora = "c"\n', "matrix[0].corpora: expected an array"),
         ('[[matrix]]\nbenchmarks = ["locomoo"]\n', "matrix[0].benchmarks[0]: no benchmark called 'locomoo'"),
-        ('[[matrix]]\nbenchmarks = ["locomo", "beam_1m"]\n', "matrix[0].benchmarks[1]: beam_1m is not importable yet"),
+        ('[[matrix]]\nbenchmarks = ["locomo", "convomem"]\n', "matrix[0].benchmarks[1]: convomem is not importable yet"),
         ('[[matrix]]\ncorpora = ["c"]\nk = 0\n', "matrix[0].k: "),
         (
             '[[matrix]]\ncorpora = ["c"]\nstrategies = ["bm25"]\n[matrix.options.mneme]\nembedder = "hash"\n',

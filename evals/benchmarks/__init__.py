@@ -5,7 +5,7 @@
     fetched = fetch("locomo", downloads=default_downloads(), lock_path=DEFAULT_LOCK)
     print(fetched.corpus)   # ~/.cache/mneme-evals/corpora/locomo
 
-:mod:`._registry` holds the facts (where, which version, license, pins), :mod:`._download` one
+:mod:`._registry` holds the units (one per benchmark: ``evals/benchmarks/NAME/``) and their releases' facts (where, which version, license, pins), :mod:`._download` one
 checked download, :mod:`._lock` the trust-on-first-use digests of files published without one, and
 :mod:`._fetch` puts them together with the importers. docs/benchmarks.md tells the whole story.
 """
@@ -15,12 +15,16 @@ from evals.benchmarks._fetch import DOWNLOADS_ENV, FETCHED_NOTE, Fetched, Status
 from evals.benchmarks._lock import DEFAULT_LOCK, Lock, LockEntry, LockError
 from evals.benchmarks._registry import (
     BENCHMARKS,
-    PROTOCOL_SOURCES,
     Benchmark,
     RemoteFile,
     SourceFile,
+    Unit,
     UnknownBenchmark,
     benchmark,
+    protocol_sources,
+    rule_of,
+    unit,
+    units,
 )
 
 __all__ = [
@@ -29,7 +33,6 @@ __all__ = [
     "DOWNLOADS_ENV",
     "FETCHED_NOTE",
     "MIRROR_ENV",
-    "PROTOCOL_SOURCES",
     "Benchmark",
     "DownloadError",
     "Fetched",
@@ -40,10 +43,15 @@ __all__ = [
     "RemoteFile",
     "SourceFile",
     "Status",
+    "Unit",
     "UnknownBenchmark",
     "benchmark",
     "corpus_folder",
     "default_downloads",
     "fetch",
+    "protocol_sources",
+    "rule_of",
     "status",
+    "unit",
+    "units",
 ]

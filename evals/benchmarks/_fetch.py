@@ -3,6 +3,7 @@
 The downloads folder (default ``$XDG_CACHE_HOME/mneme-evals``, else ``~/.cache/mneme-evals``) holds::
 
     <benchmark>/<published file name>        the data file, as published
+    <benchmark>/<owner>/<repo>/<commit>/<path>  each file of a release published as a tree (BEAM)
     sources/<owner>/<repo>/<commit>/<path>   evaluation sources at their pinned commit
     corpora/<benchmark>/                     the imported corpus (unless --corpus-out names another)
 
@@ -34,7 +35,7 @@ from evals.benchmarks._download import (
     terminated_cleanly,
 )
 from evals.benchmarks._lock import Lock, LockEntry
-from evals.benchmarks._registry import Benchmark, SourceFile, benchmark
+from evals.benchmarks._registry import Benchmark, RemoteFile, SourceFile, benchmark
 from evals.benchmarks.importers import ImportReport, import_corpus
 from evals.errors import EvalsError
 from evals.io.jsonfile import MAX_BENCHMARK_FILE_BYTES
@@ -95,6 +96,8 @@ def _trust(bench: Benchmark, lock: Lock) -> tuple[Pin | None, str]:
 
 
 def status(bench: Benchmark, downloads: Path, lock: Lock) -> Status:
+    if bench.tree:
+        return _tree_status(bench, downloads, lock)
     pin, trust = _trust(bench, lock)
     if bench.data is None:
         return Status("—", trust, None)
@@ -120,6 +123,7 @@ class Fetched:
     sources: list[Path] = field(default_factory=list)
     corpus: Path | None = None
     report: ImportReport | None = None  # None: the corpus was imported before, from the same bytes
+    digest_of: str = "sha256"  # what ``sha256`` is the digest of, in words
 
 
 def fetch(
@@ -138,11 +142,13 @@ def fetch(
     downloaded, checked and imported; a first download that fails its import, or whose entry cannot be
     written, is not kept. SIGTERM cleans up as Ctrl-C does. ``deadline`` is each download's, in seconds."""
     bench = benchmark(name)
-    if bench.importer is None or bench.data is None:
+    if bench.importer is None or (bench.data is None and not bench.tree):
         raise EvalsError(f"{bench.name} is not importable yet: {bench.not_importable}")
     say = log or (lambda _text: None)
     downloads = Path(downloads)
     lock = Lock.read(lock_path)
+    if bench.tree:
+        return _fetch_tree(bench, downloads, lock, corpus_out, say, progress)
     pin, trust = _trust(bench, lock)
     assert pin is not None
     if pin.sha256 is None and not Path(os.path.realpath(lock.path)).parent.is_dir():  # refused before downloading
@@ -218,10 +224,11 @@ def _fetch(
     return fetched
 
 
-def _entry(bench: Benchmark, size: int, sha256: str, origin: str) -> LockEntry:
-    assert bench.data is not None
+def _entry(bench: Benchmark, size: int, sha256: str, origin: str, file: RemoteFile | None = None) -> LockEntry:
+    file = file or bench.data
+    assert file is not None
     now = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    return LockEntry(bench.name, bench.data.name, size, sha256, now, origin)
+    return LockEntry(bench.name, file.name, size, sha256, now, origin)
 
 
 def _source(source: SourceFile, downloads: Path, say: Log, deadline: float | None = None) -> Path:
@@ -236,8 +243,102 @@ def _source(source: SourceFile, downloads: Path, say: Log, deadline: float | Non
 
 
 def _note(bench: Benchmark, sha256: str) -> str:
-    assert bench.data is not None
-    return f"benchmark {bench.name}\nfile {bench.data.name}\nsha256 {sha256}\n"
+    name = bench.data.name if bench.data is not None else f"{bench.import_root} ({len(bench.tree)} files)"
+    return f"benchmark {bench.name}\nfile {name}\nsha256 {sha256}\n"
+
+
+# -- a release published as a tree of files (BEAM) ------------------------------------------------------------
+
+
+def git_blob_id(path: Path) -> str:
+    """The git blob id of the file at ``path`` (SHA-1 of ``blob <size>\\0`` and the bytes), read in chunks."""
+    import hashlib
+
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
+    with open(path, "rb") as file:
+        while chunk := file.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_pin(file: RemoteFile, lock: Lock) -> Pin:
+    if file.sha256 is not None:
+        return Pin(file.size, file.sha256)
+    entry = lock.get(file.url)
+    return Pin(entry.size, entry.sha256) if entry is not None else Pin(None, None)
+
+
+def _tree_status(bench: Benchmark, downloads: Path, lock: Lock) -> Status:
+    root = Path(downloads) / bench.name
+    present = 0
+    for file in bench.tree:
+        path = root / file.name
+        pin = _file_pin(file, lock)
+        present += path.is_file() and (pin.size is None or path.stat().st_size == pin.size)
+    whole = sum(1 for f in bench.tree if f.sha256 is not None)
+    locked = sum(1 for f in bench.tree if f.sha256 is None and lock.get(f.url) is not None)
+    trust = f"pinned: {len(bench.tree)} files, {whole} by size and SHA-256"
+    if whole < len(bench.tree):
+        trust += (
+            f", {len(bench.tree) - whole} by git blob id (their size and SHA-256 are recorded in the lock at the first "
+            f"download; {locked} recorded so far)"
+        )
+    fetched = "yes" if present == len(bench.tree) else ("no" if present == 0 else f"{present} of {len(bench.tree)} files")
+    folder = corpus_folder(bench, downloads)
+    return Status(fetched, trust, folder if (folder / FETCHED_NOTE).is_file() else None)
+
+
+def _fetch_tree(
+    bench: Benchmark, downloads: Path, lock: Lock, corpus_out: Path | None, say: Log, progress: Progress | None
+) -> Fetched:
+    """Every file of a tree release, each checked against its pin (a file pinned by its git blob id alone is
+    checked against that, and its size and SHA-256 recorded in the lock), then the import of the tree."""
+    import hashlib
+
+    root = downloads / bench.name
+    if any(f.sha256 is None for f in bench.tree) and not lock.path.parent.is_dir():
+        raise EvalsError(
+            f"lock file {lock.path}: its folder does not exist; the first download of {bench.name}'s files is recorded there"
+        )
+    manifest = hashlib.sha256()
+    total = downloaded = 0
+    for file in bench.tree:
+        target = root / file.name
+        pin = _file_pin(file, lock)
+        size = sha256 = None
+        if target.is_file():
+            size, sha256 = file_digest(target)
+            matches = (size, sha256) == (pin.size, pin.sha256) if pin.sha256 is not None else git_blob_id(target) == file.git_blob
+            if not matches:
+                say(f"{target}: the copy here does not match its pin; downloading it again")
+                size = sha256 = None
+        if size is None:
+            locations = mirror_locations([file.name]) or [file.url]
+            say(f"downloading {file.name} from {locations[0]}")
+            size, sha256, origin = download(locations, target, pin, limit=MAX_BENCHMARK_FILE_BYTES, progress=progress)
+            downloaded += 1
+            if pin.sha256 is None and file.git_blob is not None and git_blob_id(target) != file.git_blob:
+                target.unlink()
+                raise EvalsError(f"{origin}: its git blob id does not match the pinned {file.git_blob}; refused")
+        else:
+            origin = f"the copy already in {root}"
+        assert size is not None and sha256 is not None
+        if pin.sha256 is None:
+            lock.record(file.url, _entry(bench, size, sha256, origin, file))
+        manifest.update(f"{file.name} {size} {sha256}\n".encode())
+        total += size
+    digest = manifest.hexdigest()
+    folder = root / bench.import_root
+    whole = sum(1 for f in bench.tree if f.sha256 is not None)
+    trust = (
+        f"pinned: {len(bench.tree)} files, {whole} by size and SHA-256, "
+        f"{len(bench.tree) - whole} by git blob id (locked in {lock.path})"
+    )
+    listed = "sha256 of its files' paths, sizes and sha256"
+    fetched = Fetched(bench, folder, total, digest, trust, downloaded > 0, digest_of=listed)
+    fetched.corpus, fetched.report = _import(bench, folder, digest, corpus_out or corpus_folder(bench, downloads))
+    fetched.sources = [_source(source, downloads, say) for source in bench.sources]
+    return fetched
 
 
 def _import(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[Path, ImportReport | None]:

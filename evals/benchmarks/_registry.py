@@ -1,5 +1,12 @@
-"""The benchmarks this harness knows by name: where each is published, at which version, under which
-license, with which pins, and whether the importers can hold it.
+"""The benchmarks this harness knows by name: one :class:`Unit` per benchmark, and its releases.
+
+A unit (``evals/benchmarks/NAME/``, or one module) holds everything the harness knows of one benchmark:
+its releases (:class:`Benchmark`: where each is published, at which version, under which license, with
+which pins), its importer, its headline rule, its categories, its protocols, how the label audit knows
+its files, and its page title. Units are registered as the entry points of the group
+``mneme_evals.benchmarks`` (:data:`evals.model.corpus.BENCHMARK_GROUP`), the built-ins in this package's
+``pyproject.toml`` as a plug-in's would be in its own; everything else (``evals benchmarks``, the CLI's
+choices, the corpus schema, the methodology page, the front page, exports) derives from them.
 
 Facts only, gathered from the benchmarks' own repositories and hub pages. A file whose host publishes
 no digest (the Hugging Face hub files) has ``sha256=None`` here: its size and digest are recorded in the
@@ -9,13 +16,37 @@ fetch must match them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
+from evals.judge.headline import Rule
+from evals.model.corpus import benchmark_entry_points
 
-__all__ = ["BENCHMARKS", "PROTOCOL_SOURCES", "Benchmark", "RemoteFile", "SourceFile", "UnknownBenchmark", "benchmark"]
+if TYPE_CHECKING:
+    from evals.benchmarks.importers._common import ImportReport, Source
+    from evals.model.corpus import Corpus
+
+__all__ = [
+    "BENCHMARKS",
+    "Audit",
+    "Benchmark",
+    "RemoteFile",
+    "SourceFile",
+    "Unit",
+    "UnknownBenchmark",
+    "benchmark",
+    "protocol_sources",
+    "rule_of",
+    "unit",
+    "units",
+]
 
 RAW_GITHUB = "https://raw.githubusercontent.com"
+# Evidence labels become each test point's evidence turns and sessions, so every retrieval metric applies.
+TURN_LABELS = "turns and sessions"
 
 
 class UnknownBenchmark(EvalsError):
@@ -33,6 +64,10 @@ class RemoteFile:
     size: int | None = None  # bytes, pinned with the digest
     listed_size: str = ""  # the size as the host lists it, shown before the first download
     aliases: tuple[str, ...] = ()
+    # The file's git blob id at the pinned commit, for a file of a git repository whose bytes were not at
+    # hand when the pins were made (sha256 None): the download is checked against it, and its size and
+    # SHA-256 are then recorded in the lock file.
+    git_blob: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,13 +102,29 @@ class Benchmark:
     test_points: str  # as published
     evidence: str  # which labels it carries, so which metrics it supports
     data: RemoteFile | None
-    importer: str | None  # a key of evals.benchmarks.importers.FORMATS; None: not importable yet
+    importer: str | None  # the unit whose importer reads it (its name); None: not importable yet
     not_importable: str = ""  # why, when importer is None
     sources: tuple[SourceFile, ...] = field(default=())
+    # A release published as a tree of files rather than one (BEAM): each file at its path under the
+    # release's download folder, which the importer reads as one folder (``import_root`` in it).
+    tree: tuple[RemoteFile, ...] = field(default=())
+    import_root: str = ""
 
     @property
     def source(self) -> str:
         return self.data.url if self.data is not None else self.homepage
+
+    @property
+    def size(self) -> str:
+        """Its size in words: pinned bytes, else as the host lists it; a tree's pinned files summed."""
+        if self.tree:
+            known = [f.size for f in self.tree if f.size is not None]
+            rest = len(self.tree) - len(known)
+            more = f" and {rest} more of a size recorded at their first download" if rest else ""
+            return f"{sum(known):,} bytes in {len(known)} files{more}"
+        if self.data is None:
+            return "—"
+        return f"{self.data.size:,} bytes" if self.data.size else self.data.listed_size or "—"
 
     @property
     def metrics(self) -> str:
@@ -82,198 +133,107 @@ class Benchmark:
         return "recall@k, turn and session recall/NDCG" if "turn" in self.evidence else "recall@k"
 
 
-# Evidence labels become each test point's evidence turns and sessions, so every retrieval metric applies.
-_TURN_LABELS = "turns and sessions"
+@dataclass(frozen=True)
+class Audit:
+    """How ``evals audit-labels --source FILE`` knows a unit's published file, and reads its evidence ids."""
 
-# LongMemEval's QA evaluation, whose judge templates its protocol reads (pinned by the end-to-end issue).
-_LONGMEMEVAL_COMMIT = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
-_LONGMEMEVAL_SOURCES = (
-    SourceFile("xiaowu0162/LongMemEval", _LONGMEMEVAL_COMMIT, "src/evaluation/evaluate_qa.py",
-               "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"),
-    SourceFile("xiaowu0162/LongMemEval", _LONGMEMEVAL_COMMIT, "src/generation/run_generation.py",
-               "4f1eb3c69d7ad40f04065b9c0bc86f6582441018fc6ff751d162d66c95baf672"),
-)
-# mem0's LLM judge on LoCoMo, at the last commit that held its evaluation/ folder.
-_MEM0_COMMIT = "b3ede5b7c0ac0e847b03786a603c107ac943b3ee"
-_MEM0_SOURCES = (
-    SourceFile("mem0ai/mem0", _MEM0_COMMIT, "evaluation/metrics/llm_judge.py",
-               "ac2e242f6ea0b817ba1b229ff9e5271f6846b7b8a9aefa8a5a5a81ea58df3b3c"),
-    SourceFile("mem0ai/mem0", _MEM0_COMMIT, "evaluation/prompts.py",
-               "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba"),
-)
-
-_LOCOMO_COMMIT = "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376"
-# LoCoMo's own QA prompts and context formats (gpt_utils.py) and scores (evaluation.py); digests
-# computed from the repository at that commit.
-_LOCOMO_SOURCES = (
-    SourceFile("snap-research/LoCoMo", _LOCOMO_COMMIT, "task_eval/gpt_utils.py",
-               "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793"),
-    SourceFile("snap-research/LoCoMo", _LOCOMO_COMMIT, "task_eval/evaluation.py",
-               "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd"),
-)
-# The files each published protocol (evals.benchmarks.protocols) reads its templates from.
-PROTOCOL_SOURCES = {"longmemeval": _LONGMEMEVAL_SOURCES, "mem0": _MEM0_SOURCES, "locomo": _LOCOMO_SOURCES}
-_LME_HUB = "https://huggingface.co/datasets/xiaowu0162"
-# The original hub repository, at the revision that uploaded its three files (named without ".json").
-_LME_REVISION = "d8673c8819c3e42833f9b1849300ab94c12bbb6a"
-_LME_ITEMS = "500 questions (30 abstention), one haystack each"
-_LME_EVIDENCE = "turns (has_answer) and sessions (answer_session_ids)"
-_LME_NOTES = "https://github.com/xiaowu0162/LongMemEval"
-
-_BEAM_WHY = (
-    "no importer yet: each conversation is a folder of files (chat.json, probing_questions/) with "
-    "evidence as chat ids on most questions, and its scoring (a rubric judge 0/0.5/1; event ordering "
-    "as Kendall tau-b x F1) is not implemented"
-)
+    source: str  # the file in words, for the error naming what --source takes
+    sniff: Callable[[Any], bool]  # given the file's first element (a top-level array's), or None
+    dangling: Callable[[Source, Corpus], list[Any]]  # the audit's Flags: evidence ids naming no turn
 
 
-def _beam(tier: str, folder: str) -> Benchmark:
-    return Benchmark(
-        name=f"beam_{tier.lower()}",
-        title=f"BEAM {tier} (Beyond a Million tokens)",
-        homepage=f"https://github.com/mohammadtavakoli78/BEAM/tree/main/chats/{folder}",
-        version="—",
-        license="not recorded here",
-        non_commercial=False,
-        test_points="probing questions in 10 abilities (2,000 over the 100 conversations of all tiers)",
-        evidence="source_chat_ids on most questions",
-        data=None,
-        importer=None,
-        not_importable=_BEAM_WHY,
-    )
+@dataclass(frozen=True)
+class Unit:
+    """One benchmark, whole: what ``benchmark.json`` calls it, its releases, importer, rule, categories,
+    protocols, audit and titles. ``releases`` are what ``evals fetch NAME`` knows; a unit with an
+    importer is a format of ``evals import-corpus``."""
+
+    name: str  # what a corpus's benchmark.json declares, and the import-corpus FORMAT
+    title: str  # as the site names it where a corpus was imported by hand
+    releases: tuple[Benchmark, ...]
+    importer: Callable[[Path, Path], ImportReport] | None = None
+    reads: str = ""  # what the importer reads, one line for `evals import-corpus --help`
+    rule: Rule | None = None  # the headline of a corpus declaring it; None: the harness's evidence rule
+    categories: Mapping[str, str] = field(default_factory=dict)  # category key -> its name, as published
+    # The answer protocols that follow published code on it (evals.benchmarks.protocols), each with the
+    # pinned files it reads its templates from.
+    protocols: Mapping[str, tuple[SourceFile, ...]] = field(default_factory=dict)
+    audit: Audit | None = None
+    order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
 
-BENCHMARKS: dict[str, Benchmark] = {
-    b.name: b
-    for b in (
-        Benchmark(
-            name="locomo",
-            title="LoCoMo (Maharana et al. 2024)",
-            homepage="https://github.com/snap-research/LoCoMo",
-            version=f"commit {_LOCOMO_COMMIT}",
-            license="CC BY-NC 4.0 (non-commercial)",
-            non_commercial=True,
-            test_points="1,986 questions in 10 conversations (446 unanswerable, category 5)",
-            evidence="turns (dia_id) and sessions",
-            data=RemoteFile(
-                "locomo10.json",
-                f"{RAW_GITHUB}/snap-research/LoCoMo/{_LOCOMO_COMMIT}/data/locomo10.json",
-                sha256="79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
-                size=2_805_274,
-                listed_size="2.8 MB",
-            ),
-            importer="locomo",
-            sources=_MEM0_SOURCES + _LOCOMO_SOURCES,
-        ),
-        Benchmark(
-            name="longmemeval_oracle",
-            title="LongMemEval oracle (evidence sessions only)",
-            homepage=_LME_NOTES,
-            version="hub xiaowu0162/longmemeval-cleaned, main (digest locked on first download)",
-            license="MIT",
-            non_commercial=False,
-            test_points=_LME_ITEMS,
-            evidence=_LME_EVIDENCE,
-            data=RemoteFile(
-                "longmemeval_oracle.json",
-                f"{_LME_HUB}/longmemeval-cleaned/resolve/main/longmemeval_oracle.json",
-                listed_size="15 MB",
-            ),
-            importer="longmemeval",
-            sources=_LONGMEMEVAL_SOURCES,
-        ),
-        Benchmark(
-            name="longmemeval_s",
-            title="LongMemEval_s (about 40 sessions, 115k tokens per question), as first released",
-            homepage=_LME_NOTES,
-            version=f"hub xiaowu0162/longmemeval, revision {_LME_REVISION}",
-            license="MIT",
-            non_commercial=False,
-            test_points=_LME_ITEMS,
-            evidence=_LME_EVIDENCE,
-            data=RemoteFile(
-                "longmemeval_s",
-                f"{_LME_HUB}/longmemeval/resolve/{_LME_REVISION}/longmemeval_s",
-                listed_size="278 MB",
-                aliases=("longmemeval_s.json",),
-            ),
-            importer="longmemeval",
-            sources=_LONGMEMEVAL_SOURCES,
-        ),
-        Benchmark(
-            name="longmemeval_s_cleaned",
-            title="LongMemEval_s, cleaned history sessions (2025/09)",
-            homepage=_LME_NOTES,
-            version="hub xiaowu0162/longmemeval-cleaned, main (digest locked on first download)",
-            license="MIT",
-            non_commercial=False,
-            test_points=_LME_ITEMS,
-            evidence=_LME_EVIDENCE,
-            data=RemoteFile(
-                "longmemeval_s_cleaned.json",
-                f"{_LME_HUB}/longmemeval-cleaned/resolve/main/longmemeval_s_cleaned.json",
-                listed_size="277 MB",
-            ),
-            importer="longmemeval",
-            sources=_LONGMEMEVAL_SOURCES,
-        ),
-        Benchmark(
-            name="longmemeval_m_cleaned",
-            title="LongMemEval_m, cleaned (about 500 sessions per question)",
-            homepage=_LME_NOTES,
-            version="hub xiaowu0162/longmemeval-cleaned, main",
-            license="MIT",
-            non_commercial=False,
-            test_points=_LME_ITEMS,
-            evidence=_LME_EVIDENCE,
-            data=RemoteFile(
-                "longmemeval_m_cleaned.json",
-                f"{_LME_HUB}/longmemeval-cleaned/resolve/main/longmemeval_m_cleaned.json",
-                listed_size="2.7 GB",
-            ),
-            importer=None,
-            not_importable="the import holds the whole 2.7 GB file in memory (5-13 GiB); it waits for the streaming import",
-            sources=_LONGMEMEVAL_SOURCES,
-        ),
-        _beam("100K", "100K"),
-        _beam("500K", "500K"),
-        _beam("1M", "1M"),
-        _beam("10M", "10M"),
-        Benchmark(
-            name="locomo_plus",
-            title="LoCoMo-Plus (401 cognitive items stitched into LoCoMo)",
-            homepage="https://github.com/xjtuleeyf/Locomo-Plus",
-            version="—",
-            license="not recorded here",
-            non_commercial=False,
-            test_points="401 cue/trigger items",
-            evidence="an evidence field per item",
-            data=None,
-            importer=None,
-            not_importable=(
-                "no importer yet: data/locomo_plus.json holds cue and trigger dialogues that the benchmark's own "
-                "script inserts into LoCoMo conversations at randomly chosen places (data/build_conv.py), and its "
-                "judge (correct/partial/wrong = 1/0.5/0) is not implemented"
-            ),
-        ),
-        Benchmark(
-            name="convomem",
-            title="ConvoMem (Salesforce; 75,336 QA in 6 categories)",
-            homepage="https://huggingface.co/datasets/Salesforce/ConvoMem",
-            version="—",
-            license="see the dataset card",
-            non_commercial=False,
-            test_points="75,336 questions",
-            evidence="evidence as message text",
-            data=None,
-            importer=None,
-            not_importable=(
-                "no importer yet: its evidence is message text, to be mapped to turns by exact match with "
-                "unmatched evidence counted and shown"
-            ),
-        ),
-    )
-}
+_EMPTY: dict[str, Unit] = {}
+_loaded: tuple[tuple[tuple[str, str], ...], dict[str, Unit]] = ((), _EMPTY)
+
+
+def units() -> dict[str, Unit]:
+    """Every registered unit, by name, in name order; loaded again only when the registered set changes."""
+    global _loaded
+    points = sorted({(p.name, p.value): p for p in benchmark_entry_points()}.items())
+    key = tuple(k for k, _ in points)
+    if key != _loaded[0]:
+        found = {}
+        for (name, value), point in points:
+            if name in found:
+                continue  # one name, one unit: the first registered keeps it
+            loaded = point.load()
+            if not isinstance(loaded, Unit) or loaded.name != name:
+                raise EvalsError(f"benchmark entry point {name} = {value}: expected a Unit named {name!r}")
+            found[name] = loaded
+        _loaded = (key, dict(sorted(found.items(), key=lambda item: (item[1].order, item[0]))))
+    return dict(_loaded[1])
+
+
+def unit(name: str) -> Unit:
+    """The unit ``name`` (what a benchmark.json declares); an UnknownBenchmark error lists the names there are."""
+    found = units()
+    if name not in found:
+        raise UnknownBenchmark(f"no benchmark unit called {name!r}; registered: {', '.join(found)}")
+    return found[name]
+
+
+def rule_of(declared: str | None) -> Rule | None:
+    """The headline rule of a corpus declaring ``declared`` (None: it declares none, or its unit has no rule)."""
+    if declared is None:
+        return None
+    found = units().get(declared)
+    return None if found is None else found.rule
+
+
+class _Releases(MutableMapping[str, Benchmark]):
+    """Every unit's releases by name, as the units declare them now. A name set here (a test's stand-in
+    pins) is held over the units' own until it is deleted again."""
+
+    def __init__(self) -> None:
+        self._set: dict[str, Benchmark] = {}
+
+    def _declared(self) -> dict[str, Benchmark]:
+        return {release.name: release for u in units().values() for release in u.releases}
+
+    def __getitem__(self, name: str) -> Benchmark:
+        if name in self._set:
+            return self._set[name]
+        return self._declared()[name]
+
+    def __setitem__(self, name: str, value: Benchmark) -> None:
+        self._set[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self._set[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._declared(), **self._set})
+
+    def __len__(self) -> int:
+        return len({**self._declared(), **self._set})
+
+
+BENCHMARKS: MutableMapping[str, Benchmark] = _Releases()
+
+
+def protocol_sources() -> dict[str, tuple[SourceFile, ...]]:
+    """The files each published protocol reads its templates from, as the units declare them."""
+    return {name: files for u in units().values() for name, files in u.protocols.items()}
 
 
 def benchmark(name: str) -> Benchmark:

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from evals.benchmarks.importers._common import ImportFormatError, Source
-from evals.benchmarks.importers.locomo import _DIA_ID  # the importer's own rule, so the audit resolves ids as the import did
 from evals.errors import EvalsError
 from evals.io import jsonfile
 from evals.model.corpus import Conversation, Corpus, TestPoint
@@ -48,6 +47,7 @@ __all__ = [
     "Flag",
     "TargetConversation",
     "apply_errata",
+    "by_position",
     "audit_corpus",
     "check_errata_document",
     "content_words",
@@ -269,7 +269,7 @@ def _content_flags(conversations: list[Conversation]) -> tuple[int, list[Flag]]:
 # -- evidence ids in the source file ----------------------------------------------------------------------
 
 
-def _by_position(corpus: Corpus) -> dict[int, Conversation]:
+def by_position(corpus: Corpus) -> dict[int, Conversation]:
     """Conversations by their position in the source: the importers name them ``NNN_…`` after it."""
     found = {}
     for conversation in corpus.conversations:
@@ -279,83 +279,26 @@ def _by_position(corpus: Corpus) -> dict[int, Conversation]:
     return found
 
 
-def _locomo_ids(source: Source, corpus: Corpus) -> list[Flag]:
-    flags = []
-    conversations = _by_position(corpus)
-    for position, sample in enumerate(source.items(source.data, "")):
-        conversation = conversations.get(position)
-        if conversation is None:
-            raise EvalsError(f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; give the file the corpus was imported from")
-        sessions = source.get(sample, f"[{position}]", "conversation", dict)
-        known = {
-            turn.get("dia_id")
-            for key, session in sessions.items()
-            if re.fullmatch(r"session_\d+", key) and isinstance(session, list)
-            for turn in session
-            if isinstance(turn, dict)
-        }
-        points = conversation.test_points()
-        next_point = 0
-        for number, item in enumerate(source.items(source.get(sample, f"[{position}]", "qa", list), f"[{position}].qa")):
-            question = item.get("question") if isinstance(item, dict) else None
-            # Questions the importer skipped (an empty answer) have no test point: align by the question text.
-            if next_point < len(points) and points[next_point][1].question == question:
-                index, point = points[next_point]
-                next_point += 1
-            else:
-                continue
-            evidence = item.get("evidence") or []
-            unresolved = tuple(
-                dia_id
-                for entry in evidence
-                if isinstance(entry, str)
-                for dia_id in (_DIA_ID.findall(entry) or [entry])
-                if dia_id not in known
-            )
-            if unresolved:
-                flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
-        if next_point != len(points):
-            raise EvalsError(f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; give the file the corpus was imported from")
-    return flags
-
-
-def _longmemeval_ids(source: Source, corpus: Corpus) -> list[Flag]:
-    flags = []
-    conversations = _by_position(corpus)
-    for position, item in enumerate(source.items(source.data, "")):
-        conversation = conversations.get(position)
-        if conversation is None or not isinstance(item, dict):
-            continue  # a question the importer skipped (an empty answer)
-        ids = item.get("haystack_session_ids") or []
-        sessions = item.get("haystack_sessions") or []
-        with_turns = {i for i, s in zip(ids, sessions, strict=False) if isinstance(s, list) and s}
-        unresolved = tuple(i for i in item.get("answer_session_ids") or [] if i not in with_turns)
-        points = conversation.test_points()
-        if unresolved and points:
-            index, point = points[-1]
-            flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
-    return flags
-
-
 def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag]]:
     try:
         source = Source(path)
     except ImportFormatError as exc:
         raise EvalsError(str(exc)) from None
+    from evals.benchmarks._registry import units  # each unit says which source files are its own
+
     data = source.data
     first = data[0] if isinstance(data, list) and data else None
-    if isinstance(first, dict) and "qa" in first:
-        fmt, flags = "locomo", _locomo_ids(source, corpus)
-    elif isinstance(first, dict) and "haystack_sessions" in first:
-        fmt, flags = "longmemeval", _longmemeval_ids(source, corpus)
-    else:
-        raise EvalsError(f"{path}: neither LoCoMo's locomo10.json nor a LongMemEval file; --source takes the file the corpus was imported from")
-    if corpus.benchmark is not None and corpus.benchmark != fmt:
-        raise EvalsError(
-            f"{path}: a {fmt} file, but corpus {corpus.name} declares benchmark {corpus.benchmark}; "
-            "--source takes the file the corpus was imported from"
-        )
-    return {"path": str(path), "sha256": _sha256(path), "format": fmt}, flags
+    for unit in units().values():
+        if unit.audit is not None and unit.audit.sniff(first):
+            fmt = unit.name
+            if corpus.benchmark is not None and corpus.benchmark != fmt:
+                raise EvalsError(
+                    f"{path}: a {fmt} file, but corpus {corpus.name} declares benchmark {corpus.benchmark}; "
+                    "--source takes the file the corpus was imported from"
+                )
+            return {"path": str(path), "sha256": _sha256(path), "format": fmt}, unit.audit.dangling(source, corpus)
+    readers = " nor ".join(unit.audit.source for unit in units().values() if unit.audit is not None)
+    raise EvalsError(f"{path}: neither {readers}; --source takes the file the corpus was imported from")
 
 
 def _sha256(path: Path) -> str:

@@ -92,8 +92,6 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
     rows = []
     for bench in BENCHMARKS.values():
         state = status(bench, folder, found_lock)
-        data = bench.data
-        size = f"{data.size:,} bytes" if data is not None and data.size else (data.listed_size if data else "—")
         rows.append(
             {
                 "name": bench.name,
@@ -102,7 +100,7 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
                 "version": bench.version,
                 "license": bench.license,
                 "non_commercial": bench.non_commercial,
-                "size": size,
+                "size": bench.size,
                 "test_points": bench.test_points,
                 "evidence": bench.evidence,
                 "metrics": bench.metrics,
@@ -170,7 +168,7 @@ def fetch_command(name: str, corpus_out: Path | None, downloads: Path | None, lo
     )
     bench = fetched.benchmark
     how = "downloaded" if fetched.downloaded else "already in the downloads folder"
-    echo(f"{bench.name}: {fetched.file} ({fetched.size} bytes, sha256 {fetched.sha256}), {how}; {fetched.trust}")
+    echo(f"{bench.name}: {fetched.file} ({fetched.size} bytes, {fetched.digest_of} {fetched.sha256}), {how}; {fetched.trust}")
     for source in fetched.sources:
         echo(f"evaluation source: {source}")
     echo(f"license: {bench.license}")

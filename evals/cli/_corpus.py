@@ -34,9 +34,38 @@ def _corpus_folder(ctx: click.Context, param: click.Parameter, value: str) -> Pa
     return folder
 
 
-@cli.command("import-corpus")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo", "longmemeval"]))
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+class _Formats(click.Choice):
+    """The names of the importable benchmark units, read from the registry when asked (so a unit
+    registered later, a plug-in's or a test's, is a choice too)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from evals.benchmarks.importers import formats
+
+        return tuple(formats())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass
+
+
+class _ImportCommand(click.Command):
+    """Its help lists each importable unit with what its importer reads."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        from evals.benchmarks import units
+
+        with formatter.section("Formats"):
+            formatter.write_dl([(u.name, u.reads) for u in units().values() if u.importer is not None])
+
+
+@cli.command("import-corpus", cls=_ImportCommand)
+@click.argument("fmt", metavar="FORMAT", type=_Formats())
+@click.argument("file", type=click.Path(path_type=Path))
 @click.option(
     "--out",
     type=click.Path(path_type=str, file_okay=False),
@@ -47,16 +76,14 @@ def _corpus_folder(ctx: click.Context, param: click.Parameter, value: str) -> Pa
 def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
     """Turn a published benchmark FILE into a corpus folder.
 
-    \b
-    FORMAT is one of:
-      locomo       LoCoMo's data/locomo10.json, or data/locomo10.zip as the repository ships it
-                   (github.com/snap-research/locomo)
-      longmemeval  LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)
+    FORMAT is an importable benchmark's name (listed below under Formats, and by
+    `evals benchmarks`); FILE is its published file, or folder for a benchmark
+    published as a tree of files (BEAM: one tier's folder, chats/100K).
 
     Each question becomes a test point on a turn after the history that is
     never recorded, so it sees the history alone. Evidence becomes evidence
     turns, the category or question type is kept, unanswerable questions
-    (LoCoMo category 5, LongMemEval *_abs) are marked so. Prints what was
+    (LoCoMo category 5, LongMemEval *_abs, BEAM abstention) are marked so. Prints what was
     written: conversations, questions, unanswerable, questions with keywords.
     """
     from evals.benchmarks.importers import import_corpus

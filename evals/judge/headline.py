@@ -10,14 +10,15 @@ A rule is chosen per corpus, never per run:
 * a corpus whose test points name no evidence turns keeps the original harness's **keyword**
   recall@k over its answerable test points;
 * a corpus with evidence is judged by **turn-level recall_any@k** (an evidence turn among the first
-  k records, trec_eval's success@k), over the population its benchmark's published code scores:
+  k records, trec_eval's success@k), over the population its benchmark's published code scores: the
+  benchmark's unit (``evals/benchmarks/NAME/``, named by the corpus's ``benchmark.json``) declares its
+  :class:`Rule` (LoCoMo's counts its adversarial questions, as ``task_eval/evaluation.py`` does); a
+  corpus declaring none is judged by :data:`EVIDENCE`: the answerable test points with evidence, as
+  ``src/retrieval/run_retrieval.py`` of LongMemEval skips ``_abs`` questions and questions with no
+  evidence turn before averaging the metrics of ``src/retrieval/eval_utils.py``.
 
-  - ``locomo`` (a corpus imported from LoCoMo, ``benchmark.json``): every question with evidence,
-    adversarial ones (category 5) included, as ``task_eval/evaluation.py`` of snap-research/LoCoMo
-    averages its retrieval recall over every category;
-  - ``longmemeval``, and any other corpus with evidence: the answerable test points with evidence,
-    as ``src/retrieval/run_retrieval.py`` of LongMemEval skips ``_abs`` questions and questions
-    with no evidence turn before averaging the metrics of ``src/retrieval/eval_utils.py``.
+This module lies below the benchmarks, so it never looks a benchmark up by name: the rule a benchmark
+declares is passed in (:func:`evals.benchmarks.rule_of`).
 
 The rule names a per-point metric (:mod:`evals.judge.metrics`): its value at a test point (1, 0, or None
 where the point does not count) is that point's verdict, and its stored aggregate is the headline.
@@ -30,19 +31,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
 from evals.judge.metrics import MetricValue
-from evals.model.corpus import BENCHMARKS
 
 __all__ = [
-    "BENCHMARKS",
     "EVIDENCE",
     "HIT",
     "KEYWORD",
-    "LOCOMO",
-    "LONGMEMEVAL",
     "MISS",
-    "RULES",
     "UNANSWERABLE",
     "UNSCORED",
     "Headline",
@@ -94,40 +89,14 @@ EVIDENCE = Rule(
     follows="LongMemEval src/retrieval/run_retrieval.py (skips _abs questions and those without an evidence turn) "
     "with recall_any of src/retrieval/eval_utils.py, at turn level",
 )
-LONGMEMEVAL = Rule(
-    name="longmemeval",
-    metric="evidence_recall_any",
-    label="recall_any@k",
-    population="answerable questions with an evidence turn (_abs questions left out)",
-    corpora="LongMemEval (evals import-corpus longmemeval; benchmark.json names it)",
-    follows=EVIDENCE.follows,
-    unanswerable_words="LongMemEval marks this an abstention question (_abs): the history does not answer it",
-)
-LOCOMO = Rule(
-    name="locomo",
-    metric=EVIDENCE_ANY_AT_K,
-    label="recall_any@k",
-    population="every question with evidence, adversarial ones (category 5) included",
-    counts_unanswerable=True,
-    corpora="LoCoMo (evals import-corpus locomo; benchmark.json names it)",
-    follows="LoCoMo task_eval/evaluation.py (eval_question_answering), whose retrieval recall covers every category",
-    note="LoCoMo's script averages the fraction of a question's evidence found (recall_frac@k here, shown beside "
-    "with the paper's figures) and counts a question without evidence as 1; here a question needs an evidence "
-    "turn among the first k (a paired test needs a yes or no), and the few without evidence are left out.",
-    unanswerable_words="LoCoMo category 5 (adversarial): the question's premise is not in the conversation; "
-    "its evidence turns are still scored, as LoCoMo's retrieval evaluation does",
-)
-RULES: dict[str, Rule] = {r.name: r for r in (KEYWORD, EVIDENCE, LONGMEMEVAL, LOCOMO)}
-assert all(name in RULES for name in BENCHMARKS)  # each benchmark a corpus may declare has its rule
 
 
-def rule_for(benchmark: str | None, has_evidence: bool) -> Rule:
-    """The rule of a corpus that declares ``benchmark`` (or none) and whose test points do (not) name evidence."""
+def rule_for(declared: Rule | None, has_evidence: bool) -> Rule:
+    """The rule of a corpus whose benchmark declares rule ``declared`` (None: no benchmark, or one without
+    a rule of its own; evals.benchmarks.rule_of gives it) and whose test points do (not) name evidence."""
     if not has_evidence:
         return KEYWORD
-    if benchmark in BENCHMARKS:
-        return RULES[benchmark]
-    return EVIDENCE
+    return declared if declared is not None else EVIDENCE
 
 
 def verdict_of(value: float | None, answerable: bool) -> Verdict:
@@ -180,12 +149,13 @@ class Headline:
         }
 
 
-def headline_of(benchmark: str | None, metrics: Mapping[str, MetricValue], k: int) -> Headline:
-    """The headline of a run on a corpus declaring ``benchmark``, from its stored ``metrics`` (name -> value).
+def headline_of(declared: Rule | None, metrics: Mapping[str, MetricValue], k: int) -> Headline:
+    """The headline of a run on a corpus whose benchmark declares rule ``declared``, from its stored
+    ``metrics`` (name -> value).
 
     Evidence is known to be labelled when the evidence metrics are present (they are only where some
     test point names an evidence turn)."""
-    rule = rule_for(benchmark, "evidence_recall_any" in metrics)
+    rule = rule_for(declared, "evidence_recall_any" in metrics)
     value = metrics.get(rule.metric)
     if value is None and rule.metric.endswith("@k"):
         value = metrics.get(f"{rule.metric[:-1]}{k}")

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,8 +39,8 @@ from evals.errors import EvalsError
 from evals.io import jsonfile
 
 __all__ = [
-    "BENCHMARKS",
     "BENCHMARK_FILE",
+    "BENCHMARK_GROUP",
     "MAX_CUTOFF",
     "SCHEMA_VERSION",
     "BenchmarkDeclaration",
@@ -52,6 +54,9 @@ __all__ = [
     "Reference",
     "TestPoint",
     "Turn",
+    "benchmark_entry_points",
+    "benchmark_names",
+    "known_benchmark",
     "check_benchmark",
     "check_corpus",
     "check_file",
@@ -64,8 +69,40 @@ SCHEMA_VERSION = "1"
 ROLES = ("user", "assistant")
 REFERENCES_FILE = "references.json"  # published figures beside the conversations; not a conversation
 BENCHMARK_FILE = "benchmark.json"  # which published benchmark the corpus is; not a conversation
-# The benchmarks a corpus may declare: each has its own headline rule (evals.judge.headline).
-BENCHMARKS = ("locomo", "longmemeval")
+# The benchmarks a corpus may declare are the names of this entry-point group (one per benchmark unit,
+# evals/benchmarks/NAME/, registered in pyproject.toml as a plug-in's would be). Only the names are read
+# here, never the units: this layer lies below evals.benchmarks.
+BENCHMARK_GROUP = "mneme_evals.benchmarks"
+
+
+_found: tuple[tuple[str, ...], tuple[EntryPoint, ...]] | None = None
+
+
+def benchmark_entry_points() -> tuple[EntryPoint, ...]:
+    """The entry points of :data:`BENCHMARK_GROUP`, read again only when ``sys.path`` changes (reading every
+    installed distribution's metadata takes tens of milliseconds, and pages ask per run)."""
+    global _found
+    key = tuple(sys.path)
+    if _found is None or _found[0] != key:
+        _found = (key, tuple(entry_points(group=BENCHMARK_GROUP)))
+    return _found[1]
+
+
+def benchmark_names() -> tuple[str, ...]:
+    """The names of the registered benchmark units, sorted: what a ``benchmark.json`` may declare."""
+    return tuple(sorted({point.name for point in benchmark_entry_points()}))
+
+
+def known_benchmark(name: str) -> str:
+    """``name``, checked to be a registered benchmark's (a pydantic validator: the error lists the names)."""
+    names = benchmark_names()
+    if name not in names:
+        listed = ", ".join(repr(n) for n in names)
+        text = f"{name!r} is no registered benchmark; expected one of {listed}"
+        raise PydanticCustomError("unknown_benchmark", "{text}", {"text": text})
+    return name
+
+
 NOT_CONVERSATIONS = (REFERENCES_FILE, BENCHMARK_FILE)
 # The deepest cutoff a run measures at (``--cutoffs``) and a published figure may state: deeper than any
 # published table, and a typo (5000000, 2**32) is refused before anything is played or stored.
@@ -183,7 +220,7 @@ class Reference(_Strict):
 class BenchmarkDeclaration(_Strict):
     """``benchmark.json``: the published benchmark this corpus was imported from (importers write it)."""
 
-    name: Literal["locomo", "longmemeval"]
+    name: Annotated[str, AfterValidator(known_benchmark)]  # a registered unit's name (evals benchmarks)
 
 
 @dataclass(frozen=True)

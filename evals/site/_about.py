@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evals.judge.headline import EVIDENCE, KEYWORD, LOCOMO, LONGMEMEVAL
+from evals.benchmarks import units
+from evals.judge.headline import EVIDENCE, KEYWORD
 from evals.judge.metrics import METRICS
 from evals.model.tokens import APPROXIMATE, EXACT
 from evals.site._leaderboard import metric_column
@@ -39,9 +40,15 @@ class AboutPublisher(Publisher):
                 reference_strategy=REFERENCE_STRATEGY,
                 metrics=[metric_column(m) for m in METRICS.values()],
                 prompts=prompt_views(),
-                rules=[RuleView(r.corpora, r.label, r.population, r.follows, r.note) for r in (LOCOMO, LONGMEMEVAL, EVIDENCE, KEYWORD)],
+                rules=[RuleView(r.corpora, r.label, r.population, r.follows, r.note) for r in rules()],
             ),
         )
+
+
+def rules() -> list:
+    """Every registered benchmark's own headline rule, in registry order, then the harness's two."""
+    declared = [u.rule for u in units().values() if u.rule is not None]
+    return [*declared, EVIDENCE, KEYWORD]
 
 
 def prompt_views() -> list[PromptView]:

@@ -10,17 +10,13 @@ the first download recorded in the lock file (:mod:`evals.benchmarks._lock`).
 
 from __future__ import annotations
 
-from evals.benchmarks import BENCHMARKS, Benchmark, LockEntry
+from evals.benchmarks import BENCHMARKS, Benchmark, LockEntry, units
 from evals.model.formatting import number
 from evals.site._pages import BenchmarkInfo
 from evals.site._publisher import Site
 from evals.store import RunSummary
 
 __all__ = ["benchmark_infos", "registry_entry"]
-
-# What a benchmark.json declares, as a reader knows it, for a corpus imported by hand.
-_DECLARED_TITLES = {"locomo": "LoCoMo", "longmemeval": "LongMemEval"}
-
 
 def registry_entry(key: str) -> Benchmark | None:
     return BENCHMARKS.get(key)
@@ -33,6 +29,17 @@ def _by_importer(declared: str) -> list[Benchmark]:
 def _pin(entry: Benchmark, lock: dict[str, LockEntry]) -> tuple[str, bool]:
     """How the benchmark's data file is pinned, in words, and whether by trust on first use."""
     data = entry.data
+    if entry.tree:
+        whole = sum(1 for f in entry.tree if f.sha256 is not None)
+        locked = [lock[f.url] for f in entry.tree if f.sha256 is None and f.url in lock]
+        rest = len(entry.tree) - whole
+        text = f"pinned: {number(len(entry.tree))} files at {entry.version}, {number(whole)} by size and SHA-256"
+        if rest:
+            text += (
+                f", {number(rest)} by their git blob id (the repository's own digest), whose size and SHA-256 the first "
+                f"download records in the lock file ({number(len(locked))} recorded in this build's)"
+            )
+        return text + "; every fetch is checked against them", bool(rest)
     if data is None:
         return "", False
     if data.sha256 is not None:
@@ -75,7 +82,8 @@ def benchmark_infos(site: Site) -> dict[str, BenchmarkInfo]:
             title = key
             if len(declared) == 1 and None not in declared:
                 name = next(iter(declared))
-                title = _DECLARED_TITLES.get(name, name)
+                declared_unit = units().get(name)
+                title = declared_unit.title if declared_unit is not None else name
                 family = _by_importer(name)
                 licenses = {(b.license, b.non_commercial) for b in family}
                 if len(licenses) == 1:  # every release the registry knows has the same license

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from evals.benchmarks._registry import rule_of
 from evals.judge.headline import Headline, headline_of
 from evals.judge.metrics import LatencyBucket, MetricValue
 from evals.judge.scoring import Scores
@@ -98,7 +99,7 @@ class RunSummary:
     @property
     def headline(self) -> Headline:
         """The one figure this run is judged by, and its population (:mod:`evals.judge.headline`)."""
-        return headline_of(self.benchmark, self.metrics, self.k)
+        return headline_of(rule_of(self.benchmark), self.metrics, self.k)
 
     def metric(self, name: str) -> MetricValue | None:
         """The run's value of metric ``name``; None when the run has none (not measured, or not stored then).

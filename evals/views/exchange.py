@@ -26,7 +26,7 @@ from evals.io import jsonfile
 from evals.judge.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
 from evals.judge.retrieval import sessions_of
 from evals.judge.scoring import PointScore, Scores, score_point
-from evals.model.corpus import Conversation, Label, Reference, corpus_digest
+from evals.model.corpus import Conversation, Label, Reference, corpus_digest, known_benchmark
 from evals.model.costs import MAX_PRICE
 from evals.model.provenance import NO_GIT, Provenance
 from evals.model.results import (
@@ -169,7 +169,7 @@ class _RunBlock(_Closed):
     cutoffs: list[Annotated[int, Field(ge=1, le=MAX_K)]] = Field(default_factory=list)
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None = None
     # The benchmark the corpus declared (in its digest); absent from exports of corpora declaring none.
-    benchmark: Literal["locomo", "longmemeval"] | None = None
+    benchmark: Annotated[str, AfterValidator(known_benchmark)] | None = None  # a registered unit's name
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)

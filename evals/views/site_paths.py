@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from evals.benchmarks import BENCHMARKS
-from evals.model.corpus import BENCHMARKS as DECLARED
+from evals.model.corpus import benchmark_names
 from evals.store import RunSummary, Store, StoredRun
 
 __all__ = [
@@ -71,7 +71,7 @@ def benchmark_key(corpus_name: str, benchmark: str | None, digest: str) -> str:
         return benchmark
     if not corpus_name:
         return digest[:16]
-    if corpus_name in BENCHMARKS or corpus_name in DECLARED:
+    if corpus_name in BENCHMARKS or corpus_name in benchmark_names():
         return f"{corpus_name} ({digest[:10]})"
     return corpus_name
 

@@ -337,6 +337,7 @@ class ImportReport:
     with_keywords: int = 0
     with_evidence: int = 0
     notes: list[str] = field(default_factory=list)  # input quirks tolerated, e.g. unresolved evidence ids
+    counts: Any = None  # what an importer counts beyond these, for its own report (BEAM's per ability)
 
     def summary(self) -> str:
         return (

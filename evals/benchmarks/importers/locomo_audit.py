@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.benchmarks.importers._common import ANSWER_KINDS, ImportReport, answer_keywords, answer_text
-from evals.benchmarks.importers.locomo import _DIA_ID, _conversation, _samples, _sessions
+from evals.benchmarks.locomo.importer import _DIA_ID, _conversation, _samples, _sessions
 from evals.errors import EvalsError
 from evals.io import jsonfile
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks import PROTOCOL_SOURCES, SourceFile
+from evals.benchmarks import SourceFile, protocol_sources
 from evals.benchmarks.protocols import locomo, longmemeval, mem0
 from evals.benchmarks.protocols._base import (
     CORRECT,
@@ -70,7 +70,7 @@ DEFAULT_JUDGES: dict[str, str | None] = {
 }
 # The pinned files each published protocol reads. Production pins are the registry's; a test may put
 # stand-in files of the same shape, with their own digests, in their place.
-PINS: dict[str, tuple[SourceFile, ...]] = dict(PROTOCOL_SOURCES)
+PINS: dict[str, tuple[SourceFile, ...]] = protocol_sources()
 
 _PUBLISHED: dict[str, tuple[Callable[[Sources], dict[str, str]], type[Protocol]]] = {
     "longmemeval": (longmemeval.extract, longmemeval.LongMemEvalProtocol),

@@ -71,6 +71,7 @@ from evals.benchmarks.importers._common import (
     session_ids,
     write_corpus,
 )
+from evals.benchmarks.locomo import CATEGORY_NAMES  # the unit's names, declared once
 from evals.model.corpus import Reference
 
 __all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
@@ -90,7 +91,6 @@ REFERENCES = [
     for k, value in ((5, 0.588), (10, 0.675), (25, 0.799), (50, 0.848))
 ]
 
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 UNANSWERABLE_CATEGORY = 5
 
 _SESSION = re.compile(r"session_(\d+)")

@@ -1,0 +1,107 @@
+"""BEAM, "Beyond a Million Tokens" (Tavakoli et al. 2025, mohammadtavakoli78/BEAM): the unit.
+
+Four releases, one per tier (``beam_100k``, ``beam_500k``, ``beam_1m``, ``beam_10m``), each a tree of files
+of the repository at commit :data:`COMMIT`, every one pinned (:mod:`._pins`): the chat BEAM's answer
+generation reads and the probing questions of each conversation. They are fetched from
+``raw.githubusercontent.com/mohammadtavakoli78/BEAM/<commit>/<path>``, or through ``$EVALS_MIRROR`` at
+``mohammadtavakoli78/BEAM/<commit>/<path>`` (never by bare name: every folder has a ``chat.json``).
+
+Its importer is :mod:`.importer`; its ten abilities are the categories; its headline is the harness's
+own turn-level recall_any@k over the questions that name evidence (BEAM publishes no retrieval figure,
+only judged answers), with a figure and interval per ability on the run page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, Unit
+from evals.benchmarks.beam._pins import PINS
+from evals.judge.headline import Rule
+
+if TYPE_CHECKING:
+    from evals.benchmarks.importers._common import ImportReport
+
+__all__ = ["ABILITIES", "COMMIT", "REPOSITORY", "RULE", "TIERS", "UNIT"]
+
+REPOSITORY = "mohammadtavakoli78/BEAM"
+COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
+TIERS = ("100K", "500K", "1M", "10M")
+
+# The ten memory abilities, as probing_questions.json names them (its keys), with the paper's names.
+ABILITIES = {
+    "abstention": "abstention",
+    "contradiction_resolution": "contradiction resolution",
+    "event_ordering": "event ordering",
+    "information_extraction": "information extraction",
+    "instruction_following": "instruction following",
+    "knowledge_update": "knowledge update",
+    "multi_session_reasoning": "multi-session reasoning",
+    "preference_following": "preference following",
+    "summarization": "summarization",
+    "temporal_reasoning": "temporal reasoning",
+}
+
+RULE = Rule(
+    name="beam",
+    metric="evidence_recall_any",
+    label="recall_any@k",
+    population="every probing question that names evidence (source_chat_ids); abstention questions name none",
+    corpora="BEAM (evals import-corpus beam, or evals fetch beam_100k … beam_10m; benchmark.json names it)",
+    follows="no published code: BEAM publishes judged answers only (src/evaluation/compute_metrics.py), no retrieval "
+    "figure, so this one is the harness's own: an evidence message (source_chat_ids, in any of its shapes) among the "
+    "first k records, per question, with a figure and interval per ability",
+    note="Evidence ids that name no message are counted at import and shown in each conversation's description, "
+    "never silently dropped; a question whose ids all dangle has no evidence and is not counted.",
+    unanswerable_words="BEAM abstention question: the conversation does not hold the answer",
+)
+
+
+def _tree(tier: str) -> tuple[RemoteFile, ...]:
+    return tuple(
+        RemoteFile(
+            f"{REPOSITORY}/{COMMIT}/{path}",
+            f"{RAW_GITHUB}/{REPOSITORY}/{COMMIT}/{path}",
+            sha256=sha256,
+            size=size,
+            git_blob=blob,
+        )
+        for path, size, sha256, blob in PINS[tier]
+    )
+
+
+def _release(tier: str) -> Benchmark:
+    tree = _tree(tier)
+    return Benchmark(
+        name=f"beam_{tier.lower()}",
+        title=f"BEAM {tier} (Beyond a Million Tokens)",
+        homepage=f"https://github.com/{REPOSITORY}/tree/{COMMIT}/chats/{tier}",  # the README calls 100K "128K"
+        version=f"commit {COMMIT}",
+        license="none stated (no LICENSE file in the repository at the pinned commit)",
+        non_commercial=False,
+        test_points=f"{len(tree) // 2} conversations x 20 probing questions in 10 abilities (2 each)",
+        evidence="turns (source_chat_ids, message ids) and sessions (batches)",
+        data=None,
+        importer="beam",
+        tree=tree,
+        import_root=f"{REPOSITORY}/{COMMIT}/chats/{tier}",
+    )
+
+
+def _import(folder: Path, out: Path) -> ImportReport:
+    from evals.benchmarks.beam.importer import import_beam
+
+    return import_beam(folder, out)
+
+
+UNIT = Unit(
+    order=30,
+    name="beam",
+    title="BEAM",
+    releases=tuple(_release(tier) for tier in TIERS),
+    importer=_import,
+    reads="one tier's folder of BEAM's chats (chats/100K, 500K, 1M or 10M of github.com/mohammadtavakoli78/BEAM)",
+    rule=RULE,
+    categories=ABILITIES,
+)

@@ -1,0 +1,108 @@
+"""LoCoMo (Maharana et al. 2024, snap-research/LoCoMo): the unit.
+
+Its release and pins, its importer (:mod:`.importer`), its headline rule, its five categories, the two
+protocols that follow published code on it (LoCoMo's own and mem0's), and how the label audit knows its
+file (:mod:`.audit`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, RemoteFile, SourceFile, Unit
+from evals.judge.headline import Rule
+from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
+
+if TYPE_CHECKING:
+    from evals.benchmarks.importers._common import ImportReport, Source
+    from evals.model.corpus import Corpus
+
+__all__ = ["CATEGORY_NAMES", "RULE", "UNIT"]
+
+COMMIT = "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376"
+# LoCoMo's own QA prompts and context formats (gpt_utils.py) and scores (evaluation.py); digests
+# computed from the repository at that commit.
+LOCOMO_SOURCES = (
+    SourceFile("snap-research/LoCoMo", COMMIT, "task_eval/gpt_utils.py",
+               "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793"),
+    SourceFile("snap-research/LoCoMo", COMMIT, "task_eval/evaluation.py",
+               "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd"),
+)
+# mem0's LLM judge on LoCoMo, at the last commit that held its evaluation/ folder.
+MEM0_COMMIT = "b3ede5b7c0ac0e847b03786a603c107ac943b3ee"
+MEM0_SOURCES = (
+    SourceFile("mem0ai/mem0", MEM0_COMMIT, "evaluation/metrics/llm_judge.py",
+               "ac2e242f6ea0b817ba1b229ff9e5271f6846b7b8a9aefa8a5a5a81ea58df3b3c"),
+    SourceFile("mem0ai/mem0", MEM0_COMMIT, "evaluation/prompts.py",
+               "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba"),
+)
+
+# The numbering is not documented in the paper or README; the names follow the comments in the official
+# evaluation code (task_eval/evaluation.py) and snap-research/locomo issue #29.
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+RULE = Rule(
+    name="locomo",
+    metric=EVIDENCE_ANY_AT_K,
+    label="recall_any@k",
+    population="every question with evidence, adversarial ones (category 5) included",
+    counts_unanswerable=True,
+    corpora="LoCoMo (evals import-corpus locomo; benchmark.json names it)",
+    follows="LoCoMo task_eval/evaluation.py (eval_question_answering), whose retrieval recall covers every category",
+    note="LoCoMo's script averages the fraction of a question's evidence found (recall_frac@k here, shown beside "
+    "with the paper's figures) and counts a question without evidence as 1; here a question needs an evidence "
+    "turn among the first k (a paired test needs a yes or no), and the few without evidence are left out.",
+    unanswerable_words="LoCoMo category 5 (adversarial): the question's premise is not in the conversation; "
+    "its evidence turns are still scored, as LoCoMo's retrieval evaluation does",
+)
+
+
+def _import(file: Path, out: Path) -> ImportReport:
+    from evals.benchmarks.locomo.importer import import_locomo
+
+    return import_locomo(file, out)
+
+
+def _sniff(first: Any) -> bool:
+    return isinstance(first, dict) and "qa" in first
+
+
+def _dangling(source: Source, corpus: Corpus) -> list[Any]:
+    from evals.benchmarks.locomo.audit import dangling_ids
+
+    return dangling_ids(source, corpus)
+
+
+UNIT = Unit(
+    order=10,
+    name="locomo",
+    title="LoCoMo",
+    releases=(
+        Benchmark(
+            name="locomo",
+            title="LoCoMo (Maharana et al. 2024)",
+            homepage="https://github.com/snap-research/LoCoMo",
+            version=f"commit {COMMIT}",
+            license="CC BY-NC 4.0 (non-commercial)",
+            non_commercial=True,
+            test_points="1,986 questions in 10 conversations (446 unanswerable, category 5)",
+            evidence="turns (dia_id) and sessions",
+            data=RemoteFile(
+                "locomo10.json",
+                f"{RAW_GITHUB}/snap-research/LoCoMo/{COMMIT}/data/locomo10.json",
+                sha256="79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
+                size=2_805_274,
+                listed_size="2.8 MB",
+            ),
+            importer="locomo",
+            sources=MEM0_SOURCES + LOCOMO_SOURCES,
+        ),
+    ),
+    importer=_import,
+    reads="LoCoMo's data/locomo10.json, or data/locomo10.zip as the repository ships it (github.com/snap-research/locomo)",
+    rule=RULE,
+    categories={str(number): name for number, name in CATEGORY_NAMES.items()},
+    protocols={"mem0": MEM0_SOURCES, "locomo": LOCOMO_SOURCES},
+    audit=Audit("LoCoMo's locomo10.json", _sniff, _dangling),
+)

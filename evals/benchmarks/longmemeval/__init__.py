@@ -1,0 +1,146 @@
+"""LongMemEval (Wu et al. 2025, xiaowu0162/LongMemEval): the unit.
+
+Its four releases (oracle, _s as first released, _s cleaned, _m cleaned) and their pins, its importer
+(:mod:`.importer`, which streams: one question at a time, so the 2.7 GB _m file imports in bounded
+memory), its headline rule, its question types, its protocol, and how the label audit knows its files
+(:mod:`.audit`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evals.benchmarks._registry import Audit, Benchmark, RemoteFile, SourceFile, Unit
+from evals.judge.headline import EVIDENCE, Rule
+
+if TYPE_CHECKING:
+    from evals.benchmarks.importers._common import ImportReport, Source
+    from evals.model.corpus import Corpus
+
+__all__ = ["QUESTION_TYPES", "RULE", "UNIT"]
+
+# LongMemEval's QA evaluation, whose judge templates its protocol reads (pinned by the end-to-end issue).
+COMMIT = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
+SOURCES = (
+    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/evaluation/evaluate_qa.py",
+               "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"),
+    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/generation/run_generation.py",
+               "4f1eb3c69d7ad40f04065b9c0bc86f6582441018fc6ff751d162d66c95baf672"),
+)
+_HUB = "https://huggingface.co/datasets/xiaowu0162"
+# The original hub repository, at the revision that uploaded its three files (named without ".json").
+_REVISION = "d8673c8819c3e42833f9b1849300ab94c12bbb6a"
+_ITEMS = "500 questions (30 abstention), one haystack each"
+_EVIDENCE = "turns (has_answer) and sessions (answer_session_ids)"
+_NOTES = "https://github.com/xiaowu0162/LongMemEval"
+
+# The question types (the corpus's categories), with the memory ability the paper tests by each.
+QUESTION_TYPES = {
+    "single-session-user": "information extraction (from the user's words)",
+    "single-session-assistant": "information extraction (from the assistant's words)",
+    "single-session-preference": "information extraction (preferences)",
+    "multi-session": "multi-session reasoning",
+    "temporal-reasoning": "temporal reasoning",
+    "knowledge-update": "knowledge updates",
+}
+
+RULE = Rule(
+    name="longmemeval",
+    metric="evidence_recall_any",
+    label="recall_any@k",
+    population="answerable questions with an evidence turn (_abs questions left out)",
+    corpora="LongMemEval (evals import-corpus longmemeval; benchmark.json names it)",
+    follows=EVIDENCE.follows,
+    unanswerable_words="LongMemEval marks this an abstention question (_abs): the history does not answer it",
+)
+
+
+def _import(file: Path, out: Path) -> ImportReport:
+    from evals.benchmarks.longmemeval.importer import import_longmemeval
+
+    return import_longmemeval(file, out)
+
+
+def _sniff(first: Any) -> bool:
+    return isinstance(first, dict) and "haystack_sessions" in first
+
+
+def _dangling(source: Source, corpus: Corpus) -> list[Any]:
+    from evals.benchmarks.longmemeval.audit import dangling_ids
+
+    return dangling_ids(source, corpus)
+
+
+def _release(name: str, title: str, version: str, data: RemoteFile) -> Benchmark:
+    return Benchmark(
+        name=name,
+        title=title,
+        homepage=_NOTES,
+        version=version,
+        license="MIT",
+        non_commercial=False,
+        test_points=_ITEMS,
+        evidence=_EVIDENCE,
+        data=data,
+        importer="longmemeval",
+        sources=SOURCES,
+    )
+
+
+_CLEANED = "hub xiaowu0162/longmemeval-cleaned, main (digest locked on first download)"
+
+UNIT = Unit(
+    order=20,
+    name="longmemeval",
+    title="LongMemEval",
+    releases=(
+        _release(
+            "longmemeval_oracle",
+            "LongMemEval oracle (evidence sessions only)",
+            _CLEANED,
+            RemoteFile(
+                "longmemeval_oracle.json",
+                f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_oracle.json",
+                listed_size="15 MB",
+            ),
+        ),
+        _release(
+            "longmemeval_s",
+            "LongMemEval_s (about 40 sessions, 115k tokens per question), as first released",
+            f"hub xiaowu0162/longmemeval, revision {_REVISION}",
+            RemoteFile(
+                "longmemeval_s",
+                f"{_HUB}/longmemeval/resolve/{_REVISION}/longmemeval_s",
+                listed_size="278 MB",
+                aliases=("longmemeval_s.json",),
+            ),
+        ),
+        _release(
+            "longmemeval_s_cleaned",
+            "LongMemEval_s, cleaned history sessions (2025/09)",
+            _CLEANED,
+            RemoteFile(
+                "longmemeval_s_cleaned.json",
+                f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_s_cleaned.json",
+                listed_size="277 MB",
+            ),
+        ),
+        _release(
+            "longmemeval_m_cleaned",
+            "LongMemEval_m, cleaned (about 500 sessions per question)",
+            _CLEANED,
+            RemoteFile(
+                "longmemeval_m_cleaned.json",
+                f"{_HUB}/longmemeval-cleaned/resolve/main/longmemeval_m_cleaned.json",
+                listed_size="2.7 GB",
+            ),
+        ),
+    ),
+    importer=_import,
+    reads="LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)",
+    rule=RULE,
+    categories=QUESTION_TYPES,
+    protocols={"longmemeval": SOURCES},
+    audit=Audit("a LongMemEval file", _sniff, _dangling),
+)

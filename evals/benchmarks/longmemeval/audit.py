@@ -1,0 +1,27 @@
+"""LongMemEval's answer session ids that name no session with turns, for `evals audit-labels --source`."""
+
+from __future__ import annotations
+
+from evals.benchmarks.audit import DANGLING, Flag, by_position
+from evals.benchmarks.importers._common import Source
+from evals.model.corpus import Corpus
+
+__all__ = ["dangling_ids"]
+
+
+def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
+    flags = []
+    conversations = by_position(corpus)
+    for position, item in enumerate(source.items(source.data, "")):
+        conversation = conversations.get(position)
+        if conversation is None or not isinstance(item, dict):
+            continue  # a question the importer skipped (an empty answer)
+        ids = item.get("haystack_session_ids") or []
+        sessions = item.get("haystack_sessions") or []
+        with_turns = {i for i, s in zip(ids, sessions, strict=False) if isinstance(s, list) and s}
+        unresolved = tuple(i for i in item.get("answer_session_ids") or [] if i not in with_turns)
+        points = conversation.test_points()
+        if unresolved and points:
+            index, point = points[-1]
+            flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
+    return flags

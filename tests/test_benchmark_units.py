@@ -1,0 +1,88 @@
+"""A benchmark is one unit: a toy one, declared in test code alone (tests/plugins/toy_benchmark: one module and
+one entry point), is listed, importable, judged by its own rule and shown on the site, with no other change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_site import parse
+
+from evals.benchmarks import BENCHMARKS, rule_of, units
+from evals.cli import cli
+from evals.model.corpus import benchmark_names, load_corpus
+
+TOY = Path(__file__).parent / "plugins" / "toy_benchmark"
+ITEMS = [
+    {"history": ["I adopted a cat named Miso", "Lovely name", "I moved to Lyon", "Nice city"], "question": "Where do I live?",
+     "answer": "Lyon", "evidence": [2]},
+    {"history": ["My sister is Ana", "Noted", "Ana plays cello", "Great"], "question": "What does Ana play?",
+     "answer": "cello", "evidence": [2]},
+]
+
+
+@pytest.fixture
+def toy(monkeypatch) -> None:
+    """The toy unit's folder on sys.path for one test: its entry point is registered, then gone."""
+    monkeypatch.syspath_prepend(str(TOY))
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def toy_site(toy, tmp_path) -> Path:
+    """The toy file imported, two runs stored, the site built; the site's folder."""
+    source = tmp_path / "toy.json"
+    source.write_text(json.dumps(ITEMS))
+    invoke("import-corpus", "toy", str(source), "--out", str(tmp_path / "toy"))
+    for runner in ("oracle", "recency"):
+        invoke("run", "--runner", runner, "--k", "1", "--corpus", str(tmp_path / "toy"), "--store", str(tmp_path / "s.duckdb"))
+    invoke("build-site", "--store", str(tmp_path / "s.duckdb"), "--out", str(tmp_path / "site"))
+    return tmp_path / "site"
+
+
+def test_the_built_ins_are_units_of_the_registry():
+    """LoCoMo, LongMemEval and BEAM are units; every release evals fetch knows belongs to one."""
+    assert {"locomo", "longmemeval", "beam"} <= set(units())
+    assert set(BENCHMARKS) == {release.name for unit in units().values() for release in unit.releases}
+
+
+def test_the_toy_is_unknown_without_its_entry_point():
+    """Nothing of the toy leaks in from other tests: without its folder on the path it is no benchmark."""
+    assert "toy" not in units() and "toy" not in benchmark_names()
+
+
+def test_evals_benchmarks_lists_the_toy(toy):
+    """`evals benchmarks` lists the toy's release from its unit alone."""
+    assert "Toy benchmark (declared in test code)" in invoke("benchmarks")
+
+
+def test_import_corpus_offers_the_toy(toy):
+    """The toy is a FORMAT of `evals import-corpus`, named in its help with what it reads."""
+    text = invoke("import-corpus", "--help")
+    assert "toy" in text and "the toy benchmark's toy.json" in text
+
+
+def test_the_toy_corpus_declares_it_and_is_judged_by_its_rule(toy, tmp_path):
+    """The imported corpus's benchmark.json names the toy (the schema accepts it), and its rule is the toy's."""
+    source = tmp_path / "toy.json"
+    source.write_text(json.dumps(ITEMS))
+    invoke("import-corpus", "toy", str(source), "--out", str(tmp_path / "toy"))
+    assert load_corpus(tmp_path / "toy").benchmark == "toy" and rule_of("toy").name == "toy"
+
+
+def test_the_methodology_page_states_the_toys_rule(toy_site):
+    """about.html lists the toy's headline rule with the code it follows."""
+    assert "the toy benchmark's imaginary evaluate.py" in parse(toy_site / "about.html").text()
+
+
+def test_the_front_page_lists_the_toy(toy_site):
+    """index.html lists the toy benchmark by its title, linking its leaderboard."""
+    table = parse(toy_site / "index.html").find("table", "benchmarks")
+    assert "Toy benchmark" in table.text() and "leaderboard-toy.html" in {a.attrs.get("href") for a in table.find_all("a")}
