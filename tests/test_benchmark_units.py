@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_site import parse
+from helpers.html import parse
 
 from evals.benchmarks import BENCHMARKS, rule_of, units
 from evals.cli import cli

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from benchmark_server import BenchmarkServer
+from helpers.benchmark_server import BenchmarkServer
 from click.testing import CliRunner
 
 from evals.benchmarks import BENCHMARKS
