@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers.benchmark_server import BenchmarkServer
 from click.testing import CliRunner
+from helpers.benchmark_server import BenchmarkServer
 
 from evals.benchmarks import BENCHMARKS
 from evals.benchmarks.beam import ABILITIES, COMMIT, REPOSITORY
