@@ -819,10 +819,11 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     return None if answers is None else proportion(answers.keyword_hits, answers.total)
 
 
-def answer_scores(point: TestPointResult, answer: PointAnswer, protocol: str = "harness") -> dict[str, float]:
+def answer_scores(point: TestPointResult, answer: PointAnswer, protocol: str) -> dict[str, float]:
     """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``, as ``protocol`` defines them
     (:data:`evals.judge.answer_scores.LEXICAL`): the per-point values of answer_f1 and answer_bleu1, and what the
-    result JSON and the drill-down show beside each answer."""
+    result JSON and the drill-down show beside each answer. ``protocol`` has no default: a caller that forgot the
+    run's protocol would score LoCoMo's answers by the harness's rule."""
     return lexical(protocol, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category)
 
 

@@ -103,6 +103,7 @@ def point_view(
     verdict_note: str = "",
     by_evidence: bool = False,
     suspect: str = "",
+    protocol: str,
 ) -> tuple[PointView, list[int], dict[int, int]]:
     """One test point's view (rendered), plus what the turn list needs: its listed evidence turns and each retrieved turn's rank.
 
@@ -113,7 +114,8 @@ def point_view(
     ``verdict`` is the headline rule's (evals.judge.headline; None: the keyword hit, as the original harness
     judged), ``verdict_note`` the dataset's words for an unanswerable question, and ``by_evidence``
     says the rule judges by evidence turns, so "where the answer was" lists them. ``suspect``: why the
-    label audit flags the point's evidence label ("" when it does not; evals.site._suspects).
+    label audit flags the point's evidence label ("" when it does not; evals.site._suspects). ``protocol``
+    is the run's answers' protocol: the answer's F1 and BLEU-1 are scored as the run's figures score them.
     """
     if verdict is None:
         verdict = ("hit" if score.hit else "miss") if point.answerable else "unanswerable"
@@ -168,6 +170,7 @@ def point_view(
         verdict_note,
         by_evidence,
         suspect,
+        protocol,
     )
     cached = cache.points.get(key)
     if cached is not None:
@@ -280,7 +283,7 @@ def point_view(
             keyword_hit=answer.keyword_hit,
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
-            **answer_scores(point, answer),
+            **answer_scores(point, answer, protocol),
         ),
         k=k,
         records_more=more,
@@ -312,13 +315,14 @@ def conversation_views(
     unanswerable_words: str = "",
     by_evidence: bool = False,
     suspects: dict[int, str] | None = None,
+    protocol: str,
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the turns they touched (retrieved, asked, evidence, answer) in
     conversation order, tagged with the test points they served, each a snippet linked to its whole
     text (``link``). ``context(turn)`` links the transcript at a test point's turn. ``verdicts`` are the
     headline rule's, per test point (None: the keyword hit); ``unanswerable_words`` how the dataset
     describes a question it marks unanswerable; ``suspects`` the test points (by turn) the label audit
-    flags, with why."""
+    flags, with why; ``protocol`` the run's answers' protocol."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
@@ -339,6 +343,7 @@ def conversation_views(
             verdict_note="" if point.answerable else unanswerable_words,
             by_evidence=by_evidence,
             suspect=(suspects or {}).get(point.turn_index, ""),
+            protocol=protocol,
         )
         points.append(view)
         for turn, rank in rank_of_turn.items():

@@ -214,6 +214,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 unanswerable_words=rule.unanswerable_words,
                 by_evidence=rule.metric != KEYWORD.metric,
                 suspects=suspects,
+                protocol=answers.protocol if answers is not None else "harness",
             )
             # A long conversation's test points go on pages of POINTS_PER_PAGE (paths.test_point knows which);
             # every page carries the header and the misses of the whole conversation.
