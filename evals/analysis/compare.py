@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evals.judge.answer_metrics import answer_outcomes
 from evals.judge.headline import Rule
 from evals.judge.metrics import ScoredRun, point_values
 from evals.judge.scoring import PointScore
@@ -37,7 +38,8 @@ class Flip:
 
 @dataclass(frozen=True)
 class AnswerComparison:
-    """The judge's verdicts on the test points both runs answered and had judged."""
+    """The judge's verdicts on the test points both runs' protocols count and had judged
+    (:func:`evals.judge.answer_metrics.answer_outcomes`, the gate's population too)."""
 
     correct_a: int
     correct_b: int
@@ -115,22 +117,12 @@ def _expected_facts(stored: StoredRun) -> dict[tuple[str, int, str], str]:
     }
 
 
-def _verdicts(stored: StoredRun) -> dict[tuple[str, int, str], bool] | None:
-    """The judge's verdict per judged test point, or None for a run without a judge."""
-    if stored.answers is None or stored.answers.judge_model is None:
-        return None
-    return {
-        (result.conversation_id, point.turn_index, point.question): answer.correct
-        for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
-        for point, answer in zip(result.test_points, answers, strict=True)
-        if answer.correct is not None
-    }
-
-
 def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
-    before, after = _verdicts(a), _verdicts(b)
-    if before is None or after is None:
+    found_a, found_b = answer_outcomes(a.run, a.answers), answer_outcomes(b.run, b.answers)
+    if found_a is None or found_b is None:
         return None
+    before = {key: correct for key, (_, correct) in found_a.items()}
+    after = {key: correct for key, (_, correct) in found_b.items()}
     shared = [key for key in before if key in after]
     return AnswerComparison(
         correct_a=sum(before[key] for key in shared),

@@ -454,26 +454,11 @@ def _measure(
     )
 
 
-def _judged_by_type(stored: StoredRun) -> dict[tuple[str, int, str], tuple[str | None, bool]] | None:
-    """Each counted, judged test point's (category, correct), by (conversation, turn, question); None for a run
-    without judged answers. A protocol that scores instead of judging (LoCoMo's F1) has no verdict to pair."""
-    if stored.answers is None:
-        return None
-    found = {}
-    for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True):
-        for point, answer in zip(result.test_points, answers, strict=True):
-            value = qa.judged_value(answer)
-            if value is not None:
-                category = answer.category if answer.category is not None else point.category
-                found[(result.conversation_id, point.turn_index, point.question)] = (category, value >= 1)
-    return found or None
-
-
 def _type_tests(base: StoredRun, head: StoredRun) -> tuple[TypeTest, ...]:
     """Per question type, McNemar's exact test of the verdicts on the points both runs had judged (p not yet
     adjusted: :func:`gate` adjusts across every type of every configuration). () without judged answers on
     both sides or without categories."""
-    before, after = _judged_by_type(base), _judged_by_type(head)
+    before, after = qa.answer_outcomes(base.run, base.answers), qa.answer_outcomes(head.run, head.answers)
     if before is None or after is None:
         return ()
     by_type: dict[str | None, list[tuple[bool, bool]]] = {}

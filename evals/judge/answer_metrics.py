@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from evals.judge.answer_scores import LOCOMO_ABSTAIN, category_number
 from evals.judge.stats import bootstrap_mean_of_means_interval
-from evals.model.results import PointAnswer
+from evals.model.results import AnswerRun, PointAnswer, RunResult
 
 __all__ = [
     "ABSTAIN_PHRASES",
@@ -37,7 +37,9 @@ __all__ = [
     "UNPARSED",
     "UNPARSED_LIMIT",
     "WRONG",
+    "PointKey",
     "abstains",
+    "answer_outcomes",
     "category_label",
     "is_counted",
     "judged_value",
@@ -91,6 +93,27 @@ def is_counted(answer: PointAnswer) -> bool:
     if answer.counted is not None:
         return answer.counted
     return answer.answerable and answer.correct is not None
+
+
+# A test point as two runs of one corpus both know it: (conversation, turn, question).
+PointKey = tuple[str, int, str]
+
+
+def answer_outcomes(run: RunResult, answers: AnswerRun | None) -> dict[PointKey, tuple[str | None, bool]] | None:
+    """The answer population every paired test of verdicts counts (``evals compare``, the gate's question types):
+    each point the protocol counts whose value is a judge's verdict (:func:`judged_value`), as (category, correct);
+    None for a run without such a point. A protocol that scores instead of judging (LoCoMo's F1) has no verdict to
+    pair."""
+    if answers is None:
+        return None
+    found = {}
+    for result, given in zip(run.conversations, answers.points, strict=True):
+        for point, answer in zip(result.test_points, given, strict=True):
+            value = judged_value(answer)
+            if value is not None:
+                category = answer.category if answer.category is not None else point.category
+                found[(result.conversation_id, point.turn_index, point.question)] = (category, value >= 1)
+    return found or None
 
 
 def point_value(answer: PointAnswer) -> float | None:
