@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.analysis.compare import Flip, Outcome, compare_runs
+from evals.analysis.compare import Flip, compare_runs
 from evals.errors import EvalsError
 from evals.judge import answer_metrics as qa
 from evals.judge.metrics import MetricValue
@@ -381,12 +381,6 @@ def _pairs(base: Side, head: Side) -> tuple[list[tuple[RunSummary, RunSummary]],
     return pairs, only_base, only_head
 
 
-def _headline(base: RunSummary, head: RunSummary) -> tuple[str, Outcome | None]:
-    """The base's headline metric (evals.judge.headline: the figure the leaderboard shows); None as the outcome
-    pairs each test point's headline verdict."""
-    return base.headline.rule.metric, None
-
-
 def _latency(summary: RunSummary) -> float | None:
     value = summary.metric(LATENCY_METRIC)
     return None if value is None else value.value
@@ -419,9 +413,9 @@ def _measure(
     link: TestPointLink | None,
 ) -> GateRow:
     """One pair's paired test and latency ratio; its Holm-adjusted p and verdict are set once every pair is measured."""
-    metric, outcome = _headline(base, head)
+    metric = base.headline.rule.metric  # the figure the leaderboard shows (evals.judge.headline), as compare pairs it
     stored_base, stored_head = store.get_run(base.run_id), store.get_run(head.run_id)
-    comparison = compare_runs(stored_base, stored_head, outcome)
+    comparison = compare_runs(stored_base, stored_head)
 
     def href(flip: Flip) -> str | None:
         return None if link is None else link(stored_base, flip.conversation_id, flip.turn_index)

@@ -99,7 +99,7 @@ def point_view(
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: str = "",
     place: str = "",
-    verdict: str | None = None,
+    verdict: str,
     verdict_note: str = "",
     by_evidence: bool = False,
     suspect: str = "",
@@ -111,14 +111,12 @@ def point_view(
     ``link(turn)`` is where a turn's whole text is (relative to the page),
     ``context`` the transcript at the test point, and ``place`` names the
     conversation in the fragment cache (links differ between conversations).
-    ``verdict`` is the headline rule's (evals.judge.headline; None: the keyword hit, as the original harness
-    judged), ``verdict_note`` the dataset's words for an unanswerable question, and ``by_evidence``
+    ``verdict`` is the headline rule's (evals.judge.headline), ``verdict_note`` the dataset's words for an
+    unanswerable question, and ``by_evidence``
     says the rule judges by evidence turns, so "where the answer was" lists them. ``suspect``: why the
     label audit flags the point's evidence label ("" when it does not; evals.site._suspects). ``protocol``
     is the run's answers' protocol: the answer's F1 and BLEU-1 are scored as the run's figures score them.
     """
-    if verdict is None:
-        verdict = ("hit" if score.hit else "miss") if point.answerable else "unanswerable"
     ti = point.turn_index
     keywords = list(point.expected_keywords)
     needles = keywords or ([point.expected_fact] if point.expected_fact else [])
@@ -311,7 +309,7 @@ def conversation_views(
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: Callable[[int], str] = lambda turn: f"#t-{turn}",
     place: str = "",
-    verdicts: list[str] | None = None,
+    verdicts: list[str],
     unanswerable_words: str = "",
     by_evidence: bool = False,
     suspects: dict[int, str] | None = None,
@@ -320,7 +318,7 @@ def conversation_views(
     """Every test point's view, and the turns they touched (retrieved, asked, evidence, answer) in
     conversation order, tagged with the test points they served, each a snippet linked to its whole
     text (``link``). ``context(turn)`` links the transcript at a test point's turn. ``verdicts`` are the
-    headline rule's, per test point (None: the keyword hit); ``unanswerable_words`` how the dataset
+    headline rule's, per test point; ``unanswerable_words`` how the dataset
     describes a question it marks unanswerable; ``suspects`` the test points (by turn) the label audit
     flags, with why; ``protocol`` the run's answers' protocol."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
@@ -339,7 +337,7 @@ def conversation_views(
             link=link,
             context=context(point.turn_index),
             place=place,
-            verdict=verdicts[number - 1] if verdicts is not None else None,
+            verdict=verdicts[number - 1],
             verdict_note="" if point.answerable else unanswerable_words,
             by_evidence=by_evidence,
             suspect=(suspects or {}).get(point.turn_index, ""),

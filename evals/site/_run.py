@@ -212,7 +212,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 place=paths.transcript(s.corpus_digest, cid),
                 verdicts=split[index],
                 unanswerable_words=rule.unanswerable_words,
-                by_evidence=rule.metric != KEYWORD.metric,
+                by_evidence=rule.by_evidence,
                 suspects=suspects,
                 protocol=answers.protocol if answers is not None else "harness",
             )
@@ -289,7 +289,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     if gzipped is not None:
         output.raw(json_href, gzipped)
     ordered = [row for _, row in sorted(rows, key=lambda pr: (pr[1].misses == 0, pr[0]))]
-    head, keyword = s.headline, s.metric("recall")
+    head, keyword = s.headline, s.metric(KEYWORD.metric)
     by_category = grouped(values, "category", names=[rule.metric]) if values.categories and any(values.categories) else {}
     run_href = paths.run(s.run_id)
     output.page(
@@ -307,7 +307,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             population=rule.population,
             follows=rule.follows,
             rule_note=rule.note,
-            by_evidence=rule.metric != KEYWORD.metric,
+            by_evidence=rule.by_evidence,
             counts_unanswerable=rule.counts_unanswerable,
             keyword_recall=keyword.value if keyword else None,
             keyword_hits=(keyword.successes or 0) if keyword else 0,

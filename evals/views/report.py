@@ -397,7 +397,7 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
     k = document["k"]
     if headline is not None:
-        lead = "" if headline.rule.metric == "recall" else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
+        lead = "" if not headline.rule.by_evidence else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
     else:
         row = _headline_row(metrics.get("retrieval", ()), k)
         name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]

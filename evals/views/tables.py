@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.judge.answer_metrics import LOCOMO_CATEGORY_NOTE
+from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     HEADLINE,
     MEAN,
@@ -149,7 +150,7 @@ def headline(summaries: Sequence[RunSummary]) -> str:
     """The metric a corpus's rows are ranked by: its headline rule's (evals.judge.headline), which every run on
     one corpus shares; the run that has evidence metrics decides, should an old one lack them."""
     rules = [s.headline.rule for s in summaries]
-    return next((r.metric for r in rules if r.metric != "recall"), "recall")
+    return next((r.metric for r in rules if r.by_evidence), KEYWORD.metric)
 
 
 def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
@@ -451,7 +452,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
     marks: set[str] = set()
     for group in corpora.values():
         rule = group[0].headline.rule
-        keyword = rule.metric != "recall"
+        keyword = rule.by_evidence  # keyword recall is then shown beside the headline
         label = rule.label
         about = f"corpus {group[0].corpus_name} ({group[0].corpus_digest[:12]}), ranked by {label} over {rule.population}"
         out.extend(textwrap.wrap(formatting.printable(about), 99, subsequent_indent="  "))
@@ -479,7 +480,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
                 formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
                 f"{head.hits}/{head.total}",
                 *(errata_cells(errata.of(s.run_id)) if corrected else []),  # type: ignore[union-attr]
-                *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
+                *([number_text(s.metric(KEYWORD.metric).value if s.metric(KEYWORD.metric) else None)] if keyword else []),
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
                 *(
                     [
