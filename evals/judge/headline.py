@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
-from evals.judge.metrics import MetricValue, ScoredRun, point_values
+from evals.judge.metrics import MetricValue, PointValues, ScoredRun, grouped, point_values
 from evals.model.corpus import BENCHMARKS
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "Headline",
     "Rule",
     "Verdict",
+    "headline_by_category",
     "headline_of",
     "rule_for",
     "run_verdicts",
@@ -213,3 +214,13 @@ def run_verdicts(run: ScoredRun, metric: str) -> list[list[Verdict]]:
     for where, value, answered in zip(values.conversations, column, answerable, strict=True):
         out[where].append(verdict_of(value, answered))
     return out
+
+
+def headline_by_category(values: PointValues, rule: Rule) -> dict[str | None, MetricValue]:
+    """The rule's figure per category (None: test points without one), in order of first appearance: the same
+    per-point verdicts as the headline, grouped, so the categories' hits and totals add up to the headline's.
+    Every breakdown by category (``evals leaderboard --by-category``, the result JSON, the run page) counts this."""
+    return {
+        category: found.get(rule.metric) or MetricValue(None, 0)
+        for category, found in grouped(values, "category", names=[rule.metric]).items()
+    }

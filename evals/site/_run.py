@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from evals.judge.headline import KEYWORD, MISS, verdicts
+from evals.judge.headline import KEYWORD, MISS, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
@@ -265,7 +265,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     ),
                 )
             if not document.over:
-                document.add(conversation_json(conversation, point_answers, answers.protocol if answers is not None else "harness"))
+                document.add(conversation_json(conversation, point_answers, answers.protocol if answers is not None else "harness", split[index]))
             light.append(
                 conversation.model_copy(
                     update={
@@ -290,7 +290,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
         output.raw(json_href, gzipped)
     ordered = [row for _, row in sorted(rows, key=lambda pr: (pr[1].misses == 0, pr[0]))]
     head, keyword = s.headline, s.metric(KEYWORD.metric)
-    by_category = grouped(values, "category", names=[rule.metric]) if values.categories and any(values.categories) else {}
+    by_category = headline_by_category(values, rule) if values.categories and any(values.categories) else {}
     run_href = paths.run(s.run_id)
     output.page(
         env,
@@ -326,7 +326,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             history_href=paths.history(*config_id(s)),
             misses=misses,
             conversations=ordered,
-            categories=[_category_row(row, by_category.get(row["category"], {}).get(rule.metric)) for row in category_rows(values) or []],
+            categories=[_category_row(row, by_category.get(row["category"])) for row in category_rows(values) or []],
             evidence=_evidence_row(evidence_block(values)),
             **_retrieval_views(s, last.references, last.latency, run_href),
             retrieval_absent=retrieval_absence(
