@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from llm_server import LLMServer
 
 from evals.analysis.gate import NO_CHANGE, NOISE, REGRESSION, gate
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
 from evals.cli import cli
 from evals.judge import answer_metrics as qa
 from evals.judge.answer_scores import locomo_score, mem0_f1
@@ -192,10 +193,11 @@ def test_locomo_scores_without_a_judge_by_category_number():
         ("4 (single-hop)", 2, "bootstrap"),
         ("5 (adversarial)", 1, "bootstrap"),
     ]
-    assert figures["category_note"] == qa.LOCOMO_CATEGORY_NOTE
+    assert figures["category_note"] == LOCOMO_CATEGORY_NOTE
     assert figures["lexical"] == {"f1": "locomo", "bleu1": "harness"}
     assert figures["abstention"]["accuracy"]["value"] == 1.0
-    assert qa.category_label("4", "locomo") == "4 (single-hop)" and qa.category_label("multi-session") == "multi-session"
+    locomo = category_names("locomo")
+    assert qa.category_label("4", locomo) == "4 (single-hop)" and qa.category_label("multi-session") == "multi-session"
 
 
 def test_answer_f1_is_the_protocols_own():

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.analysis.compare import Flip, compare_runs
+from evals.benchmarks.facts import category_names
 from evals.errors import EvalsError
 from evals.judge import answer_metrics as qa
 from evals.judge.metrics import MetricValue
@@ -470,7 +471,7 @@ def _type_tests(base: StoredRun, head: StoredRun) -> tuple[TypeTest, ...]:
         tests.append(
             TypeTest(
                 category,
-                qa.category_label(category, base.summary.benchmark),
+                qa.category_label(category, category_names(base.summary.benchmark)),
                 len(pairs),
                 sum(a for a, _ in pairs),
                 sum(b for _, b in pairs),

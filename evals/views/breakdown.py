@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
 from evals.judge import answer_metrics as qa
 from evals.judge.answer_scores import LEXICAL, category_number
 from evals.judge.headline import Rule, headline_by_category
@@ -165,7 +166,7 @@ def answer_category_rows(values: PointValues, benchmark: str | None = None) -> l
     for name, found in sorted(groups.items(), key=lambda item: (item[0] is None, category_number(item[0]) or 0, item[0] or "")):
         accuracy = _accuracy(found)
         if accuracy is not None:
-            rows.append({"category": name, "label": qa.category_label(name, benchmark), **accuracy})
+            rows.append({"category": name, "label": qa.category_label(name, category_names(benchmark)), **accuracy})
     return rows
 
 
@@ -184,7 +185,7 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
     unparsed = whole.get("answer_unparsed")
     share = unparsed.value if unparsed is not None else None
     f1_kind, bleu_kind = LEXICAL.get(answers.protocol, LEXICAL["harness"])
-    numbered = any(qa.category_label(c, benchmark) != (c or "(none)") for c in values.categories if c is not None)
+    numbered = any(qa.category_label(c, category_names(benchmark)) != (c or "(none)") for c in values.categories if c is not None)
     return {
         "protocol": answers.protocol,
         "overall": _accuracy(whole),
@@ -210,5 +211,5 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
             "missed": figure(whole.get("answer_accuracy_evidence_missed"), "bootstrap"),
         },
         "lexical": {"f1": f1_kind, "bleu1": bleu_kind},
-        "category_note": qa.LOCOMO_CATEGORY_NOTE if numbered else None,
+        "category_note": LOCOMO_CATEGORY_NOTE if numbered else None,
     }

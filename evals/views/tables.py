@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE
 from evals.errors import EvalsError
-from evals.judge.answer_metrics import LOCOMO_CATEGORY_NOTE
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     HEADLINE,

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NAMES, LOCOMO_UNANSWERABLE_CATEGORY
 from evals.benchmarks.importers._common import (
     ANSWER_KINDS,
     Archive,
@@ -90,8 +91,8 @@ REFERENCES = [
     for k, value in ((5, 0.588), (10, 0.675), (25, 0.799), (50, 0.848))
 ]
 
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-UNANSWERABLE_CATEGORY = 5
+CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
+UNANSWERABLE_CATEGORY = LOCOMO_UNANSWERABLE_CATEGORY
 
 _SESSION = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D\d+:\d+")
