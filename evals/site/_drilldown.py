@@ -10,6 +10,7 @@ the run gave it; under the keyword rule, the turns holding an expected keyword, 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, T
 from evals.site._text import Segment, clip, speaker_labels
 from evals.views.site_paths import test_point_anchor
 
-__all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "point_view"]
+__all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "fragment_key", "point_view"]
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point
@@ -74,15 +75,25 @@ def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
 
 
 
-KEY_TEXT = 1_000  # characters of a record kept in a cached section's key as they are; a longer one by its digest
+def fragment_key(view: PointView, approx: bool) -> tuple[bool, bytes]:
+    """The key a test point's rendered section is cached under: a digest of every field of its frozen view but
+    the HTML itself (nested views, segments, lists and maps included), and whether token counts are estimates
+    (the one other input of the ``point`` macro). Derived from the view, not listed by hand, so nothing the
+    section shows can be left out of its key; a digest, so the cache keeps no record's text."""
+    digest = hashlib.blake2b(repr(_fields_of(view)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return approx, digest
 
 
-def _text_key(text: str) -> str | tuple[int, bytes]:
-    """A record as a cached section's key holds it: a long one (summary_buffer's summary of the whole
-    history, megabytes a test point) by its length and digest, so the cache does not keep every such text."""
-    if len(text) <= KEY_TEXT:
-        return text
-    return len(text), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def _fields_of(value: Any) -> Any:
+    """``value`` as plain, comparable data: a dataclass as its type name and every field (all of them, whether
+    shown in its repr or not; a view's ``html`` left out), lists and maps in order."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, *(_fields_of(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "html"))
+    if isinstance(value, (list, tuple)):
+        return tuple(_fields_of(item) for item in value)
+    if isinstance(value, dict):
+        return tuple((key, _fields_of(item)) for key, item in value.items())
+    return value
 
 
 def point_view(
@@ -98,7 +109,6 @@ def point_view(
     k: int | None = None,
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: str = "",
-    place: str = "",
     verdict: str,
     verdict_note: str = "",
     by_evidence: bool = False,
@@ -109,8 +119,8 @@ def point_view(
 
     The first ``k`` records are shown in full, the rest up to the cap briefly.
     ``link(turn)`` is where a turn's whole text is (relative to the page),
-    ``context`` the transcript at the test point, and ``place`` names the
-    conversation in the fragment cache (links differ between conversations).
+    ``context`` the transcript at the test point. The rendered section is cached under a key derived from
+    the view itself (:func:`fragment_key`), so the same view in another conversation is rendered once.
     ``verdict`` is the headline rule's (evals.judge.headline), ``verdict_note`` the dataset's words for an
     unanswerable question, and ``by_evidence``
     says the rule judges by evidence turns, so "where the answer was" lists them. ``suspect``: why the
@@ -138,41 +148,6 @@ def point_view(
     shown_at = {turn for turn, rank in rank_of_turn.items() if rank <= k} if by_evidence else set()
     unshown = [t for t in evidence_turns if t not in shown_at]
     listed = unshown[: LABELLED_CAP if by_evidence else EVIDENCE_CAP]
-
-    # Everything the section shows is a function of this key.
-    key = (
-        place,
-        context,
-        k,
-        number,
-        ti,
-        point.question,
-        point.expected_fact,
-        tuple(keywords),
-        score.hit,
-        score.strict_hit,
-        score.rank,
-        all_history,
-        len(records) if all_history else tuple(map(_text_key, records)),
-        tuple(tokens),
-        tuple(refs),
-        tuple((turn, text.roles[turn], text.contents[turn]) for turn in listed),
-        len(evidence_turns),
-        approx,
-        point.answerable,
-        point.category,
-        tuple(point.evidence_turns),
-        tuple(point.ranked_turns or ()),
-        None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
-        verdict,
-        verdict_note,
-        by_evidence,
-        suspect,
-        protocol,
-    )
-    cached = cache.points.get(key)
-    if cached is not None:
-        return cached, listed, rank_of_turn
 
     views = []
     more = []
@@ -293,6 +268,10 @@ def point_view(
         records_more_hidden=more_hidden,
         suspect=suspect,
     )
+    key = fragment_key(view, approx)
+    cached = cache.points.get(key)
+    if cached is not None:
+        return cached, listed, rank_of_turn
     return cache.point(key, view, approx), listed, rank_of_turn
 
 
@@ -308,7 +287,6 @@ def conversation_views(
     k: int | None = None,
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: Callable[[int], str] = lambda turn: f"#t-{turn}",
-    place: str = "",
     verdicts: list[str],
     unanswerable_words: str = "",
     by_evidence: bool = False,
@@ -336,7 +314,6 @@ def conversation_views(
             k=k,
             link=link,
             context=context(point.turn_index),
-            place=place,
             verdict=verdicts[number - 1],
             verdict_note="" if point.answerable else unanswerable_words,
             by_evidence=by_evidence,

@@ -209,7 +209,6 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 k=s.k,
                 link=lambda turn, cid=cid: root + layout.turn_href(paths, cid, turn),
                 context=lambda turn, cid=cid: root + layout.context_href(paths, cid, turn),
-                place=paths.transcript(s.corpus_digest, cid),
                 verdicts=split[index],
                 unanswerable_words=rule.unanswerable_words,
                 by_evidence=rule.by_evidence,
