@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -93,6 +94,7 @@ __all__ = [
     "ScoredRun",
     "compute_metrics",
     "cost_values",
+    "declaring",
     "metric",
     "proportion",
 ]
@@ -176,6 +178,29 @@ def metric(
         return compute
 
     return register
+
+
+@contextmanager
+def declaring() -> Iterator[None]:
+    """A scope for declarations: a metric declared inside the ``with`` block (by :func:`metric` or
+    :func:`point_metric`, as this module declares its own) counts everywhere until the block ends, then is
+    withdrawn, leaving the registry as it was. A test declares a toy metric so, and checks every surface it
+    reaches (``tests/test_metrics.py``), without touching the registry's internals or leaking into the next test::
+
+        with declaring():
+            @point_metric("hit_at_1", label="hit@1", kind=PROPORTION, higher_is_better=True, description="...")
+            def hit_at_1(point: Point) -> float | None:
+                return float(point.score.rank == 1) if point.score.answerable else None
+            ...  # runs made here compute it; tables and the site show it
+    """
+    saved, specs = dict(METRICS), dict(_POINT_SPECS)
+    try:
+        yield
+    finally:
+        METRICS.clear()
+        METRICS.update(saved)
+        _POINT_SPECS.clear()
+        _POINT_SPECS.update(specs)
 
 
 def _declare(declared: Metric) -> None:
