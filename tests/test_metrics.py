@@ -152,13 +152,15 @@ def test_compute_metrics_scores_each_test_point_once(monkeypatch):
     """compute_metrics asks evals.judge.retrieval for a test point's values once, for every level, cutoff and metric together."""
     result = _evidence_run()
     calls: list[int] = []
-    scored = metrics.retrieval_scores
+    from evals.judge.metrics import _registry  # where point_values asks evals.judge.retrieval
+
+    scored = _registry.retrieval_scores
 
     def counting(point, cutoffs, rule):
         calls.append(point.turn_index)
         return scored(point, cutoffs, rule)
 
-    monkeypatch.setattr(metrics, "retrieval_scores", counting)
+    monkeypatch.setattr(_registry, "retrieval_scores", counting)
     values = compute_metrics(ScoredRun(result.run, result.scores))
     assert len(calls) == sum(len(c.test_points) for c in result.run.conversations) == 4
     assert "turn.ndcg_any_lme@3" in values and "session.recall_all@k" not in values  # no sessions in this corpus
