@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import hashlib
+import operator
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -84,16 +85,33 @@ def fragment_key(view: PointView, approx: bool) -> tuple[bool, bytes]:
     return approx, digest
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, Callable[[Any], tuple]] = {}  # per view class: its fields' values but the HTML, read at C speed
+
+
+def _getter(kind: type) -> Callable[[Any], tuple]:
+    """A function giving the values of every field of dataclass ``kind`` but ``html``, as a tuple."""
+    names = [f.name for f in dataclasses.fields(kind) if f.name != "html"]
+    get = operator.attrgetter(*names)
+    return get if len(names) > 1 else lambda v: (get(v),)  # attrgetter of one name gives the value, not a tuple
+
+
 def _fields_of(value: Any) -> Any:
     """``value`` as plain, comparable data: a dataclass as its type name and every field (all of them, whether
     shown in its repr or not; a view's ``html`` left out), lists and maps in order."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, *(_fields_of(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "html"))
-    if isinstance(value, (list, tuple)):
-        return tuple(_fields_of(item) for item in value)
-    if isinstance(value, dict):
-        return tuple((key, _fields_of(item)) for key, item in value.items())
-    return value
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list or kind is tuple:
+        return tuple([_fields_of(item) for item in value])
+    if kind is dict:
+        return tuple([(key, _fields_of(item)) for key, item in value.items()])
+    getter = _FIELDS.get(kind)
+    if getter is None:
+        if not dataclasses.is_dataclass(kind):
+            return value  # anything else a view may hold compares by its own repr
+        getter = _FIELDS[kind] = _getter(kind)
+    return (kind.__name__, *[_fields_of(item) for item in getter(value)])
 
 
 def point_view(
