@@ -28,13 +28,14 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
+from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
 
 __all__ = ["GENERATOR_VERSION", "SHAPES", "generate"]
 
 GENERATOR_VERSION = "1"
 # sessions per question, turns per session, words per turn, sessions in the shared pool
 SHAPES = {"s": (48, 10, 240, 2_000), "m": (500, 10, 240, 5_000)}
+QUESTION_TYPES = LONGMEMEVAL_QUESTION_TYPES
 _SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "vex", "zor", "bel", "fyr", "nok", "sel", "pra", "dun", "qui", "ost", "wen"]
 _WORDS = [
     "the", "a", "we", "I", "you", "it", "was", "is", "will", "to", "of", "and", "in", "on", "for", "with", "about",

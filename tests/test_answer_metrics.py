@@ -21,6 +21,7 @@ from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, last_run
 
 from evals.analysis.gate import NO_CHANGE, NOISE, REGRESSION, gate
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
 from evals.cli import cli
 from evals.judge import answer_metrics as qa
 from evals.judge.answer_scores import locomo_score, mem0_f1
@@ -198,10 +199,11 @@ def test_locomo_scores_without_a_judge_by_category_number():
         ("4 (single-hop)", 2, "bootstrap"),
         ("5 (adversarial)", 1, "bootstrap"),
     ]
-    assert figures["category_note"] == qa.LOCOMO_CATEGORY_NOTE
+    assert figures["category_note"] == LOCOMO_CATEGORY_NOTE
     assert figures["lexical"] == {"f1": "locomo", "bleu1": "harness"}
     assert figures["abstention"]["accuracy"]["value"] == 1.0
-    assert qa.category_label("4", "locomo") == "4 (single-hop)" and qa.category_label("multi-session") == "multi-session"
+    locomo = category_names("locomo")
+    assert qa.category_label("4", locomo) == "4 (single-hop)" and qa.category_label("multi-session") == "multi-session"
 
 
 def test_answer_f1_is_the_protocols_own():
@@ -414,3 +416,27 @@ def test_locomo_protocol_figures_from_the_stored_run(protocol_server, sources, l
     )
     assert {r["label"] for r in records} == {r["label"] for r in figures["by_category"]}
     assert all(r["answer_interval"] == "bootstrap" for r in records if r["answer_n"])
+
+
+def test_compare_pairs_the_answers_the_gate_pairs(tmp_path):
+    """evals compare's answer population is the gate's: a judged point the protocol leaves out (counted False)
+    flips in neither, so compare's shared and lost verdicts are the sums of the gate's question types."""
+    from dataclasses import replace
+
+    from evals.analysis.compare import compare_runs
+    from evals.model.provenance import Provenance
+    from evals.run.evaluate import RunConfig, evaluate
+
+    evaluation = evaluate(RunConfig(strategy="full_history", corpus=_corpus(tmp_path / "corpus"), k=5))
+    categories = [c.test_points[0].category for c in evaluation.run.conversations]
+
+    def with_answers(wrong: set[int]):
+        points = [[answer(qa.WRONG if i in wrong else qa.CORRECT, counted=i != 0, category=c)] for i, c in enumerate(categories)]
+        return replace(evaluation, answers=AnswerRun("m", "j", "u", points))
+
+    made = Provenance(commit="c" * 40, dirty=False, package_version="0", mneme_version=None, python_version="3")
+    with Store.open(tmp_path / "results.duckdb") as store:
+        base, head = store.append(with_answers(set()), made), store.append(with_answers({0, 5, 6}), made)
+        (row,) = gate(store, base, head).rows
+        answers = compare_runs(store.get_run(base), store.get_run(head)).answers
+    assert (answers.shared, answers.lost) == (sum(t.shared for t in row.types), sum(t.lost for t in row.types)) == (11, 2)

@@ -550,7 +550,7 @@ def test_site_leaderboard_csv_cells_are_neutralised(formula_store, tmp_path):
     assert result.exit_code == 0, result.output
     (row,) = csv_rows((tmp_path / "site" / "leaderboard.csv").read_text(encoding="utf-8"))
     assert row["corpus_name"] == "'" + FORMULA
-    assert row["recall"] == "0.0" and row["k"] == "5"
+    assert row["keyword_hit_at_k"] == "0.0" and row["k"] == "5"  # keyword recall, renamed (issue 34)
 
 
 @pytest.mark.parametrize("command", [["runs"], ["leaderboard"]])

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from evals.cli import cli
 from evals.judge import metrics
-from evals.judge.metrics import METRICS, PROPORTION, Metric, MetricValue, ScoredRun, compute_metrics, proportion
+from evals.judge.metrics import METRICS, PROPORTION, MetricValue, ScoredRun, compute_metrics, proportion
 
 
 def _hit_at_1(run: ScoredRun) -> MetricValue:
@@ -21,11 +21,22 @@ def _hit_at_1(run: ScoredRun) -> MetricValue:
 
 
 @pytest.fixture
-def toy_metric(monkeypatch):
-    """hit@1, declared for one test (the registry is restored afterwards)."""
-    declared = Metric("hit_at_1", "hit@1", PROPORTION, True, "First record holds the answer.", _hit_at_1)
-    monkeypatch.setitem(METRICS, "hit_at_1", declared)
-    return declared
+def toy_metric():
+    """hit@1, declared in test code as docs/layout.md's "Add a metric and show it on the site" declares it,
+    inside metrics.declaring(): the registry is as it was once the test ends."""
+    with metrics.declaring():
+
+        @metrics.point_metric(
+            "hit_at_1",
+            label="hit@1",
+            kind=PROPORTION,
+            higher_is_better=True,
+            description="Share of test points whose first retrieved record holds the answer.",
+        )
+        def hit_at_1(point: metrics.Point) -> float | None:
+            return float(point.score.rank == 1) if point.score.answerable else None
+
+        yield METRICS["hit_at_1"]
 
 
 @pytest.fixture
@@ -147,13 +158,15 @@ def test_compute_metrics_scores_each_test_point_once(monkeypatch):
     """compute_metrics asks evals.judge.retrieval for a test point's values once, for every level, cutoff and metric together."""
     result = _evidence_run()
     calls: list[int] = []
-    scored = metrics.retrieval_scores
+    from evals.judge.metrics import _registry  # where point_values asks evals.judge.retrieval
+
+    scored = _registry.retrieval_scores
 
     def counting(point, cutoffs, rule):
         calls.append(point.turn_index)
         return scored(point, cutoffs, rule)
 
-    monkeypatch.setattr(metrics, "retrieval_scores", counting)
+    monkeypatch.setattr(_registry, "retrieval_scores", counting)
     values = compute_metrics(ScoredRun(result.run, result.scores))
     assert len(calls) == sum(len(c.test_points) for c in result.run.conversations) == 4
     assert "turn.ndcg_any_lme@3" in values and "session.recall_all@k" not in values  # no sessions in this corpus
@@ -206,3 +219,84 @@ def test_shared_bootstrap_draws_give_each_sample_its_own_interval():
     samples = [[rng.random() for _ in range(n)] for n in (1, 5, 5, 300, 300, 4000)] + [[0.5] * 5, []]
     samples.append(list(samples[3]))  # a repeat is not resampled again, and gets the same interval
     assert bootstrap_mean_intervals(samples) == [bootstrap_mean_interval(s) for s in samples]
+
+
+# -- every surface docs/layout.md's "Add a metric and show it on the site" names -------------------------------
+
+
+DESCRIPTION = "Share of test points whose first retrieved record holds the answer."
+
+
+@pytest.fixture
+def toy_site(toy_metric, evals, store_path, tmp_path, corpus_small):
+    """A run made while hit@1 is declared, and the site built from its store."""
+    from evals.site import build_site
+
+    evals("run", "--runner", "recency", "--corpus", str(corpus_small))
+    build_site(store_path, tmp_path / "site")
+    return tmp_path / "site"
+
+
+def _table(html: str, marker: str) -> str:
+    """The first <table> after ``marker`` in ``html``."""
+    return html.split(marker, 1)[1].split("</table>", 1)[0]
+
+
+def test_declaring_leaves_the_registry_as_it_was():
+    """A metric declared inside metrics.declaring() is withdrawn at the block's end; the others stay."""
+    before = list(METRICS)
+    with metrics.declaring():
+        metrics.metric("toy_total", label="toy", kind=PROPORTION, higher_is_better=True, description="x")(_hit_at_1)
+        assert "toy_total" in METRICS
+    assert list(METRICS) == before
+
+
+def test_a_declared_metric_is_a_field_of_evals_runs_json_and_csv(evals, corpus_small):
+    """`evals runs --format json|csv` carry a metric declared in test code, with its n."""
+    with metrics.declaring():
+        metrics.point_metric("toy_first", label="toy first", kind=PROPORTION, higher_is_better=True, description="x")(
+            lambda point: float(point.score.rank == 1) if point.score.answerable else None
+        )
+        evals("run", "--runner", "recency", "--corpus", str(corpus_small))
+        listed = json.loads(evals("runs", "--format", "json"))
+        (row, _) = csv.DictReader(io.StringIO(evals("runs", "--format", "csv")))
+    assert listed[0]["metrics"]["toy_first"]["n"] == 4 and "toy_first" not in listed[1]["metrics"]
+    assert row["toy_first"] != "" and row["toy_first_n"] == "4"
+
+
+def test_a_declared_metric_is_a_column_of_the_markdown_leaderboard(toy_metric, evals, corpus_small):
+    """`evals leaderboard --format markdown` (the README's table) has the metric's column, with its interval."""
+    evals("run", "--runner", "recency", "--corpus", str(corpus_small))
+    header = next(line for line in evals("leaderboard", "--format", "markdown").splitlines() if line.startswith("| strategy"))
+    assert "| hit@1 [95% CI] |" in header
+
+
+def test_a_declared_metric_is_a_column_of_the_sites_leaderboard(toy_site):
+    """The benchmark's leaderboard page has a hit@1 column heading."""
+    (board,) = toy_site.glob("leaderboard-*.html")
+    assert "hit@1" in _table(board.read_text(encoding="utf-8"), "<table").split("</thead>", 1)[0]
+
+
+def test_a_declared_metric_is_a_field_of_the_sites_downloads(toy_site):
+    """leaderboard.json and leaderboard.csv carry hit_at_1 with its n and interval."""
+    rows = json.loads((toy_site / "leaderboard.json").read_text(encoding="utf-8"))
+    table = list(csv.DictReader(io.StringIO((toy_site / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert {r["hit_at_1_n"] for r in rows} == {4} and all(r["hit_at_1_low"] is not None for r in rows)
+    assert all(r["hit_at_1"] != "" for r in table)
+
+
+def test_a_declared_metric_is_a_row_of_the_run_pages_metrics_table(toy_site):
+    """Each run page's metrics table has a hit@1 row with its value and description."""
+    pages = [p for p in (toy_site / "runs").glob("*.html")]
+    assert pages
+    for page in pages:
+        table = _table(page.read_text(encoding="utf-8"), '<h2 id="metrics">')
+        row = next(r for r in table.split("<tr>") if "hit@1" in r)
+        assert DESCRIPTION in row and "—" not in row
+
+
+def test_a_declared_metric_is_a_line_of_the_methodology_page(toy_site):
+    """about.html's "Every metric" table lists hit@1, its key and its description."""
+    table = _table((toy_site / "about.html").read_text(encoding="utf-8"), '<h2 id="metrics">')
+    row = next(r for r in table.split("<tr>") if "hit@1" in r)
+    assert "<code>hit_at_1</code>" in row and DESCRIPTION in row

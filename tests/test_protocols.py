@@ -518,3 +518,35 @@ def test_published_verdict_rules(sources):
         '{"verdict": 1}',
     ]
     assert [mem0.read_verdict(r).label for r in replies] == ["correct", "correct", "wrong", "wrong", "unparsed", "unparsed"]
+
+
+def test_drilldown_f1_is_the_runs_under_the_locomo_protocol(server, sources, locomo_corpus, store_path, tmp_path):
+    """--protocol locomo: each drill-down's answer F1 is the run's per-point answer_f1 (LoCoMo's stemmed F1),
+    not the harness's F1; here they differ ("weeks" stems to the gold's "week")."""
+    import re
+
+    from evals.judge.metrics import ScoredRun, answer_scores, point_values
+    from evals.site import build_site
+
+    def reply(kind, text, key):
+        if kind != "answer":
+            return text
+        body = json.loads(text)
+        body["choices"][0]["message"]["content"] = "The weeks before 8 May 2023"
+        return json.dumps(body)
+
+    server.rewrite = reply
+    assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
+    stored = last_run(store_path)
+    values = point_values(ScoredRun(stored.run, stored.scores, stored.answers), ["answer_f1"]).columns["answer_f1"]
+    expected = {p.turn_index: v for p, v in zip(points_of(stored), values, strict=True) if v is not None}
+    pairs = zip(points_of(stored), answers_of(stored), strict=True)
+    harness = {p.turn_index: answer_scores(p, a, "harness")["f1"] for p, a in pairs}
+    differs = [turn for turn, value in expected.items() if harness[turn] != value]
+    assert differs  # the fixture tells the two rules apart
+    build_site(store_path, tmp_path / "site")
+    shown = {}
+    for page in (tmp_path / "site" / "runs" / stored.summary.run_id).glob("*.html"):
+        for turn, f1 in re.findall(r'<section[^>]*id="tp-(\d+)".*?<span class="f1">([^<]*)</span>', page.read_text(), re.S):
+            shown[int(turn)] = f1
+    assert {turn: shown[turn] for turn in expected} == {turn: f"{value:.3f}" for turn, value in expected.items()}

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from evals.judge.headline import Rule
-from evals.judge.metrics import ScoredRun, point_values
-from evals.judge.scoring import PointScore
+from evals.judge.answer_metrics import answer_outcomes
+from evals.judge.headline import EVIDENCE, HIT, KEYWORD, MISS, Rule, run_verdicts
+from evals.judge.metrics import ScoredRun
 from evals.judge.stats import mcnemar_exact
 from evals.store import RunSummary, StoredRun
 
 __all__ = ["AnswerComparison", "Comparison", "Flip", "Outcome", "compare_runs", "evidence_outcome", "headline_outcomes", "hit_outcome"]
 
-# What is paired: a test point's success (True/False), or None where it is not counted.
-Outcome = Callable[[PointScore], bool | None]
-
-
-def hit_outcome(score: PointScore) -> bool | None:
-    """Keyword recall's outcome: hit or miss; unanswerable test points are neither, so never flip."""
-    return score.hit if score.answerable else None
-
-
-def evidence_outcome(score: PointScore) -> bool | None:
-    """Evidence recall's outcome: some evidence turn retrieved or not; None without evidence turns."""
-    return score.evidence_any if score.answerable else None
+# What is paired: the verdicts (evals.judge.headline.verdict_of) of one declared per-point metric, named.
+Outcome = str
+hit_outcome: Outcome = KEYWORD.metric  # keyword recall: unanswerable test points are neither hit nor miss
+evidence_outcome: Outcome = EVIDENCE.metric  # answerable evidence recall: None without evidence turns
 
 
 @dataclass(frozen=True)
@@ -37,7 +28,8 @@ class Flip:
 
 @dataclass(frozen=True)
 class AnswerComparison:
-    """The judge's verdicts on the test points both runs answered and had judged."""
+    """The judge's verdicts on the test points both runs' protocols count and had judged
+    (:func:`evals.judge.answer_metrics.answer_outcomes`, the gate's population too)."""
 
     correct_a: int
     correct_b: int
@@ -80,29 +72,20 @@ class Comparison:
 def headline_outcomes(stored: StoredRun, rule: Rule | None = None) -> list[list[bool | None]]:
     """Each test point's headline verdict (evals.judge.headline) as an outcome: hit True, miss False, None where
     the rule does not count the point; per conversation. ``rule``: the run's own by default."""
-    rule = rule or stored.summary.headline.rule
-    values = point_values(ScoredRun(stored.run, stored.scores), [rule.metric])
-    column = values.columns.get(rule.metric, [None] * len(values.conversations))
-    out: list[list[bool | None]] = [[] for _ in stored.run.conversations]
-    for where, value in zip(values.conversations, column, strict=True):
-        out[where].append(None if value is None else value >= 1)
-    return out
+    return _as_outcomes(stored, (rule or stored.summary.headline.rule).metric)
 
 
-def _outcomes(stored: StoredRun, outcome: Outcome | None, rule: Rule | None = None) -> dict[tuple[str, int, str], bool]:
-    """The outcome per test point that has one: the headline's verdict unless ``outcome`` is given."""
-    if outcome is None:
-        verdicts = headline_outcomes(stored, rule)
-        found = {
-            (result.conversation_id, point.turn_index, point.question): verdict
-            for result, conversation in zip(stored.run.conversations, verdicts, strict=True)
-            for point, verdict in zip(result.test_points, conversation, strict=True)
-        }
-        return {key: value for key, value in found.items() if value is not None}
+def _as_outcomes(stored: StoredRun, metric: str) -> list[list[bool | None]]:
+    found = run_verdicts(ScoredRun(stored.run, stored.scores), metric)
+    return [[None if verdict not in (HIT, MISS) else verdict == HIT for verdict in conversation] for conversation in found]
+
+
+def _outcomes(stored: StoredRun, metric: str) -> dict[tuple[str, int, str], bool]:
+    """The outcome per test point that has one under ``metric``'s verdicts."""
     found = {
-        (result.conversation_id, point.turn_index, point.question): outcome(score)
-        for result, scores in zip(stored.run.conversations, stored.scores.points, strict=True)
-        for point, score in zip(result.test_points, scores, strict=True)
+        (result.conversation_id, point.turn_index, point.question): outcome
+        for result, conversation in zip(stored.run.conversations, _as_outcomes(stored, metric), strict=True)
+        for point, outcome in zip(result.test_points, conversation, strict=True)
     }
     return {key: value for key, value in found.items() if value is not None}
 
@@ -115,22 +98,12 @@ def _expected_facts(stored: StoredRun) -> dict[tuple[str, int, str], str]:
     }
 
 
-def _verdicts(stored: StoredRun) -> dict[tuple[str, int, str], bool] | None:
-    """The judge's verdict per judged test point, or None for a run without a judge."""
-    if stored.answers is None or stored.answers.judge_model is None:
-        return None
-    return {
-        (result.conversation_id, point.turn_index, point.question): answer.correct
-        for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True)
-        for point, answer in zip(result.test_points, answers, strict=True)
-        if answer.correct is not None
-    }
-
-
 def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
-    before, after = _verdicts(a), _verdicts(b)
-    if before is None or after is None:
+    found_a, found_b = answer_outcomes(a.run, a.answers), answer_outcomes(b.run, b.answers)
+    if found_a is None or found_b is None:
         return None
+    before = {key: correct for key, (_, correct) in found_a.items()}
+    after = {key: correct for key, (_, correct) in found_b.items()}
     shared = [key for key in before if key in after]
     return AnswerComparison(
         correct_a=sum(before[key] for key in shared),
@@ -145,11 +118,12 @@ def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome | None = None) -> 
     """Match test points by (conversation, turn, question) and sort them by what changed.
 
     By default what is compared is each test point's headline verdict (:mod:`evals.judge.headline`), by A's
-    rule on both sides, so the paired test is on the figure the leaderboard shows; ``outcome`` names
-    another (:func:`hit_outcome`: keyword recall; :func:`evidence_outcome`: answerable evidence recall).
+    rule on both sides, so the paired test is on the figure the leaderboard shows; ``outcome`` names another
+    per-point metric whose verdicts are paired (:data:`hit_outcome`: keyword recall; :data:`evidence_outcome`:
+    answerable evidence recall).
     """
-    rule = a.summary.headline.rule
-    before, after = _outcomes(a, outcome, rule), _outcomes(b, outcome, rule)
+    metric = outcome or a.summary.headline.rule.metric
+    before, after = _outcomes(a, metric), _outcomes(b, metric)
     shared = [key for key in before if key in after]
     facts = _expected_facts(a)
     lost = [Flip(*key, facts[key]) for key in shared if before[key] and not after[key]]

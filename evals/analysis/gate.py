@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.analysis.compare import Flip, Outcome, compare_runs
+from evals.analysis.compare import Flip, compare_runs
+from evals.benchmarks.facts import category_names
 from evals.errors import EvalsError
 from evals.judge import answer_metrics as qa
 from evals.judge.metrics import MetricValue
@@ -398,12 +399,6 @@ def _pairs(base: Side, head: Side) -> tuple[list[tuple[RunSummary, RunSummary]],
     return pairs, only_base, only_head
 
 
-def _headline(base: RunSummary, head: RunSummary) -> tuple[str, Outcome | None]:
-    """The base's headline metric (evals.judge.headline: the figure the leaderboard shows); None as the outcome
-    pairs each test point's headline verdict."""
-    return base.headline.rule.metric, None
-
-
 def _latency(summary: RunSummary) -> float | None:
     value = summary.metric(LATENCY_METRIC)
     return None if value is None else value.value
@@ -436,9 +431,9 @@ def _measure(
     link: TestPointLink | None,
 ) -> GateRow:
     """One pair's paired test and latency ratio; its Holm-adjusted p and verdict are set once every pair is measured."""
-    metric, outcome = _headline(base, head)
+    metric = base.headline.rule.metric  # the figure the leaderboard shows (evals.judge.headline), as compare pairs it
     stored_base, stored_head = store.get_run(base.run_id), store.get_run(head.run_id)
-    comparison = compare_runs(stored_base, stored_head, outcome)
+    comparison = compare_runs(stored_base, stored_head)
 
     def href(flip: Flip) -> str | None:
         return None if link is None else link(stored_base, flip.conversation_id, flip.turn_index)
@@ -471,26 +466,11 @@ def _measure(
     )
 
 
-def _judged_by_type(stored: StoredRun) -> dict[tuple[str, int, str], tuple[str | None, bool]] | None:
-    """Each counted, judged test point's (category, correct), by (conversation, turn, question); None for a run
-    without judged answers. A protocol that scores instead of judging (LoCoMo's F1) has no verdict to pair."""
-    if stored.answers is None:
-        return None
-    found = {}
-    for result, answers in zip(stored.run.conversations, stored.answers.points, strict=True):
-        for point, answer in zip(result.test_points, answers, strict=True):
-            value = qa.judged_value(answer)
-            if value is not None:
-                category = answer.category if answer.category is not None else point.category
-                found[(result.conversation_id, point.turn_index, point.question)] = (category, value >= 1)
-    return found or None
-
-
 def _type_tests(base: StoredRun, head: StoredRun) -> tuple[TypeTest, ...]:
     """Per question type, McNemar's exact test of the verdicts on the points both runs had judged (p not yet
     adjusted: :func:`gate` adjusts across every type of every configuration). () without judged answers on
     both sides or without categories."""
-    before, after = _judged_by_type(base), _judged_by_type(head)
+    before, after = qa.answer_outcomes(base.run, base.answers), qa.answer_outcomes(head.run, head.answers)
     if before is None or after is None:
         return ()
     by_type: dict[str | None, list[tuple[bool, bool]]] = {}
@@ -508,7 +488,7 @@ def _type_tests(base: StoredRun, head: StoredRun) -> tuple[TypeTest, ...]:
         tests.append(
             TypeTest(
                 category,
-                qa.category_label(category, base.summary.benchmark),
+                qa.category_label(category, category_names(base.summary.benchmark)),
                 len(pairs),
                 sum(a for a, _ in pairs),
                 sum(b for _, b in pairs),

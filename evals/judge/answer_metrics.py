@@ -27,17 +27,17 @@ from collections.abc import Mapping, Sequence
 
 from evals.judge.answer_scores import LOCOMO_ABSTAIN, category_number
 from evals.judge.stats import bootstrap_mean_of_means_interval
-from evals.model.results import PointAnswer
+from evals.model.results import CORRECT, UNPARSED, WRONG, AnswerRun, PointAnswer, RunResult
 
 __all__ = [
     "ABSTAIN_PHRASES",
     "CORRECT",
-    "LOCOMO_CATEGORY_NAMES",
-    "LOCOMO_CATEGORY_NOTE",
     "UNPARSED",
     "UNPARSED_LIMIT",
     "WRONG",
+    "PointKey",
     "abstains",
+    "answer_outcomes",
     "category_label",
     "is_counted",
     "judged_value",
@@ -48,7 +48,6 @@ __all__ = [
     "unparsed_value",
 ]
 
-CORRECT, WRONG, UNPARSED = "correct", "wrong", "unparsed"
 
 # A run with more than this share of its counted verdicts unparsed is flagged wherever its figures show:
 # its accuracy then says as much about the judge's replies as about the answers.
@@ -75,14 +74,6 @@ ABSTAIN_PHRASES = (
 )
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 
-# The names this harness gives LoCoMo's category numbers (as evals.benchmarks.importers.locomo does: the comments of
-# LoCoMo's evaluation code and its issue #29). Other published mappings name 1 and 3 the other way round,
-# so a LoCoMo category is always shown by its number first.
-LOCOMO_CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-LOCOMO_CATEGORY_NOTE = (
-    "LoCoMo categories are shown by number: published mappings of the numbers to names disagree (1 and 3 above all); "
-    "the names here follow the comments in LoCoMo's evaluation code."
-)
 _NUMBERED = re.compile(r"(\d+)\s+\(?([^()]+?)\)?")
 
 
@@ -91,6 +82,27 @@ def is_counted(answer: PointAnswer) -> bool:
     if answer.counted is not None:
         return answer.counted
     return answer.answerable and answer.correct is not None
+
+
+# A test point as two runs of one corpus both know it: (conversation, turn, question).
+PointKey = tuple[str, int, str]
+
+
+def answer_outcomes(run: RunResult, answers: AnswerRun | None) -> dict[PointKey, tuple[str | None, bool]] | None:
+    """The answer population every paired test of verdicts counts (``evals compare``, the gate's question types):
+    each point the protocol counts whose value is a judge's verdict (:func:`judged_value`), as (category, correct);
+    None for a run without such a point. A protocol that scores instead of judging (LoCoMo's F1) has no verdict to
+    pair."""
+    if answers is None:
+        return None
+    found = {}
+    for result, given in zip(run.conversations, answers.points, strict=True):
+        for point, answer in zip(result.test_points, given, strict=True):
+            value = judged_value(answer)
+            if value is not None:
+                category = answer.category if answer.category is not None else point.category
+                found[(result.conversation_id, point.turn_index, point.question)] = (category, value >= 1)
+    return found or None
 
 
 def point_value(answer: PointAnswer) -> float | None:
@@ -146,17 +158,18 @@ def abstains(answer: PointAnswer) -> bool | None:
     return says_abstain(answer.answer)
 
 
-def category_label(category: str | None, benchmark: str | None = None) -> str:
-    """A category as tables show it: a LoCoMo category by number, the name beside it in brackets
-    (``"4 single-hop"`` or, on LoCoMo, ``"4"`` -> ``"4 (single-hop)"``); any other verbatim; "(none)"."""
+def category_label(category: str | None, names: Mapping[int, str] | None = None) -> str:
+    """A category as tables show it: a numbered category by number, the name beside it in brackets
+    (``"4 single-hop"`` or, with LoCoMo's ``names`` (:func:`evals.benchmarks.facts.category_names`),
+    ``"4"`` -> ``"4 (single-hop)"``); any other verbatim; "(none)"."""
     if category is None:
         return "(none)"
     found = _NUMBERED.fullmatch(category.strip())
     if found:
         return f"{found.group(1)} ({found.group(2)})"
     number = category_number(category)
-    if benchmark == "locomo" and number is not None and category.strip() == str(number) and number in LOCOMO_CATEGORY_NAMES:
-        return f"{number} ({LOCOMO_CATEGORY_NAMES[number]})"
+    if names and number is not None and category.strip() == str(number) and number in names:
+        return f"{number} ({names[number]})"
     return category
 
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evals.judge.metrics import MetricValue
+from evals.judge.metrics import MetricValue, PointValues, ScoredRun, grouped, point_values
 
 __all__ = [
     "EVIDENCE",
@@ -43,8 +43,10 @@ __all__ = [
     "Headline",
     "Rule",
     "Verdict",
+    "headline_by_category",
     "headline_of",
     "rule_for",
+    "run_verdicts",
     "verdict_of",
     "verdicts",
 ]
@@ -70,6 +72,11 @@ class Rule:
     corpora: str = ""  # which corpora it judges, in words
     # Words for a test point the dataset marks unanswerable (the dataset's own terms).
     unanswerable_words: str = "the dataset marks this question unanswerable from the conversation"
+
+    @property
+    def by_evidence(self) -> bool:
+        """The rule judges by labelled evidence turns (else by expected keywords, the original harness's way)."""
+        return self.metric != KEYWORD.metric
 
 
 KEYWORD = Rule(
@@ -165,3 +172,25 @@ def headline_of(declared: Rule | None, metrics: Mapping[str, MetricValue], k: in
 def verdicts(rule: Rule, values: Sequence[float | None], answerable: Sequence[bool]) -> list[Verdict]:
     """Each test point's verdict from the rule metric's per-point values (evals.judge.metrics.point_values)."""
     return [verdict_of(v, a) for v, a in zip(values, answerable, strict=True)]
+
+
+def run_verdicts(run: ScoredRun, metric: str) -> list[list[Verdict]]:
+    """Each test point's verdict under the per-point metric ``metric`` (a rule's, or another declared one such as
+    keyword recall), per conversation: what the drill-downs show, compare and the gate pair, and the downloads carry."""
+    values = point_values(run, [metric])
+    answerable = [score.answerable for conversation in run.scores.points for score in conversation]
+    column = values.columns.get(metric, [None] * len(answerable))
+    out: list[list[Verdict]] = [[] for _ in range(values.conversation_count)]
+    for where, value, answered in zip(values.conversations, column, answerable, strict=True):
+        out[where].append(verdict_of(value, answered))
+    return out
+
+
+def headline_by_category(values: PointValues, rule: Rule) -> dict[str | None, MetricValue]:
+    """The rule's figure per category (None: test points without one), in order of first appearance: the same
+    per-point verdicts as the headline, grouped, so the categories' hits and totals add up to the headline's.
+    Every breakdown by category (``evals leaderboard --by-category``, the result JSON, the run page) counts this."""
+    return {
+        category: found.get(rule.metric) or MetricValue(None, 0)
+        for category, found in grouped(values, "category", names=[rule.metric]).items()
+    }

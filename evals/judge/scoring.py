@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.judge.retrieval import POINT_METRICS, evidence_at, relevant_ranks
 from evals.model.results import AnswerRun, RunResult, TestPointResult
 from evals.model.tokens import TokenCounter
 
@@ -103,12 +104,17 @@ class PointScore:
 
 
 def evidence_hits(point: TestPointResult) -> tuple[bool | None, bool | None]:
-    """(any, all) evidence turns among the retrieved records; (None, None) without evidence turns."""
+    """(any, all) evidence turns among the retrieved records; (None, None) without evidence turns.
+
+    The rule is :mod:`evals.judge.retrieval`'s turn-level recall_any and recall_all, read on the records the run
+    kept (``retrieved_turns``): one code path decides whether evidence was found."""
     if not point.evidence_turns or point.retrieved_turns is None:
         return None, None
-    retrieved = set(point.retrieved_turns)
-    found = [turn in retrieved for turn in point.evidence_turns]
-    return any(found), all(found)
+    evidence = evidence_at(point, "turn")
+    ranks = relevant_ranks(evidence, point.retrieved_turns)
+    depth = len(point.retrieved_turns)
+    found_any, found_all = (bool(POINT_METRICS[name](ranks, len(evidence), depth)) for name in ("recall_any", "recall_all"))
+    return found_any, found_all
 
 
 def score_point(point: TestPointResult, record_tokens: list[int], *, hit: bool | None = None) -> PointScore:

@@ -26,7 +26,11 @@ __all__ = [
     "CallTimings",
     "ConversationResult",
     "ANSWER",
+    "CORRECT",
     "JUDGE",
+    "UNPARSED",
+    "VERDICTS",
+    "WRONG",
     "MEMORY_WRITE",
     "MAX_SERVED_NAME",
     "REQUEST_KINDS",
@@ -175,6 +179,10 @@ def answer_identity(
         identity["protocols"] = protocols
     return identity
 
+
+# A judge's verdict on an answer as PointAnswer.verdict holds it: the reply read as correct or wrong, or not readable.
+CORRECT, WRONG, UNPARSED = "correct", "wrong", "unparsed"
+VERDICTS = (CORRECT, WRONG, UNPARSED)
 
 # The kinds of LLM request a run makes, each reported apart over its own denominator: answers per
 # test point answered, verdicts per test point judged, memory writes (summary_buffer's summaries) per conversation.

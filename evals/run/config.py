@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evals.benchmarks.facts import PROTOCOL_NAMES, ProtocolName
 from evals.errors import EvalsError
 from evals.model.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
 from evals.model.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
@@ -40,9 +41,8 @@ MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
 MAX_JUDGE_REPEATS = 20  # each repeat is a paid request per judged point; 20 is sd enough
 MAX_MODEL_CHARS = 256
-# evals.benchmarks.protocols.PROTOCOLS, named here so that a configuration is checked without loading any template.
-PROTOCOL_NAMES = ("harness", "longmemeval", "mem0", "locomo")
-ProtocolName = Literal["harness", "longmemeval", "mem0", "locomo"]
+# evals.benchmarks.facts names the protocols (PROTOCOL_NAMES, ProtocolName), so that a configuration is checked
+# without loading any template.
 
 
 def model_name_problem(name: str) -> str | None:

@@ -10,7 +10,9 @@ the run gave it; under the keyword rule, the turns holding an expected keyword, 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
+import operator
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +24,7 @@ from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, T
 from evals.site._text import Segment, clip, speaker_labels
 from evals.views.site_paths import test_point_anchor
 
-__all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "point_view"]
+__all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "fragment_key", "point_view"]
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point
@@ -74,15 +76,42 @@ def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
 
 
 
-KEY_TEXT = 1_000  # characters of a record kept in a cached section's key as they are; a longer one by its digest
+def fragment_key(view: PointView, approx: bool) -> tuple[bool, bytes]:
+    """The key a test point's rendered section is cached under: a digest of every field of its frozen view but
+    the HTML itself (nested views, segments, lists and maps included), and whether token counts are estimates
+    (the one other input of the ``point`` macro). Derived from the view, not listed by hand, so nothing the
+    section shows can be left out of its key; a digest, so the cache keeps no record's text."""
+    digest = hashlib.blake2b(repr(_fields_of(view)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return approx, digest
 
 
-def _text_key(text: str) -> str | tuple[int, bytes]:
-    """A record as a cached section's key holds it: a long one (summary_buffer's summary of the whole
-    history, megabytes a test point) by its length and digest, so the cache does not keep every such text."""
-    if len(text) <= KEY_TEXT:
-        return text
-    return len(text), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, Callable[[Any], tuple]] = {}  # per view class: its fields' values but the HTML, read at C speed
+
+
+def _getter(kind: type) -> Callable[[Any], tuple]:
+    """A function giving the values of every field of dataclass ``kind`` but ``html``, as a tuple."""
+    names = [f.name for f in dataclasses.fields(kind) if f.name != "html"]
+    get = operator.attrgetter(*names)
+    return get if len(names) > 1 else lambda v: (get(v),)  # attrgetter of one name gives the value, not a tuple
+
+
+def _fields_of(value: Any) -> Any:
+    """``value`` as plain, comparable data: a dataclass as its type name and every field (all of them, whether
+    shown in its repr or not; a view's ``html`` left out), lists and maps in order."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list or kind is tuple:
+        return tuple([_fields_of(item) for item in value])
+    if kind is dict:
+        return tuple([(key, _fields_of(item)) for key, item in value.items()])
+    getter = _FIELDS.get(kind)
+    if getter is None:
+        if not dataclasses.is_dataclass(kind):
+            return value  # anything else a view may hold compares by its own repr
+        getter = _FIELDS[kind] = _getter(kind)
+    return (kind.__name__, *[_fields_of(item) for item in getter(value)])
 
 
 def point_view(
@@ -98,25 +127,24 @@ def point_view(
     k: int | None = None,
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: str = "",
-    place: str = "",
-    verdict: str | None = None,
+    verdict: str,
     verdict_note: str = "",
     by_evidence: bool = False,
     suspect: str = "",
+    protocol: str,
 ) -> tuple[PointView, list[int], dict[int, int]]:
     """One test point's view (rendered), plus what the turn list needs: its listed evidence turns and each retrieved turn's rank.
 
     The first ``k`` records are shown in full, the rest up to the cap briefly.
     ``link(turn)`` is where a turn's whole text is (relative to the page),
-    ``context`` the transcript at the test point, and ``place`` names the
-    conversation in the fragment cache (links differ between conversations).
-    ``verdict`` is the headline rule's (evals.judge.headline; None: the keyword hit, as the original harness
-    judged), ``verdict_note`` the dataset's words for an unanswerable question, and ``by_evidence``
+    ``context`` the transcript at the test point. The rendered section is cached under a key derived from
+    the view itself (:func:`fragment_key`), so the same view in another conversation is rendered once.
+    ``verdict`` is the headline rule's (evals.judge.headline), ``verdict_note`` the dataset's words for an
+    unanswerable question, and ``by_evidence``
     says the rule judges by evidence turns, so "where the answer was" lists them. ``suspect``: why the
-    label audit flags the point's evidence label ("" when it does not; evals.site._suspects).
+    label audit flags the point's evidence label ("" when it does not; evals.site._suspects). ``protocol``
+    is the run's answers' protocol: the answer's F1 and BLEU-1 are scored as the run's figures score them.
     """
-    if verdict is None:
-        verdict = ("hit" if score.hit else "miss") if point.answerable else "unanswerable"
     ti = point.turn_index
     keywords = list(point.expected_keywords)
     needles = keywords or ([point.expected_fact] if point.expected_fact else [])
@@ -138,40 +166,6 @@ def point_view(
     shown_at = {turn for turn, rank in rank_of_turn.items() if rank <= k} if by_evidence else set()
     unshown = [t for t in evidence_turns if t not in shown_at]
     listed = unshown[: LABELLED_CAP if by_evidence else EVIDENCE_CAP]
-
-    # Everything the section shows is a function of this key.
-    key = (
-        place,
-        context,
-        k,
-        number,
-        ti,
-        point.question,
-        point.expected_fact,
-        tuple(keywords),
-        score.hit,
-        score.strict_hit,
-        score.rank,
-        all_history,
-        len(records) if all_history else tuple(map(_text_key, records)),
-        tuple(tokens),
-        tuple(refs),
-        tuple((turn, text.roles[turn], text.contents[turn]) for turn in listed),
-        len(evidence_turns),
-        approx,
-        point.answerable,
-        point.category,
-        tuple(point.evidence_turns),
-        tuple(point.ranked_turns or ()),
-        None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
-        verdict,
-        verdict_note,
-        by_evidence,
-        suspect,
-    )
-    cached = cache.points.get(key)
-    if cached is not None:
-        return cached, listed, rank_of_turn
 
     views = []
     more = []
@@ -280,7 +274,7 @@ def point_view(
             keyword_hit=answer.keyword_hit,
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
-            **answer_scores(point, answer),
+            **answer_scores(point, answer, protocol),
         ),
         k=k,
         records_more=more,
@@ -292,6 +286,10 @@ def point_view(
         records_more_hidden=more_hidden,
         suspect=suspect,
     )
+    key = fragment_key(view, approx)
+    cached = cache.points.get(key)
+    if cached is not None:
+        return cached, listed, rank_of_turn
     return cache.point(key, view, approx), listed, rank_of_turn
 
 
@@ -307,18 +305,18 @@ def conversation_views(
     k: int | None = None,
     link: Callable[[int], str] = lambda turn: f"#t-{turn}",
     context: Callable[[int], str] = lambda turn: f"#t-{turn}",
-    place: str = "",
-    verdicts: list[str] | None = None,
+    verdicts: list[str],
     unanswerable_words: str = "",
     by_evidence: bool = False,
     suspects: dict[int, str] | None = None,
+    protocol: str,
 ) -> tuple[list[PointView], list[TurnLine]]:
     """Every test point's view, and the turns they touched (retrieved, asked, evidence, answer) in
     conversation order, tagged with the test points they served, each a snippet linked to its whole
     text (``link``). ``context(turn)`` links the transcript at a test point's turn. ``verdicts`` are the
-    headline rule's, per test point (None: the keyword hit); ``unanswerable_words`` how the dataset
+    headline rule's, per test point; ``unanswerable_words`` how the dataset
     describes a question it marks unanswerable; ``suspects`` the test points (by turn) the label audit
-    flags, with why."""
+    flags, with why; ``protocol`` the run's answers' protocol."""
     marks: dict[int, list[TurnMark]] = defaultdict(list)
     points = []
     for number, (point, score) in enumerate(zip(conversation.test_points, scores, strict=True), start=1):
@@ -334,11 +332,11 @@ def conversation_views(
             k=k,
             link=link,
             context=context(point.turn_index),
-            place=place,
-            verdict=verdicts[number - 1] if verdicts is not None else None,
+            verdict=verdicts[number - 1],
             verdict_note="" if point.answerable else unanswerable_words,
             by_evidence=by_evidence,
             suspect=(suspects or {}).get(point.turn_index, ""),
+            protocol=protocol,
         )
         points.append(view)
         for turn, rank in rank_of_turn.items():

@@ -10,6 +10,8 @@ build fast.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jinja2
 
 from evals.site._pages import PointView, TurnLine, TurnMark
@@ -86,8 +88,8 @@ class Fragments:
         return line
 
     def point(self, key: tuple, view: PointView, approx: bool) -> PointView:
-        """Render ``view`` and remember it under ``key``."""
-        view.html = self._point(view, self._est if approx else "")
+        """``view`` rendered, remembered under ``key`` (:func:`evals.site._drilldown.fragment_key`)."""
+        view = dataclasses.replace(view, html=self._point(view, self._est if approx else ""))
         if len(self.points) >= FRAGMENT_CACHE:
             self.points.clear()
         self.points[key] = view

@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from evals.analysis.errata import Figures
+from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     COUNT,
     MEAN,
@@ -312,10 +313,15 @@ def metric_column(declared: Metric) -> MetricColumn:
     return MetricColumn(declared.name, declared.label, declared.description, declared.kind, declared.higher_is_better, integral)
 
 
+KEYWORD_FIELD = "keyword_hit_at_k"  # keyword recall's name in the downloads (issue 34: not "recall")
+
+
 def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary], paths: Paths | None = None) -> list[dict[str, Any]]:
     """The rows of leaderboard.csv and leaderboard.json, board by board: the run's identity (with
-    ``paths``, the benchmark it is shown under first), then for each declared metric its value, n and
-    (for proportions and means) interval."""
+    ``paths``, the benchmark it is shown under first), its headline (``hits``/``total`` are the headline's),
+    then for each declared metric its value, n and (for proportions and means) interval. Keyword recall, the
+    original harness's recall@k, goes by a name that cannot be read as evidence recall: ``keyword_hit_at_k``
+    (with ``_hits``, ``_total``, ``_n``, ``_low``, ``_high``)."""
     out = []
     for board in boards:
         for row in board.rows:
@@ -335,11 +341,15 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
             }
             for declared in METRICS.values():
                 value = s.metric(declared.name)
-                record[declared.name] = value.value if value else None
-                record[f"{declared.name}_n"] = value.n if value else None
+                field = KEYWORD_FIELD if declared.name == KEYWORD.metric else declared.name
+                record[field] = value.value if value else None
+                if declared.name == KEYWORD.metric:
+                    record[f"{field}_hits"] = (value.successes or 0) if value else None
+                    record[f"{field}_total"] = value.n if value else None
+                record[f"{field}_n"] = value.n if value else None
                 if declared.kind in (PROPORTION, MEAN):
-                    record[f"{declared.name}_low"] = value.low if value else None
-                    record[f"{declared.name}_high"] = value.high if value else None
+                    record[f"{field}_low"] = value.low if value else None
+                    record[f"{field}_high"] = value.high if value else None
             record |= {
                 f"tokens_relative_to_{REFERENCE_STRATEGY}": row.relative,
                 "tokenizer": s.tokenizer,
@@ -363,7 +373,7 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
 
 
 def leaderboard_csv(records: list[dict[str, Any]]) -> str:
-    columns = list(records[0]) if records else ["corpus_name", "strategy", "recall", "run_id"]
+    columns = list(records[0]) if records else ["corpus_name", "strategy", KEYWORD_FIELD, "run_id"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)

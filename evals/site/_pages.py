@@ -581,9 +581,10 @@ class AnswerView:
     bleu1: float  # BLEU-1 against the expected fact
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class PointView:
-    """One test point, everything about it."""
+    """One test point, everything about it; frozen, so its section's cache key (``evals.site._drilldown.fragment_key``)
+    is a digest of what it holds."""
 
     number: int  # 1-based within the conversation
     anchor: str

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from evals.judge.headline import KEYWORD, MISS, verdicts
+from evals.judge.headline import KEYWORD, MISS, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
@@ -209,11 +209,11 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 k=s.k,
                 link=lambda turn, cid=cid: root + layout.turn_href(paths, cid, turn),
                 context=lambda turn, cid=cid: root + layout.context_href(paths, cid, turn),
-                place=paths.transcript(s.corpus_digest, cid),
                 verdicts=split[index],
                 unanswerable_words=rule.unanswerable_words,
-                by_evidence=rule.metric != KEYWORD.metric,
+                by_evidence=rule.by_evidence,
                 suspects=suspects,
+                protocol=answers.protocol if answers is not None else "harness",
             )
             # A long conversation's test points go on pages of POINTS_PER_PAGE (paths.test_point knows which);
             # every page carries the header and the misses of the whole conversation.
@@ -264,7 +264,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     ),
                 )
             if not document.over:
-                document.add(conversation_json(conversation, point_answers, answers.protocol if answers is not None else "harness"))
+                document.add(conversation_json(conversation, point_answers, answers.protocol if answers is not None else "harness", split[index]))
             light.append(
                 conversation.model_copy(
                     update={
@@ -288,8 +288,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     if gzipped is not None:
         output.raw(json_href, gzipped)
     ordered = [row for _, row in sorted(rows, key=lambda pr: (pr[1].misses == 0, pr[0]))]
-    head, keyword = s.headline, s.metric("recall")
-    by_category = grouped(values, "category", names=[rule.metric]) if values.categories and any(values.categories) else {}
+    head, keyword = s.headline, s.metric(KEYWORD.metric)
+    by_category = headline_by_category(values, rule) if values.categories and any(values.categories) else {}
     run_href = paths.run(s.run_id)
     output.page(
         env,
@@ -306,7 +306,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             population=rule.population,
             follows=rule.follows,
             rule_note=rule.note,
-            by_evidence=rule.metric != KEYWORD.metric,
+            by_evidence=rule.by_evidence,
             counts_unanswerable=rule.counts_unanswerable,
             keyword_recall=keyword.value if keyword else None,
             keyword_hits=(keyword.successes or 0) if keyword else 0,
@@ -325,7 +325,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             history_href=paths.history(*config_id(s)),
             misses=misses,
             conversations=ordered,
-            categories=[_category_row(row, by_category.get(row["category"], {}).get(rule.metric)) for row in category_rows(values) or []],
+            categories=[_category_row(row, by_category.get(row["category"])) for row in category_rows(values) or []],
             evidence=_evidence_row(evidence_block(values)),
             **_retrieval_views(s, last.references, last.latency, run_href),
             retrieval_absent=retrieval_absence(

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
 from evals.judge import answer_metrics as qa
 from evals.judge.answer_scores import LEXICAL, category_number
+from evals.judge.headline import Rule, headline_by_category
 from evals.judge.metrics import ALL, MetricValue, PointValues, answer_values_by_category, grouped
 from evals.model.results import AnswerRun, RunResult
 
@@ -23,6 +25,7 @@ __all__ = [
     "category_rows",
     "evidence_block",
     "figure",
+    "headline_rate",
     "metrics_additions",
     "rate",
     "unanswerable_block",
@@ -76,21 +79,38 @@ def unanswerable_block(run: RunResult, values: PointValues) -> dict[str, Any] | 
     }
 
 
-def category_rows(values: PointValues) -> list[dict[str, Any]] | None:
-    """Per category (by name; test points without one last, as ``null``): recall, evidence recall,
-    unanswerable count. None when no test point has a category."""
+def category_rows(values: PointValues, rule: Rule | None = None) -> list[dict[str, Any]] | None:
+    """Per category (by name; test points without one last, as ``null``): keyword recall, evidence recall,
+    unanswerable count, and with ``rule`` the headline under it (:func:`evals.judge.headline.headline_by_category`:
+    the categories add up to the headline). None when no test point has a category."""
     groups = grouped(values, "category", _READ)
     if not any(name is not None for name in groups):
         return None
+    headlines = headline_by_category(values, rule) if rule is not None else {}
     return [
         {
             "category": name,
             **rate(found["recall"]),
             "evidence_recall_at_k": _evidence(found),
             "unanswerable": found["unanswerable_tokens"].n if "unanswerable_tokens" in found else 0,
+            **({"headline": headline_rate(rule, headlines.get(name))} if rule is not None else {}),
         }
         for name, found in sorted(groups.items(), key=lambda item: (item[0] is None, item[0] or ""))
     ]
+
+
+def headline_rate(rule: Rule, value: MetricValue | None) -> dict[str, Any]:
+    """``{metric, label, hits, total, value, low, high}`` of a headline figure (a category's, or the run's)."""
+    value = value or MetricValue(None, 0)
+    return {
+        "metric": rule.metric,
+        "label": rule.label,
+        "hits": value.successes or 0,
+        "total": value.n,
+        "value": value.value,
+        "low": value.low,
+        "high": value.high,
+    }
 
 
 def metrics_additions(run: RunResult, values: PointValues) -> dict[str, Any]:
@@ -146,7 +166,7 @@ def answer_category_rows(values: PointValues, benchmark: str | None = None) -> l
     for name, found in sorted(groups.items(), key=lambda item: (item[0] is None, category_number(item[0]) or 0, item[0] or "")):
         accuracy = _accuracy(found)
         if accuracy is not None:
-            rows.append({"category": name, "label": qa.category_label(name, benchmark), **accuracy})
+            rows.append({"category": name, "label": qa.category_label(name, category_names(benchmark)), **accuracy})
     return rows
 
 
@@ -165,7 +185,7 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
     unparsed = whole.get("answer_unparsed")
     share = unparsed.value if unparsed is not None else None
     f1_kind, bleu_kind = LEXICAL.get(answers.protocol, LEXICAL["harness"])
-    numbered = any(qa.category_label(c, benchmark) != (c or "(none)") for c in values.categories if c is not None)
+    numbered = any(qa.category_label(c, category_names(benchmark)) != (c or "(none)") for c in values.categories if c is not None)
     return {
         "protocol": answers.protocol,
         "overall": _accuracy(whole),
@@ -191,5 +211,5 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
             "missed": figure(whole.get("answer_accuracy_evidence_missed"), "bootstrap"),
         },
         "lexical": {"f1": f1_kind, "bleu1": bleu_kind},
-        "category_note": qa.LOCOMO_CATEGORY_NOTE if numbered else None,
+        "category_note": LOCOMO_CATEGORY_NOTE if numbered else None,
     }

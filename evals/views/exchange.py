@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from evals.benchmarks.facts import ProtocolName
 from evals.io import jsonfile
 from evals.judge.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
 from evals.judge.retrieval import sessions_of
@@ -214,7 +215,7 @@ class _AnswersBlock(_Closed):
     judge_model: str | None
     base_url: str
     settings: dict[str, Any]
-    protocol: Literal["harness", "longmemeval", "mem0", "locomo"] = "harness"  # absent: the harness's prompts
+    protocol: ProtocolName = "harness"  # absent: the harness's prompts
     protocol_source: dict[str, Any] | None = None
 
 

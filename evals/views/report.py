@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.judge.headline import Headline
+from evals.benchmarks._registry import rule_of
+from evals.judge.headline import Headline, headline_of, run_verdicts
 from evals.judge.metrics import (
     ALL,
     HEADLINE,
@@ -32,7 +33,7 @@ from evals.judge.scoring import Scores
 from evals.judge.stats import wilson_interval
 from evals.model.results import ConversationResult, RunResult, TestPointResult, usage_json
 from evals.model.tokens import EXACT
-from evals.views.breakdown import answer_figures, metrics_additions
+from evals.views.breakdown import answer_figures, category_rows, metrics_additions
 
 if TYPE_CHECKING:
     from evals.model.results import AnswerRun, PointAnswer
@@ -106,13 +107,23 @@ def legacy_json(
     point's ``answer``, with its token F1 and BLEU-1 against the expected fact) are additions only.
 
     ``metrics`` (a stored run's values) adds what ``evals run --output`` and ``evals export`` carry and
-    the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category) and
-    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run).
+    the original CLI does not: ``cutoffs``, ``metrics.retrieval`` (and per category),
+    ``metrics.latency`` (wall-clock times, which would make ``python -m evals`` output differ run to run),
+    ``metrics.headline`` (:mod:`evals.judge.headline`) with each category's in ``metrics.by_category``, and each
+    test point's ``verdict`` under it (``hit``, ``miss``, ``unanswerable`` or ``unscored``: the drill-down's).
 
     ``values`` are the run's :func:`~evals.judge.metrics.point_values`, when the caller has them already."""
     head, tail = legacy_json_parts(run, scores, answers, metrics, values)
+    verdicts = None
+    if metrics is not None:  # a stored run's document: each test point's verdict under its headline rule
+        verdicts = run_verdicts(ScoredRun(run, scores), headline_of(rule_of(run.benchmark), metrics, run.k).rule.metric)
     conversations = [
-        conversation_json(c, answers.points[i] if answers is not None else None, answers.protocol if answers is not None else "harness")
+        conversation_json(
+            c,
+            answers.points[i] if answers is not None else None,
+            answers.protocol if answers is not None else "harness",
+            verdicts[i] if verdicts is not None else None,
+        )
         for i, c in enumerate(run.conversations)
     ]
     return {**head, "conversations": conversations, **tail}
@@ -197,12 +208,25 @@ def _add_measurements(
     latency = latency_block(metrics)
     if latency is not None:
         head["metrics"]["latency"] = latency
+    headline = headline_of(rule_of(run.benchmark), metrics, run.k)
+    head["metrics"]["headline"] = headline.as_dict()
+    if "by_category" in head["metrics"]:  # each category under the headline rule too: they add up to it
+        head["metrics"]["by_category"] = category_rows(values, headline.rule)
 
 
-def conversation_json(conversation: ConversationResult, answers: list[PointAnswer] | None = None, protocol: str = "harness") -> dict[str, Any]:
+def conversation_json(
+    conversation: ConversationResult,
+    answers: list[PointAnswer] | None = None,
+    protocol: str = "harness",
+    verdicts: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """One entry of the document's ``conversations``; ``answers`` aligned with its test points, each
-    with its F1 and BLEU-1 against the expected fact as ``protocol`` defines them."""
+    with its F1 and BLEU-1 against the expected fact as ``protocol`` defines them; ``verdicts`` (a stored
+    run's, :func:`evals.judge.headline.run_verdicts`) each test point's ``verdict``."""
     points = [point_json(tp) for tp in conversation.test_points]
+    if verdicts is not None:
+        for point, verdict in zip(points, verdicts, strict=True):
+            point["verdict"] = verdict
     if answers is not None:
         for point, result, answer in zip(points, conversation.test_points, answers, strict=True):
             point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer, protocol)
@@ -397,7 +421,7 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
     k = document["k"]
     if headline is not None:
-        lead = "" if headline.rule.metric == "recall" else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
+        lead = "" if not headline.rule.by_evidence else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
     else:
         row = _headline_row(metrics.get("retrieval", ()), k)
         name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]

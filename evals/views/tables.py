@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE
 from evals.errors import EvalsError
-from evals.judge.answer_metrics import LOCOMO_CATEGORY_NOTE
+from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     HEADLINE,
     MEAN,
@@ -149,7 +150,7 @@ def headline(summaries: Sequence[RunSummary]) -> str:
     """The metric a corpus's rows are ranked by: its headline rule's (evals.judge.headline), which every run on
     one corpus shares; the run that has evidence metrics decides, should an old one lack them."""
     rules = [s.headline.rule for s in summaries]
-    return next((r.metric for r in rules if r.metric != "recall"), "recall")
+    return next((r.metric for r in rules if r.by_evidence), KEYWORD.metric)
 
 
 def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
@@ -451,7 +452,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
     marks: set[str] = set()
     for group in corpora.values():
         rule = group[0].headline.rule
-        keyword = rule.metric != "recall"
+        keyword = rule.by_evidence  # keyword recall is then shown beside the headline
         label = rule.label
         about = f"corpus {group[0].corpus_name} ({group[0].corpus_digest[:12]}), ranked by {label} over {rule.population}"
         out.extend(textwrap.wrap(formatting.printable(about), 99, subsequent_indent="  "))
@@ -479,7 +480,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
                 formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
                 f"{head.hits}/{head.total}",
                 *(errata_cells(errata.of(s.run_id)) if corrected else []),  # type: ignore[union-attr]
-                *([number_text(s.metric("recall").value if s.metric("recall") else None)] if keyword else []),
+                *([number_text(s.metric(KEYWORD.metric).value if s.metric(KEYWORD.metric) else None)] if keyword else []),
                 metric_text(METRICS["tokens_per_test_point"], s.metric("tokens_per_test_point"), s.tokenizer),
                 *(
                     [
@@ -574,20 +575,25 @@ def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None
 
 
 def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
-    """``leaderboard --by-category``: one record per run and category, by the same rows the site shows."""
+    """``leaderboard --by-category``: one record per run and category, by the same rows the site shows. Each
+    leads with the run's headline rule over the category's points (``headline``, ``headline_hits``,
+    ``headline_total``: the categories add up to the leaderboard's figure); ``hits``, ``total`` and ``recall``
+    are keyword recall over its answerable points."""
     records = []
     for stored in stored_runs:
         s = stored.summary
+        rule = s.headline.rule
         values = point_values(
             ScoredRun(stored.run, stored.scores, stored.answers),
-            ("recall", "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens", "answer_accuracy", "answer_score"),
+            (KEYWORD.metric, "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens", "answer_accuracy", "answer_score", rule.metric),
         )
         # The answers' accuracy per category (judged verdicts; a scoring protocol's mean score), where the run has answers.
         answered = {row["category"]: row for row in answer_category_rows(values, s.benchmark)}
-        for row in category_rows(values) or []:
+        for row in category_rows(values, rule) or []:
             evidence = row["evidence_recall_at_k"]
             interval = row["interval"]
             answer = answered.get(row["category"])
+            headline = row["headline"]
             records.append(
                 {
                     "strategy": s.strategy,
@@ -596,6 +602,13 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
                     "k": s.k,
                     "corpus": s.corpus_name,
                     "category": row["category"],
+                    "headline_metric": headline["metric"],
+                    "headline_label": headline["label"],
+                    "headline": headline["value"],
+                    "headline_low": headline["low"],
+                    "headline_high": headline["high"],
+                    "headline_hits": headline["hits"],
+                    "headline_total": headline["total"],
                     "hits": row["hits"],
                     "total": row["total"],
                     "recall": row["recall"],
@@ -621,7 +634,8 @@ def category_table(records: list[dict[str, Any]]) -> Table:
     """``leaderboard --by-category`` as text; where some run has answers, each category's answer accuracy
     (or a scoring protocol's score), its 95% interval and n follow."""
     answers = any(r["answer_n"] for r in records)
-    header = ["strategy", "config", "corpus", "category", "recall", "95% CI", "hits", "evidence any", "evidence all", "unanswerable"]
+    header = ["strategy", "config", "corpus", "category", "headline", "95% CI", "hits", "kw hit@k", "kw hits", "evidence any",
+              "evidence all", "unanswerable"]  # fmt: skip
     header += ["answer acc", "95% CI", "n"] if answers else []
     rows = [
         [
@@ -629,8 +643,10 @@ def category_table(records: list[dict[str, Any]]) -> Table:
             r["config"],
             r["corpus"],
             r["label"] or ("(none)" if r["category"] is None else r["category"]),
+            number_text(r["headline"]),
+            formatting.interval(r["headline_low"], r["headline_high"], empty=NULL),
+            f"{r['headline_hits']}/{r['headline_total']}",
             number_text(r["recall"]),
-            formatting.interval(r["recall_low"], r["recall_high"], empty=NULL),
             f"{r['hits']}/{r['total']}",
             number_text(r["evidence_any"]),
             number_text(r["evidence_all"]),
@@ -648,6 +664,12 @@ def category_table(records: list[dict[str, Any]]) -> Table:
         for r in records
     ]
     notes = [] if records else ["(no run in the store is on a corpus with categories)"]
+    labels = sorted({r["headline_label"] for r in records})
+    if labels:
+        notes.append(
+            f"headline: each run's headline rule ({', '.join(labels)}) over the category's points; the categories add up to "
+            "the leaderboard's figure. kw hit@k: keyword hits over the answerable points (the original harness's recall@k)"
+        )
     if any(r["answer_interval"] == "bootstrap" for r in records):
         notes.append("answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval")
     if any(r["label"] and r["label"] != r["category"] for r in records):

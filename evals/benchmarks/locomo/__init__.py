@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, RemoteFile, SourceFile, Unit
+from evals.benchmarks.facts import LOCOMO_CATEGORY_NAMES
 from evals.judge.headline import Rule
 from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
 
@@ -39,8 +40,8 @@ MEM0_SOURCES = (
 )
 
 # The numbering is not documented in the paper or README; the names follow the comments in the official
-# evaluation code (task_eval/evaluation.py) and snap-research/locomo issue #29.
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+# evaluation code (task_eval/evaluation.py) and snap-research/locomo issue #29 (written once, in facts).
+CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
 
 RULE = Rule(
     name="locomo",

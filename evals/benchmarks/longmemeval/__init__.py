@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks._registry import Audit, Benchmark, RemoteFile, SourceFile, Unit
+from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
 from evals.judge.headline import EVIDENCE, Rule
 
 if TYPE_CHECKING:
@@ -36,14 +37,20 @@ _EVIDENCE = "turns (has_answer) and sessions (answer_session_ids)"
 _NOTES = "https://github.com/xiaowu0162/LongMemEval"
 
 # The question types (the corpus's categories), with the memory ability the paper tests by each.
-QUESTION_TYPES = {
-    "single-session-user": "information extraction (from the user's words)",
-    "single-session-assistant": "information extraction (from the assistant's words)",
-    "single-session-preference": "information extraction (preferences)",
-    "multi-session": "multi-session reasoning",
-    "temporal-reasoning": "temporal reasoning",
-    "knowledge-update": "knowledge updates",
-}
+QUESTION_TYPES = dict(
+    zip(
+        LONGMEMEVAL_QUESTION_TYPES,
+        (
+            "information extraction (from the user's words)",
+            "information extraction (from the assistant's words)",
+            "information extraction (preferences)",
+            "multi-session reasoning",
+            "temporal reasoning",
+            "knowledge updates",
+        ),
+        strict=True,
+    )
+)
 
 RULE = Rule(
     name="longmemeval",

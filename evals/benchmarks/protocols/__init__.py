@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.benchmarks import SourceFile, protocol_sources
+from evals.benchmarks.facts import PROTOCOL_NAMES
 from evals.benchmarks.protocols import locomo, longmemeval, mem0
 from evals.benchmarks.protocols._base import (
     CORRECT,
@@ -26,9 +27,9 @@ from evals.benchmarks.protocols._base import (
     VERDICTS,
     WRONG,
     AnswerRequest,
+    JudgeReply,
     JudgeRequest,
     Protocol,
-    Verdict,
     template_digest,
 )
 from evals.benchmarks.protocols._points import AskedPoint, ContextRecord, category_number, speaker_names
@@ -46,11 +47,11 @@ __all__ = [
     "AnswerRequest",
     "AskedPoint",
     "ContextRecord",
+    "JudgeReply",
     "JudgeRequest",
     "Protocol",
     "ProtocolError",
     "Sources",
-    "Verdict",
     "category_number",
     "downloads_folder",
     "load_protocol",
@@ -60,7 +61,7 @@ __all__ = [
     "template_digest",
 ]
 
-PROTOCOLS = ("harness", "longmemeval", "mem0", "locomo")
+PROTOCOLS = PROTOCOL_NAMES
 # The judge model each protocol's published code uses (None: it has no judge; it scores answers itself).
 DEFAULT_JUDGES: dict[str, str | None] = {
     "harness": HarnessProtocol.judge_model,

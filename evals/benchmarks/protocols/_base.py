@@ -10,12 +10,12 @@ from typing import Any
 
 from evals.benchmarks.protocols._points import AskedPoint
 from evals.benchmarks.protocols._source import Sources
+from evals.model.results import CORRECT, UNPARSED, VERDICTS, WRONG
 from evals.strategies.base import Message
 
-__all__ = ["CORRECT", "UNPARSED", "VERDICTS", "WRONG", "AnswerRequest", "JudgeRequest", "Protocol", "Verdict", "template_digest"]
-
-CORRECT, WRONG, UNPARSED = "correct", "wrong", "unparsed"
-VERDICTS = (CORRECT, WRONG, UNPARSED)
+__all__ = [
+    "CORRECT", "UNPARSED", "VERDICTS", "WRONG", "AnswerRequest", "JudgeReply", "JudgeRequest", "Protocol", "template_digest",
+]  # fmt: skip
 
 
 def template_digest(text: str) -> str:
@@ -40,8 +40,9 @@ class JudgeRequest:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """A judge's reply as read: ``correct``, ``wrong`` or ``unparsed`` (never an exception)."""
+class JudgeReply:
+    """A judge's reply as read: ``correct``, ``wrong`` or ``unparsed`` (never an exception). Not the headline's
+    verdict on a test point's retrieval (:data:`evals.judge.headline.Verdict`)."""
 
     label: str
     reason: str | None = None
@@ -105,7 +106,7 @@ class Protocol:
     def judge_request(self, point: AskedPoint, answer: str) -> JudgeRequest:
         raise NotImplementedError
 
-    def read_verdict(self, content: str) -> Verdict:
+    def read_verdict(self, content: str) -> JudgeReply:
         raise NotImplementedError
 
     def score(self, point: AskedPoint, answer: str) -> float | None:

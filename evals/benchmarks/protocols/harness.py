@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeRequest, Protocol, Verdict
+from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols._points import AskedPoint
 from evals.benchmarks.protocols.prompts import answer_messages, judge_messages
 from evals.io.jsonfile import strict_json
@@ -63,7 +63,7 @@ def _last_object(text: str) -> Any:
         return None
 
 
-def read_json_verdict(content: str) -> Verdict:
+def read_json_verdict(content: str) -> JudgeReply:
     """The harness judge's reply: ``{"correct": true|false, "reason": …}``, also fenced, also after
     prose, also ``"true"``/``"yes"`` as text, ``{"label": "CORRECT"}``, or a bare yes/no. Anything
     else (no object, a key given twice, no verdict in it) is unparsed, its text kept as the reason."""
@@ -74,15 +74,15 @@ def read_json_verdict(content: str) -> Verdict:
     shown = content[:SHOWN]
     word = _word(text)
     if word is not None:
-        return Verdict(CORRECT if word else WRONG, None)
+        return JudgeReply(CORRECT if word else WRONG, None)
     try:
         data = strict_json(text, "the judge's reply")
     except ValueError:
         data = _last_object(text)
     correct, reason = _from_object(data)
     if correct is None:
-        return Verdict(UNPARSED, shown)
-    return Verdict(CORRECT if correct else WRONG, reason)
+        return JudgeReply(UNPARSED, shown)
+    return JudgeReply(CORRECT if correct else WRONG, reason)
 
 
 def _named(context: list[Message], speakers: tuple[str, str]) -> list[Message]:
@@ -120,5 +120,5 @@ class HarnessProtocol(Protocol):
         messages = judge_messages(point.question, point.expected_fact, point.expected_keywords, answer)
         return JudgeRequest(messages, dict(self.judge_settings))
 
-    def read_verdict(self, content: str) -> Verdict:
+    def read_verdict(self, content: str) -> JudgeReply:
         return read_json_verdict(content)

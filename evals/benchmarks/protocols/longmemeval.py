@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 import json
 
-from evals.benchmarks.protocols._base import CORRECT, WRONG, AnswerRequest, JudgeRequest, Protocol, Verdict
+from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
+from evals.benchmarks.protocols._base import CORRECT, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols._extract import PythonSource, literal
 from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
 from evals.benchmarks.protocols._source import Sources
@@ -29,14 +30,7 @@ __all__ = ["QUESTION_TYPES", "LongMemEvalProtocol", "extract"]
 
 EVALUATE = "src/evaluation/evaluate_qa.py"
 GENERATE = "src/generation/run_generation.py"
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
+QUESTION_TYPES = LONGMEMEVAL_QUESTION_TYPES
 ABSTENTION = "abstention"
 FALLBACK = "multi-session"  # the general template, for a question type the script does not name
 
@@ -130,6 +124,6 @@ class LongMemEvalProtocol(Protocol):
         text = self.templates[self.template_for(point)].format(point.question, point.expected_fact, answer)
         return JudgeRequest([{"role": "user", "content": text}], dict(self.judge_settings))
 
-    def read_verdict(self, content: str) -> Verdict:
+    def read_verdict(self, content: str) -> JudgeReply:
         # evaluate_qa.py: the label is whether "yes" occurs anywhere in the reply, lower-cased.
-        return Verdict(CORRECT if "yes" in content.strip().lower() else WRONG, None)
+        return JudgeReply(CORRECT if "yes" in content.strip().lower() else WRONG, None)

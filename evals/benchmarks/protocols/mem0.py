@@ -22,7 +22,7 @@ import re
 
 from jinja2 import Template
 
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeRequest, Protocol, Verdict
+from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols._extract import PythonSource
 from evals.benchmarks.protocols._points import AskedPoint, category_number
 from evals.benchmarks.protocols._source import Sources
@@ -81,11 +81,11 @@ class Mem0Protocol(Protocol):
         text = self.templates["judge"].format(question=point.question, gold_answer=point.expected_fact, generated_answer=answer)
         return JudgeRequest([{"role": "user", "content": text}], dict(self.judge_settings))
 
-    def read_verdict(self, content: str) -> Verdict:
+    def read_verdict(self, content: str) -> JudgeReply:
         try:
             data = strict_json(extract_json(content), "the judge's reply")
         except ValueError:
-            return Verdict(UNPARSED, content[:300])
+            return JudgeReply(UNPARSED, content[:300])
         if not isinstance(data, dict) or "label" not in data:
-            return Verdict(UNPARSED, content[:300])
-        return Verdict(CORRECT if data["label"] == "CORRECT" else WRONG, None)
+            return JudgeReply(UNPARSED, content[:300])
+        return JudgeReply(CORRECT if data["label"] == "CORRECT" else WRONG, None)

@@ -1,0 +1,121 @@
+"""Retrieval metrics: the headline's turn-level recall_any at the run's k and its neighbours, the original
+harness's keyword recall, MRR, evidence recall over the answerable points, and tokens per test point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evals.judge.metrics._registry import MEAN, PROPORTION, RETRIEVAL, TOKENS, Point, point_metric, retrieval_key
+
+# -- retrieval ---------------------------------------------------------------------------------
+
+HEADLINE = "turn.recall_any@k"  # what a corpus with evidence is ranked by (evals.views.tables.headline)
+
+# The headline for a corpus with evidence: turn-level recall_any at the run's k, then NDCG and
+# session-level recall_all; the keyword recall of the original harness follows.
+
+
+def _at_run_k(name: str, level: str) -> Callable[[Point], float | None]:
+    """The retrieval metric at the run's own k: the leaderboard's headline columns."""
+    return lambda point: point.retrieval_value(name, level, point.k)
+
+
+for _name, _level, _label in (
+    ("recall_any", "turn", "recall_any@k"),
+    ("ndcg_any", "turn", "NDCG@k"),
+    ("recall_all", "session", "session recall_all@k"),
+):
+    point_metric(
+        retrieval_key(_name, _level, "k"),
+        label=_label,
+        kind=RETRIEVAL[_name].kind,
+        higher_is_better=True,
+        optional=True,
+        presence="some",
+        level=_level,
+        description=f"{RETRIEVAL[_name].description} At {_level} level, at the run's k.",
+    )(_at_run_k(_name, _level))
+
+
+def _answerable(point: Point) -> bool:
+    return point.score.answerable
+
+
+@point_metric(
+    "recall",
+    label="recall@k",
+    kind=PROPORTION,
+    higher_is_better=True,
+    description="Share of test points where a retrieved record held an expected keyword (the original harness's recall@k).",
+)
+def recall(point: Point) -> float | None:
+    return float(point.score.hit) if _answerable(point) else None
+
+
+@point_metric(
+    "strict_recall",
+    label="strict recall",
+    kind=PROPORTION,
+    higher_is_better=True,
+    description="Share of test points where the retrieved records held every expected keyword.",
+)
+def strict_recall(point: Point) -> float | None:
+    return float(point.score.strict_hit) if _answerable(point) else None
+
+
+@point_metric(
+    "mrr",
+    label="MRR",
+    kind=MEAN,
+    higher_is_better=True,
+    interval=False,
+    description="Mean of 1/rank of the first record holding the answer (0 where none does).",
+)
+def mrr(point: Point) -> float | None:
+    if not _answerable(point):
+        return None
+    return 1 / point.score.rank if point.score.rank else 0.0
+
+
+@point_metric(
+    "evidence_recall_any",
+    label="recall_any@k (answerable)",
+    kind=PROPORTION,
+    higher_is_better=True,
+    optional=True,
+    presence="some",
+    leaderboard=False,  # shown where it is the corpus's headline (evals.judge.headline, evals.views.tables.board_metrics)
+    description="Share of answerable test points with evidence turns where at least one evidence turn was among the "
+    "first k records: the headline on a corpus with evidence (LongMemEval's population).",
+)
+def evidence_recall_any(point: Point) -> float | None:
+    found = point.score.evidence_any
+    return float(found) if _answerable(point) and found is not None else None
+
+
+@point_metric(
+    "evidence_recall_all",
+    label="evidence all",
+    kind=PROPORTION,
+    higher_is_better=True,
+    optional=True,
+    presence="some",
+    leaderboard=False,
+    description="Share of answerable test points with evidence turns where every evidence turn was retrieved.",
+)
+def evidence_recall_all(point: Point) -> float | None:
+    found = point.score.evidence_all
+    return float(found) if _answerable(point) and found is not None else None
+
+
+@point_metric(
+    "tokens_per_test_point",
+    label="tokens / test point",
+    kind=TOKENS,
+    higher_is_better=False,
+    description="Mean context tokens (cl100k_base) of the records retrieved per test point.",
+)
+def tokens_per_test_point(point: Point) -> float | None:
+    return point.score.context_tokens if _answerable(point) else None
+
+
