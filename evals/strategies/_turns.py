@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from evals.strategies.base import Message
 
-__all__ = ["HeldTurns"]
+__all__ = ["HeldTurns", "RankedTurns"]
 
 
 class HeldTurns:
@@ -28,3 +28,17 @@ class HeldTurns:
 
     def held_texts(self) -> Iterable[str]:
         return (t["content"] for t in self._turns)
+
+
+class RankedTurns(HeldTurns):
+    """Held turns retrieved by a ranking (:meth:`_ranked`, best first, at most k), which ``context_for``
+    shows the model in the same order: the model sees exactly the records that were scored."""
+
+    def _ranked(self, query: str, k: int) -> list[Message]:
+        raise NotImplementedError
+
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
+        return self._ranked(query, k)
+
+    def retrieve(self, query: str, k: int = 5) -> list[str]:
+        return [t["content"] for t in self._ranked(query, k)]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from evals.strategies._turns import HeldTurns
+from evals.strategies._turns import RankedTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
 
@@ -26,7 +26,7 @@ def _tokens(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
-class BM25(HeldTurns):
+class BM25(RankedTurns):
     name = "bm25"
 
     def __init__(self) -> None:
@@ -34,7 +34,7 @@ class BM25(HeldTurns):
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
         self._index: Any = None  # over the first len(self._turn_tokens) turns
 
-    def _top(self, query: str, k: int) -> list[Message]:
+    def _ranked(self, query: str, k: int) -> list[Message]:
         import bm25s
 
         if not self._turns:
@@ -51,12 +51,6 @@ class BM25(HeldTurns):
         positions = np.arange(len(scores))
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
-
-    def context_for(self, query: str, k: int = 5) -> list[Message]:
-        return self._top(query, k)
-
-    def retrieve(self, query: str, k: int = 5) -> list[str]:
-        return [t["content"] for t in self._top(query, k)]
 
     def reset(self) -> None:
         super().reset()

@@ -21,12 +21,12 @@ import random
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.strategies._faults import MAX_INT, MIN_INT
-from evals.strategies._turns import HeldTurns
+from evals.strategies._turns import RankedTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import BuildContext, StrategySpec
 
 
-class RandomK(HeldTurns):
+class RandomK(RankedTurns):
     name = "random_k"
 
     def __init__(self, *, seed: int = 42) -> None:
@@ -38,16 +38,10 @@ class RandomK(HeldTurns):
         super().add(role, content)
         self._history.update(f"{role}\x00{len(content)}\x00{content}".encode("utf-8", "surrogatepass"))
 
-    def _pick(self, query: str, k: int) -> list[Message]:
+    def _ranked(self, query: str, k: int) -> list[Message]:
         order = list(range(len(self._turns)))
         random.Random(f"{self._seed}:{self._history.hexdigest()}:{query}").shuffle(order)
         return [self._turns[i] for i in order[:k]]
-
-    def context_for(self, query: str, k: int = 5) -> list[Message]:
-        return self._pick(query, k)
-
-    def retrieve(self, query: str, k: int = 5) -> list[str]:
-        return [t["content"] for t in self._pick(query, k)]
 
     def reset(self) -> None:
         super().reset()
