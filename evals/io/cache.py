@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from evals.errors import EvalsError
 from evals.io import locking
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # duckdb and pyarrow are imported on first use: they take a third of a second
 # to load, and most runs (every baseline) never touch the cache.
 
-__all__ = ["Cache", "cache_path_for", "digest"]
+__all__ = ["Cache", "CountedCache", "cache_path_for", "digest"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache_entries (
@@ -69,18 +69,61 @@ def digest(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-class Cache:
+class CountedCache:
+    """What every cache shares, whatever keeps its entries (:class:`Cache` a file, a Ray worker's
+    :class:`~evals.run.executors._worker_cache.WorkerCache` a snapshot): hits and misses counted per
+    namespace for the run's report, the one-key forms of ``get_many`` and ``put_many``, and ``with``."""
+
+    def __init__(self) -> None:
+        self.hits: Counter[str] = Counter()
+        self.misses: Counter[str] = Counter()
+
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
+        raise NotImplementedError
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def _counted(self, namespace: str, wanted: list[str], found: dict[str, bytes]) -> dict[str, bytes]:
+        """``found``, once each of the ``wanted`` keys is counted as a hit or a miss."""
+        self.hits[namespace] += len(found)
+        self.misses[namespace] += len(wanted) - len(found)
+        return found
+
+    def counts(self, kind: str) -> tuple[int, int]:
+        """(hits, misses) over the namespaces of one kind, e.g. ``"embedding"`` or ``"chat"``."""
+        prefix = f"{kind}:"
+        hits = sum(n for namespace, n in self.hits.items() if namespace.startswith(prefix))
+        misses = sum(n for namespace, n in self.misses.items() if namespace.startswith(prefix))
+        return hits, misses
+
+    def get(self, namespace: str, key: str) -> bytes | None:
+        return self.get_many(namespace, [key]).get(key)
+
+    def put(self, namespace: str, key: str, value: bytes) -> None:
+        self.put_many(namespace, {key: value})
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Cache(CountedCache):
     """A thread-safe key-value cache in one DuckDB file; counts hits and misses
     per namespace for the run's report."""
 
     def __init__(self, path: Path | None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        super().__init__()
         self.path = path
         self.lock_timeout = lock_timeout
         self._connection: duckdb.DuckDBPyConnection | None = None
         self._held: locking.Held | None = None  # the file as this process holds it (evals.io.locking.hold)
         self._lock = threading.Lock()
-        self.hits: Counter[str] = Counter()
-        self.misses: Counter[str] = Counter()
 
     @classmethod
     def open(cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Cache:
@@ -127,13 +170,6 @@ class Cache:
             self._connection = connection
         return self._connection
 
-    def counts(self, kind: str) -> tuple[int, int]:
-        """(hits, misses) over the namespaces of one kind, e.g. ``"embedding"`` or ``"chat"``."""
-        prefix = f"{kind}:"
-        hits = sum(n for namespace, n in self.hits.items() if namespace.startswith(prefix))
-        misses = sum(n for namespace, n in self.misses.items() if namespace.startswith(prefix))
-        return hits, misses
-
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The cached values among ``keys``; counts each key once as hit or miss."""
         wanted = list(dict.fromkeys(keys))
@@ -150,13 +186,7 @@ class Cache:
                 [namespace],
             ).fetchall()
             cursor.close()
-        found = {key: bytes(value) for key, value in rows}
-        self.hits[namespace] += len(found)
-        self.misses[namespace] += len(wanted) - len(found)
-        return found
-
-    def get(self, namespace: str, key: str) -> bytes | None:
-        return self.get_many(namespace, [key]).get(key)
+        return self._counted(namespace, wanted, {key: bytes(value) for key, value in rows})
 
     def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
         """Store new entries in one transaction; keys already present keep their value."""
@@ -180,9 +210,6 @@ class Cache:
             )
             cursor.close()
 
-    def put(self, namespace: str, key: str, value: bytes) -> None:
-        self.put_many(namespace, {key: value})
-
     def discard(self, namespace: str, keys: Iterable[str]) -> None:
         """Remove the entries of ``keys`` (a value its reader found unusable)."""
         wanted = list(dict.fromkeys(keys))
@@ -201,9 +228,3 @@ class Cache:
             if self._held is not None:
                 self._held.let_go()  # after the connection, or DuckDB's lock would go with the file
                 self._held = None
-
-    def __enter__(self) -> Cache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

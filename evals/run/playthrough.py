@@ -43,7 +43,7 @@ from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.strategies.base import READS_LABELS, is_turn_number, lone_surrogate
 from evals.strategies.summary_buffer import fold_summaries
 
-__all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus"]
+__all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus", "recorded_cutoffs"]
 
 # Turn fields a strategy's add() receives as keywords when it accepts them (corpus/README.md).
 TURN_KEYWORDS = ("session", "date")
@@ -53,6 +53,12 @@ Progress = Callable[[int, int, str], None]
 # Python's last-resort handler prints a warning as its bare message on stderr when nobody configured logging.
 log = logging.getLogger(__name__)
 MAX_HELD = 2**63 - 1  # what held_count() may say: the store keeps it as a 64-bit integer
+
+
+def recorded_cutoffs(k: int, cutoffs: Sequence[int]) -> list[int]:
+    """The cutoffs a run played at ``k`` with ``cutoffs`` records (:attr:`RunResult.cutoffs`): ``k``
+    among them, in order; none when none were asked for (the run is measured at ``k`` only)."""
+    return sorted({k, *cutoffs}) if cutoffs else []
 
 
 def play_corpus(
@@ -111,7 +117,7 @@ def play_corpus(
         timings=player.timings,
         k=k,
         seed=seed,
-        cutoffs=depths if cutoffs else [],
+        cutoffs=recorded_cutoffs(k, cutoffs),
         cutoff_rule=rule,
         corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
         corpus_digest=corpus.digest,

@@ -23,6 +23,7 @@ from evals.model.results import AnswerRun, RunResult
 from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.executors import Executor
+from evals.run.playthrough import recorded_cutoffs
 from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
 from evals.strategies import Registry
 
@@ -59,7 +60,7 @@ def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str)
         seed=config.seed,
         tokenizer=tokenizer,
         answers=config.answer_identity(),
-        cutoffs=sorted({config.k, *config.cutoffs}) if config.cutoffs else (),
+        cutoffs=recorded_cutoffs(config.k, config.cutoffs),
     )
 
 

@@ -9,11 +9,11 @@ say about the rest. Ties go to the more recent turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from evals.strategies._turns import RankedTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
 
@@ -26,18 +26,15 @@ def _tokens(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
-class BM25:
+class BM25(RankedTurns):
     name = "bm25"
 
     def __init__(self) -> None:
-        self._turns: list[Message] = []
+        super().__init__()
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
         self._index: Any = None  # over the first len(self._turn_tokens) turns
 
-    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
-        self._turns.append({"role": role, "content": content})
-
-    def _top(self, query: str, k: int) -> list[Message]:
+    def _ranked(self, query: str, k: int) -> list[Message]:
         import bm25s
 
         if not self._turns:
@@ -55,22 +52,10 @@ class BM25:
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
 
-    def context_for(self, query: str, k: int = 5) -> list[Message]:
-        return self._top(query, k)
-
-    def retrieve(self, query: str, k: int = 5) -> list[str]:
-        return [t["content"] for t in self._top(query, k)]
-
     def reset(self) -> None:
-        self._turns.clear()
+        super().reset()
         self._turn_tokens.clear()
         self._index = None
-
-    def held_count(self) -> int:
-        return len(self._turns)
-
-    def held_texts(self) -> Iterable[str]:
-        return (t["content"] for t in self._turns)
 
 
 SPEC = StrategySpec(

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
+from evals.strategies._turns import HeldTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
 
 
-class FullHistory:
+class FullHistory(HeldTurns):
     name = "full_history"
-
-    def __init__(self) -> None:
-        self._turns: list[Message] = []
-
-    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
-        self._turns.append({"role": role, "content": content})
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         return list(self._turns)  # every turn, ignoring k, as retrieve does
@@ -24,15 +17,6 @@ class FullHistory:
         # k is ignored on purpose: the oracle sees the whole transcript, and
         # cutting it to k would understate the ceiling it stands for.
         return [t["content"] for t in self._turns]
-
-    def reset(self) -> None:
-        self._turns.clear()
-
-    def held_count(self) -> int:
-        return len(self._turns)
-
-    def held_texts(self) -> Iterable[str]:
-        return (t["content"] for t in self._turns)
 
 
 SPEC = StrategySpec(

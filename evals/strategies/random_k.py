@@ -17,47 +17,35 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.strategies._faults import MAX_INT, MIN_INT
+from evals.strategies._turns import RankedTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import BuildContext, StrategySpec
 
 
-class RandomK:
+class RandomK(RankedTurns):
     name = "random_k"
 
     def __init__(self, *, seed: int = 42) -> None:
+        super().__init__()
         self._seed = seed
-        self._turns: list[Message] = []
         self._history = hashlib.blake2b(digest_size=16)
 
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
-        self._turns.append({"role": role, "content": content})
+        super().add(role, content)
         self._history.update(f"{role}\x00{len(content)}\x00{content}".encode("utf-8", "surrogatepass"))
 
-    def _pick(self, query: str, k: int) -> list[Message]:
+    def _ranked(self, query: str, k: int) -> list[Message]:
         order = list(range(len(self._turns)))
         random.Random(f"{self._seed}:{self._history.hexdigest()}:{query}").shuffle(order)
         return [self._turns[i] for i in order[:k]]
 
-    def context_for(self, query: str, k: int = 5) -> list[Message]:
-        return self._pick(query, k)
-
-    def retrieve(self, query: str, k: int = 5) -> list[str]:
-        return [t["content"] for t in self._pick(query, k)]
-
     def reset(self) -> None:
-        self._turns.clear()
+        super().reset()
         self._history = hashlib.blake2b(digest_size=16)
-
-    def held_count(self) -> int:
-        return len(self._turns)
-
-    def held_texts(self) -> Iterable[str]:
-        return (t["content"] for t in self._turns)
 
 
 class RandomKOptions(BaseModel):

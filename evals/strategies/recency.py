@@ -8,35 +8,19 @@ puts them back in conversation order, as a window would show them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
+from evals.strategies._turns import HeldTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
 
 
-class Recency:
+class Recency(HeldTurns):
     name = "recency"
-
-    def __init__(self) -> None:
-        self._turns: list[Message] = []
-
-    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
-        self._turns.append({"role": role, "content": content})
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         return self._turns[-k:]
 
     def retrieve(self, query: str, k: int = 5) -> list[str]:
         return [t["content"] for t in reversed(self._turns[-k:])]
-
-    def reset(self) -> None:
-        self._turns.clear()
-
-    def held_count(self) -> int:
-        return len(self._turns)
-
-    def held_texts(self) -> Iterable[str]:
-        return (t["content"] for t in self._turns)
 
 
 SPEC = StrategySpec(

@@ -7,8 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from evals.errors import EvalsError
-from evals.run.executors._play import Played, PlayJob, collector, corpus_texts, protocol_arguments
-from evals.run.playthrough import play_corpus
+from evals.run.executors._play import Played, PlayJob, corpus_texts, play_planned, protocol_arguments
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
@@ -43,24 +42,15 @@ class LocalExecutor:
         if frozen:
             gc.freeze()
         try:
-            run = play_corpus(
+            run = play_planned(
                 corpus,
                 strategy,
-                k=config.k,
-                seed=config.seed,
-                cutoffs=config.cutoffs,
-                ignores_k=job.planned.spec.ignores_k,
-                prefix_stable=job.planned.spec.prefix_stable,
+                config,
+                job.planned,
+                asked if job.client is not None else None,
                 count_tokens=job.count_tokens,
                 corpus_dir=config.corpus_dir,
                 progress=job.progress,
-                on_test_point=collector(asked, k=config.k, name=job.planned.spec.name, records=config.published, seed=config.seed)
-                if job.client is not None
-                else None,
-                configuration=job.planned.configuration,
-                model=job.planned.model,
-                source=job.planned.spec.source,
-                call_timeout=config.call_timeout,
             )
         finally:
             if frozen:

@@ -20,7 +20,17 @@ if TYPE_CHECKING:
     from evals.run.llm import AskedPoint, ChatClient
     from evals.strategies import MemoryStrategy, Planned
 
-__all__ = ["Executor", "PlayJob", "Played", "chat_client", "collector", "corpus_texts", "protocol_arguments", "texts_of"]
+__all__ = [
+    "Executor",
+    "PlayJob",
+    "Played",
+    "chat_client",
+    "collector",
+    "corpus_texts",
+    "play_planned",
+    "protocol_arguments",
+    "texts_of",
+]
 
 Progress = Callable[[int, int, str], None]
 
@@ -144,6 +154,42 @@ def _dated(conversation: Conversation, point: Any, lookup: TurnLookup, speakers:
         out.append(ContextRecord(text, index, turn.role, speaker, turn.session, turn.date))
     whole = bool(found) and found == [i for i in range(point.turn_index) if turns[i].record]
     return {"records": tuple(out), "question_date": turns[point.turn_index].date, "speakers": pair, "whole_history": whole}
+
+
+def play_planned(
+    corpus: Corpus,
+    strategy: MemoryStrategy,
+    config: RunConfig,
+    planned: Planned,
+    asked: dict[str, list[AskedPoint]] | None,
+    *,
+    count_tokens: Callable[[list[str]], list[int]] | None,
+    corpus_dir: str | None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Play ``corpus`` through ``strategy`` under the run's settings and the strategy's declaration, as
+    every executor plays; ``asked`` (None: answers off) gathers what each test point's answer is built from."""
+    from evals.run.playthrough import play_corpus
+
+    return play_corpus(
+        corpus,
+        strategy,
+        k=config.k,
+        seed=config.seed,
+        cutoffs=config.cutoffs,
+        ignores_k=planned.spec.ignores_k,
+        prefix_stable=planned.spec.prefix_stable,
+        count_tokens=count_tokens,
+        corpus_dir=corpus_dir,
+        progress=progress,
+        on_test_point=collector(asked, k=config.k, name=planned.spec.name, records=config.published, seed=config.seed)
+        if asked is not None
+        else None,
+        configuration=planned.configuration,
+        model=planned.model,
+        source=planned.spec.source,
+        call_timeout=config.call_timeout,
+    )
 
 
 def protocol_arguments(protocols: tuple[Protocol, Protocol] | None) -> dict[str, Any]:

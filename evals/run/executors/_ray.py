@@ -49,7 +49,7 @@ from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus
 from evals.model.formatting import whole_number
 from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage
-from evals.run.executors._play import Played, PlayJob, chat_client, collector, corpus_texts, protocol_arguments
+from evals.run.executors._play import Played, PlayJob, chat_client, corpus_texts, play_planned, protocol_arguments
 from evals.run.executors._worker_cache import CacheReader, WorkerCache
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
@@ -469,7 +469,6 @@ def _play_conversation(
 ) -> _Outcome:
     """A Ray task: play one conversation through a fresh strategy and answer its test points."""
     from evals.model.tokens import TokenCounter
-    from evals.run.playthrough import play_corpus
 
     cache = WorkerCache(snapshot, reader)
     client = chat_client(config, cache, None, settings.backoff) if config.answers_on else None
@@ -486,23 +485,14 @@ def _play_conversation(
                 raise plugin_fault(planned.spec.name, "prefetch()", exc) from exc
         corpus = Corpus(directory=Path(settings.directory), conversations=[conversation], digest=settings.digest)
         asked: dict[str, list[AskedPoint]] = {}
-        run = play_corpus(
+        run = play_planned(
             corpus,
             strategy,
-            k=config.k,
-            seed=config.seed,
-            cutoffs=config.cutoffs,
-            ignores_k=planned.spec.ignores_k,
-            prefix_stable=planned.spec.prefix_stable,
+            config,
+            planned,
+            asked if client is not None else None,
             count_tokens=TokenCounter(exact=settings.exact_tokens).counts,
             corpus_dir=settings.corpus_dir,
-            on_test_point=collector(asked, k=config.k, name=planned.spec.name, records=config.published, seed=config.seed)
-            if client is not None
-            else None,
-            configuration=planned.configuration,
-            model=planned.model,
-            source=planned.spec.source,
-            call_timeout=config.call_timeout,
         )
         answers = None
         if client is not None:

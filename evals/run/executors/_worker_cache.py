@@ -8,27 +8,28 @@ on another machine).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evals.io.cache import CountedCache
+
 __all__ = ["CacheReader", "WorkerCache"]
 
 
-class WorkerCache:
+class WorkerCache(CountedCache):
     """The :class:`evals.io.cache.Cache` interface over a snapshot (namespace -> key -> value), with
     ``reader`` (a :class:`CacheReader` actor, or None) asked for keys the snapshot lacks.
     :attr:`written` holds every entry put, first value kept, as the file would."""
 
     def __init__(self, snapshot: Mapping[str, Mapping[str, bytes]] | None = None, reader: Any = None) -> None:
+        super().__init__()
         self._entries: dict[str, dict[str, bytes]] = defaultdict(dict)
         for namespace, entries in (snapshot or {}).items():
             self._entries[namespace].update(entries)
         self._reader = reader
         self.written: dict[str, dict[str, bytes]] = defaultdict(dict)
-        self.hits: Counter[str] = Counter()
-        self.misses: Counter[str] = Counter()
 
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         wanted = list(dict.fromkeys(keys))
@@ -41,12 +42,7 @@ class WorkerCache:
             fetched = ray.get(self._reader.get_many.remote(namespace, unknown))
             entries.update(fetched)
             found.update(fetched)
-        self.hits[namespace] += len(found)
-        self.misses[namespace] += len(wanted) - len(found)
-        return found
-
-    def get(self, namespace: str, key: str) -> bytes | None:
-        return self.get_many(namespace, [key]).get(key)
+        return self._counted(namespace, wanted, found)
 
     def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
         entries, written = self._entries[namespace], self.written[namespace]
@@ -54,24 +50,6 @@ class WorkerCache:
             if key not in entries:
                 entries[key] = value
                 written[key] = value
-
-    def put(self, namespace: str, key: str, value: bytes) -> None:
-        self.put_many(namespace, {key: value})
-
-    def counts(self, kind: str) -> tuple[int, int]:
-        prefix = f"{kind}:"
-        hits = sum(n for namespace, n in self.hits.items() if namespace.startswith(prefix))
-        misses = sum(n for namespace, n in self.misses.items() if namespace.startswith(prefix))
-        return hits, misses
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> WorkerCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class CacheReader:
