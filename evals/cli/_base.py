@@ -214,14 +214,14 @@ def run_options(func: Callable) -> Callable:
             "--backend",
             type=click.Choice(BACKENDS),
             default=None,
-            help="Mneme storage backend (mneme only; refused for a strategy without a backend option). Default: "
+            help="Mneme storage backend (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: "
             "memory. 'sqlite' uses sqlite-vec in memory.",
         ),
         click.option(
             "--embedder",
             type=click.Choice(EMBEDDERS),
             default=None,
-            help="Mneme embedder (mneme only; refused for a strategy without an embedder option). Default: hash. "
+            help="Mneme embedder (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: hash. "
             "'hash' is deterministic and offline; "
             "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
