@@ -15,7 +15,9 @@ import signal
 import sys
 from typing import Any
 
-__all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
+from evals.io.interrupts import is_interruption
+
+__all__ = ["DEFAULT_STORE", "cli", "exit_interrupted", "legacy_cli", "main"]
 
 
 def _group() -> Any:
@@ -46,10 +48,26 @@ def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
     # Ctrl-C (SIGINT) always interrupts, with exit code 130: a shell script starting a command in the
     # background hands it SIGINT ignored, and `kill -INT` would then be lost while a run is appended.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    # A subcommand's name never starts with "-"; only then is the whole group needed to tell.
-    if legacy and not (args and not args[0].startswith("-") and args[0] in _group().commands):
-        from evals.cli._legacy import legacy_cli
+    try:
+        # A subcommand's name never starts with "-"; only then is the whole group needed to tell.
+        if legacy and not (args and not args[0].startswith("-") and args[0] in _group().commands):
+            from evals.cli._legacy import legacy_cli
 
-        legacy_cli.main(args, prog_name="python -m evals")
-    else:
-        _group().main(args, prog_name="evals")
+            legacy_cli.main(args, prog_name="python -m evals")
+        else:
+            _group().main(args, prog_name="evals")
+    except BaseException as exc:  # Ctrl-C outside a command's own handling: importing it, or after it ended
+        if not is_interruption(exc):
+            raise
+        exit_interrupted()
+
+
+def exit_interrupted() -> None:
+    """Say "Interrupted." and leave with exit code 130, even if Ctrl-C comes again meanwhile."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sys.stderr.write("Interrupted.\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    sys.exit(130)

@@ -17,6 +17,7 @@ import click
 
 from evals import __version__
 from evals.errors import EvalsError
+from evals.io.interrupts import is_interruption
 from evals.model.formatting import printable, whole_number
 from evals.model.results import MAX_K, MAX_SEED, MIN_SEED
 from evals.run.config import MAX_JUDGE_REPEATS
@@ -48,19 +49,30 @@ DEFAULT_STORE = Path("results") / "results.duckdb"
 
 
 class _ReportsErrors:
-    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C into exit code 130."""
+    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C (wherever it
+    landed: :func:`evals.io.interrupts.is_interruption`) into exit code 130."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)  # type: ignore[misc]
+        except KeyboardInterrupt:  # while the options are parsed: click itself would say "Aborted!" and exit 1
+            raise interrupted() from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)  # type: ignore[misc]
-        except EvalsError as exc:
-            raise click.ClickException(printable(str(exc))) from exc
-        except MemoryError:  # a memory limit (ulimit -v, a container's) reached: one line, not a traceback
-            raise click.ClickException(
-                "out of memory: the process reached its memory limit; raise the limit (ulimit -v) or give a smaller input"
-            ) from None
-        except KeyboardInterrupt:
-            raise interrupted() from None
+        except click.exceptions.Exit:
+            raise
+        except BaseException as exc:
+            if is_interruption(exc):
+                raise interrupted() from None
+            if isinstance(exc, EvalsError):
+                raise click.ClickException(printable(str(exc))) from exc
+            if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a container's) reached: one line, not a traceback
+                raise click.ClickException(
+                    "out of memory: the process reached its memory limit; raise the limit (ulimit -v) or give a smaller input"
+                ) from None
+            raise
 
 
 class EvalsGroup(_ReportsErrors, click.Group):
