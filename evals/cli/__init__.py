@@ -58,6 +58,9 @@ def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
             _group().main(args, prog_name="evals")
     except BaseException as exc:  # Ctrl-C outside a command's own handling: importing it, or after it ended
         if not is_interruption(exc):
+            # The command is over and its exit code decided: a Ctrl-C while the interpreter shuts down
+            # (which restores SIGINT's default action) would kill it silently instead.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             raise
         exit_interrupted()
 

@@ -136,10 +136,13 @@ def render_in_workers(
                 output.add(stats)
                 done.append((unit, written))
         except BaseException as exc:
-            for future in futures:
-                future.cancel()
-            if is_interruption(exc):  # Ctrl-C: stop the workers now, not after the units they are rendering
+            if is_interruption(exc):
+                # Ctrl-C: stop the workers now, not after the units they are rendering. The executor then
+                # fails every future itself (one cancelled here would make its thread raise).
                 for process in list(pool._processes.values()):  # the executor offers no public way
                     process.terminate()
+            else:
+                for future in futures:
+                    future.cancel()
             raise
     return done
