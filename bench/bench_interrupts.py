@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 cmd = [EVALS, "run", "--runner", runner, "--corpus", str(CORPUS), "--store", str(store), "--repo", str(root)]
                 subprocess.run(cmd, env=_env(), check=True, capture_output=True)
             _, _, built = run_once(site_args(store, root / "calibration-site"), None)
-            print(f"an uninterrupted build-site takes {built:.2f} s; interrupting {args.sites} at uniform moments in [0, {built:.2f}]")
+            print(f"an uninterrupted build-site takes {built:.2f} s; interrupting {args.sites} at moments in [0, {built:.2f}]")
             for index in range(args.sites):
                 folder = root / f"site-{index}"
                 folder.mkdir()
