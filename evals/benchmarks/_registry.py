@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from evals.errors import EvalsError
 
-__all__ = ["BENCHMARKS", "PROTOCOL_SOURCES", "Benchmark", "RemoteFile", "SourceFile", "UnknownBenchmark", "benchmark"]
+__all__ = [
+    "BENCHMARKS", "PROTOCOL_JUDGES", "PROTOCOL_SOURCES", "Benchmark", "RemoteFile", "SourceFile", "UnknownBenchmark", "benchmark",
+]  # fmt: skip
 
 RAW_GITHUB = "https://raw.githubusercontent.com"
 
@@ -113,6 +115,14 @@ _LOCOMO_SOURCES = (
 )
 # The files each published protocol (evals.benchmarks.protocols) reads its templates from.
 PROTOCOL_SOURCES = {"longmemeval": _LONGMEMEVAL_SOURCES, "mem0": _MEM0_SOURCES, "locomo": _LOCOMO_SOURCES}
+# The judge model each protocol's published code uses (None: it has no judge; it scores answers itself),
+# named here so that a run's settings are checked without loading any protocol (their classes read it).
+PROTOCOL_JUDGES: dict[str, str | None] = {
+    "harness": "gpt-4o-mini",
+    "longmemeval": "gpt-4o-2024-08-06",
+    "mem0": "gpt-4o-mini",
+    "locomo": None,  # LoCoMo scores answers by F1
+}
 _LME_HUB = "https://huggingface.co/datasets/xiaowu0162"
 # The original hub repository, at the revision that uploaded its three files (named without ".json").
 _LME_REVISION = "d8673c8819c3e42833f9b1849300ab94c12bbb6a"

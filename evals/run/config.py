@@ -117,7 +117,7 @@ class RunConfig(BaseModel):
         that protocol's judge model unless one is given)."""
         if not isinstance(data, dict):
             return data
-        from evals.benchmarks.protocols import DEFAULT_JUDGES
+        from evals.benchmarks import PROTOCOL_JUDGES as DEFAULT_JUDGES  # the registry's facts: no protocol loaded
 
         data = dict(data)
         protocol = data.get("protocol") or "harness"

@@ -36,7 +36,7 @@ from evals.errors import EvalsError
 from evals.judge.retrieval import sessions_of
 from evals.model.corpus import Conversation, Corpus, TestPoint
 from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
-from evals.model.turn_refs import TurnLookup, encode_records
+from evals.model.turn_refs import TurnLookup, locate_records
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
@@ -327,10 +327,10 @@ class _Player:
         """Per record, the turn it is (evals.model.turn_refs). A run of consecutive turns (full_history's whole
         history) is a slice of one run-wide list of turn numbers, so every test point's list shares its
         int objects instead of making thousands of new ones that the run keeps."""
-        encoded = encode_records(texts, lookup, before)
-        if encoded.span is None:
-            return encoded.turns()
-        start, stop = encoded.span
+        refs, _, span = locate_records(texts, lookup, before)
+        if span is None:
+            return [None if ref < 0 else ref for ref in refs]
+        start, stop = span
         if stop > len(self.numbers):
             self.numbers.extend(range(len(self.numbers), stop))
         return self.numbers[start:stop]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 
+from evals.benchmarks._registry import PROTOCOL_JUDGES
 from evals.benchmarks.protocols._base import CORRECT, WRONG, AnswerRequest, JudgeRequest, Protocol, Verdict
 from evals.benchmarks.protocols._extract import PythonSource, literal
 from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
@@ -110,7 +111,7 @@ def _history(point: AskedPoint, session_format: str) -> str:
 
 class LongMemEvalProtocol(Protocol):
     name = "longmemeval"
-    judge_model = "gpt-4o-2024-08-06"
+    judge_model = PROTOCOL_JUDGES["longmemeval"]
     answer_settings = {"max_tokens": 500}
     judge_settings = {"max_tokens": 10}
 
