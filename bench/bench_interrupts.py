@@ -105,7 +105,7 @@ def cached_replies(store: Path) -> int:
 
 class Tally:
     def __init__(self) -> None:
-        self.trials = self.interrupted = self.finished_first = self.tracebacks = 0
+        self.trials = self.interrupted = self.finished_first = self.tracebacks = self.before_python = 0
         self.problems: list[str] = []
 
     def judge(self, kind: str, delay: float, code: int, err: str) -> bool:
@@ -122,6 +122,10 @@ class Tally:
             return True
         if code == 0:
             self.finished_first += 1
+        elif code == -signal.SIGINT and not err:
+            # Stopped by the signal's default action, silently (the shell says 130): it came within the
+            # interpreter's first milliseconds, before Python installs its handler and runs any of our code.
+            self.before_python += 1
         else:
             self.problems.append(f"{kind} at {delay:.3f} s: exit {code}: {err[-400:]!r}")
         return False
@@ -166,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=50, help="interrupted `evals run`s (default 50)")
     parser.add_argument("--sites", type=int, default=10, help="interrupted `evals build-site`s (default 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random moments (default 0)")
+    parser.add_argument(
+        "--early", type=float, default=None, help="draw the moments from [0, EARLY] seconds instead (start-up alone)"
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     tally = Tally()
@@ -178,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.runs):
             folder = root / f"run-{index}"
             folder.mkdir()
-            trial_run(server, folder, rng.uniform(0, whole), tally)
+            trial_run(server, folder, rng.uniform(0, whole if args.early is None else args.early), tally)
         if args.sites:
             store = calibration / "results.duckdb"
             for runner in ("no_memory", "full_history", "summary_buffer", "bm25"):
@@ -195,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  PROBLEM {problem}")
     print(
         f"trials: {tally.trials}; interrupted (exit 130): {tally.interrupted}; finished before the signal: "
-        f"{tally.finished_first}; tracebacks: {tally.tracebacks} (target 0); other problems: "
+        f"{tally.finished_first}; stopped silently by the signal before Python handled it: {tally.before_python}; "
+        f"tracebacks: {tally.tracebacks} (target 0); other problems: "
         f"{len(tally.problems) - tally.tracebacks} (target 0); load average: {os.getloadavg()[0]:.2f}"
     )
     return 0 if not tally.problems else 1

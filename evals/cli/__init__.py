@@ -11,11 +11,15 @@ and should not pay for the others.
 
 from __future__ import annotations
 
+# Only what the interpreter has loaded already: Ctrl-C is the command line's to answer from the
+# moment it starts (main), and an interruption while this module is imported would be a traceback.
 import signal
 import sys
-from typing import Any
 
-from evals.io.interrupts import is_interruption
+TYPE_CHECKING = False  # typing itself is not loaded yet
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DEFAULT_STORE", "cli", "exit_interrupted", "legacy_cli", "main"]
 
@@ -57,7 +61,9 @@ def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
         else:
             _group().main(args, prog_name="evals")
     except BaseException as exc:  # Ctrl-C outside a command's own handling: importing it, or after it ended
-        if not is_interruption(exc):
+        if not isinstance(exc, KeyboardInterrupt):
+            from evals.io.interrupts import is_interruption
+        if not isinstance(exc, KeyboardInterrupt) and not is_interruption(exc):
             # The command is over and its exit code decided: a Ctrl-C while the interpreter shuts down
             # (which restores SIGINT's default action) would kill it silently instead.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
