@@ -188,6 +188,7 @@ class _Player:
         added = 0
         # Looked up once, not per turn: a conversation can have tens of thousands of turns.
         add, keywords, clock, add_ns = strategy.add, self.add_keywords, time.perf_counter_ns, self.timings.add_ns
+        limit = self.limit
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
@@ -210,11 +211,15 @@ class _Player:
                         "context_for()", on_test_point, conversation.id, point, strategy, conversation, where=f"{where}, turn {index}"
                     )
             if turn.record:
-                extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None} if keywords else {}
                 try:
-                    with self.limit:
-                        started = clock()
-                        add(turn.role, turn.content, turn=index, **extra)
+                    with limit:
+                        if keywords:
+                            extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None}
+                            started = clock()
+                            add(turn.role, turn.content, turn=index, **extra)
+                        else:
+                            started = clock()
+                            add(turn.role, turn.content, turn=index)
                         add_ns.append(clock() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
