@@ -90,3 +90,25 @@ def test_equal_texts_are_shared_on_the_second_load(notes: Path, tmp_path: Path):
     load_corpus(folder)
     a, b = load_corpus(folder).conversations
     assert a.turns[0].content is b.turns[0].content
+
+
+def test_by_default_notes_are_kept_outside_home(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Without $EVALS_CHECKED, notes go to a folder of this user's own in the temporary folder, not $HOME."""
+    monkeypatch.delenv(checked.CHECKED_ENV, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", None)  # read $TMPDIR afresh
+    load_corpus(corpus)
+    assert not (tmp_path / "home").exists()
+    assert len(list((tmp_path / "tmp").glob("mneme-evals*/checked/*"))) == 1
+
+
+def test_a_note_in_a_folder_others_may_write_is_not_trusted(notes: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch):
+    """A notes folder that other users may write to is ignored: the corpus is checked in full."""
+    import evals.model.corpus as module
+
+    load_corpus(corpus)
+    notes.chmod(0o777)
+    monkeypatch.setattr(module, "_remembered", lambda *args: pytest.fail("trusted a note others may write"))
+    assert len(load_corpus(corpus).conversations) == 3
