@@ -72,22 +72,38 @@ def bare(corpus: Path, out: Path) -> list[str]:
     return [PY, str(BENCH_DIR / "bench_overhead.py"), "--_bare", str(corpus), str(out)]
 
 
+def measure(command: list[str]) -> tuple[float, float]:
+    """Run ``command``: (wall seconds, CPU seconds of it and of the children it waited for). Under load
+    from other jobs wall times mostly measure the queue; CPU time is printed beside them for that."""
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            raise RuntimeError(f"exit {code}: {' '.join(command)}\n{err.read().decode('utf-8', 'replace')[-2000:]}")
+    return seconds, usage.ru_utime + usage.ru_stime
+
+
 def wall(command: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"exit {done.returncode}: {' '.join(command)}\n{done.stderr.decode('utf-8', 'replace')[-2000:]}")
-    return seconds
+    return measure(command)[0]
 
 
-def paired(commands: dict[str, list[str]], repeat: int) -> dict[str, list[float]]:
-    """Each command once per round, in turn, ``repeat`` rounds: every command's wall times."""
-    times: dict[str, list[float]] = {name: [] for name in commands}
+def paired(commands: dict[str, list[str]], repeat: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Each command once per round, in turn, ``repeat`` rounds: the median wall and CPU seconds of each."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, command in commands.items():
-            times[name].append(wall(command))
-    return times
+            seconds, cpu = measure(command)
+            walls[name].append(seconds)
+            cpus[name].append(cpu)
+    return (
+        {name: statistics.median(times) for name, times in walls.items()},
+        {name: statistics.median(times) for name, times in cpus.items()},
+    )
 
 
 def load() -> str:
@@ -147,24 +163,26 @@ def speed(corpus: Path, work: Path, repeat: int, with_overhead: bool, with_speed
                 "harness": harness(runner, corpus, work / f"{name}.json", backend),
                 "original": original(name, corpus, work / f"{name}.o.json"),
             }
-            times = paired(commands, repeat)
-            ours, theirs = statistics.median(times["harness"]), statistics.median(times["original"])
+            walls, cpus = paired(commands, repeat)
+            ours, theirs = walls["harness"], walls["original"]
             target = MNEME_SPEEDUP if name == "mneme" else BASELINE_SPEEDUP
             met = theirs / ours >= target
             ok = ok and met
             print(
                 f"  {name:<15} original {theirs:5.2f} s, harness {ours:5.2f} s: {theirs / ours:4.2f}x faster "
-                f"(target >= {target:.1f}x: {verdict(met)}; load {load()})"
+                f"(target >= {target:.1f}x: {verdict(met)}); CPU {cpus['original']:5.2f} against {cpus['harness']:5.2f} s: "
+                f"{cpus['original'] / cpus['harness']:4.2f}x; load {load()}"
             )
     if with_overhead:
         commands = {"harness": harness("mneme", corpus, work / "o-harness.json"), "bare": bare(corpus, work / "o-bare.json")}
-        times = paired(commands, repeat)
-        ours, loop = statistics.median(times["harness"]), statistics.median(times["bare"])
+        walls, cpus = paired(commands, repeat)
+        ours, loop = walls["harness"], walls["bare"]
         met = ours / loop <= OVERHEAD
         ok = ok and met
         print(
             f"  overhead        bare loop {loop:5.2f} s, harness {ours:5.2f} s: {ours / loop:4.3f}x "
-            f"(target <= {OVERHEAD:.2f}x: {verdict(met)}; load {load()})"
+            f"(target <= {OVERHEAD:.2f}x: {verdict(met)}); CPU {cpus['bare']:5.2f} against {cpus['harness']:5.2f} s: "
+            f"{cpus['harness'] / cpus['bare']:4.3f}x; load {load()}"
         )
     return ok
 
@@ -175,7 +193,7 @@ def startup(work: Path, repeat: int) -> bool:
         five.mkdir()
         for path in sorted((REPO_ROOT / "corpus").glob("*.json"))[:5]:
             shutil.copy(path, five / path.name)
-    times = paired(
+    walls, cpus = paired(
         {
             "harness": [PY, "-m", "evals", "--runner", "no_memory", "--corpus", str(five), "--output", str(work / "s.json")],
             "original": original("no_memory", five, work / "s.o.json"),
@@ -183,14 +201,15 @@ def startup(work: Path, repeat: int) -> bool:
         },
         repeat,
     )
-    ours, theirs, helped = (statistics.median(times[n]) for n in ("harness", "original", "help"))
+    ours, theirs, helped = (walls[n] for n in ("harness", "original", "help"))
     met_run, met_help = ours / theirs <= STARTUP_RATIO, helped <= HELP_S
     print(f"start-up, paired, {repeat} rounds, medians:")
     print(
         f"  python -m evals --runner no_memory, 5 conversations: {ours:.3f} s against the original's {theirs:.3f} s: "
-        f"{ours / theirs:.2f}x (target <= {STARTUP_RATIO}x: {verdict(met_run)}; load {load()})"
+        f"{ours / theirs:.2f}x (target <= {STARTUP_RATIO}x: {verdict(met_run)}); CPU {cpus['harness']:.3f} against "
+        f"{cpus['original']:.3f} s: {cpus['harness'] / cpus['original']:.2f}x; load {load()}"
     )
-    print(f"  evals --help: {helped:.3f} s (target <= {HELP_S} s: {verdict(met_help)})")
+    print(f"  evals --help: {helped:.3f} s (target <= {HELP_S} s: {verdict(met_help)}); CPU {cpus['help']:.3f} s")
     return met_run and met_help
 
 
