@@ -14,7 +14,11 @@ play-through, HTTP requests, cache writes and the store append. ``--sites N`` tr
 After each trial it checks: the exit code (130, or 0 when the command finished first), stderr
 (when interrupted, its last line "Interrupted.", said once; a "Traceback" anywhere is counted), that the store
 opens, and that the same command again sends only the requests the cache lacks (a run) or
-builds the site (a build). Target: 0 tracebacks, 0 inconsistencies.
+builds the site (a build). Target: 0 tracebacks, 0 inconsistencies. Two outcomes are counted apart,
+as nothing in the project can change them: a signal in the interpreter's first milliseconds, before
+Python installs its handler (the process ends by the signal: no output, the shell says 130), and one
+while the interpreter imports `site` (Python prints "Fatal Python error: init_import_site" and a
+traceback of its own start-up, exit 1).
 
     python bench/bench_interrupts.py              # 50 runs + 10 site builds
     python bench/bench_interrupts.py --runs 20 --sites 0 --seed 1
@@ -105,12 +109,17 @@ def cached_replies(store: Path) -> int:
 
 class Tally:
     def __init__(self) -> None:
-        self.trials = self.interrupted = self.finished_first = self.tracebacks = self.before_python = 0
+        self.trials = self.interrupted = self.finished_first = self.tracebacks = self.before_python = self.in_site = 0
         self.problems: list[str] = []
 
     def judge(self, kind: str, delay: float, code: int, err: str) -> bool:
         """Count one trial; True when it was interrupted (exit 130)."""
         self.trials += 1
+        if "Fatal Python error: init_import_site" in err:
+            # Inside the interpreter's own start-up (site, the .pth files of the environment), before it
+            # has run a line of this project: Python itself prints this and exits 1; counted apart.
+            self.in_site += 1
+            return False
         if "Traceback" in err:
             self.tracebacks += 1
             self.problems.append(f"{kind} at {delay:.3f} s: traceback\n{err[-1500:]}")
@@ -203,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"trials: {tally.trials}; interrupted (exit 130): {tally.interrupted}; finished before the signal: "
         f"{tally.finished_first}; stopped silently by the signal before Python handled it: {tally.before_python}; "
+        f"stopped inside the interpreter's start-up (site), before this project's code ran: {tally.in_site}; "
         f"tracebacks: {tally.tracebacks} (target 0); other problems: "
         f"{len(tally.problems) - tally.tracebacks} (target 0); load average: {os.getloadavg()[0]:.2f}"
     )
