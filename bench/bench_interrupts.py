@@ -104,6 +104,10 @@ def cached_replies(store: Path) -> int:
     if not path.exists():
         return 0
     with duckdb.connect(str(path), read_only=True) as con:
+        # Stopped between creating the file and its table, the cache is an empty database: the next run
+        # creates the table (and the rerun below checks it does).
+        if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'cache_entries'").fetchone()[0]:
+            return 0
         return con.execute("SELECT count(*) FROM cache_entries WHERE starts_with(namespace, 'chat:')").fetchone()[0]
 
 
