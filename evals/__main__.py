@@ -5,7 +5,10 @@
 
 import sys
 
-from evals.cli import main
-
 if __name__ == "__main__":
+    try:
+        from evals.cli import main
+    except KeyboardInterrupt:  # Ctrl-C before the command line is even loaded: no traceback either
+        sys.stderr.write("Interrupted.\n")
+        sys.exit(130)
     main(sys.argv[1:], legacy=True)

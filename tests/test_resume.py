@@ -77,14 +77,19 @@ def _spawn(args: list[str]) -> subprocess.Popen:
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
 def test_a_run_stopped_midway_resumes_from_the_cache(store_path, how):
     """A run in its own process is stopped (Ctrl-C, or killed outright) after the endpoint has answered
-    some requests; the same command again sends only the requests whose replies the cache lacks."""
-    with LLMServer(delay_s=0.4) as server:
-        args = command(server, store_path, "--concurrency", "1")
+    some requests; the same command again sends only the requests whose replies the cache lacks.
+
+    The stop comes at a known point, not at a race: the endpoint holds the third request unanswered
+    (a "slow" fault), so the first two replies are in the cache (one request at a time, each reply kept
+    before the next is sent) and the process is waiting on the third when it is stopped."""
+    with LLMServer(slow_s=120) as server:
+        server.fail_next("ok", "ok", "slow")
+        args = command(server, store_path, "--concurrency", "1", "--request-timeout", "300")
         process = _spawn(args)
         try:
             deadline = time.monotonic() + 60
-            while server.total < 3 and process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
+            while not server.requests["fault:slow"] and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
             assert process.poll() is None, process.communicate()
             process.send_signal(how)
             _, err = process.communicate(timeout=60)
@@ -94,9 +99,11 @@ def test_a_run_stopped_midway_resumes_from_the_cache(store_path, how):
         assert process.returncode != 0
         if how == signal.SIGINT:
             assert "Traceback" not in err
+            assert (process.returncode, err) == (130, "Interrupted.\n")
         assert stored_runs(store_path) == []
-        kept = cached_replies(store_path)  # what reached the cache before the stop (a reply in flight may not)
+        kept = cached_replies(store_path)  # what reached the cache before the stop: the two replies sent
         assert 2 <= kept < 2 * POINTS
+        assert kept == 2
         server.reset_counts()
         again = CliRunner().invoke(cli, args, env=ENV)
         assert again.exit_code == 0, again.output

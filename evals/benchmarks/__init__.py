@@ -10,35 +10,72 @@ checked download, :mod:`._lock` the trust-on-first-use digests of files publishe
 :mod:`._fetch` puts them together with the importers. docs/benchmarks.md tells the whole story.
 """
 
-from evals.benchmarks._download import MIRROR_ENV, DownloadError, Pin
-from evals.benchmarks._fetch import DOWNLOADS_ENV, FETCHED_NOTE, Fetched, Status, corpus_folder, default_downloads, fetch, status
-from evals.benchmarks._lock import DEFAULT_LOCK, Lock, LockEntry, LockError
-from evals.benchmarks._registry import (
-    BENCHMARKS,
-    Benchmark,
-    RemoteFile,
-    SourceFile,
-    Unit,
-    UnknownBenchmark,
-    benchmark,
-    protocol_sources,
-    rule_of,
-    unit,
-    units,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evals.benchmarks._download import MIRROR_ENV, DownloadError, Pin
+    from evals.benchmarks._fetch import (
+        DOWNLOADS_ENV,
+        FETCHED_NOTE,
+        Fetched,
+        Status,
+        corpus_folder,
+        default_downloads,
+        fetch,
+        status,
+    )
+    from evals.benchmarks._lock import DEFAULT_LOCK, Lock, LockEntry, LockError
+    from evals.benchmarks._registry import (
+        BENCHMARKS,
+        Benchmark,
+        RemoteFile,
+        SourceFile,
+        Unit,
+        UnknownBenchmark,
+        benchmark,
+        protocol_sources,
+        rule_of,
+        unit,
+        units,
+    )
+
+# Each name is imported from its module on first use: a run that only reads a benchmark's rule must not
+# load the downloader, the lock and every importer with it.
+_HOMES = {
+    "_download": ("MIRROR_ENV", "DownloadError", "Pin"),
+    "_fetch": ("DOWNLOADS_ENV", "FETCHED_NOTE", "Fetched", "Status", "corpus_folder", "default_downloads", "fetch", "status"),
+    "_lock": ("DEFAULT_LOCK", "Lock", "LockEntry", "LockError"),
+    "_registry": (
+        "BENCHMARKS", "Benchmark", "RemoteFile", "SourceFile", "Unit", "UnknownBenchmark", "benchmark",
+        "protocol_sources", "rule_of", "unit", "units",
+    ),
+}  # fmt: skip
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BENCHMARKS",
+    "Benchmark",
     "DEFAULT_LOCK",
     "DOWNLOADS_ENV",
-    "FETCHED_NOTE",
-    "MIRROR_ENV",
-    "Benchmark",
     "DownloadError",
+    "FETCHED_NOTE",
     "Fetched",
     "Lock",
     "LockEntry",
     "LockError",
+    "MIRROR_ENV",
     "Pin",
     "RemoteFile",
     "SourceFile",

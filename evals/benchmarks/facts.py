@@ -16,6 +16,7 @@ __all__ = [
     "LOCOMO_CATEGORY_NOTE",
     "LOCOMO_UNANSWERABLE_CATEGORY",
     "LONGMEMEVAL_QUESTION_TYPES",
+    "PROTOCOL_JUDGES",
     "PROTOCOL_NAMES",
     "ProtocolName",
     "category_names",
@@ -44,6 +45,14 @@ LONGMEMEVAL_QUESTION_TYPES = (
 # The QA protocols (evals.benchmarks.protocols): the harness's own prompts, then each benchmark's.
 PROTOCOL_NAMES = ("harness", "longmemeval", "mem0", "locomo")
 ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]  # the same names, as a type for pydantic
+# The judge model each protocol's published code uses (None: it has no judge; it scores answers itself), named
+# here so that a run's settings are checked without loading any protocol (their classes read it from here).
+PROTOCOL_JUDGES: Mapping[str, str | None] = {
+    "harness": "gpt-4o-mini",
+    "longmemeval": "gpt-4o-2024-08-06",
+    "mem0": "gpt-4o-mini",
+    "locomo": None,  # LoCoMo scores answers by F1
+}
 
 _CATEGORY_NAMES: dict[str, Mapping[int, str]] = {"locomo": LOCOMO_CATEGORY_NAMES}
 

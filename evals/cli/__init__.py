@@ -11,11 +11,17 @@ and should not pay for the others.
 
 from __future__ import annotations
 
+# Only what the interpreter has loaded already: Ctrl-C is the command line's to answer from the
+# moment it starts (main), and an interruption while this module is imported would be a traceback.
 import signal
 import sys
-from typing import Any
 
-__all__ = ["DEFAULT_STORE", "cli", "legacy_cli", "main"]
+TYPE_CHECKING = False  # typing itself is not loaded yet
+
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["DEFAULT_STORE", "cli", "exit_interrupted", "legacy_cli", "main"]
 
 
 def _group() -> Any:
@@ -46,10 +52,31 @@ def main(argv: list[str] | None = None, *, legacy: bool = False) -> None:
     # Ctrl-C (SIGINT) always interrupts, with exit code 130: a shell script starting a command in the
     # background hands it SIGINT ignored, and `kill -INT` would then be lost while a run is appended.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    # A subcommand's name never starts with "-"; only then is the whole group needed to tell.
-    if legacy and not (args and not args[0].startswith("-") and args[0] in _group().commands):
-        from evals.cli._legacy import legacy_cli
+    try:
+        # A subcommand's name never starts with "-"; only then is the whole group needed to tell.
+        if legacy and not (args and not args[0].startswith("-") and args[0] in _group().commands):
+            from evals.cli._legacy import legacy_cli
 
-        legacy_cli.main(args, prog_name="python -m evals")
-    else:
-        _group().main(args, prog_name="evals")
+            legacy_cli.main(args, prog_name="python -m evals")
+        else:
+            _group().main(args, prog_name="evals")
+    except BaseException as exc:  # Ctrl-C outside a command's own handling: importing it, or after it ended
+        if not isinstance(exc, KeyboardInterrupt):
+            from evals.io.interrupts import is_interruption
+        if not isinstance(exc, KeyboardInterrupt) and not is_interruption(exc):
+            # The command is over and its exit code decided: a Ctrl-C while the interpreter shuts down
+            # (which restores SIGINT's default action) would kill it silently instead.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            raise
+        exit_interrupted()
+
+
+def exit_interrupted() -> None:
+    """Say "Interrupted." and leave with exit code 130, even if Ctrl-C comes again meanwhile."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sys.stderr.write("Interrupted.\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    sys.exit(130)

@@ -17,6 +17,7 @@ import click
 
 from evals import __version__
 from evals.errors import EvalsError
+from evals.io.interrupts import is_interruption
 from evals.model.formatting import printable, whole_number
 from evals.model.results import MAX_K, MAX_SEED, MIN_SEED
 from evals.run.config import MAX_JUDGE_REPEATS
@@ -48,19 +49,30 @@ DEFAULT_STORE = Path("results") / "results.duckdb"
 
 
 class _ReportsErrors:
-    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C into exit code 130."""
+    """Turns :class:`EvalsError` into ``Error: …`` and exit code 1, never a traceback; Ctrl-C (wherever it
+    landed: :func:`evals.io.interrupts.is_interruption`) into exit code 130."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)  # type: ignore[misc]
+        except KeyboardInterrupt:  # while the options are parsed: click itself would say "Aborted!" and exit 1
+            raise interrupted() from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)  # type: ignore[misc]
-        except EvalsError as exc:
-            raise click.ClickException(printable(str(exc))) from exc
-        except MemoryError:  # a memory limit (ulimit -v, a container's) reached: one line, not a traceback
-            raise click.ClickException(
-                "out of memory: the process reached its memory limit; raise the limit (ulimit -v) or give a smaller input"
-            ) from None
-        except KeyboardInterrupt:
-            raise interrupted() from None
+        except click.exceptions.Exit:
+            raise
+        except BaseException as exc:
+            if is_interruption(exc):
+                raise interrupted() from None
+            if isinstance(exc, EvalsError):
+                raise click.ClickException(printable(str(exc))) from exc
+            if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a container's) reached: one line, not a traceback
+                raise click.ClickException(
+                    "out of memory: the process reached its memory limit; raise the limit (ulimit -v) or give a smaller input"
+                ) from None
+            raise
 
 
 class EvalsGroup(_ReportsErrors, click.Group):
@@ -214,14 +226,14 @@ def run_options(func: Callable) -> Callable:
             "--backend",
             type=click.Choice(BACKENDS),
             default=None,
-            help="Mneme storage backend (mneme only; refused for a strategy without a backend option). Default: "
+            help="Mneme storage backend (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: "
             "memory. 'sqlite' uses sqlite-vec in memory.",
         ),
         click.option(
             "--embedder",
             type=click.Choice(EMBEDDERS),
             default=None,
-            help="Mneme embedder (mneme only; refused for a strategy without an embedder option). Default: hash. "
+            help="Mneme embedder (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: hash. "
             "'hash' is deterministic and offline; "
             "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",

@@ -66,6 +66,10 @@ def _run_and_report(
         from evals.io.outputs import check_output
 
         check_output(output, store=store, corpus=config.corpus)  # as given: no plug-in code has run yet
+    config, ignored = config.without_inapplicable()
+    if ignored:
+        flags = " and ".join(ignored)
+        echo(f"note: {flags} ignored, as the original harness did: strategy {config.strategy} has no such option", err=True)
     warn_about_the_key(config, None)
     if config.answers_on:
         from evals.io.cache import Cache, cache_path_for

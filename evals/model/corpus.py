@@ -36,7 +36,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 from pydantic_core import PydanticCustomError
 
 from evals.errors import EvalsError
-from evals.io import jsonfile
+from evals.io import checked, jsonfile
 
 __all__ = [
     "BENCHMARK_FILE",
@@ -626,16 +626,104 @@ def check_references(directory: Path) -> tuple[list[Reference], list[Problem]]:
 
 
 def load_corpus(directory: Path) -> Corpus:
-    """Load a corpus folder, or raise :class:`CorpusError` listing every problem."""
-    conversations, problems, content = _check(Path(directory))
+    """Load a corpus folder, or raise :class:`CorpusError` listing every problem.
+
+    A small corpus (at most :data:`HELD_BYTES`) whose exact bytes this code has checked before is
+    not checked again: its files are parsed and validated by pydantic straight from their bytes, and
+    its digest is the one noted then (:func:`_remembered`, :mod:`evals.io.checked`). Anything else
+    is checked in full, and noted when it passes."""
+    directory = Path(directory)
+    read = _read_small(directory)
+    key = _content_key(read) if read is not None else None
+    if key is not None:
+        noted = checked.recall(key)
+        if noted is not None:
+            known = _remembered(directory, read, noted)  # type: ignore[arg-type]
+            if known is not None:
+                return known
+    conversations, problems, content = _check(directory)
     if problems:
         raise CorpusError(problems)
     references, _ = check_references(directory)
     benchmark, _ = check_benchmark(directory)
+    digest = _with_benchmark(content, benchmark)
+    if key is not None:
+        checked.remember(key, digest)
     return Corpus(
-        directory=Path(directory),
+        directory=directory,
         conversations=conversations,
-        digest=_with_benchmark(content, benchmark),
+        digest=digest,
         references=references,
         benchmark=benchmark,
     )
+
+
+_checker: bytes | None = None
+
+
+def _checker_id() -> bytes:
+    """What decides whether a corpus passes: this module's and the JSON reader's code, and pydantic's
+    version. A note made under other rules names another key, so it is never taken for one of these."""
+    global _checker
+    if _checker is None:
+        import pydantic_core
+
+        identity = hashlib.sha256(pydantic_core.__version__.encode())
+        for module in (__file__, jsonfile.__file__):
+            identity.update(Path(module).read_bytes())
+        _checker = identity.digest()
+    return _checker
+
+
+def _read_small(directory: Path) -> list[tuple[Path, bytes | None]] | None:
+    """Every file a check reads (the conversations, then references.json and benchmark.json, None
+    where absent) with its bytes, or None: a corpus too big to hold, or one the check must report on."""
+    try:
+        if not directory.is_dir():
+            return None
+        names = sorted(p for p in directory.glob("*.json") if p.name not in NOT_CONVERSATIONS)
+        extra = [directory / name for name in NOT_CONVERSATIONS]
+        if not names or sum(p.stat().st_size for p in names) > HELD_BYTES:
+            return None
+        read: list[tuple[Path, bytes | None]] = []
+        for path in names + extra:
+            if path in extra and not path.exists() and not path.is_symlink():
+                read.append((path, None))
+            else:
+                read.append((path, bytes(jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path)))))
+        return read
+    except (OSError, jsonfile.JSONFileError):
+        return None
+
+
+def _content_key(read: list[tuple[Path, bytes | None]]) -> str:
+    """sha256 of the checking code and of each file's name and bytes, in the order checked."""
+    key = hashlib.sha256(_checker_id())
+    for path, raw in read:
+        key.update(path.name.encode("utf-8", "surrogatepass") + b"\0")
+        key.update(hashlib.sha256(raw).digest() if raw is not None else b"absent")
+    return key.hexdigest()
+
+
+def _remembered(directory: Path, read: list[tuple[Path, bytes | None]], digest: str) -> Corpus | None:
+    """The corpus from bytes checked in full before (its conversations validated by pydantic from the
+    bytes, equal texts shared as :func:`_share_texts` shares them), or None if anything disagrees."""
+    state = _Files()
+    for path, raw in read:
+        if path.name in NOT_CONVERSATIONS:
+            continue
+        try:
+            conversation = Conversation.model_validate_json(raw)  # type: ignore[arg-type]
+        except ValidationError:
+            return None
+        texts = state.texts
+        for turn in conversation.turns:  # the fields' values themselves: pydantic keeps what it was given
+            fields = turn.__dict__
+            fields["role"] = texts.setdefault(turn.role, turn.role)
+            fields["content"] = texts.setdefault(turn.content, turn.content)
+        state.add(path, raw, conversation)  # type: ignore[arg-type]
+    references, reference_problems = check_references(directory)
+    benchmark, benchmark_problems = check_benchmark(directory)
+    if reference_problems or benchmark_problems:
+        return None
+    return Corpus(directory, Conversations(state), digest, references, benchmark)

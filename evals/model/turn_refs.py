@@ -32,7 +32,7 @@ from evals.model.corpus import Conversation
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Encoded", "TurnLookup", "encode_records", "record_turns"]
+__all__ = ["Encoded", "TurnLookup", "encode_records", "locate_records", "record_turns"]
 
 
 class TurnLookup:
@@ -97,23 +97,32 @@ def _match(records: Sequence[str], turns: TurnLookup, before: int) -> tuple[list
     return refs, texts
 
 
-def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encoded:
-    """Map one test point's records to the turns before it (``before`` = the test point's turn index)."""
-    import numpy as np  # here, not at the top: python -m evals should not load it for nothing
-
+def locate_records(records: list[str], turns: TurnLookup, before: int) -> tuple[Sequence[int], list[str], tuple[int, int] | None]:
+    """:func:`encode_records` in plain Python (no numpy, for a play-through): the refs (a range when
+    they are the turns start..stop-1 in order), the other records' texts, and that span."""
     n = len(records)
     contents = turns.contents
     if 0 < n <= before:
         # Fast path: the last n turns in order (a recent-turns buffer; full_history's whole history).
         start = before - n
         if records == contents[start:before] and turns.all_recorded(start, before):
-            return Encoded(np.arange(start, before, dtype=np.int32), [], (start, before))
+            return range(start, before), [], (start, before)
         # Every recorded turn in order, when they are the first n and only unrecorded ones follow
         # (full_history at a question asked after the history).
         if n == turns.prefix == turns.recorded_before(before) and records == contents[:n]:
-            return Encoded(np.arange(0, n, dtype=np.int32), [], (0, n))
+            return range(0, n), [], (0, n)
     refs, texts = _match(records, turns, before)
-    return Encoded(np.asarray(refs, dtype=np.int32), texts)
+    return refs, texts, None
+
+
+def encode_records(records: list[str], turns: TurnLookup, before: int) -> Encoded:
+    """Map one test point's records to the turns before it (``before`` = the test point's turn index)."""
+    import numpy as np  # here, not at the top: python -m evals should not load it for nothing
+
+    refs, texts, span = locate_records(records, turns, before)
+    if isinstance(refs, range):
+        return Encoded(np.arange(refs.start, refs.stop, dtype=np.int32), texts, span)
+    return Encoded(np.asarray(refs, dtype=np.int32), texts, span)
 
 
 def record_turns(records: list[str], turns: TurnLookup, before: int) -> list[int | None]:

@@ -117,7 +117,7 @@ class RunConfig(BaseModel):
         that protocol's judge model unless one is given)."""
         if not isinstance(data, dict):
             return data
-        from evals.benchmarks.protocols import DEFAULT_JUDGES
+        from evals.benchmarks.facts import PROTOCOL_JUDGES as DEFAULT_JUDGES  # facts only: no protocol loaded
 
         data = dict(data)
         protocol = data.get("protocol") or "harness"
@@ -220,10 +220,14 @@ class RunConfig(BaseModel):
         from evals.benchmarks.protocols import load_protocol
 
         tree = self.protocol if self.protocol != "harness" else self.grader  # the one --protocol-source holds
-        answer = load_protocol(self.protocol, source=self.protocol_source if tree == self.protocol else None, downloads=self.downloads)
+        answer = load_protocol(
+            self.protocol, source=self.protocol_source if tree == self.protocol else None, downloads=self.downloads
+        )
         if self.grader == self.protocol:
             return answer, answer
-        return answer, load_protocol(self.grader, source=self.protocol_source if tree == self.grader else None, downloads=self.downloads)
+        return answer, load_protocol(
+            self.grader, source=self.protocol_source if tree == self.grader else None, downloads=self.downloads
+        )
 
     def answer_identity(self, protocols: tuple[Protocol, Protocol] | None = None) -> dict[str, Any] | None:
         """What sets a run with answers apart from one without (None: no answers). Under a published
@@ -241,6 +245,22 @@ class RunConfig(BaseModel):
         return answer_identity(
             self.answer_model, self.judge_model if judged else None, self.endpoint(), self.judge_repeats if judged else 1, block
         )
+
+    def without_inapplicable(self, registry: Registry | None = None) -> tuple[RunConfig, list[str]]:
+        """This configuration without the --backend/--embedder its strategy has no option for, and the
+        flags dropped (``--backend memory``). The original CLI accepted both with every runner and
+        ignored them where they did not apply; ``python -m evals`` does the same, ``evals run`` refuses."""
+        if self.backend is None and self.embedder is None:
+            return self, []
+        spec = (registry or Registry()).get(self.strategy)
+        dropped = {
+            key: value
+            for key, value in (("backend", self.backend), ("embedder", self.embedder))
+            if value is not None and key not in spec.options.model_fields
+        }
+        if not dropped:
+            return self, []
+        return self.model_copy(update=dict.fromkeys(dropped)), [f"--{key} {value}" for key, value in dropped.items()]
 
     def plan(self, registry: Registry | None = None, *, cache: Cache | None = None, client: Any = None) -> Planned:
         """The strategy with its validated options and configuration, nothing built yet.

@@ -36,7 +36,7 @@ from evals.errors import EvalsError
 from evals.judge.retrieval import sessions_of
 from evals.model.corpus import Conversation, Corpus, TestPoint
 from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
-from evals.model.turn_refs import TurnLookup, encode_records
+from evals.model.turn_refs import TurnLookup, locate_records
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
@@ -194,6 +194,7 @@ class _Player:
         added = 0
         # Looked up once, not per turn: a conversation can have tens of thousands of turns.
         add, keywords, clock, add_ns = strategy.add, self.add_keywords, time.perf_counter_ns, self.timings.add_ns
+        limit = self.limit
         for index, turn in enumerate(conversation.turns):
             test = turn.test_at
             if test is not None:
@@ -216,11 +217,15 @@ class _Player:
                         "context_for()", on_test_point, conversation.id, point, strategy, conversation, where=f"{where}, turn {index}"
                     )
             if turn.record:
-                extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None} if keywords else {}
                 try:
-                    with self.limit:
-                        started = clock()
-                        add(turn.role, turn.content, turn=index, **extra)
+                    with limit:
+                        if keywords:
+                            extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None}
+                            started = clock()
+                            add(turn.role, turn.content, turn=index, **extra)
+                        else:
+                            started = clock()
+                            add(turn.role, turn.content, turn=index)
                         add_ns.append(clock() - started)
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
@@ -333,10 +338,10 @@ class _Player:
         """Per record, the turn it is (evals.model.turn_refs). A run of consecutive turns (full_history's whole
         history) is a slice of one run-wide list of turn numbers, so every test point's list shares its
         int objects instead of making thousands of new ones that the run keeps."""
-        encoded = encode_records(texts, lookup, before)
-        if encoded.span is None:
-            return encoded.turns()
-        start, stop = encoded.span
+        refs, _, span = locate_records(texts, lookup, before)
+        if span is None:
+            return [None if ref < 0 else ref for ref in refs]
+        start, stop = span
         if stop > len(self.numbers):
             self.numbers.extend(range(len(self.numbers), stop))
         return self.numbers[start:stop]

@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from evals.io.interrupts import shielded_children
 from evals.site._layout import CorpusLayout, corpus_layout
 from evals.store import Store
 
@@ -121,4 +122,11 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
 def prepare(store_path: Path, digests: Sequence[str], directory: Path) -> dict[str, tuple[TextsFile, CorpusLayout]]:
     """:func:`prepare_here` in a process of its own, so the memory reading the texts takes ends with it."""
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(prepare_here, store_path, list(digests), directory).result()
+        with shielded_children():
+            future = pool.submit(prepare_here, store_path, list(digests), directory)
+        try:
+            return future.result()
+        except KeyboardInterrupt:  # Ctrl-C: stop the child now, not when it has read every text
+            for process in list(pool._processes.values()):  # the executor offers no public way
+                process.terminate()
+            raise

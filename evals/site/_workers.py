@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.analysis.errata import Figures
+from evals.io.interrupts import is_interruption, shielded_children
 from evals.site._corpus import TextsFile
 from evals.site._layout import CorpusLayout
 from evals.site._output import Output
@@ -126,15 +127,22 @@ def render_in_workers(
     context = multiprocessing.get_context("spawn")
     done = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start, initargs=(job,)) as pool:
-        futures = [pool.submit(_render, unit) for unit in units]
+        with shielded_children():  # the workers are started by submit
+            futures = [pool.submit(_render, unit) for unit in units]
         try:
             meanwhile()
             for unit, future in zip(units, futures, strict=True):
                 stats, written = future.result()
                 output.add(stats)
                 done.append((unit, written))
-        except BaseException:
-            for future in futures:
-                future.cancel()
+        except BaseException as exc:
+            if is_interruption(exc):
+                # Ctrl-C: stop the workers now, not after the units they are rendering. The executor then
+                # fails every future itself (one cancelled here would make its thread raise).
+                for process in list(pool._processes.values()):  # the executor offers no public way
+                    process.terminate()
+            else:
+                for future in futures:
+                    future.cancel()
             raise
     return done

@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 from evals.errors import EvalsError
+from evals.io.interrupts import reraise_as_interrupt
 from evals.strategies.base import lone_surrogate
 
 __all__ = [
@@ -69,9 +70,9 @@ class CallTimeout(BaseException):
 
 
 def reraise_interrupt(exc: BaseException) -> None:
-    """Ctrl-C is the user's, not a plug-in's fault: raise it again rather than word it."""
-    if isinstance(exc, KeyboardInterrupt):
-        raise exc
+    """Ctrl-C is the user's, not a plug-in's fault: raise it again rather than word it (also when it
+    stopped a DuckDB query, the embedding cache's say, which DuckDB reports as a RuntimeError)."""
+    reraise_as_interrupt(exc)
 
 
 def fault_text(exc: BaseException) -> str:

