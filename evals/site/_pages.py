@@ -54,6 +54,10 @@ __all__ = [
     "PassageBlock",
     "PassagePage",
     "PassageUse",
+    "PairCategory",
+    "PairFlip",
+    "PairPage",
+    "PairRun",
     "PointView",
     "RecordView",
     "RunHeader",
@@ -803,6 +807,83 @@ class ComparePage(Page):
 
     sections: list[CompareSection]
     single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+
+
+# -- two runs side by side (compare/<A>-vs-<B>.html) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """One side of a comparison: the run, its headline with its interval, where its data file is."""
+
+    letter: str  # "A" or "B"
+    run_id: str
+    strategy: str
+    settings: str
+    config_key: str
+    model: str
+    k: int
+    commit_short: str
+    dirty: bool
+    date: str
+    href: str  # its run page
+    data_href: str  # its data file for the side-by-side view (evals.site._pairs.run_data)
+    label: str  # the headline's name (evals.judge.headline)
+    recall: float | None
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    answers: bool  # the run has answers
+    caveats: list[Caveat] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PairCategory:
+    """One category's flips: test points only A hit, only B hit, and McNemar's p over them."""
+
+    name: str
+    only_a: int
+    only_b: int
+    p_text: str
+
+
+@dataclass(frozen=True)
+class PairFlip:
+    """A test point the two runs' headline verdicts disagree on."""
+
+    flip: str  # "a": only A hit; "b": only B hit
+    anchor: str  # tp-<conversation>-<turn>
+    conversation_id: str
+    turn: int
+    question: str
+    gold: str  # the expected answer
+    category: str | None
+    evidence: list[tuple[int, str, str]]  # (turn, the benchmark's name for it, its session date) of each evidence turn
+
+
+@dataclass(frozen=True)
+class PairPage(Page):
+    """Two runs of one corpus side by side: headlines, the paired test, flips by category and each flip."""
+
+    template: ClassVar[str] = "pair.html"
+
+    corpus_name: str
+    corpus_key: str  # the corpus's key in its evidence data file
+    evidence_href: str  # the corpus's evidence turns (evals.site._pairs.evidence_data)
+    a: PairRun
+    b: PairRun
+    population: str  # which test points the headline counts
+    only_a: int  # hit by A alone
+    only_b: int
+    both: int
+    neither: int
+    shared: int  # test points in both runs: the pairs the test compares
+    unmatched: int  # test points in only one of them
+    p_text: str  # McNemar's exact two-sided p over the shared test points
+    categories: list[PairCategory]
+    flips: list[PairFlip]  # only A hit first, then only B, each in conversation and turn order
+    answers_line: str = ""  # the judged answers compared, where both runs have them
 
 
 # -- label suspects ------------------------------------------------------------------------------
