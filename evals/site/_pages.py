@@ -54,6 +54,7 @@ __all__ = [
     "PassageBlock",
     "PassagePage",
     "PassageUse",
+    "ReferenceRow",
     "PairCategory",
     "PairFlip",
     "PairPage",
@@ -150,6 +151,7 @@ class MetricColumn:
     kind: str  # proportion, mean, tokens, count or seconds
     higher_is_better: bool
     integral: bool = False  # a largest count (records or tokens held): a whole number, shown without decimals
+    extra: bool = False  # on the leaderboard, behind the "every column" toggle (not in the default set)
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,10 @@ class BoardRow:
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
     caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
     with_errata: ErrataView | None = None  # the headline with errata (evals.analysis.errata), beside the published one
+    rank: int | None = None  # among the memories on this corpus at the same k (None: a ceiling, or no figure)
+    pick: str = ""  # the run's slug, which names its compare pages (compare/<A>-vs-<B>.html)
+    order: int = 0  # its place on the board (memories by k and rank, then ceilings): A of a pair is the one above
+    own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
 
 
 @dataclass(frozen=True)
@@ -235,6 +241,21 @@ class CorpusBoard:
     retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
     latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
     errata: str = ""  # the errata file correcting this corpus (source, digest): its rows get a column with errata
+    ks: list[int] = field(default_factory=list)  # the memories' k, each a group ranked on its own
+    own_label: str = ""  # the benchmark's own retrieval figure ("recall_frac@k"); "" when it publishes none
+    own_description: str = ""
+    references: list[ReferenceRow] = field(default_factory=list)  # the paper's figures beside the runs, never ranked
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (A vs B, its compare page) for every two rows
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """A published figure of the benchmark's own metric at one k, shown in the main table for comparison."""
+
+    label: str
+    note: str
+    k: int
+    value: float
 
 
 @dataclass(frozen=True)
@@ -278,6 +299,7 @@ class LeaderView:
     k: int
     run_href: str
     caveats: list[Caveat] = field(default_factory=list)
+    rank: int | None = None  # among the memories at its k
 
 
 @dataclass(frozen=True)
@@ -285,6 +307,8 @@ class FrontRow:
     benchmark: BenchmarkInfo
     leaders: list[LeaderView]  # one per corpus with a memory run that has a figure
     latest: str  # the date of its newest run
+    ranked: list[LeaderView] = field(default_factory=list)  # its memories by k and rank, up to ten (the front page)
+    more: int = 0  # memories not in ``ranked``
 
 
 @dataclass(frozen=True)
@@ -319,6 +343,8 @@ class IndexPage(Page):
     boards: list[CorpusBoard]
     run_count: int  # runs on this benchmark
     configs: list[ConfigRow] = field(default_factory=list)
+    # On the front page of a store holding this benchmark alone (index.html): its row of the benchmarks table.
+    front: list[FrontRow] = field(default_factory=list)
 
 
 # -- run page ----------------------------------------------------------------------------------
