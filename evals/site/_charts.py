@@ -259,7 +259,10 @@ def cost_chart(
         y_ticks=_recall_ticks(y0, y1),
         marks=marks,
         paths=paths,
-        legend=[("frontier", "frontier: no other memory is both cheaper and better (ceilings left out)"), ("", "bars: 95% interval")]
+        legend=[
+            ("frontier", "frontier: no other memory is both cheaper and better (ceilings left out)"),
+            ("", "bars: 95% interval"),
+        ]
         + ([("ceiling", "square: a ceiling (reads the evidence labels, ignores k or holds the whole history), not a memory")] if any(p.ceiling for p in points) else []),
         notes=list(notes or []),
     )
