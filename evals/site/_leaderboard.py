@@ -47,7 +47,7 @@ from evals.site._pages import (
     MetricColumn,
     ReferenceRow,
 )
-from evals.site._pairs import pair_href
+from evals.site._pairs import board_order, pair_href
 from evals.site._publisher import Publisher, Site
 from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
@@ -55,7 +55,7 @@ from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked
+from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -221,7 +221,7 @@ def leaderboard(
     order = sorted(by_corpus, key=lambda d: (-max(s.timestamp for s in by_corpus[d]).timestamp(), d))
     boards = []
     for digest in order:
-        runs = _board_order(ranked(by_corpus[digest]))
+        runs = board_order(by_corpus[digest])
         ranks = _ranks_at_k(runs)
         own = _own_figure(runs, references.get(digest, []))
         reference = reference_run(runs)
@@ -353,13 +353,6 @@ def leaderboard(
 # the benchmark's own figure, tokens per test point and, on a board with answers, answer accuracy. The rest
 # are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
 DEFAULT_METRICS = ("tokens_per_test_point", "answer_accuracy")
-
-
-def _board_order(runs: list[RunSummary]) -> list[RunSummary]:
-    """The board's rows: the memories grouped by k (smallest first), each group in ``runs``' (ranked) order,
-    then the ceilings, which are never ranked."""
-    memories = [s for s in runs if not ceiling(s)]
-    return [s for k in sorted({s.k for s in memories}) for s in memories if s.k == k] + [s for s in runs if ceiling(s)]
 
 
 def _ranks_at_k(runs: list[RunSummary]) -> dict[str, int]:

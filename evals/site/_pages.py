@@ -825,6 +825,7 @@ class CompareSection:
     shared: int  # test points in both: the pairs McNemar's test compares
     p_value: float  # McNemar's exact two-sided p over the shared test points
     p_text: str
+    pair_href: str = ""  # the two runs side by side (compare/<older>-vs-<newer>.html)
 
 
 @dataclass(frozen=True)

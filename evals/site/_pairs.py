@@ -37,7 +37,7 @@ from evals.store import RunSummary, StoredRun
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
 from evals.views.tables import caveats, ceiling, ranked
 
-__all__ = ["PairsPublisher", "evidence_data", "flip_anchor", "pair_href", "pairs", "run_data"]
+__all__ = ["PairsPublisher", "board_order", "evidence_data", "flip_anchor", "pair_href", "pairs", "run_data"]
 
 SNIPPET = 140  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
 ANSWER = 400  # characters of an answer quoted
@@ -95,9 +95,11 @@ def pairs(site: Site) -> list[tuple[RunSummary, RunSummary]]:
 
 
 def board_order(summaries: list[RunSummary]) -> list[RunSummary]:
-    """One corpus's runs as its leaderboard lists them: memories ranked, then the ceilings."""
+    """One corpus's runs as its leaderboard lists them: the memories grouped by k (smallest first), each group
+    ranked by the headline (:func:`evals.views.tables.ranked`), then the ceilings, which are never ranked."""
     order = ranked(summaries)
-    return [s for s in order if not ceiling(s)] + [s for s in order if ceiling(s)]
+    memories = [s for s in order if not ceiling(s)]
+    return [s for k in sorted({s.k for s in memories}) for s in memories if s.k == k] + [s for s in order if ceiling(s)]
 
 
 class PairsPublisher(Publisher):
