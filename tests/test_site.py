@@ -213,7 +213,7 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
     cells = dict(zip(headings, [td.text().strip() for td in row.find_all("td")], strict=True))
     recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")
     assert cells["strategy"].startswith("mneme hash embedder: no semantics")  # its caveat beside the name (issue 24)
-    assert cells["recall@k"] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
+    assert cells["keyword hit@k"] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
     assert cells["strict recall"] == f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]"
     assert cells["MRR"] == f"{mneme.metric('mrr').value:.3f}"
     assert cells["tokens / test point"] == f"{mneme.tokens_per_test_point:,.1f}"
@@ -767,7 +767,7 @@ def test_browser_sorts_and_reaches_a_miss(served: str, browser, store: Path):
 
     first_column = "table.sortable tbody tr td:first-child"
     before = page.locator(first_column).all_inner_texts()
-    page.locator("table.sortable thead th", has_text="recall@k").locator("button").click()
+    page.locator("table.sortable thead th", has_text="keyword hit@k").locator("button").click()
     after = page.locator(first_column).all_inner_texts()
     assert sorted(before) == sorted(after) and before != after
     assert page.locator("table.sortable thead th[aria-sort]").count() == 1

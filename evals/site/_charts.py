@@ -195,7 +195,7 @@ def _place_labels(
 
 
 def cost_chart(
-    points: list[CostPoint], *, title: str, tokens_label: str, y_label: str = "recall@k", notes: list[str] | None = None
+    points: list[CostPoint], *, title: str, tokens_label: str, y_label: str = "keyword hit@k", notes: list[str] | None = None
 ) -> Chart:
     """The headline (``y_label``) against tokens per test point (log scale), one mark per configuration, the frontier stepped."""
     x0, x1 = LEFT, WIDTH - RIGHT

@@ -770,6 +770,7 @@ class HistoryPage(Page):
     template: ClassVar[str] = "history.html"
 
     config: ConfigInfo
+    headline_label: str  # the headline's name (evals.judge.headline): the figure every row shows
     recall_chart: Chart
     tokens_chart: Chart
     approx_tokens: bool
