@@ -163,7 +163,12 @@ def point_view(
         point.category,
         tuple(point.evidence_turns),
         tuple(point.ranked_turns or ()),
-        None if answer is None else (answer.answer, answer.correct, answer.reason, answer.keyword_hit, answer.prompt_tokens, answer.completion_tokens, answer.latency_s),
+        None
+        if answer is None
+        else (
+            answer.answer, answer.correct, answer.verdict, answer.reason, answer.keyword_hit, answer.prompt_tokens,
+            answer.completion_tokens, answer.latency_s,
+        ),
         verdict,
         verdict_note,
         by_evidence,
@@ -280,6 +285,7 @@ def point_view(
             keyword_hit=answer.keyword_hit,
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
+            verdict=answer.verdict,
             **answer_scores(point, answer),
         ),
         k=k,

@@ -49,6 +49,7 @@ from evals.site._pages import (
 )
 from evals.site._pairs import board_order, pair_href
 from evals.site._publisher import Publisher, Site
+from evals.site._qa import qa_caveats, qa_note, twin_note
 from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
@@ -265,7 +266,9 @@ def leaderboard(
                     date=s.date,
                     answer_model=s.answer_model,
                     ceiling=ceiling(s),
-                    caveats=caveats(s),
+                    caveats=caveats(s) + qa_caveats(s),
+                    qa=qa_note(s),
+                    twin=twin_note(s, runs),
                     with_errata=errata_view(errata.of(s.run_id)) if errata else None,
                     rank=ranks.get(s.run_id),
                     pick=paths.run_slug[s.run_id],

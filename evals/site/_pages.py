@@ -201,6 +201,8 @@ class BoardRow:
     caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
     with_errata: ErrataView | None = None  # the headline with errata (evals.analysis.errata), beside the published one
     rank: int | None = None  # among the memories on this corpus at the same k (None: a ceiling, or no figure)
+    qa: str = ""  # a row with answers: its protocol, judge model and endpoint host (evals.site._qa.qa_note)
+    twin: str = ""  # how it differs from rows of the same memory and k (answers, judging), in words
     pick: str = ""  # the run's slug, which names its compare pages (compare/<A>-vs-<B>.html)
     order: int = 0  # its place on the board (memories by k and rank, then ceilings): A of a pair is the one above
     own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
@@ -609,6 +611,7 @@ class AnswerView:
     latency_s: float
     f1: float  # token F1 against the expected fact (evals.judge.answer_scores)
     bleu1: float  # BLEU-1 against the expected fact
+    verdict: str | None = None  # the judge's: "correct", "wrong" or "unparsed" (its reply gave none); None: not judged
 
 
 @dataclass(slots=True)
