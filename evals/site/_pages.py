@@ -535,6 +535,8 @@ class RecordView:
     length: int = 0  # characters of the whole text
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down ("" when not a turn)
     evidence: bool = False  # the turn is one of the test point's evidence turns
+    label: str = ""  # the benchmark's own name of the turn (LoCoMo's D1:12; "" where it has none)
+    date: str = ""  # the turn's session date, as the benchmark writes it ("" where it gives none)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -551,6 +553,8 @@ class EvidenceView:
     omitted: int = 0  # characters left out (0: shown whole); the whole turn is in the transcript
     length: int = 0
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down
+    label: str = ""  # the benchmark's own name of the turn ("" where it has none)
+    date: str = ""  # its session date ("" where the benchmark gives none)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -657,6 +661,9 @@ class PointView:
     by_evidence: bool = False  # the rule judges by evidence turns (else by expected keywords)
     records_more_hidden: int = 0  # ranks past k summarised, not listed (neither evidence nor a keyword match)
     suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
+    evidence_names: dict[int, str] = field(default_factory=dict)  # each evidence turn's name in its benchmark ("" where none)
+    evidence_dates: dict[int, str] = field(default_factory=dict)  # each evidence turn's session date ("" where none)
+    kept: int = 0  # ranks the run kept for this point (its records, or its ranking past k): "not in the top N kept"
 
 
 @dataclass(frozen=True)
