@@ -125,18 +125,29 @@ def test_each_flip_shows_both_memories_records_marked_evidence_or_not(built: dic
     assert any(d["records"] for d in drawn)
 
 
-def test_evidence_is_named_as_the_benchmark_names_it_with_its_date(built: dict):
-    """Each flip's evidence turns carry LoCoMo's dia_id (D<session>:<turn>) and the session's date."""
-    page = parse(_pair_page(built, "bm25", "recency"))
-    items = [li for ul in page.find_all("ul", "flip-evidence") for li in ul.find_all("li")]
+@pytest.mark.browser
+def test_evidence_is_named_as_the_benchmark_names_it_with_its_date(built: dict, served: str, browser):
+    """In Chromium, each flip's evidence turns carry LoCoMo's dia_id (D<session>:<turn>) and the session's date."""
+    page = browser.new_page()
+    page.goto(served + str(_pair_page(built, "bm25", "recency").relative_to(built["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    items = page.evaluate(
+        "() => [...document.querySelectorAll('ul.flip-evidence li[data-turn]')]"
+        ".map(li => [li.querySelector('b').innerText, li.querySelector('small').innerText])"
+    )
     assert items
-    for li in items:
-        assert re.fullmatch(r"D\d+:\d+", li.find("b").text()), li.text()
-        assert re.search(r"\d{1,2}:\d\d [ap]m on \d{1,2} \w+, \d{4}", li.find("small").text())
+    for name, date in items:
+        assert re.fullmatch(r"D\d+:\d+", name), name
+        assert re.fullmatch(r"\d{1,2}:\d\d [ap]m on \d{1,2} \w+, \d{4}", date.strip()), date
+
+
+def _data(path: Path) -> dict:
+    """The value a data file (a script setting one global) holds."""
+    return json.loads(path.read_text(encoding="utf-8").split("] = ", 1)[1].rstrip(";\n"))
 
 
 def test_the_dia_ids_name_the_turns_the_file_names(built: dict):
-    """The turn quoted under an evidence name is the turn the LoCoMo file gives that dia_id."""
+    """Each evidence turn's name in the corpus's data is the dia_id the LoCoMo file gives the text it quotes."""
     source = json.loads((built["site"].parent / "locomo.json").read_text())
     texts = {
         (sample["sample_id"], turn["dia_id"]): f"{turn['speaker']}: {turn['text']}"
@@ -146,15 +157,13 @@ def test_the_dia_ids_name_the_turns_the_file_names(built: dict):
         for turn in value
     }
     (corpus,) = (built["site"] / "transcripts").iterdir()
-    evidence = json.loads((corpus / "evidence.js").read_text().split("] = ", 1)[1].rstrip(";\n"))
     checked = 0
-    for section in parse(_pair_page(built, "bm25", "recency")).find_all("section", "flip"):
-        cid = section.attrs["data-conversation"]
+    for cid, points in _data(corpus / "points.js").items():
         sample = next(sid for sid in {k[0] for k in texts} if cid.endswith(sid))
-        for li in section.find("ul", "flip-evidence").find_all("li"):
-            quoted = evidence[cid][li.attrs["data-turn"]].removesuffix("…")
-            assert texts[sample, li.find("b").text()].startswith(quoted)
-            checked += 1
+        for _question, _gold, _category, evidence in points.values():
+            for _turn, name, _date, quoted in evidence:
+                assert texts[sample, name].startswith(quoted.removesuffix("…"))
+                checked += 1
     assert checked
 
 

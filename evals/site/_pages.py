@@ -891,13 +891,8 @@ class PairFlip:
     """A test point the two runs' headline verdicts disagree on."""
 
     flip: str  # "a": only A hit; "b": only B hit
-    anchor: str  # tp-<conversation>-<turn>
-    conversation_id: str
-    turn: int
+    anchor: str  # tp-<conversation>-<turn> (the rest, drawn with JavaScript, comes from the corpus's and runs' data files)
     question: str
-    gold: str  # the expected answer
-    category: str | None
-    evidence: list[tuple[int, str, str]]  # (turn, the benchmark's name for it, its session date) of each evidence turn
 
 
 @dataclass(frozen=True)
@@ -907,8 +902,8 @@ class PairPage(Page):
     template: ClassVar[str] = "pair.html"
 
     corpus_name: str
-    corpus_key: str  # the corpus's key in its evidence data file
-    evidence_href: str  # the corpus's evidence turns (evals.site._pairs.evidence_data)
+    corpus_key: str  # the corpus's key in its data file
+    points_href: str  # the corpus's test points and evidence turns (evals.site._pairs.points_data)
     a: PairRun
     b: PairRun
     population: str  # which test points the headline counts

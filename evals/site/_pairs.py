@@ -5,13 +5,14 @@ real, and on which questions. For every two latest runs of a corpus (in leaderbo
 B), and for every configuration's two latest commits (A the older), a page shows both headlines with
 their intervals, McNemar's exact test on the headline rule (:func:`evals.analysis.compare.compare_runs`),
 the flips per category, and every flipped question: a ``<section data-flip="a|b" id="tp-<conversation>-<turn>">``
-with the question, the gold answer and the evidence turns named as the benchmark names them, with dates.
+holding its question; with JavaScript, its gold answer, its evidence turns named as the benchmark names
+them (LoCoMo's ``D1:12``) with their dates, and both runs' first k records side by side.
 
-What each memory retrieved is drawn in the browser from small data files, so that a pair costs its flips
-and not its records: each run's top-k record references, verdicts and answers
-(``runs/<run>.data.js``, made with the run's pages and reused with them) and each corpus's evidence
-turns (``transcripts/<corpus>/evidence.js``, made once per corpus). They are scripts that set a global,
-not JSON fetched, so a page works from ``file://`` as well as on GitHub Pages and from ``evals serve``;
+So that a pair costs its flips and not its texts, the rest is drawn in the browser from data files: each
+run's verdicts, top-k record references and answers (``runs/<run>.data.js``, made with the run's pages
+and reused with them) and each corpus's test points with their evidence turns
+(``transcripts/<corpus>/points.js``, made once per corpus). They are scripts that set a global, not JSON
+fetched, so a page works from ``file://`` as well as on GitHub Pages and from ``evals serve``;
 ``static/compare.js`` draws them.
 """
 
@@ -37,7 +38,7 @@ from evals.store import RunSummary, StoredRun
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
 from evals.views.tables import caveats, ceiling, ranked
 
-__all__ = ["PairsPublisher", "board_order", "evidence_data", "flip_anchor", "pair_href", "pairs", "run_data"]
+__all__ = ["PairsPublisher", "board_order", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
 
 SNIPPET = 140  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
 ANSWER = 400  # characters of an answer quoted
@@ -54,9 +55,9 @@ def run_data(paths: Paths, run_id: str) -> str:
     return f"runs/{paths.run_slug[run_id]}.data.js"
 
 
-def evidence_data(digest: str) -> str:
-    """A corpus's evidence turns for the compare pages: made once per corpus."""
-    return f"{corpus_dir(digest)}/evidence.js"
+def points_data(digest: str) -> str:
+    """A corpus's test points and evidence turns for the compare pages: made once per corpus."""
+    return f"{corpus_dir(digest)}/points.js"
 
 
 def flip_anchor(conversation_id: str, turn: int) -> str:
@@ -112,12 +113,26 @@ class PairsPublisher(Publisher):
         return {run.run_id for pair in pairs(site) for run in pair}
 
     def publish_corpus(self, corpus: CorpusSource, site: Site, output: Output) -> None:
-        found: dict[str, dict[str, str]] = {}
+        """Every test point of the corpus: ``{conversation: {turn: [question, gold answer, category, [[evidence turn,
+        its name, its date, its start], …]]}}``."""
+        found: dict[str, dict[str, Any]] = {}
+        sessions = corpus.sessions()
         for cid, _, _, contents, points in corpus.conversations():
-            turns = sorted({t for p in points for t in p.get("evidence_turns") or () if 0 <= t < len(contents)})
-            if turns:
-                found[cid] = {str(t): _clip(contents[t]) for t in turns}
-        output.raw(evidence_data(corpus.digest), _script("evalsEvidence", corpus.digest[:16], found))
+            ids = TurnIds(*sessions.get(cid, (None, None)))
+            found[cid] = {
+                str(p["turn_index"]): [
+                    p["question"],
+                    p["expected_fact"],
+                    p.get("category"),
+                    [
+                        [t, ids.label(t), ids.date(t), _clip(contents[t])]
+                        for t in p.get("evidence_turns") or ()
+                        if 0 <= t < len(contents)
+                    ],
+                ]
+                for p in points
+            }
+        output.raw(points_data(corpus.digest), _script("evalsPoints", corpus.digest[:16], found))
 
     def publish_run(self, run: RunSource, site: Site, output: Output) -> None:
         output.raw(run_data(site.paths, run.summary.run_id), _script("evalsRuns", run.summary.run_id, _run_data(run, site)))
@@ -186,17 +201,12 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Point:
-    question: str
-    fact: str
     category: str | None
-    evidence: list[int]
 
 
 def _points(stored: StoredRun) -> dict[tuple[str, int], _Point]:
     return {
-        (result.conversation_id, point.turn_index): _Point(
-            point.question, point.expected_fact, point.category, list(point.evidence_turns)
-        )
+        (result.conversation_id, point.turn_index): _Point(point.category)
         for result in stored.run.conversations
         for point in result.test_points
     }
@@ -233,28 +243,15 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
     paths = site.paths
     comparison: Comparison = compare_runs(a, b)
     facts = _points(a)
-    ids = {cid: TurnIds(a.sessions.get(cid), a.dates.get(cid)) for cid in {c.conversation_id for c in a.run.conversations}}
     order = {c.conversation_id: n for n, c in enumerate(a.run.conversations)}
     flips = []
     by_category: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for letter, group in (("a", comparison.lost), ("b", comparison.gained)):
         for flip in sorted(group, key=lambda f: (order.get(f.conversation_id, 0), f.turn_index)):
             fact = facts[flip.conversation_id, flip.turn_index]
-            names = ids[flip.conversation_id]
             category = fact.category if fact.category is not None else "(none)"
             by_category[category][0 if letter == "a" else 1] += 1
-            flips.append(
-                PairFlip(
-                    flip=letter,
-                    anchor=flip_anchor(flip.conversation_id, flip.turn_index),
-                    conversation_id=flip.conversation_id,
-                    turn=flip.turn_index,
-                    question=flip.question,
-                    gold=fact.fact,
-                    category=fact.category,
-                    evidence=[(t, names.label(t), names.date(t)) for t in fact.evidence],
-                )
-            )
+            flips.append(PairFlip(flip=letter, anchor=flip_anchor(flip.conversation_id, flip.turn_index), question=flip.question))
     categories = [
         PairCategory(name, only_a, only_b, p_value_text(mcnemar_exact(only_a, only_b)))
         for name, (only_a, only_b) in sorted(by_category.items(), key=lambda item: _category_key(item[0]))
@@ -270,7 +267,7 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
         navigation=site.navigation,
         corpus_name=a.summary.corpus_name,
         corpus_key=a.summary.corpus_digest[:16],
-        evidence_href=evidence_data(a.summary.corpus_digest),
+        points_href=points_data(a.summary.corpus_digest),
         a=_pair_run(a.summary, paths, "A"),
         b=_pair_run(b.summary, paths, "B"),
         population=a.summary.headline.rule.population,

@@ -1,8 +1,9 @@
 /* The side-by-side view of compare/<A>-vs-<B>.html: each flipped question's evidence turns quoted, and
  * the first k records of both runs next to each other, each marked evidence or not, with answers and the
  * judge's verdicts where the runs have them. Drawn from the data files the page loads before this one
- * (window.evalsRuns: each run's records and verdicts; window.evalsEvidence: the corpus's evidence turns);
- * the page's text (headlines, the test, every flipped question) is complete without it. */
+ * (window.evalsRuns: each run's records and verdicts; window.evalsPoints: the corpus's test points, each
+ * with its gold answer and evidence turns); the page's headlines, test, categories and flipped questions
+ * are there without it. */
 (function () {
   "use strict";
 
@@ -84,24 +85,50 @@
     return box;
   }
 
+  // The id a compare page gives a test point (evals.site._pairs.flip_anchor).
+  function anchor(cid, turn) {
+    return "tp-" + cid.split(/\s+/).filter(Boolean).join("_") + "-" + turn;
+  }
+
   function draw() {
     var box = document.getElementById("pair");
     if (!box) return;
     var runs = window.evalsRuns || {};
-    var corpus = (window.evalsEvidence || {})[box.getAttribute("data-corpus")] || {};
+    var corpus = (window.evalsPoints || {})[box.getAttribute("data-corpus")] || {};
     var root = box.getAttribute("data-root") || "";
     var a = runs[box.getAttribute("data-a")], b = runs[box.getAttribute("data-b")];
     var atA = a ? indexed(a) : {}, atB = b ? indexed(b) : {};
+    var where = {};
+    Object.keys(corpus).forEach(function (cid) {
+      Object.keys(corpus[cid]).forEach(function (turn) { where[anchor(cid, turn)] = [cid, Number(turn)]; });
+    });
     Array.prototype.forEach.call(box.querySelectorAll("section.flip"), function (section) {
-      var cid = section.getAttribute("data-conversation");
-      var turn = Number(section.getAttribute("data-turn"));
+      var found = where[section.id];
+      if (!found) return;
+      var cid = found[0], turn = found[1];
+      var point = corpus[cid][String(turn)];
+      var head = el("p", "flip-head", cid + " · turn " + turn + (point[2] !== null && point[2] !== undefined ? " · " + point[2] : ""));
+      section.insertBefore(head, section.firstChild);
+      var facts = el("dl", "facts");
+      facts.appendChild(el("dt", null, "gold answer"));
+      facts.appendChild(el("dd", null, point[1]));
+      facts.appendChild(el("dt", null, "evidence"));
+      var dd = el("dd");
+      var list = el("ul", "flip-evidence");
       var evidence = [];
-      Array.prototype.forEach.call(section.querySelectorAll("ul.flip-evidence li[data-turn]"), function (item) {
-        var t = Number(item.getAttribute("data-turn"));
-        evidence.push(t);
-        var text = corpus[cid] && corpus[cid][String(t)];
-        if (text) item.appendChild(el("div", "txt", text));
+      point[3].forEach(function (row) {
+        evidence.push(row[0]);
+        var item = el("li");
+        item.setAttribute("data-turn", String(row[0]));
+        item.appendChild(el("b", null, row[1]));
+        if (row[2]) item.appendChild(el("small", null, " " + row[2]));
+        item.appendChild(el("div", "txt", row[3]));
+        list.appendChild(item);
       });
+      if (!point[3].length) list.appendChild(el("li", null, "none labelled"));
+      dd.appendChild(list);
+      facts.appendChild(dd);
+      section.appendChild(facts);
       var sides = el("div", "sides");
       sides.appendChild(side("A", a, atA, cid, turn, evidence, root));
       sides.appendChild(side("B", b, atB, cid, turn, evidence, root));
