@@ -3,7 +3,7 @@
 Generates a LoCoMo-shaped file at the real size (bench/gen_locomo.py: 10 conversations, 1,990
 questions), imports it, runs ten configurations on it, and builds the site twice: with every page kind,
 and without the compare pages' publisher. Prints both sizes, what the comparisons add (the pair pages,
-each run's data file and the corpus's evidence file) against the budget of 15 MB, the number of pairs
+each run's data file and the corpus's points file) against the budget of 15 MB, the number of pairs
 and flips, and the largest page.
 
     python bench/bench_site_pairs.py [--work DIR]
@@ -47,7 +47,7 @@ def _size(root: Path, keep=lambda rel: True) -> int:
 
 
 def _pairs_part(rel: str) -> bool:
-    return rel.startswith("compare/") or rel.endswith(".data.js") or rel.endswith("/evidence.js")
+    return rel.startswith("compare/") or rel.endswith(".data.js") or rel.endswith("/points.js")
 
 
 def main() -> None:
@@ -75,11 +75,11 @@ def main() -> None:
     site = work / "site"
     pair_pages = _size(site, lambda r: r.startswith("compare/"))
     data = _size(site, lambda r: r.endswith(".data.js"))
-    evidence = _size(site, lambda r: r.endswith("/evidence.js"))
+    evidence = _size(site, lambda r: r.endswith("/points.js"))
     print(
         f"the comparisons add {added / 1e6:.2f} MB (budget {BUDGET / 1e6:.0f} MB): "
         f"{len(pages)} pair pages {pair_pages / 1e6:.2f} MB, run data files {data / 1e6:.2f} MB, "
-        f"evidence {evidence / 1e6:.2f} MB; {flips} flipped questions in all"
+        f"corpus points {evidence / 1e6:.2f} MB; {flips} flipped questions in all"
     )
     print(f"largest page: {full.largest_page} ({full.largest_page_bytes / 1e6:.2f} MB)")
     print(f"build {full.seconds:.1f} s (without the comparisons: {without.seconds:.1f} s)")

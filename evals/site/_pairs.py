@@ -40,7 +40,7 @@ from evals.views.tables import caveats, ceiling, ranked
 
 __all__ = ["PairsPublisher", "board_order", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
 
-SNIPPET = 140  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
+SNIPPET = 200  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
 ANSWER = 400  # characters of an answer quoted
 VERDICT_CODES = {"hit": "h", "miss": "m", "unanswerable": "u", "unscored": "s"}
 
