@@ -77,3 +77,24 @@ def test_rows_that_differ_only_in_answers_say_so(answers_store: Path):  # noqa: 
     assert "differs only in answers or judging" in note and f"answers by {s.answer_model}" in note
     assert "retrieval only, no answers" in twin_note(bare, [s, bare])
     assert twin_note(s, [s]) == ""
+
+
+def _point_html(verdict: str | None, correct: bool | None) -> str:
+    """One test point's section as the drill-down renders it, with an answer the judge gave ``verdict``."""
+    from evals.site._pages import AnswerView, PointView
+    from evals.site._render import make_environment
+
+    answer = AnswerView(text="Paris", correct=correct, reason="no verdict found", keyword_hit=False, tokens=3, latency_s=0.1,
+                        f1=0.0, bleu1=0.0, verdict=verdict)  # fmt: skip
+    point = PointView(
+        number=1, anchor="tp-3", turn_index=3, question="Where?", expected_fact="Lyon", keywords=["lyon"], hit=False,
+        strict_hit=False, rank=None, context_tokens=0, record_count=0, records=[], records_hidden=0, records_hidden_tokens=0,
+        all_history=False, evidence=[], evidence_hidden=0, answer=answer, verdict="miss",
+    )  # fmt: skip
+    return str(make_environment().get_template("_partials.html").module.point(point, ""))
+
+
+def test_an_unparsed_verdict_shows_unparsed_not_not_judged():
+    """A verdict the judge's reply did not give is UNPARSED on the drill-down; an answer never judged stays "not judged"."""
+    assert "UNPARSED" in _point_html("unparsed", None) and "not judged" not in _point_html("unparsed", None)
+    assert "not judged" in _point_html(None, None) and "UNPARSED" not in _point_html(None, None)
