@@ -256,3 +256,13 @@ def test_a_store_with_one_benchmark_opens_on_its_leaderboard(built: dict):
     """index.html of a one-benchmark store is that benchmark's leaderboard."""
     front = parse(built["site"] / "index.html")
     assert front.find("table", "leaderboard") is not None
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_pair_page_never_pans(built: dict, served: str, browser, width: int):
+    """Drawn, with every record side by side, the comparison is no wider than a phone's or a desktop's window."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(served + str(_pair_page(built, "bm25", "recency").relative_to(built["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
