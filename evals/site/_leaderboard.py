@@ -330,7 +330,12 @@ def leaderboard(
                 ),
                 errata=errata_note(errata.errata[digest]) if errata and digest in errata.errata else "",
                 ks=sorted({r.k for r in rows if not r.ceiling}),
-                own_label=f"{own[1]}@k" if own else "",
+                own_label=_own_label(own) if own else "",
+                headline_note=(
+                    ("not the paper's fraction" if own[1] == "recall_frac" else f"not the paper's {_own_label(own)}")
+                    if own and (own[0], own[1]) != ("turn", "recall_any")
+                    else ""
+                ),
                 own_description=(
                     f"The benchmark's own retrieval figure: {own[1]}@k at {own[0]} level, at the run's k, as its paper "
                     "reports it (the greyed rows); a mean over the test points with evidence."
@@ -368,6 +373,12 @@ def _ranks_at_k(runs: list[RunSummary]) -> dict[str, int]:
         counted[s.k] += 1
         ranks[s.run_id] = counted[s.k]
     return ranks
+
+
+def _own_label(own: tuple[str, str]) -> str:
+    """The benchmark's own figure as a column heading: ``recall_frac@k``, ``recall_any@k (session)``."""
+    level, metric = own
+    return f"{metric}@k" + ("" if level == "turn" else f" ({level})")
 
 
 def _own_figure(runs: list[RunSummary], references: list[Reference]) -> tuple[str, str] | None:

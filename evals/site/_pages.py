@@ -245,6 +245,7 @@ class CorpusBoard:
     errata: str = ""  # the errata file correcting this corpus (source, digest): its rows get a column with errata
     ks: list[int] = field(default_factory=list)  # the memories' k, each a group ranked on its own
     own_label: str = ""  # the benchmark's own retrieval figure ("recall_frac@k"); "" when it publishes none
+    headline_note: str = ""  # what the headline is not, beside it ("not the paper's fraction"); "" when nothing to say
     own_description: str = ""
     references: list[ReferenceRow] = field(default_factory=list)  # the paper's figures beside the runs, never ranked
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (A vs B, its compare page) for every two rows
