@@ -119,21 +119,19 @@
   }
 
   // Two rows ticked on a leaderboard: a link to their comparison, compare/<A>-vs-<B>.html, A the row
-  // ranked above (the pages exist in that order only). A third tick unticks the oldest.
-  function makePickable(section) {
-    var boxes = Array.prototype.slice.call(section.querySelectorAll("input.pick"));
-    if (boxes.length < 2) return;
-    var bar = document.querySelector(".pick-bar");
-    var link = bar && bar.querySelector("a.pick-go");
+  // ranked above (the pages exist in that order only). Both come from one corpus's board: a tick on
+  // another board, or a third tick, unticks the oldest.
+  function makePickable() {
+    var boxes = Array.prototype.slice.call(document.querySelectorAll("input.pick"));
+    var link = document.querySelector(".pick-bar a.pick-go");
     var ticked = [];
     boxes.forEach(function (box) {
       box.addEventListener("change", function () {
-        ticked = ticked.filter(function (b) { return b !== box && b.checked; });
+        var board = box.closest("section.corpus");
+        ticked = ticked.filter(function (b) { return b !== box && b.checked && b.closest("section.corpus") === board; });
         if (box.checked) ticked.push(box);
-        while (ticked.length > 2) ticked.shift().checked = false;
-        document.querySelectorAll("input.pick").forEach(function (other) {
-          if (ticked.indexOf(other) < 0) other.checked = false;
-        });
+        while (ticked.length > 2) ticked.shift();
+        boxes.forEach(function (other) { other.checked = ticked.indexOf(other) >= 0; });
         if (!link) return;
         if (ticked.length === 2) {
           var pair = ticked.slice().sort(function (p, q) { return Number(p.getAttribute("data-order")) - Number(q.getAttribute("data-order")); });
@@ -153,7 +151,7 @@
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     Array.prototype.forEach.call(document.querySelectorAll("table.filterable"), makeFilterable);
     Array.prototype.forEach.call(document.querySelectorAll("abbr[title]"), makeTappable);
-    Array.prototype.forEach.call(document.querySelectorAll("section.corpus"), makePickable);
+    makePickable();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
