@@ -12,8 +12,9 @@ from helpers.browser import chromium, serving
 from helpers.cli import forbid_work
 from helpers.corpora import longmemeval_file
 from helpers.llm_server import LLMServer
+from helpers.pairs import build_pair_site
 from helpers.protocol_sources import write_sources
-from helpers.stores import site_of
+from helpers.stores import make_answers_store, site_of
 
 
 @pytest.fixture
@@ -113,3 +114,28 @@ def locomo_corpus(tmp_path: Path) -> Path:
 def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     """:func:`helpers.cli.forbid_work` for the whole test (after the fixtures it follows)."""
     forbid_work(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store whose recency and full_history runs were answered and judged by the local chat server, beside a
+    retrieval-only mneme run (helpers.stores.make_answers_store)."""
+    return make_answers_store(tmp_path_factory.mktemp("answers") / "results.duckdb")
+
+
+@pytest.fixture(scope="module")
+def answers_site(answers_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of ``answers_store``."""
+    return site_of(answers_store, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def pair_site(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A LoCoMo-shaped store of two memories and the ceilings, and its site (helpers.pairs.build_pair_site)."""
+    return build_pair_site(tmp_path_factory.mktemp("pairs"))
+
+
+@pytest.fixture(scope="module")
+def pair_served(pair_site: dict, serve) -> str:
+    """The base URL of ``pair_site``'s site, served over HTTP."""
+    return serve(pair_site["site"])

@@ -1357,7 +1357,7 @@ def test_an_edited_plugin_module_is_computed_again(tmp_path, plugin, clean_repo)
     sys.modules.pop(name)  # as a new process would import it
     again = evals(*run)
     assert again.exit_code == 0 and not again.output.startswith("cached: "), again.output
-    assert "recall@5 1.000" in again.output
+    assert "keyword hit@5 1.000" in again.output
 
 
 def test_an_edited_entry_point_plugin_is_computed_again(tmp_path, monkeypatch, clean_repo):

@@ -282,7 +282,7 @@ def test_item27_an_edited_helper_module_is_computed_again(tmp_path, plugins, cle
     forget(plugins.folder)  # as a new process would import them
     again = evals(*run)
     assert again.exit_code == 0 and not again.output.startswith("cached: "), again.output
-    assert "recall@5 1.000" in again.output
+    assert "keyword hit@5 1.000" in again.output
 
 
 def test_item27_an_edited_package_data_file_is_computed_again(tmp_path, plugins, clean_repo):
@@ -306,7 +306,7 @@ def test_item27_an_edited_package_data_file_is_computed_again(tmp_path, plugins,
     forget(plugins.folder)
     again = evals(*run)
     assert again.exit_code == 0 and not again.output.startswith("cached: "), again.output
-    assert "recall@5 1.000" in again.output
+    assert "keyword hit@5 1.000" in again.output
 
 
 def test_item27_installed_libraries_are_named_by_version(tmp_path):

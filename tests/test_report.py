@@ -25,7 +25,7 @@ def test_run_line_rounds_like_the_leaderboard():
     """recall to 3 decimals with its 95% interval and hits/total, tokens per test point to 1 decimal."""
     low, _ = wilson_interval(3, 3)
     assert run_line(document(EVIDENCE, "mneme"), "abc123", "results/results.duckdb") == (
-        f"run abc123: mneme recall@5 1.000 [{low:.3f}, 1.000] (3/3) tokens/tp 22.7 -> results/results.duckdb"
+        f"run abc123: mneme keyword hit@5 1.000 [{low:.3f}, 1.000] (3/3) tokens/tp 22.7 -> results/results.duckdb"
     )
 
 
@@ -37,7 +37,7 @@ def test_run_line_marks_estimated_tokens(corpus_small):
 def test_run_line_without_test_points_says_null(tmp_path):
     """A corpus without test points gives null recall and tokens, never 0."""
     shutil.copy(FIXTURES / "golden" / "03_chat.json", tmp_path)
-    assert run_line(document(tmp_path), "abc123") == "run abc123: full_history recall@5 null (0/0) tokens/tp null"
+    assert run_line(document(tmp_path), "abc123") == "run abc123: full_history keyword hit@5 null (0/0) tokens/tp null"
 
 
 def test_legacy_summary_line_keeps_full_precision():

@@ -14,7 +14,6 @@ import gzip
 import io
 import json
 import shutil
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -22,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.browser import problems_on
 from helpers.html import follow, parse
-from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, at, make_store, provenance, site_of
+from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, board, make_store, provenance, summaries
 
 from evals.judge.metrics import METRICS
 from evals.model import formatting
@@ -45,11 +44,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_store(tmp_path_factory.mktemp("store") / "results.duckdb")
 
 
-def summaries(store_path: Path):
-    with Store.open(store_path, read_only=True) as opened:
-        return opened.runs()
-
-
 def run_of(store_path: Path, strategy: str, commit: str = NEW):
     return next(s for s in summaries(store_path) if s.strategy == strategy and s.commit == commit)
 
@@ -69,12 +63,6 @@ def point_links(store_path: Path, run_id: str, chosen) -> list[str]:
 
 def drilldown(site: Path, run_id: str, conversation_id: str) -> Path:
     return site / "runs" / run_id / f"{conversation_id}.html"
-
-
-def board(site: Path) -> Path:
-    """The leaderboard of a site whose store holds one benchmark (index.html is the front page listing them)."""
-    (page,) = site.glob("leaderboard-*.html")
-    return page
 
 
 def run_json(site: Path, run_id: str) -> dict:
@@ -102,7 +90,7 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
     cells = dict(zip(headings, [td.text().strip() for td in row.find_all("td")], strict=True))
     recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")
     assert cells["strategy"].startswith("mneme hash embedder: no semantics")  # its caveat beside the name (issue 24)
-    assert cells["recall@k"] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
+    assert cells["keyword hit@k"] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
     assert cells["strict recall"] == f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]"
     assert cells["MRR"] == f"{mneme.metric('mrr').value:.3f}"
     assert cells["tokens / test point"] == f"{mneme.tokens_per_test_point:,.1f}"
@@ -455,30 +443,6 @@ def test_build_site_command_reports_a_missing_store(tmp_path: Path):
 # -- end-to-end answers --------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def answers_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with recency and full_history runs answered and judged by the local chat server
-    (tests/helpers/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
-    from helpers.llm_server import LLMServer
-
-    path = tmp_path_factory.mktemp("answers") / "results.duckdb"
-    start = datetime(2025, 2, 1, 12, 0, tzinfo=UTC)
-    with LLMServer() as server, Store.open(path) as opened:
-        for n, runner in enumerate(("recency", "full_history")):
-            config = RunConfig(strategy=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
-            evaluation = evaluate(config, api_key="sk-site-test")
-            opened.append(at(evaluation, start + timedelta(minutes=n)), provenance(NEW))
-        opened.append(
-            at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW)
-        )
-    return path
-
-
-@pytest.fixture(scope="module")
-def answers_site(answers_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return site_of(answers_store, tmp_path_factory)
-
-
 def test_index_shows_answer_accuracy_with_interval(answers_site: Path, answers_store: Path):
     """A run with answers shows its answer accuracy and 95% interval; one without shows dashes there."""
     page = parse(board(answers_site))
@@ -617,7 +581,7 @@ def test_browser_sorts_and_reaches_a_miss(serve, site: Path, browser, store: Pat
 
     first_column = "table.sortable tbody tr td:first-child"
     before = page.locator(first_column).all_inner_texts()
-    page.locator("table.sortable thead th", has_text="recall@k").locator("button").click()
+    page.locator("table.sortable thead th", has_text="keyword hit@k").locator("button").click()
     after = page.locator(first_column).all_inner_texts()
     assert sorted(before) == sorted(after) and before != after
     assert page.locator("table.sortable thead th[aria-sort]").count() == 1

@@ -117,7 +117,8 @@ def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path
 @pytest.mark.browser
 def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path):
     """Tab to a heading and press Enter: the column sorts, and again for the other direction."""
-    page = _open(browser, served + BOARD, tmp_path / "leaderboard.png")
+    # MRR is not a default column: "Show every column" (#all-columns in the address) shows it.
+    page = _open(browser, served + BOARD + "#all-columns", tmp_path / "leaderboard.png")
     heading = page.locator("table.leaderboard thead th", has_text="MRR")
     heading.locator("button").focus()
     page.keyboard.press("Enter")

@@ -177,7 +177,7 @@ def test_drop_when_recall_falls_below_previous_interval():
 
 def test_drop_when_hits_fall_on_the_same_test_points():
     """Fewer hits of the same number of test points is a drop even inside the interval."""
-    assert drop_reason(_summary(9, 10, 0.6, 0.98), _summary(8, 10)) == "recall@k hits fell from 9 to 8 of 10"
+    assert drop_reason(_summary(9, 10, 0.6, 0.98), _summary(8, 10)) == "keyword hit@k hits fell from 9 to 8 of 10"
 
 
 def test_drop_is_judged_by_the_headline_not_keyword_hits():

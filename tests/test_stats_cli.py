@@ -42,9 +42,9 @@ def test_compare_shows_each_recall_with_its_interval(evals, corpus_small):
     none = run_id_of(evals("run", "--runner", "no_memory", "--corpus", str(corpus_small)).output)
     lines = evals("compare", full, none).output.splitlines()
     low, high = wilson_interval(4, 4)
-    assert f"recall@k 4/4 = 1.000 [{low:.3f}, {high:.3f}]" in lines[0]
+    assert f"keyword hit@k 4/4 = 1.000 [{low:.3f}, {high:.3f}]" in lines[0]
     assert "strict 1.000" in lines[0] and "MRR 0.833" in lines[0]
-    assert "recall@k 0/4 = 0.000" in lines[1] and "MRR 0.000" in lines[1]
+    assert "keyword hit@k 0/4 = 0.000" in lines[1] and "MRR 0.000" in lines[1]
 
 
 def test_leaderboard_markdown_is_one_table_per_corpus_with_intervals(evals, corpus_small):
@@ -53,7 +53,7 @@ def test_leaderboard_markdown_is_one_table_per_corpus_with_intervals(evals, corp
         evals("run", "--runner", runner, "--corpus", str(corpus_small))
     text = evals("leaderboard", "--format", "markdown").output
     rows = markdown_rows(text)
-    assert rows[0][:4] == ["strategy", "model", "k", "recall@k [95% CI]"]
+    assert rows[0][:4] == ["strategy", "model", "k", "keyword hit@k [95% CI]"]
     assert set(rows[1][0]) <= set("-:")
     assert [r[0] for r in rows[2:]] == ["full_history (ceiling)", "recency", "no_memory"]
     low, high = wilson_interval(4, 4)

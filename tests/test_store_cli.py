@@ -42,22 +42,24 @@ def store_bytes(path: Path) -> bytes:
 
 def test_run_line_leads_with_the_leaderboards_headline_on_a_corpus_with_evidence(evals, store_path):
     """On a corpus with evidence turns, `evals run` prints turn-level recall_any@k first, the number the
-    leaderboard ranks by, then keyword recall@k (which the original harness printed)."""
+    leaderboard ranks by, then keyword hit@k (the original harness printed it as recall@k)."""
     corpus = Path(__file__).parent / "fixtures" / "evidence_corpus"
     line = evals("run", "--runner", "recency", "--corpus", str(corpus), "--k", "1").output.strip()
     board = json.loads(evals("leaderboard", "--format", "json").output)[0]["metrics"]["turn.recall_any@k"]
     hits = round(board["value"] * board["n"])
     low, high = wilson_interval(hits, board["n"])
-    assert f": recency recall_any@1 {board['value']:.3f} [{low:.3f}, {high:.3f}] ({hits}/{board['n']}) recall@1 " in line
+    assert f": recency recall_any@1 {board['value']:.3f} [{low:.3f}, {high:.3f}] ({hits}/{board['n']}) keyword hit@1 " in line
 
 
 def test_run_appends_and_prints_the_run_id(evals, store_path, corpus_small):
-    """evals run appends a run and prints `run <id>: <strategy> recall@k <r> [<CI>] (<hits>/<total>) tokens/tp <n> -> <store>`."""
+    """evals run appends one run and prints its line: `run <id>: <strategy> keyword hit@k <recall> [<95% CI>]
+    (<hits>/<total>) tokens/tp <n> -> <store>`."""
     result = evals("run", "--runner", "full_history", "--corpus", str(corpus_small))
     assert result.exit_code == 0
     run_id = run_id_of(result.output)
     low, _ = wilson_interval(4, 4)
-    assert result.output == f"run {run_id}: full_history recall@5 1.000 [{low:.3f}, 1.000] (4/4) tokens/tp 55.5 -> {store_path}\n"
+    line = f"run {run_id}: full_history keyword hit@5 1.000 [{low:.3f}, 1.000] (4/4) tokens/tp 55.5 -> {store_path}\n"
+    assert result.output == line
     with Store.open(store_path, read_only=True) as store:
         assert [s.run_id for s in store.runs()] == [run_id]
 
@@ -67,7 +69,7 @@ def test_same_inputs_on_a_clean_commit_are_cached(evals, store_path, corpus_smal
     args = ("run", "--runner", "mneme", "--corpus", str(corpus_small), "--repo", str(clean_repo))
     first = run_id_of(evals(*args).output)
     again = evals(*args)
-    assert again.output.startswith(f"cached: run {first}: mneme recall@5 0.500 [")
+    assert again.output.startswith(f"cached: run {first}: mneme keyword hit@5 0.500 [")
     with Store.open(store_path, read_only=True) as store:
         assert store.run_count() == 1
 

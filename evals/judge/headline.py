@@ -82,7 +82,7 @@ class Rule:
 KEYWORD = Rule(
     name="keyword",
     metric="recall",
-    label="recall@k",
+    label="keyword hit@k",
     population="answerable test points",
     corpora="a corpus whose test points name no evidence turns (the starter corpus of the original harness)",
     follows="the original Mneme harness (a retrieved record holds an expected keyword, or the expected fact)",

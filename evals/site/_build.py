@@ -341,7 +341,7 @@ def _part(rel: str, by_slug: dict[str, RunSummary]) -> str:
     """What a site file belongs to, for the size report."""
     parts = rel.split("/")
     if parts[0] == "runs" and len(parts) > 1:
-        slug = parts[1].removesuffix(".json.gz").removesuffix(".html")
+        slug = parts[1].removesuffix(".json.gz").removesuffix(".data.js").removesuffix(".html")
         summary = by_slug.get(slug)
         return f"run {slug} ({summary.strategy})" if summary else f"runs/{slug}"
     if parts[0] == "transcripts" and len(parts) > 1:

@@ -10,6 +10,7 @@ from evals.analysis.compare import compare_runs
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import ComparePage, CompareSection, FlipRow, RunRef
+from evals.site._pairs import pair_href
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
@@ -99,6 +100,7 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
                 shared=comparison.shared,
                 p_value=comparison.mcnemar_p,
                 p_text=p_value_text(comparison.mcnemar_p),
+                pair_href=pair_href(paths, older.run_id, newer.run_id),
             )
         )
     return ComparePage(

@@ -22,13 +22,13 @@ from evals.judge.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
 from evals.site._text import Segment, clip, speaker_labels
+from evals.site._turn_ids import TurnIds
 from evals.views.site_paths import test_point_anchor
 
 __all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "fragment_key", "point_view"]
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point
-LABELLED_CAP = 3  # labelled evidence turns quoted per missed test point (all are named in its facts)
 LONG_RECORD = 600  # characters beyond which a record's text is folded
 # Ranks past k listed per test point: only those that are evidence (or hold a keyword), at most this
 # many; the rest are summarised in one line, since a LoCoMo page repeated 45 of them per question.
@@ -39,7 +39,8 @@ SUMMARY_HEAD, SUMMARY_TAIL = 300, 200  # characters quoted of a record that is n
 class ConversationText:
     """One conversation's turns, with what every test point needs computed once."""
 
-    def __init__(self, transcript: list[tuple[str, str]]) -> None:
+    def __init__(self, transcript: list[tuple[str, str]], ids: TurnIds | None = None) -> None:
+        self.ids = ids or TurnIds(None)  # each turn's name in its benchmark (LoCoMo's D1:3) and session date
         self.roles = [role for role, _ in transcript]
         self.contents = [content for _, content in transcript]
         self.speakers = speaker_labels(self.roles, self.contents)  # the names shown (LoCoMo's speakers)
@@ -165,7 +166,9 @@ def point_view(
     # Under an evidence rule the records already show the evidence they hold: only what they missed is quoted.
     shown_at = {turn for turn, rank in rank_of_turn.items() if rank <= k} if by_evidence else set()
     unshown = [t for t in evidence_turns if t not in shown_at]
-    listed = unshown[: LABELLED_CAP if by_evidence else EVIDENCE_CAP]
+    # Every labelled evidence turn the records missed is quoted (a LoCoMo question has at most a few); turns that
+    # merely hold a keyword are capped.
+    listed = unshown if by_evidence else unshown[:EVIDENCE_CAP]
 
     views = []
     more = []
@@ -178,7 +181,8 @@ def point_view(
                 start = record[: SNIPPET + 1]
                 more.append(
                     RecordView(rank, count, [Segment(start, False)], matched, ref, ti - ref if ref is not None else None, False,
-                               href=link(ref) if ref is not None else "", evidence=ref is not None and ref in evidence_set)
+                               href=link(ref) if ref is not None else "", evidence=ref is not None and ref in evidence_set,
+                               label=_name(text, ref), date=_date(text, ref))
                 )  # fmt: skip
                 continue
             # A record that is not a turn (a summary of the whole history) is quoted short: the page
@@ -198,6 +202,8 @@ def point_view(
                     length=shown.length,
                     href=link(ref) if ref is not None else "",
                     evidence=ref is not None and ref in evidence_set,
+                    label=_name(text, ref),
+                    date=_date(text, ref),
                 )
             )
         # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.
@@ -207,7 +213,8 @@ def point_view(
             matched = matched_keywords(needles, text.contents[turn]) if turn is not None and turn < len(text.contents) else []
             more.append(
                 RecordView(rank, None, [], matched, turn, ti - turn if turn is not None else None, False,
-                           href=link(turn) if turn is not None else "", evidence=turn in evidence_set)
+                           href=link(turn) if turn is not None else "", evidence=turn in evidence_set,
+                           label=_name(text, turn), date=_date(text, turn))
             )  # fmt: skip
     # Where the ranking a run kept past its records put each turn (ranked_turns): an evidence turn
     # found there was ranked, just not within k, which is not the same as never ranked.
@@ -238,6 +245,8 @@ def point_view(
                 omitted=shown.omitted,
                 length=shown.length,
                 href=link(turn),
+                label=_name(text, turn),
+                date=_date(text, turn),
             )
         )
     view = PointView(
@@ -274,6 +283,7 @@ def point_view(
             keyword_hit=answer.keyword_hit,
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
+            verdict=answer.verdict,
             **answer_scores(point, answer, protocol),
         ),
         k=k,
@@ -285,12 +295,27 @@ def point_view(
         by_evidence=by_evidence,
         records_more_hidden=more_hidden,
         suspect=suspect,
+        evidence_names={t: _name(text, t) for t in point.evidence_turns},
+        evidence_dates={t: _date(text, t) for t in point.evidence_turns},
+        kept=max(len(records), len(point.ranked_turns or ())),
     )
     key = fragment_key(view, approx)
     cached = cache.points.get(key)
     if cached is not None:
         return cached, listed, rank_of_turn
     return cache.point(key, view, approx), listed, rank_of_turn
+
+
+def _name(text: ConversationText, turn: int | None) -> str:
+    """The benchmark's name of ``turn`` where it differs from the harness's ("" for none, or "turn N")."""
+    if turn is None:
+        return ""
+    name = text.ids.label(turn)
+    return "" if name == f"turn {turn}" else name
+
+
+def _date(text: ConversationText, turn: int | None) -> str:
+    return "" if turn is None else text.ids.date(turn)
 
 
 def conversation_views(

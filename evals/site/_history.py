@@ -122,6 +122,7 @@ def _history_pages(site: Site, output: Output) -> None:
                 store_href=site.store_href,
                 navigation=site.navigation,
                 config=info,
+                headline_label=runs[-1].headline.rule.label,
                 recall_chart=series_chart(
                     series, title=f"{runs[-1].headline.rule.label.replace('@k', f'@{info.k}')} across runs", y_label=runs[-1].headline.rule.label, recall=True
                 ),

@@ -4,6 +4,7 @@ board and cost chart per corpus, and their rows as downloads, leaderboard.json a
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from collections import defaultdict
@@ -45,15 +46,18 @@ from evals.site._pages import (
     LeaderView,
     MetricCell,
     MetricColumn,
+    ReferenceRow,
 )
+from evals.site._pairs import board_order, pair_href
 from evals.site._publisher import Publisher, Site
+from evals.site._qa import qa_caveats, qa_note, twin_note
 from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling, ranked
+from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -93,30 +97,62 @@ class LeaderboardPublisher(Publisher):
                     configs=[row for digest, row in configs if digest in digests],
                 ),
             )
+            memories = [
+                _leader_view(board, row, latest)
+                for board in own
+                for row in board.rows
+                if not row.ceiling and row.recall is not None
+            ]
             rows.append(
                 FrontRow(
                     benchmark=info,
                     leaders=[leader for board in own if (leader := _leader(board, latest)) is not None],
                     latest=max(s.date for s in site.summaries if s.corpus_digest in digests),
+                    ranked=memories[:FRONT_RANKED],
+                    more=max(0, len(memories) - FRONT_RANKED),
                 )
             )
-        output.page(
+        if len(infos) == 1:  # one benchmark: the front page is its leaderboard, with its row of the benchmarks table
+            key, info = next(iter(infos.items()))
+            digests = {s.corpus_digest for s in site.summaries if paths.benchmark(s.corpus_digest) == key}
+            output.page(
+                site.env,
+                "index.html",
+                IndexPage(
+                    title=f"Leaderboard: {info.title}",
+                    root="",
+                    nav=self.name,
+                    store_note=site.note,
+                    store_href=site.store_href,
+                    navigation=site.navigation,
+                    benchmark=info,
+                    boards=[b for b in boards if b.corpus_digest in digests],
+                    run_count=info.runs,
+                    configs=[row for digest, row in configs if digest in digests],
+                    front=rows,
+                ),
+            )
+        else:
+            output.page(
             site.env,
-            "index.html",
-            FrontPage(
-                title="Leaderboards",
-                root="",
-                nav=self.name,
-                store_note=site.note,
-                store_href=site.store_href,
-                navigation=site.navigation,
-                rows=rows,
-                run_count=len(site.summaries),
-            ),
-        )
+                "index.html",
+                FrontPage(
+                    title="Leaderboards",
+                    root="",
+                    nav=self.name,
+                    store_note=site.note,
+                    store_href=site.store_href,
+                    navigation=site.navigation,
+                    rows=rows,
+                    run_count=len(site.summaries),
+                ),
+            )
         records = leaderboard_records(boards, latest, paths)
         output.json("leaderboard.json", records)
         output.text("leaderboard.csv", leaderboard_csv(records))
+
+
+FRONT_RANKED = 10  # memories a benchmark lists on the front page of a store with several
 
 
 def _leader(board: CorpusBoard, latest: dict[str, RunSummary]) -> LeaderView | None:
@@ -124,6 +160,10 @@ def _leader(board: CorpusBoard, latest: dict[str, RunSummary]) -> LeaderView | N
     row = next((r for r in board.rows if not r.ceiling and r.recall is not None), None)
     if row is None:
         return None
+    return _leader_view(board, row, latest)
+
+
+def _leader_view(board: CorpusBoard, row: BoardRow, latest: dict[str, RunSummary]) -> LeaderView:
     s = latest[row.run_id]
     return LeaderView(
         corpus_name=board.corpus_name,
@@ -138,6 +178,7 @@ def _leader(board: CorpusBoard, latest: dict[str, RunSummary]) -> LeaderView | N
         k=row.k,
         run_href=row.run_href,
         caveats=row.caveats,
+        rank=row.rank,
     )
 
 
@@ -182,7 +223,9 @@ def leaderboard(
     order = sorted(by_corpus, key=lambda d: (-max(s.timestamp for s in by_corpus[d]).timestamp(), d))
     boards = []
     for digest in order:
-        runs = ranked(by_corpus[digest])
+        runs = board_order(by_corpus[digest])
+        ranks = _ranks_at_k(runs)
+        own = _own_figure(runs, references.get(digest, []))
         reference = reference_run(runs)
         if reference is None:
             note = f"No {REFERENCE_STRATEGY} run on this corpus, so no relative cost."
@@ -192,8 +235,11 @@ def leaderboard(
                 f"run {reference.run_id}); shown only where both runs count tokens the same way."
             )
         shown = board_metrics(runs)
+        columns = [
+            dataclasses.replace(metric_column(m), extra=n > 0 and m.name not in DEFAULT_METRICS) for n, m in enumerate(shown)
+        ]
         rows = []
-        for s in runs:
+        for order_, s in enumerate(runs):
             head = s.headline
             rows.append(
                 BoardRow(
@@ -221,8 +267,14 @@ def leaderboard(
                     date=s.date,
                     answer_model=s.answer_model,
                     ceiling=ceiling(s),
-                    caveats=caveats(s),
+                    caveats=caveats(s) + qa_caveats(s),
+                    qa=qa_note(s),
+                    twin=twin_note(s, runs),
                     with_errata=errata_view(errata.of(s.run_id)) if errata else None,
+                    rank=ranks.get(s.run_id),
+                    pick=paths.run_slug[s.run_id],
+                    order=order_,
+                    own=metric_cell_of(s.metric(f"{own[0]}.{own[1]}@{s.k}"), s) if own else None,
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -263,7 +315,7 @@ def leaderboard(
                 corpus_name=runs[0].corpus_name,
                 corpus_digest=digest,
                 corpus_digest_short=digest[:10],
-                columns=[metric_column(m) for m in shown],
+                columns=columns,
                 rows=rows,
                 chart=chart,
                 unplotted=[f"{r.strategy} ({r.config_key})" for r in rows if r not in plotted],
@@ -278,9 +330,65 @@ def leaderboard(
                     f"Retrieve latency against memory size on {runs[0].corpus_name}",
                 ),
                 errata=errata_note(errata.errata[digest]) if errata and digest in errata.errata else "",
+                ks=sorted({r.k for r in rows if not r.ceiling}),
+                own_label=_own_label(own) if own else "",
+                headline_note=(
+                    ("not the paper's fraction" if own[1] == "recall_frac" else f"not the paper's {_own_label(own)}")
+                    if own and (own[0], own[1]) != ("turn", "recall_any")
+                    else ""
+                ),
+                own_description=(
+                    f"The benchmark's own retrieval figure: {own[1]}@k at {own[0]} level, at the run's k, as its paper "
+                    "reports it (the greyed rows); a mean over the test points with evidence."
+                    if own
+                    else ""
+                ),
+                references=[
+                    ReferenceRow(r.label, r.note or r.citation, r.k, r.value)
+                    for r in references.get(digest, [])
+                    if own and (r.level, r.metric) == own
+                ],
+                pairs=[
+                    (f"{_chart_label(a, rows)} vs {_chart_label(b, rows)}", pair_href(paths, a.run_id, b.run_id))
+                    for i, a in enumerate(rows)
+                    for b in rows[i + 1 :]
+                ],
             )
         )
     return boards
+
+
+# The leaderboard's default columns besides the identity (strategy, k, model, commit, date): the headline,
+# the benchmark's own figure, tokens per test point and, on a board with answers, answer accuracy. The rest
+# are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
+DEFAULT_METRICS = ("tokens_per_test_point", "answer_accuracy")
+
+
+def _ranks_at_k(runs: list[RunSummary]) -> dict[str, int]:
+    """Each memory's rank among the memories at its k (runs in board order); ceilings and runs without a figure have none."""
+    ranks: dict[str, int] = {}
+    counted: dict[int, int] = defaultdict(int)
+    for s in runs:
+        if ceiling(s) or s.headline.recall is None:
+            continue
+        counted[s.k] += 1
+        ranks[s.run_id] = counted[s.k]
+    return ranks
+
+
+def _own_label(own: tuple[str, str]) -> str:
+    """The benchmark's own figure as a column heading: ``recall_frac@k``, ``recall_any@k (session)``."""
+    level, metric = own
+    return f"{metric}@k" + ("" if level == "turn" else f" ({level})")
+
+
+def _own_figure(runs: list[RunSummary], references: list[Reference]) -> tuple[str, str] | None:
+    """The (level, metric) of the retrieval figure the benchmark's paper publishes (its first reference) that
+    the runs have at their own k, e.g. LoCoMo's ("turn", "recall_frac"); None when it publishes none."""
+    for reference in references:
+        if any(s.metric(f"{reference.level}.{reference.metric}@{s.k}") is not None for s in runs):
+            return reference.level, reference.metric
+    return None
 
 
 def _hashed(row: BoardRow) -> bool:
@@ -298,6 +406,13 @@ def _chart_label(row: BoardRow, rows: list[BoardRow]) -> str:
     if len({r.model for r in same}) == len(same):
         return f"{row.strategy} ({row.model})"
     return row.config_key
+
+
+def metric_cell_of(value: Any, summary: RunSummary) -> MetricCell:
+    """A value of a metric that is not a column (a cutoff metric at the run's own k) as a cell."""
+    if value is None:
+        return MetricCell(present=False, value=None)
+    return MetricCell(present=True, value=value.value, low=value.low, high=value.high, n=value.n)
 
 
 def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
@@ -335,6 +450,7 @@ def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary]
                 "config_key": s.config_key,
                 "model": s.model,
                 "k": s.k,
+                "rank": row.rank,  # among the memories of this benchmark's corpus at the same k; null for a ceiling
                 "hits": s.headline.hits,
                 "total": s.headline.total,
                 **{f"headline_{key}": value for key, value in s.headline.as_dict().items()},

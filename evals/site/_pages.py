@@ -54,6 +54,11 @@ __all__ = [
     "PassageBlock",
     "PassagePage",
     "PassageUse",
+    "ReferenceRow",
+    "PairCategory",
+    "PairFlip",
+    "PairPage",
+    "PairRun",
     "PointView",
     "RecordView",
     "RunHeader",
@@ -146,6 +151,7 @@ class MetricColumn:
     kind: str  # proportion, mean, tokens, count or seconds
     higher_is_better: bool
     integral: bool = False  # a largest count (records or tokens held): a whole number, shown without decimals
+    extra: bool = False  # on the leaderboard, behind the "every column" toggle (not in the default set)
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,12 @@ class BoardRow:
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
     caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
     with_errata: ErrataView | None = None  # the headline with errata (evals.analysis.errata), beside the published one
+    rank: int | None = None  # among the memories on this corpus at the same k (None: a ceiling, or no figure)
+    qa: str = ""  # a row with answers: its protocol, judge model and endpoint host (evals.site._qa.qa_note)
+    twin: str = ""  # how it differs from rows of the same memory and k (answers, judging), in words
+    pick: str = ""  # the run's slug, which names its compare pages (compare/<A>-vs-<B>.html)
+    order: int = 0  # its place on the board (memories by k and rank, then ceilings): A of a pair is the one above
+    own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
 
 
 @dataclass(frozen=True)
@@ -231,6 +243,22 @@ class CorpusBoard:
     retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
     latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
     errata: str = ""  # the errata file correcting this corpus (source, digest): its rows get a column with errata
+    ks: list[int] = field(default_factory=list)  # the memories' k, each a group ranked on its own
+    own_label: str = ""  # the benchmark's own retrieval figure ("recall_frac@k"); "" when it publishes none
+    headline_note: str = ""  # what the headline is not, beside it ("not the paper's fraction"); "" when nothing to say
+    own_description: str = ""
+    references: list[ReferenceRow] = field(default_factory=list)  # the paper's figures beside the runs, never ranked
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (A vs B, its compare page) for every two rows
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """A published figure of the benchmark's own metric at one k, shown in the main table for comparison."""
+
+    label: str
+    note: str
+    k: int
+    value: float
 
 
 @dataclass(frozen=True)
@@ -274,6 +302,7 @@ class LeaderView:
     k: int
     run_href: str
     caveats: list[Caveat] = field(default_factory=list)
+    rank: int | None = None  # among the memories at its k
 
 
 @dataclass(frozen=True)
@@ -281,6 +310,8 @@ class FrontRow:
     benchmark: BenchmarkInfo
     leaders: list[LeaderView]  # one per corpus with a memory run that has a figure
     latest: str  # the date of its newest run
+    ranked: list[LeaderView] = field(default_factory=list)  # its memories by k and rank, up to ten (the front page)
+    more: int = 0  # memories not in ``ranked``
 
 
 @dataclass(frozen=True)
@@ -315,6 +346,8 @@ class IndexPage(Page):
     boards: list[CorpusBoard]
     run_count: int  # runs on this benchmark
     configs: list[ConfigRow] = field(default_factory=list)
+    # On the front page of a store holding this benchmark alone (index.html): its row of the benchmarks table.
+    front: list[FrontRow] = field(default_factory=list)
 
 
 # -- run page ----------------------------------------------------------------------------------
@@ -503,6 +536,8 @@ class RecordView:
     length: int = 0  # characters of the whole text
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down ("" when not a turn)
     evidence: bool = False  # the turn is one of the test point's evidence turns
+    label: str = ""  # the benchmark's own name of the turn (LoCoMo's D1:12; "" where it has none)
+    date: str = ""  # the turn's session date, as the benchmark writes it ("" where it gives none)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -519,6 +554,8 @@ class EvidenceView:
     omitted: int = 0  # characters left out (0: shown whole); the whole turn is in the transcript
     length: int = 0
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down
+    label: str = ""  # the benchmark's own name of the turn ("" where it has none)
+    date: str = ""  # its session date ("" where the benchmark gives none)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -579,6 +616,7 @@ class AnswerView:
     latency_s: float
     f1: float  # token F1 against the expected fact (evals.judge.answer_scores)
     bleu1: float  # BLEU-1 against the expected fact
+    verdict: str | None = None  # the judge's: "correct", "wrong" or "unparsed" (its reply gave none); None: not judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -625,6 +663,9 @@ class PointView:
     by_evidence: bool = False  # the rule judges by evidence turns (else by expected keywords)
     records_more_hidden: int = 0  # ranks past k summarised, not listed (neither evidence nor a keyword match)
     suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
+    evidence_names: dict[int, str] = field(default_factory=dict)  # each evidence turn's name in its benchmark ("" where none)
+    evidence_dates: dict[int, str] = field(default_factory=dict)  # each evidence turn's session date ("" where none)
+    kept: int = 0  # ranks the run kept for this point (its records, or its ranking past k): "not in the top N kept"
 
 
 @dataclass(frozen=True)
@@ -741,6 +782,7 @@ class HistoryPage(Page):
     template: ClassVar[str] = "history.html"
 
     config: ConfigInfo
+    headline_label: str  # the headline's name (evals.judge.headline): the figure every row shows
     recall_chart: Chart
     tokens_chart: Chart
     approx_tokens: bool
@@ -796,6 +838,7 @@ class CompareSection:
     shared: int  # test points in both: the pairs McNemar's test compares
     p_value: float  # McNemar's exact two-sided p over the shared test points
     p_text: str
+    pair_href: str = ""  # the two runs side by side (compare/<older>-vs-<newer>.html)
 
 
 @dataclass(frozen=True)
@@ -804,6 +847,78 @@ class ComparePage(Page):
 
     sections: list[CompareSection]
     single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+
+
+# -- two runs side by side (compare/<A>-vs-<B>.html) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """One side of a comparison: the run, its headline with its interval, where its data file is."""
+
+    letter: str  # "A" or "B"
+    run_id: str
+    strategy: str
+    settings: str
+    config_key: str
+    model: str
+    k: int
+    commit_short: str
+    dirty: bool
+    date: str
+    href: str  # its run page
+    data_href: str  # its data file for the side-by-side view (evals.site._pairs.run_data)
+    label: str  # the headline's name (evals.judge.headline)
+    recall: float | None
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    answers: bool  # the run has answers
+    caveats: list[Caveat] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PairCategory:
+    """One category's flips: test points only A hit, only B hit, and McNemar's p over them."""
+
+    name: str
+    only_a: int
+    only_b: int
+    p_text: str
+
+
+@dataclass(frozen=True)
+class PairFlip:
+    """A test point the two runs' headline verdicts disagree on."""
+
+    flip: str  # "a": only A hit; "b": only B hit
+    anchor: str  # tp-<conversation>-<turn> (the rest, drawn with JavaScript, comes from the corpus's and runs' data files)
+    question: str
+
+
+@dataclass(frozen=True)
+class PairPage(Page):
+    """Two runs of one corpus side by side: headlines, the paired test, flips by category and each flip."""
+
+    template: ClassVar[str] = "pair.html"
+
+    corpus_name: str
+    corpus_key: str  # the corpus's key in its data file
+    points_href: str  # the corpus's test points and evidence turns (evals.site._pairs.points_data)
+    a: PairRun
+    b: PairRun
+    population: str  # which test points the headline counts
+    only_a: int  # hit by A alone
+    only_b: int
+    both: int
+    neither: int
+    shared: int  # test points in both runs: the pairs the test compares
+    unmatched: int  # test points in only one of them
+    p_text: str  # McNemar's exact two-sided p over the shared test points
+    categories: list[PairCategory]
+    flips: list[PairFlip]  # only A hit first, then only B, each in conversation and turn order
+    answers_line: str = ""  # the judged answers compared, where both runs have them
 
 
 # -- label suspects ------------------------------------------------------------------------------

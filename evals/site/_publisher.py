@@ -60,10 +60,17 @@ class CorpusSource:
     name: str
     layout: CorpusLayout
     _conversations: Callable[[], Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]] = field(repr=False)
+    _sessions: Callable[[], dict[str, tuple[list[str | None] | None, list[str | None] | None]]] = field(
+        repr=False, default=lambda: {}
+    )
 
     def conversations(self) -> Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]:
         """``(conversation_id, description, roles, contents, test_points)`` in corpus order (``Store.iter_conversations``)."""
         return self._conversations()
+
+    def sessions(self) -> dict[str, tuple[list[str | None] | None, list[str | None] | None]]:
+        """Each conversation's turns' sessions and dates (None where the corpus has none), without their texts."""
+        return self._sessions()
 
 
 @dataclass
@@ -179,4 +186,7 @@ def corpus_source(store: Store, site: Site, digest: str, name: str) -> CorpusSou
             cid = row["conversation_id"]
             yield cid, row["description"], row["roles"], row["contents"], points.get(cid, [])
 
-    return CorpusSource(digest, name, site.layouts[digest], conversations)
+    def sessions() -> dict[str, tuple[list[str | None] | None, list[str | None] | None]]:
+        return {row["conversation_id"]: (row["sessions"], row["dates"]) for row in store.conversation_shapes(digest)}
+
+    return CorpusSource(digest, name, site.layouts[digest], conversations, sessions)

@@ -13,6 +13,7 @@ from evals.site._about import AboutPublisher
 from evals.site._compare import ComparePublisher
 from evals.site._history import HistoryPublisher
 from evals.site._leaderboard import LeaderboardPublisher
+from evals.site._pairs import PairsPublisher
 from evals.site._publisher import Publisher
 from evals.site._run import RunPublisher
 from evals.site._suspects import SuspectsPublisher
@@ -26,6 +27,7 @@ PUBLISHERS: tuple[type[Publisher], ...] = (
     TranscriptPublisher,
     HistoryPublisher,
     ComparePublisher,
+    PairsPublisher,
     AboutPublisher,
     SuspectsPublisher,
 )

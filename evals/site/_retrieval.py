@@ -50,7 +50,7 @@ def retrieval_absence(summary: RunSummary, labelled: bool) -> str:
     if not labelled:
         return (
             "Not measured: no test point of this corpus names its evidence turns (evidence_turns or evidence_sessions in "
-            "test_at), and these metrics count retrieved evidence, so keyword recall@k above is this run's only recall."
+            "test_at), and these metrics count retrieved evidence, so keyword hit@k above is this run's only recall."
         )
     return (
         f"Not stored: the run was measured at cutoffs {', '.join(map(str, summary.cutoffs))} on a corpus with evidence, "

@@ -39,6 +39,7 @@ from evals.site._provenance import cache_note, provenance_rows
 from evals.site._publisher import Publisher, RunSource, Site
 from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._suspects import suspect_marks
+from evals.site._turn_ids import TurnIds
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
 from evals.views.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
@@ -196,7 +197,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     for p, answer in zip(conversation.test_points, point_answers, strict=True)
                     if answer.correct is False
                 )
-            text = ConversationText(part.transcripts.get(cid, []))
+            text = ConversationText(part.transcripts.get(cid, []), TurnIds(part.sessions.get(cid), part.dates.get(cid)))
             root = root_of(href)
             points, touched = conversation_views(
                 conversation,

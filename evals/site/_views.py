@@ -7,6 +7,7 @@ from typing import Any
 
 from evals.model.formatting import is_estimated, short_commit
 from evals.site._pages import ConfigInfo, RunHeader
+from evals.site._qa import qa_caveats
 from evals.store import RunSummary
 from evals.views.site_paths import Paths, config_id
 from evals.views.tables import caveats
@@ -41,7 +42,7 @@ def config_info(summary: RunSummary, paths: Paths) -> ConfigInfo:
         corpus_name=summary.corpus_name,
         corpus_digest_short=summary.corpus_digest[:10],
         history_href=paths.history(*config_id(summary)),
-        caveats=caveats(summary),
+        caveats=caveats(summary) + qa_caveats(summary),
     )
 
 
@@ -58,7 +59,7 @@ def run_header(summary: RunSummary, paths: Paths) -> RunHeader:
         date=summary.date,
         corpus_name=summary.corpus_name,
         approx_tokens=is_estimated(summary.tokenizer),
-        caveats=caveats(summary),
+        caveats=caveats(summary) + qa_caveats(summary),
     )
 
 

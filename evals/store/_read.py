@@ -465,7 +465,7 @@ class StoreReader(Connected):
     @reads
     def get_run_outcomes(self, run_id: str) -> StoredRun:
         """A run without its texts, for comparing runs cheaply (:mod:`evals.analysis.compare`): every test point's
-        question, expected fact, stored hit, answerability and evidence outcome, and the answers.
+        question, expected fact, stored hit, answerability and evidence outcome, the answers, and each turn's session and date.
 
         Records, record token counts, strict hits, ranks and transcripts are left
         out (empty lists, ``False``, ``None``, ``{}``): use :meth:`get_run` for those.
@@ -489,7 +489,8 @@ class StoreReader(Connected):
             by_conversation.setdefault(row[0], []).append(row)
         # Each turn's session: a headline read off the ranking kept past k (LoCoMo's turn.recall_any@k) needs
         # the ranking, and session-level metrics its sessions.
-        sessions_of_turns = {row["conversation_id"]: row["sessions"] or [] for row in self.conversation_shapes(summary.corpus_digest)}
+        shapes = self.conversation_shapes(summary.corpus_digest)
+        sessions_of_turns = {row["conversation_id"]: row["sessions"] or [] for row in shapes}
         results: list[ConversationResult] = []
         score_lists: list[list[PointScore]] = []
         for cid in ids:
@@ -518,7 +519,12 @@ class StoreReader(Connected):
             score_lists.append(scores)
         run = run_result(summary, results)
         scores = Scores(tokenizer=summary.tokenizer, conversation_ids=ids, points=score_lists)
-        return StoredRun(summary=summary, run=run, scores=scores, transcripts={}, record_turns={}, answers=self._answers(summary, run))
+        return StoredRun(
+            summary=summary, run=run, scores=scores, transcripts={}, record_turns={}, answers=self._answers(summary, run),
+            # Each turn's session and date (no texts): the compare pages name evidence turns as the benchmark does.
+            sessions={row["conversation_id"]: row["sessions"] for row in shapes if row["sessions"]},
+            dates={row["conversation_id"]: row["dates"] for row in shapes if row["dates"]},
+        )
 
     def _answers(self, summary: RunSummary, run: RunResult) -> AnswerRun | None:
         """The run's answers and verdicts, in the order of its test points (None: a run without answers)."""

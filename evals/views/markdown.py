@@ -79,9 +79,9 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         blocks.append("\n".join(lines))
     footer = (
         "The first metric column is each corpus's headline (docs/methodology.md): recall_any@k, an evidence turn among "
-        "the first k records, where test points name evidence; else recall@k. (ceiling): reads the evidence labels, "
+        "the first k records, where test points name evidence; else keyword hit@k. (ceiling): reads the evidence labels, "
         "ignores k or holds the whole history. "
-        "recall@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
+        "keyword hit@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
         f"Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record. vs {REFERENCE_STRATEGY}: "
         f"tokens per test point relative to the latest {REFERENCE_STRATEGY} run on the same corpus."
     )

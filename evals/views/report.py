@@ -410,8 +410,8 @@ def _headline_row(rows: Sequence[dict[str, Any]], k: int) -> dict[str, Any] | No
 def run_line(document: dict[str, Any], run_id: str, destination: str | None = None, headline: Headline | None = None) -> str:
     """``evals run``'s one-line summary, from a document of the original shape, leading with what the
     leaderboard leads with. On a corpus with evidence that is turn-level recall_any at k:
-    ``run <id>: bm25 recall_any@5 0.493 [0.452, 0.534] (98/199) recall@5 0.282 […] (56/199) tokens/tp 110.3``;
-    elsewhere keyword recall: ``run <id>: mneme recall@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
+    ``run <id>: bm25 recall_any@5 0.493 [0.452, 0.534] (98/199) keyword hit@5 0.282 […] (56/199) tokens/tp 110.3``;
+    elsewhere keyword hits: ``run <id>: mneme keyword hit@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
     with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point. ``headline``
     (the stored run's, evals.judge.headline) is what leads; without it, turn-level recall_any from the document."""
@@ -429,7 +429,7 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     line = (
         f"run {run_id}: {document['strategy'].get('name')} "
         + lead
-        + f"recall@{document['k']} {_proportion(recall['hits'], recall['total'])} "
+        + f"keyword hit@{document['k']} {_proportion(recall['hits'], recall['total'])} "
         f"tokens/tp {'null' if tokens is None else f'{mark}{tokens:.1f}'}"
     )
     answers = metrics.get("answers")

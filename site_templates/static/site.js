@@ -21,20 +21,25 @@
     return a.localeCompare(b, undefined, { numeric: true, sensitivity: "base" });
   }
 
+  // The bodies sorted: the first, or each group of memories (a leaderboard's rows at one k); ceilings and
+  // published figures keep their place. A group's heading row stays on top.
   function sortBy(table, index, heading) {
-    var body = table.tBodies[0];
-    if (!body) return;
+    var groups = table.querySelectorAll("tbody.k-group");
+    var bodies = groups.length ? Array.prototype.slice.call(groups) : (table.tBodies[0] ? [table.tBodies[0]] : []);
+    if (!bodies.length) return;
     var descending = heading.getAttribute("aria-sort") === "ascending";
-    var rows = Array.prototype.slice.call(body.rows);
-    var keyed = rows.map(function (row, i) { return { row: row, key: cellValue(row, index), i: i }; });
-    keyed.sort(function (p, q) {
-      if (p.key === "" || q.key === "") return compare(p.key, q.key) || p.i - q.i;
-      var c = compare(p.key, q.key);
-      return (descending ? -c : c) || p.i - q.i;
+    bodies.forEach(function (body) {
+      var rows = Array.prototype.filter.call(body.rows, function (row) { return !row.classList.contains("group"); });
+      var keyed = rows.map(function (row, i) { return { row: row, key: cellValue(row, index), i: i }; });
+      keyed.sort(function (p, q) {
+        if (p.key === "" || q.key === "") return compare(p.key, q.key) || p.i - q.i;
+        var c = compare(p.key, q.key);
+        return (descending ? -c : c) || p.i - q.i;
+      });
+      keyed.forEach(function (k) { body.appendChild(k.row); });
     });
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) { th.removeAttribute("aria-sort"); });
     heading.setAttribute("aria-sort", descending ? "descending" : "ascending");
-    keyed.forEach(function (k) { body.appendChild(k.row); });
   }
 
   function makeSortable(table) {
@@ -53,8 +58,11 @@
   }
 
   function makeFilterable(table) {
-    var body = table.tBodies[0];
-    if (!body || body.rows.length < 2) return;
+    var groups = table.querySelectorAll("tbody.k-group");
+    var bodies = groups.length ? Array.prototype.slice.call(groups) : (table.tBodies[0] ? [table.tBodies[0]] : []);
+    var rows = [];
+    bodies.forEach(function (b) { rows = rows.concat(Array.prototype.filter.call(b.rows, function (r) { return !r.classList.contains("group"); })); });
+    if (rows.length < 2) return;
     var input = document.createElement("input");
     input.type = "search";
     input.className = "filter";
@@ -64,7 +72,7 @@
     anchor.parentNode.insertBefore(input, anchor);
     input.addEventListener("input", function () {
       var needle = input.value.trim().toLowerCase();
-      Array.prototype.forEach.call(body.rows, function (row) {
+      rows.forEach(function (row) {
         row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
       });
     });
@@ -110,6 +118,32 @@
     if (link) location.replace(link.getAttribute("href") + "#" + hash);
   }
 
+  // Two rows ticked on a leaderboard: a link to their comparison, compare/<A>-vs-<B>.html, A the row
+  // ranked above (the pages exist in that order only). Both come from one corpus's board: a tick on
+  // another board, or a third tick, unticks the oldest.
+  function makePickable() {
+    var boxes = Array.prototype.slice.call(document.querySelectorAll("input.pick"));
+    var link = document.querySelector(".pick-bar a.pick-go");
+    var ticked = [];
+    boxes.forEach(function (box) {
+      box.addEventListener("change", function () {
+        var board = box.closest("section.corpus");
+        ticked = ticked.filter(function (b) { return b !== box && b.checked && b.closest("section.corpus") === board; });
+        if (box.checked) ticked.push(box);
+        while (ticked.length > 2) ticked.shift();
+        boxes.forEach(function (other) { other.checked = ticked.indexOf(other) >= 0; });
+        if (!link) return;
+        if (ticked.length === 2) {
+          var pair = ticked.slice().sort(function (p, q) { return Number(p.getAttribute("data-order")) - Number(q.getAttribute("data-order")); });
+          link.href = "compare/" + pair[0].value + "-vs-" + pair[1].value + ".html";
+          link.hidden = false;
+        } else {
+          link.hidden = true;
+        }
+      });
+    });
+  }
+
   function init() {
     followMovedBoard();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
@@ -117,6 +151,7 @@
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     Array.prototype.forEach.call(document.querySelectorAll("table.filterable"), makeFilterable);
     Array.prototype.forEach.call(document.querySelectorAll("abbr[title]"), makeTappable);
+    makePickable();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

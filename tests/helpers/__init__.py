@@ -14,14 +14,16 @@ module (``tests/test_test_tree.py`` checks it).
 - :mod:`helpers.plugins`: the metadata pip writes for an entry-point strategy;
 - :mod:`helpers.tokens`: faults in the token counter's child, made on purpose;
 - :mod:`helpers.llm_server`, :mod:`helpers.benchmark_server`: local stand-ins for an LLM and the benchmarks' hosts;
-- :mod:`helpers.protocol_sources`: stand-ins for the published files the protocols read.
+- :mod:`helpers.protocol_sources`: stand-ins for the published files the protocols read;
+- :mod:`helpers.pairs`: a LoCoMo-shaped store of two memories and its site, for the compare pages.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
 def build(name: str, **options):

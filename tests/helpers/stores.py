@@ -106,3 +106,32 @@ def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
         }
     finally:
         con.close()
+
+
+def summaries(store_path: Path):
+    """Every run the store at ``store_path`` holds, newest first."""
+    with Store.open(store_path, read_only=True) as opened:
+        return opened.runs()
+
+
+def board(site: Path) -> Path:
+    """The leaderboard of a site whose store holds one benchmark (index.html is the front page listing them)."""
+    (page,) = site.glob("leaderboard-*.html")
+    return page
+
+
+def make_answers_store(path: Path) -> Path:
+    """A store with recency and full_history runs answered and judged by the local chat server
+    (tests/helpers/llm_server.py), plus a retrieval-only mneme run on the same corpus."""
+    from .llm_server import LLMServer
+
+    start = datetime(2025, 2, 1, 12, 0, tzinfo=UTC)
+    with LLMServer() as server, Store.open(path) as opened:
+        for n, runner in enumerate(("recency", "full_history")):
+            config = RunConfig(strategy=runner, corpus=SITE_CORPUS, with_answers=True, judge=True, base_url=server.base_url)
+            evaluation = evaluate(config, api_key="sk-site-test")
+            opened.append(at(evaluation, start + timedelta(minutes=n)), provenance(NEW))
+        opened.append(
+            at(evaluate(RunConfig(strategy="mneme", corpus=SITE_CORPUS)), start + timedelta(minutes=5)), provenance(NEW)
+        )
+    return path

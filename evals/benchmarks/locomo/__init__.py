@@ -50,7 +50,8 @@ RULE = Rule(
     population="every question with evidence, adversarial ones (category 5) included",
     counts_unanswerable=True,
     corpora="LoCoMo (evals import-corpus locomo; benchmark.json names it)",
-    follows="LoCoMo task_eval/evaluation.py (eval_question_answering), whose retrieval recall covers every category",
+    follows="the population of LoCoMo task_eval/evaluation.py (eval_question_answering), whose retrieval recall covers every "
+    "category; the figure is recall_any@k, not the paper's fraction (recall_frac@k, shown beside it)",
     note="LoCoMo's script averages the fraction of a question's evidence found (recall_frac@k here, shown beside "
     "with the paper's figures) and counts a question without evidence as 1; here a question needs an evidence "
     "turn among the first k (a paired test needs a yes or no), and the few without evidence are left out.",

@@ -43,10 +43,11 @@ def _answerable(point: Point) -> bool:
 
 @point_metric(
     "recall",
-    label="recall@k",
+    label="keyword hit@k",
     kind=PROPORTION,
     higher_is_better=True,
-    description="Share of test points where a retrieved record held an expected keyword (the original harness's recall@k).",
+    description="Share of test points where a retrieved record held an expected keyword (the original harness's recall@k; "
+    "keyword matching, not the share of evidence found).",
 )
 def recall(point: Point) -> float | None:
     return float(point.score.hit) if _answerable(point) else None
@@ -95,7 +96,7 @@ def evidence_recall_any(point: Point) -> float | None:
 
 @point_metric(
     "evidence_recall_all",
-    label="evidence all",
+    label="recall_all@k (answerable)",
     kind=PROPORTION,
     higher_is_better=True,
     optional=True,

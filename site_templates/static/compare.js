@@ -1,0 +1,142 @@
+/* The side-by-side view of compare/<A>-vs-<B>.html: each flipped question's evidence turns quoted, and
+ * the first k records of both runs next to each other, each marked evidence or not, with answers and the
+ * judge's verdicts where the runs have them. Drawn from the data files the page loads before this one
+ * (window.evalsRuns: each run's records and verdicts; window.evalsPoints: the corpus's test points, each
+ * with its gold answer and evidence turns); the page's headlines, test, categories and flipped questions
+ * are there without it. */
+(function () {
+  "use strict";
+
+  var VERDICTS = { h: "hit", m: "miss", u: "unanswerable", s: "unscored" };
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function indexed(run) {
+    // conversation -> turn -> [position in the conversation, entry]
+    var out = {};
+    Object.keys(run.conversations).forEach(function (cid) {
+      var at = {};
+      run.conversations[cid].points.forEach(function (entry, position) { at[entry[0]] = [position, entry]; });
+      out[cid] = at;
+    });
+    return out;
+  }
+
+  function side(letter, run, at, cid, turn, evidence, root) {
+    var box = el("div", "side side-" + letter.toLowerCase());
+    var found = at[cid] && at[cid][turn];
+    if (!run || !found) {
+      box.appendChild(el("p", "note", letter + ": this run's data is not on the site."));
+      return box;
+    }
+    var position = found[0], entry = found[1];
+    var pages = run.conversations[cid].pages;
+    var head = el("h4", null, letter + " ");
+    var verdict = VERDICTS[entry[1]] || entry[1];
+    head.appendChild(el("span", "badge " + verdict, verdict));
+    head.appendChild(document.createTextNode(" "));
+    var link = el("a", null, "drill-down");
+    link.href = root + pages[Math.min(pages.length - 1, Math.floor(position / run.perPage))] + "#tp-" + turn;
+    head.appendChild(link);
+    box.appendChild(head);
+    var records = entry[2];
+    if (records === "all") {
+      box.appendChild(el("p", "note", "Every earlier turn, in order (the whole history)."));
+    } else if (!records.length) {
+      box.appendChild(el("p", "empty", "Nothing was retrieved."));
+    } else {
+      var list = el("ol", "records pair-records");
+      var turns = (run.turns && run.turns[cid]) || {};
+      records.forEach(function (ref) {
+        var item = el("li");
+        if (typeof ref === "number") {
+          var row = turns[String(ref)] || ["turn " + ref, "", ""];
+          var isEvidence = evidence.indexOf(ref) >= 0;
+          item.className = isEvidence ? "evi" : "";
+          item.setAttribute("data-evidence", isEvidence ? "yes" : "no");
+          item.appendChild(el("b", null, row[0]));
+          if (row[1]) item.appendChild(el("small", null, " " + row[1]));
+          item.appendChild(el("span", "tag" + (isEvidence ? "" : " plain"), isEvidence ? "evidence" : "not evidence"));
+          item.appendChild(el("div", "txt", row[2]));
+        } else {
+          item.setAttribute("data-evidence", "no");
+          item.appendChild(el("b", null, "not a turn"));
+          item.appendChild(el("div", "txt", ref));
+        }
+        list.appendChild(item);
+      });
+      box.appendChild(list);
+    }
+    if (entry.length > 3) {
+      var answer = el("div", "answer");
+      var judged = entry[4];
+      var label = judged === "correct" ? "correct" : judged === "wrong" ? "incorrect" : judged === "unparsed" ? "UNPARSED" : "not judged";
+      var title = el("h5", null, "Answer ");
+      title.appendChild(el("span", "badge " + (judged === "correct" ? "hit" : judged === "wrong" ? "miss" : ""), label));
+      answer.appendChild(title);
+      answer.appendChild(el("blockquote", "txt", entry[3]));
+      box.appendChild(answer);
+    }
+    return box;
+  }
+
+  // The id a compare page gives a test point (evals.site._pairs.flip_anchor).
+  function anchor(cid, turn) {
+    return "tp-" + cid.split(/\s+/).filter(Boolean).join("_") + "-" + turn;
+  }
+
+  function draw() {
+    var box = document.getElementById("pair");
+    if (!box) return;
+    var runs = window.evalsRuns || {};
+    var corpus = (window.evalsPoints || {})[box.getAttribute("data-corpus")] || {};
+    var root = box.getAttribute("data-root") || "";
+    var a = runs[box.getAttribute("data-a")], b = runs[box.getAttribute("data-b")];
+    var atA = a ? indexed(a) : {}, atB = b ? indexed(b) : {};
+    var where = {};
+    Object.keys(corpus).forEach(function (cid) {
+      Object.keys(corpus[cid]).forEach(function (turn) { where[anchor(cid, turn)] = [cid, Number(turn)]; });
+    });
+    Array.prototype.forEach.call(box.querySelectorAll("section.flip"), function (section) {
+      var found = where[section.id];
+      if (!found) return;
+      var cid = found[0], turn = found[1];
+      var point = corpus[cid][String(turn)];
+      var head = el("p", "flip-head", cid + " · turn " + turn + (point[2] !== null && point[2] !== undefined ? " · " + point[2] : ""));
+      section.insertBefore(head, section.firstChild);
+      var facts = el("dl", "facts");
+      facts.appendChild(el("dt", null, "gold answer"));
+      facts.appendChild(el("dd", null, point[1]));
+      facts.appendChild(el("dt", null, "evidence"));
+      var dd = el("dd");
+      var list = el("ul", "flip-evidence");
+      var evidence = [];
+      point[3].forEach(function (row) {
+        evidence.push(row[0]);
+        var item = el("li");
+        item.setAttribute("data-turn", String(row[0]));
+        item.appendChild(el("b", null, row[1]));
+        if (row[2]) item.appendChild(el("small", null, " " + row[2]));
+        item.appendChild(el("div", "txt", row[3]));
+        list.appendChild(item);
+      });
+      if (!point[3].length) list.appendChild(el("li", null, "none labelled"));
+      dd.appendChild(list);
+      facts.appendChild(dd);
+      section.appendChild(facts);
+      var sides = el("div", "sides");
+      sides.appendChild(side("A", a, atA, cid, turn, evidence, root));
+      sides.appendChild(side("B", b, atB, cid, turn, evidence, root));
+      section.appendChild(sides);
+    });
+    box.setAttribute("data-drawn", "yes");
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw);
+  else draw();
+})();

@@ -1,0 +1,217 @@
+"""Two memories side by side, and the leaderboard ranked at equal k (issue 34).
+
+The site is pair_site from a LoCoMo-shaped corpus (bench/gen_locomo.py: sessions with dates, dia_ids,
+evidence, the five categories) with two strategies at k=2 (bm25 and recency), bm25 again at k=3 and at
+an older commit, and the two ceilings (oracle, full_history). The comparison of bm25 and recency must
+list exactly the test points the two runs' headline verdicts (evals.judge.headline) disagree on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers.html import parse
+
+from evals.judge.headline import HIT, MISS, verdicts
+from evals.judge.metrics import ScoredRun, point_values
+from evals.site._pairs import flip_anchor
+from evals.store import Store
+
+
+def _verdicts(store: Path, run_id: str) -> dict[str, str]:
+    """Each test point's headline verdict, by its compare-page id."""
+    with Store.open(store, read_only=True) as opened:
+        stored = opened.get_run(run_id)
+    rule = stored.summary.headline.rule
+    values = point_values(ScoredRun(stored.run, stored.scores), [rule.metric])
+    answerable = [s.answerable for conv in stored.scores.points for s in conv]
+    flat = verdicts(rule, values.columns[rule.metric], answerable)
+    keys = [flip_anchor(c.conversation_id, p.turn_index) for c in stored.run.conversations for p in c.test_points]
+    return dict(zip(keys, flat, strict=True))
+
+
+def _pair_page(pair_site: dict, a: str, b: str) -> Path:
+    return pair_site["site"] / "compare" / f"{pair_site['runs'][a]}-vs-{pair_site['runs'][b]}.html"
+
+
+# -- the comparison of two runs ------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_the_flips_are_those_of_the_two_runs_verdicts(pair_site: dict, pair_served: str, browser):
+    """In Chromium, the flipped questions (data-flip a or b, id tp-<conversation>-<turn>) are where the verdicts differ."""
+    a, b = _verdicts(pair_site["store"], pair_site["runs"]["bm25"]), _verdicts(pair_site["store"], pair_site["runs"]["recency"])
+    expected = {key: "a" for key in a if a[key] == HIT and b.get(key) == MISS}
+    expected |= {key: "b" for key in a if a[key] == MISS and b.get(key) == HIT}
+    assert expected  # the fixture makes the two memories disagree somewhere
+    page = browser.new_page()
+    page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
+    shown = page.evaluate("() => [...document.querySelectorAll('[data-flip]')].map(e => [e.id, e.getAttribute('data-flip')])")
+    assert dict(shown) == expected and len(shown) == len(expected)
+
+
+@pytest.mark.browser
+def test_each_flip_shows_both_memories_records_marked_evidence_or_not(pair_site: dict, pair_served: str, browser):
+    """In Chromium, each flipped question gets both runs' records, each marked evidence or not, and its evidence quoted."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    drawn = page.evaluate(
+        """() => [...document.querySelectorAll('section.flip')].map(s => ({
+            sides: s.querySelectorAll('.sides > .side').length,
+            marked: [...s.querySelectorAll('.sides li')].every(li => ['yes', 'no'].includes(li.getAttribute('data-evidence'))),
+            records: s.querySelectorAll('.sides li').length,
+            quoted: [...s.querySelectorAll('ul.flip-evidence li[data-turn]')].every(li => li.querySelector('.txt')),
+        }))"""
+    )
+    assert drawn and errors == []
+    assert all(d["sides"] == 2 and d["marked"] and d["quoted"] for d in drawn)
+    assert any(d["records"] for d in drawn)
+
+
+@pytest.mark.browser
+def test_evidence_is_named_as_the_benchmark_names_it_with_its_date(pair_site: dict, pair_served: str, browser):
+    """In Chromium, each flip's evidence turns carry LoCoMo's dia_id (D<session>:<turn>) and the session's date."""
+    page = browser.new_page()
+    page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    items = page.evaluate(
+        "() => [...document.querySelectorAll('ul.flip-evidence li[data-turn]')]"
+        ".map(li => [li.querySelector('b').innerText, li.querySelector('small').innerText])"
+    )
+    assert items
+    for name, date in items:
+        assert re.fullmatch(r"D\d+:\d+", name), name
+        assert re.fullmatch(r"\d{1,2}:\d\d [ap]m on \d{1,2} \w+, \d{4}", date.strip()), date
+
+
+def _data(path: Path) -> dict:
+    """The value a data file (a script setting one global) holds."""
+    return json.loads(path.read_text(encoding="utf-8").split("] = ", 1)[1].rstrip(";\n"))
+
+
+def test_the_dia_ids_name_the_turns_the_file_names(pair_site: dict):
+    """Each evidence turn's name in the corpus's data is the dia_id the LoCoMo file gives the text it quotes."""
+    source = json.loads((pair_site["site"].parent / "locomo.json").read_text())
+    texts = {
+        (sample["sample_id"], turn["dia_id"]): f"{turn['speaker']}: {turn['text']}"
+        for sample in source
+        for key, value in sample["conversation"].items()
+        if re.fullmatch(r"session_\d+", key)
+        for turn in value
+    }
+    (corpus,) = (pair_site["site"] / "transcripts").iterdir()
+    checked = 0
+    for cid, points in _data(corpus / "points.js").items():
+        sample = next(sid for sid in {k[0] for k in texts} if cid.endswith(sid))
+        for _question, _gold, _category, evidence in points.values():
+            for _turn, name, _date, quoted in evidence:
+                assert texts[sample, name].startswith(quoted.removesuffix("…"))
+                checked += 1
+    assert checked
+
+
+def test_the_paired_test_is_stated(pair_site: dict):
+    """The page gives both headlines with their intervals and McNemar's p over the shared test points."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    figures = [p.text() for p in page.find_all("p", "pair-figure")]
+    assert len(figures) == 2 and all("recall_any@k" in f and "[" in f for f in figures)
+    assert "McNemar" in page.find("p", "pair-test").text() and "p = " in page.find("p", "pair-test").text()
+
+
+def test_flips_by_category_add_up_to_the_flips(pair_site: dict):
+    """The per-category rows count every flip once."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = [[td.text() for td in tr.find_all("td")] for tr in page.find("table", "pair-categories").find("tbody").find_all("tr")]
+    flips = page.find_all("section", "flip")
+    assert sum(int(r[1]) for r in rows) == sum(s.attrs["data-flip"] == "a" for s in flips)
+    assert sum(int(r[2]) for r in rows) == sum(s.attrs["data-flip"] == "b" for s in flips)
+
+
+def test_the_commit_over_commit_comparison_is_a_pair_page(pair_site: dict):
+    """bm25 at two commits gets its side-by-side page, linked from compare.html."""
+    href = f"compare/{pair_site['runs']['bm25-old']}-vs-{pair_site['runs']['bm25']}.html"
+    assert (pair_site["site"] / href).is_file()
+    assert href in {a.attrs.get("href") for a in parse(pair_site["site"] / "compare.html").find_all("a")}
+
+
+# -- reached from the leaderboard -----------------------------------------------------------------
+
+
+def test_the_leaderboard_links_every_pair(pair_site: dict):
+    """The board lists a comparison for every two of its rows, each page present."""
+    board = parse(pair_site["site"] / "leaderboard-locomo.html")
+    links = [a.attrs["href"] for a in board.find("ul", "pairs").find_all("a")]
+    assert len(links) == 10  # five rows: every two of them
+    assert all((pair_site["site"] / href).is_file() for href in links)
+
+
+@pytest.mark.browser
+def test_ticking_two_rows_opens_their_comparison(pair_site: dict, pair_served: str, browser):
+    """In Chromium, ticking "compare" on recency and bm25 offers their page, the higher-ranked first."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(pair_served + "leaderboard-locomo.html")
+    page.locator(f'input.pick[value="{pair_site["runs"]["recency"]}"]').check()
+    page.locator(f'input.pick[value="{pair_site["runs"]["bm25"]}"]').check()
+    page.locator("a.pick-go").click()
+    page.wait_for_url(f"**/compare/{pair_site['runs']['bm25']}-vs-{pair_site['runs']['recency']}.html")
+    assert page.locator("[data-flip]").count() > 0
+
+
+# -- ranked at equal k --------------------------------------------------------------------------
+
+
+def test_leaderboard_json_ranks_within_benchmark_and_k(pair_site: dict):
+    """Each memory's rank counts only rows of its benchmark and k; ceilings have none."""
+    records = json.loads((pair_site["site"] / "leaderboard.json").read_text())
+    by_id = {r["run_id"]: r for r in records}
+    runs = pair_site["runs"]
+    assert by_id[runs["bm25-k3"]]["rank"] == 1  # alone at k=3
+    assert sorted(by_id[runs[name]]["rank"] for name in ("bm25", "recency")) == [1, 2]
+    assert by_id[runs["oracle"]]["rank"] is None and by_id[runs["full_history"]]["rank"] is None
+
+
+def test_the_board_groups_memories_by_k(pair_site: dict):
+    """The memories sit in one body per k, each headed with its k; the ceilings in a body of their own."""
+    table = parse(pair_site["site"] / "leaderboard-locomo.html").find("table", "leaderboard")
+    groups = table.find_all("tbody", "k-group")
+    assert [g.attrs["data-k"] for g in groups] == ["2", "3"]
+    assert all(f"k = {g.attrs['data-k']}" in g.find("th").text() for g in groups)
+
+
+def test_the_frontier_leaves_the_ceilings_out(pair_site: dict):
+    """No ceiling is on the chart's frontier, and some memory is."""
+    board = parse(pair_site["site"] / "leaderboard-locomo.html")
+    marks = [a.attrs.get("class", "") for a in board.find_all("a") if "mark" in a.attrs.get("class", "").split()]
+    assert not any("ceiling" in m and "frontier" in m for m in marks)
+    assert any("frontier" in m for m in marks)
+
+
+def test_the_benchmarks_own_figure_stands_beside_the_headline(pair_site: dict):
+    """LoCoMo's recall_frac@k is a default column right after the headline, with the paper's rows in the table."""
+    table = parse(pair_site["site"] / "leaderboard-locomo.html").find("table", "leaderboard")
+    headings = [th.text().strip() for th in table.find("thead").find_all("th")]
+    at = next(n for n, h in enumerate(headings) if h.startswith("recall_any@k"))
+    assert "not the paper's fraction" in headings[at] and headings[at + 1] == "recall_frac@k"
+    assert any("LoCoMo paper" in tr.text() for tr in table.find("tfoot").find_all("tr"))
+
+
+def test_a_store_with_one_benchmark_opens_on_its_leaderboard(pair_site: dict):
+    """index.html of a one-benchmark store is that benchmark's leaderboard."""
+    front = parse(pair_site["site"] / "index.html")
+    assert front.find("table", "leaderboard") is not None
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_pair_page_never_pans(pair_site: dict, pair_served: str, browser, width: int):
+    """Drawn, with every record side by side, the comparison is no wider than a phone's or a desktop's window."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
