@@ -10,7 +10,16 @@ from evals.judge.metrics import ScoredRun
 from evals.judge.stats import mcnemar_exact
 from evals.store import RunSummary, StoredRun
 
-__all__ = ["AnswerComparison", "Comparison", "Flip", "Outcome", "compare_runs", "evidence_outcome", "headline_outcomes", "hit_outcome"]
+__all__ = [
+    "AnswerComparison",
+    "Comparison",
+    "Flip",
+    "Outcome",
+    "compare_runs",
+    "evidence_outcome",
+    "headline_outcomes",
+    "hit_outcome",
+]
 
 # What is paired: the verdicts (evals.judge.headline.verdict_of) of one declared per-point metric, named.
 Outcome = str

@@ -133,7 +133,7 @@ def _corpora(errata: ErrataFile, store: Store, candidates: dict[str, RunSummary]
     found = [d for d in candidates if all(_holds(ids[d], name) for name in names)]
     if len(found) > 1:
         corpora = ", ".join(f"{candidates[d].corpus_name} ({d[:12]})" for d in found)
-        hint = "" if errata.benchmark else ", and none is named by its \"benchmark\""
+        hint = "" if errata.benchmark else ', and none is named by its "benchmark"'
         where = f"its conversations are in {len(found)} corpora in the store ({corpora}){hint}"
         raise errata.fail("errata", f"{where}; one errata file corrects one corpus")
     if found:
@@ -141,8 +141,13 @@ def _corpora(errata: ErrataFile, store: Store, candidates: dict[str, RunSummary]
     among = f"a corpus declaring benchmark {errata.benchmark!r}" if errata.benchmark else "a corpus"
     for number, name in enumerate(names):
         if not any(_holds(held, name) for held in ids.values()):
-            raise errata.fail(f"errata[{number}].conversation", f"{name!r} names no conversation of {among} with runs in the store")
-    raise errata.fail("errata", f"no single corpus in the store holds every conversation it names ({among}); one errata file corrects one corpus")
+            raise errata.fail(
+                f"errata[{number}].conversation", f"{name!r} names no conversation of {among} with runs in the store"
+            )
+    raise errata.fail(
+        "errata",
+        f"no single corpus in the store holds every conversation it names ({among}); one errata file corrects one corpus",
+    )
 
 
 def stored_target(store: Store, run_id: str) -> ErrataTarget:

@@ -289,7 +289,12 @@ class GateResult:
             }
 
         def config(s: RunSummary) -> dict[str, str]:
-            return {"corpus_name": s.corpus_name, "corpus_digest": s.corpus_digest, "config_key": s.config_key, "run_id": s.run_id}
+            return {
+                "corpus_name": s.corpus_name,
+                "corpus_digest": s.corpus_digest,
+                "config_key": s.config_key,
+                "run_id": s.run_id,
+            }
 
         return {
             "passed": not self.failed,
@@ -444,10 +449,7 @@ def _measure(
         base=base,
         head=head,
         metric=metric,
-        lost=tuple(
-            FlippedPoint(f.conversation_id, f.turn_index, f.question, f.expected_fact, href(f))
-            for f in comparison.lost
-        ),
+        lost=tuple(FlippedPoint(f.conversation_id, f.turn_index, f.question, f.expected_fact, href(f)) for f in comparison.lost),
         gained=len(comparison.gained),
         shared=comparison.shared,
         p=comparison.mcnemar_p,

@@ -38,7 +38,20 @@ __all__ = ["KINDS", "KindResult", "Probe", "canned", "probe_judge", "probe_point
 KINDS = ("gold", "wrong_date", "off_by_one", "one_item", "dont_know", "hedge", "old_and_new")
 KNOWLEDGE_UPDATE = "knowledge-update"
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?=(?:of\s+)?(?:" + "|".join(_MONTHS) + r")\b)", re.IGNORECASE)
 _MONTH_DAY = re.compile(r"\b(?:" + "|".join(_MONTHS) + r")\s+(\d{1,2})\b", re.IGNORECASE)

@@ -335,7 +335,11 @@ def _write(
     with open(temporary, "xb") as out:
         for chunk in _chunks(body, location, received, time.monotonic() + seconds, seconds):
             if received[0] > cap:
-                what = f"the pinned size of {target.name} is {pin.size}" if pin.size is not None else f"over {limit} bytes are not read"
+                what = (
+                    f"the pinned size of {target.name} is {pin.size}"
+                    if pin.size is not None
+                    else f"over {limit} bytes are not read"
+                )
                 raise DownloadError(f"{location}: more than {cap} bytes; {what}")
             digest.update(chunk)
             out.write(chunk)

@@ -60,7 +60,7 @@ class Lock:
             return cls(path, {})
         data = jsonfile.load(path, MAX_LOCK_BYTES)
         if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-            raise LockError(f"{path}: not a benchmarks lock file (expected an object with \"files\")")
+            raise LockError(f'{path}: not a benchmarks lock file (expected an object with "files")')
         entries = {}
         for url, entry in data["files"].items():
             where = f"{path}: files[{url!r}]"

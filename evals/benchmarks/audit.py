@@ -404,7 +404,7 @@ def check_errata_document(data: Any, name: str) -> None:
         return EvalsError(f"{name}: {where}: {message}")
 
     if not isinstance(data, dict):
-        raise fail("(top level)", "expected an object with \"source\" and \"errata\"")
+        raise fail("(top level)", 'expected an object with "source" and "errata"')
     unknown = sorted(set(data) - set(_TOP_FIELDS))
     if unknown:
         raise fail(unknown[0], f"unknown field (an errata file has {', '.join(_TOP_FIELDS)})")
@@ -412,7 +412,7 @@ def check_errata_document(data: Any, name: str) -> None:
         raise fail("source", "expected a non-empty string: where these corrections come from")
     benchmark = data.get("benchmark")
     if benchmark is not None and not _text(benchmark):
-        raise fail("benchmark", "expected the name of the benchmark corrected (\"locomo\")")
+        raise fail("benchmark", 'expected the name of the benchmark corrected ("locomo")')
     origin = data.get("origin")
     if origin is not None and not isinstance(origin, dict):
         raise fail("origin", "expected an object (repository, commit, files and their digests)")
@@ -437,7 +437,7 @@ def _check_entry(item: Any, where: str, fail) -> None:
     if not _text(item.get("conversation")):
         raise fail(f"{where}.conversation", "expected the conversation's id (or the benchmark's name for it)")
     if "turn" not in item and "question" not in item:
-        raise fail(where, "names no test point: give \"turn\" or \"question\"")
+        raise fail(where, 'names no test point: give "turn" or "question"')
     if "turn" in item and type(item["turn"]) is not int:
         raise fail(f"{where}.turn", "expected a turn index")
     if "question" in item and not isinstance(item["question"], str):
@@ -478,7 +478,9 @@ def resolve_errata(errata: ErrataFile, target: ErrataTarget) -> Errata:
         turns = item.get("evidence_turns")
         for position, turn in enumerate(turns or ()):
             if not 0 <= turn < index or turn in conversation.unrecorded:
-                raise errata.fail(f"{where}.evidence_turns[{position}]", f"turn {turn} is not an earlier recorded turn of {conversation.id}")
+                raise errata.fail(
+                    f"{where}.evidence_turns[{position}]", f"turn {turn} is not an earlier recorded turn of {conversation.id}"
+                )
         key = (conversation.id, index)
         if key in entries:
             raise errata.fail(where, f"a second correction of {conversation.id} turn {index}")
@@ -516,7 +518,10 @@ def _test_point(conversation: TargetConversation, item: dict[str, Any], fail) ->
         return turn
     found = [i for i, asked in conversation.questions.items() if asked == question]
     if len(found) != 1:
-        raise fail("question", f"{question!r} is {'no' if not found else 'more than one'} test point's question in {conversation.id}; give \"turn\"")
+        raise fail(
+            "question",
+            f'{question!r} is {"no" if not found else "more than one"} test point\'s question in {conversation.id}; give "turn"',
+        )
     return found[0]
 
 
@@ -575,6 +580,10 @@ def audit_corpus(corpus: Corpus, *, source: Path | None = None, errata: Path | N
         audit.errata = resolve_errata(parsed, target_of(corpus))
         _, corrected = _content_flags(apply_errata(corpus, audit.errata).conversations)
         # A corrected test point no longer rests on the published ids.
-        kept = [f for f in audit.flags if f.kind == DANGLING and not (f.key in audit.errata.entries and audit.errata.entries[f.key].corrects_evidence)]
+        kept = [
+            f
+            for f in audit.flags
+            if f.kind == DANGLING and not (f.key in audit.errata.entries and audit.errata.entries[f.key].corrects_evidence)
+        ]
         audit.flags_with_errata = sorted([*corrected, *kept], key=lambda f: (f.conversation, f.turn, f.kind))
     return audit

@@ -41,7 +41,17 @@ from evals.model.tokens import TokenCounter
 if TYPE_CHECKING:
     from evals.model.corpus import Corpus
 
-__all__ = ["Evaluation", "Match", "PointScore", "Scores", "evidence_hits", "match", "matched_keywords", "score_point", "score_run"]
+__all__ = [
+    "Evaluation",
+    "Match",
+    "PointScore",
+    "Scores",
+    "evidence_hits",
+    "match",
+    "matched_keywords",
+    "score_point",
+    "score_run",
+]
 
 
 @dataclass(frozen=True)

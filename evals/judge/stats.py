@@ -7,7 +7,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["bootstrap_mean_interval", "bootstrap_mean_intervals", "bootstrap_mean_of_means_interval", "holm", "interval_block", "mcnemar_exact", "wilson_interval"]
+__all__ = [
+    "bootstrap_mean_interval",
+    "bootstrap_mean_intervals",
+    "bootstrap_mean_of_means_interval",
+    "holm",
+    "interval_block",
+    "mcnemar_exact",
+    "wilson_interval",
+]
 
 Z_95 = 1.959963984540054  # the 97.5th percentile of the standard normal: 95% two-sided
 

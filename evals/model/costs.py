@@ -213,7 +213,8 @@ def tokens_per_correct(usage: Mapping[str, Any], correct: int | None) -> float |
     if not correct or not _costed(usage):
         return None
     total = sum(
-        t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"] for t in _costed(usage)
+        t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"]
+        for t in _costed(usage)
     )
     return total / correct
 

@@ -56,6 +56,8 @@ NO_GIT = "no-git"
 
 class RepoError(EvalsError):
     """A repository given explicitly (``--repo``) that git cannot read."""
+
+
 LIBRARY_DISTRIBUTION = "smolAmem"  # Mneme, the library under test
 
 
@@ -82,9 +84,7 @@ def _git(repo: Path, *args: str) -> str | None:
 def _git_said(repo: Path, *args: str) -> tuple[str | None, str]:
     """git's output (None when it failed) and the first line of what it said on failure."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=30
-        )
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"cannot run git: {getattr(exc, 'strerror', None) or exc}"
     if done.returncode == 0:

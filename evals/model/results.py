@@ -235,7 +235,16 @@ class RequestTally:
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             name: getattr(self, name)
-            for name in ("model", "sent", "cached", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens", "per")
+            for name in (
+                "model",
+                "sent",
+                "cached",
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_prompt_tokens",
+                "cached_completion_tokens",
+                "per",
+            )
         }
         out["served"] = [
             {"model": model, "fingerprint": fingerprint, "requests": count}
@@ -266,7 +275,15 @@ def merge_usage(parts: list[dict[str, RequestTally]]) -> dict[str, RequestTally]
     for part in parts:
         for kind, tally in part.items():
             whole = out.setdefault(kind, RequestTally(tally.model, price=tally.price))
-            for name in ("sent", "cached", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens", "per"):
+            for name in (
+                "sent",
+                "cached",
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_prompt_tokens",
+                "cached_completion_tokens",
+                "per",
+            ):
                 setattr(whole, name, getattr(whole, name) + getattr(tally, name))
             for key, count in tally.served.items():
                 whole.served[key] = whole.served.get(key, 0) + count

@@ -56,4 +56,7 @@ def prompt_views() -> list[PromptView]:
     from evals.run.llm import PROMPT_NAMES, prompt, prompt_digests
 
     digests = prompt_digests()
-    return [PromptView(name=name, file=f"evals/benchmarks/protocols/prompts/{name}.txt", digest=digests[name], text=prompt(name)) for name in PROMPT_NAMES]
+    return [
+        PromptView(name=name, file=f"evals/benchmarks/protocols/prompts/{name}.txt", digest=digests[name], text=prompt(name))
+        for name in PROMPT_NAMES
+    ]

@@ -18,6 +18,7 @@ from evals.store import RunSummary
 
 __all__ = ["benchmark_infos", "registry_entry"]
 
+
 def registry_entry(key: str) -> Benchmark | None:
     return BENCHMARKS.get(key)
 

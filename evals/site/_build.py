@@ -83,7 +83,9 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
     """Each unit's fingerprint: what its files are made from besides the (immutable) run or corpus itself."""
     navigation = [(e.key, e.label, e.href) for e in site.navigation]
     prints = {
-        f"corpus:{digest}": _manifest.fingerprint(renderer, "corpus", {"digest": digest, "name": names[digest], "navigation": navigation})
+        f"corpus:{digest}": _manifest.fingerprint(
+            renderer, "corpus", {"digest": digest, "name": names[digest], "navigation": navigation}
+        )
         for digest in sorted(names)
     }
     for s in site.summaries:
@@ -142,7 +144,9 @@ def build(
             raise
         # Only a manifest edited to list a file the build writes itself (a page spanning runs, another
         # unit's file) gets here; the reused files were checked, so the manifest is what lied.
-        warnings = [f"ignored {out / _manifest.MANIFEST} (it lists {exc.path}, which this build writes itself) and rendered every run and corpus again"]
+        warnings = [
+            f"ignored {out / _manifest.MANIFEST} (it lists {exc.path}, which this build writes itself) and rendered every run and corpus again"
+        ]
         made = job.run({}, warnings)
     summaries, paths, rendered, reused = made
     size = _measure(out, paths, {s.run_id: s for s in summaries})
@@ -222,7 +226,9 @@ class _Build:
                 if read:
                     (building / TEXTS_DIR).mkdir()
                     apart = store_bytes > READ_APART_BYTES
-                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(store_path, sorted(read), building / TEXTS_DIR)
+                    prepared = (_corpus.prepare if apart else _corpus.prepare_here)(
+                        store_path, sorted(read), building / TEXTS_DIR
+                    )
                     site.texts = {digest: texts for digest, (texts, _) in prepared.items()}
                     site.layouts = {digest: layout for digest, (_, layout) in prepared.items()}
                     del prepared
@@ -230,8 +236,19 @@ class _Build:
                         site.suspects[digest] = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
                 site.lock = dict(self.lock)
                 job = Job(
-                    store_path, templates_dir, building, summaries, site.latest, publishers, conversations, site.layouts, site.texts, names, site.store_href,
-                    site.suspects, site.errata,
+                    store_path,
+                    templates_dir,
+                    building,
+                    summaries,
+                    site.latest,
+                    publishers,
+                    conversations,
+                    site.layouts,
+                    site.texts,
+                    names,
+                    site.store_href,
+                    site.suspects,
+                    site.errata,
                 )
                 made = [cls() for cls in publishers]
 
@@ -392,6 +409,12 @@ def build_site(
     beside the published one, on the leaderboard and the run pages.
     """
     return build(
-        store_path, out_dir, templates_dir=templates_dir, workers=workers, incremental=incremental, store_copy=store_copy,
-        lock=lock, errata=errata,
+        store_path,
+        out_dir,
+        templates_dir=templates_dir,
+        workers=workers,
+        incremental=incremental,
+        store_copy=store_copy,
+        lock=lock,
+        errata=errata,
     )

@@ -111,9 +111,7 @@ def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
     """For (cost, value) pairs: whether each is on the frontier (no other is cheaper-or-equal and at-least-as-good, one strictly)."""
     flags = []
     for i, (cost, value) in enumerate(points):
-        dominated = any(
-            (c <= cost and v >= value) and (c < cost or v > value) for j, (c, v) in enumerate(points) if j != i
-        )
+        dominated = any((c <= cost and v >= value) and (c < cost or v > value) for j, (c, v) in enumerate(points) if j != i)
         flags.append(not dominated)
     return flags
 
@@ -175,11 +173,7 @@ def _place_labels(
         ]
         for shift in (0, 13, -13, 26, -26, 39, -39):
             chosen = next(
-                (
-                    (box, spot)
-                    for box, spot in candidates
-                    if free((box[0], box[1] + shift, box[2], box[3] + shift), i)
-                ),
+                ((box, spot) for box, spot in candidates if free((box[0], box[1] + shift, box[2], box[3] + shift), i)),
                 None,
             )
             if chosen is not None:
@@ -208,16 +202,18 @@ def cost_chart(
     def y_of(recall: float) -> float:
         return y1 - (y1 - y0) * recall
 
-    x_ticks = [Tick(_r(x_of(0.0)), "0")] + [
-        Tick(_r(x_of(10.0**d)), _token_label(10.0**d)) for d in range(1, top_decade + 1)
-    ]
+    x_ticks = [Tick(_r(x_of(0.0)), "0")] + [Tick(_r(x_of(10.0**d)), _token_label(10.0**d)) for d in range(1, top_decade + 1)]
     # The frontier is the memories' own: a ceiling (the oracle: few tokens, every answer) is drawn for scale,
     # and would otherwise dominate every memory.
     memories = [p for p in points if not p.ceiling]
     front = iter(pareto_front([(p.tokens, p.recall) for p in memories]))
     frontier = [False if p.ceiling else next(front) for p in points]
     centres = [(x_of(p.tokens), y_of(p.recall)) for p in points]
-    whiskers = [(cx - 2, y_of(p.high), cx + 2, y_of(p.low)) for p, (cx, _) in zip(points, centres, strict=True) if p.high is not None and p.low is not None]
+    whiskers = [
+        (cx - 2, y_of(p.high), cx + 2, y_of(p.low))
+        for p, (cx, _) in zip(points, centres, strict=True)
+        if p.high is not None and p.low is not None
+    ]
     # Inside the axes (so no label covers a tick label), clear of every whisker.
     labels = [p.label + (" (ceiling)" if p.ceiling else "") for p in points]
     spots = _place_labels(centres, labels, (x0 + 2, 0, WIDTH, y1), whiskers)
@@ -263,7 +259,11 @@ def cost_chart(
             ("frontier", "frontier: no other memory is both cheaper and better (ceilings left out)"),
             ("", "bars: 95% interval"),
         ]
-        + ([("ceiling", "square: a ceiling (reads the evidence labels, ignores k or holds the whole history), not a memory")] if any(p.ceiling for p in points) else []),
+        + (
+            [("ceiling", "square: a ceiling (reads the evidence labels, ignores k or holds the whole history), not a memory")]
+            if any(p.ceiling for p in points)
+            else []
+        ),
         notes=list(notes or []),
     )
 

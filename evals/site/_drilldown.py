@@ -76,7 +76,6 @@ def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
     return len(refs) == turn_index and turn_index > 0 and all(ref == i for i, ref in enumerate(refs))
 
 
-
 def fragment_key(view: PointView, approx: bool) -> tuple[bool, bytes]:
     """The key a test point's rendered section is cached under: a digest of every field of its frozen view but
     the HTML itself (nested views, segments, lists and maps included), and whether token counts are estimates
@@ -187,7 +186,11 @@ def point_view(
                 continue
             # A record that is not a turn (a summary of the whole history) is quoted short: the page
             # repeats it at every test point; its whole text is in the run's JSON.
-            shown = clip(record, tuple(needles) if matched else ()) if ref is not None else clip(record, tuple(needles) if matched else (), SUMMARY_HEAD, SUMMARY_TAIL)
+            shown = (
+                clip(record, tuple(needles) if matched else ())
+                if ref is not None
+                else clip(record, tuple(needles) if matched else (), SUMMARY_HEAD, SUMMARY_TAIL)
+            )
             views.append(
                 RecordView(
                     rank=rank,

@@ -36,7 +36,9 @@ def drop_reason(previous: RunSummary, current: RunSummary) -> str:
     now, before = current.headline, previous.headline
     label = now.rule.label
     if now.recall is not None and before.low is not None and now.recall < before.low:
-        return f"{label} {percent(now.recall)} is below the previous run's 95% interval {percent_interval(before.low, before.high)}"
+        return (
+            f"{label} {percent(now.recall)} is below the previous run's 95% interval {percent_interval(before.low, before.high)}"
+        )
     if now.total == before.total and now.hits < before.hits:
         return f"{label} hits fell from {before.hits} to {now.hits} of {now.total}"
     return ""
@@ -76,7 +78,8 @@ def _history_pages(site: Site, output: Output) -> None:
                 high=recall_high(r),
                 label=short_commit(r.commit)[:7] + ("*" if r.dirty else ""),
                 title=f"{r.date} {short_commit(r.commit)}{' (dirty)' if r.dirty else ''}: {r.headline.rule.label} {percent(r.headline.recall)} "
-                f"{percent_interval(recall_low(r), recall_high(r))}, {r.headline.hits}/{r.headline.total}" + (f"; drop: {reason}" if reason else ""),
+                f"{percent_interval(recall_low(r), recall_high(r))}, {r.headline.hits}/{r.headline.total}"
+                + (f"; drop: {reason}" if reason else ""),
                 href=paths.run(r.run_id),
                 flagged=bool(reason),
             )
@@ -124,7 +127,10 @@ def _history_pages(site: Site, output: Output) -> None:
                 config=info,
                 headline_label=runs[-1].headline.rule.label,
                 recall_chart=series_chart(
-                    series, title=f"{runs[-1].headline.rule.label.replace('@k', f'@{info.k}')} across runs", y_label=runs[-1].headline.rule.label, recall=True
+                    series,
+                    title=f"{runs[-1].headline.rule.label.replace('@k', f'@{info.k}')} across runs",
+                    y_label=runs[-1].headline.rule.label,
+                    recall=True,
                 ),
                 tokens_chart=series_chart(
                     token_series,

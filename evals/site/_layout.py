@@ -146,4 +146,3 @@ def corpus_layout(digest: str, conversations: list[tuple[str, Iterable[tuple[int
             start = i + 1
         layouts[cid] = ConversationLayout(cid, len(seq), segments)
     return CorpusLayout(digest, layouts, passages)
-

@@ -61,6 +61,7 @@ from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
+
 class LeaderboardPublisher(Publisher):
     """The front page (index.html: every benchmark, its leader, run count and license), each benchmark's
     own leaderboard, and every board's rows as leaderboard.json and leaderboard.csv."""
@@ -134,7 +135,7 @@ class LeaderboardPublisher(Publisher):
             )
         else:
             output.page(
-            site.env,
+                site.env,
                 "index.html",
                 FrontPage(
                     title="Leaderboards",
@@ -431,7 +432,9 @@ def metric_column(declared: Metric) -> MetricColumn:
 KEYWORD_FIELD = "keyword_hit_at_k"  # keyword recall's name in the downloads (issue 34: not "recall")
 
 
-def leaderboard_records(boards: list[CorpusBoard], latest: dict[str, RunSummary], paths: Paths | None = None) -> list[dict[str, Any]]:
+def leaderboard_records(
+    boards: list[CorpusBoard], latest: dict[str, RunSummary], paths: Paths | None = None
+) -> list[dict[str, Any]]:
     """The rows of leaderboard.csv and leaderboard.json, board by board: the run's identity (with
     ``paths``, the benchmark it is shown under first), its headline (``hits``/``total`` are the headline's),
     then for each declared metric its value, n and (for proportions and means) interval. Keyword recall, the

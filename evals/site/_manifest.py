@@ -186,7 +186,8 @@ def dump(units: dict[str, Unit]) -> bytes:
         "about": "Made by `evals build-site`: what each run's and corpus's files were made from, and the SHA-256 of "
         "each file, so the next build reuses the files that are still as it wrote them.",
         "units": {
-            key: {"fingerprint": unit.fingerprint, "files": dict(sorted(unit.files.items()))} for key, unit in sorted(units.items())
+            key: {"fingerprint": unit.fingerprint, "files": dict(sorted(unit.files.items()))}
+            for key, unit in sorted(units.items())
         },
     }
     return (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8")

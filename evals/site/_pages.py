@@ -198,7 +198,9 @@ class BoardRow:
     answer_model: str | None = None
     source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
     ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
-    caveats: list[Caveat] = field(default_factory=list)  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
+    caveats: list[Caveat] = field(
+        default_factory=list
+    )  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
     with_errata: ErrataView | None = None  # the headline with errata (evals.analysis.errata), beside the published one
     rank: int | None = None  # among the memories on this corpus at the same k (None: a ceiling, or no figure)
     qa: str = ""  # a row with answers: its protocol, judge model and endpoint host (evals.site._qa.qa_note)
@@ -647,7 +649,9 @@ class PointView:
     evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
     evidence_ranked_past_k: dict[int, int] = field(default_factory=dict)  # the others the run ranked past k: turn -> rank
     evidence_missed: list[int] = field(default_factory=list)  # evidence turns not among the retrieved records
-    evidence_ranks: dict[int, int | None] = field(default_factory=dict)  # each evidence turn's rank among the records (None: not one)
+    evidence_ranks: dict[int, int | None] = field(
+        default_factory=dict
+    )  # each evidence turn's rank among the records (None: not one)
     answer: AnswerView | None = None  # with --with-answers
     html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
     k: int = 0  # the run's k: records up to it are shown in full, the rest (kept for deeper cutoffs) briefly

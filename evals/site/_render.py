@@ -64,7 +64,9 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
-    env.filters.update(pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count, usd=usd)
+    env.filters.update(
+        pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count, usd=usd
+    )
     return env
 
 

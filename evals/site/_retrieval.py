@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 
-
 def retrieval_absence(summary: RunSummary, labelled: bool) -> str:
     """Why a run has no retrieval values at cutoffs, from what the store recorded: ``labelled`` says
     whether some test point of its corpus names evidence turns or sessions."""
@@ -67,7 +66,9 @@ class CutoffRow:
     cells: list[MetricValue | None]  # one per cutoff of the table
     reference: bool = False  # a published figure: shown greyed, never ranked
     note: str = ""
-    ceiling: Caveat | None = None  # a ceiling run (evals.views.tables.caveats): set apart below the memories, never ranked with them
+    ceiling: Caveat | None = (
+        None  # a ceiling run (evals.views.tables.caveats): set apart below the memories, never ranked with them
+    )
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,7 @@ def reference_rows(references: list[Reference], level: str, metric: str) -> dict
     return out
 
 
-def cutoff_tables(
-    rows: list[tuple[str, str, RunSummary]], references: list[Reference]
-) -> list[CutoffTable]:
+def cutoff_tables(rows: list[tuple[str, str, RunSummary]], references: list[Reference]) -> list[CutoffTable]:
     """For each (level, metric) some run has, a table of (label, href, run) rows over the cutoffs, the
     published figures for it below them. Empty when no run was measured at cutoffs."""
     series = [(label, href, retrieval_series(s)) for label, href, s in rows]
@@ -154,12 +153,18 @@ def cutoff_chart(summary: RunSummary, references: list[Reference], href: str) ->
         Line(
             label=f"{metric} ({level})",
             points=[(c, v.value) for c, v in sorted(values.items()) if v.value is not None],
-            titles=[f"{metric}@{c} ({level}): {_shown(metric, v.value)} (n={v.n})" for c, v in sorted(values.items()) if v.value is not None],
+            titles=[
+                f"{metric}@{c} ({level}): {_shown(metric, v.value)} (n={v.n})"
+                for c, v in sorted(values.items())
+                if v.value is not None
+            ],
             href=href,
             colour=metrics.index(metric),
             style=LEVEL_STYLES[level],
         )
-        for (level, metric), values in sorted(series.items(), key=lambda item: (LEVELS.index(item[0][0]), metrics.index(item[0][1])))
+        for (level, metric), values in sorted(
+            series.items(), key=lambda item: (LEVELS.index(item[0][0]), metrics.index(item[0][1]))
+        )
     ]
     points = [
         ReferencePoint(
@@ -226,7 +231,11 @@ def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) 
         lines.append(
             Line(
                 label=label
-                + (f" (slope {slope:.2f})" if slope is not None else f" (no slope: {sizes} memory size{'s' if sizes != 1 else ''})"),
+                + (
+                    f" (slope {slope:.2f})"
+                    if slope is not None
+                    else f" (no slope: {sizes} memory size{'s' if sizes != 1 else ''})"
+                ),
                 points=middle,
                 titles=[
                     f"{label}: {b.n} retrieve calls holding {b.held_low:,}-{b.held_high:,} records: "

@@ -103,7 +103,10 @@ class _Json:
         """The gzipped document (deterministic: no name, time 0), or None when it was too big."""
         if self.over:
             return None
-        items = [*(orjson.dumps(k) + b":" + orjson.dumps(v) for k, v in head.items()), b'"conversations":[' + b",".join(self.chunks) + b"]"]
+        items = [
+            *(orjson.dumps(k) + b":" + orjson.dumps(v) for k, v in head.items()),
+            b'"conversations":[' + b",".join(self.chunks) + b"]",
+        ]
         items += [orjson.dumps(k) + b":" + orjson.dumps(v) for k, v in tail.items()]
         body = b"{" + b",".join(items) + b"}\n"
         if len(body) > JSON_LIMIT:
@@ -228,7 +231,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     env,
                     page_hrefs[number],
                     ConversationPage(
-                        title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}" + (f" \u00b7 page {number + 1}" if number else ""),
+                        title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}"
+                        + (f" \u00b7 page {number + 1}" if number else ""),
                         root=root,
                         nav="",
                         store_note=note,
@@ -250,7 +254,12 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         # Misses first; on a conversation of very many test points, the misses alone (the rest are counted).
                         toc=toc,
                         toc_hrefs=[
-                            ("" if page_of_anchor[pt.anchor] == number else page_hrefs[page_of_anchor[pt.anchor]].rsplit("/", 1)[-1]) + f"#{pt.anchor}"
+                            (
+                                ""
+                                if page_of_anchor[pt.anchor] == number
+                                else page_hrefs[page_of_anchor[pt.anchor]].rsplit("/", 1)[-1]
+                            )
+                            + f"#{pt.anchor}"
                             for pt in toc
                         ],
                         toc_unlisted=sum(pt.verdict != MISS for pt in points) if many else 0,
@@ -260,17 +269,27 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         previous_href=hrefs[position - 1] if position > 0 else "",
                         next_href=hrefs[position + 1] if position + 1 < len(hrefs) else "",
                         transcript_href=paths.transcript(s.corpus_digest, cid),
-                        pages=[(f"{n * POINTS_PER_PAGE + 1}–{n * POINTS_PER_PAGE + len(c)}", page_hrefs[n].rsplit("/", 1)[-1]) for n, c in enumerate(chunks)] if len(chunks) > 1 else [],
+                        pages=[
+                            (f"{n * POINTS_PER_PAGE + 1}–{n * POINTS_PER_PAGE + len(c)}", page_hrefs[n].rsplit("/", 1)[-1])
+                            for n, c in enumerate(chunks)
+                        ]
+                        if len(chunks) > 1
+                        else [],
                         page=number,
                     ),
                 )
             if not document.over:
-                document.add(conversation_json(conversation, point_answers, answers.protocol if answers is not None else "harness", split[index]))
+                document.add(
+                    conversation_json(
+                        conversation, point_answers, answers.protocol if answers is not None else "harness", split[index]
+                    )
+                )
             light.append(
                 conversation.model_copy(
                     update={
                         "test_points": [
-                            tp.model_copy(update={"retrieved_records": [""] * len(tp.retrieved_records)}) for tp in conversation.test_points
+                            tp.model_copy(update={"retrieved_records": [""] * len(tp.retrieved_records)})
+                            for tp in conversation.test_points
                         ]
                     }
                 )
@@ -333,8 +352,12 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 s, any(tp.evidence_turns or tp.evidence_sessions for c in light for tp in c.test_points)
             ),
             unanswerable=(unanswerable_block(whole, values) or {"count": 0})["count"],
-            answers=answers_block(s, wrong, answer_figures(values, answers_whole, s.benchmark)) if answers_whole is not None else None,
-            json_command="" if gzipped is not None else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
+            answers=answers_block(s, wrong, answer_figures(values, answers_whole, s.benchmark))
+            if answers_whole is not None
+            else None,
+            json_command=""
+            if gzipped is not None
+            else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
             errata=errata_view(site.errata.of(s.run_id)) if site.errata else None,
         ),
     )
@@ -348,7 +371,9 @@ def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], r
         "retrieval": tables,
         "retrieval_cutoffs": sorted({c for t in tables for c in t.cutoffs}),
         "cutoff_chart": cutoff_chart(s, references, run_href),
-        "latency_chart": latency_chart([(f"{s.strategy} ({s.config_key})", run_href, latency)], f"Retrieve latency against memory size: run {s.run_id}"),
+        "latency_chart": latency_chart(
+            [(f"{s.strategy} ({s.config_key})", run_href, latency)], f"Retrieve latency against memory size: run {s.run_id}"
+        ),
     }
 
 

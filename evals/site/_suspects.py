@@ -106,7 +106,9 @@ def _conversation(row: dict[str, Any], shape: dict[str, Any], points: list[dict[
         for p in points
     }
     turns = [
-        Turn.model_construct(role=role, content=content, test_at=at.get(i), record=i not in unrecorded, session=sessions[i], date=dates[i])
+        Turn.model_construct(
+            role=role, content=content, test_at=at.get(i), record=i not in unrecorded, session=sessions[i], date=dates[i]
+        )
         for i, (role, content) in enumerate(zip(row["roles"], contents, strict=True))
     ]
     return Conversation.model_construct(id=row["conversation_id"], description=row["description"], turns=turns)
@@ -170,7 +172,12 @@ def load(root: Path, digest: str) -> CorpusSuspects | None:
         data = jsonfile.load(root / suspects_json(digest), MAX_FILE_BYTES)
     except (jsonfile.JSONFileError, OSError):
         return None
-    if not isinstance(data, dict) or data.get("version") != VERSION or data.get("corpus_digest") != digest or data.get("rule") != MISSES:
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != VERSION
+        or data.get("corpus_digest") != digest
+        or data.get("rule") != MISSES
+    ):
         return None
     if not _whole(data.get("test_points")) or not _whole(data.get("checked")) or not isinstance(data.get("suspects"), list):
         return None
@@ -217,7 +224,10 @@ def _verdicts(site: Site, digest: str) -> tuple[list[tuple[str, str]], dict[str,
     ceilings), and each one's verdict per test point."""
     order = ranked([s for s in site.latest if s.corpus_digest == digest])
     runs = [s for s in order if not ceiling(s)] + [s for s in order if ceiling(s)]
-    labels = [(s.strategy if sum(r.strategy == s.strategy for r in runs) == 1 else f"{s.strategy} ({s.config_key})", s.run_id) for s in runs]
+    labels = [
+        (s.strategy if sum(r.strategy == s.strategy for r in runs) == 1 else f"{s.strategy} ({s.config_key})", s.run_id)
+        for s in runs
+    ]
     verdicts: dict[str, dict[tuple[str, int], str]] = {}
     for s in runs:
         stored = site.stored.get(s.run_id)

@@ -128,7 +128,6 @@ def clip(text: str, needles: tuple[str, ...] = (), head: int = CLIP_HEAD, tail: 
     return Clipped(segments(text[:head]), segments(text[-tail:]), len(text) - head - tail, len(text))
 
 
-
 _SPEAKER = re.compile(r"([^\s:][^:\n]{0,39}): ")
 
 

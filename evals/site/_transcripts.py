@@ -104,14 +104,33 @@ class TranscriptPublisher(Publisher):
                 ),
             )
             for segment in layout.first_use(cid):
-                self._passage_page(corpus, site, output, segment.passage or "", roles[segment.start : segment.end], contents[segment.start : segment.end], note)
+                self._passage_page(
+                    corpus,
+                    site,
+                    output,
+                    segment.passage or "",
+                    roles[segment.start : segment.end],
+                    contents[segment.start : segment.end],
+                    note,
+                )
 
-    def _passage_page(self, corpus: CorpusSource, site: Site, output: Output, pid: str, roles: list[str], contents: list[str], note: str) -> None:
+    def _passage_page(
+        self, corpus: CorpusSource, site: Site, output: Output, pid: str, roles: list[str], contents: list[str], note: str
+    ) -> None:
         assert self._fragments is not None
         href = passage(corpus.digest, pid)
         lines = [
             self._fragments.render_line(
-                turn_line(offset, f"p-{offset}", role, content, f"role-{role.lower()}", [], (), _whole_turn(output, passage_turn_text(corpus.digest, pid, offset), href, content))
+                turn_line(
+                    offset,
+                    f"p-{offset}",
+                    role,
+                    content,
+                    f"role-{role.lower()}",
+                    [],
+                    (),
+                    _whole_turn(output, passage_turn_text(corpus.digest, pid, offset), href, content),
+                )
             )
             for offset, (role, content) in enumerate(zip(roles, contents, strict=True))
         ]

@@ -222,8 +222,15 @@ def _run_checks(ref: str, options: Mapping[str, Any] | None, registry: Registry 
             results.append(Check(name, f"raised {fault_text(exc)}"))
     try:
         again = planned.spec.build(planned.options, context)
-        same = _texts(_records(_fed(again), QUESTION, 5)) == _texts(_records(_fed(planned.spec.build(planned.options, context)), QUESTION, 5))
-        results.append(Check("same inputs, same records", None if same else "two fresh builds fed the same turns retrieved different records; seed any randomness"))
+        same = _texts(_records(_fed(again), QUESTION, 5)) == _texts(
+            _records(_fed(planned.spec.build(planned.options, context)), QUESTION, 5)
+        )
+        results.append(
+            Check(
+                "same inputs, same records",
+                None if same else "two fresh builds fed the same turns retrieved different records; seed any randomness",
+            )
+        )
     except PLUGIN_FAULTS as exc:
         results.append(Check("same inputs, same records", f"raised {fault_text(exc)}"))
     return results

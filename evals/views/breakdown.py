@@ -192,8 +192,14 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
         "by_category": answer_category_rows(values, benchmark),
         "task_averaged": None
         if averaged is None
-        else {"value": averaged[0], "n": averaged[1], "low": averaged[2], "high": averaged[3], "interval": "bootstrap",
-              "categories": len([v for v in by_category.values() if v])},  # type: ignore[union-attr]
+        else {
+            "value": averaged[0],
+            "n": averaged[1],
+            "low": averaged[2],
+            "high": averaged[3],
+            "interval": "bootstrap",
+            "categories": len([v for v in by_category.values() if v]),
+        },  # type: ignore[union-attr]
         "abstention": {
             "accuracy": figure(whole.get("answer_abstention_accuracy"), "wilson"),
             "false_abstention": figure(whole.get("answer_false_abstention"), "wilson"),

@@ -385,7 +385,14 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
                 "evidence_sessions": score.evidence_sessions,
             }
         turns = [
-            {"role": t.role, "content": t.content, "test_at": tests.get(i), "record": t.record, "session": t.session, "date": t.date}
+            {
+                "role": t.role,
+                "content": t.content,
+                "test_at": tests.get(i),
+                "record": t.record,
+                "session": t.session,
+                "date": t.date,
+            }
             for i, t in enumerate(stored.turns)
         ]
         try:
@@ -442,7 +449,9 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     answers = _answers(raw, name)
     summary = make_summary(
         measured={
-            name: MetricValue(**value.model_dump()) for name, value in block.measured.items() if _measured(name, block.cutoff_rule)
+            name: MetricValue(**value.model_dump())
+            for name, value in block.measured.items()
+            if _measured(name, block.cutoff_rule)
         },
         run_id=block.run_id,
         run=run,
@@ -530,9 +539,7 @@ def read_export(path: Path) -> RunRecord:
     if not isinstance(raw, dict):
         raise StoreError(f"{name}: not an evals export (expected a JSON object, got {type(raw).__name__})")
     if "run" not in raw:
-        raise StoreError(
-            f"{name}: not an evals export (no 'run' block); write one with: evals export RUN_ID --output FILE"
-        )
+        raise StoreError(f"{name}: not an evals export (no 'run' block); write one with: evals export RUN_ID --output FILE")
     try:
         document = _Exported.model_validate(raw)
     except ValidationError as exc:

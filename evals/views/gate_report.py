@@ -93,7 +93,19 @@ def _labels(result: GateResult) -> dict[str, str]:
 def _table(result: GateResult, labels: dict[str, str]) -> list[str]:
     lines = [
         _row(
-            ["configuration", "corpus", "metric", "base [95% CI]", "head [95% CI]", "hit→miss", "miss→hit", "p", "p (Holm)", "retrieve p95 latency", "verdict"]
+            [
+                "configuration",
+                "corpus",
+                "metric",
+                "base [95% CI]",
+                "head [95% CI]",
+                "hit→miss",
+                "miss→hit",
+                "p",
+                "p (Holm)",
+                "retrieve p95 latency",
+                "verdict",
+            ]
         ),
         "|---|---|---|---|---|--:|--:|--:|--:|---|---|",
     ]
@@ -133,7 +145,20 @@ def _types_table(result: GateResult, labels: dict[str, str]) -> list[str]:
     lines = [
         "### Answer accuracy per question type",
         "",
-        _row(["configuration", "corpus", "type", "base [95% CI]", "head [95% CI]", "correct→wrong", "wrong→correct", "p", "p (Holm)", "verdict"]),
+        _row(
+            [
+                "configuration",
+                "corpus",
+                "type",
+                "base [95% CI]",
+                "head [95% CI]",
+                "correct→wrong",
+                "wrong→correct",
+                "p",
+                "p (Holm)",
+                "verdict",
+            ]
+        ),
         "|---|---|---|---|---|--:|--:|--:|--:|---|",
     ]
     for row in rows:
@@ -175,7 +200,9 @@ def _resolved(side: Side) -> str:
     described = f"{_code(side.ref)} → {commit}"
     if side.back:
         named = _code(formatting.short_commit(side.named or ""))
-        described += f" ({side.back} commit{'s' if side.back > 1 else ''} before {named}, which has no runs: the nearest with stored runs)"
+        described += (
+            f" ({side.back} commit{'s' if side.back > 1 else ''} before {named}, which has no runs: the nearest with stored runs)"
+        )
     return described
 
 
@@ -258,8 +285,11 @@ def gate_markdown(result: GateResult) -> str:
         f"(`{LATENCY_METRIC}`, where both runs recorded it) grew past ×{result.latency_factor:g} "
         f"to {result.latency_floor_s * 1000:g} ms or more, measured over at least {LATENCY_MIN_CALLS} calls on each side. "
         "An improvement never fails the gate. Brackets: 95% Wilson interval."
-        + (" With judged answers on both sides, a question type whose answers regressed fails its configuration too (below)."
-           if any(row.types for row in result.rows) else "")
+        + (
+            " With judged answers on both sides, a question type whose answers regressed fails its configuration too (below)."
+            if any(row.types for row in result.rows)
+            else ""
+        )
     )
     for row in result.rows:
         unparsed = row.unparsed

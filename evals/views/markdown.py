@@ -86,4 +86,3 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         f"tokens per test point relative to the latest {REFERENCE_STRATEGY} run on the same corpus."
     )
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"
-

@@ -153,7 +153,9 @@ def legacy_json_parts(
     # The document shows no mean's interval but the answers' F1 and BLEU-1 over the run: only those are drawn.
     overall = grouped(values, names=_BLOCK_METRICS, intervals=answers is not None)[ALL]
     per_conversation = dict(
-        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS, intervals=False).values(), strict=True)
+        zip(
+            scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS, intervals=False).values(), strict=True
+        )
     )
     turn_indices = [[tp.turn_index for tp in c.test_points] for c in run.conversations]
     head: dict[str, Any] = {
@@ -263,7 +265,9 @@ Grouped = dict[str, dict[str, MetricValue]]  # conversation id -> metric -> valu
 def _by_conversation(scores: Scores) -> tuple[dict[str, MetricValue], Grouped]:
     values = point_values(ScoredRun(None, scores), _CONVERSATION_METRICS)  # type: ignore[arg-type]
     return grouped(values, names=_CONVERSATION_METRICS, intervals=False)[ALL], dict(
-        zip(scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS, intervals=False).values(), strict=True)
+        zip(
+            scores.conversation_ids, grouped(values, "conversation", _CONVERSATION_METRICS, intervals=False).values(), strict=True
+        )
     )
 
 
@@ -277,7 +281,9 @@ def _interval(value: MetricValue) -> dict[str, Any]:
     return {"method": "wilson", "level": 0.95, "low": value.low, "high": value.high}
 
 
-def recall_block(scores: Scores, overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None) -> dict[str, Any]:
+def recall_block(
+    scores: Scores, overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None
+) -> dict[str, Any]:
     """The original ``metrics.recall_at_k`` block (from the run's grouped values, when given)."""
     if overall is None or per_conversation is None:
         overall, per_conversation = _by_conversation(scores)
@@ -291,14 +297,19 @@ def recall_block(scores: Scores, overall: dict[str, MetricValue] | None = None, 
 
 
 def stats_blocks(
-    scores: Scores, turn_indices: list[list[int]], overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None
+    scores: Scores,
+    turn_indices: list[list[int]],
+    overall: dict[str, MetricValue] | None = None,
+    per_conversation: Grouped | None = None,
 ) -> dict[str, Any]:
     """The ``metrics`` keys added beside the original's: recall's interval, strict recall, MRR,
     and per test point (``turn_indices`` aligned with the points) its strict hit and rank."""
     if overall is None or per_conversation is None:
         overall, per_conversation = _by_conversation(scores)
     per_point = {
-        cid: [{"turn_index": t, "hit": p.hit, "strict_hit": p.strict_hit, "rank": p.rank} for t, p in zip(turns, conv, strict=True)]
+        cid: [
+            {"turn_index": t, "hit": p.hit, "strict_hit": p.strict_hit, "rank": p.rank} for t, p in zip(turns, conv, strict=True)
+        ]
         for cid, conv, turns in zip(scores.conversation_ids, scores.points, turn_indices, strict=True)
     }
     strict = overall["strict_recall"]
@@ -311,12 +322,17 @@ def stats_blocks(
             "interval": _interval(strict),
             "per_conversation": {cid: _rate(values["strict_recall"]) for cid, values in per_conversation.items()},
         },
-        "mrr": {"aggregate": overall["mrr"].value, "per_conversation": {cid: values["mrr"].value for cid, values in per_conversation.items()}},
+        "mrr": {
+            "aggregate": overall["mrr"].value,
+            "per_conversation": {cid: values["mrr"].value for cid, values in per_conversation.items()},
+        },
         "per_test_point": per_point,
     }
 
 
-def tokens_block(scores: Scores, overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None) -> dict[str, Any]:
+def tokens_block(
+    scores: Scores, overall: dict[str, MetricValue] | None = None, per_conversation: Grouped | None = None
+) -> dict[str, Any]:
     """The original ``metrics.tokens`` block.
 
     Where there is no test point the original reported 0 tokens per test
@@ -421,7 +437,11 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
     k = document["k"]
     if headline is not None:
-        lead = "" if not headline.rule.by_evidence else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
+        lead = (
+            ""
+            if not headline.rule.by_evidence
+            else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
+        )
     else:
         row = _headline_row(metrics.get("retrieval", ()), k)
         name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]

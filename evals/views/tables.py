@@ -157,7 +157,9 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
     """The leaderboard's metric columns for one corpus: the headline first, then the others some run has
     (less turn.recall_any@k where the headline is its answerable twin, which would read as a second figure)."""
     first = headline(summaries)
-    rest = [m for m in shown_metrics(summaries) if m.name != first and not (first == "evidence_recall_any" and m.name == HEADLINE)]
+    rest = [
+        m for m in shown_metrics(summaries) if m.name != first and not (first == "evidence_recall_any" and m.name == HEADLINE)
+    ]
     return [declared(first), *rest]  # type: ignore[list-item]
 
 
@@ -236,7 +238,10 @@ def served_caveat(summary: RunSummary) -> str:
     found = costs.served_elsewhere(summary.llm_usage or {})
     if not found:
         return ""
-    parts = [f"{KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})" for kind, asked, served, n, total in found]
+    parts = [
+        f"{KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})"
+        for kind, asked, served, n, total in found
+    ]
     return (
         "The endpoint's replies name another model than the one asked for (a dated snapshot of the name asked counts as "
         f"the same): {'; '.join(parts)}. The figures are that model's."
@@ -277,7 +282,11 @@ def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
         if kind == "memory_write" and not t["sent"] + t["cached"]:
             continue  # a strategy that writes no summary: nothing to say (the tally, zero, is stored)
         tokens = t["prompt_tokens"] + t["completion_tokens"] + t["cached_prompt_tokens"] + t["cached_completion_tokens"]
-        per = f"{tokens / t['per']:,.1f} tokens per {PER.get(kind, 'unit')} ({t['per']})" if t["per"] else f"no {PER.get(kind, 'unit')}"
+        per = (
+            f"{tokens / t['per']:,.1f} tokens per {PER.get(kind, 'unit')} ({t['per']})"
+            if t["per"]
+            else f"no {PER.get(kind, 'unit')}"
+        )
         lines.append(
             f"llm {KIND_LABELS.get(kind, kind)} ({t['model']}): {t['sent']} sent ({t['prompt_tokens']:,} prompt + "
             f"{t['completion_tokens']:,} completion tokens), {t['cached']} from cache ({t['cached_prompt_tokens']:,} + "
@@ -297,7 +306,9 @@ def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
     if missing:
         lines.append(f"llm: no price for {', '.join(missing)}: give one with --prices FILE (docs/cli.md) for a $ figure")
     for kind, asked, served, n, total in costs.served_elsewhere(usage):
-        lines.append(f"warning: {KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})")
+        lines.append(
+            f"warning: {KIND_LABELS.get(kind, kind)} requests asked for {asked} were answered by {served} ({n} of {total})"
+        )
     return lines
 
 
@@ -321,7 +332,9 @@ def repriced(summaries: Sequence[RunSummary], table: costs.PriceTable) -> list[R
         values = cost_values(usage, s.answers_correct if s.judge_model is not None else None)
         metrics = {name: value for name, value in s.metrics.items() if name not in values}
         metrics |= {name: value for name, value in values.items() if value is not None}
-        out.append(dataclasses.replace(s, llm_usage=usage, metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0])))))
+        out.append(
+            dataclasses.replace(s, llm_usage=usage, metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0]))))
+        )
     return out
 
 
@@ -361,8 +374,9 @@ _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
     "k": lambda s: str(s.k),
     "corpus": lambda s: s.corpus_name,
     "hits": lambda s: f"{s.headline.hits}/{s.headline.total}",
-    "headline": lambda s: f"{s.headline.rule.label} "
-    + formatting.with_interval(s.headline.recall, s.headline.low, s.headline.high, empty=NULL),
+    "headline": lambda s: (
+        f"{s.headline.rule.label} " + formatting.with_interval(s.headline.recall, s.headline.low, s.headline.high, empty=NULL)
+    ),
     # Embeddings the run computed / took from the cache; "—" without a cache (or stored before it was counted).
     "emb new/cached": lambda s: MISSING if s.cache_misses is None else f"{s.cache_misses}/{s.cache_hits}",
     # Whether the endpoint served the models asked for (answers only): "as asked", or the first one it served instead.
@@ -531,7 +545,8 @@ def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = Non
     if errata is None:
         return formatting.json_text([s.as_dict() for s in summaries], indent=2)
     return formatting.json_text(
-        [s.as_dict() | {"headline_with_errata": (f.as_dict() if (f := errata.of(s.run_id)) else None)} for s in summaries], indent=2
+        [s.as_dict() | {"headline_with_errata": (f.as_dict() if (f := errata.of(s.run_id)) else None)} for s in summaries],
+        indent=2,
     )
 
 
@@ -552,7 +567,9 @@ def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None
     declared = list(METRICS.values())
     extra = [*(f"headline_with_errata_{k}" for k in _ERRATA_FIELDS), "errata_sha256", "errata_source"] if errata else []
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m)), *extra], lineterminator="\n")
+    writer = csv.DictWriter(
+        buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m)), *extra], lineterminator="\n"
+    )
     writer.writeheader()
     for summary in summaries:
         row = {name: getattr(summary, name) for name in base}
@@ -585,7 +602,15 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
         rule = s.headline.rule
         values = point_values(
             ScoredRun(stored.run, stored.scores, stored.answers),
-            (KEYWORD.metric, "evidence_recall_any", "evidence_recall_all", "unanswerable_tokens", "answer_accuracy", "answer_score", rule.metric),
+            (
+                KEYWORD.metric,
+                "evidence_recall_any",
+                "evidence_recall_all",
+                "unanswerable_tokens",
+                "answer_accuracy",
+                "answer_score",
+                rule.metric,
+            ),
         )
         # The answers' accuracy per category (judged verdicts; a scoring protocol's mean score), where the run has answers.
         answered = {row["category"]: row for row in answer_category_rows(values, s.benchmark)}
@@ -671,7 +696,9 @@ def category_table(records: list[dict[str, Any]]) -> Table:
             "the leaderboard's figure. kw hit@k: keyword hits over the answerable points (the original harness's recall@k)"
         )
     if any(r["answer_interval"] == "bootstrap" for r in records):
-        notes.append("answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval")
+        notes.append(
+            "answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval"
+        )
     if any(r["label"] and r["label"] != r["category"] for r in records):
         notes.append(LOCOMO_CATEGORY_NOTE)
     return Table(header, rows, notes)

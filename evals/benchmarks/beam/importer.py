@@ -121,7 +121,7 @@ def _messages(source: Source) -> Iterator[tuple[str, int, dict[str, Any], str | 
     for position, element in enumerate(source.elements()):
         where = f"[{position}]"
         if isinstance(element, dict) and len(element) == 1 and "turns" not in element:
-            (plan, batches), = element.items()
+            ((plan, batches),) = element.items()
             for number, batch in enumerate(source.items(batches, f"{where}.{plan}")):
                 yield from _batch(source, batch, f"{where}.{plan}[{number}]", f"{plan} ")
         else:

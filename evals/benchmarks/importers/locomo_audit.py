@@ -83,7 +83,9 @@ def _audit_files(source: Path) -> list[tuple[int, Path]]:
     folder = source / "audit" if (source / "audit").is_dir() else source
     found = sorted((int(m.group(1)), p) for p in folder.iterdir() if (m := _FILE.fullmatch(p.name)) and p.is_file())
     if not found:
-        raise EvalsError(f"{source}: no errors_conv_N.json files (in it or in its audit/ folder); give a copy of {AUDIT_REPOSITORY}")
+        raise EvalsError(
+            f"{source}: no errors_conv_N.json files (in it or in its audit/ folder); give a copy of {AUDIT_REPOSITORY}"
+        )
     return found
 
 
@@ -166,7 +168,14 @@ def convert_locomo_audit(
                 made["source"] = f"{where_from} {name} {entry['question_id']}"
                 errata.append(made)
     license_file = source / "LICENSE"
-    license_line = next((line.strip() for line in license_file.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()), None) if license_file.is_file() else None
+    license_line = (
+        next(
+            (line.strip() for line in license_file.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()),
+            None,
+        )
+        if license_file.is_file()
+        else None
+    )
     report.written = len(errata)
     report.document = {
         "source": f"{where_from}: an answer-key audit of LoCoMo" + (f" ({license_line})" if license_line else ""),
@@ -201,7 +210,13 @@ def _erratum(
 
     if not isinstance(entry, dict):
         raise EvalsError(f"{path}: {where}: expected an object")
-    for key, kind in (("question_id", str), ("question", str), ("error_type", str), ("cited_evidence", list), ("correct_evidence", list)):
+    for key, kind in (
+        ("question_id", str),
+        ("question", str),
+        ("error_type", str),
+        ("cited_evidence", list),
+        ("correct_evidence", list),
+    ):
         value = entry.get(key)
         if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
             raise fail(key, "expected a string" if kind is str else 'expected an array of dia ids (strings such as "D1:3")')
@@ -212,22 +227,41 @@ def _erratum(
             raise fail(key, "expected the answer")
     found = _QUESTION_ID.fullmatch(entry["question_id"])
     if found is None or int(found.group(1)) != number or int(found.group(1)) >= len(samples):
-        raise fail("question_id", f"{entry['question_id']!r} is not locomo_{number}_qaM, a question of conversation {number} of the LoCoMo file")
+        raise fail(
+            "question_id",
+            f"{entry['question_id']!r} is not locomo_{number}_qaM, a question of conversation {number} of the LoCoMo file",
+        )
     sample = samples[number]
     question = sample.questions.get(int(found.group(2)))
     if question is None or question.question != entry["question"]:
-        raise fail("question", f"is not question {found.group(2)} of {sample.name} in the LoCoMo file; the audit is of another version of it")
+        raise fail(
+            "question",
+            f"is not question {found.group(2)} of {sample.name} in the LoCoMo file; the audit is of another version of it",
+        )
     qid, kind = entry["question_id"], entry["error_type"]
     if answer_text(entry["golden_answer"]) != question.answer or entry["cited_evidence"] != question.evidence:
-        raise fail("golden_answer", f"the key it audits is not {sample.name}'s in the LoCoMo file (answer or evidence differ); the audit is of another version of it")
-    made: dict[str, Any] = {"id": qid, "kind": kind, "conversation": sample.name, "turn": question.turn, "question": question.question}
+        raise fail(
+            "golden_answer",
+            f"the key it audits is not {sample.name}'s in the LoCoMo file (answer or evidence differ); the audit is of another version of it",
+        )
+    made: dict[str, Any] = {
+        "id": qid,
+        "kind": kind,
+        "conversation": sample.name,
+        "turn": question.turn,
+        "question": question.question,
+    }
     unresolved: list[str] = []
     published = _turns(question.evidence, sample.turn_of, [])
     corrected = _turns(entry["correct_evidence"], sample.turn_of, unresolved)
     report.unresolved_ids.extend(f"{qid}: {i}" for i in unresolved)
     said = f"{AUDIT_REPOSITORY} {kind}"
     if not entry["correct_evidence"] or kind in exclude_kinds:
-        why = "it finds no turn that answers the question as asked" if not entry["correct_evidence"] else f"{kind} excluded when converting"
+        why = (
+            "it finds no turn that answers the question as asked"
+            if not entry["correct_evidence"]
+            else f"{kind} excluded when converting"
+        )
         report.excluded += 1
         return made | {"exclude": True, "reason": f"{said}: {why}"}
     reasons = []

@@ -25,18 +25,31 @@ COMMIT = "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376"
 # LoCoMo's own QA prompts and context formats (gpt_utils.py) and scores (evaluation.py); digests
 # computed from the repository at that commit.
 LOCOMO_SOURCES = (
-    SourceFile("snap-research/LoCoMo", COMMIT, "task_eval/gpt_utils.py",
-               "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793"),
-    SourceFile("snap-research/LoCoMo", COMMIT, "task_eval/evaluation.py",
-               "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd"),
+    SourceFile(
+        "snap-research/LoCoMo",
+        COMMIT,
+        "task_eval/gpt_utils.py",
+        "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793",
+    ),
+    SourceFile(
+        "snap-research/LoCoMo",
+        COMMIT,
+        "task_eval/evaluation.py",
+        "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd",
+    ),
 )
 # mem0's LLM judge on LoCoMo, at the last commit that held its evaluation/ folder.
 MEM0_COMMIT = "b3ede5b7c0ac0e847b03786a603c107ac943b3ee"
 MEM0_SOURCES = (
-    SourceFile("mem0ai/mem0", MEM0_COMMIT, "evaluation/metrics/llm_judge.py",
-               "ac2e242f6ea0b817ba1b229ff9e5271f6846b7b8a9aefa8a5a5a81ea58df3b3c"),
-    SourceFile("mem0ai/mem0", MEM0_COMMIT, "evaluation/prompts.py",
-               "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba"),
+    SourceFile(
+        "mem0ai/mem0",
+        MEM0_COMMIT,
+        "evaluation/metrics/llm_judge.py",
+        "ac2e242f6ea0b817ba1b229ff9e5271f6846b7b8a9aefa8a5a5a81ea58df3b3c",
+    ),
+    SourceFile(
+        "mem0ai/mem0", MEM0_COMMIT, "evaluation/prompts.py", "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba"
+    ),
 )
 
 # The numbering is not documented in the paper or README; the names follow the comments in the official

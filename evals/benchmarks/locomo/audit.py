@@ -19,7 +19,9 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
     for position, sample in enumerate(source.items(source.data, "")):
         conversation = conversations.get(position)
         if conversation is None:
-            raise EvalsError(f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; give the file the corpus was imported from")
+            raise EvalsError(
+                f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; give the file the corpus was imported from"
+            )
         sessions = source.get(sample, f"[{position}]", "conversation", dict)
         known = {
             turn.get("dia_id")
@@ -47,7 +49,19 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
                 if dia_id not in known
             )
             if unresolved:
-                flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
+                flags.append(
+                    Flag(
+                        conversation.id,
+                        index,
+                        DANGLING,
+                        point.question,
+                        point.expected_fact,
+                        tuple(point.evidence_turns),
+                        ids=unresolved,
+                    )
+                )
         if next_point != len(points):
-            raise EvalsError(f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; give the file the corpus was imported from")
+            raise EvalsError(
+                f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; give the file the corpus was imported from"
+            )
     return flags

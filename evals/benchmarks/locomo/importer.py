@@ -187,7 +187,10 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
         evidence: list[int] = []
         for position_in_list, entry in enumerate(evidence_ids):
             if not isinstance(entry, str):
-                raise source.fail(f"{where}.evidence[{position_in_list}]", f"expected a dia_id string such as \"D3:5\", got {type(entry).__name__}")
+                raise source.fail(
+                    f"{where}.evidence[{position_in_list}]",
+                    f'expected a dia_id string such as "D3:5", got {type(entry).__name__}',
+                )
             for dia_id in _DIA_ID.findall(entry) or [entry]:
                 turn = turn_of.get(dia_id)
                 if turn is None:
@@ -228,7 +231,9 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
         report.with_keywords += bool(keywords)
         report.with_evidence += bool(evidence)
     if unresolved:
-        report.notes.append(f"{sample.member or path}: {unresolved} evidence id{'' if unresolved == 1 else 's'} {'names' if unresolved == 1 else 'name'} no turn (skipped)")
+        report.notes.append(
+            f"{sample.member or path}: {unresolved} evidence id{'' if unresolved == 1 else 's'} {'names' if unresolved == 1 else 'name'} no turn (skipped)"
+        )
 
     name = sample.name if sample.name is not None else f"locomo-{position}"
     speakers = " and ".join(s for s in (speaker_a, conversation.get("speaker_b")) if isinstance(s, str))

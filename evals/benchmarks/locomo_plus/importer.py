@@ -77,7 +77,7 @@ def _sessions(source: Source, conversation: dict[str, Any], where: str) -> list[
         try:
             when = datetime.strptime(date, "%I:%M %p on %d %B, %Y")
         except ValueError:
-            message = f"{date!r} is not a LoCoMo session time (\"1:56 pm on 8 May, 2023\")"
+            message = f'{date!r} is not a LoCoMo session time ("1:56 pm on 8 May, 2023")'
             raise source.fail(f"{where}.{key}_date_time", message) from None
         found.append((key, source.items(conversation[key], f"{where}.{key}"), date, when))
         number += 1
@@ -120,8 +120,12 @@ def _conversation(plus: Source, item: Any, position: int, locomo: Source, sample
             block.append({"role": role(speaker), "content": content, "session": key, "date": date if date.strip() else None})
         events.append((when, block))
     stamp = cue_time.strftime("%Y-%m-%d %H:%M")
-    events.append((cue_time, [{"role": role(s), "content": f"{s}: {t}", "session": CUE_SESSION, "date": stamp, "cue": True}
-                              for s, t in cue_turns]))
+    events.append(
+        (
+            cue_time,
+            [{"role": role(s), "content": f"{s}: {t}", "session": CUE_SESSION, "date": stamp, "cue": True} for s, t in cue_turns],
+        )
+    )
     events.sort(key=lambda event: event[0])  # stable, as build_context's list.sort
     turns: list[dict[str, Any]] = []
     evidence = []

@@ -24,10 +24,18 @@ __all__ = ["QUESTION_TYPES", "RULE", "UNIT"]
 # LongMemEval's QA evaluation, whose judge templates its protocol reads (pinned by the end-to-end issue).
 COMMIT = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
 SOURCES = (
-    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/evaluation/evaluate_qa.py",
-               "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"),
-    SourceFile("xiaowu0162/LongMemEval", COMMIT, "src/generation/run_generation.py",
-               "4f1eb3c69d7ad40f04065b9c0bc86f6582441018fc6ff751d162d66c95baf672"),
+    SourceFile(
+        "xiaowu0162/LongMemEval",
+        COMMIT,
+        "src/evaluation/evaluate_qa.py",
+        "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251",
+    ),
+    SourceFile(
+        "xiaowu0162/LongMemEval",
+        COMMIT,
+        "src/generation/run_generation.py",
+        "4f1eb3c69d7ad40f04065b9c0bc86f6582441018fc6ff751d162d66c95baf672",
+    ),
 )
 _HUB = "https://huggingface.co/datasets/xiaowu0162"
 # The original hub repository, at the revision that uploaded its three files (named without ".json").

@@ -23,5 +23,15 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
         points = conversation.test_points()
         if unresolved and points:
             index, point = points[-1]
-            flags.append(Flag(conversation.id, index, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=unresolved))
+            flags.append(
+                Flag(
+                    conversation.id,
+                    index,
+                    DANGLING,
+                    point.question,
+                    point.expected_fact,
+                    tuple(point.evidence_turns),
+                    ids=unresolved,
+                )
+            )
     return flags

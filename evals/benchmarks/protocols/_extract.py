@@ -129,7 +129,11 @@ class PythonSource:
         found = []
         for branch in self.branches(function):
             node = branch.node
-            if not augmented and isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == target for t in node.targets):
+            if (
+                not augmented
+                and isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == target for t in node.targets)
+            ):
                 found.append(Branch(branch.conditions, node.value))
             elif augmented and isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 if isinstance(node.target, ast.Name) and node.target.id == target:

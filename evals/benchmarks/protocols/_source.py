@@ -63,7 +63,9 @@ def read_sources(protocol: str, pins: Sequence[SourceFile], root: Path | None = 
         raise ProtocolError(f"protocol {protocol} names no source file")
     repositories = {(p.repo, p.commit) for p in pins}
     if len(repositories) != 1:
-        raise ProtocolError(f"protocol {protocol}: its files must come from one repository at one commit, not {sorted(repositories)}")
+        raise ProtocolError(
+            f"protocol {protocol}: its files must come from one repository at one commit, not {sorted(repositories)}"
+        )
     texts: dict[str, str] = {}
     digests: dict[str, str] = {}
     paths: dict[str, str] = {}
@@ -85,8 +87,7 @@ def read_sources(protocol: str, pins: Sequence[SourceFile], root: Path | None = 
         actual = hashlib.sha256(data).hexdigest()
         if actual != pin.sha256:
             raise ProtocolError(
-                f"protocol {protocol}: {path} is not {where}: sha256 {actual}, expected {pin.sha256}; "
-                "its templates are not read"
+                f"protocol {protocol}: {path} is not {where}: sha256 {actual}, expected {pin.sha256}; its templates are not read"
             )
         try:
             texts[pin.path] = data.decode("utf-8")

@@ -177,4 +177,3 @@ __all__ = [
     "usd_per_correct",
     "usd_spent",
 ]
-

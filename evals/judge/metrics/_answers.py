@@ -77,7 +77,9 @@ def answer_values_by_category(values: PointValues) -> dict[str | None, list[floa
     if not any(c is not None for c in values.categories) or "answer_accuracy" not in values.columns:
         return None
     out: dict[str | None, list[float]] = {}
-    for category, judged, scored in zip(values.categories, values.columns["answer_accuracy"], values.columns["answer_score"], strict=True):
+    for category, judged, scored in zip(
+        values.categories, values.columns["answer_accuracy"], values.columns["answer_score"], strict=True
+    ):
         value = judged if judged is not None else scored
         if value is not None:
             out.setdefault(category, []).append(value)
@@ -220,7 +222,9 @@ def answer_scores(point: TestPointResult, answer: PointAnswer, protocol: str) ->
     (:data:`evals.judge.answer_scores.LEXICAL`): the per-point values of answer_f1 and answer_bleu1, and what the
     result JSON and the drill-down show beside each answer. ``protocol`` has no default: a caller that forgot the
     run's protocol would score LoCoMo's answers by the harness's rule."""
-    return lexical(protocol, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category)
+    return lexical(
+        protocol, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category
+    )
 
 
 def _lexical_population(answer: PointAnswer | None) -> bool:
@@ -255,5 +259,3 @@ def answer_f1(point: Point) -> float | None:
 def answer_bleu1(point: Point) -> float | None:
     answer = point.answer
     return answer_scores(point.result, answer, point.protocol)["bleu1"] if _lexical_population(answer) else None  # type: ignore[arg-type]
-
-

@@ -46,7 +46,12 @@ def _per(kind: str) -> Callable[[ScoredRun], MetricValue | None]:
         tally = usage.get(kind) if usage is not None else None
         if tally is None:
             return None
-        tokens = tally["prompt_tokens"] + tally["completion_tokens"] + tally["cached_prompt_tokens"] + tally["cached_completion_tokens"]
+        tokens = (
+            tally["prompt_tokens"]
+            + tally["completion_tokens"]
+            + tally["cached_prompt_tokens"]
+            + tally["cached_completion_tokens"]
+        )
         return MetricValue(tokens / tally["per"] if tally["per"] else None, tally["per"])
 
     return compute
@@ -127,5 +132,3 @@ def cost_values(usage: dict[str, Any] | None, correct: int | None) -> dict[str, 
         "usd_spent": None if spent is None else MetricValue(spent, sum(t["sent"] for t in usage.values())),
         "usd_per_correct": per_correct,
     }
-
-

@@ -66,7 +66,11 @@ def latency_by_size(timings: CallTimings) -> list[LatencyBucket]:
     out = []
     for bits, values in sorted(buckets.items()):
         low, high = (0, 0) if bits == 0 else (1 << (bits - 1), (1 << bits) - 1)
-        out.append(LatencyBucket(low, high, len(values), _percentile(values, 50), _percentile(values, 95), sum(values) / len(values) / 1e9))
+        out.append(
+            LatencyBucket(
+                low, high, len(values), _percentile(values, 50), _percentile(values, 95), sum(values) / len(values) / 1e9
+            )
+        )
     return out
 
 
@@ -85,7 +89,9 @@ def latency_slope(buckets: list[LatencyBucket]) -> float | None:
     A line through two sizes is exact whatever the latency does (on LoCoMo every question comes after the
     whole history, so each conversation is one size, and ten conversations make two buckets): it would
     print a slope the data cannot support."""
-    points = [(math.log((b.held_low * b.held_high) ** 0.5), math.log(b.p50_s), b.n) for b in buckets if b.held_low > 0 and b.p50_s > 0]
+    points = [
+        (math.log((b.held_low * b.held_high) ** 0.5), math.log(b.p50_s), b.n) for b in buckets if b.held_low > 0 and b.p50_s > 0
+    ]
     if latency_sizes(buckets) < SLOPE_SIZES:
         return None
     weight = sum(w for _, _, w in points)
@@ -126,7 +132,10 @@ def _held(attribute: str, aggregate: Callable[[list[int]], float]) -> Callable[[
 
 
 for _attribute, _what, _kind in (("held_records", "records", COUNT), ("held_tokens", "tokens", TOKENS)):
-    for _aggregate, _fn, _said in (("mean", lambda v: sum(v) / len(v), "Mean over conversations of the"), ("max", max, "Largest")):
+    for _aggregate, _fn, _said in (
+        ("mean", lambda v: sum(v) / len(v), "Mean over conversations of the"),
+        ("max", max, "Largest"),
+    ):
         metric(
             f"{_what}_held_{_aggregate}",
             label=f"{_what} held ({_aggregate})",
@@ -136,5 +145,3 @@ for _attribute, _what, _kind in (("held_records", "records", COUNT), ("held_toke
             leaderboard=False,
             description=f"{_said} {_what} the memory held when a conversation ended (its footprint).",
         )(_held(_attribute, _fn))
-
-

@@ -94,7 +94,21 @@ def metric(
     """Declare the decorated function as the metric ``name`` (in declaration order: column order)."""
 
     def register(compute: Callable[[ScoredRun], MetricValue | None]) -> Callable[[ScoredRun], MetricValue | None]:
-        _declare(Metric(name, label, kind, higher_is_better, description, compute, level, cutoff, answers, optional or answers, leaderboard))
+        _declare(
+            Metric(
+                name,
+                label,
+                kind,
+                higher_is_better,
+                description,
+                compute,
+                level,
+                cutoff,
+                answers,
+                optional or answers,
+                leaderboard,
+            )
+        )
         return compute
 
     return register
@@ -131,9 +145,7 @@ def _declare(declared: Metric) -> None:
 
 def proportion(successes: int, n: int) -> MetricValue:
     interval = wilson_interval(successes, n)
-    return MetricValue(
-        successes / n if n else None, n, interval[0] if interval else None, interval[1] if interval else None
-    )
+    return MetricValue(successes / n if n else None, n, interval[0] if interval else None, interval[1] if interval else None)
 
 
 # -- each test point's values, computed once, and their aggregates ------------------------------
@@ -214,7 +226,20 @@ def point_metric(
             return grouped(point_values(run, [name]))[ALL].get(name)
 
         _declare(
-            Metric(name, label, kind, higher_is_better, description, compute, level, None, answers, optional or answers, leaderboard, per_point)
+            Metric(
+                name,
+                label,
+                kind,
+                higher_is_better,
+                description,
+                compute,
+                level,
+                None,
+                answers,
+                optional or answers,
+                leaderboard,
+                per_point,
+            )
         )
         _POINT_SPECS[name] = _Column(kind, presence, interval)
         return compute
@@ -237,10 +262,15 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     points = [m for m in points if scores is not None and (answers is not None or not m.answers)]
     cutoffs = list(result.cutoffs) if result is not None else []
     retrieval_keys = [
-        (retrieval_key(name, level, cutoff), (name, level, cutoff)) for level in LEVELS for cutoff in cutoffs for name in RETRIEVAL
+        (retrieval_key(name, level, cutoff), (name, level, cutoff))
+        for level in LEVELS
+        for cutoff in cutoffs
+        for name in RETRIEVAL
     ]
     retrieval_keys = [(key, found) for key, found in retrieval_keys if wanted is None or key in wanted]
-    token_keys = [(f"{_TOKENS_AT}{c}", c) for c in cutoffs if scores is not None and (wanted is None or f"{_TOKENS_AT}{c}" in wanted)]
+    token_keys = [
+        (f"{_TOKENS_AT}{c}", c) for c in cutoffs if scores is not None and (wanted is None or f"{_TOKENS_AT}{c}" in wanted)
+    ]
     count = len(result.conversations) if result is not None else len(scores.points)
     values = PointValues([], count, [], {level: [] for level in LEVELS})
     columns = values.columns
@@ -278,7 +308,9 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
                 columns[m.name].append(m.per_point(view))
             answerable = score is not None and score.answerable
             for key, cutoff in token_keys:
-                columns[key].append((score.context_tokens if whole else (point.cutoff_tokens or {}).get(cutoff)) if answerable else None)
+                columns[key].append(
+                    (score.context_tokens if whole else (point.cutoff_tokens or {}).get(cutoff)) if answerable else None
+                )
             if _UNANSWERABLE_TOKENS in columns:
                 columns[_UNANSWERABLE_TOKENS].append(None if answerable else score.context_tokens)
     for key, (name, level, cutoff) in retrieval_keys:
@@ -372,10 +404,22 @@ class RetrievalMetric:
 RETRIEVAL: dict[str, RetrievalMetric] = {
     m.name: m
     for m in (
-        RetrievalMetric("recall_any", PROPORTION, "Share of test points with evidence where some evidence item is among the top k (trec_eval's success@k)."),
-        RetrievalMetric("recall_all", PROPORTION, "Share of test points with evidence where every evidence item is among the top k."),
-        RetrievalMetric("recall_frac", MEAN, "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k; LoCoMo's retrieval recall)."),
-        RetrievalMetric("ndcg_any", MEAN, "Mean NDCG@k with binary relevance, rank r discounted by 1/log2(r + 1) (trec_eval's ndcg_cut)."),
+        RetrievalMetric(
+            "recall_any",
+            PROPORTION,
+            "Share of test points with evidence where some evidence item is among the top k (trec_eval's success@k).",
+        ),
+        RetrievalMetric(
+            "recall_all", PROPORTION, "Share of test points with evidence where every evidence item is among the top k."
+        ),
+        RetrievalMetric(
+            "recall_frac",
+            MEAN,
+            "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k; LoCoMo's retrieval recall).",
+        ),
+        RetrievalMetric(
+            "ndcg_any", MEAN, "Mean NDCG@k with binary relevance, rank r discounted by 1/log2(r + 1) (trec_eval's ndcg_cut)."
+        ),
         RetrievalMetric(
             "ndcg_any_lme",
             MEAN,
@@ -409,11 +453,20 @@ def declared(key: str) -> Metric | None:
     """The declaration of metric ``key``: a declared metric, or a retrieval metric at a level and cutoff."""
     if key in METRICS:
         return METRICS[key]
-    cutoff = whole_number(key[len(_TOKENS_AT):]) if key.startswith(_TOKENS_AT) else None
+    cutoff = whole_number(key[len(_TOKENS_AT) :]) if key.startswith(_TOKENS_AT) else None
     if cutoff is not None:
-        return Metric(key, f"tokens / test point @{cutoff}", TOKENS, False,
-                      f"Mean context tokens (cl100k_base) of the first {cutoff} records per test point.",
-                      lambda run: None, None, cutoff, optional=True, leaderboard=False)
+        return Metric(
+            key,
+            f"tokens / test point @{cutoff}",
+            TOKENS,
+            False,
+            f"Mean context tokens (cl100k_base) of the first {cutoff} records per test point.",
+            lambda run: None,
+            None,
+            cutoff,
+            optional=True,
+            leaderboard=False,
+        )
     parsed = parse_retrieval_key(key)
     if parsed is None:
         return None
@@ -439,7 +492,7 @@ def metric_order(key: str) -> tuple:
     level, metric and cutoff (numerically), then anything no longer declared, by name."""
     if key in METRICS:
         return (0, list(METRICS).index(key))
-    cutoff = whole_number(key[len(_TOKENS_AT):]) if key.startswith(_TOKENS_AT) else None
+    cutoff = whole_number(key[len(_TOKENS_AT) :]) if key.startswith(_TOKENS_AT) else None
     if cutoff is not None:
         return (1, len(LEVELS), 0, cutoff)
     parsed = parse_retrieval_key(key)
@@ -457,4 +510,3 @@ def retrieval_metrics(run: RunResult) -> dict[str, MetricValue]:
 
 def _retrieval_names(run: RunResult) -> list[str]:
     return [retrieval_key(name, level, cutoff) for level in LEVELS for cutoff in run.cutoffs for name in RETRIEVAL]
-

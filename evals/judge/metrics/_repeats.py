@@ -40,5 +40,3 @@ metric(
     description="With --judge-repeats N: the sample standard deviation over the N repeats of each repeat's answer "
     "accuracy: how much the judge's verdicts vary when asked again (n: repeats).",
 )(_repeats("sd"))
-
-

@@ -118,5 +118,3 @@ def evidence_recall_all(point: Point) -> float | None:
 )
 def tokens_per_test_point(point: Point) -> float | None:
     return point.score.context_tokens if _answerable(point) else None
-
-

@@ -28,7 +28,17 @@ def retrieval_rows(values: dict[str, MetricValue]) -> list[dict[str, Any]]:
             continue
         name, level, cutoff = parsed
         value = values[key]
-        rows.append({"level": level, "metric": name, "k": cutoff, "value": value.value, "n": value.n, "low": value.low, "high": value.high})
+        rows.append(
+            {
+                "level": level,
+                "metric": name,
+                "k": cutoff,
+                "value": value.value,
+                "n": value.n,
+                "low": value.low,
+                "high": value.high,
+            }
+        )
     return rows
 
 
@@ -50,7 +60,11 @@ def latency_block(values: dict[str, MetricValue]) -> dict[str, Any] | None:
             continue
         block[call] = {f"p{q}_ms": None if v is None or v.value is None else v.value * 1000 for q, v in found.items()}
         block[call]["n"] = next(v.n for v in found.values() if v is not None)
-    held = {name: values[name] for name in ("records_held_mean", "records_held_max", "tokens_held_mean", "tokens_held_max") if name in values}
+    held = {
+        name: values[name]
+        for name in ("records_held_mean", "records_held_max", "tokens_held_mean", "tokens_held_max")
+        if name in values
+    }
     if held:
         block["held_at_end_of_conversation"] = {name.replace("_held", ""): v.value for name, v in held.items()} | {
             "conversations": next(iter(held.values())).n
