@@ -117,7 +117,10 @@ class Side:
             return f"commit {short_commit(self.commit)}"
         text = f"{self.ref} → commit {short_commit(self.commit)}"
         if self.back:
-            text += f" ({self.back} commit{'s' if self.back > 1 else ''} before {short_commit(self.named or '')}: the nearest with stored runs)"
+            text += (
+                f" ({self.back} commit{'s' if self.back > 1 else ''} before {short_commit(self.named or '')}: "
+                "the nearest with stored runs)"
+            )
         return text
 
 

@@ -145,7 +145,8 @@ def build(
         # Only a manifest edited to list a file the build writes itself (a page spanning runs, another
         # unit's file) gets here; the reused files were checked, so the manifest is what lied.
         warnings = [
-            f"ignored {out / _manifest.MANIFEST} (it lists {exc.path}, which this build writes itself) and rendered every run and corpus again"
+            f"ignored {out / _manifest.MANIFEST} (it lists {exc.path}, which this build writes itself) "
+            "and rendered every run and corpus again"
         ]
         made = job.run({}, warnings)
     summaries, paths, rendered, reused = made
@@ -197,7 +198,8 @@ class _Build:
                 copy = self.store_copy == "always" or (self.store_copy == "auto" and store_bytes <= STORE_COPY_LIMIT)
                 if self.store_copy == "auto" and not copy:
                     warnings.append(
-                        f"the store is {store_bytes / 1e6:.0f} MB, over {STORE_COPY_LIMIT / 1e6:.0f} MB, so the site does not carry "
+                        f"the store is {store_bytes / 1e6:.0f} MB, over {STORE_COPY_LIMIT / 1e6:.0f} MB, "
+                        "so the site does not carry "
                         f"a copy ({STORE_HREF}); a workflow that restores the store from the published site needs it kept "
                         "elsewhere, or --store-copy always"
                     )
@@ -347,7 +349,8 @@ def _measure(root: Path, paths: Paths, runs: dict[str, RunSummary]) -> _Size:
     if size.bytes > WARN_SITE_BYTES:
         largest = "; ".join(f"{name} {_mb(length)}" for name, length in size.parts[:5])
         size.warnings.append(
-            f"the site is {_mb(size.bytes)}, past {_mb(WARN_SITE_BYTES)} (GitHub Pages publishes at most 1 GB); largest parts: {largest}"
+            f"the site is {_mb(size.bytes)}, past {_mb(WARN_SITE_BYTES)} (GitHub Pages publishes at most 1 GB); "
+            f"largest parts: {largest}"
         )
     if big:
         size.warnings.append(f"GitHub refuses files over {_mb(REFUSED_FILE_BYTES)}: {', '.join(big)}")

@@ -108,7 +108,8 @@ def _r(value: float) -> float:
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
-    """For (cost, value) pairs: whether each is on the frontier (no other is cheaper-or-equal and at-least-as-good, one strictly)."""
+    """For (cost, value) pairs: whether each is on the frontier (no other is cheaper-or-equal and
+    at-least-as-good, one strictly)."""
     flags = []
     for i, (cost, value) in enumerate(points):
         dominated = any((c <= cost and v >= value) and (c < cost or v > value) for j, (c, v) in enumerate(points) if j != i)

@@ -35,6 +35,7 @@ def errata_note(errata: Errata) -> str:
     """Where the corrections come from, as the site says it: the file by name (not the builder's path) and digest."""
     excluded = f" ({errata.excluded} leaving an invalid question out)" if errata.excluded else ""
     return (
-        f"{len(errata.entries)} correction{'s' if len(errata.entries) != 1 else ''}{excluded}, from {errata.source} (file {Path(errata.path).name}, "
+        f"{len(errata.entries)} correction{'s' if len(errata.entries) != 1 else ''}{excluded}, "
+        f"from {errata.source} (file {Path(errata.path).name}, "
         f"sha256 {errata.sha256})"
     )

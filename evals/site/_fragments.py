@@ -49,7 +49,8 @@ def turn_line(
 
 
 class Fragments:
-    """The rendered fragments, by key; each table is emptied when it grows past ``FRAGMENT_CACHE`` entries, which bounds memory."""
+    """The rendered fragments, by key; each table is emptied when it grows past ``FRAGMENT_CACHE``
+    entries, which bounds memory."""
 
     def __init__(self, env: jinja2.Environment) -> None:
         module = env.get_template("_partials.html").module

@@ -1,4 +1,4 @@
-"""History: a page per configuration (one strategy, settings, k and model on one corpus) following it across runs, and their index.
+"""History: a page per configuration (one strategy, settings, k and model on one corpus) across runs, and their index.
 
 A run is flagged as a drop when its recall falls below the previous run's 95%
 interval, or when it hits fewer of the same test points.
@@ -77,7 +77,8 @@ def _history_pages(site: Site, output: Output) -> None:
                 low=recall_low(r),
                 high=recall_high(r),
                 label=short_commit(r.commit)[:7] + ("*" if r.dirty else ""),
-                title=f"{r.date} {short_commit(r.commit)}{' (dirty)' if r.dirty else ''}: {r.headline.rule.label} {percent(r.headline.recall)} "
+                title=f"{r.date} {short_commit(r.commit)}{' (dirty)' if r.dirty else ''}: "
+                f"{r.headline.rule.label} {percent(r.headline.recall)} "
                 f"{percent_interval(recall_low(r), recall_high(r))}, {r.headline.hits}/{r.headline.total}"
                 + (f"; drop: {reason}" if reason else ""),
                 href=paths.run(r.run_id),

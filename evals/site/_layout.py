@@ -34,7 +34,8 @@ _UNSET, _MANY, _EDGE = -2, -3, -1  # a turn's successor/predecessor: none seen y
 
 @dataclass(frozen=True)
 class Segment:
-    """Turns ``start`` to ``end`` (exclusive) of a conversation: a passage's occurrence, or turns shown inline (``passage`` None)."""
+    """Turns ``start`` to ``end`` (exclusive) of a conversation: a passage's occurrence, or turns
+    shown inline (``passage`` None)."""
 
     start: int
     end: int

@@ -1,4 +1,5 @@
-"""The Jinja environment: autoescaping, ``StrictUndefined``, hidden characters shown, and the number filters of :mod:`evals.model.formatting`."""
+"""The Jinja environment: autoescaping, ``StrictUndefined``, hidden characters shown, and the number
+filters of :mod:`evals.model.formatting`."""
 
 from __future__ import annotations
 

@@ -250,7 +250,8 @@ def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) 
     notes = []
     if short:
         notes.append(
-            f"No slope for {', '.join(short)}: {'its' if len(short) == 1 else 'their'} retrieve calls came at fewer than {SLOPE_SIZES} memory sizes "
+            f"No slope for {', '.join(short)}: {'its' if len(short) == 1 else 'their'} retrieve calls "
+            f"came at fewer than {SLOPE_SIZES} memory sizes "
             "(records held, in buckets of powers of two), and a line through one or two sizes says nothing about how "
             "latency grows. A corpus that asks every question after the whole history (LoCoMo, LongMemEval) has one "
             "memory size per conversation."

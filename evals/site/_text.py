@@ -1,4 +1,5 @@
-"""Text helpers for pages: keyword highlighting (numbers: :mod:`evals.model.formatting`; file names: :mod:`evals.views.site_paths`).
+"""Text helpers for pages: keyword highlighting (numbers: :mod:`evals.model.formatting`;
+file names: :mod:`evals.views.site_paths`).
 
 Highlighting never produces markup. It splits a text into :class:`Segment`
 pieces, some flagged as matches; the template escapes every piece and wraps

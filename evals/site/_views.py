@@ -68,7 +68,10 @@ def store_note(summaries: list[RunSummary]) -> str:
     if not summaries:
         return "Built from an empty results store."
     newest = max(s.timestamp for s in summaries)
-    return f"Built from {len(summaries)} run{'s' if len(summaries) != 1 else ''}; newest run {newest.strftime('%Y-%m-%d %H:%M UTC')}."
+    return (
+        f"Built from {len(summaries)} run{'s' if len(summaries) != 1 else ''}; "
+        f"newest run {newest.strftime('%Y-%m-%d %H:%M UTC')}."
+    )
 
 
 def recall_low(summary: RunSummary) -> float | None:

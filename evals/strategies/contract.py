@@ -112,7 +112,10 @@ def _check_turns(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     for record in records:
         if isinstance(record, Record) and record.turn is not None:
             if not is_turn_number(record.turn) or not 0 <= record.turn < fed:
-                return f"a Record names turn {record.turn!r} after {fed} turns were added; a source turn is an added turn's index (0..{fed - 1})"
+                return (
+                    f"a Record names turn {record.turn!r} after {fed} turns were added; "
+                    f"a source turn is an added turn's index (0..{fed - 1})"
+                )
     return None
 
 
@@ -123,7 +126,10 @@ def _check_k(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     for k in (1, 3):
         records = _records(fed, QUESTION, k)
         if len(records) > k:
-            return f"retrieve(query, k={k}) returned {len(records)} records; return at most k (or declare ignores_k=True in the StrategySpec, like full_history)"
+            return (
+                f"retrieve(query, k={k}) returned {len(records)} records; "
+                "return at most k (or declare ignores_k=True in the StrategySpec, like full_history)"
+            )
     return None
 
 
@@ -132,7 +138,10 @@ def _check_reset(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     fed.reset()
     records = _records(fed, QUESTION, 5)
     if records:
-        return f"after reset() retrieve() still returned {len(records)} record(s), e.g. {_texts(records)[0][:60]!r}; reset must forget everything"
+        return (
+            f"after reset() retrieve() still returned {len(records)} record(s), e.g. {_texts(records)[0][:60]!r}; "
+            "reset must forget everything"
+        )
     return None
 
 

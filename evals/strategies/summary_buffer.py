@@ -33,7 +33,7 @@ def concatenate_summary(messages: list[Message]) -> str:
 def nested_summary(roles: Sequence[str], contents: Sequence[str], depth: int) -> str:
     """What :func:`concatenate_summary` gives after the first ``depth`` of these turns were evicted one
     at a time, each folded into the previous summary: the head once per fold, ``system: `` between."""
-    parts = (f"{role}: {content}" for role, content in islice(zip(roles, contents), depth))
+    parts = (f"{role}: {content}" for role, content in islice(zip(roles, contents, strict=True), depth))
     return f"{_HEAD}system: " * (depth - 1) + _HEAD + " | ".join(parts)
 
 

@@ -218,7 +218,8 @@ def _side(name: str, result: GateResult) -> str:
 def _flips(row: GateRow, label: str) -> list[str]:
     lost = row.lost
     lines = [
-        f"### {'Regression' if row.allowed_by is None else 'Allowed regression'}: {_configuration(row, label)} on {_code(row.base.corpus_name)}",
+        f"### {'Regression' if row.allowed_by is None else 'Allowed regression'}: "
+        f"{_configuration(row, label)} on {_code(row.base.corpus_name)}",
         "",
         f"{len(lost)} test point{'s' if len(lost) != 1 else ''} went from hit to miss ({text(METRICS[row.metric].label)}; "
         f"base run {_code(row.base.run_id)}, head run {_code(row.head.run_id)}).",

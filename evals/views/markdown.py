@@ -69,7 +69,8 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         rows = list(group)
         conversations = max(s.conversation_count for s in rows)
         lines = [
-            f"**Corpus `{name}`** ({conversations} conversations, {rows[0].headline.total} test points counted, digest `{digest[:12]}`); "
+            f"**Corpus `{name}`** ({conversations} conversations, {rows[0].headline.total} test points counted, "
+            f"digest `{digest[:12]}`); "
             f"ranked by {rows[0].headline.rule.label} over {rows[0].headline.rule.population}",
             "",
             *_table(rows),

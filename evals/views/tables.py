@@ -296,7 +296,10 @@ def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
         return lines
     values = cost_values(usage, correct)
     spent, per_correct = values["usd_spent"], values["usd_per_correct"]
-    line = f"llm $: {formatting.usd(spent.value) if spent is not None else 'unknown'} spent (requests sent; the cache's replies cost nothing)"
+    line = (
+        f"llm $: {formatting.usd(spent.value) if spent is not None else 'unknown'} spent "
+        "(requests sent; the cache's replies cost nothing)"
+    )
     if per_correct is not None:
         line += f", {formatting.usd(per_correct.value, empty=NULL)} per correct answer (answers and memory writes at list price)"
     lines.append(line)
@@ -317,7 +320,10 @@ def repeats_line(accuracies: list[float]) -> str:
     mean = sum(accuracies) / len(accuracies)
     sd = math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1))
     each = ", ".join(f"{a:.3f}" for a in accuracies)
-    return f"llm judge repeats: accuracy {mean:.3f} ± {sd:.3f} (mean ± sd over {len(accuracies)} repeats: {each}); each point's verdict is repeat 0's"
+    return (
+        f"llm judge repeats: accuracy {mean:.3f} ± {sd:.3f} (mean ± sd over {len(accuracies)} repeats: {each}); "
+        "each point's verdict is repeat 0's"
+    )
 
 
 def repriced(summaries: Sequence[RunSummary], table: costs.PriceTable) -> list[RunSummary]:

@@ -242,7 +242,8 @@ def _erratum(
     if answer_text(entry["golden_answer"]) != question.answer or entry["cited_evidence"] != question.evidence:
         raise fail(
             "golden_answer",
-            f"the key it audits is not {sample.name}'s in the LoCoMo file (answer or evidence differ); the audit is of another version of it",
+            f"the key it audits is not {sample.name}'s in the LoCoMo file (answer or evidence differ); "
+            "the audit is of another version of it",
         )
     made: dict[str, Any] = {
         "id": qid,

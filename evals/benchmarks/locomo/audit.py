@@ -20,7 +20,8 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
         conversation = conversations.get(position)
         if conversation is None:
             raise EvalsError(
-                f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; give the file the corpus was imported from"
+                f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; "
+                "give the file the corpus was imported from"
             )
         sessions = source.get(sample, f"[{position}]", "conversation", dict)
         known = {
@@ -32,7 +33,7 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
         }
         points = conversation.test_points()
         next_point = 0
-        for number, item in enumerate(source.items(source.get(sample, f"[{position}]", "qa", list), f"[{position}].qa")):
+        for _number, item in enumerate(source.items(source.get(sample, f"[{position}]", "qa", list), f"[{position}].qa")):
             question = item.get("question") if isinstance(item, dict) else None
             # Questions the importer skipped (an empty answer) have no test point: align by the question text.
             if next_point < len(points) and points[next_point][1].question == question:
@@ -62,6 +63,7 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
                 )
         if next_point != len(points):
             raise EvalsError(
-                f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; give the file the corpus was imported from"
+                f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; "
+                "give the file the corpus was imported from"
             )
     return flags

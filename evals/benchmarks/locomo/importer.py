@@ -232,7 +232,8 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
         report.with_evidence += bool(evidence)
     if unresolved:
         report.notes.append(
-            f"{sample.member or path}: {unresolved} evidence id{'' if unresolved == 1 else 's'} {'names' if unresolved == 1 else 'name'} no turn (skipped)"
+            f"{sample.member or path}: {unresolved} evidence id{'' if unresolved == 1 else 's'} "
+            f"{'names' if unresolved == 1 else 'name'} no turn (skipped)"
         )
 
     name = sample.name if sample.name is not None else f"locomo-{position}"

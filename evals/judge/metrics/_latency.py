@@ -107,7 +107,9 @@ def latency_slope(buckets: list[LatencyBucket]) -> float | None:
     higher_is_better=False,
     optional=True,
     leaderboard=False,
-    description="Wall-clock time of embedding every text up front (Prefetching strategies), kept apart from the per-call latencies.",
+    description=(
+        "Wall-clock time of embedding every text up front (Prefetching strategies), kept apart from the per-call latencies."
+    ),
 )
 def prefetch_s(run: ScoredRun) -> MetricValue | None:
     timings = run.run.timings

@@ -423,7 +423,8 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
         RetrievalMetric(
             "ndcg_any_lme",
             MEAN,
-            "Mean NDCG@k with binary relevance as LongMemEval computes it: ranks 1 and 2 count fully, rank r >= 2 is discounted by 1/log2(r).",
+            "Mean NDCG@k with binary relevance as LongMemEval computes it: ranks 1 and 2 count fully, "
+            "rank r >= 2 is discounted by 1/log2(r).",
         ),
     )
 }
