@@ -129,6 +129,11 @@ class TokenCounter:
 
     @property
     def is_exact(self) -> bool:
+        if not self._loaded and not self._child_was_exact and self._beside is not None:
+            # Nothing was counted (a memory that retrieves nothing): the child that loaded the tokenizer
+            # meanwhile says whether it could, rather than this process loading it a second time.
+            beside, self._beside = self._beside, None
+            beside.count(self, [])
         if not self._loaded and self._child_was_exact:
             return True
         return self._encoder() is not None
@@ -268,6 +273,9 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
 
 
+EXACT_REPLY = b"cl100k\n"  # what the tokenizer child's reply starts with when it counted with cl100k
+
+
 def _can_fork() -> bool:
     return hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
 
@@ -301,7 +309,7 @@ class _TokenizerChild:
                     for length in lengths:
                         found.append(counter.count(joined[at : at + length]))
                         at += length
-                    reply.write(found.tobytes())
+                    reply.write(EXACT_REPLY + found.tobytes())  # the mark: counted with cl100k (also none)
             finally:
                 os._exit(0)
         os.close(down_read)
@@ -323,6 +331,9 @@ class _TokenizerChild:
         finally:
             reply.close()
             _end_child(self.pid)
+        if not data.startswith(EXACT_REPLY):
+            return  # it had no exact encoding, or died: this process counts them
+        data = data[len(EXACT_REPLY) :]
         received = array("I")
         received.frombytes(data[: len(data) - len(data) % received.itemsize])
         if len(received) != len(texts) or (counter._loaded and counter._encoding is None):
