@@ -158,7 +158,9 @@ class OutputFile(click.Path):
             if not value:
                 self.fail("is empty; give a file path.", param, ctx)
             if value.endswith(("/", os.sep)):
-                self.fail(f"{value!r} ends with '/', so it names a folder; give a file path such as {value}result.json.", param, ctx)
+                self.fail(
+                    f"{value!r} ends with '/', so it names a folder; give a file path such as {value}result.json.", param, ctx
+                )
         return super().convert(value, param, ctx)
 
 
@@ -270,7 +272,11 @@ def llm_options(func: Callable) -> Callable:
     """The chat endpoint and models used by --with-answers and --judge (``evals run``)."""
     options = [
         click.option(
-            "--answer-model", type=MODEL_NAME, default="gpt-4o-mini", show_default=True, help="Model that answers each test point."
+            "--answer-model",
+            type=MODEL_NAME,
+            default="gpt-4o-mini",
+            show_default=True,
+            help="Model that answers each test point.",
         ),
         click.option(
             "--judge-model", type=MODEL_NAME, default="gpt-4o-mini", show_default=True, help="Model that grades each answer."
@@ -455,7 +461,7 @@ def prices_option(func: Callable) -> Callable:
         type=click.Path(path_type=Path, dir_okay=False),
         default=None,
         metavar="FILE",
-        help="A TOML file with a [prices] table (\"MODEL\" = {input = $, output = $} per 1M tokens, optional date and "
+        help='A TOML file with a [prices] table ("MODEL" = {input = $, output = $} per 1M tokens, optional date and '
         "source) overriding the shipped prices (evals/model/prices.toml) model by model. A model without a price has no $ figure.",
     )(func)
 

@@ -77,8 +77,14 @@ def _byte_progress() -> Callable[[int, int | None], None] | None:
 @cli.command("benchmarks")
 @downloads_option
 @lock_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Print one block per benchmark, or a JSON array.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Print one block per benchmark, or a JSON array.",
+)
 def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> None:
     """List the benchmarks `evals fetch` knows: source, version, license, size, test points, evidence, pin, fetched.
 
@@ -117,11 +123,20 @@ def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> N
         return
     for row in rows:
         echo(f"{row['name']}  {row['title']}")
-        lines = [("source", row["source"]), ("version", row["version"]), ("license", row["license"]),
-                 ("size", row["size"]), ("test points", row["test_points"]), ("evidence", row["evidence"])]
+        lines = [
+            ("source", row["source"]),
+            ("version", row["version"]),
+            ("license", row["license"]),
+            ("size", row["size"]),
+            ("test points", row["test_points"]),
+            ("evidence", row["evidence"]),
+        ]
         if row["importable"]:
-            lines += [("metrics", row["metrics"]), ("pin", row["pin"]),
-                      ("fetched", row["fetched"] + (f"; corpus {row['corpus']}" if row["corpus"] else ""))]
+            lines += [
+                ("metrics", row["metrics"]),
+                ("pin", row["pin"]),
+                ("fetched", row["fetched"] + (f"; corpus {row['corpus']}" if row["corpus"] else "")),
+            ]
         else:
             lines.append(("importable", f"not importable yet: {row['not_importable']}"))
         if row["evaluation_sources"]:
@@ -200,8 +215,14 @@ def _quote(text: str, limit: int = 110) -> str:
     help="A JSON file of corrections (test point -> corrected evidence turns, reason, source); the audit is run "
     "again with them and both counts shown, recorded by the file's source and SHA-256.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Print each flag with the turns involved, or the whole audit as JSON.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Print each flag with the turns involved, or the whole audit as JSON.",
+)
 def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None, fmt: str) -> None:
     """Flag test points of CORPUS whose evidence labels look wrong.
 
@@ -270,7 +291,9 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
     help="Leave the questions of this error_type (e.g. AMBIGUOUS) out of the figure with errata instead of "
     "correcting them; repeatable.",
 )
-def import_errata_command(fmt: str, source: Path, out: Path, locomo: Path | None, commit: str | None, exclude_kinds: tuple[str, ...]) -> None:
+def import_errata_command(
+    fmt: str, source: Path, out: Path, locomo: Path | None, commit: str | None, exclude_kinds: tuple[str, ...]
+) -> None:
     """Turn a published answer-key audit at SOURCE into an errata file.
 
     \b

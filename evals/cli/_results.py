@@ -79,7 +79,12 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
 )
 @prices_option
 def leaderboard_command(
-    store: Path | None, fmt: str, by_category: bool, metric: str | None, wide: bool, errata_files: tuple[Path, ...],
+    store: Path | None,
+    fmt: str,
+    by_category: bool,
+    metric: str | None,
+    wide: bool,
+    errata_files: tuple[Path, ...],
     prices_file: Path | None,
 ) -> None:
     """The latest run of each configuration on each corpus, best headline first.
@@ -137,7 +142,9 @@ def leaderboard_command(
         columns = [chosen.name, *(n for n, m in tables.METRICS.items() if m.leaderboard and n != chosen.name)]
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
-    echo_summaries(summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata)
+    echo_summaries(
+        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata
+    )
 
 
 @cli.command("export")

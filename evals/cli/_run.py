@@ -276,13 +276,43 @@ def run_command(
 @click.option("--sample", type=click.IntRange(1, 100_000), default=20, show_default=True, help="How many test points to sample.")
 @click.option("--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed of the sample.")
 @click.option("--judge-model", type=MODEL_NAME, default=None, help="The judge model. Default: the protocol's own.")
-@click.option("--base-url", type=BASE_URL, envvar="OPENAI_BASE_URL", show_envvar=True, default=None, help="The OpenAI-compatible endpoint. Default: OpenAI's.")
-@click.option("--api-key", envvar="OPENAI_API_KEY", show_envvar=True, default=None, help="Key for the endpoint; never stored, cached or printed.")
-@click.option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once.")
-@click.option("--protocol-source", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None, metavar="DIR", help="As for `evals run`.")
-@click.option("--downloads", type=click.Path(path_type=Path, file_okay=False), envvar="EVALS_DOWNLOADS", show_envvar=True, default=None, help="As for `evals run`.")
+@click.option(
+    "--base-url",
+    type=BASE_URL,
+    envvar="OPENAI_BASE_URL",
+    show_envvar=True,
+    default=None,
+    help="The OpenAI-compatible endpoint. Default: OpenAI's.",
+)
+@click.option(
+    "--api-key",
+    envvar="OPENAI_API_KEY",
+    show_envvar=True,
+    default=None,
+    help="Key for the endpoint; never stored, cached or printed.",
+)
+@click.option(
+    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
+)
+@click.option(
+    "--protocol-source",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    metavar="DIR",
+    help="As for `evals run`.",
+)
+@click.option(
+    "--downloads",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="EVALS_DOWNLOADS",
+    show_envvar=True,
+    default=None,
+    help="As for `evals run`.",
+)
 @store_option
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON."
+)
 def probe_judge_command(
     *,
     protocol: str,
@@ -330,7 +360,12 @@ def probe_judge_command(
         loaded, points, results = run_probe(config, sample=sample, cache=cache, api_key=api_key, backoff=llm_backoff())
     judge = config.judge_model if loaded.judges else None
     if fmt == "json":
-        document = {"protocol": protocol, "judge_model": judge, "test_points": len(points), "kinds": [r.as_dict() for r in results]}
+        document = {
+            "protocol": protocol,
+            "judge_model": judge,
+            "test_points": len(points),
+            "kinds": [r.as_dict() for r in results],
+        }
         click.echo(json.dumps(document, indent=2))
         return
     judged_by = f"judge {judge}" if judge is not None else "no judge (LoCoMo's F1)"
@@ -341,7 +376,9 @@ def probe_judge_command(
         rate = "—" if r.rate is None else f"{r.rate:.3f}"
         interval = "—" if low is None else f"[{low:.3f}, {high:.3f}]"
         accepted = "—" if r.mean_score is not None else str(r.accepted)
-        rows.append([r.kind, str(r.sent), accepted, rate + (" (mean F1)" if r.mean_score is not None else ""), interval, str(r.unparsed)])
+        rows.append(
+            [r.kind, str(r.sent), accepted, rate + (" (mean F1)" if r.mean_score is not None else ""), interval, str(r.unparsed)]
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

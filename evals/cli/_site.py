@@ -54,11 +54,16 @@ from evals.errors import EvalsError
     "for a file pinned by trust on first use. Default: benchmarks.lock (none there: no sizes shown).",
 )
 @errata_option(
-    "the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside the "
-    "published one"
+    "the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside the published one"
 )
 def build_site_command(
-    store: Path | None, out: Path, jobs: int | None, store_copy: str, full: bool, lock: Path | None, errata_files: tuple[Path, ...]
+    store: Path | None,
+    out: Path,
+    jobs: int | None,
+    store_copy: str,
+    full: bool,
+    lock: Path | None,
+    errata_files: tuple[Path, ...],
 ) -> None:
     """Render the static leaderboard site from the store (read-only).
 

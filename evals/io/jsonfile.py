@@ -468,9 +468,7 @@ class ArrayReader:
             end = self._value_end()
             if end is None:  # the file ended inside it: let the parser say where and why
                 end = len(self._text)
-            yield parse(
-                self._text[:end], self.name, share_strings=share_strings, within=(index,), at=(self._line, self._column)
-            )
+            yield parse(self._text[:end], self.name, share_strings=share_strings, within=(index,), at=(self._line, self._column))
             index += 1
             position = self._skip_space(end)
             mark = self._text[:1]

@@ -245,9 +245,7 @@ def _check_not_in_a_corpus(path: Path, option: str, corpus: Path | None) -> None
         raise _refuse(path, option, f"in the corpus folder {corpus}, which evals never writes into")
     found = _conversation_in(folder) if folder.is_dir() else None
     if found is not None:
-        raise _refuse(
-            path, option, f"in a corpus folder ({found} is a conversation file), which evals never writes into"
-        )
+        raise _refuse(path, option, f"in a corpus folder ({found} is a conversation file), which evals never writes into")
 
 
 def _check_name(path: Path, option: str) -> None:

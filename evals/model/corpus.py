@@ -135,7 +135,8 @@ def _cutoff(number: int) -> int:
         raise PydanticCustomError("not_positive", "must be a positive integer, got {number}", {"number": number})
     if number > MAX_CUTOFF:
         raise PydanticCustomError(
-            "too_deep", "must be at most {most} (the deepest cutoff a run measures at), got {number}",
+            "too_deep",
+            "must be at most {most} (the deepest cutoff a run measures at), got {number}",
             {"most": MAX_CUTOFF, "number": number},
         )
     return number
@@ -584,7 +585,7 @@ def check_benchmark(directory: Path) -> tuple[str | None, list[Problem]]:
     except jsonfile.JSONFileError as exc:
         return None, [Problem(name, exc.where, exc.reason)]
     if not isinstance(data, dict):
-        return None, [Problem(name, "", f"expected a JSON object such as {{\"name\": \"locomo\"}}, got {type(data).__name__}")]
+        return None, [Problem(name, "", f'expected a JSON object such as {{"name": "locomo"}}, got {type(data).__name__}')]
     try:
         return BenchmarkDeclaration.model_validate(data).name, []
     except ValidationError as exc:

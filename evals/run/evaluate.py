@@ -114,7 +114,9 @@ def _load_without_collecting(directory: Path) -> Corpus:
         gc.enable()
 
 
-def _records_needed(config: RunConfig, corpus: Corpus, strategy: MemoryStrategy, ignores_k: bool, held_tokens: bool) -> int | None:
+def _records_needed(
+    config: RunConfig, corpus: Corpus, strategy: MemoryStrategy, ignores_k: bool, held_tokens: bool
+) -> int | None:
     """At most how many texts the run will count, when that is known: a strategy that retrieves up to
     k whole texts per cutoff and test point, with nothing held counted; else None (most of them)."""
     if held_tokens or ignores_k or isinstance(strategy, CountsAhead):

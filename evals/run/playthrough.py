@@ -214,7 +214,13 @@ class _Player:
                 result.test_points.append(point)
                 if on_test_point is not None:  # the answers' collector: it asks the strategy's context_for
                     self._call(
-                        "context_for()", on_test_point, conversation.id, point, strategy, conversation, where=f"{where}, turn {index}"
+                        "context_for()",
+                        on_test_point,
+                        conversation.id,
+                        point,
+                        strategy,
+                        conversation,
+                        where=f"{where}, turn {index}",
                     )
             if turn.record:
                 try:
@@ -309,7 +315,9 @@ class _Player:
                 deepest = turns[depths[-1]]
                 # The same list as the ranking below when it is as long (full_history's every turn, 5,000 a
                 # point over a LongMemEval_m haystack): both are read only, and one copy is enough.
-                point.retrieved_turns = turns[k] if rule == PER_CUTOFF else deepest if len(deepest) == len(records) else deepest[: len(records)]
+                point.retrieved_turns = (
+                    turns[k] if rule == PER_CUTOFF else deepest if len(deepest) == len(records) else deepest[: len(records)]
+                )
             ranked = {depth: (t, [sessions[i] if i is not None else None for i in t]) for depth, t in turns.items()}
             if rule == PER_CUTOFF:
                 point.cutoff_rankings = ranked
@@ -332,7 +340,6 @@ class _Player:
             turns = [turn for turn in self.conversation.turns if turn.record]
             self.recorded = (tuple(t.role for t in turns), tuple(t.content for t in turns))
         return self.recorded
-
 
     def _turns_of(self, texts: list[str], lookup: TurnLookup, before: int) -> list[int | None]:
         """Per record, the turn it is (evals.model.turn_refs). A run of consecutive turns (full_history's whole
@@ -395,7 +402,11 @@ def likely_records(corpus: Corpus, strategy: MemoryStrategy, name: str | None = 
     texts: dict[str, None] = {}
     try:
         for conversation in corpus.conversations:
-            last = len(conversation.turns) if holds else max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
+            last = (
+                len(conversation.turns)
+                if holds
+                else max((i for i, t in enumerate(conversation.turns) if t.test_at is not None), default=-1)
+            )
             for turn in conversation.turns[:last]:
                 if not turn.record:
                     continue

@@ -180,7 +180,7 @@ def read_suite(path: Path) -> Suite:
 def _errata(path: Path, here: Path, data: Any, suite: Suite) -> dict[str, Path]:
     """``[errata]``: a benchmark of the suite, or one of its corpus folders as written, -> an errata file."""
     if not isinstance(data, dict):
-        raise _fail(path, "errata", "expected a table: benchmark or corpus folder = \"errata file\"")
+        raise _fail(path, "errata", 'expected a table: benchmark or corpus folder = "errata file"')
     corpora = {c for m in suite.matrices for c in m.corpora}
     out = {}
     for name, file in data.items():
@@ -233,7 +233,11 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
     settings = {k: v for k, v in data.items() if k not in ("corpora", "benchmarks", "strategies", "options", "requires")}
     for key in settings:
         if key not in SETTINGS:
-            raise _fail(path, f"{where}.{key}", f"unknown key; a matrix takes corpora, benchmarks, strategies, options, requires and {', '.join(SETTINGS)}")
+            raise _fail(
+                path,
+                f"{where}.{key}",
+                f"unknown key; a matrix takes corpora, benchmarks, strategies, options, requires and {', '.join(SETTINGS)}",
+            )
     if isinstance(settings.get("cutoffs"), list):
         settings["cutoffs"] = tuple(settings["cutoffs"])
     for key in _PATHS:
@@ -284,7 +288,9 @@ def plan_runs(suite: Suite, corpora_of: dict[str, Path], registry: Registry | No
                 axes = matrix.options.get(strategy, {})
                 for values in itertools.product(*axes.values()):
                     options = dict(zip(axes, values, strict=True))
-                    runs.append(PlannedRun(RunConfig(strategy=strategy, options=options, corpus=corpus, **matrix.settings), bench))
+                    runs.append(
+                        PlannedRun(RunConfig(strategy=strategy, options=options, corpus=corpus, **matrix.settings), bench)
+                    )
     return runs
 
 
@@ -360,7 +366,9 @@ def run_suite(
     if log is not None:
         for index, matrix in enumerate(suite.matrices):
             if matrix.missing():
-                log(f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')")
+                log(
+                    f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')"
+                )
     corpora_of = {
         name: fetch(name, downloads=downloads, lock_path=lock, log=log, deadline=deadline).corpus for name in suite.benchmarks
     }

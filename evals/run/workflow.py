@@ -124,7 +124,14 @@ def run_with_store(
             if reusable is not None:
                 stored = store.get_run(reusable)
                 return StoredOutcome(
-                    reusable, True, provenance, stored.run, stored.scores, stored.answers, stored.summary.metrics, summary=stored.summary
+                    reusable,
+                    True,
+                    provenance,
+                    stored.run,
+                    stored.scores,
+                    stored.answers,
+                    stored.summary.metrics,
+                    summary=stored.summary,
                 )
     cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
@@ -141,5 +148,14 @@ def run_with_store(
         run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
         summary = store.get_summary(run_id)
     return StoredOutcome(
-        run_id, False, provenance, evaluation.run, evaluation.scores, evaluation.answers, summary.metrics, hits or 0, misses or 0, summary
+        run_id,
+        False,
+        provenance,
+        evaluation.run,
+        evaluation.scores,
+        evaluation.answers,
+        summary.metrics,
+        hits or 0,
+        misses or 0,
+        summary,
     )

@@ -45,7 +45,6 @@ _SCHEMA = pa.schema(
 )
 
 
-
 @dataclass(frozen=True)
 class TextsFile:
     """One corpus's conversations in an Arrow IPC file, and which record batch holds each."""
@@ -76,7 +75,9 @@ class TextsFile:
 
 
 def _key(role: str, content: str) -> tuple[int, int]:
-    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8, person=role.encode("utf-8", "surrogatepass")[:16])
+    digest = hashlib.blake2b(
+        content.encode("utf-8", "surrogatepass"), digest_size=8, person=role.encode("utf-8", "surrogatepass")[:16]
+    )
     return int.from_bytes(digest.digest(), "little"), len(content)
 
 
@@ -96,7 +97,11 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
 
                 def write() -> None:
                     columns = list(zip(*pending, strict=True))
-                    writer.write_batch(pa.record_batch([pa.array(list(c), type=t.type) for c, t in zip(columns, _SCHEMA, strict=True)], schema=_SCHEMA))
+                    writer.write_batch(
+                        pa.record_batch(
+                            [pa.array(list(c), type=t.type) for c, t in zip(columns, _SCHEMA, strict=True)], schema=_SCHEMA
+                        )
+                    )
                     pending.clear()
 
                 count = 0

@@ -80,7 +80,14 @@ def _start(job: Job) -> None:
     store.use_threads(1)
     atexit.register(store.close)
     site = Site.of(
-        make_environment(job.templates_dir), job.summaries, job.latest, job.publishers, job.conversations, job.layouts, job.texts, job.store_href,
+        make_environment(job.templates_dir),
+        job.summaries,
+        job.latest,
+        job.publishers,
+        job.conversations,
+        job.layouts,
+        job.texts,
+        job.store_href,
         job.suspects,
     )
     site.errata = job.errata

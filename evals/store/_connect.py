@@ -64,6 +64,7 @@ SPILL = "spill"  # the temporary folder's kind (evals.store._undo.scratch_folder
 # Each open connection's spill folder, by id(connection): removed when close() closes it.
 _SPILLS: dict[int, Path] = {}
 
+
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
     message = str(exc)
     if "not a valid DuckDB database file" in message:
@@ -126,7 +127,9 @@ def damaged(path: Path, exc: Exception) -> StoreError:
         how = "cut short: it ends before data its own index points to"
     else:
         how = "altered: a block no longer matches its checksum"
-    return StoreError(f"store {path} is damaged ({how}), so it cannot be read; restore it from a copy (nothing was written to it)")
+    return StoreError(
+        f"store {path} is damaged ({how}), so it cannot be read; restore it from a copy (nothing was written to it)"
+    )
 
 
 def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.DuckDBPyConnection, locking.Held]:
@@ -149,8 +152,7 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
         held.let_go()
         if isinstance(exc, locking.LockTimeout):
             raise StoreError(
-                f"store {path} is locked by another process (waited {lock_timeout:g} s); "
-                "try again when that process has finished"
+                f"store {path} is locked by another process (waited {lock_timeout:g} s); try again when that process has finished"
             ) from None
         if isinstance(exc, duckdb.Error):
             raise _open_error(path, exc) from None

@@ -89,7 +89,9 @@ SUMMARY_COLUMNS = (
     *ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
-_POINT_COLUMNS = 'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
+_POINT_COLUMNS = (
+    'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
+)
 # The same, with the record texts left out (empty): Store.iter_run reads them apart.
 _POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
 # Conversation ids -> each one's turn texts, for Store.iter_run.
@@ -98,7 +100,6 @@ ContentsSource = Callable[[Sequence[str]], dict[str, list[str]]]
 
 class StoreReader(Connected):
     """The store's reading half: summaries, runs, a corpus's conversations and test points."""
-
 
     @reads
     def find_reusable(self, reuse_key: str | None) -> str | None:
@@ -195,12 +196,12 @@ class StoreReader(Connected):
         by_conversation: dict[str, list[dict[str, Any]]] = {}
         for point in points.to_pylist():
             by_conversation.setdefault(point["conversation_id"], []).append(point)
-        return self._assemble(summary, rows, by_conversation, self._questions(summary), self._turn_tokens(run_id), self._extras(summary))
+        return self._assemble(
+            summary, rows, by_conversation, self._questions(summary), self._turn_tokens(run_id), self._extras(summary)
+        )
 
     @reads
-    def iter_run(
-        self, run_id: str, *, batch_turns: int = 20_000, contents: ContentsSource | None = None
-    ) -> Iterator[StoredRun]:
+    def iter_run(self, run_id: str, *, batch_turns: int = 20_000, contents: ContentsSource | None = None) -> Iterator[StoredRun]:
         """The run as :meth:`get_run` gives it, a slice of conversations at a time, in corpus order: each
         slice a :class:`StoredRun` of about ``batch_turns`` turns' worth of conversations (the summary is
         the whole run's), so memory holds one slice, not the whole run.
@@ -238,8 +239,7 @@ class StoreReader(Connected):
             if wanted:
                 # A run's rows are stored conversation by conversation, so a slice's rows are one range of row ids.
                 points = self._arrow(
-                    f"SELECT rowid AS row, {_POINT_COLUMNS_NO_TEXTS} "
-                    "FROM test_points WHERE rowid BETWEEN ? AND ? AND run_id = ?",
+                    f"SELECT rowid AS row, {_POINT_COLUMNS_NO_TEXTS} FROM test_points WHERE rowid BETWEEN ? AND ? AND run_id = ?",
                     [min(wanted), max(wanted), run_id],
                 ).to_pylist()
                 if record_texts is not None:
@@ -372,7 +372,9 @@ class StoreReader(Connected):
         return self.references(summary.corpus_digest), self.latency_buckets(summary.run_id)
 
     def _turn_tokens(self, run_id: str) -> dict[str, list[int | None]]:
-        return dict(self._con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens WHERE run_id = ?", [run_id]).fetchall())
+        return dict(
+            self._con.execute("SELECT conversation_id, turn_tokens FROM run_turn_tokens WHERE run_id = ?", [run_id]).fetchall()
+        )
 
     def _assemble(
         self,
@@ -400,7 +402,9 @@ class StoreReader(Connected):
             listed_of_points: list[list[str]] = []
             sessions = conversation["sessions"] or [None] * len(contents)
             for point in by_conversation.get(cid, []):
-                question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[cid, point["turn_index"]]
+                question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[
+                    cid, point["turn_index"]
+                ]
                 ranked = point["ranked_turns"]
                 records = decode_records(
                     point["record_turns"], point["record_texts"], contents,
@@ -497,7 +501,20 @@ class StoreReader(Connected):
             result = ConversationResult(conversation_id=cid, description="", turn_count=0)
             scores: list[PointScore] = []
             sessions = sessions_of_turns.get(cid, [])
-            for _, turn_index, hit, question, fact, keywords, evidence, category, answerable, turns, ranked, listed in by_conversation.get(cid, []):
+            for (
+                _,
+                turn_index,
+                hit,
+                question,
+                fact,
+                keywords,
+                evidence,
+                category,
+                answerable,
+                turns,
+                ranked,
+                listed,
+            ) in by_conversation.get(cid, []):
                 point = TestPointResult(
                     turn_index=turn_index,
                     question=question,
@@ -510,7 +527,9 @@ class StoreReader(Connected):
                     retrieved_turns=list(turns) if evidence else None,
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
-                    ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked] if ranked is not None else None,
+                    ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked]
+                    if ranked is not None
+                    else None,
                 )
                 result.test_points.append(point)
                 any_, all_ = evidence_hits(point)
@@ -520,7 +539,12 @@ class StoreReader(Connected):
         run = run_result(summary, results)
         scores = Scores(tokenizer=summary.tokenizer, conversation_ids=ids, points=score_lists)
         return StoredRun(
-            summary=summary, run=run, scores=scores, transcripts={}, record_turns={}, answers=self._answers(summary, run),
+            summary=summary,
+            run=run,
+            scores=scores,
+            transcripts={},
+            record_turns={},
+            answers=self._answers(summary, run),
             # Each turn's session and date (no texts): the compare pages name evidence turns as the benchmark does.
             sessions={row["conversation_id"]: row["sessions"] for row in shapes if row["sessions"]},
             dates={row["conversation_id"]: row["dates"] for row in shapes if row["dates"]},
@@ -614,8 +638,6 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
         **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
-
-
 
 
 def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> RunResult:

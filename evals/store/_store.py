@@ -263,4 +263,3 @@ class Store(StoreReader, StoreWriter):
     @property
     def schema_version(self) -> int:
         return self._one(f"SELECT max(version) FROM {SCHEMA_TABLE}")[0]
-

@@ -238,9 +238,12 @@ class StoreWriter(Connected):
         have = self._columns("conversations")
         turn_rows = self._turn_rows()
         columns = [c for c in ("conversation_id", "description", "roles", "contents", "unrecorded") if c in have or turn_rows]
-        ids = [row[0] for row in self._con.execute(
-            "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
-        ).fetchall()]
+        ids = [
+            row[0]
+            for row in self._con.execute(
+                "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [digest]
+            ).fetchall()
+        ]
         if len(ids) != len(conversations):
             return "other conversations"
         stored_digests = (
@@ -304,7 +307,16 @@ class StoreWriter(Connected):
         have = self._columns("corpus_test_points")
         point_columns = [
             "coalesce(answerable, true) AS answerable" if c == "answerable" else c
-            for c in ("conversation_id", "turn_index", "question", "expected_fact", "expected_keywords", "evidence_turns", "category", "answerable")
+            for c in (
+                "conversation_id",
+                "turn_index",
+                "question",
+                "expected_fact",
+                "expected_keywords",
+                "evidence_turns",
+                "category",
+                "answerable",
+            )
             if c in have
         ]
         stored_points = self._arrow(
@@ -316,7 +328,9 @@ class StoreWriter(Connected):
             [],
             [],
             stored_points.to_pylist(),
-            sorted(test_points.select(stored_points.column_names).to_pylist(), key=lambda r: (r["conversation_id"], r["turn_index"])),
+            sorted(
+                test_points.select(stored_points.column_names).to_pylist(), key=lambda r: (r["conversation_id"], r["turn_index"])
+            ),
         )
 
     def _insert_arrow(self, table: str, rows: pa.Table) -> None:
@@ -373,7 +387,10 @@ def _fingerprint_sql(columns: list[str], conversations: str, turns: str | None) 
 
 
 def _corpus_difference(
-    stored: list[dict[str, Any]], given: list[dict[str, Any]], stored_points: list[dict[str, Any]], given_points: list[dict[str, Any]]
+    stored: list[dict[str, Any]],
+    given: list[dict[str, Any]],
+    stored_points: list[dict[str, Any]],
+    given_points: list[dict[str, Any]],
 ) -> str | None:
     """Where two copies of a corpus first differ, in words; None when they are the same."""
     if [c["conversation_id"] for c in stored] != [c["conversation_id"] for c in given]:
@@ -395,5 +412,3 @@ def _corpus_difference(
     if len(stored_points) != len(given_points):
         return "its test points"
     return None
-
-

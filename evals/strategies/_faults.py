@@ -108,7 +108,11 @@ def unstorable(value: Any, where: str = "", depth: int = 0) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return None if MIN_INT <= value <= MAX_INT else f"{at}{_digits(value)} is beyond what the store keeps (integers from -2**63 to 2**63-1)"
+        return (
+            None
+            if MIN_INT <= value <= MAX_INT
+            else f"{at}{_digits(value)} is beyond what the store keeps (integers from -2**63 to 2**63-1)"
+        )
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{at}{value} is not a finite number, which the store cannot keep"
     if isinstance(value, str):
@@ -125,7 +129,9 @@ def unstorable(value: Any, where: str = "", depth: int = 0) -> str | None:
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{at}key {key!r} is not text"
-            problem = _unstorable_text(key, f"{where}: key " if where else "key ") or unstorable(item, f"{where}.{key}" if where else key, depth + 1)
+            problem = _unstorable_text(key, f"{where}: key " if where else "key ") or unstorable(
+                item, f"{where}.{key}" if where else key, depth + 1
+            )
             if problem is not None:
                 return problem
         return None

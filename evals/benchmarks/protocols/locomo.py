@@ -87,7 +87,9 @@ def extract(sources: Sources) -> dict[str, str]:
     turns = [b for b in source.assigned("get_input_context", "turn") if glued(b.node).slots]
     out["turn"] = _glue(source, source.one(turns, "a turn's line in get_input_context").node, "a turn's line", 3, 2)
     added = source.assigned("get_input_context", "turn", augmented=True)
-    captions = [b.node for b in added if b.under("blip_caption") and isinstance(b.node, ast.BinOp) and isinstance(b.node.op, ast.Mod)]
+    captions = [
+        b.node for b in added if b.under("blip_caption") and isinstance(b.node, ast.BinOp) and isinstance(b.node.op, ast.Mod)
+    ]
     if len(captions) != 1:
         raise source.missing("the shared-image text of a turn in get_input_context", len(captions))
     out["turn_caption"] = source.string(captions[0].left, "the shared-image text")
@@ -96,15 +98,23 @@ def extract(sources: Sources) -> dict[str, str]:
     gaps = [b for b in source.assigned("get_input_context", "query_conv", augmented=True) if isinstance(b.node, ast.Constant)]
     out["session_gap"] = source.text(source.one(gaps, "the gap before a session in get_input_context"), "the gap")
     headers = [b for b in source.assigned("get_input_context", "query_conv") if glued(b.node).literals and glued(b.node).slots]
-    out["session"] = _glue(source, source.one(headers, "a session's header in get_input_context").node, "a session's header", 3, 2)
+    out["session"] = _glue(
+        source, source.one(headers, "a session's header in get_input_context").node, "a session's header", 3, 2
+    )
     # get_rag_context and prepare_for_rag (dialog mode): one line per retrieved turn.
-    joins = [b for b in source.calls("get_rag_context", "join") if b.under("'dialog'") and isinstance(b.node.func.value, ast.Constant)]  # type: ignore[attr-defined]
+    joins = [
+        b for b in source.calls("get_rag_context", "join") if b.under("'dialog'") and isinstance(b.node.func.value, ast.Constant)
+    ]  # type: ignore[attr-defined]
     node = source.one(joins, "the dialog-mode join in get_rag_context").node
     if not node.args or not isinstance(node.args[0], ast.ListComp):  # type: ignore[attr-defined]
         raise source.missing("the dialog-mode lines in get_rag_context")
     out["rag_separator"] = node.func.value.value  # type: ignore[attr-defined]
     out["rag_line"] = _glue(source, node.args[0].elt, "a retrieved line", 1, 2)  # type: ignore[attr-defined]
-    dialogs = [b for b in source.calls("prepare_for_rag", "append") if isinstance(b.node.func.value, ast.Name) and b.node.func.value.id == "dialogs"]  # type: ignore[attr-defined]
+    dialogs = [
+        b
+        for b in source.calls("prepare_for_rag", "append")
+        if isinstance(b.node.func.value, ast.Name) and b.node.func.value.id == "dialogs"
+    ]  # type: ignore[attr-defined]
     shared = source.one([b for b in dialogs if b.under("blip_caption")], "a dialog with a shared image in prepare_for_rag")
     plain = source.one([b for b in dialogs if b.under("blip_caption", holds=False)], "a dialog in prepare_for_rag")
     out["rag_turn_caption"] = _glue(source, shared.node.args[0], "a dialog with a shared image", 3, 3)  # type: ignore[attr-defined]

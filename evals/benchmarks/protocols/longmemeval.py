@@ -45,7 +45,12 @@ def _judge_templates(source: PythonSource) -> dict[str, str]:
             continue
         for condition in branch.conditions:
             node = condition.node
-            if not condition.holds or not isinstance(node, ast.Compare) or not isinstance(node.left, ast.Name) or node.left.id != "task":
+            if (
+                not condition.holds
+                or not isinstance(node, ast.Compare)
+                or not isinstance(node.left, ast.Name)
+                or node.left.id != "task"
+            ):
                 continue
             named = literal(node.comparators[0])
             for task in [named] if isinstance(named, str) else (named or []):

@@ -135,7 +135,9 @@ def _speakers(conversation: Conversation) -> tuple[dict[str, str], tuple[str, st
     return named, (named.get("user", "user"), named.get("assistant", "assistant"))
 
 
-def _dated(conversation: Conversation, point: Any, lookup: TurnLookup, speakers: tuple[dict[str, str], tuple[str, str]]) -> dict[str, Any]:
+def _dated(
+    conversation: Conversation, point: Any, lookup: TurnLookup, speakers: tuple[dict[str, str], tuple[str, str]]
+) -> dict[str, Any]:
     """The point's records as ContextRecords (turn, role, speaker, session, date; nothing for a record
     that is no turn), the question's date, the speakers, and whether the records are the whole history."""
     from evals.benchmarks.protocols import ContextRecord

@@ -298,7 +298,9 @@ def _connect(ray: Any, address: str | None) -> None:
     problem = address_problem(given)
     if problem is not None:
         raise EvalsError(f"{where}: {problem}")
-    remedy = "start a cluster there (ray start --head), give another --ray-address or RAY_ADDRESS, or neither for a local instance"
+    remedy = (
+        "start a cluster there (ray start --head), give another --ray-address or RAY_ADDRESS, or neither for a local instance"
+    )
     endpoint = _endpoint(given)
     if endpoint is not None:
         try:
@@ -399,10 +401,7 @@ def _reason(ray: Any, exc: Exception, retries: int) -> str:
 def _failure_message(failures: dict[str, str], total: int) -> str:
     named = [f"{cid!r} ({reason})" for cid, reason in list(failures.items())[:NAMED_FAILURES]]
     more = f", and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
-    return (
-        f"{len(failures)} of {total} conversations could not be played on Ray, so nothing was stored: "
-        f"{'; '.join(named)}{more}"
-    )
+    return f"{len(failures)} of {total} conversations could not be played on Ray, so nothing was stored: {'; '.join(named)}{more}"
 
 
 def _shared_texts(result: ConversationResult, conversation: Conversation) -> ConversationResult:
