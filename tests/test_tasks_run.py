@@ -40,3 +40,24 @@ def test_the_default_suite_asks_for_mneme_with_minilm():
 
     matrices = read_suite(ROOT / "evals.toml").matrices
     assert any(m.strategies == ("mneme",) and m.settings.get("embedder") == "minilm" for m in matrices)
+
+
+def test_test_runs_ruff_before_the_suite(tasks, monkeypatch: pytest.MonkeyPatch):
+    """`tasks.py test` runs `ruff check .` (the linter the test extra installs) and then pytest."""
+    commands: list[list[str]] = []
+    monkeypatch.setattr(tasks, "setup", lambda given="": None)
+    monkeypatch.setattr(tasks, "sh", lambda *args: commands.append([a.name if isinstance(a, Path) else a for a in args]))
+    tasks.test(["-q"])
+    assert commands == [["ruff", "check", "."], ["python", "-m", "pytest", "-q"]]
+
+
+def test_the_tree_passes_ruff():
+    """The tree is clean under the project's ruff configuration (pyproject.toml), as CI checks it."""
+    import subprocess
+    import sys
+
+    ruff = Path(sys.executable).with_name("ruff")
+    if not ruff.exists():
+        pytest.skip("ruff is installed by the test extra")
+    done = subprocess.run([str(ruff), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]

@@ -5,7 +5,8 @@
     fetched = fetch("locomo", downloads=default_downloads(), lock_path=DEFAULT_LOCK)
     print(fetched.corpus)   # ~/.cache/mneme-evals/corpora/locomo
 
-:mod:`._registry` holds the units (one per benchmark: ``evals/benchmarks/NAME/``) and their releases' facts (where, which version, license, pins), :mod:`._download` one
+:mod:`._registry` holds the units (one per benchmark: ``evals/benchmarks/NAME/``) and their releases'
+facts (where, which version, license, pins), :mod:`._download` one
 checked download, :mod:`._lock` the trust-on-first-use digests of files published without one, and
 :mod:`._fetch` puts them together with the importers. docs/benchmarks.md tells the whole story.
 """

@@ -462,7 +462,8 @@ def prices_option(func: Callable) -> Callable:
         default=None,
         metavar="FILE",
         help='A TOML file with a [prices] table ("MODEL" = {input = $, output = $} per 1M tokens, optional date and '
-        "source) overriding the shipped prices (evals/model/prices.toml) model by model. A model without a price has no $ figure.",
+        "source) overriding the shipped prices (evals/model/prices.toml) model by model. "
+        "A model without a price has no $ figure.",
     )(func)
 
 

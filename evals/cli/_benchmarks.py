@@ -1,4 +1,4 @@
-"""``evals benchmarks``, ``evals fetch``, ``evals audit-labels``, ``evals import-errata`` and ``evals run-suite``: benchmarks by name."""
+"""Benchmarks by name: ``evals benchmarks``, ``fetch``, ``audit-labels``, ``import-errata`` and ``run-suite``."""
 
 from __future__ import annotations
 
@@ -262,7 +262,8 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
     if audit.errata is not None and audit.flags_with_errata is not None:
         after = audit.flags_with_errata
         echo(
-            f"with errata: {len(after)} flags ({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
+            f"with errata: {len(after)} flags "
+            f"({audit.count(MISSES, after)} {MISSES}, {audit.count(DANGLING, after)} {DANGLING}); "
             f"{audit.errata.describe()}"
         )
 

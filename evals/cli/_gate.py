@@ -43,14 +43,16 @@ from evals.model.formatting import json_text
     type=Finite(min=1),
     default=1.5,
     show_default=True,
-    help="A configuration regresses when its retrieve p95 latency grows past this many times the base's (where both runs recorded it).",
+    help="A configuration regresses when its retrieve p95 latency grows past this many times the base's "
+    "(where both runs recorded it).",
 )
 @click.option(
     "--latency-floor-ms",
     type=Finite(min=0),
     default=1.0,
     show_default=True,
-    help="A head whose retrieve p95 stays below this many milliseconds never fails on latency (sub-millisecond ratios are noise).",
+    help="A head whose retrieve p95 stays below this many milliseconds never fails on latency "
+    "(sub-millisecond ratios are noise).",
 )
 @click.option(
     "--allow",

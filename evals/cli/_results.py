@@ -264,11 +264,13 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
     echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
     echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
-        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, p = {formatting.p_value_text(comparison.mcnemar_p)}"
+        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, "
+        f"p = {formatting.p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
     if answers is not None:
         echo(
             f"answers judged correct over {answers.shared} shared test points: A {answers.correct_a}, B {answers.correct_b}; "
-            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, p = {formatting.p_value_text(answers.mcnemar_p)}"
+            f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, "
+            f"p = {formatting.p_value_text(answers.mcnemar_p)}"
         )

@@ -339,7 +339,7 @@ class _TokenizerChild:
         if len(received) != len(texts) or (counter._loaded and counter._encoding is None):
             return  # no exact encoding there, or none here: never mix another tokenizer's counts in
         counter._child_was_exact = True
-        counter._counts.update(zip(texts, received))
+        counter._counts.update(zip(texts, received, strict=True))
 
 
 def _end_child(pid: int, *fds: int) -> None:
@@ -410,7 +410,7 @@ class _CountingChild:
         """Hand ``counter`` the counts received so far, first waiting (while the child lives)
         for those of the ``wanted`` texts that the child is still to count."""
         if self._position is None:
-            self._position = dict(zip(self.texts, range(len(self.texts))))
+            self._position = dict(zip(self.texts, range(len(self.texts)), strict=True))
         last = max((self._position.get(t, -1) for t in wanted), default=-1)
         self._open = self._open and self._drain()
         while self._open and len(self.received) <= last:

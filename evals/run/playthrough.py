@@ -442,11 +442,13 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
                 texts.append(record.text)
             elif isinstance(record, Record):
                 raise StrategyError(
-                    f"strategy {strategy}: retrieve() returned a Record whose text is {kind_of(record.text)}, not a str, at {where}"
+                    f"strategy {strategy}: retrieve() returned a Record whose text is {kind_of(record.text)}, "
+                    f"not a str, at {where}"
                 )
             else:
                 raise StrategyError(
-                    f"strategy {strategy}: retrieve() returned a record that is {kind_of(record)}, not a str or Record, at {where}"
+                    f"strategy {strategy}: retrieve() returned a record that is {kind_of(record)}, "
+                    f"not a str or Record, at {where}"
                 )
     for text in texts:
         surrogate = lone_surrogate(text)

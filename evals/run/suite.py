@@ -367,7 +367,8 @@ def run_suite(
         for index, matrix in enumerate(suite.matrices):
             if matrix.missing():
                 log(
-                    f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed (pip install -e '.[{','.join(matrix.missing())}]')"
+                    f"matrix[{index}] skipped: the {', '.join(matrix.missing())} extra is not installed "
+                    f"(pip install -e '.[{','.join(matrix.missing())}]')"
                 )
     corpora_of = {
         name: fetch(name, downloads=downloads, lock_path=lock, log=log, deadline=deadline).corpus for name in suite.benchmarks

@@ -95,14 +95,14 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
             pending: list[tuple[str, str, list[str], list[str]]] = []
             with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, _SCHEMA) as writer:
 
-                def write() -> None:
-                    columns = list(zip(*pending, strict=True))
+                def write(rows: list[tuple[str, str, list[str], list[str]]]) -> None:
+                    columns = list(zip(*rows, strict=True))
                     writer.write_batch(
                         pa.record_batch(
                             [pa.array(list(c), type=t.type) for c, t in zip(columns, _SCHEMA, strict=True)], schema=_SCHEMA
                         )
                     )
-                    pending.clear()
+                    rows.clear()
 
                 count = 0
                 for cid, description, roles, contents, _ in store.iter_conversations(digest, batch_turns=READ_TURNS):
@@ -116,10 +116,10 @@ def prepare_here(store_path: Path, digests: Sequence[str], directory: Path) -> d
                     pending.append((cid, description, roles, contents))
                     count += 1
                     if len(pending) == BATCH_CONVERSATIONS:
-                        write()
+                        write(pending)
                 if pending:
-                    write()
-            out[digest] = (TextsFile(path, batches), corpus_layout(digest, [(cid, zip(h, n)) for cid, h, n in keys]))
+                    write(pending)
+            out[digest] = (TextsFile(path, batches), corpus_layout(digest, [(cid, zip(h, n, strict=True)) for cid, h, n in keys]))
             del keys
     return out
 

@@ -168,7 +168,8 @@ class StoreReader(Connected):
         if "corpus_references" not in self._tables():
             return []
         rows = self._con.execute(
-            "SELECT label, citation, metric, level, k, value, note FROM corpus_references WHERE corpus_digest = ? ORDER BY position",
+            "SELECT label, citation, metric, level, k, value, note FROM corpus_references "
+            "WHERE corpus_digest = ? ORDER BY position",
             [corpus_digest],
         ).fetchall()
         names = ("label", "citation", "metric", "level", "k", "value", "note")
@@ -563,7 +564,8 @@ class StoreReader(Connected):
                 row = by_point.get((result.conversation_id, point.turn_index))
                 if row is None:
                     raise StoreError(
-                        f"store {self.path}: run {summary.run_id} has no answer for {result.conversation_id!r} turn {point.turn_index}"
+                        f"store {self.path}: run {summary.run_id} has no answer for {result.conversation_id!r} "
+                        f"turn {point.turn_index}"
                     )
                 answers.append(PointAnswer(**row))
             points.append(answers)

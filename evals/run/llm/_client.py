@@ -8,7 +8,8 @@ requests in flight at once. Every response is kept in the cache beside the store
 for a judge's repeat beyond the first its index), written as soon as it arrives, so a rerun asks
 nothing and a run that fails half-way (a dead endpoint, Ctrl-C, a crash) keeps what it paid for:
 the same command again sends only what is missing. The whole response body is cached, so a reply
-from the cache keeps the ``model`` and ``system_fingerprint`` the endpoint served it with. Only a reply that passed :func:`parse_reply` (and the caller's check) is cached; a
+from the cache keeps the ``model`` and ``system_fingerprint`` the endpoint served it with. Only a reply
+that passed :func:`parse_reply` (and the caller's check) is cached; a
 cached one is checked again when read, and asked afresh if it fails.
 
 The API key is handed to the ``openai`` client and to nothing else: it is not part of any key,
