@@ -248,7 +248,7 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
             f"corpus {summary.corpus_name}  {summary.headline.rule.label} {summary.headline.hits}/{summary.headline.total} = "
             f"{tables.metric_text(METRICS[summary.headline.rule.metric], summary.headline.value, summary.tokenizer)}  "
-            + (f"keyword recall {metric('recall', summary)}  " if summary.headline.rule.by_evidence else "")
+            + (f"keyword hit@k {metric('recall', summary)}  " if summary.headline.rule.by_evidence else "")
             + f"strict {metric('strict_recall', summary)}  MRR {metric('mrr', summary)}"
         )
     if not comparison.same_corpus:

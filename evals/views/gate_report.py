@@ -279,7 +279,7 @@ def gate_markdown(result: GateResult) -> str:
     labels = _labels(result)
     lines += ["", *_table(result, labels), ""]
     lines.append(
-        "Each row pairs the test points both runs have (keyword recall, or evidence recall where the corpus labels "
+        "Each row pairs the test points both runs have (keyword hit@k, or evidence recall where the corpus labels "
         "evidence turns) in McNemar's exact test, two-sided; p (Holm) is adjusted for the "
         f"{count} configuration{'s' if count != 1 else ''} compared. A configuration fails the gate when p (Holm) "
         f"< {result.alpha:g} and it lost more test points than it gained, or when its retrieve p95 latency "

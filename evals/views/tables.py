@@ -178,7 +178,7 @@ CEILINGS = {
     "to k: what perfect retrieval scores, and with answers the reader's ceiling (what the answer model makes of exactly "
     "the evidence); it has the answer key, so it is no memory.",
     "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
-    "holds the whole history: keyword recall at the cost of the full transcript, and no turn to score evidence by.",
+    "holds the whole history: keyword hits at the cost of the full transcript, and no turn to score evidence by.",
 }
 READS_LABELS_EXPLANATION = (
     "Read the corpus's evidence labels before each retrieval (its configuration says reads_labels): it was given the "
