@@ -139,3 +139,21 @@ def pair_site(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def pair_served(pair_site: dict, serve) -> str:
     """The base URL of ``pair_site``'s site, served over HTTP."""
     return serve(pair_site["site"])
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch) -> dict[str, Path]:
+    """For fetching benchmarks: a downloads folder and a lock file of the test's own, the working directory
+    tmp_path, and no request able to reach past loopback."""
+    monkeypatch.chdir(tmp_path)
+    downloads, lock = tmp_path / "downloads", tmp_path / "repo" / "benchmarks.lock"
+    lock.parent.mkdir()
+    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
+    monkeypatch.setenv("EVALS_BENCHMARKS_LOCK", str(lock))
+    monkeypatch.delenv("EVALS_MIRROR", raising=False)
+    # A request that slipped past the mirror would go to a proxy nobody listens on, never out.
+    for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.setenv(proxy, "http://127.0.0.1:9")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    return {"downloads": downloads, "lock": lock}

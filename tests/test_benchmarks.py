@@ -59,23 +59,6 @@ def locomo(monkeypatch, server) -> BenchmarkServer:
     return server
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch) -> dict[str, Path]:
-    """A downloads folder and a lock file of the test's own; the working directory is tmp_path."""
-    monkeypatch.chdir(tmp_path)
-    downloads, lock = tmp_path / "downloads", tmp_path / "repo" / "benchmarks.lock"
-    lock.parent.mkdir()
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    monkeypatch.setenv("EVALS_BENCHMARKS_LOCK", str(lock))
-    monkeypatch.delenv("EVALS_MIRROR", raising=False)
-    # A request that slipped past the mirror would go to a proxy nobody listens on, never out.
-    for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
-        monkeypatch.setenv(proxy, "http://127.0.0.1:9")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    return {"downloads": downloads, "lock": lock}
-
-
 def test_without_a_mirror_the_pinned_url_is_asked_and_nothing_leaves_this_machine(env):
     """No $EVALS_MIRROR: the fetch goes to the pinned URL (here through a proxy that does not exist), fails
     with one line naming it, and leaves nothing behind."""

@@ -84,22 +84,6 @@ def mirror() -> Iterator[Mirror]:
     running.close()
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch) -> dict[str, Path]:
-    """A downloads folder and a lock file of the test's own; nothing can reach past loopback."""
-    monkeypatch.chdir(tmp_path)
-    downloads, lock = tmp_path / "downloads", tmp_path / "repo" / "benchmarks.lock"
-    lock.parent.mkdir()
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    monkeypatch.setenv("EVALS_BENCHMARKS_LOCK", str(lock))
-    monkeypatch.delenv("EVALS_MIRROR", raising=False)
-    for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
-        monkeypatch.setenv(proxy, "http://127.0.0.1:9")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    return {"downloads": downloads, "lock": lock}
-
-
 def stand_in_sources(monkeypatch, mirror: Mirror, name: str) -> None:
     """Benchmark ``name``'s evaluation sources pinned to a stand-in, and served by ``mirror``."""
     entry = BENCHMARKS[name]
