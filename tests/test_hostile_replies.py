@@ -106,6 +106,25 @@ def test_item22_max_unparsed_fails_a_run_above_it(server, store):
     assert len(stored_runs(store)) == 1
 
 
+def test_item22_run_suite_makes_every_run_then_fails_naming_those_above_max_unparsed(server, store, tmp_path):
+    """`evals run-suite --max-unparsed`: both runs are made and stored; the command exits 1 naming each one over."""
+    _judge_garbage(server)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f'description = "judged"\n[[matrix]]\ncorpora = ["{CORPUS_SMALL}"]\nstrategies = ["recency", "bm25"]\n'
+        f'with_answers = true\njudge = true\nbase_url = "{server.base_url}"\nconcurrency = 1\n'
+    )
+    env = {"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": None}
+    args = ["run-suite", "--suite", suite, "--store", store, "--repo", store.parent]
+    result = evals(*args, "--max-unparsed", "0.5", env=env)
+    assert result.exit_code == 1, result.output
+    error = result.output.splitlines()[-1]
+    assert error.startswith("Error: ") and error.count(f"{POINTS} of {POINTS} verdicts unparsed") == 2
+    assert "recency" in error and "bm25" in error
+    assert len(stored_runs(store)) == 2
+    assert evals(*args, env=env).exit_code == 0  # without the limit, the same suite passes
+
+
 def test_item22_the_leaderboard_states_the_unparsed_verdicts(server, store):
     """The leaderboard's answer accuracy cell says how many verdicts were unparsed."""
     _judge_garbage(server)

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import click
 
-from evals.cli._base import FiniteSeconds, OutputFile, cli, echo, progress_reporter, store_option, store_path, write_json
+from evals.cli._base import (
+    FiniteSeconds,
+    OutputFile,
+    cli,
+    echo,
+    max_unparsed_option,
+    progress_reporter,
+    store_option,
+    store_path,
+    write_json,
+)
 
 LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
 
@@ -345,8 +355,15 @@ def import_errata_command(
     default=None,
     help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
 )
+@max_unparsed_option
 def run_suite_command(
-    suite_file: Path, store: Path | None, downloads: Path | None, lock: Path | None, deadline: float | None, repo: Path | None
+    suite_file: Path,
+    store: Path | None,
+    downloads: Path | None,
+    lock: Path | None,
+    deadline: float | None,
+    repo: Path | None,
+    max_unparsed: float | None,
 ) -> None:
     """Run every run a suite declares that the store does not hold yet.
 
@@ -356,21 +373,29 @@ def run_suite_command(
     commit is reused (`cached: run …`), not recomputed. One line per run;
     progress on stderr. The default suite, evals.toml, is the main job: the
     starter corpus with every strategy that can run here.
+
+    With --max-unparsed, every run is still made and stored; the command then
+    fails naming each run whose judge's replies were unreadable more often.
     """
     from evals.run.suite import read_suite, run_suite
 
     suite = read_suite(suite_file)
     path, create_parent = store_path(store)
-    from evals.views.report import outcome_json, run_line
+    from evals.views.report import outcome_json, run_line, unparsed_excess
+
+    too_unparsed: list[str] = []
 
     def before(number: int, total: int, planned) -> None:
         echo(f"[{number}/{total}] {planned.label}", err=True)
 
     def after(number: int, total: int, planned, outcome) -> None:
+        document = outcome_json(outcome)
         if outcome.reused:
-            echo(f"cached: {run_line(outcome_json(outcome), outcome.run_id)}")
+            echo(f"cached: {run_line(document, outcome.run_id)}")
         else:
-            echo(run_line(outcome_json(outcome), outcome.run_id, str(path)))
+            echo(run_line(document, outcome.run_id, str(path)))
+        if (excess := unparsed_excess(document, max_unparsed)) is not None:
+            too_unparsed.append(f"{planned.label} (run {outcome.run_id}): {excess}")
 
     outcomes = run_suite(
         suite,
@@ -387,3 +412,5 @@ def run_suite_command(
     )
     reused = sum(o.reused for o in outcomes)
     echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)
+    if too_unparsed:
+        raise click.ClickException("; ".join(too_unparsed))
