@@ -69,8 +69,10 @@ def extract(sources: Sources) -> dict[str, str]:
     for node in prompt.tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PROMPT_TEMPLATES" for t in node.targets):
             templates = literal(node.value)
-    if not isinstance(templates, dict) or DEFAULT not in templates or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in templates.items()
+    if (
+        not isinstance(templates, dict)
+        or DEFAULT not in templates
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in templates.items())
     ):
         raise prompt.missing("a dict PROMPT_TEMPLATES of category -> template with a 'default'")
     utils = PythonSource(sources.texts[UTILS], sources.paths[UTILS])
@@ -81,7 +83,8 @@ def extract(sources: Sources) -> dict[str, str]:
     for node in judge.tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LABEL_TO_SCORE" for t in node.targets):
             scores = literal(node.value)
-    if not isinstance(scores, dict) or set(scores) != set(_LABELS) or not all(isinstance(v, int | float) for v in scores.values()):
+    numbers = isinstance(scores, dict) and all(isinstance(v, int | float) for v in scores.values())
+    if not numbers or set(scores) != set(_LABELS):  # type: ignore[arg-type]
         raise judge.missing("a dict LABEL_TO_SCORE of correct, partial and wrong to numbers")
     out["label_scores"] = json.dumps({k: float(v) for k, v in sorted(scores.items())})
     return out

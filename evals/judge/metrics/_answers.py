@@ -64,7 +64,8 @@ def answer_accuracy(point: Point) -> float | None:
     answers=True,
     presence="some",
     description="Mean of the protocol's own per-point score where it scores without a judge (LoCoMo: Porter-stemmed F1 "
-    "with its per-category rules, category 5 by its 'not mentioned' rule), 95% bootstrap interval.",
+    "with its per-category rules, category 5 by its 'not mentioned' rule) or its judge grades (BEAM: the rubric items' "
+    "mean, event ordering's tau_norm; LoCoMo-Plus: correct 1, partial 0.5, wrong 0), 95% bootstrap interval.",
 )
 def answer_score(point: Point) -> float | None:
     answer = point.answer

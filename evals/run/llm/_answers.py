@@ -51,6 +51,11 @@ def parse_verdict(content: str) -> tuple[bool, str]:
     return data["correct"], reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
 
 
+def _nth(index: int, count: int) -> str:
+    """`` 2/4`` for the second of four judge requests of one point; "" for a point's only one."""
+    return f" {index + 1}/{count}" if count > 1 else ""
+
+
 class ChatSummarizer:
     """summary_buffer's ``summarize_fn`` backed by the answer model (client None: only named,
     for working out a run's configuration without making requests)."""
@@ -136,7 +141,7 @@ def answer_run(
         asks = [grader.judge_requests(flat[i], results[i].answer) for i in judged]
         # One point may need several requests (BEAM: one per rubric item): each named by its place among them.
         named = [
-            (ChatClient.body(judge_model, a.messages, **a.settings), f"{wheres[i]} (judge{f' {j + 1}/{len(many)}' if len(many) > 1 else ''}")
+            (ChatClient.body(judge_model, a.messages, **a.settings), f"{wheres[i]} (judge{_nth(j, len(many))}")
             for i, many in zip(judged, asks, strict=True)
             for j, a in enumerate(many)
         ]
