@@ -101,3 +101,10 @@ def test_the_corpus_declares_locomo_plus(corpus):
 def test_time_gaps_are_read_as_build_conv_reads_them():
     """Weeks of 7 days, months of 30, years of 365, "a" as one; anything else 0."""
     assert [parse_time_gap(g) for g in ("two weeks later", "about a month later", "3 years later", "soon")] == [14, 30, 1095, 0]
+
+
+def test_fetch_brings_the_judges_pinned_sources(corpus):
+    """`evals fetch locomo_plus` puts the files --protocol locomo_plus reads at their repository paths, checked."""
+    root = corpus.parent.parent / "sources" / REPOSITORY / COMMIT
+    assert [s.path for s in BENCHMARKS["locomo_plus"].sources if not (root / s.path).is_file()] == []
+    assert (root / "evaluation_framework" / "task_eval" / "prompt.py").read_text().count("PROMPT_TEMPLATES") == 1

@@ -35,8 +35,9 @@ def _judged_accuracy(run: ScoredRun) -> MetricValue | None:
     if answers is None:
         return None
     values = [v for conversation in answers.points for answer in conversation if (v := qa.judged_value(answer)) is not None]
-    if not values and answers.judge_model is None:
-        return None  # a run without a judge (or a protocol that scores without one)
+    scored = any(qa.scored_value(answer) is not None for conversation in answers.points for answer in conversation)
+    if not values and (answers.judge_model is None or scored):
+        return None  # a run without a judge, or whose protocol scores (LoCoMo's F1, a graded judge): answer_score's
     return proportion(round(sum(values)), len(values))
 
 
