@@ -323,3 +323,22 @@ def test_locomo_plus_on_locomo_uses_the_default_template_per_category(server, so
     figures = json.loads(output.read_text())["metrics"]["answers"]["figures"]
     assert len(figures["by_category"]) == len({p.category for p in points}) > 1
     assert all(row["value"] == 1.0 for row in figures["by_category"])  # the stand-in judge says correct
+
+
+def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_run, store_path, tmp_path):
+    """The run's drill-down shows each graded answer's score and a partial verdict as such, not as incorrect."""
+    from helpers.html import parse
+
+    from evals.site import build_site
+
+    build_site(store_path, tmp_path / "site")
+    sections = [
+        section
+        for page in (tmp_path / "site").rglob("*.html")
+        for section in parse(page).find_all("section", cls="point")
+        if "What is topic 2? (conv 1)" in section.text()
+    ]
+    assert sections
+    answer = sections[0].find("div", cls="answer")
+    assert answer.find("span", cls="graded").text() == "0.500"
+    assert "partial" in answer.find("h4").text() and "incorrect" not in answer.find("h4").text()
