@@ -126,7 +126,7 @@ class Protocol:
         return True
 
     def check(self, point: AskedPoint) -> None:
-        """Refuse (a :class:`ProtocolError`) a test point this protocol cannot answer or judge, before any request."""
+        """Refuse (a :class:`ProtocolError`) a test point this protocol's judge cannot grade, before any request."""
 
     def judge_request(self, point: AskedPoint, answer: str) -> JudgeRequest:
         raise NotImplementedError

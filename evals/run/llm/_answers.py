@@ -102,9 +102,8 @@ def answer_run(
     grader = judge_protocol or protocol
     flat = [p for conv in asked for p in conv]
     judging = judge_model is not None and grader.judges
-    for p in flat:  # a point the protocols cannot take (BEAM's judge without a rubric) stops the run before any request
-        protocol.check(p)
-        if judging and grader is not protocol:
+    for p in flat:  # a point the judge cannot grade (BEAM's without a rubric) stops the run before any request
+        if judging and grader.judged(p):
             grader.check(p)
     wheres = [f"conversation {p.conversation_id!r}, turn {p.turn_index}" for p in flat]
     requests = [protocol.answer_request(p) for p in flat]
