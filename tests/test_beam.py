@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers.benchmark_server import BenchmarkServer
+from helpers.protocol_sources import served
 
 from evals.benchmarks import BENCHMARKS
 from evals.benchmarks.beam import ABILITIES, COMMIT, REPOSITORY
@@ -117,8 +118,9 @@ def fetched(tmp_path, monkeypatch, server) -> Path:
                 git_blob=git_blob(body),
             )
         )
-    monkeypatch.setitem(BENCHMARKS, "beam_100k", replace(entry, tree=tuple(pinned)))
-    server.files.update({f"{PREFIX}/{path}": body for path, body in files.items()})
+    sources, bodies = served("beam", entry.sources)  # what --protocol beam reads, fetched beside the tree
+    monkeypatch.setitem(BENCHMARKS, "beam_100k", replace(entry, tree=tuple(pinned), sources=sources))
+    server.files.update({f"{PREFIX}/{path}": body for path, body in files.items()} | bodies)
     lock = tmp_path / "repo" / "benchmarks.lock"
     lock.parent.mkdir()
     env = {"EVALS_MIRROR": server.mirror(), "EVALS_DOWNLOADS": str(tmp_path / "downloads"), "EVALS_BENCHMARKS_LOCK": str(lock)}
@@ -134,8 +136,10 @@ def points(corpus: Path, conversation: int = 0) -> dict[str, object]:
 
 
 def test_fetch_asks_the_mirror_for_repository_paths_only(fetched, server):
-    """Every request names OWNER/REPO/COMMIT/PATH: BEAM's file names repeat, so none is asked for by bare name."""
-    assert server.requests and all(r.startswith(f"/ok/{PREFIX}/chats/100K/") for r in server.requests)
+    """Every request names OWNER/REPO/COMMIT/PATH: BEAM's file names repeat, so none is asked for by bare name;
+    the protocol's sources (src/...) are fetched beside the tier's chats."""
+    assert server.requests and all(r.startswith((f"/ok/{PREFIX}/chats/100K/", f"/ok/{PREFIX}/src/")) for r in server.requests)
+    assert {r for r in server.requests if "/src/" in r} == {f"/ok/{PREFIX}/{s.path}" for s in BENCHMARKS["beam_100k"].sources}
 
 
 def test_the_truncated_chat_is_read_where_present(fetched):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers.benchmark_server import BenchmarkServer
+from helpers.protocol_sources import served
 
 from evals.benchmarks import BENCHMARKS
 from evals.benchmarks.locomo_plus import COMMIT, REPOSITORY
@@ -42,15 +43,16 @@ def corpus(tmp_path, monkeypatch) -> Iterator[Path]:
         for f in entry.tree
         for body in [bodies[f.name.rsplit("/", 1)[1]]]
     )
-    monkeypatch.setitem(BENCHMARKS, "locomo_plus", replace(entry, tree=tree))
+    sources, served_sources = served("locomo_plus", entry.sources)  # what --protocol locomo_plus reads
+    monkeypatch.setitem(BENCHMARKS, "locomo_plus", replace(entry, tree=tree, sources=sources))
     with BenchmarkServer() as server:
-        server.files.update({f"{PREFIX}/{name}": body for name, body in bodies.items()})
+        server.files.update({f"{PREFIX}/{name}": body for name, body in bodies.items()} | served_sources)
         (tmp_path / "repo").mkdir()
         env = {"EVALS_MIRROR": server.mirror(), "EVALS_DOWNLOADS": str(tmp_path / "dl")}
         env["EVALS_BENCHMARKS_LOCK"] = str(tmp_path / "repo" / "lock")
         result = CliRunner().invoke(cli, ["fetch", "locomo_plus"], env=env)
         assert result.exit_code == 0, result.output
-        assert all(r.startswith(f"/ok/{PREFIX}/") for r in server.requests)
+        assert all(r.startswith(f"/ok/{REPOSITORY}/{COMMIT}/") for r in server.requests)
     yield tmp_path / "dl" / "corpora" / "locomo_plus"
 
 
@@ -99,3 +101,10 @@ def test_the_corpus_declares_locomo_plus(corpus):
 def test_time_gaps_are_read_as_build_conv_reads_them():
     """Weeks of 7 days, months of 30, years of 365, "a" as one; anything else 0."""
     assert [parse_time_gap(g) for g in ("two weeks later", "about a month later", "3 years later", "soon")] == [14, 30, 1095, 0]
+
+
+def test_fetch_brings_the_judges_pinned_sources(corpus):
+    """`evals fetch locomo_plus` puts the files --protocol locomo_plus reads at their repository paths, checked."""
+    root = corpus.parent.parent / "sources" / REPOSITORY / COMMIT
+    assert [s.path for s in BENCHMARKS["locomo_plus"].sources if not (root / s.path).is_file()] == []
+    assert (root / "evaluation_framework" / "task_eval" / "prompt.py").read_text().count("PROMPT_TEMPLATES") == 1

@@ -4,7 +4,9 @@ For a sample of a corpus's test points the protocol judges, each kind of canned 
 to the point is graded by the protocol's own judge (its template, model and verdict rule), and the
 share it accepts is reported per kind. A strict judge accepts the gold answer and little else; a
 lenient one also takes a wrong date, an off-by-one count, one item of a list, or a hedge naming
-several candidates. LoCoMo's protocol has no judge: its F1 score of each canned answer is reported.
+several candidates. LoCoMo's protocol has no judge: its F1 score of each canned answer is reported. A graded
+judge (BEAM's rubric, LoCoMo-Plus's labels) is asked as a run asks it (BEAM: once per rubric item), and the
+mean of its scores is reported, its full-credit share (accepted) beside it.
 
 The kinds (each built here from the point's expected answer; a kind that does not apply to a
 point, such as an off-by-one count on an answer holding no count, is not sent for it):
@@ -136,8 +138,10 @@ def probe_points(conversations: Iterable[Conversation], protocol: Protocol, samp
                 category=test.category,
                 question_date=turn.date,
                 seed=seed,
+                rubric=tuple(test.rubric),
             )
             if protocol.counted(point):
+                protocol.check(point)  # BEAM's judge without a rubric: refused, as a run refuses it
                 points.append(point)
     return sorted(random.Random(seed).sample(points, min(sample, len(points))), key=lambda p: (p.conversation_id, p.turn_index))
 
@@ -190,10 +194,20 @@ def probe_judge(
     if protocol.judges:
         if judge is None:
             raise ValueError("a protocol with a judge needs a judge to send its requests")
-        asks = [protocol.judge_request(p.point, p.answer) for p in probes]
-        wheres = [f"conversation {p.point.conversation_id!r}, turn {p.point.turn_index} ({p.kind})" for p in probes]
-        replies = judge([{"messages": a.messages, **a.settings} for a in asks], wheres)
-        verdicts = [protocol.read_verdict(reply).label for reply in replies]
+        asks = [protocol.judge_requests(p.point, p.answer) for p in probes]
+        wheres = [
+            f"conversation {p.point.conversation_id!r}, turn {p.point.turn_index} ({p.kind}{nth})"
+            for p, many in zip(probes, asks, strict=True)
+            for nth in ([f", {j + 1}/{len(many)}" for j in range(len(many))] if len(many) > 1 else [""])
+        ]
+        replies = judge([{"messages": a.messages, **a.settings} for many in asks for a in many], wheres)
+        start = 0
+        for probe, many in zip(probes, asks, strict=True):
+            grade = protocol.grade(probe.point, probe.answer, replies[start : start + len(many)])
+            start += len(many)
+            verdicts.append(grade.label)
+            # A graded judge's (BEAM, LoCoMo-Plus) mean score is reported beside its full-credit share.
+            scores.append(grade.score or 0.0)
     else:
         scores = [protocol.score(p.point, p.answer) or 0.0 for p in probes]
     results = []
@@ -204,7 +218,8 @@ def probe_judge(
             continue
         if protocol.judges:
             labels = [verdicts[i] for i in chosen]
-            results.append(KindResult(kind, len(chosen), labels.count(CORRECT), labels.count(UNPARSED)))
+            mean = sum(scores[i] for i in chosen) / len(chosen) if protocol.graded else None
+            results.append(KindResult(kind, len(chosen), labels.count(CORRECT), labels.count(UNPARSED), mean))
         else:
             mean = sum(scores[i] for i in chosen) / len(chosen)
             results.append(KindResult(kind, len(chosen), 0, 0, mean))

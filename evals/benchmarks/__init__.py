@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         Unit,
         UnknownBenchmark,
         benchmark,
+        protocol_class,
         protocol_sources,
         rule_of,
         unit,
@@ -51,7 +52,7 @@ _HOMES = {
     "_lock": ("DEFAULT_LOCK", "Lock", "LockEntry", "LockError"),
     "_registry": (
         "BENCHMARKS", "Benchmark", "RemoteFile", "SourceFile", "Unit", "UnknownBenchmark", "benchmark",
-        "protocol_sources", "rule_of", "unit", "units",
+        "protocol_class", "protocol_sources", "rule_of", "unit", "units",
     ),
 }  # fmt: skip
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
@@ -87,6 +88,7 @@ __all__ = [
     "corpus_folder",
     "default_downloads",
     "fetch",
+    "protocol_class",
     "protocol_sources",
     "rule_of",
     "status",

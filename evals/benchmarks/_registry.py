@@ -38,6 +38,7 @@ __all__ = [
     "Unit",
     "UnknownBenchmark",
     "benchmark",
+    "protocol_class",
     "protocol_sources",
     "rule_of",
     "unit",
@@ -158,6 +159,10 @@ class Unit:
     # The answer protocols that follow published code on it (evals.benchmarks.protocols), each with the
     # pinned files it reads its templates from.
     protocols: Mapping[str, tuple[SourceFile, ...]] = field(default_factory=dict)
+    # The class of each protocol the unit brings itself (BEAM's, LoCoMo-Plus's), by name: a function that imports it
+    # lazily (a :class:`evals.benchmarks.protocols.Protocol` with a static ``extract(sources) -> templates``).
+    # A protocol not named here is one of evals.benchmarks.protocols' own.
+    protocol_classes: Mapping[str, Callable[[], type]] = field(default_factory=dict)
     audit: Audit | None = None
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
@@ -234,6 +239,14 @@ BENCHMARKS: MutableMapping[str, Benchmark] = _Releases()
 def protocol_sources() -> dict[str, tuple[SourceFile, ...]]:
     """The files each published protocol reads its templates from, as the units declare them."""
     return {name: files for u in units().values() for name, files in u.protocols.items()}
+
+
+def protocol_class(name: str) -> type | None:
+    """The class of protocol ``name`` where a unit brings it (:attr:`Unit.protocol_classes`), imported now; else None."""
+    for found in units().values():
+        if name in found.protocol_classes:
+            return found.protocol_classes[name]()
+    return None
 
 
 def benchmark(name: str) -> Benchmark:

@@ -43,7 +43,7 @@ LONGMEMEVAL_QUESTION_TYPES = (
 )
 
 # The QA protocols (evals.benchmarks.protocols): the harness's own prompts, then each benchmark's.
-PROTOCOL_NAMES = ("harness", "longmemeval", "mem0", "locomo")
+PROTOCOL_NAMES = ("harness", "longmemeval", "mem0", "locomo", "beam", "locomo_plus")
 ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]  # the same names, as a type for pydantic
 # The judge model each protocol's published code uses (None: it has no judge; it scores answers itself), named
 # here so that a run's settings are checked without loading any protocol (their classes read it from here).
@@ -52,6 +52,8 @@ PROTOCOL_JUDGES: Mapping[str, str | None] = {
     "longmemeval": "gpt-4o-2024-08-06",
     "mem0": "gpt-4o-mini",
     "locomo": None,  # LoCoMo scores answers by F1
+    "beam": "gpt-4.1-mini",  # BEAM's src/llm.py (gpt_llm), temperature 0
+    "locomo_plus": "gpt-4o-mini",  # LoCoMo-Plus's evaluation_framework/scripts/judge.sh default
 }
 
 _CATEGORY_NAMES: dict[str, Mapping[int, str]] = {"locomo": LOCOMO_CATEGORY_NAMES}

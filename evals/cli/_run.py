@@ -375,10 +375,9 @@ def probe_judge_command(
         low, high = r.interval or (None, None)
         rate = "—" if r.rate is None else f"{r.rate:.3f}"
         interval = "—" if low is None else f"[{low:.3f}, {high:.3f}]"
-        accepted = "—" if r.mean_score is not None else str(r.accepted)
-        rows.append(
-            [r.kind, str(r.sent), accepted, rate + (" (mean F1)" if r.mean_score is not None else ""), interval, str(r.unparsed)]
-        )
+        accepted = "—" if r.mean_score is not None and judge is None else str(r.accepted)
+        mean = "" if r.mean_score is None else " (mean F1)" if judge is None else " (mean score)"
+        rows.append([r.kind, str(r.sent), accepted, rate + mean, interval, str(r.unparsed)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

@@ -9,9 +9,11 @@ The rules read a :class:`~evals.model.results.PointAnswer`'s protocol fields alo
 - **population**: ``counted`` where the protocol set it; for a run made before
   protocols, the answerable points the judge gave a verdict.
 - **value**: the protocol's own ``score`` where it scores without a judge
-  (LoCoMo's per-category F1), else 1 for a ``"correct"`` verdict and 0 for
-  ``"wrong"`` or ``"unparsed"``: an unparsed verdict stays in the denominator as
-  not correct, and is counted apart (:data:`UNPARSED_LIMIT`).
+  (LoCoMo's per-category F1) or its judge grades (BEAM's rubric, LoCoMo-Plus's
+  1 / 0.5 / 0), else 1 for a ``"correct"`` verdict and 0 for ``"wrong"`` or
+  ``"unparsed"``: an unparsed verdict stays in the denominator as not correct
+  (a graded one scores what its protocol gives it, 0 on both), and is counted
+  apart (:data:`UNPARSED_LIMIT`).
 - **abstains**: on a point the corpus marks unanswerable, the protocol's own
   decision where it makes one (the verdict of LongMemEval's abstention
   template; LoCoMo's category-5 rule, which is its score); everywhere else the
@@ -127,8 +129,9 @@ def scored_value(answer: PointAnswer) -> float | None:
 
 
 def unparsed_value(answer: PointAnswer) -> float | None:
-    """1 for a counted point whose verdict could not be parsed, 0 for one with a verdict; None elsewhere."""
-    if not is_counted(answer) or answer.score is not None or (answer.verdict is None and answer.correct is None):
+    """1 for a counted point whose verdict could not be parsed, 0 for one with a verdict (a graded judge's
+    included); None elsewhere (not judged, or scored without a judge)."""
+    if not is_counted(answer) or (answer.verdict is None and answer.correct is None):
         return None
     return float(answer.verdict == UNPARSED)
 

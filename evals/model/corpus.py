@@ -169,6 +169,8 @@ class TestPoint(_Strict):
     category: str | None = None
     answerable: StrictBool = True  # False: the conversation holds no answer; kept out of recall
     evidence_sessions: list[Label] = Field(default_factory=list)  # sessions that hold the answer
+    # What a graded judge checks the answer against, one criterion a request (BEAM's ``rubric``); empty: none.
+    rubric: list[Needle] = Field(default_factory=list)
 
 
 class Turn(_Strict):

@@ -28,6 +28,7 @@ __all__ = [
     "ANSWER",
     "CORRECT",
     "JUDGE",
+    "PARTIAL",
     "UNPARSED",
     "VERDICTS",
     "WRONG",
@@ -72,6 +73,8 @@ class TestPointResult(BaseModel):
     retrieved_turns: list[int | None] | None = None
     # Sessions holding the answer: the test point's own list, else the sessions of its evidence turns.
     evidence_sessions: list[str] = Field(default_factory=list)
+    # The criteria a graded judge checks the answer against (BEAM's rubric), as the corpus gives them.
+    rubric: list[str] = Field(default_factory=list)
     # The ranking every cutoff reads (evals.run.playthrough), for test points with evidence: per rank, the
     # turn the record is (or None) and that turn's session (or None). Its length is the deepest cutoff's.
     ranked_turns: list[int | None] | None = None
@@ -180,9 +183,10 @@ def answer_identity(
     return identity
 
 
-# A judge's verdict on an answer as PointAnswer.verdict holds it: the reply read as correct or wrong, or not readable.
-CORRECT, WRONG, UNPARSED = "correct", "wrong", "unparsed"
-VERDICTS = (CORRECT, WRONG, UNPARSED)
+# A judge's verdict on an answer as PointAnswer.verdict holds it: the reply read as correct or wrong, or not readable;
+# a graded judge's (BEAM's rubric, LoCoMo-Plus's labels) also partial: some credit, neither full nor none.
+CORRECT, WRONG, UNPARSED, PARTIAL = "correct", "wrong", "unparsed", "partial"
+VERDICTS = (CORRECT, WRONG, UNPARSED, PARTIAL)
 
 # The kinds of LLM request a run makes, each reported apart over its own denominator: answers per
 # test point answered, verdicts per test point judged, memory writes (summary_buffer's summaries) per conversation.
@@ -315,7 +319,12 @@ class PointAnswer:
     category: str | None = None  # the test point's category / question type, as the corpus gives it
     counted: bool | None = None  # the protocol counts this point in its accuracy (None: a run made before protocols)
     verdict: str | None = None  # "correct" | "wrong" | "unparsed"; None: not judged
-    score: float | None = None  # the protocol's own per-point score where it scores without a judge (LoCoMo's F1)
+    # The protocol's own per-point score: where it scores without a judge (LoCoMo's F1), or where its judge grades
+    # (BEAM's rubric mean or event-ordering tau_norm, LoCoMo-Plus's 1 / 0.5 / 0).
+    score: float | None = None
+    # A graded judge's reading of each of its requests for the point, in order (BEAM: one per rubric item, as
+    # the judge gave it; None: that reply had no readable score). None: one verdict, no grades.
+    grades: list[float | None] | None = None
 
     @property
     def in_population(self) -> bool:

@@ -308,6 +308,7 @@ class _Player:
             evidence_turns=list(test.evidence_turns),
             category=test.category,
             answerable=test.answerable,
+            rubric=list(test.rubric),
         )
         if lookup is not None:
             turns = {depth: _source_turns(found, self._turns_of(texts[depth], lookup, index)) for depth, found in lists.items()}

@@ -287,6 +287,7 @@ def point_view(
             tokens=answer.prompt_tokens + answer.completion_tokens,
             latency_s=answer.latency_s,
             verdict=answer.verdict,
+            graded=answer.score if answer.verdict is not None else None,
             **answer_scores(point, answer, protocol),
         ),
         k=k,

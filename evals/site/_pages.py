@@ -618,7 +618,8 @@ class AnswerView:
     latency_s: float
     f1: float  # token F1 against the expected fact (evals.judge.answer_scores)
     bleu1: float  # BLEU-1 against the expected fact
-    verdict: str | None = None  # the judge's: "correct", "wrong" or "unparsed" (its reply gave none); None: not judged
+    verdict: str | None = None  # the judge's: "correct", "wrong", "partial" or "unparsed" (its reply gave none); None: not judged
+    graded: float | None = None  # a graded judge's score of the answer (BEAM, LoCoMo-Plus); None: not graded
 
 
 @dataclass(frozen=True, slots=True)

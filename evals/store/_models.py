@@ -137,3 +137,5 @@ class StoredRun:
     dates: dict[str, list[str | None]] = field(default_factory=dict)  # conversation id -> each turn's date
     # conversation id -> per test point, the corpus's own evidence_sessions (the run's may be derived from turns)
     listed_sessions: dict[str, list[list[str]]] = field(default_factory=dict)
+    # conversation id -> per test point, the corpus's rubric (BEAM); absent: no point of the corpus has one
+    rubrics: dict[str, list[list[str]]] = field(default_factory=dict)

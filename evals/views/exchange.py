@@ -118,6 +118,8 @@ class _Point(_Closed):
     record_tokens: list[Count]
     # The corpus's own list; the original keys' evidence_sessions may be derived from the evidence turns.
     evidence_sessions: list[Label] = Field(default_factory=list)
+    # The corpus's rubric of the point (BEAM), which its digest covers; absent: none.
+    rubric: list[str] = Field(default_factory=list)
 
 
 class _Conversation(_Closed):
@@ -198,12 +200,14 @@ class _Answer(_Closed):
     served_model: _Served | None = None
     fingerprint: _Served | None = None
     judge_served_model: _Served | None = None
-    repeat_verdicts: list[Literal["correct", "wrong", "unparsed"]] | None = None
+    repeat_verdicts: list[Literal["correct", "wrong", "unparsed", "partial"]] | None = None
     # issue 25, protocols (absent from exports written before them)
     category: str | None = None
     counted: bool | None = None
-    verdict: Literal["correct", "wrong", "unparsed"] | None = None
+    verdict: Literal["correct", "wrong", "unparsed", "partial"] | None = None
     score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    # A graded judge's reading of each request (absent from exports written before them)
+    grades: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None] | None = None
     # Recomputed from the answer and the expected fact (absent from exports written before them);
     # the import checks them against the recomputed values like every other key.
     f1: float | None = None
@@ -303,7 +307,9 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
             {
                 "conversation_id": result.conversation_id,
                 "turns": _turns(stored, result.conversation_id),
-                "test_points": _points(points, stored.listed_sessions.get(result.conversation_id)),
+                "test_points": _points(
+                    points, stored.listed_sessions.get(result.conversation_id), stored.rubrics.get(result.conversation_id)
+                ),
             }
             for result, points in zip(stored.run.conversations, stored.scores.points, strict=True)
         ],
@@ -323,11 +329,15 @@ def _turns(stored: StoredRun, cid: str) -> list[dict[str, Any]]:
     return turns
 
 
-def _points(points: Sequence[PointScore], listed: Sequence[Sequence[str]] | None) -> list[dict[str, Any]]:
+def _points(
+    points: Sequence[PointScore], listed: Sequence[Sequence[str]] | None, rubrics: Sequence[Sequence[str]] | None = None
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"hit": p.hit, "record_tokens": list(p.record_tokens)} for p in points]
-    for point, sessions in zip(out, listed or [[]] * len(out), strict=True):
+    for point, sessions, rubric in zip(out, listed or [[]] * len(out), rubrics or [[]] * len(out), strict=True):
         if sessions:
             point["evidence_sessions"] = list(sessions)
+        if rubric:
+            point["rubric"] = list(rubric)
     return out
 
 
@@ -383,6 +393,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
                 "category": point.category,
                 "answerable": point.answerable,
                 "evidence_sessions": score.evidence_sessions,
+                "rubric": score.rubric,
             }
         turns = [
             {

@@ -520,7 +520,10 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
     if "!" in marks:
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
     if "†" in marks:
-        out.append("† no judge: the protocol's own mean score (LoCoMo's F1 rules) in the answer accuracy column")
+        out.append(
+            "† the protocol's own mean score in the answer accuracy column (LoCoMo's F1 rules, no judge; "
+            "BEAM's and LoCoMo-Plus's graded judges)"
+        )
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
     if summaries:

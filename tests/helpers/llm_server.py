@@ -15,6 +15,11 @@
   message starts ``[JUDGE-…]`` or ``[MEM0-JUDGE]`` and holds ``Gold: …`` and ``Response: …`` lines)
   is correct iff the gold answer occurs in the response, case-insensitively; a ``[JUDGE-`` one gets
   ``yes``/``no`` as LongMemEval's judge answers, a ``[MEM0-JUDGE]`` one ``{"label": "CORRECT"|"WRONG"}``;
+* a graded judge request built from the stand-ins (``[BEAM-JUDGE]``: one rubric item, ``Criterion: …`` and
+  ``Response: …`` lines; ``[PLUS-JUDGE-…]`` after LoCoMo-Plus's prefix) gets ``{"score": 1.0}`` when the criterion
+  occurs in the response (else 0.0), or ``{"label": "correct", …}``;
+* ``scripted`` (text -> reply) overrides all of these: the first key the request's first message holds gives the
+  reply verbatim (a judge's when the message is a graded judge request, else an answer's);
 * any other request is an answer: the context line (a message between the
   first and the last) sharing the most words with the question, or
   "I don't know." when there is none; a request of one message (a published protocol's prompt)
@@ -70,6 +75,11 @@ _GOLD = re.compile(r"^Gold: (.*?)$", re.MULTILINE)
 _RESPONSE = re.compile(r"^Response: (.*?)(?:\n\S+:|\Z)", re.MULTILINE | re.DOTALL)
 
 
+_CRITERION = re.compile(r"^Criterion: (.*?)$", re.MULTILINE)
+_GRADED_RESPONSE = re.compile(r"^Response: (.*?)\nEnd of response\.", re.MULTILINE | re.DOTALL)
+GRADED_JUDGES = ("[BEAM-JUDGE]", "[PLUS-JUDGE")
+
+
 def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
@@ -97,6 +107,15 @@ def answer_reply(messages: list[dict[str, str]]) -> str:
             if score > best_score:
                 best, best_score = line.strip(), score
     return best if best is not None else "I don't know."
+
+
+def graded_reply(prompt: str) -> str:
+    """A stand-in graded judge's reply: BEAM's score of one criterion (1.0 when the response holds it), LoCoMo-Plus's label."""
+    if "[BEAM-JUDGE]" in prompt:
+        criterion, response = _CRITERION.search(prompt), _GRADED_RESPONSE.search(prompt)
+        held = bool(criterion and response and criterion.group(1).strip().lower() in response.group(1).lower())
+        return json.dumps({"score": 1.0 if held else 0.0, "reason": "held" if held else "missing"})
+    return json.dumps({"label": "correct", "reason": "related"})
 
 
 def protocol_verdict(prompt: str) -> bool:
@@ -187,6 +206,7 @@ class LLMServer:
         self.slow_s = slow_s
         self.echo_key = False
         self.verdict_shape = "json"
+        self.scripted: dict[str, str] = {}
         self._faults: list[str] = []
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
@@ -259,7 +279,13 @@ class LLMServer:
         messages = body["messages"]
         first = messages[0]["content"]
         echo = f" (sent with key {key})" if self.echo_key else ""
-        if first.startswith("You are grading"):
+        graded = any(marker in first for marker in GRADED_JUDGES)
+        scripted = next((reply for text, reply in self.scripted.items() if text in first), None)
+        if scripted is not None:
+            kind, content = ("judge" if graded else "answer"), scripted
+        elif graded:
+            kind, content = "judge", graded_reply(first)
+        elif first.startswith("You are grading"):
             kind, verdict = "judge", judge_reply(first)
             verdict["reason"] += echo
             content = f"I think it is fine.{echo}" if fault == "no_verdict" else shaped(verdict, self.verdict_shape)

@@ -1,5 +1,5 @@
 """Stand-ins for the published files the protocols read, written by the tests: the same shape as
-LongMemEval's, mem0's and LoCoMo's scripts (the same functions, assignments, conditions and format
+LongMemEval's, mem0's, LoCoMo's, BEAM's and LoCoMo-Plus's scripts (the same functions, assignments, conditions and format
 calls), our own placeholder prose. Each template starts with a marker, so a test (and
 tests/helpers/llm_server.py) can tell which one a request was built from.
 
@@ -185,6 +185,75 @@ EVALUATION = '''def eval_question_answering(qas, eval_key='prediction', metric='
     return [], 0.0, []
 '''
 
+BEAM, BEAM_COMMIT = "mohammadtavakoli78/BEAM", "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
+PLUS, PLUS_COMMIT = "xjtuleeyf/Locomo-Plus", "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
+
+# BEAM's src/prompts.py: its two templates as module-level strings with BEAM's <placeholders> (<question> too, which
+# the published judge code never fills), among other constants.
+BEAM_PROMPTS = '''plan_prompt = """[PLAN] not used"""
+
+unified_llm_judge_base_prompt = """[BEAM-JUDGE]
+Question: <question>
+Criterion: <rubric_item>
+Response: <llm_response>
+End of response. Reply with JSON: a score of 1.0, 0.5 or 0.0.
+"""
+
+answer_generation_for_rag = """[BEAM-ANSWER] Answer from the context.
+CONTEXT:
+<context>
+QUESTION:
+<question>
+"""
+'''
+
+BEAM_METRICS = """import json
+
+
+def semantic_align(reference, system, thr: float = 0.65):
+    return reference, system
+
+
+def event_ordering_score(reference_list, system_list, align_type, llm, thr: float = 0.65):
+    return {}
+"""
+
+BEAM_REPORT = """def report_llms_accuracies(evaluation_directory, row_names, output_filename):
+    return None
+"""
+
+PLUS_PROMPT = '''CONV_START_PROMPT = "unused here"
+
+PROMPT_TEMPLATES = {
+    "Cognitive": """
+[PLUS-JUDGE-COGNITIVE]
+Evidence:
+{evidence}
+Prediction: {pred}
+Label it: {{"label": ..., "reason": ...}}
+""",
+    "default": """
+[PLUS-JUDGE-DEFAULT]
+Gold: {gold}
+Prediction: {pred}
+Evidence: {evidence}
+""",
+}
+'''
+
+PLUS_UTILS = '''CONV_START_PROMPT = (
+    "[PLUS-START] {} and {} talk. "
+    "Dates first.\\n\\n"
+)
+INSTRUCTION_QA = "[PLUS-QA] Answer the question.\\n\\n"
+INSTRUCTION_COGNITIVE = (
+    "[PLUS-COGNITIVE] Reply, remembering.\\n\\n"
+)
+'''
+
+PLUS_JUDGE = """LABEL_TO_SCORE = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+"""
+
 FILES = {
     "longmemeval": (
         LME,
@@ -193,6 +262,26 @@ FILES = {
     ),
     "mem0": (MEM0, MEM0_COMMIT, {"evaluation/metrics/llm_judge.py": MEM0_JUDGE, "evaluation/prompts.py": MEM0_PROMPTS}),
     "locomo": (LOCOMO, LOCOMO_COMMIT, {"task_eval/gpt_utils.py": GPT_UTILS, "task_eval/evaluation.py": EVALUATION}),
+    "beam": (
+        BEAM,
+        BEAM_COMMIT,
+        {
+            "src/prompts.py": BEAM_PROMPTS,
+            "src/evaluation/compute_metrics.py": BEAM_METRICS,
+            "src/evaluation/report_results.py": BEAM_REPORT,
+        },
+    ),
+    "locomo_plus": (
+        PLUS,
+        PLUS_COMMIT,
+        {
+            "evaluation_framework/task_eval/llm_as_judge.py": PLUS_JUDGE,
+            "evaluation_framework/task_eval/prompt.py": PLUS_PROMPT,
+            "evaluation_framework/task_eval/evaluate_qa.py": "# stand-in\n",
+            "evaluation_framework/task_eval/utils.py": PLUS_UTILS,
+            "evaluation_framework/scripts/judge.sh": "#!/bin/bash\n# stand-in: gpt-4o-mini\n",
+        },
+    ),
 }
 
 
@@ -211,3 +300,14 @@ def write_tree(root: Path, protocol: str) -> tuple[SourceFile, ...]:
 def write_sources(downloads: Path) -> dict[str, tuple[SourceFile, ...]]:
     """Every protocol's stand-ins where `evals fetch` puts sources (downloads/sources/OWNER/REPO/COMMIT/PATH)."""
     return {name: write_tree(Path(downloads) / "sources" / repo / commit, name) for name, (repo, commit, _) in FILES.items()}
+
+
+def served(protocol: str, sources: tuple[SourceFile, ...]) -> tuple[tuple[SourceFile, ...], dict[str, bytes]]:
+    """A release's ``sources`` pinned to ``protocol``'s stand-ins, and the stand-ins' bytes by the path a mirror
+    serves them at (OWNER/REPO/COMMIT/PATH), for `evals fetch` through tests/helpers/benchmark_server.py."""
+    _, _, files = FILES[protocol]
+    bodies = {source.path: files[source.path].encode("utf-8") for source in sources}
+    pinned = tuple(
+        SourceFile(s.repo, s.commit, s.path, hashlib.sha256(bodies[s.path]).hexdigest()) for s in sources
+    )
+    return pinned, {s.relative: bodies[s.path] for s in pinned}

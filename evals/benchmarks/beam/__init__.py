@@ -8,7 +8,8 @@ generation reads and the probing questions of each conversation. They are fetche
 
 Its importer is :mod:`.importer`; its ten abilities are the categories; its headline is the harness's
 own turn-level recall_any@k over the questions that name evidence (BEAM publishes no retrieval figure,
-only judged answers), with a figure and interval per ability on the run page.
+only judged answers), with a figure and interval per ability on the run page. Its protocol (``--protocol beam``,
+:mod:`.protocol`) answers and grades as BEAM's code does, reading :data:`SOURCES`.
 """
 
 from __future__ import annotations
@@ -16,18 +17,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, Unit
+from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, SourceFile, Unit
 from evals.benchmarks.beam._pins import PINS
 from evals.judge.headline import Rule
 
 if TYPE_CHECKING:
     from evals.benchmarks.importers._common import ImportReport
 
-__all__ = ["ABILITIES", "COMMIT", "REPOSITORY", "RULE", "TIERS", "UNIT"]
+__all__ = ["ABILITIES", "COMMIT", "REPOSITORY", "RULE", "SOURCES", "TIERS", "UNIT"]
 
 REPOSITORY = "mohammadtavakoli78/BEAM"
 COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
 TIERS = ("100K", "500K", "1M", "10M")
+# What `--protocol beam` reads (:mod:`.protocol`): the answer and judge prompts, the metrics (event ordering's
+# threshold) and the report that averages them; digests computed from the repository at COMMIT.
+SOURCES = tuple(
+    SourceFile(REPOSITORY, COMMIT, path, sha256)
+    for path, sha256 in (
+        ("src/prompts.py", "2f630cc983ab0c34cfa80b1b4d340f5b51a9b4a3baa5af8aea9503c585eda06a"),
+        ("src/evaluation/compute_metrics.py", "0715226375e9d24646c49c504194ba61cfb26d39415da5ebe9bdc4c6dcd3726c"),
+        ("src/evaluation/report_results.py", "1486a44fac721717c0a9373b32f4487c277d2bf28044cf28f649a6a74e692c96"),
+    )
+)
 
 # The ten memory abilities, as probing_questions.json names them (its keys), with the paper's names.
 ABILITIES = {
@@ -86,6 +97,7 @@ def _release(tier: str) -> Benchmark:
         importer="beam",
         tree=tree,
         import_root=f"{REPOSITORY}/{COMMIT}/chats/{tier}",
+        sources=SOURCES,
     )
 
 
@@ -93,6 +105,12 @@ def _import(folder: Path, out: Path) -> ImportReport:
     from evals.benchmarks.beam.importer import import_beam
 
     return import_beam(folder, out)
+
+
+def _protocol() -> type:
+    from evals.benchmarks.beam.protocol import BeamProtocol
+
+    return BeamProtocol
 
 
 UNIT = Unit(
@@ -104,4 +122,6 @@ UNIT = Unit(
     reads="one tier's folder of BEAM's chats (chats/100K, 500K, 1M or 10M of github.com/mohammadtavakoli78/BEAM)",
     rule=RULE,
     categories=ABILITIES,
+    protocols={"beam": SOURCES},
+    protocol_classes={"beam": _protocol},
 )

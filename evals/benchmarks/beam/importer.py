@@ -28,7 +28,8 @@ the history with ``record: false``; its expected fact is the first of ``answer``
 (``[[24, 26], [146]]``); every integer found is an id. An id that names no message (or an entry that is
 no id, such as ``"--"``) is never dropped in silence: it is counted in the report and in the
 conversation's description. Abstention questions are ``answerable: false`` (BEAM writes no
-``source_chat_ids`` for them).
+``source_chat_ids`` for them). Its ``rubric`` (the criteria BEAM's judge checks an answer against, one request
+each: ``--protocol beam``) is kept as the test point's ``rubric``, in order; a question without one has none.
 """
 
 from __future__ import annotations
@@ -181,6 +182,13 @@ def _conversation(folder: Path, position: int, report: ImportReport, counts: Bea
                     fact = "no answer in the conversation" if not answerable else question
                 keywords = answer_keywords(fact, "\n".join(turns[t]["content"] for t in evidence)) if answerable else []
                 sessions, _ = session_ids(turns, [turns[t]["session"] for t in evidence], history)
+                rubric = source.get(item, where, "rubric", list, required=False) or []
+                for n, criterion in enumerate(rubric):
+                    if not isinstance(criterion, str) or not criterion.strip():
+                        raise source.fail(f"{where}.rubric[{n}]", f"expected a rubric item (text), got {criterion!r}")
+                test_at: dict[str, Any] = {}
+                if rubric:
+                    test_at["rubric"] = list(rubric)
                 turns.append(
                     {
                         "role": "user",
@@ -194,6 +202,7 @@ def _conversation(folder: Path, position: int, report: ImportReport, counts: Bea
                             "category": ability,
                             "answerable": answerable,
                             "evidence_sessions": sessions,
+                            **test_at,
                         },
                     }
                 )

@@ -2,9 +2,10 @@
 
 Its release is the repository's ``data/`` folder at :data:`COMMIT`: ``locomo_plus.json`` (401 cue/trigger
 items) and the ``locomo10.json`` it is stitched into (the same bytes as LoCoMo's pinned file), both pinned.
-Its importer (:mod:`.importer`) stitches each item in as ``data/unified_input.py`` does. Its judge
-(correct / partial / wrong = 1 / 0.5 / 0, ``evaluation_framework/task_eval/``) is not implemented: runs
-on it measure retrieval, the cue dialogue as the trigger query's evidence.
+Its importer (:mod:`.importer`) stitches each item in as ``data/unified_input.py`` does. Runs on it measure
+retrieval, the cue dialogue as the trigger query's evidence; with ``--protocol locomo_plus`` (:mod:`.protocol`)
+answers are asked and graded as ``evaluation_framework/`` does (correct / partial / wrong = 1 / 0.5 / 0), from
+the pinned :data:`SOURCES`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, Unit
+from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, SourceFile, Unit
 from evals.judge.headline import Rule
 
 if TYPE_CHECKING:
     from evals.benchmarks.importers._common import ImportReport
 
-__all__ = ["COMMIT", "REPOSITORY", "RULE", "UNIT"]
+__all__ = ["COMMIT", "REPOSITORY", "RULE", "SOURCES", "UNIT"]
 
 REPOSITORY = "xjtuleeyf/Locomo-Plus"
 COMMIT = "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
@@ -26,6 +27,19 @@ COMMIT = "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
 _FILES = (
     ("data/locomo10.json", 2_805_274, "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"),
     ("data/locomo_plus.json", 305_737, "af2fc6e5e0e88735e28d8dd1ef474b718861a73beb21779809e3b9e1a4fe3d23"),
+)
+
+# What `--protocol locomo_plus` reads (:mod:`.protocol`): the judge's templates, script and default model, and the
+# answer's input; digests computed from the repository at COMMIT.
+SOURCES = tuple(
+    SourceFile(REPOSITORY, COMMIT, f"evaluation_framework/{path}", sha256)
+    for path, sha256 in (
+        ("task_eval/llm_as_judge.py", "9ca4997392b1e97a03635379ca601ec5fadfe09ead471542f10433f9af071a33"),
+        ("task_eval/prompt.py", "e43e3ee7115a30938e727fe0eab16694186c08e3f9619f9d8dd5e603d96fc2b1"),
+        ("task_eval/evaluate_qa.py", "2ab1170e007cededdabc6beb9a560ce99ae38b25fd19c8baba8acd6356826df9"),
+        ("task_eval/utils.py", "55fb916e46ac10a521670f96594abd117dfc63b1342ca67e81a2fab6780233a5"),
+        ("scripts/judge.sh", "02cf6cca2982c231651767bd49b95950c9971bc2cf0284c14ef4a03fb6669180"),
+    )
 )
 
 RULE = Rule(
@@ -45,6 +59,12 @@ def _import(folder: Path, out: Path) -> ImportReport:
     from evals.benchmarks.locomo_plus.importer import import_locomo_plus
 
     return import_locomo_plus(folder, out)
+
+
+def _protocol() -> type:
+    from evals.benchmarks.locomo_plus.protocol import LoCoMoPlusProtocol
+
+    return LoCoMoPlusProtocol
 
 
 UNIT = Unit(
@@ -68,10 +88,13 @@ UNIT = Unit(
                 for path, size, sha256 in _FILES
             ),
             import_root=f"{REPOSITORY}/{COMMIT}/data",
+            sources=SOURCES,
         ),
     ),
     importer=_import,
     reads="LoCoMo-Plus's data/ folder: locomo_plus.json beside locomo10.json (github.com/xjtuleeyf/Locomo-Plus)",
     rule=RULE,
     categories={"Cognitive": "cognitive memory (cue and trigger)"},
+    protocols={"locomo_plus": SOURCES},
+    protocol_classes={"locomo_plus": _protocol},
 )

@@ -7,7 +7,8 @@
     verdict = protocol.read_verdict(reply)             # correct / wrong / unparsed, never an exception
 
 ``harness`` is this project's own prompts (``evals/benchmarks/protocols/prompts``); ``longmemeval``, ``mem0`` and
-``locomo`` read their templates out of the benchmark's own files at a pinned commit with pinned
+``locomo`` (here), ``beam`` and ``locomo_plus`` (their units' ``protocol.py``, named by ``Unit.protocol_classes``)
+read their templates out of the benchmark's own files at a pinned commit with pinned
 SHA-256s (:data:`PINS`, from :mod:`evals.benchmarks`), by parsing them: the project holds none of
 their prompt text. docs/methodology.md says what each does and what still differs from its code.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks import SourceFile, protocol_sources
+from evals.benchmarks import SourceFile, protocol_class, protocol_sources
 from evals.benchmarks.facts import PROTOCOL_JUDGES, PROTOCOL_NAMES
 from evals.benchmarks.protocols import locomo, longmemeval, mem0
 from evals.benchmarks.protocols._base import (
@@ -82,9 +83,13 @@ def load_protocol(
     benchmark repository's tree at the pinned commit), else in the downloads folder (``evals fetch``)."""
     if name == "harness":
         return HarnessProtocol()
-    if name not in _PUBLISHED:
-        raise ProtocolError(f"no protocol called {name!r}; the protocols are {', '.join(PROTOCOLS)}")
-    extract, kind = _PUBLISHED[name]
+    if name in _PUBLISHED:
+        extract, kind = _PUBLISHED[name]
+    else:
+        found = protocol_class(name)  # a unit's own (evals/benchmarks/beam/protocol.py, …)
+        if found is None or name not in PINS:
+            raise ProtocolError(f"no protocol called {name!r}; the protocols are {', '.join(PROTOCOLS)}")
+        extract, kind = found.extract, found
     sources = read_sources(name, pins if pins is not None else PINS[name], source, downloads)
     return kind(extract(sources), sources)
 

@@ -10,11 +10,12 @@ from typing import Any
 
 from evals.benchmarks.protocols._points import AskedPoint
 from evals.benchmarks.protocols._source import Sources
-from evals.model.results import CORRECT, UNPARSED, VERDICTS, WRONG
+from evals.model.results import CORRECT, PARTIAL, UNPARSED, VERDICTS, WRONG
 from evals.strategies.base import Message
 
 __all__ = [
-    "CORRECT", "UNPARSED", "VERDICTS", "WRONG", "AnswerRequest", "JudgeReply", "JudgeRequest", "Protocol", "template_digest",
+    "CORRECT", "PARTIAL", "UNPARSED", "VERDICTS", "WRONG", "AnswerRequest", "Grade", "JudgeReply", "JudgeRequest", "Protocol",
+    "template_digest",
 ]  # fmt: skip
 
 
@@ -53,6 +54,24 @@ class JudgeReply:
         return None if self.label == UNPARSED else self.label == CORRECT
 
 
+@dataclass(frozen=True)
+class Grade:
+    """A test point's judgement, read from every reply its judge requests got: the verdict (``correct``,
+    ``wrong``, ``partial`` or ``unparsed``) and reason; for a graded judge, the point's score and each reply's
+    own grade (None: that reply had none to read). ``counted`` False leaves the point out of the figures after
+    all (BEAM's event ordering where Kendall's tau is undefined); None keeps what :meth:`Protocol.counted` said."""
+
+    label: str
+    reason: str | None = None
+    score: float | None = None
+    grades: tuple[float | None, ...] | None = None
+    counted: bool | None = None
+
+    @property
+    def correct(self) -> bool | None:
+        return None if self.label == UNPARSED else self.label == CORRECT
+
+
 class Protocol:
     """One way to answer and grade test points. Subclasses set the class attributes and override
     the methods their protocol does differently."""
@@ -60,6 +79,9 @@ class Protocol:
     name: str = ""
     # The judge model its published code uses; None: it scores answers without a judge.
     judge_model: str | None = None
+    # Its judge grades (BEAM, LoCoMo-Plus): each judged point gets the protocol's score from the replies, kept in
+    # PointAnswer.score and counted by it, as LoCoMo's F1 is; not a correct/wrong share.
+    graded: bool = False
     # Beside the run's temperature 0 and seed: what its answer and judge requests add (max_tokens…).
     answer_settings: Mapping[str, Any] = {}
     judge_settings: Mapping[str, Any] = {}
@@ -103,11 +125,23 @@ class Protocol:
         """Whether the protocol's figures count this point."""
         return True
 
+    def check(self, point: AskedPoint) -> None:
+        """Refuse (a :class:`ProtocolError`) a test point this protocol's judge cannot grade, before any request."""
+
     def judge_request(self, point: AskedPoint, answer: str) -> JudgeRequest:
         raise NotImplementedError
 
+    def judge_requests(self, point: AskedPoint, answer: str) -> list[JudgeRequest]:
+        """Every judge request of one answer, in order (BEAM: one per rubric item); most protocols ask one."""
+        return [self.judge_request(point, answer)]
+
     def read_verdict(self, content: str) -> JudgeReply:
         raise NotImplementedError
+
+    def grade(self, point: AskedPoint, answer: str, replies: list[str]) -> Grade:
+        """The point's judgement from the replies to :meth:`judge_requests`, in the same order."""
+        reply = self.read_verdict(replies[0])
+        return Grade(reply.label, reply.reason)
 
     def score(self, point: AskedPoint, answer: str) -> float | None:
         """The protocol's own score of an answer, where it scores without a judge; else None."""

@@ -53,6 +53,7 @@ class AskedPoint:
     # The records are every recorded turn before the question, in order (a whole-history strategy).
     whole_history: bool = False
     seed: int = 42  # the run's seed: a protocol's random choices (LoCoMo's option order) derive from it
+    rubric: tuple[str, ...] = ()  # what a graded judge checks the answer against, one request each (BEAM)
 
 
 # A turn that names its speaker: "Name: text", the name at most 40 characters without a colon.

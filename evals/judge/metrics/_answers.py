@@ -35,8 +35,9 @@ def _judged_accuracy(run: ScoredRun) -> MetricValue | None:
     if answers is None:
         return None
     values = [v for conversation in answers.points for answer in conversation if (v := qa.judged_value(answer)) is not None]
-    if not values and answers.judge_model is None:
-        return None  # a run without a judge (or a protocol that scores without one)
+    scored = any(qa.scored_value(answer) is not None for conversation in answers.points for answer in conversation)
+    if not values and (answers.judge_model is None or scored):
+        return None  # a run without a judge, or whose protocol scores (LoCoMo's F1, a graded judge): answer_score's
     return proportion(round(sum(values)), len(values))
 
 
@@ -64,7 +65,8 @@ def answer_accuracy(point: Point) -> float | None:
     answers=True,
     presence="some",
     description="Mean of the protocol's own per-point score where it scores without a judge (LoCoMo: Porter-stemmed F1 "
-    "with its per-category rules, category 5 by its 'not mentioned' rule), 95% bootstrap interval.",
+    "with its per-category rules, category 5 by its 'not mentioned' rule) or its judge grades (BEAM: the rubric items' "
+    "mean, event ordering's tau_norm; LoCoMo-Plus: correct 1, partial 0.5, wrong 0), 95% bootstrap interval.",
 )
 def answer_score(point: Point) -> float | None:
     answer = point.answer

@@ -119,6 +119,7 @@ def collector(
                 answerable=getattr(point, "answerable", True),
                 category=getattr(point, "category", None),
                 seed=seed,
+                rubric=tuple(getattr(point, "rubric", ())),
                 **extra,
             )
         )

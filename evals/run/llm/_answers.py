@@ -51,6 +51,11 @@ def parse_verdict(content: str) -> tuple[bool, str]:
     return data["correct"], reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
 
 
+def _nth(index: int, count: int) -> str:
+    """`` 2/4`` for the second of four judge requests of one point; "" for a point's only one."""
+    return f" {index + 1}/{count}" if count > 1 else ""
+
+
 class ChatSummarizer:
     """summary_buffer's ``summarize_fn`` backed by the answer model (client None: only named,
     for working out a run's configuration without making requests)."""
@@ -96,6 +101,10 @@ def answer_run(
     protocol = protocol or HarnessProtocol()
     grader = judge_protocol or protocol
     flat = [p for conv in asked for p in conv]
+    judging = judge_model is not None and grader.judges
+    for p in flat:  # a point the judge cannot grade (BEAM's without a rubric) stops the run before any request
+        if judging and grader.judged(p):
+            grader.check(p)
     wheres = [f"conversation {p.conversation_id!r}, turn {p.turn_index}" for p in flat]
     requests = [protocol.answer_request(p) for p in flat]
     answers: list[Reply] = client.complete_many(
@@ -126,35 +135,46 @@ def answer_run(
             )
         )
     judged: list[int] = []
-    judging = judge_model is not None and grader.judges
     if judging:
         judged = [i for i, p in enumerate(flat) if grader.judged(p)]
-        asks = [grader.judge_request(flat[i], results[i].answer) for i in judged]
-        bodies = [ChatClient.body(judge_model, a.messages, **a.settings) for a in asks]
+        asks = [grader.judge_requests(flat[i], results[i].answer) for i in judged]
+        # One point may need several requests (BEAM: one per rubric item): each named by its place among them.
+        named = [
+            (ChatClient.body(judge_model, a.messages, **a.settings), f"{wheres[i]} (judge{_nth(j, len(many))}")
+            for i, many in zip(judged, asks, strict=True)
+            for j, a in enumerate(many)
+        ]
+        starts = [sum(len(many) for many in asks[:n]) for n in range(len(asks))]
         # Repeat-major: every point's first verdict is asked before any second one.
         verdicts = client.complete_many(
-            [body for _ in range(judge_repeats) for body in bodies],
-            [f"{wheres[i]} (judge{f', repeat {r}' if r else ''})" for r in range(judge_repeats) for i in judged],
+            [body for _ in range(judge_repeats) for body, _ in named],
+            [f"{where}{f', repeat {r}' if r else ''})" for r in range(judge_repeats) for _, where in named],
             progress=progress,
             label="verdicts",
             kind=JUDGE,
-            repeats=[r for r in range(judge_repeats) for _ in judged],
+            repeats=[r for r in range(judge_repeats) for _ in named],
         )
         for n, index in enumerate(judged):
-            result = results[index]
-            replies = [verdicts[r * len(judged) + n] for r in range(judge_repeats)]
-            first = replies[0]
-            verdict = grader.read_verdict(first.content)
-            result.verdict, result.correct = verdict.label, verdict.correct
+            result, count = results[index], len(asks[n])
+            rounds = [verdicts[r * len(named) + starts[n] : r * len(named) + starts[n] + count] for r in range(judge_repeats)]
+            replies = [reply for round_ in rounds for reply in round_]
+            grades = [grader.grade(flat[index], result.answer, [reply.content for reply in round_]) for round_ in rounds]
+            grade = grades[0]
+            result.verdict, result.correct = grade.label, grade.correct
             # Decoded from the reply's own JSON: escapes undone, so scrubbed again.
-            result.reason = client.scrub(verdict.reason) if verdict.reason is not None else None
-            # A point's judge tokens are every repeat's: what judging it cost.
+            result.reason = client.scrub(grade.reason) if grade.reason is not None else None
+            if grader.graded:
+                result.score = grade.score
+                result.grades = list(grade.grades) if grade.grades is not None else None
+            if grade.counted is not None:
+                result.counted = grade.counted
+            # A point's judge tokens are every request's of every repeat: what judging it cost.
             result.judge_prompt_tokens = sum(r.prompt_tokens for r in replies)
             result.judge_completion_tokens = sum(r.completion_tokens for r in replies)
             result.judge_cached = all(r.cached for r in replies)
-            result.judge_served_model = first.model
+            result.judge_served_model = rounds[0][0].model
             if judge_repeats > 1:
-                result.repeat_verdicts = [grader.read_verdict(r.content).label for r in replies]
+                result.repeat_verdicts = [g.label for g in grades]
     points: list[list[PointAnswer]] = []
     position = 0
     for conv in asked:

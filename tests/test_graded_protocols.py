@@ -1,0 +1,344 @@
+"""The graded judge protocols, `--protocol beam` and `--protocol locomo_plus`: their templates read from stand-ins of
+BEAM's and LoCoMo-Plus's files (tests/helpers/protocol_sources.py), every request sent to the local OpenAI-compatible
+server (tests/helpers/llm_server.py), whose replies the tests script where a score must be pinned."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers.graded import EVENTS, beam_tier, plus_folder, report_results
+from helpers.llm_server import LLMServer
+from helpers.runs import evals_run, exported_and_imported, last_run
+
+from evals.benchmarks.beam.protocol import kendall_tau_b
+from evals.benchmarks.importers import import_corpus
+from evals.cli import cli
+from evals.model.corpus import corpus_digest, load_corpus
+
+# The answers the server gives (by the question in the answer prompt), and the judge replies pinned by hand.
+ANSWERS = {
+    "QUESTION:\nWhat is topic 2? (conv 1)": "It is topic 2.",
+    "QUESTION:\nWhat is topic 2? (conv 2)": "It is topic 2, detail 2.",
+    "QUESTION:\nHow long? (conv 1)": "4 weeks",
+    "QUESTION:\nHow long? (conv 2)": "8 weeks",
+    "QUESTION:\nIn what order? (conv 1)": "gamma release\nalpha launch\nbeta testing",
+    "QUESTION:\nIn what order? (conv 2)": "alpha launch\nbeta testing\nI baked sourdough bread on Sunday",
+    "QUESTION:\nWhat is my dog's name? (conv 1)": "There is no information about a dog.",
+    "QUESTION:\nWhat is my dog's name? (conv 2)": "I have no information about any dog.",
+}
+HALF = json.dumps({"score": 0.5, "reason": "partly"})
+JUDGED = {
+    "Criterion: detail 1\n": HALF,  # conversation 1's second information-extraction item: 0.5, which int() makes 0
+    "Criterion: 8 weeks\n": "I cannot decide on this one.",  # conversation 2's temporal item: no score
+    "Criterion: beta testing\nResponse: gamma": HALF,  # event ordering keeps a 0.5 in its judge mean (float)
+}
+
+
+def run(server: LLMServer, store: Path, corpus: Path, *extra: str):
+    return evals_run(server, store, corpus, "--k", "3", *extra)
+
+
+@pytest.fixture
+def beam_corpus(tmp_path: Path) -> Path:
+    out = tmp_path / "beam"
+    import_corpus("beam", beam_tier(tmp_path / "BEAM"), out)
+    return out
+
+
+@pytest.fixture
+def plus_corpus(tmp_path: Path) -> Path:
+    out = tmp_path / "plus"
+    import_corpus("locomo_plus", plus_folder(tmp_path / "Locomo-Plus"), out)
+    return out
+
+
+@pytest.fixture
+def beam_run(server, sources, beam_corpus, store_path, tmp_path):
+    """`evals run --protocol beam` of full_history over the stand-in tier, the answers and the pinned replies scripted;
+    (the stored run, the result JSON)."""
+    server.scripted.update(ANSWERS | JUDGED)
+    output = tmp_path / "result.json"
+    result = run(server, store_path, beam_corpus, "--protocol", "beam", "--output", str(output))
+    assert result.exit_code == 0, result.output
+    return last_run(store_path), json.loads(output.read_text())
+
+
+def answers_by_question(stored) -> dict[str, object]:
+    points = [p for conv in stored.run.conversations for p in conv.test_points]
+    answers = [a for conv in stored.answers.points for a in conv]
+    return {p.question: a for p, a in zip(points, answers, strict=True)}
+
+
+def judge_bodies(server: LLMServer, marker: str) -> list[dict]:
+    return [b for b in server.bodies if marker in b["messages"][0]["content"]]
+
+
+def rank_lists(reference: list[str], system: list[str]) -> tuple[list[int], list[int]]:
+    """The ranks event_ordering_score compares: each item of the union, by its place in each list (absent: tied last)."""
+    union = list(dict.fromkeys(reference + system))
+
+    def ranks(items: list[str]) -> list[int]:
+        found = {item: i + 1 for i, item in enumerate(items)}
+        return [found.get(u, len(union) + 1) for u in union]
+
+    return ranks(reference), ranks(system)
+
+
+# -- BEAM: the rubric ------------------------------------------------------------------------------------------
+
+
+def test_the_beam_importer_keeps_the_rubric_and_a_corpus_without_one_keeps_its_digest(beam_corpus, tmp_path):
+    """Each question's rubric becomes its test point's, in order; imported without rubrics, the corpus has the digest
+    it had before the field existed (the field is left out of the digest when empty)."""
+    points = {p.question: p for c in load_corpus(beam_corpus).conversations for _, p in c.test_points()}
+    assert points["What is topic 2? (conv 2)"].rubric == ["topic 2", "detail 2"]
+    assert points["In what order? (conv 1)"].rubric == EVENTS
+    bare = tmp_path / "bare"
+    import_corpus("beam", beam_tier(tmp_path / "BEAM-bare", rubrics=False), bare)
+    loaded = load_corpus(bare)
+    dumped = [c.model_dump_json(exclude_defaults=True) for c in loaded.conversations]
+    assert all('"rubric"' not in d for d in dumped)
+    assert corpus_digest(loaded.conversations, "beam") != corpus_digest(load_corpus(beam_corpus).conversations, "beam")
+
+
+def test_beam_sends_its_rubric_prompt_once_per_item_with_the_codes_substitutions(beam_run, server):
+    """One judge request per rubric item (14 items in 8 questions), one user message to gpt-4.1-mini: the item and
+    the answer put in, ``<question>`` left as the published code leaves it; the answer prompt holds the question."""
+    stored, _ = beam_run
+    asks = judge_bodies(server, "[BEAM-JUDGE]")
+    assert len(asks) == server.requests["judge"] == 14
+    assert all(len(b["messages"]) == 1 and b["messages"][0]["role"] == "user" and b["model"] == "gpt-4.1-mini" for b in asks)
+    texts = [b["messages"][0]["content"] for b in asks]
+    assert all("Question: <question>\n" in t for t in texts)
+    assert sum("Criterion: topic 2\nResponse: It is topic 2, detail 2.\nEnd of response." in t for t in texts) == 1
+    assert [t.split("Criterion: ")[1].split("\n")[0] for t in texts if "Response: gamma release" in t] == EVENTS
+    answers = [b for b in server.bodies if b["messages"][0]["content"].startswith("[BEAM-ANSWER]")]
+    assert len(answers) == 8 and all("<context>" not in b["messages"][0]["content"] for b in answers)
+    assert stored.summary.judge_model == "gpt-4.1-mini" and stored.answers.protocol == "beam"
+
+
+def test_beam_answer_context_is_the_records_as_turn_chunks(beam_run, server):
+    """The context is the retrieved records, each written as BEAM's turn_chunk writes a message, joined as
+    handling_context joins them (no separator beyond the chunk's own)."""
+    text = next(
+        b["messages"][0]["content"] for b in server.bodies if "QUESTION:\nHow long? (conv 1)" in b["messages"][0]["content"]
+    )
+    context = text.split("CONTEXT:\n")[1].split("\nQUESTION:")[0]
+    assert context.startswith("USER: message 0 about topic 0 \n\nASSISTANT: message 1 about topic 0 \n\n")
+    assert context.count(" \n\n") == 8  # full_history: every one of the eight messages
+
+
+def test_beam_question_score_truncates_a_partial_item_as_the_code_does(beam_run):
+    """Items scored 1.0 and 0.5 make 0.5, not 0.75: every ability but event ordering takes int(score). The raw grades
+    are kept, the verdict is partial."""
+    stored, _ = beam_run
+    answer = answers_by_question(stored)["What is topic 2? (conv 1)"]
+    assert answer.grades == [1.0, 0.5] and answer.score == 0.5 and answer.verdict == "partial"
+    assert "int(score)" in answer.reason
+    full = answers_by_question(stored)["What is topic 2? (conv 2)"]
+    assert full.grades == [1.0, 1.0] and full.score == 1.0 and full.verdict == "correct" and full.correct is True
+
+
+def test_beam_reply_without_a_score_is_unparsed_and_counts_zero(beam_run):
+    """A judge reply with no readable score: that item is None among the grades, counts 0, and the point is unparsed
+    (counted, in the unparsed share)."""
+    stored, document = beam_run
+    answer = answers_by_question(stored)["How long? (conv 2)"]
+    assert answer.grades == [None] and answer.score == 0.0 and answer.verdict == "unparsed" and answer.counted
+    unparsed = document["metrics"]["answers"]["figures"]["unparsed"]
+    assert (unparsed["count"], unparsed["of"]) == (1, 8)
+
+
+def test_beam_event_ordering_scores_tau_norm_of_kendalls_tau_b(beam_run):
+    """Event ordering: the answer's lines aligned to the rubric by MiniLM, F1 over the canonical lists, tau-b (as
+    scipy's) over the union's ranks; the point's figure is tau_norm; the judge's mean keeps a 0.5 (float)."""
+    scipy = pytest.importorskip("scipy.stats")
+    stored, _ = beam_run
+    found = answers_by_question(stored)
+    reversed_ = found["In what order? (conv 1)"]
+    tau = scipy.kendalltau(*rank_lists(EVENTS, ["gamma release", "alpha launch", "beta testing"]), variant="b").statistic
+    assert tau == pytest.approx(-1 / 3)
+    assert reversed_.score == pytest.approx((tau + 1) / 2) and reversed_.verdict == "partial"
+    assert "F1 1.000" in reversed_.reason and "llm_judge_score 0.833" in reversed_.reason
+    assert reversed_.grades == [1.0, 0.5, 1.0]
+    extra = found["In what order? (conv 2)"]
+    system = ["alpha launch", "beta testing", "I baked sourdough bread on Sunday"]  # the third matches no event
+    tau = scipy.kendalltau(*rank_lists(EVENTS, system), variant="b").statistic
+    assert extra.score == pytest.approx((tau + 1) / 2)
+    assert "precision 0.667, recall 0.667, F1 0.667" in extra.reason
+    assert f"final_score {(tau + 1) / 2 * 2 / 3:.3f}" in extra.reason
+
+
+def test_beam_figures_per_ability_and_overall(beam_run):
+    """Per ability the mean of its questions' figures (event ordering's tau_norm), which is report_results.py's mean
+    per conversation then across conversations; overall the mean of the abilities' figures."""
+    stored, document = beam_run
+    found = answers_by_question(stored)
+    by_conversation = {
+        n: {
+            "information_extraction": [found[f"What is topic 2? (conv {n})"].score],
+            "temporal_reasoning": [found[f"How long? (conv {n})"].score],
+            "event_ordering": [found[f"In what order? (conv {n})"].score],
+            "abstention": [found[f"What is my dog's name? (conv {n})"].score],
+        }
+        for n in (1, 2)
+    }
+    published = report_results(by_conversation)
+    assert published["information_extraction"] == 0.75 and published["temporal_reasoning"] == 0.5
+    figures = document["metrics"]["answers"]["figures"]
+    rows = {row["category"]: row for row in figures["by_category"]}
+    assert {name: rows[name]["value"] for name in published} == pytest.approx(published)
+    assert all(row["interval"] == "bootstrap" and row["n"] == 2 for row in rows.values())
+    overall = figures["task_averaged"]
+    assert overall["value"] == pytest.approx(sum(published.values()) / 4) and overall["categories"] == 4
+    assert stored.summary.metric("answer_task_averaged").value == pytest.approx(overall["value"])
+    assert stored.summary.metric("answer_accuracy") is None and stored.summary.metric("answer_score") is not None
+
+
+def test_beam_without_a_rubric_is_refused_before_any_request(server, sources, store_path, tmp_path):
+    """A corpus imported without rubrics: the run stops in one line saying to import again, before any request."""
+    bare = tmp_path / "bare"
+    import_corpus("beam", beam_tier(tmp_path / "BEAM", rubrics=False), bare)
+    result = run(server, store_path, bare, "--protocol", "beam")
+    assert result.exit_code == 1 and "has none: import the corpus again" in result.output
+    assert server.total == 0
+
+
+def test_beam_judge_repeats_ask_every_item_again_and_a_rerun_is_served_from_the_cache(server, sources, beam_corpus, store_path):
+    """--judge-repeats 2: every rubric item asked twice, each point's judge tokens summed over all; the same run again
+    sends nothing (its replies cached), with the same scores."""
+    server.scripted.update(ANSWERS | JUDGED)
+    assert run(server, store_path, beam_corpus, "--protocol", "beam", "--judge", "--judge-repeats", "2").exit_code == 0
+    assert server.requests["judge"] == 28
+    first = last_run(store_path)
+    answers = [a for conv in first.answers.points for a in conv]
+    assert all(len(a.repeat_verdicts) == 2 for a in answers)
+    assert first.answers.usage["judge"].per == 8 and first.answers.usage["judge"].sent == 28
+    server.reset_counts()
+    assert run(server, store_path, beam_corpus, "--protocol", "beam", "--judge", "--judge-repeats", "2").exit_code == 0
+    assert server.total == 0
+    again = [a for conv in last_run(store_path).answers.points for a in conv]
+    assert [a.score for a in again] == [a.score for a in answers] and all(a.judge_cached for a in again)
+
+
+def test_beam_export_and_import_keep_rubrics_grades_and_scores(beam_run, store_path, tmp_path):
+    """An export carries each point's rubric (its corpus digest covers it) and each answer's grades; it imports whole."""
+    stored, _ = beam_run
+    exported, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
+    document = json.loads(exported.read_text())
+    assert any(p.get("rubric") == EVENTS for c in document["run"]["conversations"] for p in c["test_points"])
+    again = last_run(other)
+    assert again.summary.corpus_digest == stored.summary.corpus_digest
+    assert [a for conv in again.answers.points for a in conv] == [a for conv in stored.answers.points for a in conv]
+
+
+def test_probe_judge_asks_beams_judge_per_rubric_item(server, sources, beam_corpus, store_path):
+    """`evals probe-judge --protocol beam`: each canned answer graded by every rubric item of its point; the mean
+    score per kind is reported, the gold answer's above "I don't know"'s."""
+    result = CliRunner().invoke(
+        cli,
+        ["probe-judge", "--protocol", "beam", "--corpus", str(beam_corpus), "--store", str(store_path),
+         "--base-url", server.base_url, "--format", "json"],
+        env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    kinds = {k["kind"]: k for k in json.loads(result.output)["kinds"]}
+    assert kinds["gold"]["sent"] == 6 and kinds["gold"]["mean_score"] is not None
+    assert kinds["gold"]["mean_score"] > kinds["dont_know"]["mean_score"]
+    assert server.requests["judge"] == len(judge_bodies(server, "[BEAM-JUDGE]")) > 12
+
+
+def test_kendall_tau_b_is_scipys():
+    """Kendall's tau-b on rankings with ties agrees with scipy's variant b; where scipy gives NaN, None."""
+    scipy = pytest.importorskip("scipy.stats")
+    draw = random.Random(33)
+    for _ in range(300):
+        n = draw.randint(1, 8)
+        x, y = [draw.randint(1, 4) for _ in range(n)], [draw.randint(1, 4) for _ in range(n)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy warns where it gives NaN (one item)
+            theirs = scipy.kendalltau(x, y, variant="b").statistic
+        ours = kendall_tau_b(x, y)
+        assert (ours is None and theirs != theirs) or ours == pytest.approx(theirs, abs=1e-12)
+
+
+# -- LoCoMo-Plus --------------------------------------------------------------------------------------------------
+
+LABELS = {
+    "Ann：I learned to say no.\nBob：Good for you.": json.dumps({"label": "correct", "reason": "it remembers"}),
+    "：I sprained my ankle.": "The prediction is partial at best.",
+    "Bob：I plan to learn Greek.": json.dumps({"label": "maybe", "reason": "unsure"}),
+}
+
+
+def test_locomo_plus_scores_its_labels_and_averages_them(server, sources, plus_corpus, store_path, tmp_path):
+    """Correct 1, partial 0.5 (read from the reply's words, as _parse_judge_response falls back), an unknown label 0 and
+    unparsed; the overall figure is their mean (overall_avg), the category's the same (by_category)."""
+    server.scripted.update(LABELS)
+    output = tmp_path / "plus.json"
+    result = run(server, store_path, plus_corpus, "--protocol", "locomo_plus", "--output", str(output))
+    assert result.exit_code == 0, result.output
+    answers = [a for conv in last_run(store_path).answers.points for a in conv]
+    assert [(a.verdict, a.score, a.grades) for a in answers] == [
+        ("correct", 1.0, [1.0]), ("partial", 0.5, [0.5]), ("unparsed", 0.0, [None])
+    ]  # fmt: skip
+    figures = json.loads(output.read_text())["metrics"]["answers"]["figures"]
+    assert figures["overall"]["value"] == pytest.approx(0.5) and figures["overall"]["n"] == 3
+    assert [(r["category"], r["value"]) for r in figures["by_category"]] == [("Cognitive", pytest.approx(0.5))]
+    assert figures["unparsed"]["count"] == 1
+
+
+def test_locomo_plus_asks_and_judges_as_its_scripts(server, sources, plus_corpus, store_path):
+    """The answer: the prefix naming A and B, the Cognitive instruction, each record as `<speaker> said, "<text>"`, the
+    trigger last; the judge: the Cognitive template after the same prefix, the cue dialogue as its evidence with
+    full-width colons, no gold, the prediction; one user message each, at most 1,024 and 512 tokens, to gpt-4o-mini."""
+    assert run(server, store_path, plus_corpus, "--protocol", "locomo_plus").exit_code == 0
+    asks = [b for b in server.bodies if "[PLUS-COGNITIVE]" in b["messages"][0]["content"]]
+    assert len(asks) == 3 and all(b["max_tokens"] == 1024 and len(b["messages"]) == 1 for b in asks)
+    first = next(b["messages"][0]["content"] for b in asks if "I am overwhelmed" in b["messages"][0]["content"])
+    assert first.startswith("[PLUS-START] A and B talk. Dates first.\n\n[PLUS-COGNITIVE] Reply, remembering.\n\n")
+    assert 'Ann said, "I learned to say no."\nBob said, "Good for you."' in first
+    assert first.endswith('\nAnn said, "I am overwhelmed."')
+    judged = judge_bodies(server, "[PLUS-JUDGE-COGNITIVE]")
+    assert len(judged) == 3 and all(b["max_tokens"] == 512 and b["model"] == "gpt-4o-mini" for b in judged)
+    text = next(b["messages"][0]["content"] for b in judged if "I learned" in b["messages"][0]["content"])
+    assert text.startswith("[PLUS-START] A and B talk. Dates first.\n\n[PLUS-JUDGE-COGNITIVE]\n")
+    assert "Evidence:\nAnn：I learned to say no.\nBob：Good for you.\nPrediction: " in text
+
+
+def test_locomo_plus_on_locomo_uses_the_default_template_per_category(server, sources, locomo_corpus, store_path, tmp_path):
+    """On a corpus of other categories (LoCoMo's numbers): the "default" template with the gold answer, and a figure
+    per category (by_category) beside the overall mean."""
+    output = tmp_path / "locomo.json"
+    assert run(server, store_path, locomo_corpus, "--protocol", "locomo_plus", "--output", str(output)).exit_code == 0
+    judged = judge_bodies(server, "[PLUS-JUDGE-DEFAULT]")
+    points = [p for conv in last_run(store_path).run.conversations for p in conv.test_points]
+    assert len(judged) == len(points)
+    assert any(f"Gold: {points[0].expected_fact}\n" in b["messages"][0]["content"] for b in judged)
+    figures = json.loads(output.read_text())["metrics"]["answers"]["figures"]
+    assert len(figures["by_category"]) == len({p.category for p in points}) > 1
+    assert all(row["value"] == 1.0 for row in figures["by_category"])  # the stand-in judge says correct
+
+
+def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_run, store_path, tmp_path):
+    """The run's drill-down shows each graded answer's score and a partial verdict as such, not as incorrect."""
+    from helpers.html import parse
+
+    from evals.site import build_site
+
+    build_site(store_path, tmp_path / "site")
+    sections = [
+        section
+        for page in (tmp_path / "site").rglob("*.html")
+        for section in parse(page).find_all("section", cls="point")
+        if "What is topic 2? (conv 1)" in section.text()
+    ]
+    assert sections
+    answer = sections[0].find("div", cls="answer")
+    assert answer.find("span", cls="graded").text() == "0.500"
+    assert "partial" in answer.find("h4").text() and "incorrect" not in answer.find("h4").text()
