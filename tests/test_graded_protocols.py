@@ -342,3 +342,18 @@ def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_run, store_pa
     answer = sections[0].find("div", cls="answer")
     assert answer.find("span", cls="graded").text() == "0.500"
     assert "partial" in answer.find("h4").text() and "incorrect" not in answer.find("h4").text()
+
+
+def test_the_run_page_leads_with_the_graded_score(beam_run, store_path, tmp_path):
+    """A graded run's page leads with its mean grade and says who graded it; partial answers are listed as not fully
+    correct, never as "judged incorrect"."""
+    from helpers.html import parse
+
+    from evals.site import build_site
+
+    build_site(store_path, tmp_path / "site")
+    page = parse(next((tmp_path / "site" / "runs").glob("*.html")))
+    card = page.find("div", id="answer-score")
+    assert "QA score" in card.text() and "the protocol's mean grade, by gpt-4.1-mini" in card.text()
+    assert page.find("h3", id="wrong-answers").text().startswith("Answers not judged fully correct (")
+    assert "graded by its judge" in page.find("table", id="answer-summary").text()

@@ -409,7 +409,7 @@ class AnswersBlock:
     completion_tokens: int
     tokens_per_test_point: float | None
     prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
-    wrong: list[MissRow]  # test points the judge graded incorrect
+    wrong: list[MissRow]  # test points the judge graded incorrect (or, a graded judge, less than fully correct)
     # The answers as the run's protocol counts them: evals.views.breakdown.answer_figures (the result JSON's block).
     figures: dict[str, Any] | None = None
     # issue 25, protocols: which asked (and which judged), the published files their templates were read
@@ -426,6 +426,11 @@ class AnswersBlock:
     tokens_per_correct: float | None = None
     unpriced: list[str] = field(default_factory=list)  # models that used tokens and have no price
     repeats: str = ""  # with --judge-repeats: "0.750 ± 0.020 (mean ± sd over 3 repeats)"
+    # The protocol's own mean score (answer_score) where it scores rather than counts verdicts: LoCoMo's F1 with no
+    # judge, or a graded judge's (BEAM's rubric, LoCoMo-Plus's labels); None: the run's figure is its accuracy.
+    score: float | None = None
+    score_low: float | None = None
+    score_high: float | None = None
 
 
 @dataclass(frozen=True)
