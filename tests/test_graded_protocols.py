@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -357,3 +358,35 @@ def test_the_run_page_leads_with_the_graded_score(beam_run, store_path, tmp_path
     assert "QA score" in card.text() and "the protocol's mean grade, by gpt-4.1-mini" in card.text()
     assert page.find("h3", id="wrong-answers").text().startswith("Answers not judged fully correct (")
     assert "graded by its judge" in page.find("table", id="answer-summary").text()
+
+
+def _one_hot(texts: list[str]):
+    """An embedding in which equal texts are the same unit vector and different texts are orthogonal."""
+    import numpy as np
+
+    names = sorted(set(texts))
+    return np.array([[1.0 if name == text else 0.0 for name in names] for text in texts])
+
+
+def test_beam_event_ordering_with_an_undefined_tau_is_left_out_of_the_figures():
+    """One event in the rubric and the same one answered: tau-b is undefined (scipy's NaN, which the published average
+    would carry); the point is kept with its reason but counted in no figure."""
+    from evals.benchmarks.beam.protocol import BeamProtocol, event_ordering
+    from evals.benchmarks.protocols import AskedPoint
+
+    alone = event_ordering(["alpha launch"], ["alpha launch"], _one_hot, 0.65)
+    assert (alone.f1, alone.tau_b, alone.tau_norm, alone.final_score) == (1.0, None, None, None)
+
+    class Beam(BeamProtocol):
+        embed = staticmethod(_one_hot)
+
+    protocol = Beam(
+        {"answer": "<context> <question>", "judge": "<rubric_item> <llm_response>", "event_ordering_threshold": "0.65"}
+    )
+    point = AskedPoint("c", 3, "In what order?", "alpha launch", [], [], category="event_ordering", rubric=("alpha launch",))
+    grade = protocol.grade(point, "alpha launch", ['{"score": 1.0, "reason": "listed"}'])
+    assert grade.counted is False and grade.score is None and grade.grades == (1.0,)
+    assert "tau-b undefined" in grade.reason and "left out of the figures" in grade.reason
+    in_order = replace(point, rubric=tuple(EVENTS))
+    graded = protocol.grade(in_order, "\n".join(EVENTS), ['{"score": 1}'] * len(EVENTS))
+    assert graded.counted is None and graded.score == 1.0  # the same events in the same order: tau_norm 1
