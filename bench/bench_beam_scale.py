@@ -111,7 +111,10 @@ def main() -> int:
         chats, conversations, messages = tier(shape, args.scale, args.data_dir)
         turns[shape] = conversations * messages
         size = sum(p.stat().st_size for p in chats.rglob("*.json"))
-        print(f"\n{shape} shape: {conversations} conversations x {messages:,} messages, {size / 1e6:,.0f} MB ({chats.name})", flush=True)
+        print(
+            f"\n{shape} shape: {conversations} conversations x {messages:,} messages, {size / 1e6:,.0f} MB ({chats.name})",
+            flush=True,
+        )
         work = args.data_dir / f"work_{shape}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
@@ -120,7 +123,8 @@ def main() -> int:
                 child, written = refusal(work)
                 said = child.last_line
                 refused = child.returncode != 0 and written is None
-                print(f"  output full_history (texts): exit {child.returncode}, {'refused' if refused else f'wrote {written or 0:,} bytes'}: {said[:160]}", flush=True)  # fmt: skip
+                outcome = "refused" if refused else f"wrote {written or 0:,} bytes"
+                print(f"  output full_history (texts): exit {child.returncode}, {outcome}: {said[:300]}", flush=True)
             child = run_child(command, timeout=args.timeout, merged=True, poll=0.05)
             results.setdefault(name, {})[shape] = child
             commands[name] = shown(command)
@@ -130,7 +134,8 @@ def main() -> int:
             status = "" if child.returncode == 0 and not child.timed_out else f" FAILED (exit {child.returncode})"
             if status:
                 failed.append(f"{name} at {shape}")
-            print(f"  {name:<30} {child.peak_mib:8,.0f} MiB {child.wall_s:8.1f} s wall {child.cpu_s:8.1f} s CPU{status}{extra}  {child.last_line[:120]}", flush=True)  # fmt: skip
+            measures = f"{child.peak_mib:8,.0f} MiB {child.wall_s:8.1f} s wall {child.cpu_s:8.1f} s CPU"
+            print(f"  {name:<30} {measures}{status}{extra}  {child.last_line[:120]}", flush=True)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -143,7 +148,11 @@ def main() -> int:
         row: list[object] = [name]
         for shape in shapes:
             child = by_shape.get(shape)
-            row += ["—"] * 3 if child is None else [f"{child.peak_mib:,.0f}", f"{child.wall_s:,.1f}", f"{1000 * child.cpu_s / turns[shape]:.3f}"]
+            row += (
+                ["—"] * 3
+                if child is None
+                else [f"{child.peak_mib:,.0f}", f"{child.wall_s:,.1f}", f"{1000 * child.cpu_s / turns[shape]:.3f}"]
+            )
         within = all(c.peak_mib <= PEAK_MIB for c in by_shape.values())
         row.append("yes" if within else "no ✗")
         failed += [] if within else [f"{name} over 1.5 GB"]

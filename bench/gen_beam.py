@@ -153,7 +153,8 @@ class _Planner:
         for at, code in zip(ids, codes, strict=True):
             self._plant(at, f"I booked {code} for {place}.")
         return {"question": f"How many bookings did I make for {place}, and which?", "difficulty": "hard",
-                "answer": f"three: {', '.join(codes)}", "rubric": self._rubric("three", *codes), "source_chat_ids": ids}  # fmt: skip
+                "answer": f"three: {', '.join(codes)}", "rubric": self._rubric("three", *codes),
+                "source_chat_ids": ids}  # fmt: skip
 
     def _temporal_reasoning(self) -> dict:
         start, end = _code(self.rng), _code(self.rng)
@@ -214,7 +215,12 @@ def _write_chat(path: Path, rng: random.Random, messages: int, tokens: int, plan
                     content = _filler(rng, length)
                     if message_id in planted:
                         content = " ".join(planted[message_id]) + " " + content
-                    message = {"role": "user" if user else "assistant", "id": message_id, "content": content, "index": f"{batch_number},{len(turns)}"}
+                    message = {
+                        "role": "user" if user else "assistant",
+                        "id": message_id,
+                        "content": content,
+                        "index": f"{batch_number},{len(turns)}",
+                    }
                     if user and rng.random() < 0.02:
                         message["time_anchor"] = _anchor(day)
                     pair.append(message)
@@ -248,7 +254,9 @@ def generate(
         (folder / "probing_questions").mkdir(parents=True, exist_ok=True)
         planner = _Planner(random.Random(f"questions:{seed}:{number}"), turns, questions_per_ability)
         start = date(2024, 1, 1) + timedelta(days=30 * number)
-        _write_chat(folder / "chat.json", random.Random(f"chat:{seed}:{number}"), turns, tokens_per_message, planner.planted, start)
+        _write_chat(
+            folder / "chat.json", random.Random(f"chat:{seed}:{number}"), turns, tokens_per_message, planner.planted, start
+        )
         questions = json.dumps(planner.questions, indent=2, ensure_ascii=False)
         (folder / "probing_questions" / "probing_questions.json").write_text(questions, encoding="utf-8")
     return out_dir
