@@ -479,7 +479,7 @@ class StoreReader(Connected):
         ids = [row[0] for row in self._con.execute(
             "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [summary.corpus_digest]
         ).fetchall()]  # fmt: skip
-        rows = self._con.execute(
+        rows = self._rows(
             "SELECT tp.conversation_id, tp.turn_index, tp.hit, q.question, q.expected_fact, q.expected_keywords, "
             "coalesce(q.evidence_turns, []) AS evidence, q.category, coalesce(q.answerable, true), "
             "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END, "
@@ -488,7 +488,7 @@ class StoreReader(Connected):
             "ON q.corpus_digest = ? AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index "
             "WHERE tp.run_id = ? ORDER BY tp.conversation_id, tp.turn_index",
             [summary.corpus_digest, run_id],
-        ).fetchall()
+        )
         by_conversation: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
             by_conversation.setdefault(row[0], []).append(row)
