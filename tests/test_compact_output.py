@@ -93,3 +93,15 @@ def test_the_original_cli_refuses_only_past_the_limit(tmp_path, monkeypatch):
     result = CliRunner().invoke(legacy_cli, args)
     assert result.exit_code == 1 and not out.exists()
     assert "--output-records turns" in result.output and "evals run --runner full_history" in result.output
+
+
+@pytest.mark.parametrize("runner", ["full_history", "summary_buffer"])
+def test_a_reused_run_writes_the_same_compact_document(tmp_path, clean_repo, runner):
+    """The compact form of a run reused from the store (its stored turn refs) is the new run's, byte for byte."""
+    documents = []
+    for attempt in ("new", "reused"):
+        out = tmp_path / f"{attempt}.json"
+        result = run(tmp_path, runner, "--repo", clean_repo, "--output", out, "--output-records", "turns")
+        assert result.exit_code == 0 and result.output.startswith("cached: " if attempt == "reused" else "run "), result.output
+        documents.append(out.read_bytes())
+    assert documents[0] == documents[1]

@@ -264,7 +264,7 @@ def run_command(
     if written is not None:
         from evals.views.compact import output_document
 
-        write_json(written, output_document(document, outcome.run, config.corpus, output_records, outcome.run_id))
+        write_json(written, output_document(document, outcome, config.corpus, output_records))
     if not outcome.reused:
         echo_llm_usage(document)
     if outcome.cache_hits or outcome.cache_misses:

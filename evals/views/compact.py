@@ -25,12 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.model.corpus import Conversation
 from evals.model.results import RunResult
 from evals.model.turn_refs import TurnLookup, locate_records
+
+if TYPE_CHECKING:
+    from evals.run.workflow import StoredOutcome
 
 __all__ = ["RECORD_FORMS", "TEXTS_LIMIT", "check_texts_size", "compact_document", "output_document", "texts_bytes"]
 
@@ -102,15 +105,15 @@ def _runs(sessions: Sequence[str | None]) -> list[list[Any]]:
     return runs
 
 
-def _compact_point(point: dict[str, Any], lookup: TurnLookup) -> dict[str, Any]:
+def _compact_point(point: dict[str, Any], refs: Sequence[int | None]) -> dict[str, Any]:
+    """``point`` with its records as ``refs`` (per record, the turn it is, or None) say, and its turn lists compact."""
     out: dict[str, Any] = {}
     for key, value in point.items():
         if key == "retrieved_records":
-            refs, _, span = locate_records(list(value), lookup, point["turn_index"])
-            if span is not None:
-                out["retrieved_record_turns"] = {"from": span[0], "to": span[1]}
-            else:
-                out["retrieved_record_turns"] = [r if r >= 0 else text for r, text in zip(refs, value, strict=True)]
+            span = _span(refs)
+            out["retrieved_record_turns"] = (
+                span if span is not None else [r if r is not None else text for r, text in zip(refs, value, strict=True)]
+            )
         elif key in ("retrieved_turns", "ranked_turns") and value is not None:
             out[key] = _turn_list(value)
         elif key == "ranked_sessions" and value is not None:
@@ -120,19 +123,38 @@ def _compact_point(point: dict[str, Any], lookup: TurnLookup) -> dict[str, Any]:
     return out
 
 
-def compact_document(document: dict[str, Any], conversations: Iterable[Conversation]) -> dict[str, Any]:
-    """The compact form of a texts document, its records mapped to the turns of ``conversations`` (the
-    run's corpus, read one conversation at a time: each is needed only while its points are mapped)."""
+def _located(point: dict[str, Any], lookup: TurnLookup) -> Sequence[int | None]:
+    refs, _, span = locate_records(list(point["retrieved_records"]), lookup, point["turn_index"])
+    return range(*span) if span is not None else [r if r >= 0 else None for r in refs]
+
+
+def compact_document(
+    document: dict[str, Any],
+    conversations: Iterable[Conversation] = (),
+    record_turns: dict[str, list[list[int | None]]] | None = None,
+) -> dict[str, Any]:
+    """The compact form of a texts document: each point's records as the turns they are, as ``record_turns``
+    says (a stored run's: conversation id -> per test point, per record, the turn or None), else as the
+    turns of ``conversations`` (the run's corpus, read one conversation at a time) give them."""
     entries = {entry["conversation_id"]: i for i, entry in enumerate(document["conversations"])}
     compact: list[Any] = list(document["conversations"])
-    for conversation in conversations:
-        at = entries.get(conversation.id)
+    if record_turns is not None:
+        for cid, at in entries.items():
+            refs = record_turns.get(cid, [])
+            points = compact[at]["test_points"]
+            if len(refs) != len(points):
+                raise EvalsError(f"the stored run holds {len(refs)} test points of conversation {cid}, not {len(points)}")
+            compact[at] = {**compact[at], "test_points": [_compact_point(p, r) for p, r in zip(points, refs, strict=True)]}
+        entries = {}
+    for conversation in conversations if entries else ():
+        at = entries.pop(conversation.id, None)
         if at is None:
             continue
         lookup = TurnLookup(conversation)
-        entry = compact[at]
-        compact[at] = {**entry, "test_points": [_compact_point(p, lookup) for p in entry["test_points"]]}
-        del entries[conversation.id]
+        points = compact[at]["test_points"]
+        compact[at] = {**compact[at], "test_points": [_compact_point(p, _located(p, lookup)) for p in points]}
+        if not entries:
+            break
     if entries:
         missing = ", ".join(sorted(entries)[:3])
         raise EvalsError(f"the corpus no longer holds conversation {missing}: the records cannot be written as its turns")
@@ -145,23 +167,28 @@ def compact_document(document: dict[str, Any], conversations: Iterable[Conversat
     return out
 
 
-def output_document(
-    document: dict[str, Any], run: RunResult, corpus: Path, records: str | None, run_id: str
-) -> dict[str, Any]:  # fmt: skip
+def output_document(document: dict[str, Any], outcome: StoredOutcome, corpus: Path, records: str | None) -> dict[str, Any]:
     """``evals run --output``'s document in the form ``records`` asks for: ``texts`` (the original's shape),
-    ``turns`` (:func:`compact_document`, the records mapped to the turns of the corpus at ``corpus``), or
-    None: texts, refused over :data:`TEXTS_LIMIT` bytes by :func:`check_texts_size`."""
+    ``turns`` (:func:`compact_document`: a reused run's records as the store holds them; a new run's
+    mapped to the turns of the corpus it played), or None: texts, refused over :data:`TEXTS_LIMIT`
+    bytes by :func:`check_texts_size`. ``corpus`` is the corpus folder, read if the outcome has neither."""
     if records == "turns":
-        from evals.model.corpus import load_corpus
+        if outcome.record_turns is not None:
+            return compact_document(document, record_turns=outcome.record_turns)
+        played = outcome.corpus
+        if played is None:
+            from evals.model.corpus import load_corpus
 
-        loaded = load_corpus(corpus)
-        if run.corpus_digest and loaded.digest != run.corpus_digest:
-            raise EvalsError(f"{corpus} is no longer the corpus run {run_id} played: its records cannot be written as its turns")
-        return compact_document(document, loaded.conversations)
+            played = load_corpus(corpus)
+            if outcome.run.corpus_digest and played.digest != outcome.run.corpus_digest:
+                raise EvalsError(
+                    f"{corpus} is no longer the corpus run {outcome.run_id} played: its records cannot be written as its turns"
+                )
+        return compact_document(document, played.conversations)
     if records is None:
         check_texts_size(
-            run,
-            instead=f"--output-records turns writes each record as the turn it is (run {run_id} is stored: the same command "
-            "with it reuses the run, unless --force or --no-cache); --output-records texts writes the texts anyway",
+            outcome.run,
+            instead=f"--output-records turns writes each record as the turn it is (run {outcome.run_id} is stored: the "
+            "same command with it reuses the run, unless --force or --no-cache); --output-records texts writes the texts anyway",
         )
     return document
