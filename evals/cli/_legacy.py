@@ -91,7 +91,7 @@ def _run_and_report(
         from evals.views.compact import check_texts_size
 
         # Not the original's behaviour, only past its reach: a document over 1 GB (a ceiling run on a
-        # 10M-token benchmark: about 9 GB) is refused before it is built into bytes in memory.
+        # 10M-token benchmark: about 12 GB) is refused before it is built into bytes in memory.
         check_texts_size(
             result.run,
             instead=f"`evals run --runner {config.strategy} --corpus {corpus} --output {output} --output-records turns` "

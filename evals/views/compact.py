@@ -2,7 +2,7 @@
 
 The original harness's document writes every retrieved record's text at every test point. A ceiling
 strategy (full_history) returns the whole history each time, so the document grows with test points
-times history: 263 MB for LoCoMo, about 9 GB for a BEAM-10M tier (200 questions after 10M tokens
+times history: 263 MB for LoCoMo, about 12 GB for a BEAM-10M-shaped tier (200 questions after 10M tokens
 each). Such a document is refused before anything is written (:func:`check_texts_size`), in one line
 naming its size and the option that gives the compact form, unless the texts were asked for by name.
 
