@@ -12,7 +12,8 @@ RSS it reads (``os.wait4``), exactly what a user runs:
     evals build-site --store STORE --out SITE
 
 The first run into the store also writes the corpus; ``mneme`` uses its default hash embedder.
-The ``output`` step reuses the stored full_history run and writes its ``--output`` document: the
+The ``output`` step reuses the stored full_history run (on a clean working tree; a dirty one is never
+reused, so the run is computed again) and writes its ``--output`` document: the
 default (records as texts) is refused above the size limit, so the step is run as a user would after
 that refusal, with ``--output-records turns``; the refusal itself is checked and its line printed.
 

@@ -35,9 +35,8 @@ from evals.model.turn_refs import TurnLookup, locate_records
 if TYPE_CHECKING:
     from evals.run.workflow import StoredOutcome
 
-__all__ = ["RECORD_FORMS", "TEXTS_LIMIT", "check_texts_size", "compact_document", "output_document", "texts_bytes"]
+__all__ = ["TEXTS_LIMIT", "check_texts_size", "compact_document", "output_document", "texts_bytes"]
 
-RECORD_FORMS = ("texts", "turns")
 TEXTS_LIMIT = 1_000_000_000  # bytes: a texts document above this is refused unless asked for by name
 _ENTRY = 14  # bytes a list entry costs beyond its text in the indented document: indent, quotes, comma, newline
 
