@@ -112,3 +112,45 @@ def test_a_note_in_a_folder_others_may_write_is_not_trusted(notes: Path, corpus:
     notes.chmod(0o777)
     monkeypatch.setattr(module, "_remembered", lambda *args: pytest.fail("trusted a note others may write"))
     assert len(load_corpus(corpus).conversations) == 3
+
+
+# -- a corpus too big to hold: remembered by its files' sha256s, read as walked -------------------------
+
+
+@pytest.fixture
+def big(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus counts as too big to hold (read from its files as walked)."""
+    import evals.model.corpus as module
+
+    monkeypatch.setattr(module, "HELD_BYTES", 1)
+
+
+def test_a_big_corpus_is_remembered_without_a_check(notes: Path, corpus: Path, big, monkeypatch: pytest.MonkeyPatch):
+    """Loaded again, a big corpus whose bytes were checked is not checked again, and gives the same corpus."""
+    import evals.model.corpus as module
+
+    first = load_corpus(corpus)
+    assert not first.conversations.held
+    monkeypatch.setattr(module, "_check", lambda directory: pytest.fail("checked again"))
+    again = load_corpus(corpus)
+    assert (list(again.conversations), again.digest) == (list(first.conversations), first.digest)
+
+
+def test_a_big_corpus_edited_after_its_note_is_checked_in_full(notes: Path, corpus: Path, big):
+    """A file of a big corpus changed after the note is checked again, and refused."""
+    load_corpus(corpus)
+    path = corpus / "01_colour.json"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"id":', '"description": "x", "id":', 1), encoding="utf-8")
+    with pytest.raises(CorpusError, match="appears twice"):
+        load_corpus(corpus)
+
+
+def test_a_remembered_big_corpus_edited_while_loaded_is_refused_when_read(notes: Path, corpus: Path, big):
+    """A file changed after a big corpus was loaded from its note is refused when walked, not read as it is now."""
+    load_corpus(corpus)
+    loaded = load_corpus(corpus)
+    path = corpus / "01_colour.json"
+    path.write_text(path.read_text(encoding="utf-8").replace("colour", "color"), encoding="utf-8")
+    with pytest.raises(CorpusError, match="changed since the corpus was checked"):
+        list(loaded.conversations)

@@ -88,6 +88,15 @@ def _run_and_report(
             cache.close()
     document = legacy_json(result.run, result.scores, result.answers)
     if written is not None:
+        from evals.views.compact import check_texts_size
+
+        # Not the original's behaviour, only past its reach: a document over 1 GB (a ceiling run on a
+        # 10M-token benchmark: about 12 GB) is refused before it is built into bytes in memory.
+        check_texts_size(
+            result.run,
+            instead=f"`evals run --runner {config.strategy} --corpus {corpus} --output {output} --output-records turns` "
+            "writes each record as the turn it is",
+        )
         write_json(written, document)
     echo_llm_usage(document)
     echo(summary_line(document, str(output) if output else None))

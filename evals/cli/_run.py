@@ -85,6 +85,15 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     help="Also write the result as JSON in the original harness's shape.",
 )
 @click.option(
+    "--output-records",
+    type=click.Choice(["texts", "turns"]),
+    default=None,
+    help="How --output writes each test point's retrieved records: their texts, as the original harness did, or "
+    "(turns) each as the number of the corpus turn it is (its text where it is no turn), a compact form for "
+    "ceiling runs that retrieve whole histories. Default: texts, but a document that would pass 1 GB so is "
+    "refused, in one line naming its size, before anything is written.",
+)
+@click.option(
     "--cutoffs",
     type=CUTOFFS,
     default=",".join(map(str, DEFAULT_CUTOFFS)),
@@ -174,6 +183,7 @@ def run_command(
     no_cache: bool,
     repo: Path | None,
     output: Path | None,
+    output_records: str | None,
     strategy_options: tuple[str, ...],
     executor: str,
     ray_address: str | None,
@@ -227,6 +237,8 @@ def run_command(
 
         check_output(output, store=path, corpus=config.corpus)  # as given: no plug-in code has run yet
     warn_about_the_key(config, api_key)
+    if output_records is not None and output is None:
+        raise click.UsageError("--output-records says how --output writes records: it goes with --output")
     if executor != "ray" and (ray_address is not None or ray_gpus):
         raise click.UsageError("--ray-address and --ray-gpus go with --executor ray")
     if executor == "ray" and config.answers_on and api_key is not None and api_key != os.environ.get("OPENAI_API_KEY"):
@@ -250,7 +262,9 @@ def run_command(
     )
     document = outcome_json(outcome)
     if written is not None:
-        write_json(written, document)
+        from evals.views.compact import output_document
+
+        write_json(written, output_document(document, outcome, config.corpus, output_records))
     if not outcome.reused:
         echo_llm_usage(document)
     if outcome.cache_hits or outcome.cache_misses:

@@ -305,11 +305,36 @@ class _Files:
         if hashlib.sha256(raw).digest() != self.digests[index]:
             changed = "changed since the corpus was checked; run again on a corpus that stays put"
             raise CorpusError([Problem(str(path), "", changed)])
-        conversation, problems = _parse_file(path, self.texts, raw)
+        conversation, problems = _reparse(path, self.texts, raw)
         if conversation is None:  # the same bytes checked once already: cannot happen
             raise CorpusError(problems)
         self.last = (index, conversation)
         return conversation
+
+
+def _reparse(path: Path, texts: dict[str, str], raw: bytes) -> tuple[Conversation | None, list[Problem]]:
+    """:func:`_parse_file` of bytes that passed it once (their sha256 was checked against the first read).
+
+    A big corpus is read again at every pass over it (checking, counting ahead, the play, the store's
+    comparison), five or six times a run; the strict parser (duplicate keys, depth, surrogates, each
+    number checked) was two thirds of each read at BEAM-10M's size (61 MB a conversation), which made a
+    run's time per turn there 1.4x the 1M shape's, whose corpus is held after one read. Those checks
+    cannot find anything in bytes they passed, and orjson gives the same values for any JSON they pass;
+    should it refuse something the strict parser allowed, the strict parser reads it.
+    """
+    import orjson
+
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _parse_file(path, texts, raw)
+    if not isinstance(data, dict):
+        return _parse_file(path, texts, raw)
+    _share_texts(data, texts)
+    try:
+        return Conversation.model_validate(data), []
+    except ValidationError:
+        return _parse_file(path, texts, raw)
 
 
 class Conversations(Sequence[Conversation]):
@@ -637,11 +662,12 @@ def load_corpus(directory: Path) -> Corpus:
     is checked in full, and noted when it passes."""
     directory = Path(directory)
     read = _read_small(directory)
-    key = _content_key(read) if read is not None else None
+    big = _file_digests(directory) if read is None else None
+    key = _content_key(read) if read is not None else _digests_key(big) if big is not None else None
     if key is not None:
         noted = checked.recall(key)
         if noted is not None:
-            known = _remembered(directory, read, noted)  # type: ignore[arg-type]
+            known = _remembered(directory, read, noted) if read is not None else _remembered_big(directory, big, noted)  # type: ignore[arg-type]
             if known is not None:
                 return known
     conversations, problems, content = _check(directory)
@@ -650,6 +676,9 @@ def load_corpus(directory: Path) -> Corpus:
     references, _ = check_references(directory)
     benchmark, _ = check_benchmark(directory)
     digest = _with_benchmark(content, benchmark)
+    if big is not None:  # noted under the bytes the check read, which each later read must match
+        big = _checked_digests(directory, conversations)
+        key = _digests_key(big) if big is not None else None
     if key is not None:
         checked.remember(key, digest)
     return Corpus(
@@ -701,11 +730,80 @@ def _read_small(directory: Path) -> list[tuple[Path, bytes | None]] | None:
 
 def _content_key(read: list[tuple[Path, bytes | None]]) -> str:
     """sha256 of the checking code and of each file's name and bytes, in the order checked."""
+    return _digests_key([(path, hashlib.sha256(raw).digest() if raw is not None else None, 0) for path, raw in read])
+
+
+def _digests_key(files: list[tuple[Path, bytes | None, int]]) -> str:
+    """:func:`_content_key` from each file's sha256 (None where absent)."""
     key = hashlib.sha256(_checker_id())
-    for path, raw in read:
+    for path, digest, _ in files:
         key.update(path.name.encode("utf-8", "surrogatepass") + b"\0")
-        key.update(hashlib.sha256(raw).digest() if raw is not None else b"absent")
+        key.update(digest if digest is not None else b"absent")
     return key.hexdigest()
+
+
+# A corpus too big to hold was checked in full at every load, one strict parse of every file: a fifth of
+# a run's time on BEAM-10M (611 MB of files, 7 s of 52), while the 1M shape's 61 MB, held, was checked
+# once and remembered. A big corpus is remembered the same way, by its files' sha256s, read one file at a
+# time; its conversations are then parsed when walked, each read checked against the sha256 noted here.
+
+
+def _file_digests(directory: Path) -> list[tuple[Path, bytes | None, int]] | None:
+    """Every file a check reads (as :func:`_read_small` lists them) with the sha256 of its bytes (None
+    where absent) and its size, read one at a time; None for a corpus the check must report on."""
+    try:
+        if not directory.is_dir():
+            return None
+        names = sorted(p for p in directory.glob("*.json") if p.name not in NOT_CONVERSATIONS)
+        if not names:
+            return None
+        files: list[tuple[Path, bytes | None, int]] = []
+        for path in names + [directory / name for name in NOT_CONVERSATIONS]:
+            if path.name in NOT_CONVERSATIONS and not path.exists() and not path.is_symlink():
+                files.append((path, None, 0))
+            else:
+                raw = jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path))
+                files.append((path, hashlib.sha256(raw).digest(), len(raw)))
+                del raw
+        return files
+    except (OSError, jsonfile.JSONFileError):
+        return None
+
+
+def _checked_digests(directory: Path, conversations: Conversations) -> list[tuple[Path, bytes | None, int]] | None:
+    """The files a full check of a big corpus read, with the sha256s it took (its conversations') and the
+    other files' now; None if the corpus folder holds anything else (then nothing is noted)."""
+    files = conversations._files
+    listed = sorted(p for p in directory.glob("*.json") if p.name not in NOT_CONVERSATIONS)
+    if listed != files.paths:
+        return None
+    out: list[tuple[Path, bytes | None, int]] = list(zip(files.paths, files.digests, [0] * len(files.paths), strict=True))
+    for name in NOT_CONVERSATIONS:
+        path = directory / name
+        try:
+            raw = jsonfile.read_bytes(path, jsonfile.MAX_CORPUS_FILE_BYTES, str(path)) if path.exists() else None
+        except (OSError, jsonfile.JSONFileError):
+            return None
+        out.append((path, hashlib.sha256(raw).digest() if raw is not None else None, 0))
+    return out
+
+
+def _remembered_big(directory: Path, files: list[tuple[Path, bytes | None, int]], digest: str) -> Corpus | None:
+    """A big corpus whose files' bytes were checked in full before: read as walked (each read must give
+    the sha256 noted), nothing parsed now; None if its other files disagree."""
+    references, reference_problems = check_references(directory)
+    benchmark, benchmark_problems = check_benchmark(directory)
+    if reference_problems or benchmark_problems:
+        return None
+    state = _Files()
+    state.held = None
+    for path, file_digest, size in files:
+        if path.name in NOT_CONVERSATIONS or file_digest is None:
+            continue
+        state.paths.append(path)
+        state.digests.append(file_digest)
+        state.sizes += size
+    return Corpus(directory, Conversations(state), digest, references, benchmark)
 
 
 def _remembered(directory: Path, read: list[tuple[Path, bytes | None]], digest: str) -> Corpus | None:

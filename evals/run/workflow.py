@@ -16,7 +16,7 @@ from typing import Any
 from evals.io.cache import Cache, cache_path_for
 from evals.io.outputs import check_store_place
 from evals.judge.scoring import Scores
-from evals.model.corpus import load_corpus
+from evals.model.corpus import Corpus, load_corpus
 from evals.model.costs import PriceTable
 from evals.model.provenance import Provenance, collect_provenance, strategy_code
 from evals.model.results import AnswerRun, RunResult
@@ -43,6 +43,11 @@ class StoredOutcome:
     cache_hits: int = 0  # embeddings found in the cache
     cache_misses: int = 0  # ... and computed or requested by this run
     summary: RunSummary | None = None  # the stored run's summary row
+    # Which turn each record is (--output-records turns): a reused run's, as stored (conversation id -> per
+    # test point, per record, the turn or None); a new run's come from the corpus it played, read again
+    # (its texts are the strings the run's records already hold, so a walk adds no copy of them).
+    record_turns: dict[str, list[list[int | None]]] | None = None
+    corpus: Corpus | None = None
 
 
 def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:
@@ -132,6 +137,7 @@ def run_with_store(
                     stored.answers,
                     stored.summary.metrics,
                     summary=stored.summary,
+                    record_turns=stored.record_turns,
                 )
     cache = Cache.open(cache_path_for(store_path), lock_timeout=lock_timeout) if use_cache else None
     try:
@@ -158,4 +164,5 @@ def run_with_store(
         hits or 0,
         misses or 0,
         summary,
+        corpus=evaluation.corpus,
     )

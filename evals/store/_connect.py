@@ -280,15 +280,23 @@ class Connected:
         return rows[0] if rows else None
 
     def _arrow(self, query: str, params: list[Any]) -> pa.Table:
+        return self._unbounded_if_needed(self._fetch_arrow, query, params)
+
+    def _rows(self, query: str, params: list[Any]) -> list[tuple]:
+        """``fetchall`` of ``query``, read as :meth:`_arrow` reads: without the buffer pool's limit if it must."""
+        return self._unbounded_if_needed(lambda q, p: self._con.execute(q, p).fetchall(), query, params)
+
+    def _unbounded_if_needed(self, fetch: Callable[[str, list[Any]], Any], query: str, params: list[Any]) -> Any:
         try:
-            return self._fetch_arrow(query, params)
+            return fetch(query, params)
         except duckdb.OutOfMemoryException:
             # Over the buffer pool's limit (records stored as megabytes of text each, which DuckDB reads a
-            # whole vector of at once): read without the limit rather than not at all, as before there was one.
+            # whole vector of at once; a run's rankings of 21,000 turns a test point, sorted): read without
+            # the limit rather than not at all, as before there was one.
             (limit,) = self._one("SELECT current_setting('memory_limit')")
             self._con.execute("RESET memory_limit")
             try:
-                return self._fetch_arrow(query, params)
+                return fetch(query, params)
             finally:
                 self._con.execute(f"SET memory_limit = '{limit}'")
 

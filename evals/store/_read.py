@@ -192,7 +192,10 @@ class StoreReader(Connected):
         """A run in full: its play-through with the exact retrieved texts, scores and transcripts."""
         summary = self.get_summary(run_id)
         shape = self._conversation_shape(summary.corpus_digest)
-        rows = self._with_turns(summary.corpus_digest, shape) if shape else []
+        # A slice of conversations' turns at a time, as iter_run reads them: in one query, the whole corpus's
+        # texts were in Arrow and in Python at once (a reused full_history run on BEAM-10M, 611 MB of
+        # files: 1,521 MiB before the run was assembled, 1,139 of it held after).
+        rows = [row for group in _slices(shape, 20_000) if group for row in self._with_turns(summary.corpus_digest, group)]
         points = self._arrow(f"SELECT {_POINT_COLUMNS} FROM test_points WHERE run_id = ? ORDER BY turn_index", [run_id])
         by_conversation: dict[str, list[dict[str, Any]]] = {}
         for point in points.to_pylist():
@@ -409,7 +412,11 @@ class StoreReader(Connected):
                     cid, point["turn_index"]
                 ]
                 rubric_of_points.append(list(rubric))
-                ranked = point["ranked_turns"]
+                ranked, refs = point["ranked_turns"], point["record_turns"]
+                if ranked is not None and ranked == refs:
+                    # One list where the ranking is the records' turns, as the play-through keeps it: full_history's
+                    # 21,000 turns a test point at BEAM-10M were two lists of int objects a point (1,384 MiB read).
+                    ranked = refs
                 records = decode_records(
                     point["record_turns"], point["record_texts"], contents,
                     before=point["turn_index"], roles=conversation["roles"], unrecorded=conversation["unrecorded"],
@@ -425,7 +432,7 @@ class StoreReader(Connected):
                     answerable=answerable,
                     rubric=list(rubric),
                     # The stored refs are the same mapping the run made (evals.model.turn_refs).
-                    retrieved_turns=list(point["source_turns"] or point["record_turns"]) if evidence else None,
+                    retrieved_turns=(point["source_turns"] or refs) if evidence else None,
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
                     ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
@@ -486,7 +493,7 @@ class StoreReader(Connected):
         ids = [row[0] for row in self._con.execute(
             "SELECT conversation_id FROM conversations WHERE corpus_digest = ? ORDER BY position", [summary.corpus_digest]
         ).fetchall()]  # fmt: skip
-        rows = self._con.execute(
+        rows = self._rows(
             "SELECT tp.conversation_id, tp.turn_index, tp.hit, q.question, q.expected_fact, q.expected_keywords, "
             "coalesce(q.evidence_turns, []) AS evidence, q.category, coalesce(q.answerable, true), "
             "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END, "
@@ -495,7 +502,7 @@ class StoreReader(Connected):
             "ON q.corpus_digest = ? AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index "
             "WHERE tp.run_id = ? ORDER BY tp.conversation_id, tp.turn_index",
             [summary.corpus_digest, run_id],
-        ).fetchall()
+        )
         by_conversation: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
             by_conversation.setdefault(row[0], []).append(row)

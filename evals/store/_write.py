@@ -204,8 +204,10 @@ class StoreWriter(Connected):
         would do for every conversation at once."""
         digest = record.summary.corpus_digest
         conversations = record.conversations
-        test_points = corpus_points(digest, conversations)
         stored_count = self._one("SELECT count(*) FROM conversations WHERE corpus_digest = ?", [digest])[0]
+        # A stored corpus is compared by content digest: worked out in the walk that gathers the test points.
+        digests: list[str] | None = [] if stored_count else None
+        test_points = corpus_points(digest, conversations, digests)
         turn_rows = self._turn_rows()
         if stored_count == 0:
             for begin, batch in corpus_batches(conversations):
@@ -218,7 +220,7 @@ class StoreWriter(Connected):
                 release_memory()
             self._insert_arrow("corpus_test_points", test_points)
             return
-        difference = self._stored_corpus_difference(digest, conversations, test_points, stored_count)
+        difference = self._stored_corpus_difference(digest, conversations, test_points, stored_count, digests)
         if difference is not None:
             raise CorpusConflict(
                 record.summary.run_id,
@@ -231,9 +233,15 @@ class StoreWriter(Connected):
         return "conversation_turns" in self._tables()
 
     def _stored_corpus_difference(
-        self, digest: str, conversations: Sequence[Conversation], test_points: pa.Table, stored_count: int
+        self,
+        digest: str,
+        conversations: Sequence[Conversation],
+        test_points: pa.Table,
+        stored_count: int,
+        digests: list[str] | None = None,
     ) -> str | None:
-        """Where the corpus stored under ``digest`` first differs from ``conversations``; None when the same."""
+        """Where the corpus stored under ``digest`` first differs from ``conversations`` (whose content
+        digests are ``digests``, when worked out already); None when the same."""
         # A store opened with fewer migrations (tests build old stores so) compares the columns it has.
         have = self._columns("conversations")
         turn_rows = self._turn_rows()
@@ -254,6 +262,17 @@ class StoreWriter(Connected):
             else {}
         )  # fmt: skip
         if stored_digests and None not in stored_digests.values():
+            if digests is not None:  # no walk of the conversations unless one differs (a digest covers the id)
+                for position, given in enumerate(digests):
+                    if stored_digests.get(position) != given:
+                        conversation = conversations[position]
+                        if conversation.id != ids[position]:
+                            return "other conversations"
+                        # Only a conversation that differs is read back whole, to say where.
+                        difference = self._difference_at(digest, columns, conversation, position)
+                        if difference is not None:
+                            return difference
+                return self._points_difference(digest, test_points)
             for position, conversation in enumerate(conversations):
                 if conversation.id != ids[position]:
                     return "other conversations"

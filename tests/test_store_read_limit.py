@@ -1,0 +1,42 @@
+"""A store read that runs past DuckDB's buffer pool limit is done again without it, not failed (BEAM-10M's
+build-site: a full_history run's rankings of 21,000 turns a test point, sorted, needed more than 64 MB)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+from helpers.cli import stored_store
+
+from evals.store import Store
+
+
+class _OutOfMemoryOnce:
+    """A connection whose first query naming ``marker`` runs out of memory, as DuckDB says it."""
+
+    def __init__(self, con: Any, marker: str) -> None:
+        self.con, self.marker, self.failed = con, marker, False
+
+    def execute(self, query: str, params: Any = None) -> Any:
+        if self.marker in query and not self.failed:
+            self.failed = True
+            raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block of size 256.0 KiB")
+        return self.con.execute(query, params or [])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.con, name)
+
+
+def test_a_run_read_without_texts_is_read_past_the_limit(tmp_path):
+    """get_run_outcomes (the compare pages' read) reads its test points again without the limit, then restores it."""
+    path = stored_store(tmp_path, "full_history")
+    with Store.open(path, read_only=True) as store:
+        run_id = store.runs()[0].run_id
+        expected = store.get_run_outcomes(run_id)
+        (limit,) = store._con.execute("SELECT current_setting('memory_limit')").fetchone()
+        store._con = _OutOfMemoryOnce(store._con, "FROM test_points tp JOIN corpus_test_points")
+        again = store.get_run_outcomes(run_id)
+        assert store._con.failed
+        assert store._con.execute("SELECT current_setting('memory_limit')").fetchone() == (limit,)
+    points = [[p.retrieved_turns for p in c.test_points] for c in again.run.conversations]
+    assert points == [[p.retrieved_turns for p in c.test_points] for c in expected.run.conversations]
