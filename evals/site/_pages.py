@@ -426,11 +426,6 @@ class AnswersBlock:
     tokens_per_correct: float | None = None
     unpriced: list[str] = field(default_factory=list)  # models that used tokens and have no price
     repeats: str = ""  # with --judge-repeats: "0.750 ± 0.020 (mean ± sd over 3 repeats)"
-    # The protocol's own mean score (answer_score) where it scores rather than counts verdicts: LoCoMo's F1 with no
-    # judge, or a graded judge's (BEAM's rubric, LoCoMo-Plus's labels); None: the run's figure is its accuracy.
-    score: float | None = None
-    score_low: float | None = None
-    score_high: float | None = None
 
 
 @dataclass(frozen=True)

@@ -383,7 +383,6 @@ def answers_block(s: RunSummary, wrong: list[MissRow], figures: dict[str, Any] |
     accuracy, keyword = s.metric("answer_accuracy"), s.metric("keyword_accuracy")
     llm_tokens = s.metric("llm_tokens_per_test_point")
     f1, bleu = s.metric("answer_f1"), s.metric("answer_bleu1")
-    score = s.metric("answer_score")
     return AnswersBlock(
         answer_model=s.answer_model or "",
         judge_model=s.judge_model,
@@ -411,9 +410,6 @@ def answers_block(s: RunSummary, wrong: list[MissRow], figures: dict[str, Any] |
         prompts=prompts,
         wrong=wrong,
         figures=figures,
-        score=score.value if score else None,
-        score_low=score.low if score else None,
-        score_high=score.high if score else None,
         **_costs(s),
         **_protocol_views(s),
     )
