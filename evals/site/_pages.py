@@ -427,6 +427,13 @@ class AnswersBlock:
     unpriced: list[str] = field(default_factory=list)  # models that used tokens and have no price
     repeats: str = ""  # with --judge-repeats: "0.750 ± 0.020 (mean ± sd over 3 repeats)"
 
+    @property
+    def score(self) -> dict[str, Any] | None:
+        """The protocol's own mean score where it scores rather than counts verdicts (LoCoMo's F1 without a judge, a
+        graded judge's grades): the figures' overall figure, the one the protocol's table shows; None otherwise."""
+        overall = (self.figures or {}).get("overall")
+        return overall if overall is not None and overall.get("interval") == "bootstrap" else None
+
 
 @dataclass(frozen=True)
 class CostRow:
