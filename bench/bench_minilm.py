@@ -85,7 +85,7 @@ def sample_rate(texts: list[str], threads: int | None) -> dict[str, float]:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from evals.strategies.mneme_embedders import MINILM_MODEL, PREFETCH_CHUNK, CachingEmbedder, MiniLMEmbedder, _minilm_model
+    from evals.strategies.embedders import MINILM_MODEL, PREFETCH_CHUNK, CachingEmbedder, MiniLMEmbedder, _minilm_model
 
     if threads:
         torch.set_num_threads(threads)
@@ -141,7 +141,7 @@ def bfloat16_rate(texts: list[str]) -> tuple[float, float, float]:
     import numpy as np
     import torch
 
-    from evals.strategies.mneme_embedders import MiniLMEmbedder, _minilm_model
+    from evals.strategies.embedders import MiniLMEmbedder, _minilm_model
 
     exact = MiniLMEmbedder().embed_array(texts)
     model = _minilm_model()
@@ -158,7 +158,7 @@ def bfloat16_rate(texts: list[str]) -> tuple[float, float, float]:
 
 
 def _minilm_tokens(texts: list[str]) -> list[list[int]]:
-    from evals.strategies.mneme_embedders import _minilm_model
+    from evals.strategies.embedders import _minilm_model
 
     model = _minilm_model()
     return model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
@@ -196,7 +196,7 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
     import numpy as np
     import torch
 
-    from evals.strategies.mneme_embedders import MiniLMEmbedder, _minilm_model
+    from evals.strategies.embedders import MiniLMEmbedder, _minilm_model
 
     model = _minilm_model()
     tokenizer = model.tokenizer

@@ -80,7 +80,7 @@ def test_embeddings_are_computed_in_cached_chunks_with_progress(monkeypatch):
     chunks before it in the cache, so the retry computes only the rest."""
     import pytest
 
-    import evals.strategies.mneme_embedders as embedders
+    import evals.strategies.embedders as embedders
 
     monkeypatch.setattr(embedders, "PREFETCH_CHUNK", 3)
     texts = [f"turn {i}" for i in range(7)]

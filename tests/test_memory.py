@@ -24,7 +24,7 @@ from evals.run.playthrough import play_corpus
 from evals.store import Store, StoreError
 from evals.store._records import CORPUS_BATCH
 from evals.strategies import FullHistory
-from evals.strategies.mneme_embedders import CachingEmbedder
+from evals.strategies.embedders import CachingEmbedder
 
 PROVENANCE = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
 SHARED = "a session turn that several conversations share, as LongMemEval's haystacks do"

@@ -25,7 +25,7 @@ from evals.cli import cli  # noqa: E402
 from evals.io.cache import Cache, digest  # noqa: E402
 from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 from evals.store import Store  # noqa: E402
-from evals.strategies.mneme_embedders import MINILM_MODEL, CachingEmbedder, MiniLMEmbedder  # noqa: E402
+from evals.strategies.embedders import MINILM_MODEL, CachingEmbedder, MiniLMEmbedder  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,7 @@ def test_vectors_are_bitwise_identical_across_processes():
     """The same texts give the same float32 bytes in a fresh process."""
     here = hashlib.sha256(MiniLMEmbedder().embed_array(TEXTS).tobytes()).hexdigest()
     code = (
-        "import hashlib, json, sys; from evals.strategies.mneme_embedders import MiniLMEmbedder; "
+        "import hashlib, json, sys; from evals.strategies.embedders import MiniLMEmbedder; "
         "print(hashlib.sha256(MiniLMEmbedder().embed_array(json.loads(sys.argv[1])).tobytes()).hexdigest())"
     )
     other = subprocess.run(

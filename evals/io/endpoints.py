@@ -1,6 +1,6 @@
 """What every request to an OpenAI-compatible endpoint needs to be safe with the API key: the base
 URL check, the key scrubber and the plain-http warning. Shared by the chat client (``evals.run.llm``)
-and the OpenAI embedder (``evals.strategies.mneme_embedders``); the HTTP itself is
+and the OpenAI embedder (``evals.strategies.embedders``); the HTTP itself is
 :mod:`evals.io.bounded_http`.
 
 * :func:`check_base_url` refuses a base URL that is malformed, not http(s), or that carries

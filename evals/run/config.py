@@ -199,7 +199,7 @@ class RunConfig(BaseModel):
         if self.answers_on:
             warnings.append(exposed_key_warning(self.endpoint(), api_key if api_key is not None else env_key) or "")
         if self.embeds_with_openai():
-            from evals.strategies.mneme_embedders import openai_endpoint
+            from evals.strategies.embedders import openai_endpoint
 
             warnings.append(exposed_key_warning(openai_endpoint(), env_key) or "")
         return [w for w in dict.fromkeys(warnings) if w]

@@ -8,8 +8,8 @@ built-ins and plug-ins alike are entry points of the group
 from __future__ import annotations
 
 from evals.strategies.base import CountsAhead, Footprint, MemoryStrategy, Message, Prefetching, Record, record_text, record_turn
+from evals.strategies.embedders import EMBEDDERS
 from evals.strategies.full_history import FullHistory
-from evals.strategies.mneme_embedders import EMBEDDERS
 from evals.strategies.no_memory import NoMemory
 from evals.strategies.random_k import RandomK
 from evals.strategies.recency import Recency

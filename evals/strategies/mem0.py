@@ -28,7 +28,7 @@ Two of mem0's parts are answered through this project's cache, which keeps
 runs repeatable and reruns free:
 
 * embeddings: mem0's embedder calls are answered by
-  :class:`~evals.strategies.mneme_embedders.CachingEmbedder` over the same
+  :class:`~evals.strategies.embedders.CachingEmbedder` over the same
   model (namespace ``embedding:all-MiniLM-L6-v2``, shared with ``mneme
   --embedder minilm``), batched up front by :meth:`Mem0.prefetch`. The vectors
   are the model's normalised output, as mem0's own call gives (they differ
@@ -69,7 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
 from evals.strategies.base import Message, Record
-from evals.strategies.mneme_embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder, MiniLMEmbedder
+from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder, MiniLMEmbedder
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.errors import EvalsError
 from evals.io.cache import Cache
 from evals.strategies.base import Message
-from evals.strategies.mneme_embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder, openai_endpoint
+from evals.strategies.embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder, openai_endpoint
 from evals.strategies.registry import BuildContext, StrategySpec
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".

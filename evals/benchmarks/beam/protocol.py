@@ -224,7 +224,7 @@ def event_ordering(reference: list[str], system: list[str], embed: Embed, thresh
 
 
 def _minilm(texts: list[str]) -> Any:
-    from evals.strategies.mneme_embedders import MiniLMEmbedder
+    from evals.strategies.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder().embed_array(texts)
 
@@ -261,7 +261,7 @@ class BeamProtocol(Protocol):
 
     def check(self, point: AskedPoint) -> None:
         if point.category == EVENT_ORDERING and type(self).embed is _minilm:
-            from evals.strategies.mneme_embedders import minilm_installed
+            from evals.strategies.embedders import minilm_installed
 
             if not minilm_installed():  # said before any request, not after the judge's replies came back
                 raise ProtocolError(

@@ -185,7 +185,7 @@ class RayExecutor:
 
     def _embed(self, ray: Any, embedder: Any, corpus: Corpus, config_ref: Any, job: PlayJob) -> None:
         """Compute the vectors the cache lacks on the cluster, in the chunks a local run would use."""
-        from evals.strategies.mneme_embedders import PREFETCH_CHUNK
+        from evals.strategies.embedders import PREFETCH_CHUNK
 
         missing = embedder.lookup(corpus_texts(corpus.conversations))
         if not missing:
@@ -454,7 +454,7 @@ def _embed_chunk(config: RunConfig, texts: list[str], gpus: float) -> list[bytes
         import ray
 
         if ray.get_gpu_ids():
-            from evals.strategies.mneme_embedders import prefer_device
+            from evals.strategies.embedders import prefer_device
 
             prefer_device("cuda")
     key = config.model_dump_json()
