@@ -17,6 +17,15 @@ from helpers.protocol_sources import write_sources
 from helpers.stores import make_answers_store, site_of
 
 
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's own user cache ($EVALS_CACHE: what python -m evals and evaluate() keep embeddings in),
+    so no test writes in ~/.cache and none finds what another computed."""
+    path = tmp_path_factory.mktemp("user-cache") / "cache.duckdb"
+    monkeypatch.setenv("EVALS_CACHE", str(path))
+    return path
+
+
 @pytest.fixture
 def corpus_small() -> Path:
     """A three-conversation corpus with four test points (tests/fixtures/corpus_small)."""

@@ -21,6 +21,7 @@ from evals.cli._base import (
     warn_about_the_key,
     write_json,
 )
+from evals.io.cache import Cache, user_cache_path
 from evals.run.evaluate import (
     RunConfig,
     evaluate,
@@ -39,8 +40,11 @@ def _run_and_report(
     with_answers: bool,
     judge: bool,
     output: Path | None,
+    no_cache: bool = False,
 ) -> None:
-    """The original CLI's run: no store. With answers, the model, endpoint and key come from
+    """The original CLI's run: no store. Embeddings of a slow model are kept in the user's cache
+    (:func:`evals.io.cache.user_cache_path`), so a rerun computes none of them again; ``--no-cache``
+    keeps nothing. With answers, the model, endpoint and key come from
     the defaults and $OPENAI_BASE_URL/$OPENAI_API_KEY (the original's flags stay exactly its
     own), and responses are cached beside the default store ($EVALS_STORE, else results/),
     which is checked as `evals run` checks its store: $EVALS_STORE must be a file in an existing
@@ -61,7 +65,7 @@ def _run_and_report(
     named = os.environ.get("EVALS_STORE") or None
     shown, create_parent = store_path(Path(named) if named else None)
     store = absolute(shown)
-    cache = None
+    cache: Cache | None = None
     if output is not None:
         from evals.io.outputs import check_output
 
@@ -72,7 +76,7 @@ def _run_and_report(
         echo(f"note: {flags} ignored, as the original harness did: strategy {config.strategy} has no such option", err=True)
     warn_about_the_key(config, None)
     if config.answers_on:
-        from evals.io.cache import Cache, cache_path_for
+        from evals.io.cache import cache_path_for
         from evals.io.outputs import check_store_place
 
         api = store_api()
@@ -80,9 +84,17 @@ def _run_and_report(
         api.writable_file(cache_path_for(store), "cache", "set $EVALS_STORE to another store")
         check_store_place(store, corpus=config.corpus, option="$EVALS_STORE" if named else "the default store")
         cache = Cache.open(cache_path_for(store))
+    elif not no_cache and (path := user_cache_path()) is not None:
+        cache = Cache.open(path)  # opened only if an embedder that caches is used
+    if no_cache and cache is not None:
+        cache.close()
+        cache = None
     try:
         # The original's document shows no footprint: the tokens each memory holds go uncounted.
         result = evaluate(config, progress=progress_reporter(), cache=cache, held_tokens=False)
+        hits, misses = cache.counts("embedding") if cache is not None else (0, 0)
+        if hits or misses:  # on stderr, as `evals run` says it: the document and the summary line are the original's
+            echo(f"cache: {misses} computed, {hits} from cache", err=True)
     finally:
         if cache is not None:
             cache.close()
@@ -114,6 +126,12 @@ def _run_and_report(
     type=OUTPUT_FILE,
     required=True,
     help="Where to write the JSON result.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Compute every embedding afresh and keep none (by default they are kept in ~/.cache/mneme-evals/cache.duckdb, "
+    "or $EVALS_CACHE).",
 )
 def legacy_cli(**options: Any) -> None:
     """Run a corpus through a memory strategy and write the JSON result (the original harness's CLI)."""

@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 # duckdb and pyarrow are imported on first use: they take a third of a second
 # to load, and most runs (every baseline) never touch the cache.
 
-__all__ = ["Cache", "CountedCache", "cache_path_for", "digest"]
+__all__ = ["CACHE_ENV", "Cache", "CountedCache", "cache_path_for", "digest", "user_cache_path"]
+
+# Where a run without a store keeps its cache (python -m evals, evaluate() as a library): a file, or "off".
+CACHE_ENV = "EVALS_CACHE"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache_entries (
@@ -56,6 +59,22 @@ def cache_path_for(store_path: str | Path) -> Path:
     """The cache file that belongs to a results store: ``x.duckdb`` -> ``x.cache.duckdb``."""
     store_path = Path(store_path)
     return store_path.with_name(f"{store_path.stem}.cache.duckdb")
+
+
+def user_cache_path() -> Path | None:
+    """The cache of runs that have no store (``python -m evals``, :func:`evals.run.evaluate.evaluate` called as
+    a library): ``$EVALS_CACHE`` (a file; ``off``: none), else ``$XDG_CACHE_HOME/mneme-evals/cache.duckdb``,
+    else ``~/.cache/mneme-evals/cache.duckdb``. Created on first use only: a run that embeds nothing with
+    a slow model never touches it."""
+    import os
+
+    given = os.environ.get(CACHE_ENV, "")
+    if given == "off":
+        return None
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mneme-evals" / "cache.duckdb"
 
 
 def digest(*parts: str | bytes) -> str:

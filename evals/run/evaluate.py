@@ -11,10 +11,12 @@ import gc
 import math
 import os
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Literal
 
 from evals.errors import EvalsError
-from evals.io.cache import Cache
+from evals.io.cache import Cache, user_cache_path
 from evals.judge.scoring import Evaluation, score_run
 from evals.model.corpus import Corpus, load_corpus
 from evals.model.costs import PriceTable, shipped_prices
@@ -41,7 +43,7 @@ def evaluate(
     *,
     counter: TokenCounter | None = None,
     progress: Callable[[int, int, str], None] | None = None,
-    cache: Cache | None = None,
+    cache: Cache | None | Literal["user"] = "user",
     api_key: str | None = None,
     registry: Registry | None = None,
     executor: Executor | None = None,
@@ -49,7 +51,8 @@ def evaluate(
     prices: PriceTable | None = None,
 ) -> Evaluation:
     """Play ``config`` and score it. ``cache`` holds slow or paid work (embeddings,
-    LLM requests) across runs; None computes everything afresh and keeps nothing.
+    LLM requests) across runs: by default ``"user"``, the user's cache (:func:`evals.io.cache.user_cache_path`,
+    opened only if the run embeds with a slow model); None computes everything afresh and keeps nothing.
     ``api_key`` (default: $OPENAI_API_KEY) is for the chat endpoint when answers are on.
     ``registry`` finds the strategy (default: the installed ones). ``executor`` plays
     the conversations (default: :class:`~evals.run.executors.LocalExecutor`, in this process).
@@ -57,6 +60,20 @@ def evaluate(
     original CLI's document does not show them, and counting them is most of its token counting.
     ``prices`` (default: the shipped table, :func:`evals.model.costs.shipped_prices`) costs the LLM requests:
     each kind's price is recorded with the run, so its dollars stay what they were when it ran."""
+    if cache == "user":
+        path = user_cache_path()
+        with Cache.open(path) if path is not None else nullcontext() as opened:
+            return evaluate(
+                config,
+                counter=counter,
+                progress=progress,
+                cache=opened,
+                api_key=api_key,
+                registry=registry,
+                executor=executor,
+                held_tokens=held_tokens,
+                prices=prices,
+            )
     backoff = llm_backoff() if config.answers_on else None  # a bad setting is refused before any work
     # The corpus is checked before the strategy is built, so a bad corpus is
     # reported even when, say, an OpenAI key is missing too.

@@ -61,6 +61,7 @@ __all__ = [
     "missing_members",
     "record_text",
     "record_turn",
+    "held_turns",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -76,11 +77,15 @@ READS_LABELS = "reads_labels"
 
 
 class Record(NamedTuple):
-    """One retrieved record: its text, and (when the memory knows it) the turn it came from and a score."""
+    """One retrieved record: its text, and (when the memory knows them) the turns it holds and a score.
+
+    ``turn`` names one source turn; ``turns`` names every turn the record holds, for a memory whose
+    records are sessions, chunks or facts citing several turns (``turn`` may then be left None)."""
 
     text: str
     turn: int | None = None
     score: float | None = None
+    turns: tuple[int, ...] = ()
 
 
 @runtime_checkable
@@ -160,3 +165,12 @@ def record_text(record: Record | str) -> str:
 
 def record_turn(record: Record | str) -> int | None:
     return None if isinstance(record, str) else record.turn
+
+
+def held_turns(record: Record | str) -> tuple[int, ...]:
+    """Every turn ``record`` says it holds: its ``turns``, else its one ``turn``, else none (a text only)."""
+    if isinstance(record, str):
+        return ()
+    if record.turns:
+        return tuple(record.turns)
+    return () if record.turn is None else (record.turn,)

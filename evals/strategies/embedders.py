@@ -1,5 +1,12 @@
-"""Mneme's embedders, beside the Mneme strategy that uses them: what each ``--embedder`` name builds, the model a run
-records for it, and the cache around the slow or paid ones.
+"""The harness's embedders: what each embedder name builds, the model a run records for it, the cache
+around the slow or paid ones, and the pool that lends them to strategies.
+
+Every strategy that embeds with a model the harness ships (Mneme with ``--embedder minilm``, mem0,
+the vector stores of the field) takes its embedder from the run, ``context.embedder(name)``
+(:class:`Embedders`), never from a model of its own: one embedder per name per run, whose vectors
+go through the run's cache. So a text is embedded once per model, ever, whichever memory asks, and
+the run embeds every text of the corpus up front, in batches, before the play-through
+(:meth:`Embedders.caching`), whatever the strategy.
 
 * ``hash``: ``mneme.HashEmbedder(dimensions=16)``. No semantics at all; cheaper
   than a cache lookup, so never cached.
@@ -51,6 +58,7 @@ __all__ = [
     "EMBEDDER_IDENTITY",
     "MINILM_MODEL",
     "CachingEmbedder",
+    "Embedders",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "make_embedder",
@@ -364,3 +372,27 @@ def make_embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
         endpoint = openai_endpoint()
         return CachingEmbedder(OpenAIEmbedder(endpoint, key), OPENAI_MODEL, cache, endpoint=endpoint), OPENAI_MODEL
     raise EvalsError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
+
+
+class Embedders:
+    """The embedders a run lends its strategies: one per name, built on first request, cached in the
+    run's cache. A strategy asks ``context.embedder("minilm")``; the run then embeds the corpus's texts
+    through every caching one it lent (:meth:`caching`) before the play-through, in batches."""
+
+    def __init__(self, cache: Cache | None) -> None:
+        self._cache = cache
+        self._lent: dict[str, Any] = {}
+
+    def get(self, name: str) -> Any:
+        """The embedder ``name`` (one of :data:`EMBEDDERS`): ``embed(texts)``, ``dimensions``, ``model``; the
+        same object for every request of this run. An EvalsError when it cannot work here."""
+        if name not in self._lent:
+            embedder, model = make_embedder(name, self._cache)
+            if not hasattr(embedder, "model"):  # mneme's HashEmbedder: name the model as a run records it
+                embedder.model = model
+            self._lent[name] = embedder
+        return self._lent[name]
+
+    def caching(self) -> list[CachingEmbedder]:
+        """The embedders lent so far whose vectors are worth computing up front and caching."""
+        return [e for e in self._lent.values() if isinstance(e, CachingEmbedder)]

@@ -60,7 +60,7 @@ import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -69,7 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
 from evals.strategies.base import Message, Record
-from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder, MiniLMEmbedder
+from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]
@@ -291,6 +291,7 @@ class Mem0:
         base_url: str | None = None,
         api_key: str | None = None,
         cache: Cache | None = None,
+        context: BuildContext | None = None,
     ) -> None:
         Memory = _memory_class()
         self.infer = infer
@@ -315,7 +316,8 @@ class Mem0:
         # every insert, which makes adding a conversation's turns quadratic in its length. The
         # directory is thrown away, so the store stays in memory; what it finds is unchanged.
         self.memory.vector_store._save = _keep_in_memory
-        self._vectors = CachingEmbedder(MiniLMEmbedder(), MINILM_MODEL, cache)
+        # The harness's MiniLM (one per run, shared with every memory that embeds with it), not mem0's own.
+        self._vectors = (context or BuildContext(cache=cache)).embedder("minilm")
         self.memory.embedding_model = _Embeddings(self.memory.embedding_model, self._vectors)
         self.chat: CachedChat | None = None
         if infer:
@@ -361,14 +363,6 @@ class Mem0:
         self._conversations += 1
         self.user_id = f"conversation-{self._conversations}"
         self._next_turn = 0
-
-    def caching_embedder(self) -> CachingEmbedder:
-        """The embedder whose vectors go through the run's cache."""
-        return self._vectors
-
-    def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
-        """Embed ``texts`` up front, in batches and through the cache; mem0's one-text calls are then answered from memory."""
-        self._vectors.prefetch(texts, progress)
 
     def close(self) -> None:
         """Close mem0's history database and the LLM client, and remove the temporary directory."""
@@ -431,7 +425,7 @@ def _describe(options: Mem0Options, context: BuildContext) -> dict[str, Any]:
 SPEC = StrategySpec(
     name="mem0",
     build=lambda options, context: Mem0(
-        infer=options.infer, llm_model=options.llm_model, base_url=options.base_url, cache=context.cache
+        infer=options.infer, llm_model=options.llm_model, base_url=options.base_url, cache=context.cache, context=context
     ),
     options=Mem0Options,
     describe=_describe,

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import mneme
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
-from evals.io.cache import Cache
 from evals.strategies.base import Message
-from evals.strategies.embedders import EMBEDDER_IDENTITY, CachingEmbedder, make_embedder, openai_endpoint
+from evals.strategies.embedders import EMBEDDER_IDENTITY, openai_endpoint
 from evals.strategies.registry import BuildContext, StrategySpec
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
@@ -65,8 +64,10 @@ def _backend(name: str, dimensions: int) -> Any:
 class Mneme:
     name = "mneme"
 
-    def __init__(self, *, backend: str = "memory", embedder: str = "hash", cache: Cache | None = None) -> None:
-        self._embedder, self.model = make_embedder(embedder, cache)
+    def __init__(self, *, backend: str = "memory", embedder: str = "hash", context: BuildContext | None = None) -> None:
+        # The harness's embedder (one per run, shared with every memory that embeds with the same model).
+        self._embedder = (context or BuildContext()).embedder(embedder)
+        self.model = EMBEDDER_IDENTITY[embedder][2]
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
         # The two tiers' add, looked up once: add() runs once per turn.
@@ -125,16 +126,6 @@ class Mneme:
         records = getattr(self._backend, "_records", None)
         return records if isinstance(records, dict) else None
 
-    def caching_embedder(self) -> CachingEmbedder | None:
-        """The embedder whose vectors go through the run's cache (None for the hash embedder)."""
-        return self._embedder if isinstance(self._embedder, CachingEmbedder) else None
-
-    def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None:
-        """Embed ``texts`` ahead of the play-through, in batches and through the cache (a
-        no-op for the hash embedder); Mneme's one-text calls are then answered from memory."""
-        prefetch = getattr(self._embedder, "prefetch", None)
-        if prefetch is not None:
-            prefetch(texts, progress)
 
 
 BACKEND_CLASSES = {"memory": "InMemoryBackend", "sqlite": "SQLiteBackend"}
@@ -164,7 +155,7 @@ def _describe(options: MnemeOptions, context: BuildContext) -> dict[str, Any]:
 
 SPEC = StrategySpec(
     name="mneme",
-    build=lambda options, context: Mneme(backend=options.backend, embedder=options.embedder, cache=context.cache),
+    build=lambda options, context: Mneme(backend=options.backend, embedder=options.embedder, context=context),
     options=MnemeOptions,
     describe=_describe,
     summary="Mneme (smolAmem): working memory plus the episodic tier, retrieved by manager.retrieve.",

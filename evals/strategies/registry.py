@@ -65,6 +65,7 @@ from evals.strategies.base import READS_LABELS, REQUIRED_MEMBERS, MemoryStrategy
 
 if TYPE_CHECKING:
     from evals.io.cache import Cache
+    from evals.strategies.embedders import Embedders
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -105,6 +106,21 @@ class BuildContext:
     cache: Cache | None = None  # embeddings and LLM replies kept across runs (None: none)
     summarize_fn: Callable[[list[dict[str, str]]], str] | None = None  # an LLM summariser, when answers are on
     summarizer: str | None = None  # its name, for the configuration (None: no LLM summariser)
+    # The harness's embedders, lent to the strategies of this run (made from ``cache`` when not given).
+    embedders: Embedders | None = None
+
+    def __post_init__(self) -> None:
+        if self.embedders is None:
+            from evals.strategies.embedders import Embedders
+
+            object.__setattr__(self, "embedders", Embedders(self.cache))
+
+    def embedder(self, name: str = "minilm") -> Any:
+        """The harness's embedder ``name`` (``hash``, ``minilm``, ``openai``): a strategy that embeds with a
+        model the harness ships takes it from here, so each text is embedded once per model across every
+        memory, through the run's cache, and up front in batches (:mod:`evals.strategies.embedders`)."""
+        assert self.embedders is not None
+        return self.embedders.get(name)
 
 
 def _default_describe(name: str) -> Callable[[BaseModel, BuildContext], dict[str, Any]]:

@@ -6,10 +6,7 @@ import gc
 import time
 from typing import TYPE_CHECKING
 
-from evals.errors import EvalsError
-from evals.run.executors._play import Played, PlayJob, corpus_texts, play_planned, protocol_arguments
-from evals.strategies import Prefetching
-from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
+from evals.run.executors._play import Played, PlayJob, play_planned, prefetch_corpus, protocol_arguments
 
 if TYPE_CHECKING:
     from evals.run.llm import AskedPoint
@@ -24,15 +21,8 @@ class LocalExecutor:
 
     def play(self, job: PlayJob) -> Played:
         config, corpus, strategy = job.config, job.corpus, job.strategy
-        prefetch = isinstance(strategy, Prefetching)
         clock = time.perf_counter()
-        if prefetch:  # batch the slow embeddings up front, through the cache
-            try:
-                strategy.prefetch(corpus_texts(corpus.conversations), job.progress)
-            except EvalsError:
-                raise
-            except PLUGIN_FAULTS as exc:
-                raise plugin_fault(job.planned.spec.name, "prefetch()", exc) from exc
+        prefetch = prefetch_corpus(job, corpus.conversations, job.progress)
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
         # What exists before the play (the corpus: an object or three per turn, and every module) lives

@@ -7,10 +7,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus, Turn
 from evals.model.results import AnswerRun, RunResult
 from evals.model.turn_refs import TurnLookup, record_turns
-from evals.strategies._faults import StrategyError, kind_of
+from evals.strategies._faults import PLUGIN_FAULTS, StrategyError, kind_of, plugin_fault
 from evals.strategies.base import lone_surrogate
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "collector",
     "corpus_texts",
     "play_planned",
+    "prefetch_corpus",
     "protocol_arguments",
     "texts_of",
 ]
@@ -74,6 +76,30 @@ def texts_of(turn: Turn) -> tuple[str, ...]:
 def corpus_texts(conversations: Iterable[Conversation]) -> Iterator[str]:
     """Every text a play-through of ``conversations`` embeds, in play order (repeats included)."""
     return (text for conversation in conversations for turn in conversation.turns for text in texts_of(turn))
+
+
+def prefetch_corpus(job: PlayJob, conversations: list[Conversation], progress: Progress | None = None) -> bool:
+    """Embed every text of ``conversations`` up front, in batches and through the cache, by every embedder
+    the run lent its strategy (:class:`evals.strategies.embedders.Embedders`), and by the strategy itself
+    when it prefetches on its own (:class:`~evals.strategies.Prefetching`, a plug-in's own model). Whether
+    anything was embedded up front (the run then reports the time apart from the calls it speeds up)."""
+    from evals.strategies import Prefetching
+
+    lent = job.planned.context.embedders.caching() if job.planned.context.embedders is not None else []
+    own = isinstance(job.strategy, Prefetching)
+    if not lent and not own:
+        return False
+    texts = list(corpus_texts(conversations))
+    for embedder in lent:
+        embedder.prefetch(texts, progress)
+    if own:
+        try:
+            job.strategy.prefetch(texts, progress)
+        except EvalsError:
+            raise
+        except PLUGIN_FAULTS as exc:
+            raise plugin_fault(job.planned.spec.name, "prefetch()", exc) from exc
+    return True
 
 
 def collector(

@@ -3,8 +3,8 @@
 The driver (the process running ``evals run``) does what needs the run's files
 and state; the workers do the work:
 
-1. **Embeddings.** For a strategy whose embedder caches its vectors (mneme and
-   mem0 with a real embedder: ``caching_embedder()``), the driver looks every
+1. **Embeddings.** For a strategy the run lent an embedder that caches its vectors
+   (``context.embedder("minilm")``: mneme with a real embedder, mem0), the driver looks every
    distinct text of the corpus up in the cache, cuts the missing ones into the
    chunks a local run would compute (so MiniLM's vectors come out bit for bit
    the same) and sends each chunk to a task (``--ray-gpus`` GPUs each, where
@@ -138,12 +138,13 @@ class RayExecutor:
         started_at = datetime.now(UTC)
         clock = time.perf_counter()
         config_ref = ray.put(config)
-        embedder = _caching_embedder(job.strategy)
+        embedder = _lent_embedder(planned)
         if embedder is not None:
             self._embed(ray, embedder, corpus, config_ref, job)
         # As a local run reports it: the up-front embedding of a strategy that prefetches (here,
         # on the cluster), apart from the calls it speeds up.
-        prefetch_ns = round((time.perf_counter() - clock) * 1e9) if isinstance(job.strategy, Prefetching) else None
+        prefetched = embedder is not None or isinstance(job.strategy, Prefetching)
+        prefetch_ns = round((time.perf_counter() - clock) * 1e9) if prefetched else None
         exact = getattr(getattr(job.count_tokens, "__self__", None), "is_exact", True)
         settings = _Settings(config.corpus_dir, str(corpus.directory), corpus.digest, job.backoff, exact, job.protocols)
         reader = self._start_reader(ray, job)
@@ -377,9 +378,10 @@ def _wait_or_cancel(ray: Any, refs: list[Any]) -> tuple[list[Any], list[Any]]:
         raise
 
 
-def _caching_embedder(strategy: Any) -> Any:
-    get = getattr(strategy, "caching_embedder", None)
-    return get() if callable(get) else None
+def _lent_embedder(planned: Any) -> Any:
+    """The caching embedder the run lent its strategy (one; None when it lent none), once it is built."""
+    lent = planned.context.embedders.caching() if planned.context.embedders is not None else []
+    return lent[0] if lent else None
 
 
 def _chunks(items: list[str], size: int) -> list[list[str]]:
@@ -459,7 +461,9 @@ def _embed_chunk(config: RunConfig, texts: list[str], gpus: float) -> list[bytes
             prefer_device("cuda")
     key = config.model_dump_json()
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = _caching_embedder(config.plan(_registry()).build())
+        planned = config.plan(_registry())
+        planned.build()  # the strategy asks the run for its embedder as it is built
+        _EMBEDDERS[key] = _lent_embedder(planned)
     return _EMBEDDERS[key].compute(texts)
 
 
