@@ -3,6 +3,8 @@ that embeds with a model it ships, and keeps the vectors in the cache (issue 44)
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +74,25 @@ def test_two_memories_share_each_embedding(tmp_path: Path) -> None:
         both = cache.counts("embedding")
     assert first == (0, _distinct_texts())
     assert both[1] == first[1]  # nothing more computed
+
+
+@needs_minilm
+def test_suite_of_three_memories_computes_each_text_once(tmp_path: Path) -> None:
+    """mneme-MiniLM, mem0 and a plug-in that embeds through the harness, in one suite: each distinct text is
+    computed once, by the first run; the other two find every vector in the cache."""
+    pytest.importorskip("mem0")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'description = "three memories, one model"\n[[matrix]]\n'
+        f'corpora = ["{CORPUS}"]\nstrategies = ["mneme", "mem0", "cosine_strategy:make"]\n'
+        '[matrix.options.mneme]\nembedder = "minilm"\n'
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent / "plugins")}
+    store = tmp_path / "results.duckdb"
+    evals = [sys.executable, "-m", "evals"]
+    subprocess.run([*evals, "run-suite", "--suite", str(suite), "--store", str(store)], env=env, capture_output=True, check=True)
+    runs = subprocess.run(
+        [*evals, "runs", "--store", str(store), "--format", "json"], env=env, capture_output=True, text=True, check=True
+    )
+    computed = {run["strategy"]: run["cache_misses"] for run in json.loads(runs.stdout)}
+    assert computed == {"mneme": _distinct_texts(), "mem0": 0, "cosine_strategy:make": 0}
