@@ -20,8 +20,9 @@ name plus the validated options (:mod:`evals.strategies.registry`), known
 before anything is built.
 
 Optional capabilities are protocols a strategy declares by having the member:
-:class:`Prefetching` (embed every text up front, in batches, through the
-cache), :class:`CountsAhead` (which texts a turn may become as records, so
+:class:`Prefetching` (embed every text up front with a model of its own; a strategy
+that takes the harness's embedder, ``context.embedder(name)``, needs none: the run
+fills it up front), :class:`CountsAhead` (which texts a turn may become as records, so
 token counting can start early) and :class:`Footprint` (how many records, and
 which texts, the memory holds: its size, for latency against size and the
 records and tokens held per conversation).

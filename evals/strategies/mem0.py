@@ -27,10 +27,10 @@ filters={"user_id": …})``.
 Two of mem0's parts are answered through this project's cache, which keeps
 runs repeatable and reruns free:
 
-* embeddings: mem0's embedder calls are answered by
-  :class:`~evals.strategies.embedders.CachingEmbedder` over the same
-  model (namespace ``embedding:all-MiniLM-L6-v2``, shared with ``mneme
-  --embedder minilm``), batched up front by :meth:`Mem0.prefetch`. The vectors
+* embeddings: mem0's embedder calls are answered by the harness's
+  all-MiniLM-L6-v2 (``context.embedder("minilm")``, one per run, namespace
+  ``embedding:all-MiniLM-L6-v2``, shared with ``mneme --embedder minilm`` and
+  every other memory on that model), which the run fills up front. The vectors
   are the model's normalised output, as mem0's own call gives (they differ
   from it by float rounding, about 1e-8), and bitwise the same in every process;
 * LLM requests (``infer=True``): :class:`CachedChat` sends the request mem0's
