@@ -127,7 +127,6 @@ class Mneme:
         return records if isinstance(records, dict) else None
 
 
-
 BACKEND_CLASSES = {"memory": "InMemoryBackend", "sqlite": "SQLiteBackend"}
 
 
