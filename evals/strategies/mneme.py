@@ -127,6 +127,7 @@ class Mneme:
         return records if isinstance(records, dict) else None
 
 
+
 BACKEND_CLASSES = {"memory": "InMemoryBackend", "sqlite": "SQLiteBackend"}
 
 
