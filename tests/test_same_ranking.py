@@ -77,7 +77,7 @@ def test_the_pair_page_says_same_ranking(board):
 def test_the_site_board_shows_the_claims_greyed_and_unranked(board):
     """The LoCoMo board lists its published claims (MemPalace's session figure among them) as reference
     rows in their own table, none of them ranked."""
-    claims = parse(board["site"] / "index.html").find("details", "claims")
+    claims = parse(board["site"] / "index.html").find("section", "claims")
     rows = claims.find_all("tr", "reference")
     assert any("Session, no rerank" in r.text() and "60.3%" in r.text() for r in rows)
     assert not [a for a in claims.find_all("a") if "ranked" in a.classes]
@@ -115,3 +115,13 @@ def test_a_claim_over_another_population_stands_alone(board):
 def test_a_claim_of_another_corpus_is_not_on_the_board(board):
     """A claim measured on another corpus of the benchmark is not shown on this one."""
     assert board_claims(board["latest"], [_claim(benchmark="longmemeval", corpus="longmemeval_s_cleaned")]) == []
+
+
+def test_retrieval_claims_join_the_papers_published_rows(board):
+    """MemPalace's dialog figure (turn recall_frac@10, LoCoMo's own metric) sits in the board's published
+    rows beside the LoCoMo paper's DRAGON figures, greyed like them."""
+    labels = [
+        r.find("th").text() for r in parse(board["site"] / "index.html").find("tfoot", "references").find_all("tr", "reference")
+    ]
+    assert any(label.startswith("LoCoMo paper, DRAGON") for label in labels)
+    assert any(label.startswith("MemPalace raw, dialog documents") for label in labels)

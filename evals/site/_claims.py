@@ -38,6 +38,7 @@ def claim_rows(runs: Sequence[RunSummary], paths: Paths) -> list[ClaimRow]:
                 run_value=view.run_value,
                 difference=view.difference,
                 why_not=view.why_not,
+                retrieval=c.level is not None,
             )
         )
     return rows

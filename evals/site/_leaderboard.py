@@ -57,6 +57,7 @@ from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
+from evals.views.claims import claim_references
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
 from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
@@ -230,7 +231,8 @@ def leaderboard(
     for digest in order:
         runs = board_order(by_corpus[digest])
         ranks = _ranks_at_k(runs)
-        own = _own_figure(runs, references.get(digest, []))
+        published = references.get(digest, []) + claim_references(runs)  # the paper's figures, then makers' claims
+        own = _own_figure(runs, published)
         reference = reference_run(runs)
         if reference is None:
             note = f"No {REFERENCE_STRATEGY} run on this corpus, so no relative cost."
@@ -328,9 +330,7 @@ def leaderboard(
                 reference=REFERENCE_STRATEGY,
                 relative_note=note,
                 answers=any(r.answer_model is not None for r in rows),
-                retrieval=cutoff_tables(
-                    [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), s) for s in runs], references.get(digest, [])
-                ),
+                retrieval=cutoff_tables([(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), s) for s in runs], published),
                 latency_chart=latency_chart(
                     [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), latency.get(s.run_id, [])) for s in runs],
                     f"Retrieve latency against memory size on {runs[0].corpus_name}",
@@ -351,7 +351,7 @@ def leaderboard(
                 ),
                 references=[
                     ReferenceRow(r.label, r.note or r.citation, r.k, r.value)
-                    for r in references.get(digest, [])
+                    for r in published
                     if own and (r.level, r.metric) == own
                 ],
                 pairs=[

@@ -276,6 +276,7 @@ class ClaimRow:
     run_value: float | None = None
     difference: float | None = None  # run less published
     why_not: str = ""  # no run beside it: why
+    retrieval: bool = False  # a retrieval figure (a level and k): the kind a run here measures without a judge
 
 
 @dataclass(frozen=True)

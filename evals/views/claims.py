@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evals.model.claims import Claim, shipped_claims
+from evals.model.corpus import Reference
 from evals.model.formatting import percent
 from evals.views.site_paths import benchmark_key
 from evals.views.tables import ceiling
@@ -21,7 +22,7 @@ from evals.views.tables import ceiling
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
 
-__all__ = ["ClaimView", "board_claims", "claims_text", "leaderboard_notes"]
+__all__ = ["ClaimView", "board_claims", "claim_references", "claims_text", "leaderboard_notes"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,31 @@ def board_claims(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = No
     chosen = [c for c in (shipped_claims() if claims is None else claims) if _on_board(c, runs)]
     chosen.sort(key=lambda c: (c.level is None, c.metric, -c.value))
     return [_beside(c, runs) for c in chosen]
+
+
+_REFERENCE_METRICS = ("recall_any", "recall_all", "recall_frac", "ndcg_any", "ndcg_any_lme")
+
+
+def claim_references(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = None) -> list[Reference]:
+    """The retrieval claims on the board of ``runs`` as published figures (:class:`Reference`), so they join the
+    paper's figures where the board already shows those: the main table's published rows and the cutoff tables."""
+    out = []
+    for c in board_claims(runs, claims):
+        claim = c.claim
+        if claim.level is None or claim.k is None or claim.metric not in _REFERENCE_METRICS:
+            continue
+        out.append(
+            Reference(
+                label=f"{claim.system} ({claim.version}): {claim.figure}",
+                citation=claim.source.text,
+                metric=claim.metric,  # type: ignore[arg-type]
+                level=claim.level,
+                k=claim.k,
+                value=claim.value,
+                note=f"published claim, {claim.measured_by}; {claim.population}; not re-run here",
+            )
+        )
+    return out
 
 
 def claims_text(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = None) -> str:
