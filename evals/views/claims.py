@@ -9,6 +9,7 @@ why no run stands beside it, naming the nearest figure when there is one.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -132,8 +133,16 @@ def claim_references(runs: Sequence[RunSummary], claims: Sequence[Claim] | None 
     return out
 
 
+WIDTH = 100  # the terminal leaderboard's width (its table fits 100 columns; so do these lines)
+
+
+def _wrapped(text: str, indent: str) -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
+
+
 def claims_text(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = None) -> str:
-    """The claims of one corpus as lines for the terminal ("" when there are none): published, never ranked."""
+    """The claims of one corpus as lines for the terminal, at most :data:`WIDTH` columns ("" when there are
+    none): marked published, never ranked; a run beside one where it measures the same figure the same way."""
     views = board_claims(runs, claims)
     if not views:
         return ""
@@ -142,17 +151,19 @@ def claims_text(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = Non
         c = v.claim
         at = f"@{c.k}" if c.k is not None else ""
         level = f", {c.level} level" if c.level else ""
-        line = f"  published {percent(c.value):>6}  {c.system}: {c.figure} [{c.metric}{at}{level}; {c.measured_by}]"
+        lines.append(
+            _wrapped(f"published {percent(c.value)}  {c.system}: {c.figure} [{c.metric}{at}{level}; {c.measured_by}]", "  ")
+        )
         if v.run_value is not None:
-            line += f"\n           run {percent(v.run_value):>6}  {v.run_label}, difference {v.difference * 100:+.1f} points"  # type: ignore[operator]
-        lines.append(line)
+            diff = f"{v.difference * 100:+.1f}"  # type: ignore[operator]
+            lines.append(_wrapped(f"run {percent(v.run_value)}  {v.run_label}, difference {diff} points", "      "))
     return "\n".join(lines) + "\n"
 
 
 def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
     """What ``evals leaderboard`` prints below its table, per corpus: which runs return the same top-k
     (:mod:`evals.analysis.same_ranking`), then the corpus's published claims, greyed by words, never ranked."""
-    from evals.analysis.same_ranking import same_ranking_note, same_rankings
+    from evals.analysis.same_ranking import same_rankings
 
     same = same_rankings(store, summaries)
     by_corpus: dict[str, list[RunSummary]] = {}
@@ -160,10 +171,16 @@ def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
         by_corpus.setdefault(s.corpus_digest, []).append(s)
     blocks = []
     for runs in by_corpus.values():
+        order = {s.run_id: n for n, s in enumerate(runs)}
         lines = [
-            f"{s.strategy} ({s.config_key}) on {s.corpus_name}: {same_ranking_note(same[s.run_id])}"
+            _wrapped(
+                f"Same ranking on {s.corpus_name}: {s.strategy} ({s.config_key}) and {t.strategy} ({t.config_key}), "
+                f"top-k equal on {t.same:,} of {t.total:,} test points",
+                "",
+            )
             for s in runs
-            if s.run_id in same
+            for t in same.get(s.run_id, [])
+            if order.get(t.other, -1) > order[s.run_id]
         ]
         text = "\n".join(lines) + ("\n" if lines else "") + claims_text(runs)
         if text:
