@@ -118,6 +118,11 @@ def leaderboard_command(
             from evals.analysis.errata import errata_figures
 
             errata = errata_figures(opened, errata_files, summaries)
+        notes = ""
+        if fmt == "table" and not by_category:
+            from evals.views.claims import leaderboard_notes
+
+            notes = leaderboard_notes(opened, summaries)
     if by_category:
         from evals.views import tables
 
@@ -135,7 +140,7 @@ def leaderboard_command(
         echo(leaderboard_markdown(summaries), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries, errata), nl=False)
+        echo(tables.compact_leaderboard(summaries, errata) + notes, nl=False)
         return
     columns = None
     if chosen is not None:
@@ -145,6 +150,8 @@ def leaderboard_command(
     echo_summaries(
         summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata
     )
+    if notes:
+        echo(notes, nl=False)
 
 
 @cli.command("export")

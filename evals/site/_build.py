@@ -211,6 +211,9 @@ class _Build:
                     site.errata = errata_figures(store, self.errata, summaries)
                 site.references = {digest: store.references(digest) for digest in sorted({s.corpus_digest for s in latest})}
                 site.latency = {s.run_id: store.latency_buckets(s.run_id) for s in latest}
+                from evals.analysis.same_ranking import same_rankings
+
+                site.same_ranking = same_rankings(store, latest)
                 references = {digest: store.references(digest) for digest in sorted(names)}
                 prints = _fingerprints(site, _manifest.renderer_digest(templates_dir, publishers), names, references)
                 units, todo = _reuse_units(prints, previous, out, building, warnings)

@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from evals.analysis.errata import Figures
+from evals.analysis.same_ranking import SameRanking, same_ranking_note
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     COUNT,
@@ -33,6 +34,7 @@ from evals.model.formatting import (
 )
 from evals.site._benchmarks import benchmark_infos
 from evals.site._charts import CostPoint, cost_chart
+from evals.site._claims import claim_rows
 from evals.site._errata import errata_note, errata_view
 from evals.site._history import drop_reason
 from evals.site._output import Output
@@ -55,6 +57,7 @@ from evals.site._retrieval import cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
+from evals.views.claims import claim_references
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
 from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
@@ -74,7 +77,7 @@ class LeaderboardPublisher(Publisher):
 
     def publish(self, site: Site, output: Output) -> None:
         paths = site.paths
-        boards = leaderboard(site.latest, paths, site.references, site.latency, site.errata)
+        boards = leaderboard(site.latest, paths, site.references, site.latency, site.errata, site.same_ranking)
         infos = benchmark_infos(site)
         configs = _config_rows(site)
         latest = {s.run_id: s for s in site.latest}
@@ -212,11 +215,13 @@ def leaderboard(
     references: dict[str, list[Reference]] | None = None,
     latency: dict[str, list[LatencyBucket]] | None = None,
     errata: Figures | None = None,
+    same: dict[str, list[SameRanking]] | None = None,
 ) -> list[CorpusBoard]:
     """One board per corpus, ranked by its headline metric (evals.views.tables.headline); with ``references``
     (corpus digest -> published figures) and ``latency`` (run id -> retrieve latency by records held),
-    the cutoff tables and the latency chart beside it."""
-    references, latency = references or {}, latency or {}
+    the cutoff tables and the latency chart beside it; with ``same`` (evals.analysis.same_ranking), each row
+    names the runs returning its top-k."""
+    references, latency, same = references or {}, latency or {}, same or {}
     by_corpus: dict[str, list[RunSummary]] = defaultdict(list)
     for summary in latest:
         by_corpus[summary.corpus_digest].append(summary)
@@ -226,7 +231,8 @@ def leaderboard(
     for digest in order:
         runs = board_order(by_corpus[digest])
         ranks = _ranks_at_k(runs)
-        own = _own_figure(runs, references.get(digest, []))
+        published = references.get(digest, []) + claim_references(runs)  # the paper's figures, then makers' claims
+        own = _own_figure(runs, published)
         reference = reference_run(runs)
         if reference is None:
             note = f"No {REFERENCE_STRATEGY} run on this corpus, so no relative cost."
@@ -276,6 +282,7 @@ def leaderboard(
                     pick=paths.run_slug[s.run_id],
                     order=order_,
                     own=metric_cell_of(s.metric(f"{own[0]}.{own[1]}@{s.k}"), s) if own else None,
+                    same_ranking=same_ranking_note(same.get(s.run_id, [])),
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
@@ -323,9 +330,7 @@ def leaderboard(
                 reference=REFERENCE_STRATEGY,
                 relative_note=note,
                 answers=any(r.answer_model is not None for r in rows),
-                retrieval=cutoff_tables(
-                    [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), s) for s in runs], references.get(digest, [])
-                ),
+                retrieval=cutoff_tables([(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), s) for s in runs], published),
                 latency_chart=latency_chart(
                     [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), latency.get(s.run_id, [])) for s in runs],
                     f"Retrieve latency against memory size on {runs[0].corpus_name}",
@@ -346,7 +351,7 @@ def leaderboard(
                 ),
                 references=[
                     ReferenceRow(r.label, r.note or r.citation, r.k, r.value)
-                    for r in references.get(digest, [])
+                    for r in published
                     if own and (r.level, r.metric) == own
                 ],
                 pairs=[
@@ -354,6 +359,7 @@ def leaderboard(
                     for i, a in enumerate(rows)
                     for b in rows[i + 1 :]
                 ],
+                claims=claim_rows(runs, paths),
             )
         )
     return boards

@@ -55,11 +55,11 @@ class Unit:
 
 def renderer_digest(templates_dir: Path, publishers: tuple[type, ...]) -> str:
     """A digest of everything that renders pages besides their data: the templates and static files,
-    the package's source, the publishers, and the versions of what formats and compresses."""
+    the package's source and shipped data (claims, prices), the publishers, and the versions of what formats and compresses."""
     h = hashlib.sha256()
     for root in (templates_dir, Path(evals.__file__).parent):
         for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            if root != templates_dir and path.suffix != ".py":
+            if root != templates_dir and path.suffix not in (".py", ".toml"):  # .toml: shipped claims and prices
                 continue
             h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     names = [f"{cls.__module__}.{cls.__qualname__}" for cls in publishers]

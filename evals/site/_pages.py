@@ -55,6 +55,7 @@ __all__ = [
     "PassagePage",
     "PassageUse",
     "ReferenceRow",
+    "ClaimRow",
     "PairCategory",
     "PairFlip",
     "PairPage",
@@ -208,6 +209,7 @@ class BoardRow:
     pick: str = ""  # the run's slug, which names its compare pages (compare/<A>-vs-<B>.html)
     order: int = 0  # its place on the board (memories by k and rank, then ceilings): A of a pair is the one above
     own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
+    same_ranking: str = ""  # "same ranking as X": runs whose top-k equals this one's on >= 99% of test points
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,30 @@ class CorpusBoard:
     own_description: str = ""
     references: list[ReferenceRow] = field(default_factory=list)  # the paper's figures beside the runs, never ranked
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (A vs B, its compare page) for every two rows
+    claims: list[ClaimRow] = field(default_factory=list)  # published claims for this corpus (evals.views.claims), never ranked
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """A published claim on a board (evals/model/claims.toml), greyed, with the run measuring it the same way."""
+
+    system: str
+    version: str
+    figure: str  # as the source names it
+    measure: str  # the harness's metric, k or budget and level: "recall_frac@10 (session)"
+    population: str
+    judge: str  # "" for a retrieval figure
+    measured_by: str
+    value: float
+    source: str  # repository@commit path, or URL
+    source_href: str
+    note: str
+    run_label: str = ""  # the run measuring the same figure the same way; "" when none does
+    run_href: str = ""
+    run_value: float | None = None
+    difference: float | None = None  # run less published
+    why_not: str = ""  # no run beside it: why
+    retrieval: bool = False  # a retrieval figure (a level and k): the kind a run here measures without a judge
 
 
 @dataclass(frozen=True)
@@ -931,6 +957,7 @@ class PairPage(Page):
     categories: list[PairCategory]
     flips: list[PairFlip]  # only A hit first, then only B, each in conversation and turn order
     answers_line: str = ""  # the judged answers compared, where both runs have them
+    same_ranking: str = ""  # A and B return the same top-k on >= 99% of test points (evals.analysis.same_ranking)
 
 
 # -- label suspects ------------------------------------------------------------------------------

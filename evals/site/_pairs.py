@@ -278,6 +278,7 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
         shared=comparison.shared,
         unmatched=comparison.only_in_a + comparison.only_in_b,
         p_text=p_value_text(comparison.mcnemar_p),
+        same_ranking=_same_ranking(site, a.summary.run_id, b.summary.run_id),
         categories=categories,
         flips=flips,
         answers_line=(
@@ -292,3 +293,14 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
 
 def _category_key(name: str) -> tuple[int, int | str]:
     return (0, int(name)) if name.isdigit() else (1, name)
+
+
+def _same_ranking(site: Site, a: str, b: str) -> str:
+    """The line saying A and B return the same top-k (evals.analysis.same_ranking); "" when they do not."""
+    twin = next((t for t in site.same_ranking.get(a, []) if t.other == b), None)
+    if twin is None:
+        return ""
+    return (
+        f"Same ranking: A and B returned the same top-k records on {twin.same:,} of {twin.total:,} test points "
+        f"({twin.share:.1%}), so they are one retriever here, whatever their names."
+    )

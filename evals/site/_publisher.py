@@ -94,6 +94,8 @@ class Site:
     suspects: dict[str, Any] = field(default_factory=dict)
     lock: dict[str, LockEntry] = field(default_factory=dict)  # the lock file's entries by URL (benchmark pages)
     errata: Figures | None = None  # each run's headline with errata (evals build-site --errata), by run id
+    # latest run id -> the latest runs with the same top-k on >= 99% of test points (evals.analysis.same_ranking)
+    same_ranking: dict[str, list[Any]] = field(default_factory=dict)
 
     @classmethod
     def of(

@@ -176,6 +176,24 @@ class StoreReader(Connected):
         return [Reference.model_validate(dict(zip(names, row, strict=True))) for row in rows]
 
     @reads
+    def topk_agreement(self, run_ids: list[str], k: int) -> dict[tuple[str, str], tuple[int, int]]:
+        """For each two of ``run_ids`` (a < b), the test points both hold, and of those, how many had the same
+        first ``k`` records, compared as stored: turn references, and the texts of records that are no turn."""
+        if len(run_ids) < 2:
+            return {}
+        rows = self._con.execute(
+            "SELECT a.run_id, b.run_id, count(*), count(*) FILTER (WHERE "
+            "list_slice(a.record_turns, 1, $k) IS NOT DISTINCT FROM list_slice(b.record_turns, 1, $k) AND "
+            "list_slice(a.record_texts, 1, $k) IS NOT DISTINCT FROM list_slice(b.record_texts, 1, $k)) "
+            "FROM test_points a JOIN test_points b ON a.conversation_id = b.conversation_id "
+            "AND a.turn_index = b.turn_index AND a.run_id < b.run_id "
+            "WHERE a.run_id IN (SELECT unnest($ids)) AND b.run_id IN (SELECT unnest($ids)) "
+            "GROUP BY a.run_id, b.run_id",
+            {"k": k, "ids": list(run_ids)},
+        ).fetchall()
+        return {(a, b): (same, total) for a, b, total, same in rows}
+
+    @reads
     def latency_buckets(self, run_id: str) -> list[LatencyBucket]:
         """The run's retrieve latency by records held (none for a run stored before it was recorded)."""
         if "run_latency" not in self._tables():

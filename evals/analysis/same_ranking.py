@@ -1,0 +1,67 @@
+"""Say when two memories are one: runs on a corpus that return the same top-k on nearly every question.
+
+Six vector stores fed the same vectors are one retriever; a board that ranks them as six memories
+misleads. Two runs on the same corpus at the same k are "the same ranking" when their first k records
+(the turns they name, and the texts of records that are no turn) are equal on at least
+:data:`SAME_SHARE` of the test points both hold. Computed here once, from the store; the leaderboard (site
+and CLI) and the compare page read it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evals.store import RunSummary, Store
+
+__all__ = ["SAME_SHARE", "SameRanking", "same_rankings", "same_ranking_note"]
+
+SAME_SHARE = 0.99  # the share of shared test points whose top-k must agree
+
+
+@dataclass(frozen=True)
+class SameRanking:
+    """Run ``other`` returned the same top-k as the run it is listed under on ``same`` of ``total`` test points."""
+
+    other: str  # run id
+    strategy: str
+    config_key: str
+    same: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.same / self.total
+
+
+def same_rankings(store: Store, runs: Sequence[RunSummary]) -> dict[str, list[SameRanking]]:
+    """run id -> the other ``runs`` (same corpus, same k) whose top-k agrees with it on at least
+    :data:`SAME_SHARE` of the test points both hold; runs with no such twin are absent."""
+    groups: dict[tuple[str, int], list[RunSummary]] = defaultdict(list)
+    for s in runs:
+        groups[(s.corpus_digest, s.k)].append(s)
+    by_id = {s.run_id: s for s in runs}
+    out: dict[str, list[SameRanking]] = defaultdict(list)
+    for (_, k), group in groups.items():
+        if len(group) < 2:
+            continue
+        for (a, b), (same, total) in store.topk_agreement([s.run_id for s in group], k).items():
+            if total == 0 or same < SAME_SHARE * total:
+                continue
+            for this, other in ((a, b), (b, a)):
+                twin = by_id[other]
+                out[this].append(SameRanking(other, twin.strategy, twin.config_key, same, total))
+    for twins in out.values():
+        twins.sort(key=lambda t: (t.strategy, t.config_key))
+    return dict(out)
+
+
+def same_ranking_note(twins: Sequence[SameRanking]) -> str:
+    """The words a board or compare page shows: "same ranking as bm25 (bm25-k10-…): top-k equal on 1,975 of 1,981"."""
+    if not twins:
+        return ""
+    parts = [f"{t.strategy} ({t.config_key}): top-k equal on {t.same:,} of {t.total:,}" for t in twins]
+    return "same ranking as " + "; ".join(parts)

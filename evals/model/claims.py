@@ -1,0 +1,182 @@
+"""Published claims: the figures systems' makers and other harnesses publish for a benchmark, as data.
+
+``evals/model/claims.toml`` ships them, each with where it was read (repository, commit and path, or a
+URL). They are never ranked and never mixed into runs: someone else computed them, on their copy of the
+data, often with an LLM judge we do not have. :mod:`evals.views.claims` says which claims a board shows
+and which run, if any, measures the same figure the same way.
+
+A file with a bad claim is refused whole, with the file and the field named, so a typo never turns into a
+silently missing row.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from evals.errors import EvalsError
+
+__all__ = ["SHIPPED", "Claim", "ClaimError", "ClaimSource", "load_claims", "parse_claims", "shipped_claims"]
+
+SHIPPED = "evals/model/claims.toml"  # how errors name the shipped file
+_MAX_FILE = 1024 * 1024
+
+
+class ClaimError(EvalsError):
+    """A claims file that cannot be read or holds a claim that is not well formed."""
+
+
+def _text(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank_string", "must be a non-empty string")
+    return value
+
+
+def _fraction(value: float) -> float:
+    if not 0 <= value <= 1:
+        raise PydanticCustomError(
+            "not_a_fraction", "must be between 0 and 1 (a fraction, not a percentage), got {value}", {"value": value}
+        )
+    return value
+
+
+def _positive(value: int) -> int:
+    if value < 1:
+        raise PydanticCustomError("not_positive", "must be a positive integer, got {value}", {"value": value})
+    return value
+
+
+def _commit(value: str) -> str:
+    if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
+        raise PydanticCustomError("not_a_commit", "must be a full 40-digit lower-case commit hash (a pinned source)")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_text)]
+Positive = Annotated[StrictInt, AfterValidator(_positive)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ClaimSource(_Strict):
+    """Where a claim was read: a repository at a pinned commit and a path in it, or a URL (or both)."""
+
+    repository: Text | None = None  # owner/name on GitHub
+    commit: Annotated[str, AfterValidator(_commit)] | None = None
+    path: Text | None = None
+    url: Text | None = None
+
+    @model_validator(mode="after")
+    def _pinned(self) -> ClaimSource:
+        if self.repository is None and self.url is None:
+            raise PydanticCustomError("no_source", "needs a repository (with commit and path) or a url")
+        if self.repository is not None and (self.commit is None or self.path is None):
+            raise PydanticCustomError("unpinned", "a repository source needs the commit and the path it was read at")
+        return self
+
+    @property
+    def text(self) -> str:
+        """The source in one line: ``owner/name@commit12 path`` and the URL."""
+        parts = []
+        if self.repository is not None:
+            parts.append(f"{self.repository}@{(self.commit or '')[:12]} {self.path}")
+        if self.url is not None:
+            parts.append(self.url)
+        return "; ".join(parts)
+
+    @property
+    def href(self) -> str:
+        """A link to the source as read: the file at its commit on GitHub, else the URL."""
+        if self.repository is not None:
+            return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
+        return self.url or ""
+
+
+class Claim(_Strict):
+    """One published figure of one system on one benchmark."""
+
+    benchmark: Text  # the benchmark unit: locomo, longmemeval, beam
+    corpus: Text | None = None  # the registry's corpus it was measured on (locomo, beam_10m), when the source says
+    system: Text
+    version: Text  # "not stated" where the source names none
+    figure: Text  # the figure as the source names it
+    value: Annotated[float, Field(strict=False), AfterValidator(_fraction)]
+    metric: Text  # the harness's name for it: recall_any, recall_frac, answer_accuracy, nugget_score...
+    k: Positive | None = None
+    budget: Positive | None = None  # a context budget in tokens, where the figure is at one instead of at k
+    level: Literal["turn", "session"] | None = None  # retrieval figures: what a hit is counted on
+    population: Text  # which questions, in words
+    questions: Positive | None = None  # how many, where the source says
+    judge: Text | None = None  # the judging model of a QA figure ("not stated" when the source does not say)
+    measured_by: Text  # who produced the figure: the maker (self-reported) or another harness
+    note: Text | None = None
+    source: ClaimSource
+
+    @property
+    def label(self) -> str:
+        return f"{self.system}: {self.figure}"
+
+
+def parse_claims(data: object, where: str) -> list[Claim]:
+    """The claims of a parsed claims file (``[[claim]]`` tables); errors name ``where`` and the field."""
+    if not isinstance(data, dict):
+        raise ClaimError(f"{where}: expected [[claim]] tables")
+    unknown = sorted(set(data) - {"claim"})
+    if unknown:
+        raise ClaimError(f"{where}: {unknown[0]}: unknown key (a claims file has [[claim]] tables only)")
+    rows = data.get("claim", [])
+    if not isinstance(rows, list):
+        raise ClaimError(f"{where}: claim: expected [[claim]] tables")
+    claims = []
+    for n, row in enumerate(rows):
+        try:
+            claims.append(Claim.model_validate(row))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            at = f"claim[{n}]" + (f".{field}" if field else "")
+            system = row.get("system") if isinstance(row, dict) else None
+            named = f" ({system})" if isinstance(system, str) else ""
+            raise ClaimError(f"{where}: {at}{named}: {error['msg']}") from None
+    return claims
+
+
+def load_claims(path: str | Path) -> list[Claim]:
+    """The claims of the TOML file ``path`` (written as ``evals/model/claims.toml`` is)."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > _MAX_FILE:
+            raise ClaimError(f"{path}: larger than {_MAX_FILE // 1024} KiB")
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ClaimError(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ClaimError(f"{path}: not UTF-8 text") from None
+    return _parse_text(text, str(path))
+
+
+def _parse_text(text: str, where: str) -> list[Claim]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ClaimError(f"{where}: not valid TOML: {exc}") from None
+    return parse_claims(data, where)
+
+
+_shipped: list[Claim] | None = None
+
+
+def shipped_claims() -> list[Claim]:
+    """The claims that ship with evals (``evals/model/claims.toml``), read once."""
+    global _shipped
+    if _shipped is None:
+        text = resources.files("evals.model").joinpath("claims.toml").read_text(encoding="utf-8")
+        _shipped = _parse_text(text, SHIPPED)
+    return list(_shipped)

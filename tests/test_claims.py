@@ -1,0 +1,92 @@
+"""Published claims as data (evals/model/claims.toml): loaded, validated, and shown beside runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evals.benchmarks._registry import BENCHMARKS
+from evals.model.claims import ClaimError, load_claims, shipped_claims
+from evals.model.corpus import benchmark_names
+
+GOOD = """
+[[claim]]
+benchmark = "locomo"
+corpus = "locomo"
+system = "Example"
+version = "1.0"
+figure = "R@10"
+value = 0.5
+metric = "recall_frac"
+k = 10
+level = "session"
+population = "all questions"
+measured_by = "Example (self-reported)"
+source = { repository = "example/example", commit = "0123456789abcdef0123456789abcdef01234567", path = "README.md" }
+"""
+
+
+def _figure(system: str, figure_part: str, by: str = "self-reported") -> float:
+    found = [c for c in shipped_claims() if c.system == system and figure_part in c.figure and by in c.measured_by]
+    assert len(found) == 1, [c.label for c in found]
+    return found[0].value
+
+
+def test_shipped_claims_hold_the_issue_figures():
+    """The shipped file holds mem0's, Zep's and MemPalace's published figures as their sources state them."""
+    assert _figure("Mem0", "LoCoMo Overall") == 0.925
+    assert _figure("Mem0", "LongMemEval Overall") == 0.944
+    assert _figure("Mem0", "BEAM (1M)") == 0.641 and _figure("Mem0", "BEAM (10M)") == 0.486
+    assert _figure("Zep", "LOCOMO Overall") == 0.7514
+    assert _figure("MemPalace raw (ChromaDB, default embeddings)", "R@5") == 0.966
+    assert _figure("MemPalace raw, session documents", "Session, no rerank") == 0.603
+    assert _figure("MemPalace raw, dialog documents", "Dialog, no rerank") == 0.480
+    assert any(c.system == "Mem0" and c.value == 0.6688 for c in shipped_claims())  # the paper's, as AMB lists it
+
+
+def test_shipped_claims_cover_omnimemeval_and_amb():
+    """OmniMemEval's 14 reproduced LoCoMo rows and AMB's external rows are there, each pinned to its file."""
+    omni = [c for c in shipped_claims() if c.source.repository == "MemTensor/OmniMemEval" and c.benchmark == "locomo"]
+    assert len(omni) == 14 and all(c.questions == 1540 for c in omni)
+    amb = [c for c in shipped_claims() if c.source.repository == "vectorize-io/agent-memory-benchmark"]
+    assert amb and all(c.source.path == "external_results.json" for c in amb)
+
+
+def test_shipped_claims_name_registered_benchmarks_and_corpora():
+    """Every claim's benchmark is a registered unit and its corpus, where given, a registry corpus."""
+    for claim in shipped_claims():
+        assert claim.benchmark in benchmark_names(), claim.label
+        assert claim.corpus is None or claim.corpus in BENCHMARKS, claim.label
+
+
+def test_a_claim_file_loads(tmp_path: Path):
+    """A well-formed file gives its claims, with a link to the source at its commit."""
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD)
+    (claim,) = load_claims(path)
+    assert claim.source.href == "https://github.com/example/example/blob/0123456789abcdef0123456789abcdef01234567/README.md"
+
+
+def test_a_bad_field_names_the_file_and_the_field(tmp_path: Path):
+    """A percentage where a fraction belongs is refused, naming the file, the claim and the field."""
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD.replace("value = 0.5", "value = 50"))
+    with pytest.raises(ClaimError, match=r"claims\.toml: claim\[0\]\.value \(Example\): .*fraction"):
+        load_claims(path)
+
+
+def test_an_unpinned_source_is_refused(tmp_path: Path):
+    """A repository source without the commit it was read at is refused."""
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD.replace('commit = "0123456789abcdef0123456789abcdef01234567", ', ""))
+    with pytest.raises(ClaimError, match=r"claim\[0\]\.source .*commit"):
+        load_claims(path)
+
+
+def test_a_missing_field_is_refused(tmp_path: Path):
+    """A claim without its population is refused, naming the field."""
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD.replace('population = "all questions"\n', ""))
+    with pytest.raises(ClaimError, match=r"claim\[0\]\.population"):
+        load_claims(path)
