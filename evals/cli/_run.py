@@ -274,6 +274,12 @@ def run_command(
         echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
     else:
         echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+    if outcome.summary is not None:
+        from evals.views.tables import over_k_caveat, reach_caveat
+
+        for said in (over_k_caveat(outcome.summary), reach_caveat(outcome.summary)):
+            if said:
+                echo(f"note: {said}")
     if (excess := unparsed_excess(document, max_unparsed)) is not None:
         raise click.ClickException(excess)
 

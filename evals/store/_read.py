@@ -90,7 +90,8 @@ SUMMARY_COLUMNS = (
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
 _POINT_COLUMNS = (
-    'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
+    'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
+    "ranked_turns, ranked_held"
 )
 # The same, with the record texts left out (empty): Store.iter_run reads them apart.
 _POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
@@ -436,6 +437,8 @@ class StoreReader(Connected):
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
                     ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
+                    ranked_held=point["ranked_held"],
+                    ranked_held_sessions=held_sessions(point["ranked_held"], sessions),
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -497,7 +500,7 @@ class StoreReader(Connected):
             "SELECT tp.conversation_id, tp.turn_index, tp.hit, q.question, q.expected_fact, q.expected_keywords, "
             "coalesce(q.evidence_turns, []) AS evidence, q.category, coalesce(q.answerable, true), "
             "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END, "
-            "tp.ranked_turns, coalesce(q.evidence_sessions, []) "
+            "tp.ranked_turns, coalesce(q.evidence_sessions, []), tp.ranked_held "
             "FROM test_points tp JOIN corpus_test_points q "
             "ON q.corpus_digest = ? AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index "
             "WHERE tp.run_id = ? ORDER BY tp.conversation_id, tp.turn_index",
@@ -529,6 +532,7 @@ class StoreReader(Connected):
                 turns,
                 ranked,
                 listed,
+                held,
             ) in by_conversation.get(cid, []):
                 point = TestPointResult(
                     turn_index=turn_index,
@@ -545,6 +549,8 @@ class StoreReader(Connected):
                     ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked]
                     if ranked is not None
                     else None,
+                    ranked_held=held,
+                    ranked_held_sessions=held_sessions(held, sessions),
                 )
                 result.test_points.append(point)
                 any_, all_ = evidence_hits(point)
@@ -654,6 +660,13 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
         **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
+
+
+def held_sessions(held: list[list[int]] | None, sessions: Sequence[str | None]) -> list[list[str]] | None:
+    """Per rank, the sessions of the turns its record holds (first seen first), as the play-through made them."""
+    if held is None:
+        return None
+    return [list(dict.fromkeys(s for t in group if t < len(sessions) and (s := sessions[t]) is not None)) for group in held]
 
 
 def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> RunResult:

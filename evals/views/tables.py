@@ -202,6 +202,9 @@ HASH_EXPLANATION = (
 # dated snapshot of the undated name asked is the same model): its figures are that other model's.
 SERVED_LABEL = "served model differs"
 CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
+# Fair play (issue 40): a k that reaches every session of a conversation bypasses retrieval; a strategy that
+# returned more records than asked for was cut to the depth asked (records past k are never scored).
+K_REACHES_ALL, OVER_K = "k_reaches_all", "over_k"
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,35 @@ def caveats(summary: RunSummary) -> list[Caveat]:
         out.append(Caveat(HASH_EMBEDDER, HASH_LABEL, why))
     if why := served_caveat(summary):
         out.append(Caveat(SERVED_MODEL, SERVED_LABEL, why))
+    if why := reach_caveat(summary):
+        out.append(Caveat(K_REACHES_ALL, f"k={summary.k} reaches all", why))
+    if why := over_k_caveat(summary):
+        out.append(Caveat(OVER_K, "returned more than k", why))
     return out
+
+
+def reach_caveat(summary: RunSummary) -> str:
+    """Why this run's k bypasses retrieval ("" when it does not, is a ceiling already, or was not measured)."""
+    found = summary.metrics.get("k_reaches_all")
+    if found is None or not found.value or ceiling(summary):
+        return ""
+    return (
+        f"k={summary.k} reaches every session (or, without sessions, every turn) of {round(found.value)} of its "
+        f"{found.n} conversations: there k records can return everything the memory holds, so retrieval is bypassed "
+        "and the figure says little about the memory."
+    )
+
+
+def over_k_caveat(summary: RunSummary) -> str:
+    """How often the strategy returned more records than asked for ("" never, or not counted)."""
+    found = summary.metrics.get("retrievals_over_k")
+    if found is None or not found.value:
+        return ""
+    calls = f" of {found.n}" if found.n else ""
+    return (
+        f"{round(found.value)}{calls} retrievals returned more records than asked for; each was cut to the depth asked, "
+        "and records past k are never scored."
+    )
 
 
 # -- costs of the LLM requests (evals.model.costs) ------------------------------------------------------------------
@@ -489,7 +520,9 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         for s in group:
             head = s.headline
             served = bool(served_caveat(s))
-            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
+            fair = ("^" if reach_caveat(s) else "") + ("+" if over_k_caveat(s) else "")
+            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "") + fair
+            marks |= set(fair)
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
             marks |= {"#"} if served else set()
@@ -526,6 +559,10 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         )
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
+    if "^" in marks:
+        out.append("^ k reaches every session (or turn) of some conversation: k records return everything, retrieval bypassed")
+    if "+" in marks:
+        out.append("+ returned more records than asked for, at some retrievals (cut to the depth asked; never scored past k)")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
