@@ -130,15 +130,6 @@ def test_evals_run_says_how_often_a_strategy_returned_more_than_k(tmp_path):
     assert "note: 3 of 3 retrievals returned more records than asked for" in output
 
 
-def test_the_leaderboard_flags_a_k_that_reaches_every_session(tmp_path):
-    """A run whose k reaches every session carries the flag on its leaderboard row, explained below the table."""
-    _run(tmp_path, "--runner", "recency", "--k", "3")
-    store = str(tmp_path / "s.duckdb")
-    result = CliRunner().invoke(cli, ["leaderboard", "--store", store])
-    assert result.exit_code == 0, result.output
-    assert "recency^" in result.output and "^ k reaches every session" in result.output
-
-
 def test_the_leaderboard_ranks_by_a_budget(tmp_path):
     """`evals leaderboard --metric turn.recall_any@1024tok` ranks by that budget's figure."""
     _run(tmp_path, "--runner", "recency", "--k", "1")  # turns 11, 12, 13 first: no evidence (0 of 3)

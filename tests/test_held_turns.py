@@ -180,3 +180,87 @@ def test_check_strategy_lets_derived_records_name_turns_they_rewrote():
     spec = StrategySpec(name="mislabelled", build=lambda o, c: Mislabelled(), derived_records=True)
     problems = [c.name for c in run_checks("mislabelled", registry=_registry_with(spec)) if c.problem]
     assert "records hold the turns they name" not in problems
+
+
+def test_a_run_of_session_records_moves_between_stores(tmp_path):
+    """`evals export` then `evals import` keeps the turns each record holds, row for row."""
+    from test_exchange_roundtrip import assert_same_run, round_trip
+
+    run_id, first, second = round_trip(CORPUS, "session_documents:SPEC", tmp_path)
+    assert_same_run(run_id, first, second, tmp_path)
+    with Store.open(second, read_only=True) as store:
+        assert store.get_run(run_id).run.conversations[0].test_points[0].ranked_held[0] == [8, 9, 10, 11]
+
+
+@pytest.fixture(scope="module")
+def site_of_sessions(tmp_path_factory):
+    """A site built from a store holding one session-document run and one recency run on the same corpus."""
+    from evals.site import build_site
+
+    folder = tmp_path_factory.mktemp("held")
+    with Store.open(folder / "s.duckdb") as store:
+        store.append(run_of(k=3), CLEAN)
+        store.append(evaluate(RunConfig(strategy="recency", corpus=CORPUS, k=3, cutoffs=(1, 3)), cache=None), CLEAN)
+    build_site(folder / "s.duckdb", folder / "site")
+    return folder / "site"
+
+
+def test_the_drill_down_shows_the_turns_each_record_holds(site_of_sessions):
+    """A session record's drill-down entry lists every turn it holds, each linked, and is marked evidence."""
+    from html.parser import HTMLParser
+
+    pages = [p for p in site_of_sessions.rglob("*.html") if "holds turns" in p.read_text(encoding="utf-8")]
+    assert pages, "no drill-down names the turns a record holds"
+
+    class Items(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.items: list[tuple[str, str]] = []
+            self.depth = 0
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "li" and self.depth == 0 and dict(attrs).get("value"):
+                self.items.append((dict(attrs).get("class") or "", ""))
+                self.depth = 1
+            elif self.depth and tag == "li":
+                self.depth += 1
+
+        def handle_endtag(self, tag):
+            if tag == "li" and self.depth:
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth:
+                cls, text = self.items[-1]
+                self.items[-1] = (cls, text + data)
+
+    parser = Items()
+    parser.feed(pages[0].read_text(encoding="utf-8"))
+    held = [(cls, text) for cls, text in parser.items if text.startswith("holds turns 8, 9, 10, 11")]
+    assert held and "evi" in held[0][0]
+
+
+def test_the_compare_data_names_the_turns_each_record_holds(site_of_sessions):
+    """The compare pages' run data gives a session record as [its start, the turns it holds]."""
+    import json
+
+    for path in (site_of_sessions / "runs").glob("*.data.js"):
+        data = json.loads(path.read_text(encoding="utf-8").split("] = ", 1)[1].rstrip(";\n"))
+        first = data["conversations"]["sessions"]["points"][0][2][0]
+        if isinstance(first, list):
+            assert first[1] == [8, 9, 10, 11] and first[0].startswith("turn 8 of session s3")
+            return
+    raise AssertionError("no run's compare data holds a record of several turns")
+
+
+def test_the_site_flags_a_k_that_reaches_every_session(site_of_sessions):
+    """recency at k=3 reaches the corpus's three sessions: its leaderboard row and run page carry the badge."""
+    pages = [site_of_sessions / "index.html", *(site_of_sessions / "runs").glob("*.html")]
+    flagged = [p.name for p in pages if p.is_file() and "k=3 reaches all" in p.read_text(encoding="utf-8")]
+    assert "index.html" in flagged and len(flagged) >= 2, flagged
+
+
+def test_the_site_shows_budget_figures_on_leaderboards_and_run_pages(site_of_sessions):
+    """The leaderboard and each run page show recall within 1,024 tokens beside recall at k."""
+    pages = [site_of_sessions / "index.html", *(site_of_sessions / "runs").glob("*.html")]
+    assert all("recall_any @1,024 tokens" in p.read_text(encoding="utf-8") for p in pages)

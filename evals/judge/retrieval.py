@@ -65,6 +65,7 @@ __all__ = [
     "budget_value",
     "evidence_at",
     "held_ranks",
+    "held_sessions",
     "ndcg_any",
     "ndcg_any_lme",
     "point_scores",
@@ -83,6 +84,13 @@ def sessions_of(turns: Sequence[int], sessions: Sequence[str | None]) -> list[st
     """The sessions of ``turns`` (evidence turns), first seen first: a test point's evidence sessions
     when the corpus lists none of its own."""
     return list(dict.fromkeys(s for t in turns if 0 <= t < len(sessions) and (s := sessions[t]) is not None))
+
+
+def held_sessions(held: list[list[int]] | None, sessions: Sequence[str | None]) -> list[list[str]] | None:
+    """Per rank, the sessions of the turns its record holds (first seen first), as the play-through makes them."""
+    if held is None:
+        return None
+    return [list(dict.fromkeys(s for t in group if 0 <= t < len(sessions) and (s := sessions[t]) is not None)) for group in held]
 
 
 def evidence_at(point: TestPointResult, level: str) -> frozenset[Hashable]:

@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evals.errors import EvalsError
-from evals.judge.retrieval import sessions_of
+from evals.judge.retrieval import held_sessions, sessions_of
 from evals.model.corpus import Conversation, Corpus, TestPoint
 from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.model.turn_refs import TurnLookup, locate_records
@@ -326,10 +326,7 @@ class _Player:
             turns = {depth: _source_turns(found, self._turns_of(texts[depth], lookup, index)) for depth, found in lists.items()}
             held = {depth: h for depth, found in lists.items() if (h := _held(found, turns[depth])) is not None}
             if held:
-                with_sessions = {
-                    depth: (h, [list(dict.fromkeys(s for t in group if (s := sessions[t]) is not None)) for group in h])
-                    for depth, h in held.items()
-                }
+                with_sessions = {depth: (h, held_sessions(h, sessions)) for depth, h in held.items()}
                 if rule == PER_CUTOFF:
                     point.cutoff_held = {depth: with_sessions.get(depth, _one_each(turns[depth], sessions)) for depth in turns}
                     point.ranked_held, point.ranked_held_sessions = point.cutoff_held[k]  # the records at k

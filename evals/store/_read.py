@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from evals.judge.metrics import LatencyBucket, MetricValue, metric_order
-from evals.judge.retrieval import sessions_of
+from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, evidence_hits, score_point
 from evals.model.corpus import Reference
 from evals.model.results import (
@@ -660,13 +660,6 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
         **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
-
-
-def held_sessions(held: list[list[int]] | None, sessions: Sequence[str | None]) -> list[list[str]] | None:
-    """Per rank, the sessions of the turns its record holds (first seen first), as the play-through made them."""
-    if held is None:
-        return None
-    return [list(dict.fromkeys(s for t in group if t < len(sessions) and (s := sessions[t]) is not None)) for group in held]
 
 
 def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> RunResult:

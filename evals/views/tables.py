@@ -520,9 +520,7 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         for s in group:
             head = s.headline
             served = bool(served_caveat(s))
-            fair = ("^" if reach_caveat(s) else "") + ("+" if over_k_caveat(s) else "")
-            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "") + fair
-            marks |= set(fair)
+            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
             marks |= {"#"} if served else set()
@@ -559,10 +557,6 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
         )
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
-    if "^" in marks:
-        out.append("^ k reaches every session (or turn) of some conversation: k records return everything, retrieval bypassed")
-    if "+" in marks:
-        out.append("+ returned more records than asked for, at some retrievals (cut to the depth asked; never scored past k)")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
