@@ -269,7 +269,7 @@ def caveats(summary: RunSummary) -> list[Caveat]:
 
 def reach_caveat(summary: RunSummary) -> str:
     """Why this run's k bypasses retrieval ("" when it does not, is a ceiling already, or was not measured)."""
-    found = summary.metrics.get("k_reaches_all")
+    found = (getattr(summary, "metrics", None) or {}).get("k_reaches_all")
     if found is None or not found.value or ceiling(summary):
         return ""
     return (
@@ -281,7 +281,7 @@ def reach_caveat(summary: RunSummary) -> str:
 
 def over_k_caveat(summary: RunSummary) -> str:
     """How often the strategy returned more records than asked for ("" never, or not counted)."""
-    found = summary.metrics.get("retrievals_over_k")
+    found = (getattr(summary, "metrics", None) or {}).get("retrievals_over_k")
     if found is None or not found.value:
         return ""
     calls = f" of {found.n}" if found.n else ""
