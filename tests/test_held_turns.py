@@ -264,3 +264,21 @@ def test_the_site_shows_budget_figures_on_leaderboards_and_run_pages(site_of_ses
     """The leaderboard and each run page show recall within 1,024 tokens beside recall at k."""
     pages = [site_of_sessions / "index.html", *(site_of_sessions / "runs").glob("*.html")]
     assert all("recall_any @1,024 tokens" in p.read_text(encoding="utf-8") for p in pages)
+
+
+def _longmemeval_ndcg(relevances: list[int], ideal: list[int], k: int) -> float:
+    """LongMemEval's src/retrieval/eval_utils.py (9e0b455f): dcg = rel[0] + sum(rel[i] / log2(i + 1)), i >= 1."""
+
+    def dcg(values: list[int]) -> float:
+        values = values[:k]
+        return values[0] + sum(v / math.log2(i + 1) for i, v in enumerate(values[1:], start=1)) if values else 0.0
+
+    return dcg(relevances) / dcg(sorted(ideal, reverse=True)) if dcg(sorted(ideal, reverse=True)) else 0.0
+
+
+def test_session_documents_score_as_longmemevals_session_retrieval():
+    """A record per session is LongMemEval's session-granularity unit: ndcg_any_lme at session level equals its
+    ndcg over the corpus of sessions (TP1: [s3, s2, s1], evidence s1 and s3)."""
+    point = run_of().run.conversations[0].test_points[0]
+    published = _longmemeval_ndcg([1, 0, 1], [1, 0, 1], 3)
+    assert point_value(point, "ndcg_any_lme", "session", 3, "prefix") == pytest.approx(published, abs=1e-12)

@@ -269,17 +269,16 @@ def run_command(
         echo_llm_usage(document)
     if outcome.cache_hits or outcome.cache_misses:
         echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
-    if outcome.summary is not None:  # fair play (issue 40): said on stderr, before the run's line
-        from evals.views.tables import over_k_caveat, reach_caveat
-
-        for said in (over_k_caveat(outcome.summary), reach_caveat(outcome.summary)):
-            if said:
-                echo(f"note: {said}", err=True)
     headline = outcome.summary.headline if outcome.summary is not None else None
     if outcome.reused:
         echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
     else:
         echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+        if outcome.summary is not None:  # fair play (issue 40): how often the strategy returned more than asked
+            from evals.views.tables import over_k_caveat
+
+            if said := over_k_caveat(outcome.summary):
+                echo(f"note: {said}", err=True)
     if (excess := unparsed_excess(document, max_unparsed)) is not None:
         raise click.ClickException(excess)
 
