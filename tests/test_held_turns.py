@@ -183,11 +183,20 @@ def test_check_strategy_lets_derived_records_name_turns_they_rewrote():
 
 
 def test_a_run_of_session_records_moves_between_stores(tmp_path):
-    """`evals export` then `evals import` keeps the turns each record holds, row for row."""
-    from test_exchange_roundtrip import assert_same_run, round_trip
+    """`evals export` then `evals import` keeps the turns each record holds, and the same test point rows."""
+    import duckdb
+    from helpers.cli import evals_output as evals
 
-    run_id, first, second = round_trip(CORPUS, "session_documents:SPEC", tmp_path)
-    assert_same_run(run_id, first, second, tmp_path)
+    first, second, exported = tmp_path / "a.duckdb", tmp_path / "b.duckdb", tmp_path / "run.json"
+    output = evals("run", "--runner", "session_documents:SPEC", "--corpus", CORPUS, "--store", first, "--no-cache")
+    run_id = output.split()[1].rstrip(":")
+    evals("export", run_id, "--store", first, "--output", exported)
+    assert f"imported run {run_id}" in evals("import", exported, "--store", second)
+    rows = []
+    for store in (first, second):
+        with duckdb.connect(str(store), read_only=True) as con:
+            rows.append(con.execute("SELECT * FROM test_points WHERE run_id = ? ORDER BY ALL", [run_id]).fetchall())
+    assert rows[0] == rows[1]
     with Store.open(second, read_only=True) as store:
         assert store.get_run(run_id).run.conversations[0].test_points[0].ranked_held[0] == [8, 9, 10, 11]
 
