@@ -94,6 +94,13 @@ NOT_BACKFILLED |= {
     "answer_accuracy_evidence_found",
     "answer_accuracy_evidence_missed",
 }
+# Issue 40's recall within context budgets (evals.judge.metrics._fair), declared after every migration.
+NOT_BACKFILLED |= {
+    f"{level}.{name}@{budget}tok"
+    for level in ("turn", "session")
+    for name in ("recall_any", "recall_frac")
+    for budget in (256, 1024, 4096)
+}
 
 
 def test_migrated_metrics_equal_those_computed_afresh(schema5):

@@ -30,6 +30,22 @@ Definitions (the methodology page states them too):
   paper's NDCG figures are this one; on the same ranking it differs from
   ``ndcg_any`` by a few hundredths either way.
 
+**Records that hold several turns** (a session, a chunk, a fact citing its
+sources: ``Record.turns``) are ranked as records: each rank is one record,
+and the items it holds are its turns at turn level and their sessions at
+session level. An evidence item is retrieved at the rank of the first record
+holding it, so one record may retrieve several; the recalls count evidence
+items as before (LoCoMo's recall: the evidence ids found among the retrieved
+records' ids; LongMemEval's recall_any / recall_all over the retrieved ids).
+At session level a record holding only sessions already seen takes no rank,
+as a repeated session takes none above. NDCG credits each evidence item at its
+record's rank (graded relevance: a record's gain is the number of evidence
+items it is first to hold, LongMemEval's ``dcg`` over graded relevances) over
+the same ideal of min(|evidence|, c) items one a rank, and is capped at 1: a
+record holding several evidence items can beat an ideal that assumes one item
+a rank. A record naming one turn, or none (text only), is an item as above,
+so every figure of such records is what it always was (the cap never binds).
+
 Every test point is scored once for every level, cutoff and metric
 (:func:`point_values`): the ranks at which its evidence first appears are
 found once per level, and each cutoff reads them.
@@ -46,12 +62,16 @@ from evals.model.results import PER_CUTOFF, WHOLE_LIST, TestPointResult
 __all__ = [
     "LEVELS",
     "POINT_METRICS",
+    "budget_value",
     "evidence_at",
+    "held_ranks",
+    "held_sessions",
     "ndcg_any",
     "ndcg_any_lme",
     "point_scores",
     "point_value",
     "point_values",
+    "record_items",
     "relevant_ranks",
     "retrieved_at",
     "sessions_of",
@@ -64,6 +84,13 @@ def sessions_of(turns: Sequence[int], sessions: Sequence[str | None]) -> list[st
     """The sessions of ``turns`` (evidence turns), first seen first: a test point's evidence sessions
     when the corpus lists none of its own."""
     return list(dict.fromkeys(s for t in turns if 0 <= t < len(sessions) and (s := sessions[t]) is not None))
+
+
+def held_sessions(held: list[list[int]] | None, sessions: Sequence[str | None]) -> list[list[str]] | None:
+    """Per rank, the sessions of the turns its record holds (first seen first), as the play-through makes them."""
+    if held is None:
+        return None
+    return [list(dict.fromkeys(s for t in group if 0 <= t < len(sessions) and (s := sessions[t]) is not None)) for group in held]
 
 
 def evidence_at(point: TestPointResult, level: str) -> frozenset[Hashable]:
@@ -84,6 +111,56 @@ def _ranking(point: TestPointResult, cutoff: int, rule: str, level: str) -> list
     if level == "turn":
         return list(turns)
     return list(dict.fromkeys(s for s in sessions if s is not None))
+
+
+def _held(point: TestPointResult, cutoff: int, rule: str, level: str) -> list[tuple[Hashable, ...]] | None:
+    """Per rank, the items the record holds, when some record holds several turns; None: one item a rank
+    (:func:`_ranking` reads it)."""
+    if point.cutoff_rankings is not None:
+        found = (point.cutoff_held or {}).get(cutoff)
+        if found is None:
+            return None
+        turns, sessions = found
+    elif rule == PER_CUTOFF or point.ranked_held is None or point.ranked_held_sessions is None:
+        return None
+    else:
+        turns, sessions = point.ranked_held, point.ranked_held_sessions
+    if level == "turn":
+        return [tuple(group) for group in turns]
+    seen: set[str] = set()
+    groups = []
+    for group in sessions:
+        new = tuple(s for s in group if s not in seen)
+        if new:  # a record of sessions already seen takes no rank, as a repeated session takes none
+            seen.update(new)
+            groups.append(new)
+    return groups
+
+
+def held_ranks(evidence: frozenset[Hashable], groups: Iterable[Sequence[Hashable]]) -> list[int]:
+    """The 1-based rank of the first record holding each evidence item it holds, in order (a record holding
+    several gives its rank once for each)."""
+    seen: set[Hashable] = set()
+    ranks = []
+    for rank, group in enumerate(groups, start=1):
+        for item in group:
+            if item in evidence and item not in seen:
+                seen.add(item)
+                ranks.append(rank)
+    return ranks
+
+
+def _ranks(
+    point: TestPointResult, cutoff: int, rule: str, level: str, evidence: frozenset[Hashable]
+) -> tuple[int, list[int]] | None:
+    """(the ranking's length, the ranks holding evidence) of the whole ranking ``cutoff`` reads; None: not recorded."""
+    groups = _held(point, cutoff, rule, level)
+    if groups is not None:
+        return len(groups), held_ranks(evidence, groups)
+    ranking = _ranking(point, cutoff, rule, level)
+    if ranking is None:
+        return None
+    return len(ranking), relevant_ranks(evidence, ranking)
 
 
 def retrieved_at(point: TestPointResult, cutoff: int, rule: str, level: str) -> list[Hashable | None] | None:
@@ -139,7 +216,8 @@ def _ndcg(gain: Callable[[int], float]) -> Score:
     def score(ranks: Sequence[int], evidence: int, depth: int) -> float:
         best = ideal(min(evidence, depth))
         # An empty list cut at depth 0 (a whole list with nothing in it) has no ideal; LongMemEval scores it 0.
-        return sum(gain(rank) for rank in ranks) / best if best else 0.0
+        # Capped: a record holding several evidence items can beat the ideal of one item a rank.
+        return min(1.0, sum(gain(rank) for rank in ranks) / best) if best else 0.0
 
     return score
 
@@ -152,6 +230,47 @@ POINT_METRICS: dict[str, Score] = {
     "ndcg_any": _ndcg(_trec_gain),
     "ndcg_any_lme": _ndcg(_lme_gain),
 }
+
+
+def record_items(point: TestPointResult, level: str, records: int, k: int) -> list[tuple[Hashable, ...]] | None:
+    """Per record of the run's first ``records`` (the records it kept: within k, or a whole list), the items it holds
+    at ``level`` (turns, or their sessions); None: the ranking was not recorded."""
+    if point.ranked_held is not None and point.ranked_held_sessions is not None:
+        held = point.ranked_held if level == "turn" else point.ranked_held_sessions
+        return [tuple(group) for group in held[:records]]
+    if point.cutoff_rankings is not None:
+        ranking = point.cutoff_rankings.get(k)
+        if ranking is None:
+            return None
+        turns, sessions = ranking
+    elif point.ranked_turns is None or point.ranked_sessions is None:
+        return None
+    else:
+        turns, sessions = point.ranked_turns, point.ranked_sessions
+    items = turns if level == "turn" else sessions
+    return [() if item is None else (item,) for item in items[:records]]
+
+
+def budget_value(
+    point: TestPointResult, record_tokens: Sequence[int], k: int, level: str, budget: int, name: str
+) -> float | None:
+    """``recall_any`` or ``recall_frac`` of the records that fit in ``budget`` tokens: the run's records (never
+    past k) in rank order while their tokens add up to at most ``budget``; the record that would cross it does not
+    count. None without evidence at ``level`` or without a recorded ranking."""
+    evidence = evidence_at(point, level)
+    if not evidence:
+        return None
+    groups = record_items(point, level, len(record_tokens), k)
+    if groups is None:
+        return None
+    found: set[Hashable] = set()
+    spent = 0
+    for group, tokens in zip(groups, record_tokens, strict=False):
+        spent += tokens
+        if spent > budget:
+            break
+        found.update(item for item in group if item in evidence)
+    return float(bool(found)) if name == "recall_any" else len(found) / len(evidence)
 
 
 def ndcg_any(evidence: frozenset[Hashable], items: Sequence[Hashable | None], cutoff: int) -> float:
@@ -180,18 +299,14 @@ def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> d
         evidence = evidence_at(point, level)
         if not evidence:
             continue
-        shared = None if point.cutoff_rankings is not None else _ranking(point, 0, rule, level)
-        shared_ranks = None if shared is None else relevant_ranks(evidence, shared)
+        shared = None if point.cutoff_rankings is not None else _ranks(point, 0, rule, level, evidence)
         for cutoff in cutoffs:
-            if shared is not None:
-                ranking, ranks = shared, shared_ranks
-            else:
-                ranking = _ranking(point, cutoff, rule, level)
-                if ranking is None:
-                    continue
-                ranks = relevant_ranks(evidence, ranking)
+            found = shared if shared is not None else _ranks(point, cutoff, rule, level, evidence)
+            if found is None:
+                continue
+            length, ranks = found
             # A whole list (full_history) is compared with an ideal of the same depth: nothing it holds is cut off.
-            depth = len(ranking) if rule == WHOLE_LIST else cutoff
+            depth = length if rule == WHOLE_LIST else cutoff
             values[level, cutoff] = _scores(tuple(r for r in ranks if r <= depth), len(evidence), depth)
     return values
 

@@ -21,7 +21,8 @@ Additions (new keys; the definitions above keep their meaning):
   rank; the records keep their own boundaries here.)
 * **evidence any / all** (test points with ``evidence_turns`` only): at least
   one / every evidence turn is among the retrieved records, matched by turn
-  identity (``evals.model.turn_refs``), not by text.
+  identity (``evals.model.turn_refs``), not by text; a record naming several
+  turns (``Record.turns``) holds each of them.
 
 :func:`match` is the rule; :func:`score_point` applies it to a test point,
 and everything else (the run's scores, the store reading old rows, an import,
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evals.judge.retrieval import POINT_METRICS, evidence_at, relevant_ranks
+from evals.judge.retrieval import POINT_METRICS, evidence_at, held_ranks, relevant_ranks
 from evals.model.results import AnswerRun, RunResult, TestPointResult
 from evals.model.tokens import TokenCounter
 
@@ -121,10 +122,16 @@ def evidence_hits(point: TestPointResult) -> tuple[bool | None, bool | None]:
     if not point.evidence_turns or point.retrieved_turns is None:
         return None, None
     evidence = evidence_at(point, "turn")
-    ranks = relevant_ranks(evidence, point.retrieved_turns)
     depth = len(point.retrieved_turns)
+    held = _held_at_k(point, depth)
+    ranks = relevant_ranks(evidence, point.retrieved_turns) if held is None else held_ranks(evidence, held)
     found_any, found_all = (bool(POINT_METRICS[name](ranks, len(evidence), depth)) for name in ("recall_any", "recall_all"))
     return found_any, found_all
+
+
+def _held_at_k(point: TestPointResult, depth: int) -> list[list[int]] | None:
+    """The turns each of the run's records holds, when some record holds several (None: one turn a record)."""
+    return None if point.ranked_held is None else point.ranked_held[:depth]
 
 
 def score_point(point: TestPointResult, record_tokens: list[int], *, hit: bool | None = None) -> PointScore:

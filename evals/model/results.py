@@ -83,6 +83,13 @@ class TestPointResult(BaseModel):
     cutoff_tokens: dict[int, int] | None = None
     # A strategy asked once per cutoff (not prefix-stable): each cutoff's own ranking of turns and sessions.
     cutoff_rankings: dict[int, tuple[list[int | None], list[str | None]]] | None = None
+    # Records that hold several turns (a session, a chunk, a fact citing its sources; Record.turns): per rank of
+    # ranked_turns, every turn the record holds and their sessions (first seen first). None when no record of the
+    # point names more than one turn: then ranked_turns says it all, and every figure reads it as before.
+    ranked_held: list[list[int]] | None = None
+    ranked_held_sessions: list[list[str]] | None = None
+    # The same per cutoff, for a strategy asked once per cutoff (cutoff_rankings).
+    cutoff_held: dict[int, tuple[list[list[int]], list[list[str]]]] | None = None
 
     @field_serializer("retrieved_records", mode="wrap")
     def _records(self, records: Any, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -102,6 +109,8 @@ class ConversationResult(BaseModel):
     # What the memory held when the conversation ended (a strategy with evals.strategies.Footprint).
     held_records: int | None = None
     held_tokens: int | None = None
+    # How many sessions (else turns) the memory was given: a k that reaches it returns everything (issue 40).
+    session_count: int | None = None
 
 
 class CallTimings(BaseModel):
@@ -145,6 +154,9 @@ class RunResult(BaseModel):
     cutoff_rule: str = "prefix"
     # The published benchmark the corpus declares (benchmark.json): which headline rule judges the run.
     benchmark: str | None = None
+    # Retrievals that returned more records than asked for (cut to the depth asked; never scored past it).
+    # None: not counted (a run read back from the store keeps it as the metric retrievals_over_k).
+    long_retrievals: int | None = None
 
     def as_stored(self) -> RunResult:
         """This run as the store gives it back: what was measured rather than retrieved (call timings,
@@ -154,12 +166,13 @@ class RunResult(BaseModel):
                 update={
                     "held_records": None,
                     "held_tokens": None,
+                    "session_count": None,
                     "test_points": [p.model_copy(update={"cutoff_tokens": None}) for p in c.test_points],
                 }
             )
             for c in self.conversations
         ]
-        return self.model_copy(update={"timings": None, "conversations": conversations})
+        return self.model_copy(update={"timings": None, "long_retrievals": None, "conversations": conversations})
 
 
 def answer_identity(

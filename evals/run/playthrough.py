@@ -17,8 +17,16 @@ strategy, the call and where in the corpus it happened, and what it returns
 is checked before anything is kept. ``retrieve`` must return a list (or
 tuple) of ``str`` or :class:`Record`, text without lone surrogates; a
 retrieval is cut to the depth asked for (a strategy that returns more is
-warned about once per run), except for a strategy that declares it ignores
-``k`` (full_history, the oracle), whose whole list every metric reads.
+warned about once per run, and the run counts how often: ``long_retrievals``),
+except for a strategy that declares it ignores ``k`` (full_history, the
+oracle), whose whole list every metric reads. Records past the depth asked are
+never seen by any figure.
+
+A :class:`Record` may name every turn it holds (``turns``: a session, a chunk,
+a fact citing its sources); each must be an earlier turn. The ranking then
+keeps, per rank, the turns the record holds and their sessions
+(``ranked_held``), and the evidence they hold is credited
+(:mod:`evals.judge.retrieval`).
 """
 
 from __future__ import annotations
@@ -33,14 +41,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evals.errors import EvalsError
-from evals.judge.retrieval import sessions_of
+from evals.judge.retrieval import held_sessions, sessions_of
 from evals.model.corpus import Conversation, Corpus, TestPoint
 from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.model.turn_refs import TurnLookup, locate_records
 from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
-from evals.strategies.base import READS_LABELS, is_turn_number, lone_surrogate
+from evals.strategies.base import READS_LABELS, held_turns, is_turn_number, lone_surrogate
 from evals.strategies.summary_buffer import fold_summaries
 
 __all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus", "recorded_cutoffs"]
@@ -125,6 +133,7 @@ def play_corpus(
         started_at=started_at,
         duration_s=time.perf_counter() - clock,
         conversations=conversations,
+        long_retrievals=player.long_retrievals,
     )
 
 
@@ -157,6 +166,7 @@ class _Player:
         # 100 LongMemEval_m haystacks makes 500,000 adds). Read as sequences of int, as lists are.
         self.timings = CallTimings.model_construct(add_ns=array("q"), retrieve_ns=array("q"), retrieve_held=array("q"))
         self.warned_long = False  # a retrieval longer than asked for is warned about once per run
+        self.long_retrievals = 0  # ... and counted, every time (RunResult.long_retrievals)
         self.numbers: list[int] = []  # turn numbers, one object each for the whole run (see _turns_of)
         self.conversation: Conversation | None = None  # the one being played
         self.recorded: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # its recorded turns, once needed
@@ -187,6 +197,7 @@ class _Player:
             conversation_id=conversation.id,
             description=conversation.description,
             turn_count=len(conversation.turns),
+            session_count=_session_count(conversation),
         )
         lookup: TurnLookup | None = None
         self.conversation, self.recorded = conversation, None
@@ -272,6 +283,7 @@ class _Player:
                 f"of str or Record, at {where}"
             )
         if len(retrieved) > depth and self.rule != WHOLE_LIST:
+            self.long_retrievals += 1
             if not self.warned_long:
                 self.warned_long = True
                 log.warning(
@@ -312,6 +324,14 @@ class _Player:
         )
         if lookup is not None:
             turns = {depth: _source_turns(found, self._turns_of(texts[depth], lookup, index)) for depth, found in lists.items()}
+            held = {depth: h for depth, found in lists.items() if (h := _held(found, turns[depth])) is not None}
+            if held:
+                with_sessions = {depth: (h, held_sessions(h, sessions)) for depth, h in held.items()}
+                if rule == PER_CUTOFF:
+                    point.cutoff_held = {depth: with_sessions.get(depth, _one_each(turns[depth], sessions)) for depth in turns}
+                    point.ranked_held, point.ranked_held_sessions = point.cutoff_held[k]  # the records at k
+                else:
+                    point.ranked_held, point.ranked_held_sessions = with_sessions[depths[-1]]
             if test.evidence_turns:
                 deepest = turns[depths[-1]]
                 # The same list as the ranking below when it is as long (full_history's every turn, 5,000 a
@@ -435,11 +455,17 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
             if isinstance(record, str):
                 texts.append(record)
             elif isinstance(record, Record) and isinstance(record.text, str):
-                if record.turn is not None and not (is_turn_number(record.turn) and 0 <= record.turn < before):
+                if not isinstance(record.turns, tuple | list):
                     raise StrategyError(
-                        f"strategy {strategy}: retrieve() returned a record naming source turn {record.turn!r:.40}, "
-                        f"which is not an earlier turn (0..{before - 1}), at {where}"
+                        f"strategy {strategy}: retrieve() returned a Record whose turns are {kind_of(record.turns)}, "
+                        f"not a tuple of turn numbers, at {where}"
                     )
+                for named in (record.turn, *record.turns):
+                    if named is not None and not (is_turn_number(named) and 0 <= named < before):
+                        raise StrategyError(
+                            f"strategy {strategy}: retrieve() returned a record naming source turn {named!r:.40}, "
+                            f"which is not an earlier turn (0..{before - 1}), at {where}"
+                        )
                 texts.append(record.text)
             elif isinstance(record, Record):
                 raise StrategyError(
@@ -463,7 +489,37 @@ def _texts(retrieved: list[Record | str] | tuple[Record | str, ...], strategy: s
 
 
 def _source_turns(retrieved: list[Record | str], by_text: list[int | None]) -> list[int | None]:
-    """Each record's turn: the one it names, else the one its text is (evals.model.turn_refs)."""
+    """Each record's turn: the one it names (its ``turn``, else the first of its ``turns``), else the one its
+    text is (evals.model.turn_refs)."""
     if all(type(r) is str for r in retrieved):  # texts name no turn: by_text as it is
         return by_text
-    return [r.turn if isinstance(r, Record) and r.turn is not None else t for r, t in zip(retrieved, by_text, strict=True)]
+    return [
+        (r.turn if r.turn is not None else held[0]) if isinstance(r, Record) and (held := held_turns(r)) else t
+        for r, t in zip(retrieved, by_text, strict=True)
+    ]
+
+
+def _held(retrieved: list[Record | str], turns: list[int | None]) -> list[list[int]] | None:
+    """Per record, every turn it holds (those it names, else the one it is), when some record names several;
+    None otherwise (the common case: ``turns`` says it all)."""
+    if all(type(r) is str or len(r.turns) < 2 for r in retrieved):
+        return None
+    out: list[list[int]] = []
+    for record, turn in zip(retrieved, turns, strict=True):
+        named = held_turns(record)
+        out.append(list(dict.fromkeys(named)) if named else [] if turn is None else [turn])
+    return out
+
+
+def _one_each(turns: list[int | None], sessions: list[str | None]) -> tuple[list[list[int]], list[list[str]]]:
+    """A cutoff's ranking of one-turn records in the held form (beside cutoffs whose records hold several)."""
+    held = [[] if t is None else [t] for t in turns]
+    return held, [[s] if t is not None and (s := sessions[t]) is not None else [] for t in turns]
+
+
+def _session_count(conversation: Conversation) -> int:
+    """How many sessions the memory is given (its recorded turns'), else how many turns: what a k reaching it
+    returns whole."""
+    recorded = [turn for turn in conversation.turns if turn.record]
+    sessions = {turn.session for turn in recorded if turn.session is not None}
+    return len(sessions) if sessions else len(recorded)

@@ -154,11 +154,15 @@ def point_view(
     refs = list(refs) if len(refs) == len(records) else [None] * len(records)
     all_history = _records_are_history(refs, ti)
 
+    # A record holding several turns (Record.turns) holds each of them at its rank.
+    held = [list(group) if len(group) > 1 else [] for group in (point.ranked_held or [])[: len(records)]]
+    held += [[] for _ in range(len(records) - len(held))]
     rank_of_turn: dict[int, int] = {}
     if not all_history:
-        for rank, ref in enumerate(refs, start=1):
-            if ref is not None and ref not in rank_of_turn:
-                rank_of_turn[ref] = rank
+        for rank, (ref, group) in enumerate(zip(refs, held, strict=True), start=1):
+            for turn in group or ([ref] if ref is not None else []):
+                if turn not in rank_of_turn:
+                    rank_of_turn[turn] = rank
     # Under an evidence rule the answer's place is what the corpus labels, not where a keyword occurs
     # (a keyword scan there calls hundreds of answerable LoCoMo questions unanswerable).
     evidence_turns = sorted(t for t in point.evidence_turns if 0 <= t < ti) if by_evidence else text.turns_holding(needles, ti)
@@ -204,9 +208,10 @@ def point_view(
                     omitted=shown.omitted,
                     length=shown.length,
                     href=link(ref) if ref is not None else "",
-                    evidence=ref is not None and ref in evidence_set,
+                    evidence=(ref is not None and ref in evidence_set) or any(t in evidence_set for t in held[rank - 1]),
                     label=_name(text, ref),
                     date=_date(text, ref),
+                    holds=[(t, link(t)) for t in held[rank - 1]],
                 )
             )
         # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.

@@ -573,6 +573,8 @@ class RecordView:
     evidence: bool = False  # the turn is one of the test point's evidence turns
     label: str = ""  # the benchmark's own name of the turn (LoCoMo's D1:12; "" where it has none)
     date: str = ""  # the turn's session date, as the benchmark writes it ("" where it gives none)
+    # A record holding several turns (a session, a chunk; Record.turns): (turn, href) of each, in order ([]: one or none).
+    holds: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed

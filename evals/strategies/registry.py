@@ -153,6 +153,9 @@ class StrategySpec:
     # retrieve(q, k) == retrieve(q, K)[:k] for k < K, so every cutoff is read off one retrieval at the
     # largest; a strategy that cannot promise it says False and is asked once per cutoff instead.
     prefix_stable: bool = True
+    # Its records are rewritten (facts an LLM drew from the turns: mem0 infer=true), so a record's text need not
+    # contain the turns it names; `evals check-strategy` then does not hold it to that (issue 40).
+    derived_records: bool = False
     requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
     extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr

@@ -25,7 +25,7 @@ from pydantic_core import PydanticCustomError
 from evals.benchmarks.facts import ProtocolName
 from evals.io import jsonfile
 from evals.judge.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
-from evals.judge.retrieval import sessions_of
+from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, score_point
 from evals.model.corpus import Conversation, Label, Reference, corpus_digest, known_benchmark
 from evals.model.costs import MAX_PRICE
@@ -420,6 +420,8 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
             if point.evidence_turns:
                 claimed = point.retrieved_turns
                 point.retrieved_turns = record_turns(point.retrieved_records, lookup, point.turn_index)
+                if claimed != point.retrieved_turns and _holds(point, claimed):
+                    point.retrieved_turns = claimed  # records naming the turns they hold (issue 40), checked against them
                 if claimed != point.retrieved_turns:
                     raise StoreError(f"{where}, turn {point.turn_index}: retrieved_turns does not match the retrieved records")
             scored.append(score_point(point, score.record_tokens, hit=score.hit))
@@ -484,6 +486,14 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
     )
 
 
+def _holds(point: TestPointResult, claimed: list[int | None] | None) -> bool:
+    """Whether each record's claimed turn is one of the turns the point says that record holds (``ranked_held``)."""
+    held = point.ranked_held
+    if held is None or claimed is None or len(claimed) != len(point.retrieved_records) or len(claimed) > len(held):
+        return False
+    return all(turn in group if turn is not None else not group for turn, group in zip(claimed, held, strict=False))
+
+
 def _check_sessions(point: TestPointResult, listed: list[str], sessions: list[str | None], where: str) -> None:
     """The point's evidence and ranked sessions are what the conversation gives, as a run sets them
     (evals.run.playthrough): they decide the session-level metrics, so a file's claim is checked, not taken."""
@@ -495,6 +505,11 @@ def _check_sessions(point: TestPointResult, listed: list[str], sessions: list[st
             raise StoreError(f"{where}: ranked_turns names a turn the conversation does not have")
         if point.ranked_sessions != [sessions[t] if t is not None else None for t in point.ranked_turns]:
             raise StoreError(f"{where}: ranked_sessions does not match the ranked turns' sessions; the file was altered")
+    if point.ranked_held is not None:
+        if not all(0 <= t < len(sessions) for group in point.ranked_held for t in group):
+            raise StoreError(f"{where}: ranked_held names a turn the conversation does not have")
+        if point.ranked_held_sessions != held_sessions(point.ranked_held, sessions):
+            raise StoreError(f"{where}: ranked_held_sessions does not match the held turns' sessions; the file was altered")
 
 
 def _measured(name: str, rule: str | None = None) -> bool:

@@ -91,6 +91,9 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
     if point.ranked_turns is not None:  # measured at several cutoffs: the ranking every cutoff reads
         out["ranked_turns"] = list(point.ranked_turns)
         out["ranked_sessions"] = point.ranked_sessions
+    if point.ranked_held is not None:  # records holding several turns: per rank, the turns and sessions each holds
+        out["ranked_held"] = point.ranked_held
+        out["ranked_held_sessions"] = point.ranked_held_sessions
     return out
 
 

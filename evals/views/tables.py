@@ -202,6 +202,9 @@ HASH_EXPLANATION = (
 # dated snapshot of the undated name asked is the same model): its figures are that other model's.
 SERVED_LABEL = "served model differs"
 CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
+# Fair play (issue 40): a k that reaches every session of a conversation bypasses retrieval; a strategy that
+# returned more records than asked for was cut to the depth asked (records past k are never scored).
+K_REACHES_ALL, OVER_K = "k_reaches_all", "over_k"
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,35 @@ def caveats(summary: RunSummary) -> list[Caveat]:
         out.append(Caveat(HASH_EMBEDDER, HASH_LABEL, why))
     if why := served_caveat(summary):
         out.append(Caveat(SERVED_MODEL, SERVED_LABEL, why))
+    if why := reach_caveat(summary):
+        out.append(Caveat(K_REACHES_ALL, f"k={summary.k} reaches all", why))
+    if why := over_k_caveat(summary):
+        out.append(Caveat(OVER_K, "returned more than k", why))
     return out
+
+
+def reach_caveat(summary: RunSummary) -> str:
+    """Why this run's k bypasses retrieval ("" when it does not, is a ceiling already, or was not measured)."""
+    found = (getattr(summary, "metrics", None) or {}).get("k_reaches_all")
+    if found is None or not found.value or ceiling(summary):
+        return ""
+    return (
+        f"k={summary.k} reaches every session (or, without sessions, every turn) of {round(found.value)} of its "
+        f"{found.n} conversations: there k records can return everything the memory holds, so retrieval is bypassed "
+        "and the figure says little about the memory."
+    )
+
+
+def over_k_caveat(summary: RunSummary) -> str:
+    """How often the strategy returned more records than asked for ("" never, or not counted)."""
+    found = (getattr(summary, "metrics", None) or {}).get("retrievals_over_k")
+    if found is None or not found.value:
+        return ""
+    calls = f" of {found.n}" if found.n else ""
+    return (
+        f"{round(found.value)}{calls} retrievals returned more records than asked for; each was cut to the depth asked, "
+        "and records past k are never scored."
+    )
 
 
 # -- costs of the LLM requests (evals.model.costs) ------------------------------------------------------------------

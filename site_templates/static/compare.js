@@ -63,6 +63,13 @@
           if (row[1]) item.appendChild(el("small", null, " " + row[1]));
           item.appendChild(el("span", "tag" + (isEvidence ? "" : " plain"), isEvidence ? "evidence" : "not evidence"));
           item.appendChild(el("div", "txt", row[2]));
+        } else if (Array.isArray(ref)) {  // a record holding several turns: [its start, the turns it holds]
+          var held = ref[1].some(function (t) { return evidence.indexOf(t) >= 0; });
+          item.className = held ? "evi" : "";
+          item.setAttribute("data-evidence", held ? "yes" : "no");
+          item.appendChild(el("b", null, "holds turns " + ref[1].join(", ")));
+          item.appendChild(el("span", "tag" + (held ? "" : " plain"), held ? "holds evidence" : "not evidence"));
+          item.appendChild(el("div", "txt", ref[0]));
         } else {
           item.setAttribute("data-evidence", "no");
           item.appendChild(el("b", null, "not a turn"));

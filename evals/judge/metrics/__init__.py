@@ -27,7 +27,8 @@ gives; none of them scores a test point itself.
 
 The package holds one module per family, imported here in declaration order (the order of the columns):
 ``_registry`` (what a metric is, the decorators, each point's values and their aggregates, the retrieval
-metrics' keys), ``_retrieval``, ``_answers``, ``_costs``, ``_repeats`` (the judge asked again), ``_latency``
+metrics' keys), ``_retrieval``, ``_fair`` (recall at context budgets, retrievals over k, a k reaching every
+session), ``_answers``, ``_costs``, ``_repeats`` (the judge asked again), ``_latency``
 (and the memory's footprint) and ``_rows`` (the result JSON's blocks). Import every name from here.
 """
 
@@ -74,6 +75,7 @@ from evals.judge.metrics._retrieval import (
     strict_recall,
     tokens_per_test_point,
 )
+from evals.judge.metrics._fair import BUDGETS, budget_key, k_reaches_all, retrievals_over_k
 from evals.judge.metrics._answers import (
     answer_abstention_accuracy,
     answer_accuracy,
@@ -114,6 +116,7 @@ from evals.judge.metrics._rows import (
 
 __all__ = [
     "ALL",
+    "BUDGETS",
     "COUNT",
     "HEADLINE",
     "Kind",
@@ -144,6 +147,7 @@ __all__ = [
     "answer_task_averaged",
     "answer_unparsed",
     "answer_values_by_category",
+    "budget_key",
     "compute_metrics",
     "cost_values",
     "declared",
@@ -151,6 +155,7 @@ __all__ = [
     "evidence_recall_all",
     "evidence_recall_any",
     "grouped",
+    "k_reaches_all",
     "keyword_accuracy",
     "latency_block",
     "latency_by_size",
@@ -171,6 +176,7 @@ __all__ = [
     "retrieval_key",
     "retrieval_metrics",
     "retrieval_rows",
+    "retrievals_over_k",
     "strict_recall",
     "tokens_per_correct",
     "tokens_per_test_point",

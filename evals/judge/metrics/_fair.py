@@ -1,0 +1,99 @@
+"""Equal footing (issue 40): recall at fixed context budgets, how often a strategy returned more than it was
+asked for, and a k that reaches every session of a conversation.
+
+**Budgets.** Memories whose records differ in size (a turn against a whole session) are not compared fairly
+at an equal k: ten session documents are twenty times the context of ten turns. At a budget of B tokens a
+run is read as the reader would get it: its records in rank order while their tokens (cl100k_base, on the
+record's text) add up to at most B. The record that would cross the budget does not count: the budget is
+the context a reader is given, a record cut there may lose the evidence, and counting it would let one
+record of any size pass every budget. Only the records the run kept are read (never past k: records past k
+are never scored), so a budget that k records do not fill reads those k; where that is so for a run, its
+budget figure is bounded by its k, not by the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evals.judge.metrics._registry import COUNT, MEAN, PROPORTION, MetricValue, Point, ScoredRun, metric, point_metric
+from evals.judge.retrieval import budget_value
+from evals.model.results import WHOLE_LIST
+
+BUDGETS = (256, 1024, 4096)  # tokens of context
+BUDGET_SUFFIX = "tok"
+
+
+def budget_key(name: str, level: str, budget: int) -> str:
+    """``turn.recall_any@1024tok``: the metric ``name`` at ``level`` within ``budget`` tokens."""
+    return f"{level}.{name}@{budget}{BUDGET_SUFFIX}"
+
+
+def _at_budget(name: str, level: str, budget: int) -> Callable[[Point], float | None]:
+    return lambda point: budget_value(point.result, point.score.record_tokens, point.k, level, budget, name)
+
+
+_WHAT = {
+    "recall_any": "Share of test points with evidence where some evidence item is",
+    "recall_frac": "Mean fraction of a test point's evidence items",
+}
+
+for _level in ("turn", "session"):
+    for _name, _kind in (("recall_any", PROPORTION), ("recall_frac", MEAN)):
+        for _budget in BUDGETS:
+            point_metric(
+                budget_key(_name, _level, _budget),
+                label=f"{'session ' if _level == 'session' else ''}{_name} @{_budget:,} tokens",
+                kind=_kind,
+                higher_is_better=True,
+                optional=True,
+                presence=_level,
+                level=_level,
+                # The leaderboard shows turn-level recall_any at each budget; the rest are on the run page and in downloads.
+                leaderboard=_level == "turn" and _name == "recall_any",
+                description=(
+                    f"{_WHAT[_name]} among the records that fit in {_budget:,} tokens of context "
+                    "(records in rank order, within k, until the next would pass the budget; that one does not count). "
+                    f"At {_level} level."
+                ),
+            )(_at_budget(_name, _level, _budget))
+
+
+# -- fair play ---------------------------------------------------------------------------------
+
+
+@metric(
+    "retrievals_over_k",
+    label="retrievals over k",
+    kind=COUNT,
+    higher_is_better=False,
+    optional=True,
+    leaderboard=False,
+    description="How many retrievals returned more records than asked for (cut to the depth asked: records past it are "
+    "never scored). A strategy that declares it ignores k (full_history) is not counted.",
+)
+def retrievals_over_k(run: ScoredRun) -> MetricValue | None:
+    found = run.run.long_retrievals if run.run is not None else None
+    if found is None:
+        return None  # read back or imported: the stored value stands
+    return MetricValue(found, len(run.run.timings.retrieve_ns) if run.run.timings is not None else 0)
+
+
+@metric(
+    "k_reaches_all",
+    label="conversations k reaches whole",
+    kind=COUNT,
+    higher_is_better=False,
+    optional=True,
+    leaderboard=False,
+    description="How many conversations have no more sessions (or, without sessions, turns) than the run's k: there "
+    "k records can return every session, so retrieval is bypassed.",
+)
+def k_reaches_all(run: ScoredRun) -> MetricValue | None:
+    if run.run is None:
+        return None
+    counts = [c.session_count for c in run.run.conversations]
+    if not counts or any(c is None for c in counts):
+        return None  # read back or imported: the stored value stands
+    if run.run.cutoff_rule == WHOLE_LIST:
+        return MetricValue(len(counts), len(counts))  # a whole list returns everything at any k
+    return MetricValue(sum(c <= run.run.k for c in counts), len(counts))

@@ -1,0 +1,42 @@
+"""A test-only strategy whose records are whole sessions: each record holds every turn of one session
+(``Record(text, turns=...)``), its text the session's turns joined, newest session first.
+
+Like MemPalace's raw session documents: evidence it holds is credited by the turns each record names
+(tests/test_held_turns.py). Referenced as ``session_documents:SPEC`` with tests/plugins on the path.
+"""
+
+from __future__ import annotations
+
+from evals.strategies import Record, spec_from_factory
+
+
+class SessionDocuments:
+    name = "session_documents"
+
+    def __init__(self, *, name_turns: bool = True) -> None:
+        self.name_turns = name_turns
+        self.sessions: dict[str, list[tuple[int, str]]] = {}
+
+    def add(self, role: str, content: str, *, turn: int, session: str | None = None) -> None:
+        self.sessions.setdefault(session or f"turn {turn}", []).append((turn, content))
+
+    def retrieve(self, query: str, k: int) -> list[Record]:
+        newest = list(self.sessions.values())[::-1][:k]
+        return [
+            Record("\n".join(text for _, text in turns), turns=tuple(t for t, _ in turns) if self.name_turns else ())
+            for turns in newest
+        ]
+
+    def context_for(self, query: str, k: int) -> list[dict[str, str]]:
+        return [{"role": "user", "content": record.text} for record in self.retrieve(query, k)]
+
+    def reset(self) -> None:
+        self.sessions.clear()
+
+
+def make(name_turns: bool = True) -> SessionDocuments:
+    """Whole sessions as records, newest first; ``name_turns=False`` names none (text only)."""
+    return SessionDocuments(name_turns=name_turns)
+
+
+SPEC = spec_from_factory("session_documents", make)
