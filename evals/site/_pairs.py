@@ -18,6 +18,7 @@ fetched, so a page works from ``file://`` as well as on GitHub Pages and from ``
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -60,9 +61,15 @@ def points_data(digest: str) -> str:
     return f"{corpus_dir(digest)}/points.js"
 
 
+# What counts as a space in an id, spelt out so static/compare.js splits the same way: Python's str.isspace()
+# and JavaScript's \s disagree on \x1c-\x1f, \x85 (Python's) and U+FEFF (JavaScript's), so each takes both.
+ID_SPACES = "\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_ID_SPACE = re.compile(f"[{ID_SPACES}]+")
+
+
 def flip_anchor(conversation_id: str, turn: int) -> str:
-    """A flipped question's id on a compare page: ``tp-<conversation>-<turn>`` (whitespace made ``_``)."""
-    return "tp-" + "_".join(conversation_id.split()) + f"-{turn}"
+    """A flipped question's id on a compare page: ``tp-<conversation>-<turn>`` (each run of spaces made ``_``)."""
+    return "tp-" + "_".join(part for part in _ID_SPACE.split(conversation_id) if part) + f"-{turn}"
 
 
 def _clip(text: str, size: int = SNIPPET) -> str:

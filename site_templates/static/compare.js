@@ -75,9 +75,11 @@
     if (entry.length > 3) {
       var answer = el("div", "answer");
       var judged = entry[4];
-      var label = judged === "correct" ? "correct" : judged === "wrong" ? "incorrect" : judged === "unparsed" ? "UNPARSED" : "not judged";
+      // As the drill-down badges a verdict (site_templates/_partials.html): an unparsed reply counts as not correct.
+      var label = { correct: "correct", wrong: "incorrect", unparsed: "UNPARSED", partial: "partial" }[judged] || "not judged";
+      var tone = { correct: "hit", wrong: "miss", unparsed: "miss" }[judged] || "";
       var title = el("h5", null, "Answer ");
-      title.appendChild(el("span", "badge " + (judged === "correct" ? "hit" : judged === "wrong" ? "miss" : ""), label));
+      title.appendChild(el("span", "badge " + tone, label));
       answer.appendChild(title);
       answer.appendChild(el("blockquote", "txt", entry[3]));
       box.appendChild(answer);
@@ -85,9 +87,11 @@
     return box;
   }
 
-  // The id a compare page gives a test point (evals.site._pairs.flip_anchor).
+  // The id a compare page gives a test point (evals.site._pairs.flip_anchor), splitting on the same
+  // characters (its ID_SPACES: Python's and JavaScript's spaces both, which differ on \x1c-\x1f, \x85, U+FEFF).
+  var SPACES = /[\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/;
   function anchor(cid, turn) {
-    return "tp-" + cid.split(/\s+/).filter(Boolean).join("_") + "-" + turn;
+    return "tp-" + cid.split(SPACES).filter(Boolean).join("_") + "-" + turn;
   }
 
   function draw() {
