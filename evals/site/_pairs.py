@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from evals.analysis.compare import Comparison, compare_runs
+from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import verdicts
 from evals.judge.metrics import ScoredRun, point_values
 from evals.judge.stats import mcnemar_exact
@@ -33,7 +34,6 @@ from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import PairCategory, PairFlip, PairPage, PairRun
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
-from evals.site._turn_ids import TurnIds
 from evals.site._views import settings_text
 from evals.store import RunSummary, StoredRun
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
@@ -124,8 +124,9 @@ class PairsPublisher(Publisher):
         its name, its date, its start], …]]}}``."""
         found: dict[str, dict[str, Any]] = {}
         sessions = corpus.sessions()
+        benchmark = next((s.benchmark for s in site.latest if s.corpus_digest == corpus.digest), None)
         for cid, _, _, contents, points in corpus.conversations():
-            ids = TurnIds(*sessions.get(cid, (None, None)))
+            ids = TurnIds(*sessions.get(cid, (None, None)), benchmark=benchmark)
             found[cid] = {
                 str(p["turn_index"]): [
                     p["question"],
@@ -170,7 +171,7 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
         for index, conversation in enumerate(part.run.conversations):
             cid = conversation.conversation_id
             contents = [text for _, text in part.transcripts.get(cid, [])]
-            ids = TurnIds(part.sessions.get(cid), part.dates.get(cid))
+            ids = TurnIds(part.sessions.get(cid), part.dates.get(cid), s.benchmark)
             refs_of = part.record_turns.get(cid, [])
             answers = part.answers.points[index] if part.answers is not None else None
             seen = turns.setdefault(cid, {})
