@@ -41,7 +41,8 @@ def _page(folder: Path, points: list[tuple[str, int, str]]) -> str:
     html = (
         '<!doctype html><html><head><meta charset="utf-8"><script src="data.js" defer></script>'
         '<script src="static/compare.js" defer></script></head><body>'
-        f'<div id="pair" data-a="A" data-b="B" data-corpus="c0ffee" data-root="">{sections}</div></body></html>'
+        f'<div id="pair" data-a="A" data-b="B" data-corpus="c0ffee" data-root="">{sections}</div>'
+        '<button id="flip-more" hidden></button></body></html>'
     )
     (folder / "page.html").write_text(html, encoding="utf-8")
     return "page.html"
@@ -66,3 +67,16 @@ def test_item12_ids_with_unusual_spaces_are_drawn(tmp_path: Path, serve, browser
     page.wait_for_selector("#pair[data-drawn]")
     drawn = page.evaluate("() => [...document.querySelectorAll('section.flip')].map(s => !!s.querySelector('.sides'))")
     assert drawn == [True] * len(cids)
+
+
+@pytest.mark.browser
+def test_hundreds_of_flips_are_drawn_a_bounded_number_at_once(tmp_path: Path, serve, browser):
+    """Of 300 flipped questions, 25 are shown and drawn at first; "Show more" draws 25 more."""
+    page = browser.new_page()
+    page.goto(serve(tmp_path) + _page(tmp_path, [("conv-1", turn, "correct") for turn in range(300)]))
+    page.wait_for_selector("#pair[data-drawn]")
+    visible = "[...document.querySelectorAll('section.flip')].filter(s => !s.hidden).length"
+    count = f"() => [{visible}, document.querySelectorAll('.sides').length]"
+    assert page.evaluate(count) == [25, 25]
+    page.click("#flip-more")
+    assert page.evaluate(count) == [50, 50]

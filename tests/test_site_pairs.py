@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from helpers.html import parse
@@ -215,3 +216,65 @@ def test_a_pair_page_never_pans(pair_site: dict, pair_served: str, browser, widt
     page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
     page.wait_for_selector("#pair[data-drawn]")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+# -- narrowing the flips (issue 43) --------------------------------------------------------------
+
+
+def _categories(store: Path, run_id: str) -> dict[str, str]:
+    """Each test point's category, by its compare-page id."""
+    with Store.open(store, read_only=True) as opened:
+        stored = opened.get_run(run_id)
+    return {flip_anchor(c.conversation_id, p.turn_index): p.category for c in stored.run.conversations for p in c.test_points}
+
+
+def test_each_flip_carries_its_category(pair_site: dict):
+    """Each flipped question carries data-category: its test point's category in the corpus, beside data-flip."""
+    categories = _categories(pair_site["store"], pair_site["runs"]["bm25"])
+    flips = parse(_pair_page(pair_site, "bm25", "recency")).find_all("section", "flip")
+    assert flips and all(s.attrs["data-category"] == categories[s.attrs["id"]] for s in flips)
+
+
+def test_each_category_row_links_to_its_filtered_view(pair_site: dict):
+    """Each "Flips by category" row links to #category=<it>, and its two counts add &flip=a and &flip=b."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = page.find("table", "pair-categories").find("tbody").find_all("tr")
+    assert rows
+    for row in rows:
+        name, only_a, only_b = (td.find("a") for td in row.find_all("td")[:3])
+        view = f"#category={quote(name.text())}"
+        assert (name.attrs["href"], only_a.attrs["href"], only_b.attrs["href"]) == (view, f"{view}&flip=a", f"{view}&flip=b")
+
+
+@pytest.mark.browser
+def test_the_url_shows_one_category_and_one_direction(pair_site: dict, pair_served: str, browser):
+    """In Chromium, #category=X&flip=a shows exactly the flips of category X hit by A only, and the control says so."""
+    flips = parse(_pair_page(pair_site, "bm25", "recency")).find_all("section", "flip")
+    category = next(s.attrs["data-category"] for s in flips if s.attrs["data-flip"] == "a")
+    expected = [s.attrs["id"] for s in flips if s.attrs["data-category"] == category and s.attrs["data-flip"] == "a"]
+    page = browser.new_page()
+    page.goto(
+        pair_served
+        + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"]))
+        + f"#category={category}&flip=a"
+    )
+    page.wait_for_selector("#pair[data-drawn]")
+    shown = page.evaluate("() => [...document.querySelectorAll('section.flip')].filter(s => !s.hidden).map(s => s.id)")
+    chosen = page.evaluate("() => [...document.querySelectorAll('#flip-filter select')].map(s => s.value)")
+    assert shown == expected[:25] and chosen == [category, "a"]
+
+
+@pytest.mark.browser
+def test_choosing_a_category_keeps_it_in_the_url(pair_site: dict, pair_served: str, browser):
+    """In Chromium, choosing a category and a direction in the control puts them in the URL and shows only those."""
+    flips = parse(_pair_page(pair_site, "bm25", "recency")).find_all("section", "flip")
+    category = flips[-1].attrs["data-category"]
+    page = browser.new_page()
+    page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    page.select_option("#flip-filter [name=category]", category)
+    page.select_option("#flip-filter [name=flip]", "b")
+    assert page.evaluate("() => location.hash") == f"#category={quote(category)}&flip=b"
+    visible = "[...document.querySelectorAll('section.flip')].filter(s => !s.hidden)"
+    shown = page.evaluate(f"() => {visible}.map(s => [s.dataset.category, s.dataset.flip])")
+    assert all(item == [category, "b"] for item in shown)

@@ -907,6 +907,7 @@ class PairFlip:
     flip: str  # "a": only A hit; "b": only B hit
     anchor: str  # tp-<conversation>-<turn> (the rest, drawn with JavaScript, comes from the corpus's and runs' data files)
     question: str
+    category: str = "(none)"  # the benchmark's category or ability, as "Flips by category" names it
 
 
 @dataclass(frozen=True)

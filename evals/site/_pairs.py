@@ -259,7 +259,8 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
             fact = facts[flip.conversation_id, flip.turn_index]
             category = fact.category if fact.category is not None else "(none)"
             by_category[category][0 if letter == "a" else 1] += 1
-            flips.append(PairFlip(flip=letter, anchor=flip_anchor(flip.conversation_id, flip.turn_index), question=flip.question))
+            anchor = flip_anchor(flip.conversation_id, flip.turn_index)
+            flips.append(PairFlip(flip=letter, anchor=anchor, question=flip.question, category=category))
     categories = [
         PairCategory(name, only_a, only_b, p_value_text(mcnemar_exact(only_a, only_b)))
         for name, (only_a, only_b) in sorted(by_category.items(), key=lambda item: _category_key(item[0]))
