@@ -278,3 +278,33 @@ def test_choosing_a_category_keeps_it_in_the_url(pair_site: dict, pair_served: s
     visible = "[...document.querySelectorAll('section.flip')].filter(s => !s.hidden)"
     shown = page.evaluate(f"() => {visible}.map(s => [s.dataset.category, s.dataset.flip])")
     assert all(item == [category, "b"] for item in shown)
+
+
+def _run_page(pair_site: dict, name: str) -> Path:
+    return pair_site["site"] / "runs" / f"{pair_site['runs'][name]}.html"
+
+
+def test_a_run_pages_misses_carry_their_category(pair_site: dict):
+    """Each row of a run page's miss list carries its test point's category, as a column and as data-category."""
+    categories = _categories(pair_site["store"], pair_site["runs"]["recency"])
+    rows = parse(_run_page(pair_site, "recency")).find("table", id="miss-list").find("tbody").find_all("tr")
+    assert rows
+    for row in rows:
+        cells = row.find_all("td")
+        key = flip_anchor(cells[0].text(), int(cells[1].text()))
+        assert row.attrs["data-category"] == cells[2].text() == categories[key]
+
+
+@pytest.mark.browser
+def test_a_run_pages_misses_filter_by_the_category_in_the_url(pair_site: dict, pair_served: str, browser):
+    """In Chromium, a run page at #category=X lists only X's misses, and its by-category row links there."""
+    rows = parse(_run_page(pair_site, "recency")).find("table", id="miss-list").find("tbody").find_all("tr")
+    category = rows[-1].attrs["data-category"]
+    expected = sum(r.attrs["data-category"] == category for r in rows)
+    page = browser.new_page()
+    page.goto(pair_served + str(_run_page(pair_site, "recency").relative_to(pair_site["site"])) + f"#category={quote(category)}")
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('#miss-list tbody tr')].filter(r => !r.hidden).map(r => r.dataset.category)"
+    )
+    assert shown == [category] * expected
+    assert page.locator(f'a[href="#category={quote(category)}"]').count() == 1

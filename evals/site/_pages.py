@@ -378,6 +378,7 @@ class MissRow:
     question: str
     href: str  # the drill-down, at this test point
     suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
+    category: str = ""  # the benchmark's category or ability ("" for none), as the by-category table names it
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     question=p.question,
                     href=paths.test_point(s.run_id, cid, p.turn_index),
                     suspect=suspects.get(p.turn_index, ""),
+                    category=p.category or "",
                 )
                 for p, verdict in zip(conversation.test_points, split[index], strict=True)
                 if verdict == MISS
@@ -196,6 +197,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         question=p.question,
                         href=paths.test_point(s.run_id, cid, p.turn_index),
                         suspect=suspects.get(p.turn_index, ""),
+                        category=p.category or "",
                     )
                     for p, answer in zip(conversation.test_points, point_answers, strict=True)
                     if answer.correct is False
