@@ -308,3 +308,43 @@ def test_a_run_pages_misses_filter_by_the_category_in_the_url(pair_site: dict, p
     )
     assert shown == [category] * expected
     assert page.locator(f'a[href="#category={quote(category)}"]').count() == 1
+
+
+# -- the terminal says what the page says (issue 43) ---------------------------------------------
+
+
+def _compare(pair_site: dict, *args: str) -> str:
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    a, b = pair_site["runs"]["bm25"], pair_site["runs"]["recency"]
+    result = CliRunner().invoke(cli, ["compare", a, b, "--store", str(pair_site["store"]), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_compare_json_carries_the_pages_figures(pair_site: dict):
+    """`evals compare --format json` gives every per-category count and p, and the totals, the compare page gives."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = [[td.text() for td in tr.find_all("td")] for tr in page.find("table", "pair-categories").find("tbody").find_all("tr")]
+    found = json.loads(_compare(pair_site, "--format", "json"))
+    assert [[c["category"], str(c["only_a"]), str(c["only_b"]), c["p_text"]] for c in found["categories"]] == rows
+    strong = [s.text() for s in page.find("p", "pair-test").find_all("strong")]
+    assert strong[:3] == [str(found["only_a"]), str(found["only_b"]), found["p_text"]]
+    sections = page.find_all("section", "flip")
+    assert sorted(
+        (f["flip"], flip_anchor(f["conversation_id"], f["turn_index"]), f["category"]) for f in found["flips"]
+    ) == sorted((s.attrs["data-flip"], s.attrs["id"], s.attrs["data-category"]) for s in sections)
+
+
+def test_compare_prints_the_per_category_flips_as_the_page_names_them(pair_site: dict):
+    """`evals compare` prints "hit by A only"/"hit by B only" and one line per category with its counts and p."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = [[td.text() for td in tr.find_all("td")] for tr in page.find("table", "pair-categories").find("tbody").find_all("tr")]
+    out = _compare(pair_site)
+    assert "hit->miss" not in out and "hit by A only:" in out and "hit by B only:" in out
+    for name, only_a, only_b, p in rows:
+        assert re.search(
+            rf"^  {re.escape(name)}\s+{only_a} by A only, {only_b} by B only, McNemar p = {re.escape(p)}$", out, re.M
+        )

@@ -226,12 +226,12 @@ def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
 
 
 def test_compare_prints_flips_with_counts(evals, corpus_small):
-    """`evals compare A B` lists hit->miss and miss->hit points with their counts."""
+    """`evals compare A B` lists the points hit by A only and by B only with their counts."""
     full = run_id_of(evals("run", "--runner", "full_history", "--corpus", str(corpus_small)).output)
     mneme = run_id_of(evals("run", "--runner", "mneme", "--corpus", str(corpus_small)).output)
     output = evals("compare", full, mneme).output
-    assert "hit->miss: 2\n" in output and "miss->hit: 0\n" in output
-    assert "unchanged: 2 hit, 0 missed" in output
+    assert "hit by A only: 2\n" in output and "hit by B only: 0\n" in output
+    assert "unchanged: 2 hit by both, 0 by neither" in output
     assert "different corpora" not in output
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -29,7 +28,6 @@ from evals.analysis.compare import Comparison, compare_runs
 from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import verdicts
 from evals.judge.metrics import ScoredRun, point_values
-from evals.judge.stats import mcnemar_exact
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import PairCategory, PairFlip, PairPage, PairRun
@@ -207,19 +205,6 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class _Point:
-    category: str | None
-
-
-def _points(stored: StoredRun) -> dict[tuple[str, int], _Point]:
-    return {
-        (result.conversation_id, point.turn_index): _Point(point.category)
-        for result in stored.run.conversations
-        for point in result.test_points
-    }
-
-
 def _pair_run(s: RunSummary, paths: Paths, letter: str) -> PairRun:
     head = s.headline
     return PairRun(
@@ -250,21 +235,13 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
     """The page of runs ``a`` and ``b``: their headlines, the paired test and every flipped question."""
     paths = site.paths
     comparison: Comparison = compare_runs(a, b)
-    facts = _points(a)
     order = {c.conversation_id: n for n, c in enumerate(a.run.conversations)}
     flips = []
-    by_category: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for letter, group in (("a", comparison.lost), ("b", comparison.gained)):
         for flip in sorted(group, key=lambda f: (order.get(f.conversation_id, 0), f.turn_index)):
-            fact = facts[flip.conversation_id, flip.turn_index]
-            category = fact.category if fact.category is not None else "(none)"
-            by_category[category][0 if letter == "a" else 1] += 1
             anchor = flip_anchor(flip.conversation_id, flip.turn_index)
-            flips.append(PairFlip(flip=letter, anchor=anchor, question=flip.question, category=category))
-    categories = [
-        PairCategory(name, only_a, only_b, p_value_text(mcnemar_exact(only_a, only_b)))
-        for name, (only_a, only_b) in sorted(by_category.items(), key=lambda item: _category_key(item[0]))
-    ]
+            flips.append(PairFlip(flip=letter, anchor=anchor, question=flip.question, category=flip.category))
+    categories = [PairCategory(c.category, c.only_a, c.only_b, p_value_text(c.mcnemar_p)) for c in comparison.by_category()]
     answers = comparison.answers
     root = root_of(href)
     return PairPage(
@@ -297,7 +274,3 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
             else ""
         ),
     )
-
-
-def _category_key(name: str) -> tuple[int, int | str]:
-    return (0, int(name)) if name.isdigit() else (1, name)
