@@ -348,3 +348,31 @@ def test_compare_prints_the_per_category_flips_as_the_page_names_them(pair_site:
         assert re.search(
             rf"^  {re.escape(name)}\s+{only_a} by A only, {only_b} by B only, McNemar p = {re.escape(p)}$", out, re.M
         )
+
+
+def test_leaderboard_cli_json_ranks_as_leaderboard_json(pair_site: dict):
+    """`evals leaderboard --format json` gives each latest run the rank leaderboard.json gives it (null for a ceiling)."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(pair_site["store"]), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = {r["run_id"]: r["rank"] for r in json.loads(result.output)}
+    site = {r["run_id"]: r["rank"] for r in json.loads((pair_site["site"] / "leaderboard.json").read_text())}
+    assert printed == site and None in printed.values()
+
+
+def test_leaderboard_cli_sets_the_ceilings_apart(pair_site: dict):
+    """`evals leaderboard` ranks the memories at each k and lists the ceilings after them, unranked."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(pair_site["store"])])
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.output.splitlines() if line[:1].isdigit() or line.startswith("—")]
+    ranks = [row[0] for row in rows]
+    first_ceiling = ranks.index("—")
+    assert all(r.isdigit() for r in ranks[:first_ceiling]) and all(r == "—" for r in ranks[first_ceiling:])
+    assert all(row[1].endswith("*") for row in rows[first_ceiling:])

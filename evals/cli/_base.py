@@ -492,11 +492,12 @@ def echo_summaries(
     after: Sequence[str] = (),
     metrics: Sequence[str] | None = None,
     errata: Any = None,  # evals.analysis.errata.Figures: each run's headline with errata, beside the published one
+    ranks: dict[str, int] | None = None,  # the leaderboard's: each memory's rank at its k (JSON's "rank", null for a ceiling)
 ) -> None:
     from evals.views import tables
 
     if fmt == "json":
-        click.echo(tables.summaries_json(summaries, errata))
+        click.echo(tables.summaries_json(summaries, errata, ranks))
     elif fmt == "csv":
         click.echo(tables.summaries_csv(summaries, errata), nl=False)
     else:

@@ -109,7 +109,8 @@ def leaderboard_command(
         summaries = opened.latest_per_configuration()
         if table is not None:
             summaries = tables.repriced(summaries, table)
-        summaries = tables.ranked(summaries, chosen.name if chosen else None)
+        # As the site's leaderboard: per corpus, memories ranked at each k, then the ceilings, unranked.
+        summaries, ranks = tables.boards(summaries, chosen.name if chosen else None)
         if chosen is not None:
             tables.measured_somewhere(chosen, summaries)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
@@ -135,7 +136,7 @@ def leaderboard_command(
         echo(leaderboard_markdown(summaries), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries, errata), nl=False)
+        echo(tables.compact_leaderboard(summaries, errata, ranks), nl=False)
         return
     columns = None
     if chosen is not None:
@@ -143,7 +144,7 @@ def leaderboard_command(
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
     echo_summaries(
-        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata
+        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata, ranks
     )
 
 

@@ -48,7 +48,7 @@ from evals.site._pages import (
     MetricColumn,
     ReferenceRow,
 )
-from evals.site._pairs import board_order, pair_href
+from evals.site._pairs import pair_href
 from evals.site._publisher import Publisher, Site
 from evals.site._qa import qa_caveats, qa_note, twin_note
 from evals.site._retrieval import cutoff_tables, latency_chart
@@ -57,7 +57,7 @@ from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
+from evals.views.tables import HASH_EMBEDDER, board_metrics, board_order, caveats, ceiling, ranks_at_k
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -225,7 +225,7 @@ def leaderboard(
     boards = []
     for digest in order:
         runs = board_order(by_corpus[digest])
-        ranks = _ranks_at_k(runs)
+        ranks = ranks_at_k(runs)
         own = _own_figure(runs, references.get(digest, []))
         reference = reference_run(runs)
         if reference is None:
@@ -363,18 +363,6 @@ def leaderboard(
 # the benchmark's own figure, tokens per test point and, on a board with answers, answer accuracy. The rest
 # are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
 DEFAULT_METRICS = ("tokens_per_test_point", "answer_accuracy")
-
-
-def _ranks_at_k(runs: list[RunSummary]) -> dict[str, int]:
-    """Each memory's rank among the memories at its k (runs in board order); ceilings and runs without a figure have none."""
-    ranks: dict[str, int] = {}
-    counted: dict[int, int] = defaultdict(int)
-    for s in runs:
-        if ceiling(s) or s.headline.recall is None:
-            continue
-        counted[s.k] += 1
-        ranks[s.run_id] = counted[s.k]
-    return ranks
 
 
 def _own_label(own: tuple[str, str]) -> str:

@@ -35,9 +35,9 @@ from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
 from evals.site._views import settings_text
 from evals.store import RunSummary, StoredRun
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
-from evals.views.tables import caveats, ceiling, ranked
+from evals.views.tables import board_order, caveats
 
-__all__ = ["PairsPublisher", "board_order", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
+__all__ = ["PairsPublisher", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
 
 SNIPPET = 200  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
 ANSWER = 400  # characters of an answer quoted
@@ -98,14 +98,6 @@ def pairs(site: Site) -> list[tuple[RunSummary, RunSummary]]:
         if older is not None and (newer.run_id, older.run_id) not in found:
             found[older.run_id, newer.run_id] = (older, newer)
     return list(found.values())
-
-
-def board_order(summaries: list[RunSummary]) -> list[RunSummary]:
-    """One corpus's runs as its leaderboard lists them: the memories grouped by k (smallest first), each group
-    ranked by the headline (:func:`evals.views.tables.ranked`), then the ceilings, which are never ranked."""
-    order = ranked(summaries)
-    memories = [s for s in order if not ceiling(s)]
-    return [s for k in sorted({s.k for s in memories}) for s in memories if s.k == k] + [s for s in order if ceiling(s)]
 
 
 class PairsPublisher(Publisher):
