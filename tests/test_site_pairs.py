@@ -364,15 +364,18 @@ def test_leaderboard_cli_json_ranks_as_leaderboard_json(pair_site: dict):
 
 
 def test_leaderboard_cli_sets_the_ceilings_apart(pair_site: dict):
-    """`evals leaderboard` ranks the memories at each k and lists the ceilings after them, unranked."""
+    """`evals leaderboard` lists a corpus's memories k by k as its board does, then its ceilings, starred, after them."""
     from click.testing import CliRunner
 
     from evals.cli import cli
 
     result = CliRunner().invoke(cli, ["leaderboard", "--store", str(pair_site["store"])])
     assert result.exit_code == 0, result.output
-    rows = [line.split() for line in result.output.splitlines() if line[:1].isdigit() or line.startswith("—")]
-    ranks = [row[0] for row in rows]
-    first_ceiling = ranks.index("—")
-    assert all(r.isdigit() for r in ranks[:first_ceiling]) and all(r == "—" for r in ranks[first_ceiling:])
-    assert all(row[1].endswith("*") for row in rows[first_ceiling:])
+    lines = result.output.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("strategy"))
+    rows = [line.split()[0] if line.strip() else "" for line in lines[start + 1 :]]
+    rows = rows[: rows.index("memories")] if "memories" in rows else rows
+    names = [r for r in rows if r]
+    first_ceiling = next(n for n, r in enumerate(names) if r.endswith("*"))
+    assert all(r.endswith("*") for r in names[first_ceiling:]) and not any(r.endswith("*") for r in names[:first_ceiling])
+    assert rows[rows.index(names[first_ceiling]) - 1] == ""  # a blank line sets them apart

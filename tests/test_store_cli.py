@@ -204,10 +204,11 @@ def test_leaderboard_formats(evals, corpus_small):
     rows = json.loads(evals("leaderboard", "--format", "json").output)
     parsed = list(csv.DictReader(io.StringIO(evals("leaderboard", "--format", "csv").output)))
     assert table[0].split()[:2] == ["strategy", "config"] and len(table) == 3
-    assert [r["strategy"] for r in rows] == ["full_history", "no_memory"]
-    assert [r["recall"] for r in parsed] == ["1.0", "0.0"]
-    assert rows[0]["metrics"]["recall"]["low"] == pytest.approx(0.51, abs=0.001)
-    assert [r["recall_low"] for r in parsed][0] == rows[0]["metrics"]["recall"]["low"].__repr__()
+    # As the site: the memories ranked, then the ceilings (full_history), unranked.
+    assert [(r["strategy"], r["rank"]) for r in rows] == [("no_memory", 1), ("full_history", None)]
+    assert [r["recall"] for r in parsed] == ["0.0", "1.0"]
+    assert rows[1]["metrics"]["recall"]["low"] == pytest.approx(0.51, abs=0.001)
+    assert [r["recall_low"] for r in parsed][1] == rows[1]["metrics"]["recall"]["low"].__repr__()
 
 
 def test_estimated_tokens_are_marked(evals, store_path, corpus_small):

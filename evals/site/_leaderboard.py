@@ -111,6 +111,12 @@ class LeaderboardPublisher(Publisher):
                     latest=max(s.date for s in site.summaries if s.corpus_digest in digests),
                     ranked=memories[:FRONT_RANKED],
                     more=max(0, len(memories) - FRONT_RANKED),
+                    ceilings=[
+                        _leader_view(board, row, latest)
+                        for board in own
+                        for row in board.rows
+                        if row.ceiling and row.recall is not None
+                    ],
                 )
             )
         if len(infos) == 1:  # one benchmark: the front page is its leaderboard, with its row of the benchmarks table
@@ -180,6 +186,8 @@ def _leader_view(board: CorpusBoard, row: BoardRow, latest: dict[str, RunSummary
         run_href=row.run_href,
         caveats=row.caveats,
         rank=row.rank,
+        tokens=row.tokens,
+        approx_tokens=row.approx_tokens,
     )
 
 

@@ -305,6 +305,8 @@ class LeaderView:
     run_href: str
     caveats: list[Caveat] = field(default_factory=list)
     rank: int | None = None  # among the memories at its k
+    tokens: float | None = None  # tokens per test point (what it spent)
+    approx_tokens: bool = False  # counted by an estimate, not the exact tokenizer
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,7 @@ class FrontRow:
     latest: str  # the date of its newest run
     ranked: list[LeaderView] = field(default_factory=list)  # its memories by k and rank, up to ten (the front page)
     more: int = 0  # memories not in ``ranked``
+    ceilings: list[LeaderView] = field(default_factory=list)  # its ceilings with a figure, for scale (never ranked)
 
 
 @dataclass(frozen=True)
@@ -855,11 +858,30 @@ class CompareSection:
 
 
 @dataclass(frozen=True)
+class PairLink:
+    """One compare page (compare/<A>-vs-<B>.html) as compare.html lists it: both runs named, A ranked above B."""
+
+    href: str
+    a: str  # "bm25 k=5 · 14.4%"
+    b: str
+
+
+@dataclass(frozen=True)
+class PairGroup:
+    """The compare pages of one corpus."""
+
+    corpus_name: str
+    digest_short: str
+    pairs: list[PairLink]
+
+
+@dataclass(frozen=True)
 class ComparePage(Page):
     template: ClassVar[str] = "compare.html"
 
     sections: list[CompareSection]
     single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+    pair_groups: list[PairGroup] = field(default_factory=list)  # every compare page the site has, by corpus
 
 
 # -- two runs side by side (compare/<A>-vs-<B>.html) ---------------------------------------------

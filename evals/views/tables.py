@@ -504,8 +504,8 @@ def compact_leaderboard(
     """The leaderboard in under 100 columns: per corpus, its headline rule, then one line per configuration
     with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point;
     with ``errata``, on a corpus they correct, the headline with errata and its count beside the published one.
-    With ``ranks`` (:func:`boards`), each memory's rank among the memories at its k, the ceilings after a blank
-    line and unranked, as the site's leaderboard sets them apart."""
+    With ``ranks`` (:func:`boards`: runs in board order), a blank line between the memories at one k and the
+    next, and before the ceilings, which are never ranked: the site's leaderboard, in lines."""
     corpora: dict[str, list[RunSummary]] = {}
     for summary in summaries:
         corpora.setdefault(summary.corpus_digest, []).append(summary)
@@ -523,14 +523,20 @@ def compact_leaderboard(
                 out.extend(textwrap.wrap(formatting.printable(note), 99, initial_indent="  ", subsequent_indent="    "))
         answers = any(qa_figure(s) is not None for s in group)
         header = [
-            *(["rank"] if ranks is not None else []), "strategy", "model", "k", f"{label} [95% CI]", "hits",
+            "strategy", "model", "k", f"{label} [95% CI]", "hits",
             *(["with errata", "hits"] if corrected else []),
             *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
         ]  # fmt: skip
         rows = []
         for s in group:
-            if ranks is not None and ceiling(s) and rows and not any(ceiling(r) for r in group[: group.index(s)]):
-                rows.append([""] * len(header))  # the ceilings apart from the ranked memories
+            at = group.index(s)
+            if (
+                ranks is not None
+                and at
+                and (ceiling(s), s.k) != (ceiling(group[at - 1]), group[at - 1].k)
+                and not ceiling(group[at - 1])
+            ):
+                rows.append([""] * len(header))  # each k's memories apart, and the ceilings after them
             head = s.headline
             served = bool(served_caveat(s))
             name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
@@ -538,7 +544,6 @@ def compact_leaderboard(
             marks |= {"!"} if hash_caveat(s) else set()
             marks |= {"#"} if served else set()
             cells = [
-                *([str(ranks[s.run_id]) if s.run_id in ranks else "—"] if ranks is not None else []),
                 formatting.clip_text(name, 18),
                 formatting.clip_text(s.model, 12 if answers else 18),
                 str(s.k),
@@ -560,6 +565,8 @@ def compact_leaderboard(
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
+    if ranks is not None and summaries:
+        out.append("memories ranked within each k (a blank line between); the ceilings after them, never ranked")
     if "*" in marks:
         out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
