@@ -69,7 +69,7 @@ def test_same_inputs_on_a_clean_commit_are_cached(evals, store_path, corpus_smal
     args = ("run", "--runner", "mneme", "--corpus", str(corpus_small), "--repo", str(clean_repo))
     first = run_id_of(evals(*args).output)
     again = evals(*args)
-    assert again.output.startswith(f"cached: run {first}: mneme keyword hit@5 0.500 [")
+    assert again.output.startswith(f"cached: run {first}: mneme (embedder hash-16) keyword hit@5 0.500 [")
     with Store.open(store_path, read_only=True) as store:
         assert store.run_count() == 1
 
