@@ -250,6 +250,7 @@ def point_view(
                 href=link(turn),
                 label=_name(text, turn),
                 date=_date(text, turn),
+                long=len(text.contents[turn]) > LONG_RECORD if turn < len(text.contents) else False,
             )
         )
     view = PointView(

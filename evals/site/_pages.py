@@ -569,6 +569,7 @@ class EvidenceView:
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down
     label: str = ""  # the benchmark's own name of the turn ("" where it has none)
     date: str = ""  # its session date ("" where the benchmark gives none)
+    long: bool = False  # fold the text by default, as a long retrieved record is (BEAM's messages run to pages)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
