@@ -55,9 +55,10 @@ def test_leaderboard_markdown_is_one_table_per_corpus_with_intervals(evals, corp
     rows = markdown_rows(text)
     assert rows[0][:4] == ["strategy", "model", "k", "keyword hit@k [95% CI]"]
     assert set(rows[1][0]) <= set("-:")
-    assert [r[0] for r in rows[2:]] == ["full_history (ceiling)", "recency", "no_memory"]
+    # As the site's board: the memories ranked, then the ceilings (issue 43).
+    assert [r[0] for r in rows[2:]] == ["recency", "no_memory", "full_history (ceiling)"]
     low, high = wilson_interval(4, 4)
-    assert rows[2][3] == f"1.000 [{low:.3f}, {high:.3f}]"
+    assert rows[4][3] == f"1.000 [{low:.3f}, {high:.3f}]"
     assert text.count("**Corpus `corpus_small`**") == 1
 
 
