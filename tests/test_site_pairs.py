@@ -379,3 +379,26 @@ def test_leaderboard_cli_sets_the_ceilings_apart(pair_site: dict):
     first_ceiling = next(n for n, r in enumerate(names) if r.endswith("*"))
     assert all(r.endswith("*") for r in names[first_ceiling:]) and not any(r.endswith("*") for r in names[:first_ceiling])
     assert rows[rows.index(names[first_ceiling]) - 1] == ""  # a blank line sets them apart
+
+
+def test_compare_names_the_evidence_as_the_page_does(pair_site: dict):
+    """`evals compare --format json` names each flip's evidence turns as the compare page's data does (LoCoMo's dia_ids)."""
+    found = json.loads(_compare(pair_site, "--format", "json"))
+    (corpus,) = (pair_site["site"] / "transcripts").iterdir()
+    points = _data(corpus / "points.js")
+    assert found["flips"]
+    for flip in found["flips"]:
+        page = [name for _turn, name, _date, _text in points[flip["conversation_id"]][str(flip["turn_index"])][3]]
+        assert flip["evidence"] == page and all(re.fullmatch(r"D\d+:\d+", name) for name in page)
+
+
+def test_the_transcript_names_the_evidence_as_the_compare_page_does(pair_site: dict):
+    """Each transcript's test points name their evidence turns with the labels the compare page's data gives them."""
+    (corpus,) = (pair_site["site"] / "transcripts").iterdir()
+    points = _data(corpus / "points.js")
+    labels = {name for conversation in points.values() for point in conversation.values() for _t, name, _d, _x in point[3]}
+    shown = set()
+    for page in (corpus / "c").glob("*.html"):
+        for item in parse(page).find("ol", "points").find_all("li"):
+            shown |= set(re.findall(r"turn \d+ \((D\d+:\d+)\)", item.text()))
+    assert shown and shown <= labels

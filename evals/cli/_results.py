@@ -252,9 +252,11 @@ def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> Non
         return tables.metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
 
     with open_store(store) as opened:
-        comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
+        stored_a = opened.get_run(run_a)
+        comparison = compare_runs(stored_a, opened.get_run(run_b))
+    evidence = _evidence_labels(stored_a)
     if fmt == "json":
-        click.echo(json_text(_comparison_json(comparison), indent=2))
+        click.echo(json_text(_comparison_json(comparison, evidence), indent=2))
         return
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         echo(
@@ -273,7 +275,9 @@ def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> Non
     for title, flips in (("hit by A only", comparison.lost), ("hit by B only", comparison.gained)):
         echo(f"{title}: {len(flips)}")
         for flip in flips:
-            echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}  [{flip.category}]")
+            named = evidence.get((flip.conversation_id, flip.turn_index))
+            shown = f"  evidence {', '.join(named)}" if named else ""
+            echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}  [{flip.category}]{shown}")
     echo(f"unchanged: {comparison.still_hit} hit by both, {comparison.still_missed} by neither")
     categories = comparison.by_category()
     if categories:
@@ -298,7 +302,20 @@ def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> Non
         )
 
 
-def _comparison_json(comparison) -> dict:
+def _evidence_labels(stored) -> dict[tuple[str, int], list[str]]:
+    """Each test point's evidence turns as the benchmark names them (evals.benchmarks.turn_ids, as every page does)."""
+    from evals.benchmarks.turn_ids import TurnIds
+
+    out = {}
+    for conversation in stored.run.conversations:
+        cid = conversation.conversation_id
+        ids = TurnIds(stored.sessions.get(cid), stored.dates.get(cid), stored.summary.benchmark)
+        for point in conversation.test_points:
+            out[cid, point.turn_index] = [ids.label(t) for t in point.evidence_turns]
+    return out
+
+
+def _comparison_json(comparison, evidence: dict[tuple[str, int], list[str]]) -> dict:
     """`evals compare --format json`: the figures the compare page shows, under the same names."""
     from evals.model import formatting
 
@@ -351,6 +368,7 @@ def _comparison_json(comparison) -> dict:
                 "turn_index": f.turn_index,
                 "question": f.question,
                 "category": f.category,
+                "evidence": evidence.get((f.conversation_id, f.turn_index), []),  # as the pages name the turns
             }
             for letter, flips in (("a", comparison.lost), ("b", comparison.gained))
             for f in flips

@@ -729,7 +729,7 @@ class TranscriptPoint:
     keywords: list[str]
     answerable: bool
     category: str | None
-    evidence: list[tuple[int, str]]  # (turn, href) of the corpus's evidence turns
+    evidence: list[tuple[int, str, str]]  # (turn, href, the benchmark's name for it or "") of the corpus's evidence turns
     answer_turns: list[tuple[int, str]]  # (turn, href) of the turns before it holding an expected keyword (capped)
     answer_turns_hidden: int
 
