@@ -372,6 +372,7 @@ def test_run_page_shows_the_answer_figures(played, tmp_path):
 # -- end to end under the published protocols (h25core's stand-in sources and corpora) ---------------
 
 
+
 @pytest.fixture
 def protocol_server():
     with LLMServer() as started:

@@ -158,19 +158,8 @@ def test_answer_json_keys_are_additions(server, store_path, tmp_path):
     run(server, store_path, "--output", str(with_answers))
     CliRunner().invoke(
         cli,
-        [
-            "run",
-            "--runner",
-            "mneme",
-            "--corpus",
-            str(Path(__file__).parent / "fixtures" / "corpus_small"),
-            "--store",
-            str(store_path),
-            "--repo",
-            str(tmp_path),
-            "--output",
-            str(plain),
-        ],
+        ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"),
+         "--store", str(store_path), "--repo", str(tmp_path), "--output", str(plain)],
     )
     a, p = json.loads(with_answers.read_text()), json.loads(plain.read_text())
     assert a["metrics"]["recall_at_k"] == p["metrics"]["recall_at_k"] and a["metrics"]["tokens"] == p["metrics"]["tokens"]
@@ -264,17 +253,8 @@ def test_answers_config_differs_from_retrieval_only(server, store_path, tmp_path
     run(server, store_path)
     CliRunner().invoke(
         cli,
-        [
-            "run",
-            "--runner",
-            "mneme",
-            "--corpus",
-            str(Path(__file__).parent / "fixtures" / "corpus_small"),
-            "--store",
-            str(store_path),
-            "--repo",
-            str(tmp_path),
-        ],
+        ["run", "--runner", "mneme", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"),
+         "--store", str(store_path), "--repo", str(tmp_path)],
     )
     with Store.open(store_path, read_only=True) as opened:
         latest = opened.latest_per_configuration()
@@ -515,17 +495,8 @@ def test_store_from_before_answers_takes_a_run_with_answers(server, store_path, 
         pass
     CliRunner().invoke(
         cli,
-        [
-            "run",
-            "--runner",
-            "no_memory",
-            "--corpus",
-            str(Path(__file__).parent / "fixtures" / "corpus_small"),
-            "--store",
-            str(store_path),
-            "--repo",
-            str(tmp_path),
-        ],
+        ["run", "--runner", "no_memory", "--corpus", str(Path(__file__).parent / "fixtures" / "corpus_small"),
+         "--store", str(store_path), "--repo", str(tmp_path)],
     )
     assert run(server, store_path).exit_code == 0
     runs = stored_runs(store_path)

@@ -132,38 +132,24 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
     assert "as published: 4 flags" in result.output
     assert (
         f"with errata: 2 flags (1 evidence misses the answer, 1 evidence id names no turn); "
-        f"2 corrections from a hand audit of the fixture ({errata}, sha256 {audit.errata.sha256})" in result.output
+        f"2 corrections from a hand audit of the fixture ({errata}, sha256 {audit.errata.sha256})"
+        in result.output
     )
 
 
 @pytest.mark.parametrize(
     ("entry", "where", "message"),
     [
-        (
-            {"conversation": "conv-9", "turn": 1, "evidence_turns": [0], "reason": "x"},
-            "errata[0].conversation",
-            "names no conversation",
-        ),
-        (
-            {"conversation": "conv-2", "turn": 1, "evidence_turns": [0], "reason": "x"},
-            "errata[0].turn",
-            "is not the turn of a test point",
-        ),
-        (
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [9], "reason": "x"},
-            "errata[0].evidence_turns[0]",
-            "not an earlier recorded turn",
-        ),
-        (
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2]},
-            "errata[0].reason",
-            "non-empty string",
-        ),
-        (
-            {"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "x", "why": 1},
-            "errata[0].why",
-            "unknown field",
-        ),
+        ({"conversation": "conv-9", "turn": 1, "evidence_turns": [0], "reason": "x"},
+         "errata[0].conversation", "names no conversation"),
+        ({"conversation": "conv-2", "turn": 1, "evidence_turns": [0], "reason": "x"},
+         "errata[0].turn", "is not the turn of a test point"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [9], "reason": "x"},
+         "errata[0].evidence_turns[0]", "not an earlier recorded turn"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2]},
+         "errata[0].reason", "non-empty string"),
+        ({"conversation": "conv-2", "question": "What does Cy bake?", "evidence_turns": [2], "reason": "x", "why": 1},
+         "errata[0].why", "unknown field"),
     ],
 )
 def test_a_bad_erratum_is_one_line_naming_the_file_and_path(corpus_dir, tmp_path, entry, where, message):

@@ -50,11 +50,8 @@ def questions() -> dict[str, list[dict]]:
     return {
         "abstention": [{"question": "What is my dog's name?", "ideal_response": "there is no information"}],
         "contradiction_resolution": [
-            {
-                "question": "Did I use Flask?",
-                "ideal_answer": "contradictory",
-                "source_chat_ids": {"first_statement": [2], "second_statement": [6]},
-            }
+            {"question": "Did I use Flask?", "ideal_answer": "contradictory",
+             "source_chat_ids": {"first_statement": [2], "second_statement": [6]}}
         ],
         "event_ordering": [{"question": "In what order?", "answer": "topic 1, topic 4", "source_chat_ids": [[2, 3], [8], 10]}],
         "information_extraction": [{"question": "What is topic 2?", "answer": "topic 2", "source_chat_ids": [4]}],
@@ -237,7 +234,7 @@ def test_the_10m_plans_are_read_in_order_and_resolved_by_position(tmp_path):
     )
     report = import_corpus("beam", folder.parent, tmp_path / "out")
     conversation = load_corpus(tmp_path / "out").conversations[0]
-    ((_, point),) = conversation.test_points()
+    (_, point), = conversation.test_points()
     assert point.evidence_turns == [11] and conversation.turns[11].session == "plan-1 batch 1"
     assert report.counts.by_position == 1
 

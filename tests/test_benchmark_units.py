@@ -16,18 +16,10 @@ from evals.model.corpus import benchmark_names, load_corpus
 
 TOY = Path(__file__).parent / "plugins" / "toy_benchmark"
 ITEMS = [
-    {
-        "history": ["I adopted a cat named Miso", "Lovely name", "I moved to Lyon", "Nice city"],
-        "question": "Where do I live?",
-        "answer": "Lyon",
-        "evidence": [2],
-    },
-    {
-        "history": ["My sister is Ana", "Noted", "Ana plays cello", "Great"],
-        "question": "What does Ana play?",
-        "answer": "cello",
-        "evidence": [2],
-    },
+    {"history": ["I adopted a cat named Miso", "Lovely name", "I moved to Lyon", "Nice city"], "question": "Where do I live?",
+     "answer": "Lyon", "evidence": [2]},
+    {"history": ["My sister is Ana", "Noted", "Ana plays cello", "Great"], "question": "What does Ana play?",
+     "answer": "cello", "evidence": [2]},
 ]
 
 

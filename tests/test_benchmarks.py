@@ -77,7 +77,9 @@ def snapshot(folder: Path) -> dict[str, str | None]:
     """Every file (hidden ones too) and folder under ``folder``: a file as its digest, a folder as None."""
     if not folder.exists():
         return {}
-    return {str(p.relative_to(folder)): (sha(p.read_bytes()) if p.is_file() else None) for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): (sha(p.read_bytes()) if p.is_file() else None) for p in sorted(folder.rglob("*"))
+    }
 
 
 # -- success ----------------------------------------------------------------------------------------
@@ -276,21 +278,13 @@ def test_the_registry_holds_the_published_pins():
     assert locomo.non_commercial
     pins = {(s.repo, s.path): (s.commit, s.sha256) for b in BENCHMARKS.values() for s in b.sources}
     assert pins[("xiaowu0162/LongMemEval", "src/evaluation/evaluate_qa.py")] == (
-        "9e0b455f4ef0e2ab8f2e582289761153549043fc",
-        "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251",
-    )
+        "9e0b455f4ef0e2ab8f2e582289761153549043fc", "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251")
     assert pins[("mem0ai/mem0", "evaluation/prompts.py")] == (
-        "b3ede5b7c0ac0e847b03786a603c107ac943b3ee",
-        "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba",
-    )
+        "b3ede5b7c0ac0e847b03786a603c107ac943b3ee", "407bea1c1453dc6832c234bb1ed936d401d796fabcc0b28337a47ba63517d3ba")
     assert pins[("snap-research/LoCoMo", "task_eval/gpt_utils.py")] == (
-        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376",
-        "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793",
-    )
+        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376", "5fc977375878199735acd28fba5ae6f4d657fa0e000c0d2918a90c07b6035793")
     assert pins[("snap-research/LoCoMo", "task_eval/evaluation.py")] == (
-        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376",
-        "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd",
-    )
+        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376", "8e3be5d57ff2ff9ec5cd05939592f468c5f3f1fd95d13e431932bdf6bf0fd6fd")
     for name in ("longmemeval_oracle", "longmemeval_s", "longmemeval_s_cleaned", "longmemeval_m_cleaned"):
         assert benchmark(name).importer == "longmemeval" and benchmark(name).data.sha256 is None
     for name in ("convomem",):
@@ -305,8 +299,7 @@ def test_the_listing_says_why_a_benchmark_is_not_importable(env):
 
 def test_a_first_download_with_nowhere_to_record_it_is_refused_before_downloading(oracle, env, tmp_path):
     result = CliRunner().invoke(
-        cli,
-        ["fetch", "longmemeval_oracle", "--lock", str(tmp_path / "no" / "such" / "benchmarks.lock")],
+        cli, ["fetch", "longmemeval_oracle", "--lock", str(tmp_path / "no" / "such" / "benchmarks.lock")],
         env={"EVALS_MIRROR": base(oracle)},
     )
     assert result.exit_code == 1 and "its folder does not exist" in result.output

@@ -115,7 +115,9 @@ def test_wrong_type_names_the_json_path(tmp_path):
     data = conversation()
     data["turns"][1]["test_at"]["expected_keywords"] = "vim"
     write(tmp_path, "a.json", data)
-    assert problems(tmp_path) == [f"{tmp_path / 'a.json'}: turns[1].test_at.expected_keywords: expected an array, got string"]
+    assert problems(tmp_path) == [
+        f"{tmp_path / 'a.json'}: turns[1].test_at.expected_keywords: expected an array, got string"
+    ]
 
 
 def test_wrong_type_inside_a_list(tmp_path):
@@ -123,7 +125,9 @@ def test_wrong_type_inside_a_list(tmp_path):
     data = conversation()
     data["turns"][1]["test_at"]["expected_keywords"] = ["vim", 7]
     write(tmp_path, "a.json", data)
-    assert problems(tmp_path) == [f"{tmp_path / 'a.json'}: turns[1].test_at.expected_keywords[1]: expected a string, got int"]
+    assert problems(tmp_path) == [
+        f"{tmp_path / 'a.json'}: turns[1].test_at.expected_keywords[1]: expected a string, got int"
+    ]
 
 
 def test_empty_turns(tmp_path):

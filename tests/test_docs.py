@@ -24,7 +24,8 @@ def test_every_option_of_every_command_is_in_the_cli_reference():
         f"{name} {p.opts[0]}"
         for name, command in cli.commands.items()
         for p in command.params
-        if isinstance(p, click.Option) and p.opts[0] not in ("--help", "--store") and f"`{p.opts[0]}" not in CLI_DOC
+        if isinstance(p, click.Option) and p.opts[0] not in ("--help", "--store")
+        and f"`{p.opts[0]}" not in CLI_DOC
     ]
     assert missing == []
 

@@ -46,15 +46,8 @@ def test_full_history_retrieves_every_earlier_turn_ignoring_k():
     """full_history returns all earlier turns in order, even past k."""
     got = records(run("full_history", k=2))
     assert got[1] == [
-        "my favourite colour is teal",
-        "noted",
-        "the cat sat on the mat",
-        "ok",
-        "what time is it",
-        "it is noon",
-        "thanks",
-        "paint the fence for me",
-        "done",
+        "my favourite colour is teal", "noted", "the cat sat on the mat", "ok",
+        "what time is it", "it is noon", "thanks", "paint the fence for me", "done",
     ]
 
 
@@ -79,9 +72,7 @@ def test_summary_buffer_numbers():
     scores = run("summary_buffer").scores
     assert (scores.hits, scores.total, scores.context_tokens) == (3, 4, 102)
     assert tokens_block(scores)["per_conversation"]["01_colour"] == {
-        "context_tokens_sum": 73,
-        "test_points": 2,
-        "context_tokens_per_test_point": 36.5,
+        "context_tokens_sum": 73, "test_points": 2, "context_tokens_per_test_point": 36.5,
     }
 
 
@@ -124,7 +115,7 @@ def test_keywords_match_case_insensitively():
 
 
 def test_special_token_text_is_counted_as_text():
-    """ "<|endoftext|>" in a record counts as 7 ordinary tokens, not an error."""
+    """"<|endoftext|>" in a record counts as 7 ordinary tokens, not an error."""
     scores = run("full_history").scores
     assert scores.points[1][0].record_tokens == [6, 7]
 

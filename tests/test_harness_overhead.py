@@ -102,12 +102,8 @@ def test_likely_records_hold_every_turn_of_a_memory_whose_holdings_are_counted()
         name = "plain"
 
         def add(self, role, content, *, turn=None): ...
-        def retrieve(self, query, k=5):
-            return []
-
-        def context_for(self, query, k=5):
-            return []
-
+        def retrieve(self, query, k=5): return []
+        def context_for(self, query, k=5): return []
         def reset(self): ...
 
     assert likely_records(corpus, Plain()) == retrievable
@@ -209,3 +205,4 @@ def test_a_subcommand_still_reaches_the_whole_cli(corpus_small):
         [sys.executable, "-m", "evals", "validate", str(corpus_small)], capture_output=True, text=True, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr
+

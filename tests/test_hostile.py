@@ -149,7 +149,9 @@ def test_role_must_be_user_or_assistant(tmp_path, role):
     data = conversation()
     data["turns"][0]["role"] = role
     corpus = corpus_of(tmp_path / "c", data)
-    assert validate_problems(corpus) == [f"{corpus / 'c1.json'}: turns[0].role: expected 'user' or 'assistant', got {role!r}"]
+    assert validate_problems(corpus) == [
+        f"{corpus / 'c1.json'}: turns[0].role: expected 'user' or 'assistant', got {role!r}"
+    ]
 
 
 def test_longmemeval_role_outside_user_assistant(tmp_path):
@@ -347,7 +349,9 @@ def test_import_of_a_fifo_does_not_hang(tmp_path, store):
     os.mkfifo(pipe)
     with unchanged(store):
         line = one_line_error(evals("import", pipe, "--store", store))
-    assert line == (f"Error: {pipe}: not a regular file (a FIFO); only regular files are read")
+    assert line == (
+        f"Error: {pipe}: not a regular file (a FIFO); only regular files are read"
+    )
 
 
 def test_serve_on_a_busy_port(tmp_path):
@@ -574,19 +578,8 @@ def test_judge_model_csv_cell_is_neutralised(tmp_path):
     store = tmp_path / "results.duckdb"
     with LLMServer() as server:
         result = evals(
-            "run",
-            "--runner",
-            "recency",
-            "--corpus",
-            CORPUS_SMALL,
-            "--store",
-            store,
-            "--base-url",
-            server.base_url,
-            "--judge",
-            "--judge-model",
-            "+SUM(1)",
-            env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
+            "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+            "--judge", "--judge-model", "+SUM(1)", env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
         )
     assert result.exit_code == 0, result.output
     (row,) = csv_rows(evals("runs", "--format", "csv", "--store", store).output)
@@ -697,18 +690,8 @@ def test_backoff_variable_is_checked(store, value):
     """$EVALS_LLM_BACKOFF must be a finite number of seconds, 0 to 60, or the run is refused at once."""
     with unchanged(store):
         result = evals(
-            "run",
-            "--runner",
-            "no_memory",
-            "--corpus",
-            CORPUS_SMALL,
-            "--store",
-            store,
-            "--with-answers",
-            "--force",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            env={"EVALS_LLM_BACKOFF": value},
+            "run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--with-answers", "--force",
+            "--base-url", "http://127.0.0.1:9/v1", env={"EVALS_LLM_BACKOFF": value},
         )
     assert one_line_error(result) == f"Error: EVALS_LLM_BACKOFF must be a number of seconds from 0 to 60, not {value!r}"
 
@@ -859,17 +842,8 @@ def test_second_run_with_answers_waits_for_the_cache(tmp_path):
     try:
         with LLMServer() as server:
             result = evals(
-                "run",
-                "--runner",
-                "recency",
-                "--corpus",
-                CORPUS_SMALL,
-                "--store",
-                store,
-                "--base-url",
-                server.base_url,
-                "--with-answers",
-                env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
+                "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+                "--with-answers", env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": "sk-unused-0000"},
             )
         assert result.exit_code == 0, result.output
     finally:
@@ -905,20 +879,8 @@ KEY = "sk-hostile-test-5f2a9c7e1b"
 
 def answers_run(server, store: Path, *extra: str, runner: str = "recency"):
     return evals(
-        "run",
-        "--runner",
-        runner,
-        "--corpus",
-        CORPUS_SMALL,
-        "--store",
-        store,
-        "--base-url",
-        server.base_url,
-        "--with-answers",
-        "--judge",
-        "--concurrency",
-        "1",
-        *extra,
+        "run", "--runner", runner, "--corpus", CORPUS_SMALL, "--store", store, "--base-url", server.base_url,
+        "--with-answers", "--judge", "--concurrency", "1", *extra,
         env={"EVALS_LLM_BACKOFF": "0.01", "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": None},
     )
 
@@ -995,22 +957,8 @@ def test_run_prints_the_warning_before_any_request(tmp_path):
     """`evals run` prints the warning on stderr before it starts (here the server is not even there)."""
     result = CliRunner().invoke(
         cli,
-        [
-            "run",
-            "--runner",
-            "no_memory",
-            "--corpus",
-            str(CORPUS_SMALL),
-            "--store",
-            str(tmp_path / "r.duckdb"),
-            "--with-answers",
-            "--base-url",
-            "http://0.0.0.0:9/v1",
-            "--max-retries",
-            "0",
-            "--request-timeout",
-            "2",
-        ],
+        ["run", "--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--store", str(tmp_path / "r.duckdb"), "--with-answers",
+         "--base-url", "http://0.0.0.0:9/v1", "--max-retries", "0", "--request-timeout", "2"],
         env={"OPENAI_API_KEY": KEY},
     )
     assert result.exit_code == 1
@@ -1218,14 +1166,11 @@ def test_plugin_option_the_store_cannot_keep_is_refused(store, plugin, option, s
 
 def test_plugin_configuration_the_store_cannot_keep_is_refused(store, plugin):
     """A StrategySpec whose describe() gives a 70-bit integer is refused naming the field; the store is unchanged."""
-    ref = (
-        plugin("""
+    ref = plugin("""
         SPEC = StrategySpec(
             name="issue20_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "issue20_big", "limit": 2**70}
         )
-    """)
-        + ":SPEC"
-    )
+    """) + ":SPEC"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith("Error: strategy issue20_big: its configuration cannot be stored: limit: ")
@@ -1358,19 +1303,17 @@ def test_an_option_called_name_cannot_rename_a_strategy(store, plugin):
             evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store, "--option", "name=full_history")
         )
     assert (
-        line == f"Error: strategy {ref}: an option may not be called 'name': "
+        line
+        == f"Error: strategy {ref}: an option may not be called 'name': "
         "a run is named by the registry (rename the factory's parameter)"
     )
 
 
 def test_describe_cannot_rename_a_strategy(tmp_path, plugin):
     """A StrategySpec whose describe() names another strategy is stored under its own name."""
-    ref = (
-        plugin("""
+    ref = plugin("""
         SPEC = StrategySpec(name="issue20_own", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "full_history"})
-    """)
-        + ":SPEC"
-    )
+    """) + ":SPEC"
     store = tmp_path / "s.duckdb"
     assert evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store).exit_code == 0
     rows = json.loads(evals("runs", "--store", store, "--format", "json").output)
@@ -1454,16 +1397,13 @@ def test_an_edited_entry_point_plugin_is_computed_again(tmp_path, monkeypatch, c
 @pytest.mark.parametrize("prefix_stable", [True, False])
 def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, caplog, prefix_stable):
     """A plug-in returning 10,000 records keeps only what was asked for (k, the deepest cutoff), with one warning."""
-    ref = (
-        plugin(f"""
+    ref = plugin(f"""
         class Flood(Recency):
             def retrieve(self, query, k=5):
                 return ["filler"] * 10_000
 
         SPEC = StrategySpec(name="issue20_flood", build=lambda o, c: Flood(), prefix_stable={prefix_stable})
-    """)
-        + ":SPEC"
-    )
+    """) + ":SPEC"
     store = tmp_path / "s.duckdb"
     corpus = FIXTURES / "evidence_corpus"
     with caplog.at_level("WARNING", logger="evals.run.playthrough"):
@@ -2111,11 +2051,8 @@ def test_legacy_output_that_is_the_store_is_refused(store):
     cache = store.parent / "results.cache.duckdb"
     cache.write_bytes(b"not really a cache")
     with unchanged(store):
-        result = CliRunner().invoke(
-            legacy_cli,
-            ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", str(cache)],
-            env={"EVALS_STORE": str(store)},
-        )
+        result = CliRunner().invoke(legacy_cli, ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", str(cache)],
+                                    env={"EVALS_STORE": str(store)})
         assert_refused_output(result, cache)
 
 
@@ -2175,11 +2112,8 @@ def test_legacy_output_through_a_symlink_is_refused(tmp_path):
     target = write_json(tmp_path / "precious.txt", "keep me")
     link = tmp_path / "out.json"
     link.symlink_to(target)
-    result = CliRunner().invoke(
-        legacy_cli,
-        ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", str(link)],
-        env={"EVALS_STORE": str(tmp_path / "s.duckdb")},
-    )
+    result = CliRunner().invoke(legacy_cli, ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", str(link)],
+                                env={"EVALS_STORE": str(tmp_path / "s.duckdb")})
     assert "symbolic link" in assert_refused_output(result, link)
     assert link.is_symlink() and target.read_text() == "keep me"
 
@@ -2300,21 +2234,8 @@ def interrupted_run(tmp_path: Path, store: Path, *executor: str, sigint_ignored:
 
     marker = tmp_path / "retrieving"
     child = evals_process(
-        "run",
-        "--runner",
-        "sleepy_strategy:SPEC",
-        "--option",
-        "seconds=120",
-        "--option",
-        f"marker={marker}",
-        "--corpus",
-        CORPUS_SMALL,
-        "--store",
-        store,
-        "--force",
-        *executor,
-        cwd=tmp_path,
-        sigint_ignored=sigint_ignored,
+        "run", "--runner", "sleepy_strategy:SPEC", "--option", "seconds=120", "--option", f"marker={marker}",
+        "--corpus", CORPUS_SMALL, "--store", store, "--force", *executor, cwd=tmp_path, sigint_ignored=sigint_ignored,
     )
     try:
         deadline = time.monotonic() + 120
@@ -2365,20 +2286,8 @@ def test_ray_address_where_nothing_answers_fails_fast(tmp_path, store):
 
     pytest.importorskip("ray", reason="needs the ray extra")
     started = time.monotonic()
-    child = evals_process(
-        "run",
-        "--runner",
-        "no_memory",
-        "--corpus",
-        CORPUS_SMALL,
-        "--store",
-        store,
-        "--executor",
-        "ray",
-        "--ray-address",
-        "127.0.0.1:1",
-        cwd=tmp_path,
-    )
+    child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store,
+                          "--executor", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)
     out, err = finished(child, timeout=60)
     assert time.monotonic() - started < 20
     assert child.returncode == 1 and out == ""
@@ -2398,19 +2307,8 @@ def test_ray_address_that_answers_but_is_not_ray_fails_within_the_timeout(tmp_pa
         listener.listen(16)
         address = f"127.0.0.1:{listener.getsockname()[1]}"
         started = time.monotonic()
-        child = evals_process(
-            "run",
-            "--runner",
-            "no_memory",
-            "--corpus",
-            CORPUS_SMALL,
-            "--store",
-            store,
-            "--executor",
-            "ray",
-            cwd=tmp_path,
-            env={"RAY_ADDRESS": address},
-        )
+        child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray",
+                              cwd=tmp_path, env={"RAY_ADDRESS": address})
         out, err = finished(child, timeout=90)
     assert time.monotonic() - started < 25
     [line] = err.splitlines()

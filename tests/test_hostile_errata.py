@@ -97,7 +97,7 @@ def test_item04_import_errata_never_writes_inside_the_audit_it_reads(audit_copy,
 
 
 def test_item13_correct_evidence_that_is_not_dia_ids_is_one_line(audit_copy, tmp_path):
-    """ "correct_evidence": [1, 2] is refused in one line naming the file and the field."""
+    """"correct_evidence": [1, 2] is refused in one line naming the file and the field."""
     entry = audit_entry("locomo_0_qa1", "Which composer does Bob play?", "Vivaldi", ["D1:3"], [1, 2], "Vivaldi", "WRONG_CITATION")
     (audit_copy / "audit" / "errors_conv_0.json").write_text(json.dumps([entry]))
     line = one_line_error(evals("import-errata", "locomo-audit", audit_copy, "--out", tmp_path / "e.json"))
@@ -123,7 +123,7 @@ def test_item18_audit_labels_refuses_a_source_of_another_benchmark(corpus):
 
 
 def test_item19_an_erratum_that_only_says_exclude_false_corrects_nothing(corpus, tmp_path):
-    """ "exclude": false with no correction is refused as correcting nothing, not counted as one correction."""
+    """"exclude": false with no correction is refused as correcting nothing, not counted as one correction."""
     errata = write(tmp_path / "e.json", [{"conversation": "conv-1", "turn": 9, "exclude": False, "reason": "x"}])
     line = one_line_error(evals("audit-labels", corpus, "--errata", errata))
     assert line.startswith(f"Error: {errata}: errata[0]: corrects nothing")

@@ -86,11 +86,7 @@ def evals_process(*args: object, env: dict) -> subprocess.Popen:
         full_env.pop(name, None)
     return subprocess.Popen(
         [sys.executable, "-c", code, *[str(a) for a in args]],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=full_env,
-        cwd=REPO,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=REPO,
     )
 
 
@@ -182,18 +178,8 @@ def test_item02_base_url_holding_credentials_is_refused(tmp_path, url):
 def embedder_run(server_url: str, store: Path, *extra: object, repo: Path | None = None):
     """`evals run --runner mneme --embedder openai`, its endpoint from $OPENAI_BASE_URL."""
     return evals(
-        "run",
-        "--runner",
-        "mneme",
-        "--embedder",
-        "openai",
-        "--corpus",
-        CORPUS_SMALL,
-        "--store",
-        store,
-        "--repo",
-        repo or store.parent,
-        *extra,
+        "run", "--runner", "mneme", "--embedder", "openai", "--corpus", CORPUS_SMALL, "--store", store,
+        "--repo", repo or store.parent, *extra,
         env=llm_env(OPENAI_BASE_URL=server_url),
     )
 
@@ -228,24 +214,8 @@ def test_item05_dripping_response_times_out_as_a_whole(tmp_path, fault):
         server.fail_next(fault)
         started = time.monotonic()
         process = evals_process(
-            "run",
-            "--runner",
-            "recency",
-            "--corpus",
-            CORPUS_SMALL,
-            "--store",
-            tmp_path / "r.duckdb",
-            "--repo",
-            tmp_path,
-            "--base-url",
-            server.base_url,
-            "--with-answers",
-            "--request-timeout",
-            "2",
-            "--max-retries",
-            "0",
-            "--concurrency",
-            "1",
+            "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", tmp_path / "r.duckdb", "--repo", tmp_path,
+            "--base-url", server.base_url, "--with-answers", "--request-timeout", "2", "--max-retries", "0", "--concurrency", "1",
             env=llm_env(),
         )
         code, err = finish(process, timeout=30)
@@ -264,22 +234,8 @@ def test_item06_ctrl_c_abandons_requests_in_flight(tmp_path, how):
             server.fail_next(*["drip"] * POINTS)
         store = tmp_path / "r.duckdb"
         process = evals_process(
-            "run",
-            "--runner",
-            "recency",
-            "--corpus",
-            CORPUS_SMALL,
-            "--store",
-            store,
-            "--repo",
-            tmp_path,
-            "--base-url",
-            server.base_url,
-            "--with-answers",
-            "--concurrency",
-            "4",
-            "--request-timeout",
-            "120",
+            "run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", store, "--repo", tmp_path,
+            "--base-url", server.base_url, "--with-answers", "--concurrency", "4", "--request-timeout", "120",
             env=llm_env(),
         )
         deadline = time.monotonic() + 60

@@ -83,18 +83,8 @@ def test_item7_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_p
     os.mkfifo(fifo)
     run_id = run_id_of(store)
     try:
-        done = python_evals(
-            "gate",
-            "--base",
-            run_id,
-            "--head",
-            run_id,
-            "--store",
-            store,
-            cwd=tmp_path,
-            env={"GITHUB_STEP_SUMMARY": str(fifo)},
-            timeout=60,
-        )
+        done = python_evals("gate", "--base", run_id, "--head", run_id, "--store", store, cwd=tmp_path,
+                            env={"GITHUB_STEP_SUMMARY": str(fifo)}, timeout=60)
     except subprocess.TimeoutExpired:
         pytest.fail("evals gate blocked on the FIFO")
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -199,16 +189,8 @@ def test_item18_legacy_output_at_a_store_elsewhere_than_evals_store_is_refused(t
     work = tmp_path / "work"
     stored_store(work / "results")
     before = snapshot(work)
-    done = python_evals(
-        "--runner",
-        "no_memory",
-        "--corpus",
-        CORPUS_SMALL,
-        "--output",
-        "results/results.duckdb",
-        cwd=work,
-        env={"EVALS_STORE": str(tmp_path / "elsewhere.duckdb")},
-    )
+    done = python_evals("--runner", "no_memory", "--corpus", CORPUS_SMALL, "--output", "results/results.duckdb",
+                        cwd=work, env={"EVALS_STORE": str(tmp_path / "elsewhere.duckdb")})
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [
         "Error: --output results/results.duckdb is a DuckDB database; give a new path or a regular file that nothing else uses"
@@ -343,8 +325,7 @@ def test_item21_plugin_changing_directory_moves_nothing(tmp_path):
     for folder in (work, away, plugins):
         folder.mkdir()
     shutil.copytree(CORPUS_SMALL, work / "corpus")
-    (plugins / "wanderer.py").write_text(
-        textwrap.dedent(f"""
+    (plugins / "wanderer.py").write_text(textwrap.dedent(f"""
         import os
         from evals.strategies import Recency
 
@@ -352,22 +333,9 @@ def test_item21_plugin_changing_directory_moves_nothing(tmp_path):
 
         def make():
             return Recency()
-    """),
-        encoding="utf-8",
-    )
-    done = python_evals(
-        "run",
-        "--runner",
-        "wanderer:make",
-        "--corpus",
-        "corpus",
-        "--store",
-        "s.duckdb",
-        "--output",
-        "o.json",
-        cwd=work,
-        env={"PYTHONPATH": str(plugins)},
-    )
+    """), encoding="utf-8")
+    done = python_evals("run", "--runner", "wanderer:make", "--corpus", "corpus", "--store", "s.duckdb", "--output", "o.json",
+                        cwd=work, env={"PYTHONPATH": str(plugins)})
     assert done.returncode == 0, done.stderr
     assert list(away.iterdir()) == []
     assert (work / "s.duckdb").is_file() and (work / "o.json").is_file()
@@ -445,11 +413,8 @@ def test_item30_output_dash_or_folder_is_refused(tmp_path, monkeypatch, no_work,
     if command == "run":
         result = evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output)
     else:
-        result = CliRunner().invoke(
-            legacy_cli,
-            ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", output],
-            env={"EVALS_STORE": str(store)},
-        )
+        result = CliRunner().invoke(legacy_cli, ["--runner", "no_memory", "--corpus", str(CORPUS_SMALL), "--output", output],
+                                    env={"EVALS_STORE": str(store)})
     if output == "-":
         assert one_line_error(result) == "Error: --output - would be a file named '-', not standard output; give a file path"
     else:

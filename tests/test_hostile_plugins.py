@@ -102,13 +102,8 @@ def test_item11_any_base_exception_from_a_plugin_is_a_fault(store, plugins, case
 
 def test_item11_keyboard_interrupt_stays_the_users(store, plugins):
     """Ctrl-C raised inside a plug-in's call is still an interrupt (exit 130), not a plug-in fault."""
-    ref = (
-        plugins(
-            "from evals.strategies import Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
-            "        raise KeyboardInterrupt\n\ndef make():\n    return S()\n"
-        )
-        + ":make"
-    )
+    ref = plugins("from evals.strategies import Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
+                  "        raise KeyboardInterrupt\n\ndef make():\n    return S()\n") + ":make"
     with unchanged(store):
         result = evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store)
     assert result.exit_code == 130 and "Interrupted." in result.output and "strategy" not in result.output
@@ -120,13 +115,8 @@ def test_item11_keyboard_interrupt_stays_the_users(store, plugins):
 def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
     """`Record(text, turn=True)` is a fault naming the turn (True is an int to Python, no turn number),
     not an ArrowTypeError at append; check-strategy fails its source-turn check."""
-    ref = (
-        plugins(
-            "from evals.strategies import Record, Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
-            "        return [Record('vim', True)]\n\ndef make():\n    return S()\n"
-        )
-        + ":make"
-    )
+    ref = plugins("from evals.strategies import Record, Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
+                  "        return [Record('vim', True)]\n\ndef make():\n    return S()\n") + ":make"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(
@@ -205,7 +195,8 @@ def test_item15_an_export_timestamp_out_of_range_is_refused(tmp_path, store, tim
     with unchanged(store):
         line = one_line_error(evals("import", exported, "--store", store))
     assert (
-        line == f"Error: {exported}: not a valid evals export: "
+        line
+        == f"Error: {exported}: not a valid evals export: "
         f"run.timestamp: {timestamp} is before 1970-01-01T00:00:00+00:00; no run was made then"
     )
 

@@ -242,7 +242,6 @@ def test_longmemeval_unknown_answer_session_is_noted(tmp_path):
 
 def test_longmemeval_answer_sessions_in_haystack_order(tmp_path):
     """Several answer sessions are listed in the order the haystack holds them, whatever order the file gives."""
-
     def mutate(d):
         d[1].update(haystack_session_ids=["a", "b"], answer_session_ids=["b", "a"])
 
@@ -279,7 +278,7 @@ def test_longmemeval_writes_the_papers_bm25_row(tmp_path):
         ("cello, Marta", "I play the cello. Marta teaches me.", ["cello", "Marta"]),
         ("Paris and Rome", "we flew to Rome", ["Rome"]),
         ("Yes", "yes, I am", []),
-        ('"Becoming Nicole".', "she read Becoming Nicole", ["Becoming Nicole"]),
+        ("\"Becoming Nicole\".", "she read Becoming Nicole", ["Becoming Nicole"]),
         ("next summer", "some other text", []),
     ],
 )

@@ -23,18 +23,10 @@ from evals.model.corpus import load_corpus
 
 LOCOMO = (Path(__file__).parent / "fixtures" / "importers" / "locomo_small.json").read_bytes()  # sessions 8 and 20 May 2023
 ITEMS = [
-    {
-        "relation_type": "causal",
-        "cue_dialogue": "A: I learned to say no.\nB: Good for you.",
-        "trigger_query": "A: I am overwhelmed.",
-        "time_gap": "two weeks later",
-    },
-    {
-        "relation_type": "state",
-        "cue_dialogue": "A: I sprained my ankle.",
-        "trigger_query": "B: Want to go running?",
-        "time_gap": "one month later",
-    },
+    {"relation_type": "causal", "cue_dialogue": "A: I learned to say no.\nB: Good for you.",
+     "trigger_query": "A: I am overwhelmed.", "time_gap": "two weeks later"},
+    {"relation_type": "state", "cue_dialogue": "A: I sprained my ankle.", "trigger_query": "B: Want to go running?",
+     "time_gap": "one month later"},
     {"relation_type": "goal", "cue_dialogue": "B: I plan to learn Greek.", "trigger_query": "A: Any news?", "time_gap": "soon"},
 ]
 PREFIX = f"{REPOSITORY}/{COMMIT}/data"

@@ -94,18 +94,11 @@ LONGMEMEVAL = [
         "haystack_session_ids": ["s0", "s1", "s2"],
         "answer_session_ids": ["s0", "s2"],
         "haystack_sessions": [
-            _session(
-                ("user", "I went hiking on Sunday.", False),
-                ("assistant", "Sounds fun.", False),
-                ("user", "I bought 2 books today.", True),
-                ("assistant", "Nice.", False),
-            ),
+            _session(("user", "I went hiking on Sunday.", False), ("assistant", "Sounds fun.", False),
+                     ("user", "I bought 2 books today.", True), ("assistant", "Nice.", False)),
             _session(("user", "What is a good pasta recipe?", False), ("assistant", "Try carbonara.", False)),
-            _session(
-                ("user", "Got 3 more books at the fair.", True),
-                ("assistant", "Great haul.", False),
-                ("user", "And one more from my sister.", True),
-            ),
+            _session(("user", "Got 3 more books at the fair.", True), ("assistant", "Great haul.", False),
+                     ("user", "And one more from my sister.", True)),
         ],
     },  # fmt: skip
     {
@@ -118,11 +111,8 @@ LONGMEMEVAL = [
         "answer_session_ids": ["t1"],
         "haystack_sessions": [
             _session(("user", "The weather is grim today.", False), ("assistant", "Stay dry.", False)),
-            _session(
-                ("user", "I only ever use vim.", False),
-                ("assistant", "Vim it is.", False),
-                ("user", "Modal editing suits me.", False),
-            ),
+            _session(("user", "I only ever use vim.", False), ("assistant", "Vim it is.", False),
+                     ("user", "Modal editing suits me.", False)),
         ],
     },  # fmt: skip
     {

@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_package_is_listed_in_pyproject():
     """pyproject.toml lists packages by hand, so a new package under evals/ must be added there."""
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "evals").rglob("__init__.py")}
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "evals").rglob("__init__.py")
+    }
     assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
 
 

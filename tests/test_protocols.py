@@ -412,7 +412,7 @@ def test_records_that_are_no_turn_go_undated(server, sources, lme_corpus, store_
     result = run(server, store_path, lme_corpus, "--protocol", "longmemeval", "--k", "3", runner="summary_buffer")
     assert result.exit_code == 0, result.output
     texts = [b["messages"][0]["content"] for b in bodies(server, "[LME-ANSWER]")]
-    assert texts and all('=== part 1 ===\nwhen: \nlog:\n\n"' in t for t in texts)
+    assert texts and all("=== part 1 ===\nwhen: \nlog:\n\n\"" in t for t in texts)
     assert all("when: 2023/05/20 (Sat) 02:21" in t or "when: 2023/04/01 (Sat) 10:00" in t for t in texts)
 
 

@@ -83,11 +83,9 @@ def test_index_links_the_latest_run_of_each_configuration(site: Path, store: Pat
 def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path):
     """A leaderboard row carries recall, its 95% interval, strict recall, MRR, hits/total, tokens, relative cost and commit."""
     mneme = run_of(store, "mneme")
-    row = next(
-        tr
-        for tr in parse(board(site)).find_all("tr")
-        if f"runs/{mneme.run_id}.html" in str([a.attrs.get("href") for a in tr.find_all("a")])
-    )
+    row = next(tr for tr in parse(board(site)).find_all("tr") if f"runs/{mneme.run_id}.html" in str(
+        [a.attrs.get("href") for a in tr.find_all("a")]
+    ))
     headings = [th.text().strip() for th in parse(board(site)).find("thead").find_all("th")]
     cells = dict(zip(headings, [td.text().strip() for td in row.find_all("td")], strict=True))
     recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")

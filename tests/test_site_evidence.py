@@ -64,7 +64,9 @@ def test_drilldown_marks_evidence_turns_in_the_transcript(built):
     """Each evidence turn is tagged in the transcript with its test point."""
     site, run_id = built
     page = parse(site / "runs" / run_id / "01_family.html")
-    tags = {turn: [a.text() for a in page.find("li", id=f"t-{turn}").find_all("a", cls="evi")] for turn in (0, 2, 4)}
+    tags = {
+        turn: [a.text() for a in page.find("li", id=f"t-{turn}").find_all("a", cls="evi")] for turn in (0, 2, 4)
+    }
     assert tags == {0: ["TP1 evidence"], 2: ["TP2 evidence"], 4: ["TP2 evidence"]}
 
 

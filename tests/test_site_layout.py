@@ -37,7 +37,7 @@ def test_at_1280_px_the_default_columns_fit(pair_served: str, browser):
 
 @pytest.mark.browser
 def test_every_column_is_one_toggle_away_and_kept_in_the_address(pair_served: str, browser):
-    """ "Show every column" adds the configuration and the other metrics, the address keeps it, and a reload shows them again."""
+    """"Show every column" adds the configuration and the other metrics, the address keeps it, and a reload shows them again."""
     page = _page(browser, 1280)
     page.goto(pair_served + BOARD)
     page.locator("a.columns-toggle.more").click()

@@ -26,7 +26,6 @@ STRATEGIES = ("full_history", "summary_buffer", "bm25", "mneme", "random_k", "re
 WIDTH = 1280
 BOARD = "leaderboard-corpus.html"  # the starter corpus's leaderboard (index.html lists the benchmarks)
 
-
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The site built from one run of each deterministic strategy on corpus/; (site, strategy -> run id)."""
@@ -130,7 +129,7 @@ def test_a_heading_sorts_from_the_keyboard(served: str, browser, tmp_path: Path)
 
 @pytest.mark.browser
 def test_sorting_instructions_show_only_with_javascript(served: str, browser, tmp_path: Path):
-    """ "Sort by ... clicking its heading" is visible with JavaScript and hidden without it, where clicking does nothing."""
+    """"Sort by ... clicking its heading" is visible with JavaScript and hidden without it, where clicking does nothing."""
     with_js = _open(browser, served + BOARD, tmp_path / "js.png")
     without = _open(browser, served + BOARD, tmp_path / "no-js.png", javascript=False)
     assert with_js.get_by_text("clicking its heading").first.is_visible()

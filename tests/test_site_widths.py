@@ -356,3 +356,4 @@ def test_the_hash_embedder_caveat_is_on_every_page_that_shows_the_run(built):
         summaries = store.runs()
     mneme = next(s for s in summaries if s.strategy == "mneme")
     assert [c.kind for c in run_header(mneme, Paths(summaries)).caveats] == ["hash_embedder"]
+

@@ -28,7 +28,7 @@ def test_approximation_is_four_characters_per_token():
 
 
 def test_special_token_text_counts_as_plain_text(encoding):
-    """ "<|endoftext|>" is counted as ordinary text, not rejected."""
+    """"<|endoftext|>" is counted as ordinary text, not rejected."""
     assert TokenCounter().count("x <|endoftext|>") == len(encoding.encode_ordinary("x <|endoftext|>"))
 
 

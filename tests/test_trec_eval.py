@@ -169,13 +169,7 @@ def test_lme_ndcg_with_nothing_retrieved_is_zero():
     """No evidence item in the list scores 0, as does an empty whole list (LongMemEval: ideal 0 gives 0)."""
     assert ndcg_any_lme(frozenset({"a"}), ["x", None], 2) == 0.0
     point = TestPointResult(
-        turn_index=1,
-        question="q",
-        expected_fact="f",
-        expected_keywords=[],
-        retrieved_records=[],
-        evidence_turns=[0],
-        ranked_turns=[],
-        ranked_sessions=[],
+        turn_index=1, question="q", expected_fact="f", expected_keywords=[], retrieved_records=[],
+        evidence_turns=[0], ranked_turns=[], ranked_sessions=[],
     )
     assert point_values(point, (5,), WHOLE_LIST)["ndcg_any_lme", "turn", 5] == 0.0

@@ -345,11 +345,13 @@ class LLMServer:
             def _drip(self, data: bytes, whole: bool) -> None:
                 """``data`` as a 200 response, a byte every drip_s seconds: from the status line
                 (``whole``) or after the headers; until it is all sent or the client hangs up."""
-                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n").encode()
+                head = (
+                    f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                ).encode()
                 try:
                     if not whole:
                         self.wfile.write(head)
-                    for byte in head + data if whole else data:
+                    for byte in (head + data if whole else data):
                         self.wfile.write(bytes([byte]))
                         time.sleep(server.drip_s)
                 except OSError:

@@ -20,7 +20,7 @@ LOCOMO, LOCOMO_COMMIT = "snap-research/LoCoMo", "3eb6f2c585f5e1699204e3c3bdf7adc
 
 JUDGE_BODY = "\\nQuestion: {}\\nGold: {}\\nResponse: {}\\nVerdict, yes or no:"
 
-EVALUATE_QA = f"""import json
+EVALUATE_QA = f'''import json
 
 
 def get_anscheck_prompt(task, question, answer, response, abstention=False):
@@ -43,7 +43,7 @@ def get_anscheck_prompt(task, question, answer, response, abstention=False):
         template = "[JUDGE-ABSTENTION]{JUDGE_BODY}"
         prompt = template.format(question, answer, response)
     return prompt
-"""
+'''
 
 RUN_GENERATION = """import json
 
@@ -181,9 +181,9 @@ def get_gpt_answers(in_data, out_data, prediction_key, args):
     return out_data
 '''
 
-EVALUATION = """def eval_question_answering(qas, eval_key='prediction', metric='f1'):
+EVALUATION = '''def eval_question_answering(qas, eval_key='prediction', metric='f1'):
     return [], 0.0, []
-"""
+'''
 
 BEAM, BEAM_COMMIT = "mohammadtavakoli78/BEAM", "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
 PLUS, PLUS_COMMIT = "xjtuleeyf/Locomo-Plus", "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
@@ -241,7 +241,7 @@ Evidence: {evidence}
 }
 '''
 
-PLUS_UTILS = """CONV_START_PROMPT = (
+PLUS_UTILS = '''CONV_START_PROMPT = (
     "[PLUS-START] {} and {} talk. "
     "Dates first.\\n\\n"
 )
@@ -249,7 +249,7 @@ INSTRUCTION_QA = "[PLUS-QA] Answer the question.\\n\\n"
 INSTRUCTION_COGNITIVE = (
     "[PLUS-COGNITIVE] Reply, remembering.\\n\\n"
 )
-"""
+'''
 
 PLUS_JUDGE = """LABEL_TO_SCORE = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 """
@@ -307,5 +307,7 @@ def served(protocol: str, sources: tuple[SourceFile, ...]) -> tuple[tuple[Source
     serves them at (OWNER/REPO/COMMIT/PATH), for `evals fetch` through tests/helpers/benchmark_server.py."""
     _, _, files = FILES[protocol]
     bodies = {source.path: files[source.path].encode("utf-8") for source in sources}
-    pinned = tuple(SourceFile(s.repo, s.commit, s.path, hashlib.sha256(bodies[s.path]).hexdigest()) for s in sources)
+    pinned = tuple(
+        SourceFile(s.repo, s.commit, s.path, hashlib.sha256(bodies[s.path]).hexdigest()) for s in sources
+    )
     return pinned, {s.relative: bodies[s.path] for s in pinned}

@@ -31,12 +31,8 @@ def import_toy(file: Path, out: Path) -> ImportReport:
     def conversations():
         for position, item in enumerate(items):
             turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": text} for i, text in enumerate(item["history"])]
-            test_at = {
-                "question": item["question"],
-                "expected_fact": item["answer"],
-                "evidence_turns": item["evidence"],
-                "category": "toy",
-            }
+            test_at = {"question": item["question"], "expected_fact": item["answer"],
+                       "evidence_turns": item["evidence"], "category": "toy"}
             turns.append({"role": "user", "content": item["question"], "record": False, "test_at": test_at})
             report.questions += 1
             report.with_evidence += 1
