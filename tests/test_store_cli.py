@@ -399,14 +399,8 @@ def test_evals_store_variable_names_the_store(corpus_small, tmp_path):
 def test_legacy_cli_does_not_touch_the_store(corpus_small, tmp_path):
     """`python -m evals --runner ... --output` writes its JSON and creates no store."""
     proc = python_m_evals(
-        "--runner",
-        "no_memory",
-        "--corpus",
-        str(corpus_small),
-        "--output",
-        str(tmp_path / "o.json"),
-        cwd=tmp_path,
-        env={"EVALS_STORE": str(tmp_path / "s.duckdb")},
+        "--runner", "no_memory", "--corpus", str(corpus_small), "--output", str(tmp_path / "o.json"),
+        cwd=tmp_path, env={"EVALS_STORE": str(tmp_path / "s.duckdb")},
     )
     assert proc.returncode == 0, proc.stderr
     assert sorted(os.listdir(tmp_path)) == ["o.json"]
