@@ -55,7 +55,7 @@ def test_locomo_cli_reports_counts(tmp_path):
         f"-> {tmp_path / 'c'}: 2 conversations, 7 questions (1 unanswerable, 4 with keywords, 7 with evidence turns)"
         in result.stdout
     )
-    assert "note: [0]: 1 evidence id names no turn (skipped)" in result.stderr
+    assert "note: conv-1 ([0]): 1 evidence id names no turn (skipped)" in result.stderr  # by its sample id
 
 
 def test_locomo_layout(tmp_path):

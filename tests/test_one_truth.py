@@ -132,7 +132,7 @@ def test_every_surface_reports_the_same_figure_and_count(built):
     assert f"recall_any@k {counts['bm25'][0]}/{counts['bm25'][1]} =" in line[0]
     assert f"recall_any@k {counts['recency'][0]}/{counts['recency'][1]} =" in line[1]
     lost = sum(expected["bm25"][key] == "hit" and expected["recency"][key] == "miss" for key in expected["bm25"])
-    assert f"hit->miss: {lost}" in line
+    assert f"hit by A only: {lost}" in line
 
     gate = json.loads(
         invoke("gate", "--base", runs["bm25"], "--head", runs["bm25-again"], "--store", str(store_path), "--format", "json")

@@ -25,7 +25,8 @@ def test_run_line_rounds_like_the_leaderboard():
     """recall to 3 decimals with its 95% interval and hits/total, tokens per test point to 1 decimal."""
     low, _ = wilson_interval(3, 3)
     assert run_line(document(EVIDENCE, "mneme"), "abc123", "results/results.duckdb") == (
-        f"run abc123: mneme keyword hit@5 1.000 [{low:.3f}, 1.000] (3/3) tokens/tp 22.7 -> results/results.duckdb"
+        f"run abc123: mneme (embedder hash-16) keyword hit@5 1.000 [{low:.3f}, 1.000] (3/3) tokens/tp 22.7 "
+        "-> results/results.duckdb"
     )
 
 

@@ -15,7 +15,7 @@ import io
 import json
 import shutil
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -315,10 +315,12 @@ def _html_files(site: Path) -> list[Path]:
 def test_every_relative_link_resolves(site: Path):
     """Every href and src on every page is relative and names a file (and anchor) that exists."""
     ids: dict[Path, set[str]] = {}
+    categories: dict[Path, set[str]] = {}  # what a page's category filter can show (#category=X, issue 43)
     links: list[tuple[Path, str]] = []
     for path in _html_files(site):
         page = parse(path)
         ids[path] = {n.attrs["id"] for n in page.iter() if n.attrs.get("id")}
+        categories[path] = {n.attrs["data-category"] for n in page.iter() if n.attrs.get("data-category") is not None}
         links += [(path, n.attrs[a]) for n in page.iter() for a in ("href", "src") if n.attrs.get(a) is not None]
     assert links
     for source, link in links:
@@ -326,7 +328,11 @@ def test_every_relative_link_resolves(site: Path):
         assert not parts.scheme and not parts.netloc and not parts.path.startswith("/"), f"{source}: {link}"
         target = (source.parent / unquote(parts.path)).resolve() if parts.path else source
         assert target.is_file(), f"{source.relative_to(site)}: {link}"
-        if parts.fragment and target.suffix == ".html":
+        if parts.fragment.startswith("category=") and target.suffix == ".html":
+            view = parse_qs(parts.fragment)
+            assert view["category"][0] in categories[target], f"{source.relative_to(site)}: {link}"
+            assert view.get("flip", ["a"])[0] in ("a", "b"), f"{source.relative_to(site)}: {link}"
+        elif parts.fragment and target.suffix == ".html":
             assert parts.fragment in ids[target], f"{source.relative_to(site)}: {link}"
 
 
@@ -569,6 +575,7 @@ def test_run_json_and_downloads_carry_the_answers(answers_site: Path, answers_st
 
 
 # -- in a real browser ---------------------------------------------------------------------------
+
 
 @pytest.mark.browser
 def test_browser_sorts_and_reaches_a_miss(serve, site: Path, browser, store: Path):

@@ -16,10 +16,10 @@ import pytest
 from helpers.html import parse
 
 from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.turn_ids import TurnIds
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
-from evals.site._turn_ids import TurnIds
 from evals.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -24,6 +24,7 @@ from gen_locomo import generate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORIES = ("bm25", "recency", "random_k", "no_memory", "mneme")
+FRONT_SITE: list[Path] = []  # the front fixture's site folder
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,7 @@ def front(tmp_path_factory: pytest.TempPathFactory):
         for strategy in ("bm25", "recency"):
             store.append(evaluate(RunConfig(strategy=strategy, corpus=root / "locomo", k=2)), provenance)
     build_site(root / "results.duckdb", root / "site")
+    FRONT_SITE[:] = [root / "site"]
     return parse(root / "site" / "index.html")
 
 
@@ -67,4 +69,31 @@ def test_the_rest_are_one_link_away(front):
 def test_ceilings_are_not_among_the_ranked(front):
     """full_history, a ceiling, is never listed among a benchmark's ranked memories."""
     starter = _boards(front)["leaderboard-corpus.html"]
-    assert "full_history" not in starter.text()
+    assert "full_history" not in starter.find("tbody").text()
+
+
+def test_ceilings_are_shown_apart_for_scale_unranked(front):
+    """As the intro says, the ceilings are shown for scale: in a body of their own after the memories, with no rank."""
+    starter = _boards(front)["leaderboard-corpus.html"]
+    (ceilings,) = starter.find_all("tbody", "ceilings")
+    rows = [tr for tr in ceilings.find_all("tr") if "group" not in tr.attrs.get("class", "")]
+    assert [tr.find_all("td")[1].find("a").text() for tr in rows] == ["full_history"]
+    assert rows[0].find_all("td")[0].text() == "—"
+
+
+def test_each_memory_shows_its_tokens_per_test_point(front):
+    """Each row of a front board shows the run's tokens per test point beside its headline, as its run page gives them."""
+    boards = _boards(front)
+    checked = 0
+    for board in boards.values():
+        headings = [th.text() for th in board.find("thead").find_all("th")]
+        at = headings.index("tokens / test point")
+        assert headings[at - 1] == board.find("thead").find_all("th")[3].text()  # right after the headline
+        for tr in board.find_all("tr"):
+            cells = tr.find_all("td")
+            if not cells:
+                continue
+            run = parse(FRONT_SITE[0] / cells[1].find("a").attrs["href"])
+            assert f"{cells[at].text().strip()} tokens per test point" in " ".join(run.text().split())
+            checked += 1
+    assert checked

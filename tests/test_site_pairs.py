@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from helpers.html import parse
@@ -215,3 +216,189 @@ def test_a_pair_page_never_pans(pair_site: dict, pair_served: str, browser, widt
     page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
     page.wait_for_selector("#pair[data-drawn]")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+# -- narrowing the flips (issue 43) --------------------------------------------------------------
+
+
+def _categories(store: Path, run_id: str) -> dict[str, str]:
+    """Each test point's category, by its compare-page id."""
+    with Store.open(store, read_only=True) as opened:
+        stored = opened.get_run(run_id)
+    return {flip_anchor(c.conversation_id, p.turn_index): p.category for c in stored.run.conversations for p in c.test_points}
+
+
+def test_each_flip_carries_its_category(pair_site: dict):
+    """Each flipped question carries data-category: its test point's category in the corpus, beside data-flip."""
+    categories = _categories(pair_site["store"], pair_site["runs"]["bm25"])
+    flips = parse(_pair_page(pair_site, "bm25", "recency")).find_all("section", "flip")
+    assert flips and all(s.attrs["data-category"] == categories[s.attrs["id"]] for s in flips)
+
+
+def test_each_category_row_links_to_its_filtered_view(pair_site: dict):
+    """Each "Flips by category" row links to #category=<it>, and its two counts add &flip=a and &flip=b."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = page.find("table", "pair-categories").find("tbody").find_all("tr")
+    assert rows
+    for row in rows:
+        name, only_a, only_b = (td.find("a") for td in row.find_all("td")[:3])
+        view = f"#category={quote(name.text())}"
+        assert (name.attrs["href"], only_a.attrs["href"], only_b.attrs["href"]) == (view, f"{view}&flip=a", f"{view}&flip=b")
+
+
+@pytest.mark.browser
+def test_the_url_shows_one_category_and_one_direction(pair_site: dict, pair_served: str, browser):
+    """In Chromium, #category=X&flip=a shows exactly the flips of category X hit by A only, and the control says so."""
+    flips = parse(_pair_page(pair_site, "bm25", "recency")).find_all("section", "flip")
+    category = next(s.attrs["data-category"] for s in flips if s.attrs["data-flip"] == "a")
+    expected = [s.attrs["id"] for s in flips if s.attrs["data-category"] == category and s.attrs["data-flip"] == "a"]
+    page = browser.new_page()
+    page.goto(
+        pair_served
+        + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"]))
+        + f"#category={category}&flip=a"
+    )
+    page.wait_for_selector("#pair[data-drawn]")
+    shown = page.evaluate("() => [...document.querySelectorAll('section.flip')].filter(s => !s.hidden).map(s => s.id)")
+    chosen = page.evaluate("() => [...document.querySelectorAll('#flip-filter select')].map(s => s.value)")
+    assert shown == expected[:25] and chosen == [category, "a"]
+
+
+@pytest.mark.browser
+def test_choosing_a_category_keeps_it_in_the_url(pair_site: dict, pair_served: str, browser):
+    """In Chromium, choosing a category and a direction in the control puts them in the URL and shows only those."""
+    flips = parse(_pair_page(pair_site, "bm25", "recency")).find_all("section", "flip")
+    category = flips[-1].attrs["data-category"]
+    page = browser.new_page()
+    page.goto(pair_served + str(_pair_page(pair_site, "bm25", "recency").relative_to(pair_site["site"])))
+    page.wait_for_selector("#pair[data-drawn]")
+    page.select_option("#flip-filter [name=category]", category)
+    page.select_option("#flip-filter [name=flip]", "b")
+    assert page.evaluate("() => location.hash") == f"#category={quote(category)}&flip=b"
+    visible = "[...document.querySelectorAll('section.flip')].filter(s => !s.hidden)"
+    shown = page.evaluate(f"() => {visible}.map(s => [s.dataset.category, s.dataset.flip])")
+    assert all(item == [category, "b"] for item in shown)
+
+
+def _run_page(pair_site: dict, name: str) -> Path:
+    return pair_site["site"] / "runs" / f"{pair_site['runs'][name]}.html"
+
+
+def test_a_run_pages_misses_carry_their_category(pair_site: dict):
+    """Each row of a run page's miss list carries its test point's category, as a column and as data-category."""
+    categories = _categories(pair_site["store"], pair_site["runs"]["recency"])
+    rows = parse(_run_page(pair_site, "recency")).find("table", id="miss-list").find("tbody").find_all("tr")
+    assert rows
+    for row in rows:
+        cells = row.find_all("td")
+        key = flip_anchor(cells[0].text(), int(cells[1].text()))
+        assert row.attrs["data-category"] == cells[2].text() == categories[key]
+
+
+@pytest.mark.browser
+def test_a_run_pages_misses_filter_by_the_category_in_the_url(pair_site: dict, pair_served: str, browser):
+    """In Chromium, a run page at #category=X lists only X's misses, and its by-category row links there."""
+    rows = parse(_run_page(pair_site, "recency")).find("table", id="miss-list").find("tbody").find_all("tr")
+    category = rows[-1].attrs["data-category"]
+    expected = sum(r.attrs["data-category"] == category for r in rows)
+    page = browser.new_page()
+    page.goto(pair_served + str(_run_page(pair_site, "recency").relative_to(pair_site["site"])) + f"#category={quote(category)}")
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('#miss-list tbody tr')].filter(r => !r.hidden).map(r => r.dataset.category)"
+    )
+    assert shown == [category] * expected
+    assert page.locator(f'a[href="#category={quote(category)}"]').count() == 1
+
+
+# -- the terminal says what the page says (issue 43) ---------------------------------------------
+
+
+def _compare(pair_site: dict, *args: str) -> str:
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    a, b = pair_site["runs"]["bm25"], pair_site["runs"]["recency"]
+    result = CliRunner().invoke(cli, ["compare", a, b, "--store", str(pair_site["store"]), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_compare_json_carries_the_pages_figures(pair_site: dict):
+    """`evals compare --format json` gives every per-category count and p, and the totals, the compare page gives."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = [[td.text() for td in tr.find_all("td")] for tr in page.find("table", "pair-categories").find("tbody").find_all("tr")]
+    found = json.loads(_compare(pair_site, "--format", "json"))
+    assert [[c["category"], str(c["only_a"]), str(c["only_b"]), c["p_text"]] for c in found["categories"]] == rows
+    strong = [s.text() for s in page.find("p", "pair-test").find_all("strong")]
+    assert strong[:3] == [str(found["only_a"]), str(found["only_b"]), found["p_text"]]
+    sections = page.find_all("section", "flip")
+    assert sorted(
+        (f["flip"], flip_anchor(f["conversation_id"], f["turn_index"]), f["category"]) for f in found["flips"]
+    ) == sorted((s.attrs["data-flip"], s.attrs["id"], s.attrs["data-category"]) for s in sections)
+
+
+def test_compare_prints_the_per_category_flips_as_the_page_names_them(pair_site: dict):
+    """`evals compare` prints "hit by A only"/"hit by B only" and one line per category with its counts and p."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    rows = [[td.text() for td in tr.find_all("td")] for tr in page.find("table", "pair-categories").find("tbody").find_all("tr")]
+    out = _compare(pair_site)
+    assert "hit->miss" not in out and "hit by A only:" in out and "hit by B only:" in out
+    for name, only_a, only_b, p in rows:
+        assert re.search(
+            rf"^  {re.escape(name)}\s+{only_a} by A only, {only_b} by B only, McNemar p = {re.escape(p)}$", out, re.M
+        )
+
+
+def test_leaderboard_cli_json_ranks_as_leaderboard_json(pair_site: dict):
+    """`evals leaderboard --format json` gives each latest run the rank leaderboard.json gives it (null for a ceiling)."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(pair_site["store"]), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = {r["run_id"]: r["rank"] for r in json.loads(result.output)}
+    site = {r["run_id"]: r["rank"] for r in json.loads((pair_site["site"] / "leaderboard.json").read_text())}
+    assert printed == site and None in printed.values()
+
+
+def test_leaderboard_cli_sets_the_ceilings_apart(pair_site: dict):
+    """`evals leaderboard` lists a corpus's memories k by k as its board does, then its ceilings, starred, after them."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    result = CliRunner().invoke(cli, ["leaderboard", "--store", str(pair_site["store"])])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("strategy"))
+    rows = [line.split()[0] if line.strip() else "" for line in lines[start + 1 :]]
+    rows = rows[: rows.index("memories")] if "memories" in rows else rows
+    names = [r for r in rows if r]
+    first_ceiling = next(n for n, r in enumerate(names) if r.endswith("*"))
+    assert all(r.endswith("*") for r in names[first_ceiling:]) and not any(r.endswith("*") for r in names[:first_ceiling])
+    assert rows[rows.index(names[first_ceiling]) - 1] == ""  # a blank line sets them apart
+
+
+def test_compare_names_the_evidence_as_the_page_does(pair_site: dict):
+    """`evals compare --format json` names each flip's evidence turns as the compare page's data does (LoCoMo's dia_ids)."""
+    found = json.loads(_compare(pair_site, "--format", "json"))
+    (corpus,) = (pair_site["site"] / "transcripts").iterdir()
+    points = _data(corpus / "points.js")
+    assert found["flips"]
+    for flip in found["flips"]:
+        page = [name for _turn, name, _date, _text in points[flip["conversation_id"]][str(flip["turn_index"])][3]]
+        assert flip["evidence"] == page and all(re.fullmatch(r"D\d+:\d+", name) for name in page)
+
+
+def test_the_transcript_names_the_evidence_as_the_compare_page_does(pair_site: dict):
+    """Each transcript's test points name their evidence turns with the labels the compare page's data gives them."""
+    (corpus,) = (pair_site["site"] / "transcripts").iterdir()
+    points = _data(corpus / "points.js")
+    labels = {name for conversation in points.values() for point in conversation.values() for _t, name, _d, _x in point[3]}
+    shown = set()
+    for page in (corpus / "c").glob("*.html"):
+        for item in parse(page).find("ol", "points").find_all("li"):
+            shown |= set(re.findall(r"turn \d+ \((D\d+:\d+)\)", item.text()))
+    assert shown and shown <= labels

@@ -69,7 +69,7 @@ def test_same_inputs_on_a_clean_commit_are_cached(evals, store_path, corpus_smal
     args = ("run", "--runner", "mneme", "--corpus", str(corpus_small), "--repo", str(clean_repo))
     first = run_id_of(evals(*args).output)
     again = evals(*args)
-    assert again.output.startswith(f"cached: run {first}: mneme keyword hit@5 0.500 [")
+    assert again.output.startswith(f"cached: run {first}: mneme (embedder hash-16) keyword hit@5 0.500 [")
     with Store.open(store_path, read_only=True) as store:
         assert store.run_count() == 1
 
@@ -204,10 +204,11 @@ def test_leaderboard_formats(evals, corpus_small):
     rows = json.loads(evals("leaderboard", "--format", "json").output)
     parsed = list(csv.DictReader(io.StringIO(evals("leaderboard", "--format", "csv").output)))
     assert table[0].split()[:2] == ["strategy", "config"] and len(table) == 3
-    assert [r["strategy"] for r in rows] == ["full_history", "no_memory"]
-    assert [r["recall"] for r in parsed] == ["1.0", "0.0"]
-    assert rows[0]["metrics"]["recall"]["low"] == pytest.approx(0.51, abs=0.001)
-    assert [r["recall_low"] for r in parsed][0] == rows[0]["metrics"]["recall"]["low"].__repr__()
+    # As the site: the memories ranked, then the ceilings (full_history), unranked.
+    assert [(r["strategy"], r["rank"]) for r in rows] == [("no_memory", 1), ("full_history", None)]
+    assert [r["recall"] for r in parsed] == ["0.0", "1.0"]
+    assert rows[1]["metrics"]["recall"]["low"] == pytest.approx(0.51, abs=0.001)
+    assert [r["recall_low"] for r in parsed][1] == rows[1]["metrics"]["recall"]["low"].__repr__()
 
 
 def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
@@ -226,12 +227,12 @@ def test_estimated_tokens_are_marked(evals, store_path, corpus_small):
 
 
 def test_compare_prints_flips_with_counts(evals, corpus_small):
-    """`evals compare A B` lists hit->miss and miss->hit points with their counts."""
+    """`evals compare A B` lists the points hit by A only and by B only with their counts."""
     full = run_id_of(evals("run", "--runner", "full_history", "--corpus", str(corpus_small)).output)
     mneme = run_id_of(evals("run", "--runner", "mneme", "--corpus", str(corpus_small)).output)
     output = evals("compare", full, mneme).output
-    assert "hit->miss: 2\n" in output and "miss->hit: 0\n" in output
-    assert "unchanged: 2 hit, 0 missed" in output
+    assert "hit by A only: 2\n" in output and "hit by B only: 0\n" in output
+    assert "unchanged: 2 hit by both, 0 by neither" in output
     assert "different corpora" not in output
 
 

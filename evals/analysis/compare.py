@@ -11,15 +11,20 @@ from evals.judge.stats import mcnemar_exact
 from evals.store import RunSummary, StoredRun
 
 __all__ = [
+    "NO_CATEGORY",
     "AnswerComparison",
+    "CategoryFlips",
     "Comparison",
     "Flip",
     "Outcome",
+    "category_key",
     "compare_runs",
     "evidence_outcome",
     "headline_outcomes",
     "hit_outcome",
 ]
+
+NO_CATEGORY = "(none)"
 
 # What is paired: the verdicts (evals.judge.headline.verdict_of) of one declared per-point metric, named.
 Outcome = str
@@ -33,6 +38,20 @@ class Flip:
     turn_index: int
     question: str
     expected_fact: str = ""
+    category: str = NO_CATEGORY  # A's test point's category (or ability), NO_CATEGORY without one
+
+
+@dataclass(frozen=True)
+class CategoryFlips:
+    """One category's flips, as the compare page's "Flips by category" and `evals compare` both give them."""
+
+    category: str
+    only_a: int  # hit by A only
+    only_b: int  # hit by B only
+
+    @property
+    def mcnemar_p(self) -> float:
+        return mcnemar_exact(self.only_a, self.only_b)
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,20 @@ class Comparison:
         """Two-sided exact McNemar p-value over the shared test points (1.0 when none flipped)."""
         return mcnemar_exact(len(self.lost), len(self.gained))
 
+    def by_category(self) -> list[CategoryFlips]:
+        """The flips per category, categories in order (numbered ones by number, then by name): one place
+        for the compare page and `evals compare`, so both say the same."""
+        counts: dict[str, list[int]] = {}
+        for side, flips in ((0, self.lost), (1, self.gained)):
+            for flip in flips:
+                counts.setdefault(flip.category, [0, 0])[side] += 1
+        return [CategoryFlips(name, a, b) for name, (a, b) in sorted(counts.items(), key=lambda item: category_key(item[0]))]
+
+
+def category_key(name: str) -> tuple[int, int | str]:
+    """Categories in the order pages list them: numbered ones by number, then the rest by name."""
+    return (0, int(name)) if name.isdigit() else (1, name)
+
 
 def headline_outcomes(stored: StoredRun, rule: Rule | None = None) -> list[list[bool | None]]:
     """Each test point's headline verdict (evals.judge.headline) as an outcome: hit True, miss False, None where
@@ -99,9 +132,12 @@ def _outcomes(stored: StoredRun, metric: str) -> dict[tuple[str, int, str], bool
     return {key: value for key, value in found.items() if value is not None}
 
 
-def _expected_facts(stored: StoredRun) -> dict[tuple[str, int, str], str]:
+def _expected_facts(stored: StoredRun) -> dict[tuple[str, int, str], tuple[str, str]]:
     return {
-        (result.conversation_id, point.turn_index, point.question): point.expected_fact
+        (result.conversation_id, point.turn_index, point.question): (
+            point.expected_fact,
+            point.category if point.category is not None else NO_CATEGORY,
+        )
         for result in stored.run.conversations
         for point in result.test_points
     }
@@ -135,8 +171,8 @@ def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome | None = None) -> 
     before, after = _outcomes(a, metric), _outcomes(b, metric)
     shared = [key for key in before if key in after]
     facts = _expected_facts(a)
-    lost = [Flip(*key, facts[key]) for key in shared if before[key] and not after[key]]
-    gained = [Flip(*key, facts[key]) for key in shared if not before[key] and after[key]]
+    lost = [Flip(*key, *facts[key]) for key in shared if before[key] and not after[key]]
+    gained = [Flip(*key, *facts[key]) for key in shared if not before[key] and after[key]]
     return Comparison(
         a=a.summary,
         b=b.summary,

@@ -164,6 +164,9 @@ class Unit:
     # A protocol not named here is one of evals.benchmarks.protocols' own.
     protocol_classes: Mapping[str, Callable[[], type]] = field(default_factory=dict)
     audit: Audit | None = None
+    # How every page and the terminal name a turn (evals.benchmarks.turn_ids): (turn index, its session key or
+    # None, its place in that session from 1) -> the benchmark's own id for it. None: the harness's naming.
+    turn_name: Callable[[int, str | None, int], str] | None = None
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
 

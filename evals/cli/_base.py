@@ -380,10 +380,54 @@ def open_store(store: Path | None, *, read_only: bool = True) -> Store:
     return store_api().Store.open(path, read_only=read_only, create_parent=create_parent)
 
 
-def progress_reporter() -> Callable[[int, int, str], None] | None:
-    """Per-conversation progress on stderr, only when a person is watching."""
+HEARTBEAT_S = 60.0  # a run whose output is not a terminal says how far it is at least this often
+
+
+class Heartbeat:
+    """Progress for a run whose output is not a terminal (a log file, CI): every ``every`` seconds, from a
+    daemon thread, one line on stderr saying what is done, out of what, and the time so far, until :meth:`stop`.
+    ``say`` prints a line (default: click's echo on stderr)."""
+
+    def __init__(self, every: float = HEARTBEAT_S, say: Callable[[str], None] | None = None) -> None:
+        import threading
+        import time
+
+        self._clock = time.monotonic
+        self.started = self._clock()
+        self.every = every
+        self.state: tuple[int, int] | None = None
+        self._say = say or (lambda text: click.echo(text, err=True))
+        self._stopped = threading.Event()
+        threading.Thread(target=self._beat, name="evals-progress", daemon=True).start()
+
+    def __call__(self, done: int, total: int, conversation_id: str) -> None:
+        self.state = (done, total)  # past the last conversation the run scores; the line stays true meanwhile
+
+    def line(self) -> str:
+        seconds = int(self._clock() - self.started)
+        spent = (
+            f"{seconds // 3600}h {seconds // 60 % 60:02d}m {seconds % 60:02d}s"
+            if seconds >= 3600
+            else f"{seconds // 60}m {seconds % 60:02d}s"
+        )
+        if self.state is None:
+            return f"progress: no conversation done yet, {spent} so far"
+        done, total = self.state
+        return f"progress: {done}/{total} conversations done, {spent} so far"
+
+    def _beat(self) -> None:
+        while not self._stopped.wait(self.every):
+            self._say(self.line())
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+def progress_reporter(heartbeat: bool = False) -> Callable[[int, int, str], None] | None:
+    """Per-conversation progress on stderr when a person is watching; else, with ``heartbeat``, a
+    :class:`Heartbeat` line at least once a minute (stop it when the run ends), and otherwise nothing."""
     if not sys.stderr.isatty():
-        return None
+        return Heartbeat() if heartbeat else None
 
     def report(done: int, total: int, conversation_id: str) -> None:
         end = "\n" if done == total else ""
@@ -492,11 +536,12 @@ def echo_summaries(
     after: Sequence[str] = (),
     metrics: Sequence[str] | None = None,
     errata: Any = None,  # evals.analysis.errata.Figures: each run's headline with errata, beside the published one
+    ranks: dict[str, int] | None = None,  # the leaderboard's: each memory's rank at its k (JSON's "rank", null for a ceiling)
 ) -> None:
     from evals.views import tables
 
     if fmt == "json":
-        click.echo(tables.summaries_json(summaries, errata))
+        click.echo(tables.summaries_json(summaries, errata, ranks))
     elif fmt == "csv":
         click.echo(tables.summaries_csv(summaries, errata), nl=False)
     else:

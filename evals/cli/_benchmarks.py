@@ -397,19 +397,23 @@ def run_suite_command(
         if (excess := unparsed_excess(document, max_unparsed)) is not None:
             too_unparsed.append(f"{planned.label} (run {outcome.run_id}): {excess}")
 
-    outcomes = run_suite(
-        suite,
-        path,
-        downloads=_downloads(downloads),
-        lock_path=lock,
-        create_parent=create_parent,
-        repo=repo,
-        log=lambda text: echo(text, err=True),
-        before=before,
-        after=after,
-        progress=progress_reporter(),
-        deadline=deadline,
-    )
+    progress = progress_reporter(heartbeat=True)
+    try:
+        outcomes = run_suite(
+            suite,
+            path,
+            downloads=_downloads(downloads),
+            lock_path=lock,
+            create_parent=create_parent,
+            repo=repo,
+            log=lambda text: echo(text, err=True),
+            before=before,
+            after=after,
+            progress=progress,
+            deadline=deadline,
+        )
+    finally:
+        getattr(progress, "stop", lambda: None)()
     reused = sum(o.reused for o in outcomes)
     echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)
     if too_unparsed:

@@ -109,7 +109,8 @@ def leaderboard_command(
         summaries = opened.latest_per_configuration()
         if table is not None:
             summaries = tables.repriced(summaries, table)
-        summaries = tables.ranked(summaries, chosen.name if chosen else None)
+        # As the site's leaderboard: per corpus, memories ranked at each k, then the ceilings, unranked.
+        summaries, ranks = tables.boards(summaries, chosen.name if chosen else None)
         if chosen is not None:
             tables.measured_somewhere(chosen, summaries)
         stored = [opened.get_run(s.run_id) for s in summaries] if by_category else []
@@ -140,7 +141,7 @@ def leaderboard_command(
         echo(leaderboard_markdown(summaries), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries, errata) + notes, nl=False)
+        echo(tables.compact_leaderboard(summaries, errata, ranks) + notes, nl=False)
         return
     columns = None
     if chosen is not None:
@@ -148,7 +149,7 @@ def leaderboard_command(
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
     echo_summaries(
-        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata
+        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata, ranks
     )
     if notes:
         echo(notes, nl=False)
@@ -231,10 +232,19 @@ def migrate_command(store: Path | None) -> None:
 @click.argument("run_a")
 @click.argument("run_b")
 @store_option
-def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
-    """List the test points that flipped between RUN_A and RUN_B (hit->miss, miss->hit), with counts,
-    and McNemar's exact test of whether the runs' recalls differ (and, when both runs have
-    judged answers, whether their answer accuracies differ).
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Print lines, or one JSON object with the same figures (the compare page's).",
+)
+def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> None:
+    """List the test points that flipped between RUN_A and RUN_B (hit by A only, hit by B only), with
+    counts, the flips per category with McNemar's p as the compare page gives them, and McNemar's
+    exact test of whether the runs' recalls differ (and, when both runs have judged answers,
+    whether their answer accuracies differ).
 
     The test pairs each test point's two outcomes: only the flipped points
     count, and under "no difference" they would split evenly. p is two-sided;
@@ -249,7 +259,12 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
         return tables.metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
 
     with open_store(store) as opened:
-        comparison = compare_runs(opened.get_run(run_a), opened.get_run(run_b))
+        stored_a = opened.get_run(run_a)
+        comparison = compare_runs(stored_a, opened.get_run(run_b))
+    evidence = _evidence_labels(stored_a)
+    if fmt == "json":
+        click.echo(json_text(_comparison_json(comparison, evidence), indent=2))
+        return
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         echo(
             f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
@@ -264,14 +279,25 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
             f"B {comparison.b.corpus_digest[:12]}); only test points present in both are compared "
             f"({comparison.only_in_a} only in A, {comparison.only_in_b} only in B)"
         )
-    for title, flips in (("hit->miss", comparison.lost), ("miss->hit", comparison.gained)):
+    for title, flips in (("hit by A only", comparison.lost), ("hit by B only", comparison.gained)):
         echo(f"{title}: {len(flips)}")
         for flip in flips:
-            echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}")
-    echo(f"unchanged: {comparison.still_hit} hit, {comparison.still_missed} missed")
+            named = evidence.get((flip.conversation_id, flip.turn_index))
+            shown = f"  evidence {', '.join(named)}" if named else ""
+            echo(f"  {flip.conversation_id} turn {flip.turn_index}: {flip.question}  [{flip.category}]{shown}")
+    echo(f"unchanged: {comparison.still_hit} hit by both, {comparison.still_missed} by neither")
+    categories = comparison.by_category()
+    if categories:
+        echo("flips by category (as the compare page gives them):")
+        width = max(len(c.category) for c in categories)
+        for c in categories:
+            echo(
+                f"  {c.category:<{width}}  {c.only_a} by A only, {c.only_b} by B only, "
+                f"McNemar p = {formatting.p_value_text(c.mcnemar_p)}"
+            )
     echo(
         f"McNemar exact test (paired, two-sided) over {comparison.shared} shared test points: "
-        f"{len(comparison.lost)} hit->miss vs {len(comparison.gained)} miss->hit, "
+        f"{len(comparison.lost)} by A only vs {len(comparison.gained)} by B only, "
         f"p = {formatting.p_value_text(comparison.mcnemar_p)}"
     )
     answers = comparison.answers
@@ -281,3 +307,87 @@ def compare_command(run_a: str, run_b: str, store: Path | None) -> None:
             f"McNemar: {answers.lost} correct->incorrect vs {answers.gained} incorrect->correct, "
             f"p = {formatting.p_value_text(answers.mcnemar_p)}"
         )
+
+
+def _evidence_labels(stored) -> dict[tuple[str, int], list[str]]:
+    """Each test point's evidence turns as the benchmark names them (evals.benchmarks.turn_ids, as every page does)."""
+    from evals.benchmarks.turn_ids import TurnIds
+
+    out = {}
+    for conversation in stored.run.conversations:
+        cid = conversation.conversation_id
+        ids = TurnIds(stored.sessions.get(cid), stored.dates.get(cid), stored.summary.benchmark)
+        for point in conversation.test_points:
+            out[cid, point.turn_index] = [ids.label(t) for t in point.evidence_turns]
+    return out
+
+
+def _comparison_json(comparison, evidence: dict[tuple[str, int], list[str]]) -> dict:
+    """`evals compare --format json`: the figures the compare page shows, under the same names."""
+    from evals.model import formatting
+
+    def run(summary: RunSummary) -> dict:
+        head = summary.headline
+        return {
+            "run_id": summary.run_id,
+            "strategy": summary.strategy,
+            "config_key": summary.config_key,
+            "k": summary.k,
+            "commit": summary.commit,
+            "corpus": summary.corpus_name,
+            "corpus_digest": summary.corpus_digest,
+            "headline": {
+                "label": head.rule.label,
+                "hits": head.hits,
+                "total": head.total,
+                "value": head.recall,
+                "low": head.low,
+                "high": head.high,
+            },
+        }
+
+    answers = comparison.answers
+    return {
+        "a": run(comparison.a),
+        "b": run(comparison.b),
+        "shared": comparison.shared,
+        "only_a": len(comparison.lost),
+        "only_b": len(comparison.gained),
+        "both": comparison.still_hit,
+        "neither": comparison.still_missed,
+        "unmatched": comparison.only_in_a + comparison.only_in_b,
+        "mcnemar_p": comparison.mcnemar_p,
+        "p_text": formatting.p_value_text(comparison.mcnemar_p),
+        "categories": [
+            {
+                "category": c.category,
+                "only_a": c.only_a,
+                "only_b": c.only_b,
+                "mcnemar_p": c.mcnemar_p,
+                "p_text": formatting.p_value_text(c.mcnemar_p),
+            }
+            for c in comparison.by_category()
+        ],
+        "flips": [
+            {
+                "flip": letter,
+                "conversation_id": f.conversation_id,
+                "turn_index": f.turn_index,
+                "question": f.question,
+                "category": f.category,
+                "evidence": evidence.get((f.conversation_id, f.turn_index), []),  # as the pages name the turns
+            }
+            for letter, flips in (("a", comparison.lost), ("b", comparison.gained))
+            for f in flips
+        ],
+        "answers": None
+        if answers is None
+        else {
+            "shared": answers.shared,
+            "correct_a": answers.correct_a,
+            "correct_b": answers.correct_b,
+            "only_a": answers.lost,
+            "only_b": answers.gained,
+            "mcnemar_p": answers.mcnemar_p,
+        },
+    }

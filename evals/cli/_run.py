@@ -247,19 +247,24 @@ def run_command(
     from evals.run.executors import make_executor
     from evals.run.workflow import run_with_store
 
-    outcome = run_with_store(
-        config,
-        path,
-        force=force,
-        repo=repo,
-        create_parent=create_parent,
-        not_code=[written] if written else [],
-        progress=progress_reporter(),
-        use_cache=not no_cache,
-        api_key=api_key,
-        executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
-        prices=prices,
-    )
+    progress = progress_reporter(heartbeat=True)
+    try:
+        outcome = run_with_store(
+            config,
+            path,
+            force=force,
+            repo=repo,
+            create_parent=create_parent,
+            not_code=[written] if written else [],
+            progress=progress,
+            use_cache=not no_cache,
+            api_key=api_key,
+            executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
+            prices=prices,
+            warn=lambda text: echo(f"warning: {text}", err=True),
+        )
+    finally:
+        getattr(progress, "stop", lambda: None)()
     document = outcome_json(outcome)
     if written is not None:
         from evals.views.compact import output_document

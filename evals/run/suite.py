@@ -123,9 +123,24 @@ class PlannedRun:
 
     @property
     def label(self) -> str:
-        options = ", ".join(f"{k}={v}" for k, v in self.config.options.items())
+        """``mneme (embedder=minilm) on corpus``: the strategy, its options and, for a strategy with an
+        embedder, which one (its default where the suite names none), so two Mneme rows are told apart."""
+        settings = dict(self.config.options)
+        embedder = settings.get("embedder", self.config.embedder) or _default_embedder(self.config.strategy)
+        if embedder is not None:
+            settings["embedder"] = embedder
+        options = ", ".join(f"{k}={v}" for k, v in settings.items())
         where = self.benchmark or str(self.config.corpus)
         return f"{self.config.strategy}{f' ({options})' if options else ''} on {where}"
+
+
+def _default_embedder(strategy: str) -> str | None:
+    """The embedder a strategy uses when none is named (Mneme's ``hash``); None for one without an embedder option."""
+    try:
+        field_ = Registry().get(strategy).options.model_fields.get("embedder")
+    except EvalsError:
+        return None
+    return None if field_ is None or field_.default is None else str(field_.default)
 
 
 def _fail(path: Path, where: str, message: str) -> SuiteError:
@@ -383,7 +398,13 @@ def run_suite(
         if config.downloads is None:  # a published protocol's files are where the suite fetched its benchmarks
             config = config.model_copy(update={"downloads": Path(downloads)})
         outcome = run_with_store(
-            config, store_path, create_parent=create_parent, repo=repo, progress=progress, prices=suite.price_table()
+            config,
+            store_path,
+            create_parent=create_parent,
+            repo=repo,
+            progress=progress,
+            prices=suite.price_table(),
+            warn=None if number > 1 or log is None else (lambda text: log(f"warning: {text}")),  # once, at the first run
         )
         outcomes.append(outcome)
         if after is not None:

@@ -18,7 +18,7 @@ from evals.io.outputs import check_store_place
 from evals.judge.scoring import Scores
 from evals.model.corpus import Corpus, load_corpus
 from evals.model.costs import PriceTable
-from evals.model.provenance import Provenance, collect_provenance, strategy_code
+from evals.model.provenance import NO_GIT, Provenance, collect_provenance, strategy_code
 from evals.model.results import AnswerRun, RunResult
 from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
@@ -27,7 +27,16 @@ from evals.run.playthrough import recorded_cutoffs
 from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
 from evals.strategies import Registry
 
-__all__ = ["StoredOutcome", "planned_reuse_key", "run_with_store"]
+__all__ = ["StoredOutcome", "no_git_warning", "planned_reuse_key", "run_with_store"]
+
+
+def no_git_warning(repo: Path | None) -> str:
+    """What a run made outside a git checkout is told: it is recorded as ``no-git`` and never reused."""
+    where = Path(repo) if repo is not None else Path.cwd()
+    return (
+        f"{where} is not in a git checkout: this run is recorded as commit {NO_GIT} and is never reused; "
+        "run from the clone, or name it with --repo PATH"
+    )
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,7 @@ def run_with_store(
     api_key: str | None = None,
     executor: Executor | None = None,
     prices: PriceTable | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> StoredOutcome:
     """Reuse an earlier run of ``config`` or compute and append a new one.
 
@@ -103,12 +113,15 @@ def run_with_store(
     ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
     ``executor`` plays the conversations (default: in this process; see :mod:`evals.run.executors`):
     whichever plays them, the run is stored, and reused, the same way.
+    ``warn`` is told, in one line, when the run is made outside a git checkout (:func:`no_git_warning`).
     ``prices`` costs the LLM requests (:func:`evals.run.evaluate.evaluate`); it is no input of the run
     (a reused run keeps the prices it was costed at).
     """
     store_path = Path(store_path)
     counter = counter or TokenCounter()
     provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
+    if provenance.commit == NO_GIT and warn is not None:
+        warn(no_git_warning(repo))
     check_writable(store_path, create_parent=create_parent)
     check_store_place(store_path, corpus=config.corpus)
     if use_cache:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from evals.analysis.compare import compare_runs
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
-from evals.site._pages import ComparePage, CompareSection, FlipRow, RunRef
-from evals.site._pairs import pair_href
+from evals.site._pages import ComparePage, CompareSection, FlipRow, PairGroup, PairLink, RunRef
+from evals.site._pairs import pair_href, pairs
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
@@ -44,6 +44,22 @@ def _two_latest_commits(runs: list[RunSummary]) -> tuple[RunSummary, RunSummary]
     newer = runs[0]
     older = next((r for r in runs[1:] if r.commit != newer.commit), None)
     return (older, newer) if older is not None else None
+
+
+def _pair_groups(site: Site) -> list[PairGroup]:
+    """Every compare page the site makes (:func:`evals.site._pairs.pairs`), grouped by corpus in the order it lists them."""
+    groups: dict[str, list[PairLink]] = {}
+    names: dict[str, str] = {}
+
+    def name(s: RunSummary) -> str:
+        head = s.headline
+        figure = "—" if head.recall is None else f"{100 * head.recall:.1f}%"
+        return f"{s.strategy} k={s.k} · {head.rule.label} {figure} · {short_commit(s.commit)}"
+
+    for a, b in pairs(site):
+        names[a.corpus_digest] = a.corpus_name
+        groups.setdefault(a.corpus_digest, []).append(PairLink(pair_href(site.paths, a.run_id, b.run_id), name(a), name(b)))
+    return [PairGroup(names[d], d[:12], links) for d, links in groups.items()]
 
 
 def _run_ref(s: RunSummary, paths: Paths) -> RunRef:
@@ -104,7 +120,7 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
             )
         )
     return ComparePage(
-        title="Compare the two latest commits",
+        title="Compare runs",
         root="",
         nav=ComparePublisher.name,
         store_note=site.note,
@@ -112,4 +128,5 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
         navigation=site.navigation,
         sections=sections,
         single_commit=single,
+        pair_groups=_pair_groups(site),
     )

@@ -17,12 +17,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.metrics import answer_scores
 from evals.judge.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
 from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
 from evals.site._text import Segment, clip, speaker_labels
-from evals.site._turn_ids import TurnIds
 from evals.views.site_paths import test_point_anchor
 
 __all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "fragment_key", "point_view"]
@@ -255,6 +255,7 @@ def point_view(
                 href=link(turn),
                 label=_name(text, turn),
                 date=_date(text, turn),
+                long=len(text.contents[turn]) > LONG_RECORD if turn < len(text.contents) else False,
             )
         )
     view = PointView(

@@ -50,7 +50,7 @@ from evals.site._pages import (
     MetricColumn,
     ReferenceRow,
 )
-from evals.site._pairs import board_order, pair_href
+from evals.site._pairs import pair_href
 from evals.site._publisher import Publisher, Site
 from evals.site._qa import qa_caveats, qa_note, twin_note
 from evals.site._retrieval import cutoff_tables, latency_chart
@@ -60,7 +60,7 @@ from evals.strategies import REFERENCE_STRATEGY
 from evals.views.claims import claim_references
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, board_metrics, caveats, ceiling
+from evals.views.tables import HASH_EMBEDDER, board_metrics, board_order, caveats, ceiling, ranks_at_k
 
 __all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
 
@@ -114,6 +114,12 @@ class LeaderboardPublisher(Publisher):
                     latest=max(s.date for s in site.summaries if s.corpus_digest in digests),
                     ranked=memories[:FRONT_RANKED],
                     more=max(0, len(memories) - FRONT_RANKED),
+                    ceilings=[
+                        _leader_view(board, row, latest)
+                        for board in own
+                        for row in board.rows
+                        if row.ceiling and row.recall is not None
+                    ],
                 )
             )
         if len(infos) == 1:  # one benchmark: the front page is its leaderboard, with its row of the benchmarks table
@@ -183,6 +189,8 @@ def _leader_view(board: CorpusBoard, row: BoardRow, latest: dict[str, RunSummary
         run_href=row.run_href,
         caveats=row.caveats,
         rank=row.rank,
+        tokens=row.tokens,
+        approx_tokens=row.approx_tokens,
     )
 
 
@@ -230,7 +238,7 @@ def leaderboard(
     boards = []
     for digest in order:
         runs = board_order(by_corpus[digest])
-        ranks = _ranks_at_k(runs)
+        ranks = ranks_at_k(runs)
         published = references.get(digest, []) + claim_references(runs)  # the paper's figures, then makers' claims
         own = _own_figure(runs, published)
         reference = reference_run(runs)
@@ -369,18 +377,6 @@ def leaderboard(
 # the benchmark's own figure, tokens per test point and, on a board with answers, answer accuracy. The rest
 # are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
 DEFAULT_METRICS = ("tokens_per_test_point", "answer_accuracy")
-
-
-def _ranks_at_k(runs: list[RunSummary]) -> dict[str, int]:
-    """Each memory's rank among the memories at its k (runs in board order); ceilings and runs without a figure have none."""
-    ranks: dict[str, int] = {}
-    counted: dict[int, int] = defaultdict(int)
-    for s in runs:
-        if ceiling(s) or s.headline.recall is None:
-            continue
-        counted[s.k] += 1
-        ranks[s.run_id] = counted[s.k]
-    return ranks
 
 
 def _own_label(own: tuple[str, str]) -> str:

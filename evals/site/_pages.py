@@ -331,6 +331,8 @@ class LeaderView:
     run_href: str
     caveats: list[Caveat] = field(default_factory=list)
     rank: int | None = None  # among the memories at its k
+    tokens: float | None = None  # tokens per test point (what it spent)
+    approx_tokens: bool = False  # counted by an estimate, not the exact tokenizer
 
 
 @dataclass(frozen=True)
@@ -340,6 +342,7 @@ class FrontRow:
     latest: str  # the date of its newest run
     ranked: list[LeaderView] = field(default_factory=list)  # its memories by k and rank, up to ten (the front page)
     more: int = 0  # memories not in ``ranked``
+    ceilings: list[LeaderView] = field(default_factory=list)  # its ceilings with a figure, for scale (never ranked)
 
 
 @dataclass(frozen=True)
@@ -404,6 +407,7 @@ class MissRow:
     question: str
     href: str  # the drill-down, at this test point
     suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
+    category: str = ""  # the benchmark's category or ability ("" for none), as the by-category table names it
 
 
 @dataclass(frozen=True)
@@ -593,6 +597,7 @@ class EvidenceView:
     href: str = ""  # the turn in the corpus's transcript, relative to the drill-down
     label: str = ""  # the benchmark's own name of the turn ("" where it has none)
     date: str = ""  # its session date ("" where the benchmark gives none)
+    long: bool = False  # fold the text by default, as a long retrieved record is (BEAM's messages run to pages)
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -752,7 +757,7 @@ class TranscriptPoint:
     keywords: list[str]
     answerable: bool
     category: str | None
-    evidence: list[tuple[int, str]]  # (turn, href) of the corpus's evidence turns
+    evidence: list[tuple[int, str, str]]  # (turn, href, the benchmark's name for it or "") of the corpus's evidence turns
     answer_turns: list[tuple[int, str]]  # (turn, href) of the turns before it holding an expected keyword (capped)
     answer_turns_hidden: int
 
@@ -882,11 +887,30 @@ class CompareSection:
 
 
 @dataclass(frozen=True)
+class PairLink:
+    """One compare page (compare/<A>-vs-<B>.html) as compare.html lists it: both runs named, A ranked above B."""
+
+    href: str
+    a: str  # "bm25 k=5 · 14.4%"
+    b: str
+
+
+@dataclass(frozen=True)
+class PairGroup:
+    """The compare pages of one corpus."""
+
+    corpus_name: str
+    digest_short: str
+    pairs: list[PairLink]
+
+
+@dataclass(frozen=True)
 class ComparePage(Page):
     template: ClassVar[str] = "compare.html"
 
     sections: list[CompareSection]
     single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+    pair_groups: list[PairGroup] = field(default_factory=list)  # every compare page the site has, by corpus
 
 
 # -- two runs side by side (compare/<A>-vs-<B>.html) ---------------------------------------------
@@ -935,6 +959,7 @@ class PairFlip:
     flip: str  # "a": only A hit; "b": only B hit
     anchor: str  # tp-<conversation>-<turn> (the rest, drawn with JavaScript, comes from the corpus's and runs' data files)
     question: str
+    category: str = "(none)"  # the benchmark's category or ability, as "Flips by category" names it
 
 
 @dataclass(frozen=True)

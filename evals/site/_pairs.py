@@ -18,27 +18,26 @@ fetched, so a page works from ``file://`` as well as on GitHub Pages and from ``
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from evals.analysis.compare import Comparison, compare_runs
+from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import verdicts
 from evals.judge.metrics import ScoredRun, point_values
-from evals.judge.stats import mcnemar_exact
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import PairCategory, PairFlip, PairPage, PairRun
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
-from evals.site._turn_ids import TurnIds
 from evals.site._views import settings_text
 from evals.store import RunSummary, StoredRun
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
-from evals.views.tables import caveats, ceiling, ranked
+from evals.views.tables import board_order, caveats
 
-__all__ = ["PairsPublisher", "board_order", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
+__all__ = ["PairsPublisher", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
 
 SNIPPET = 200  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
 ANSWER = 400  # characters of an answer quoted
@@ -60,9 +59,15 @@ def points_data(digest: str) -> str:
     return f"{corpus_dir(digest)}/points.js"
 
 
+# What counts as a space in an id, spelt out so static/compare.js splits the same way: Python's str.isspace()
+# and JavaScript's \s disagree on \x1c-\x1f, \x85 (Python's) and U+FEFF (JavaScript's), so each takes both.
+ID_SPACES = "\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_ID_SPACE = re.compile(f"[{ID_SPACES}]+")
+
+
 def flip_anchor(conversation_id: str, turn: int) -> str:
-    """A flipped question's id on a compare page: ``tp-<conversation>-<turn>`` (whitespace made ``_``)."""
-    return "tp-" + "_".join(conversation_id.split()) + f"-{turn}"
+    """A flipped question's id on a compare page: ``tp-<conversation>-<turn>`` (each run of spaces made ``_``)."""
+    return "tp-" + "_".join(part for part in _ID_SPACE.split(conversation_id) if part) + f"-{turn}"
 
 
 def _clip(text: str, size: int = SNIPPET) -> str:
@@ -95,14 +100,6 @@ def pairs(site: Site) -> list[tuple[RunSummary, RunSummary]]:
     return list(found.values())
 
 
-def board_order(summaries: list[RunSummary]) -> list[RunSummary]:
-    """One corpus's runs as its leaderboard lists them: the memories grouped by k (smallest first), each group
-    ranked by the headline (:func:`evals.views.tables.ranked`), then the ceilings, which are never ranked."""
-    order = ranked(summaries)
-    memories = [s for s in order if not ceiling(s)]
-    return [s for k in sorted({s.k for s in memories}) for s in memories if s.k == k] + [s for s in order if ceiling(s)]
-
-
 class PairsPublisher(Publisher):
     """compare/<A>-vs-<B>.html for every pair of runs the leaderboard lets a reader pick, and the data they draw from."""
 
@@ -117,8 +114,9 @@ class PairsPublisher(Publisher):
         its name, its date, its start], …]]}}``."""
         found: dict[str, dict[str, Any]] = {}
         sessions = corpus.sessions()
+        benchmark = next((s.benchmark for s in site.latest if s.corpus_digest == corpus.digest), None)
         for cid, _, _, contents, points in corpus.conversations():
-            ids = TurnIds(*sessions.get(cid, (None, None)))
+            ids = TurnIds(*sessions.get(cid, (None, None)), benchmark=benchmark)
             found[cid] = {
                 str(p["turn_index"]): [
                     p["question"],
@@ -163,7 +161,7 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
         for index, conversation in enumerate(part.run.conversations):
             cid = conversation.conversation_id
             contents = [text for _, text in part.transcripts.get(cid, [])]
-            ids = TurnIds(part.sessions.get(cid), part.dates.get(cid))
+            ids = TurnIds(part.sessions.get(cid), part.dates.get(cid), s.benchmark)
             refs_of = part.record_turns.get(cid, [])
             answers = part.answers.points[index] if part.answers is not None else None
             seen = turns.setdefault(cid, {})
@@ -203,19 +201,6 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class _Point:
-    category: str | None
-
-
-def _points(stored: StoredRun) -> dict[tuple[str, int], _Point]:
-    return {
-        (result.conversation_id, point.turn_index): _Point(point.category)
-        for result in stored.run.conversations
-        for point in result.test_points
-    }
-
-
 def _pair_run(s: RunSummary, paths: Paths, letter: str) -> PairRun:
     head = s.headline
     return PairRun(
@@ -246,20 +231,13 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
     """The page of runs ``a`` and ``b``: their headlines, the paired test and every flipped question."""
     paths = site.paths
     comparison: Comparison = compare_runs(a, b)
-    facts = _points(a)
     order = {c.conversation_id: n for n, c in enumerate(a.run.conversations)}
     flips = []
-    by_category: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for letter, group in (("a", comparison.lost), ("b", comparison.gained)):
         for flip in sorted(group, key=lambda f: (order.get(f.conversation_id, 0), f.turn_index)):
-            fact = facts[flip.conversation_id, flip.turn_index]
-            category = fact.category if fact.category is not None else "(none)"
-            by_category[category][0 if letter == "a" else 1] += 1
-            flips.append(PairFlip(flip=letter, anchor=flip_anchor(flip.conversation_id, flip.turn_index), question=flip.question))
-    categories = [
-        PairCategory(name, only_a, only_b, p_value_text(mcnemar_exact(only_a, only_b)))
-        for name, (only_a, only_b) in sorted(by_category.items(), key=lambda item: _category_key(item[0]))
-    ]
+            anchor = flip_anchor(flip.conversation_id, flip.turn_index)
+            flips.append(PairFlip(flip=letter, anchor=anchor, question=flip.question, category=flip.category))
+    categories = [PairCategory(c.category, c.only_a, c.only_b, p_value_text(c.mcnemar_p)) for c in comparison.by_category()]
     answers = comparison.answers
     root = root_of(href)
     return PairPage(
@@ -293,10 +271,6 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
             else ""
         ),
     )
-
-
-def _category_key(name: str) -> tuple[int, int | str]:
-    return (0, int(name)) if name.isdigit() else (1, name)
 
 
 def _same_ranking(site: Site, a: str, b: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import KEYWORD, MISS, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
@@ -39,7 +40,6 @@ from evals.site._provenance import cache_note, provenance_rows
 from evals.site._publisher import Publisher, RunSource, Site
 from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._suspects import suspect_marks
-from evals.site._turn_ids import TurnIds
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
 from evals.views.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
@@ -184,6 +184,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     question=p.question,
                     href=paths.test_point(s.run_id, cid, p.turn_index),
                     suspect=suspects.get(p.turn_index, ""),
+                    category=p.category or "",
                 )
                 for p, verdict in zip(conversation.test_points, split[index], strict=True)
                 if verdict == MISS
@@ -196,11 +197,13 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         question=p.question,
                         href=paths.test_point(s.run_id, cid, p.turn_index),
                         suspect=suspects.get(p.turn_index, ""),
+                        category=p.category or "",
                     )
                     for p, answer in zip(conversation.test_points, point_answers, strict=True)
                     if answer.correct is False
                 )
-            text = ConversationText(part.transcripts.get(cid, []), TurnIds(part.sessions.get(cid), part.dates.get(cid)))
+            ids = TurnIds(part.sessions.get(cid), part.dates.get(cid), s.benchmark)
+            text = ConversationText(part.transcripts.get(cid, []), ids)
             root = root_of(href)
             points, touched = conversation_views(
                 conversation,

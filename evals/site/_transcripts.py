@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from evals.benchmarks.turn_ids import TurnIds
 from evals.site._drilldown import EVIDENCE_CAP, ConversationText
 from evals.site._fragments import Fragments, turn_line
 from evals.site._layout import CorpusLayout
@@ -41,9 +42,12 @@ class TranscriptPublisher(Publisher):
         layout, paths = corpus.layout, site.paths
         ids = list(layout.conversations)
         note = f"Transcripts of corpus {corpus.name} ({corpus.digest[:10]}), the same for every run on it."
+        sessions = corpus.sessions()
+        benchmark = next((s.benchmark for s in site.latest if s.corpus_digest == corpus.digest), None)
         for position, (cid, description, roles, contents, points) in enumerate(corpus.conversations()):
             href = paths.transcript(corpus.digest, cid)
-            text = ConversationText(list(zip(roles, contents, strict=True)))
+            names = TurnIds(*sessions.get(cid, (None, None)), benchmark=benchmark)
+            text = ConversationText(list(zip(roles, contents, strict=True)), names)
             transcript_points, marks, needles_at = _points(points, text, layout, paths, cid, href)
             lines: list[TurnLine | PassageBlock] = []
             for segment in layout.conversations[cid].segments:
@@ -189,12 +193,18 @@ def _points(
                 keywords=keywords,
                 answerable=point["answerable"],
                 category=point["category"],
-                evidence=[(t, link(t)) for t in point["evidence_turns"]],
+                evidence=[(t, link(t), _label(text, t)) for t in point["evidence_turns"]],
                 answer_turns=[(t, link(t)) for t in holding[:EVIDENCE_CAP]],
                 answer_turns_hidden=max(0, len(holding) - EVIDENCE_CAP),
             )
         )
     return out, marks, needles_at
+
+
+def _label(text: ConversationText, turn: int) -> str:
+    """The benchmark's own name of ``turn`` (evals.benchmarks.turn_ids), "" where it is just "turn N"."""
+    name = text.ids.label(turn)
+    return "" if name == f"turn {turn}" else name
 
 
 def _css(role: str, marks: list[TurnMark]) -> str:

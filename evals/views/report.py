@@ -449,8 +449,12 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
         row = _headline_row(metrics.get("retrieval", ()), k)
         name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]
         lead = f"{name}@{k} {_proportion(round(row['value'] * row['n']), row['n'])} " if row else ""
+    strategy = document["strategy"]
+    # Which embedder, for a strategy that has one (Mneme's hash embedder has no semantics: say so in the line).
+    embedder = f"(embedder {strategy.get('model') or strategy['embedder']}) " if strategy.get("embedder") else ""
     line = (
-        f"run {run_id}: {document['strategy'].get('name')} "
+        f"run {run_id}: {strategy.get('name')} "
+        + embedder
         + lead
         + f"keyword hit@{document['k']} {_proportion(recall['hits'], recall['total'])} "
         f"tokens/tp {'null' if tokens is None else f'{mark}{tokens:.1f}'}"

@@ -375,6 +375,43 @@ def repriced(summaries: Sequence[RunSummary], table: costs.PriceTable) -> list[R
     return out
 
 
+def board_order(summaries: Sequence[RunSummary], metric: str | None = None) -> list[RunSummary]:
+    """One corpus's runs as its leaderboard lists them (the site's and `evals leaderboard`'s): the memories grouped
+    by k (smallest first), each group ranked by ``metric`` (default the headline, :func:`ranked`), then the
+    ceilings, which are never ranked."""
+    order = ranked(summaries, metric)
+    memories = [s for s in order if not ceiling(s)]
+    return [s for k in sorted({s.k for s in memories}) for s in memories if s.k == k] + [s for s in order if ceiling(s)]
+
+
+def ranks_at_k(runs: Sequence[RunSummary], metric: str | None = None) -> dict[str, int]:
+    """Each memory's rank among the memories at its k (``runs`` in board order); ceilings and runs without a
+    figure have none (``rank`` null in leaderboard.json and `evals leaderboard --format json`)."""
+    ranks: dict[str, int] = {}
+    counted: dict[int, int] = {}
+    for s in runs:
+        value = s.headline.recall if metric is None else (s.metric(metric).value if s.metric(metric) else None)
+        if ceiling(s) or value is None:
+            continue
+        counted[s.k] = counted.get(s.k, 0) + 1
+        ranks[s.run_id] = counted[s.k]
+    return ranks
+
+
+def boards(summaries: Sequence[RunSummary], metric: str | None = None) -> tuple[list[RunSummary], dict[str, int]]:
+    """Every corpus's runs in :func:`board_order` (corpora keep their order) and each memory's rank at its k."""
+    corpora: dict[str, list[RunSummary]] = {}
+    for summary in summaries:
+        corpora.setdefault(summary.corpus_digest, []).append(summary)
+    out: list[RunSummary] = []
+    ranks: dict[str, int] = {}
+    for group in corpora.values():
+        order = board_order(group, metric)
+        out.extend(order)
+        ranks |= ranks_at_k(order, metric)
+    return out, ranks
+
+
 def ranked(summaries: Sequence[RunSummary], metric: str | None = None) -> list[RunSummary]:
     """``summaries`` ranked within each corpus by ``metric`` (default: its :func:`headline`), best first,
     runs without a value last, then fewest tokens per test point; corpora keep their order."""
@@ -492,10 +529,14 @@ def errata_notes(figures: Figures, digest: str | None = None) -> list[str]:
     return notes + [f"no figure with errata for run {problem}" for problem in sorted(problems)]
 
 
-def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
+def compact_leaderboard(
+    summaries: Sequence[RunSummary], errata: Figures | None = None, ranks: dict[str, int] | None = None
+) -> str:
     """The leaderboard in under 100 columns: per corpus, its headline rule, then one line per configuration
     with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point;
-    with ``errata``, on a corpus they correct, the headline with errata and its count beside the published one."""
+    with ``errata``, on a corpus they correct, the headline with errata and its count beside the published one.
+    With ``ranks`` (:func:`boards`: runs in board order), a blank line between the memories at one k and the
+    next, and before the ceilings, which are never ranked: the site's leaderboard, in lines."""
     corpora: dict[str, list[RunSummary]] = {}
     for summary in summaries:
         corpora.setdefault(summary.corpus_digest, []).append(summary)
@@ -513,11 +554,20 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
                 out.extend(textwrap.wrap(formatting.printable(note), 99, initial_indent="  ", subsequent_indent="    "))
         answers = any(qa_figure(s) is not None for s in group)
         header = [
-            "strategy", "model", "k", f"{label} [95% CI]", "hits", *(["with errata", "hits"] if corrected else []),
+            "strategy", "model", "k", f"{label} [95% CI]", "hits",
+            *(["with errata", "hits"] if corrected else []),
             *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
         ]  # fmt: skip
         rows = []
         for s in group:
+            at = group.index(s)
+            if (
+                ranks is not None
+                and at
+                and (ceiling(s), s.k) != (ceiling(group[at - 1]), group[at - 1].k)
+                and not ceiling(group[at - 1])
+            ):
+                rows.append([""] * len(header))  # each k's memories apart, and the ceilings after them
             head = s.headline
             served = bool(served_caveat(s))
             name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
@@ -546,6 +596,8 @@ def compact_leaderboard(summaries: Sequence[RunSummary], errata: Figures | None 
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))
         out.append("")
+    if ranks is not None and summaries:
+        out.append("memories ranked within each k (a blank line between); the ceilings after them, never ranked")
     if "*" in marks:
         out.append("* ceiling: reads the labels, ignores k or holds the whole history; for scale, not a memory")
     if "!" in marks:
@@ -580,14 +632,18 @@ def _qa_cell(summary: RunSummary) -> str:
     return cell + ("†" if name == "answer_score" else "") + said
 
 
-def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
-    """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct)."""
-    if errata is None:
-        return formatting.json_text([s.as_dict() for s in summaries], indent=2)
-    return formatting.json_text(
-        [s.as_dict() | {"headline_with_errata": (f.as_dict() if (f := errata.of(s.run_id)) else None)} for s in summaries],
-        indent=2,
-    )
+def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None, ranks: dict[str, int] | None = None) -> str:
+    """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct);
+    with ``ranks`` (the leaderboard's), each with ``rank`` as leaderboard.json gives it (null for a ceiling)."""
+    rows = []
+    for s in summaries:
+        row = s.as_dict()
+        if ranks is not None:
+            row["rank"] = ranks.get(s.run_id)
+        if errata is not None:
+            row["headline_with_errata"] = f.as_dict() if (f := errata.of(s.run_id)) else None
+        rows.append(row)
+    return formatting.json_text(rows, indent=2)
 
 
 def _metric_fields(declared: Metric) -> list[str]:

@@ -82,9 +82,11 @@
     if (entry.length > 3) {
       var answer = el("div", "answer");
       var judged = entry[4];
-      var label = judged === "correct" ? "correct" : judged === "wrong" ? "incorrect" : judged === "unparsed" ? "UNPARSED" : "not judged";
+      // As the drill-down badges a verdict (site_templates/_partials.html): an unparsed reply counts as not correct.
+      var label = { correct: "correct", wrong: "incorrect", unparsed: "UNPARSED", partial: "partial" }[judged] || "not judged";
+      var tone = { correct: "hit", wrong: "miss", unparsed: "miss" }[judged] || "";
       var title = el("h5", null, "Answer ");
-      title.appendChild(el("span", "badge " + (judged === "correct" ? "hit" : judged === "wrong" ? "miss" : ""), label));
+      title.appendChild(el("span", "badge " + tone, label));
       answer.appendChild(title);
       answer.appendChild(el("blockquote", "txt", entry[3]));
       box.appendChild(answer);
@@ -92,9 +94,32 @@
     return box;
   }
 
-  // The id a compare page gives a test point (evals.site._pairs.flip_anchor).
+  // The id a compare page gives a test point (evals.site._pairs.flip_anchor), splitting on the same
+  // characters (its ID_SPACES: Python's and JavaScript's spaces both, which differ on \x1c-\x1f, \x85, U+FEFF).
+  var SPACES = /[\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/;
   function anchor(cid, turn) {
-    return "tp-" + cid.split(/\s+/).filter(Boolean).join("_") + "-" + turn;
+    return "tp-" + cid.split(SPACES).filter(Boolean).join("_") + "-" + turn;
+  }
+
+  var PAGE = 25; // flipped questions drawn at once: a phone opens a page of 1,000 flips as one of 25
+
+  // The view the URL asks for: "#category=event_ordering&flip=a" (either part may be absent).
+  function wanted() {
+    var out = { category: "", flip: "" };
+    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+      var at = part.indexOf("=");
+      if (at < 0) return;
+      var key = decodeURIComponent(part.slice(0, at)), value = decodeURIComponent(part.slice(at + 1).replace(/\+/g, " "));
+      if (key === "category" || key === "flip") out[key] = value;
+    });
+    return out;
+  }
+
+  function hashOf(view) {
+    var parts = [];
+    if (view.category) parts.push("category=" + encodeURIComponent(view.category));
+    if (view.flip) parts.push("flip=" + encodeURIComponent(view.flip));
+    return parts.join("&");
   }
 
   function draw() {
@@ -109,7 +134,9 @@
     Object.keys(corpus).forEach(function (cid) {
       Object.keys(corpus[cid]).forEach(function (turn) { where[anchor(cid, turn)] = [cid, Number(turn)]; });
     });
-    Array.prototype.forEach.call(box.querySelectorAll("section.flip"), function (section) {
+    function fill(section) {
+      if (section.getAttribute("data-filled")) return;
+      section.setAttribute("data-filled", "yes");
       var found = where[section.id];
       if (!found) return;
       var cid = found[0], turn = found[1];
@@ -140,7 +167,55 @@
       sides.appendChild(side("A", a, atA, cid, turn, evidence, root));
       sides.appendChild(side("B", b, atB, cid, turn, evidence, root));
       section.appendChild(sides);
+    }
+
+    // One category and one direction at a time, kept in the URL; PAGE at a time, more on request.
+    var sections = Array.prototype.slice.call(box.querySelectorAll("section.flip"));
+    var form = document.getElementById("flip-filter");
+    var status = document.getElementById("flip-status");
+    var more = document.getElementById("flip-more");
+    var limit = PAGE;
+    function render(fromStart) {
+      var view = wanted();
+      if (fromStart) limit = PAGE;
+      var matching = sections.filter(function (s) {
+        return (!view.category || s.getAttribute("data-category") === view.category) && (!view.flip || s.getAttribute("data-flip") === view.flip);
+      });
+      sections.forEach(function (s) { s.hidden = true; });
+      matching.slice(0, limit).forEach(function (s) { s.hidden = false; fill(s); });
+      var target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+      if (target && sections.indexOf(target) >= 0) { target.hidden = false; fill(target); }
+      if (form) {
+        form.hidden = false;
+        form.elements.category.value = view.category;
+        form.elements.flip.value = view.flip;
+      }
+      if (status) {
+        var what = (view.category ? " in category " + view.category : "") + (view.flip ? ", hit by " + view.flip.toUpperCase() + " only" : "");
+        status.textContent = "Showing " + Math.min(limit, matching.length) + " of " + matching.length + " flipped question" +
+          (matching.length === 1 ? "" : "s") + what + (sections.length !== matching.length ? " (" + sections.length + " in all)" : "") + ".";
+      }
+      if (more) {
+        var left = matching.length - limit;
+        more.hidden = left <= 0;
+        more.textContent = "Show " + Math.min(PAGE, Math.max(left, 0)) + " more (" + Math.max(left, 0) + " not shown)";
+      }
+    }
+    if (form) {
+      form.addEventListener("change", function () {
+        var next = hashOf({ category: form.elements.category.value, flip: form.elements.flip.value });
+        if (history.replaceState) history.replaceState(null, "", next ? "#" + next : location.pathname + location.search);
+        else location.hash = next;
+        render(true);
+      });
+      form.addEventListener("submit", function (e) { e.preventDefault(); });
+    }
+    if (more) more.addEventListener("click", function () { limit += PAGE; render(false); });
+    window.addEventListener("hashchange", function () {
+      render(true);
+      if (form && /category=|flip=/.test(location.hash)) form.scrollIntoView();
     });
+    render(true);
     box.setAttribute("data-drawn", "yes");
   }
 

@@ -144,12 +144,53 @@
     });
   }
 
+  // A table of questions (class "by-category", rows with data-category): a choice of one category, kept
+  // in the URL as the compare pages keep theirs (#category=event_ordering), showing only its rows.
+  function makeCategoryFilter(table) {
+    var rows = Array.prototype.slice.call(table.querySelectorAll("tbody tr[data-category]"));
+    var names = [];
+    rows.forEach(function (row) { var c = row.getAttribute("data-category"); if (c && names.indexOf(c) < 0) names.push(c); });
+    if (names.length < 2) return;
+    names.sort(function (p, q) { return p.localeCompare(q, undefined, { numeric: true }); });
+    var label = document.createElement("label");
+    label.className = "category-filter";
+    label.appendChild(document.createTextNode("category "));
+    var select = document.createElement("select");
+    [""].concat(names).forEach(function (name) {
+      var option = document.createElement("option");
+      option.value = name;
+      option.textContent = name ? name + " (" + rows.filter(function (r) { return r.getAttribute("data-category") === name; }).length + ")" : "every category";
+      select.appendChild(option);
+    });
+    label.appendChild(select);
+    var anchor = table.parentNode.classList.contains("table-wrap") ? table.parentNode : table;
+    anchor.parentNode.insertBefore(label, anchor);
+    function wanted() {
+      var found = /(?:^#|&)category=([^&]*)/.exec(location.hash);
+      return found ? decodeURIComponent(found[1].replace(/\+/g, " ")) : "";
+    }
+    function apply() {
+      var name = wanted();
+      select.value = names.indexOf(name) >= 0 ? name : "";
+      rows.forEach(function (row) { row.hidden = select.value !== "" && row.getAttribute("data-category") !== select.value; });
+    }
+    select.addEventListener("change", function () {
+      var next = select.value ? "#category=" + encodeURIComponent(select.value) : location.pathname + location.search;
+      if (history.replaceState) history.replaceState(null, "", next);
+      apply();
+    });
+    window.addEventListener("hashchange", function () { apply(); if (wanted()) label.scrollIntoView(); });
+    apply();
+    if (wanted()) label.scrollIntoView();
+  }
+
   function init() {
     followMovedBoard();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     Array.prototype.forEach.call(document.querySelectorAll("table.filterable"), makeFilterable);
+    Array.prototype.forEach.call(document.querySelectorAll("table.by-category"), makeCategoryFilter);
     Array.prototype.forEach.call(document.querySelectorAll("abbr[title]"), makeTappable);
     makePickable();
   }

@@ -113,6 +113,12 @@ def _protocol() -> type:
     return BeamProtocol
 
 
+def turn_name(turn: int, session: str | None, place: int) -> str:
+    """BEAM's message id (the id ``source_chat_ids`` names: the importer reads message *i* as turn *i*) and its
+    batch (``plan-2 batch 3`` on 10M): ``message 56 · batch 1``. The time anchor is the turn's date."""
+    return f"message {turn}" + (f" · {session}" if session else "")
+
+
 UNIT = Unit(
     order=30,
     name="beam",
@@ -124,4 +130,5 @@ UNIT = Unit(
     categories=ABILITIES,
     protocols={"beam": SOURCES},
     protocol_classes={"beam": _protocol},
+    turn_name=turn_name,
 )

@@ -157,6 +157,9 @@ def _conversation(folder: Path, position: int, report: ImportReport, counts: Bea
         raise ImportFormatError(f"{chat}: the chat holds no message")
     distinct = None not in ids and len(set(ids)) == len(ids)
     turn_of = {message_id: index for index, message_id in enumerate(ids)} if distinct else {i: i for i in range(len(ids))}
+    if distinct and any(message_id != index for index, message_id in enumerate(ids)):
+        # Pages name a BEAM turn by its index as its message id (evals.benchmarks.beam.turn_name): say where they differ.
+        report.notes.append(f"{chat}: message ids are not their places in reading order; pages name turns by place")
     if not distinct:
         counts.by_position += 1
         report.notes.append(f"{chat}: message ids repeat (or are missing); evidence ids resolved by position in reading order")

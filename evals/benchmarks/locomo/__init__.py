@@ -7,6 +7,7 @@ file (:mod:`.audit`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +90,12 @@ def _dangling(source: Source, corpus: Corpus) -> list[Any]:
     return dangling_ids(source, corpus)
 
 
+def turn_name(turn: int, session: str | None, place: int) -> str:
+    """LoCoMo's dia_id: ``D<session>:<place>`` for a turn of ``session_<N>`` (the importer keeps LoCoMo's keys)."""
+    found = re.fullmatch(r"session_(\d+)", session or "")
+    return f"D{found.group(1)}:{place}" if found else f"turn {turn}"
+
+
 UNIT = Unit(
     order=10,
     name="locomo",
@@ -120,4 +127,5 @@ UNIT = Unit(
     categories={str(number): name for number, name in CATEGORY_NAMES.items()},
     protocols={"mem0": MEM0_SOURCES, "locomo": LOCOMO_SOURCES},
     audit=Audit("LoCoMo's locomo10.json", _sniff, _dangling),
+    turn_name=turn_name,
 )

@@ -232,7 +232,7 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
         report.with_evidence += bool(evidence)
     if unresolved:
         report.notes.append(
-            f"{sample.member or path}: {unresolved} evidence id{'' if unresolved == 1 else 's'} "
+            f"{_by_id(sample, sample.member or path)}: {unresolved} evidence id{'' if unresolved == 1 else 's'} "
             f"{'names' if unresolved == 1 else 'name'} no turn (skipped)"
         )
 
@@ -247,8 +247,14 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
 
 
 def _noted(sample: _Sample, path: str) -> str:
-    """Where a note is: the JSON path, after the member's name when the sample is an archive member."""
-    return f"{sample.member}: {path or '(top level)'}" if sample.member else path
+    """Where a note is: the conversation by its sample id (``conv-26``) where it has one, then the JSON path,
+    after the member's name when the sample is an archive member."""
+    return _by_id(sample, f"{sample.member}: {path or '(top level)'}" if sample.member else path)
+
+
+def _by_id(sample: _Sample, where: str) -> str:
+    """``conv-26 ([3])``: a conversation named by LoCoMo's sample id, then where it is in the input."""
+    return f"{sample.name} ({where})" if sample.name is not None else where
 
 
 def _samples(file: Path) -> Iterator[_Sample]:

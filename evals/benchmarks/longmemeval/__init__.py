@@ -105,6 +105,12 @@ def _release(name: str, title: str, version: str, data: RemoteFile) -> Benchmark
 
 _CLEANED = "hub xiaowu0162/longmemeval-cleaned, main (digest locked on first download)"
 
+
+def turn_name(turn: int, session: str | None, place: int) -> str:
+    """LongMemEval's session id (``haystack_session_ids``) and the turn's place in that session, from 1."""
+    return f"{session} #{place}" if session else f"turn {turn}"
+
+
 UNIT = Unit(
     order=20,
     name="longmemeval",
@@ -158,4 +164,5 @@ UNIT = Unit(
     categories=QUESTION_TYPES,
     protocols={"longmemeval": SOURCES},
     audit=Audit("a LongMemEval file", _sniff, _dangling),
+    turn_name=turn_name,
 )
