@@ -225,7 +225,8 @@ def main() -> int:
             failed |= share < PEAK_TARGET
             rows.append([given.name, name, f"{len(texts) / t['cpu']:.1f}", f"{gflops:.1f}", f"{share:.2f}",
                          f"{padded / sum(lengths):.2f}"])  # fmt: skip
-            print(f"{name}: {t['cpu']:.1f} CPU-s, {rows[-1][2]} texts per CPU-second, {rows[-1][3]} GFLOP per CPU-second, "
+            print(f"{name}: {t['cpu']:.1f} CPU-s, {rows[-1][2]} texts per CPU-second, "
+                  f"{rows[-1][3]} GFLOP per CPU-second, "
                   f"{rows[-1][4]} of its peak (target {PEAK_TARGET}), padded/real word pieces {rows[-1][5]}", flush=True)  # fmt: skip
         ratio = timed["minilm"]["cpu"] / timed["minilm-bf16"]["cpu"]
         failed |= ratio < SPEEDUP_TARGET
