@@ -227,7 +227,8 @@ def main() -> int:
                          f"{padded / sum(lengths):.2f}"])  # fmt: skip
             print(f"{name}: {t['cpu']:.1f} CPU-s, {rows[-1][2]} texts per CPU-second, "
                   f"{rows[-1][3]} GFLOP per CPU-second, "
-                  f"{rows[-1][4]} of its peak (target {PEAK_TARGET}), padded/real word pieces {rows[-1][5]}", flush=True)  # fmt: skip
+                  f"{rows[-1][4]} of its peak (target {PEAK_TARGET}), "
+                  f"padded/real word pieces {rows[-1][5]}", flush=True)  # fmt: skip
         ratio = timed["minilm"]["cpu"] / timed["minilm-bf16"]["cpu"]
         failed |= ratio < SPEEDUP_TARGET
         cosine = (timed["minilm"]["vectors"] * timed["minilm-bf16"]["vectors"]).sum(axis=1)
