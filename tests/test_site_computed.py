@@ -91,3 +91,13 @@ def test_a_run_of_several_slices_is_read_again_not_kept(pair_site: dict):
         run = RunSource(summary, [], parts)
         first, again = list(run.parts()), list(run.parts())
     assert len(reads) == 2 and len(first) == len(again) > 1
+
+
+def test_pages_show_every_character_as_visible_does():
+    """The template finalizer's fast path for printable text shows every code point as visible() does."""
+    from evals.model.formatting import visible
+    from evals.site._render import shown
+
+    for code in range(0x110000):
+        text = f"a{chr(code)}b"
+        assert shown(text) == visible(text), hex(code)
