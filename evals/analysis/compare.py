@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evals.judge.answer_metrics import answer_outcomes
-from evals.judge.headline import EVIDENCE, HIT, KEYWORD, MISS, Rule, run_verdicts
+from evals.judge.headline import EVIDENCE, HIT, KEYWORD, MISS, Rule, Verdict, run_verdicts
 from evals.judge.metrics import ScoredRun
 from evals.judge.stats import mcnemar_exact
 from evals.store import RunSummary, StoredRun
@@ -30,6 +31,8 @@ NO_CATEGORY = "(none)"
 Outcome = str
 hit_outcome: Outcome = KEYWORD.metric  # keyword recall: unanswerable test points are neither hit nor miss
 evidence_outcome: Outcome = EVIDENCE.metric  # answerable evidence recall: None without evidence turns
+# A run's verdicts under a per-point metric, per conversation (evals.judge.headline.run_verdicts, or kept ones).
+VerdictsOf = Callable[[StoredRun, str], list[list[Verdict]]]
 
 
 @dataclass(frozen=True)
@@ -111,22 +114,27 @@ def category_key(name: str) -> tuple[int, int | str]:
     return (0, int(name)) if name.isdigit() else (1, name)
 
 
-def headline_outcomes(stored: StoredRun, rule: Rule | None = None) -> list[list[bool | None]]:
+def _scored(stored: StoredRun, metric: str) -> list[list[Verdict]]:
+    return run_verdicts(ScoredRun(stored.run, stored.scores), metric)
+
+
+def headline_outcomes(stored: StoredRun, rule: Rule | None = None, verdicts: VerdictsOf = _scored) -> list[list[bool | None]]:
     """Each test point's headline verdict (evals.judge.headline) as an outcome: hit True, miss False, None where
-    the rule does not count the point; per conversation. ``rule``: the run's own by default."""
-    return _as_outcomes(stored, (rule or stored.summary.headline.rule).metric)
+    the rule does not count the point; per conversation. ``rule``: the run's own by default. ``verdicts``
+    gives a run's verdicts under a metric (a caller that keeps them, as the site build does, passes its own)."""
+    return _as_outcomes(stored, (rule or stored.summary.headline.rule).metric, verdicts)
 
 
-def _as_outcomes(stored: StoredRun, metric: str) -> list[list[bool | None]]:
-    found = run_verdicts(ScoredRun(stored.run, stored.scores), metric)
+def _as_outcomes(stored: StoredRun, metric: str, verdicts: VerdictsOf = _scored) -> list[list[bool | None]]:
+    found = verdicts(stored, metric)
     return [[None if verdict not in (HIT, MISS) else verdict == HIT for verdict in conversation] for conversation in found]
 
 
-def _outcomes(stored: StoredRun, metric: str) -> dict[tuple[str, int, str], bool]:
+def _outcomes(stored: StoredRun, metric: str, verdicts: VerdictsOf = _scored) -> dict[tuple[str, int, str], bool]:
     """The outcome per test point that has one under ``metric``'s verdicts."""
     found = {
         (result.conversation_id, point.turn_index, point.question): outcome
-        for result, conversation in zip(stored.run.conversations, _as_outcomes(stored, metric), strict=True)
+        for result, conversation in zip(stored.run.conversations, _as_outcomes(stored, metric, verdicts), strict=True)
         for point, outcome in zip(result.test_points, conversation, strict=True)
     }
     return {key: value for key, value in found.items() if value is not None}
@@ -159,16 +167,16 @@ def _compare_answers(a: StoredRun, b: StoredRun) -> AnswerComparison | None:
     )
 
 
-def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome | None = None) -> Comparison:
+def compare_runs(a: StoredRun, b: StoredRun, outcome: Outcome | None = None, verdicts: VerdictsOf = _scored) -> Comparison:
     """Match test points by (conversation, turn, question) and sort them by what changed.
 
     By default what is compared is each test point's headline verdict (:mod:`evals.judge.headline`), by A's
     rule on both sides, so the paired test is on the figure the leaderboard shows; ``outcome`` names another
     per-point metric whose verdicts are paired (:data:`hit_outcome`: keyword recall; :data:`evidence_outcome`:
-    answerable evidence recall).
+    answerable evidence recall). ``verdicts`` gives a run's verdicts under a metric (by default computed here).
     """
     metric = outcome or a.summary.headline.rule.metric
-    before, after = _outcomes(a, metric), _outcomes(b, metric)
+    before, after = _outcomes(a, metric, verdicts), _outcomes(b, metric, verdicts)
     shared = [key for key in before if key in after]
     facts = _expected_facts(a)
     lost = [Flip(*key, *facts[key]) for key in shared if before[key] and not after[key]]

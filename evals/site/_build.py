@@ -28,6 +28,7 @@ from pathlib import Path
 from evals.benchmarks import Lock, LockEntry
 from evals.io.cache import cache_path_for
 from evals.site import _corpus, _manifest, _output, _reuse, _suspects
+from evals.site._computed import Computed
 from evals.site._output import MARKER, Collision, Output, SiteError
 from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
@@ -122,8 +123,10 @@ def build(
     store_copy: str = "auto",
     lock: Path | None = None,
     errata: Sequence[Path] = (),
+    computed: Computed | None = None,
 ) -> BuildReport:
-    """:func:`build_site` with the page kinds given instead of the registered ones."""
+    """:func:`build_site` with the page kinds given instead of the registered ones. ``computed``: where the build
+    keeps what it computes of each run (a fresh one by default; one per build, see :mod:`evals.site._computed`)."""
     clock = time.perf_counter()
     if store_copy not in STORE_COPY:
         raise SiteError(f"store_copy must be one of {', '.join(STORE_COPY)}, not {store_copy!r}")
@@ -136,7 +139,10 @@ def build(
     previous, problem = _manifest.load(out) if incremental and (out / MARKER).is_file() else ({}, "")
     warnings = [problem] if problem else []
     entries = tuple(sorted(Lock.read(lock).entries.items())) if lock is not None else ()
-    job = _Build(store_path, out, templates_dir, tuple(publishers), workers, store_copy, tuple(errata), entries)
+    job = _Build(
+        store_path, out, templates_dir, tuple(publishers), workers, store_copy, tuple(errata), entries,
+        computed if computed is not None else Computed(),
+    )  # fmt: skip
     try:
         made = job.run(previous, warnings)
     except Collision as exc:
@@ -180,6 +186,7 @@ class _Build:
     store_copy: str
     errata: tuple[Path, ...] = ()  # errata files (or suite files naming them): a second headline with errata
     lock: tuple[tuple[str, LockEntry], ...] = ()  # the lock file's entries (URL, entry), shown on benchmark pages
+    computed: Computed = field(default_factory=Computed)  # what the build computes of each run, once
 
     def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
         """Build into a fresh folder beside the output and swap it in; returns the runs, their paths, and
@@ -205,6 +212,7 @@ class _Build:
                     )
                 latest = store.latest_per_configuration()
                 site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
+                site.computed = self.computed
                 if self.errata:
                     from evals.analysis.errata import errata_figures
 

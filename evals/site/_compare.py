@@ -88,7 +88,7 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
             single.append(info)
             continue
         older, newer = pair
-        comparison = compare_runs(held[older.run_id], held[newer.run_id])
+        comparison = compare_runs(held[older.run_id], held[newer.run_id], verdicts=site.computed.verdicts)
         for stored in (held[older.run_id], held[newer.run_id]):
             paths.place_run(stored.summary.run_id, stored.run.conversations)  # which drill-down page holds each point
         flips = [

@@ -174,20 +174,29 @@ def point_view(
     listed = unshown if by_evidence else unshown[:EVIDENCE_CAP]
 
     views = []
-    more = []
+    # Past k, only what explains the verdict is listed (evidence turns, and records holding a keyword unless the rule
+    # judges by evidence), at most PAST_K_CAP of them: the rest are only counted, so their views are never made.
+    more: list[RecordView] = []
+    past_k = 0
     evidence_set = set(point.evidence_turns)
     if not all_history:
         for rank, (record, count, ref) in enumerate(zip(records[:RECORD_CAP], tokens, refs, strict=False), start=1):
+            if rank > k:  # beyond the run's k: a line, not the text
+                past_k += 1
+                evident = ref is not None and ref in evidence_set
+                if by_evidence and not evident:
+                    continue
+                matched = matched_keywords(needles, record)
+                if (evident or matched) and len(more) < PAST_K_CAP:
+                    start = record[: SNIPPET + 1]
+                    more.append(
+                        RecordView(rank, count, [Segment(start, False)], matched, ref, ti - ref if ref is not None else None,
+                                   False, href=link(ref) if ref is not None else "", evidence=evident,
+                                   label=_name(text, ref), date=_date(text, ref))
+                    )  # fmt: skip
+                continue
             # Without keywords the needle is the expected fact, which one record must hold, as in evals.judge.scoring.match.
             matched = matched_keywords(needles, record)
-            if rank > k:  # beyond the run's k: a line, not the text
-                start = record[: SNIPPET + 1]
-                more.append(
-                    RecordView(rank, count, [Segment(start, False)], matched, ref, ti - ref if ref is not None else None, False,
-                               href=link(ref) if ref is not None else "", evidence=ref is not None and ref in evidence_set,
-                               label=_name(text, ref), date=_date(text, ref))
-                )  # fmt: skip
-                continue
             # A record that is not a turn (a summary of the whole history) is quoted short: the page
             # repeats it at every test point; its whole text is in the run's JSON.
             shown = (
@@ -217,13 +226,18 @@ def point_view(
         # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.
         ranked = point.ranked_turns or []
         for rank in range(max(len(records), k) + 1, min(len(ranked), RECORD_CAP) + 1):
+            past_k += 1
             turn = ranked[rank - 1]
+            evident = turn in evidence_set
+            if by_evidence and not evident:
+                continue
             matched = matched_keywords(needles, text.contents[turn]) if turn is not None and turn < len(text.contents) else []
-            more.append(
-                RecordView(rank, None, [], matched, turn, ti - turn if turn is not None else None, False,
-                           href=link(turn) if turn is not None else "", evidence=turn in evidence_set,
-                           label=_name(text, turn), date=_date(text, turn))
-            )  # fmt: skip
+            if (evident or matched) and len(more) < PAST_K_CAP:
+                more.append(
+                    RecordView(rank, None, [], matched, turn, ti - turn if turn is not None else None, False,
+                               href=link(turn) if turn is not None else "", evidence=evident,
+                               label=_name(text, turn), date=_date(text, turn))
+                )  # fmt: skip
     # Where the ranking a run kept past its records put each turn (ranked_turns): an evidence turn
     # found there was ranked, just not within k, which is not the same as never ranked.
     ranked_past: dict[int, int] = {}
@@ -231,11 +245,7 @@ def point_view(
         for rank, turn in enumerate((point.ranked_turns or [])[len(records) :], start=len(records) + 1):
             if turn is not None and turn not in ranked_past and turn not in rank_of_turn:
                 ranked_past[turn] = rank
-    # Past k, only what explains the verdict is listed: evidence turns and records holding a keyword.
-    telling = [r for r in more if r.evidence or (r.matched and not by_evidence)]
-    shown_more = telling[:PAST_K_CAP]
-    more_hidden = len(more) - len(shown_more)
-    more = shown_more
+    more_hidden = past_k - len(more)
     hidden = 0 if all_history else max(0, len(records) - RECORD_CAP)
     retrieved_turns = {r for r in refs if r is not None} if point.evidence_turns else set()
     evidence = []

@@ -26,8 +26,8 @@ import orjson
 
 from evals.analysis.compare import Comparison, compare_runs
 from evals.benchmarks.turn_ids import TurnIds
-from evals.judge.headline import verdicts
-from evals.judge.metrics import ScoredRun, point_values
+from evals.judge.headline import Verdict, run_verdicts
+from evals.judge.metrics import ScoredRun
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import PairCategory, PairFlip, PairPage, PairRun
@@ -151,13 +151,14 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     paths = site.paths
     conversations: dict[str, Any] = {}
     turns: dict[str, dict[int, list[str]]] = {}
+    kept = site.computed.known(s.run_id, rule.metric)  # the run pages' verdicts, when they were made first
+    position = 0
     for part in run.parts():
-        values = point_values(ScoredRun(part.run, part.scores), [rule.metric])
-        answerable = [score.answerable for conv in part.scores.points for score in conv]
-        flat = verdicts(rule, values.columns.get(rule.metric, [None] * len(answerable)), answerable)
-        split: list[list[str]] = [[] for _ in part.run.conversations]
-        for where, verdict in zip(values.conversations, flat, strict=True):
-            split[where].append(verdict)
+        if kept is not None:
+            split = kept[position : position + len(part.run.conversations)]
+        else:
+            split = _verdicts_of(part, rule.metric)
+        position += len(part.run.conversations)
         for index, conversation in enumerate(part.run.conversations):
             cid = conversation.conversation_id
             contents = [text for _, text in part.transcripts.get(cid, [])]
@@ -201,6 +202,11 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     }
 
 
+def _verdicts_of(part: StoredRun, metric: str) -> list[list[Verdict]]:
+    """A slice's verdicts, per conversation (:func:`evals.judge.headline.run_verdicts`)."""
+    return run_verdicts(ScoredRun(part.run, part.scores), metric)
+
+
 def _pair_run(s: RunSummary, paths: Paths, letter: str) -> PairRun:
     head = s.headline
     return PairRun(
@@ -230,7 +236,7 @@ def _pair_run(s: RunSummary, paths: Paths, letter: str) -> PairRun:
 def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
     """The page of runs ``a`` and ``b``: their headlines, the paired test and every flipped question."""
     paths = site.paths
-    comparison: Comparison = compare_runs(a, b)
+    comparison: Comparison = compare_runs(a, b, verdicts=site.computed.verdicts)
     order = {c.conversation_id: n for n, c in enumerate(a.run.conversations)}
     flips = []
     for letter, group in (("a", comparison.lost), ("b", comparison.gained)):

@@ -26,6 +26,7 @@ from evals.analysis.errata import Figures
 from evals.benchmarks import LockEntry
 from evals.judge.metrics import LatencyBucket
 from evals.model.corpus import Reference
+from evals.site._computed import Computed
 from evals.site._corpus import TextsFile
 from evals.site._layout import CorpusLayout
 from evals.site._output import Output
@@ -46,10 +47,25 @@ class RunSource:
     summary: RunSummary
     conversation_ids: list[str]  # every conversation of the run, in corpus order
     _parts: Callable[[], Iterator[StoredRun]] = field(repr=False)
+    _kept: StoredRun | None = field(default=None, repr=False)  # the run, read once, when it is one slice
 
     def parts(self) -> Iterator[StoredRun]:
-        """The run as slices of conversations, in corpus order (each a :class:`StoredRun`, the summary the whole run's)."""
-        return self._parts()
+        """The run as slices of conversations, in corpus order (each a :class:`StoredRun`, the summary the whole run's).
+
+        A run of one slice is read and assembled once, and kept for the next publisher of the unit; a longer
+        one is read again by each (memory holds one slice, never the whole run)."""
+        if self._kept is not None:
+            return iter((self._kept,))
+        return self._reading()
+
+    def _reading(self) -> Iterator[StoredRun]:
+        count, first = 0, None
+        for part in self._parts():
+            count += 1
+            first = part if count == 1 else None
+            yield part
+        if count == 1:
+            self._kept = first
 
 
 @dataclass
@@ -96,6 +112,7 @@ class Site:
     errata: Figures | None = None  # each run's headline with errata (evals build-site --errata), by run id
     # latest run id -> the latest runs with the same top-k on >= 99% of test points (evals.analysis.same_ranking)
     same_ranking: dict[str, list[Any]] = field(default_factory=dict)
+    computed: Computed = field(default_factory=Computed)  # this build's verdicts by run (evals.site._computed)
 
     @classmethod
     def of(

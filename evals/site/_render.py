@@ -48,9 +48,12 @@ def shown(value: object) -> object:
     controls, invisible formatting characters and control characters written as visible escapes
     (``\\u202e``, :func:`evals.model.formatting.visible`), so stored text never reorders or hides what a page
     says. In one place, so no page, attribute or title can miss it; the stored text itself is unchanged.
-    Markup (what a macro rendered) has been through here already."""
+    Markup (what a macro rendered) has been through here already.
+
+    Every character :func:`visible` escapes is one ``str.isprintable`` calls unprintable (controls, format
+    characters, surrogates), so a printable text, as nearly every text is, is shown as it is without the scan."""
     if isinstance(value, str) and not isinstance(value, Markup):
-        return visible(value)
+        return value if value.isprintable() else visible(value)
     return value
 
 

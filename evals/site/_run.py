@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from evals.benchmarks.turn_ids import TurnIds
-from evals.judge.headline import KEYWORD, MISS, headline_by_category, verdicts
+from evals.judge.headline import KEYWORD, MISS, Verdict, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
@@ -137,6 +137,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     position = 0
     rule = s.headline.rule  # one rule judges every test point of the run (evals.judge.headline)
     row_metrics = (rule.metric, "tokens_per_test_point")
+    verdicts_of_run: list[list[Verdict]] = []  # kept for the build's other pages (evals.site._computed)
     for part in run.parts():
         first, last = first or part.run, part
         answers = part.answers
@@ -146,9 +147,10 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
         per_conversation = grouped(values_here, "conversation")
         answerable = [s_.answerable for conv in part.scores.points for s_ in conv]
         flat = verdicts(rule, values_here.columns.get(rule.metric, [None] * len(answerable)), answerable)
-        split: list[list[str]] = [[] for _ in part.run.conversations]
+        split: list[list[Verdict]] = [[] for _ in part.run.conversations]
         for where, verdict in zip(values_here.conversations, flat, strict=True):
             split[where].append(verdict)
+        verdicts_of_run.extend(split)
         for index, (conversation, scores) in enumerate(zip(part.run.conversations, part.scores.points, strict=True)):
             point_answers = answers.points[index] if answers is not None else None
             cid = conversation.conversation_id
@@ -302,6 +304,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 answer_points.append(point_answers)
             position += 1
     assert first is not None and last is not None  # Store.iter_run yields at least one slice
+    site.computed.keep(s.run_id, rule.metric, verdicts_of_run)
     whole = first.model_copy(update={"conversations": light})
     scores_of_run = Scores(tokenizer=s.tokenizer, conversation_ids=[c.conversation_id for c in light], points=score_lists)
     answers_whole = dataclasses.replace(answers_of_run, points=answer_points) if answers_of_run is not None else None

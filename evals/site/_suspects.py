@@ -233,7 +233,7 @@ def _verdicts(site: Site, digest: str) -> tuple[list[tuple[str, str]], dict[str,
         stored = site.stored.get(s.run_id)
         if stored is None:
             continue
-        outcomes = headline_outcomes(stored)
+        outcomes = headline_outcomes(stored, verdicts=site.computed.verdicts)
         verdicts[s.run_id] = {
             (result.conversation_id, point.turn_index): "—" if outcome is None else ("hit" if outcome else "miss")
             for result, conversation in zip(stored.run.conversations, outcomes, strict=True)

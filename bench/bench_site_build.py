@@ -1,0 +1,209 @@
+"""The site build against commit 2f4861d's, on a store of 10 real LoCoMo runs (issue 44, "The site from what is computed").
+
+In one run on one machine:
+
+1. makes (or reuses) a store of ten cheap runs on the corpus given (``--corpus``, a folder made by
+   ``evals import-corpus locomo``): bm25 at k=5 and k=10, recency at k=5 and k=10, random_k, full_history,
+   oracle, no_memory, summary_buffer and mneme with the hash embedder;
+2. checks out the old commit (``--old``, default 2f4861d: the main the issue was filed against) with
+   ``git worktree add --detach`` into a temporary folder, and runs its code with ``PYTHONPATH`` pointing
+   there (each child starts in a neutral folder, so neither tree shadows the other);
+3. copies the store twice (old and new code each build from their own copy, so neither writes to the
+   other's), and times, interleaved and ``--repeats`` times, each code's full build (``evals build-site
+   --full``) and no-op rebuild (``evals build-site`` over its own finished site, every unit reused), by CPU
+   seconds: ``resource.getrusage(RUSAGE_CHILDREN)`` before and after each child, which counts the child and
+   every process it waited for (the cores are shared, so wall time would measure the neighbours);
+4. checks the two sites are byte-identical (every file's path and bytes; the build manifest's unit fingerprints
+   aside: they digest each commit's own source, so that new code renders every page again);
+5. measures the data-movement floor and prints the medians, the ratios against the targets (full build at
+   most 0.7x the old commit's CPU, no-op rebuild at most 0.5x), and the build's ratio to its floor.
+
+The floor is what any build of this site must at least do, measured the same way, in one child process:
+start Python, open the store read-only with DuckDB, fetch every row of every table into Python objects
+(``fetchall``: the store's rows, read once), and write a file of each path and size the built site has
+(the same bytes of output, in the same folders). The build's ratio to the floor is its median full build's
+CPU over the floor's median.
+
+Every build runs with ``--jobs 1``: one process, so the CPU counted is the build's own work and not worker
+start-up.
+
+    python bench/bench_site_build.py --corpus /work/data/locomo [--work DIR] [--repeats 3] [--old 2f4861d]
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+OLD = "2f4861d"
+FULL_TARGET, NOOP_TARGET = 0.7, 0.5
+MANIFEST = ".evals-manifest.json"  # evals.site._manifest.MANIFEST, named here: the script imports neither tree's site code
+CONFIGURATIONS = (
+    ("bm25", 5), ("bm25", 10), ("recency", 5), ("recency", 10), ("random_k", 5),
+    ("full_history", 5), ("oracle", 5), ("no_memory", 5), ("summary_buffer", 5), ("mneme", 5),
+)  # fmt: skip
+
+_FLOOR = """
+import os, sys
+from pathlib import Path
+import duckdb
+store, site, out = sys.argv[1:4]
+con = duckdb.connect(store, read_only=True)
+rows = 0
+for (table,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'").fetchall():
+    rows += len(con.execute(f'SELECT * FROM "{table}"').fetchall())
+con.close()
+site, out = Path(site), Path(out)
+written = 0
+for directory, _, files in os.walk(site):
+    here = out / Path(directory).relative_to(site)
+    here.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        size = (Path(directory) / name).stat().st_size
+        with open(here / name, "xb") as file:
+            file.write(b"x" * size)
+        written += size
+print(rows, written)
+"""
+
+
+def make_store(corpus: Path, store: Path) -> None:
+    """Ten runs on ``corpus`` with the current code, appended to a new ``store`` (renamed in place when done)."""
+    from evals.model.provenance import Provenance
+    from evals.run.evaluate import RunConfig, evaluate
+    from evals.store import Store
+
+    provenance = Provenance(commit="b" * 40, dirty=False, package_version="0", mneme_version="0", python_version="3")
+    partial = store.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    with Store.open(partial) as opened:
+        for strategy, k in CONFIGURATIONS:
+            opened.append(evaluate(RunConfig(strategy=strategy, corpus=corpus.absolute(), k=k)), provenance)
+            print(f"  ran {strategy} k={k}", flush=True)
+    partial.rename(store)
+
+
+def cpu_of(command: list[str], root: Path, cwd: Path) -> float:
+    """CPU seconds (user + system) of ``command`` run with ``root``'s code first on the path, from ``cwd``."""
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout.decode(errors='replace')[-3000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def build_command(store: Path, out: Path, full: bool) -> list[str]:
+    return [sys.executable, "-m", "evals", "build-site", "--store", str(store), "--out", str(out), "--jobs", "1"] + (
+        ["--full"] if full else []
+    )
+
+
+def _manifest(path: Path) -> Any:
+    """The build manifest without its units' fingerprints: those digest the package's source (a new build of other
+    code renders every unit again, by design), so they differ between any two commits; the files and their
+    SHA-256 must not."""
+    found = json.loads(path.read_text(encoding="utf-8"))
+    for unit in found.get("units", {}).values():
+        unit.pop("fingerprint", None)
+    return found
+
+
+def differences(a: Path, b: Path) -> list[str]:
+    """Paths whose bytes differ (the manifest: but for its fingerprints), or that only one of the two sites has."""
+    found: list[str] = []
+    files_a = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
+    files_b = {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
+    found += sorted(files_a ^ files_b)
+    for path in sorted(files_a & files_b):
+        if path == MANIFEST:
+            if _manifest(a / path) != _manifest(b / path):
+                found.append(path)
+        elif not filecmp.cmp(a / path, b / path, shallow=False):
+            found.append(path)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, required=True, help="a LoCoMo corpus folder (evals import-corpus locomo)")
+    parser.add_argument("--work", type=Path, default=BENCH / ".data" / "site-build", help="where the store is kept")
+    parser.add_argument("--repeats", type=int, default=3, help="builds of each kind per code (medians are quoted)")
+    parser.add_argument("--old", default=OLD, help=f"the commit to compare against (default {OLD})")
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    args.work.mkdir(parents=True, exist_ok=True)
+    store = args.work / f"locomo-{args.corpus.absolute().name}-10runs.duckdb"
+    if not store.exists():
+        print(f"making the store {store} (ten runs on {args.corpus})", flush=True)
+        make_store(args.corpus, store)
+    print(f"store {store} ({store.stat().st_size / 1e6:.1f} MB); load {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-site-build-") as temp:
+        tmp = Path(temp)
+        checkout = tmp / "old"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(checkout), args.old], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        try:
+            commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+            head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+            print(f"old: {commit.stdout.strip()[:12]} (checked out in {checkout}); new: {head.stdout.strip()[:12]} ({REPO})")
+            neutral = tmp / "cwd"
+            neutral.mkdir()
+            codes = {"old": checkout, "new": REPO}
+            stores = {name: tmp / f"{name}.duckdb" for name in codes}
+            for name in codes:
+                shutil.copyfile(store, stores[name])
+            times: dict[tuple[str, str], list[float]] = {(name, kind): [] for name in codes for kind in ("full", "noop")}
+            for repeat in range(args.repeats):
+                for name, root in codes.items():
+                    site = tmp / f"site-{name}"
+                    shutil.rmtree(site, ignore_errors=True)
+                    times[name, "full"].append(cpu_of(build_command(stores[name], site, True), root, neutral))
+                    times[name, "noop"].append(cpu_of(build_command(stores[name], site, False), root, neutral))
+                print(
+                    f"  repeat {repeat + 1}: " + ", ".join(f"{n} {k} {v[-1]:.2f} s" for (n, k), v in times.items()),
+                    flush=True,
+                )
+            different = differences(tmp / "site-old", tmp / "site-new")
+            floor_site = tmp / "floor"
+            floors = []
+            for _ in range(args.repeats):
+                shutil.rmtree(floor_site, ignore_errors=True)
+                floors.append(cpu_of([sys.executable, "-c", _FLOOR, str(stores["new"]), str(tmp / "site-new"), str(floor_site)],
+                                     REPO, neutral))  # fmt: skip
+            files = sum(1 for p in (tmp / "site-new").rglob("*") if p.is_file())
+            size = sum(p.stat().st_size for p in (tmp / "site-new").rglob("*") if p.is_file())
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(checkout)], check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    median = {key: statistics.median(values) for key, values in times.items()}
+    floor = statistics.median(floors)
+    full, noop = median["new", "full"] / median["old", "full"], median["new", "noop"] / median["old", "noop"]
+    print(f"site: {files} files, {size / 1e6:.1f} MB; CPU seconds, medians of {args.repeats} (--jobs 1):")
+    print(f"  full build:     {args.old} {median['old', 'full']:.2f}  now {median['new', 'full']:.2f}  "
+          f"ratio {full:.2f}x (target <= {FULL_TARGET}x: {'met' if full <= FULL_TARGET else 'MISSED'})")  # fmt: skip
+    print(f"  no-op rebuild:  {args.old} {median['old', 'noop']:.2f}  now {median['new', 'noop']:.2f}  "
+          f"ratio {noop:.2f}x (target <= {NOOP_TARGET}x: {'met' if noop <= NOOP_TARGET else 'MISSED'})")  # fmt: skip
+    print(f"  data-movement floor {floor:.2f}: the full build is {median['new', 'full'] / floor:.1f}x its floor "
+          f"({args.old}: {median['old', 'full'] / floor:.1f}x)")  # fmt: skip
+    if different:
+        print(f"the sites DIFFER in {len(different)} files, e.g. {', '.join(different[:5])}")
+        raise SystemExit(1)
+    print("the two sites are byte-identical")
+
+
+if __name__ == "__main__":
+    main()
