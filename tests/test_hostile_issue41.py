@@ -104,3 +104,129 @@ def test_item16_key_echoed_in_any_encoding_in_any_field_is_masked(tmp_path: Path
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert cache_path_for(store) in files
     assert [(p.name, f) for p in files for f in forms if f.encode() in p.read_bytes()] == []
+
+
+# -- BEAM's judge replies (items 5-8) ---------------------------------------------------------------------------------
+
+
+def beams_own_reading(reply: str, ordering: bool) -> float | None:
+    """The score BEAM's ``evaluate_<ability>`` counts for ``reply`` (src/evaluation/compute_metrics.py, copied with
+    json_repair as it pins it); None where that code raises."""
+    import re
+
+    from json_repair import repair_json
+
+    def parse_json_response(response: str):
+        response = response.strip()
+        if response.startswith("```"):
+            match = re.search(r"```(?:json)?\s*(\[.*\]|\{.*\})\s*```", response, re.DOTALL)
+            if match:
+                response = match.group(1).strip()
+        try:
+            return json.loads(response)
+        except json.JSONDecodeError:
+            pass
+        match = re.search(r"(\{.*?\}|\[.*?\])", response, re.DOTALL)
+        if match:
+            try:
+                return json.loads(match.group(1))
+            except Exception as e:
+                raise ValueError(f"Found possible JSON but failed to parse it: {e}") from None
+        raise ValueError("No valid JSON found in response.")
+
+    response = reply.strip()
+    try:
+        try:
+            data = parse_json_response(response=response)
+        except Exception:
+            data = json.loads(repair_json(response))
+        return float(data["score"]) if ordering else float(int(data["score"]))
+    except Exception:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("reply", "counted", "ordering"),
+    [
+        ('{"score": 1e-1, "reason": "barely",}', 0.0, 0.1),
+        ('{"partial_score": 1, "score": 0,}', 0.0, 0.0),
+        ('{"reason": "a score: 1 would be generous", "score": 0,}', 0.0, 0.0),
+        ('I would say "score": 1/2 here', None, None),
+        ('```json\n{"score": 1,\n "reason": "all\nthere",}\n```', 1.0, 1.0),
+    ],
+)
+def test_item5_trailing_comma_reply_reads_as_json_repair_does(reply: str, counted, ordering):
+    """A reply that is not JSON (a trailing comma) is scored as BEAM's json_repair fallback scores it, never by a
+    number found elsewhere in it; where BEAM's code raises, it is unparsed."""
+    from evals.benchmarks.beam.protocol import read_score
+
+    assert read_score(reply) == counted and read_score(reply, ordering=True) == ordering
+
+
+def test_item5_score_given_twice_is_unparsed():
+    """``{"score": 0, "score": 1}`` states two scores: unparsed, as the harness's own reader calls a key given twice."""
+    from evals.benchmarks.beam.protocol import read_score
+
+    assert read_score('{"score": 0, "score": 1}') is None and read_score('{"score": 0, "score": 1,}') is None
+
+
+def _judge_replies(draw) -> str:
+    """A judge reply as a careless model writes one: prose, fences, trailing commas, odd numbers, several objects."""
+    numbers = ["0", "1", "0.5", "1.0", "1e-1", "1.5", "true", "false", '"1"', '"0.5"', "null", "-1", "2", "NaN", ".5", "01"]
+    reasons = ["ok", "a score: 1", "x, y", 'q\\"}']
+    members = [f'"score": {draw.choice(numbers)}', f'"reason": "{draw.choice(reasons)}"']
+    members += draw.sample(['"partial_score": 1', '"Score": 1', '"notes": [1, 2,]', '"n": {"score": 1}'], draw.randint(0, 2))
+    draw.shuffle(members)
+    comma = draw.choice([",", ", ", ",\n", ""])
+    body = "{" + ", ".join(members) + comma + "}"
+    if draw.random() < 0.1:
+        body = body[:-1]
+    if draw.random() < 0.1:
+        body = body.replace('"score"', "'score'")
+    prefix = draw.choice(["", "Here it is: ", "```json\n", "The [rubric] item: ", 'I say "yes": ', "```\n"])
+    suffix = draw.choice(["", " Done.", "\n```", ' {"score": 0}', " [1]", " it's fine"])
+    return prefix + body + suffix
+
+
+def test_item5_every_score_read_is_the_one_beams_code_reads():
+    """On 3,000 drawn replies, every score read equals what BEAM's code (json_repair 0.44.1) counts; the rest are unparsed,
+    and most of the replies BEAM's code scores are read."""
+    pytest.importorskip("json_repair")
+    import random
+
+    from evals.benchmarks.beam.protocol import read_score
+
+    draw = random.Random(41)
+    read = scored = 0
+    for _ in range(3000):
+        reply = _judge_replies(draw)
+        for ordering in (False, True):
+            theirs, ours = beams_own_reading(reply, ordering), read_score(reply, ordering)
+            assert ours is None or ours == theirs, (reply, ordering, ours, theirs)
+            scored += theirs is not None and 0 <= theirs <= 1
+            read += ours is not None
+    assert read > 0.6 * scored
+
+
+@pytest.mark.parametrize(
+    ("reply", "counted", "ordering"),
+    [
+        ('{"score": 1.5}', 1.0, None),
+        ('{"score": 0.9}', 0.0, 0.9),
+        ('{"score": true}', 1.0, 1.0),
+        ('{"score": "1"}', 1.0, 1.0),
+        ("Score: 1.0", None, None),
+        ('{"Score": 1}', None, None),
+        ("[1]", None, None),
+        ('[{"score": 1}]', None, None),
+        ('The verdict is "score": 1, clearly.', None, None),
+        ('{"score": NaN}', None, None),
+        ('{"score": 2}', None, None),
+    ],
+)
+def test_item6_scores_are_counted_as_beams_code_counts_them(reply: str, counted, ordering):
+    """int(score) for every ability (1.5 is 1, true is 1), float(score) for event ordering; shapes BEAM's code cannot
+    score (a bare ``Score:``, a ``"Score"`` key, a list, prose) and numbers outside 0-1 are unparsed."""
+    from evals.benchmarks.beam.protocol import read_score
+
+    assert read_score(reply) == counted and read_score(reply, ordering=True) == ordering
