@@ -230,3 +230,84 @@ def test_item6_scores_are_counted_as_beams_code_counts_them(reply: str, counted,
     from evals.benchmarks.beam.protocol import read_score
 
     assert read_score(reply) == counted and read_score(reply, ordering=True) == ordering
+
+
+def _beam(embed):
+    """BEAM's protocol over stand-in templates the LLM server answers, event ordering aligned by ``embed``."""
+    from evals.benchmarks.beam.protocol import BeamProtocol
+
+    class Beam(BeamProtocol):
+        pass
+
+    Beam.embed = staticmethod(embed)
+    judge = "[BEAM-JUDGE]\nCriterion: <rubric_item>\nResponse: <llm_response>\nEnd of response."
+    return Beam({"answer": "<context>\nQuestion: <question>?", "judge": judge, "event_ordering_threshold": "0.65"})
+
+
+def _one_hot(texts: list[str]):
+    """Equal texts the same unit vector, different ones (almost always) orthogonal, whatever the call."""
+    import zlib
+
+    import numpy as np
+
+    vectors = np.zeros((len(texts), 1 << 16))
+    for row, text in enumerate(texts):
+        vectors[row, zlib.crc32(text.encode()) & 0xFFFF] = 1.0
+    return vectors
+
+
+EVENTS = ("alpha launch", "beta testing", "gamma release")
+
+
+def test_item7_event_ordering_embeds_a_bounded_number_of_lines():
+    """An answer of 5,000 lines embeds at most MAX_ALIGNED_LINES of them; the rest count as unmatched, the reason says
+    so, and the figures are those of the published formula over every line."""
+    from evals.benchmarks.beam.protocol import MAX_ALIGNED_LINES
+    from evals.benchmarks.protocols import AskedPoint
+
+    sizes: list[int] = []
+
+    def embed(texts: list[str]):
+        sizes.append(len(texts))
+        return _one_hot(texts)
+
+    point = AskedPoint("c", 3, "In what order?", "", [], [], category="event_ordering", rubric=EVENTS)
+    lines = [*EVENTS, *(f"filler {n}" for n in range(5000))]
+    grade = _beam(embed).grade(point, "\n".join(lines), ['{"score": 1}'] * 3)
+    assert max(sizes) <= MAX_ALIGNED_LINES
+    assert f"past the first {MAX_ALIGNED_LINES} were not aligned" in grade.reason
+    assert "recall 1.000" in grade.reason and grade.score is not None and grade.score > 0.5
+
+
+def test_item7_kendall_tau_b_of_long_rankings_is_scipys():
+    """Kendall's tau-b of rankings of 3,000 items with ties (what a long answer makes) agrees with scipy's."""
+    import random
+
+    scipy = pytest.importorskip("scipy.stats")
+    from evals.benchmarks.beam.protocol import kendall_tau_b
+
+    draw = random.Random(7)
+    x = [draw.randint(1, 40) for _ in range(3000)]
+    y = [draw.randint(1, 3001) for _ in range(3000)]
+    assert kendall_tau_b(x, y) == pytest.approx(scipy.kendalltau(x, y, variant="b").statistic, abs=1e-12)
+
+
+def test_item7_call_timeout_covers_scoring(server):
+    """Scoring that never ends (an alignment stuck for a minute) stops at --call-timeout with one line naming the point."""
+    import time
+
+    from evals.benchmarks.protocols import AskedPoint
+    from evals.run.llm import ChatClient, LLMError, answer_run
+
+    def stuck(texts: list[str]):
+        time.sleep(60)
+
+    point = AskedPoint("c", 3, "In what order", "", [], [], category="event_ordering", rubric=EVENTS)
+    client = ChatClient(base_url=server.base_url, api_key="sk-test")
+    started = time.monotonic()
+    try:
+        with pytest.raises(LLMError, match=r"conversation 'c', turn 3: scoring by protocol beam gave no result within"):
+            answer_run(client, [[point]], answer_model="m", judge_model="j", protocol=_beam(stuck), call_timeout=0.5)
+    finally:
+        client.close()
+    assert time.monotonic() - started < 60

@@ -62,6 +62,7 @@ from evals.benchmarks.protocols._source import ProtocolError, Sources
 __all__ = [
     "COMPUTE_METRICS",
     "EVENT_ORDERING",
+    "MAX_ALIGNED_LINES",
     "PROMPTS",
     "BeamProtocol",
     "EventOrdering",
@@ -79,6 +80,9 @@ _SLOTS = {"answer": ("<context>", "<question>"), "judge": ("<rubric_item>", "<ll
 _FENCED = re.compile(r"```(?:json)?\s*(\[.*\]|\{.*\})\s*```", re.DOTALL)
 _FIRST = re.compile(r"(\{.*?\}|\[.*?\])", re.DOTALL)
 SHOWN = 300  # characters of an unreadable reply kept in the reason
+# An event-ordering answer's lines embedded and aligned; past these, lines stay as written (unmatched), so an answer
+# of thousands of lines costs no more than this many embeddings (BEAM's answer request sets no max_tokens).
+MAX_ALIGNED_LINES = 200
 
 
 def extract(sources: Sources) -> dict[str, str]:
@@ -202,21 +206,51 @@ def _stated(reply: str) -> float:
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Kendall's tau-b of two rankings, as ``scipy.stats.kendalltau(x, y, variant="b")`` gives it; None where scipy
-    gives NaN (fewer than two items, or every pair tied in one ranking)."""
+    gives NaN (fewer than two items, or every pair tied in one ranking). Knight's O(n log n) count, as scipy's: pairs
+    sorted by x then y, the discordant ones counted as the swaps a merge sort by y makes."""
     n = len(x)
     total = n * (n - 1) // 2
-    concordant = discordant = tied_x = tied_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = (x[i] > x[j]) - (x[i] < x[j]), (y[i] > y[j]) - (y[i] < y[j])
-            tied_x += dx == 0
-            tied_y += dy == 0
-            concordant += dx * dy > 0
-            discordant += dx * dy < 0
+    pairs = sorted(zip(x, y, strict=True))
+
+    def tied(keys: Sequence[Any]) -> int:
+        """Pairs tied in ``keys`` (sorted): the sum of t(t-1)/2 over runs of equal keys."""
+        count = run = 0
+        for i in range(1, len(keys) + 1):
+            if i < len(keys) and keys[i] == keys[i - 1]:
+                run += 1
+            else:
+                count += run * (run + 1) // 2
+                run = 0
+        return count
+
+    tied_x, tied_xy = tied([p[0] for p in pairs]), tied(pairs)
+    ys, swaps = _merge_count([p[1] for p in pairs])
+    tied_y = tied(ys)
     if tied_x == total or tied_y == total:
         return None
-    tau = (concordant - discordant) / math.sqrt(total - tied_x) / math.sqrt(total - tied_y)
+    # concordant - discordant = total - tied_x - tied_y + tied_xy - 2 * discordant
+    tau = (total - tied_x - tied_y + tied_xy - 2 * swaps) / math.sqrt(total - tied_x) / math.sqrt(total - tied_y)
     return min(1.0, max(-1.0, tau))
+
+
+def _merge_count(values: list[Any]) -> tuple[list[Any], int]:
+    """``values`` sorted, and the number of pairs out of order (strictly greater before smaller), by merge sort."""
+    if len(values) < 2:
+        return values, 0
+    middle = len(values) // 2
+    left, a = _merge_count(values[:middle])
+    right, b = _merge_count(values[middle:])
+    merged, swaps, i, j = [], a + b, 0, 0
+    while i < len(left) and j < len(right):
+        if right[j] < left[i]:
+            merged.append(right[j])
+            swaps += len(left) - i
+            j += 1
+        else:
+            merged.append(left[i])
+            i += 1
+    merged += left[i:] + right[j:]
+    return merged, swaps
 
 
 class EventOrdering:
@@ -242,13 +276,15 @@ Embed = Callable[[list[str]], Any]  # texts -> an array of L2-normalised vectors
 
 def semantic_align(reference: list[str], system: list[str], embed: Embed, threshold: float) -> list[str]:
     """``semantic_align``: each system item replaced by its most similar reference item when the cosine is at least
-    ``threshold`` and that item is not taken yet (first match wins); else kept as it is."""
+    ``threshold`` and that item is not taken yet (first match wins); else kept as it is. Only the first
+    :data:`MAX_ALIGNED_LINES` items are embedded and aligned; the rest are kept as written (unmatched)."""
     import numpy as np
 
-    references, systems = np.asarray(embed(reference)), np.asarray(embed(system))
+    aligned = system[:MAX_ALIGNED_LINES]
+    references, systems = np.asarray(embed(reference)), np.asarray(embed(aligned) if aligned else [])
     used: set[int] = set()
     canonical = []
-    for vector, text in zip(systems, system, strict=True):
+    for vector, text in zip(systems, aligned, strict=True):
         similarities = references @ vector
         best = int(np.argmax(similarities))
         if similarities[best] >= threshold and best not in used:
@@ -256,7 +292,7 @@ def semantic_align(reference: list[str], system: list[str], embed: Embed, thresh
             used.add(best)
         else:
             canonical.append(text)
-    return canonical
+    return canonical + system[MAX_ALIGNED_LINES:]
 
 
 def event_ordering(reference: list[str], system: list[str], embed: Embed, threshold: float) -> EventOrdering:
@@ -360,8 +396,11 @@ class BeamProtocol(Protocol):
             label = UNPARSED if unparsed else _label(judge_score)
             return Grade(label, "; ".join(said), judge_score, grades)
         threshold = float(self.templates["event_ordering_threshold"])
-        figures = event_ordering(list(point.rubric), answer.split("\n"), type(self).embed, threshold)
+        lines = answer.split("\n")
+        figures = event_ordering(list(point.rubric), lines, type(self).embed, threshold)
         said.insert(0, figures.describe())
+        if len(lines) > MAX_ALIGNED_LINES:
+            said.append(f"of the answer's {len(lines):,} lines, those past the first {MAX_ALIGNED_LINES} were not aligned")
         if figures.tau_norm is None:
             said.append("left out of the figures: tau-b is undefined")
             return Grade(_label(figures.f1), "; ".join(said), None, grades, counted=False)
