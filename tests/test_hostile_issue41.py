@@ -311,3 +311,33 @@ def test_item7_call_timeout_covers_scoring(server):
     finally:
         client.close()
     assert time.monotonic() - started < 60
+
+
+# -- importers (items 9, 10) ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gap", ["9999 years later", "99999999999 weeks later"])
+def test_item9_locomo_plus_time_gap_that_overflows_is_refused_in_one_line(tmp_path: Path, gap: str):
+    """A ``time_gap`` reaching before the year 1 is refused with one line naming the item's field, no traceback."""
+    from helpers.errors import one_line_error
+    from helpers.graded import PLUS_ITEMS, plus_folder
+
+    folder = plus_folder(tmp_path / "plus")
+    items = [dict(item) for item in PLUS_ITEMS]
+    items[1]["time_gap"] = gap
+    (folder / "locomo_plus.json").write_text(json.dumps(items))
+    line = one_line_error(evals("import-corpus", "locomo_plus", folder, "--out", tmp_path / "out"))
+    assert "[1].time_gap" in line and "year 1" in line
+
+
+@pytest.mark.parametrize("name", ["²", "٣"])
+def test_item10_beam_folder_named_like_a_digit_is_refused_in_one_line(tmp_path: Path, name: str):
+    """A conversation folder whose name Python calls digits but int() refuses (or reads as another number) is refused
+    with one line naming it, no traceback."""
+    from helpers.errors import one_line_error
+    from helpers.graded import beam_tier
+
+    tier = beam_tier(tmp_path / "BEAM")
+    (tier / name).mkdir()
+    line = one_line_error(evals("import-corpus", "beam", tier, "--out", tmp_path / "out"))
+    assert repr(name) in line and "ASCII digits" in line
