@@ -391,7 +391,11 @@ def probe_judge_command(
         interval = "—" if low is None else f"[{low:.3f}, {high:.3f}]"
         accepted = "—" if r.mean_score is not None and judge is None else str(r.accepted)
         mean = "" if r.mean_score is None else " (mean F1)" if judge is None else " (mean score)"
+        mean = " (mean score)" if r.graded else mean
         rows.append([r.kind, str(r.sent), accepted, rate + mean, interval, str(r.unparsed)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if undefined := sum(r.undefined for r in results):
+        plural = "s" if undefined > 1 else ""
+        echo(f"{undefined} score{plural} undefined (as BEAM's tau-b of a single event), left out of the mean score")

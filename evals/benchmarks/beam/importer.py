@@ -197,6 +197,11 @@ def _conversation(folder: Path, position: int, report: ImportReport, counts: Bea
                 test_at: dict[str, Any] = {}
                 if rubric:
                     test_at["rubric"] = list(rubric)
+                else:
+                    report.notes.append(
+                        f"{questions_path}: {where} has no rubric: `evals run --protocol beam` will refuse it "
+                        "(BEAM's own code cannot score it), other protocols judge it as usual"
+                    )
                 turns.append(
                     {
                         "role": "user",

@@ -362,8 +362,10 @@ class BeamProtocol(Protocol):
         if not point.rubric:
             raise ProtocolError(
                 f"protocol beam judges by each question's rubric, and conversation {point.conversation_id!r}, turn "
-                f"{point.turn_index} has none: import the corpus again (evals fetch beam_100k, or evals import-corpus beam), "
-                "which keeps probing_questions.json's rubric"
+                f"{point.turn_index} has none. If its probing_questions.json gives it one, the corpus was imported before "
+                "rubrics were kept: import it again (evals fetch beam_100k, or evals import-corpus beam). If the source's "
+                "rubric is empty (or missing), BEAM's own code cannot score it either (it divides by the rubric's length): "
+                "give the question a rubric or remove it from the source, then import again"
             )
 
     def judge_requests(self, point: AskedPoint, answer: str) -> list[JudgeRequest]:
