@@ -341,3 +341,56 @@ def test_item10_beam_folder_named_like_a_digit_is_refused_in_one_line(tmp_path: 
     (tier / name).mkdir()
     line = one_line_error(evals("import-corpus", "beam", tier, "--out", tmp_path / "out"))
     assert repr(name) in line and "ASCII digits" in line
+
+
+# -- evals serve (item 15) --------------------------------------------------------------------------------------------
+
+
+def _status(port: int, request_line: str) -> str:
+    """The status line the server answers ``request_line`` with ("" when it answers nothing)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(f"{request_line}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode("latin-1"))
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    return reply.decode("latin-1").split("\r\n", 1)[0]
+
+
+def test_item15_serve_gives_only_real_files_inside_the_site_and_answers_every_request(tmp_path: Path):
+    """`evals serve`: a symlink out of the site (to a file or a folder) is 404, a folder without index.html is not
+    listed, a NUL in the path gets a status line; no traceback on stderr. The site's own files are served."""
+    import re
+    import subprocess
+    import sys
+
+    site, outside = tmp_path / "site", tmp_path / "private"
+    (site / "empty").mkdir(parents=True)
+    outside.mkdir()
+    (site / "index.html").write_text("<p>site</p>")
+    (outside / "secret.txt").write_text("secret")
+    (site / "leak.txt").symlink_to(outside / "secret.txt")
+    (site / "away").symlink_to(outside)
+    (site / "inside.html").symlink_to(site / "index.html")
+    code = "from evals.cli import main; main(['serve', '--dir', %r, '--port', '0'])" % str(site)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/", process.stdout.readline()).group(1))
+        asked = {
+            "GET /index.html HTTP/1.1": "200",
+            "GET /inside.html HTTP/1.1": "200",
+            "GET /leak.txt HTTP/1.1": "404",
+            "GET /away/secret.txt HTTP/1.1": "404",
+            "GET /away/ HTTP/1.1": "404",
+            "GET /empty/ HTTP/1.1": "404",
+            "GET /index.html%00.txt HTTP/1.1": "404",
+            "GET /%ff%fe HTTP/1.1": "404",
+            "GET /../private/secret.txt HTTP/1.1": "404",
+        }
+        answered = {line: _status(port, line) for line in asked}
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert {line: status.split(" ")[1] if status else "" for line, status in answered.items()} == asked
+    assert "Traceback" not in err

@@ -105,13 +105,12 @@ def build_site_command(
 )
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port on 127.0.0.1.")
 def serve_command(directory: Path, port: int) -> None:
-    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (local preview only)."""
-    from functools import partial
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (local preview only): the site's own files,
+    never one a symlink in it points to outside it."""
+    from evals.io.site_server import site_server
 
-    handler = partial(SimpleHTTPRequestHandler, directory=str(directory))
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server = site_server(directory, port)
     except OSError as exc:
         raise EvalsError(
             f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)"
