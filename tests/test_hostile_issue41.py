@@ -394,3 +394,31 @@ def test_item15_serve_gives_only_real_files_inside_the_site_and_answers_every_re
         _, err = process.communicate(timeout=30)
     assert {line: status.split(" ")[1] if status else "" for line, status in answered.items()} == asked
     assert "Traceback" not in err
+
+
+# -- options read ASCII digits only (item 14) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--k", "٣"],
+        ["run", "--seed", "٤٢"],
+        ["run", "--concurrency", "²"],
+        ["run", "--max-retries", "١"],
+        ["run", "--request-timeout", "٣٠"],
+        ["run", "--call-timeout", "٣"],
+        ["run", "--max-unparsed", "٠.5"],
+        ["serve", "--port", "٨٠٠٠"],
+    ],
+    ids=lambda args: args[1],
+)
+def test_item14_options_refuse_digits_that_are_not_ascii(tmp_path: Path, args: list[str]):
+    """Every number option reads ASCII digits only, as docs/cli.md says: another script's digits are a usage error."""
+    from helpers.errors import usage_error
+
+    store = tmp_path / "s.duckdb"
+    extra = ["--corpus", str(CORPUS_SMALL), "--store", str(store)] if args[0] == "run" else ["--dir", str(tmp_path)]
+    line = usage_error(evals(*args, *extra))
+    assert args[1] in line and "ASCII" in line
+    assert not (tmp_path / "s.duckdb").exists()

@@ -16,6 +16,7 @@ from evals.cli._base import (
     OUTPUT_FILE,
     Finite,
     FiniteSeconds,
+    Whole,
     absolute,
     cli,
     echo,
@@ -287,8 +288,8 @@ def run_command(
     show_default=True,
     help="The corpus whose test points the canned answers are for.",
 )
-@click.option("--sample", type=click.IntRange(1, 100_000), default=20, show_default=True, help="How many test points to sample.")
-@click.option("--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed of the sample.")
+@click.option("--sample", type=Whole(1, 100_000), default=20, show_default=True, help="How many test points to sample.")
+@click.option("--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed of the sample.")
 @click.option("--judge-model", type=MODEL_NAME, default=None, help="The judge model. Default: the protocol's own.")
 @click.option(
     "--base-url",
@@ -306,7 +307,7 @@ def run_command(
     help="Key for the endpoint; never stored, cached or printed.",
 )
 @click.option(
-    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
+    "--concurrency", type=Whole(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
 )
 @click.option(
     "--protocol-source",
