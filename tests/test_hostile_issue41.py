@@ -422,3 +422,56 @@ def test_item14_options_refuse_digits_that_are_not_ascii(tmp_path: Path, args: l
     line = usage_error(evals(*args, *extra))
     assert args[1] in line and "ASCII" in line
     assert not (tmp_path / "s.duckdb").exists()
+
+
+# -- the --output guards (item 13, issue 44's bounded checks) ---------------------------------------------------------
+
+
+def test_item13_output_guard_estimates_bytes_as_written_escapes_included(tmp_path: Path):
+    """Turns of control characters (six bytes each once JSON-escaped) and of other scripts: full_history's document as
+    written is within a fifth of what the guard estimates, where it was 6x the estimate."""
+    from helpers.corpora import conversation
+
+    from evals.run.evaluate import RunConfig, evaluate
+    from evals.views.compact import texts_bytes
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    data = conversation("c1")
+    data["turns"] = [{"role": "user", "content": ("\x01\x02\x1f" * 300) + ("é漢" * 100)} for _ in range(40)] + data["turns"]
+    (corpus / "c1.json").write_text(json.dumps(data))
+    output = tmp_path / "out.json"
+    result = evals("run", "--runner", "full_history", "--corpus", corpus, "--store", tmp_path / "s.duckdb", "--output", output)
+    assert result.exit_code == 0, result.output
+    estimate = texts_bytes(evaluate(RunConfig(strategy="full_history", corpus=corpus)).run)
+    assert 0.8 < output.stat().st_size / estimate < 1.2
+
+
+def _bytes_read() -> int:
+    """The bytes this process has read so far (Linux's /proc/self/io ``rchar``: every read and pread)."""
+    text = Path("/proc/self/io").read_text()
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith("rchar:")))
+
+
+def test_issue44_output_check_reads_a_bounded_prefix_of_each_file(tmp_path: Path):
+    """The --output check of a folder holding 60 MB *.json files (one naming ``turns`` and ``schema_version`` up
+    front) reads only their first bytes, and still tells a large conversation from another JSON file."""
+    if not Path("/proc/self/io").exists():
+        pytest.skip("needs /proc/self/io (Linux)")
+    from evals.errors import EvalsError
+    from evals.io.outputs import check_output
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    filler = ", ".join(["1"] * 10_000_000)
+    (folder / "a.json").write_text('{"results": [' + filler + "]}")
+    (folder / "b.json").write_text('{"note": "\\"turns\\": and \\"schema_version\\": quoted", "n": [' + filler + "]}")
+    before = _bytes_read()
+    check_output(folder / "out.json", option="--output")
+    assert _bytes_read() - before < 5_000_000
+    long = tmp_path / "long"
+    long.mkdir()
+    data = {"schema_version": "1", "id": "c", "description": "d", "turns": [{"role": "user", "content": "x" * 100}] * 2000}
+    (long / "c.json").write_text(json.dumps(data))
+    with pytest.raises(EvalsError, match="conversation"):
+        check_output(long / "out.json", option="--output")
