@@ -475,3 +475,24 @@ def test_issue44_output_check_reads_a_bounded_prefix_of_each_file(tmp_path: Path
     (long / "c.json").write_text(json.dumps(data))
     with pytest.raises(EvalsError, match="conversation"):
         check_output(long / "out.json", option="--output")
+
+
+# -- divergences from the published code (items 17-19) ---------------------------------------------------------------
+
+
+def test_item19_locomo_answer_keeps_its_leading_whitespace(tmp_path: Path):
+    """conv-30's ' 23 July, 2023': the imported expected fact is the answer as the file writes it (the published
+    prompts put it in so), and the corpus validates."""
+    from helpers import FIXTURES
+
+    from evals.benchmarks.importers import import_locomo
+    from evals.model.corpus import load_corpus
+
+    data = json.loads((FIXTURES / "importers" / "locomo_small.json").read_text())
+    data[0]["qa"][2]["answer"] = " 23 July, 2023"
+    (tmp_path / "locomo.json").write_text(json.dumps(data))
+    import_locomo(tmp_path / "locomo.json", tmp_path / "corpus")
+    points = [p for c in load_corpus(tmp_path / "corpus").conversations for _, p in c.test_points()]
+    (point,) = [p for p in points if p.question == data[0]["qa"][2]["question"]]
+    assert point.expected_fact == " 23 July, 2023"
+    assert evals("validate", tmp_path / "corpus").exit_code == 0
