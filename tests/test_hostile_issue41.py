@@ -496,3 +496,37 @@ def test_item19_locomo_answer_keeps_its_leading_whitespace(tmp_path: Path):
     (point,) = [p for p in points if p.question == data[0]["qa"][2]["question"]]
     assert point.expected_fact == " 23 July, 2023"
     assert evals("validate", tmp_path / "corpus").exit_code == 0
+
+
+def _plus_protocol():
+    from evals.benchmarks.locomo_plus.protocol import LoCoMoPlusProtocol
+
+    templates = {f"judge:{name}": f"[{name}] gold=<{{gold}}> pred=<{{pred}}>" for name in
+                 ("multi-hop", "temporal", "common-sense", "single-hop", "adversarial", "Cognitive", "default")}  # fmt: skip
+    return LoCoMoPlusProtocol({**templates, "CONV_START_PROMPT": "{} and {}: "})
+
+
+@pytest.mark.parametrize(
+    ("category", "template"),
+    [("1 multi-hop", "multi-hop"), ("2 temporal", "temporal"), ("3 open-domain", "common-sense"),
+     ("4 single-hop", "single-hop"), ("5 adversarial", "adversarial"), ("Cognitive", "Cognitive"), ("other", "default")],
+)  # fmt: skip
+def test_item18_locomo_plus_judges_locomo_categories_by_unified_inputs_map(category: str, template: str):
+    """`--protocol locomo_plus` on a LoCoMo corpus: a question's category number picks LoCoMo-Plus's template as
+    data/unified_input.py names it (2 -> temporal, 3 -> common-sense), not the default one."""
+    from evals.benchmarks.protocols import AskedPoint
+
+    point = AskedPoint("c", 3, "When?", "May 2023", [], [], category=category)
+    (message,) = _plus_protocol().judge_request(point, "in May").messages
+    assert message["content"].startswith(f"A and B: [{template}]")
+
+
+def test_item18_locomo_plus_sends_an_adversarial_question_an_empty_gold():
+    """A LoCoMo category-5 question has no "answer" in unified_input.py, so its gold is empty, not the importer's
+    "no answer in the conversation (adversarial answer: …)"."""
+    from evals.benchmarks.protocols import AskedPoint
+
+    fact = "no answer in the conversation (adversarial answer: a red bike)"
+    point = AskedPoint("c", 3, "What bike?", fact, [], [], answerable=False, category="5 adversarial")
+    (message,) = _plus_protocol().judge_request(point, "Not mentioned.").messages
+    assert "gold=<>" in message["content"] and "red bike" not in message["content"]
