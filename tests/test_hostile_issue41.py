@@ -530,3 +530,73 @@ def test_item18_locomo_plus_sends_an_adversarial_question_an_empty_gold():
     point = AskedPoint("c", 3, "What bike?", fact, [], [], answerable=False, category="5 adversarial")
     (message,) = _plus_protocol().judge_request(point, "Not mentioned.").messages
     assert "gold=<>" in message["content"] and "red bike" not in message["content"]
+
+
+def _longmemeval_turn2session(rankings, correct_docs, corpus_ids, k):
+    """LongMemEval's evaluate_retrieval_turn2session (src/retrieval/eval_utils.py), copied (numpy's asfarray as
+    np.asarray(float), which numpy 2 dropped)."""
+    import numpy as np
+
+    def dcg(relevances, k):
+        relevances = np.asarray(relevances, dtype=float)[:k]
+        if relevances.size:
+            return relevances[0] + np.sum(relevances[1:] / np.log2(np.arange(2, relevances.size + 1)))
+        return 0.0
+
+    def ndcg(rankings, correct_docs, corpus_ids, k=10):
+        relevances = [1 if doc_id in correct_docs else 0 for doc_id in corpus_ids]
+        sorted_relevances = [relevances[idx] for idx in rankings[:k]]
+        ideal_relevance = sorted(relevances, reverse=True)
+        ideal_dcg = dcg(ideal_relevance, k)
+        return 0.0 if ideal_dcg == 0 else dcg(sorted_relevances, k) / ideal_dcg
+
+    def evaluate_retrieval(rankings, correct_docs, corpus_ids, k=10):
+        recalled_docs = set(corpus_ids[idx] for idx in rankings[:k])
+        recall_any = float(any(doc in recalled_docs for doc in correct_docs))
+        recall_all = float(all(doc in recalled_docs for doc in correct_docs))
+        return recall_any, recall_all, ndcg(rankings, correct_docs, corpus_ids, k)
+
+    def strip_turn_id(docid):
+        return "_".join(docid.split("_")[:-1])
+
+    correct_docs = list(set([strip_turn_id(x) for x in correct_docs]))
+    corpus_ids = [strip_turn_id(x) for x in corpus_ids]
+    effective_k = k
+    unique_docids = set(corpus_ids[idx] for idx in rankings[:effective_k])
+    while effective_k <= len(corpus_ids) and len(unique_docids) < k:
+        effective_k += 1
+        unique_docids = set(corpus_ids[idx] for idx in rankings[:effective_k])
+    return evaluate_retrieval(rankings, correct_docs, corpus_ids, k=effective_k)
+
+
+def test_item17_turn2session_is_longmemevals_own_form():
+    """On 500 drawn haystacks (turn ids as run_retrieval.py names them: answer_…, noans_…), the turn2session metric
+    gives what LongMemEval's evaluate_retrieval_turn2session gives, recall and NDCG, at k 1, 5 and 10."""
+    import random
+
+    from evals.judge.retrieval import turn2session
+    from evals.model.results import TestPointResult
+
+    draw = random.Random(17)
+    for _ in range(500):
+        sessions = [f"answer_{n}" if n < draw.randint(1, 2) else f"s{n}" for n in range(draw.randint(2, 8))]
+        turns, ids, evidence = [], [], []
+        for session in sessions:
+            for number in range(1, draw.randint(2, 5)):
+                has_answer = session.startswith("answer") and (number == 1 or draw.random() < 0.3)
+                turn = len(turns)
+                turns.append(session)
+                named = session if has_answer or "answer" not in session else session.replace("answer", "noans")
+                ids.append(f"{named}_{number}")
+                evidence += [turn] if has_answer else []
+        ranking = list(range(len(turns)))
+        draw.shuffle(ranking)
+        point = TestPointResult(
+            turn_index=0, question="q", expected_fact="f", expected_keywords=[], retrieved_records=[],
+            evidence_turns=evidence, evidence_sessions=sorted({turns[t] for t in evidence}),
+            ranked_turns=ranking, ranked_sessions=[turns[t] for t in ranking],
+        )  # fmt: skip
+        correct = [ids[t] for t in evidence]
+        for k in (1, 5, 10):
+            theirs = _longmemeval_turn2session(ranking, correct, ids, k)
+            assert turn2session(point, k) == pytest.approx(theirs, abs=1e-12), (ids, ranking, k)
