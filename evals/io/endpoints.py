@@ -94,9 +94,10 @@ def scrubber(secret: str | None) -> Callable[[str], str]:
     base64url forms, wherever the key starts in the encoded stream."""
     if not secret or len(secret) < MIN_SECRET:
         return lambda text: text
-    forms = ["".join(_any_form(c) for c in secret)]
-    forms += ["".join(_any_form(c) for c in core) for core in _base64_cores(secret.encode("utf-8"))]
-    pattern = re.compile("|".join(forms))
+    words = [secret, *_base64_cores(secret.encode("utf-8"))]
+    # Every form starts with its first character as written or with \\, % or &: a cheap look first.
+    first = re.escape("".join(sorted({w[0] for w in words} | set("\\%&"))))
+    pattern = re.compile(f"(?=[{first}])(?:" + "|".join("".join(_any_form(c) for c in w) for w in words) + ")")
 
     def scrub(text: str) -> str:
         return pattern.sub("***", text)
