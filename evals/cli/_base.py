@@ -257,9 +257,7 @@ def run_options(func: Callable) -> Callable:
             "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),
-        click.option(
-            "--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."
-        ),
+        click.option("--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."),
         click.option(
             "--k",
             "k",

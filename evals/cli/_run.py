@@ -306,9 +306,7 @@ def run_command(
     default=None,
     help="Key for the endpoint; never stored, cached or printed.",
 )
-@click.option(
-    "--concurrency", type=Whole(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
-)
+@click.option("--concurrency", type=Whole(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once.")
 @click.option(
     "--protocol-source",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
