@@ -390,3 +390,74 @@ def test_beam_event_ordering_with_an_undefined_tau_is_left_out_of_the_figures():
     in_order = replace(point, rubric=tuple(EVENTS))
     graded = protocol.grade(in_order, "\n".join(EVENTS), ['{"score": 1}'] * len(EVENTS))
     assert graded.counted is None and graded.score == 1.0  # the same events in the same order: tau_norm 1
+
+
+# -- issue 41, finding 8: graded figures that contradict or hide -----------------------------------------------------
+
+
+def _single_event_corpus(tmp_path: Path) -> Path:
+    """The stand-in tier with each event-ordering rubric cut to one event: its tau-b is undefined when answered."""
+    tier = beam_tier(tmp_path / "BEAM-one")
+    for questions in tier.glob("*/probing_questions/probing_questions.json"):
+        data = json.loads(questions.read_text())
+        data["event_ordering"][0]["rubric"] = ["alpha launch"]
+        questions.write_text(json.dumps(data))
+    out = tmp_path / "beam-one"
+    import_corpus("beam", tier, out)
+    return out
+
+
+def test_item8_beam_run_line_shows_the_protocols_score(server, sources, beam_corpus, store_path):
+    """The `evals run` line of a BEAM run carries the protocol's own score, the figure the leaderboard's QA column shows."""
+    server.scripted.update(ANSWERS | JUDGED)
+    result = run(server, store_path, beam_corpus, "--protocol", "beam")
+    assert result.exit_code == 0, result.output
+    score = last_run(store_path).summary.metric("answer_score")
+    assert score is not None and f" score {score.value:.3f} ({score.n})" in result.output.splitlines()[-1]
+    board = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)])
+    assert f" {score.value:.3f} [" in board.output and "†" in board.output
+
+
+def test_item8_an_ability_that_counts_no_point_is_named_beside_the_task_average(server, sources, store_path, tmp_path):
+    """Event ordering whose every tau-b is undefined counts no point: the figures and the run page name it as left out
+    of the task average."""
+    corpus = _single_event_corpus(tmp_path)
+    server.scripted.update({f"QUESTION:\nIn what order? (conv {n})": "alpha launch" for n in (1, 2)})
+    output = tmp_path / "result.json"
+    result = run(server, store_path, corpus, "--protocol", "beam", "--output", str(output))
+    assert result.exit_code == 0, result.output
+    averaged = json.loads(output.read_text())["metrics"]["answers"]["figures"]["task_averaged"]
+    assert [label for label in averaged["left_out"] if "event" in label] and averaged["categories"] == 3
+    site = tmp_path / "site"
+    assert CliRunner().invoke(cli, ["build-site", "--store", str(store_path), "--out", str(site)]).exit_code == 0
+    pages = [p.read_text() for p in site.rglob("*.html") if 'id="left-out"' in p.read_text()]
+    assert pages and "event" in pages[0].split('id="left-out"')[1].split("</span>")[0]
+
+
+def test_item8_probe_judge_counts_an_undefined_score_as_undefined(server, sources, store_path, tmp_path):
+    """`probe-judge --protocol beam`: a gold answer whose tau-b is undefined is counted as undefined, out of the mean,
+    not as a score of 0."""
+    corpus = _single_event_corpus(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["probe-judge", "--protocol", "beam", "--corpus", str(corpus), "--store", str(store_path),
+         "--base-url", server.base_url, "--format", "json"],
+        env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    gold = {k["kind"]: k for k in json.loads(result.output)["kinds"]}["gold"]
+    assert gold["undefined_scores"] >= 1 and gold["mean_score"] is not None and gold["mean_score"] > 0
+
+
+def test_item8_question_with_an_empty_rubric_is_refused_with_advice_that_helps(server, sources, store_path, tmp_path):
+    """A question whose source rubric is ``[]``: the import says so, and the run's refusal says that BEAM's own code
+    cannot score it (not only to import again, which cannot help)."""
+    tier = beam_tier(tmp_path / "BEAM-empty")
+    questions = tier / "1" / "probing_questions" / "probing_questions.json"
+    data = json.loads(questions.read_text())
+    data["temporal_reasoning"][0]["rubric"] = []
+    questions.write_text(json.dumps(data))
+    imported = CliRunner().invoke(cli, ["import-corpus", "beam", str(tier), "--out", str(tmp_path / "empty")])
+    assert imported.exit_code == 0 and "temporal_reasoning[0] has no rubric" in imported.output
+    result = run(server, store_path, tmp_path / "empty", "--protocol", "beam")
+    assert result.exit_code == 1 and "BEAM's own code cannot score it" in result.output

@@ -16,7 +16,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -306,3 +308,30 @@ def test_close_removes_the_temporary_directory():
     assert (directory / "history.db").is_file() and not any((directory / "faiss").rglob("*.json"))
     strategy.close()
     assert not directory.exists()
+
+
+def test_item16_extraction_echoing_the_key_percent_encoded_is_cached_and_used_masked(tmp_path: Path):
+    """mem0's LLM replies quoting a key that holds / + = % in its ``id`` and facts, percent-encoded: neither the
+    cache nor the stored memories keep it (issue 41, finding 16)."""
+    key = "sk-mem0/h41+key=with%signs"
+    encoded = quote(key, safe="")
+
+    def rewrite(kind: str, text: str, sent: str) -> str:
+        if kind != "extraction":
+            return text
+        return text.replace('"id": "', f'"id": "{encoded}-', 1).replace("said: ", f"said ({encoded}): ")
+
+    with LLMServer() as server, Cache.open(tmp_path / "cache.duckdb") as cache:
+        server.rewrite = rewrite
+        strategy = Mem0(infer=True, base_url=server.base_url, api_key=key, cache=cache)
+        try:
+            strategy.reset()
+            strategy.add("user", "My dog is called Biscuit.", turn=0)
+            records = strategy.retrieve("What is the dog called?", k=5)
+        finally:
+            strategy.close()
+        assert server.requests["extraction"] == 1
+    assert records and all(encoded not in r.text and "***" in r.text for r in records)
+    with duckdb.connect(str(tmp_path / "cache.duckdb"), read_only=True) as con:
+        values = [bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE 'chat:%'").fetchall()]
+    assert values and not [v for v in values if encoded.encode() in v]

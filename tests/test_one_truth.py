@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,31 @@ def test_the_population_is_the_benchmarks(tmp_path, benchmark, counted):
     build_site(tmp_path / "results.duckdb", tmp_path / "site")
     verdicts = drilldown_verdicts(tmp_path / "site", run_id)
     assert verdicts[("01_family", 8)] == ("hit" if benchmark == "locomo" else "unanswerable")
+
+
+def _summary(line: str) -> str:
+    """A run's summary line without what only says where it went (``cached:``, `` -> destination``)."""
+    return line.removeprefix("cached: ").split(" -> ")[0]
+
+
+def test_item20_every_summary_line_says_the_same_headline(clean_repo: Path, tmp_path: Path, monkeypatch):
+    """`evals run` and `evals run-suite` print the same line for the same run on LongMemEval (whose unanswerable points
+    are outside the headline's population), and its count is the one `evals runs` and `leaderboard` give."""
+    items = json.loads((FIXTURES / "longmemeval_small.json").read_text())
+    items[2]["haystack_sessions"][0][0]["has_answer"] = True  # an unanswerable point with evidence, as LongMemEval has
+    items[2]["answer_session_ids"] = ["answer_abs"]
+    (tmp_path / "lme.json").write_text(json.dumps(items))
+    import_longmemeval(tmp_path / "lme.json", clean_repo / "corpus")
+    (clean_repo / "suite.toml").write_text('[[matrix]]\ncorpora = ["corpus"]\nstrategies = ["bm25"]\n')
+    for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "corpus"]):
+        subprocess.run(["git", "-C", str(clean_repo), *args], check=True)
+    monkeypatch.chdir(clean_repo)
+    store = tmp_path / "results.duckdb"
+    lines = [invoke("run", "--runner", "bm25", "--corpus", "corpus", "--store", str(store)).splitlines()[-1]]
+    suite = invoke("run-suite", "--suite", "suite.toml", "--store", str(store))
+    lines += [line for line in suite.splitlines() if line.startswith(("run ", "cached: run "))]
+    assert len(lines) == 2 and _summary(lines[0]) == _summary(lines[1])
+    (row,) = json.loads(invoke("runs", "--store", str(store), "--format", "json"))
+    (board,) = json.loads(invoke("leaderboard", "--store", str(store), "--format", "json"))
+    for headline in (row["headline"], board["headline"]):
+        assert f"({headline['hits']}/{headline['total']})" in lines[0].split(" keyword hit")[0]

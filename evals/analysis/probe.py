@@ -155,17 +155,20 @@ class KindResult:
     sent: int
     accepted: int
     unparsed: int
-    mean_score: float | None = None  # a protocol that scores without a judge (LoCoMo's F1)
+    mean_score: float | None = None  # a protocol that scores without a judge (LoCoMo's F1), or a graded judge's
+    undefined: int = 0  # a graded judge's points whose score is undefined (BEAM's tau-b): out of the mean, not 0
+    graded: bool = False  # the rate is the mean score (None when every score is undefined), never the share accepted
 
     @property
     def rate(self) -> float | None:
-        if self.mean_score is not None:
+        if self.mean_score is not None or self.graded:
             return self.mean_score
         return self.accepted / self.sent if self.sent else None
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        return wilson_interval(self.accepted, self.sent) if self.mean_score is None and self.sent else None
+        scored = self.mean_score is not None or self.graded
+        return wilson_interval(self.accepted, self.sent) if not scored and self.sent else None
 
     def as_dict(self) -> dict[str, Any]:
         low, high = self.interval or (None, None)
@@ -178,6 +181,7 @@ class KindResult:
             "acceptance_low": low,
             "acceptance_high": high,
             "mean_score": self.mean_score,
+            "undefined_scores": self.undefined,
         }
 
 
@@ -190,7 +194,7 @@ def probe_judge(
     """Grade every probe as ``protocol`` grades answers. ``judge(bodies, wheres)`` sends the judge
     requests and gives the replies' texts (None for a protocol without a judge: its score instead)."""
     verdicts: list[str] = []
-    scores: list[float] = []
+    scores: list[float | None] = []
     if protocol.judges:
         if judge is None:
             raise ValueError("a protocol with a judge needs a judge to send its requests")
@@ -206,8 +210,9 @@ def probe_judge(
             grade = protocol.grade(probe.point, probe.answer, replies[start : start + len(many)])
             start += len(many)
             verdicts.append(grade.label)
-            # A graded judge's (BEAM, LoCoMo-Plus) mean score is reported beside its full-credit share.
-            scores.append(grade.score or 0.0)
+            # A graded judge's (BEAM, LoCoMo-Plus) mean score is reported beside its full-credit share; a score the
+            # protocol leaves undefined (BEAM's tau-b of one item) is left out of it, as the run's figures leave it out.
+            scores.append(grade.score)
     else:
         scores = [protocol.score(p.point, p.answer) or 0.0 for p in probes]
     results = []
@@ -218,10 +223,13 @@ def probe_judge(
             continue
         if protocol.judges:
             labels = [verdicts[i] for i in chosen]
-            mean = sum(scores[i] for i in chosen) / len(chosen) if protocol.graded else None
-            results.append(KindResult(kind, len(chosen), labels.count(CORRECT), labels.count(UNPARSED), mean))
+            defined = [score for i in chosen if (score := scores[i]) is not None]
+            mean = (sum(defined) / len(defined) if defined else None) if protocol.graded else None
+            undefined = len(chosen) - len(defined) if protocol.graded else 0
+            counts = (labels.count(CORRECT), labels.count(UNPARSED))
+            results.append(KindResult(kind, len(chosen), *counts, mean, undefined, graded=protocol.graded))
         else:
-            mean = sum(scores[i] for i in chosen) / len(chosen)
+            mean = sum(scores[i] or 0.0 for i in chosen) / len(chosen)
             results.append(KindResult(kind, len(chosen), 0, 0, mean))
     return results
 

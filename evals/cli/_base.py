@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -105,13 +106,29 @@ class UsageProblem(click.ClickException):
 # -- shared options, written once ---------------------------------------------------------
 
 
+_ASCII_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
+class Whole(click.IntRange):
+    """An IntRange that reads ASCII digits only, as docs/cli.md says: Python's ``int()`` also reads other
+    scripts' digits (``'٣'`` is 3). Every whole-number option takes this type."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _ASCII_WHOLE.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a whole number written in ASCII digits.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class Finite(click.FloatRange):
     """A FloatRange that refuses nan and inf: the range check alone lets nan through (every comparison
-    with nan is false) and words inf badly. Every float option takes this type."""
+    with nan is false) and words inf badly; and reads ASCII only (``float()`` also reads ``'٠.5'``).
+    Every float option takes this type."""
 
     unit = ""  # what the number counts, for the message ("of seconds")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.isascii():
+            self.fail(f"{value!r} is not a number written in ASCII digits.", param, ctx)
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value} is not a finite number{' ' + self.unit if self.unit else ''}.", param, ctx)
@@ -241,13 +258,11 @@ def run_options(func: Callable) -> Callable:
             "'minilm-bf16' runs it in bf16, about twice as fast, where the CPU has bf16 (another model's vectors); "
             "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),
-        click.option(
-            "--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."
-        ),
+        click.option("--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."),
         click.option(
             "--k",
             "k",
-            type=click.IntRange(1, MAX_K),
+            type=Whole(1, MAX_K),
             default=5,
             show_default=True,
             help="How many records to retrieve per test point.",
@@ -300,7 +315,7 @@ def llm_options(func: Callable) -> Callable:
         ),
         click.option(
             "--concurrency",
-            type=click.IntRange(1, MAX_CONCURRENCY),
+            type=Whole(1, MAX_CONCURRENCY),
             default=4,
             show_default=True,
             help="Requests in flight at once.",
@@ -314,14 +329,14 @@ def llm_options(func: Callable) -> Callable:
         ),
         click.option(
             "--max-retries",
-            type=click.IntRange(0, MAX_RETRIES),
+            type=Whole(0, MAX_RETRIES),
             default=5,
             show_default=True,
             help="Retries of a request after a timeout, HTTP 429 or 5xx, with exponential backoff.",
         ),
         click.option(
             "--judge-repeats",
-            type=click.IntRange(1, MAX_JUDGE_REPEATS),
+            type=Whole(1, MAX_JUDGE_REPEATS),
             default=1,
             show_default=True,
             help="Ask each verdict this many times (with --judge): the run reports answer accuracy's mean and sd over "

@@ -390,10 +390,11 @@ def run_suite_command(
 
     def after(number: int, total: int, planned, outcome) -> None:
         document = outcome_json(outcome)
+        headline = outcome.summary.headline if outcome.summary is not None else None  # as `evals run` leads
         if outcome.reused:
-            echo(f"cached: {run_line(document, outcome.run_id)}")
+            echo(f"cached: {run_line(document, outcome.run_id, headline=headline)}")
         else:
-            echo(run_line(document, outcome.run_id, str(path)))
+            echo(run_line(document, outcome.run_id, str(path), headline))
         if (excess := unparsed_excess(document, max_unparsed)) is not None:
             too_unparsed.append(f"{planned.label} (run {outcome.run_id}): {excess}")
 

@@ -33,7 +33,7 @@ from evals.model.formatting import json_text
 @store_option
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=Finite(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="A configuration regresses when its Holm-adjusted McNemar p is below this and it lost more test points than it gained.",

@@ -16,6 +16,7 @@ from evals.cli._base import (
     OUTPUT_FILE,
     Finite,
     FiniteSeconds,
+    Whole,
     absolute,
     cli,
     echo,
@@ -297,8 +298,8 @@ def run_command(
     show_default=True,
     help="The corpus whose test points the canned answers are for.",
 )
-@click.option("--sample", type=click.IntRange(1, 100_000), default=20, show_default=True, help="How many test points to sample.")
-@click.option("--seed", type=click.IntRange(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed of the sample.")
+@click.option("--sample", type=Whole(1, 100_000), default=20, show_default=True, help="How many test points to sample.")
+@click.option("--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed of the sample.")
 @click.option("--judge-model", type=MODEL_NAME, default=None, help="The judge model. Default: the protocol's own.")
 @click.option(
     "--base-url",
@@ -315,9 +316,7 @@ def run_command(
     default=None,
     help="Key for the endpoint; never stored, cached or printed.",
 )
-@click.option(
-    "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once."
-)
+@click.option("--concurrency", type=Whole(1, MAX_CONCURRENCY), default=4, show_default=True, help="Requests in flight at once.")
 @click.option(
     "--protocol-source",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
@@ -401,7 +400,11 @@ def probe_judge_command(
         interval = "—" if low is None else f"[{low:.3f}, {high:.3f}]"
         accepted = "—" if r.mean_score is not None and judge is None else str(r.accepted)
         mean = "" if r.mean_score is None else " (mean F1)" if judge is None else " (mean score)"
+        mean = " (mean score)" if r.graded else mean
         rows.append([r.kind, str(r.sent), accepted, rate + mean, interval, str(r.unparsed)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if undefined := sum(r.undefined for r in results):
+        plural = "s" if undefined > 1 else ""
+        echo(f"{undefined} score{plural} undefined (as BEAM's tau-b of a single event), left out of the mean score")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from evals.cli._base import (
+    Whole,
     cli,
     echo,
     errata_option,
@@ -27,7 +28,7 @@ from evals.errors import EvalsError
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(1, 64),
+    type=Whole(1, 64),
     default=None,
     help="Processes rendering pages. Default: one per CPU (up to 4) when 8 runs and corpora or more are to be rendered "
     "from a store of at most 64 MB, else 1.",
@@ -103,15 +104,14 @@ def build_site_command(
     show_default=True,
     help="The built site to serve.",
 )
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--port", type=Whole(0, 65535), default=8000, show_default=True, help="Port on 127.0.0.1.")
 def serve_command(directory: Path, port: int) -> None:
-    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (local preview only)."""
-    from functools import partial
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (local preview only): the site's own files,
+    never one a symlink in it points to outside it."""
+    from evals.io.site_server import site_server
 
-    handler = partial(SimpleHTTPRequestHandler, directory=str(directory))
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server = site_server(directory, port)
     except OSError as exc:
         raise EvalsError(
             f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)"

@@ -8,21 +8,31 @@ and the OpenAI embedder (``evals.strategies.embedders``); the HTTP itself is
   recorded with every run (the store, the cache's namespace, ``evals runs``, the run page), so a
   secret in it would be published; refusing it leaves nothing to mask. The key goes in
   ``$OPENAI_API_KEY`` (or ``--api-key``), which is never recorded.
-* :func:`scrubber` masks the key (``***``) in any text, also where a server wrote it with JSON
-  escapes (``\\u0073k-…``, at any depth of escaping). Callers scrub decoded text too (an answer, a
-  judge's reason), so no escaping survives into what is stored, printed or published.
+* :func:`scrubber` masks the key (``***``) in any text, in every encoding a server could echo it
+  in: as written; with any character JSON-escaped (``\\u0073``, ``\\/``, at any depth of escaping),
+  percent-encoded (upper or lower case hex, also twice), or HTML-escaped (named, decimal or hex
+  references, also twice); and base64 or base64url-encoded at any alignment in a longer stream.
+  :func:`scrub_json` also masks it in a JSON body's decoded strings (an escape of an escape: a
+  percent sign written ``\\u0025``), so every field of a response, its ``id`` included, is clean.
+  Callers scrub decoded text too (an answer, a judge's reason), so no escaping survives into what
+  is stored, printed or published.
 * :func:`exposed_key_warning` says when the key would travel unencrypted.
 """
 
 from __future__ import annotations
 
+import base64
+import html.entities
+import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
 from urllib.parse import urlsplit
 
 from evals.errors import EvalsError
 
-__all__ = ["DEFAULT_BASE_URL", "MIN_SECRET", "check_base_url", "exposed_key_warning", "scrubber"]
+__all__ = ["DEFAULT_BASE_URL", "MIN_SECRET", "check_base_url", "exposed_key_warning", "scrub_json", "scrubber"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MIN_SECRET = 8  # shorter "keys" ("none", "x") are placeholders for servers that want none: not masked
@@ -79,11 +89,15 @@ def exposed_key_warning(base_url: str, api_key: str | None) -> str | None:
 
 def scrubber(secret: str | None) -> Callable[[str], str]:
     """A function that masks ``secret`` in a text as ``***``: as written, and with any of its
-    characters written as a JSON escape (``\\u0073``, ``\\/``), however many times escaped
-    (a judge's reply is JSON inside JSON, so its reason is escaped twice)."""
+    characters JSON-escaped (``\\u0073``, ``\\/``) however many times (a judge's reply is JSON inside
+    JSON, so its reason is escaped twice), percent-encoded or HTML-escaped; and its base64 and
+    base64url forms, wherever the key starts in the encoded stream."""
     if not secret or len(secret) < MIN_SECRET:
         return lambda text: text
-    pattern = re.compile("".join(_any_form(c) for c in secret))
+    words = [secret, *_base64_cores(secret.encode("utf-8"))]
+    # Every form starts with its first character as written or with \\, % or &: a cheap look first.
+    first = re.escape("".join(sorted({w[0] for w in words} | set("\\%&"))))
+    pattern = re.compile(f"(?=[{first}])(?:" + "|".join("".join(_any_form(c) for c in w) for w in words) + ")")
 
     def scrub(text: str) -> str:
         return pattern.sub("***", text)
@@ -91,12 +105,63 @@ def scrubber(secret: str | None) -> Callable[[str], str]:
     return scrub
 
 
+def scrub_json(text: str, scrub: Callable[[str], str]) -> str:
+    """``text`` (a JSON body, already scrubbed as text) with ``scrub`` applied to every decoded string,
+    keys included, written back as JSON when that changed anything; ``text`` itself otherwise (and
+    when it is not JSON: whoever parses it next says so)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    changed = False
+
+    def walk(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            clean = scrub(value)
+            changed = changed or clean != value
+            return clean
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {walk(k): walk(v) for k, v in value.items()}
+        return value
+
+    clean = walk(data)
+    return json.dumps(clean, ensure_ascii=False) if changed else text
+
+
+def _base64_cores(secret: bytes) -> list[str]:
+    """The base64 and base64url characters that encode only ``secret``'s bits, for each of the three
+    places it can start in an encoded stream (the characters it shares with its neighbours are not
+    its own, and carry under six of its bits)."""
+    cores = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + secret).decode("ascii")
+        core = encoded[-(-8 * offset // 6) : 8 * (offset + len(secret)) // 6]
+        cores += [core, core.translate(str.maketrans("+/", "-_"))]
+    return cores
+
+
+@lru_cache(maxsize=512)
 def _any_form(char: str) -> str:
-    """A pattern for ``char`` as written or JSON-escaped (``\\u`` and four hex digits in either case,
-    or ``\\/``, ``\\"`` and ``\\\\``), behind any number of backslashes."""
+    """A pattern for ``char`` as written, JSON-escaped (``\\u`` and four hex digits in either case, or
+    ``\\/``, ``\\"`` and ``\\\\``, behind any number of backslashes), percent-encoded (its UTF-8
+    bytes as ``%XX`` in either case, ``%`` itself encoded again any number of times) or HTML-escaped
+    (a named reference, or decimal or hex, ``&`` itself escaped again any number of times)."""
     forms = [re.escape(char)]
     if ord(char) <= 0xFFFF:
-        forms.append(r"\\+u" + "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{ord(char):04x}"))
+        forms.append(r"\\+u" + _hex(f"{ord(char):04x}"))
     if char in _SHORT_ESCAPES:
         forms.append(r"\\+" + re.escape(char))
+    forms.append("".join(r"%(?:25)*" + _hex(f"{b:02x}") for b in char.encode("utf-8")))
+    amp = r"&(?:amp;)*"
+    names = sorted(name for name, value in html.entities.html5.items() if value == char and name.endswith(";"))
+    forms += [amp + re.escape(name) for name in names]
+    forms.append(amp + rf"#0*{ord(char)};?")
+    forms.append(amp + r"#[xX]0*" + _hex(f"{ord(char):x}") + ";?")
     return "(?:" + "|".join(forms) + ")"
+
+
+def _hex(digits: str) -> str:
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in digits)

@@ -10,7 +10,8 @@ something else the user has:
   hard links: the same device and inode), not as strings;
 - not any other database (a file that starts with DuckDB's or SQLite's header,
   or a DuckDB write-ahead log beside one), nor a conversation file of any corpus
-  (a JSON object with ``schema_version`` and ``turns``), wherever it is;
+  (a JSON object with ``schema_version`` and ``turns``), wherever it is; told
+  from the file's first 64 KiB, never the whole file, whatever a folder holds;
 - nothing in a corpus folder: not the one the command plays, nor any folder
   that holds a conversation file, where a new ``*.json`` would be read as a
   conversation by the next run (and anything else there is the corpus's own);
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterable
@@ -70,7 +72,9 @@ _KINDS = {
 # Opened to read a header or append, never to block (a FIFO) nor to follow a link planted meanwhile.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CHUNK = 1 << 20
+PREFIX_BYTES = 1 << 16  # what is read of a file to tell whether it is a conversation: never the whole of a large one
+_TURNS_KEY = re.compile(rb'"turns"\s*:')
+_VERSION_KEY = re.compile(rb'"schema_version"\s*:')
 
 
 class OutputError(EvalsError):
@@ -158,33 +162,24 @@ def _database_kind(head: bytes) -> str | None:
     return None
 
 
-def _contains_all(file, needles: tuple[bytes, ...]) -> bool:
-    """Whether the open ``file`` holds every one of ``needles``, read a chunk at a time (never mapped:
-    a file another process cuts short under a mapping would kill this one)."""
-    missing = set(needles)
-    overlap = max(map(len, needles)) - 1
-    tail = b""
-    offset = 0
-    while missing and (chunk := os.pread(file.fileno(), _CHUNK, offset)):
-        offset += len(chunk)
-        window = tail + chunk
-        missing = {needle for needle in missing if needle not in window}
-        tail = window[-overlap:]
-    return not missing
-
-
 def _looks_like_conversation(file, size: int, name: str) -> bool:
     """Whether the open regular ``file`` is a conversation file (a JSON object with ``schema_version`` and
-    ``turns``). Only a file holding both names is parsed; one that no longer parses but holds them
-    and is named ``*.json`` counts too (a conversation being edited is still the user's)."""
+    ``turns``), from its first :data:`PREFIX_BYTES` bytes only, whatever its size: a file that fits is parsed;
+    a longer one counts when its prefix opens an object naming both keys, or, named ``*.json``, ``turns``
+    (a conversation's turns run on past the prefix). One that holds both names but no longer parses, named
+    ``*.json``, counts too (a conversation being edited is still the user's)."""
     if size == 0 or size > MAX_CORPUS_FILE_BYTES:  # the corpus loader reads none of these
         return False
-    if not _contains_all(file, (b'"turns"', b'"schema_version"')):
+    head = os.pread(file.fileno(), PREFIX_BYTES, 0)
+    turns, version = _TURNS_KEY.search(head) is not None, _VERSION_KEY.search(head) is not None
+    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") or not turns:
         return False
+    if size > len(head):
+        return version or name.endswith(".json")
     try:
-        document = json.loads(os.pread(file.fileno(), size, 0))
+        document = json.loads(head)
     except (ValueError, RecursionError):
-        return name.endswith(".json")
+        return version and name.endswith(".json")
     return isinstance(document, dict) and "turns" in document and "schema_version" in document
 
 

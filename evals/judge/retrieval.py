@@ -75,6 +75,7 @@ __all__ = [
     "relevant_ranks",
     "retrieved_at",
     "sessions_of",
+    "turn2session",
 ]
 
 LEVELS = ("turn", "session")
@@ -323,3 +324,37 @@ def point_values(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> d
 def point_value(point: TestPointResult, name: str, level: str, cutoff: int, rule: str) -> float | None:
     """One test point's ``name`` at ``level`` and ``cutoff``; None when it has no evidence there or no ranking."""
     return point_values(point, (cutoff,), rule).get((name, level, cutoff))
+
+
+def turn2session(point: TestPointResult, k: int) -> tuple[float, float, float] | None:
+    """LongMemEval's ``evaluate_retrieval_turn2session`` (src/retrieval/eval_utils.py, as run_retrieval.py calls it
+    at turn granularity) of ``point``'s whole ranking at ``k``: (recall_any, recall_all, ndcg_any); None without
+    evidence turns or a recorded ranking.
+
+    Its turn ids name their session, an evidence turn's as ``answer_…`` and every other turn of an evidence session
+    as ``noans_…``, and it cuts them to their session: so an evidence session counts only by its evidence turns, and
+    its other turns are a separate, irrelevant "session". The list is widened until ``k`` distinct such sessions are
+    covered (``effective_k``); recall is over those sessions, but NDCG (``ndcg``, its discount) counts every ranked
+    evidence turn, against an ideal of every evidence turn, so it is not the distinct-session NDCG of
+    ``session.ndcg_any``."""
+    turns, sessions = point.ranked_turns, point.ranked_sessions
+    if not point.evidence_turns or turns is None or sessions is None:
+        return None
+    evidence, answer_sessions = set(point.evidence_turns), set(point.evidence_sessions)
+    keys: list[Hashable] = []
+    for rank, (turn, session) in enumerate(zip(turns, sessions, strict=False)):
+        if turn is None or session is None:
+            keys.append(("record", rank))  # a record that is no turn: its own id, never relevant
+        elif turn in evidence:
+            keys.append(("answer", session))
+        else:
+            keys.append(("noans" if session in answer_sessions else "session", session))
+    correct = {("answer", s) for s in answer_sessions}
+    effective = k
+    while effective <= len(keys) and len(set(keys[:effective])) < k:
+        effective += 1
+    recalled = set(keys[:effective])
+    relevant = [rank for rank, key in enumerate(keys[:effective], start=1) if key in correct]
+    ideal = sum(_lme_gain(rank) for rank in range(1, min(len(evidence), effective) + 1))
+    ndcg = sum(_lme_gain(rank) for rank in relevant) / ideal if ideal else 0.0
+    return float(bool(recalled & correct)), float(correct <= recalled), ndcg

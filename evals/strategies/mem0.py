@@ -68,6 +68,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
+from evals.io.endpoints import scrub_json, scrubber
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
@@ -220,7 +221,7 @@ class CachedChat:
         self.requests_made = 0
         self.requests_cached = 0
         self._cache = cache
-        self._secret = api_key
+        self._scrub = scrubber(api_key)
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
 
     def body(self, messages: list[dict[str, Any]], response_format: Any = None, **kwargs: Any) -> dict[str, Any]:
@@ -247,15 +248,15 @@ class CachedChat:
             found = self._cache.get(self.namespace, key)
             if found is not None:
                 self.requests_cached += 1
-                return _content(json.loads(found)["body"], self.base_url)
+                return self._scrub(_content(scrub_json(self._scrub(json.loads(found)["body"]), self._scrub), self.base_url))
         started = time.perf_counter()
         try:
             raw = self._openai.chat.completions.with_raw_response.create(**body)
         except Exception as exc:  # noqa: BLE001 - an endpoint's message may quote the key: say it without
-            message = str(exc).replace(self._secret, "***") if self._secret else str(exc)
+            message = self._scrub(str(exc))
             raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
-        text = raw.http_response.text
-        content = _content(text, self.base_url)
+        text = scrub_json(self._scrub(raw.http_response.text), self._scrub)  # before it is cached or used
+        content = self._scrub(_content(text, self.base_url))
         if self._cache is not None:
             self._cache.put(
                 self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")

@@ -9,6 +9,7 @@ never count in recall or evidence recall; they are reported on their own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
@@ -170,6 +171,13 @@ def answer_category_rows(values: PointValues, benchmark: str | None = None) -> l
     return rows
 
 
+def _left_out(values: PointValues, by_category: Mapping[str | None, Sequence[float]], benchmark: str | None) -> list[str]:
+    """The categories the run asked about whose points are all left out of the figures (BEAM's event ordering when
+    every tau-b is undefined, a category of unanswerable points only), by label: the task average does not weigh them."""
+    asked = dict.fromkeys(c for c in values.categories if c is not None)
+    return [qa.category_label(c, category_names(benchmark)) for c in asked if not by_category.get(c)]
+
+
 def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | None = None) -> dict[str, Any]:
     """``metrics.answers.figures`` of the result JSON: the run's answers as its protocol counts them.
 
@@ -199,6 +207,7 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
             "high": averaged[3],
             "interval": "bootstrap",
             "categories": len([v for v in by_category.values() if v]),
+            "left_out": _left_out(values, by_category, benchmark),
         },  # type: ignore[union-attr]
         "abstention": {
             "accuracy": figure(whole.get("answer_abstention_accuracy"), "wilson"),

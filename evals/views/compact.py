@@ -43,17 +43,42 @@ _ENTRY = 14  # bytes a list entry costs beyond its text in the indented document
 
 def texts_bytes(run: RunResult) -> int:
     """About how many bytes the texts form of ``run``'s document takes (its test points' lists; the
-    metrics are small beside them). Characters, not UTF-8 bytes: non-ASCII text makes it an underestimate."""
+    metrics are small beside them): each text as written, UTF-8 with JSON's escapes (a control character
+    is six bytes, ``\\u0001``), not its characters, so text of escapes or of other scripts is not underestimated."""
+    written = _written_bytes()
     total = 0
     for conversation in run.conversations:
         for point in conversation.test_points:
             records = point.retrieved_records
-            total += sum(map(len, records)) + _ENTRY * len(records) + len(point.question) + len(point.expected_fact)
+            total += sum(map(written, records)) + _ENTRY * len(records) + written(point.question) + written(point.expected_fact)
             for turns in (point.retrieved_turns, point.ranked_turns):
                 total += (_ENTRY + 3) * len(turns) if turns else 0  # and a turn number's digits
             if point.ranked_sessions:
                 total += sum(len(s) if s else 4 for s in point.ranked_sessions) + _ENTRY * len(point.ranked_sessions)
     return total
+
+
+def _written_bytes() -> Any:
+    """A function giving a string's bytes inside the document, as :func:`evals.views.report.dump_json` (orjson)
+    writes it, less its quotes; each distinct text measured once (full_history repeats the same ones)."""
+    import orjson
+
+    sizes: dict[str, int] = {}
+
+    def written(text: str) -> int:
+        size = sizes.get(text)
+        if size is None:
+            if text.isascii() and text.isprintable():  # the common case, no encoding: only " and \ are escaped
+                size = len(text) + text.count('"') + text.count("\\")
+            else:
+                try:
+                    size = len(orjson.dumps(text)) - 2
+                except TypeError:  # a lone surrogate, which orjson refuses (the document is refused too)
+                    size = 6 * len(text)
+            sizes[text] = size
+        return size
+
+    return written
 
 
 def _size(count: int) -> str:

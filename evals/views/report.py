@@ -432,7 +432,8 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     ``run <id>: bm25 recall_any@5 0.493 [0.452, 0.534] (98/199) keyword hit@5 0.282 […] (56/199) tokens/tp 110.3``;
     elsewhere keyword hits: ``run <id>: mneme keyword hit@5 0.381 [0.208, 0.591] (8/21) tokens/tp 1393.5``.
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
-    with answers, accuracy (judged) and keyword accuracy follow. ``null``: no test point. ``headline``
+    with answers, accuracy (judged), the protocol's own score where it scores (BEAM, LoCoMo-Plus, LoCoMo's F1: the
+    figure the leaderboard's QA column shows) and keyword accuracy follow. ``null``: no test point. ``headline``
     (the stored run's, evals.judge.headline) is what leads; without it, turn-level recall_any from the document."""
     metrics = document["metrics"]
     recall = metrics["recall_at_k"]
@@ -463,6 +464,9 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     if answers is not None:
         if answers["judge_model"] is not None:
             line += f" accuracy {_proportion(answers['correct'], answers['judged'])}"
+        overall = (answers.get("figures") or {}).get("overall") or {}
+        if overall.get("interval") == "bootstrap":  # the protocol's own score: what the leaderboard leads its QA with
+            line += f" score {overall['value']:.3f} ({overall['n']})"
         keyword = answers["keyword_accuracy"]
         line += f" kw acc {'null' if keyword is None else f'{keyword:.3f}'}"
         unparsed = (answers.get("figures") or {}).get("unparsed") or {}

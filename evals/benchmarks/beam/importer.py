@@ -70,8 +70,16 @@ def chat_file(folder: Path) -> Path:
 
 
 def conversation_folders(root: Path) -> list[Path]:
-    """The numbered conversation folders of a tier, in numeric order (as BEAM sorts them)."""
-    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
+    """The numbered conversation folders of a tier, in numeric order (as BEAM sorts them); an ImportFormatError for a
+    folder whose name Python calls digits but that is no number (``²``, ``٣``)."""
+    folders = [p for p in root.iterdir() if p.is_dir() and p.name.isdigit()]
+    odd = sorted(p.name for p in folders if not (p.name.isascii() and p.name.isdecimal()))
+    if odd:
+        raise ImportFormatError(
+            f"{root}: the folder {odd[0]!r} is named like a number but is not one of ASCII digits; "
+            "BEAM's conversation folders are 1/, 2/, …: rename or remove it"
+        )
+    return sorted(folders, key=lambda p: int(p.name))
 
 
 def evidence_ids(value: Any) -> tuple[list[int], list[Any]]:
@@ -192,6 +200,11 @@ def _conversation(folder: Path, position: int, report: ImportReport, counts: Bea
                 test_at: dict[str, Any] = {}
                 if rubric:
                     test_at["rubric"] = list(rubric)
+                else:
+                    report.notes.append(
+                        f"{questions_path}: {where} has no rubric: `evals run --protocol beam` will refuse it "
+                        "(BEAM's own code cannot score it), other protocols judge it as usual"
+                    )
                 turns.append(
                     {
                         "role": "user",

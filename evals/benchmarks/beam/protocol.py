@@ -12,11 +12,12 @@ Judge (``compute_metrics.evaluate_<ability>``): one request per item of the ques
 ``unified_llm_judge_base_prompt`` with ``<rubric_item>`` and ``<llm_response>`` replaced (the published code leaves
 ``<question>`` as it is, and so does this), one user message, temperature 0 (``src/llm.py``: gpt-4.1-mini). Each
 reply is read as ``parse_json_response`` reads it (a fenced block, then the whole reply as JSON, then its first
-``{…}`` or ``[…]``), then leniently (a ``"score"`` followed by a number anywhere, where BEAM falls back on
-``json_repair``); a reply without a score from 0 to 1 is unparsed and counts 0. The item grades are kept as given
-(``PointAnswer.grades``); the question's ``llm_judge_score`` is their sum over the rubric's length, each taken as
-``int(score)`` for every ability but event ordering (so a 0.5 counts 0, as the published code does) and as
-``float(score)`` there.
+``{…}`` or ``[…]``), then as its ``json_repair`` fallback reads the one repair judges commonly need (trailing
+commas); what BEAM's code could not score, or this cannot be sure json_repair reads alike, is unparsed and counts
+0, and a number is never taken from elsewhere in a reply. The item grades are kept as stated
+(``PointAnswer.grades``); the question's ``llm_judge_score`` is their sum over the rubric's length, each counted as
+``int(score)`` for every ability but event ordering (so a 0.5 counts 0 and a 1.5 counts 1, as the published code
+does) and as ``float(score)`` there.
 
 Event ordering (``evaluate_event_ordering``): the answer's lines (``split("\\n")``) are aligned to the rubric
 with all-MiniLM-L6-v2 at the threshold ``semantic_align`` takes by default (0.65; first match wins, one-to-one),
@@ -61,6 +62,7 @@ from evals.benchmarks.protocols._source import ProtocolError, Sources
 __all__ = [
     "COMPUTE_METRICS",
     "EVENT_ORDERING",
+    "MAX_ALIGNED_LINES",
     "PROMPTS",
     "BeamProtocol",
     "EventOrdering",
@@ -77,8 +79,10 @@ READER_MAX_TOKENS, CHARS_PER_TOKEN = 29000, 3.5
 _SLOTS = {"answer": ("<context>", "<question>"), "judge": ("<rubric_item>", "<llm_response>")}
 _FENCED = re.compile(r"```(?:json)?\s*(\[.*\]|\{.*\})\s*```", re.DOTALL)
 _FIRST = re.compile(r"(\{.*?\}|\[.*?\])", re.DOTALL)
-_SCORE = re.compile(r"""["']?score["']?\s*:\s*["']?\s*(-?\d+(?:\.\d+)?)""", re.IGNORECASE)
 SHOWN = 300  # characters of an unreadable reply kept in the reason
+# An event-ordering answer's lines embedded and aligned; past these, lines stay as written (unmatched), so an answer
+# of thousands of lines costs no more than this many embeddings (BEAM's answer request sets no max_tokens).
+MAX_ALIGNED_LINES = 200
 
 
 def extract(sources: Sources) -> dict[str, str]:
@@ -100,68 +104,153 @@ def extract(sources: Sources) -> dict[str, str]:
     return out
 
 
+_FAILED = object()  # parse_json_response raised: BEAM's code falls back on json_repair
+
+
 def _json(text: str) -> Any:
-    """``parse_json_response``: a fenced block's body, the whole text, then its first ``{…}`` or ``[…]``; None: none."""
+    """``parse_json_response``: a fenced block's body, the whole text, then its first ``{…}`` or ``[…]``;
+    :data:`_FAILED` where it raises. Python's ``json.loads``, as BEAM's, so NaN and a key given twice pass here."""
     text = text.strip()
     if text.startswith("```"):
         fenced = _FENCED.search(text)
         if fenced:
             text = fenced.group(1).strip()
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_pairs)
     except ValueError:
         pass
     first = _FIRST.search(text)
     if first:
         try:
-            return json.loads(first.group(1))
+            return json.loads(first.group(1), object_pairs_hook=_pairs)
         except ValueError:
-            return None
-    return None
+            return _FAILED
+    return _FAILED
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
+class _Twice(dict):
+    """An object that gave ``score`` more than once (json.loads keeps the last; the reply states two)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    return _Twice(pairs) if keys.count("score") > 1 else dict(pairs)
+
+
+def _repaired(text: str) -> Any:
+    """What ``json.loads(repair_json(text))`` (json_repair 0.44.1, as BEAM pins it) gives, for the one repair a
+    judge's reply commonly needs: an object, otherwise strict JSON, with trailing commas before ``}`` or ``]``
+    (and raw line breaks in its strings), with text around it that holds no other bracket.
+    :data:`_FAILED` for anything else (single quotes, bare keys, comments, a missing brace, prose with no object,
+    several objects), where json_repair either guesses or gives ``""`` and BEAM's code crashes."""
+    start = text.find("{")
+    if start < 0 or any(c in text[:start] for c in "[]}"):
+        return _FAILED
+    out: list[str] = []
+    depth, i, in_string = 0, start, False
+    while i < len(text):
+        c = text[i]
+        if in_string:
+            out.append(text[i : i + 2] if c == "\\" else c)
+            i += 2 if c == "\\" else 1
+            in_string = c != '"'
+            continue
+        if c in "}]":
+            while out and out[-1].isspace():
+                out.pop()
+            if out and out[-1] == ",":
+                out.pop()
+            depth -= 1
+        elif c in "{[":
+            depth += 1
+        in_string = c == '"'
+        out.append(c)
+        i += 1
+        if depth == 0:
+            break
+    rest = text[i:]
+    if depth or any(c in rest for c in "{}[]"):
+        return _FAILED
+    try:
+        return json.loads("".join(out), strict=False, object_pairs_hook=_pairs)
+    except ValueError:
+        return _FAILED
+
+
+def beam_reading(reply: str) -> Any:
+    """The reply as ``evaluate_<ability>`` reads it: ``parse_json_response``, else ``json.loads(repair_json(…))``;
+    :data:`_FAILED` where that raises or where this cannot be sure it reads as json_repair does."""
+    data = _json(reply)
+    return _repaired(reply.strip()) if data is _FAILED else data
+
+
+def read_score(reply: str, ordering: bool = False) -> float | None:
+    """A rubric item's score as BEAM's ``evaluate_<ability>`` counts it: ``int(response['score'])`` (so 1.5 counts
+    1, ``true`` 1, ``"1"`` 1), ``float(…)`` for event ordering; None (unparsed) where BEAM's code raises (no JSON,
+    not an object, no ``score`` key, a value int() or float() refuses), where the reply gives ``score`` twice, or
+    where the number counted lies outside 0 to 1."""
+    data = beam_reading(reply)
+    if not isinstance(data, dict) or isinstance(data, _Twice) or "score" not in data:
         return None
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
+    try:
+        number = float(data["score"]) if ordering else float(int(data["score"]))
+    except (TypeError, ValueError, OverflowError):
         return None
     return number if math.isfinite(number) and 0 <= number <= 1 else None
 
 
-def read_score(reply: str) -> float | None:
-    """The score of one rubric item's reply (0 to 1), or None when it has none: its JSON's ``score`` (read as
-    ``parse_json_response`` finds the JSON), else a ``"score": <number>`` anywhere in it (BEAM's ``json_repair``)."""
-    data = _json(reply)
-    if isinstance(data, dict) and "score" in data:
-        return _number(data["score"])
-    found = _SCORE.search(reply)
-    return _number(found.group(1)) if found else None
+def _stated(reply: str) -> float:
+    """The number a reply that :func:`read_score` scores states (``true`` is 1, ``"1"`` is 1)."""
+    return float(beam_reading(reply)["score"])
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Kendall's tau-b of two rankings, as ``scipy.stats.kendalltau(x, y, variant="b")`` gives it; None where scipy
-    gives NaN (fewer than two items, or every pair tied in one ranking)."""
+    gives NaN (fewer than two items, or every pair tied in one ranking). Knight's O(n log n) count, as scipy's: pairs
+    sorted by x then y, the discordant ones counted as the swaps a merge sort by y makes."""
     n = len(x)
     total = n * (n - 1) // 2
-    concordant = discordant = tied_x = tied_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = (x[i] > x[j]) - (x[i] < x[j]), (y[i] > y[j]) - (y[i] < y[j])
-            tied_x += dx == 0
-            tied_y += dy == 0
-            concordant += dx * dy > 0
-            discordant += dx * dy < 0
+    pairs = sorted(zip(x, y, strict=True))
+
+    def tied(keys: Sequence[Any]) -> int:
+        """Pairs tied in ``keys`` (sorted): the sum of t(t-1)/2 over runs of equal keys."""
+        count = run = 0
+        for i in range(1, len(keys) + 1):
+            if i < len(keys) and keys[i] == keys[i - 1]:
+                run += 1
+            else:
+                count += run * (run + 1) // 2
+                run = 0
+        return count
+
+    tied_x, tied_xy = tied([p[0] for p in pairs]), tied(pairs)
+    ys, swaps = _merge_count([p[1] for p in pairs])
+    tied_y = tied(ys)
     if tied_x == total or tied_y == total:
         return None
-    tau = (concordant - discordant) / math.sqrt(total - tied_x) / math.sqrt(total - tied_y)
+    # concordant - discordant = total - tied_x - tied_y + tied_xy - 2 * discordant
+    tau = (total - tied_x - tied_y + tied_xy - 2 * swaps) / math.sqrt(total - tied_x) / math.sqrt(total - tied_y)
     return min(1.0, max(-1.0, tau))
+
+
+def _merge_count(values: list[Any]) -> tuple[list[Any], int]:
+    """``values`` sorted, and the number of pairs out of order (strictly greater before smaller), by merge sort."""
+    if len(values) < 2:
+        return values, 0
+    middle = len(values) // 2
+    left, a = _merge_count(values[:middle])
+    right, b = _merge_count(values[middle:])
+    merged, swaps, i, j = [], a + b, 0, 0
+    while i < len(left) and j < len(right):
+        if right[j] < left[i]:
+            merged.append(right[j])
+            swaps += len(left) - i
+            j += 1
+        else:
+            merged.append(left[i])
+            i += 1
+    merged += left[i:] + right[j:]
+    return merged, swaps
 
 
 class EventOrdering:
@@ -187,13 +276,15 @@ Embed = Callable[[list[str]], Any]  # texts -> an array of L2-normalised vectors
 
 def semantic_align(reference: list[str], system: list[str], embed: Embed, threshold: float) -> list[str]:
     """``semantic_align``: each system item replaced by its most similar reference item when the cosine is at least
-    ``threshold`` and that item is not taken yet (first match wins); else kept as it is."""
+    ``threshold`` and that item is not taken yet (first match wins); else kept as it is. Only the first
+    :data:`MAX_ALIGNED_LINES` items are embedded and aligned; the rest are kept as written (unmatched)."""
     import numpy as np
 
-    references, systems = np.asarray(embed(reference)), np.asarray(embed(system))
+    aligned = system[:MAX_ALIGNED_LINES]
+    references, systems = np.asarray(embed(reference)), np.asarray(embed(aligned) if aligned else [])
     used: set[int] = set()
     canonical = []
-    for vector, text in zip(systems, system, strict=True):
+    for vector, text in zip(systems, aligned, strict=True):
         similarities = references @ vector
         best = int(np.argmax(similarities))
         if similarities[best] >= threshold and best not in used:
@@ -201,7 +292,7 @@ def semantic_align(reference: list[str], system: list[str], embed: Embed, thresh
             used.add(best)
         else:
             canonical.append(text)
-    return canonical
+    return canonical + system[MAX_ALIGNED_LINES:]
 
 
 def event_ordering(reference: list[str], system: list[str], embed: Embed, threshold: float) -> EventOrdering:
@@ -271,8 +362,10 @@ class BeamProtocol(Protocol):
         if not point.rubric:
             raise ProtocolError(
                 f"protocol beam judges by each question's rubric, and conversation {point.conversation_id!r}, turn "
-                f"{point.turn_index} has none: import the corpus again (evals fetch beam_100k, or evals import-corpus beam), "
-                "which keeps probing_questions.json's rubric"
+                f"{point.turn_index} has none. If its probing_questions.json gives it one, the corpus was imported before "
+                "rubrics were kept: import it again (evals fetch beam_100k, or evals import-corpus beam). If the source's "
+                "rubric is empty (or missing), BEAM's own code cannot score it either (it divides by the rubric's length): "
+                "give the question a rubric or remove it from the source, then import again"
             )
 
     def judge_requests(self, point: AskedPoint, answer: str) -> list[JudgeRequest]:
@@ -286,16 +379,18 @@ class BeamProtocol(Protocol):
         ]
 
     def grade(self, point: AskedPoint, answer: str, replies: list[str]) -> Grade:
-        grades = tuple(read_score(reply) for reply in replies)
         ordering = point.category == EVENT_ORDERING
         # evaluate_<ability>: int(score) but for event ordering's float(score); an unparsed item counts 0.
-        counted = [(g if ordering else float(int(g))) if g is not None else 0.0 for g in grades]
+        scores = [read_score(reply, ordering) for reply in replies]
+        # The grades kept are the numbers the judge stated (1.5, true as 1); what counts is what BEAM's code counts.
+        grades = tuple(None if c is None else _stated(r) for c, r in zip(scores, replies, strict=True))
+        counted = [c if c is not None else 0.0 for c in scores]
         judge_score = sum(counted) / len(counted)
         unparsed = [n + 1 for n, g in enumerate(grades) if g is None]
         shown = ", ".join("unparsed" if g is None else f"{g:g}" for g in grades)
         said = [f"rubric item scores {shown}; llm_judge_score {judge_score:.3f}"]
-        if any(g is not None and g != int(g) for g in grades) and not ordering:
-            said.append("a partial item counts 0 (the published code takes int(score))")
+        if any(g is not None and g != c for g, c in zip(grades, counted, strict=True)):
+            said.append("an item counts int(score) (a partial item 0), as the published code takes it")
         if unparsed:
             first = replies[unparsed[0] - 1].strip()[:SHOWN]
             said.append(f"item {unparsed[0]}'s reply has no score: {first!r}")
@@ -303,8 +398,11 @@ class BeamProtocol(Protocol):
             label = UNPARSED if unparsed else _label(judge_score)
             return Grade(label, "; ".join(said), judge_score, grades)
         threshold = float(self.templates["event_ordering_threshold"])
-        figures = event_ordering(list(point.rubric), answer.split("\n"), type(self).embed, threshold)
+        lines = answer.split("\n")
+        figures = event_ordering(list(point.rubric), lines, type(self).embed, threshold)
         said.insert(0, figures.describe())
+        if len(lines) > MAX_ALIGNED_LINES:
+            said.append(f"of the answer's {len(lines):,} lines, those past the first {MAX_ALIGNED_LINES} were not aligned")
         if figures.tau_norm is None:
             said.append("left out of the figures: tau-b is undefined")
             return Grade(_label(figures.f1), "; ".join(said), None, grades, counted=False)

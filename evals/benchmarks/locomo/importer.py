@@ -205,7 +205,10 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
                 report.notes.append(f"{_noted(sample, where)}: the answer is empty (question skipped)")
                 continue
             keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence))
-            fact = answer
+            # The published prompts put the answer in as the file writes it (conv-30's ' 23 July, 2023' keeps its
+            # leading space in mem0's judge prompt): a text answer is kept as written, its whitespace included.
+            raw = item.get("answer") if isinstance(item, dict) else None
+            fact = raw if isinstance(raw, str) and raw.strip() == answer else answer
         else:
             adversarial = item.get("adversarial_answer") if isinstance(item, dict) else None
             fact = "no answer in the conversation" + (f" (adversarial answer: {answer_text(adversarial)})" if adversarial else "")

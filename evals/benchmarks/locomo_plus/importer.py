@@ -99,7 +99,11 @@ def _conversation(plus: Source, item: Any, position: int, locomo: Source, sample
     speaker_b = locomo.get(conversation, where, "speaker_b", str)
     sessions = _sessions(locomo, conversation, where)
     query_time = sessions[-1][3] + timedelta(days=7)
-    cue_time = query_time - timedelta(days=parse_time_gap(gap))
+    try:
+        cue_time = query_time - timedelta(days=parse_time_gap(gap))
+    except (OverflowError, ValueError):
+        too_far = f"{gap[:60]!r} puts the cue dialogue before the year 1; expected a gap such as '2 weeks'"
+        raise plus.fail(f"{path}.time_gap", too_far) from None
     cue_turns = _ab(cue, speaker_a, speaker_b)
     query_turns = _ab(trigger, speaker_a, speaker_b)
     if not cue_turns or not query_turns:

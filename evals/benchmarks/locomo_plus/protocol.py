@@ -11,8 +11,10 @@ stitched dialogue has none; a record that is no turn is its text), then for a Co
 turns written the same way (the stitched dialogue ends with them), for any other category a blank line and
 ``Question: <question>``. The published script samples at temperature 0.3; every request here is at temperature 0.
 
-Judge (``llm_as_judge._judge_one_record``): ``PROMPT_TEMPLATES[category]`` (else ``"default"``), filled by
-``str.format`` with the gold answer, the prediction and the evidence. A Cognitive item has no gold answer (empty)
+Judge (``llm_as_judge._judge_one_record``): ``PROMPT_TEMPLATES[category]`` (else ``"default"``), a LoCoMo
+category by the name ``data/unified_input.py`` gives its number (``"2 temporal"`` -> ``"temporal"``), filled by
+``str.format`` with the gold answer, the prediction and the evidence. An adversarial LoCoMo question (category 5)
+has no ``answer`` there, so its gold is empty, as a Cognitive item's. A Cognitive item has no gold answer (empty)
 and its evidence is the cue dialogue, each turn ``<speaker>：<text>`` (a full-width colon, as
 ``_cue_dialogue_to_evidence`` writes it); any other point's evidence is empty (the corpus holds no evidence text
 beside the answer). The judge is called as ``call_llm`` calls it without a category, so the prompt goes after
@@ -52,6 +54,10 @@ PROMPT = "evaluation_framework/task_eval/prompt.py"
 UTILS = "evaluation_framework/task_eval/utils.py"
 JUDGE = "evaluation_framework/task_eval/llm_as_judge.py"
 COGNITIVE = "Cognitive"
+ADVERSARIAL = "adversarial"
+# data/unified_input.py's LOCOMO_CATEGORY_NAMES: a LoCoMo question's category number -> its judge template's name.
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "common-sense", 4: "single-hop", 5: ADVERSARIAL}
+_NUMBERED = re.compile(r"([1-5])(?:\s.*)?")
 DEFAULT = "default"
 NAMES = ("A", "B")  # call_llm builds its prefix with _build_model_input's defaults
 _LABELS = {"correct": CORRECT, "partial": PARTIAL, "wrong": WRONG}
@@ -130,6 +136,13 @@ def _turns(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def judged_category(category: str | None) -> str | None:
+    """The category whose judge template a point gets: a LoCoMo category (``"2 temporal"``, as the LoCoMo importer
+    names them, or ``"2"``) by unified_input.py's map of LoCoMo's numbers (``"temporal"``); any other as it is."""
+    found = _NUMBERED.fullmatch(category or "")
+    return LOCOMO_CATEGORIES[int(found.group(1))] if found else category
+
+
 class LoCoMoPlusProtocol(Protocol):
     extract = staticmethod(extract)
     name = "locomo_plus"
@@ -162,9 +175,11 @@ class LoCoMoPlusProtocol(Protocol):
         return "\n".join(f"{speaker}：{text.strip()}" for speaker, text in _turns(point.expected_fact) if text)
 
     def judge_request(self, point: AskedPoint, answer: str) -> JudgeRequest:
-        name = f"judge:{point.category}"
+        category = judged_category(point.category)
+        name = f"judge:{category}"
         template = self.templates[name if name in self.templates else f"judge:{DEFAULT}"]
-        gold = "" if point.category == COGNITIVE else point.expected_fact
+        # unified_input.py keeps a LoCoMo question's "answer" as the gold; an adversarial one (category 5) has none.
+        gold = "" if category in (COGNITIVE, ADVERSARIAL) or not point.answerable else point.expected_fact
         prompt = template.format(gold=gold, pred=answer, evidence=self.evidence(point))
         return JudgeRequest([{"role": "user", "content": self._prefix() + prompt.strip()}], dict(self.judge_settings))
 

@@ -37,6 +37,38 @@ for _name, _level, _label in (
     )(_at_run_k(_name, _level))
 
 
+def _turn2session(index: int) -> Callable[[Point], float | None]:
+    def value(point: Point) -> float | None:
+        from evals.judge.retrieval import turn2session
+
+        found = turn2session(point.result, point.k)
+        return None if found is None else found[index]
+
+    return value
+
+
+for _index, (_name, _label, _kind) in enumerate(
+    (
+        ("turn2session_recall_any", "turn2session recall_any@k", PROPORTION),
+        ("turn2session_recall_all", "turn2session recall_all@k", PROPORTION),
+        ("turn2session_ndcg_any", "turn2session NDCG@k", MEAN),
+    )
+):
+    point_metric(
+        _name,
+        label=_label,
+        kind=_kind,
+        higher_is_better=True,
+        optional=True,
+        presence="some",
+        leaderboard=False,
+        description="LongMemEval's evaluate_retrieval_turn2session at the run's k: the turn ranking cut to sessions as "
+        "its run_retrieval.py does (an evidence session counts by its evidence turns only, the list widened to k "
+        "sessions; NDCG counts every ranked evidence turn). The session.* figures are its evaluate_retrieval over "
+        "distinct sessions instead.",
+    )(_turn2session(_index))
+
+
 def _answerable(point: Point) -> bool:
     return point.score.answerable
 

@@ -59,6 +59,7 @@ class LocalExecutor:
                 judge_model=config.judge_model if config.judge else None,
                 progress=job.progress,
                 judge_repeats=config.judge_repeats if config.judge else 1,
+                call_timeout=config.call_timeout,
                 **protocol_arguments(job.protocols),
             )
         return Played(run, answers)

@@ -507,6 +507,7 @@ def _play_conversation(
                 answer_model=config.answer_model,
                 judge_model=config.judge_model if config.judge else None,
                 judge_repeats=config.judge_repeats if config.judge else 1,
+                call_timeout=config.call_timeout,
                 **protocol_arguments(settings.protocols),
             )
     finally:

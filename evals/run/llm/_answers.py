@@ -74,6 +74,27 @@ class ChatSummarizer:
         return self.client.complete(body, f"summary_buffer summary request #{self.calls}", kind=MEMORY_WRITE).content
 
 
+def _graded(
+    grader: Protocol, point: AskedPoint, answer: str, rounds: list[list[Reply]], seconds: float | None, where: str
+) -> list[Any]:
+    """The grade of each repeat's replies, each within ``seconds`` (``--call-timeout``) when given."""
+    from evals.strategies._deadline import call_limit
+    from evals.strategies._faults import CallTimeout
+
+    grades = []
+    with call_limit(seconds) as limit:
+        for round_ in rounds:
+            try:
+                with limit:
+                    grades.append(grader.grade(point, answer, [reply.content for reply in round_]))
+            except CallTimeout:
+                raise LLMError(
+                    f"{where}: scoring by protocol {grader.name} gave no result within --call-timeout {seconds:g} s "
+                    "(it was stopped)"
+                ) from None
+    return grades
+
+
 def answer_run(
     client: ChatClient,
     asked: list[list[AskedPoint]],
@@ -84,6 +105,7 @@ def answer_run(
     protocol: Protocol | None = None,
     judge_protocol: Protocol | None = None,
     judge_repeats: int = 1,
+    call_timeout: float | None = None,
 ) -> AnswerRun:
     """Answer every test point as ``protocol`` asks (default: the harness's own prompts); with a
     ``judge_model``, judge each answer the ``judge_protocol`` judges (default: the same protocol).
@@ -95,7 +117,10 @@ def answer_run(
 
     With ``judge_repeats`` N above 1 each verdict is asked N times (the same request; repeat r's
     cache key holds r), every repeat's verdict kept in order in ``repeat_verdicts``; the point's
-    own verdict is repeat 0's, so a run judged once and the first repeat of one judged N times agree."""
+    own verdict is repeat 0's, so a run judged once and the first repeat of one judged N times agree.
+
+    ``call_timeout`` (``--call-timeout``) bounds each point's scoring (the protocol's ``grade``: BEAM's event
+    ordering embeds and ranks the answer's lines) as it bounds each call into a strategy."""
     from evals.benchmarks.protocols import HarnessProtocol, protocols_block
 
     protocol = protocol or HarnessProtocol()
@@ -158,7 +183,7 @@ def answer_run(
             result, count = results[index], len(asks[n])
             rounds = [verdicts[r * len(named) + starts[n] : r * len(named) + starts[n] + count] for r in range(judge_repeats)]
             replies = [reply for round_ in rounds for reply in round_]
-            grades = [grader.grade(flat[index], result.answer, [reply.content for reply in round_]) for round_ in rounds]
+            grades = _graded(grader, flat[index], result.answer, rounds, call_timeout, wheres[index])
             grade = grades[0]
             result.verdict, result.correct = grade.label, grade.correct
             # Decoded from the reply's own JSON: escapes undone, so scrubbed again.

@@ -14,8 +14,10 @@ cached one is checked again when read, and asked afresh if it fails.
 
 The API key is handed to the ``openai`` client and to nothing else: it is not part of any key,
 record or message. A server may echo it back (in an error, an answer, a judge's reason), also
-JSON-escaped: the body is scrubbed of it (:func:`evals.io.endpoints.scrubber`, ``***``) before it
-is cached, the decoded answer again after parsing, and every error message too.
+in any encoding (JSON-escaped, percent-encoded, HTML-escaped, base64), in any field (the ``id`` too): the
+body is scrubbed of it (:func:`evals.io.endpoints.scrubber`, ``***``), as text and in its decoded
+strings (:func:`evals.io.endpoints.scrub_json`), before it is parsed or cached, the decoded answer
+again after parsing, and every error message too.
 :func:`exposed_key_warning` says when the key would travel unencrypted.
 """
 
@@ -36,7 +38,7 @@ import openai
 from evals.errors import EvalsError
 from evals.io.bounded_http import MalformedBody, openai_client
 from evals.io.cache import Cache, digest
-from evals.io.endpoints import DEFAULT_BASE_URL, check_base_url, exposed_key_warning, scrubber
+from evals.io.endpoints import DEFAULT_BASE_URL, check_base_url, exposed_key_warning, scrub_json, scrubber
 from evals.io.jsonfile import strict_json
 from evals.model.results import MAX_SERVED_NAME, RequestTally
 
@@ -296,7 +298,8 @@ class ChatClient:
             return None
         try:
             stored = json.loads(entry)
-            reply = parse_reply(self._scrub(stored["body"]), float(stored["latency_s"]), cached=True, scrub=self._scrub)
+            body = scrub_json(self._scrub(stored["body"]), self._scrub)
+            reply = parse_reply(body, float(stored["latency_s"]), cached=True, scrub=self._scrub)
             if check is not None:
                 check(reply.content)
         except (ValueError, KeyError, TypeError):
@@ -383,7 +386,7 @@ class ChatClient:
         latency = time.perf_counter() - started
         try:
             # Strictly UTF-8, as files are read: bytes that are not would be stored as U+FFFD, silently.
-            text = self._scrub(_utf8(data))  # before it is parsed, cached or stored
+            text = scrub_json(self._scrub(_utf8(data)), self._scrub)  # before it is parsed, cached or stored
             reply = parse_reply(text, latency, cached=False, scrub=self._scrub)
         except ValueError as exc:
             raise self._error(f"{where}: malformed response from {self.base_url}: {exc}") from None
