@@ -16,8 +16,10 @@ fetch must match them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,24 +170,73 @@ class Unit:
 
 
 _EMPTY: dict[str, Unit] = {}
-_loaded: tuple[tuple[tuple[str, str], ...], dict[str, Unit]] = ((), _EMPTY)
+_loaded: tuple[tuple[tuple[str, str, str], ...], dict[str, Unit]] = ((), _EMPTY)
+BUILT_IN_DISTRIBUTION = "mneme-evals"
+
+
+def _built_in(point: EntryPoint) -> bool:
+    return point.dist is not None and point.dist.name == BUILT_IN_DISTRIBUTION
+
+
+def _named(point: EntryPoint) -> str:
+    """The entry point and where it comes from, as a warning names them: ``NAME (DISTRIBUTION VERSION)``."""
+    from evals.model.formatting import printable
+
+    where = "built-in" if _built_in(point) else point.value if point.dist is None else f"{point.dist.name} {point.dist.version}"
+    return printable(f"{point.name} ({where})")
+
+
+def _problem(point: EntryPoint, loaded: Any) -> str | None:
+    """Why a loaded entry point is no usable unit (None: it is one)."""
+    from evals.judge.metrics import declared
+
+    if not isinstance(loaded, Unit):
+        return f"is left out: it is {type(loaded).__name__}, not a Unit"
+    if loaded.name != point.name:
+        return f"is left out: its Unit is named {loaded.name!r}, not {point.name!r}"
+    if loaded.rule is not None and (not isinstance(loaded.rule, Rule) or declared(loaded.rule.metric) is None):
+        metric = getattr(loaded.rule, "metric", loaded.rule)
+        return f"is left out: its rule names no declared metric: {metric!r}"
+    return None
+
+
+def _load(points: list[EntryPoint]) -> dict[str, Unit]:
+    """Each entry point's unit, by name; one that fails to load, is misnamed, declares an unknown metric or takes
+    a built-in's name gets one warning line on stderr and is left out, so it breaks only itself."""
+    from evals.strategies.registry import PLUGIN_FAULTS, fault_text
+
+    found: dict[str, Unit] = {}
+    builtin = {point.name for point in points if _built_in(point)}
+    for point in sorted(points, key=lambda p: (not _built_in(p), p.name, p.value)):
+        if point.name in builtin and not _built_in(point):
+            _warn(f"benchmark {_named(point)} is ignored: a built-in benchmark has that name")
+            continue
+        if point.name in found:
+            continue  # one name, one unit: the first registered keeps it
+        try:
+            loaded = point.load()
+        except PLUGIN_FAULTS as exc:  # fault_text raises a KeyboardInterrupt again
+            _warn(f"benchmark {_named(point)} failed to load: {fault_text(exc)}")
+            continue
+        problem = _problem(point, loaded)
+        if problem is not None:
+            _warn(f"benchmark {_named(point)} {problem}")
+            continue
+        found[point.name] = loaded
+    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
+
+
+def _warn(line: str) -> None:
+    sys.stderr.write(f"warning: {line}\n")
 
 
 def units() -> dict[str, Unit]:
-    """Every registered unit, by name, in name order; loaded again only when the registered set changes."""
+    """Every registered unit that loads, by name, in name order; loaded again only when the registered set changes."""
     global _loaded
-    points = sorted({(p.name, p.value): p for p in benchmark_entry_points()}.items())
-    key = tuple(k for k, _ in points)
+    points = list({(p.name, p.value, p.dist.name if p.dist else ""): p for p in benchmark_entry_points()}.values())
+    key = tuple(sorted((p.name, p.value, p.dist.name if p.dist else "") for p in points))
     if key != _loaded[0]:
-        found = {}
-        for (name, value), point in points:
-            if name in found:
-                continue  # one name, one unit: the first registered keeps it
-            loaded = point.load()
-            if not isinstance(loaded, Unit) or loaded.name != name:
-                raise EvalsError(f"benchmark entry point {name} = {value}: expected a Unit named {name!r}")
-            found[name] = loaded
-        _loaded = (key, dict(sorted(found.items(), key=lambda item: (item[1].order, item[0]))))
+        _loaded = (key, _load(points))
     return dict(_loaded[1])
 
 
