@@ -17,7 +17,7 @@ from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, exported_and_imported, last_run
 
 from evals.benchmarks.beam.protocol import kendall_tau_b
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.model.corpus import corpus_digest, load_corpus
 

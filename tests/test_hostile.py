@@ -1040,7 +1040,7 @@ def test_long_question_id_is_shortened_for_its_file_name(tmp_path):
 
 def test_unwritable_import_names_the_file(tmp_path, monkeypatch):
     """When a corpus file cannot be written, the error names that file."""
-    from evals.benchmarks.importers import _common
+    from evals.benchmarks.formats import _common
 
     def fail(self, *args, **kwargs):
         raise OSError(36, "File name too long", str(self))
@@ -2186,7 +2186,8 @@ def test_import_refuses_a_reference_k_beyond_the_cutoff_range(tmp_path, store):
 
 def test_importers_write_references_that_validate():
     """The published figures the importers write are within every range validate checks."""
-    from evals.benchmarks.importers import locomo, longmemeval
+    from evals.benchmarks.locomo import importer as locomo
+    from evals.benchmarks.longmemeval import importer as longmemeval
     from evals.model.corpus import Reference
 
     for reference in [*locomo.REFERENCES, *longmemeval.REFERENCES]:

@@ -28,7 +28,7 @@ from evals.judge.headline import Rule
 from evals.model.corpus import benchmark_entry_points
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport, Source
+    from evals.benchmarks.kit import ImportReport, Source
     from evals.model.corpus import Corpus
 
 __all__ = [

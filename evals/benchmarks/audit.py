@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.importers._common import ImportFormatError, Source
+from evals.benchmarks.kit.importing import ImportFormatError, Source
 from evals.errors import EvalsError
 from evals.io import jsonfile
 from evals.model.corpus import Conversation, Corpus, TestPoint
@@ -398,7 +398,7 @@ def parse_errata(path: Path) -> ErrataFile:
 
 def check_errata_document(data: Any, name: str) -> None:
     """Check an errata file's content (parsed JSON), as :func:`parse_errata` reads it; an EvalsError names
-    ``name`` and the JSON path. :mod:`evals.benchmarks.importers.locomo_audit` checks what it writes with it."""
+    ``name`` and the JSON path. :mod:`evals.benchmarks.locomo.errata` checks what it writes with it."""
 
     def fail(where: str, message: str) -> EvalsError:
         return EvalsError(f"{name}: {where}: {message}")

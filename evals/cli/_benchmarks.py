@@ -319,7 +319,7 @@ def import_errata_command(
     `evals audit-labels --errata` read it. Nothing of the audit is shipped with
     this tool (its data are CC BY-NC 4.0): convert a copy at use time.
     """
-    from evals.benchmarks.importers.locomo_audit import convert_locomo_audit
+    from evals.benchmarks.locomo.errata import convert_locomo_audit
     from evals.io.outputs import check_output
     from evals.model.provenance import NO_GIT, git_revision
 

@@ -44,19 +44,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import (
+from evals.benchmarks.kit import (
     CORRECT,
     PARTIAL,
     UNPARSED,
     WRONG,
     AnswerRequest,
+    AskedPoint,
+    ContextRecord,
     Grade,
     JudgeRequest,
     Protocol,
+    ProtocolError,
+    PythonSource,
+    Sources,
 )
-from evals.benchmarks.protocols._extract import PythonSource
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
-from evals.benchmarks.protocols._source import ProtocolError, Sources
 
 __all__ = [
     "COMPUTE_METRICS",
@@ -224,7 +226,7 @@ def event_ordering(reference: list[str], system: list[str], embed: Embed, thresh
 
 
 def _minilm(texts: list[str]) -> Any:
-    from evals.strategies.embedders import MiniLMEmbedder
+    from evals.benchmarks.kit import MiniLMEmbedder
 
     return MiniLMEmbedder().embed_array(texts)
 
@@ -261,7 +263,7 @@ class BeamProtocol(Protocol):
 
     def check(self, point: AskedPoint) -> None:
         if point.category == EVENT_ORDERING and type(self).embed is _minilm:
-            from evals.strategies.embedders import minilm_installed
+            from evals.benchmarks.kit import minilm_installed
 
             if not minilm_installed():  # said before any request, not after the judge's replies came back
                 raise ProtocolError(

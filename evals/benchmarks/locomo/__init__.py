@@ -10,14 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, RemoteFile, SourceFile, Unit
 from evals.benchmarks.facts import LOCOMO_CATEGORY_NAMES
-from evals.judge.headline import Rule
-from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
+from evals.benchmarks.kit import HEADLINE as EVIDENCE_ANY_AT_K
+from evals.benchmarks.kit import RAW_GITHUB, Audit, Benchmark, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport, Source
-    from evals.model.corpus import Corpus
+    from evals.benchmarks.kit import Corpus, ImportReport, Source
 
 __all__ = ["CATEGORY_NAMES", "RULE", "UNIT"]
 

@@ -60,10 +60,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evals.benchmarks.facts import LOCOMO_CATEGORY_NAMES, LOCOMO_UNANSWERABLE_CATEGORY  # declared once
-from evals.benchmarks.importers._common import (
+from evals.benchmarks.kit import (
     ANSWER_KINDS,
     Archive,
     ImportReport,
+    Reference,
     Source,
     answer_keywords,
     answer_text,
@@ -72,7 +73,6 @@ from evals.benchmarks.importers._common import (
     session_ids,
     write_corpus,
 )
-from evals.model.corpus import Reference
 
 __all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, SourceFile, Unit
-from evals.judge.headline import Rule
+from evals.benchmarks.kit import RAW_GITHUB, Benchmark, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport
+    from evals.benchmarks.kit import ImportReport
 
 __all__ = ["COMMIT", "REPOSITORY", "RULE", "SOURCES", "UNIT"]
 

@@ -31,20 +31,22 @@ import json
 import re
 
 from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import (
+from evals.benchmarks.kit import (
     CORRECT,
     PARTIAL,
     UNPARSED,
     WRONG,
     AnswerRequest,
+    AskedPoint,
+    ContextRecord,
     Grade,
     JudgeReply,
     JudgeRequest,
     Protocol,
+    PythonSource,
+    Sources,
+    literal,
 )
-from evals.benchmarks.protocols._extract import PythonSource, literal
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
-from evals.benchmarks.protocols._source import Sources
 
 __all__ = ["COGNITIVE", "JUDGE", "PROMPT", "UTILS", "LoCoMoPlusProtocol", "extract", "parse_judge_response"]
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks._registry import Audit, Benchmark, RemoteFile, SourceFile, Unit
 from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
-from evals.judge.headline import EVIDENCE, Rule
+from evals.benchmarks.kit import EVIDENCE, Audit, Benchmark, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport, Source
-    from evals.model.corpus import Corpus
+    from evals.benchmarks.kit import Corpus, ImportReport, Source
 
 __all__ = ["QUESTION_TYPES", "RULE", "UNIT"]
 

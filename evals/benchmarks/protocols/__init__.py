@@ -21,20 +21,23 @@ from typing import Any
 
 from evals.benchmarks import SourceFile, protocol_class, protocol_sources
 from evals.benchmarks.facts import PROTOCOL_JUDGES, PROTOCOL_NAMES
-from evals.benchmarks.protocols import locomo, longmemeval, mem0
-from evals.benchmarks.protocols._base import (
+from evals.benchmarks.kit import (
     CORRECT,
     UNPARSED,
     VERDICTS,
     WRONG,
     AnswerRequest,
+    AskedPoint,
+    ContextRecord,
     JudgeReply,
     JudgeRequest,
     Protocol,
+    category_number,
+    speaker_names,
     template_digest,
 )
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord, category_number, speaker_names
-from evals.benchmarks.protocols._source import ProtocolError, Sources, downloads_folder, read_sources
+from evals.benchmarks.kit.sources import ProtocolError, Sources, downloads_folder, read_sources
+from evals.benchmarks.protocols import locomo, longmemeval, mem0
 from evals.benchmarks.protocols.harness import HarnessProtocol, read_json_verdict
 
 __all__ = [

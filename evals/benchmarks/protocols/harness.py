@@ -9,8 +9,7 @@ import re
 from typing import Any
 
 from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
-from evals.benchmarks.protocols._points import AskedPoint
+from evals.benchmarks.kit import CORRECT, UNPARSED, WRONG, AnswerRequest, AskedPoint, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols.prompts import answer_messages, judge_messages
 from evals.io.jsonfile import strict_json
 from evals.strategies.base import Message

@@ -32,10 +32,17 @@ import hashlib
 import re
 
 from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import AnswerRequest, Protocol
-from evals.benchmarks.protocols._extract import Glued, PythonSource, glued
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord, category_number
-from evals.benchmarks.protocols._source import Sources
+from evals.benchmarks.kit import (
+    AnswerRequest,
+    AskedPoint,
+    ContextRecord,
+    Glued,
+    Protocol,
+    PythonSource,
+    Sources,
+    category_number,
+    glued,
+)
 from evals.judge.answer_scores import locomo_score
 
 __all__ = ["LoCoMoProtocol", "extract", "letter_answer"]

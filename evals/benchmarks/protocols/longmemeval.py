@@ -21,10 +21,19 @@ import ast
 import json
 
 from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES, PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import CORRECT, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
-from evals.benchmarks.protocols._extract import PythonSource, literal
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
-from evals.benchmarks.protocols._source import Sources
+from evals.benchmarks.kit import (
+    CORRECT,
+    WRONG,
+    AnswerRequest,
+    AskedPoint,
+    ContextRecord,
+    JudgeReply,
+    JudgeRequest,
+    Protocol,
+    PythonSource,
+    Sources,
+    literal,
+)
 
 __all__ = ["QUESTION_TYPES", "LongMemEvalProtocol", "extract"]
 

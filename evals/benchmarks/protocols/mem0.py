@@ -23,10 +23,19 @@ import re
 from jinja2 import Template
 
 from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
-from evals.benchmarks.protocols._extract import PythonSource
-from evals.benchmarks.protocols._points import AskedPoint, category_number
-from evals.benchmarks.protocols._source import Sources
+from evals.benchmarks.kit import (
+    CORRECT,
+    UNPARSED,
+    WRONG,
+    AnswerRequest,
+    AskedPoint,
+    JudgeReply,
+    JudgeRequest,
+    Protocol,
+    PythonSource,
+    Sources,
+    category_number,
+)
 from evals.io.jsonfile import strict_json
 
 __all__ = ["Mem0Protocol", "extract", "extract_json"]

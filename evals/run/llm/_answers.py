@@ -15,7 +15,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks.protocols._points import AskedPoint
+from evals.benchmarks.kit import AskedPoint
 from evals.benchmarks.protocols.prompts import prompt_digests, summary_messages
 from evals.io.jsonfile import strict_json
 from evals.judge.scoring import match
