@@ -21,9 +21,12 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator
 
 from evals.errors import EvalsError
+from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical
 from evals.judge.headline import Rule
 from evals.model.corpus import benchmark_entry_points
 
@@ -40,8 +43,20 @@ __all__ = [
     "Unit",
     "UnknownBenchmark",
     "benchmark",
+    "category_names",
+    "category_notes",
+    "HARNESS",
+    "HARNESS_JUDGE",
+    "ProtocolName",
+    "ProtocolSpec",
+    "known_protocol",
+    "no_judge_refusal",
     "protocol_class",
+    "protocol_judges",
+    "protocol_lexical",
+    "protocol_names",
     "protocol_sources",
+    "protocol_specs",
     "rule_of",
     "unit",
     "units",
@@ -146,6 +161,22 @@ class Audit:
 
 
 @dataclass(frozen=True)
+class ProtocolSpec:
+    """One QA protocol a unit brings, declared without importing it: ``--protocol``'s choices, a run's allowed
+    values, its default judge and its lexical scores are known from this alone; the class is imported when a run
+    uses it."""
+
+    # A function importing the protocol's class lazily: a :class:`evals.benchmarks.kit.Protocol` with a static
+    # ``extract(sources) -> templates`` (the templates it reads out of its pinned files).
+    load: Callable[[], type]
+    judge: str | None  # the judge model its published code uses; None: it scores answers itself, no judge
+    sources: tuple[SourceFile, ...] = ()  # the pinned files it reads its templates from
+    # How it scores an answer's words against the gold (its F1 and BLEU-1); None: the harness's own.
+    lexical: Lexical | None = None
+    profile: str = ""  # which published scoring its figures follow, where a benchmark has several (shown with them)
+
+
+@dataclass(frozen=True)
 class Unit:
     """One benchmark, whole: what ``benchmark.json`` calls it, its releases, importer, rule, categories,
     protocols, audit and titles. ``releases`` are what ``evals fetch NAME`` knows; a unit with an
@@ -158,13 +189,11 @@ class Unit:
     reads: str = ""  # what the importer reads, one line for `evals import-corpus --help`
     rule: Rule | None = None  # the headline of a corpus declaring it; None: the harness's evidence rule
     categories: Mapping[str, str] = field(default_factory=dict)  # category key -> its name, as published
-    # The answer protocols that follow published code on it (evals.benchmarks.protocols), each with the
-    # pinned files it reads its templates from.
-    protocols: Mapping[str, tuple[SourceFile, ...]] = field(default_factory=dict)
-    # The class of each protocol the unit brings itself (BEAM's, LoCoMo-Plus's), by name: a function that imports it
-    # lazily (a :class:`evals.benchmarks.protocols.Protocol` with a static ``extract(sources) -> templates``).
-    # A protocol not named here is one of evals.benchmarks.protocols' own.
-    protocol_classes: Mapping[str, Callable[[], type]] = field(default_factory=dict)
+    # Set where its categories are numbers whose names are this harness's reading (LoCoMo's): the note shown
+    # beside them, and they are shown by number first.
+    category_note: str = ""
+    # The QA protocols it brings (`evals run --protocol NAME`), by name: each one's class, pins, judge and scorer.
+    protocols: Mapping[str, ProtocolSpec] = field(default_factory=dict)
     audit: Audit | None = None
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
@@ -287,17 +316,82 @@ class _Releases(MutableMapping[str, Benchmark]):
 BENCHMARKS: MutableMapping[str, Benchmark] = _Releases()
 
 
+# The harness's own protocol (evals.benchmarks.protocols.harness): built in, first, whatever units are installed.
+HARNESS = "harness"
+HARNESS_JUDGE = "gpt-4o-mini"
+
+
+def protocol_specs() -> dict[str, ProtocolSpec]:
+    """Every unit's protocols by name, in the units' order (the harness's own is not among them)."""
+    return {name: spec for u in units().values() for name, spec in u.protocols.items() if name != HARNESS}
+
+
+def protocol_names() -> tuple[str, ...]:
+    """The names ``--protocol`` takes and a run may record: the harness's own, then every unit's."""
+    return (HARNESS, *protocol_specs())
+
+
+def protocol_judges() -> dict[str, str | None]:
+    """The judge model each protocol's published code uses, by name (None: it has no judge)."""
+    return {HARNESS: HARNESS_JUDGE, **{name: spec.judge for name, spec in protocol_specs().items()}}
+
+
 def protocol_sources() -> dict[str, tuple[SourceFile, ...]]:
     """The files each published protocol reads its templates from, as the units declare them."""
-    return {name: files for u in units().values() for name, files in u.protocols.items()}
+    return {name: spec.sources for name, spec in protocol_specs().items()}
+
+
+def known_protocol(name: str) -> str:
+    """``name``, checked to be a registered protocol's (a pydantic validator: the error lists the names)."""
+    from pydantic_core import PydanticCustomError
+
+    names = protocol_names()
+    if name not in names:
+        listed = ", ".join(repr(n) for n in names[:-1]) + f" or {names[-1]!r}" if len(names) > 1 else repr(names[0])
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": listed})
+    return name
+
+
+# A protocol's name as a run's settings and an exchange file hold it: any registered protocol's.
+ProtocolName = Annotated[str, AfterValidator(known_protocol)]
+
+
+def no_judge_refusal(grader: str) -> str:
+    """What `--judge` beside protocol ``grader``, which scores answers itself (no judge), is told: the one
+    message, naming the protocols that have a judge."""
+    judged = [name for name, judge in protocol_judges().items() if judge is not None]
+    named = ", ".join(judged[:-1]) + f" or {judged[-1]}" if len(judged) > 1 else "".join(judged)
+    return (
+        f"--protocol {grader} scores answers by its own rule and has no judge, so --judge has nothing to do; "
+        f"to judge its answers, add --judge-protocol {named}"
+    )
 
 
 def protocol_class(name: str) -> type | None:
-    """The class of protocol ``name`` where a unit brings it (:attr:`Unit.protocol_classes`), imported now; else None."""
-    for found in units().values():
-        if name in found.protocol_classes:
-            return found.protocol_classes[name]()
-    return None
+    """The class of protocol ``name`` where a unit brings it, imported now; else None."""
+    spec = protocol_specs().get(name)
+    return None if spec is None else spec.load()
+
+
+def protocol_lexical(name: str | None) -> Lexical:
+    """How protocol ``name`` scores an answer's words: its unit's scorer, else the harness's (its own protocol, or
+    one no installed unit brings any more: a stored run of an uninstalled plug-in is read as before)."""
+    spec = protocol_specs().get(name or HARNESS)
+    return spec.lexical if spec is not None and spec.lexical is not None else HARNESS_LEXICAL
+
+
+def category_names(benchmark: str | None) -> Mapping[int, str] | None:
+    """The names of a benchmark's numbered categories (a unit with a ``category_note``), or None: its categories
+    are names already (or it is no installed unit)."""
+    found = units().get(benchmark or "")
+    if found is None or not found.category_note:
+        return None
+    return {int(key): name for key, name in found.categories.items()}
+
+
+def category_notes() -> tuple[str, ...]:
+    """The notes of every unit whose categories are numbers, in the units' order."""
+    return tuple(u.category_note for u in units().values() if u.category_note)
 
 
 def benchmark(name: str) -> Benchmark:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,24 +34,38 @@ from evals.cli._base import (
     write_json,
 )
 from evals.model.results import DEFAULT_CUTOFFS, MAX_SEED, MIN_SEED
-from evals.run.config import MAX_CONCURRENCY, PROTOCOL_NAMES
+from evals.run.config import MAX_CONCURRENCY
 from evals.run.evaluate import RunConfig
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
 from evals.views.report import outcome_json, run_line, unparsed_excess
+
+
+class _ProtocolNames(Sequence[str]):
+    """``--protocol``'s choices: the registered units' protocols, read when Click first asks (not at import)."""
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        from evals.benchmarks import protocol_names
+
+        return protocol_names()[index]
+
+    def __len__(self) -> int:
+        from evals.benchmarks import protocol_names
+
+        return len(protocol_names())
+
+
+PROTOCOL_NAMES = _ProtocolNames()
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
     """The RunConfig settings of --protocol, --judge-protocol and --protocol-source. --judge-model left
     at its default gives way to the judge protocol's own judge model; --judge beside a judge protocol
     that has no judge is refused."""
-    from evals.benchmarks.protocols import DEFAULT_JUDGES
+    from evals.benchmarks import no_judge_refusal, protocol_judges
 
     grader = judge_protocol or protocol
-    if DEFAULT_JUDGES[grader] is None and options.get("judge"):
-        raise click.UsageError(
-            f"--protocol {grader} scores answers by its own rule and has no judge, so --judge has nothing to do; "
-            "to judge its answers, add --judge-protocol longmemeval, mem0 or harness"
-        )
+    if protocol_judges()[grader] is None and options.get("judge"):
+        raise click.UsageError(no_judge_refusal(grader))  # RunConfig says the same; said here as a usage error
     if source is not None and protocol == "harness" and grader == "harness":
         raise click.UsageError("--protocol-source goes with a published --protocol or --judge-protocol")
     settings: dict[str, Any] = {"protocol": protocol, "judge_protocol": judge_protocol, "protocol_source": absolute(source)}

@@ -163,7 +163,7 @@ def abstains(answer: PointAnswer) -> bool | None:
 
 def category_label(category: str | None, names: Mapping[int, str] | None = None) -> str:
     """A category as tables show it: a numbered category by number, the name beside it in brackets
-    (``"4 single-hop"`` or, with LoCoMo's ``names`` (:func:`evals.benchmarks.facts.category_names`),
+    (``"4 single-hop"`` or, with LoCoMo's ``names`` (:func:`evals.benchmarks.category_names`),
     ``"4"`` -> ``"4 (single-hop)"``); any other verbatim; "(none)"."""
     if category is None:
         return "(none)"

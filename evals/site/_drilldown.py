@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from evals.benchmarks import protocol_lexical
 from evals.judge.metrics import answer_scores
 from evals.judge.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
@@ -288,7 +289,7 @@ def point_view(
             latency_s=answer.latency_s,
             verdict=answer.verdict,
             graded=answer.score if answer.verdict is not None else None,
-            **answer_scores(point, answer, protocol),
+            **answer_scores(point, answer, protocol_lexical(protocol)),
         ),
         k=k,
         records_more=more,

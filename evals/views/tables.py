@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE
+from evals.benchmarks import category_notes, protocol_lexical
 from evals.errors import EvalsError
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
@@ -610,7 +610,7 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
         s = stored.summary
         rule = s.headline.rule
         values = point_values(
-            ScoredRun(stored.run, stored.scores, stored.answers),
+            ScoredRun(stored.run, stored.scores, stored.answers, protocol_lexical(stored.answers and stored.answers.protocol)),
             (
                 KEYWORD.metric,
                 "evidence_recall_any",
@@ -709,7 +709,7 @@ def category_table(records: list[dict[str, Any]]) -> Table:
             "answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval"
         )
     if any(r["label"] and r["label"] != r["category"] for r in records):
-        notes.append(LOCOMO_CATEGORY_NOTE)
+        notes.extend(category_notes())
     return Table(header, rows, notes)
 
 

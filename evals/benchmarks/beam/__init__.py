@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals.benchmarks.beam._pins import PINS
-from evals.benchmarks.kit import RAW_GITHUB, Benchmark, RemoteFile, Rule, SourceFile, Unit
+from evals.benchmarks.kit import RAW_GITHUB, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
     from evals.benchmarks.kit import ImportReport
@@ -28,6 +28,7 @@ __all__ = ["ABILITIES", "COMMIT", "REPOSITORY", "RULE", "SOURCES", "TIERS", "UNI
 REPOSITORY = "mohammadtavakoli78/BEAM"
 COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
 TIERS = ("100K", "500K", "1M", "10M")
+JUDGE = "gpt-4.1-mini"  # BEAM's src/llm.py (gpt_llm), temperature 0
 # What `--protocol beam` reads (:mod:`.protocol`): the answer and judge prompts, the metrics (event ordering's
 # threshold) and the report that averages them; digests computed from the repository at COMMIT.
 SOURCES = tuple(
@@ -121,6 +122,5 @@ UNIT = Unit(
     reads="one tier's folder of BEAM's chats (chats/100K, 500K, 1M or 10M of github.com/mohammadtavakoli78/BEAM)",
     rule=RULE,
     categories=ABILITIES,
-    protocols={"beam": SOURCES},
-    protocol_classes={"beam": _protocol},
+    protocols={"beam": ProtocolSpec(_protocol, JUDGE, SOURCES)},
 )

@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
+from evals.benchmarks.beam import JUDGE
 from evals.benchmarks.kit import (
     CORRECT,
     PARTIAL,
@@ -243,7 +243,7 @@ def _chunk(record: ContextRecord) -> str:
 class BeamProtocol(Protocol):
     extract = staticmethod(extract)
     name = "beam"
-    judge_model = PROTOCOL_JUDGES["beam"]
+    judge_model = JUDGE
     graded = True
     # Event ordering's alignment model: all-MiniLM-L6-v2 (the minilm extra); a test may give another.
     embed: Embed = staticmethod(_minilm)

@@ -22,7 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, RemoteFile, SourceFile, Unit
+    from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, SourceFile, Unit
     from evals.benchmarks.audit import DANGLING, Flag, by_position, check_errata_document
     from evals.benchmarks.kit.extract import Branch, Condition, Glued, PythonSource, glued, literal
     from evals.benchmarks.kit.importing import (
@@ -55,17 +55,22 @@ if TYPE_CHECKING:
     from evals.benchmarks.kit.sources import ProtocolError, Sources
     from evals.errors import EvalsError
     from evals.io.jsonfile import parse as parse_json
-    from evals.io.jsonfile import read_bytes
+    from evals.io.jsonfile import read_bytes, strict_json
+    from evals.judge.answer_scores import HARNESS_LEXICAL, LOCOMO_ABSTAIN, Lexical, bleu1, normalize_answer, token_f1, tokens
+    from evals.judge.answer_scores import category_number as leading_number
     from evals.judge.headline import EVIDENCE, Rule
     from evals.judge.metrics import HEADLINE
     from evals.model.corpus import Conversation, Corpus, Reference
     from evals.strategies.embedders import MiniLMEmbedder, minilm_installed
 
 _HOMES = {
-    "evals.benchmarks._registry": ("RAW_GITHUB", "Audit", "Benchmark", "RemoteFile", "SourceFile", "Unit"),
+    "evals.benchmarks._registry": ("RAW_GITHUB", "Audit", "Benchmark", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit"),
+    "evals.judge.answer_scores": (
+        "HARNESS_LEXICAL", "LOCOMO_ABSTAIN", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
+    ),
     "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position", "check_errata_document"),
     "evals.errors": ("EvalsError",),
-    "evals.io.jsonfile": ("parse_json", "read_bytes"),
+    "evals.io.jsonfile": ("parse_json", "read_bytes", "strict_json"),
     "evals.judge.metrics": ("HEADLINE",),
     "evals.strategies.embedders": ("MiniLMEmbedder", "minilm_installed"),
     "evals.benchmarks.kit.extract": ("Branch", "Condition", "Glued", "PythonSource", "glued", "literal"),
@@ -103,15 +108,19 @@ __all__ = [
     "Flag",
     "Glued",
     "Grade",
+    "HARNESS_LEXICAL",
     "HEADLINE",
     "ImportFormatError",
     "ImportReport",
     "JudgeReply",
     "JudgeRequest",
+    "LOCOMO_ABSTAIN",
+    "Lexical",
     "MiniLMEmbedder",
     "PARTIAL",
     "Protocol",
     "ProtocolError",
+    "ProtocolSpec",
     "PythonSource",
     "RAW_GITHUB",
     "Reference",
@@ -126,24 +135,30 @@ __all__ = [
     "WRONG",
     "answer_keywords",
     "answer_text",
+    "bleu1",
     "build",
     "by_position",
     "category_number",
     "check_errata_document",
     "conversation_id",
     "glued",
+    "leading_number",
     "literal",
     "minilm_installed",
+    "normalize_answer",
     "parse_json",
     "read_bytes",
     "session_ids",
     "speaker_names",
+    "strict_json",
     "template_digest",
+    "token_f1",
+    "tokens",
     "write_corpus",
 ]
 
 
-_RENAMED = {"parse_json": "parse"}  # a kit name whose home calls it otherwise
+_RENAMED = {"parse_json": "parse", "leading_number": "category_number"}  # a kit name whose home calls it otherwise
 
 
 def __getattr__(name: str) -> Any:

@@ -30,7 +30,6 @@ import ast
 import json
 import re
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
 from evals.benchmarks.kit import (
     CORRECT,
     PARTIAL,
@@ -47,6 +46,7 @@ from evals.benchmarks.kit import (
     Sources,
     literal,
 )
+from evals.benchmarks.locomo_plus import JUDGE as JUDGE_MODEL
 
 __all__ = ["COGNITIVE", "JUDGE", "PROMPT", "UTILS", "LoCoMoPlusProtocol", "extract", "parse_judge_response"]
 
@@ -135,7 +135,7 @@ def _turns(text: str) -> list[tuple[str, str]]:
 class LoCoMoPlusProtocol(Protocol):
     extract = staticmethod(extract)
     name = "locomo_plus"
-    judge_model = PROTOCOL_JUDGES["locomo_plus"]
+    judge_model = JUDGE_MODEL
     graded = True
     answer_settings = {"max_tokens": 1024}
     judge_settings = {"max_tokens": 512}

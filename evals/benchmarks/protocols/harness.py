@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
+from evals.benchmarks import HARNESS_JUDGE
 from evals.benchmarks.kit import CORRECT, UNPARSED, WRONG, AnswerRequest, AskedPoint, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols.prompts import answer_messages, judge_messages
 from evals.io.jsonfile import strict_json
@@ -102,7 +102,7 @@ class HarnessProtocol(Protocol):
     """The harness's prompts over the strategy's own context; answerable points only are judged and counted."""
 
     name = "harness"
-    judge_model = PROTOCOL_JUDGES["harness"]
+    judge_model = HARNESS_JUDGE
     judge_settings = {"response_format": {"type": "json_object"}}
 
     def __init__(self) -> None:

@@ -22,7 +22,6 @@ import re
 
 from jinja2 import Template
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
 from evals.benchmarks.kit import (
     CORRECT,
     UNPARSED,
@@ -35,8 +34,9 @@ from evals.benchmarks.kit import (
     PythonSource,
     Sources,
     category_number,
+    strict_json,
 )
-from evals.io.jsonfile import strict_json
+from evals.benchmarks.locomo import JUDGES
 
 __all__ = ["Mem0Protocol", "extract", "extract_json"]
 
@@ -64,8 +64,9 @@ def extract_json(text: str) -> str:
 
 
 class Mem0Protocol(Protocol):
+    extract = staticmethod(extract)
     name = "mem0"
-    judge_model = PROTOCOL_JUDGES["mem0"]
+    judge_model = JUDGES["mem0"]
     judge_settings = {"response_format": {"type": "json_object"}}
 
     def answer_request(self, point: AskedPoint) -> AnswerRequest:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import json
 
-from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES, PROTOCOL_JUDGES
 from evals.benchmarks.kit import (
     CORRECT,
     WRONG,
@@ -34,12 +33,13 @@ from evals.benchmarks.kit import (
     Sources,
     literal,
 )
+from evals.benchmarks.longmemeval import JUDGE, QUESTION_TYPE_NAMES
 
 __all__ = ["QUESTION_TYPES", "LongMemEvalProtocol", "extract"]
 
 EVALUATE = "src/evaluation/evaluate_qa.py"
 GENERATE = "src/generation/run_generation.py"
-QUESTION_TYPES = LONGMEMEVAL_QUESTION_TYPES
+QUESTION_TYPES = QUESTION_TYPE_NAMES
 ABSTENTION = "abstention"
 FALLBACK = "multi-session"  # the general template, for a question type the script does not name
 
@@ -117,8 +117,9 @@ def _history(point: AskedPoint, session_format: str) -> str:
 
 
 class LongMemEvalProtocol(Protocol):
+    extract = staticmethod(extract)
     name = "longmemeval"
-    judge_model = PROTOCOL_JUDGES["longmemeval"]
+    judge_model = JUDGE
     answer_settings = {"max_tokens": 500}
     judge_settings = {"max_tokens": 10}
 
