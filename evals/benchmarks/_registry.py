@@ -167,7 +167,8 @@ class ProtocolSpec:
     uses it."""
 
     # A function importing the protocol's class lazily: a :class:`evals.benchmarks.kit.Protocol` with a static
-    # ``extract(sources) -> templates`` (the templates it reads out of its pinned files).
+    # ``extract(sources) -> templates`` (the templates it reads out of its pinned files; given None where it pins
+    # none and holds its templates itself).
     load: Callable[[], type]
     judge: str | None  # the judge model its published code uses; None: it scores answers itself, no judge
     sources: tuple[SourceFile, ...] = ()  # the pinned files it reads its templates from

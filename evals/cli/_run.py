@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,21 +39,22 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
 from evals.views.report import outcome_json, run_line, unparsed_excess
 
 
-class _ProtocolNames(Sequence[str]):
-    """``--protocol``'s choices: the registered units' protocols, read when Click first asks (not at import)."""
+class ProtocolChoice(click.Choice):
+    """``--protocol``'s choices: the registered units' protocols, read when Click asks (a plug-in's among them),
+    not fixed when the command is declared."""
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
         from evals.benchmarks import protocol_names
 
-        return protocol_names()[index]
+        return protocol_names()
 
-    def __len__(self) -> int:
-        from evals.benchmarks import protocol_names
-
-        return len(protocol_names())
-
-
-PROTOCOL_NAMES = _ProtocolNames()
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # Click's own __init__ sets them; they are the registry's
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
 )
 @click.option(
     "--protocol",
-    type=click.Choice(PROTOCOL_NAMES),
+    type=ProtocolChoice(),
     default="harness",
     show_default=True,
     help="How answers are asked for, judged and counted: the harness's own prompts, or a published benchmark's "
@@ -158,7 +158,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
 )
 @click.option(
     "--judge-protocol",
-    type=click.Choice(PROTOCOL_NAMES),
+    type=ProtocolChoice(),
     default=None,
     help="Judge and count the answers under this protocol instead (default: --protocol's own): e.g. answers asked "
     "LongMemEval's way, re-judged by mem0's judge; the answers come from the cache, not the answer model.",
@@ -294,7 +294,7 @@ def run_command(
 
 
 @cli.command("probe-judge")
-@click.option("--protocol", type=click.Choice(PROTOCOL_NAMES), required=True, help="The protocol whose judge is probed.")
+@click.option("--protocol", type=ProtocolChoice(), required=True, help="The protocol whose judge is probed.")
 @click.option(
     "--corpus",
     type=click.Path(path_type=Path, file_okay=False, exists=True),

@@ -98,7 +98,10 @@ def load_protocol(
     kind = protocol_class(name)  # its unit's (evals/benchmarks/NAME/protocol.py, …)
     if kind is None or name not in PINS:
         raise ProtocolError(f"no protocol called {name!r}; the protocols are {', '.join(protocol_names())}")
-    sources = read_sources(name, pins if pins is not None else PINS[name], source, downloads)
+    pinned = pins if pins is not None else PINS[name]
+    if not pinned:  # a protocol that holds its own templates (a plug-in's own QA protocol): nothing to read
+        return kind(kind.extract(None), None)
+    sources = read_sources(name, pinned, source, downloads)
     return kind(kind.extract(sources), sources)
 
 
