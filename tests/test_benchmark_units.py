@@ -100,10 +100,9 @@ def test_a_plugin_unit_brings_its_own_qa_protocol(monkeypatch, server, tmp_path)
     monkeypatch.syspath_prepend(str(TOY))
     monkeypatch.syspath_prepend(str(TOY_QA))
     source = tmp_path / "toy.json"
-    items = [
-        {"history": ["Ana lives in Lyon now", "Noted"], "question": "Where does Ana live now?", "answer": "Lyon", "evidence": [0]},
-        {"history": ["Bo plays the cello daily", "Nice"], "question": "What does Bo play daily?", "answer": "cello", "evidence": [0]},
-    ]
+    ana = {"history": ["Ana lives in Lyon now", "Noted"], "question": "Where does Ana live now?", "answer": "Lyon"}
+    bo = {"history": ["Bo plays the cello daily", "Nice"], "question": "What does Bo play daily?", "answer": "cello"}
+    items = [{**ana, "evidence": [0]}, {**bo, "evidence": [0]}]
     source.write_text(json.dumps(items))
     invoke("import-corpus", "toy", str(source), "--out", str(tmp_path / "toy"))
     store = tmp_path / "s.duckdb"

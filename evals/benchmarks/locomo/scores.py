@@ -164,8 +164,6 @@ def mem0_bleu1(answer: str, expected: str) -> float:
         return 0.0
 
 
-
-
 def mem0_f1_of(answer: str, expected: str, category: str | None = None) -> float:
     """:func:`mem0_f1`, whatever the category."""
     return mem0_f1(answer, expected)

@@ -42,10 +42,14 @@ class ToyQAProtocol(Protocol):
 
     def answer_request(self, point):
         memories = "\n".join(record.text for record in point.records) or "(none)"
-        return AnswerRequest([{"role": "user", "content": self.templates["answer"].format(memories=memories, question=point.question)}])
+        return AnswerRequest(
+            [{"role": "user", "content": self.templates["answer"].format(memories=memories, question=point.question)}]
+        )
 
     def judge_request(self, point, answer):
-        return JudgeRequest([{"role": "user", "content": self.templates["judge"].format(gold=point.expected_fact, response=answer)}])
+        return JudgeRequest(
+            [{"role": "user", "content": self.templates["judge"].format(gold=point.expected_fact, response=answer)}]
+        )
 
     def read_verdict(self, content):
         word = content.strip().lower()
@@ -74,5 +78,7 @@ UNIT = Unit(
             not_importable="a test's own benchmark: its corpora are the fixtures'",
         ),
     ),
-    protocols={"toyqa": ProtocolSpec(_protocol, "toy-judge", lexical=Lexical("toyqa exact match", "harness", exact_match, bleu1))},
+    protocols={
+        "toyqa": ProtocolSpec(_protocol, "toy-judge", lexical=Lexical("toyqa exact match", "harness", exact_match, bleu1))
+    },
 )
