@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from evals.judge.answer_scores import LOCOMO_ABSTAIN, category_number
+from evals.judge.answer_scores import category_number
 from evals.judge.stats import bootstrap_mean_of_means_interval
 from evals.model.results import CORRECT, UNPARSED, WRONG, AnswerRun, PointAnswer, RunResult
 
@@ -58,7 +58,8 @@ UNPARSED_LIMIT = 0.01
 # The lexical abstention rule: an answer abstains when, lower-cased (curly apostrophes made straight), it holds
 # one of these. LoCoMo's two category-5 phrases first, then the usual ways a model declines.
 ABSTAIN_PHRASES = (
-    *LOCOMO_ABSTAIN,
+    "no information available",
+    "not mentioned",
     "not enough information",
     "no information",
     "don't know",

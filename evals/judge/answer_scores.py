@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 __all__ = [
     "HARNESS_LEXICAL",
-    "LOCOMO_ABSTAIN",
     "Lexical",
     "bleu1",
     "category_number",
@@ -83,9 +82,6 @@ def bleu1(answer: str, expected: str) -> float:
     return penalty * clipped / c
 
 
-# LoCoMo scores category 5 (questions the conversation cannot answer) 1 when the output, lower-cased,
-# holds one of these, else 0.
-LOCOMO_ABSTAIN = ("no information available", "not mentioned")
 _LEADING_NUMBER = re.compile(r"\s*(\d+)")
 
 

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from evals.errors import EvalsError
     from evals.io.jsonfile import parse as parse_json
     from evals.io.jsonfile import read_bytes, strict_json
-    from evals.judge.answer_scores import HARNESS_LEXICAL, LOCOMO_ABSTAIN, Lexical, bleu1, normalize_answer, token_f1, tokens
+    from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical, bleu1, normalize_answer, token_f1, tokens
     from evals.judge.answer_scores import category_number as leading_number
     from evals.judge.headline import EVIDENCE, Rule
     from evals.judge.metrics import HEADLINE
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "evals.benchmarks._registry": ("RAW_GITHUB", "Audit", "Benchmark", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit"),
     "evals.judge.answer_scores": (
-        "HARNESS_LEXICAL", "LOCOMO_ABSTAIN", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
+        "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
     ),
     "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position", "check_errata_document"),
     "evals.errors": ("EvalsError",),
@@ -114,7 +114,6 @@ __all__ = [
     "ImportReport",
     "JudgeReply",
     "JudgeRequest",
-    "LOCOMO_ABSTAIN",
     "Lexical",
     "MiniLMEmbedder",
     "PARTIAL",

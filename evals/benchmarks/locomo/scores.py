@@ -28,7 +28,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from evals.benchmarks.kit import LOCOMO_ABSTAIN, Lexical, bleu1, leading_number, tokens
+from evals.benchmarks.kit import Lexical, bleu1, leading_number, tokens
 
 __all__ = [
     "LOCOMO_LEXICAL",
@@ -42,6 +42,11 @@ __all__ = [
     "stem",
     "word_tokens",
 ]
+
+
+# LoCoMo scores category 5 (questions the conversation cannot answer) 1 when the output, lower-cased,
+# holds one of these, else 0.
+ABSTAIN = ("no information available", "not mentioned")
 
 
 def _f1(got: list[str] | set[str], want: list[str] | set[str], common: int) -> float:
@@ -96,7 +101,7 @@ def locomo_score(answer: str, gold: str, category: str | None) -> float:
     number = leading_number(category)
     if number == 5:
         low = answer.lower()
-        return float(any(phrase in low for phrase in LOCOMO_ABSTAIN))
+        return float(any(phrase in low for phrase in ABSTAIN))
     if number == 3:
         gold = gold.split(";")[0].strip()
     if number == 1:
