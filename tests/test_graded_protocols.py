@@ -390,3 +390,43 @@ def test_beam_event_ordering_with_an_undefined_tau_is_left_out_of_the_figures():
     in_order = replace(point, rubric=tuple(EVENTS))
     graded = protocol.grade(in_order, "\n".join(EVENTS), ['{"score": 1}'] * len(EVENTS))
     assert graded.counted is None and graded.score == 1.0  # the same events in the same order: tau_norm 1
+
+
+# -- BEAM's Mem0 profile (--protocol beam_mem0): nugget-only -----------------------------------------------------------
+
+
+@pytest.fixture
+def beam_mem0_run(server, sources, beam_corpus, store_path, tmp_path, monkeypatch):
+    """`evals run --protocol beam_mem0` over the stand-in tier: BEAM's stand-in files, the same scripted replies."""
+    from evals.benchmarks.protocols import PINS
+
+    monkeypatch.setitem(PINS, "beam_mem0", PINS["beam"])
+    server.scripted.update(ANSWERS | JUDGED)
+    output = tmp_path / "result.json"
+    result = run(server, store_path, beam_corpus, "--protocol", "beam_mem0", "--output", str(output))
+    assert result.exit_code == 0, result.output
+    return last_run(store_path), json.loads(output.read_text())
+
+
+def test_beam_mem0_keeps_a_partial_item_and_scores_event_ordering_by_its_rubric(beam_mem0_run):
+    """Mem0's nugget-only profile: items 1.0 and 0.5 make 0.75 (not BEAM's 0.5), and event ordering is the mean of
+    its rubric items' scores, with no alignment and no Kendall tau."""
+    stored, _ = beam_mem0_run
+    found = answers_by_question(stored)
+    assert found["What is topic 2? (conv 1)"].score == 0.75 and found["What is topic 2? (conv 1)"].verdict == "partial"
+    ordering = found["In what order? (conv 1)"]
+    assert ordering.grades == [1.0, 0.5, 1.0] and ordering.score == pytest.approx(2.5 / 3)
+    assert "tau" not in ordering.reason and "nugget-only" in ordering.reason
+
+
+def test_beam_mem0_figures_say_their_profile(beam_mem0_run, store_path, tmp_path):
+    """The run records protocol beam_mem0 with the profile it follows (Mem0's page, pinned), and its run page names it."""
+    from evals.site import build_site
+
+    stored, _ = beam_mem0_run
+    answer = stored.summary.llm_settings["protocols"]["answer"]
+    assert answer["name"] == "beam_mem0"
+    assert "nugget-only" in answer["profile"] and "docs/core-concepts/memory-evaluation.mdx" in answer["profile"]
+    build_site(store_path, tmp_path / "site")
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "runs").rglob("*.html")]
+    assert any('protocol <strong id="protocol">beam_mem0</strong>' in page for page in pages)

@@ -113,6 +113,12 @@ def _protocol() -> type:
     return BeamProtocol
 
 
+def _mem0_protocol() -> type:
+    from evals.benchmarks.beam.protocol import BeamMem0Protocol
+
+    return BeamMem0Protocol
+
+
 UNIT = Unit(
     order=30,
     name="beam",
@@ -122,5 +128,9 @@ UNIT = Unit(
     reads="one tier's folder of BEAM's chats (chats/100K, 500K, 1M or 10M of github.com/mohammadtavakoli78/BEAM)",
     rule=RULE,
     categories=ABILITIES,
-    protocols={"beam": ProtocolSpec(_protocol, JUDGE, SOURCES)},
+    protocols={
+        "beam": ProtocolSpec(_protocol, JUDGE, SOURCES),
+        # Mem0's nugget-only scoring of BEAM (.protocol.MEM0_PROFILE), beside the official one: BEAM's prompts and judge.
+        "beam_mem0": ProtocolSpec(_mem0_protocol, JUDGE, SOURCES, profile="mem0 nugget-only (non-official)"),
+    },
 )

@@ -62,6 +62,8 @@ from evals.benchmarks.kit import (
 
 __all__ = [
     "COMPUTE_METRICS",
+    "MEM0_PROFILE",
+    "BeamMem0Protocol",
     "EVENT_ORDERING",
     "PROMPTS",
     "BeamProtocol",
@@ -311,3 +313,49 @@ class BeamProtocol(Protocol):
             said.append("left out of the figures: tau-b is undefined")
             return Grade(_label(figures.f1), "; ".join(said), None, grades, counted=False)
         return Grade(_label(figures.tau_norm), "; ".join(said), figures.tau_norm, grades)
+
+
+# -- Mem0's profile: nugget-only --------------------------------------------------------------------------------------
+
+# Where Mem0 publishes the BEAM figures this profile is for (64.1 at 1M, 48.6 at 10M, per ability beside them): the
+# page, at a pinned commit of mem0ai/mem0, and the SHA-256 of its bytes there. Its scoring code (mem0ai/memory-benchmarks)
+# was not at hand; memorybench#58 names this profile "explicit and non-official".
+MEM0_PROFILE_REPOSITORY = "mem0ai/mem0"
+MEM0_PROFILE_COMMIT = "8d5b7865bd0521e75fe9ab1b260eeccc83f8a378"
+MEM0_PROFILE_PATH = "docs/core-concepts/memory-evaluation.mdx"
+MEM0_PROFILE_SHA256 = "8c21ec029e2333e1a77ecade8d87d337908eaef2334be2f183322dbe89696a96"
+MEM0_PROFILE = (
+    "Mem0's nugget-only profile (non-official), for the BEAM figures Mem0 publishes in "
+    f"{MEM0_PROFILE_REPOSITORY} {MEM0_PROFILE_PATH} at {MEM0_PROFILE_COMMIT[:12]}: every ability, event ordering "
+    "included, scored as the mean of its rubric items' judge scores (0, 0.5 or 1, a partial kept), no Kendall tau"
+)
+
+
+class BeamMem0Protocol(BeamProtocol):
+    """``--protocol beam_mem0``: BEAM's prompts, read from its pinned files as ``beam`` reads them, counted the
+    nugget-only way Mem0 reports BEAM: a question's score is the mean of its rubric items' scores as the judge gave
+    them (a 0.5 stays 0.5, where BEAM's code takes ``int(score)``), and event ordering is one more rubric-judged
+    ability (no alignment, no Kendall tau, so no embedding model). An unparsed item counts 0, as in ``beam``."""
+
+    name = "beam_mem0"
+    profile = MEM0_PROFILE
+
+    def identity(self) -> dict[str, Any]:
+        """Its name, templates and the profile it follows: its figures say which scoring they are."""
+        return {**super().identity(), "profile": self.profile}
+
+    def check(self, point: AskedPoint) -> None:
+        if not point.rubric:
+            super().check(point)  # the same refusal as beam's; no alignment model is needed
+
+    def grade(self, point: AskedPoint, answer: str, replies: list[str]) -> Grade:
+        grades = tuple(read_score(reply) for reply in replies)
+        counted = [g if g is not None else 0.0 for g in grades]
+        score = sum(counted) / len(counted)
+        unparsed = [n + 1 for n, g in enumerate(grades) if g is None]
+        shown = ", ".join("unparsed" if g is None else f"{g:g}" for g in grades)
+        said = [f"rubric item scores {shown}; nugget mean {score:.3f} (Mem0's nugget-only profile)"]
+        if unparsed:
+            first = replies[unparsed[0] - 1].strip()[:SHOWN]
+            said.append(f"item {unparsed[0]}'s reply has no score: {first!r}")
+        return Grade(UNPARSED if unparsed else _label(score), "; ".join(said), score, grades)
