@@ -18,6 +18,7 @@ from evals.cli._base import (
     FiniteSeconds,
     absolute,
     cli,
+    downloads_option,
     echo,
     echo_llm_usage,
     llm_options,
@@ -172,14 +173,9 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     "their repository paths (for --protocol; a --judge-protocol of another repository is read from --downloads). "
     "Default: the copies `evals fetch` downloaded, in --downloads.",
 )
-@click.option(
-    "--downloads",
-    type=click.Path(path_type=Path, file_okay=False),
-    envvar="EVALS_DOWNLOADS",
-    show_envvar=True,
-    default=None,
+@downloads_option(
     help="The folder `evals fetch` downloads into, where a published protocol's files are read from "
-    "(sources/OWNER/REPO/COMMIT/PATH). Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals.",
+    "(sources/OWNER/REPO/COMMIT/PATH). Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals."
 )
 @click.option(
     "--call-timeout",
@@ -330,14 +326,7 @@ def run_command(
     metavar="DIR",
     help="As for `evals run`.",
 )
-@click.option(
-    "--downloads",
-    type=click.Path(path_type=Path, file_okay=False),
-    envvar="EVALS_DOWNLOADS",
-    show_envvar=True,
-    default=None,
-    help="As for `evals run`.",
-)
+@downloads_option(help="As for `evals run`.")
 @store_option
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON."

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks._registry import rule_of
-from evals.judge.headline import Headline, headline_of
+from evals.judge.headline import Headline, headline_of, metric_at
 from evals.judge.metrics import LatencyBucket, MetricValue
 from evals.judge.scoring import Scores
 from evals.model.corpus import Reference
@@ -105,10 +105,7 @@ class RunSummary:
         """The run's value of metric ``name``; None when the run has none (not measured, or not stored then).
 
         A retrieval metric asked at ``@k`` that is not stored as such is read at the run's own k."""
-        value = self.metrics.get(name)
-        if value is None and name.endswith("@k"):
-            value = self.metrics.get(f"{name[:-1]}{self.k}")
-        return value
+        return metric_at(self.metrics, name, self.k)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: the timestamp as ISO 8601 text."""

@@ -38,6 +38,7 @@ from evals.judge.metrics import (
     declared,
     metric_order,
     point_values,
+    repeat_stats,
 )
 from evals.model import costs, formatting
 from evals.model.corpus import MAX_CUTOFF
@@ -317,8 +318,7 @@ def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
 
 def repeats_line(accuracies: list[float]) -> str:
     """--judge-repeats: accuracy's mean ± sd over the repeats, and each repeat's."""
-    mean = sum(accuracies) / len(accuracies)
-    sd = math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1))
+    mean, sd = repeat_stats(accuracies)
     each = ", ".join(f"{a:.3f}" for a in accuracies)
     return (
         f"llm judge repeats: accuracy {mean:.3f} ± {sd:.3f} (mean ± sd over {len(accuracies)} repeats: {each}); "

@@ -50,7 +50,7 @@ def _last_object(text: str) -> Any:
     while position >= 0:
         try:
             _, end = decoder.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON here, or nested beyond the decoder's depth
             position = text.find("{", position + 1)
             continue
         last = (position, end)
