@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, SourceFile, Unit
-    from evals.benchmarks.audit import DANGLING, Flag, by_position, check_errata_document
+    from evals.benchmarks.audit import DANGLING, Flag, by_position
+    from evals.benchmarks.errata import check_errata_document
     from evals.benchmarks.kit.extract import Branch, Condition, Glued, PythonSource, glued, literal
     from evals.benchmarks.kit.importing import (
         ANSWER_KINDS,
@@ -68,7 +69,8 @@ _HOMES = {
     "evals.judge.answer_scores": (
         "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
     ),
-    "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position", "check_errata_document"),
+    "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position"),
+    "evals.benchmarks.errata": ("check_errata_document",),
     "evals.errors": ("EvalsError",),
     "evals.io.jsonfile": ("parse_json", "read_bytes", "strict_json"),
     "evals.judge.metrics": ("HEADLINE",),

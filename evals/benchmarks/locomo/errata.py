@@ -1,4 +1,4 @@
-"""A published answer-key audit of LoCoMo (github.com/dial481/locomo-audit) -> an errata file (:mod:`evals.benchmarks.audit`).
+"""A published answer-key audit of LoCoMo (github.com/dial481/locomo-audit) -> an errata file (:mod:`evals.benchmarks.errata`).
 
 The audit lists, per LoCoMo conversation, the questions whose key it finds wrong, in
 ``audit/errors_conv_N.json``: an array of objects with ``question_id`` (``locomo_N_qaM``: sample N of
