@@ -53,7 +53,7 @@ def rules() -> list:
 
 def prompt_views() -> list[PromptView]:
     """The fixed prompts as this build's package ships them."""
-    from evals.run.llm import PROMPT_NAMES, prompt, prompt_digests
+    from evals.benchmarks.protocols.prompts import PROMPT_NAMES, prompt, prompt_digests
 
     digests = prompt_digests()
     return [

@@ -38,8 +38,7 @@ from evals.views.breakdown import answer_figures, category_rows, metrics_additio
 
 if TYPE_CHECKING:
     from evals.model.results import AnswerRun, PointAnswer
-    from evals.run.workflow import StoredOutcome
-    from evals.store import StoredRun
+    from evals.store import StoredOutcome, StoredRun
 
 __all__ = [
     "conversation_json",
