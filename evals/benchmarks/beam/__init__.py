@@ -1,7 +1,7 @@
 """BEAM, "Beyond a Million Tokens" (Tavakoli et al. 2025, mohammadtavakoli78/BEAM): the unit.
 
 Four releases, one per tier (``beam_100k``, ``beam_500k``, ``beam_1m``, ``beam_10m``), each a tree of files
-of the repository at commit :data:`COMMIT`, every one pinned (:mod:`._pins`): the chat BEAM's answer
+of the repository at commit :data:`COMMIT`, every one pinned (``pins.tsv``, package data): the chat BEAM's answer
 generation reads and the probing questions of each conversation. They are fetched from
 ``raw.githubusercontent.com/mohammadtavakoli78/BEAM/<commit>/<path>``, or through ``$EVALS_MIRROR`` at
 ``mohammadtavakoli78/BEAM/<commit>/<path>`` (never by bare name: every folder has a ``chat.json``).
@@ -14,16 +14,16 @@ only judged answers), with a figure and interval per ability on the run page. It
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks.beam._pins import PINS
 from evals.benchmarks.kit import RAW_GITHUB, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
     from evals.benchmarks.kit import ImportReport
 
-__all__ = ["ABILITIES", "COMMIT", "REPOSITORY", "RULE", "SOURCES", "TIERS", "UNIT"]
+__all__ = ["ABILITIES", "COMMIT", "PINS", "REPOSITORY", "RULE", "SOURCES", "TIERS", "UNIT"]
 
 REPOSITORY = "mohammadtavakoli78/BEAM"
 COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
@@ -67,6 +67,20 @@ RULE = Rule(
     "never silently dropped; a question whose ids all dangle has no evidence and is not counted.",
     unanswerable_words="BEAM abstention question: the conversation does not hold the answer",
 )
+
+
+def _pins() -> dict[str, list[tuple[str, int | None, str | None, str]]]:
+    """pins.tsv (package data, written by bench/beam_pins.py): per tier, (path, size, SHA-256, git blob id) of every
+    file the importer reads; size and SHA-256 None ('-') for a file pinned by its git blob id alone."""
+    text = (resources.files(__package__) / "pins.tsv").read_text(encoding="utf-8")
+    pins: dict[str, list[tuple[str, int | None, str | None, str]]] = {}
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    for tier, path, size, sha256, blob in rows[1:]:  # the first row names the columns
+        pins.setdefault(tier, []).append((path, None if size == "-" else int(size), None if sha256 == "-" else sha256, blob))
+    return pins
+
+
+PINS = _pins()
 
 
 def _tree(tier: str) -> tuple[RemoteFile, ...]:
