@@ -160,3 +160,19 @@ def test_item4_build_site_survives_a_stored_run_of_a_broken_unit(installed, tmp_
     built = evals("build-site", "--store", store, "--out", tmp_path / "site")
     assert built.exit_code == 0, (built.output, built.exception)
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_item4_build_site_survives_a_stored_run_of_an_uninstalled_protocol(server, tmp_path, monkeypatch):
+    """A run stored under a plug-in's own QA protocol (tests/plugins/toy_qa_benchmark): with the plug-in gone,
+    `build-site` still builds every page, the run page naming the protocol it was made under."""
+    from helpers.runs import evals_run
+
+    with monkeypatch.context() as patch:
+        patch.syspath_prepend(str(Path(__file__).parent / "plugins" / "toy_qa_benchmark"))
+        ran = evals_run(server, tmp_path / "s.duckdb", CORPUS_SMALL, "--protocol", "toyqa", "--with-answers", "--judge")
+        assert ran.exit_code == 0, (ran.output, ran.exception)
+    sys.modules.pop("toy_qa_unit", None)
+    built = evals("build-site", "--store", tmp_path / "s.duckdb", "--out", tmp_path / "site")
+    assert built.exit_code == 0, (built.output, built.exception)
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "runs").rglob("*.html")]
+    assert any('protocol <strong id="protocol">toyqa</strong>' in page for page in pages)
