@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks._registry import rule_of
+from evals.benchmarks import rule_of
 from evals.judge.headline import Headline, headline_of, metric_at
 from evals.judge.metrics import LatencyBucket, MetricValue
 from evals.judge.scoring import Scores

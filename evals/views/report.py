@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.benchmarks import protocol_lexical
-from evals.benchmarks._registry import rule_of
+from evals.benchmarks import protocol_lexical, rule_of
 from evals.judge.headline import Headline, headline_of, run_verdicts
 from evals.judge.metrics import (
     ALL,
