@@ -1040,7 +1040,7 @@ def test_long_question_id_is_shortened_for_its_file_name(tmp_path):
 
 def test_unwritable_import_names_the_file(tmp_path, monkeypatch):
     """When a corpus file cannot be written, the error names that file."""
-    from evals.benchmarks.formats import _common
+    from evals.benchmarks.kit import importing as _common
 
     def fail(self, *args, **kwargs):
         raise OSError(36, "File name too long", str(self))
