@@ -1,4 +1,4 @@
-"""Write evals/benchmarks/beam/_pins.py: every file BEAM's answer generation reads, pinned, from a git snapshot.
+"""Write evals/benchmarks/beam/pins.tsv: every file BEAM's answer generation reads, pinned, from a git snapshot.
 
     python bench/beam_pins.py /work/.mirror/mohammadtavakoli78+BEAM/repo
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
 TIERS = ("100K", "500K", "1M", "10M")
-OUT = Path(__file__).resolve().parent.parent / "evals" / "benchmarks" / "beam" / "_pins.py"
+OUT = Path(__file__).resolve().parent.parent / "evals" / "benchmarks" / "beam" / "pins.tsv"
 
 
 def git(repo: str, *args: str) -> bytes:
@@ -52,20 +52,15 @@ def main(repo: str) -> None:
         print(f"{tier}: {len(folders)} conversations, {len(pinned)} files: {whole} by size and SHA-256, "
               f"{len(pinned) - whole} by git blob id only")
     text = [
-        '"""BEAM\'s files at commit b2a3ee8ba12d68f83143dda191097dc3e028ddd3, as bench/beam_pins.py wrote them from a',
-        "snapshot of the repository: per tier, (path, size, SHA-256, git blob id) of every file the importer reads.",
-        "Size and SHA-256 are None for a file the snapshot lacked: it is pinned by its git blob id (the tree's own",
-        'digest), and its size and SHA-256 are recorded in the lock file at its first download."""',
-        "",
-        "PINS: dict[str, tuple[tuple[str, int | None, str | None, str], ...]] = {",
+        "# BEAM's files at commit b2a3ee8ba12d68f83143dda191097dc3e028ddd3, as bench/beam_pins.py wrote them from a",
+        "# snapshot of the repository: per tier, every file the importer reads, by path, size, SHA-256 and git blob id.",
+        "# Size and SHA-256 are '-' for a file the snapshot lacked: it is pinned by its git blob id (the tree's own",
+        "# digest), and its size and SHA-256 are recorded in the lock file at its first download.",
+        "tier\tpath\tsize\tsha256\tgit_blob",
     ]
     for tier, pinned in rows.items():
-        text.append(f'    "{tier}": (')
         for path, size, sha, blob in pinned:
-            text.append(f'        ("{path}",')
-            text.append(f'         {size}, {"None" if sha is None else chr(34) + sha + chr(34)}, "{blob}"),')
-        text.append("    ),")
-    text.append("}")
+            text.append("\t".join((tier, path, "-" if size is None else str(size), "-" if sha is None else sha, blob)))
     OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
 

@@ -25,8 +25,7 @@ import tempfile
 from pathlib import Path
 
 from evals.benchmarks import DEFAULT_LOCK, benchmark, fetch
-from evals.benchmarks.beam import ABILITIES, COMMIT, REPOSITORY
-from evals.benchmarks.beam._pins import PINS
+from evals.benchmarks.beam import ABILITIES, COMMIT, PINS, REPOSITORY
 from evals.benchmarks.beam.importer import import_beam
 from evals.judge.metrics import ScoredRun, grouped, point_values
 from evals.run.config import RunConfig

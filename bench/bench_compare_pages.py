@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from gen_locomo import generate  # noqa: E402
 from helpers.browser import chromium, serving  # noqa: E402
 
-from evals.benchmarks.importers import import_corpus  # noqa: E402
+from evals.benchmarks.formats import import_corpus  # noqa: E402
 from evals.model.provenance import Provenance  # noqa: E402
 from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 from evals.site import build_site  # noqa: E402

@@ -28,7 +28,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
+from evals.benchmarks.longmemeval import QUESTION_TYPE_NAMES as LONGMEMEVAL_QUESTION_TYPES
 
 __all__ = ["GENERATOR_VERSION", "SHAPES", "generate"]
 

@@ -102,7 +102,7 @@ def sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def lme_corpus(tmp_path: Path) -> Path:
     """A LongMemEval-format file (tests/helpers/corpora.py) imported as a corpus: one question of each type and an abstention."""
-    from evals.benchmarks.importers import import_corpus
+    from evals.benchmarks.formats import import_corpus
 
     out = tmp_path / "lme"
     import_corpus("longmemeval", longmemeval_file(tmp_path / "lme.json"), out)
@@ -112,7 +112,7 @@ def lme_corpus(tmp_path: Path) -> Path:
 @pytest.fixture
 def locomo_corpus(tmp_path: Path) -> Path:
     """LoCoMo's small fixture (tests/fixtures/importers/locomo_small.json) imported as a corpus."""
-    from evals.benchmarks.importers import import_corpus
+    from evals.benchmarks.formats import import_corpus
 
     out = tmp_path / "locomo"
     import_corpus("locomo", FIXTURES / "importers" / "locomo_small.json", out)

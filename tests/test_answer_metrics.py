@@ -21,10 +21,11 @@ from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, last_run
 
 from evals.analysis.gate import NO_CHANGE, NOISE, REGRESSION, gate
-from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
+from evals.benchmarks import category_names, protocol_lexical
+from evals.benchmarks.locomo import CATEGORY_NOTE as LOCOMO_CATEGORY_NOTE
+from evals.benchmarks.locomo.scores import locomo_score, mem0_f1
 from evals.cli import cli
 from evals.judge import answer_metrics as qa
-from evals.judge.answer_scores import locomo_score, mem0_f1
 from evals.judge.metrics import ALL, METRICS, ScoredRun, compute_metrics, grouped, point_values
 from evals.judge.scoring import score_run
 from evals.judge.stats import bootstrap_mean_of_means_interval, holm, mcnemar_exact, wilson_interval
@@ -71,7 +72,7 @@ def scored(
         started_at=datetime(2025, 1, 1, tzinfo=timezone.utc), duration_s=0.0, conversations=[conversation], benchmark=benchmark,
     )  # fmt: skip
     answers = AnswerRun("m", "j", "u", [[given for _, given, _ in points]], protocol=protocol)
-    return ScoredRun(run, score_run(run), answers)
+    return ScoredRun(run, score_run(run), answers, protocol_lexical(answers and answers.protocol))
 
 
 def whole(run: ScoredRun) -> dict:
@@ -372,7 +373,6 @@ def test_run_page_shows_the_answer_figures(played, tmp_path):
 # -- end to end under the published protocols (h25core's stand-in sources and corpora) ---------------
 
 
-
 @pytest.fixture
 def protocol_server():
     with LLMServer() as started:
@@ -380,7 +380,7 @@ def protocol_server():
 
 
 def _figures(stored) -> dict[str, Any]:
-    values = point_values(ScoredRun(stored.run, stored.scores, stored.answers))
+    values = point_values(ScoredRun(stored.run, stored.scores, stored.answers, protocol_lexical(stored.answers.protocol)))
     return answer_figures(values, stored.answers, stored.summary.benchmark)
 
 

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from evals.judge.answer_scores import (
-    LEXICAL,
-    bleu1,
-    category_number,
-    lexical,
+from evals.benchmarks import protocol_lexical
+from evals.benchmarks.locomo.scores import (
     locomo_f1,
     locomo_multi_f1,
     locomo_score,
@@ -23,9 +20,9 @@ from evals.judge.answer_scores import (
     mem0_f1,
     simple_tokens,
     stem,
-    token_f1,
     word_tokens,
 )
+from evals.judge.answer_scores import bleu1, category_number, lexical, token_f1
 
 # (answer, gold, category, LoCoMo's score, mem0's F1, mem0's BLEU-1), as the published code computed them.
 PUBLISHED = [
@@ -116,15 +113,23 @@ def test_mem0_f1_counts_sets():
 
 
 def test_lexical_scores_per_protocol():
-    """Each protocol's F1 and BLEU-1: its own where it publishes one, else the harness's."""
+    """Each protocol's F1 and BLEU-1, as its unit hands them to the judge: its own where it publishes one, else the
+    harness's."""
     answer, gold = "She was running to the stores", "ran to the store"
-    assert LEXICAL == {
+    protocols = ("harness", "longmemeval", "mem0", "locomo")
+    named = {p: (protocol_lexical(p).f1_name, protocol_lexical(p).bleu1_name) for p in protocols}
+    assert named == {
         "harness": ("harness", "harness"),
         "longmemeval": ("harness", "harness"),
         "mem0": ("mem0", "mem0"),
         "locomo": ("locomo", "harness"),
     }
     harness = {"f1": token_f1(answer, gold), "bleu1": bleu1(answer, gold)}
-    assert lexical("harness", answer, gold) == harness == lexical("longmemeval", answer, gold) == lexical(None, answer, gold)
-    assert lexical("mem0", answer, gold) == {"f1": 0.4, "bleu1": pytest.approx(1 / 3)}
-    assert lexical("locomo", answer, gold, "4 single-hop") == {"f1": 0.5, "bleu1": harness["bleu1"]}
+    assert (
+        lexical(protocol_lexical("harness"), answer, gold)
+        == harness
+        == lexical(protocol_lexical("longmemeval"), answer, gold)
+        == lexical(protocol_lexical(None), answer, gold)
+    )
+    assert lexical(protocol_lexical("mem0"), answer, gold) == {"f1": 0.4, "bleu1": pytest.approx(1 / 3)}
+    assert lexical(protocol_lexical("locomo"), answer, gold, "4 single-hop") == {"f1": 0.5, "bleu1": harness["bleu1"]}

@@ -19,7 +19,7 @@ from evals.cli import cli
 from evals.io.cache import Cache, cache_path_for
 from evals.judge.answer_scores import bleu1, token_f1
 from evals.judge.metrics import MetricValue, ScoredRun, answer_accuracy, answer_bleu1, answer_f1
-from evals.run.llm import AnswerRun, PointAnswer, parse_verdict, prompt
+from evals.run.llm import AnswerRun, PointAnswer, prompt
 from evals.store import MIGRATIONS, Store
 
 POINTS = 4  # test points in tests/fixtures/corpus_small
@@ -507,18 +507,6 @@ def test_store_from_before_answers_takes_a_run_with_answers(server, store_path, 
 
 
 # -- pure parts ----------------------------------------------------------------------------------------
-
-
-def test_verdict_accepts_a_fenced_json_object():
-    """A verdict wrapped in a ```json fence is read; reason is kept."""
-    assert parse_verdict('```json\n{"correct": true, "reason": "says teal"}\n```') == (True, "says teal")
-
-
-@pytest.mark.parametrize("reply", ["yes", '{"correct": "yes"}', "[true]", '{"reason": "x"}'])
-def test_verdict_without_a_boolean_is_refused(reply):
-    """A reply without a boolean 'correct' is a ValueError quoting it."""
-    with pytest.raises(ValueError, match="the judge's reply"):
-        parse_verdict(reply)
 
 
 def test_empty_answer_run_has_no_accuracy():

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evals.benchmarks.audit import DANGLING, MISSES, apply_errata, audit_corpus, content_words, read_errata
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.audit import DANGLING, MISSES, audit_corpus, content_words
+from evals.benchmarks.errata import apply_errata, read_errata
+from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.model.corpus import load_corpus
 

@@ -22,7 +22,7 @@ from helpers.protocol_sources import served
 from evals.benchmarks import BENCHMARKS
 from evals.benchmarks.beam import ABILITIES, COMMIT, REPOSITORY
 from evals.benchmarks.beam.importer import evidence_ids, import_beam
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.model.corpus import load_corpus
 

@@ -86,3 +86,38 @@ def test_the_front_page_lists_the_toy(toy_site):
     """index.html lists the toy benchmark by its title, linking its leaderboard."""
     table = parse(toy_site / "index.html").find("table", "benchmarks")
     assert "Toy benchmark" in table.text() and "leaderboard-toy.html" in {a.attrs.get("href") for a in table.find_all("a")}
+
+
+TOY_QA = Path(__file__).parent / "plugins" / "toy_qa_benchmark"
+
+
+def test_a_plugin_unit_brings_its_own_qa_protocol(monkeypatch, server, tmp_path):
+    """A unit declared outside the package (tests/plugins/toy_qa_benchmark, written against the kit alone) with its
+    own QA protocol: `evals run --protocol toyqa --with-answers --judge` asks with its prompt, judges with its judge
+    model and prompt, scores words with its scorer, and the run page shows its figures."""
+    from helpers.runs import evals_run, stored_runs
+
+    monkeypatch.syspath_prepend(str(TOY))
+    monkeypatch.syspath_prepend(str(TOY_QA))
+    source = tmp_path / "toy.json"
+    ana = {"history": ["Ana lives in Lyon now", "Noted"], "question": "Where does Ana live now?", "answer": "Lyon"}
+    bo = {"history": ["Bo plays the cello daily", "Nice"], "question": "What does Bo play daily?", "answer": "cello"}
+    items = [{**ana, "evidence": [0]}, {**bo, "evidence": [0]}]
+    source.write_text(json.dumps(items))
+    invoke("import-corpus", "toy", str(source), "--out", str(tmp_path / "toy"))
+    store = tmp_path / "s.duckdb"
+    ran = evals_run(server, store, tmp_path / "toy", "--k", "2", "--protocol", "toyqa", "--with-answers", "--judge")
+    assert ran.exit_code == 0, (ran.output, ran.exception)
+    asked = [b["messages"][0]["content"] for b in server.bodies]
+    assert any(a.startswith("Answer the question from these memories.") for a in asked)
+    judged = [b for b in server.bodies if b["messages"][0]["content"].startswith("[JUDGE-toyqa]")]
+    assert len(judged) == 2 and {b["model"] for b in judged} == {"toy-judge"}
+    (stored,) = stored_runs(store)
+    answers = [a for conv in stored.answers.points for a in conv]
+    assert stored.answers.protocol == "toyqa" and [a.correct for a in answers] == [True, True]
+    assert stored.summary.metric("answer_f1").value == 1.0  # its own scorer (exact match): the harness's F1 is 1/3
+    invoke("build-site", "--store", str(store), "--out", str(tmp_path / "site"))
+    (page,) = [p for p in (tmp_path / "site" / "runs").rglob("*.html") if 'id="answers"' in p.read_text(encoding="utf-8")]
+    html = page.read_text(encoding="utf-8")
+    assert 'protocol <strong id="protocol">toyqa</strong>' in html
+    assert "2 / 2 judged correct by toy-judge" in html

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from helpers import FIXTURES
 
 from evals.analysis.errata import EXCLUDED, errata_figures
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.store import Store
 

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.model.corpus import load_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -17,7 +17,7 @@ from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, exported_and_imported, last_run
 
 from evals.benchmarks.beam.protocol import kendall_tau_b
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.model.corpus import corpus_digest, load_corpus
 
@@ -461,3 +461,43 @@ def test_item8_question_with_an_empty_rubric_is_refused_with_advice_that_helps(s
     assert imported.exit_code == 0 and "temporal_reasoning[0] has no rubric" in imported.output
     result = run(server, store_path, tmp_path / "empty", "--protocol", "beam")
     assert result.exit_code == 1 and "BEAM's own code cannot score it" in result.output
+
+
+# -- BEAM's Mem0 profile (--protocol beam_mem0): nugget-only -----------------------------------------------------------
+
+
+@pytest.fixture
+def beam_mem0_run(server, sources, beam_corpus, store_path, tmp_path, monkeypatch):
+    """`evals run --protocol beam_mem0` over the stand-in tier: BEAM's stand-in files, the same scripted replies."""
+    from evals.benchmarks.protocols import PINS
+
+    monkeypatch.setitem(PINS, "beam_mem0", PINS["beam"])
+    server.scripted.update(ANSWERS | JUDGED)
+    output = tmp_path / "result.json"
+    result = run(server, store_path, beam_corpus, "--protocol", "beam_mem0", "--output", str(output))
+    assert result.exit_code == 0, result.output
+    return last_run(store_path), json.loads(output.read_text())
+
+
+def test_beam_mem0_keeps_a_partial_item_and_scores_event_ordering_by_its_rubric(beam_mem0_run):
+    """Mem0's nugget-only profile: items 1.0 and 0.5 make 0.75 (not BEAM's 0.5), and event ordering is the mean of
+    its rubric items' scores, with no alignment and no Kendall tau."""
+    stored, _ = beam_mem0_run
+    found = answers_by_question(stored)
+    assert found["What is topic 2? (conv 1)"].score == 0.75 and found["What is topic 2? (conv 1)"].verdict == "partial"
+    ordering = found["In what order? (conv 1)"]
+    assert ordering.grades == [1.0, 0.5, 1.0] and ordering.score == pytest.approx(2.5 / 3)
+    assert "tau" not in ordering.reason and "nugget-only" in ordering.reason
+
+
+def test_beam_mem0_figures_say_their_profile(beam_mem0_run, store_path, tmp_path):
+    """The run records protocol beam_mem0 with the profile it follows (Mem0's page, pinned), and its run page names it."""
+    from evals.site import build_site
+
+    stored, _ = beam_mem0_run
+    answer = stored.summary.llm_settings["protocols"]["answer"]
+    assert answer["name"] == "beam_mem0"
+    assert "nugget-only" in answer["profile"] and "docs/core-concepts/memory-evaluation.mdx" in answer["profile"]
+    build_site(store_path, tmp_path / "site")
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "runs").rglob("*.html")]
+    assert any('protocol <strong id="protocol">beam_mem0</strong>' in page for page in pages)

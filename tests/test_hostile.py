@@ -1040,7 +1040,7 @@ def test_long_question_id_is_shortened_for_its_file_name(tmp_path):
 
 def test_unwritable_import_names_the_file(tmp_path, monkeypatch):
     """When a corpus file cannot be written, the error names that file."""
-    from evals.benchmarks.importers import _common
+    from evals.benchmarks.kit import importing as _common
 
     def fail(self, *args, **kwargs):
         raise OSError(36, "File name too long", str(self))
@@ -1075,14 +1075,14 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path):
 
 
 def test_deeply_nested_llm_replies_are_malformed_not_tracebacks():
-    """A server's body, or a judge's reply, nested 3,000 deep is a malformed reply (ValueError), not a RecursionError."""
-    from evals.run.llm import parse_verdict
+    """A server's body nested 3,000 deep is a malformed reply (ValueError), and a judge's reply so nested is unparsed,
+    never a RecursionError."""
+    from evals.benchmarks.protocols import read_json_verdict
     from evals.run.llm._client import parse_reply
 
     with pytest.raises(ValueError, match="nested too deeply"):
         parse_reply('{"choices": ' + DEEP + "}", 0.1, cached=False)
-    with pytest.raises(ValueError, match="nested too deeply"):
-        parse_verdict('{"correct": true, "reason": ' + DEEP + "}")
+    assert read_json_verdict('{"correct": true, "reason": ' + DEEP + "}").label == "unparsed"
 
 
 # -- issue 20: plug-ins (items 3, 4, 5, 8, 10, 11's records per retrieve, and how a module is found) --
@@ -2186,7 +2186,8 @@ def test_import_refuses_a_reference_k_beyond_the_cutoff_range(tmp_path, store):
 
 def test_importers_write_references_that_validate():
     """The published figures the importers write are within every range validate checks."""
-    from evals.benchmarks.importers import locomo, longmemeval
+    from evals.benchmarks.locomo import importer as locomo
+    from evals.benchmarks.longmemeval import importer as longmemeval
     from evals.model.corpus import Reference
 
     for reference in [*locomo.REFERENCES, *longmemeval.REFERENCES]:

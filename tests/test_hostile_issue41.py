@@ -485,7 +485,7 @@ def test_item19_locomo_answer_keeps_its_leading_whitespace(tmp_path: Path):
     prompts put it in so), and the corpus validates."""
     from helpers import FIXTURES
 
-    from evals.benchmarks.importers import import_locomo
+    from evals.benchmarks.locomo.importer import import_locomo
     from evals.model.corpus import load_corpus
 
     data = json.loads((FIXTURES / "importers" / "locomo_small.json").read_text())

@@ -159,7 +159,7 @@ def test_item13_digits_other_than_ascii_are_refused(store, args, says):
 def test_item13_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_path):
     """`evals audit-labels --source` on a corpus whose conversation id starts `²_` is one line (no such
     position), not an int() traceback."""
-    from evals.benchmarks.importers import import_corpus
+    from evals.benchmarks.formats import import_corpus
 
     source = FIXTURES / "audit" / "locomo_planted.json"
     corpus = tmp_path / "planted"

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.results import categories
 
-from evals.benchmarks.importers import ImportFormatError, answer_keywords, answer_text, import_corpus
+from evals.benchmarks.formats import ImportFormatError, answer_keywords, answer_text, import_corpus
 from evals.cli import cli
 from evals.model.corpus import load_corpus
 from evals.run.evaluate import RunConfig, evaluate

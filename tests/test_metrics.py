@@ -10,6 +10,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from evals.benchmarks import protocol_lexical
 from evals.cli import cli
 from evals.judge import metrics
 from evals.judge.metrics import METRICS, PROPORTION, MetricValue, ScoredRun, compute_metrics, proportion
@@ -96,7 +97,9 @@ def test_a_metric_that_does_not_apply_is_left_out():
     from evals.run.evaluate import RunConfig, evaluate
 
     result = evaluate(RunConfig(strategy="recency", corpus=Path(__file__).parent / "fixtures" / "corpus_small"))
-    values = compute_metrics(ScoredRun(result.run, result.scores, result.answers))
+    values = compute_metrics(
+        ScoredRun(result.run, result.scores, result.answers, protocol_lexical(result.answers and result.answers.protocol))
+    )
     assert "answer_accuracy" not in values and values["recall"].n == 4
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.benchmarks import protocol_lexical
 from evals.store import MIGRATIONS, Store, StoreError
 
 STORES = Path(__file__).parent / "fixtures" / "stores"
@@ -111,7 +112,9 @@ def test_migrated_metrics_equal_those_computed_afresh(schema5):
     with Store.open(schema5, read_only=True) as store:
         for summary in store.runs():
             stored = store.get_run(summary.run_id)
-            fresh = compute_metrics(ScoredRun(stored.run, stored.scores, stored.answers))
+            fresh = compute_metrics(
+                ScoredRun(stored.run, stored.scores, stored.answers, protocol_lexical(stored.answers and stored.answers.protocol))
+            )
             # Declared after the migrations: runs stored before them have no value ("—"), by design.
             fresh = {name: value for name, value in fresh.items() if name not in NOT_BACKFILLED}
             assert set(fresh) == set(summary.metrics)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evals.benchmarks.importers import import_locomo
+from evals.benchmarks.locomo.importer import import_locomo
 from evals.cli import cli
 from evals.site import build_site
 from evals.store import Store

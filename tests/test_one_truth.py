@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from helpers.html import parse
 from helpers.stores import provenance
 
-from evals.benchmarks.importers import import_locomo, import_longmemeval
+from evals.benchmarks.locomo.importer import import_locomo
+from evals.benchmarks.longmemeval.importer import import_longmemeval
 from evals.cli import cli
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site

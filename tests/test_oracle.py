@@ -17,7 +17,8 @@ from helpers.html import parse
 from helpers.llm_server import LLMServer
 from helpers.stores import provenance
 
-from evals.benchmarks.importers import import_locomo, import_longmemeval
+from evals.benchmarks.locomo.importer import import_locomo
+from evals.benchmarks.longmemeval.importer import import_longmemeval
 from evals.cli import cli
 from evals.errors import EvalsError
 from evals.model.corpus import load_corpus

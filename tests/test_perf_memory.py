@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.model.corpus import load_corpus
 from evals.model.tokens import DIGEST_ABOVE, TokenCounter
 from evals.run.playthrough import play_corpus

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from helpers.llm_server import LLMServer
 
 from evals.analysis.probe import canned
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.benchmarks.protocols import AskedPoint
 from evals.cli import cli
 

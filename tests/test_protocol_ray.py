@@ -11,7 +11,7 @@ from helpers import FIXTURES  # noqa: E402
 from helpers.llm_server import LLMServer  # noqa: E402
 from helpers.protocol_sources import write_sources  # noqa: E402
 
-from evals.benchmarks.importers import import_corpus  # noqa: E402
+from evals.benchmarks.formats import import_corpus  # noqa: E402
 from evals.benchmarks.protocols import PINS  # noqa: E402
 from evals.run.config import RunConfig  # noqa: E402
 from evals.run.executors import RayExecutor  # noqa: E402

@@ -18,8 +18,9 @@ from helpers.llm_server import LLMServer
 from helpers.protocol_sources import FILES, write_sources, write_tree
 from helpers.runs import evals_run, last_run
 
+from evals.benchmarks import protocol_lexical
+from evals.benchmarks.longmemeval.protocol import QUESTION_TYPES
 from evals.benchmarks.protocols import PINS
-from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
 from evals.cli import cli
 from evals.store import Store
 
@@ -412,7 +413,7 @@ def test_records_that_are_no_turn_go_undated(server, sources, lme_corpus, store_
     result = run(server, store_path, lme_corpus, "--protocol", "longmemeval", "--k", "3", runner="summary_buffer")
     assert result.exit_code == 0, result.output
     texts = [b["messages"][0]["content"] for b in bodies(server, "[LME-ANSWER]")]
-    assert texts and all("=== part 1 ===\nwhen: \nlog:\n\n\"" in t for t in texts)
+    assert texts and all('=== part 1 ===\nwhen: \nlog:\n\n"' in t for t in texts)
     assert all("when: 2023/05/20 (Sat) 02:21" in t or "when: 2023/04/01 (Sat) 10:00" in t for t in texts)
 
 
@@ -538,10 +539,12 @@ def test_drilldown_f1_is_the_runs_under_the_locomo_protocol(server, sources, loc
     server.rewrite = reply
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
-    values = point_values(ScoredRun(stored.run, stored.scores, stored.answers), ["answer_f1"]).columns["answer_f1"]
+    values = point_values(
+        ScoredRun(stored.run, stored.scores, stored.answers, protocol_lexical(stored.answers.protocol)), ["answer_f1"]
+    ).columns["answer_f1"]
     expected = {p.turn_index: v for p, v in zip(points_of(stored), values, strict=True) if v is not None}
     pairs = zip(points_of(stored), answers_of(stored), strict=True)
-    harness = {p.turn_index: answer_scores(p, a, "harness")["f1"] for p, a in pairs}
+    harness = {p.turn_index: answer_scores(p, a, protocol_lexical("harness"))["f1"] for p, a in pairs}
     differs = [turn for turn, value in expected.items() if harness[turn] != value]
     assert differs  # the fixture tells the two rules apart
     build_site(store_path, tmp_path / "site")

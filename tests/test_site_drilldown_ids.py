@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers.html import parse
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.benchmarks.turn_ids import TurnIds
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.html import parse
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site

@@ -23,7 +23,7 @@ import pytest
 from helpers.html import parse
 from helpers.stores import provenance
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site
 from evals.store import Store

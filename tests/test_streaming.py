@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.benchmarks.importers import ImportFormatError, import_corpus
+from evals.benchmarks.formats import ImportFormatError, import_corpus
 from evals.io import jsonfile
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.benchmarks.turn_ids import TurnIds
 from evals.model.corpus import load_corpus
 

@@ -2,7 +2,7 @@
 
 A published answer key has errors (LoCoMo issue #34 cites an audit with 99 score-corrupting ones), and a
 reader may want the figure with them corrected; a leaderboard that silently changed its figures would
-no longer be the benchmark everyone else reports. So an errata file (:mod:`evals.benchmarks.audit`: test point ->
+no longer be the benchmark everyone else reports. So an errata file (:mod:`evals.benchmarks.errata`: test point ->
 corrected evidence, corrected answer, or left out as invalid; with a reason and a source) gives a
 *second* figure, labelled "with errata", beside the published one and never over it:
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.audit import (
+from evals.benchmarks.errata import (
     Errata,
     ErrataFile,
     ErrataTarget,

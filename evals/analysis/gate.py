@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.analysis.compare import Flip, compare_runs
-from evals.benchmarks.facts import category_names
+from evals.benchmarks import category_names
 from evals.errors import EvalsError
 from evals.judge import answer_metrics as qa
 from evals.judge.metrics import MetricValue

@@ -30,8 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, Protocol
-from evals.benchmarks.protocols._points import AskedPoint
+from evals.benchmarks.kit import CORRECT, UNPARSED, AskedPoint, Protocol
 from evals.judge.stats import wilson_interval
 from evals.model.corpus import Conversation
 

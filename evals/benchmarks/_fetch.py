@@ -36,7 +36,7 @@ from evals.benchmarks._download import (
 )
 from evals.benchmarks._lock import Lock, LockEntry
 from evals.benchmarks._registry import Benchmark, RemoteFile, SourceFile, benchmark
-from evals.benchmarks.importers import ImportReport, import_corpus
+from evals.benchmarks.formats import ImportReport, import_corpus
 from evals.errors import EvalsError
 from evals.io.jsonfile import MAX_BENCHMARK_FILE_BYTES
 

@@ -16,17 +16,22 @@ fetch must match them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator
 
 from evals.errors import EvalsError
+from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical
 from evals.judge.headline import Rule
 from evals.model.corpus import benchmark_entry_points
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport, Source
+    from evals.benchmarks.kit import ImportReport, Source
     from evals.model.corpus import Corpus
 
 __all__ = [
@@ -38,8 +43,20 @@ __all__ = [
     "Unit",
     "UnknownBenchmark",
     "benchmark",
+    "category_names",
+    "category_notes",
+    "HARNESS",
+    "HARNESS_JUDGE",
+    "ProtocolName",
+    "ProtocolSpec",
+    "known_protocol",
+    "no_judge_refusal",
     "protocol_class",
+    "protocol_judges",
+    "protocol_lexical",
+    "protocol_names",
     "protocol_sources",
+    "protocol_specs",
     "rule_of",
     "unit",
     "units",
@@ -144,6 +161,23 @@ class Audit:
 
 
 @dataclass(frozen=True)
+class ProtocolSpec:
+    """One QA protocol a unit brings, declared without importing it: ``--protocol``'s choices, a run's allowed
+    values, its default judge and its lexical scores are known from this alone; the class is imported when a run
+    uses it."""
+
+    # A function importing the protocol's class lazily: a :class:`evals.benchmarks.kit.Protocol` with a static
+    # ``extract(sources) -> templates`` (the templates it reads out of its pinned files; given None where it pins
+    # none and holds its templates itself).
+    load: Callable[[], type]
+    judge: str | None  # the judge model its published code uses; None: it scores answers itself, no judge
+    sources: tuple[SourceFile, ...] = ()  # the pinned files it reads its templates from
+    # How it scores an answer's words against the gold (its F1 and BLEU-1); None: the harness's own.
+    lexical: Lexical | None = None
+    profile: str = ""  # which published scoring its figures follow, where a benchmark has several (shown with them)
+
+
+@dataclass(frozen=True)
 class Unit:
     """One benchmark, whole: what ``benchmark.json`` calls it, its releases, importer, rule, categories,
     protocols, audit and titles. ``releases`` are what ``evals fetch NAME`` knows; a unit with an
@@ -156,13 +190,11 @@ class Unit:
     reads: str = ""  # what the importer reads, one line for `evals import-corpus --help`
     rule: Rule | None = None  # the headline of a corpus declaring it; None: the harness's evidence rule
     categories: Mapping[str, str] = field(default_factory=dict)  # category key -> its name, as published
-    # The answer protocols that follow published code on it (evals.benchmarks.protocols), each with the
-    # pinned files it reads its templates from.
-    protocols: Mapping[str, tuple[SourceFile, ...]] = field(default_factory=dict)
-    # The class of each protocol the unit brings itself (BEAM's, LoCoMo-Plus's), by name: a function that imports it
-    # lazily (a :class:`evals.benchmarks.protocols.Protocol` with a static ``extract(sources) -> templates``).
-    # A protocol not named here is one of evals.benchmarks.protocols' own.
-    protocol_classes: Mapping[str, Callable[[], type]] = field(default_factory=dict)
+    # Set where its categories are numbers whose names are this harness's reading (LoCoMo's): the note shown
+    # beside them, and they are shown by number first.
+    category_note: str = ""
+    # The QA protocols it brings (`evals run --protocol NAME`), by name: each one's class, pins, judge and scorer.
+    protocols: Mapping[str, ProtocolSpec] = field(default_factory=dict)
     audit: Audit | None = None
     # How every page and the terminal name a turn (evals.benchmarks.turn_ids): (turn index, its session key or
     # None, its place in that session from 1) -> the benchmark's own id for it. None: the harness's naming.
@@ -171,24 +203,73 @@ class Unit:
 
 
 _EMPTY: dict[str, Unit] = {}
-_loaded: tuple[tuple[tuple[str, str], ...], dict[str, Unit]] = ((), _EMPTY)
+_loaded: tuple[tuple[tuple[str, str, str], ...], dict[str, Unit]] = ((), _EMPTY)
+BUILT_IN_DISTRIBUTION = "mneme-evals"
+
+
+def _built_in(point: EntryPoint) -> bool:
+    return point.dist is not None and point.dist.name == BUILT_IN_DISTRIBUTION
+
+
+def _named(point: EntryPoint) -> str:
+    """The entry point and where it comes from, as a warning names them: ``NAME (DISTRIBUTION VERSION)``."""
+    from evals.model.formatting import printable
+
+    where = "built-in" if _built_in(point) else point.value if point.dist is None else f"{point.dist.name} {point.dist.version}"
+    return printable(f"{point.name} ({where})")
+
+
+def _problem(point: EntryPoint, loaded: Any) -> str | None:
+    """Why a loaded entry point is no usable unit (None: it is one)."""
+    from evals.judge.metrics import declared
+
+    if not isinstance(loaded, Unit):
+        return f"is left out: it is {type(loaded).__name__}, not a Unit"
+    if loaded.name != point.name:
+        return f"is left out: its Unit is named {loaded.name!r}, not {point.name!r}"
+    if loaded.rule is not None and (not isinstance(loaded.rule, Rule) or declared(loaded.rule.metric) is None):
+        metric = getattr(loaded.rule, "metric", loaded.rule)
+        return f"is left out: its rule names no declared metric: {metric!r}"
+    return None
+
+
+def _load(points: list[EntryPoint]) -> dict[str, Unit]:
+    """Each entry point's unit, by name; one that fails to load, is misnamed, declares an unknown metric or takes
+    a built-in's name gets one warning line on stderr and is left out, so it breaks only itself."""
+    from evals.strategies.registry import PLUGIN_FAULTS, fault_text
+
+    found: dict[str, Unit] = {}
+    builtin = {point.name for point in points if _built_in(point)}
+    for point in sorted(points, key=lambda p: (not _built_in(p), p.name, p.value)):
+        if point.name in builtin and not _built_in(point):
+            _warn(f"benchmark {_named(point)} is ignored: a built-in benchmark has that name")
+            continue
+        if point.name in found:
+            continue  # one name, one unit: the first registered keeps it
+        try:
+            loaded = point.load()
+        except PLUGIN_FAULTS as exc:  # fault_text raises a KeyboardInterrupt again
+            _warn(f"benchmark {_named(point)} failed to load: {fault_text(exc)}")
+            continue
+        problem = _problem(point, loaded)
+        if problem is not None:
+            _warn(f"benchmark {_named(point)} {problem}")
+            continue
+        found[point.name] = loaded
+    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
+
+
+def _warn(line: str) -> None:
+    sys.stderr.write(f"warning: {line}\n")
 
 
 def units() -> dict[str, Unit]:
-    """Every registered unit, by name, in name order; loaded again only when the registered set changes."""
+    """Every registered unit that loads, by name, in name order; loaded again only when the registered set changes."""
     global _loaded
-    points = sorted({(p.name, p.value): p for p in benchmark_entry_points()}.items())
-    key = tuple(k for k, _ in points)
+    points = list({(p.name, p.value, p.dist.name if p.dist else ""): p for p in benchmark_entry_points()}.values())
+    key = tuple(sorted((p.name, p.value, p.dist.name if p.dist else "") for p in points))
     if key != _loaded[0]:
-        found = {}
-        for (name, value), point in points:
-            if name in found:
-                continue  # one name, one unit: the first registered keeps it
-            loaded = point.load()
-            if not isinstance(loaded, Unit) or loaded.name != name:
-                raise EvalsError(f"benchmark entry point {name} = {value}: expected a Unit named {name!r}")
-            found[name] = loaded
-        _loaded = (key, dict(sorted(found.items(), key=lambda item: (item[1].order, item[0]))))
+        _loaded = (key, _load(points))
     return dict(_loaded[1])
 
 
@@ -239,17 +320,82 @@ class _Releases(MutableMapping[str, Benchmark]):
 BENCHMARKS: MutableMapping[str, Benchmark] = _Releases()
 
 
+# The harness's own protocol (evals.benchmarks.protocols.harness): built in, first, whatever units are installed.
+HARNESS = "harness"
+HARNESS_JUDGE = "gpt-4o-mini"
+
+
+def protocol_specs() -> dict[str, ProtocolSpec]:
+    """Every unit's protocols by name, in the units' order (the harness's own is not among them)."""
+    return {name: spec for u in units().values() for name, spec in u.protocols.items() if name != HARNESS}
+
+
+def protocol_names() -> tuple[str, ...]:
+    """The names ``--protocol`` takes and a run may record: the harness's own, then every unit's."""
+    return (HARNESS, *protocol_specs())
+
+
+def protocol_judges() -> dict[str, str | None]:
+    """The judge model each protocol's published code uses, by name (None: it has no judge)."""
+    return {HARNESS: HARNESS_JUDGE, **{name: spec.judge for name, spec in protocol_specs().items()}}
+
+
 def protocol_sources() -> dict[str, tuple[SourceFile, ...]]:
     """The files each published protocol reads its templates from, as the units declare them."""
-    return {name: files for u in units().values() for name, files in u.protocols.items()}
+    return {name: spec.sources for name, spec in protocol_specs().items()}
+
+
+def known_protocol(name: str) -> str:
+    """``name``, checked to be a registered protocol's (a pydantic validator: the error lists the names)."""
+    from pydantic_core import PydanticCustomError
+
+    names = protocol_names()
+    if name not in names:
+        listed = ", ".join(repr(n) for n in names[:-1]) + f" or {names[-1]!r}" if len(names) > 1 else repr(names[0])
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": listed})
+    return name
+
+
+# A protocol's name as a run's settings and an exchange file hold it: any registered protocol's.
+ProtocolName = Annotated[str, AfterValidator(known_protocol)]
+
+
+def no_judge_refusal(grader: str) -> str:
+    """What `--judge` beside protocol ``grader``, which scores answers itself (no judge), is told: the one
+    message, naming the protocols that have a judge."""
+    judged = [name for name, judge in protocol_judges().items() if judge is not None]
+    named = ", ".join(judged[:-1]) + f" or {judged[-1]}" if len(judged) > 1 else "".join(judged)
+    return (
+        f"--protocol {grader} scores answers by its own rule and has no judge, so --judge has nothing to do; "
+        f"to judge its answers, add --judge-protocol {named}"
+    )
 
 
 def protocol_class(name: str) -> type | None:
-    """The class of protocol ``name`` where a unit brings it (:attr:`Unit.protocol_classes`), imported now; else None."""
-    for found in units().values():
-        if name in found.protocol_classes:
-            return found.protocol_classes[name]()
-    return None
+    """The class of protocol ``name`` where a unit brings it, imported now; else None."""
+    spec = protocol_specs().get(name)
+    return None if spec is None else spec.load()
+
+
+def protocol_lexical(name: str | None) -> Lexical:
+    """How protocol ``name`` scores an answer's words: its unit's scorer, else the harness's (its own protocol, or
+    one no installed unit brings any more: a stored run of an uninstalled plug-in is read as before)."""
+    spec = protocol_specs().get(name or HARNESS)
+    return spec.lexical if spec is not None and spec.lexical is not None else HARNESS_LEXICAL
+
+
+def category_names(benchmark: str | None) -> Mapping[int, str] | None:
+    """The names of a benchmark's numbered categories (a unit with a ``category_note``), or None: its categories
+    are names already (or it is no installed unit)."""
+    found = units().get(benchmark or "")
+    if found is None or not found.category_note:
+        return None
+    return {int(key): name for key, name in found.categories.items()}
+
+
+def category_notes() -> tuple[str, ...]:
+    """The notes of every unit whose categories are numbers, in the units' order."""
+    return tuple(u.category_note for u in units().values() if u.category_note)
 
 
 def benchmark(name: str) -> Benchmark:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evals.benchmarks._registry import Benchmark, Unit
+from evals.benchmarks.kit import Benchmark, Unit
 
 __all__ = ["UNIT"]
 

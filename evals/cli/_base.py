@@ -348,6 +348,45 @@ def llm_options(func: Callable) -> Callable:
     return func
 
 
+DOWNLOADS_HELP = (
+    "Folder that downloaded benchmark files, their evaluation sources and fetched corpora go to. "
+    "Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals."
+)
+LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
+LOCK_HELP = (
+    "Lock file recording the size and SHA-256 of each file published without a digest at its first "
+    "download (trust on first use); every later fetch must match it. Commit it. Default: benchmarks.lock."
+)
+
+
+def downloads_option(func: Callable | None = None, *, help: str = DOWNLOADS_HELP) -> Callable:
+    """``--downloads`` ($EVALS_DOWNLOADS), declared once: the folder `evals fetch` downloads into. A command says
+    in ``help`` what it reads there; used bare as a decorator, the fetch commands' text."""
+
+    def option(f: Callable) -> Callable:
+        return click.option(
+            "--downloads",
+            type=click.Path(path_type=Path, file_okay=False),
+            envvar="EVALS_DOWNLOADS",
+            show_envvar=True,
+            default=None,
+            help=help,
+        )(f)
+
+    return option if func is None else option(func)
+
+
+def lock_option(func: Callable | None = None, *, help: str = LOCK_HELP) -> Callable:
+    """``--lock`` ($EVALS_BENCHMARKS_LOCK), declared once: the benchmarks' lock file."""
+
+    def option(f: Callable) -> Callable:
+        return click.option(
+            "--lock", type=click.Path(path_type=Path, dir_okay=False), envvar=LOCK_ENV, show_envvar=True, default=None, help=help
+        )(f)
+
+    return option if func is None else option(func)
+
+
 def store_option(func: Callable) -> Callable:
     """``--store``, shared by every command that reads or writes the results store."""
     return click.option(

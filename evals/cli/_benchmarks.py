@@ -13,39 +13,15 @@ from evals.cli._base import (
     FiniteSeconds,
     OutputFile,
     cli,
+    downloads_option,
     echo,
+    lock_option,
     max_unparsed_option,
     progress_reporter,
     store_option,
     store_path,
     write_json,
 )
-
-LOCK_ENV = "EVALS_BENCHMARKS_LOCK"
-
-
-def downloads_option(func: Callable) -> Callable:
-    return click.option(
-        "--downloads",
-        type=click.Path(path_type=Path, file_okay=False),
-        envvar="EVALS_DOWNLOADS",
-        show_envvar=True,
-        default=None,
-        help="Folder that downloaded benchmark files, their evaluation sources and fetched corpora go to. "
-        "Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals.",
-    )(func)
-
-
-def lock_option(func: Callable) -> Callable:
-    return click.option(
-        "--lock",
-        type=click.Path(path_type=Path, dir_okay=False),
-        envvar=LOCK_ENV,
-        show_envvar=True,
-        default=None,
-        help="Lock file recording the size and SHA-256 of each file published without a digest at its first "
-        "download (trust on first use); every later fetch must match it. Commit it. Default: benchmarks.lock.",
-    )(func)
 
 
 def deadline_option(func: Callable) -> Callable:
@@ -319,7 +295,7 @@ def import_errata_command(
     `evals audit-labels --errata` read it. Nothing of the audit is shipped with
     this tool (its data are CC BY-NC 4.0): convert a copy at use time.
     """
-    from evals.benchmarks.importers.locomo_audit import convert_locomo_audit
+    from evals.benchmarks.locomo.errata import convert_locomo_audit
     from evals.io.outputs import check_output
     from evals.model.provenance import NO_GIT, git_revision
 

@@ -43,7 +43,7 @@ class _Formats(click.Choice):
 
     @property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
-        from evals.benchmarks.importers import formats
+        from evals.benchmarks.formats import formats
 
         return tuple(formats())
 
@@ -86,7 +86,7 @@ def import_corpus_command(fmt: str, file: Path, out: Path) -> None:
     (LoCoMo category 5, LongMemEval *_abs, BEAM abstention) are marked so. Prints what was
     written: conversations, questions, unanswerable, questions with keywords.
     """
-    from evals.benchmarks.importers import import_corpus
+    from evals.benchmarks.formats import import_corpus
 
     report = import_corpus(fmt, file, out)
     for note in report.notes:

@@ -19,6 +19,7 @@ from evals.cli._base import (
     Whole,
     absolute,
     cli,
+    downloads_option,
     echo,
     echo_llm_usage,
     llm_options,
@@ -34,24 +35,39 @@ from evals.cli._base import (
     write_json,
 )
 from evals.model.results import DEFAULT_CUTOFFS, MAX_SEED, MIN_SEED
-from evals.run.config import MAX_CONCURRENCY, PROTOCOL_NAMES
+from evals.run.config import MAX_CONCURRENCY
 from evals.run.evaluate import RunConfig
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
 from evals.views.report import outcome_json, run_line, unparsed_excess
+
+
+class ProtocolChoice(click.Choice):
+    """``--protocol``'s choices: the registered units' protocols, read when Click asks (a plug-in's among them),
+    not fixed when the command is declared."""
+
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from evals.benchmarks import protocol_names
+
+        return protocol_names()
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # Click's own __init__ sets them; they are the registry's
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
     """The RunConfig settings of --protocol, --judge-protocol and --protocol-source. --judge-model left
     at its default gives way to the judge protocol's own judge model; --judge beside a judge protocol
     that has no judge is refused."""
-    from evals.benchmarks.protocols import DEFAULT_JUDGES
+    from evals.benchmarks import no_judge_refusal, protocol_judges
 
     grader = judge_protocol or protocol
-    if DEFAULT_JUDGES[grader] is None and options.get("judge"):
-        raise click.UsageError(
-            f"--protocol {grader} scores answers by its own rule and has no judge, so --judge has nothing to do; "
-            "to judge its answers, add --judge-protocol longmemeval, mem0 or harness"
-        )
+    if protocol_judges()[grader] is None and options.get("judge"):
+        raise click.UsageError(no_judge_refusal(grader))  # RunConfig says the same; said here as a usage error
     if source is not None and protocol == "harness" and grader == "harness":
         raise click.UsageError("--protocol-source goes with a published --protocol or --judge-protocol")
     settings: dict[str, Any] = {"protocol": protocol, "judge_protocol": judge_protocol, "protocol_source": absolute(source)}
@@ -134,7 +150,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
 )
 @click.option(
     "--protocol",
-    type=click.Choice(PROTOCOL_NAMES),
+    type=ProtocolChoice(),
     default="harness",
     show_default=True,
     help="How answers are asked for, judged and counted: the harness's own prompts, or a published benchmark's "
@@ -144,7 +160,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
 )
 @click.option(
     "--judge-protocol",
-    type=click.Choice(PROTOCOL_NAMES),
+    type=ProtocolChoice(),
     default=None,
     help="Judge and count the answers under this protocol instead (default: --protocol's own): e.g. answers asked "
     "LongMemEval's way, re-judged by mem0's judge; the answers come from the cache, not the answer model.",
@@ -158,14 +174,9 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     "their repository paths (for --protocol; a --judge-protocol of another repository is read from --downloads). "
     "Default: the copies `evals fetch` downloaded, in --downloads.",
 )
-@click.option(
-    "--downloads",
-    type=click.Path(path_type=Path, file_okay=False),
-    envvar="EVALS_DOWNLOADS",
-    show_envvar=True,
-    default=None,
+@downloads_option(
     help="The folder `evals fetch` downloads into, where a published protocol's files are read from "
-    "(sources/OWNER/REPO/COMMIT/PATH). Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals.",
+    "(sources/OWNER/REPO/COMMIT/PATH). Default: $XDG_CACHE_HOME/mneme-evals, else ~/.cache/mneme-evals."
 )
 @click.option(
     "--call-timeout",
@@ -290,7 +301,7 @@ def run_command(
 
 
 @cli.command("probe-judge")
-@click.option("--protocol", type=click.Choice(PROTOCOL_NAMES), required=True, help="The protocol whose judge is probed.")
+@click.option("--protocol", type=ProtocolChoice(), required=True, help="The protocol whose judge is probed.")
 @click.option(
     "--corpus",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
@@ -324,14 +335,7 @@ def run_command(
     metavar="DIR",
     help="As for `evals run`.",
 )
-@click.option(
-    "--downloads",
-    type=click.Path(path_type=Path, file_okay=False),
-    envvar="EVALS_DOWNLOADS",
-    show_envvar=True,
-    default=None,
-    help="As for `evals run`.",
-)
+@downloads_option(help="As for `evals run`.")
 @store_option
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON."

@@ -11,6 +11,7 @@ from evals.cli._base import (
     cli,
     echo,
     errata_option,
+    lock_option,
     store_option,
     store_path,
 )
@@ -45,14 +46,9 @@ from evals.errors import EvalsError
     is_flag=True,
     help="Render every page, instead of reusing the pages an earlier build in --out made from the same runs.",
 )
-@click.option(
-    "--lock",
-    type=click.Path(path_type=Path, dir_okay=False),
-    envvar="EVALS_BENCHMARKS_LOCK",
-    show_envvar=True,
-    default=None,
+@lock_option(
     help="The benchmarks' lock file (as for evals fetch): each benchmark page shows the size and SHA-256 it recorded "
-    "for a file pinned by trust on first use. Default: benchmarks.lock (none there: no sizes shown).",
+    "for a file pinned by trust on first use. Default: benchmarks.lock (none there: no sizes shown)."
 )
 @errata_option(
     "the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside the published one"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from evals.judge.answer_scores import LOCOMO_ABSTAIN, category_number
+from evals.judge.answer_scores import category_number
 from evals.judge.stats import bootstrap_mean_of_means_interval
 from evals.model.results import CORRECT, UNPARSED, WRONG, AnswerRun, PointAnswer, RunResult
 
@@ -58,7 +58,8 @@ UNPARSED_LIMIT = 0.01
 # The lexical abstention rule: an answer abstains when, lower-cased (curly apostrophes made straight), it holds
 # one of these. LoCoMo's two category-5 phrases first, then the usual ways a model declines.
 ABSTAIN_PHRASES = (
-    *LOCOMO_ABSTAIN,
+    "no information available",
+    "not mentioned",
     "not enough information",
     "no information",
     "don't know",
@@ -163,7 +164,7 @@ def abstains(answer: PointAnswer) -> bool | None:
 
 def category_label(category: str | None, names: Mapping[int, str] | None = None) -> str:
     """A category as tables show it: a numbered category by number, the name beside it in brackets
-    (``"4 single-hop"`` or, with LoCoMo's ``names`` (:func:`evals.benchmarks.facts.category_names`),
+    (``"4 single-hop"`` or, with LoCoMo's ``names`` (:func:`evals.benchmarks.category_names`),
     ``"4"`` -> ``"4 (single-hop)"``); any other verbatim; "(none)"."""
     if category is None:
         return "(none)"

@@ -45,6 +45,7 @@ __all__ = [
     "Verdict",
     "headline_by_category",
     "headline_of",
+    "metric_at",
     "rule_for",
     "run_verdicts",
     "verdict_of",
@@ -163,10 +164,16 @@ def headline_of(declared: Rule | None, metrics: Mapping[str, MetricValue], k: in
     Evidence is known to be labelled when the evidence metrics are present (they are only where some
     test point names an evidence turn)."""
     rule = rule_for(declared, "evidence_recall_any" in metrics)
-    value = metrics.get(rule.metric)
-    if value is None and rule.metric.endswith("@k"):
-        value = metrics.get(f"{rule.metric[:-1]}{k}")
-    return Headline(rule, value)
+    return Headline(rule, metric_at(metrics, rule.metric, k))
+
+
+def metric_at(metrics: Mapping[str, MetricValue], name: str, k: int) -> MetricValue | None:
+    """A run's stored value of metric ``name`` (None: it has none); a retrieval metric asked at ``@k`` that is not
+    stored as such is read at the run's own ``k``. Decided here once, for the headline and every other reader."""
+    value = metrics.get(name)
+    if value is None and name.endswith("@k"):
+        value = metrics.get(f"{name[:-1]}{k}")
+    return value
 
 
 def verdicts(rule: Rule, values: Sequence[float | None], answerable: Sequence[bool]) -> list[Verdict]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evals.benchmarks.facts import PROTOCOL_NAMES, ProtocolName
+from evals.benchmarks import ProtocolName
 from evals.errors import EvalsError
 from evals.model.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
 from evals.model.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
@@ -30,7 +30,6 @@ __all__ = [
     "MAX_JUDGE_REPEATS",
     "MAX_REQUEST_TIMEOUT",
     "MAX_RETRIES",
-    "PROTOCOL_NAMES",
     "RunConfig",
     "model_name_problem",
 ]
@@ -41,7 +40,7 @@ MAX_REQUEST_TIMEOUT = 3600
 MAX_RETRIES = 100
 MAX_JUDGE_REPEATS = 20  # each repeat is a paid request per judged point; 20 is sd enough
 MAX_MODEL_CHARS = 256
-# evals.benchmarks.facts names the protocols (PROTOCOL_NAMES, ProtocolName), so that a configuration is checked
+# The protocols a configuration may name are the registered units' (evals.benchmarks.ProtocolName), checked
 # without loading any template.
 
 
@@ -117,24 +116,23 @@ class RunConfig(BaseModel):
         that protocol's judge model unless one is given)."""
         if not isinstance(data, dict):
             return data
-        from evals.benchmarks.facts import PROTOCOL_JUDGES as DEFAULT_JUDGES  # facts only: no protocol loaded
+        from evals.benchmarks import no_judge_refusal, protocol_judges  # the units' declarations: no protocol loaded
+
+        judges = protocol_judges()
 
         data = dict(data)
         protocol = data.get("protocol") or "harness"
         grader = data.get("judge_protocol") or protocol
-        if protocol not in DEFAULT_JUDGES or grader not in DEFAULT_JUDGES:
+        if protocol not in judges or grader not in judges:
             return data  # the field's own check says so
         if protocol != "harness" or grader != "harness":
             data["with_answers"] = True
-            if DEFAULT_JUDGES[grader] is not None:
+            if judges[grader] is not None:
                 data["judge"] = True
             elif data.get("judge"):
-                raise ValueError(
-                    f"protocol {grader} scores answers without a judge, so --judge has nothing to do; "
-                    "to judge them, name a judge protocol (--judge-protocol longmemeval, mem0 or harness)"
-                )
+                raise ValueError(no_judge_refusal(grader))
         if data.get("judge_model") is None:
-            data["judge_model"] = DEFAULT_JUDGES[grader] or DEFAULT_JUDGES["harness"]
+            data["judge_model"] = judges[grader] or judges["harness"]
         return data
 
     @field_validator("answer_model", "judge_model")
@@ -235,13 +233,14 @@ class RunConfig(BaseModel):
         ``protocols`` when already loaded)."""
         if not self.answers_on:
             return None
-        from evals.benchmarks.protocols import DEFAULT_JUDGES, protocols_block
+        from evals.benchmarks import protocol_judges
+        from evals.benchmarks.protocols import protocols_block
         from evals.run.llm import answer_identity
 
         block = None
         if self.protocol != "harness" or self.grader != "harness":
             block = protocols_block(*(protocols or self.load_protocols()))
-        judged = self.judge and DEFAULT_JUDGES[self.grader] is not None
+        judged = self.judge and protocol_judges().get(self.grader) is not None
         return answer_identity(
             self.answer_model, self.judge_model if judged else None, self.endpoint(), self.judge_repeats if judged else 1, block
         )

@@ -349,7 +349,7 @@ def _option_problem(path: Path, where: str, message: str) -> SuiteError:
 def _check_errata(suite: Suite, corpora_of: dict[str, Any], log: Callable[[str], None] | None) -> None:
     """Each ``[errata]`` file checked against its corpus before anything runs (its figures come later, from
     `evals leaderboard --errata` and `evals build-site --errata` given this suite file)."""
-    from evals.benchmarks.audit import read_errata
+    from evals.benchmarks.errata import read_errata
     from evals.model.corpus import load_corpus
 
     for name, file in suite.errata.items():

@@ -9,22 +9,19 @@ replies** come from the *cache* file beside the store (:mod:`evals.io.cache`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from evals.io.cache import Cache, cache_path_for
 from evals.io.outputs import check_store_place
-from evals.judge.scoring import Scores
-from evals.model.corpus import Corpus, load_corpus
+from evals.model.corpus import load_corpus
 from evals.model.costs import PriceTable
 from evals.model.provenance import NO_GIT, Provenance, collect_provenance, strategy_code
-from evals.model.results import AnswerRun, RunResult
 from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.executors import Executor
 from evals.run.playthrough import recorded_cutoffs
-from evals.store import DEFAULT_LOCK_TIMEOUT, RunSummary, Store, check_writable, reuse_key, writable_file
+from evals.store import DEFAULT_LOCK_TIMEOUT, Store, StoredOutcome, check_writable, reuse_key, writable_file
 from evals.strategies import Registry
 
 __all__ = ["StoredOutcome", "no_git_warning", "planned_reuse_key", "run_with_store"]
@@ -37,26 +34,6 @@ def no_git_warning(repo: Path | None) -> str:
         f"{where} is not in a git checkout: this run is recorded as commit {NO_GIT} and is never reused; "
         "run from the clone, or name it with --repo PATH"
     )
-
-
-@dataclass(frozen=True)
-class StoredOutcome:
-    run_id: str
-    reused: bool  # an earlier run of the same inputs, not computed now
-    provenance: Provenance
-    # What the run's document in the original harness's shape is made of (evals.views.report.outcome_json).
-    run: RunResult
-    scores: Scores
-    answers: AnswerRun | None
-    metrics: dict[str, Any]
-    cache_hits: int = 0  # embeddings found in the cache
-    cache_misses: int = 0  # ... and computed or requested by this run
-    summary: RunSummary | None = None  # the stored run's summary row
-    # Which turn each record is (--output-records turns): a reused run's, as stored (conversation id -> per
-    # test point, per record, the turn or None); a new run's come from the corpus it played, read again
-    # (its texts are the strings the run's records already hold, so a walk adds no copy of them).
-    record_turns: dict[str, list[list[int | None]]] | None = None
-    corpus: Corpus | None = None
 
 
 def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str) -> str | None:

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from evals.benchmarks import protocol_lexical
 from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.metrics import answer_scores
 from evals.judge.scoring import matched_keywords
@@ -304,7 +305,7 @@ def point_view(
             latency_s=answer.latency_s,
             verdict=answer.verdict,
             graded=answer.score if answer.verdict is not None else None,
-            **answer_scores(point, answer, protocol),
+            **answer_scores(point, answer, protocol_lexical(protocol)),
         ),
         k=k,
         records_more=more,

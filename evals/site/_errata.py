@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evals.analysis.errata import ErrataFigure
-from evals.benchmarks.audit import Errata
+from evals.benchmarks.errata import Errata
 from evals.site._pages import ErrataView
 
 __all__ = ["errata_note", "errata_view"]

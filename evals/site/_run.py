@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from evals.benchmarks import protocol_lexical
 from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import KEYWORD, MISS, Verdict, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
@@ -308,7 +309,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     whole = first.model_copy(update={"conversations": light})
     scores_of_run = Scores(tokenizer=s.tokenizer, conversation_ids=[c.conversation_id for c in light], points=score_lists)
     answers_whole = dataclasses.replace(answers_of_run, points=answer_points) if answers_of_run is not None else None
-    values = point_values(ScoredRun(whole, scores_of_run, answers_whole))
+    lexical = protocol_lexical(answers_whole and answers_whole.protocol)
+    values = point_values(ScoredRun(whole, scores_of_run, answers_whole, lexical))
     head, tail = legacy_json_parts(whole, scores_of_run, answers_whole, s.metrics, values)
     gzipped = document.finish(head, tail)
     if gzipped is not None:

@@ -17,7 +17,7 @@ renders anything. The schema is versioned with named, ordered migrations
 from evals.store._connect import DEFAULT_LOCK_TIMEOUT, check_writable, writable_file
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._keys import config_key, reuse_key
-from evals.store._models import RunSummary, StoredRun
+from evals.store._models import RunSummary, StoredOutcome, StoredRun
 from evals.store._records import RunRecord, make_summary
 from evals.store._schema import MIGRATIONS, Migration
 from evals.store._store import Store
@@ -32,6 +32,7 @@ __all__ = [
     "RunSummary",
     "Store",
     "StoreError",
+    "StoredOutcome",
     "StoredRun",
     "check_writable",
     "config_key",

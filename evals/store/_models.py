@@ -7,17 +7,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks._registry import rule_of
-from evals.judge.headline import Headline, headline_of
+from evals.benchmarks import rule_of
+from evals.judge.headline import Headline, headline_of, metric_at
 from evals.judge.metrics import LatencyBucket, MetricValue
 from evals.judge.scoring import Scores
-from evals.model.corpus import Reference
-from evals.model.results import RunResult
+from evals.model.corpus import Corpus, Reference
+from evals.model.provenance import Provenance
+from evals.model.results import AnswerRun, RunResult
 
 if TYPE_CHECKING:
     from evals.model.results import AnswerRun
 
-__all__ = ["RecordTurns", "RunSummary", "StoredRun", "Transcript"]
+__all__ = ["RecordTurns", "RunSummary", "StoredOutcome", "StoredRun", "Transcript"]
 
 Transcript = list[tuple[str, str]]
 # Per test point, per retrieved record: the index of the conversation turn the
@@ -105,10 +106,7 @@ class RunSummary:
         """The run's value of metric ``name``; None when the run has none (not measured, or not stored then).
 
         A retrieval metric asked at ``@k`` that is not stored as such is read at the run's own k."""
-        value = self.metrics.get(name)
-        if value is None and name.endswith("@k"):
-            value = self.metrics.get(f"{name[:-1]}{self.k}")
-        return value
+        return metric_at(self.metrics, name, self.k)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: the timestamp as ISO 8601 text."""
@@ -139,3 +137,26 @@ class StoredRun:
     listed_sessions: dict[str, list[list[str]]] = field(default_factory=dict)
     # conversation id -> per test point, the corpus's rubric (BEAM); absent: no point of the corpus has one
     rubrics: dict[str, list[list[str]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredOutcome:
+    """A run made or reused through the store (:func:`evals.run.workflow.run_with_store`), as the views show it:
+    a data type the layers above the store share, so none reaches up into the run layer for it."""
+
+    run_id: str
+    reused: bool  # an earlier run of the same inputs, not computed now
+    provenance: Provenance
+    # What the run's document in the original harness's shape is made of (evals.views.report.outcome_json).
+    run: RunResult
+    scores: Scores
+    answers: AnswerRun | None
+    metrics: dict[str, Any]
+    cache_hits: int = 0  # embeddings found in the cache
+    cache_misses: int = 0  # ... and computed or requested by this run
+    summary: RunSummary | None = None  # the stored run's summary row
+    # Which turn each record is (--output-records turns): a reused run's, as stored (conversation id -> per
+    # test point, per record, the turn or None); a new run's come from the corpus it played, read again
+    # (its texts are the strings the run's records already hold, so a walk adds no copy of them).
+    record_turns: dict[str, list[list[int | None]]] | None = None
+    corpus: Corpus | None = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from evals.benchmarks import protocol_lexical
 from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
 from evals.judge.scoring import Evaluation, Scores
 from evals.model.corpus import Conversation, Reference
@@ -103,7 +104,7 @@ def make_summary(
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
     identity = answers.identity() if answers is not None else None
     # The runs table's recall and tokens columns are the metrics' values, computed in one place.
-    metrics = compute_metrics(ScoredRun(run, scores, answers))
+    metrics = compute_metrics(ScoredRun(run, scores, answers, protocol_lexical(answers and answers.protocol)))
     extra = {}
     if answers is not None:
         extra = {

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE, category_names
+from evals.benchmarks import category_names, protocol_lexical, units
 from evals.judge import answer_metrics as qa
-from evals.judge.answer_scores import LEXICAL, category_number
+from evals.judge.answer_scores import category_number
 from evals.judge.headline import Rule, headline_by_category
 from evals.judge.metrics import ALL, MetricValue, PointValues, answer_values_by_category, grouped
 from evals.model.results import AnswerRun, RunResult
@@ -192,7 +192,7 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
     averaged = qa.task_averaged(by_category) if by_category else None
     unparsed = whole.get("answer_unparsed")
     share = unparsed.value if unparsed is not None else None
-    f1_kind, bleu_kind = LEXICAL.get(answers.protocol, LEXICAL["harness"])
+    scorer = protocol_lexical(answers.protocol)
     numbered = any(qa.category_label(c, category_names(benchmark)) != (c or "(none)") for c in values.categories if c is not None)
     return {
         "protocol": answers.protocol,
@@ -225,6 +225,6 @@ def answer_figures(values: PointValues, answers: AnswerRun, benchmark: str | Non
             "retrieved": figure(whole.get("answer_accuracy_evidence_found"), "bootstrap"),
             "missed": figure(whole.get("answer_accuracy_evidence_missed"), "bootstrap"),
         },
-        "lexical": {"f1": f1_kind, "bleu1": bleu_kind},
-        "category_note": LOCOMO_CATEGORY_NOTE if numbered else None,
+        "lexical": {"f1": scorer.f1_name, "bleu1": scorer.bleu1_name},
+        "category_note": units()[benchmark].category_note if numbered else None,  # type: ignore[index]
     }

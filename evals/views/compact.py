@@ -33,7 +33,7 @@ from evals.model.results import RunResult
 from evals.model.turn_refs import TurnLookup, locate_records
 
 if TYPE_CHECKING:
-    from evals.run.workflow import StoredOutcome
+    from evals.store import StoredOutcome
 
 __all__ = ["TEXTS_LIMIT", "check_texts_size", "compact_document", "output_document", "texts_bytes"]
 

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from evals.benchmarks.facts import ProtocolName
+from evals.benchmarks import ProtocolName
 from evals.io import jsonfile
 from evals.judge.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
 from evals.judge.retrieval import held_sessions, sessions_of

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evals.benchmarks._registry import rule_of
+from evals.benchmarks import protocol_lexical, rule_of
 from evals.judge.headline import Headline, headline_of, run_verdicts
 from evals.judge.metrics import (
     ALL,
@@ -37,8 +37,7 @@ from evals.views.breakdown import answer_figures, category_rows, metrics_additio
 
 if TYPE_CHECKING:
     from evals.model.results import AnswerRun, PointAnswer
-    from evals.run.workflow import StoredOutcome
-    from evals.store import StoredRun
+    from evals.store import StoredOutcome, StoredRun
 
 __all__ = [
     "conversation_json",
@@ -152,7 +151,8 @@ def legacy_json_parts(
     Every number comes from the run's point values (``values``, else worked out here), aggregated by
     :func:`~evals.judge.metrics.grouped`.
     """
-    values = values if values is not None else point_values(ScoredRun(run, scores, answers))
+    if values is None:
+        values = point_values(ScoredRun(run, scores, answers, protocol_lexical(answers and answers.protocol)))
     # The document shows no mean's interval but the answers' F1 and BLEU-1 over the run: only those are drawn.
     overall = grouped(values, names=_BLOCK_METRICS, intervals=answers is not None)[ALL]
     per_conversation = dict(
@@ -234,7 +234,7 @@ def conversation_json(
             point["verdict"] = verdict
     if answers is not None:
         for point, result, answer in zip(points, conversation.test_points, answers, strict=True):
-            point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer, protocol)
+            point["answer"] = dataclasses.asdict(answer) | answer_scores(result, answer, protocol_lexical(protocol))
     return {
         "conversation_id": conversation.conversation_id,
         "description": conversation.description,

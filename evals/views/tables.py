@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks.facts import LOCOMO_CATEGORY_NOTE
+from evals.benchmarks import category_notes, protocol_lexical
 from evals.errors import EvalsError
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
@@ -38,6 +38,7 @@ from evals.judge.metrics import (
     declared,
     metric_order,
     point_values,
+    repeat_stats,
 )
 from evals.model import costs, formatting
 from evals.model.corpus import MAX_CUTOFF
@@ -348,8 +349,7 @@ def usage_lines(usage: dict[str, Any], correct: int | None) -> list[str]:
 
 def repeats_line(accuracies: list[float]) -> str:
     """--judge-repeats: accuracy's mean ± sd over the repeats, and each repeat's."""
-    mean = sum(accuracies) / len(accuracies)
-    sd = math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1))
+    mean, sd = repeat_stats(accuracies)
     each = ", ".join(f"{a:.3f}" for a in accuracies)
     return (
         f"llm judge repeats: accuracy {mean:.3f} ± {sd:.3f} (mean ± sd over {len(accuracies)} repeats: {each}); "
@@ -697,7 +697,7 @@ def category_records(stored_runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
         s = stored.summary
         rule = s.headline.rule
         values = point_values(
-            ScoredRun(stored.run, stored.scores, stored.answers),
+            ScoredRun(stored.run, stored.scores, stored.answers, protocol_lexical(stored.answers and stored.answers.protocol)),
             (
                 KEYWORD.metric,
                 "evidence_recall_any",
@@ -796,7 +796,7 @@ def category_table(records: list[dict[str, Any]]) -> Table:
             "answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval"
         )
     if any(r["label"] and r["label"] != r["category"] for r in records):
-        notes.append(LOCOMO_CATEGORY_NOTE)
+        notes.extend(category_notes())
     return Table(header, rows, notes)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.benchmarks.protocols.longmemeval import QUESTION_TYPES
+from evals.benchmarks.longmemeval.protocol import QUESTION_TYPES
 
 
 def conversation(cid: str = "c1", **overrides) -> dict:

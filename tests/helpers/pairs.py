@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evals.benchmarks.importers import import_corpus
+from evals.benchmarks.formats import import_corpus
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import build_site

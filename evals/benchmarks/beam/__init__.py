@@ -1,7 +1,7 @@
 """BEAM, "Beyond a Million Tokens" (Tavakoli et al. 2025, mohammadtavakoli78/BEAM): the unit.
 
 Four releases, one per tier (``beam_100k``, ``beam_500k``, ``beam_1m``, ``beam_10m``), each a tree of files
-of the repository at commit :data:`COMMIT`, every one pinned (:mod:`._pins`): the chat BEAM's answer
+of the repository at commit :data:`COMMIT`, every one pinned (``pins.tsv``, package data): the chat BEAM's answer
 generation reads and the probing questions of each conversation. They are fetched from
 ``raw.githubusercontent.com/mohammadtavakoli78/BEAM/<commit>/<path>``, or through ``$EVALS_MIRROR`` at
 ``mohammadtavakoli78/BEAM/<commit>/<path>`` (never by bare name: every folder has a ``chat.json``).
@@ -14,21 +14,21 @@ only judged answers), with a figure and interval per ability on the run page. It
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, SourceFile, Unit
-from evals.benchmarks.beam._pins import PINS
-from evals.judge.headline import Rule
+from evals.benchmarks.kit import RAW_GITHUB, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport
+    from evals.benchmarks.kit import ImportReport
 
-__all__ = ["ABILITIES", "COMMIT", "REPOSITORY", "RULE", "SOURCES", "TIERS", "UNIT"]
+__all__ = ["ABILITIES", "COMMIT", "PINS", "REPOSITORY", "RULE", "SOURCES", "TIERS", "UNIT"]
 
 REPOSITORY = "mohammadtavakoli78/BEAM"
 COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
 TIERS = ("100K", "500K", "1M", "10M")
+JUDGE = "gpt-4.1-mini"  # BEAM's src/llm.py (gpt_llm), temperature 0
 # What `--protocol beam` reads (:mod:`.protocol`): the answer and judge prompts, the metrics (event ordering's
 # threshold) and the report that averages them; digests computed from the repository at COMMIT.
 SOURCES = tuple(
@@ -67,6 +67,20 @@ RULE = Rule(
     "never silently dropped; a question whose ids all dangle has no evidence and is not counted.",
     unanswerable_words="BEAM abstention question: the conversation does not hold the answer",
 )
+
+
+def _pins() -> dict[str, list[tuple[str, int | None, str | None, str]]]:
+    """pins.tsv (package data, written by bench/beam_pins.py): per tier, (path, size, SHA-256, git blob id) of every
+    file the importer reads; size and SHA-256 None ('-') for a file pinned by its git blob id alone."""
+    text = (resources.files(__package__) / "pins.tsv").read_text(encoding="utf-8")
+    pins: dict[str, list[tuple[str, int | None, str | None, str]]] = {}
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    for tier, path, size, sha256, blob in rows[1:]:  # the first row names the columns
+        pins.setdefault(tier, []).append((path, None if size == "-" else int(size), None if sha256 == "-" else sha256, blob))
+    return pins
+
+
+PINS = _pins()
 
 
 def _tree(tier: str) -> tuple[RemoteFile, ...]:
@@ -119,6 +133,12 @@ def turn_name(turn: int, session: str | None, place: int) -> str:
     return f"message {turn}" + (f" · {session}" if session else "")
 
 
+def _mem0_protocol() -> type:
+    from evals.benchmarks.beam.protocol import BeamMem0Protocol
+
+    return BeamMem0Protocol
+
+
 UNIT = Unit(
     order=30,
     name="beam",
@@ -128,7 +148,10 @@ UNIT = Unit(
     reads="one tier's folder of BEAM's chats (chats/100K, 500K, 1M or 10M of github.com/mohammadtavakoli78/BEAM)",
     rule=RULE,
     categories=ABILITIES,
-    protocols={"beam": SOURCES},
-    protocol_classes={"beam": _protocol},
+    protocols={
+        "beam": ProtocolSpec(_protocol, JUDGE, SOURCES),
+        # Mem0's nugget-only scoring of BEAM (.protocol.MEM0_PROFILE), beside the official one: BEAM's prompts and judge.
+        "beam_mem0": ProtocolSpec(_mem0_protocol, JUDGE, SOURCES, profile="mem0 nugget-only (non-official)"),
+    },
     turn_name=turn_name,
 )

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.importers._common import (
+from evals.benchmarks.kit import (
+    Conversation,
     ImportFormatError,
     ImportReport,
     Source,
@@ -51,7 +52,6 @@ from evals.benchmarks.importers._common import (
     session_ids,
     write_corpus,
 )
-from evals.model.corpus import Conversation
 
 __all__ = ["ABSTENTION", "BeamCounts", "chat_file", "evidence_ids", "import_beam"]
 

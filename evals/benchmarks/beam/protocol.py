@@ -44,23 +44,27 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import (
+from evals.benchmarks.beam import JUDGE
+from evals.benchmarks.kit import (
     CORRECT,
     PARTIAL,
     UNPARSED,
     WRONG,
     AnswerRequest,
+    AskedPoint,
+    ContextRecord,
     Grade,
     JudgeRequest,
     Protocol,
+    ProtocolError,
+    PythonSource,
+    Sources,
 )
-from evals.benchmarks.protocols._extract import PythonSource
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
-from evals.benchmarks.protocols._source import ProtocolError, Sources
 
 __all__ = [
     "COMPUTE_METRICS",
+    "MEM0_PROFILE",
+    "BeamMem0Protocol",
     "EVENT_ORDERING",
     "MAX_ALIGNED_LINES",
     "PROMPTS",
@@ -315,7 +319,7 @@ def event_ordering(reference: list[str], system: list[str], embed: Embed, thresh
 
 
 def _minilm(texts: list[str]) -> Any:
-    from evals.strategies.embedders import MiniLMEmbedder
+    from evals.benchmarks.kit import MiniLMEmbedder
 
     return MiniLMEmbedder().embed_array(texts)
 
@@ -332,7 +336,7 @@ def _chunk(record: ContextRecord) -> str:
 class BeamProtocol(Protocol):
     extract = staticmethod(extract)
     name = "beam"
-    judge_model = PROTOCOL_JUDGES["beam"]
+    judge_model = JUDGE
     graded = True
     # Event ordering's alignment model: all-MiniLM-L6-v2 (the minilm extra); a test may give another.
     embed: Embed = staticmethod(_minilm)
@@ -352,7 +356,7 @@ class BeamProtocol(Protocol):
 
     def check(self, point: AskedPoint) -> None:
         if point.category == EVENT_ORDERING and type(self).embed is _minilm:
-            from evals.strategies.embedders import minilm_installed
+            from evals.benchmarks.kit import minilm_installed
 
             if not minilm_installed():  # said before any request, not after the judge's replies came back
                 raise ProtocolError(
@@ -407,3 +411,49 @@ class BeamProtocol(Protocol):
             said.append("left out of the figures: tau-b is undefined")
             return Grade(_label(figures.f1), "; ".join(said), None, grades, counted=False)
         return Grade(_label(figures.tau_norm), "; ".join(said), figures.tau_norm, grades)
+
+
+# -- Mem0's profile: nugget-only --------------------------------------------------------------------------------------
+
+# Where Mem0 publishes the BEAM figures this profile is for (64.1 at 1M, 48.6 at 10M, per ability beside them): the
+# page, at a pinned commit of mem0ai/mem0, and the SHA-256 of its bytes there. Its scoring code (mem0ai/memory-benchmarks)
+# was not at hand; memorybench#58 names this profile "explicit and non-official".
+MEM0_PROFILE_REPOSITORY = "mem0ai/mem0"
+MEM0_PROFILE_COMMIT = "8d5b7865bd0521e75fe9ab1b260eeccc83f8a378"
+MEM0_PROFILE_PATH = "docs/core-concepts/memory-evaluation.mdx"
+MEM0_PROFILE_SHA256 = "8c21ec029e2333e1a77ecade8d87d337908eaef2334be2f183322dbe89696a96"
+MEM0_PROFILE = (
+    "Mem0's nugget-only profile (non-official), for the BEAM figures Mem0 publishes in "
+    f"{MEM0_PROFILE_REPOSITORY} {MEM0_PROFILE_PATH} at {MEM0_PROFILE_COMMIT[:12]}: every ability, event ordering "
+    "included, scored as the mean of its rubric items' judge scores (0, 0.5 or 1, a partial kept), no Kendall tau"
+)
+
+
+class BeamMem0Protocol(BeamProtocol):
+    """``--protocol beam_mem0``: BEAM's prompts, read from its pinned files as ``beam`` reads them, counted the
+    nugget-only way Mem0 reports BEAM: a question's score is the mean of its rubric items' scores as the judge gave
+    them (a 0.5 stays 0.5, where BEAM's code takes ``int(score)``), and event ordering is one more rubric-judged
+    ability (no alignment, no Kendall tau, so no embedding model). An unparsed item counts 0, as in ``beam``."""
+
+    name = "beam_mem0"
+    profile = MEM0_PROFILE
+
+    def identity(self) -> dict[str, Any]:
+        """Its name, templates and the profile it follows: its figures say which scoring they are."""
+        return {**super().identity(), "profile": self.profile}
+
+    def check(self, point: AskedPoint) -> None:
+        if not point.rubric:
+            super().check(point)  # the same refusal as beam's; no alignment model is needed
+
+    def grade(self, point: AskedPoint, answer: str, replies: list[str]) -> Grade:
+        grades = tuple(read_score(reply) for reply in replies)
+        counted = [g if g is not None else 0.0 for g in grades]
+        score = sum(counted) / len(counted)
+        unparsed = [n + 1 for n, g in enumerate(grades) if g is None]
+        shown = ", ".join("unparsed" if g is None else f"{g:g}" for g in grades)
+        said = [f"rubric item scores {shown}; nugget mean {score:.3f} (Mem0's nugget-only profile)"]
+        if unparsed:
+            first = replies[unparsed[0] - 1].strip()[:SHOWN]
+            said.append(f"item {unparsed[0]}'s reply has no score: {first!r}")
+        return Grade(UNPARSED if unparsed else _label(score), "; ".join(said), score, grades)

@@ -8,17 +8,16 @@ file (:mod:`.audit`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, RemoteFile, SourceFile, Unit
-from evals.benchmarks.facts import LOCOMO_CATEGORY_NAMES
-from evals.judge.headline import Rule
-from evals.judge.metrics import HEADLINE as EVIDENCE_ANY_AT_K
+from evals.benchmarks.kit import HEADLINE as EVIDENCE_ANY_AT_K
+from evals.benchmarks.kit import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
+from evals.benchmarks.locomo.scores import LOCOMO_LEXICAL, MEM0_LEXICAL
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport, Source
-    from evals.model.corpus import Corpus
+    from evals.benchmarks.kit import Corpus, ImportReport, Source
 
 __all__ = ["CATEGORY_NAMES", "RULE", "UNIT"]
 
@@ -53,9 +52,17 @@ MEM0_SOURCES = (
     ),
 )
 
-# The numbering is not documented in the paper or README; the names follow the comments in the official
-# evaluation code (task_eval/evaluation.py) and snap-research/locomo issue #29 (written once, in facts).
-CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
+# The names this harness gives LoCoMo's category numbers: the numbering is not documented in the paper or README;
+# the names follow the comments in LoCoMo's evaluation code (task_eval/evaluation.py) and its issue #29. Other
+# published mappings name 1 and 3 the other way round, so a LoCoMo category is always shown by its number first.
+CATEGORY_NAMES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORY_NOTE = (
+    "LoCoMo categories are shown by number: published mappings of the numbers to names disagree (1 and 3 above all); "
+    "the names here follow the comments in LoCoMo's evaluation code."
+)
+UNANSWERABLE_CATEGORY = 5  # adversarial: the question's premise is not in the conversation
+# The judge model each protocol's published code uses: mem0's LLM judge; LoCoMo scores answers by F1, no judge.
+JUDGES: Mapping[str, str | None] = {"mem0": "gpt-4o-mini", "locomo": None}
 
 RULE = Rule(
     name="locomo",
@@ -78,6 +85,18 @@ def _import(file: Path, out: Path) -> ImportReport:
     from evals.benchmarks.locomo.importer import import_locomo
 
     return import_locomo(file, out)
+
+
+def _mem0() -> type:
+    from evals.benchmarks.locomo.mem0 import Mem0Protocol
+
+    return Mem0Protocol
+
+
+def _locomo() -> type:
+    from evals.benchmarks.locomo.protocol import LoCoMoProtocol
+
+    return LoCoMoProtocol
 
 
 def _sniff(first: Any) -> bool:
@@ -125,7 +144,11 @@ UNIT = Unit(
     reads="LoCoMo's data/locomo10.json, or data/locomo10.zip as the repository ships it (github.com/snap-research/locomo)",
     rule=RULE,
     categories={str(number): name for number, name in CATEGORY_NAMES.items()},
-    protocols={"mem0": MEM0_SOURCES, "locomo": LOCOMO_SOURCES},
+    category_note=CATEGORY_NOTE,
+    protocols={
+        "mem0": ProtocolSpec(_mem0, JUDGES["mem0"], MEM0_SOURCES, MEM0_LEXICAL),
+        "locomo": ProtocolSpec(_locomo, JUDGES["locomo"], LOCOMO_SOURCES, LOCOMO_LEXICAL),
+    },
     audit=Audit("LoCoMo's locomo10.json", _sniff, _dangling),
     turn_name=turn_name,
 )

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import re
 
-from evals.benchmarks.audit import DANGLING, Flag, by_position
-from evals.benchmarks.importers._common import Source
+from evals.benchmarks.kit import DANGLING, Corpus, EvalsError, Flag, Source, by_position
 from evals.benchmarks.locomo.importer import _DIA_ID  # the importer's own rule, so the audit resolves ids as the import did
-from evals.errors import EvalsError
-from evals.model.corpus import Corpus
 
 __all__ = ["dangling_ids"]
 

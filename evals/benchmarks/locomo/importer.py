@@ -59,11 +59,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from evals.benchmarks.facts import LOCOMO_CATEGORY_NAMES, LOCOMO_UNANSWERABLE_CATEGORY  # declared once
-from evals.benchmarks.importers._common import (
+from evals.benchmarks.kit import (
     ANSWER_KINDS,
     Archive,
     ImportReport,
+    Reference,
     Source,
     answer_keywords,
     answer_text,
@@ -72,7 +72,7 @@ from evals.benchmarks.importers._common import (
     session_ids,
     write_corpus,
 )
-from evals.model.corpus import Reference
+from evals.benchmarks.locomo import CATEGORY_NAMES, UNANSWERABLE_CATEGORY  # declared once, in the unit
 
 __all__ = ["CATEGORY_NAMES", "REFERENCES", "import_locomo"]
 
@@ -91,8 +91,6 @@ REFERENCES = [
     for k, value in ((5, 0.588), (10, 0.675), (25, 0.799), (50, 0.848))
 ]
 
-CATEGORY_NAMES = LOCOMO_CATEGORY_NAMES
-UNANSWERABLE_CATEGORY = LOCOMO_UNANSWERABLE_CATEGORY
 
 _SESSION = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D\d+:\d+")

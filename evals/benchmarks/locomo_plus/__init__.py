@@ -13,16 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks._registry import RAW_GITHUB, Benchmark, RemoteFile, SourceFile, Unit
-from evals.judge.headline import Rule
+from evals.benchmarks.kit import RAW_GITHUB, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport
+    from evals.benchmarks.kit import ImportReport
 
 __all__ = ["COMMIT", "REPOSITORY", "RULE", "SOURCES", "UNIT"]
 
 REPOSITORY = "xjtuleeyf/Locomo-Plus"
 COMMIT = "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
+JUDGE = "gpt-4o-mini"  # LoCoMo-Plus's evaluation_framework/scripts/judge.sh default
 # (path, size, SHA-256), computed from the repository at COMMIT; data/locomo10.json is LoCoMo's pinned file.
 _FILES = (
     ("data/locomo10.json", 2_805_274, "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"),
@@ -95,6 +95,5 @@ UNIT = Unit(
     reads="LoCoMo-Plus's data/ folder: locomo_plus.json beside locomo10.json (github.com/xjtuleeyf/Locomo-Plus)",
     rule=RULE,
     categories={"Cognitive": "cognitive memory (cue and trigger)"},
-    protocols={"locomo_plus": SOURCES},
-    protocol_classes={"locomo_plus": _protocol},
+    protocols={"locomo_plus": ProtocolSpec(_protocol, JUDGE, SOURCES)},
 )

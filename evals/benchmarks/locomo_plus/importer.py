@@ -29,8 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.importers._common import ImportFormatError, ImportReport, Source, build, conversation_id, write_corpus
-from evals.model.corpus import Conversation
+from evals.benchmarks.kit import Conversation, ImportFormatError, ImportReport, Source, build, conversation_id, write_corpus
 
 __all__ = ["CATEGORY", "CUE_SESSION", "import_locomo_plus", "parse_time_gap"]
 

@@ -32,21 +32,23 @@ import ast
 import json
 import re
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import (
+from evals.benchmarks.kit import (
     CORRECT,
     PARTIAL,
     UNPARSED,
     WRONG,
     AnswerRequest,
+    AskedPoint,
+    ContextRecord,
     Grade,
     JudgeReply,
     JudgeRequest,
     Protocol,
+    PythonSource,
+    Sources,
+    literal,
 )
-from evals.benchmarks.protocols._extract import PythonSource, literal
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
-from evals.benchmarks.protocols._source import Sources
+from evals.benchmarks.locomo_plus import JUDGE as JUDGE_MODEL
 
 __all__ = ["COGNITIVE", "JUDGE", "PROMPT", "UTILS", "LoCoMoPlusProtocol", "extract", "parse_judge_response"]
 
@@ -146,7 +148,7 @@ def judged_category(category: str | None) -> str | None:
 class LoCoMoPlusProtocol(Protocol):
     extract = staticmethod(extract)
     name = "locomo_plus"
-    judge_model = PROTOCOL_JUDGES["locomo_plus"]
+    judge_model = JUDGE_MODEL
     graded = True
     answer_settings = {"max_tokens": 1024}
     judge_settings = {"max_tokens": 512}

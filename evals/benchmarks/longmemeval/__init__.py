@@ -11,13 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks._registry import Audit, Benchmark, RemoteFile, SourceFile, Unit
-from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES
-from evals.judge.headline import EVIDENCE, Rule
+from evals.benchmarks.kit import EVIDENCE, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
 
 if TYPE_CHECKING:
-    from evals.benchmarks.importers._common import ImportReport, Source
-    from evals.model.corpus import Corpus
+    from evals.benchmarks.kit import Corpus, ImportReport, Source
 
 __all__ = ["QUESTION_TYPES", "RULE", "UNIT"]
 
@@ -44,10 +41,21 @@ _ITEMS = "500 questions (30 abstention), one haystack each"
 _EVIDENCE = "turns (has_answer) and sessions (answer_session_ids)"
 _NOTES = "https://github.com/xiaowu0162/LongMemEval"
 
+# Its question types (its `question_type` field), in the order its papers list them.
+QUESTION_TYPE_NAMES = (
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
+JUDGE = "gpt-4o-2024-08-06"  # the judge model its evaluate_qa.py uses
+
 # The question types (the corpus's categories), with the memory ability the paper tests by each.
 QUESTION_TYPES = dict(
     zip(
-        LONGMEMEVAL_QUESTION_TYPES,
+        QUESTION_TYPE_NAMES,
         (
             "information extraction (from the user's words)",
             "information extraction (from the assistant's words)",
@@ -69,6 +77,12 @@ RULE = Rule(
     follows=EVIDENCE.follows,
     unanswerable_words="LongMemEval marks this an abstention question (_abs): the history does not answer it",
 )
+
+
+def _protocol() -> type:
+    from evals.benchmarks.longmemeval.protocol import LongMemEvalProtocol
+
+    return LongMemEvalProtocol
 
 
 def _import(file: Path, out: Path) -> ImportReport:
@@ -162,7 +176,7 @@ UNIT = Unit(
     reads="LongMemEval's longmemeval_s.json, _m or _oracle (huggingface xiaowu0162/longmemeval)",
     rule=RULE,
     categories=QUESTION_TYPES,
-    protocols={"longmemeval": SOURCES},
+    protocols={"longmemeval": ProtocolSpec(_protocol, JUDGE, SOURCES)},
     audit=Audit("a LongMemEval file", _sniff, _dangling),
     turn_name=turn_name,
 )

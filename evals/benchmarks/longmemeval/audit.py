@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from evals.benchmarks.audit import DANGLING, Flag, by_position
-from evals.benchmarks.importers._common import Source
-from evals.model.corpus import Corpus
+from evals.benchmarks.kit import DANGLING, Corpus, Flag, Source, by_position
 
 __all__ = ["dangling_ids"]
 

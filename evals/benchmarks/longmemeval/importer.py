@@ -30,9 +30,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.importers._common import (
+from evals.benchmarks.kit import (
     ANSWER_KINDS,
+    Conversation,
     ImportReport,
+    Reference,
     Source,
     answer_keywords,
     answer_text,
@@ -41,7 +43,6 @@ from evals.benchmarks.importers._common import (
     session_ids,
     write_corpus,
 )
-from evals.model.corpus import Conversation, Reference
 
 __all__ = ["REFERENCES", "import_longmemeval"]
 

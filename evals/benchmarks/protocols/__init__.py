@@ -6,42 +6,41 @@
     request = protocol.answer_request(point)           # messages and settings for one test point
     verdict = protocol.read_verdict(reply)             # correct / wrong / unparsed, never an exception
 
-``harness`` is this project's own prompts (``evals/benchmarks/protocols/prompts``); ``longmemeval``, ``mem0`` and
-``locomo`` (here), ``beam`` and ``locomo_plus`` (their units' ``protocol.py``, named by ``Unit.protocol_classes``)
-read their templates out of the benchmark's own files at a pinned commit with pinned
-SHA-256s (:data:`PINS`, from :mod:`evals.benchmarks`), by parsing them: the project holds none of
-their prompt text. docs/methodology.md says what each does and what still differs from its code.
+``harness`` is this project's own prompts (``evals/benchmarks/protocols/prompts``), the one protocol built in.
+Every other is its unit's (:class:`evals.benchmarks.ProtocolSpec`, in ``Unit.protocols``: each benchmark's
+``protocol.py``), read out of the benchmark's own files at a pinned commit with pinned SHA-256s (:data:`PINS`),
+by parsing them: the project holds none of their prompt text. docs/methodology.md says what each does and what
+still differs from its code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks import SourceFile, protocol_class, protocol_sources
-from evals.benchmarks.facts import PROTOCOL_JUDGES, PROTOCOL_NAMES
-from evals.benchmarks.protocols import locomo, longmemeval, mem0
-from evals.benchmarks.protocols._base import (
+from evals.benchmarks import SourceFile, protocol_class, protocol_names, protocol_sources
+from evals.benchmarks.kit import (
     CORRECT,
     UNPARSED,
     VERDICTS,
     WRONG,
     AnswerRequest,
+    AskedPoint,
+    ContextRecord,
     JudgeReply,
     JudgeRequest,
     Protocol,
+    category_number,
+    speaker_names,
     template_digest,
 )
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord, category_number, speaker_names
-from evals.benchmarks.protocols._source import ProtocolError, Sources, downloads_folder, read_sources
+from evals.benchmarks.kit.sources import ProtocolError, Sources, downloads_folder, read_sources
 from evals.benchmarks.protocols.harness import HarnessProtocol, read_json_verdict
 
 __all__ = [
     "CORRECT",
-    "DEFAULT_JUDGES",
     "PINS",
-    "PROTOCOLS",
     "UNPARSED",
     "VERDICTS",
     "WRONG",
@@ -62,18 +61,31 @@ __all__ = [
     "template_digest",
 ]
 
-PROTOCOLS = PROTOCOL_NAMES
-# The judge model each protocol's published code uses (None: it has no judge), from the facts every layer reads.
-DEFAULT_JUDGES: dict[str, str | None] = dict(PROTOCOL_JUDGES)
-# The pinned files each published protocol reads. Production pins are the registry's; a test may put
-# stand-in files of the same shape, with their own digests, in their place.
-PINS: dict[str, tuple[SourceFile, ...]] = protocol_sources()
 
-_PUBLISHED: dict[str, tuple[Callable[[Sources], dict[str, str]], type[Protocol]]] = {
-    "longmemeval": (longmemeval.extract, longmemeval.LongMemEvalProtocol),
-    "mem0": (mem0.extract, mem0.Mem0Protocol),
-    "locomo": (locomo.extract, locomo.LoCoMoProtocol),
-}
+class _Pins(MutableMapping[str, tuple[SourceFile, ...]]):
+    """The pinned files each published protocol reads, as the units declare them now. A name set here (a test's
+    stand-in files of the same shape, with their own digests) is held over the unit's own until deleted."""
+
+    def __init__(self) -> None:
+        self._set: dict[str, tuple[SourceFile, ...]] = {}
+
+    def __getitem__(self, name: str) -> tuple[SourceFile, ...]:
+        return self._set[name] if name in self._set else protocol_sources()[name]
+
+    def __setitem__(self, name: str, value: tuple[SourceFile, ...]) -> None:
+        self._set[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self._set[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**protocol_sources(), **self._set})
+
+    def __len__(self) -> int:
+        return len({**protocol_sources(), **self._set})
+
+
+PINS: MutableMapping[str, tuple[SourceFile, ...]] = _Pins()
 
 
 def load_protocol(
@@ -83,15 +95,14 @@ def load_protocol(
     benchmark repository's tree at the pinned commit), else in the downloads folder (``evals fetch``)."""
     if name == "harness":
         return HarnessProtocol()
-    if name in _PUBLISHED:
-        extract, kind = _PUBLISHED[name]
-    else:
-        found = protocol_class(name)  # a unit's own (evals/benchmarks/beam/protocol.py, …)
-        if found is None or name not in PINS:
-            raise ProtocolError(f"no protocol called {name!r}; the protocols are {', '.join(PROTOCOLS)}")
-        extract, kind = found.extract, found
-    sources = read_sources(name, pins if pins is not None else PINS[name], source, downloads)
-    return kind(extract(sources), sources)
+    kind = protocol_class(name)  # its unit's (evals/benchmarks/NAME/protocol.py, …)
+    if kind is None or name not in PINS:
+        raise ProtocolError(f"no protocol called {name!r}; the protocols are {', '.join(protocol_names())}")
+    pinned = pins if pins is not None else PINS[name]
+    if not pinned:  # a protocol that holds its own templates (a plug-in's own QA protocol): nothing to read
+        return kind(kind.extract(None), None)
+    sources = read_sources(name, pinned, source, downloads)
+    return kind(kind.extract(sources), sources)
 
 
 def protocols_block(answer: Protocol, judge: Protocol) -> dict[str, Any] | None:

@@ -8,9 +8,8 @@ import json
 import re
 from typing import Any
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
-from evals.benchmarks.protocols._points import AskedPoint
+from evals.benchmarks import HARNESS_JUDGE
+from evals.benchmarks.kit import CORRECT, UNPARSED, WRONG, AnswerRequest, AskedPoint, JudgeReply, JudgeRequest, Protocol
 from evals.benchmarks.protocols.prompts import answer_messages, judge_messages
 from evals.io.jsonfile import strict_json
 from evals.strategies.base import Message
@@ -51,7 +50,7 @@ def _last_object(text: str) -> Any:
     while position >= 0:
         try:
             _, end = decoder.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON here, or nested beyond the decoder's depth
             position = text.find("{", position + 1)
             continue
         last = (position, end)
@@ -103,7 +102,7 @@ class HarnessProtocol(Protocol):
     """The harness's prompts over the strategy's own context; answerable points only are judged and counted."""
 
     name = "harness"
-    judge_model = PROTOCOL_JUDGES["harness"]
+    judge_model = HARNESS_JUDGE
     judge_settings = {"response_format": {"type": "json_object"}}
 
     def __init__(self) -> None:

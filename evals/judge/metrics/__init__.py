@@ -97,7 +97,7 @@ from evals.judge.metrics._costs import (
     usd_per_correct,
     usd_spent,
 )
-from evals.judge.metrics import _repeats  # noqa: F401  (declares its metrics)
+from evals.judge.metrics._repeats import repeat_stats
 from evals.judge.metrics._latency import (
     LatencyBucket,
     SLOPE_SIZES,
@@ -174,6 +174,7 @@ __all__ = [
     "recall",
     "retrieval_by_category",
     "retrieval_key",
+    "repeat_stats",
     "retrieval_metrics",
     "retrieval_rows",
     "retrievals_over_k",

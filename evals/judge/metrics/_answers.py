@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evals.judge import answer_metrics as qa
-from evals.judge.answer_scores import lexical
+from evals.judge.answer_scores import Lexical, lexical
 from evals.judge.metrics._registry import (
     MEAN,
     PROPORTION,
@@ -219,13 +219,13 @@ def keyword_accuracy(run: ScoredRun) -> MetricValue | None:
     return None if answers is None else proportion(answers.keyword_hits, answers.total)
 
 
-def answer_scores(point: TestPointResult, answer: PointAnswer, protocol: str) -> dict[str, float]:
-    """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``, as ``protocol`` defines them
-    (:data:`evals.judge.answer_scores.LEXICAL`): the per-point values of answer_f1 and answer_bleu1, and what the
-    result JSON and the drill-down show beside each answer. ``protocol`` has no default: a caller that forgot the
-    run's protocol would score LoCoMo's answers by the harness's rule."""
+def answer_scores(point: TestPointResult, answer: PointAnswer, scorer: Lexical) -> dict[str, float]:
+    """An answer's lexical scores against the expected fact, ``{"f1", "bleu1"}``, as its protocol's ``scorer``
+    defines them (its unit's, :func:`evals.benchmarks.protocol_lexical`): the per-point values of answer_f1 and
+    answer_bleu1, and what the result JSON and the drill-down show beside each answer. ``scorer`` has no default: a
+    caller that forgot the run's protocol would score LoCoMo's answers by the harness's rule."""
     return lexical(
-        protocol, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category
+        scorer, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category
     )
 
 
@@ -246,7 +246,7 @@ def _lexical_population(answer: PointAnswer | None) -> bool:
 )
 def answer_f1(point: Point) -> float | None:
     answer = point.answer
-    return answer_scores(point.result, answer, point.protocol)["f1"] if _lexical_population(answer) else None  # type: ignore[arg-type]
+    return answer_scores(point.result, answer, point.lexical)["f1"] if _lexical_population(answer) else None  # type: ignore[arg-type]
 
 
 @point_metric(
@@ -260,4 +260,4 @@ def answer_f1(point: Point) -> float | None:
 )
 def answer_bleu1(point: Point) -> float | None:
     answer = point.answer
-    return answer_scores(point.result, answer, point.protocol)["bleu1"] if _lexical_population(answer) else None  # type: ignore[arg-type]
+    return answer_scores(point.result, answer, point.lexical)["bleu1"] if _lexical_population(answer) else None  # type: ignore[arg-type]

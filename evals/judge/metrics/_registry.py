@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
+from evals.errors import EvalsError
+from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical
 from evals.judge.retrieval import LEVELS, POINT_METRICS, evidence_at
 from evals.judge.retrieval import point_scores as retrieval_scores
 from evals.judge.scoring import PointScore, Scores
@@ -55,6 +57,9 @@ class ScoredRun:
     run: RunResult
     scores: Scores
     answers: AnswerRun | None = None
+    # How the answers' protocol scores their words (its unit's, evals.benchmarks.protocol_lexical): handed in like
+    # a headline rule. None is the harness's own, and only the harness's protocol may leave it out.
+    lexical: Lexical | None = None
 
 
 @dataclass(frozen=True)
@@ -162,7 +167,8 @@ class Point:
     answer: PointAnswer | None
     retrieval: dict[tuple[str, int], tuple[float, ...]]
     k: int
-    protocol: str = "harness"  # the answers' protocol (evals.benchmarks.protocols): which lexical scores apply
+    protocol: str = "harness"  # the answers' protocol (evals.benchmarks.protocols)
+    lexical: Lexical = HARNESS_LEXICAL  # how that protocol scores an answer's words (ScoredRun.lexical)
 
     def retrieval_value(self, name: str, level: str, cutoff: int) -> float | None:
         found = self.retrieval.get((level, cutoff))
@@ -251,6 +257,16 @@ _POINT_SPECS: dict[str, _Column] = {}
 _UNANSWERABLE_TOKENS = "unanswerable_tokens"  # context tokens of the unanswerable test points, reported apart
 
 
+def _lexical_of(run: ScoredRun, protocol: str) -> Lexical:
+    """The run's lexical scorer: handed in with it, or the harness's for the harness's own protocol. Any other
+    protocol's answers scored without theirs would be counted by the wrong rule, so that is refused."""
+    if run.lexical is not None:
+        return run.lexical
+    if run.answers is not None and protocol != "harness":
+        raise EvalsError(f"the lexical scores of protocol {protocol!r} were not handed to the judge (ScoredRun.lexical)")
+    return HARNESS_LEXICAL
+
+
 def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointValues:
     """Every per-point value of ``run`` (or only of the metrics ``names``): the declared per-point metrics,
     the retrieval metrics at every level and cutoff, the context tokens at every cutoff and of unanswerable
@@ -291,6 +307,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
         depths = []  # nothing asked for reads a ranking
     whole = result is not None and result.cutoff_rule == WHOLE_LIST
     protocol = answers.protocol if answers is not None else "harness"
+    lexical = _lexical_of(run, protocol)
     scored_points: list[dict[tuple[str, int], tuple[float, ...]]] = []
     for position in range(count):
         here = result.conversations[position].test_points if result is not None else [None] * len(scores.points[position])
@@ -303,7 +320,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
                 values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
             retrieval = retrieval_scores(point, depths, result.cutoff_rule) if depths else {}
             scored_points.append(retrieval)
-            view = Point(point, score, answer, retrieval, result.k if result is not None else 0, protocol)  # type: ignore[arg-type]
+            view = Point(point, score, answer, retrieval, result.k if result is not None else 0, protocol, lexical)  # type: ignore[arg-type]
             for m in points:
                 columns[m.name].append(m.per_point(view))
             answerable = score is not None and score.answerable

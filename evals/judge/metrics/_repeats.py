@@ -8,15 +8,20 @@ from collections.abc import Callable
 from evals.judge.metrics._registry import MEAN, MetricValue, ScoredRun, metric
 
 
+def repeat_stats(accuracies: list[float]) -> tuple[float, float]:
+    """The mean and sample standard deviation of the repeats' accuracies (at least two): decided here once, for the
+    stored metrics and the line `evals run` prints."""
+    mean = sum(accuracies) / len(accuracies)
+    return mean, math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1))
+
+
 def _repeats(which: str) -> Callable[[ScoredRun], MetricValue | None]:
     def compute(run: ScoredRun) -> MetricValue | None:
         accuracies = run.answers.repeat_accuracies() if run.answers is not None else None
         if accuracies is None:
             return None
-        mean = sum(accuracies) / len(accuracies)
-        if which == "mean":
-            return MetricValue(mean, len(accuracies))
-        return MetricValue(math.sqrt(sum((a - mean) ** 2 for a in accuracies) / (len(accuracies) - 1)), len(accuracies))
+        mean, sd = repeat_stats(accuracies)
+        return MetricValue(mean if which == "mean" else sd, len(accuracies))
 
     return compute
 

@@ -14,7 +14,6 @@ from evals.run.llm._answers import (
     PointAnswer,
     answer_identity,
     answer_run,
-    parse_verdict,
 )
 from evals.run.llm._client import DEFAULT_BASE_URL, ChatClient, LLMError, Reply, RetryPolicy, Usage, exposed_key_warning
 
@@ -33,7 +32,6 @@ __all__ = [
     "answer_identity",
     "answer_run",
     "exposed_key_warning",
-    "parse_verdict",
     "prompt",
     "prompt_digests",
 ]

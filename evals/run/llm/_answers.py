@@ -11,13 +11,10 @@ the question) and, with a judge, asks the judge model as the judge protocol says
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks.protocols._points import AskedPoint
+from evals.benchmarks.kit import AskedPoint
 from evals.benchmarks.protocols.prompts import prompt_digests, summary_messages
-from evals.io.jsonfile import strict_json
 from evals.judge.scoring import match
 from evals.model.results import ANSWER, JUDGE, MEMORY_WRITE, AnswerRun, PointAnswer, RequestTally, answer_identity
 from evals.run.llm._client import SEED, ChatClient, LLMError, Progress, Reply
@@ -26,29 +23,7 @@ from evals.strategies.base import Message
 if TYPE_CHECKING:
     from evals.benchmarks.protocols import Protocol
 
-__all__ = ["AnswerRun", "AskedPoint", "ChatSummarizer", "PointAnswer", "answer_identity", "answer_run", "parse_verdict"]
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def parse_verdict(content: str) -> tuple[bool, str]:
-    """``(correct, reason)`` from the judge's reply; ValueError saying what is wrong. Parsed as strictly
-    as a server's body: a reply naming ``correct`` twice is refused, not read as its last value."""
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        data = strict_json(text, "the judge's reply")
-    except ValueError as exc:
-        detail = str(exc).removeprefix("the judge's reply")
-        if "is not JSON" in detail:
-            raise ValueError(f"the judge's reply is not a JSON object: {content[:120]!r}") from None
-        raise ValueError(f"the judge's reply{detail}: {content[:120]!r}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("correct"), bool):
-        raise ValueError(f"the judge's reply has no boolean 'correct': {content[:120]!r}")
-    reason = data.get("reason", "")
-    return data["correct"], reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
+__all__ = ["AnswerRun", "AskedPoint", "ChatSummarizer", "PointAnswer", "answer_identity", "answer_run"]
 
 
 def _nth(index: int, count: int) -> str:

@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.benchmarks import Benchmark, Unit
-from evals.benchmarks.importers._common import ImportReport, write_corpus
-from evals.judge.headline import Rule
-from evals.model.corpus import Conversation
+from evals.benchmarks.kit import Benchmark, Conversation, ImportReport, Rule, Unit, write_corpus
 
 RULE = Rule(
     name="toy",

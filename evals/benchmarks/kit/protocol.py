@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.benchmarks.protocols._points import AskedPoint
-from evals.benchmarks.protocols._source import Sources
+from evals.benchmarks.kit.points import AskedPoint
+from evals.benchmarks.kit.sources import Sources
 from evals.model.results import CORRECT, PARTIAL, UNPARSED, VERDICTS, WRONG
 from evals.strategies.base import Message
 

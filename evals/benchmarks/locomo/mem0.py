@@ -22,12 +22,21 @@ import re
 
 from jinja2 import Template
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import CORRECT, UNPARSED, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
-from evals.benchmarks.protocols._extract import PythonSource
-from evals.benchmarks.protocols._points import AskedPoint, category_number
-from evals.benchmarks.protocols._source import Sources
-from evals.io.jsonfile import strict_json
+from evals.benchmarks.kit import (
+    CORRECT,
+    UNPARSED,
+    WRONG,
+    AnswerRequest,
+    AskedPoint,
+    JudgeReply,
+    JudgeRequest,
+    Protocol,
+    PythonSource,
+    Sources,
+    category_number,
+    strict_json,
+)
+from evals.benchmarks.locomo import JUDGES
 
 __all__ = ["Mem0Protocol", "extract", "extract_json"]
 
@@ -55,8 +64,9 @@ def extract_json(text: str) -> str:
 
 
 class Mem0Protocol(Protocol):
+    extract = staticmethod(extract)
     name = "mem0"
-    judge_model = PROTOCOL_JUDGES["mem0"]
+    judge_model = JUDGES["mem0"]
     judge_settings = {"response_format": {"type": "json_object"}}
 
     def answer_request(self, point: AskedPoint) -> AnswerRequest:

@@ -20,7 +20,7 @@ line per record, ``<session date>: <speaker> said, "<text>"``, in rank order. Th
 full conversation to the model's context window; nothing is cut here. A record that is no turn has
 no date: its line is its text alone.
 
-Score (``eval_question_answering``): :func:`evals.judge.answer_scores.locomo_score`, LoCoMo's F1 by
+Score (``eval_question_answering``): :func:`evals.benchmarks.locomo.scores.locomo_score`, LoCoMo's F1 by
 category; category 5 scores 1 when the answer says "not mentioned" or "no information available".
 Every point is counted.
 """
@@ -31,19 +31,26 @@ import ast
 import hashlib
 import re
 
-from evals.benchmarks.facts import PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import AnswerRequest, Protocol
-from evals.benchmarks.protocols._extract import Glued, PythonSource, glued
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord, category_number
-from evals.benchmarks.protocols._source import Sources
-from evals.judge.answer_scores import locomo_score
+from evals.benchmarks.kit import (
+    AnswerRequest,
+    AskedPoint,
+    ContextRecord,
+    Glued,
+    Protocol,
+    PythonSource,
+    Sources,
+    category_number,
+    glued,
+)
+from evals.benchmarks.locomo import JUDGES
+from evals.benchmarks.locomo.scores import locomo_score
 
 __all__ = ["LoCoMoProtocol", "extract", "letter_answer"]
 
 GPT_UTILS = "task_eval/gpt_utils.py"
 EVALUATION = "task_eval/evaluation.py"
 TEMPORAL, ADVERSARIAL = 2, 5
-_CAPTION = re.compile(r"^(.*) \[shares (.*)\]$", re.DOTALL)  # how evals/benchmarks/importers/locomo.py writes a shared image
+_CAPTION = re.compile(r"^(.*) \[shares (.*)\]$", re.DOTALL)  # how evals/benchmarks/locomo/importer.py writes a shared image
 _OFFERED = re.compile(r"\(adversarial answer: (.*)\)$", re.DOTALL)
 
 
@@ -142,8 +149,9 @@ def _split(record: ContextRecord) -> tuple[str, str, str | None]:
 
 
 class LoCoMoProtocol(Protocol):
+    extract = staticmethod(extract)
     name = "locomo"
-    judge_model = PROTOCOL_JUDGES["locomo"]
+    judge_model = JUDGES["locomo"]
     answer_settings = {"max_tokens": 32}
 
     def _part(self, name: str) -> Glued:

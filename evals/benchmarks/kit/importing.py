@@ -1,4 +1,4 @@
-"""What both importers share: reading the input, locating problems, answers to keywords, writing.
+"""What every importer shares: reading the input, locating problems, answers to keywords, writing.
 
 The input is a JSON file, or a zip archive of them (:class:`Source` reads a
 file or the one .json inside an archive; :class:`Archive` every .json inside,
@@ -41,11 +41,14 @@ from evals.model.corpus import (
 
 __all__ = [
     "ANSWER_KINDS",
+    "Archive",
     "ImportFormatError",
     "ImportReport",
-    "Archive",
     "Source",
     "answer_keywords",
+    "answer_text",
+    "build",
+    "conversation_id",
     "session_ids",
     "write_corpus",
 ]

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from evals.benchmarks.protocols._source import ProtocolError
+from evals.benchmarks.kit.sources import ProtocolError
 
-__all__ = ["Branch", "Condition", "Glued", "PythonSource"]
+__all__ = ["Branch", "Condition", "Glued", "PythonSource", "glued", "literal"]
 
 
 @dataclass(frozen=True)

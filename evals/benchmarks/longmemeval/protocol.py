@@ -20,17 +20,26 @@ from __future__ import annotations
 import ast
 import json
 
-from evals.benchmarks.facts import LONGMEMEVAL_QUESTION_TYPES, PROTOCOL_JUDGES
-from evals.benchmarks.protocols._base import CORRECT, WRONG, AnswerRequest, JudgeReply, JudgeRequest, Protocol
-from evals.benchmarks.protocols._extract import PythonSource, literal
-from evals.benchmarks.protocols._points import AskedPoint, ContextRecord
-from evals.benchmarks.protocols._source import Sources
+from evals.benchmarks.kit import (
+    CORRECT,
+    WRONG,
+    AnswerRequest,
+    AskedPoint,
+    ContextRecord,
+    JudgeReply,
+    JudgeRequest,
+    Protocol,
+    PythonSource,
+    Sources,
+    literal,
+)
+from evals.benchmarks.longmemeval import JUDGE, QUESTION_TYPE_NAMES
 
 __all__ = ["QUESTION_TYPES", "LongMemEvalProtocol", "extract"]
 
 EVALUATE = "src/evaluation/evaluate_qa.py"
 GENERATE = "src/generation/run_generation.py"
-QUESTION_TYPES = LONGMEMEVAL_QUESTION_TYPES
+QUESTION_TYPES = QUESTION_TYPE_NAMES
 ABSTENTION = "abstention"
 FALLBACK = "multi-session"  # the general template, for a question type the script does not name
 
@@ -108,8 +117,9 @@ def _history(point: AskedPoint, session_format: str) -> str:
 
 
 class LongMemEvalProtocol(Protocol):
+    extract = staticmethod(extract)
     name = "longmemeval"
-    judge_model = PROTOCOL_JUDGES["longmemeval"]
+    judge_model = JUDGE
     answer_settings = {"max_tokens": 500}
     judge_settings = {"max_tokens": 10}
 

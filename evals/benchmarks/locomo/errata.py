@@ -1,4 +1,4 @@
-"""A published answer-key audit of LoCoMo (github.com/dial481/locomo-audit) -> an errata file (:mod:`evals.benchmarks.audit`).
+"""A published answer-key audit of LoCoMo (github.com/dial481/locomo-audit) -> an errata file (:mod:`evals.benchmarks.errata`).
 
 The audit lists, per LoCoMo conversation, the questions whose key it finds wrong, in
 ``audit/errors_conv_N.json``: an array of objects with ``question_id`` (``locomo_N_qaM``: sample N of
@@ -33,10 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.importers._common import ANSWER_KINDS, ImportReport, answer_keywords, answer_text
+from evals.benchmarks.kit import ANSWER_KINDS, EvalsError, ImportReport, answer_keywords, answer_text, parse_json, read_bytes
 from evals.benchmarks.locomo.importer import _DIA_ID, _conversation, _samples, _sessions
-from evals.errors import EvalsError
-from evals.io import jsonfile
 
 __all__ = ["AUDIT_REPOSITORY", "AuditReport", "convert_locomo_audit"]
 
@@ -156,9 +154,9 @@ def convert_locomo_audit(
     digests: dict[str, str] = {}
     for number, path in files:
         name = path.relative_to(source).as_posix() if path.is_relative_to(source) else path.name
-        data = jsonfile.read_bytes(path, MAX_AUDIT_FILE_BYTES)  # refused by its size before it is read, never read whole
+        data = read_bytes(path, MAX_AUDIT_FILE_BYTES)  # refused by its size before it is read, never read whole
         digests[name] = hashlib.sha256(data).hexdigest()
-        entries = jsonfile.parse(data, str(path))
+        entries = parse_json(data, str(path))
         if not isinstance(entries, list):
             raise EvalsError(f"{path}: expected an array of audit entries")
         for index, entry in enumerate(entries):
@@ -194,7 +192,7 @@ def convert_locomo_audit(
         },
         "errata": errata,
     }
-    from evals.benchmarks.audit import check_errata_document
+    from evals.benchmarks.kit import check_errata_document
 
     check_errata_document(report.document, "the errata made of the audit")  # never written where its reader would refuse it
     return report
