@@ -1,4 +1,4 @@
-"""The package's layers only point down: a module imports its own layer and the ones below.
+"""The package's layers only point down, and no import forms a cycle: a module imports its own layer and the ones below.
 
 Data flows one way (corpus -> play-through -> results -> scores -> store ->
 reports and site -> CLI); this test reads every module's imports, those made
@@ -85,3 +85,42 @@ def test_store_reads_results_not_the_play_loop():
     )
     for path in (PACKAGE / "store").glob("*.py"):
         assert not [m for m in imports(path) if m.startswith(forbidden)], path.name
+
+
+def _top_level_imports(path: Path, known: set[str]) -> set[str]:
+    """The ``evals`` modules ``path`` imports as it is imported (its top level, type-hint imports included): each
+    ``from package import module`` names the module itself, not its package."""
+    found: set[str] = set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = [n for top in tree.body for n in ([top] if not isinstance(top, ast.If) else [*top.body, *top.orelse])]
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("evals"):
+            modules = {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in known}
+            found |= modules or {node.module}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("evals")}
+    return {m if m in known else m.rpartition(".")[0] for m in found} - {"evals"}
+
+
+def test_no_import_forms_a_cycle():
+    """No module imports, as it is imported, one that imports it back, directly or round a circle (a package's
+    ``__init__`` gathering its own modules is not a circle: it is how a package is made)."""
+    known = {module_name(p) for p in MODULES}
+    graph = {}
+    for path in MODULES:
+        name = module_name(path)
+        own = name + "." if path.name == "__init__.py" else None
+        graph[name] = {m for m in _top_level_imports(path, known) if m != name and not (own and m.startswith(own))}
+    done: set[str] = set()
+
+    def visit(module: str, trail: list[str]) -> None:
+        if module in trail:
+            raise AssertionError("import cycle: " + " -> ".join([*trail[trail.index(module) :], module]))
+        if module in done:
+            return
+        for target in sorted(graph.get(module, ())):
+            visit(target, [*trail, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])

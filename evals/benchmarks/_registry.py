@@ -31,7 +31,7 @@ from evals.judge.headline import Rule
 from evals.model.corpus import benchmark_entry_points
 
 if TYPE_CHECKING:
-    from evals.benchmarks.kit import ImportReport, Source
+    from evals.benchmarks.kit.importing import ImportReport, Source
     from evals.model.corpus import Corpus
 
 __all__ = [
