@@ -62,17 +62,22 @@ def _embedding_function(embedder: Any) -> Any:
     return HarnessEmbeddings()
 
 
+def ephemeral_client() -> Any:
+    """An in-process Chroma client with telemetry off (Chroma allows one set of settings per process)."""
+    quiet()
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
+
+
 class Chroma(TurnMemory):
     name = "chroma"
 
     def __init__(self, context: BuildContext | None = None) -> None:
         require(REQUIRES, HINT)
         super().__init__(context)
-        quiet()
-        import chromadb
-        from chromadb.config import Settings
-
-        self._client = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False, allow_reset=True))
+        self._client = ephemeral_client()
         self._function = _embedding_function(self.embedder)
         self._collection: Any = None
         self._clear()

@@ -43,9 +43,17 @@ class LangGraph(TurnMemory):
     def _write(self, turns: list[Turn]) -> None:
         from langgraph.store.base import PutOp
 
-        self._store.batch(
-            [PutOp(self._namespace, str(t.number), {"text": t.content, "role": t.role, "turn": t.turn}) for t in turns]
-        )
+        # InMemoryStore.batch fails on two puts of the same text in one batch (it embeds each distinct text
+        # once, then counts the items against the texts): a batch ends before a text it already holds.
+        batch: list[PutOp] = []
+        texts: set[str] = set()
+        for t in turns:
+            if t.content in texts:
+                self._store.batch(batch)
+                batch, texts = [], set()
+            batch.append(PutOp(self._namespace, str(t.number), {"text": t.content, "role": t.role, "turn": t.turn}))
+            texts.add(t.content)
+        self._store.batch(batch)
 
     def _search(self, query: str, k: int) -> list[Record]:
         found = self._store.search(self._namespace, query=query, limit=k)

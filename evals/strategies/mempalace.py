@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, MINILM_MODULES, Turn, TurnMemory, extra_hint, library_version, quiet, require
+from evals.strategies._field import EMBEDDING, MINILM_MODULES, Turn, TurnMemory, extra_hint, library_version, require
 from evals.strategies.base import Record
-from evals.strategies.chroma import _embedding_function
+from evals.strategies.chroma import _embedding_function, ephemeral_client
 from evals.strategies.registry import BuildContext, StrategySpec
 
 HINT = extra_hint("mempalace", "mempalace", "chromadb")
@@ -60,12 +60,8 @@ class MemPalace(TurnMemory):
     def __init__(self, granularity: str = "dialog", context: BuildContext | None = None) -> None:
         require(REQUIRES, HINT)
         super().__init__(context)
-        quiet()
-        import chromadb
-        from chromadb.config import Settings
-
         self.granularity = granularity
-        self._client = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
+        self._client = ephemeral_client()
         self._function = _embedding_function(self.embedder)
         self._collection: Any = None
         self._clear()
