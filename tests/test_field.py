@@ -179,3 +179,24 @@ def test_no_runner_reaches_the_network(tmp_path: Path):
             if ("AF_INET" in line and "127.0.0.1" not in line and "::1" not in line) or "htons(53)" in line
         ]
         assert outside == []
+
+
+@pytest.mark.slow
+def test_a_second_runner_on_the_same_store_computes_no_embedding(tmp_path: Path):
+    """The harness embeds each text once: a second runner on the same corpus and store finds every vector cached."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    names = [name for name in ("langgraph", "qdrant", "lancedb", "chroma") if _installed(name)][:2]
+    if len(names) < 2:
+        pytest.skip("needs two field runners: pip install -e '.[field]'")
+    store = tmp_path / "results.duckdb"
+    said = []
+    for name in names:
+        args = ["run", "--runner", name, "--corpus", str(FIXTURES / "corpus_small"), "--store", str(store)]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        said.append(next(line for line in (result.output + result.stderr).splitlines() if line.startswith("cache:")))
+    assert not said[0].startswith("cache: 0 computed")
+    assert said[1].startswith("cache: 0 computed")
