@@ -200,3 +200,15 @@ def test_a_second_runner_on_the_same_store_computes_no_embedding(tmp_path: Path)
         said.append(next(line for line in (result.output + result.stderr).splitlines() if line.startswith("cache:")))
     assert not said[0].startswith("cache: 0 computed")
     assert said[1].startswith("cache: 0 computed")
+
+
+def test_strategies_listing_says_the_extra_each_needs():
+    """`evals strategies` names the extra that installs each field runner, installed here or not."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    lines = CliRunner().invoke(cli, ["strategies"]).output.splitlines()
+    for name in sorted({case[0] for case in RUNNERS}):
+        line = next(line for line in lines if line.startswith(f"{name}  ("))
+        assert line.endswith((f"[needs the {name} extra]", f"[installed by the {name} extra]"))
