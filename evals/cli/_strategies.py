@@ -31,7 +31,8 @@ def strategies_command(names: bool, available: bool) -> None:
             click.echo(spec.name)
         return
     for spec in specs:
-        needs = f"  [needs the {spec.extra} extra]" if spec.missing() and spec.extra else ""
+        # What it needs: the extra that installs it, said whether or not it is installed here.
+        needs = f"  [{'needs' if spec.missing() else 'installed by'} the {spec.extra} extra]" if spec.extra else ""
         click.echo(f"{spec.name}  ({spec.source}){'  ' + spec.summary if spec.summary else ''}{needs}")
         for key, default, help_text in spec.option_rows():
             click.echo(f"    --option {key}=…  default {default}{'  ' + help_text if help_text else ''}")

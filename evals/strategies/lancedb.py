@@ -1,0 +1,125 @@
+"""``lancedb``: LanceDB, in memory (``lancedb.connect("memory://")``), one table per conversation.
+
+Each turn is one row (its text, turn, role and the harness's MiniLM vector).
+LanceDB makes a table version per ``add``, so the turns are added in one batch
+before each search (the memory's pending turns), not one by one. ``--option mode=``:
+
+* ``vector`` (default): ``table.search(vector).metric("cosine")``, exact (no ANN index);
+* ``fts``: LanceDB's native full-text index (BM25; ``create_index("text", config=FTS())``,
+  rebuilt after each batch), ``query_type="fts"``;
+* ``hybrid``: both, fused by LanceDB's default reranker for hybrid search,
+  ``RRFReranker``; each side ranks every row, so the top k is the same at every k.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evals.strategies._field import (
+    EMBEDDING,
+    MINILM_MODULES,
+    Turn,
+    TurnMemory,
+    extra_hint,
+    library_version,
+    quiet,
+    require,
+    turn_of,
+)
+from evals.strategies.base import Record
+from evals.strategies.registry import BuildContext, StrategySpec
+
+HINT = extra_hint("lancedb", "lancedb", "lancedb")
+REQUIRES = ("lancedb", *MINILM_MODULES)
+COLUMNS = ["text", "turn"]
+_TABLES = itertools.count()
+
+
+class LanceDB(TurnMemory):
+    name = "lancedb"
+
+    def __init__(self, mode: str = "vector", context: BuildContext | None = None) -> None:
+        require(REQUIRES, HINT)
+        super().__init__(context, embeds=mode != "fts")
+        quiet()
+        import lancedb
+
+        self.mode = mode
+        self._db = lancedb.connect("memory://")
+        self._table: Any = None
+        self._name = ""
+
+    def _clear(self) -> None:
+        if self._table is not None:
+            self._db.drop_table(self._name)
+        self._table = None
+
+    def _write(self, turns: list[Turn]) -> None:
+        import pyarrow as pa
+
+        columns: dict[str, Any] = {
+            "text": pa.array([t.content for t in turns], pa.string()),
+            "turn": pa.array([t.turn for t in turns], pa.int64()),
+            "role": pa.array([t.role for t in turns], pa.string()),
+        }
+        if self.embedder is not None:
+            dimensions = EMBEDDING["dimensions"]
+            columns["vector"] = pa.array(self.vectors([t.content for t in turns]), pa.list_(pa.float32(), dimensions))
+        batch = pa.table(columns)
+        if self._table is None:
+            self._name = f"evals-{next(_TABLES)}"
+            self._table = self._db.create_table(self._name, data=batch)
+        else:
+            self._table.add(batch)
+        if self.mode != "vector":
+            from lancedb.index import FTS
+
+            self._table.create_index("text", config=FTS(), replace=True)
+
+    def _search(self, query: str, k: int) -> list[Record]:
+        if self.mode == "vector":
+            search = self._table.search(self.vectors([query])[0]).metric("cosine")
+            found = search.select([*COLUMNS, "_distance"]).limit(k).to_list()
+            return [Record(row["text"], turn_of(row), 1.0 - row["_distance"]) for row in found]
+        if self.mode == "fts":
+            found = self._table.search(query, query_type="fts").select([*COLUMNS, "_score"]).limit(k).to_list()
+            return [Record(row["text"], turn_of(row), row["_score"]) for row in found]
+        from lancedb.rerankers import RRFReranker
+
+        search = self._table.search(query_type="hybrid").vector(self.vectors([query])[0]).text(query)
+        found = search.metric("cosine").rerank(RRFReranker()).limit(len(self._texts)).to_list()
+        return [Record(row["text"], turn_of(row), row["_relevance_score"]) for row in found[:k]]
+
+
+class LanceDBOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["vector", "fts", "hybrid"] = Field(
+        default="vector", description="vector (MiniLM, cosine), fts (LanceDB's BM25 full-text index) or hybrid (both, RRF)"
+    )
+
+
+def _describe(options: LanceDBOptions, context: BuildContext) -> dict[str, Any]:
+    described: dict[str, Any] = {"name": "lancedb", "lancedb": library_version("lancedb", HINT), "uri": "memory://",
+                                 "mode": options.mode, "document": "turn", "writes": "one add per batch of turns"}
+    if options.mode != "fts":
+        described.update(EMBEDDING, metric="cosine", index="none (exact)")
+    if options.mode != "vector":
+        described.update(fts="native FTS index on text")
+    if options.mode == "hybrid":
+        described.update(reranker="RRFReranker", limit="every row")
+    return described
+
+
+SPEC = StrategySpec(
+    name="lancedb",
+    build=lambda options, context: LanceDB(options.mode, context),
+    options=LanceDBOptions,
+    describe=_describe,
+    summary="LanceDB in memory: one row per turn, added in batches; vector (MiniLM), fts (BM25) or hybrid (RRF).",
+    requires=REQUIRES,
+    extra="lancedb",
+)

@@ -1,0 +1,214 @@
+"""The field's runners (chroma, qdrant, langgraph, llamaindex, txtai, lancedb, mempalace): each keeps the
+contract, finds the evidence, records its library and configuration, and reaches no network.
+
+Each case is skipped when its optional extra is not installed (``pip install -e '.[field]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, build, configuration
+
+from evals.run.evaluate import RunConfig, evaluate
+from evals.strategies import Registry
+from evals.strategies.contract import check_strategy
+
+# Every runner, each lexical or hybrid mode too: (name, options, the library's distribution).
+RUNNERS = [
+    ("chroma", {}, "chromadb"),
+    ("qdrant", {}, "qdrant-client"),
+    ("qdrant", {"mode": "sparse"}, "qdrant-client"),
+    ("qdrant", {"mode": "hybrid"}, "qdrant-client"),
+    ("langgraph", {}, "langgraph"),
+    ("llamaindex", {}, "llama-index-core"),
+    ("txtai", {}, "txtai"),
+    ("txtai", {"mode": "keyword"}, "txtai"),
+    ("txtai", {"mode": "hybrid"}, "txtai"),
+    ("lancedb", {}, "lancedb"),
+    ("lancedb", {"mode": "fts"}, "lancedb"),
+    ("lancedb", {"mode": "hybrid"}, "lancedb"),
+    ("mempalace", {"granularity": "dialog"}, "chromadb"),
+    ("mempalace", {"granularity": "session"}, "chromadb"),
+]
+
+
+def _label(case: tuple[str, dict, str]) -> str:
+    name, options, _ = case
+    return "-".join([name, *(f"{k}={v}" for k, v in options.items())])
+
+
+def _installed(name: str) -> bool:
+    return not Registry().get(name).missing()
+
+
+def _skip_unless_installed(name: str) -> None:
+    if not _installed(name):
+        pytest.skip(f"needs the {Registry().get(name).extra} extra: pip install -e '.[{Registry().get(name).extra}]'")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", RUNNERS, ids=_label)
+def test_keeps_the_contract(case):
+    """`evals check-strategy` finds nothing wrong with the runner in this mode."""
+    name, options, _ = case
+    _skip_unless_installed(name)
+    assert check_strategy(name, options) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", RUNNERS, ids=_label)
+def test_finds_the_evidence(case):
+    """On the labelled fixture corpus every test point's evidence turn is among the records."""
+    name, options, _ = case
+    _skip_unless_installed(name)
+    evaluation = evaluate(RunConfig(strategy=name, corpus=FIXTURES / "evidence_corpus", options=options))
+    assert evaluation.scores.recall == 1.0
+
+
+@pytest.mark.parametrize("case", RUNNERS, ids=_label)
+def test_configuration_names_the_library_and_its_version(case):
+    """A run's configuration records the library's installed version and every option."""
+    import importlib.metadata
+
+    name, options, distribution = case
+    _skip_unless_installed(name)
+    described = configuration(name, **options)
+    assert described[distribution if name != "mempalace" else "chromadb"] == importlib.metadata.version(distribution)
+    assert all(described[key] == value for key, value in options.items())
+
+
+@pytest.mark.parametrize("name", sorted({case[0] for case in RUNNERS}))
+def test_listed_with_the_extra_it_needs(name):
+    """Each runner is registered and says which extra installs what it needs."""
+    spec = Registry().get(name)
+    assert spec.extra == name and spec.requires and "sentence_transformers" in spec.requires
+
+
+def test_mempalace_writes_its_own_dialog_text():
+    """A LoCoMo turn becomes MemPalace's document: `Speaker said, "text"`, without the shared image's caption."""
+    pytest.importorskip("chromadb")
+    from evals.strategies.mempalace import dialog_text
+
+    assert dialog_text("user", "Caroline: I went to a support group. [shares a photo of a sign]") == (
+        'Caroline said, "I went to a support group."'
+    )
+    assert dialog_text("assistant", "No speaker here.") == 'assistant said, "No speaker here."'
+
+
+def test_mempalace_session_record_names_every_turn_of_its_session():
+    """granularity=session: one record per session, its text every turn of it, naming each of its turns."""
+    _skip_unless_installed("mempalace")
+    memory = build("mempalace", granularity="session")
+    memory.reset()
+    turns = [
+        ("Ana: My cat is called Biscuit.", "s1"),
+        ("Ben: The port is 6543.", "s2"),
+        ("Ana: Biscuit is nine years old.", "s1"),
+    ]
+    for index, (content, session) in enumerate(turns):
+        memory.add("user", content, turn=index, session=session)
+    (first, second) = memory.retrieve("How old is the cat Biscuit?", 10)
+    assert first.turns == (0, 2) and first.text == 'Ana said, "My cat is called Biscuit."\nAna said, "Biscuit is nine years old."'
+    assert second.turns == (1,)
+
+
+# Run in a child process: every installed runner on the small corpus, with an audit hook that notes any
+# connection or name lookup that is not loopback (an audit hook sees what the socket module is asked,
+# patches nothing), and the attempts printed as JSON on the last line.
+_OFFLINE_CHILD = textwrap.dedent(
+    """
+    import json, socket, sys
+    from pathlib import Path
+
+    LOCAL = {"127.0.0.1", "::1", "localhost"}
+    attempts = []
+
+    def hook(event, args):
+        if event == "socket.getaddrinfo":
+            host = args[0].decode() if isinstance(args[0], bytes) else args[0]
+            if host is not None and host not in LOCAL:
+                attempts.append(f"lookup {host}")
+                raise OSError("network closed")
+        elif event == "socket.connect":
+            sock, address = args
+            if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOCAL:
+                attempts.append(f"connect {address}")
+                raise OSError("network closed")
+
+    sys.addaudithook(hook)
+    from evals.run.evaluate import RunConfig, evaluate
+
+    recalls = {}
+    for name, options in json.loads(sys.argv[1]):
+        run = evaluate(RunConfig(strategy=name, corpus=Path(sys.argv[2]), options=options))
+        recalls[name + json.dumps(options)] = run.scores.recall
+    print(json.dumps({"attempts": attempts, "recalls": recalls}))
+    """
+)
+
+
+@pytest.mark.slow
+def test_no_runner_reaches_the_network(tmp_path: Path):
+    """Every installed runner runs on the small corpus with no lookup or connection beyond loopback:
+    none from Python (an audit hook) and, where strace is installed, none from native code either
+    (onnxruntime's telemetry looks up its host from C++, a few seconds after it is imported)."""
+    cases = [(name, options) for name, options, _ in RUNNERS if _installed(name)]
+    if not cases:
+        pytest.skip("no field runner installed: pip install -e '.[field]'")
+    command = [sys.executable, "-c", _OFFLINE_CHILD, json.dumps(cases), str(FIXTURES / "corpus_small")]
+    trace = tmp_path / "trace"
+    strace = shutil.which("strace")
+    if strace:
+        command = [strace, "-f", "-qq", "-e", "trace=connect,sendto", "-o", str(trace), *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["attempts"] == []
+    assert all(recall > 0 for recall in report["recalls"].values()), report["recalls"]
+    if strace:
+        outside = [
+            line
+            for line in trace.read_text(encoding="utf-8", errors="replace").splitlines()
+            if ("AF_INET" in line and "127.0.0.1" not in line and "::1" not in line) or "htons(53)" in line
+        ]
+        assert outside == []
+
+
+@pytest.mark.slow
+def test_a_second_runner_on_the_same_store_computes_no_embedding(tmp_path: Path):
+    """The harness embeds each text once: a second runner on the same corpus and store finds every vector cached."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    names = [name for name in ("langgraph", "qdrant", "lancedb", "chroma") if _installed(name)][:2]
+    if len(names) < 2:
+        pytest.skip("needs two field runners: pip install -e '.[field]'")
+    store = tmp_path / "results.duckdb"
+    said = []
+    for name in names:
+        args = ["run", "--runner", name, "--corpus", str(FIXTURES / "corpus_small"), "--store", str(store)]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        said.append(next(line for line in (result.output + result.stderr).splitlines() if line.startswith("cache:")))
+    assert not said[0].startswith("cache: 0 computed")
+    assert said[1].startswith("cache: 0 computed")
+
+
+def test_strategies_listing_says_the_extra_each_needs():
+    """`evals strategies` names the extra that installs each field runner, installed here or not."""
+    from click.testing import CliRunner
+
+    from evals.cli import cli
+
+    lines = CliRunner().invoke(cli, ["strategies"]).output.splitlines()
+    for name in sorted({case[0] for case in RUNNERS}):
+        line = next(line for line in lines if line.startswith(f"{name}  ("))
+        assert line.endswith((f"[needs the {name} extra]", f"[installed by the {name} extra]"))
