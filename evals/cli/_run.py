@@ -273,7 +273,8 @@ def run_command(
             api_key=api_key,
             executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
             prices=prices,
-            warn=lambda text: echo(f"warning: {text}", err=True),
+            # Said where the folder was not chosen: a --repo outside git is the user's own choice.
+            warn=(lambda text: echo(f"warning: {text}", err=True)) if repo is None else None,
         )
     finally:
         getattr(progress, "stop", lambda: None)()
