@@ -6,6 +6,8 @@ compare page with the most flips (bm25 vs recency) in headless Chromium: its byt
 drawn, and the first contentful paint of a filtered view (one category, one direction) from the URL alone.
 
     python bench/bench_compare_pages.py [--work DIR]   # DIR keeps the store, so a second call only rebuilds the site
+    python bench/bench_compare_pages.py --corpus CORPUS --strategy bm25 --strategy mneme:minilm --work DIR
+        # a corpus of your own (the real LoCoMo: `evals fetch locomo` or `evals import-corpus locomo`), these strategies
 """
 
 from __future__ import annotations
@@ -29,26 +31,32 @@ from evals.site import build_site  # noqa: E402
 from evals.store import Store  # noqa: E402
 
 
-def _store(work: Path) -> Path:
+def _store(work: Path, corpus: Path | None, strategies: list[str]) -> Path:
     store = work / "results.duckdb"
     if store.exists():
         return store
-    generate(work / "locomo.json", conversations=10, sessions=24, turns=25, questions=199, seed=0)
-    import_corpus("locomo", work / "locomo.json", work / "locomo")
+    if corpus is None:
+        generate(work / "locomo.json", conversations=10, sessions=24, turns=25, questions=199, seed=0)
+        import_corpus("locomo", work / "locomo.json", work / "locomo")
+        corpus = work / "locomo"
     provenance = Provenance(commit="c" * 40, dirty=False, package_version="0", mneme_version="0", python_version="3")
     with Store.open(store) as opened:
-        for strategy in ("bm25", "recency"):
-            opened.append(evaluate(RunConfig(strategy=strategy, corpus=work / "locomo", k=5)), provenance)
+        for named in strategies:  # NAME or NAME:EMBEDDER
+            strategy, _, embedder = named.partition(":")
+            config = RunConfig(strategy=strategy, embedder=embedder or None, corpus=corpus, k=5)
+            opened.append(evaluate(config), provenance)
     return store
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--corpus", type=Path, default=None, help="a corpus folder (default: a generated LoCoMo-shaped one)")
+    parser.add_argument("--strategy", action="append", default=None, help="NAME or NAME:EMBEDDER (default: bm25, recency)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="compare-pages-"))
     work.mkdir(parents=True, exist_ok=True)
-    store = _store(work)
+    store = _store(work, args.corpus, args.strategy or ["bm25", "recency"])
     site = work / "site"
     build_site(store, site)
     page = max((site / "compare").glob("*.html"), key=lambda p: p.read_text(encoding="utf-8").count('<section class="flip"'))
