@@ -101,3 +101,60 @@ def test_layout_has_a_row_for_each_layer_folder():
     assert [f for f in folders if f"| `{f}/` |" not in table] == []
     top = sorted(p.name for p in (ROOT / "evals").glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "errors.py"]
+
+
+def _page_models() -> dict[str, set[str]]:
+    """Each dataclass of evals/site a page model holds (its fields' types, followed down), by module:class -> the
+    modules of the pages that reach it."""
+    import dataclasses
+    import importlib
+    import pkgutil
+    import typing
+
+    import evals.site
+    from evals.site._pages import Page
+
+    modules = [importlib.import_module(f"evals.site.{m.name}") for m in pkgutil.iter_modules(evals.site.__path__)]
+    pages = {c for m in modules for c in vars(m).values() if isinstance(c, type) and issubclass(c, Page) and c is not Page}
+    reached: dict[str, set[str]] = {}
+
+    def walk(tp: object, kind: str) -> None:
+        for arg in typing.get_args(tp):
+            walk(arg, kind)
+        if not (isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp.__module__.startswith("evals.site.")):
+            return
+        name = f"{tp.__module__}:{tp.__qualname__}"
+        if kind in reached.setdefault(name, set()):
+            return
+        reached[name].add(kind)
+        for hint in typing.get_type_hints(tp).values():
+            walk(hint, kind)
+
+    for page in pages:
+        walk(page, page.__module__)
+    return reached
+
+
+def test_each_page_model_lives_with_its_page_kind():
+    """docs/layout.md's "one module per page kind (its page models and its publisher)": a page model only one kind's
+    pages show is in that kind's module (not the shared evals/site/_pages.py, not another kind's), and no page is
+    in the shared module."""
+    models = _page_models()
+    kinds = {kind for reaching in models.values() for kind in reaching}
+    homes = {"evals.site._pages", *kinds}
+    misplaced = {n: r for n, r in models.items() if len(r) == 1 and n.split(":")[0] in homes - r}
+    assert misplaced == {}
+    assert "evals.site._pages" not in kinds
+
+
+def test_the_shared_page_module_holds_only_what_several_kinds_show():
+    """evals/site/_pages.py holds the Page base, the navigation entry, and models pages of two kinds or more show."""
+    import dataclasses
+
+    from evals.site import _pages
+
+    models = _page_models()
+    held = [n for n, c in vars(_pages).items() if dataclasses.is_dataclass(c) and c.__module__ == _pages.__name__]
+    alone = [n for n in held if n not in ("Page", "NavEntry") and len(models.get(f"evals.site._pages:{n}", ())) < 2]
+    assert alone == []
+
