@@ -158,3 +158,12 @@ def test_the_shared_page_module_holds_only_what_several_kinds_show():
     alone = [n for n in held if n not in ("Page", "NavEntry") and len(models.get(f"evals.site._pages:{n}", ())) < 2]
     assert alone == []
 
+
+
+def test_a_figure_s_k_is_filled_in_by_the_judge_alone():
+    """"recall_any@k" becomes "recall_any@10" in one place (evals.judge.headline.at_k): no other module and no
+    template fills in a k itself (the page models carry the filled name)."""
+    pattern = re.compile(r"""replace\(\s*["']@k["']""")
+    code = [p for p in (ROOT / "evals").rglob("*.py") if p.relative_to(ROOT).parts[1] != "judge"]
+    templates = list((ROOT / "site_templates").rglob("*.html"))
+    assert [p.name for p in [*code, *templates] if pattern.search(p.read_text(encoding="utf-8"))] == []

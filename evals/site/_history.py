@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from evals.judge.headline import at_k
 from evals.model.formatting import is_estimated, milliseconds, number, percent, percent_interval, short_commit
 from evals.site._charts import Chart, SeriesPoint, series_chart
 from evals.site._output import Output
@@ -174,7 +175,7 @@ def _history_pages(site: Site, output: Output) -> None:
                 headline_label=runs[-1].headline.rule.label,
                 recall_chart=series_chart(
                     series,
-                    title=f"{runs[-1].headline.rule.label.replace('@k', f'@{info.k}')} across runs",
+                    title=f"{at_k(runs[-1].headline.rule.label, info.k)} across runs",
                     y_label=runs[-1].headline.rule.label,
                     recall=True,
                 ),

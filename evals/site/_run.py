@@ -17,7 +17,7 @@ import orjson
 
 from evals.benchmarks import protocol_lexical
 from evals.benchmarks.turn_ids import TurnIds
-from evals.judge.headline import KEYWORD, MISS, Verdict, headline_by_category, verdicts
+from evals.judge.headline import KEYWORD, MISS, Verdict, at_k, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
@@ -201,6 +201,7 @@ class RunPage(Page):
     run: RunHeader
     # The headline (evals.judge.headline): ``recall``, its interval, ``hits`` / ``total`` are the rule's figure.
     headline_label: str
+    headline_at_k: str  # the same with the run's k filled in (evals.judge.headline.at_k): recall_any@10
     population: str  # which test points the headline counts
     follows: str  # the published code whose rule it is
     rule_note: str  # what differs from that code ("" when nothing)
@@ -234,6 +235,7 @@ class RunPage(Page):
     latency_chart: Chart | None = None
     json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
     errata: ErrataView | None = None  # the headline with errata, beside the published one (evals build-site --errata)
+    errata_at_k: str = ""  # its label with the run's k filled in (evals.judge.headline.at_k)
 
 OPEN_TRANSCRIPT = 30  # lists of touched turns up to this long are shown unfolded
 # A conversation with more test points than this gets no list of the turns they touched (each test
@@ -504,6 +506,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     head, keyword = s.headline, s.metric(KEYWORD.metric)
     by_category = headline_by_category(values, rule) if values.categories and any(values.categories) else {}
     run_href = paths.run(s.run_id)
+    errata = errata_view(site.errata.of(s.run_id)) if site.errata else None
     output.page(
         env,
         run_href,
@@ -516,6 +519,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             store_href="",
             run=header,
             headline_label=rule.label,
+            headline_at_k=at_k(rule.label, s.k),
             population=rule.population,
             follows=rule.follows,
             rule_note=rule.note,
@@ -551,7 +555,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             json_command=""
             if gzipped is not None
             else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
-            errata=errata_view(site.errata.of(s.run_id)) if site.errata else None,
+            errata=errata,
+            errata_at_k=at_k(errata.label, s.k) if errata else "",
         ),
     )
 
