@@ -167,3 +167,53 @@ def test_a_figure_s_k_is_filled_in_by_the_judge_alone():
     code = [p for p in (ROOT / "evals").rglob("*.py") if p.relative_to(ROOT).parts[1] != "judge"]
     templates = list((ROOT / "site_templates").rglob("*.html"))
     assert [p.name for p in [*code, *templates] if pattern.search(p.read_text(encoding="utf-8"))] == []
+
+
+def _evals_imports(path: Path) -> set[str]:
+    """Every ``evals`` module ``path`` imports, wherever the import is (top level, a function, type hints)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("evals"):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("evals")}
+    return found
+
+
+def test_views_ask_the_judge_and_decide_nothing():
+    """docs/layout.md's "views decide nothing": a view reaches benchmarks only through the registry's lookups (a unit's
+    rule, scorer and names, handed to the judge), never a unit's own modules, a protocol or the label audit; and
+    nothing above it (a run, the site, the CLI)."""
+    found = {}
+    for path in (ROOT / "evals" / "views").glob("*.py"):
+        bad = [
+            m
+            for m in _evals_imports(path)
+            if m.startswith(("evals.benchmarks.", "evals.run", "evals.site", "evals.cli")) or m == "evals.strategies.registry"
+        ]
+        if bad:
+            found[path.name] = sorted(bad)
+    assert found == {}
+
+
+def test_the_cli_decides_no_figure():
+    """docs/layout.md's CLI row: a command reads the judge's metric declarations for their labels and nothing else of the
+    judge (no scoring, headline, ceiling or statistics of its own)."""
+    found = {
+        path.name: sorted(m for m in _evals_imports(path) if m.startswith("evals.judge") and m != "evals.judge.metrics")
+        for path in (ROOT / "evals" / "cli").glob("*.py")
+    }
+    assert {name: mods for name, mods in found.items() if mods} == {}
+
+
+def test_a_benchmark_unit_imports_the_kit_and_units_alone():
+    """docs/layout.md's "a unit imports nothing else of the harness": each unit's modules import the kit, their own
+    unit and other units, nothing else of evals."""
+    benchmarks = ROOT / "evals" / "benchmarks"
+    units = {p.parent.name for p in benchmarks.glob("*/__init__.py")} - {"kit", "protocols"}
+    allowed = ("evals.benchmarks.kit", *(f"evals.benchmarks.{u}" for u in units))
+    paths = [p for u in units for p in (benchmarks / u).rglob("*.py")] + [benchmarks / "convomem.py"]
+    found = {p.relative_to(ROOT).as_posix(): sorted(m for m in _evals_imports(p) if not m.startswith(allowed)) for p in paths}
+    assert {name: mods for name, mods in found.items() if mods} == {}
