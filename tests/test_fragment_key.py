@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from evals.site._drilldown import fragment_key
-from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView
+from evals.site._drilldown import AnswerView, EvidenceView, PointView, RecordView, fragment_key
 from evals.site._text import Segment
 
 

@@ -21,6 +21,7 @@ from evals.benchmarks.locomo.importer import import_locomo
 from evals.benchmarks.longmemeval.importer import import_longmemeval
 from evals.cli import cli
 from evals.errors import EvalsError
+from evals.judge.ceilings import CEILINGS, READS_LABELS_EXPLANATION, ceiling
 from evals.model.corpus import load_corpus
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.llm import prompt
@@ -30,7 +31,6 @@ from evals.store import Store
 from evals.strategies import BuildContext, Record, Registry, StrategySpec
 from evals.strategies.base import READS_LABELS
 from evals.strategies.contract import check_strategy
-from evals.views.tables import CEILINGS, READS_LABELS_EXPLANATION, ceiling
 
 # -- the stand-in benchmarks ---------------------------------------------------------------------------
 

@@ -125,3 +125,13 @@ def test_probe_prints_a_table(sources, corpus, store_path):
     assert lines[0].startswith("protocol mem0, judge gpt-4o-mini, 5 test points of ")
     assert lines[1].split() == ["kind", "sent", "accepted", "rate", "95%", "CI", "unparsed"]
     assert lines[2].split()[:4] == ["gold", "5", "5", "1.000"]
+
+
+def test_probe_of_a_protocol_without_a_judge_says_what_it_scores_by(sources, corpus, store_path):
+    """The table's first line names what a judge-less protocol scores by, as its unit declares it (LoCoMo's F1)."""
+    with LLMServer() as server:
+        args = ["probe-judge", "--protocol", "locomo", "--corpus", str(corpus), "--store", str(store_path),
+                "--base-url", server.base_url]  # fmt: skip
+        result = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": None})
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("protocol locomo, no judge (LoCoMo's F1), 5 test points of ")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
 from helpers.html import parse
 from helpers.stores import SITE_CORPUS, make_store
 
-from evals.site import _pages as pages
+import evals.site
 from evals.site._build import build
 from evals.site._output import Output
+from evals.site._pages import Page
 from evals.site._publisher import Publisher, Site, navigation
 from evals.site._registry import PUBLISHERS
 from evals.store import StoredRun
@@ -35,10 +38,11 @@ def nav_links(page: Path) -> list[tuple[str, str]]:
 
 
 def test_every_page_class_is_published_by_a_registered_publisher():
-    """Each page model in _pages.py is declared by exactly one registered publisher."""
+    """Each page model of evals/site (each in its page kind's module) is declared by exactly one registered publisher."""
     declared = [cls for publisher in PUBLISHERS for cls in publisher.pages]
+    modules = [importlib.import_module(f"evals.site.{m.name}") for m in pkgutil.iter_modules(evals.site.__path__)]
     documented = {
-        cls for cls in vars(pages).values() if isinstance(cls, type) and issubclass(cls, pages.Page) and cls is not pages.Page
+        cls for m in modules for cls in vars(m).values() if isinstance(cls, type) and issubclass(cls, Page) and cls is not Page
     }
     assert sorted(c.__name__ for c in declared) == sorted(c.__name__ for c in documented)
 

@@ -82,7 +82,7 @@ def test_rows_that_differ_only_in_answers_say_so(answers_store: Path):
 
 def _point_html(verdict: str | None, correct: bool | None) -> str:
     """One test point's section as the drill-down renders it, with an answer the judge gave ``verdict``."""
-    from evals.site._pages import AnswerView, PointView
+    from evals.site._drilldown import AnswerView, PointView
     from evals.site._render import make_environment
 
     answer = AnswerView(text="Paris", correct=correct, reason="no verdict found", keyword_hit=False, tokens=3, latency_s=0.1,

@@ -18,10 +18,10 @@ from evals.model.formatting import number as num
 from evals.model.formatting import percent as pct
 from evals.model.formatting import short_commit
 from evals.site import DEFAULT_TEMPLATES
-from evals.site import _pages as pages
 from evals.site._charts import CostPoint, SeriesPoint, cost_chart, pareto_front, series_chart
 from evals.site._drilldown import ConversationText
 from evals.site._history import drop_reason
+from evals.site._registry import PUBLISHERS
 from evals.site._render import make_environment
 from evals.site._text import Segment, highlight
 from evals.site._views import settings_text
@@ -200,9 +200,7 @@ def test_no_drop_when_nothing_fell():
 # -- templates and their documented contexts ----------------------------------------------------
 
 
-PAGE_CLASSES = [
-    cls for cls in vars(pages).values() if isinstance(cls, type) and issubclass(cls, pages.Page) and cls is not pages.Page
-]
+PAGE_CLASSES = [cls for publisher in PUBLISHERS for cls in publisher.pages]  # each page kind's models, in its own module
 
 
 def _undeclared(env: jinja2.Environment, name: str) -> set[str]:

@@ -175,6 +175,7 @@ class ProtocolSpec:
     # How it scores an answer's words against the gold (its F1 and BLEU-1); None: the harness's own.
     lexical: Lexical | None = None
     profile: str = ""  # which published scoring its figures follow, where a benchmark has several (shown with them)
+    scores: str = ""  # without a judge: what it scores answers by, in words (`evals probe-judge` says "no judge (...)")
 
 
 @dataclass(frozen=True)

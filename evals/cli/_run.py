@@ -369,6 +369,7 @@ def probe_judge_command(
       evals probe-judge --protocol mem0 --corpus ~/.cache/mneme-evals/corpora/locomo --format json
     """
     from evals.analysis.probe import run_probe
+    from evals.benchmarks import protocol_specs
     from evals.io.cache import Cache, cache_path_for
     from evals.run.evaluate import llm_backoff
 
@@ -396,7 +397,8 @@ def probe_judge_command(
         }
         click.echo(json.dumps(document, indent=2))
         return
-    judged_by = f"judge {judge}" if judge is not None else "no judge (LoCoMo's F1)"
+    scores = spec.scores if (spec := protocol_specs().get(protocol)) else ""
+    judged_by = f"judge {judge}" if judge is not None else "no judge" + (f" ({scores})" if scores else "")
     echo(f"protocol {protocol}, {judged_by}, {len(points)} test points of {corpus}")
     rows = [["kind", "sent", "accepted", "rate", "95% CI", "unparsed"]]
     for r in results:

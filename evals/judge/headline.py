@@ -45,6 +45,7 @@ __all__ = [
     "Verdict",
     "headline_by_category",
     "headline_of",
+    "at_k",
     "metric_at",
     "rule_for",
     "run_verdicts",
@@ -167,12 +168,19 @@ def headline_of(declared: Rule | None, metrics: Mapping[str, MetricValue], k: in
     return Headline(rule, metric_at(metrics, rule.metric, k))
 
 
+def at_k(name: str, k: int) -> str:
+    """A figure's name (a rule's label, a metric's key) with the run's ``k`` filled in: ``recall_any@k`` at k = 10 is
+    ``recall_any@10``. Decided here once: the store's reads, the terminal, the site's pages (their models carry the
+    filled name, so no template fills it) all ask here."""
+    return name.replace("@k", f"@{k}")
+
+
 def metric_at(metrics: Mapping[str, MetricValue], name: str, k: int) -> MetricValue | None:
     """A run's stored value of metric ``name`` (None: it has none); a retrieval metric asked at ``@k`` that is not
     stored as such is read at the run's own ``k``. Decided here once, for the headline and every other reader."""
     value = metrics.get(name)
     if value is None and name.endswith("@k"):
-        value = metrics.get(f"{name[:-1]}{k}")
+        value = metrics.get(at_k(name, k))
     return value
 
 

@@ -10,8 +10,8 @@ a comparison of the two latest commits, and downloads (CSV, JSON, each run's
 JSON in the original harness's shape, gzipped, and the store file while it is
 small). A build over an earlier one reuses the pages of runs and corpora made
 from the same inputs (:mod:`evals.site._manifest`). Templates live in
-``site_templates/``; each page's context is a dataclass in
-:mod:`evals.site._pages`. Each kind of page is a publisher
+``site_templates/``; each page's context is a dataclass in its page kind's
+module (those several kinds share, and the ``Page`` base, in :mod:`evals.site._pages`). Each kind of page is a publisher
 (:mod:`evals.site._publisher`) listed in :mod:`evals.site._registry`.
 """
 

@@ -2,17 +2,56 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import ClassVar
+
 from evals.benchmarks import units
 from evals.judge.headline import EVIDENCE, KEYWORD
 from evals.judge.metrics import METRICS
 from evals.model.tokens import APPROXIMATE, EXACT
 from evals.site._leaderboard import metric_column
 from evals.site._output import Output
-from evals.site._pages import AboutPage, PromptView, RuleView
+from evals.site._pages import MetricColumn, Page
 from evals.site._publisher import Publisher, Site
 from evals.strategies import REFERENCE_STRATEGY
 
-__all__ = ["AboutPublisher"]
+__all__ = ["AboutPage", "AboutPublisher", "PromptView", "RuleView"]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class AboutPage(Page):
+    template: ClassVar[str] = "about.html"
+
+    exact_tokenizer: str
+    approx_tokenizer: str
+    reference_strategy: str  # what the leaderboard's relative cost is relative to
+    metrics: list[MetricColumn] = field(default_factory=list)  # every declared metric (evals.judge.metrics)
+    prompts: list[PromptView] = field(default_factory=list)
+    rules: list[RuleView] = field(default_factory=list)  # each headline rule (evals.judge.headline)
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """One headline rule, as the methodology page states it."""
+
+    corpus: str  # which corpora it judges
+    label: str
+    population: str
+    follows: str
+    note: str
+
+
+@dataclass(frozen=True)
+class PromptView:
+    """One fixed prompt, as shipped."""
+
+    name: str
+    file: str
+    digest: str  # what a run records in its LLM settings
+    text: str
 
 
 class AboutPublisher(Publisher):

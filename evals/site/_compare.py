@@ -6,17 +6,90 @@ McNemar's exact test over the paired test points.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import ClassVar
+
 from evals.analysis.compare import compare_runs
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
-from evals.site._pages import ComparePage, CompareSection, FlipRow, PairGroup, PairLink, RunRef
+from evals.site._pages import ConfigInfo, Page
 from evals.site._pairs import pair_href, pairs
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
 from evals.views.site_paths import Paths
 
-__all__ = ["ComparePublisher"]
+__all__ = ["ComparePage", "ComparePublisher", "CompareSection", "FlipRow", "PairGroup", "PairLink", "RunRef"]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunRef:
+    run_id: str
+    href: str
+    commit_short: str
+    dirty: bool
+    date: str
+    hits: int
+    total: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+
+
+@dataclass(frozen=True)
+class FlipRow:
+    conversation_id: str
+    turn_index: int
+    question: str
+    became: str  # "miss" (hit → miss) or "hit" (miss → hit)
+    older_href: str
+    newer_href: str
+
+
+@dataclass(frozen=True)
+class CompareSection:
+    anchor: str
+    config: ConfigInfo
+    older: RunRef
+    newer: RunRef
+    flips: list[FlipRow]  # hit → miss first
+    to_miss: int
+    to_hit: int
+    unmatched: int  # test points present in only one of the two runs
+    shared: int  # test points in both: the pairs McNemar's test compares
+    p_value: float  # McNemar's exact two-sided p over the shared test points
+    p_text: str
+    pair_href: str = ""  # the two runs side by side (compare/<older>-vs-<newer>.html)
+
+
+@dataclass(frozen=True)
+class PairLink:
+    """One compare page (compare/<A>-vs-<B>.html) as compare.html lists it: both runs named, A ranked above B."""
+
+    href: str
+    a: str  # "bm25 k=5 · 14.4%"
+    b: str
+
+
+@dataclass(frozen=True)
+class PairGroup:
+    """The compare pages of one corpus."""
+
+    corpus_name: str
+    digest_short: str
+    pairs: list[PairLink]
+
+
+@dataclass(frozen=True)
+class ComparePage(Page):
+    template: ClassVar[str] = "compare.html"
+
+    sections: list[CompareSection]
+    single_commit: list[ConfigInfo] = field(default_factory=list)  # configurations with one commit only
+    pair_groups: list[PairGroup] = field(default_factory=list)  # every compare page the site has, by corpus
 
 
 class ComparePublisher(Publisher):

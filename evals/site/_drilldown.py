@@ -15,18 +15,172 @@ import hashlib
 import operator
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from evals.benchmarks import protocol_lexical
 from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.metrics import answer_scores
 from evals.judge.scoring import matched_keywords
 from evals.site._fragments import SNIPPET, Fragments
-from evals.site._pages import AnswerView, EvidenceView, PointView, RecordView, TurnLine, TurnMark
+from evals.site._pages import Page, RunHeader, TurnLine, TurnMark
 from evals.site._text import Segment, clip, speaker_labels
 from evals.views.site_paths import test_point_anchor
 
-__all__ = ["EVIDENCE_CAP", "RECORD_CAP", "ConversationText", "conversation_views", "fragment_key", "point_view"]
+__all__ = [
+    "AnswerView",
+    "ConversationPage",
+    "ConversationText",
+    "EVIDENCE_CAP",
+    "EvidenceView",
+    "PointView",
+    "RECORD_CAP",
+    "RecordView",
+    "conversation_views",
+    "fragment_key",
+    "point_view",
+]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
+class RecordView:
+    """One retrieved record, in rank order."""
+
+    rank: int
+    tokens: int | None  # None: a rank past the records, known by its turn only (see ``PointView.records_more``)
+    segments: list[Segment]  # the text (its start, when clipped), expected keywords marked
+    matched: list[str]  # expected keywords this record contains
+    turn: int | None  # the conversation turn this record is, if it is one
+    distance: int | None  # how many turns before the test point that turn is
+    long: bool  # fold the text by default
+    tail: list[Segment] = field(default_factory=list)  # the text's end, when it is clipped
+    omitted: int = 0  # characters left out between ``segments`` and ``tail`` (0: shown whole)
+    length: int = 0  # characters of the whole text
+    href: str = ""  # the turn in the corpus's transcript, relative to the drill-down ("" when not a turn)
+    evidence: bool = False  # the turn is one of the test point's evidence turns
+    label: str = ""  # the benchmark's own name of the turn (LoCoMo's D1:12; "" where it has none)
+    date: str = ""  # the turn's session date, as the benchmark writes it ("" where it gives none)
+    # A record holding several turns (a session, a chunk; Record.turns): (turn, href) of each, in order ([]: one or none).
+    holds: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
+class EvidenceView:
+    """A turn before the test point that holds an expected keyword: where the answer was."""
+
+    turn: int
+    distance: int
+    role: str
+    segments: list[Segment]  # the turn (its start, when clipped), keywords marked
+    retrieved_rank: int | None  # its rank among the retrieved records, if it was retrieved
+    ranked_past_k: int | None = None  # not retrieved, but ranked this far down the ranking the run kept past k
+    tail: list[Segment] = field(default_factory=list)  # the turn's end, when it is clipped
+    omitted: int = 0  # characters left out (0: shown whole); the whole turn is in the transcript
+    length: int = 0
+    href: str = ""  # the turn in the corpus's transcript, relative to the drill-down
+    label: str = ""  # the benchmark's own name of the turn ("" where it has none)
+    date: str = ""  # its session date ("" where the benchmark gives none)
+    long: bool = False  # fold the text by default, as a long retrieved record is (BEAM's messages run to pages)
+
+
+@dataclass(slots=True)
+class AnswerView:
+    """What the answer model said at a test point and, with a judge, the verdict."""
+
+    text: str
+    correct: bool | None  # None: not judged
+    reason: str | None
+    keyword_hit: bool
+    tokens: int  # prompt + completion of the answer request
+    latency_s: float
+    f1: float  # token F1 against the expected fact (evals.judge.answer_scores)
+    bleu1: float  # BLEU-1 against the expected fact
+    verdict: str | None = None  # the judge's: "correct", "wrong", "partial" or "unparsed" (its reply gave none); None: not judged
+    graded: float | None = None  # a graded judge's score of the answer (BEAM, LoCoMo-Plus); None: not graded
+
+
+@dataclass(frozen=True, slots=True)
+class PointView:
+    """One test point, everything about it; frozen, so its section's cache key (``evals.site._drilldown.fragment_key``)
+    is a digest of what it holds."""
+
+    number: int  # 1-based within the conversation
+    anchor: str
+    turn_index: int
+    question: str
+    expected_fact: str
+    keywords: list[str]
+    hit: bool
+    strict_hit: bool  # every expected keyword retrieved
+    rank: int | None  # of the first record holding the answer
+    context_tokens: int
+    record_count: int
+    records: list[RecordView]  # the first k records, in full; empty when ``all_history``
+    records_hidden: int  # records not listed (beyond the cap)
+    records_hidden_tokens: int
+    all_history: bool  # the records are every earlier turn in order (full_history)
+    evidence: list[EvidenceView]
+    evidence_hidden: int
+    answerable: bool = True  # False: neither hit nor miss, badge "unanswerable"
+    category: str | None = None
+    evidence_turns: list[int] = field(default_factory=list)  # the corpus's evidence turns for this point
+    evidence_retrieved: list[int] = field(default_factory=list)  # those of them among the retrieved records
+    evidence_ranked_past_k: dict[int, int] = field(default_factory=dict)  # the others the run ranked past k: turn -> rank
+    evidence_missed: list[int] = field(default_factory=list)  # evidence turns not among the retrieved records
+    evidence_ranks: dict[int, int | None] = field(
+        default_factory=dict
+    )  # each evidence turn's rank among the records (None: not one)
+    answer: AnswerView | None = None  # with --with-answers
+    html: str = ""  # this section as the ``point`` macro in _partials.html renders it (once per distinct point)
+    k: int = 0  # the run's k: records up to it are shown in full, the rest (kept for deeper cutoffs) briefly
+    # Ranks past k up to the cap, briefly: records beyond k (with tokens and a snippet), or the ranking a
+    # run measured at deeper cutoffs keeps (ranked_turns: the turn only).
+    records_more: list[RecordView] = field(default_factory=list)
+    evidence_hrefs: list[str] = field(default_factory=list)  # each evidence turn in the transcript (aligned with evidence_turns)
+    context_href: str = ""  # the transcript at the test point's turn, relative to the drill-down
+    # The headline rule's verdict (evals.judge.headline): hit, miss, unanswerable or unscored; what the badge,
+    # data-verdict and the run's hits / total all say.
+    verdict: str = "hit"
+    verdict_note: str = ""  # the dataset's own words for a question it marks unanswerable ("" otherwise)
+    by_evidence: bool = False  # the rule judges by evidence turns (else by expected keywords)
+    records_more_hidden: int = 0  # ranks past k summarised, not listed (neither evidence nor a keyword match)
+    suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
+    evidence_names: dict[int, str] = field(default_factory=dict)  # each evidence turn's name in its benchmark ("" where none)
+    evidence_dates: dict[int, str] = field(default_factory=dict)  # each evidence turn's session date ("" where none)
+    kept: int = 0  # ranks the run kept for this point (its records, or its ranking past k): "not in the top N kept"
+
+
+@dataclass(frozen=True)
+class ConversationPage(Page):
+    template: ClassVar[str] = "conversation.html"
+
+    run: RunHeader
+    conversation_id: str
+    description: str
+    turn_count: int
+    headline_label: str  # the rule's figure, e.g. recall_any@k (evals.judge.headline)
+    population: str  # which test points it counts
+    hits: int
+    total: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    context_tokens: int
+    points: list[PointView]  # in turn order
+    toc: list[PointView]  # the same, misses first (the misses alone on a page of very many test points)
+    toc_hrefs: list[str]  # where each ``toc`` entry is: "#anchor" on this page, "PAGE.html#anchor" on another
+    toc_unlisted: int  # test points left out of ``toc`` (hits and the uncounted, on such a page)
+    transcript: list[TurnLine]  # the turns some test point touched (retrieved, asked, evidence, answer), tagged, as snippets
+    transcript_open: bool  # short enough to show unfolded
+    touched_unlisted: int  # turns touched but not listed (a conversation with very many test points)
+    previous_href: str  # neighbouring conversations of the same run ("" at the ends)
+    next_href: str
+    transcript_href: str  # the whole conversation, in the corpus's transcripts (site-root relative)
+    pages: list[tuple[str, str]] = field(default_factory=list)  # (test points it holds, file) per page; empty: one page
+    page: int = 0  # which of ``pages`` this is
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point

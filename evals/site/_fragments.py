@@ -11,13 +11,18 @@ build fast.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, TypeVar
 
 import jinja2
 
-from evals.site._pages import PointView, TurnLine, TurnMark
+from evals.site._pages import TurnLine, TurnMark
 from evals.site._text import CLIP_LIMIT, cached_highlight, clip
 
 __all__ = ["FRAGMENT_CACHE", "SNIPPET", "Fragments", "turn_line"]
+
+# A drill-down's test point view (evals.site._drilldown.PointView): that module imports this one, so a type variable
+# names it here.
+View = TypeVar("View")
 
 FRAGMENT_CACHE = 50_000  # rendered test points / transcript lines remembered per process
 
@@ -59,7 +64,7 @@ class Fragments:
         self.passage_block = module.passage_block
         self._est = module.est()
         self._lines: dict[tuple, str] = {}
-        self.points: dict[tuple, PointView] = {}
+        self.points: dict[tuple, Any] = {}  # PointView
 
     def render_line(self, line: TurnLine) -> TurnLine:
         """Render ``line`` (uncached: for lines shown once, as a corpus's transcripts are)."""
@@ -88,7 +93,7 @@ class Fragments:
         line.html = html
         return line
 
-    def point(self, key: tuple, view: PointView, approx: bool) -> PointView:
+    def point(self, key: tuple, view: View, approx: bool) -> View:
         """``view`` rendered, remembered under ``key`` (:func:`evals.site._drilldown.fragment_key`)."""
         view = dataclasses.replace(view, html=self._point(view, self._est if approx else ""))
         if len(self.points) >= FRAGMENT_CACHE:

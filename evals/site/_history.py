@@ -6,16 +6,62 @@ interval, or when it hits fewer of the same test points.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
+from evals.judge.headline import at_k
 from evals.model.formatting import is_estimated, milliseconds, number, percent, percent_interval, short_commit
-from evals.site._charts import SeriesPoint, series_chart
+from evals.site._charts import Chart, SeriesPoint, series_chart
 from evals.site._output import Output
-from evals.site._pages import HistoryIndexPage, HistoryPage, HistoryRow
+from evals.site._pages import ConfigInfo, Page
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
 from evals.views.site_paths import root_of
 
-__all__ = ["HistoryPublisher", "drop_reason"]
+__all__ = ["HistoryIndexPage", "HistoryPage", "HistoryPublisher", "HistoryRow", "drop_reason"]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    run_id: str
+    run_href: str
+    commit: str
+    commit_short: str
+    dirty: bool
+    date: str
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    hits: int
+    total: int
+    tokens: float | None
+    approx_tokens: bool
+    drop: str  # why this run is flagged as a drop from the previous one; "" when it is not
+
+
+@dataclass(frozen=True)
+class HistoryPage(Page):
+    template: ClassVar[str] = "history.html"
+
+    config: ConfigInfo
+    headline_label: str  # the headline's name (evals.judge.headline): the figure every row shows
+    recall_chart: Chart
+    tokens_chart: Chart
+    approx_tokens: bool
+    rows: list[HistoryRow]  # newest first
+    drops: int
+    latency_chart: Chart | None = None  # retrieve p95 across runs, where runs recorded it
+
+
+@dataclass(frozen=True)
+class HistoryIndexPage(Page):
+    template: ClassVar[str] = "history_index.html"
+
+    configs: list[tuple[ConfigInfo, int, int]]  # (configuration, number of runs, number of drops)
 
 
 class HistoryPublisher(Publisher):
@@ -129,7 +175,7 @@ def _history_pages(site: Site, output: Output) -> None:
                 headline_label=runs[-1].headline.rule.label,
                 recall_chart=series_chart(
                     series,
-                    title=f"{runs[-1].headline.rule.label.replace('@k', f'@{info.k}')} across runs",
+                    title=f"{at_k(runs[-1].headline.rule.label, info.k)} across runs",
                     y_label=runs[-1].headline.rule.label,
                     recall=True,
                 ),

@@ -8,10 +8,13 @@ import dataclasses
 import io
 import math
 from collections import defaultdict
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from evals.analysis.errata import Figures
 from evals.analysis.same_ranking import SameRanking, same_ranking_note
+from evals.judge.ceilings import ceiling
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     COUNT,
@@ -33,36 +36,210 @@ from evals.model.formatting import (
     short_commit,
 )
 from evals.site._benchmarks import benchmark_infos
-from evals.site._charts import CostPoint, cost_chart
-from evals.site._claims import claim_rows
+from evals.site._charts import Chart, CostPoint, cost_chart
 from evals.site._errata import errata_note, errata_view
 from evals.site._history import drop_reason
 from evals.site._output import Output
-from evals.site._pages import (
-    BoardRow,
-    ConfigRow,
-    CorpusBoard,
-    FrontPage,
-    FrontRow,
-    IndexPage,
-    LeaderView,
-    MetricCell,
-    MetricColumn,
-    ReferenceRow,
-)
+from evals.site._pages import BenchmarkInfo, ConfigInfo, ErrataView, MetricCell, MetricColumn, Page
 from evals.site._pairs import pair_href
 from evals.site._publisher import Publisher, Site
 from evals.site._qa import qa_caveats, qa_note, twin_note
-from evals.site._retrieval import cutoff_tables, latency_chart
+from evals.site._retrieval import CutoffTable, cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.views.claims import claim_references
+from evals.views.claims import board_claims, claim_references
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, board_metrics, board_order, caveats, ceiling, ranks_at_k
+from evals.views.tables import HASH_EMBEDDER, Caveat, board_metrics, board_order, caveats, ranks_at_k
 
-__all__ = ["LeaderboardPublisher", "leaderboard", "leaderboard_csv", "leaderboard_records", "metric_cell", "metric_column"]
+__all__ = [
+    "BoardRow",
+    "ClaimRow",
+    "ConfigRow",
+    "CorpusBoard",
+    "FrontPage",
+    "FrontRow",
+    "IndexPage",
+    "LeaderView",
+    "LeaderboardPublisher",
+    "ReferenceRow",
+    "claim_rows",
+    "leaderboard",
+    "leaderboard_csv",
+    "leaderboard_records",
+    "metric_cell",
+    "metric_column",
+]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    run_id: str
+    run_href: str
+    history_href: str
+    strategy: str
+    settings: str
+    config_key: str
+    model: str
+    k: int
+    recall: float | None  # None: no test point; shown as "—", never 0 (also the chart's y)
+    recall_low: float | None
+    recall_high: float | None
+    metrics: list[MetricCell]  # aligned with CorpusBoard.columns
+    hits: int
+    total: int
+    tokens: float | None  # context tokens per test point (the chart's x)
+    relative: float | None  # tokens / the reference run's tokens on the same corpus (see CorpusBoard.reference)
+    approx_tokens: bool
+    commit: str
+    commit_short: str
+    dirty: bool
+    date: str
+    answer_model: str | None = None
+    source: str | None = None  # a plug-in's distribution and version (or module:attr); None for a built-in
+    ceiling: str = ""  # why this strategy is a ceiling (an oracle baseline), not a memory; "" for a memory
+    caveats: list[Caveat] = field(
+        default_factory=list
+    )  # what to know before reading its figure (evals.views.tables.caveats), shown as tappable badges
+    with_errata: ErrataView | None = None  # the headline with errata (evals.analysis.errata), beside the published one
+    rank: int | None = None  # among the memories on this corpus at the same k (None: a ceiling, or no figure)
+    qa: str = ""  # a row with answers: its protocol, judge model and endpoint host (evals.site._qa.qa_note)
+    twin: str = ""  # how it differs from rows of the same memory and k (answers, judging), in words
+    pick: str = ""  # the run's slug, which names its compare pages (compare/<A>-vs-<B>.html)
+    order: int = 0  # its place on the board (memories by k and rank, then ceilings): A of a pair is the one above
+    own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
+    same_ranking: str = ""  # "same ranking as X": runs whose top-k equals this one's on >= 99% of test points
+
+
+@dataclass(frozen=True)
+class CorpusBoard:
+    """The leaderboard of one corpus (one content digest)."""
+
+    anchor: str
+    corpus_name: str
+    corpus_digest: str
+    corpus_digest_short: str
+    columns: list[MetricColumn]  # the declared metrics some row has (or that are always shown)
+    rows: list[BoardRow]
+    chart: Chart | None
+    unplotted: list[str]  # configurations left off the chart (no test point)
+    reference: str  # the strategy relative cost is measured against (evals.strategies.REFERENCE_STRATEGY)
+    relative_note: str  # which run of it, and when relative cost is not shown
+    answers: bool = False  # some row has answers: say how the answer columns are made
+    retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): every configuration at every cutoff
+    latency_chart: Chart | None = None  # retrieve latency against records held, one line per configuration
+    errata: str = ""  # the errata file correcting this corpus (source, digest): its rows get a column with errata
+    ks: list[int] = field(default_factory=list)  # the memories' k, each a group ranked on its own
+    own_label: str = ""  # the benchmark's own retrieval figure ("recall_frac@k"); "" when it publishes none
+    headline_note: str = ""  # what the headline is not, beside it ("not the paper's fraction"); "" when nothing to say
+    own_description: str = ""
+    references: list[ReferenceRow] = field(default_factory=list)  # the paper's figures beside the runs, never ranked
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (A vs B, its compare page) for every two rows
+    claims: list[ClaimRow] = field(default_factory=list)  # published claims for this corpus (evals.views.claims), never ranked
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """A published claim on a board (evals/model/claims.toml), greyed, with the run measuring it the same way."""
+
+    system: str
+    version: str
+    figure: str  # as the source names it
+    measure: str  # the harness's metric, k or budget and level: "recall_frac@10 (session)"
+    population: str
+    judge: str  # "" for a retrieval figure
+    measured_by: str
+    value: float
+    source: str  # repository@commit path, or URL
+    source_href: str
+    note: str
+    run_label: str = ""  # the run measuring the same figure the same way; "" when none does
+    run_href: str = ""
+    run_value: float | None = None
+    difference: float | None = None  # run less published
+    why_not: str = ""  # no run beside it: why
+    retrieval: bool = False  # a retrieval figure (a level and k): the kind a run here measures without a judge
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """A published figure of the benchmark's own metric at one k, shown in the main table for comparison."""
+
+    label: str
+    note: str
+    k: int
+    value: float
+
+
+@dataclass(frozen=True)
+class LeaderView:
+    """A corpus's leader: the memory first by its headline (evals.judge.headline; ceilings are never ranked)."""
+
+    corpus_name: str
+    strategy: str
+    config_key: str
+    label: str  # the headline's name, e.g. recall_any@k
+    recall: float | None
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    k: int
+    run_href: str
+    caveats: list[Caveat] = field(default_factory=list)
+    rank: int | None = None  # among the memories at its k
+    tokens: float | None = None  # tokens per test point (what it spent)
+    approx_tokens: bool = False  # counted by an estimate, not the exact tokenizer
+
+
+@dataclass(frozen=True)
+class FrontRow:
+    benchmark: BenchmarkInfo
+    leaders: list[LeaderView]  # one per corpus with a memory run that has a figure
+    latest: str  # the date of its newest run
+    ranked: list[LeaderView] = field(default_factory=list)  # its memories by k and rank, up to ten (the front page)
+    more: int = 0  # memories not in ``ranked``
+    ceilings: list[LeaderView] = field(default_factory=list)  # its ceilings with a figure, for scale (never ranked)
+
+
+@dataclass(frozen=True)
+class FrontPage(Page):
+    """index.html: every benchmark with its leader, run count and license, each linking its own leaderboard."""
+
+    template: ClassVar[str] = "front.html"
+
+    rows: list[FrontRow]
+    run_count: int
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """A configuration on a benchmark's page: where its history and its last comparison are."""
+
+    config: ConfigInfo
+    runs: int
+    drops: int
+    latest: str  # the date of its newest run
+    compare_href: str  # its section of the compare page; "" with runs at one commit only
+
+
+@dataclass(frozen=True)
+class IndexPage(Page):
+    """One benchmark's leaderboard (``leaderboard-<benchmark>.html``; the template keeps its first name,
+    index.html, from when one page held every corpus)."""
+
+    template: ClassVar[str] = "index.html"
+
+    benchmark: BenchmarkInfo
+    boards: list[CorpusBoard]
+    run_count: int  # runs on this benchmark
+    configs: list[ConfigRow] = field(default_factory=list)
+    # On the front page of a store holding this benchmark alone (index.html): its row of the benchmarks table.
+    front: list[FrontRow] = field(default_factory=list)
 
 
 class LeaderboardPublisher(Publisher):
@@ -512,3 +689,35 @@ def leaderboard_csv(records: list[dict[str, Any]]) -> str:
                 cells.append(str(csv_cell(value)))
         writer.writerow(cells)
     return buffer.getvalue()
+
+
+def claim_rows(runs: Sequence[RunSummary], paths: Paths) -> list[ClaimRow]:
+    """The claims on the board of one corpus's latest ``runs``, each with the run beside it where one measures
+    the same figure the same way."""
+    rows = []
+    for view in board_claims(runs):
+        c = view.claim
+        at = f"@{c.k}" if c.k is not None else (f" within {c.budget:,} tokens" if c.budget is not None else "")
+        rows.append(
+            ClaimRow(
+                system=c.system,
+                version=c.version,
+                figure=c.figure,
+                measure=f"{c.metric}{at}" + (f" ({c.level})" if c.level else ""),
+                population=c.population
+                + (f" ({c.questions:,})" if c.questions and f"{c.questions:,}" not in c.population else ""),
+                judge=c.judge or "",
+                measured_by=c.measured_by,
+                value=c.value,
+                source=c.source.text,
+                source_href=c.source.href,
+                note=c.note or "",
+                run_label=view.run_label,
+                run_href=paths.run(view.run_id) if view.run_id else "",
+                run_value=view.run_value,
+                difference=view.difference,
+                why_not=view.why_not,
+                retrieval=c.level is not None,
+            )
+        )
+    return rows

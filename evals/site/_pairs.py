@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import orjson
 
@@ -30,14 +31,99 @@ from evals.judge.headline import Verdict, run_verdicts
 from evals.judge.metrics import ScoredRun
 from evals.model.formatting import p_value_text, short_commit
 from evals.site._output import Output
-from evals.site._pages import PairCategory, PairFlip, PairPage, PairRun
+from evals.site._pages import Page
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
 from evals.site._views import settings_text
 from evals.store import RunSummary, StoredRun
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
-from evals.views.tables import board_order, caveats
+from evals.views.tables import Caveat, board_order, caveats
 
-__all__ = ["PairsPublisher", "points_data", "flip_anchor", "pair_href", "pairs", "run_data"]
+__all__ = [
+    "PairCategory",
+    "PairFlip",
+    "PairPage",
+    "PairRun",
+    "PairsPublisher",
+    "flip_anchor",
+    "pair_href",
+    "pairs",
+    "points_data",
+    "run_data",
+]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """One side of a comparison: the run, its headline with its interval, where its data file is."""
+
+    letter: str  # "A" or "B"
+    run_id: str
+    strategy: str
+    settings: str
+    config_key: str
+    model: str
+    k: int
+    commit_short: str
+    dirty: bool
+    date: str
+    href: str  # its run page
+    data_href: str  # its data file for the side-by-side view (evals.site._pairs.run_data)
+    label: str  # the headline's name (evals.judge.headline)
+    recall: float | None
+    low: float | None
+    high: float | None
+    hits: int
+    total: int
+    answers: bool  # the run has answers
+    caveats: list[Caveat] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PairCategory:
+    """One category's flips: test points only A hit, only B hit, and McNemar's p over them."""
+
+    name: str
+    only_a: int
+    only_b: int
+    p_text: str
+
+
+@dataclass(frozen=True)
+class PairFlip:
+    """A test point the two runs' headline verdicts disagree on."""
+
+    flip: str  # "a": only A hit; "b": only B hit
+    anchor: str  # tp-<conversation>-<turn> (the rest, drawn with JavaScript, comes from the corpus's and runs' data files)
+    question: str
+    category: str = "(none)"  # the benchmark's category or ability, as "Flips by category" names it
+
+
+@dataclass(frozen=True)
+class PairPage(Page):
+    """Two runs of one corpus side by side: headlines, the paired test, flips by category and each flip."""
+
+    template: ClassVar[str] = "pair.html"
+
+    corpus_name: str
+    corpus_key: str  # the corpus's key in its data file
+    points_href: str  # the corpus's test points and evidence turns (evals.site._pairs.points_data)
+    a: PairRun
+    b: PairRun
+    population: str  # which test points the headline counts
+    only_a: int  # hit by A alone
+    only_b: int
+    both: int
+    neither: int
+    shared: int  # test points in both runs: the pairs the test compares
+    unmatched: int  # test points in only one of them
+    p_text: str  # McNemar's exact two-sided p over the shared test points
+    categories: list[PairCategory]
+    flips: list[PairFlip]  # only A hit first, then only B, each in conversation and turn order
+    answers_line: str = ""  # the judged answers compared, where both runs have them
+    same_ranking: str = ""  # A and B return the same top-k on >= 99% of test points (evals.analysis.same_ranking)
 
 SNIPPET = 200  # characters of a record or evidence turn the side-by-side view quotes (the whole turn is linked)
 ANSWER = 400  # characters of an answer quoted

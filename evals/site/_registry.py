@@ -1,7 +1,7 @@
 """The page kinds a build publishes, in registry order.
 
 A new kind of page is a module with a :class:`~evals.site._publisher.Publisher`
-subclass (and its page model in :mod:`evals.site._pages` and template in
+subclass (and its page models, in the same module, and template in
 ``site_templates/``), listed here; the build and the navigation pick it up.
 Classes, not instances: each build and each worker process makes its own, so
 no state leaks from one build to the next.

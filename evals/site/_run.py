@@ -10,36 +10,28 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import orjson
 
 from evals.benchmarks import protocol_lexical
 from evals.benchmarks.turn_ids import TurnIds
-from evals.judge.headline import KEYWORD, MISS, Verdict, headline_by_category, verdicts
+from evals.judge.headline import KEYWORD, MISS, Verdict, at_k, headline_by_category, verdicts
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
 from evals.model.results import PER, AnswerRun, ConversationResult, RunResult
-from evals.site._drilldown import ConversationText, conversation_views
+from evals.site._charts import Chart
+from evals.site._drilldown import ConversationPage, ConversationText, conversation_views
 from evals.site._errata import errata_view
 from evals.site._fragments import Fragments
 from evals.site._leaderboard import metric_cell, metric_column
 from evals.site._output import Output
-from evals.site._pages import (
-    AnswersBlock,
-    CategoryRow,
-    ConversationPage,
-    ConversationRow,
-    CostRow,
-    MissRow,
-    RunMetric,
-    RunPage,
-    ServedRow,
-)
+from evals.site._pages import ErrataView, MetricCell, MetricColumn, Page, RunHeader
 from evals.site._provenance import cache_note, provenance_rows
 from evals.site._publisher import Publisher, RunSource, Site
-from evals.site._retrieval import cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
+from evals.site._retrieval import CutoffTable, cutoff_chart, cutoff_tables, latency_chart, retrieval_absence
 from evals.site._suspects import suspect_marks
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
@@ -48,7 +40,202 @@ from evals.views.report import conversation_json, legacy_json_parts
 from evals.views.site_paths import POINTS_PER_PAGE, config_id, root_of
 from evals.views.tables import KIND_LABELS, price_text
 
-__all__ = ["JSON_LIMIT", "RunPublisher", "run_note"]
+__all__ = [
+    "AnswersBlock",
+    "CategoryRow",
+    "ConversationRow",
+    "CostRow",
+    "JSON_LIMIT",
+    "MissRow",
+    "RunMetric",
+    "RunPage",
+    "RunPublisher",
+    "ServedRow",
+    "run_note",
+]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunMetric:
+    column: MetricColumn
+    cell: MetricCell
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    conversation_id: str
+    description: str
+    href: str
+    turn_count: int
+    hits: int
+    total: int
+    misses: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    context_tokens: int
+    tokens: float | None  # per test point
+
+
+@dataclass(frozen=True)
+class MissRow:
+    conversation_id: str
+    turn_index: int
+    question: str
+    href: str  # the drill-down, at this test point
+    suspect: str = ""  # why the label audit flags this test point's evidence label ("" when it does not)
+    category: str = ""  # the benchmark's category or ability ("" for none), as the by-category table names it
+
+
+@dataclass(frozen=True)
+class AnswersBlock:
+    """A run's end-to-end answers: how they were made, how good, at what cost."""
+
+    answer_model: str
+    judge_model: str | None
+    base_url: str
+    accuracy: float | None
+    accuracy_low: float | None
+    accuracy_high: float | None
+    correct: int | None
+    judged: int
+    keyword_accuracy: float | None
+    keyword_hits: int
+    total: int
+    # Mean token F1 and BLEU-1 against the expected facts, with 95% bootstrap intervals; None: not recorded.
+    f1: float | None
+    f1_low: float | None
+    f1_high: float | None
+    bleu1: float | None
+    bleu1_low: float | None
+    bleu1_high: float | None
+    mean_latency_s: float | None
+    requests_made: int
+    requests_cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    tokens_per_test_point: float | None
+    prompts: str  # "answer 1a2b…, judge …": digests of the prompts used
+    wrong: list[MissRow]  # test points the judge graded incorrect (or, a graded judge, less than fully correct)
+    # The answers as the run's protocol counts them: evals.views.breakdown.answer_figures (the result JSON's block).
+    figures: dict[str, Any] | None = None
+    # issue 25, protocols: which asked (and which judged), the published files their templates were read
+    # from, (label "owner/repo@commit/path", link, sha256), and each template's digest, ("protocol: name", digest).
+    protocol: str = "harness"
+    judge_protocol: str = "harness"
+    source_files: list[tuple[str, str, str]] = field(default_factory=list)
+    templates: list[tuple[str, str]] = field(default_factory=list)
+    # issue 25, costs (h25cost): per kind of request and per model served; empty for runs stored before.
+    costs: list[CostRow] = field(default_factory=list)
+    served: list[ServedRow] = field(default_factory=list)
+    usd_spent: float | None = None
+    usd_per_correct: float | None = None
+    tokens_per_correct: float | None = None
+    unpriced: list[str] = field(default_factory=list)  # models that used tokens and have no price
+    repeats: str = ""  # with --judge-repeats: "0.750 ± 0.020 (mean ± sd over 3 repeats)"
+
+    @property
+    def score(self) -> dict[str, Any] | None:
+        """The protocol's own mean score where it scores rather than counts verdicts (LoCoMo's F1 without a judge, a
+        graded judge's grades): the figures' overall figure, the one the protocol's table shows; None otherwise."""
+        overall = (self.figures or {}).get("overall")
+        return overall if overall is not None and overall.get("interval") == "bootstrap" else None
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """One kind of LLM request of a run (answer, judge, memory write): what was sent and what came from
+    the cache, its tokens over its own denominator, its price and dollars spent."""
+
+    kind: str
+    model: str
+    sent: int
+    cached: int
+    prompt_tokens: int  # sent
+    completion_tokens: int
+    cached_prompt_tokens: int
+    cached_completion_tokens: int
+    per_unit: str  # "test point answered", "test point judged", "conversation"
+    per_n: int
+    tokens_per: float | None
+    price: str  # "$0.15 in / $0.6 out per 1M (source, date)" or "no price"
+    usd_spent: float | None  # None: no price
+
+
+@dataclass(frozen=True)
+class ServedRow:
+    """A model (and system fingerprint) the endpoint said answered some of one kind's requests."""
+
+    kind: str
+    asked: str
+    served: str  # "(not said)" where the replies named none
+    fingerprint: str
+    requests: int
+    differs: bool  # not the model asked for, nor a dated snapshot of the undated name asked
+
+
+@dataclass(frozen=True)
+class CategoryRow:
+    """One test point category of a run: the headline (hits, total, recall: the run's rule, over the
+    category's points it counts), evidence recall over its answerable points."""
+
+    category: str  # "(none)" for test points without a category
+    hits: int
+    total: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    evidence_total: int  # answerable test points with evidence turns
+    evidence_any: float | None
+    evidence_all: float | None
+    unanswerable: int
+
+
+@dataclass(frozen=True)
+class RunPage(Page):
+    template: ClassVar[str] = "run.html"
+
+    run: RunHeader
+    # The headline (evals.judge.headline): ``recall``, its interval, ``hits`` / ``total`` are the rule's figure.
+    headline_label: str
+    headline_at_k: str  # the same with the run's k filled in (evals.judge.headline.at_k): recall_any@10
+    population: str  # which test points the headline counts
+    follows: str  # the published code whose rule it is
+    rule_note: str  # what differs from that code ("" when nothing)
+    by_evidence: bool  # the rule judges by evidence turns; keyword recall is then shown beside, labelled
+    counts_unanswerable: bool  # the rule counts the test points the dataset marks unanswerable
+    keyword_recall: float | None
+    keyword_hits: int
+    keyword_total: int
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    metrics: list[RunMetric]  # every declared metric the run has, in declaration order
+    cache_note: str  # what the embedding cache did for this run; "" when it used none
+    hits: int
+    total: int
+    tokens: float | None
+    context_tokens: int
+    provenance: list[tuple[str, str]]  # every field the store recorded, as (label, text)
+    json_href: str  # the run's JSON, gzipped; "" when too big to publish (then ``json_command`` writes it from the store)
+    history_href: str
+    misses: list[MissRow]
+    conversations: list[ConversationRow]  # conversations with misses first
+    categories: list[CategoryRow] = field(default_factory=list)  # empty when no test point has a category
+    evidence: CategoryRow | None = None  # the whole run's evidence recall, when test points list evidence turns
+    unanswerable: int = 0  # test points kept out of recall (answerable: false)
+    answers: AnswersBlock | None = None
+    retrieval: list[CutoffTable] = field(default_factory=list)  # per (level, metric): this run, then published figures
+    retrieval_cutoffs: list[int] = field(default_factory=list)  # the union of the tables' cutoffs
+    cutoff_chart: Chart | None = None
+    retrieval_absent: str = ""  # why ``retrieval`` is empty (evals.site._retrieval.retrieval_absence)
+    latency_chart: Chart | None = None
+    json_command: str = ""  # the `evals export` command that writes the run's JSON, when the site does not carry it
+    errata: ErrataView | None = None  # the headline with errata, beside the published one (evals build-site --errata)
+    errata_at_k: str = ""  # its label with the run's k filled in (evals.judge.headline.at_k)
 
 OPEN_TRANSCRIPT = 30  # lists of touched turns up to this long are shown unfolded
 # A conversation with more test points than this gets no list of the turns they touched (each test
@@ -319,6 +506,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
     head, keyword = s.headline, s.metric(KEYWORD.metric)
     by_category = headline_by_category(values, rule) if values.categories and any(values.categories) else {}
     run_href = paths.run(s.run_id)
+    errata = errata_view(site.errata.of(s.run_id)) if site.errata else None
     output.page(
         env,
         run_href,
@@ -331,6 +519,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             store_href="",
             run=header,
             headline_label=rule.label,
+            headline_at_k=at_k(rule.label, s.k),
             population=rule.population,
             follows=rule.follows,
             rule_note=rule.note,
@@ -366,7 +555,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             json_command=""
             if gzipped is not None
             else f"evals export {s.run_id} --store results.duckdb --output {s.run_id}.json",
-            errata=errata_view(site.errata.of(s.run_id)) if site.errata else None,
+            errata=errata,
+            errata_at_k=at_k(errata.label, s.k) if errata else "",
         ),
     )
 

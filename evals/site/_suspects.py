@@ -19,22 +19,79 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from evals.analysis.compare import headline_outcomes
 from evals.benchmarks.audit import MISSES, audit_corpus
 from evals.io import jsonfile
+from evals.judge.ceilings import ceiling
 from evals.model.corpus import Conversation, Corpus, TestPoint, Turn
 from evals.site._benchmarks import benchmark_infos
 from evals.site._corpus import TextsFile
 from evals.site._output import Output
-from evals.site._pages import BenchmarkInfo, SuspectRow, SuspectSection, SuspectsPage, VerdictLink
+from evals.site._pages import BenchmarkInfo, Page
 from evals.site._publisher import CorpusSource, Publisher, Site
 from evals.store import Store
 from evals.views.site_paths import page_of, suspects_json, test_point_anchor
-from evals.views.tables import ceiling, ranked
+from evals.views.tables import ranked
 
-__all__ = ["CorpusSuspects", "Suspect", "SuspectsPublisher", "audit_stored", "load", "suspect_marks"]
+__all__ = [
+    "CorpusSuspects",
+    "Suspect",
+    "SuspectRow",
+    "SuspectSection",
+    "SuspectsPage",
+    "SuspectsPublisher",
+    "VerdictLink",
+    "audit_stored",
+    "load",
+    "suspect_marks",
+]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerdictLink:
+    label: str  # the configuration
+    verdict: str  # its run's verdict at the test point: hit, miss, — (not counted), "" (not known)
+    href: str  # the test point on the run's drill-down
+
+
+@dataclass(frozen=True)
+class SuspectRow:
+    conversation_id: str
+    turn: int
+    anchor: str
+    question: str
+    answer: str
+    evidence_turns: list[int]  # as labelled
+    found_in: list[int]  # the turns holding every content word of the answer (the first few)
+    found_more: int
+    why: str
+    transcript_href: str
+    runs: list[VerdictLink]  # each latest run on the corpus, best first
+
+
+@dataclass(frozen=True)
+class SuspectSection:
+    corpus_name: str
+    corpus_digest_short: str
+    test_points: int
+    checked: int
+    rows: list[SuspectRow]
+
+
+@dataclass(frozen=True)
+class SuspectsPage(Page):
+    """A benchmark's test points whose evidence labels the label audit flags."""
+
+    template: ClassVar[str] = "suspects.html"
+
+    benchmark: BenchmarkInfo
+    rule: str
+    sections: list[SuspectSection]
 
 VERSION = 1
 MAX_FILE_BYTES = 64 * 1024**2

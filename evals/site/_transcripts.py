@@ -11,18 +11,92 @@ tagged on that run's drill-downs.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import ClassVar
 
 from evals.benchmarks.turn_ids import TurnIds
 from evals.site._drilldown import EVIDENCE_CAP, ConversationText
 from evals.site._fragments import Fragments, turn_line
 from evals.site._layout import CorpusLayout
 from evals.site._output import Output
-from evals.site._pages import PassageBlock, PassagePage, PassageUse, TranscriptPage, TranscriptPoint, TurnLine, TurnMark
+from evals.site._pages import Page, TurnLine, TurnMark
 from evals.site._publisher import CorpusSource, Publisher, Site
 from evals.site._text import CLIP_LIMIT
 from evals.views.site_paths import Paths, passage, passage_turn_text, root_of, test_point_anchor
 
-__all__ = ["TranscriptPublisher"]
+__all__ = ["PassageBlock", "PassagePage", "PassageUse", "TranscriptPage", "TranscriptPoint", "TranscriptPublisher"]
+
+
+# -- its page models (what its templates may use) ----------------------------------------------
+
+
+@dataclass(slots=True)
+class PassageBlock:
+    """A run of turns that recurs in other conversations of the corpus: one line of a conversation's
+    transcript, linking the passage's own page, where its turns are shown once for every conversation."""
+
+    first: int  # the block's first and last turn in this conversation
+    last: int
+    href: str  # the passage page, relative to this page
+    elsewhere: int  # other places in the corpus the passage occurs
+    preview: str  # the start of its first turn
+    marks: list[TurnMark]  # tags of turns inside it, labelled with the turn
+    html: str = ""  # as the ``passage_block`` macro renders it
+
+
+@dataclass(frozen=True)
+class TranscriptPoint:
+    """A test point as the corpus defines it (no run): where it is asked and where its answer is."""
+
+    number: int
+    turn: int
+    question: str
+    expected_fact: str
+    keywords: list[str]
+    answerable: bool
+    category: str | None
+    evidence: list[tuple[int, str, str]]  # (turn, href, the benchmark's name for it or "") of the corpus's evidence turns
+    answer_turns: list[tuple[int, str]]  # (turn, href) of the turns before it holding an expected keyword (capped)
+    answer_turns_hidden: int
+
+
+@dataclass(frozen=True)
+class TranscriptPage(Page):
+    """A conversation's turns, once per corpus: every run's drill-down links here."""
+
+    template: ClassVar[str] = "transcript.html"
+
+    corpus_name: str
+    corpus_digest_short: str
+    conversation_id: str
+    description: str
+    turn_count: int
+    shared_turns: int  # turns shown as passage blocks
+    points: list[TranscriptPoint]
+    lines: list[TurnLine | PassageBlock]  # in turn order
+    previous_href: str  # neighbouring conversations of the corpus ("" at the ends), site-root relative
+    next_href: str
+
+
+@dataclass(frozen=True)
+class PassageUse:
+    conversation_id: str
+    first: int
+    last: int
+    href: str  # that conversation's transcript at the passage, site-root relative
+
+
+@dataclass(frozen=True)
+class PassagePage(Page):
+    """Turns that recur, in this order, in several conversations of a corpus: shown once for all of them."""
+
+    template: ClassVar[str] = "passage.html"
+
+    corpus_name: str
+    corpus_digest_short: str
+    passage_id: str
+    uses: list[PassageUse]  # every place it occurs, in corpus order
+    lines: list[TurnLine]  # numbered by offset in the passage
 
 PREVIEW = 160  # characters of a passage's first turn shown on its line in a transcript
 

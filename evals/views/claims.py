@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.judge.ceilings import ceiling
 from evals.model.claims import Claim, shipped_claims
 from evals.model.corpus import Reference
 from evals.model.formatting import percent
 from evals.views.site_paths import benchmark_key
-from evals.views.tables import ceiling
 
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from evals.judge.ceilings import ceiling
 from evals.judge.metrics import PROPORTION
 from evals.model import formatting
 from evals.model.tokens import EXACT
 from evals.store import RunSummary
 from evals.strategies import NO_MODEL
 from evals.views.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
-from evals.views.tables import APPROX_NOTE, MISSING, board_metrics, ceiling, hash_caveat, metric_text
+from evals.views.tables import APPROX_NOTE, MISSING, board_metrics, hash_caveat, metric_text
 
 __all__ = ["leaderboard_markdown", "strategy_labels"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evals.benchmarks import protocol_lexical, rule_of
-from evals.judge.headline import Headline, headline_of, run_verdicts
+from evals.judge.headline import Headline, at_k, headline_of, run_verdicts
 from evals.judge.metrics import (
     ALL,
     HEADLINE,
@@ -444,7 +444,7 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
         lead = (
             ""
             if not headline.rule.by_evidence
-            else f"{headline.rule.label.replace('@k', f'@{k}')} {_proportion(headline.hits, headline.total)} "
+            else f"{at_k(headline.rule.label, k)} {_proportion(headline.hits, headline.total)} "
         )
     else:
         row = _headline_row(metrics.get("retrieval", ()), k)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks import category_notes, protocol_lexical
 from evals.errors import EvalsError
+from evals.judge.ceilings import ceiling
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
     HEADLINE,
@@ -42,10 +43,8 @@ from evals.judge.metrics import (
 )
 from evals.model import costs, formatting
 from evals.model.corpus import MAX_CUTOFF
-from evals.model.results import WHOLE_LIST
 from evals.model.tokens import EXACT
 from evals.store import RunSummary, StoredRun
-from evals.strategies.base import READS_LABELS
 from evals.views.breakdown import answer_category_rows, category_rows
 
 if TYPE_CHECKING:
@@ -57,12 +56,10 @@ __all__ = [
     "category_table",
     "commit_text",
     "CEILING",
-    "CEILINGS",
     "HASH_EMBEDDER",
     "Caveat",
     "board_metrics",
     "caveats",
-    "ceiling",
     "compact_leaderboard",
     "hash_caveat",
     "headline",
@@ -168,27 +165,8 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
 # recorded; the CLI's tables, the Markdown tables and every page of the site (leaderboard rows, cutoff
 # tables, charts, run pages, drill-downs, history, compare) read it.
 #
-# A *ceiling* bounds what a memory can do rather than being one: a built-in oracle below, or any
-# strategy whose run ignored k (cutoff rule whole_list: its whole list counts at every cutoff, so its
-# recall_any@1 can be 100%) or was told the evidence labels (reads_labels in its configuration: it has the
-# answer key). It is set apart and never ranked with the memories.
-CEILINGS = {
-    "full_history": "Returns every earlier turn, ignoring k: the oracle a memory's recall is measured against, at "
-    "unbounded cost; its whole list counts at every cutoff, so its recall at k = 1 is its recall at any k.",
-    "oracle": "Reads the corpus's evidence labels and returns exactly the evidence turns, in conversation order, cut "
-    "to k: what perfect retrieval scores, and with answers the reader's ceiling (what the answer model makes of exactly "
-    "the evidence); it has the answer key, so it is no memory.",
-    "summary_buffer": "Keeps the last turns verbatim and nests every evicted turn into one summary record, so its first record "
-    "holds the whole history: keyword hits at the cost of the full transcript, and no turn to score evidence by.",
-}
-READS_LABELS_EXPLANATION = (
-    "Read the corpus's evidence labels before each retrieval (its configuration says reads_labels): it was given the "
-    "answer key, so its figures are a ceiling, not a memory's."
-)
-IGNORES_K = (
-    "Ignores k: it returns its whole list at every cutoff (the run's cutoff rule is whole_list), so its recall at any k "
-    "is the recall of everything it returned: a ceiling, not a memory."
-)
+# Which runs are ceilings is the judge's rule (evals.judge.ceilings), asked here for the caveat and the board order.
+
 # The *hash embedder* (mneme with embedder=HashEmbedder, model hash-16) draws each text's vector from a
 # hash of the whole text: no meaning at all, so its recall is about chance and says nothing about Mneme
 # with a real embedder; a reader who misses that concludes Mneme is broken.
@@ -216,18 +194,6 @@ class Caveat:
     kind: str  # CEILING, HASH_EMBEDDER or SERVED_MODEL
     label: str
     explanation: str
-
-
-def ceiling(summary: RunSummary) -> str:
-    """Why this run is a ceiling and not a memory ("" for a memory): a built-in oracle (a plug-in of the
-    same name is not one), a run told the evidence labels (its configuration says reads_labels), or a run that ignored k."""
-    if summary.strategy_source in (None, "built-in") and summary.strategy in CEILINGS:
-        return CEILINGS[summary.strategy]
-    if summary.strategy_config.get(READS_LABELS) is True:  # a plug-in told the labels (docs/strategies.md)
-        return READS_LABELS_EXPLANATION
-    if summary.cutoff_rule == WHOLE_LIST:
-        return IGNORES_K
-    return ""
 
 
 def hash_caveat(summary: RunSummary) -> str:

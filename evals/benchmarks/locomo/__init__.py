@@ -147,7 +147,7 @@ UNIT = Unit(
     category_note=CATEGORY_NOTE,
     protocols={
         "mem0": ProtocolSpec(_mem0, JUDGES["mem0"], MEM0_SOURCES, MEM0_LEXICAL),
-        "locomo": ProtocolSpec(_locomo, JUDGES["locomo"], LOCOMO_SOURCES, LOCOMO_LEXICAL),
+        "locomo": ProtocolSpec(_locomo, JUDGES["locomo"], LOCOMO_SOURCES, LOCOMO_LEXICAL, scores="LoCoMo's F1"),
     },
     audit=Audit("LoCoMo's locomo10.json", _sniff, _dangling),
     turn_name=turn_name,
