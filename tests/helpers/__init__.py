@@ -1,7 +1,7 @@
 """What the tests share that is not a fixture: builders, parsers, servers and checks, one module a kind.
 
 Fixtures live in ``tests/conftest.py``; a test module imports from here, never from another test
-module (``tests/test_test_tree.py`` checks it).
+module (``tests/project/test_test_tree.py`` checks it).
 
 - :mod:`helpers.html`: a tiny DOM over ``html.parser``, following a relative link, Markdown table rows;
 - :mod:`helpers.browser`: a folder over HTTP on 127.0.0.1, headless Chromium, and a page's problems;

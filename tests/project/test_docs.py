@@ -93,7 +93,7 @@ def test_layout_names_every_module():
 
 
 def test_layout_has_a_row_for_each_layer_folder():
-    """Every folder of evals/ is a row of docs/layout.md's layer table (tests/test_layers.py orders the
+    """Every folder of evals/ is a row of docs/layout.md's layer table (tests/project/test_layers.py orders the
     same folders), and the top of evals/ holds only the package's own files beside the folders."""
     folders = sorted(p.parent.name for p in (ROOT / "evals").glob("*/__init__.py"))
     table = LAYOUT_DOC.split("## Every module", 1)[0]

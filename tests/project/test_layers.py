@@ -41,7 +41,7 @@ def layer_of(module: str) -> int:
     for index, (_, prefixes) in enumerate(LAYERS):
         if any(module == p or module.startswith(p + ".") for p in prefixes):
             return index
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/project/test_layers.py")
 
 
 def module_name(path: Path) -> str:

@@ -224,7 +224,7 @@ def test_leaderboard_json_carries_f1_and_bleu1(server, store_path):
 
 def test_leaderboard_shows_accuracy_and_cost(server, store_path):
     """`evals leaderboard` gains answer accuracy with its interval (in 100 columns); with --wide, keyword
-    accuracy and the costs per correct answer too (tests/test_llm_costs.py checks their values)."""
+    accuracy and the costs per correct answer too (tests/model/test_llm_costs.py checks their values)."""
     run(server, store_path)
     compact = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)]).output.splitlines()
     (stored,) = stored_runs(store_path)

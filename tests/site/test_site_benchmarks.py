@@ -38,7 +38,7 @@ from evals.views.site_paths import benchmark_key
 PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 LONGMEMEVAL = FIXTURES / "importers" / "longmemeval_small.json"
 STRATEGIES = ("bm25", "full_history", "no_memory")
-# The planted wrong labels the content-word rule finds from the corpus alone (tests/test_audit.py).
+# The planted wrong labels the content-word rule finds from the corpus alone (tests/benchmarks/test_audit.py).
 PLANTED_QUESTIONS = {"Which composer does Bob play?", "What does Cy bake?"}
 
 

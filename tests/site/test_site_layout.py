@@ -2,7 +2,7 @@
 scrolling and every other column is one toggle away, kept in the address; at 390 px the first screen shows
 the leader and its figure; the intro is at most three lines.
 
-The site is tests/test_site_pairs.py's: a LoCoMo-shaped corpus with memories at two k and two ceilings.
+The site is tests/site/test_site_pairs.py's: a LoCoMo-shaped corpus with memories at two k and two ceilings.
 """
 
 from __future__ import annotations
