@@ -27,11 +27,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers import PLUGINS, ROOT
 from helpers.stores import stored_rows
 
 pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
-
-from helpers import PLUGINS, ROOT
 
 from evals.model.corpus import load_corpus  # noqa: E402
 from evals.run.evaluate import RunConfig  # noqa: E402

@@ -12,13 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-# -- 7. build-site --out must not hold the store ------------------------------------------------
 from helpers import ROOT
 from helpers.cli import evals, stored_store
 from helpers.corpora import conversation
 from helpers.errors import one_line_error
 from helpers.hostile import corpus_of, csv_rows
+
+# -- 7. build-site --out must not hold the store ------------------------------------------------
 
 
 def test_build_site_refuses_an_out_holding_the_store(tmp_path):
