@@ -50,7 +50,7 @@ def run() -> None:
 
 def test(pytest_args: list[str]) -> None:
     # The minilm, mem0, ray and field extras too, so the suite covers the local semantic embedder, mem0,
-    # --executor ray (tests/test_ray.py starts a local Ray instance) and the field's runners (tests/test_field.py).
+    # --executor ray (tests/run/test_ray.py starts a local Ray instance) and the field's runners (tests/strategies/test_field.py).
     setup("[test,minilm,mem0,ray,field]")
     # The linter first (its rules are pyproject.toml's [tool.ruff]): a finding stops the job before the tests.
     sh(BIN / "ruff", "check", ".")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES
 from helpers.browser import chromium, serving
-from helpers.cli import forbid_work
+from helpers.cli import forbid_work, stored_store
 from helpers.corpora import longmemeval_file
 from helpers.llm_server import LLMServer
 from helpers.pairs import build_pair_site
@@ -36,6 +36,13 @@ def corpus_small() -> Path:
 def store_path(tmp_path: Path) -> Path:
     """Where a test's results store goes: a fresh path in an existing temp directory."""
     return tmp_path / "results.duckdb"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store holding one genuine run, for refused actions to leave exactly as it was (a module may give
+    ``store`` a meaning of its own)."""
+    return stored_store(tmp_path / "store")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """What the tests share that is not a fixture: builders, parsers, servers and checks, one module a kind.
 
 Fixtures live in ``tests/conftest.py``; a test module imports from here, never from another test
-module (``tests/test_test_tree.py`` checks it).
+module (``tests/project/test_test_tree.py`` checks it).
 
 - :mod:`helpers.html`: a tiny DOM over ``html.parser``, following a relative link, Markdown table rows;
 - :mod:`helpers.browser`: a folder over HTTP on 127.0.0.1, headless Chromium, and a page's problems;
@@ -15,7 +15,12 @@ module (``tests/test_test_tree.py`` checks it).
 - :mod:`helpers.tokens`: faults in the token counter's child, made on purpose;
 - :mod:`helpers.llm_server`, :mod:`helpers.benchmark_server`: local stand-ins for an LLM and the benchmarks' hosts;
 - :mod:`helpers.protocol_sources`: stand-ins for the published files the protocols read;
-- :mod:`helpers.pairs`: a LoCoMo-shaped store of two memories and its site, for the compare pages.
+- :mod:`helpers.pairs`: a LoCoMo-shaped store of two memories and its site, for the compare pages;
+- :mod:`helpers.hostile`: corpora, files and exports the hostile-input tests write on purpose.
+
+Test modules live in the folder of the layer they test (``tests/store/``, ``tests/site/``...) or in
+``tests/project/``; they reach the repository through ``ROOT``, ``FIXTURES`` and ``PLUGINS``, never by
+climbing from their own file.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+PLUGINS = ROOT / "tests" / "plugins"  # plug-in strategies and benchmarks the tests put on a path
 
 
 def build(name: str, **options):

@@ -1,7 +1,7 @@
 """A test-only plug-in memory that embeds with the harness's model: cosine top-k over the earlier
 turns, its vectors taken from ``context.embedder("minilm")``, never from a model of its own.
 
-tests/test_embed_once.py runs it beside mneme and mem0 to count the embeddings a suite computes.
+tests/strategies/test_embed_once.py runs it beside mneme and mem0 to count the embeddings a suite computes.
 Referenced as ``cosine_strategy:make`` with tests/plugins on the path.
 """
 

@@ -1,7 +1,7 @@
 """A test-only strategy whose process dies: full_history, except that adding a turn of one chosen
 conversation ends the process (``os._exit``), on its first attempt only or on every attempt.
 
-Played on a Ray worker, it kills that worker, which is what tests/test_ray.py needs. Never play
+Played on a Ray worker, it kills that worker, which is what tests/run/test_ray.py needs. Never play
 it in the test process itself. Referenced as ``dying_strategy:SPEC`` with tests/plugins on the path.
 """
 

@@ -2,7 +2,7 @@
 writes a file named after the conversation, in ``marks``, holding the id of the Ray node playing it
 ("local" outside Ray), and then waits ``seconds`` (so one node alone cannot play them all first).
 
-tests/test_ray_cluster.py plays it on a two-node cluster to see that both nodes took conversations.
+tests/run/test_ray_cluster.py plays it on a two-node cluster to see that both nodes took conversations.
 Referenced as ``node_marking_strategy:SPEC`` with tests/plugins on the path.
 """
 

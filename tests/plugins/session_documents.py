@@ -2,7 +2,7 @@
 (``Record(text, turns=...)``), its text the session's turns joined, newest session first.
 
 Like MemPalace's raw session documents: evidence it holds is credited by the turns each record names
-(tests/test_held_turns.py). Referenced as ``session_documents:SPEC`` with tests/plugins on the path.
+(tests/judge/test_held_turns.py). Referenced as ``session_documents:SPEC`` with tests/plugins on the path.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A test-only strategy that is slow on purpose: full_history, except that each retrieve first
 touches ``marker`` (so a test knows the run is under way) and then sleeps ``seconds``.
 
-tests/test_hostile.py interrupts runs of it (Ctrl-C) on both executors. Referenced as
+tests/run/test_hostile_run.py interrupts runs of it (Ctrl-C) on both executors. Referenced as
 ``sleepy_strategy:SPEC`` with tests/plugins on the path.
 """
 

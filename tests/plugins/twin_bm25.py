@@ -1,5 +1,5 @@
 """A test-only strategy that retrieves exactly as bm25 does under another name and an option that changes
-nothing it returns (``label``): the pair tests/test_same_ranking.py expects to be called one ranking.
+nothing it returns (``label``): the pair tests/analysis/test_same_ranking.py expects to be called one ranking.
 Referenced as ``twin_bm25:SPEC`` with tests/plugins on the path."""
 
 from __future__ import annotations

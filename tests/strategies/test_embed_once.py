@@ -1,0 +1,98 @@
+"""One embedding per (model, text), on every path: the harness lends its embedder to every strategy
+that embeds with a model it ships, and keeps the vectors in the cache (issue 44)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, PLUGINS
+
+from evals.io.cache import Cache
+from evals.run.config import RunConfig
+from evals.run.evaluate import evaluate
+from evals.strategies import BuildContext
+from evals.strategies.embedders import minilm_installed
+
+needs_minilm = pytest.mark.skipif(not minilm_installed(), reason="needs the minilm extra")
+
+CORPUS = FIXTURES / "corpus_small"
+
+
+def _distinct_texts() -> int:
+    from evals.model.corpus import load_corpus
+    from evals.run.executors._play import corpus_texts
+
+    return len(set(corpus_texts(load_corpus(CORPUS).conversations)))
+
+
+def test_context_lends_one_embedder_per_name() -> None:
+    """Two requests for the same embedder in one run get the same object."""
+    context = BuildContext()
+    assert context.embedder("hash") is context.embedder("hash")
+
+
+@needs_minilm
+def test_legacy_cli_second_run_computes_no_embedding(tmp_path: Path, user_cache: Path) -> None:
+    """`python -m evals --embedder minilm` run twice: the second finds every vector in the user's cache."""
+    lines = []
+    for name in ("a", "b"):
+        done = subprocess.run(
+            [sys.executable, "-m", "evals", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(CORPUS),
+             "--output", str(tmp_path / f"{name}.json")],
+            capture_output=True, text=True, check=True,
+        )
+        lines.append([line for line in done.stderr.splitlines() if line.startswith("cache:")])
+    assert lines[0] == [f"cache: {_distinct_texts()} computed, 0 from cache"]
+    assert lines[1] == [f"cache: 0 computed, {_distinct_texts()} from cache"]
+    assert user_cache.exists()
+
+
+@needs_minilm
+def test_legacy_cli_no_cache_keeps_nothing(tmp_path: Path, user_cache: Path) -> None:
+    """`--no-cache` computes afresh and creates no cache file."""
+    subprocess.run(
+        [sys.executable, "-m", "evals", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(CORPUS),
+         "--output", str(tmp_path / "a.json"), "--no-cache"],
+        capture_output=True, text=True, check=True,
+    )
+    assert not user_cache.exists()
+
+
+@needs_minilm
+def test_two_memories_share_each_embedding(tmp_path: Path) -> None:
+    """mneme-MiniLM and mem0 on one corpus, one cache: the second memory computes no embedding."""
+    pytest.importorskip("mem0")
+    with Cache.open(tmp_path / "cache.duckdb") as cache:
+        evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=CORPUS), cache=cache)
+        first = cache.counts("embedding")
+        evaluate(RunConfig(strategy="mem0", corpus=CORPUS), cache=cache)
+        both = cache.counts("embedding")
+    assert first == (0, _distinct_texts())
+    assert both[1] == first[1]  # nothing more computed
+
+
+@needs_minilm
+def test_suite_of_three_memories_computes_each_text_once(tmp_path: Path) -> None:
+    """mneme-MiniLM, mem0 and a plug-in that embeds through the harness, in one suite: each distinct text is
+    computed once, by the first run; the other two find every vector in the cache."""
+    pytest.importorskip("mem0")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'description = "three memories, one model"\n[[matrix]]\n'
+        f'corpora = ["{CORPUS}"]\nstrategies = ["mneme", "mem0", "cosine_strategy:make"]\n'
+        '[matrix.options.mneme]\nembedder = "minilm"\n'
+    )
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS)}
+    store = tmp_path / "results.duckdb"
+    evals = [sys.executable, "-m", "evals"]
+    subprocess.run([*evals, "run-suite", "--suite", str(suite), "--store", str(store)], env=env, capture_output=True, check=True)
+    runs = subprocess.run(
+        [*evals, "runs", "--store", str(store), "--format", "json"], env=env, capture_output=True, text=True, check=True
+    )
+    computed = {run["strategy"]: run["cache_misses"] for run in json.loads(runs.stdout)}
+    assert computed == {"mneme": _distinct_texts(), "mem0": 0, "cosine_strategy:make": 0}
