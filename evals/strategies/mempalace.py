@@ -143,4 +143,6 @@ SPEC = StrategySpec(
     summary="MemPalace's raw mode (its LoCoMo benchmark): dialog or session documents in Chroma, on the harness's MiniLM.",
     requires=REQUIRES,
     extra="mempalace",
+    # MemPalace's own document text (`Speaker said, "text"`, image captions dropped) rewrites each turn it holds.
+    derived_records=True,
 )

@@ -61,7 +61,7 @@ def test_importers_skip_a_question_with_a_blank_answer(tmp_path):
     source = write_json(tmp_path / "locomo.json", data)
     result = evals("import-corpus", "locomo", source, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
-    assert "note: [0].qa[0]: the answer is empty (question skipped)" in result.output
+    assert "note: conv-1 ([0].qa[0]): the answer is empty (question skipped)" in result.output
     assert evals("validate", tmp_path / "out").exit_code == 0
 
 

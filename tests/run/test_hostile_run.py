@@ -268,7 +268,8 @@ def interrupted_run(tmp_path: Path, store: Path, *executor: str, sigint_ignored:
     marker = tmp_path / "retrieving"
     child = evals_process(
         "run", "--runner", "sleepy_strategy:SPEC", "--option", "seconds=120", "--option", f"marker={marker}",
-        "--corpus", CORPUS_SMALL, "--store", store, "--force", *executor, cwd=tmp_path, sigint_ignored=sigint_ignored,
+        "--corpus", CORPUS_SMALL, "--store", store, "--force", "--repo", tmp_path, *executor, cwd=tmp_path,
+        sigint_ignored=sigint_ignored,
     )
     try:
         deadline = time.monotonic() + 120
@@ -319,7 +320,7 @@ def test_ray_address_where_nothing_answers_fails_fast(tmp_path, store):
 
     pytest.importorskip("ray", reason="needs the ray extra")
     started = time.monotonic()
-    child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store,
+    child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--repo", tmp_path,
                           "--executor", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)
     out, err = finished(child, timeout=60)
     assert time.monotonic() - started < 20
@@ -341,7 +342,7 @@ def test_ray_address_that_answers_but_is_not_ray_fails_within_the_timeout(tmp_pa
         address = f"127.0.0.1:{listener.getsockname()[1]}"
         started = time.monotonic()
         child = evals_process("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--executor", "ray",
-                              cwd=tmp_path, env={"RAY_ADDRESS": address})
+                              "--repo", tmp_path, cwd=tmp_path, env={"RAY_ADDRESS": address})
         out, err = finished(child, timeout=90)
     assert time.monotonic() - started < 25
     [line] = err.splitlines()

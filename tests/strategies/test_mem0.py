@@ -134,7 +134,7 @@ def _fed(strategy: Mem0, turns: list[tuple[str, str]] = TURNS, start: int = 0) -
 def test_run_offline_finds_facts(site_run: tuple[Path, str]):
     """A run on the small corpus completes with the network closed and recalls something."""
     _, stdout = site_run
-    assert "mem0 keyword hit@5" in stdout
+    assert "mem0 (embedder all-MiniLM-L6-v2) keyword hit@5" in stdout
     recall = float(stdout.split("keyword hit@5 ", 1)[1].split()[0])
     assert recall > 0
 
