@@ -13,7 +13,7 @@ non-space character and precedes a separator such as ``" | "``: cl100k's
 pre-tokenizer never joins characters across such a space (a piece ending in
 a letter, digit or punctuation cannot take a space in; a piece starting with
 a space is matched without looking back), so the sum of the segments' counts
-is exactly the whole text's count (tests/test_tokens.py checks this against
+is exactly the whole text's count (tests/model/test_tokens.py checks this against
 whole-text encoding). The default summary_buffer nests each summary in the
 next, so its segments repeat from one test point to the next and are encoded
 once.

@@ -6,7 +6,7 @@ page kind's models live in its own module, beside its publisher
 drill-down's, ...); this module holds :class:`Page` (the fields ``base.html``
 uses), the navigation entry, and the models pages of more than one kind show
 (a configuration, a run's header, a metric column and cell, a benchmark, the
-figure with errata, a transcript line and its marks). ``tests/test_docs.py``
+figure with errata, a transcript line and its marks). ``tests/project/test_docs.py``
 checks that each model here is shared and each other lives with its kind.
 
 Each page class names its template. A page is rendered with its fields as the

@@ -124,7 +124,7 @@ def declaring() -> Iterator[None]:
     """A scope for declarations: a metric declared inside the ``with`` block (by :func:`metric` or
     :func:`point_metric`, as this module declares its own) counts everywhere until the block ends, then is
     withdrawn, leaving the registry as it was. A test declares a toy metric so, and checks every surface it
-    reaches (``tests/test_metrics.py``), without touching the registry's internals or leaking into the next test::
+    reaches (``tests/judge/test_metrics.py``), without touching the registry's internals or leaking into the next test::
 
         with declaring():
             @point_metric("hit_at_1", label="hit@1", kind=PROPORTION, higher_is_better=True, description="...")
