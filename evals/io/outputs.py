@@ -165,9 +165,9 @@ def _database_kind(head: bytes) -> str | None:
 def _looks_like_conversation(file, size: int, name: str) -> bool:
     """Whether the open regular ``file`` is a conversation file (a JSON object with ``schema_version`` and
     ``turns``), from its first :data:`PREFIX_BYTES` bytes only, whatever its size: a file that fits is parsed;
-    a longer one counts when its prefix opens an object naming both keys, or, named ``*.json``, ``turns``
-    (a conversation's turns run on past the prefix). One that holds both names but no longer parses, named
-    ``*.json``, counts too (a conversation being edited is still the user's)."""
+    a longer one counts when its prefix opens an object naming both keys (an export or a result document names
+    ``turns`` up front but no ``schema_version``: a folder of them is no corpus). One that holds both names but
+    no longer parses, named ``*.json``, counts too (a conversation being edited is still the user's)."""
     if size == 0 or size > MAX_CORPUS_FILE_BYTES:  # the corpus loader reads none of these
         return False
     head = os.pread(file.fileno(), PREFIX_BYTES, 0)
@@ -175,7 +175,7 @@ def _looks_like_conversation(file, size: int, name: str) -> bool:
     if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") or not turns:
         return False
     if size > len(head):
-        return version or name.endswith(".json")
+        return version
     try:
         document = json.loads(head)
     except (ValueError, RecursionError):

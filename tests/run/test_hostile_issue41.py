@@ -477,6 +477,16 @@ def test_issue44_output_check_reads_a_bounded_prefix_of_each_file(tmp_path: Path
         check_output(long / "out.json", option="--output")
 
 
+def test_issue44_a_folder_of_large_exports_is_no_corpus(tmp_path: Path):
+    """A large *.json naming ``turns`` up front but no ``schema_version`` (an export, a result document) does not
+    make its folder a corpus: a second output may be written beside it."""
+    from evals.io.outputs import check_output
+
+    turns = [{"role": "user", "content": "x" * 100}] * 2000
+    (tmp_path / "run-a.json").write_text(json.dumps({"format": "export", "conversations": [{"turns": turns}]}))
+    check_output(tmp_path / "run-b.json", option="--output")
+
+
 # -- divergences from the published code (items 17-19) ---------------------------------------------------------------
 
 
