@@ -49,6 +49,17 @@ def test_ray_run_stores_what_a_local_run_stores(strategy, store_path):
     assert stored_rows(store_path, remote.run_id) == stored_rows(store_path, local.run_id)
 
 
+def test_a_ray_run_counts_retrievals_longer_than_asked_as_a_local_run_does(store_path, monkeypatch):
+    """A strategy returning more records than asked: the Ray run stores the local run's count of such retrievals."""
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    config = RunConfig(strategy="greedy_strategy:SPEC", corpus=ROOT / "corpus")
+    local = run(config, store_path)
+    remote = run(config, store_path, RayExecutor())
+    counts = [m for m in stored_rows(store_path, local.run_id)["run_metrics"] if m[0] == "retrievals_over_k"]
+    assert counts[0][3][1] > 0
+    assert stored_rows(store_path, remote.run_id)["run_metrics"] == stored_rows(store_path, local.run_id)["run_metrics"]
+
+
 def test_minilm_embeddings_are_computed_once_on_workers_and_cached(corpus_small, tmp_path):
     """mneme with MiniLM on Ray embeds each distinct text once on the workers; the driver caches them all,
     and the run stores what a local run computing its own vectors stores."""

@@ -101,6 +101,7 @@ class _Outcome:
     answers: AnswerRun | None
     cutoffs: list[int]  # as the play-through recorded them (the same for every conversation)
     cutoff_rule: str
+    long_retrievals: int | None = None  # retrievals longer than asked for (RunResult.long_retrievals)
 
 
 class RayExecutor:
@@ -180,6 +181,7 @@ class RayExecutor:
             started_at=started_at,
             duration_s=time.perf_counter() - clock,
             conversations=[_shared_texts(o.result, c) for o, c in zip(ordered, corpus.conversations, strict=True)],
+            long_retrievals=_total([o.long_retrievals for o in ordered]),
         )
         answers = _merge_answers([o.answers for o in ordered]) if config.answers_on else None
         return Played(run, answers)
@@ -415,6 +417,12 @@ def _shared_texts(result: ConversationResult, conversation: Conversation) -> Con
     return result
 
 
+def _total(counts: list[int | None]) -> int | None:
+    """The run's count from the conversations' (None when none was counted, as a local run leaves it)."""
+    known = [n for n in counts if n is not None]
+    return sum(known) if known else None
+
+
 def _merge_answers(parts: list[AnswerRun | None]) -> AnswerRun:
     runs = [p for p in parts if p is not None]
     first = runs[0]
@@ -517,4 +525,6 @@ def _play_conversation(
         if callable(close):
             close()
     written = {ns: dict(e) for ns, e in cache.written.items() if e}
-    return _Outcome(run.conversations[0], run.timings or CallTimings(), written, answers, run.cutoffs, run.cutoff_rule)
+    return _Outcome(
+        run.conversations[0], run.timings or CallTimings(), written, answers, run.cutoffs, run.cutoff_rule, run.long_retrievals
+    )
