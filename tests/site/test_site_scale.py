@@ -14,6 +14,7 @@ import random
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from click.testing import CliRunner
@@ -155,14 +156,18 @@ def test_from_a_miss_the_answer_turn_is_one_click_away(site: Path, store: Path):
 
 
 def test_every_link_in_the_pooled_site_resolves(site: Path):
-    """Every href on every page, drill-downs, transcripts and passages included, names a file and anchor that exist."""
+    """Every href on every page, drill-downs, transcripts and passages included, names a file and anchor that exist
+    (a #category=X view, a category the target page's filter can show)."""
     ids = {p: {n.attrs["id"] for n in parse(p).iter() if n.attrs.get("id")} for p in site.rglob("*.html")}
+    shown = {p: {n.attrs["data-category"] for n in parse(p).iter() if n.attrs.get("data-category") is not None} for p in ids}
     for page in ids:
         for node in parse(page).iter():
             if node.attrs.get("href"):
                 target, fragment = follow(page, node.attrs["href"])
                 assert target.is_file(), f"{page.relative_to(site)}: {node.attrs['href']}"
-                if fragment and target.suffix == ".html":
+                if fragment.startswith("category=") and target.suffix == ".html":
+                    assert parse_qs(fragment)["category"][0] in shown[target], f"{page.relative_to(site)}: {node.attrs['href']}"
+                elif fragment and target.suffix == ".html":
                     assert fragment in ids[target], f"{page.relative_to(site)}: {node.attrs['href']}"
 
 

@@ -103,7 +103,7 @@ def test_leaderboard_dates_stay_on_one_line(served: str, browser, tmp_path: Path
 def test_a_click_anywhere_in_a_heading_cell_sorts(served: str, browser, tmp_path: Path):
     """A click in the corner of a heading cell (its padding, not its text) sorts by that column."""
     page = _open(browser, served + BOARD, tmp_path / "before.png")
-    heading = page.locator("table.leaderboard thead th", has_text="tokens")
+    heading = page.locator("table.leaderboard thead th", has_text="tokens / test point")
     box = heading.bounding_box()
     text = heading.locator("button").bounding_box()
     assert box["y"] + 2 < text["y"]  # the spot clicked lies outside the heading's text

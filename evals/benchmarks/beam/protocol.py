@@ -447,7 +447,8 @@ class BeamMem0Protocol(BeamProtocol):
             super().check(point)  # the same refusal as beam's; no alignment model is needed
 
     def grade(self, point: AskedPoint, answer: str, replies: list[str]) -> Grade:
-        grades = tuple(read_score(reply) for reply in replies)
+        # float(score), as BEAM reads event ordering: the grade the judge stated (a 0.5 stays 0.5), not int(score)
+        grades = tuple(read_score(reply, ordering=True) for reply in replies)
         counted = [g if g is not None else 0.0 for g in grades]
         score = sum(counted) / len(counted)
         unparsed = [n + 1 for n, g in enumerate(grades) if g is None]
