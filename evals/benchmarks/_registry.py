@@ -32,6 +32,7 @@ from evals.model.corpus import benchmark_entry_points
 
 if TYPE_CHECKING:
     from evals.benchmarks.kit.importing import ImportReport, Source
+    from evals.model.claims import Claim
     from evals.model.corpus import Corpus
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "protocol_names",
     "protocol_sources",
     "protocol_specs",
+    "published_claims",
     "rule_of",
     "unit",
     "units",
@@ -200,6 +202,8 @@ class Unit:
     # How every page and the terminal name a turn (evals.benchmarks.turn_ids): (turn index, its session key or
     # None, its place in that session from 1) -> the benchmark's own id for it. None: the harness's naming.
     turn_name: Callable[[int, str | None, int], str] | None = None
+    # The figures published for it (evals.model.claims.claims_in: its folder's claims.toml), read on first use.
+    claims: Callable[[], list[Claim]] | None = None
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
 
@@ -280,6 +284,11 @@ def unit(name: str) -> Unit:
     if name not in found:
         raise UnknownBenchmark(f"no benchmark unit called {name!r}; registered: {', '.join(found)}")
     return found[name]
+
+
+def published_claims() -> list[Claim]:
+    """Every registered unit's published claims, unit by unit in name order (the boards show them)."""
+    return [claim for found in units().values() if found.claims is not None for claim in found.claims()]
 
 
 def rule_of(declared: str | None) -> Rule | None:

@@ -1,7 +1,8 @@
 """Published claims: the figures systems' makers and other harnesses publish for a benchmark, as data.
 
-``evals/model/claims.toml`` ships them, each with where it was read (repository, commit and path, or a
-URL). They are never ranked and never mixed into runs: someone else computed them, on their copy of the
+Each benchmark unit ships its own (``claims.toml`` in its folder, read by :func:`claims_in`), each with
+where it was read (repository, commit and path, or a URL); :func:`evals.benchmarks.published_claims` gathers
+them. They are never ranked and never mixed into runs: someone else computed them, on their copy of the
 data, often with an LLM judge we do not have. :mod:`evals.views.claims` says which claims a board shows
 and which run, if any, measures the same figure the same way.
 
@@ -12,6 +13,8 @@ silently missing row.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
@@ -21,9 +24,9 @@ from pydantic_core import PydanticCustomError
 
 from evals.errors import EvalsError
 
-__all__ = ["SHIPPED", "Claim", "ClaimError", "ClaimSource", "load_claims", "parse_claims", "shipped_claims"]
+__all__ = ["Claim", "ClaimError", "ClaimSource", "claims_in", "load_claims", "parse_claims"]
 
-SHIPPED = "evals/model/claims.toml"  # how errors name the shipped file
+CLAIMS_FILE = "claims.toml"  # the file a unit's claims are in, in the unit's folder
 _MAX_FILE = 1024 * 1024
 
 
@@ -114,6 +117,10 @@ class Claim(_Strict):
     level: Literal["turn", "session"] | None = None  # retrieval figures: what a hit is counted on
     population: Text  # which questions, in words
     questions: Positive | None = None  # how many, where the source says
+    # What a question without evidence counts as, where the source counts it (MemPalace: 1.0); None: left out,
+    # as the harness leaves it out. A run's figure is set beside such a claim over the same population
+    # (evals.judge.metrics.over_every_point).
+    without_evidence: Annotated[float, Field(strict=False), AfterValidator(_fraction)] | None = None
     judge: Text | None = None  # the judging model of a QA figure ("not stated" when the source does not say)
     measured_by: Text  # who produced the figure: the maker (self-reported) or another harness
     note: Text | None = None
@@ -124,8 +131,10 @@ class Claim(_Strict):
         return f"{self.system}: {self.figure}"
 
 
-def parse_claims(data: object, where: str) -> list[Claim]:
-    """The claims of a parsed claims file (``[[claim]]`` tables); errors name ``where`` and the field."""
+def parse_claims(data: object, where: str, benchmark: str | None = None) -> list[Claim]:
+    """The claims of a parsed claims file (``[[claim]]`` tables); errors name ``where`` and the field.
+
+    ``benchmark``: the unit whose file it is; a claim there names no benchmark, or that one."""
     if not isinstance(data, dict):
         raise ClaimError(f"{where}: expected [[claim]] tables")
     unknown = sorted(set(data) - {"claim"})
@@ -136,6 +145,10 @@ def parse_claims(data: object, where: str) -> list[Claim]:
         raise ClaimError(f"{where}: claim: expected [[claim]] tables")
     claims = []
     for n, row in enumerate(rows):
+        if benchmark is not None and isinstance(row, dict):
+            if row.get("benchmark", benchmark) != benchmark:
+                raise ClaimError(f"{where}: claim[{n}].benchmark: this file holds the claims of {benchmark!r}")
+            row = {"benchmark": benchmark, **row}
         try:
             claims.append(Claim.model_validate(row))
         except ValidationError as exc:
@@ -148,8 +161,8 @@ def parse_claims(data: object, where: str) -> list[Claim]:
     return claims
 
 
-def load_claims(path: str | Path) -> list[Claim]:
-    """The claims of the TOML file ``path`` (written as ``evals/model/claims.toml`` is)."""
+def load_claims(path: str | Path, benchmark: str | None = None) -> list[Claim]:
+    """The claims of the TOML file ``path`` (written as a unit's ``claims.toml`` is)."""
     path = Path(path)
     try:
         if path.stat().st_size > _MAX_FILE:
@@ -159,24 +172,24 @@ def load_claims(path: str | Path) -> list[Claim]:
         raise ClaimError(f"{path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ClaimError(f"{path}: not UTF-8 text") from None
-    return _parse_text(text, str(path))
+    return _parse_text(text, str(path), benchmark)
 
 
-def _parse_text(text: str, where: str) -> list[Claim]:
+def _parse_text(text: str, where: str, benchmark: str | None = None) -> list[Claim]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ClaimError(f"{where}: not valid TOML: {exc}") from None
-    return parse_claims(data, where)
+    return parse_claims(data, where, benchmark)
 
 
-_shipped: list[Claim] | None = None
+def claims_in(package: str, benchmark: str) -> Callable[[], list[Claim]]:
+    """What a unit hands the registry (``Unit(claims=claims_in(__name__, NAME))``): a reader of the claims of
+    ``benchmark`` in its package's ``claims.toml``, read once, on first use."""
 
+    @cache
+    def read() -> tuple[Claim, ...]:
+        text = resources.files(package).joinpath(CLAIMS_FILE).read_text(encoding="utf-8")
+        return tuple(_parse_text(text, f"{package.replace('.', '/')}/{CLAIMS_FILE}", benchmark))
 
-def shipped_claims() -> list[Claim]:
-    """The claims that ship with evals (``evals/model/claims.toml``), read once."""
-    global _shipped
-    if _shipped is None:
-        text = resources.files("evals.model").joinpath("claims.toml").read_text(encoding="utf-8")
-        _shipped = _parse_text(text, SHIPPED)
-    return list(_shipped)
+    return lambda: list(read())

@@ -3,7 +3,8 @@
 A claim (:mod:`evals.model.claims`) sits on the board of the corpus it was measured on (or, where the
 source names no corpus, on every corpus of its benchmark), greyed and never ranked. A run stands beside
 it, with the difference, only where the run has the same metric at the same k, on the same level and
-over the same number of questions, judged (for a QA figure) by the same model. Otherwise the claim says
+over the same number of questions (where the source counts the questions without evidence, the run's
+figure is taken over every question the same way), judged (for a QA figure) by the same model. Otherwise the claim says
 why no run stands beside it, naming the nearest figure when there is one.
 """
 
@@ -14,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.benchmarks import published_claims
 from evals.judge.ceilings import ceiling
-from evals.model.claims import Claim, shipped_claims
+from evals.judge.metrics import MetricValue, over_every_point
+from evals.model.claims import Claim
 from evals.model.corpus import Reference
 from evals.model.formatting import percent
 from evals.views.site_paths import benchmark_key
@@ -67,11 +70,20 @@ def _same_judge(claim: Claim, summary: RunSummary) -> bool:
     return have == want or have.startswith(want + "-")  # gpt-4o-mini-2024-07-18 is gpt-4o-mini
 
 
+def _as_claimed(claim: Claim, summary: RunSummary, value: MetricValue | None) -> MetricValue | None:
+    """The run's figure over the claim's population: as measured, or, where the claim counts the questions
+    without evidence, over every test point the run played (None: the run did not record how many)."""
+    if value is None or claim.without_evidence is None:
+        return value
+    points = summary.metric("test_points")
+    return None if points is None else over_every_point(value, points.n, claim.without_evidence)
+
+
 def _beside(claim: Claim, runs: Sequence[RunSummary]) -> ClaimView:
     key = _key(claim)
     if key is None:
         return ClaimView(claim, why_not="measured at a token budget; no run figure is at one")
-    measured = [(s, s.metric(key)) for s in runs if not ceiling(s)]
+    measured = [(s, _as_claimed(claim, s, s.metric(key))) for s in runs if not ceiling(s)]
     measured = [(s, v) for s, v in measured if v is not None and v.value is not None]
     if claim.level is None:  # a QA figure: at the run's own k, judged by the same model
         measured = [(s, v) for s, v in measured if claim.k is None or s.k == claim.k]
@@ -99,11 +111,11 @@ def _beside(claim: Claim, runs: Sequence[RunSummary]) -> ClaimView:
 
 
 def board_claims(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = None) -> list[ClaimView]:
-    """The claims on the board of one corpus's ``runs`` (default: the shipped claims), each with the run
+    """The claims on the board of one corpus's ``runs`` (default: the units' claims), each with the run
     measuring it the same way where there is one: retrieval figures first, then by value, best first."""
     if not runs:
         return []
-    chosen = [c for c in (shipped_claims() if claims is None else claims) if _on_board(c, runs)]
+    chosen = [c for c in (published_claims() if claims is None else claims) if _on_board(c, runs)]
     chosen.sort(key=lambda c: (c.level is None, c.metric, -c.value))
     return [_beside(c, runs) for c in chosen]
 

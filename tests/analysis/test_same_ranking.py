@@ -123,3 +123,16 @@ def test_retrieval_claims_join_the_papers_published_rows(board):
     ]
     assert any(label.startswith("LoCoMo paper, DRAGON") for label in labels)
     assert any(label.startswith("MemPalace raw, dialog documents") for label in labels)
+
+
+def test_a_claim_counting_questions_without_evidence_is_set_beside_the_run_over_every_question(board):
+    """A claim that counts each question without evidence as 1.0 (MemPalace's LoCoMo population) gets the run's
+    figure over every question the run played, those counted the same way, not the figure over the rest."""
+    bm25 = next(s for s in board["latest"] if s.run_id == board["ids"]["bm25"])
+    played, measured = bm25.metric("test_points").n, bm25.metric("turn.recall_frac@3")
+    assert played > measured.n  # the planted file has questions without evidence
+    claim = _claim(metric="recall_frac", questions=played, without_evidence=1.0)
+    (view,) = board_claims([bm25], [claim])
+    assert view.run_value == pytest.approx((measured.value * measured.n + (played - measured.n)) / played)
+    (alone,) = board_claims([bm25], [_claim(metric="recall_frac", questions=played)])
+    assert alone.run_value is None  # left out, the run's count is not the claim's

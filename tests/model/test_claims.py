@@ -1,4 +1,4 @@
-"""Published claims as data (evals/model/claims.toml): loaded, validated, and shown beside runs."""
+"""Published claims as data (each unit's claims.toml): loaded, validated, and shown beside runs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from evals.benchmarks import published_claims
 from evals.benchmarks._registry import BENCHMARKS
-from evals.model.claims import ClaimError, load_claims, shipped_claims
+from evals.model.claims import ClaimError, load_claims
 from evals.model.corpus import benchmark_names
 
 GOOD = """
@@ -28,7 +29,7 @@ source = { repository = "example/example", commit = "0123456789abcdef0123456789a
 
 
 def _figure(system: str, figure_part: str, by: str = "self-reported") -> float:
-    found = [c for c in shipped_claims() if c.system == system and figure_part in c.figure and by in c.measured_by]
+    found = [c for c in published_claims() if c.system == system and figure_part in c.figure and by in c.measured_by]
     assert len(found) == 1, [c.label for c in found]
     return found[0].value
 
@@ -42,20 +43,20 @@ def test_shipped_claims_hold_the_issue_figures():
     assert _figure("MemPalace raw (ChromaDB, default embeddings)", "R@5") == 0.966
     assert _figure("MemPalace raw, session documents", "Session, no rerank") == 0.603
     assert _figure("MemPalace raw, dialog documents", "Dialog, no rerank") == 0.480
-    assert any(c.system == "Mem0" and c.value == 0.6688 for c in shipped_claims())  # the paper's, as AMB lists it
+    assert any(c.system == "Mem0" and c.value == 0.6688 for c in published_claims())  # the paper's, as AMB lists it
 
 
 def test_shipped_claims_cover_omnimemeval_and_amb():
     """OmniMemEval's 14 reproduced LoCoMo rows and AMB's external rows are there, each pinned to its file."""
-    omni = [c for c in shipped_claims() if c.source.repository == "MemTensor/OmniMemEval" and c.benchmark == "locomo"]
+    omni = [c for c in published_claims() if c.source.repository == "MemTensor/OmniMemEval" and c.benchmark == "locomo"]
     assert len(omni) == 14 and all(c.questions == 1540 for c in omni)
-    amb = [c for c in shipped_claims() if c.source.repository == "vectorize-io/agent-memory-benchmark"]
+    amb = [c for c in published_claims() if c.source.repository == "vectorize-io/agent-memory-benchmark"]
     assert amb and all(c.source.path == "external_results.json" for c in amb)
 
 
 def test_shipped_claims_name_registered_benchmarks_and_corpora():
     """Every claim's benchmark is a registered unit and its corpus, where given, a registry corpus."""
-    for claim in shipped_claims():
+    for claim in published_claims():
         assert claim.benchmark in benchmark_names(), claim.label
         assert claim.corpus is None or claim.corpus in BENCHMARKS, claim.label
 
@@ -90,3 +91,23 @@ def test_a_missing_field_is_refused(tmp_path: Path):
     path.write_text(GOOD.replace('population = "all questions"\n', ""))
     with pytest.raises(ClaimError, match=r"claim\[0\]\.population"):
         load_claims(path)
+
+
+def test_a_units_file_holds_only_that_units_claims(tmp_path: Path):
+    """Read as a unit's file, a claim takes the unit's benchmark, and one naming another benchmark is refused."""
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD.replace('benchmark = "locomo"\n', ""))
+    assert [c.benchmark for c in load_claims(path, benchmark="locomo")] == ["locomo"]
+    path.write_text(GOOD)
+    with pytest.raises(ClaimError, match=r"claims\.toml: claim\[0\]\.benchmark: this file holds the claims of 'beam'"):
+        load_claims(path, benchmark="beam")
+
+
+def test_each_unit_ships_its_own_claims():
+    """The claims come from the units (each folder's claims.toml): every built-in unit with claims names only itself."""
+    from evals.benchmarks import units
+
+    by_unit = {name: found.claims() for name, found in units().items() if found.claims is not None}
+    assert {"locomo", "longmemeval", "beam"} <= set(by_unit)
+    assert all(c.benchmark == name for name, claims in by_unit.items() for c in claims)
+    assert sum(len(c) for c in by_unit.values()) == len(published_claims())

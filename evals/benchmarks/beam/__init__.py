@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.benchmarks.kit import RAW_GITHUB, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
+from evals.benchmarks.kit import RAW_GITHUB, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit, claims_in
 
 if TYPE_CHECKING:
     from evals.benchmarks.kit import ImportReport
@@ -140,6 +140,7 @@ def _mem0_protocol() -> type:
 
 
 UNIT = Unit(
+    claims=claims_in(__name__, "beam"),
     order=30,
     name="beam",
     title="BEAM",

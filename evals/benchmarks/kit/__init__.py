@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from evals.judge.answer_scores import category_number as leading_number
     from evals.judge.headline import EVIDENCE, Rule
     from evals.judge.metrics import HEADLINE
+    from evals.model.claims import claims_in
     from evals.model.corpus import Conversation, Corpus, Reference
     from evals.strategies.embedders import MiniLMEmbedder, minilm_installed
 
@@ -87,6 +88,7 @@ _HOMES = {
     ),
     "evals.benchmarks.kit.sources": ("ProtocolError", "Sources"),
     "evals.judge.headline": ("EVIDENCE", "Rule"),
+    "evals.model.claims": ("claims_in",),
     "evals.model.corpus": ("Conversation", "Corpus", "Reference"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
@@ -138,6 +140,7 @@ __all__ = [
     "answer_text",
     "bleu1",
     "build",
+    "claims_in",
     "by_position",
     "category_number",
     "check_errata_document",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks.kit import HEADLINE as EVIDENCE_ANY_AT_K
-from evals.benchmarks.kit import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
+from evals.benchmarks.kit import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit, claims_in
 from evals.benchmarks.locomo.scores import LOCOMO_LEXICAL, MEM0_LEXICAL
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ def turn_name(turn: int, session: str | None, place: int) -> str:
 
 
 UNIT = Unit(
+    claims=claims_in(__name__, "locomo"),
     order=10,
     name="locomo",
     title="LoCoMo",

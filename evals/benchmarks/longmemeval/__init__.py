@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.benchmarks.kit import EVIDENCE, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
+from evals.benchmarks.kit import EVIDENCE, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit, claims_in
 
 if TYPE_CHECKING:
     from evals.benchmarks.kit import Corpus, ImportReport, Source
@@ -126,6 +126,7 @@ def turn_name(turn: int, session: str | None, place: int) -> str:
 
 
 UNIT = Unit(
+    claims=claims_in(__name__, "longmemeval"),
     order=20,
     name="longmemeval",
     title="LongMemEval",

@@ -75,7 +75,14 @@ from evals.judge.metrics._retrieval import (
     strict_recall,
     tokens_per_test_point,
 )
-from evals.judge.metrics._fair import BUDGETS, budget_key, k_reaches_all, retrievals_over_k
+from evals.judge.metrics._fair import (
+    BUDGETS,
+    budget_key,
+    k_reaches_all,
+    over_every_point,
+    retrievals_over_k,
+    test_points,
+)
 from evals.judge.metrics._answers import (
     answer_abstention_accuracy,
     answer_accuracy,
@@ -166,6 +173,7 @@ __all__ = [
     "metric",
     "metric_order",
     "mrr",
+    "over_every_point",
     "parse_retrieval_key",
     "point_metric",
     "point_values",
@@ -179,6 +187,7 @@ __all__ = [
     "retrieval_rows",
     "retrievals_over_k",
     "strict_recall",
+    "test_points",
     "tokens_per_correct",
     "tokens_per_test_point",
     "usd_per_correct",

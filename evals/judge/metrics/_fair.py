@@ -1,5 +1,5 @@
 """Equal footing (issue 40): recall at fixed context budgets, how often a strategy returned more than it was
-asked for, and a k that reaches every session of a conversation.
+asked for, a k that reaches every session of a conversation, and a figure taken over every test point.
 
 **Budgets.** Memories whose records differ in size (a turn against a whole session) are not compared fairly
 at an equal k: ten session documents are twenty times the context of ten turns. At a budget of B tokens a
@@ -97,3 +97,33 @@ def k_reaches_all(run: ScoredRun) -> MetricValue | None:
     if run.run.cutoff_rule == WHOLE_LIST:
         return MetricValue(len(counts), len(counts))  # a whole list returns everything at any k
     return MetricValue(sum(c <= run.run.k for c in counts), len(counts))
+
+
+# -- population ----------------------------------------------------------------------------------
+
+
+@metric(
+    "test_points",
+    label="test points",
+    kind=COUNT,
+    higher_is_better=True,
+    optional=True,
+    leaderboard=False,
+    description="How many test points the run played, with evidence or without: every recall figure here leaves out "
+    "the points without evidence, and a published figure that counts them (MemPalace's) is over this many.",
+)
+def test_points(run: ScoredRun) -> MetricValue | None:
+    if run.run is None:
+        return None
+    played = sum(len(c.test_points) for c in run.run.conversations)
+    return MetricValue(played, played)
+
+
+def over_every_point(value: MetricValue, points: int, without_evidence: float) -> MetricValue:
+    """``value``, a mean over the test points with evidence, taken over all ``points`` test points instead, each
+    point without evidence counting ``without_evidence``: the population of a source that counts those points
+    rather than leaving them out (MemPalace's LoCoMo recall counts each as 1.0). Exact: the sum of the
+    per-point values over the points with evidence is ``value * n``. No interval is carried over."""
+    if value.value is None or points < value.n:
+        return MetricValue(None, points)
+    return MetricValue((value.value * value.n + without_evidence * (points - value.n)) / points, points)
