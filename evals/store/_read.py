@@ -182,7 +182,8 @@ class StoreReader(Connected):
         first ``k`` records, compared as stored: turn references, and the texts of records that are no turn."""
         if len(run_ids) < 2:
             return {}
-        rows = self._con.execute(
+        # Through _rows: records that are whole sessions (MemPalace's) are megabytes a vector, over the read limit.
+        rows = self._rows(
             "SELECT a.run_id, b.run_id, count(*), count(*) FILTER (WHERE "
             "list_slice(a.record_turns, 1, $k) IS NOT DISTINCT FROM list_slice(b.record_turns, 1, $k) AND "
             "list_slice(a.record_texts, 1, $k) IS NOT DISTINCT FROM list_slice(b.record_texts, 1, $k)) "
@@ -190,8 +191,8 @@ class StoreReader(Connected):
             "AND a.turn_index = b.turn_index AND a.run_id < b.run_id "
             "WHERE a.run_id IN (SELECT unnest($ids)) AND b.run_id IN (SELECT unnest($ids)) "
             "GROUP BY a.run_id, b.run_id",
-            {"k": k, "ids": list(run_ids)},
-        ).fetchall()
+            {"k": k, "ids": list(run_ids)},  # type: ignore[arg-type]
+        )
         return {(a, b): (same, total) for a, b, total, same in rows}
 
     @reads

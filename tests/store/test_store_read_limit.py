@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-from helpers.cli import stored_store
+from helpers.cli import CORPUS_SMALL, evals, stored_store
 
 from evals.store import Store
 
@@ -40,3 +40,20 @@ def test_a_run_read_without_texts_is_read_past_the_limit(tmp_path):
         assert store._con.execute("SELECT current_setting('memory_limit')").fetchone() == (limit,)
     points = [[p.retrieved_turns for p in c.test_points] for c in again.run.conversations]
     assert points == [[p.retrieved_turns for p in c.test_points] for c in expected.run.conversations]
+
+
+def test_the_same_ranking_read_is_read_past_the_limit(tmp_path):
+    """topk_agreement (the leaderboard's "same ranking" read, which compares record texts: MemPalace's whole
+    sessions ran the 64 MB pool out on real LoCoMo) reads again without the limit, then restores it."""
+    path = stored_store(tmp_path, "bm25")
+    result = evals("run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", path)
+    assert result.exit_code == 0, result.output
+    with Store.open(path, read_only=True) as store:
+        ids = sorted(s.run_id for s in store.runs())
+        expected = store.topk_agreement(ids, 3)
+        (limit,) = store._con.execute("SELECT current_setting('memory_limit')").fetchone()
+        store._con = _OutOfMemoryOnce(store._con, "list_slice(a.record_texts")
+        again = store.topk_agreement(ids, 3)
+        assert store._con.failed
+        assert store._con.execute("SELECT current_setting('memory_limit')").fetchone() == (limit,)
+    assert again == expected and len(again) == 1
