@@ -1,0 +1,113 @@
+"""The field on one board: every built-in memory library's runner on one corpus, at one k, in one store.
+
+    python bench/bench_field.py --corpus /work/data/locomo --store /work/data/board.duckdb --k 10
+
+Each runner (and each lexical or hybrid mode) is one ``evals run`` in turn, as a user would type it, timed
+as a whole process (wall and CPU). The table that follows reads the store: recall_any@10 with its interval,
+tokens per test point, recall at the three context budgets, "same ranking" twins, and the published claims
+a run stands beside (``evals leaderboard`` prints the same). A runner whose extra is not installed is
+listed as skipped, with what ``evals strategies`` says it needs. Runs already in the store at the same
+inputs are reused (``cached: run …``), so a second call only prints the table; ``--force`` measures again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from _common import EVALS, load_average, print_table, run_child
+
+# (label, runner, options): the board of issue 40, Mneme and bm25 beside the libraries.
+FIELD: list[tuple[str, str, list[str]]] = [
+    ("bm25", "bm25", []),
+    ("mneme (minilm)", "mneme", ["--embedder", "minilm"]),
+    ("chroma", "chroma", []),
+    ("qdrant", "qdrant", []),
+    ("qdrant sparse", "qdrant", ["--option", "mode=sparse"]),
+    ("qdrant hybrid", "qdrant", ["--option", "mode=hybrid"]),
+    ("langgraph", "langgraph", []),
+    ("llamaindex", "llamaindex", []),
+    ("txtai", "txtai", []),
+    ("txtai keyword", "txtai", ["--option", "mode=keyword"]),
+    ("txtai hybrid", "txtai", ["--option", "mode=hybrid"]),
+    ("lancedb", "lancedb", []),
+    ("lancedb fts", "lancedb", ["--option", "mode=fts"]),
+    ("lancedb hybrid", "lancedb", ["--option", "mode=hybrid"]),
+    ("mempalace dialog", "mempalace", ["--option", "granularity=dialog"]),
+    ("mempalace session", "mempalace", ["--option", "granularity=session"]),
+]
+BUDGETS = ("turn.recall_any@256tok", "turn.recall_any@1024tok", "turn.recall_any@4096tok", "session.recall_frac@1024tok")
+
+
+def _installed() -> set[str]:
+    """The runners whose extras are installed here, as `evals strategies --available --names` lists them."""
+    return set(run_child([*EVALS, "strategies", "--available", "--names"]).stdout.split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--only", default="", help="comma-separated labels to run (default: all)")
+    parser.add_argument("--force", action="store_true", help="measure again runs the store already holds")
+    args = parser.parse_args(argv)
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    ready = _installed()
+    timing: dict[str, tuple[float, float, str]] = {}
+    print(f"load average at start: {load_average()}", flush=True)
+    for label, runner, options in FIELD:
+        if only and label not in only:
+            continue
+        if runner not in ready:
+            print(f"{label}: skipped (not installed: see `evals strategies`)", flush=True)
+            continue
+        command = [*EVALS, "run", "--runner", runner, *options, "--corpus", str(args.corpus), "--k", str(args.k)]
+        command += ["--store", str(args.store), *(["--force"] if args.force else [])]
+        child = run_child(command, merged=True)
+        if child.returncode != 0:
+            print(f"{label}: exit {child.returncode}\n{child.stdout[-2000:]}", flush=True)
+            return 1
+        run_line = next((line for line in reversed(child.stdout.splitlines()) if line.startswith(("run ", "cached: run "))), "")
+        timing[run_line.split()[1] if run_line.startswith("run ") else run_line.split()[2]] = (child.wall_s, child.cpu_s, label)
+        cache = next((line for line in child.stdout.splitlines() if line.startswith("cache:")), "")
+        print(f"{label}: {child.wall_s:.0f} s wall, {child.cpu_s:.0f} s CPU; {cache}; {run_line}", flush=True)
+    _report(args.store, timing)
+    print(f"load average at end: {load_average()}")
+    return 0
+
+
+def _report(store_path: Path, timing: dict[str, tuple[float, float, str]]) -> None:
+    from evals.analysis.same_ranking import same_rankings
+    from evals.store import Store
+    from evals.views.claims import board_claims
+
+    with Store.open(store_path, read_only=True) as store:
+        latest = store.latest_per_configuration()
+        twins = same_rankings(store, latest)
+    rows = []
+    for s in sorted(latest, key=lambda s: -(s.metric("turn.recall_any@k").value or 0)):
+        at_k = s.metric("turn.recall_any@k")
+        wall, cpu, label = next((t for shown, t in timing.items() if s.run_id.startswith(shown)), (None, None, s.config_key))
+        cells = [label, f"{at_k.value:.3f} [{at_k.low:.3f}, {at_k.high:.3f}]" if at_k and at_k.value is not None else "-"]
+        cells.append(f"{s.tokens_per_test_point:,.1f}" if s.tokens_per_test_point is not None else "-")
+        for key in BUDGETS:
+            value = s.metric(key)
+            cells.append(f"{value.value:.3f}" if value is not None and value.value is not None else "-")
+        cells.append("-" if wall is None else f"{wall:,.0f} s, {cpu:,.0f} s")
+        same = [t.other for t in twins.get(s.run_id, [])]
+        cells.append(", ".join(next(o.config_key for o in latest if o.run_id == r) for r in same) or "")
+        rows.append(cells)
+    print_table(["runner", "recall_any@k [95% CI]", "tokens/tp", *BUDGETS, "time (wall, CPU)", "same ranking as"], rows)
+    print()
+    for view in board_claims(latest):
+        if view.run_value is not None:
+            print(
+                f"published {view.claim.value:.3f} {view.claim.system}: {view.claim.figure}; run {view.run_value:.4f} "
+                f"({view.run_label}), difference {view.difference:+.4f}"
+            )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
