@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: exit {child.returncode}\n{child.stdout[-2000:]}", flush=True)
             return 1
         run_line = next((line for line in reversed(child.stdout.splitlines()) if line.startswith(("run ", "cached: run "))), "")
-        timing[run_line.split()[1] if run_line.startswith("run ") else run_line.split()[2]] = (child.wall_s, child.cpu_s, label)
+        if run_line.startswith("run "):  # measured now (a reused run's time is the one the store holds)
+            timing[run_line.split()[1].rstrip(":")] = (child.wall_s, child.cpu_s, label)
         cache = next((line for line in child.stdout.splitlines() if line.startswith("cache:")), "")
         print(f"{label}: {child.wall_s:.0f} s wall, {child.cpu_s:.0f} s CPU; {cache}; {run_line}", flush=True)
     _report(args.store, timing)
@@ -95,7 +96,7 @@ def _report(store_path: Path, timing: dict[str, tuple[float, float, str]]) -> No
         for key in BUDGETS:
             value = s.metric(key)
             cells.append(f"{value.value:.3f}" if value is not None and value.value is not None else "-")
-        cells.append("-" if wall is None else f"{wall:,.0f} s, {cpu:,.0f} s")
+        cells.append(f"{s.duration_s:,.0f} s (stored run)" if wall is None else f"{wall:,.0f} s, {cpu:,.0f} s")
         same = [t.other for t in twins.get(s.run_id, [])]
         cells.append(", ".join(next(o.config_key for o in latest if o.run_id == r) for r in same) or "")
         rows.append(cells)
