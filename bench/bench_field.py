@@ -2,12 +2,13 @@
 
     python bench/bench_field.py --corpus /work/data/locomo --store /work/data/board.duckdb --k 10
 
-Each runner (and each lexical or hybrid mode) is one ``evals run`` in turn, as a user would type it, timed
-as a whole process (wall and CPU). The table that follows reads the store: recall_any@10 with its interval,
-tokens per test point, recall at the three context budgets, "same ranking" twins, and the published claims
-a run stands beside (``evals leaderboard`` prints the same). A runner whose extra is not installed is
-listed as skipped, with what ``evals strategies`` says it needs. Runs already in the store at the same
-inputs are reused (``cached: run …``), so a second call only prints the table; ``--force`` measures again.
+Each runner (and each lexical or hybrid mode) is checked by ``evals check-strategy``, then is one ``evals
+run`` in turn, as a user would type it, timed as a whole process (wall and CPU). The table that follows reads
+the store: recall_any@10 with its interval, tokens per test point, recall at the three context budgets, "same
+ranking" twins, and the published claims a run stands beside (``evals leaderboard`` prints the same). A runner
+whose extra is not installed is listed as skipped, with what ``evals strategies`` says it needs. Runs already
+in the store at the same inputs are reused (``cached: run …``), so a second call only prints the table;
+``--force`` measures again.
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         if runner not in ready:
             print(f"{label}: skipped (not installed: see `evals strategies`)", flush=True)
             continue
+        # The contract first, as a user would check a memory before a long run (its own --option flags only).
+        pairs = [options[i : i + 2] for i in range(0, len(options), 2)]
+        check = run_child([*EVALS, "check-strategy", runner, *[w for p in pairs if p[0] == "--option" for w in p]], merged=True)
+        if check.returncode != 0:
+            print(f"{label}: evals check-strategy failed\n{check.stdout[-2000:]}", flush=True)
+            return 1
         command = [*EVALS, "run", "--runner", runner, *options, "--corpus", str(args.corpus), "--k", str(args.k)]
         command += ["--store", str(args.store), *(["--force"] if args.force else [])]
         child = run_child(command, merged=True)
@@ -73,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         if run_line.startswith("run "):  # measured now (a reused run's time is the one the store holds)
             timing[run_line.split()[1].rstrip(":")] = (child.wall_s, child.cpu_s, label)
         cache = next((line for line in child.stdout.splitlines() if line.startswith("cache:")), "")
-        print(f"{label}: {child.wall_s:.0f} s wall, {child.cpu_s:.0f} s CPU; {cache}; {run_line}", flush=True)
+        checks = sum(line.startswith("ok ") for line in check.stdout.splitlines())
+        timed = f"{child.wall_s:.0f} s wall, {child.cpu_s:.0f} s CPU"
+        print(f"{label}: check-strategy passed ({checks} checks); {timed}; {cache}; {run_line}", flush=True)
     _report(args.store, timing)
     print(f"load average at end: {load_average()}")
     return 0
