@@ -61,7 +61,7 @@ DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 MEMORY_LIMIT = "128MB"
 READ_MEMORY_LIMIT = "64MB"
 SPILL = "spill"  # the temporary folder's kind (evals.store._undo.scratch_folder)
-# Each open connection's spill folder, by id(connection): removed when close() closes it.
+# Each open connection's spill folder, by id(connection): removed when close() closes the last holding it.
 _SPILLS: dict[int, Path] = {}
 
 
@@ -172,7 +172,15 @@ def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.Du
         # working directory (a writer attaches the store to an in-memory database) or beside the store.
         spill = scratch_folder(path, SPILL, beside=not read_only)
         literal = str(spill).replace("'", "''")
-        con.execute(f"SET temp_directory = '{literal}'")
+        try:
+            con.execute(f"SET temp_directory = '{literal}'")
+        except duckdb.NotImplementedException:
+            # DuckDB shares one database between a process's connections to a file, and its temporary folder
+            # cannot change once something was spilled there: another connection of ours has it (build-site
+            # reads the corpus texts while its first reader is open). Share that folder; the last to close removes it.
+            shutil.rmtree(spill, ignore_errors=True)
+            (current,) = con.execute("SELECT current_setting('temp_directory')").fetchone()
+            spill = Path(current)
         _SPILLS[id(con)] = spill
     except BaseException:
         con.close()
@@ -188,7 +196,7 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
     also after a failed write (a full disk), when the connection can no longer say which folder it had."""
     folder = _SPILLS.pop(id(con), None)
     con.close()
-    if folder is not None and is_scratch_folder(folder, SPILL):
+    if folder is not None and folder not in _SPILLS.values() and is_scratch_folder(folder, SPILL):
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -3,9 +3,11 @@ build-site: a full_history run's rankings of 21,000 turns a test point, sorted, 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 from helpers.cli import CORPUS_SMALL, evals, stored_store
 
 from evals.store import Store
@@ -57,3 +59,21 @@ def test_the_same_ranking_read_is_read_past_the_limit(tmp_path):
         assert store._con.failed
         assert store._con.execute("SELECT current_setting('memory_limit')").fetchone() == (limit,)
     assert again == expected and len(again) == 1
+
+
+def test_a_second_reader_opens_after_the_first_has_spilled(tmp_path):
+    """Two readers of one store in one process share DuckDB's database; once the first has spilled to its
+    temporary folder, the second opens on that folder (build-site on MemPalace's session records failed with
+    "Cannot switch temporary directory"), and the folder goes when the last of them closes."""
+    path = stored_store(tmp_path, "no_memory")
+    with Store.open(path, read_only=True) as first:
+        con = first._con
+        con.execute("SET threads = 1; SET preserve_insertion_order = false; SET memory_limit = '32MB'")
+        con.execute("SELECT count(*) FROM (SELECT i, random() AS r FROM range(5000000) t(i) ORDER BY r)").fetchone()
+        (folder,) = con.execute("SELECT current_setting('temp_directory')").fetchone()
+        with pytest.raises(duckdb.NotImplementedException, match="Cannot switch temporary directory"):
+            con.execute(f"SET temp_directory = '{tmp_path / 'elsewhere'}'")  # the state the second reader meets
+        with Store.open(path, read_only=True) as second:
+            assert [s.run_id for s in second.runs()] == [s.run_id for s in first.runs()]
+        assert Path(folder).is_dir()  # the first still holds it
+    assert not Path(folder).exists()
