@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Callable
@@ -185,15 +186,23 @@ def _quote(text: str, limit: int = 110) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+class _AuditSource(click.Option):
+    """``--source``, whose help names the files the units' audits know (read from the registry when shown)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from evals.benchmarks import units
+
+        files = ", ".join(u.audit.source for u in units().values() if u.audit is not None)
+        self.help = (
+            f"The benchmark file CORPUS was imported from ({files}): its evidence ids that name no turn are flagged "
+            "too (the import skips them)."
+        )
+        return super().get_help_record(ctx)
+
+
 @cli.command("audit-labels")
 @click.argument("corpus", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option(
-    "--source",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
-    help="The benchmark file CORPUS was imported from (LoCoMo's locomo10.json, a LongMemEval file): its evidence "
-    "ids that name no turn are flagged too (the import skips them).",
-)
+@click.option("--source", cls=_AuditSource, type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None)
 @click.option(
     "--errata",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -254,17 +263,64 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
         )
 
 
-@cli.command("import-errata")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo-audit"]))
+class _ErrataFormats(click.Choice):
+    """FORMAT: the answer-key audit formats the units bring, read from the registry when first needed."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from evals.benchmarks import errata_formats
+
+        return tuple(errata_formats())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass
+
+
+class _ErrataCommand(click.Command):
+    """`evals import-errata`: its FORMAT list, the entries each format corrects and the option naming the benchmark
+    file each audit audited are its units', read from the registry when the command is parsed or
+    shown; none is named here."""
+
+    _format_options: list[click.Option] | None = None
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from evals.benchmarks import errata_formats
+
+        if self._format_options is None:
+            specs = {spec.option: spec for spec in errata_formats().values()}
+            self._format_options = [
+                click.Option([option], type=click.Path(path_type=Path, dir_okay=False, exists=True), help=spec.option_help)
+                for option, spec in specs.items()
+            ]
+        params = super().get_params(ctx)
+        at = next(i for i, p in enumerate(params) if p.name == "out") + 1
+        return [*params[:at], *self._format_options, *params[at:]]
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from evals.benchmarks import errata_formats
+
+        formats = errata_formats()
+        width = max((len(name) for name in formats), default=0)
+        listed = "\n".join(
+            f"  {name:<{width}}  " + spec.help.replace("\n", "\n" + " " * (width + 4)) for name, spec in formats.items()
+        )
+        corrects = " or ".join(dict.fromkeys(spec.corrects for spec in formats.values()))
+        template = self.help
+        self.help = inspect.cleandoc(template or "").replace("{formats}", listed).replace("{corrects}", corrects)
+        try:
+            super().format_help_text(ctx, formatter)
+        finally:
+            self.help = template
+
+
+@cli.command("import-errata", cls=_ErrataCommand)
+@click.argument("fmt", metavar="FORMAT", type=_ErrataFormats())
 @click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--out", type=OutputFile(), required=True, help="The errata file to write (JSON).")
-@click.option(
-    "--locomo",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
-    help="The LoCoMo file the audit audited (locomo10.json), whose turns and dia ids the corrections are "
-    "resolved in. Default: SOURCE/data/locomo10.json.",
-)
 @click.option(
     "--commit",
     default=None,
@@ -279,34 +335,34 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
     "correcting them; repeatable.",
 )
 def import_errata_command(
-    fmt: str, source: Path, out: Path, locomo: Path | None, commit: str | None, exclude_kinds: tuple[str, ...]
+    fmt: str, source: Path, out: Path, commit: str | None, exclude_kinds: tuple[str, ...], **files: Path | None
 ) -> None:
     """Turn a published answer-key audit at SOURCE into an errata file.
 
     \b
     FORMAT is one of:
-      locomo-audit  github.com/dial481/locomo-audit (audit/errors_conv_N.json): a copy of
-                    the repository, or its audit/ folder
+    {formats}
 
-    Each entry becomes a correction of one LoCoMo test point: corrected evidence
+    Each entry becomes a correction of {corrects}: corrected evidence
     turns, a corrected answer, or the question left out as invalid. The file
     records the audit's repository, commit, license and the SHA-256 of every file
     read; `evals leaderboard --errata`, `evals build-site --errata` and
     `evals audit-labels --errata` read it. Nothing of the audit is shipped with
     this tool (its data are CC BY-NC 4.0): convert a copy at use time.
     """
-    from evals.benchmarks.locomo.errata import convert_locomo_audit
+    from evals.benchmarks import errata_formats
     from evals.io.outputs import check_output
     from evals.model.provenance import NO_GIT, git_revision
 
-    locomo = locomo or source / "data" / "locomo10.json"
-    if not locomo.is_file():
-        raise click.UsageError(f"{locomo}: no such file; give the LoCoMo file the audit audited with --locomo")
-    check_output(out, reads=[(locomo, "--locomo")], folders=[(source, "the audit SOURCE")], option="--out")
+    spec = errata_formats()[fmt]
+    audited = files.get(spec.option.lstrip("-").replace("-", "_")) or source / spec.default
+    if not audited.is_file():
+        raise click.UsageError(f"{audited}: no such file; give the file the audit audited with {spec.option}")
+    check_output(out, reads=[(audited, spec.option)], folders=[(source, "the audit SOURCE")], option="--out")
     if commit is None and (source / ".git").exists():
         head = git_revision(source)[0]
         commit = None if head == NO_GIT else head
-    report = convert_locomo_audit(source, locomo, commit=commit, exclude_kinds=frozenset(exclude_kinds))
+    report = spec.convert(source, audited, commit, frozenset(exclude_kinds))
     write_json(out, report.document)
     echo(f"{report.summary()} -> {out}")
 
@@ -319,7 +375,7 @@ def import_errata_command(
     default=Path("evals.toml"),
     show_default=True,
     help="The suite file: benchmarks and corpora x strategies x options (docs/benchmarks.md). "
-    "suites/benchmarks.toml is LoCoMo and LongMemEval_s for publishing.",
+    "suites/benchmarks.toml is the published benchmarks' suite.",
 )
 @store_option
 @downloads_option

@@ -59,7 +59,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     help="One row per configuration and test point category (corpora with categories only): recall, "
     "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart; for runs "
     "with answers, the answer accuracy over the points the run's protocol counts, its 95% interval and n "
-    "(LoCoMo categories by number first).",
+    "(numbered categories, whose names are this harness's reading, by number first).",
 )
 @click.option(
     "--metric",
@@ -68,7 +68,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     metavar="NAME[@K]",
     help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
     "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac, ndcg_any "
-    "(trec_eval's) or ndcg_any_lme (LongMemEval's) "
+    "(trec_eval's) or ndcg_any_lme (ranks 1 and 2 counting fully) "
     "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
     "evidence, else recall.",
 )

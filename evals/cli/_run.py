@@ -163,7 +163,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     type=ProtocolChoice(),
     default=None,
     help="Judge and count the answers under this protocol instead (default: --protocol's own): e.g. answers asked "
-    "LongMemEval's way, re-judged by mem0's judge; the answers come from the cache, not the answer model.",
+    "one benchmark's way, re-judged by another's judge; the answers come from the cache, not the answer model.",
 )
 @click.option(
     "--protocol-source",

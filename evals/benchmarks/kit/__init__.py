@@ -22,7 +22,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, SourceFile, Unit
+    from evals.benchmarks._registry import (
+        RAW_GITHUB,
+        Audit,
+        Benchmark,
+        ErrataFormat,
+        ProtocolSpec,
+        RemoteFile,
+        SourceFile,
+        Unit,
+    )
     from evals.benchmarks.audit import DANGLING, Flag, by_position
     from evals.benchmarks.errata import check_errata_document
     from evals.benchmarks.kit.extract import Branch, Condition, Glued, PythonSource, glued, literal
@@ -65,7 +74,9 @@ if TYPE_CHECKING:
     from evals.strategies.embedders import MiniLMEmbedder, minilm_installed
 
 _HOMES = {
-    "evals.benchmarks._registry": ("RAW_GITHUB", "Audit", "Benchmark", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit"),
+    "evals.benchmarks._registry": (
+        "RAW_GITHUB", "Audit", "Benchmark", "ErrataFormat", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit",
+    ),
     "evals.judge.answer_scores": (
         "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
     ),
@@ -106,6 +117,7 @@ __all__ = [
     "Corpus",
     "DANGLING",
     "EVIDENCE",
+    "ErrataFormat",
     "EvalsError",
     "Flag",
     "Glued",

@@ -432,7 +432,7 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
         RetrievalMetric(
             "recall_frac",
             MEAN,
-            "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k; LoCoMo's retrieval recall).",
+            "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k).",
         ),
         RetrievalMetric(
             "ndcg_any", MEAN, "Mean NDCG@k with binary relevance, rank r discounted by 1/log2(r + 1) (trec_eval's ndcg_cut)."
@@ -440,8 +440,7 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
         RetrievalMetric(
             "ndcg_any_lme",
             MEAN,
-            "Mean NDCG@k with binary relevance as LongMemEval computes it: ranks 1 and 2 count fully, "
-            "rank r >= 2 is discounted by 1/log2(r).",
+            "Mean NDCG@k with binary relevance, ranks 1 and 2 counting fully and rank r >= 2 discounted by 1/log2(r).",
         ),
     )
 }
