@@ -93,6 +93,11 @@ class Flag:
     found_in: tuple[int, ...] = ()  # MISSES: the other turns that hold every content word of the answer
     ids: tuple[str, ...] = ()  # DANGLING: the ids that name no turn
 
+    @classmethod
+    def dangling(cls, conversation: str, turn: int, point: Any, ids: tuple[str, ...]) -> Flag:
+        """A DANGLING flag on test point ``point`` (a turn's ``test_at``) at ``turn``: ``ids`` name no turn."""
+        return cls(conversation, turn, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=ids)
+
     @property
     def key(self) -> tuple[str, int]:
         return (self.conversation, self.turn)
@@ -219,12 +224,13 @@ def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag
                     f"{path}: a {fmt} file, but corpus {corpus.name} declares benchmark {corpus.benchmark}; "
                     "--source takes the file the corpus was imported from"
                 )
-            return {"path": str(path), "sha256": _sha256(path), "format": fmt}, unit.audit.dangling(source, corpus)
+            return {"path": str(path), "sha256": file_sha256(path), "format": fmt}, unit.audit.dangling(source, corpus)
     readers = " nor ".join(unit.audit.source for unit in units().values() if unit.audit is not None)
     raise EvalsError(f"{path}: neither {readers}; --source takes the file the corpus was imported from")
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of the file at ``path``, read a MiB at a time (a published file, recorded with what was read of it)."""
     digest = hashlib.sha256()
     with open(path, "rb") as file:
         while chunk := file.read(1024 * 1024):

@@ -387,6 +387,16 @@ def lock_option(func: Callable | None = None, *, help: str = LOCK_HELP) -> Calla
     return option if func is None else option(func)
 
 
+def repo_option(does: str) -> Callable[[Callable], Callable]:
+    """``--repo``, declared once: the git repository a command reads, which ``does`` what it is read for."""
+    return click.option(
+        "--repo",
+        type=click.Path(path_type=Path, file_okay=False, exists=True),
+        default=None,
+        help=f"Git repository {does}. Default: the current directory.",
+    )
+
+
 def store_option(func: Callable) -> Callable:
     """``--store``, shared by every command that reads or writes the results store."""
     return click.option(
@@ -401,28 +411,20 @@ def store_option(func: Callable) -> Callable:
     )(func)
 
 
-def format_option(func: Callable) -> Callable:
-    """``--format``, shared by the commands that print a table."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(["table", "json", "csv"]),
-        default="table",
-        show_default=True,
-        help="Print an aligned table, a JSON array or CSV.",
-    )(func)
+def format_choice(*choices: str, help: str) -> Callable[[Callable], Callable]:
+    """``--format`` (``fmt``), declared once: a command's ``choices``, the first its default, and what each prints."""
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True, help=help)
 
 
-def leaderboard_format_option(func: Callable) -> Callable:
-    """``--format`` of ``evals leaderboard``: the shared choices plus Markdown (the README's table)."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(["table", "json", "csv", "markdown"]),
-        default="table",
-        show_default=True,
-        help="Print an aligned table, a JSON array, CSV, or Markdown tables (one per corpus, with intervals).",
-    )(func)
+# The commands that print a table; `evals leaderboard` adds Markdown (the README's table).
+format_option = format_choice("table", "json", "csv", help="Print an aligned table, a JSON array or CSV.")
+leaderboard_format_option = format_choice(
+    "table",
+    "json",
+    "csv",
+    "markdown",
+    help="Print an aligned table, a JSON array, CSV, or Markdown tables (one per corpus, with intervals).",
+)
 
 
 def store_path(store: Path | None) -> tuple[Path, bool]:

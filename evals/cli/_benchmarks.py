@@ -16,9 +16,11 @@ from evals.cli._base import (
     cli,
     downloads_option,
     echo,
+    format_choice,
     lock_option,
     max_unparsed_option,
     progress_reporter,
+    repo_option,
     store_option,
     store_path,
     write_json,
@@ -64,14 +66,7 @@ def _byte_progress() -> Callable[[int, int | None], None] | None:
 @cli.command("benchmarks")
 @downloads_option
 @lock_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Print one block per benchmark, or a JSON array.",
-)
+@format_choice("text", "json", help="Print one block per benchmark, or a JSON array.")
 def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> None:
     """List the benchmarks `evals fetch` knows: source, version, license, size, test points, evidence, pin, fetched.
 
@@ -210,14 +205,7 @@ class _AuditSource(click.Option):
     help="A JSON file of corrections (test point -> corrected evidence turns, reason, source); the audit is run "
     "again with them and both counts shown, recorded by the file's source and SHA-256.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Print each flag with the turns involved, or the whole audit as JSON.",
-)
+@format_choice("text", "json", help="Print each flag with the turns involved, or the whole audit as JSON.")
 def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None, fmt: str) -> None:
     """Flag test points of CORPUS whose evidence labels look wrong.
 
@@ -381,12 +369,7 @@ def import_errata_command(
 @downloads_option
 @lock_option
 @deadline_option
-@click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
-)
+@repo_option("whose HEAD commit (and dirty flag) is recorded with each run")
 @max_unparsed_option
 def run_suite_command(
     suite_file: Path,

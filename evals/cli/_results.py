@@ -19,6 +19,7 @@ from evals.cli._base import (
     echo,
     echo_summaries,
     errata_option,
+    format_choice,
     format_option,
     leaderboard_format_option,
     open_store,
@@ -232,14 +233,7 @@ def migrate_command(store: Path | None) -> None:
 @click.argument("run_a")
 @click.argument("run_b")
 @store_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Print lines, or one JSON object with the same figures (the compare page's).",
-)
+@format_choice("text", "json", help="Print lines, or one JSON object with the same figures (the compare page's).")
 def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> None:
     """List the test points that flipped between RUN_A and RUN_B (hit by A only, hit by B only), with
     counts, the flips per category with McNemar's p as the compare page gives them, and McNemar's

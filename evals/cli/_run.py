@@ -22,12 +22,14 @@ from evals.cli._base import (
     downloads_option,
     echo,
     echo_llm_usage,
+    format_choice,
     llm_options,
     max_unparsed_option,
     option_pairs,
     price_table,
     prices_option,
     progress_reporter,
+    repo_option,
     run_options,
     store_option,
     store_path,
@@ -89,12 +91,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     help="Compute every embedding and LLM request afresh: neither read nor write the cache beside the store "
     "(<store>.cache.duckdb). Implies --force.",
 )
-@click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help="Git repository whose HEAD commit (and dirty flag) is recorded with the run. Default: the current directory.",
-)
+@repo_option("whose HEAD commit (and dirty flag) is recorded with the run")
 @click.option(
     "--output",
     type=OUTPUT_FILE,
@@ -338,9 +335,7 @@ def run_command(
 )
 @downloads_option(help="As for `evals run`.")
 @store_option
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON."
-)
+@format_choice("table", "json", help="Print a table or JSON.")
 def probe_judge_command(
     *,
     protocol: str,

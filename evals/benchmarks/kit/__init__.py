@@ -22,17 +22,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.benchmarks._registry import (
-        RAW_GITHUB,
-        Audit,
-        Benchmark,
-        ErrataFormat,
-        ProtocolSpec,
-        RemoteFile,
-        SourceFile,
-        Unit,
-    )
-    from evals.benchmarks.audit import DANGLING, Flag, by_position
+    from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ErrataFormat, ProtocolSpec, RemoteFile, SourceFile, Unit
+    from evals.benchmarks.audit import DANGLING, Flag, by_position, file_sha256
     from evals.benchmarks.errata import check_errata_document
     from evals.benchmarks.kit.extract import Branch, Condition, Glued, PythonSource, glued, literal
     from evals.benchmarks.kit.importing import (
@@ -45,6 +36,7 @@ if TYPE_CHECKING:
         answer_text,
         build,
         conversation_id,
+        question_turn,
         session_ids,
         write_corpus,
     )
@@ -80,7 +72,7 @@ _HOMES = {
     "evals.judge.answer_scores": (
         "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
     ),
-    "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position"),
+    "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position", "file_sha256"),
     "evals.benchmarks.errata": ("check_errata_document",),
     "evals.errors": ("EvalsError",),
     "evals.io.jsonfile": ("parse_json", "read_bytes", "strict_json"),
@@ -89,7 +81,7 @@ _HOMES = {
     "evals.benchmarks.kit.extract": ("Branch", "Condition", "Glued", "PythonSource", "glued", "literal"),
     "evals.benchmarks.kit.importing": (
         "ANSWER_KINDS", "Archive", "ImportFormatError", "ImportReport", "Source", "answer_keywords", "answer_text",
-        "build", "conversation_id", "session_ids", "write_corpus",
+        "build", "conversation_id", "question_turn", "session_ids", "write_corpus",
     ),
     "evals.benchmarks.kit.points": ("AskedPoint", "ContextRecord", "category_number", "speaker_names"),
     "evals.benchmarks.kit.protocol": (
@@ -154,6 +146,8 @@ __all__ = [
     "category_number",
     "check_errata_document",
     "conversation_id",
+    "question_turn",
+    "file_sha256",
     "glued",
     "leading_number",
     "literal",

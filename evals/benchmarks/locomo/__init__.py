@@ -13,17 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks.kit import HEADLINE as EVIDENCE_ANY_AT_K
-from evals.benchmarks.kit import (
-    RAW_GITHUB,
-    Audit,
-    Benchmark,
-    ErrataFormat,
-    ProtocolSpec,
-    RemoteFile,
-    Rule,
-    SourceFile,
-    Unit,
-)
+from evals.benchmarks.kit import RAW_GITHUB, Audit, Benchmark, ErrataFormat, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit
 from evals.benchmarks.locomo.scores import LOCOMO_LEXICAL, MEM0_LEXICAL
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evals.benchmarks.kit import DANGLING, Corpus, Flag, Source, by_position
+from evals.benchmarks.kit import Corpus, Flag, Source, by_position
 
 __all__ = ["dangling_ids"]
 
@@ -21,15 +21,5 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
         points = conversation.test_points()
         if unresolved and points:
             index, point = points[-1]
-            flags.append(
-                Flag(
-                    conversation.id,
-                    index,
-                    DANGLING,
-                    point.question,
-                    point.expected_fact,
-                    tuple(point.evidence_turns),
-                    ids=unresolved,
-                )
-            )
+            flags.append(Flag.dangling(conversation.id, index, point, unresolved))
     return flags

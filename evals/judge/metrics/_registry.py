@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from evals.errors import EvalsError
@@ -231,22 +231,18 @@ def point_metric(
                 return whole_run(run)
             return grouped(point_values(run, [name]))[ALL].get(name)
 
-        _declare(
-            Metric(
-                name,
-                label,
-                kind,
-                higher_is_better,
-                description,
-                compute,
-                level,
-                None,
-                answers,
-                optional or answers,
-                leaderboard,
-                per_point,
-            )
-        )
+        metric(
+            name,
+            label=label,
+            kind=kind,
+            higher_is_better=higher_is_better,
+            description=description,
+            level=level,
+            answers=answers,
+            optional=optional,
+            leaderboard=leaderboard,
+        )(compute)
+        METRICS[name] = replace(METRICS[name], per_point=per_point)
         _POINT_SPECS[name] = _Column(kind, presence, interval)
         return compute
 
