@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "MISSES",
     "Audit",
     "Flag",
+    "beside_conversations",
     "by_position",
     "audit_corpus",
     "content_words",
@@ -205,6 +207,14 @@ def by_position(corpus: Corpus) -> dict[int, Conversation]:
         if position is not None:
             found[position] = conversation
     return found
+
+
+def beside_conversations(source: Source, corpus: Corpus) -> Iterator[tuple[int, Any, Conversation | None]]:
+    """Each element of a published file (its top-level array) with its position and the conversation of ``corpus``
+    imported from it (None: the importer made none of it)."""
+    conversations = by_position(corpus)
+    for position, element in enumerate(source.items(source.data, "")):
+        yield position, element, conversations.get(position)
 
 
 def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag]]:

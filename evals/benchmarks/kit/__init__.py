@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ErrataFormat, ProtocolSpec, RemoteFile, SourceFile, Unit
-    from evals.benchmarks.audit import DANGLING, Flag, by_position, file_sha256
+    from evals.benchmarks.audit import DANGLING, Flag, beside_conversations, by_position, file_sha256
     from evals.benchmarks.errata import check_errata_document
     from evals.benchmarks.kit.extract import Branch, Condition, Glued, PythonSource, glued, literal
     from evals.benchmarks.kit.importing import (
@@ -72,7 +72,7 @@ _HOMES = {
     "evals.judge.answer_scores": (
         "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
     ),
-    "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position", "file_sha256"),
+    "evals.benchmarks.audit": ("DANGLING", "Flag", "beside_conversations", "by_position", "file_sha256"),
     "evals.benchmarks.errata": ("check_errata_document",),
     "evals.errors": ("EvalsError",),
     "evals.io.jsonfile": ("parse_json", "read_bytes", "strict_json"),
@@ -142,6 +142,7 @@ __all__ = [
     "answer_text",
     "bleu1",
     "build",
+    "beside_conversations",
     "by_position",
     "category_number",
     "check_errata_document",
