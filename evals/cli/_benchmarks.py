@@ -273,20 +273,21 @@ class _ErrataCommand(click.Command):
     file each audit audited are its units', read from the registry when the command is parsed or
     shown; none is named here."""
 
-    _format_options: list[click.Option] | None = None
+    # The options made for the registered formats, kept while the same formats are registered: click matches the
+    # options it parsed against the ones it processes by identity.
+    _format_options: tuple[tuple[tuple[str, str], ...], list[click.Option]] = ((), [])
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         from evals.benchmarks import errata_formats
 
-        if self._format_options is None:
-            specs = {spec.option: spec for spec in errata_formats().values()}
-            self._format_options = [
-                click.Option([option], type=click.Path(path_type=Path, dir_okay=False, exists=True), help=spec.option_help)
-                for option, spec in specs.items()
-            ]
+        specs = {spec.option: spec for spec in errata_formats().values()}
+        key = tuple((option, spec.option_help) for option, spec in specs.items())
+        if key != self._format_options[0]:
+            path = click.Path(path_type=Path, dir_okay=False, exists=True)
+            self._format_options = (key, [click.Option([option], type=path, help=said) for option, said in key])
         params = super().get_params(ctx)
         at = next(i for i, p in enumerate(params) if p.name == "out") + 1
-        return [*params[:at], *self._format_options, *params[at:]]
+        return [*params[:at], *self._format_options[1], *params[at:]]
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         from evals.benchmarks import errata_formats
