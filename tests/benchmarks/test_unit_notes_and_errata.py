@@ -33,22 +33,10 @@ def convert(source, audited, commit, exclude_kinds):
     return Report({"read": [Path(source).name, Path(audited).name], "commit": commit, "exclude": sorted(exclude_kinds)})
 
 
-UNIT = Unit(
-    name="toynotes",
-    title="Toy notes",
-    releases=(),
-    metric_notes={"answer_f1": "Toy: its F1 is the harness's.", "recall_frac": "Toy: its own retrieval recall."},
-    errata={
-        "toy-audit": ErrataFormat(
-            help="a toy audit folder",
-            corrects="one toy test point",
-            option="--toy-file",
-            option_help="The toy file the audit audited.",
-            default="data/toy.json",
-            convert=convert,
-        )
-    },
-)
+SAID = "The toy file the audit audited."
+AUDIT = ErrataFormat("a toy audit folder", "one toy test point", "--toy-file", SAID, "data/toy.json", convert)
+NOTES = {"answer_f1": "Toy: its F1 is the harness's.", "recall_frac": "Toy: its own retrieval recall."}
+UNIT = Unit("toynotes", "Toy notes", (), metric_notes=NOTES, errata={"toy-audit": AUDIT})
 """
 
 
