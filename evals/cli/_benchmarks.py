@@ -184,15 +184,19 @@ def _quote(text: str, limit: int = 110) -> str:
 class _AuditSource(click.Option):
     """``--source``, whose help names the files the units' audits know (read from the registry when shown)."""
 
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+    @property
+    def help(self) -> str:
         from evals.benchmarks import units
 
         files = ", ".join(u.audit.source for u in units().values() if u.audit is not None)
-        self.help = (
+        return (
             f"The benchmark file CORPUS was imported from ({files}): its evidence ids that name no turn are flagged "
             "too (the import skips them)."
         )
-        return super().get_help_record(ctx)
+
+    @help.setter
+    def help(self, _value: object) -> None:
+        pass  # click's own __init__ sets it; it is the registry's
 
 
 @cli.command("audit-labels")
@@ -289,7 +293,10 @@ class _ErrataCommand(click.Command):
         at = next(i for i, p in enumerate(params) if p.name == "out") + 1
         return [*params[:at], *self._format_options[1], *params[at:]]
 
-    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    _template = ""  # the command's docstring, whose {formats} and {corrects} the registry fills in
+
+    @property
+    def help(self) -> str:
         from evals.benchmarks import errata_formats
 
         formats = errata_formats()
@@ -298,12 +305,11 @@ class _ErrataCommand(click.Command):
             f"  {name:<{width}}  " + spec.help.replace("\n", "\n" + " " * (width + 4)) for name, spec in formats.items()
         )
         corrects = " or ".join(dict.fromkeys(spec.corrects for spec in formats.values()))
-        template = self.help
-        self.help = inspect.cleandoc(template or "").replace("{formats}", listed).replace("{corrects}", corrects)
-        try:
-            super().format_help_text(ctx, formatter)
-        finally:
-            self.help = template
+        return inspect.cleandoc(self._template).replace("{formats}", listed).replace("{corrects}", corrects)
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._template = value or ""
 
 
 @cli.command("import-errata", cls=_ErrataCommand)
