@@ -256,11 +256,19 @@ def _warn(line: str) -> None:
     sys.stderr.write(f"warning: {line}\n")
 
 
+# The entry points last read, their distinct points and the registered set's key: a distribution's name is read
+# from its metadata file at each access, so they are keyed once per reading of the entry points.
+_keyed: tuple[tuple[EntryPoint, ...], list[EntryPoint], tuple[tuple[str, str, str], ...]] = ((), [], ())
+
+
 def units() -> dict[str, Unit]:
     """Every registered unit that loads, by name, in name order; loaded again only when the registered set changes."""
-    global _loaded
-    points = list({(p.name, p.value, p.dist.name if p.dist else ""): p for p in benchmark_entry_points()}.values())
-    key = tuple(sorted((p.name, p.value, p.dist.name if p.dist else "") for p in points))
+    global _loaded, _keyed
+    found = benchmark_entry_points()
+    if found is not _keyed[0]:
+        distinct = {(p.name, p.value, p.dist.name if p.dist else ""): p for p in found}
+        _keyed = (found, list(distinct.values()), tuple(sorted(distinct)))
+    _, points, key = _keyed
     if key != _loaded[0]:
         _loaded = (key, _load(points))
     return dict(_loaded[1])
