@@ -10,7 +10,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,6 +160,23 @@ class Cutoffs(click.ParamType):
 
 
 CUTOFFS = Cutoffs()
+
+
+class RegistryChoice(click.Choice):
+    """A choice among names the benchmark registry holds (``names()``: its protocols, its importable units...), read
+    when Click asks, so a unit registered later (a plug-in's, a test's) is a choice too."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]) -> None:
+        self._names = names
+        super().__init__((), case_sensitive=True)
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass  # Click's own __init__ sets them; they are the registry's
 
 
 class OutputFile(click.Path):

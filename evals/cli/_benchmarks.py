@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import click
@@ -13,6 +13,7 @@ import click
 from evals.cli._base import (
     FiniteSeconds,
     OutputFile,
+    RegistryChoice,
     cli,
     downloads_option,
     echo,
@@ -255,21 +256,11 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
         )
 
 
-class _ErrataFormats(click.Choice):
-    """FORMAT: the answer-key audit formats the units bring, read from the registry when first needed."""
+def _errata_formats() -> Iterable[str]:
+    """FORMAT: the answer-key audit formats the units bring."""
+    from evals.benchmarks import errata_formats
 
-    def __init__(self) -> None:
-        super().__init__([])
-
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        from evals.benchmarks import errata_formats
-
-        return tuple(errata_formats())
-
-    @choices.setter
-    def choices(self, _value: object) -> None:
-        pass
+    return errata_formats()
 
 
 class _ErrataCommand(click.Command):
@@ -313,7 +304,7 @@ class _ErrataCommand(click.Command):
 
 
 @cli.command("import-errata", cls=_ErrataCommand)
-@click.argument("fmt", metavar="FORMAT", type=_ErrataFormats())
+@click.argument("fmt", metavar="FORMAT", type=RegistryChoice(_errata_formats))
 @click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--out", type=OutputFile(), required=True, help="The errata file to write (JSON).")
 @click.option(

@@ -16,6 +16,7 @@ from evals.cli._base import (
     OUTPUT_FILE,
     Finite,
     FiniteSeconds,
+    RegistryChoice,
     Whole,
     absolute,
     cli,
@@ -43,22 +44,17 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
 from evals.views.report import outcome_json, run_line, unparsed_excess
 
 
-class ProtocolChoice(click.Choice):
-    """``--protocol``'s choices: the registered units' protocols, read when Click asks (a plug-in's among them),
-    not fixed when the command is declared."""
+def _protocol_names() -> tuple[str, ...]:
+    from evals.benchmarks import protocol_names
+
+    return protocol_names()
+
+
+class ProtocolChoice(RegistryChoice):
+    """``--protocol``'s choices: the registered units' protocols (a plug-in's among them)."""
 
     def __init__(self) -> None:
-        super().__init__((), case_sensitive=True)
-
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        from evals.benchmarks import protocol_names
-
-        return protocol_names()
-
-    @choices.setter
-    def choices(self, value: object) -> None:
-        pass  # Click's own __init__ sets them; they are the registry's
+        super().__init__(_protocol_names)
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
