@@ -7,7 +7,8 @@
 A unit (``evals/benchmarks/NAME/``, or a plug-in's module named by an entry point of ``mneme_evals.benchmarks``)
 imports these names and nothing else of the harness: its releases and pins (:class:`Unit`, :class:`Benchmark`,
 :class:`RemoteFile`, :class:`SourceFile`), its headline rule (:class:`Rule`), its importer's helpers
-(:mod:`.importing`: reading the input, locating problems, writing the corpus), and its QA protocols
+(:mod:`.importing`: reading the input, locating problems, a test point's turn, writing the corpus), its label
+audit's (:class:`Flag`, :func:`beside_conversations`) and errata formats' (:class:`ErrataFormat`), and its QA protocols
 (:mod:`.protocol`: the base class and its requests and replies, :mod:`.points`: what a protocol is asked about,
 :mod:`.sources`: the pinned files it reads its templates from, :mod:`.extract`: templates parsed out of published
 Python). docs/layout.md ("Add a benchmark") shows a whole unit.
