@@ -124,12 +124,12 @@ _CLEANED = "hub xiaowu0162/longmemeval-cleaned, main (digest locked on first dow
 METRIC_NOTES = {
     "answer_task_averaged": "LongMemEval averages its question types this way.",
     "answer_abstention_accuracy": "LongMemEval: its _abs questions, by its abstention template.",
-    "evidence_recall_any": "LongMemEval's population.",
+    "evidence_recall_any": "LongMemEval's retrieval evaluation scores this population (run_retrieval.py).",
     "ndcg_any_lme": "LongMemEval computes NDCG this way (src/retrieval/eval_utils.py).",
     **dict.fromkeys(
         ("turn2session_recall_any", "turn2session_recall_all", "turn2session_ndcg_any"),
-        "LongMemEval: its evaluate_retrieval_turn2session, as its run_retrieval.py cuts the turn ranking; session.* "
-        "its evaluate_retrieval.",
+        "LongMemEval: its evaluate_retrieval_turn2session (src/retrieval/eval_utils.py), as its run_retrieval.py calls "
+        "it; session.* its evaluate_retrieval.",
     ),
 }
 
