@@ -290,29 +290,15 @@ def download(
                 continue
             seconds = deadline if deadline is not None else default_deadline(pin.size or length or limit)
             with body:
-                return _receive(body, length, shown(location), temporary, target, pin, limit, progress, seconds)
+                try:
+                    return _write(body, length, shown(location), temporary, target, pin, limit, progress, seconds)
+                except OSError as exc:  # a full disk, a file size limit, a folder that cannot be written
+                    raise DownloadError(f"cannot write {target}: {exc.strerror or exc}") from None
         raise last or DownloadError(f"{target.name}: nowhere to download it from")
     except BaseException:
         temporary.unlink(missing_ok=True)
         remove_made(created)
         raise
-
-
-def _receive(
-    body: IO[bytes],
-    length: int | None,
-    location: str,
-    temporary: Path,
-    target: Path,
-    pin: Pin,
-    limit: int,
-    progress: Progress | None,
-    seconds: float,
-) -> tuple[int, str, str]:
-    try:
-        return _write(body, length, location, temporary, target, pin, limit, progress, seconds)
-    except OSError as exc:  # a full disk, a file size limit, a folder that cannot be written
-        raise DownloadError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 def _write(

@@ -35,35 +35,6 @@ if TYPE_CHECKING:
     from evals.model.claims import Claim
     from evals.model.corpus import Corpus
 
-__all__ = [
-    "BENCHMARKS",
-    "Audit",
-    "Benchmark",
-    "RemoteFile",
-    "SourceFile",
-    "Unit",
-    "UnknownBenchmark",
-    "benchmark",
-    "category_names",
-    "category_notes",
-    "HARNESS",
-    "HARNESS_JUDGE",
-    "ProtocolName",
-    "ProtocolSpec",
-    "known_protocol",
-    "no_judge_refusal",
-    "protocol_class",
-    "protocol_judges",
-    "protocol_lexical",
-    "protocol_names",
-    "protocol_sources",
-    "protocol_specs",
-    "published_claims",
-    "rule_of",
-    "unit",
-    "units",
-]
-
 RAW_GITHUB = "https://raw.githubusercontent.com"
 # Evidence labels become each test point's evidence turns and sessions, so every retrieval metric applies.
 TURN_LABELS = "turns and sessions"
@@ -163,6 +134,21 @@ class Audit:
 
 
 @dataclass(frozen=True)
+class ErrataFormat:
+    """A published answer-key audit of a unit's benchmark that `evals import-errata FORMAT SOURCE` reads: its own
+    words for the command's help, the benchmark file its corrections are resolved in, and its converter, imported
+    when used."""
+
+    help: str  # one line, or a few: what SOURCE is, for the FORMAT list of `evals import-errata --help`
+    corrects: str  # what one entry corrects, in words ("one LoCoMo test point")
+    option: str  # the option naming the benchmark file the audit audited (``--locomo``)
+    option_help: str
+    default: str  # that file's place under SOURCE where the option is not given
+    # (source, benchmark file, commit or None, error kinds left out) -> the report (``.document``, ``.summary()``).
+    convert: Callable[[Path, Path, str | None, frozenset[str]], Any]
+
+
+@dataclass(frozen=True)
 class ProtocolSpec:
     """One QA protocol a unit brings, declared without importing it: ``--protocol``'s choices, a run's allowed
     values, its default judge and its lexical scores are known from this alone; the class is imported when a run
@@ -204,6 +190,11 @@ class Unit:
     turn_name: Callable[[int, str | None, int], str] | None = None
     # The figures published for it (evals.model.claims.claims_in: its folder's claims.toml), read on first use.
     claims: Callable[[], list[Claim]] | None = None
+    # What a declared metric is on this benchmark or under its protocols, by the metric's name (a retrieval metric's
+    # family, e.g. "recall_frac", for every level and cutoff): one sentence each, shown after the metric's description.
+    metric_notes: Mapping[str, str] = field(default_factory=dict)
+    # The answer-key audits of it whose corrections `evals import-errata FORMAT` turns into an errata file, by FORMAT.
+    errata: Mapping[str, ErrataFormat] = field(default_factory=dict)
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
 
@@ -268,11 +259,19 @@ def _warn(line: str) -> None:
     sys.stderr.write(f"warning: {line}\n")
 
 
+# The entry points last read, their distinct points and the registered set's key: a distribution's name is read
+# from its metadata file at each access, so they are keyed once per reading of the entry points.
+_keyed: tuple[tuple[EntryPoint, ...], list[EntryPoint], tuple[tuple[str, str, str], ...]] = ((), [], ())
+
+
 def units() -> dict[str, Unit]:
     """Every registered unit that loads, by name, in name order; loaded again only when the registered set changes."""
-    global _loaded
-    points = list({(p.name, p.value, p.dist.name if p.dist else ""): p for p in benchmark_entry_points()}.values())
-    key = tuple(sorted((p.name, p.value, p.dist.name if p.dist else "") for p in points))
+    global _loaded, _keyed
+    found = benchmark_entry_points()
+    if found is not _keyed[0]:
+        distinct = {(p.name, p.value, p.dist.name if p.dist else ""): p for p in found}
+        _keyed = (found, list(distinct.values()), tuple(sorted(distinct)))
+    _, points, key = _keyed
     if key != _loaded[0]:
         _loaded = (key, _load(points))
     return dict(_loaded[1])
@@ -401,6 +400,22 @@ def category_names(benchmark: str | None) -> Mapping[int, str] | None:
     if found is None or not found.category_note:
         return None
     return {int(key): name for key, name in found.categories.items()}
+
+
+def metric_description(name: str, description: str) -> str:
+    """Metric ``name``'s ``description`` as every surface shows it: followed by what each unit notes of it on its
+    benchmark (:attr:`Unit.metric_notes`), in the units' order."""
+    from evals.judge.metrics import parse_retrieval_key
+
+    parsed = parse_retrieval_key(name)
+    keys = {name} if parsed is None else {name, parsed[0]}
+    notes = [note for u in units().values() for key, note in u.metric_notes.items() if key in keys]
+    return " ".join((description, *notes))
+
+
+def errata_formats() -> dict[str, ErrataFormat]:
+    """Every unit's answer-key audit formats (`evals import-errata FORMAT`), by name, in the units' order."""
+    return {name: spec for u in units().values() for name, spec in u.errata.items()}
 
 
 def category_notes() -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "MISSES",
     "Audit",
     "Flag",
+    "beside_conversations",
     "by_position",
     "audit_corpus",
     "content_words",
@@ -92,6 +94,11 @@ class Flag:
     evidence_turns: tuple[int, ...]
     found_in: tuple[int, ...] = ()  # MISSES: the other turns that hold every content word of the answer
     ids: tuple[str, ...] = ()  # DANGLING: the ids that name no turn
+
+    @classmethod
+    def dangling(cls, conversation: str, turn: int, point: Any, ids: tuple[str, ...]) -> Flag:
+        """A DANGLING flag on test point ``point`` (a turn's ``test_at``) at ``turn``: ``ids`` name no turn."""
+        return cls(conversation, turn, DANGLING, point.question, point.expected_fact, tuple(point.evidence_turns), ids=ids)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -202,6 +209,14 @@ def by_position(corpus: Corpus) -> dict[int, Conversation]:
     return found
 
 
+def beside_conversations(source: Source, corpus: Corpus) -> Iterator[tuple[int, Any, Conversation | None]]:
+    """Each element of a published file (its top-level array) with its position and the conversation of ``corpus``
+    imported from it (None: the importer made none of it)."""
+    conversations = by_position(corpus)
+    for position, element in enumerate(source.items(source.data, "")):
+        yield position, element, conversations.get(position)
+
+
 def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag]]:
     try:
         source = Source(path)
@@ -219,12 +234,13 @@ def _source_flags(path: Path, corpus: Corpus) -> tuple[dict[str, str], list[Flag
                     f"{path}: a {fmt} file, but corpus {corpus.name} declares benchmark {corpus.benchmark}; "
                     "--source takes the file the corpus was imported from"
                 )
-            return {"path": str(path), "sha256": _sha256(path), "format": fmt}, unit.audit.dangling(source, corpus)
+            return {"path": str(path), "sha256": file_sha256(path), "format": fmt}, unit.audit.dangling(source, corpus)
     readers = " nor ".join(unit.audit.source for unit in units().values() if unit.audit is not None)
     raise EvalsError(f"{path}: neither {readers}; --source takes the file the corpus was imported from")
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of the file at ``path``, read a MiB at a time (a published file, recorded with what was read of it)."""
     digest = hashlib.sha256()
     with open(path, "rb") as file:
         while chunk := file.read(1024 * 1024):

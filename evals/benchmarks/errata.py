@@ -201,7 +201,7 @@ def check_errata_document(data: Any, name: str) -> None:
         raise fail("source", "expected a non-empty string: where these corrections come from")
     benchmark = data.get("benchmark")
     if benchmark is not None and not _text(benchmark):
-        raise fail("benchmark", 'expected the name of the benchmark corrected ("locomo")')
+        raise fail("benchmark", "expected the name of the benchmark corrected (as its benchmark.json declares it)")
     origin = data.get("origin")
     if origin is not None and not isinstance(origin, dict):
         raise fail("origin", "expected an object (repository, commit, files and their digests)")

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 
 __all__ = ["TurnIds", "harness_name"]
 
-_LOCOMO_SESSION = re.compile(r"session_(\d+)")
+_NUMBERED_SESSION = re.compile(r"session_(\d+)")
 
 
 def harness_name(turn: int, session: str | None, place: int) -> str:
     """The name of a turn of a corpus whose benchmark declares none: from its session key alone."""
     if session is None:
         return f"turn {turn}"
-    found = _LOCOMO_SESSION.fullmatch(session)
+    found = _NUMBERED_SESSION.fullmatch(session)
     if found:
         return f"D{found.group(1)}:{place}"
     return f"{session} #{place}"

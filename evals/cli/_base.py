@@ -10,7 +10,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,6 +160,23 @@ class Cutoffs(click.ParamType):
 
 
 CUTOFFS = Cutoffs()
+
+
+class RegistryChoice(click.Choice):
+    """A choice among names the benchmark registry holds (``names()``: its protocols, its importable units...), read
+    when Click asks, so a unit registered later (a plug-in's, a test's) is a choice too."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]) -> None:
+        self._names = names
+        super().__init__((), case_sensitive=True)
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass  # Click's own __init__ sets them; they are the registry's
 
 
 class OutputFile(click.Path):
@@ -387,6 +404,16 @@ def lock_option(func: Callable | None = None, *, help: str = LOCK_HELP) -> Calla
     return option if func is None else option(func)
 
 
+def repo_option(does: str) -> Callable[[Callable], Callable]:
+    """``--repo``, declared once: the git repository a command reads, which ``does`` what it is read for."""
+    return click.option(
+        "--repo",
+        type=click.Path(path_type=Path, file_okay=False, exists=True),
+        default=None,
+        help=f"Git repository {does}. Default: the current directory.",
+    )
+
+
 def store_option(func: Callable) -> Callable:
     """``--store``, shared by every command that reads or writes the results store."""
     return click.option(
@@ -401,28 +428,20 @@ def store_option(func: Callable) -> Callable:
     )(func)
 
 
-def format_option(func: Callable) -> Callable:
-    """``--format``, shared by the commands that print a table."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(["table", "json", "csv"]),
-        default="table",
-        show_default=True,
-        help="Print an aligned table, a JSON array or CSV.",
-    )(func)
+def format_choice(*choices: str, help: str) -> Callable[[Callable], Callable]:
+    """``--format`` (``fmt``), declared once: a command's ``choices``, the first its default, and what each prints."""
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True, help=help)
 
 
-def leaderboard_format_option(func: Callable) -> Callable:
-    """``--format`` of ``evals leaderboard``: the shared choices plus Markdown (the README's table)."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(["table", "json", "csv", "markdown"]),
-        default="table",
-        show_default=True,
-        help="Print an aligned table, a JSON array, CSV, or Markdown tables (one per corpus, with intervals).",
-    )(func)
+# The commands that print a table; `evals leaderboard` adds Markdown (the README's table).
+format_option = format_choice("table", "json", "csv", help="Print an aligned table, a JSON array or CSV.")
+leaderboard_format_option = format_choice(
+    "table",
+    "json",
+    "csv",
+    "markdown",
+    help="Print an aligned table, a JSON array, CSV, or Markdown tables (one per corpus, with intervals).",
+)
 
 
 def store_path(store: Path | None) -> tuple[Path, bool]:

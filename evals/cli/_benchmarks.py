@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import click
@@ -12,12 +13,15 @@ import click
 from evals.cli._base import (
     FiniteSeconds,
     OutputFile,
+    RegistryChoice,
     cli,
     downloads_option,
     echo,
+    format_choice,
     lock_option,
     max_unparsed_option,
     progress_reporter,
+    repo_option,
     store_option,
     store_path,
     write_json,
@@ -63,14 +67,7 @@ def _byte_progress() -> Callable[[int, int | None], None] | None:
 @cli.command("benchmarks")
 @downloads_option
 @lock_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Print one block per benchmark, or a JSON array.",
-)
+@format_choice("text", "json", help="Print one block per benchmark, or a JSON array.")
 def benchmarks_command(downloads: Path | None, lock: Path | None, fmt: str) -> None:
     """List the benchmarks `evals fetch` knows: source, version, license, size, test points, evidence, pin, fetched.
 
@@ -185,15 +182,27 @@ def _quote(text: str, limit: int = 110) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+class _AuditSource(click.Option):
+    """``--source``, whose help names the files the units' audits know (read from the registry when shown)."""
+
+    @property
+    def help(self) -> str:
+        from evals.benchmarks import units
+
+        files = ", ".join(u.audit.source for u in units().values() if u.audit is not None)
+        return (
+            f"The benchmark file CORPUS was imported from ({files}): its evidence ids that name no turn are flagged "
+            "too (the import skips them)."
+        )
+
+    @help.setter
+    def help(self, _value: object) -> None:
+        pass  # click's own __init__ sets it; it is the registry's
+
+
 @cli.command("audit-labels")
 @click.argument("corpus", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option(
-    "--source",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
-    help="The benchmark file CORPUS was imported from (LoCoMo's locomo10.json, a LongMemEval file): its evidence "
-    "ids that name no turn are flagged too (the import skips them).",
-)
+@click.option("--source", cls=_AuditSource, type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None)
 @click.option(
     "--errata",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -201,14 +210,7 @@ def _quote(text: str, limit: int = 110) -> str:
     help="A JSON file of corrections (test point -> corrected evidence turns, reason, source); the audit is run "
     "again with them and both counts shown, recorded by the file's source and SHA-256.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Print each flag with the turns involved, or the whole audit as JSON.",
-)
+@format_choice("text", "json", help="Print each flag with the turns involved, or the whole audit as JSON.")
 def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None, fmt: str) -> None:
     """Flag test points of CORPUS whose evidence labels look wrong.
 
@@ -254,17 +256,57 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
         )
 
 
-@cli.command("import-errata")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["locomo-audit"]))
+def _errata_formats() -> Iterable[str]:
+    """FORMAT: the answer-key audit formats the units bring."""
+    from evals.benchmarks import errata_formats
+
+    return errata_formats()
+
+
+class _ErrataCommand(click.Command):
+    """`evals import-errata`: its FORMAT list, the entries each format corrects and the option naming the benchmark
+    file each audit audited are its units', read from the registry when the command is parsed or
+    shown; none is named here."""
+
+    # The options made for the registered formats, kept while the same formats are registered: click matches the
+    # options it parsed against the ones it processes by identity.
+    _format_options: tuple[tuple[tuple[str, str], ...], list[click.Option]] = ((), [])
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from evals.benchmarks import errata_formats
+
+        specs = {spec.option: spec for spec in errata_formats().values()}
+        key = tuple((option, spec.option_help) for option, spec in specs.items())
+        if key != self._format_options[0]:
+            path = click.Path(path_type=Path, dir_okay=False, exists=True)
+            self._format_options = (key, [click.Option([option], type=path, help=said) for option, said in key])
+        params = super().get_params(ctx)
+        at = next(i for i, p in enumerate(params) if p.name == "out") + 1
+        return [*params[:at], *self._format_options[1], *params[at:]]
+
+    _template = ""  # the command's docstring, whose {formats} and {corrects} the registry fills in
+
+    @property
+    def help(self) -> str:
+        from evals.benchmarks import errata_formats
+
+        formats = errata_formats()
+        width = max((len(name) for name in formats), default=0)
+        listed = "\n".join(
+            f"  {name:<{width}}  " + spec.help.replace("\n", "\n" + " " * (width + 4)) for name, spec in formats.items()
+        )
+        corrects = " or ".join(dict.fromkeys(spec.corrects for spec in formats.values()))
+        return inspect.cleandoc(self._template).replace("{formats}", listed).replace("{corrects}", corrects)
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._template = value or ""
+
+
+@cli.command("import-errata", cls=_ErrataCommand)
+@click.argument("fmt", metavar="FORMAT", type=RegistryChoice(_errata_formats))
 @click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--out", type=OutputFile(), required=True, help="The errata file to write (JSON).")
-@click.option(
-    "--locomo",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
-    help="The LoCoMo file the audit audited (locomo10.json), whose turns and dia ids the corrections are "
-    "resolved in. Default: SOURCE/data/locomo10.json.",
-)
 @click.option(
     "--commit",
     default=None,
@@ -279,34 +321,34 @@ def audit_labels_command(corpus: Path, source: Path | None, errata: Path | None,
     "correcting them; repeatable.",
 )
 def import_errata_command(
-    fmt: str, source: Path, out: Path, locomo: Path | None, commit: str | None, exclude_kinds: tuple[str, ...]
+    fmt: str, source: Path, out: Path, commit: str | None, exclude_kinds: tuple[str, ...], **files: Path | None
 ) -> None:
     """Turn a published answer-key audit at SOURCE into an errata file.
 
     \b
     FORMAT is one of:
-      locomo-audit  github.com/dial481/locomo-audit (audit/errors_conv_N.json): a copy of
-                    the repository, or its audit/ folder
+    {formats}
 
-    Each entry becomes a correction of one LoCoMo test point: corrected evidence
+    Each entry becomes a correction of {corrects}: corrected evidence
     turns, a corrected answer, or the question left out as invalid. The file
     records the audit's repository, commit, license and the SHA-256 of every file
     read; `evals leaderboard --errata`, `evals build-site --errata` and
     `evals audit-labels --errata` read it. Nothing of the audit is shipped with
     this tool (its data are CC BY-NC 4.0): convert a copy at use time.
     """
-    from evals.benchmarks.locomo.errata import convert_locomo_audit
+    from evals.benchmarks import errata_formats
     from evals.io.outputs import check_output
     from evals.model.provenance import NO_GIT, git_revision
 
-    locomo = locomo or source / "data" / "locomo10.json"
-    if not locomo.is_file():
-        raise click.UsageError(f"{locomo}: no such file; give the LoCoMo file the audit audited with --locomo")
-    check_output(out, reads=[(locomo, "--locomo")], folders=[(source, "the audit SOURCE")], option="--out")
+    spec = errata_formats()[fmt]
+    audited = files.get(spec.option.lstrip("-").replace("-", "_")) or source / spec.default
+    if not audited.is_file():
+        raise click.UsageError(f"{audited}: no such file; give the file the audit audited with {spec.option}")
+    check_output(out, reads=[(audited, spec.option)], folders=[(source, "the audit SOURCE")], option="--out")
     if commit is None and (source / ".git").exists():
         head = git_revision(source)[0]
         commit = None if head == NO_GIT else head
-    report = convert_locomo_audit(source, locomo, commit=commit, exclude_kinds=frozenset(exclude_kinds))
+    report = spec.convert(source, audited, commit, frozenset(exclude_kinds))
     write_json(out, report.document)
     echo(f"{report.summary()} -> {out}")
 
@@ -319,18 +361,13 @@ def import_errata_command(
     default=Path("evals.toml"),
     show_default=True,
     help="The suite file: benchmarks and corpora x strategies x options (docs/benchmarks.md). "
-    "suites/benchmarks.toml is LoCoMo and LongMemEval_s for publishing.",
+    "suites/benchmarks.toml is the published benchmarks' suite.",
 )
 @store_option
 @downloads_option
 @lock_option
 @deadline_option
-@click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help="Git repository whose HEAD commit (and dirty flag) is recorded with each run. Default: the current directory.",
-)
+@repo_option("whose HEAD commit (and dirty flag) is recorded with each run")
 @max_unparsed_option
 def run_suite_command(
     suite_file: Path,

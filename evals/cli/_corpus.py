@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
 from evals.cli._base import (
+    RegistryChoice,
     cli,
     echo,
 )
@@ -34,22 +36,11 @@ def _corpus_folder(ctx: click.Context, param: click.Parameter, value: str) -> Pa
     return folder
 
 
-class _Formats(click.Choice):
-    """The names of the importable benchmark units, read from the registry when asked (so a unit
-    registered later, a plug-in's or a test's, is a choice too)."""
+def _formats() -> Iterable[str]:
+    """The names of the importable benchmark units."""
+    from evals.benchmarks.formats import formats
 
-    def __init__(self) -> None:
-        super().__init__(())
-
-    @property
-    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
-        from evals.benchmarks.formats import formats
-
-        return tuple(formats())
-
-    @choices.setter
-    def choices(self, _value: object) -> None:
-        pass
+    return formats()
 
 
 class _ImportCommand(click.Command):
@@ -64,7 +55,7 @@ class _ImportCommand(click.Command):
 
 
 @cli.command("import-corpus", cls=_ImportCommand)
-@click.argument("fmt", metavar="FORMAT", type=_Formats())
+@click.argument("fmt", metavar="FORMAT", type=RegistryChoice(_formats))
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
     "--out",

@@ -11,8 +11,10 @@ from evals.cli._base import (
     Finite,
     UsageProblem,
     cli,
+    format_choice,
     max_unparsed_option,
     open_store,
+    repo_option,
     store_option,
     store_path,
 )
@@ -66,20 +68,8 @@ from evals.model.formatting import json_text
     default=None,
     help="The published site's root URL: each lost test point links to the base run's drill-down there.",
 )
-@click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help="Git repository that resolves branch and tag names. Default: the current directory.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["markdown", "json"]),
-    default="markdown",
-    show_default=True,
-    help="Print the Markdown report or the same as JSON.",
-)
+@repo_option("that resolves branch and tag names")
+@format_choice("markdown", "json", help="Print the Markdown report or the same as JSON.")
 @max_unparsed_option
 def gate_command(
     base: str,

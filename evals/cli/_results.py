@@ -19,6 +19,7 @@ from evals.cli._base import (
     echo,
     echo_summaries,
     errata_option,
+    format_choice,
     format_option,
     leaderboard_format_option,
     open_store,
@@ -59,7 +60,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     help="One row per configuration and test point category (corpora with categories only): recall, "
     "evidence recall (any/all evidence turns retrieved) and the unanswerable test points kept apart; for runs "
     "with answers, the answer accuracy over the points the run's protocol counts, its 95% interval and n "
-    "(LoCoMo categories by number first).",
+    "(numbered categories, whose names are this harness's reading, by number first).",
 )
 @click.option(
     "--metric",
@@ -68,7 +69,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     metavar="NAME[@K]",
     help="Rank by this metric and show it first: a column's key (recall, mrr, retrieve_latency_p95_s...) or a "
     "retrieval metric at a cutoff, [turn.|session.]NAME@K with NAME recall_any, recall_all, recall_frac, ndcg_any "
-    "(trec_eval's) or ndcg_any_lme (LongMemEval's) "
+    "(trec_eval's) or ndcg_any_lme (ranks 1 and 2 counting fully) "
     "and K a cutoff or k (recall_frac@25, session.recall_all@k). Default: turn.recall_any@k on corpora with "
     "evidence, else recall.",
 )
@@ -232,14 +233,7 @@ def migrate_command(store: Path | None) -> None:
 @click.argument("run_a")
 @click.argument("run_b")
 @store_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Print lines, or one JSON object with the same figures (the compare page's).",
-)
+@format_choice("text", "json", help="Print lines, or one JSON object with the same figures (the compare page's).")
 def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> None:
     """List the test points that flipped between RUN_A and RUN_B (hit by A only, hit by B only), with
     counts, the flips per category with McNemar's p as the compare page gives them, and McNemar's

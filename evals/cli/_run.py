@@ -16,18 +16,21 @@ from evals.cli._base import (
     OUTPUT_FILE,
     Finite,
     FiniteSeconds,
+    RegistryChoice,
     Whole,
     absolute,
     cli,
     downloads_option,
     echo,
     echo_llm_usage,
+    format_choice,
     llm_options,
     max_unparsed_option,
     option_pairs,
     price_table,
     prices_option,
     progress_reporter,
+    repo_option,
     run_options,
     store_option,
     store_path,
@@ -41,22 +44,17 @@ from evals.strategies._deadline import MAX_CALL_TIMEOUT
 from evals.views.report import outcome_json, run_line, unparsed_excess
 
 
-class ProtocolChoice(click.Choice):
-    """``--protocol``'s choices: the registered units' protocols, read when Click asks (a plug-in's among them),
-    not fixed when the command is declared."""
+def _protocol_names() -> tuple[str, ...]:
+    from evals.benchmarks import protocol_names
+
+    return protocol_names()
+
+
+class ProtocolChoice(RegistryChoice):
+    """``--protocol``'s choices: the registered units' protocols (a plug-in's among them)."""
 
     def __init__(self) -> None:
-        super().__init__((), case_sensitive=True)
-
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        from evals.benchmarks import protocol_names
-
-        return protocol_names()
-
-    @choices.setter
-    def choices(self, value: object) -> None:
-        pass  # Click's own __init__ sets them; they are the registry's
+        super().__init__(_protocol_names)
 
 
 def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -89,12 +87,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     help="Compute every embedding and LLM request afresh: neither read nor write the cache beside the store "
     "(<store>.cache.duckdb). Implies --force.",
 )
-@click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help="Git repository whose HEAD commit (and dirty flag) is recorded with the run. Default: the current directory.",
-)
+@repo_option("whose HEAD commit (and dirty flag) is recorded with the run")
 @click.option(
     "--output",
     type=OUTPUT_FILE,
@@ -163,7 +156,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     type=ProtocolChoice(),
     default=None,
     help="Judge and count the answers under this protocol instead (default: --protocol's own): e.g. answers asked "
-    "LongMemEval's way, re-judged by mem0's judge; the answers come from the cache, not the answer model.",
+    "one benchmark's way, re-judged by another's judge; the answers come from the cache, not the answer model.",
 )
 @click.option(
     "--protocol-source",
@@ -338,9 +331,7 @@ def run_command(
 )
 @downloads_option(help="As for `evals run`.")
 @store_option
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Print a table or JSON."
-)
+@format_choice("table", "json", help="Print a table or JSON.")
 def probe_judge_command(
     *,
     protocol: str,

@@ -612,7 +612,7 @@ def check_benchmark(directory: Path) -> tuple[str | None, list[Problem]]:
     except jsonfile.JSONFileError as exc:
         return None, [Problem(name, exc.where, exc.reason)]
     if not isinstance(data, dict):
-        return None, [Problem(name, "", f'expected a JSON object such as {{"name": "locomo"}}, got {type(data).__name__}')]
+        return None, [Problem(name, "", f'expected a JSON object such as {{"name": "<benchmark>"}}, got {type(data).__name__}')]
     try:
         return BenchmarkDeclaration.model_validate(data).name, []
     except ValidationError as exc:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from evals.analysis.errata import Figures
 from evals.analysis.same_ranking import SameRanking, same_ranking_note
+from evals.benchmarks import metric_description
 from evals.judge.ceilings import ceiling
 from evals.judge.headline import KEYWORD
 from evals.judge.metrics import (
@@ -605,7 +606,8 @@ def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
 
 def metric_column(declared: Metric) -> MetricColumn:
     integral = declared.kind in (COUNT, TOKENS) and declared.name.endswith("_max")
-    return MetricColumn(declared.name, declared.label, declared.description, declared.kind, declared.higher_is_better, integral)
+    description = metric_description(declared.name, declared.description)
+    return MetricColumn(declared.name, declared.label, description, declared.kind, declared.higher_is_better, integral)
 
 
 KEYWORD_FIELD = "keyword_hit_at_k"  # keyword recall's name in the downloads (issue 34: not "recall")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evals.benchmarks import metric_description
 from evals.judge.metrics import (
     PROPORTION,
     RETRIEVAL,
@@ -134,7 +135,8 @@ def cutoff_tables(rows: list[tuple[str, str, RunSummary]], references: list[Refe
                 )
                 for label, values in published.items()
             ]
-            tables.append(CutoffTable(level, metric, family.description, cutoffs, body, family.kind))
+            description = metric_description(metric, family.description)
+            tables.append(CutoffTable(level, metric, description, cutoffs, body, family.kind))
     return tables
 
 
@@ -253,7 +255,7 @@ def latency_chart(runs: list[tuple[str, str, list[LatencyBucket]]], title: str) 
             f"No slope for {', '.join(short)}: {'its' if len(short) == 1 else 'their'} retrieve calls "
             f"came at fewer than {SLOPE_SIZES} memory sizes "
             "(records held, in buckets of powers of two), and a line through one or two sizes says nothing about how "
-            "latency grows. A corpus that asks every question after the whole history (LoCoMo, LongMemEval) has one "
+            "latency grows. A corpus that asks every question after the whole history has one "
             "memory size per conversation."
         )
     return line_chart(

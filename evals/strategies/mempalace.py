@@ -140,7 +140,8 @@ SPEC = StrategySpec(
     build=lambda options, context: MemPalace(options.granularity, context),
     options=MemPalaceOptions,
     describe=_describe,
-    summary="MemPalace's raw mode (its LoCoMo benchmark): dialog or session documents in Chroma, on the harness's MiniLM.",
+    summary="MemPalace's raw mode (as its benchmark script runs it): dialog or session documents in Chroma, on the "
+    "harness's MiniLM.",
     requires=REQUIRES,
     extra="mempalace",
     # MemPalace's own document text (`Speaker said, "text"`, image captions dropped) rewrites each turn it holds.

@@ -570,8 +570,8 @@ def compact_leaderboard(
         out.append("! hash embedder: no semantics (a smoke test); use --embedder minilm for a real one")
     if "†" in marks:
         out.append(
-            "† the protocol's own mean score in the answer accuracy column (LoCoMo's F1 rules, no judge; "
-            "BEAM's and LoCoMo-Plus's graded judges)"
+            "† the protocol's own mean score in the answer accuracy column (its published F1 rules, no judge; "
+            "or a graded judge's)"
         )
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
@@ -584,7 +584,7 @@ def compact_leaderboard(
 
 def qa_figure(summary: RunSummary) -> str | None:
     """The run's headline answer figure: judged accuracy, else the score of a protocol that scores without a
-    judge (LoCoMo); None for a run without either."""
+    judge; None for a run without either."""
     return next((name for name in ("answer_accuracy", "answer_score") if summary.metric(name) is not None), None)
 
 
@@ -758,9 +758,7 @@ def category_table(records: list[dict[str, Any]]) -> Table:
             "the leaderboard's figure. kw hit@k: keyword hits over the answerable points (the original harness's recall@k)"
         )
     if any(r["answer_interval"] == "bootstrap" for r in records):
-        notes.append(
-            "answer acc: the protocol's own mean score where it scores without a judge (LoCoMo), with a bootstrap interval"
-        )
+        notes.append("answer acc: the protocol's own mean score where it scores without a judge, with a bootstrap interval")
     if any(r["label"] and r["label"] != r["category"] for r in records):
         notes.extend(category_notes())
     return Table(header, rows, notes)

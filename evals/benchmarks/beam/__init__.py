@@ -155,4 +155,5 @@ UNIT = Unit(
         "beam_mem0": ProtocolSpec(_mem0_protocol, JUDGE, SOURCES, profile="mem0 nugget-only (non-official)"),
     },
     turn_name=turn_name,
+    metric_notes={"answer_score": "BEAM: the rubric items' mean, event ordering's tau_norm."},
 )

@@ -49,6 +49,7 @@ from evals.benchmarks.kit import (
     answer_text,
     build,
     conversation_id,
+    question_turn,
     session_ids,
     write_corpus,
 )
@@ -206,27 +207,19 @@ def _conversation(folder: Path, position: int, report: ImportReport, counts: Bea
                         "(BEAM's own code cannot score it), other protocols judge it as usual"
                     )
                 turns.append(
-                    {
-                        "role": "user",
-                        "content": question,
-                        "record": False,
-                        "test_at": {
-                            "question": question,
-                            "expected_fact": fact,
-                            "expected_keywords": keywords,
-                            "evidence_turns": evidence,
-                            "category": ability,
-                            "answerable": answerable,
-                            "evidence_sessions": sessions,
-                            **test_at,
-                        },
-                    }
+                    question_turn(
+                        report,
+                        question,
+                        fact=fact,
+                        keywords=keywords,
+                        evidence=evidence,
+                        category=ability,
+                        answerable=answerable,
+                        sessions=sessions,
+                        more=test_at,
+                    )
                 )
                 counts.add(ability, bool(evidence), dangling)
-                report.questions += 1
-                report.unanswerable += not answerable
-                report.with_keywords += bool(keywords)
-                report.with_evidence += bool(evidence)
     if dangling_here:
         plural = "" if dangling_here == 1 else "s"
         report.notes.append(f"{questions_path}: {dangling_here} evidence id{plural} name no message (counted, not used)")

@@ -7,7 +7,8 @@
 A unit (``evals/benchmarks/NAME/``, or a plug-in's module named by an entry point of ``mneme_evals.benchmarks``)
 imports these names and nothing else of the harness: its releases and pins (:class:`Unit`, :class:`Benchmark`,
 :class:`RemoteFile`, :class:`SourceFile`), its headline rule (:class:`Rule`), its importer's helpers
-(:mod:`.importing`: reading the input, locating problems, writing the corpus), and its QA protocols
+(:mod:`.importing`: reading the input, locating problems, a test point's turn, writing the corpus), its label
+audit's (:class:`Flag`, :func:`beside_conversations`) and errata formats' (:class:`ErrataFormat`), and its QA protocols
 (:mod:`.protocol`: the base class and its requests and replies, :mod:`.points`: what a protocol is asked about,
 :mod:`.sources`: the pinned files it reads its templates from, :mod:`.extract`: templates parsed out of published
 Python). docs/layout.md ("Add a benchmark") shows a whole unit.
@@ -22,8 +23,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, SourceFile, Unit
-    from evals.benchmarks.audit import DANGLING, Flag, by_position
+    from evals.benchmarks._registry import RAW_GITHUB, Audit, Benchmark, ErrataFormat, ProtocolSpec, RemoteFile, SourceFile, Unit
+    from evals.benchmarks.audit import DANGLING, Flag, beside_conversations, by_position, file_sha256
     from evals.benchmarks.errata import check_errata_document
     from evals.benchmarks.kit.extract import Branch, Condition, Glued, PythonSource, glued, literal
     from evals.benchmarks.kit.importing import (
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         answer_text,
         build,
         conversation_id,
+        question_turn,
         session_ids,
         write_corpus,
     )
@@ -66,11 +68,13 @@ if TYPE_CHECKING:
     from evals.strategies.embedders import MiniLMEmbedder, minilm_installed
 
 _HOMES = {
-    "evals.benchmarks._registry": ("RAW_GITHUB", "Audit", "Benchmark", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit"),
+    "evals.benchmarks._registry": (
+        "RAW_GITHUB", "Audit", "Benchmark", "ErrataFormat", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit",
+    ),
     "evals.judge.answer_scores": (
         "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
     ),
-    "evals.benchmarks.audit": ("DANGLING", "Flag", "by_position"),
+    "evals.benchmarks.audit": ("DANGLING", "Flag", "beside_conversations", "by_position", "file_sha256"),
     "evals.benchmarks.errata": ("check_errata_document",),
     "evals.errors": ("EvalsError",),
     "evals.io.jsonfile": ("parse_json", "read_bytes", "strict_json"),
@@ -79,7 +83,7 @@ _HOMES = {
     "evals.benchmarks.kit.extract": ("Branch", "Condition", "Glued", "PythonSource", "glued", "literal"),
     "evals.benchmarks.kit.importing": (
         "ANSWER_KINDS", "Archive", "ImportFormatError", "ImportReport", "Source", "answer_keywords", "answer_text",
-        "build", "conversation_id", "session_ids", "write_corpus",
+        "build", "conversation_id", "question_turn", "session_ids", "write_corpus",
     ),
     "evals.benchmarks.kit.points": ("AskedPoint", "ContextRecord", "category_number", "speaker_names"),
     "evals.benchmarks.kit.protocol": (
@@ -108,6 +112,7 @@ __all__ = [
     "Corpus",
     "DANGLING",
     "EVIDENCE",
+    "ErrataFormat",
     "EvalsError",
     "Flag",
     "Glued",
@@ -140,11 +145,14 @@ __all__ = [
     "answer_text",
     "bleu1",
     "build",
+    "beside_conversations",
     "claims_in",
     "by_position",
     "category_number",
     "check_errata_document",
     "conversation_id",
+    "question_turn",
+    "file_sha256",
     "glued",
     "leading_number",
     "literal",

@@ -349,6 +349,39 @@ class ImportReport:
         )
 
 
+def question_turn(
+    report: ImportReport,
+    question: str,
+    *,
+    fact: str,
+    keywords: list[str],
+    evidence: list[int],
+    category: str | None,
+    answerable: bool,
+    sessions: list[str],
+    more: dict[str, Any] | None = None,
+    **turn: Any,
+) -> dict[str, Any]:
+    """The turn a test point is asked at (never recorded by the memory), counted in ``report``: its question, expected
+    fact and keywords, evidence turns and sessions, category and whether it is answerable (``more``: a benchmark's own
+    fields of it, e.g. BEAM's rubric; ``turn``: the turn's other fields, e.g. its date)."""
+    report.questions += 1
+    report.unanswerable += not answerable
+    report.with_keywords += bool(keywords)
+    report.with_evidence += bool(evidence)
+    test_at = {
+        "question": question,
+        "expected_fact": fact,
+        "expected_keywords": keywords,
+        "evidence_turns": evidence,
+        "category": category,
+        "answerable": answerable,
+        "evidence_sessions": sessions,
+        **(more or {}),
+    }
+    return {"role": "user", "content": question, "record": False, **turn, "test_at": test_at}
+
+
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "conversation"
 

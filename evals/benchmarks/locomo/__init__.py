@@ -13,7 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks.kit import HEADLINE as EVIDENCE_ANY_AT_K
-from evals.benchmarks.kit import RAW_GITHUB, Audit, Benchmark, ProtocolSpec, RemoteFile, Rule, SourceFile, Unit, claims_in
+from evals.benchmarks.kit import (
+    RAW_GITHUB,
+    Audit,
+    Benchmark,
+    ErrataFormat,
+    ProtocolSpec,
+    RemoteFile,
+    Rule,
+    SourceFile,
+    Unit,
+    claims_in,
+)
 from evals.benchmarks.locomo.scores import LOCOMO_LEXICAL, MEM0_LEXICAL
 
 if TYPE_CHECKING:
@@ -109,6 +120,33 @@ def _dangling(source: Source, corpus: Corpus) -> list[Any]:
     return dangling_ids(source, corpus)
 
 
+def _convert_audit(source: Path, locomo: Path, commit: str | None, exclude_kinds: frozenset[str]) -> Any:
+    from evals.benchmarks.locomo.errata import convert_locomo_audit
+
+    return convert_locomo_audit(source, locomo, commit=commit, exclude_kinds=exclude_kinds)
+
+
+# dial481/locomo-audit, for `evals import-errata locomo-audit SOURCE`.
+LOCOMO_AUDIT = ErrataFormat(
+    help="github.com/dial481/locomo-audit (audit/errors_conv_N.json): a copy of\nthe repository, or its audit/ folder",
+    corrects="one LoCoMo test point",
+    option="--locomo",
+    option_help="The LoCoMo file the audit audited (locomo10.json), whose turns and dia ids the corrections are "
+    "resolved in. Default: SOURCE/data/locomo10.json.",
+    default="data/locomo10.json",
+    convert=_convert_audit,
+)
+
+# What LoCoMo's figures are, beside the harness's metrics.
+METRIC_NOTES: Mapping[str, str] = {
+    "answer_score": "LoCoMo: Porter-stemmed F1 with its per-category rules, category 5 by its 'not mentioned' rule.",
+    "answer_abstention_accuracy": "LoCoMo: category 5, by its rule.",
+    "answer_f1": "LoCoMo's protocol: stemmed, per-category rules; mem0's: token sets.",
+    "answer_bleu1": "mem0's protocol on LoCoMo: NLTK word tokens, smoothing method1.",
+    "recall_frac": "LoCoMo's retrieval recall.",
+}
+
+
 def turn_name(turn: int, session: str | None, place: int) -> str:
     """LoCoMo's dia_id: ``D<session>:<place>`` for a turn of ``session_<N>`` (the importer keeps LoCoMo's keys)."""
     found = re.fullmatch(r"session_(\d+)", session or "")
@@ -152,4 +190,6 @@ UNIT = Unit(
     },
     audit=Audit("LoCoMo's locomo10.json", _sniff, _dangling),
     turn_name=turn_name,
+    metric_notes=METRIC_NOTES,
+    errata={"locomo-audit": LOCOMO_AUDIT},
 )

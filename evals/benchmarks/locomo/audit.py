@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from evals.benchmarks.kit import DANGLING, Corpus, EvalsError, Flag, Source, by_position
+from evals.benchmarks.kit import Corpus, EvalsError, Flag, Source, beside_conversations
 from evals.benchmarks.locomo.importer import _DIA_ID  # the importer's own rule, so the audit resolves ids as the import did
 
 __all__ = ["dangling_ids"]
@@ -12,9 +12,7 @@ __all__ = ["dangling_ids"]
 
 def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
     flags = []
-    conversations = by_position(corpus)
-    for position, sample in enumerate(source.items(source.data, "")):
-        conversation = conversations.get(position)
+    for position, sample, conversation in beside_conversations(source, corpus):
         if conversation is None:
             raise EvalsError(
                 f"{source.name}: [{position}] has no conversation {position:03d}_… in the corpus; "
@@ -47,17 +45,7 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
                 if dia_id not in known
             )
             if unresolved:
-                flags.append(
-                    Flag(
-                        conversation.id,
-                        index,
-                        DANGLING,
-                        point.question,
-                        point.expected_fact,
-                        tuple(point.evidence_turns),
-                        ids=unresolved,
-                    )
-                )
+                flags.append(Flag.dangling(conversation.id, index, point, unresolved))
         if next_point != len(points):
             raise EvalsError(
                 f"{source.name}: [{position}] does not match corpus conversation {conversation.id}; "

@@ -33,7 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.benchmarks.kit import ANSWER_KINDS, EvalsError, ImportReport, answer_keywords, answer_text, parse_json, read_bytes
+from evals.benchmarks.kit import (
+    ANSWER_KINDS,
+    EvalsError,
+    ImportReport,
+    answer_keywords,
+    answer_text,
+    file_sha256,
+    parse_json,
+    read_bytes,
+)
 from evals.benchmarks.locomo.importer import _DIA_ID, _conversation, _samples, _sessions
 
 __all__ = ["AUDIT_REPOSITORY", "AuditReport", "convert_locomo_audit"]
@@ -65,15 +74,6 @@ class AuditReport:
             f"{self.answers} correct the answer, {self.excluded} exclude the question); {len(self.unchanged)} change nothing "
             f"once resolved, {len(self.unresolved_ids)} corrected evidence ids name no turn"
         )
-
-
-def _sha256(path: Path) -> str:
-    """The SHA-256 of the file at ``path``, read in chunks (the LoCoMo file; audit files are digested as read)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while chunk := file.read(1024 * 1024):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _audit_files(source: Path) -> list[tuple[int, Path]]:
@@ -184,7 +184,7 @@ def convert_locomo_audit(
             "commit": commit,
             "license": license_line,
             "files": digests,
-            "locomo": {"file": locomo.name, "sha256": _sha256(locomo)},
+            "locomo": {"file": locomo.name, "sha256": file_sha256(locomo)},
             "excluded_kinds": sorted(exclude_kinds),
             "entries": report.entries,
             "unchanged": report.unchanged,

@@ -69,6 +69,7 @@ from evals.benchmarks.kit import (
     answer_text,
     build,
     conversation_id,
+    question_turn,
     session_ids,
     write_corpus,
 )
@@ -212,25 +213,17 @@ def _conversation(sample: _Sample, position: int, report: ImportReport) -> dict[
             fact = "no answer in the conversation" + (f" (adversarial answer: {answer_text(adversarial)})" if adversarial else "")
             keywords = []
         turns.append(
-            {
-                "role": "user",
-                "content": question,
-                "record": False,
-                "test_at": {
-                    "question": question,
-                    "expected_fact": fact,
-                    "expected_keywords": keywords,
-                    "evidence_turns": evidence,
-                    "category": category,
-                    "answerable": answerable,
-                    "evidence_sessions": sessions,
-                },
-            }
+            question_turn(
+                report,
+                question,
+                fact=fact,
+                keywords=keywords,
+                evidence=evidence,
+                category=category,
+                answerable=answerable,
+                sessions=sessions,
+            )
         )
-        report.questions += 1
-        report.unanswerable += not answerable
-        report.with_keywords += bool(keywords)
-        report.with_evidence += bool(evidence)
     if unresolved:
         report.notes.append(
             f"{_by_id(sample, sample.member or path)}: {unresolved} evidence id{'' if unresolved == 1 else 's'} "

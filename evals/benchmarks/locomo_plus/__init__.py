@@ -96,4 +96,5 @@ UNIT = Unit(
     rule=RULE,
     categories={"Cognitive": "cognitive memory (cue and trigger)"},
     protocols={"locomo_plus": ProtocolSpec(_protocol, JUDGE, SOURCES)},
+    metric_notes={"answer_score": "LoCoMo-Plus: correct 1, partial 0.5, wrong 0."},
 )

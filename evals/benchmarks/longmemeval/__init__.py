@@ -120,6 +120,20 @@ def _release(name: str, title: str, version: str, data: RemoteFile) -> Benchmark
 _CLEANED = "hub xiaowu0162/longmemeval-cleaned, main (digest locked on first download)"
 
 
+# What LongMemEval's figures are, beside the harness's metrics.
+METRIC_NOTES = {
+    "answer_task_averaged": "LongMemEval averages its question types this way.",
+    "answer_abstention_accuracy": "LongMemEval: its _abs questions, by its abstention template.",
+    "evidence_recall_any": "LongMemEval's retrieval evaluation scores this population (run_retrieval.py).",
+    "ndcg_any_lme": "LongMemEval computes NDCG this way (src/retrieval/eval_utils.py).",
+    **dict.fromkeys(
+        ("turn2session_recall_any", "turn2session_recall_all", "turn2session_ndcg_any"),
+        "LongMemEval: its evaluate_retrieval_turn2session (src/retrieval/eval_utils.py), as its run_retrieval.py calls "
+        "it; session.* its evaluate_retrieval.",
+    ),
+}
+
+
 def turn_name(turn: int, session: str | None, place: int) -> str:
     """LongMemEval's session id (``haystack_session_ids``) and the turn's place in that session, from 1."""
     return f"{session} #{place}" if session else f"turn {turn}"
@@ -180,4 +194,5 @@ UNIT = Unit(
     protocols={"longmemeval": ProtocolSpec(_protocol, JUDGE, SOURCES)},
     audit=Audit("a LongMemEval file", _sniff, _dangling),
     turn_name=turn_name,
+    metric_notes=METRIC_NOTES,
 )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from evals.benchmarks.kit import DANGLING, Corpus, Flag, Source, by_position
+from evals.benchmarks.kit import Corpus, Flag, Source, beside_conversations
 
 __all__ = ["dangling_ids"]
 
 
 def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
     flags = []
-    conversations = by_position(corpus)
-    for position, item in enumerate(source.items(source.data, "")):
-        conversation = conversations.get(position)
+    for _, item, conversation in beside_conversations(source, corpus):
         if conversation is None or not isinstance(item, dict):
             continue  # a question the importer skipped (an empty answer)
         ids = item.get("haystack_session_ids") or []
@@ -21,15 +19,5 @@ def dangling_ids(source: Source, corpus: Corpus) -> list[Flag]:
         points = conversation.test_points()
         if unresolved and points:
             index, point = points[-1]
-            flags.append(
-                Flag(
-                    conversation.id,
-                    index,
-                    DANGLING,
-                    point.question,
-                    point.expected_fact,
-                    tuple(point.evidence_turns),
-                    ids=unresolved,
-                )
-            )
+            flags.append(Flag.dangling(conversation.id, index, point, unresolved))
     return flags

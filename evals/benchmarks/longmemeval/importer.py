@@ -40,6 +40,7 @@ from evals.benchmarks.kit import (
     answer_text,
     build,
     conversation_id,
+    question_turn,
     session_ids,
     write_corpus,
 )
@@ -116,26 +117,18 @@ def _conversation(source: Source, item: Any, position: int, report: ImportReport
 
     keywords = answer_keywords(answer, "\n".join(turns[t]["content"] for t in evidence)) if answerable else []
     turns.append(
-        {
-            "role": "user",
-            "content": question,
-            "record": False,
-            "date": asked if asked and asked.strip() else None,
-            "test_at": {
-                "question": question,
-                "expected_fact": answer,
-                "expected_keywords": keywords,
-                "evidence_turns": evidence,
-                "category": question_type,
-                "answerable": answerable,
-                "evidence_sessions": evidence_sessions,
-            },
-        }
+        question_turn(
+            report,
+            question,
+            fact=answer,
+            keywords=keywords,
+            evidence=evidence,
+            category=question_type,
+            answerable=answerable,
+            sessions=evidence_sessions,
+            date=asked if asked and asked.strip() else None,
+        )
     )
-    report.questions += 1
-    report.unanswerable += not answerable
-    report.with_keywords += bool(keywords)
-    report.with_evidence += bool(evidence)
 
     span = f"sessions from {dates[0]} to {dates[-1]}" if dates else "sessions"
     return {

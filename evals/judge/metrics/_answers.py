@@ -64,9 +64,8 @@ def answer_accuracy(point: Point) -> float | None:
     higher_is_better=True,
     answers=True,
     presence="some",
-    description="Mean of the protocol's own per-point score where it scores without a judge (LoCoMo: Porter-stemmed F1 "
-    "with its per-category rules, category 5 by its 'not mentioned' rule) or its judge grades (BEAM: the rubric items' "
-    "mean, event ordering's tau_norm; LoCoMo-Plus: correct 1, partial 0.5, wrong 0), 95% bootstrap interval.",
+    description="Mean of the protocol's own per-point score where it scores without a judge (its published F1 rules) "
+    "or its judge grades (a rubric's mean, graded labels), 95% bootstrap interval.",
 )
 def answer_score(point: Point) -> float | None:
     answer = point.answer
@@ -98,8 +97,8 @@ def _values_by_category(run: ScoredRun) -> dict[str | None, list[float]] | None:
     kind=MEAN,
     higher_is_better=True,
     answers=True,
-    description="Mean of the per-category answer accuracies (scores), each category weighing the same, as LongMemEval "
-    "averages its question types; 95% stratified bootstrap interval (seed 0).",
+    description="Mean of the per-category answer accuracies (scores), each category weighing the same; "
+    "95% stratified bootstrap interval (seed 0).",
 )
 def answer_task_averaged(run: ScoredRun) -> MetricValue | None:
     if run.answers is None or run.scores is None:
@@ -117,8 +116,7 @@ def answer_task_averaged(run: ScoredRun) -> MetricValue | None:
     answers=True,
     presence="some",
     leaderboard=False,
-    description="Accuracy over the counted test points the corpus marks unanswerable (LongMemEval's _abs questions "
-    "by its abstention template, LoCoMo's category 5 by its rule).",
+    description="Accuracy over the counted test points the corpus marks unanswerable, each by its protocol's rule.",
 )
 def answer_abstention_accuracy(point: Point) -> float | None:
     answer = point.answer
@@ -224,9 +222,7 @@ def answer_scores(point: TestPointResult, answer: PointAnswer, scorer: Lexical) 
     defines them (its unit's, :func:`evals.benchmarks.protocol_lexical`): the per-point values of answer_f1 and
     answer_bleu1, and what the result JSON and the drill-down show beside each answer. ``scorer`` has no default: a
     caller that forgot the run's protocol would score LoCoMo's answers by the harness's rule."""
-    return lexical(
-        scorer, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category
-    )
+    return lexical(scorer, answer.answer, point.expected_fact, answer.category if answer.category is not None else point.category)
 
 
 def _lexical_population(answer: PointAnswer | None) -> bool:
@@ -240,9 +236,8 @@ def _lexical_population(answer: PointAnswer | None) -> bool:
     kind=MEAN,
     higher_is_better=True,
     answers=True,
-    description="Mean token F1 of each answer against the expected fact, as the run's protocol defines it (harness and "
-    "LongMemEval: LoCoMo's normalisation, no stemming; LoCoMo: stemmed, per-category rules; mem0: token sets); "
-    "95% bootstrap interval.",
+    description="Mean token F1 of each answer against the expected fact, as the run's protocol defines it (the "
+    "harness's: normalised tokens, no stemming, unless the protocol brings its own); 95% bootstrap interval.",
 )
 def answer_f1(point: Point) -> float | None:
     answer = point.answer
@@ -255,8 +250,8 @@ def answer_f1(point: Point) -> float | None:
     kind=MEAN,
     higher_is_better=True,
     answers=True,
-    description="Mean sentence BLEU-1 of each answer against the expected fact, as the run's protocol defines it (mem0: "
-    "NLTK word tokens, smoothing method1; otherwise the harness's, on LoCoMo's normalised tokens); 95% bootstrap interval.",
+    description="Mean sentence BLEU-1 of each answer against the expected fact, as the run's protocol defines it (the "
+    "harness's, on normalised tokens, unless the protocol brings its own); 95% bootstrap interval.",
 )
 def answer_bleu1(point: Point) -> float | None:
     answer = point.answer

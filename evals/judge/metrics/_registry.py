@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from evals.errors import EvalsError
@@ -231,22 +231,18 @@ def point_metric(
                 return whole_run(run)
             return grouped(point_values(run, [name]))[ALL].get(name)
 
-        _declare(
-            Metric(
-                name,
-                label,
-                kind,
-                higher_is_better,
-                description,
-                compute,
-                level,
-                None,
-                answers,
-                optional or answers,
-                leaderboard,
-                per_point,
-            )
-        )
+        metric(
+            name,
+            label=label,
+            kind=kind,
+            higher_is_better=higher_is_better,
+            description=description,
+            level=level,
+            answers=answers,
+            optional=optional,
+            leaderboard=leaderboard,
+        )(compute)
+        METRICS[name] = replace(METRICS[name], per_point=per_point)
         _POINT_SPECS[name] = _Column(kind, presence, interval)
         return compute
 
@@ -432,7 +428,7 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
         RetrievalMetric(
             "recall_frac",
             MEAN,
-            "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k; LoCoMo's retrieval recall).",
+            "Mean fraction of a test point's evidence items among the top k (trec_eval's recall@k).",
         ),
         RetrievalMetric(
             "ndcg_any", MEAN, "Mean NDCG@k with binary relevance, rank r discounted by 1/log2(r + 1) (trec_eval's ndcg_cut)."
@@ -440,8 +436,7 @@ RETRIEVAL: dict[str, RetrievalMetric] = {
         RetrievalMetric(
             "ndcg_any_lme",
             MEAN,
-            "Mean NDCG@k with binary relevance as LongMemEval computes it: ranks 1 and 2 count fully, "
-            "rank r >= 2 is discounted by 1/log2(r).",
+            "Mean NDCG@k with binary relevance, ranks 1 and 2 counting fully and rank r >= 2 discounted by 1/log2(r).",
         ),
     )
 }

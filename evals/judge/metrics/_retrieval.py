@@ -62,10 +62,9 @@ for _index, (_name, _label, _kind) in enumerate(
         optional=True,
         presence="some",
         leaderboard=False,
-        description="LongMemEval's evaluate_retrieval_turn2session at the run's k: the turn ranking cut to sessions as "
-        "its run_retrieval.py does (an evidence session counts by its evidence turns only, the list widened to k "
-        "sessions; NDCG counts every ranked evidence turn). The session.* figures are its evaluate_retrieval over "
-        "distinct sessions instead.",
+        description="At the run's k, the turn ranking cut to sessions (an evidence session counts by its evidence turns "
+        "only, the list widened to k sessions; NDCG counts every ranked evidence turn). The session.* figures are "
+        "taken over distinct sessions instead.",
     )(_turn2session(_index))
 
 
@@ -119,7 +118,7 @@ def mrr(point: Point) -> float | None:
     presence="some",
     leaderboard=False,  # shown where it is the corpus's headline (evals.judge.headline, evals.views.tables.board_metrics)
     description="Share of answerable test points with evidence turns where at least one evidence turn was among the "
-    "first k records: the headline on a corpus with evidence (LongMemEval's population).",
+    "first k records: the headline on a corpus with evidence.",
 )
 def evidence_recall_any(point: Point) -> float | None:
     found = point.score.evidence_any
