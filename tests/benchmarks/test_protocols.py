@@ -228,7 +228,7 @@ def test_harness_reads_verdicts_in_several_shapes(server, sources, corpus_small,
 def test_harness_run_keeps_its_settings_and_keys(server, sources, corpus_small, store_path):
     """Under the default protocol nothing of the protocols enters the settings or the keys: a harness run's
     configuration key is what it was before protocols existed."""
-    from evals.store._keys import config_key
+    from evals.store import config_key
 
     assert run(server, store_path, corpus_small, "--with-answers", "--judge", runner="mneme").exit_code == 0
     stored = last_run(store_path)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.benchmarks._registry import BENCHMARKS
+from evals.benchmarks import BENCHMARKS
 from evals.model.claims import ClaimError, load_claims, shipped_claims
 from evals.model.corpus import benchmark_names
 

@@ -25,7 +25,7 @@ from helpers.errors import one_line_error
 from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, stored_runs
 
-from evals.cli._legacy import legacy_cli
+from evals.cli import legacy_cli
 from evals.io.cache import Cache, cache_path_for
 
 POINTS = 4  # test points in corpus_small

@@ -95,8 +95,7 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
     with summaries folded and with them kept as text."""
     from click.testing import CliRunner
 
-    from evals.cli import cli
-    from evals.cli._legacy import legacy_cli
+    from evals.cli import cli, legacy_cli
     from evals.store import Store
 
     folder = imported(tmp_path)
