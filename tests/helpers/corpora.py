@@ -61,3 +61,11 @@ def longmemeval_file(path: Path) -> Path:
         )
     path.write_text(json.dumps(items), encoding="utf-8")
     return path
+
+
+def imported(name: str, source: Path, out: Path) -> Path:
+    """``source`` imported as benchmark ``name``'s corpus into ``out`` (as `evals import-corpus` does); ``out``."""
+    from evals.benchmarks.formats import import_corpus
+
+    import_corpus(name, source, out)
+    return out

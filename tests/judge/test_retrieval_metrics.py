@@ -21,6 +21,7 @@ import math
 import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES, ROOT
+from helpers.strategies import KeepsTurns
 
 from evals.cli import cli
 from evals.judge.metrics import retrieval_metrics
@@ -117,25 +118,10 @@ def test_whole_list_counts_everything_at_every_cutoff():
             assert values[f"{level}.recall_all@{k}"].value == 1.0
 
 
-class OldRecency:
-    """The last k turns, oldest first: not prefix-stable, so it must be asked once per cutoff."""
+class OldRecency(KeepsTurns):
+    """The last k turns, oldest first (as KeepsTurns keeps them): not prefix-stable, so it must be asked once per cutoff."""
 
     name = "old_recency"
-
-    def __init__(self) -> None:
-        self.turns: list[str] = []
-
-    def add(self, role: str, content: str, *, turn: int) -> None:
-        self.turns.append(content)
-
-    def retrieve(self, query: str, k: int) -> list[str]:
-        return self.turns[-k:]
-
-    def context_for(self, query: str, k: int) -> list[dict[str, str]]:
-        return [{"role": "user", "content": t} for t in self.turns[-k:]]
-
-    def reset(self) -> None:
-        self.turns.clear()
 
 
 def test_a_strategy_that_is_not_prefix_stable_is_asked_at_each_cutoff():

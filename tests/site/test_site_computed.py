@@ -63,34 +63,32 @@ def test_the_site_is_the_same_whether_verdicts_come_from_run_pages_or_the_store(
     assert _same(tmp_path / "workers", pair_site["site"])
 
 
-def test_a_run_of_one_slice_is_read_once_per_unit(pair_site: dict):
-    """A run that is one slice is read and assembled once, whichever publishers ask for its parts."""
+def parts_asked_twice(store: Path, **slicing) -> tuple[int, list, list]:
+    """The first stored run as a build's RunSource, its parts asked for twice: how often the store was read, and
+    the two lists of parts."""
     reads = []
-    with Store.open(pair_site["store"], read_only=True) as opened:
+    with Store.open(store, read_only=True) as opened:
         summary = opened.runs()[0]
 
         def parts():
             reads.append(summary.run_id)
-            return opened.iter_run(summary.run_id)
+            return opened.iter_run(summary.run_id, **slicing)
 
         run = RunSource(summary, [], parts)
         first, again = list(run.parts()), list(run.parts())
-    assert len(reads) == 1 and len(first) == 1 and first[0] is again[0]
+    return len(reads), first, again
+
+
+def test_a_run_of_one_slice_is_read_once_per_unit(pair_site: dict):
+    """A run that is one slice is read and assembled once, whichever publishers ask for its parts."""
+    reads, first, again = parts_asked_twice(pair_site["store"])
+    assert reads == 1 and len(first) == 1 and first[0] is again[0]
 
 
 def test_a_run_of_several_slices_is_read_again_not_kept(pair_site: dict):
     """A run of several slices is not kept whole: each publisher that asks reads it again, a slice at a time."""
-    reads = []
-    with Store.open(pair_site["store"], read_only=True) as opened:
-        summary = opened.runs()[0]
-
-        def parts():
-            reads.append(summary.run_id)
-            return opened.iter_run(summary.run_id, batch_turns=1)  # a conversation a slice
-
-        run = RunSource(summary, [], parts)
-        first, again = list(run.parts()), list(run.parts())
-    assert len(reads) == 2 and len(first) == len(again) > 1
+    reads, first, again = parts_asked_twice(pair_site["store"], batch_turns=1)  # a conversation a slice
+    assert reads == 2 and len(first) == len(again) > 1
 
 
 def test_pages_show_every_character_as_visible_does():
