@@ -9,6 +9,7 @@ from __future__ import annotations
 import filecmp
 from pathlib import Path
 
+from evals.site import build_site
 from evals.site._build import build
 from evals.site._computed import Computed
 from evals.site._publisher import RunSource
@@ -37,7 +38,7 @@ def test_a_build_computes_each_runs_verdicts_once(pair_site: dict, tmp_path: Pat
 
 def test_a_rebuild_computes_each_runs_verdicts_once(pair_site: dict, tmp_path: Path):
     """A rebuild that reuses every run's pages still computes each run's verdicts once, not once per pair page."""
-    build(pair_site["store"], tmp_path / "site")
+    build_site(pair_site["store"], tmp_path / "site")
     computed = Computed()
     report = build(pair_site["store"], tmp_path / "site", computed=computed)
     assert report.rendered == 0
@@ -50,15 +51,15 @@ def test_each_build_computes_into_its_own_memo(pair_site: dict, tmp_path: Path):
     build(pair_site["store"], tmp_path / "one", computed=first, incremental=False)
     build(pair_site["store"], tmp_path / "two", computed=second, incremental=False)
     assert first.made == second.made and first.kept == second.kept
-    build(pair_site["store"], tmp_path / "three", incremental=False)
+    build_site(pair_site["store"], tmp_path / "three", incremental=False)
     assert first.made == second.made
 
 
 def test_the_site_is_the_same_whether_verdicts_come_from_run_pages_or_the_store(pair_site: dict, tmp_path: Path):
     """Rendered in worker processes (pair pages score the stored outcomes) or here (they reuse the run pages'
     verdicts), the site is byte for byte the one the fixture built."""
-    build(pair_site["store"], tmp_path / "here", workers=1, incremental=False)
-    build(pair_site["store"], tmp_path / "workers", workers=2, incremental=False)
+    build_site(pair_site["store"], tmp_path / "here", workers=1, incremental=False)
+    build_site(pair_site["store"], tmp_path / "workers", workers=2, incremental=False)
     assert _same(tmp_path / "here", pair_site["site"])
     assert _same(tmp_path / "workers", pair_site["site"])
 
