@@ -90,13 +90,10 @@ PRIVATE_ALLOWED: dict[str, tuple[str, ...]] = {
     "tests/benchmarks/test_hostile_fetch.py": ("evals.benchmarks._fetch", "evals.benchmarks._lock"),
     # Counts the calls the registry makes to evals.judge.retrieval: how often a point is scored shows nowhere else.
     "tests/judge/test_metrics.py": ("evals.judge.metrics._registry",),
-    # The store's encoding of rows (conversation digests, run batches, summaries kept as references): units of
-    # the store's file format below Store, each also checked through Store in the same test.
-    "tests/model/test_streaming.py": ("evals.store._records",),
     # The docs check reads the site's page models where docs/layout.md says they live.
     "tests/project/test_docs.py": ("evals.site._pages",),
-    # A Ray worker's cache (only a Ray task sees it), and the store's write batch, to make a corpus longer than one.
-    "tests/run/test_memory.py": ("evals.run.executors._worker_cache", "evals.store._records"),
+    # A Ray worker's cache: only a Ray task sees it.
+    "tests/run/test_memory.py": ("evals.run.executors._worker_cache",),
     # The heartbeat the CLI prints during long work, at a 10 ms beat no command can be made to run at.
     "tests/run/test_say_what_happened.py": ("evals.cli._base",),
     # The site's renderer internals: anchors, charts, text highlighting, page models, publishers and the build
@@ -143,6 +140,9 @@ PRIVATE_ALLOWED: dict[str, tuple[str, ...]] = {
     "tests/store/test_hostile_paths.py": ("evals.store._store",),
     # A Ray worker's reader of the driver's cache file, given a hostile file; only a Ray task sees it.
     "tests/store/test_hostile_store.py": ("evals.run.executors._worker_cache",),
+    # The store's encoding of rows (conversation digests, run and corpus batches, summaries kept as references):
+    # units of the store's file format below Store, each also checked through Store in the same test.
+    "tests/store/test_store_streaming.py": ("evals.store._records",),
     # The store's memory limits (DuckDB's, a migration's, the write's) and its migration step, lowered or
     # counted to show what happens past them.
     "tests/store/test_store_rows.py": ("evals.store._connect", "evals.store._store", "evals.store._write"),
