@@ -10,7 +10,7 @@ import pytest
 from helpers import FIXTURES
 from helpers.browser import chromium, serving
 from helpers.cli import forbid_work, stored_store
-from helpers.corpora import longmemeval_file
+from helpers.corpora import imported, longmemeval_file
 from helpers.llm_server import LLMServer
 from helpers.pairs import build_pair_site
 from helpers.protocol_sources import write_sources
@@ -109,21 +109,13 @@ def sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def lme_corpus(tmp_path: Path) -> Path:
     """A LongMemEval-format file (tests/helpers/corpora.py) imported as a corpus: one question of each type and an abstention."""
-    from evals.benchmarks.formats import import_corpus
-
-    out = tmp_path / "lme"
-    import_corpus("longmemeval", longmemeval_file(tmp_path / "lme.json"), out)
-    return out
+    return imported("longmemeval", longmemeval_file(tmp_path / "lme.json"), tmp_path / "lme")
 
 
 @pytest.fixture
 def locomo_corpus(tmp_path: Path) -> Path:
     """LoCoMo's small fixture (tests/fixtures/importers/locomo_small.json) imported as a corpus."""
-    from evals.benchmarks.formats import import_corpus
-
-    out = tmp_path / "locomo"
-    import_corpus("locomo", FIXTURES / "importers" / "locomo_small.json", out)
-    return out
+    return imported("locomo", FIXTURES / "importers" / "locomo_small.json", tmp_path / "locomo")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.benchmarks._download import MIRROR_ENV, DownloadError, Pin
+    from evals.benchmarks._download import MIRROR_ENV, DownloadError, Pin, default_deadline
     from evals.benchmarks._fetch import (
         DOWNLOADS_ENV,
         FETCHED_NOTE,
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 # Each name is imported from its module on first use: a run that only reads a benchmark's rule must not
 # load the downloader, the lock and every importer with it.
 _HOMES = {
-    "_download": ("MIRROR_ENV", "DownloadError", "Pin"),
+    "_download": ("MIRROR_ENV", "DownloadError", "Pin", "default_deadline"),
     "_fetch": ("DOWNLOADS_ENV", "FETCHED_NOTE", "Fetched", "Status", "corpus_folder", "default_downloads", "fetch", "status"),
     "_lock": ("DEFAULT_LOCK", "Lock", "LockEntry", "LockError"),
     "_registry": (
@@ -138,6 +138,7 @@ __all__ = [
     "category_names",
     "category_notes",
     "corpus_folder",
+    "default_deadline",
     "default_downloads",
     "errata_formats",
     "fetch",

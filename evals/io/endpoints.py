@@ -108,10 +108,10 @@ def scrubber(secret: str | None) -> Callable[[str], str]:
 def scrub_json(text: str, scrub: Callable[[str], str]) -> str:
     """``text`` (a JSON body, already scrubbed as text) with ``scrub`` applied to every decoded string,
     keys included, written back as JSON when that changed anything; ``text`` itself otherwise (and
-    when it is not JSON: whoever parses it next says so)."""
+    when it is not JSON, or nested too deeply to decode: whoever parses it next says so)."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
     changed = False
 
@@ -127,8 +127,11 @@ def scrub_json(text: str, scrub: Callable[[str], str]) -> str:
             return {walk(k): walk(v) for k, v in value.items()}
         return value
 
-    clean = walk(data)
-    return json.dumps(clean, ensure_ascii=False) if changed else text
+    try:
+        clean = walk(data)
+        return json.dumps(clean, ensure_ascii=False) if changed else text
+    except RecursionError:  # decoded, but too deep to walk: the parser refuses it next
+        return text
 
 
 def _base64_cores(secret: bytes) -> list[str]:

@@ -375,7 +375,7 @@ def run_suite(
 ) -> list[StoredOutcome]:
     """Fetch the suite's benchmarks (checked; reused when already fetched), then make each run the store
     does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress); ``deadline``
-    is each download's, in seconds (None: :func:`evals.benchmarks._download.default_deadline`)."""
+    is each download's, in seconds (None: :func:`evals.benchmarks.default_deadline`)."""
     lock = lock_path or suite.lock or DEFAULT_LOCK
     check_suite(suite)
     if log is not None:

@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import FIXTURES, ROOT
+from helpers import ROOT
+from helpers.audit import PLANTED, audit_entry, write_audit
 
 from evals.analysis.errata import EXCLUDED, errata_figures
 from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.store import Store
-
-PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 
 
 def invoke(*args: str):
@@ -238,31 +237,9 @@ def test_a_suite_names_errata_per_corpus_checked_before_anything_runs(planted, t
 # -- a published audit: dial481/locomo-audit's format, written here for the planted fixture ---------------
 
 
-def audit_entry(
-    qid: str, question: str, golden, cited: list[str], correct: list[str], answer, kind: str, category: int = 4
-) -> dict:
-    """One entry of the audit's errors_conv_N.json, in its shape (our own text in its fields)."""
-    return {
-        "question_id": qid,
-        "question": question,
-        "golden_answer": golden,
-        "category": category,
-        "error_type": kind,
-        "cited_evidence": cited,
-        "correct_evidence": correct,
-        "reasoning": "stand-in",
-        "correct_answer": answer,
-    }
-
-
 @pytest.fixture
 def audit_copy(tmp_path) -> Path:
-    """A copy of the audit's layout: LICENSE, data/locomo10.json (the file audited), audit/errors_conv_N.json."""
-    root = tmp_path / "locomo-audit"
-    (root / "audit").mkdir(parents=True)
-    (root / "data").mkdir()
-    shutil.copy(PLANTED, root / "data" / "locomo10.json")
-    (root / "LICENSE").write_text("Attribution-NonCommercial 4.0 International\n\nstand-in\n")
+    """A copy of the audit's layout, its corrections of the planted fixture in two conversations' files."""
     conv0 = [
         # The right answer, wrong evidence: evidence corrected, the answer's remark not taken.
         audit_entry(
@@ -301,9 +278,8 @@ def audit_copy(tmp_path) -> Path:
             "WRONG_CITATION",
         )
     ]
-    (root / "audit" / "errors_conv_0.json").write_text(json.dumps(conv0))
-    (root / "audit" / "errors_conv_1.json").write_text(json.dumps(conv1))
-    return root
+    license_text = "Attribution-NonCommercial 4.0 International\n\nstand-in\n"
+    return write_audit(tmp_path / "locomo-audit", {0: conv0, 1: conv1}, license_text)
 
 
 def test_an_audit_in_locomo_audit_s_format_converts_and_loads(audit_copy, planted, tmp_path):

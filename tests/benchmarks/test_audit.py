@@ -20,14 +20,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES
+from helpers.audit import PLANTED
 
 from evals.benchmarks.audit import DANGLING, MISSES, audit_corpus, content_words
 from evals.benchmarks.errata import apply_errata, read_errata
 from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.model.corpus import load_corpus
-
-PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 
 
 @pytest.fixture

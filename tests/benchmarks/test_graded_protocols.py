@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.corpora import imported
 from helpers.graded import EVENTS, beam_tier, plus_folder, report_results
 from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, exported_and_imported, last_run
 
 from evals.benchmarks.beam.protocol import kendall_tau_b
-from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 from evals.model.corpus import corpus_digest, load_corpus
 
@@ -46,16 +46,12 @@ def run(server: LLMServer, store: Path, corpus: Path, *extra: str):
 
 @pytest.fixture
 def beam_corpus(tmp_path: Path) -> Path:
-    out = tmp_path / "beam"
-    import_corpus("beam", beam_tier(tmp_path / "BEAM"), out)
-    return out
+    return imported("beam", beam_tier(tmp_path / "BEAM"), tmp_path / "beam")
 
 
 @pytest.fixture
 def plus_corpus(tmp_path: Path) -> Path:
-    out = tmp_path / "plus"
-    import_corpus("locomo_plus", plus_folder(tmp_path / "Locomo-Plus"), out)
-    return out
+    return imported("locomo_plus", plus_folder(tmp_path / "Locomo-Plus"), tmp_path / "plus")
 
 
 @pytest.fixture
@@ -99,9 +95,7 @@ def test_the_beam_importer_keeps_the_rubric_and_a_corpus_without_one_keeps_its_d
     points = {p.question: p for c in load_corpus(beam_corpus).conversations for _, p in c.test_points()}
     assert points["What is topic 2? (conv 2)"].rubric == ["topic 2", "detail 2"]
     assert points["In what order? (conv 1)"].rubric == EVENTS
-    bare = tmp_path / "bare"
-    import_corpus("beam", beam_tier(tmp_path / "BEAM-bare", rubrics=False), bare)
-    loaded = load_corpus(bare)
+    loaded = load_corpus(imported("beam", beam_tier(tmp_path / "BEAM-bare", rubrics=False), tmp_path / "bare"))
     dumped = [c.model_dump_json(exclude_defaults=True) for c in loaded.conversations]
     assert all('"rubric"' not in d for d in dumped)
     assert corpus_digest(loaded.conversations, "beam") != corpus_digest(load_corpus(beam_corpus).conversations, "beam")
@@ -203,8 +197,7 @@ def test_beam_figures_per_ability_and_overall(beam_run):
 
 def test_beam_without_a_rubric_is_refused_before_any_request(server, sources, store_path, tmp_path):
     """A corpus imported without rubrics: the run stops in one line saying what to do, before any request."""
-    bare = tmp_path / "bare"
-    import_corpus("beam", beam_tier(tmp_path / "BEAM", rubrics=False), bare)
+    bare = imported("beam", beam_tier(tmp_path / "BEAM", rubrics=False), tmp_path / "bare")
     result = run(server, store_path, bare, "--protocol", "beam")
     assert result.exit_code == 1 and "has none" in result.output and "import again" in result.output
     assert server.total == 0
@@ -238,17 +231,22 @@ def test_beam_export_and_import_keep_rubrics_grades_and_scores(beam_run, store_p
     assert [a for conv in again.answers.points for a in conv] == [a for conv in stored.answers.points for a in conv]
 
 
-def test_probe_judge_asks_beams_judge_per_rubric_item(server, sources, beam_corpus, store_path):
-    """`evals probe-judge --protocol beam`: each canned answer graded by every rubric item of its point; the mean
-    score per kind is reported, the gold answer's above "I don't know"'s."""
+def probe_beam(server, corpus: Path, store_path: Path) -> dict[str, dict]:
+    """`evals probe-judge --protocol beam` on ``corpus`` against the local LLM ``server``: its report's kinds, by kind."""
     result = CliRunner().invoke(
         cli,
-        ["probe-judge", "--protocol", "beam", "--corpus", str(beam_corpus), "--store", str(store_path),
+        ["probe-judge", "--protocol", "beam", "--corpus", str(corpus), "--store", str(store_path),
          "--base-url", server.base_url, "--format", "json"],
         env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01"},
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    kinds = {k["kind"]: k for k in json.loads(result.output)["kinds"]}
+    return {k["kind"]: k for k in json.loads(result.output)["kinds"]}
+
+
+def test_probe_judge_asks_beams_judge_per_rubric_item(server, sources, beam_corpus, store_path):
+    """`evals probe-judge --protocol beam`: each canned answer graded by every rubric item of its point; the mean
+    score per kind is reported, the gold answer's above "I don't know"'s."""
+    kinds = probe_beam(server, beam_corpus, store_path)
     assert kinds["gold"]["sent"] == 6 and kinds["gold"]["mean_score"] is not None
     assert kinds["gold"]["mean_score"] > kinds["dont_know"]["mean_score"]
     assert server.requests["judge"] == len(judge_bodies(server, "[BEAM-JUDGE]")) > 12
@@ -402,9 +400,7 @@ def _single_event_corpus(tmp_path: Path) -> Path:
         data = json.loads(questions.read_text())
         data["event_ordering"][0]["rubric"] = ["alpha launch"]
         questions.write_text(json.dumps(data))
-    out = tmp_path / "beam-one"
-    import_corpus("beam", tier, out)
-    return out
+    return imported("beam", tier, tmp_path / "beam-one")
 
 
 def test_item8_beam_run_line_shows_the_protocols_score(server, sources, beam_corpus, store_path):
@@ -438,14 +434,7 @@ def test_item8_probe_judge_counts_an_undefined_score_as_undefined(server, source
     """`probe-judge --protocol beam`: a gold answer whose tau-b is undefined is counted as undefined, out of the mean,
     not as a score of 0."""
     corpus = _single_event_corpus(tmp_path)
-    result = CliRunner().invoke(
-        cli,
-        ["probe-judge", "--protocol", "beam", "--corpus", str(corpus), "--store", str(store_path),
-         "--base-url", server.base_url, "--format", "json"],
-        env={"OPENAI_API_KEY": "sk-test", "EVALS_LLM_BACKOFF": "0.01"},
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    gold = {k["kind"]: k for k in json.loads(result.output)["kinds"]}["gold"]
+    gold = probe_beam(server, corpus, store_path)["gold"]
     assert gold["undefined_scores"] >= 1 and gold["mean_score"] is not None and gold["mean_score"] > 0
 
 

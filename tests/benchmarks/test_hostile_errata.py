@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES
+from helpers.audit import PLANTED, audit_entry, write_audit
 
 from evals.benchmarks.formats import import_corpus
 from evals.cli import cli
 
-PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 LONGMEMEVAL = FIXTURES / "importers" / "longmemeval_small.json"
 
 
@@ -52,26 +52,12 @@ def write(path: Path, errata: list[dict], **top) -> Path:
     return path
 
 
-def audit_entry(qid: str, question: str, golden, cited: list, correct: list, answer, kind: str) -> dict:
-    """One entry of the audit's errors_conv_N.json, in its shape (our own text in its fields)."""
-    return {
-        "question_id": qid, "question": question, "golden_answer": golden, "category": 4, "error_type": kind,
-        "cited_evidence": cited, "correct_evidence": correct, "reasoning": "stand-in", "correct_answer": answer,
-    }  # fmt: skip
-
-
 @pytest.fixture
 def audit_copy(tmp_path) -> Path:
-    """A copy of the audit's layout: LICENSE, data/locomo10.json (the file audited), audit/errors_conv_0.json."""
-    root = tmp_path / "locomo-audit"
-    (root / "audit").mkdir(parents=True)
-    (root / "data").mkdir()
-    shutil.copy(PLANTED, root / "data" / "locomo10.json")
-    (root / "LICENSE").write_text("Attribution-NonCommercial 4.0 International\n")
+    """A copy of the audit's layout, one correction in errors_conv_0.json."""
     question = "Which composer does Bob play?"
     entry = audit_entry("locomo_0_qa1", question, "Vivaldi", ["D1:3"], ["D1:4"], "Vivaldi", "WRONG_CITATION")
-    (root / "audit" / "errors_conv_0.json").write_text(json.dumps([entry]))
-    return root
+    return write_audit(tmp_path / "locomo-audit", {0: [entry]}, "Attribution-NonCommercial 4.0 International\n")
 
 
 @pytest.fixture

@@ -258,7 +258,7 @@ def test_item07_a_dripping_download_stops_at_the_deadline(locomo, env):
 
 def test_item07_the_default_deadline_grows_with_the_pinned_size():
     """Without --download-deadline, a bigger pinned file is allowed longer, and every download has a limit."""
-    from evals.benchmarks._download import default_deadline
+    from evals.benchmarks import default_deadline
 
     assert 0 < default_deadline(1_000) < default_deadline(3 * 10**9) < float("inf")
 

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES
 from helpers.benchmark_server import BenchmarkServer
+from helpers.graded import PLUS_ITEMS
 from helpers.protocol_sources import served
 
 from evals.benchmarks import BENCHMARKS
@@ -23,20 +24,13 @@ from evals.cli import cli
 from evals.model.corpus import load_corpus
 
 LOCOMO = (FIXTURES / "importers" / "locomo_small.json").read_bytes()  # sessions 8 and 20 May 2023
-ITEMS = [
-    {"relation_type": "causal", "cue_dialogue": "A: I learned to say no.\nB: Good for you.",
-     "trigger_query": "A: I am overwhelmed.", "time_gap": "two weeks later"},
-    {"relation_type": "state", "cue_dialogue": "A: I sprained my ankle.", "trigger_query": "B: Want to go running?",
-     "time_gap": "one month later"},
-    {"relation_type": "goal", "cue_dialogue": "B: I plan to learn Greek.", "trigger_query": "A: Any news?", "time_gap": "soon"},
-]
 PREFIX = f"{REPOSITORY}/{COMMIT}/data"
 
 
 @pytest.fixture
 def corpus(tmp_path, monkeypatch) -> Iterator[Path]:
     """locomo_plus pinned to the stand-in data/ folder, served at OWNER/REPO/COMMIT/PATH, fetched; the corpus folder."""
-    plus = json.dumps(ITEMS).encode()
+    plus = json.dumps(PLUS_ITEMS).encode()
     bodies = {"locomo10.json": LOCOMO, "locomo_plus.json": plus}
     entry = BENCHMARKS["locomo_plus"]
     tree = tuple(

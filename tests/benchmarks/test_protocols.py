@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import ROOT
-from helpers.llm_server import LLMServer
+from helpers.llm_server import LLMServer, replying
 from helpers.protocol_sources import FILES, write_sources, write_tree
 from helpers.runs import evals_run, last_run
 
@@ -168,14 +168,7 @@ def test_locomo_category_5_letter_maps_back_and_its_order_is_recorded(server, so
     """A category-5 reply of one letter is mapped back to its option (the not-mentioned option scores 1),
     and the order the options were offered in is recorded with the answer."""
 
-    def reply(kind, text, key):
-        if kind != "answer":
-            return text
-        body = json.loads(text)
-        body["choices"][0]["message"]["content"] = "(a)"
-        return json.dumps(body)
-
-    server.rewrite = reply
+    server.rewrite = replying("answer", "(a)")
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
     ((point, answer),) = [
@@ -228,7 +221,7 @@ def test_harness_reads_verdicts_in_several_shapes(server, sources, corpus_small,
 def test_harness_run_keeps_its_settings_and_keys(server, sources, corpus_small, store_path):
     """Under the default protocol nothing of the protocols enters the settings or the keys: a harness run's
     configuration key is what it was before protocols existed."""
-    from evals.store._keys import config_key
+    from evals.store import config_key
 
     assert run(server, store_path, corpus_small, "--with-answers", "--judge", runner="mneme").exit_code == 0
     stored = last_run(store_path)
@@ -530,14 +523,7 @@ def test_drilldown_f1_is_the_runs_under_the_locomo_protocol(server, sources, loc
     from evals.judge.metrics import ScoredRun, answer_scores, point_values
     from evals.site import build_site
 
-    def reply(kind, text, key):
-        if kind != "answer":
-            return text
-        body = json.loads(text)
-        body["choices"][0]["message"]["content"] = "The weeks before 8 May 2023"
-        return json.dumps(body)
-
-    server.rewrite = reply
+    server.rewrite = replying("answer", "The weeks before 8 May 2023")
     assert run(server, store_path, locomo_corpus, "--protocol", "locomo").exit_code == 0
     stored = last_run(store_path)
     values = point_values(

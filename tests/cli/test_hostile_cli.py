@@ -87,12 +87,12 @@ def test_long_question_id_is_shortened_for_its_file_name(tmp_path):
 
 def test_unwritable_import_names_the_file(tmp_path, monkeypatch):
     """When a corpus file cannot be written, the error names that file."""
-    from evals.benchmarks.kit import importing as _common
+    from evals.benchmarks.kit import importing
 
     def fail(self, *args, **kwargs):
         raise OSError(36, "File name too long", str(self))
 
-    monkeypatch.setattr(_common.Path, "write_text", fail)
+    monkeypatch.setattr(importing.Path, "write_text", fail)
     source = FIXTURES / "importers" / "longmemeval_small.json"
     line = one_line_error(evals("import-corpus", "longmemeval", source, "--out", tmp_path / "out"))
     assert line.startswith(f"Error: cannot write {tmp_path / 'out'}: File name too long: ") and line.endswith(".json")
@@ -121,12 +121,21 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path):
         alive.wait()
 
 
-def test_deeply_nested_llm_replies_are_malformed_not_tracebacks():
-    """A server's body nested 3,000 deep is a malformed reply (ValueError), and a judge's reply so nested is unparsed,
-    never a RecursionError."""
-    from evals.benchmarks.protocols import read_json_verdict
-    from evals.run.llm._client import parse_reply
+def test_a_deeply_nested_server_body_is_a_malformed_response():
+    """A server's body nested 3,000 deep is a malformed response (LLMError), never a RecursionError."""
+    from helpers.llm_server import LLMServer
 
-    with pytest.raises(ValueError, match="nested too deeply"):
-        parse_reply('{"choices": ' + DEEP + "}", 0.1, cached=False)
+    from evals.run.llm import ChatClient, LLMError
+
+    with LLMServer() as server:
+        server.rewrite = lambda kind, text, key: '{"choices": ' + DEEP + "}"
+        client = ChatClient(base_url=server.base_url)
+        with pytest.raises(LLMError, match="malformed response.*nested too deeply"):
+            client.complete({"model": "m", "messages": [{"role": "user", "content": "Hello?"}]}, "answer")
+
+
+def test_a_deeply_nested_judge_reply_is_unparsed():
+    """A judge's reply nested 3,000 deep is an unparsed verdict, never a RecursionError."""
+    from evals.benchmarks.protocols import read_json_verdict
+
     assert read_json_verdict('{"correct": true, "reason": ' + DEEP + "}").label == "unparsed"

@@ -61,3 +61,29 @@ def longmemeval_file(path: Path) -> Path:
         )
     path.write_text(json.dumps(items), encoding="utf-8")
     return path
+
+
+def imported(name: str, source: Path, out: Path) -> Path:
+    """``source`` imported as benchmark ``name``'s corpus into ``out`` (as `evals import-corpus` does); ``out``."""
+    from evals.benchmarks.formats import import_corpus
+
+    import_corpus(name, source, out)
+    return out
+
+
+def generated_longmemeval(folder: Path, questions: int = 3) -> Path:
+    """bench/gen_longmemeval.py's LongMemEval_s-shaped file of ``questions`` questions (480 turns each, summaries of
+    about 700,000 characters), written in ``folder`` and imported as the corpus ``folder/corpus`` (once)."""
+    import sys
+
+    from . import ROOT
+
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    from gen_longmemeval import generate
+
+    source, out = folder / "lme.json", folder / "corpus"
+    if not out.exists():
+        generate(source, questions, shape="s")
+        imported("longmemeval", source, out)
+    return out

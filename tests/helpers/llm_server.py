@@ -179,6 +179,18 @@ def extraction_reply(prompt: str) -> dict[str, Any]:
     return {"memory": [{"id": str(i), "text": fact} for i, fact in enumerate(facts)]}
 
 
+def with_content(text: str, content: str) -> str:
+    """A chat completion body (as JSON text) with its answer replaced by ``content``."""
+    payload = json.loads(text)
+    payload["choices"][0]["message"]["content"] = content
+    return json.dumps(payload)
+
+
+def replying(kind: str, content: str) -> Callable[[str, str, str], str]:
+    """A ``rewrite`` for :class:`LLMServer` that makes every reply of ``kind`` ("answer", "judge"...) say ``content``."""
+    return lambda served, text, key: with_content(text, content) if served == kind else text
+
+
 class _Server(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys

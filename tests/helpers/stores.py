@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 
 from evals.judge.scoring import Evaluation, score_run
-from evals.model.provenance import Provenance
+from evals.model.provenance import SCRATCH_PREFIX, Provenance
 from evals.model.tokens import EXACT, TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.store import Store
@@ -70,6 +70,11 @@ def site_of(store: Path, tmp_path_factory) -> Path:
 def files_beside(store: Path) -> dict[str, bytes]:
     """The store file and every file beside it named after it (its WAL, its cache), byte for byte."""
     return {p.name: p.read_bytes() for p in sorted(store.parent.glob(f"{store.stem}*")) if p.is_file()}
+
+
+def undo_copy(store: Path) -> Path:
+    """Where a write keeps its copy of ``store``, as docs/store.md names it: ``.evals-scratch-<name>.undo`` beside it."""
+    return store.with_name(f"{SCRATCH_PREFIX}{store.name}.undo")
 
 
 @contextmanager

@@ -26,6 +26,12 @@ def corpus(tmp_path: Path) -> Path:
     return Path(shutil.copytree(GOLDEN, tmp_path / "corpus"))
 
 
+def name_a_key_twice(path: Path) -> None:
+    """Edit a conversation file after its note: its first object names "description" twice."""
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"id":', '"description": "x", "id":', 1), encoding="utf-8")
+
+
 def test_a_checked_corpus_is_noted(notes: Path, corpus: Path):
     """Loading a valid corpus leaves one note holding its digest."""
     loaded = load_corpus(corpus)
@@ -52,9 +58,7 @@ def test_the_second_load_does_not_check_again(notes: Path, corpus: Path, monkeyp
 def test_an_edited_file_is_checked_in_full(notes: Path, corpus: Path):
     """A file changed after the note (here: a key named twice) is checked again and refused."""
     load_corpus(corpus)
-    path = corpus / "01_colour.json"
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('"id":', '"description": "x", "id":', 1), encoding="utf-8")
+    name_a_key_twice(corpus / "01_colour.json")
     with pytest.raises(CorpusError, match="appears twice"):
         load_corpus(corpus)
 
@@ -140,9 +144,7 @@ def test_a_big_corpus_is_remembered_without_a_check(notes: Path, corpus: Path, b
 def test_a_big_corpus_edited_after_its_note_is_checked_in_full(notes: Path, corpus: Path, big):
     """A file of a big corpus changed after the note is checked again, and refused."""
     load_corpus(corpus)
-    path = corpus / "01_colour.json"
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('"id":', '"description": "x", "id":', 1), encoding="utf-8")
+    name_a_key_twice(corpus / "01_colour.json")
     with pytest.raises(CorpusError, match="appears twice"):
         load_corpus(corpus)
 

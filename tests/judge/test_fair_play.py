@@ -13,6 +13,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from helpers import FIXTURES, PLUGINS
+from helpers.strategies import KeepsTurns
 
 from evals.cli import cli
 from evals.judge.metrics import ScoredRun, compute_metrics
@@ -78,25 +79,16 @@ def test_session_documents_and_turns_stand_side_by_side_at_a_budget():
         assert metrics["turn.recall_any@4096tok"].value == metrics["turn.recall_any@3"].value, strategy
 
 
-class Greedy:
+class Greedy(KeepsTurns):
     """Returns twice the records it is asked for."""
 
     name = "greedy"
-
-    def __init__(self) -> None:
-        self.turns: list[str] = []
-
-    def add(self, role: str, content: str, *, turn: int) -> None:
-        self.turns.append(content)
 
     def retrieve(self, query: str, k: int) -> list[str]:
         return self.turns[::-1][: 2 * k]
 
     def context_for(self, query: str, k: int) -> list[dict[str, str]]:
         return []
-
-    def reset(self) -> None:
-        self.turns.clear()
 
 
 def test_retrievals_longer_than_asked_are_counted():

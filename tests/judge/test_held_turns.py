@@ -18,6 +18,7 @@ import sys
 import pytest
 from helpers import FIXTURES, PLUGINS
 from helpers.stores import CLEAN
+from helpers.strategies import KeepsTurns
 
 from evals.errors import EvalsError
 from evals.judge.metrics import retrieval_metrics
@@ -135,16 +136,10 @@ def test_a_record_naming_a_later_turn_among_its_turns_is_refused():
 # -- evals check-strategy: a record holds the turns it names -------------------------------------
 
 
-class Mislabelled:
+class Mislabelled(KeepsTurns):
     """Records of one turn's text, each naming the turn after it: credit for turns it does not hold."""
 
     name = "mislabelled"
-
-    def __init__(self) -> None:
-        self.turns: list[str] = []
-
-    def add(self, role: str, content: str, *, turn: int) -> None:
-        self.turns.append(content)
 
     def retrieve(self, query: str, k: int) -> list[Record]:
         last = len(self.turns) - 1
@@ -152,9 +147,6 @@ class Mislabelled:
 
     def context_for(self, query: str, k: int) -> list[dict[str, str]]:
         return []
-
-    def reset(self) -> None:
-        self.turns.clear()
 
 
 def _registry_with(spec: StrategySpec) -> Registry:

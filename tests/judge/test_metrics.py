@@ -105,11 +105,17 @@ def test_a_metric_that_does_not_apply_is_left_out():
 
 def test_latency_percentiles_are_nearest_rank():
     """p50/p95/p99 of the calls are times some call really took (nearest rank), in seconds."""
-    from evals.judge.metrics import _percentile
+    from evals.model.results import CallTimings
 
-    calls = [i * 1_000_000 for i in range(1, 101)]  # 1..100 ms
-    assert (_percentile(calls, 50), _percentile(calls, 95), _percentile(calls, 99)) == (0.05, 0.095, 0.099)
-    assert _percentile([7_000], 99) == 0.000007
+    result = _evidence_run()
+
+    def percentiles(retrieve_ns: list[int]) -> list[float | None]:
+        run = result.run.model_copy(update={"timings": CallTimings(retrieve_ns=retrieve_ns)})
+        values = compute_metrics(ScoredRun(run, result.scores))
+        return [values[f"retrieve_latency_p{q}_s"].value for q in (50, 95, 99)]
+
+    assert percentiles([i * 1_000_000 for i in range(1, 101)]) == [0.05, 0.095, 0.099]  # calls of 1..100 ms
+    assert percentiles([7_000]) == [0.000007] * 3
 
 
 def test_every_call_is_timed_and_stored(store_path, corpus_small):

@@ -21,6 +21,7 @@ import math
 import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES, ROOT
+from helpers.strategies import KeepsTurns
 
 from evals.cli import cli
 from evals.judge.metrics import retrieval_metrics
@@ -117,25 +118,10 @@ def test_whole_list_counts_everything_at_every_cutoff():
             assert values[f"{level}.recall_all@{k}"].value == 1.0
 
 
-class OldRecency:
-    """The last k turns, oldest first: not prefix-stable, so it must be asked once per cutoff."""
+class OldRecency(KeepsTurns):
+    """The last k turns, oldest first (as KeepsTurns keeps them): not prefix-stable, so it must be asked once per cutoff."""
 
     name = "old_recency"
-
-    def __init__(self) -> None:
-        self.turns: list[str] = []
-
-    def add(self, role: str, content: str, *, turn: int) -> None:
-        self.turns.append(content)
-
-    def retrieve(self, query: str, k: int) -> list[str]:
-        return self.turns[-k:]
-
-    def context_for(self, query: str, k: int) -> list[dict[str, str]]:
-        return [{"role": "user", "content": t} for t in self.turns[-k:]]
-
-    def reset(self) -> None:
-        self.turns.clear()
 
 
 def test_a_strategy_that_is_not_prefix_stable_is_asked_at_each_cutoff():
@@ -254,31 +240,6 @@ def test_an_unknown_leaderboard_metric_says_what_exists(tmp_path):
     assert result.exit_code != 0 and "unknown metric 'recall_some@5'" in result.output and "recall_frac@25" in result.output
     ranked = CliRunner().invoke(cli, ["leaderboard", "--store", str(store), "--metric", "session.ndcg_any@3"])
     assert ranked.exit_code == 0 and "ndcg_any@3 (session)" in ranked.output.splitlines()[0]
-
-
-def test_longmemeval_reference_ndcg_sits_beside_ndcg_any_lme(tmp_path):
-    """After import-corpus longmemeval and a run, the paper's NDCG rows are in the session ndcg_any_lme cutoff table
-    (stored as run_metrics rows like the other metrics), and none is in trec_eval's ndcg_any table."""
-    from evals.site._retrieval import cutoff_tables
-    from evals.store import Store
-
-    fixture = FIXTURES / "importers" / "longmemeval_small.json"
-    corpus, store_path = tmp_path / "lme", tmp_path / "s.duckdb"
-    assert CliRunner().invoke(cli, ["import-corpus", "longmemeval", str(fixture), "--out", str(corpus)]).exit_code == 0
-    args = ["run", "--runner", "bm25", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(tmp_path)]
-    assert CliRunner().invoke(cli, args).exit_code == 0
-    with Store.open(store_path, read_only=True) as store:
-        (summary,) = store.runs()
-        published = store.references(summary.corpus_digest)
-    assert "session.ndcg_any_lme@5" in summary.metrics and "turn.ndcg_any_lme@50" in summary.metrics
-    tables = {(t.level, t.metric): t for t in cutoff_tables([("bm25", "", summary)], published)}
-    lme = [
-        (row.label, [c.value for c in row.cells if c is not None])
-        for row in tables["session", "ndcg_any_lme"].rows
-        if row.reference
-    ]
-    assert lme == [("LongMemEval paper, BM25 (session level, _m)", [0.516, 0.540])]
-    assert not [row for row in tables["session", "ndcg_any"].rows if row.reference]
 
 
 def test_leaderboard_ranks_by_ndcg_any_lme(tmp_path):

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.benchmarks import published_claims
-from evals.benchmarks._registry import BENCHMARKS
+from evals.benchmarks import BENCHMARKS, published_claims
 from evals.model.claims import ClaimError, load_claims
 from evals.model.corpus import benchmark_names
 

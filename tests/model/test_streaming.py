@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT
+from helpers.corpora import generated_longmemeval
 
 from evals.benchmarks.formats import ImportFormatError, import_corpus
 from evals.io import jsonfile
@@ -240,19 +241,12 @@ def test_duplicate_haystack_session_ids_are_refused(tmp_path):
 # -- a run reads a big corpus one conversation at a time -------------------------------------------
 
 
-def imported_lme(folder: Path, questions: int = 3) -> Path:
-    source = folder / "lme.json"
-    generate(source, questions, shape="s", seed=0)
-    import_corpus("longmemeval", source, folder / "corpus")
-    return folder / "corpus"
-
-
 def test_a_corpus_over_the_held_size_is_read_as_walked(tmp_path, monkeypatch):
     """Over HELD_BYTES a corpus is read from its files as it is walked: same conversations, same digest."""
     from evals.model import corpus as corpus_module
     from evals.model.corpus import corpus_digest, load_corpus
 
-    folder = imported_lme(tmp_path)
+    folder = generated_longmemeval(tmp_path)
     held = load_corpus(folder)
     assert held.conversations.held
     monkeypatch.setattr(corpus_module, "HELD_BYTES", 0)
@@ -270,7 +264,7 @@ def test_a_file_changed_after_the_check_is_refused(tmp_path, monkeypatch):
     from evals.model.corpus import CorpusError, load_corpus
 
     monkeypatch.setattr(corpus_module, "HELD_BYTES", 0)
-    folder = imported_lme(tmp_path)
+    folder = generated_longmemeval(tmp_path)
     corpus = load_corpus(folder)
     path = folder / "001_q00001.json"
     path.write_text(path.read_text().replace("Earlier", "Later", 1) + " ")
@@ -290,7 +284,7 @@ def test_a_run_read_as_walked_stores_what_a_held_run_stores(tmp_path, monkeypatc
     from evals.model import corpus as corpus_module
     from evals.store import Store
 
-    folder = imported_lme(tmp_path)
+    folder = generated_longmemeval(tmp_path)
     outputs = []
     for held in (True, False):
         monkeypatch.setattr(corpus_module, "HELD_BYTES", 64 * 1024**2 if held else 0)
@@ -326,151 +320,3 @@ def without_times(document: dict) -> dict:
 
     drop(document)
     return document
-
-
-def test_stored_conversations_keep_their_digest_and_a_store_from_before_compares_texts(tmp_path):
-    """Each stored conversation keeps its content digest, which a later run on the corpus compares;
-    rows stored before (no digest) are compared text by text, and a difference is still found."""
-    from evals.judge.scoring import Evaluation, score_run
-    from evals.model.corpus import load_corpus
-    from evals.model.provenance import Provenance
-    from evals.model.tokens import TokenCounter
-    from evals.run.playthrough import play_corpus
-    from evals.store import MIGRATIONS, Store, StoreError
-    from evals.store._records import content_digest
-    from evals.strategies import FullHistory
-
-    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
-    corpus = load_corpus(imported_lme(tmp_path))
-    run = play_corpus(corpus, FullHistory(), ignores_k=True)
-    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
-    store = tmp_path / "new.duckdb"
-    with Store.open(store) as opened:
-        opened.append(evaluation, provenance)
-        opened.append(evaluation, provenance)
-        rows = opened._con.execute("SELECT content_digest FROM conversations ORDER BY position").fetchall()
-    assert [digest for (digest,) in rows] == [content_digest(c) for c in corpus.conversations]
-
-    old = tmp_path / "old.duckdb"
-    # The store as it was before conversation digests (migrations added since come after it).
-    before = next(i for i, m in enumerate(MIGRATIONS) if m.name == "conversation_digests_compact_summaries")
-    with Store.open(old, migrations=MIGRATIONS[:before]) as opened:
-        opened.append(evaluation, provenance)
-    with Store.open(old) as opened:  # upgraded: the rows stored before have no digest
-        assert opened._con.execute("SELECT count(*) FROM conversations WHERE content_digest IS NULL").fetchone() == (3,)
-        opened.append(evaluation, provenance)
-        opened._con.execute("UPDATE conversation_turns SET content = 'an edited turn' WHERE position = 2 AND turn_index = 0")
-        with pytest.raises(StoreError, match=r"\(conversation '002_q00002', turn 0\); refusing to mix them"):
-            opened.append(evaluation, provenance)
-
-
-def test_run_rows_go_in_batches_bounded_by_text(tmp_path, monkeypatch):
-    """A run's rows are written in batches of at most RUN_BATCH_CHARS of retrieved text (one conversation
-    when a single one has more), and read back the same as when written in one batch."""
-    from evals.judge.scoring import Evaluation, score_run
-    from evals.model.corpus import load_corpus
-    from evals.model.provenance import Provenance
-    from evals.model.tokens import TokenCounter
-    from evals.run.playthrough import play_corpus
-    from evals.store import Store, _records
-    from evals.strategies import SummaryBuffer
-
-    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
-    corpus = load_corpus(imported_lme(tmp_path))
-    run = play_corpus(corpus, SummaryBuffer())
-    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
-    assert list(_records.run_batches(run)) == [(0, 3)]
-    monkeypatch.setattr(_records, "RUN_BATCH_CHARS", 1)
-    assert list(_records.run_batches(run)) == [(0, 1), (1, 2), (2, 3)]
-    stored = []
-    for name, chars in (("one.duckdb", 64 * 1024**2), ("three.duckdb", 1)):
-        monkeypatch.setattr(_records, "RUN_BATCH_CHARS", chars)
-        with Store.open(tmp_path / name) as opened:
-            got = opened.get_run(opened.append(evaluation, provenance))
-        stored.append((got.run.conversations, got.scores.points))
-    assert stored[0] == stored[1]
-    assert stored[0][0] == run.as_stored().conversations
-
-
-def test_default_summaries_are_stored_as_references_and_read_back_whole(tmp_path):
-    """summary_buffer's default summaries are stored as "\\0summary N" (not megabytes of text) and read
-    back as the same text; a record that merely starts with NUL, or looks like a summary but is not
-    one, is kept as it is."""
-    from evals.judge.scoring import Evaluation, score_run
-    from evals.model.corpus import Conversation, Corpus, corpus_digest
-    from evals.model.provenance import Provenance
-    from evals.model.tokens import TokenCounter
-    from evals.run.playthrough import play_corpus
-    from evals.store import Store
-    from evals.store._records import compact_text, expand_text
-    from evals.strategies import SummaryBuffer
-
-    turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} says \x00 something {i}"} for i in range(30)]
-    turns[5]["record"] = False
-    turns.append({"role": "user", "content": "q", "record": False, "test_at": {"question": "q", "expected_fact": "turn 3 says"}})
-    turns.append({"role": "user", "content": "q2", "record": False, "test_at": {"question": "q2", "expected_fact": "turn 9"}})
-    conversations = [Conversation(id="c", description="d", turns=turns)]
-    corpus = Corpus(directory=tmp_path, conversations=conversations, digest=corpus_digest(conversations))
-    run = play_corpus(corpus, SummaryBuffer(), k=3)
-    summary = run.conversations[0].test_points[0].retrieved_records[0]
-    assert summary.startswith("Earlier in the conversation: system: ") and len(summary) > 500
-    roles, contents = [t["role"] for t in turns], [t["content"] for t in turns]
-    recorded = [t.get("record", True) for t in turns]
-    stored = compact_text(summary, 30, roles, contents, recorded)
-    assert stored == "\x00summary 23"  # 29 recorded turns before the question, 6 kept verbatim
-    assert expand_text(stored, 30, roles, contents, [5, 30, 31]) == summary
-    for text in ("\x00summary 23", "\x00\x00", summary + " ", summary.replace("turn 3", "turn 4")):
-        kept = compact_text(text, 30, roles, contents, recorded)
-        assert not kept.startswith("\x00summary ") or kept == "\x00summary 23" and text == summary
-        assert expand_text(kept, 30, roles, contents, [5, 30, 31]) == text
-
-    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
-    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
-    with Store.open(tmp_path / "s.duckdb") as opened:
-        got = opened.get_run(opened.append(evaluation, provenance))
-        texts = opened._con.execute("SELECT record_texts FROM test_points ORDER BY turn_index").fetchall()
-    assert texts == [(["\x00summary 23"],), (["\x00summary 23"],)]
-    assert got.run.conversations == run.as_stored().conversations
-
-
-def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
-    """Upgrading to schema 11 doubles the NUL a stored record text starts with, so it reads back as it was."""
-    from datetime import UTC, datetime
-
-    from evals.judge.scoring import Evaluation, score_run
-    from evals.model.corpus import Conversation, Corpus, corpus_digest
-    from evals.model.provenance import Provenance
-    from evals.model.results import ConversationResult, RunResult, TestPointResult
-    from evals.model.tokens import TokenCounter
-    from evals.store import MIGRATIONS, Store
-
-    turns = [
-        {"role": "user", "content": "hello"},
-        {"role": "user", "content": "q", "test_at": {"question": "q", "expected_fact": "x"}},
-    ]
-    conversations = [Conversation(id="c", description="d", turns=turns)]
-    corpus = Corpus(directory=tmp_path, conversations=conversations, digest=corpus_digest(conversations))
-    point = TestPointResult(
-        turn_index=1, question="q", expected_fact="x", expected_keywords=[], retrieved_records=["\x00summary 1", "\x00odd"]
-    )
-    run = RunResult(
-        strategy={"name": "odd"}, model="none", k=5, seed=42, corpus_dir=str(tmp_path), corpus_digest=corpus.digest,
-        started_at=datetime.now(UTC), duration_s=0.0,
-        conversations=[ConversationResult(conversation_id="c", description="d", turn_count=2, test_points=[point])],
-    )  # fmt: skip
-    evaluation = Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
-    provenance = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
-    path = tmp_path / "old.duckdb"
-    with Store.open(path, migrations=MIGRATIONS[: _version_of("conversation_digests_compact_summaries") - 1]) as opened:
-        run_id = opened.append(evaluation, provenance)
-    with Store.open(path) as opened:
-        assert opened.get_run(run_id).run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]
-        again = opened.get_run(opened.append(evaluation, provenance))
-    assert again.run.conversations[0].test_points[0].retrieved_records == ["\x00summary 1", "\x00odd"]
-
-
-def _version_of(name: str) -> int:
-    """A migration's version, by its name: later migrations append after it (issue 25's among them)."""
-    from evals.store import MIGRATIONS
-
-    return next(m.version for m in MIGRATIONS if m.name == name)

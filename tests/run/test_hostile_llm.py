@@ -22,10 +22,10 @@ from click.testing import CliRunner
 from helpers import ROOT
 from helpers.cli import CORPUS_SMALL, evals
 from helpers.errors import one_line_error
-from helpers.llm_server import LLMServer
+from helpers.llm_server import LLMServer, replying
 from helpers.runs import evals_run, stored_runs
 
-from evals.cli._legacy import legacy_cli
+from evals.cli import legacy_cli
 from evals.io.cache import Cache, cache_path_for
 
 POINTS = 4  # test points in corpus_small
@@ -54,13 +54,6 @@ def cached_values(store: Path, kind: str) -> list[bytes]:
         return [
             bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE ?", [f"{kind}:%"]).fetchall()
         ]
-
-
-def with_content(text: str, content: str) -> str:
-    """A chat completion body (as JSON text) with its answer replaced by ``content``."""
-    payload = json.loads(text)
-    payload["choices"][0]["message"]["content"] = content
-    return json.dumps(payload)
 
 
 def with_usage(text: str, **usage: object) -> str:
@@ -257,7 +250,7 @@ def test_item08_response_body_is_capped_once_decoded(server, store, compressed):
     response, named, before it is read any further; nothing is stored or cached."""
     size = (24 if compressed else 9) * 1024**2
     server.gzip = compressed
-    server.rewrite = lambda kind, text, key: with_content(text, "x" * size) if kind == "answer" else text
+    server.rewrite = replying("answer", "x" * size)
     line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line and "larger than 8 MiB" in line
     assert ("once decompressed" in line) == compressed
@@ -288,7 +281,7 @@ def test_item09_usage_that_is_not_a_count_is_refused(server, store, value):
 
 def test_item10_lone_surrogate_in_an_answer_is_a_malformed_reply(server, store):
     """An answer holding a lone surrogate (``\\ud800``, not a character) is a one-line malformed reply, not a traceback."""
-    server.rewrite = lambda kind, text, key: with_content(text, "caf\ud800") if kind == "answer" else text
+    server.rewrite = replying("answer", "caf\ud800")
     line = one_line_error(answers_run(server, store), warnings=True)
     assert "(answer): malformed response from" in line and "lone surrogate" in line
     assert stored_runs(store) == [] and cached_values(store, "chat") == []
@@ -321,7 +314,7 @@ def test_item24_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
     """``{"correct": false, "correct": true}`` is not read as its last value (nor its first): since issue 25 the
     verdict is stored as "unparsed", not correct, and the run goes on."""
     verdict = '{"correct": false, "correct": true, "reason": "both"}'
-    server.rewrite = lambda kind, text, key: with_content(text, verdict) if kind == "judge" else text
+    server.rewrite = replying("judge", verdict)
     assert answers_run(server, store).exit_code == 0
     (stored,) = stored_runs(store)
     points = [p for conv in stored.answers.points for p in conv]

@@ -1,4 +1,4 @@
-"""Bounded memory on long corpora: texts held once, corpora written and compared in batches.
+"""Bounded memory on long corpora: texts held once (corpora written and compared in batches: tests/store/test_store_streaming.py).
 
 The figures themselves (peak memory of an import and of each strategy's run on
 the 500-question LongMemEval-shaped file) come from bench/bench_longmemeval.py;
@@ -11,22 +11,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from evals.io import jsonfile
 from evals.io.cache import Cache
-from evals.judge.scoring import Evaluation, score_run
-from evals.model.corpus import Conversation, Corpus, corpus_digest, load_corpus
-from evals.model.provenance import Provenance
-from evals.model.tokens import TokenCounter
+from evals.model.corpus import load_corpus
 from evals.run.executors._worker_cache import WorkerCache
-from evals.run.playthrough import play_corpus
-from evals.store import Store, StoreError
-from evals.store._records import CORPUS_BATCH
-from evals.strategies import FullHistory
 from evals.strategies.embedders import CachingEmbedder
 
-PROVENANCE = Provenance(commit="a" * 40, dirty=False, package_version="0.1.0", mneme_version=None, python_version="3")
 SHARED = "a session turn that several conversations share, as LongMemEval's haystacks do"
 
 
@@ -50,45 +41,6 @@ def test_shared_strings_parse_to_the_same_value_held_once():
     shared = jsonfile.parse(text, "x.json", share_strings=True)
     assert shared == jsonfile.parse(text, "x.json")
     assert shared[0]["content"] is shared[1]["content"]
-
-
-def evaluation(conversations: list[Conversation]) -> Evaluation:
-    corpus = Corpus(directory=Path("many"), conversations=conversations, digest=corpus_digest(conversations))
-    run = play_corpus(corpus, FullHistory(), ignores_k=True)  # the oracle keeps its whole list, as a registered run does
-    return Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter(exact=False)))
-
-
-def conversations(count: int, edited: int | None = None) -> list[Conversation]:
-    made = []
-    for c in range(count):
-        first = "an edited turn" if c == edited else f"conversation {c} says hello"
-        turns = [{"role": "user", "content": first}, {"role": "assistant", "content": SHARED}]
-        turns.append({"role": "user", "content": "q", "test_at": {"question": "q", "expected_fact": "hello"}})
-        made.append(Conversation(id=f"c{c:03d}", description="d", turns=turns))
-    return made
-
-
-def test_a_corpus_over_several_batches_round_trips(store_path):
-    """A corpus longer than one write batch is stored whole and in order, and a second run on it is accepted."""
-    count = 2 * CORPUS_BATCH + 3
-    with Store.open(store_path) as store:
-        first = store.append(evaluation(conversations(count)), PROVENANCE)
-        store.append(evaluation(conversations(count)), PROVENANCE)
-        stored = store.get_run(first)
-    assert [c.conversation_id for c in stored.run.conversations] == [f"c{c:03d}" for c in range(count)]
-
-
-def test_a_difference_past_the_first_batch_is_found(store_path):
-    """Text stored under a digest that differs in a late conversation is refused, naming that conversation and turn."""
-    count = 2 * CORPUS_BATCH + 3
-    genuine = evaluation(conversations(count))
-    # The state an unchecked import of old left: other text under the genuine corpus's digest.
-    edited = Corpus(Path("many"), conversations(count, edited=count - 2), genuine.corpus.digest)
-    forged = Evaluation(corpus=edited, run=genuine.run, scores=genuine.scores)
-    with Store.open(store_path) as store:
-        store.append(forged, PROVENANCE)
-        with pytest.raises(StoreError, match=rf"conversation 'c{count - 2:03d}', turn 0\); refusing to mix them"):
-            store.append(genuine, PROVENANCE)
 
 
 def test_worker_cache_records_what_it_computed_once():

@@ -11,30 +11,17 @@ from __future__ import annotations
 import gc
 import sys
 import types
-from pathlib import Path
 
 import pytest
 from helpers import ROOT
+from helpers.corpora import generated_longmemeval
 
-from evals.benchmarks.formats import import_corpus
 from evals.model.corpus import load_corpus
 from evals.model.tokens import DIGEST_ABOVE, TokenCounter
 from evals.run.playthrough import play_corpus
 from evals.strategies import FullHistory, SummaryBuffer
 from evals.strategies import summary_buffer as summary_module
 from evals.strategies.summary_buffer import FOLD_ABOVE, FoldedRecords, nested_summary
-
-sys.path.insert(0, str(ROOT / "bench"))
-from gen_longmemeval import generate  # noqa: E402
-
-
-def imported(tmp_path: Path, questions: int = 3) -> Path:
-    """A LongMemEval_s-shaped corpus: 480 turns a question, summaries of about 700,000 characters."""
-    source, out = tmp_path / "lme.json", tmp_path / "corpus"
-    if not out.exists():
-        generate(source, questions, shape="s")
-        import_corpus("longmemeval", source, out)
-    return out
 
 
 def longest_text(root: object) -> int:
@@ -65,7 +52,7 @@ def plain_replay(conversation) -> list[list[str]]:
 
 
 def test_long_summaries_are_kept_as_the_turns_they_fold_and_read_back_whole(tmp_path):
-    corpus = load_corpus(imported(tmp_path))
+    corpus = load_corpus(generated_longmemeval(tmp_path))
     run = play_corpus(corpus, SummaryBuffer())
     for conversation, result in zip(corpus.conversations, run.conversations, strict=True):
         for point, expected in zip(result.test_points, plain_replay(conversation), strict=True):
@@ -95,11 +82,10 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
     with summaries folded and with them kept as text."""
     from click.testing import CliRunner
 
-    from evals.cli import cli
-    from evals.cli._legacy import legacy_cli
+    from evals.cli import cli, legacy_cli
     from evals.store import Store
 
-    folder = imported(tmp_path)
+    folder = generated_longmemeval(tmp_path)
     seen = []
     for fold_above in (FOLD_ABOVE, 10**12):
         monkeypatch.setattr(summary_module, "FOLD_ABOVE", fold_above)
@@ -145,7 +131,7 @@ def test_folding_changes_no_document_byte_and_no_stored_value(tmp_path, monkeypa
 def test_full_history_points_share_turn_numbers_and_session_ids(tmp_path):
     """Each test point's ranking names every earlier turn and its session (480 a point here, 5,000 over
     a LongMemEval_m haystack): the numbers and ids are shared objects, not new ones per point."""
-    corpus = load_corpus(imported(tmp_path))
+    corpus = load_corpus(generated_longmemeval(tmp_path))
     run = play_corpus(corpus, FullHistory(), ignores_k=True, cutoffs=(1, 5))
     points = [p for c in run.conversations for p in c.test_points]
     assert len(points) == 3 and all(len(p.ranked_turns) > 400 for p in points)

@@ -65,7 +65,7 @@ def test_minilm_embeddings_are_computed_once_on_workers_and_cached(corpus_small,
     and the run stores what a local run computing its own vectors stores."""
     pytest.importorskip("sentence_transformers", reason="needs the minilm extra")
     from evals.model.corpus import load_corpus
-    from evals.run.executors._play import corpus_texts
+    from evals.run.executors import corpus_texts
 
     config = RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small)
     distinct = len(set(corpus_texts(load_corpus(corpus_small).conversations)))

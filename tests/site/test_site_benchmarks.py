@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import FIXTURES
+from helpers.audit import PLANTED
 from helpers.benchmark_server import BenchmarkServer
 from helpers.browser import chromium, problems_on
 from helpers.html import parse
@@ -35,7 +36,6 @@ from evals.site import _suspects, build_site
 from evals.store import Store
 from evals.views.site_paths import benchmark_key
 
-PLANTED = FIXTURES / "audit" / "locomo_planted.json"
 LONGMEMEVAL = FIXTURES / "importers" / "longmemeval_small.json"
 STRATEGIES = ("bm25", "full_history", "no_memory")
 # The planted wrong labels the content-word rule finds from the corpus alone (tests/benchmarks/test_audit.py).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import filecmp
 from pathlib import Path
 
+from evals.site import build_site
 from evals.site._build import build
 from evals.site._computed import Computed
 from evals.site._publisher import RunSource
@@ -37,7 +38,7 @@ def test_a_build_computes_each_runs_verdicts_once(pair_site: dict, tmp_path: Pat
 
 def test_a_rebuild_computes_each_runs_verdicts_once(pair_site: dict, tmp_path: Path):
     """A rebuild that reuses every run's pages still computes each run's verdicts once, not once per pair page."""
-    build(pair_site["store"], tmp_path / "site")
+    build_site(pair_site["store"], tmp_path / "site")
     computed = Computed()
     report = build(pair_site["store"], tmp_path / "site", computed=computed)
     assert report.rendered == 0
@@ -50,47 +51,45 @@ def test_each_build_computes_into_its_own_memo(pair_site: dict, tmp_path: Path):
     build(pair_site["store"], tmp_path / "one", computed=first, incremental=False)
     build(pair_site["store"], tmp_path / "two", computed=second, incremental=False)
     assert first.made == second.made and first.kept == second.kept
-    build(pair_site["store"], tmp_path / "three", incremental=False)
+    build_site(pair_site["store"], tmp_path / "three", incremental=False)
     assert first.made == second.made
 
 
 def test_the_site_is_the_same_whether_verdicts_come_from_run_pages_or_the_store(pair_site: dict, tmp_path: Path):
     """Rendered in worker processes (pair pages score the stored outcomes) or here (they reuse the run pages'
     verdicts), the site is byte for byte the one the fixture built."""
-    build(pair_site["store"], tmp_path / "here", workers=1, incremental=False)
-    build(pair_site["store"], tmp_path / "workers", workers=2, incremental=False)
+    build_site(pair_site["store"], tmp_path / "here", workers=1, incremental=False)
+    build_site(pair_site["store"], tmp_path / "workers", workers=2, incremental=False)
     assert _same(tmp_path / "here", pair_site["site"])
     assert _same(tmp_path / "workers", pair_site["site"])
 
 
-def test_a_run_of_one_slice_is_read_once_per_unit(pair_site: dict):
-    """A run that is one slice is read and assembled once, whichever publishers ask for its parts."""
+def parts_asked_twice(store: Path, **slicing) -> tuple[int, list, list]:
+    """The first stored run as a build's RunSource, its parts asked for twice: how often the store was read, and
+    the two lists of parts."""
     reads = []
-    with Store.open(pair_site["store"], read_only=True) as opened:
+    with Store.open(store, read_only=True) as opened:
         summary = opened.runs()[0]
 
         def parts():
             reads.append(summary.run_id)
-            return opened.iter_run(summary.run_id)
+            return opened.iter_run(summary.run_id, **slicing)
 
         run = RunSource(summary, [], parts)
         first, again = list(run.parts()), list(run.parts())
-    assert len(reads) == 1 and len(first) == 1 and first[0] is again[0]
+    return len(reads), first, again
+
+
+def test_a_run_of_one_slice_is_read_once_per_unit(pair_site: dict):
+    """A run that is one slice is read and assembled once, whichever publishers ask for its parts."""
+    reads, first, again = parts_asked_twice(pair_site["store"])
+    assert reads == 1 and len(first) == 1 and first[0] is again[0]
 
 
 def test_a_run_of_several_slices_is_read_again_not_kept(pair_site: dict):
     """A run of several slices is not kept whole: each publisher that asks reads it again, a slice at a time."""
-    reads = []
-    with Store.open(pair_site["store"], read_only=True) as opened:
-        summary = opened.runs()[0]
-
-        def parts():
-            reads.append(summary.run_id)
-            return opened.iter_run(summary.run_id, batch_turns=1)  # a conversation a slice
-
-        run = RunSource(summary, [], parts)
-        first, again = list(run.parts()), list(run.parts())
-    assert len(reads) == 2 and len(first) == len(again) > 1
+    reads, first, again = parts_asked_twice(pair_site["store"], batch_turns=1)  # a conversation a slice
+    assert reads == 2 and len(first) == len(again) > 1
 
 
 def test_pages_show_every_character_as_visible_does():

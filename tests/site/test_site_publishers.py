@@ -10,6 +10,7 @@ from helpers.html import parse
 from helpers.stores import SITE_CORPUS, make_store
 
 import evals.site
+from evals.site import build_site
 from evals.site._build import build
 from evals.site._output import Output
 from evals.site._pages import Page
@@ -78,7 +79,7 @@ def test_a_registered_publisher_writes_its_files_and_joins_the_navigation(tmp_pa
 def test_the_active_page_is_marked_in_the_navigation(tmp_path: Path):
     """Each nav page marks its own entry with aria-current; run pages mark none."""
     store = make_store(tmp_path / "results.duckdb", SITE_CORPUS)
-    build(store, tmp_path / "site")
+    build_site(store, tmp_path / "site")
     site = tmp_path / "site"
     for page, label in (
         ("index.html", "Leaderboard"),

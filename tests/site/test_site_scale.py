@@ -18,7 +18,9 @@ from urllib.parse import parse_qs
 
 import pytest
 from click.testing import CliRunner
+from helpers import ROOT
 from helpers.browser import chromium
+from helpers.cli import evals_output as evals
 from helpers.html import follow, parse
 from helpers.stores import at, provenance
 
@@ -26,7 +28,11 @@ from evals.judge.scoring import Evaluation, score_run
 from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import DEFAULT_TEMPLATES, _build, _run, build_site
+from evals.site._build import build
+from evals.site._fragments import Fragments
 from evals.site._layout import PASSAGE_MIN_CHARS, corpus_layout
+from evals.site._registry import PUBLISHERS
+from evals.site._run import RunPublisher
 from evals.store import Store
 
 WORDS = "harbor lantern copper meadow violet engine basket thunder orchard pebble quartz saddle timber velvet walnut".split()
@@ -398,3 +404,32 @@ def test_browser_without_javascript_reaches_the_answer_turn(site: Path, store: P
         page.wait_for_url("**/transcripts/**#t-*")
         turn = page.locator("li:target")
         assert turn.is_visible() and any(code in turn.inner_text() for code in CODES)
+
+
+KEY_TEXT = 1_000  # characters: a record longer than this is a long one (a summary of the whole history)
+
+
+class _KeptRunPublisher(RunPublisher):
+    """The run pages' publisher, keeping its fragment cache for the test to look into."""
+
+    kept: list[Fragments] = []
+
+    def publish_run(self, run, site, output) -> None:
+        super().publish_run(run, site, output)
+        assert self._fragments is not None
+        _KeptRunPublisher.kept.append(self._fragments)
+
+
+def test_publishing_a_run_keeps_no_long_record_in_its_cache(store_path, tmp_path):
+    """A drill-down's section is cached by a key of what it shows (evals.site._drilldown.fragment_key): a
+    fixed-size digest of its view, so publishing a run of records longer than KEY_TEXT (a summary of the whole
+    history) keeps none of their text in the keys (summary_buffer at 100 LongMemEval_m questions: 670 MB)."""
+    corpus = ROOT / "tests" / "fixtures" / "store_rows" / "corpus"
+    evals("run", "--runner", "summary_buffer", "--corpus", str(corpus), "--store", str(store_path), "--no-cache")
+    _KeptRunPublisher.kept.clear()
+    build(store_path, tmp_path / "site", publishers=tuple(_KeptRunPublisher if p is RunPublisher else p for p in PUBLISHERS))
+    (cache,) = _KeptRunPublisher.kept
+    assert any(r.length > KEY_TEXT for view in cache.points.values() for r in view.records)  # 01_long's summaries
+    assert all(isinstance(approx, bool) and isinstance(digest, bytes) and len(digest) == 16 for approx, digest in cache.points)
+    page = (tmp_path / "site").rglob("*.html")
+    assert any("Earlier in the conversation: " in path.read_text(encoding="utf-8") for path in page)

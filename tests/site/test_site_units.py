@@ -265,3 +265,35 @@ def test_speakers_are_shown_by_the_names_the_dataset_gives():
     contents = ["Caroline: hi", "Melanie: hello", "Caroline: how are you", "Melanie: fine", "When did Melanie paint?"]
     assert speaker_labels(roles, contents) == ["Caroline", "Melanie", "Caroline", "Melanie", "user"]
     assert speaker_labels(["user", "assistant"], ["Note: buy milk", "ok"]) == ["user", "assistant"]
+
+
+# -- the retrieval cutoff tables ------------------------------------------------------------------
+
+
+def test_longmemeval_reference_ndcg_sits_beside_ndcg_any_lme(tmp_path):
+    """After import-corpus longmemeval and a run, the paper's NDCG rows are in the session ndcg_any_lme cutoff table
+    (stored as run_metrics rows like the other metrics), and none is in trec_eval's ndcg_any table."""
+    from click.testing import CliRunner
+    from helpers import FIXTURES
+
+    from evals.cli import cli
+    from evals.site._retrieval import cutoff_tables
+    from evals.store import Store
+
+    fixture = FIXTURES / "importers" / "longmemeval_small.json"
+    corpus, store_path = tmp_path / "lme", tmp_path / "s.duckdb"
+    assert CliRunner().invoke(cli, ["import-corpus", "longmemeval", str(fixture), "--out", str(corpus)]).exit_code == 0
+    args = ["run", "--runner", "bm25", "--corpus", str(corpus), "--store", str(store_path), "--repo", str(tmp_path)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    with Store.open(store_path, read_only=True) as store:
+        (summary,) = store.runs()
+        published = store.references(summary.corpus_digest)
+    assert "session.ndcg_any_lme@5" in summary.metrics and "turn.ndcg_any_lme@50" in summary.metrics
+    tables = {(t.level, t.metric): t for t in cutoff_tables([("bm25", "", summary)], published)}
+    lme = [
+        (row.label, [c.value for c in row.cells if c is not None])
+        for row in tables["session", "ndcg_any_lme"].rows
+        if row.reference
+    ]
+    assert lme == [("LongMemEval paper, BM25 (session level, _m)", [0.516, 0.540])]
+    assert not [row for row in tables["session", "ndcg_any"].rows if row.reference]

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from helpers import FIXTURES
 from helpers.cli import CORPUS_SMALL, evals, forbid_work, stored_store
 from helpers.errors import one_line_error, usage_error
+from helpers.stores import undo_copy
 
 from evals.cli import legacy_cli
 
@@ -214,12 +215,10 @@ def test_item18_an_earlier_result_is_still_replaced(tmp_path, store):
 def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, command):
     """A symlink at `.evals-scratch-<store>.undo` (where a write keeps its copy) is removed, not followed,
     by the upgrade of an older store (evals migrate, or the append of a run): its target is untouched."""
-    from evals.store._undo import copy_path
-
     store = old_store(tmp_path / "store" / "results.duckdb")
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
-    copy_path(store).symlink_to(target)
+    undo_copy(store).symlink_to(target)
     args = (
         ["migrate", "--store", store]
         if command == "migrate"
@@ -234,7 +233,7 @@ def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, c
 def test_item19_something_reappearing_at_the_undo_name_is_refused_not_written_through(tmp_path):
     """If a link appears at the copy's name between removing what was there and creating the copy, the
     create (O_EXCL|O_NOFOLLOW) fails: one error, the store and the link's target unchanged."""
-    from evals.store import Store, StoreError, _undo
+    from evals.store import Store, StoreError
 
     store = old_store(tmp_path / "store" / "results.duckdb")
     target = tmp_path / "precious.txt"
@@ -243,7 +242,7 @@ def test_item19_something_reappearing_at_the_undo_name_is_refused_not_written_th
 
     def unlink_then_plant(self, missing_ok=False):
         real_unlink(self, missing_ok=missing_ok)
-        if self == _undo.copy_path(store):
+        if self == undo_copy(store):
             self.symlink_to(target)
 
     before = store.read_bytes()
@@ -515,9 +514,7 @@ def test_item36_store_inside_the_corpus_is_refused(tmp_path, no_work, name):
 
 def test_item37_output_at_the_undo_copy_name_is_refused(store, no_work):
     """--output naming the store's undo copy (which the next append deletes) is refused before any work."""
-    from evals.store._undo import copy_path
-
-    output = copy_path(store)
+    output = undo_copy(store)
     line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output))
     assert line.startswith(f"Error: --output {output} ") and "scratch" in line
     assert not output.exists()

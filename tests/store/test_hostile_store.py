@@ -14,7 +14,7 @@ import pytest
 from helpers import FIXTURES, ROOT
 from helpers.cli import CORPUS_SMALL, evals
 from helpers.errors import one_line_error
-from helpers.stores import unchanged
+from helpers.stores import unchanged, undo_copy
 
 from evals.store import Store
 
@@ -192,11 +192,9 @@ def test_append_past_the_file_size_limit_leaves_the_store_byte_identical(store):
 
 def test_leftover_copy_of_a_killed_write_is_removed_by_the_next_append(store):
     """The copy a write keeps beside the store (left there if the writer was killed) goes at the next writable open."""
-    from evals.store._undo import copy_path
-
-    copy_path(store).write_bytes(store.read_bytes())
+    undo_copy(store).write_bytes(store.read_bytes())
     assert evals("run", "--runner", "full_history", "--corpus", CORPUS_SMALL, "--store", store).exit_code == 0
-    assert not copy_path(store).exists()
+    assert not undo_copy(store).exists()
 
 
 def test_migration_on_a_full_disk_leaves_the_store_byte_identical(small_disk):

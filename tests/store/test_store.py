@@ -21,10 +21,10 @@ from evals.judge.stats import wilson_interval
 from evals.model.corpus import Conversation
 from evals.model.provenance import NO_GIT, Provenance, git_revision
 from evals.model.tokens import TokenCounter
+from evals.model.turn_refs import TurnLookup, encode_records
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.workflow import planned_reuse_key
 from evals.store import MIGRATIONS, Store, StoreError
-from evals.store._records import TurnLookup, encode_records
 from evals.views.exchange import export_document, read_export
 from evals.views.report import legacy_json, stored_legacy_json
 

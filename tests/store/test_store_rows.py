@@ -1,4 +1,4 @@
-"""The store keeps a row per turn (schema 14, issue 26), and the site publishes a run in bounded memory.
+"""The store keeps a row per turn (schema 14, issue 26).
 
 What it stores and reads is what the code before it stored and read: a store that
 code made (``tests/fixtures/store_rows``) migrates and exports byte for byte as it
@@ -30,10 +30,6 @@ from helpers.cli import evals_output as evals
 
 from evals.cli import cli
 from evals.model.provenance import SCRATCH_PREFIX
-from evals.site._build import build
-from evals.site._fragments import Fragments
-from evals.site._registry import PUBLISHERS
-from evals.site._run import RunPublisher
 from evals.store import MIGRATIONS, Store, _connect, _store, _write
 from evals.views.report import dump_json
 
@@ -328,34 +324,6 @@ def test_writing_a_corpus_takes_memory_that_does_not_grow_with_it(tmp_path):
             assert con.execute("SELECT count(*), sum(length(content)) FROM conversation_turns").fetchone() == (count * 401, text)
     print(f"peak rise writing 20 MB of text {rises[20]:,} bytes, 60 MB {rises[60]:,}")
     assert rises[60] - rises[20] < 10_000_000, rises
-
-
-KEY_TEXT = 1_000  # characters: a record longer than this is a long one (a summary of the whole history)
-
-
-class _KeptRunPublisher(RunPublisher):
-    """The run pages' publisher, keeping its fragment cache for the test to look into."""
-
-    kept: list[Fragments] = []
-
-    def publish_run(self, run, site, output) -> None:
-        super().publish_run(run, site, output)
-        assert self._fragments is not None
-        _KeptRunPublisher.kept.append(self._fragments)
-
-
-def test_publishing_a_run_keeps_no_long_record_in_its_cache(store_path, tmp_path):
-    """A drill-down's section is cached by a key of what it shows (evals.site._drilldown.fragment_key): a
-    fixed-size digest of its view, so publishing a run of records longer than KEY_TEXT (a summary of the whole
-    history) keeps none of their text in the keys (summary_buffer at 100 LongMemEval_m questions: 670 MB)."""
-    evals("run", "--runner", "summary_buffer", "--corpus", str(CORPUS), "--store", str(store_path), "--no-cache")
-    _KeptRunPublisher.kept.clear()
-    build(store_path, tmp_path / "site", publishers=tuple(_KeptRunPublisher if p is RunPublisher else p for p in PUBLISHERS))
-    (cache,) = _KeptRunPublisher.kept
-    assert any(r.length > KEY_TEXT for view in cache.points.values() for r in view.records)  # 01_long's summaries
-    assert all(isinstance(approx, bool) and isinstance(digest, bytes) and len(digest) == 16 for approx, digest in cache.points)
-    page = (tmp_path / "site").rglob("*.html")
-    assert any("Earlier in the conversation: " in path.read_text(encoding="utf-8") for path in page)
 
 
 def limit_mib(store: Store) -> float:

@@ -25,7 +25,7 @@ CORPUS = FIXTURES / "corpus_small"
 
 def _distinct_texts() -> int:
     from evals.model.corpus import load_corpus
-    from evals.run.executors._play import corpus_texts
+    from evals.run.executors import corpus_texts
 
     return len(set(corpus_texts(load_corpus(CORPUS).conversations)))
 

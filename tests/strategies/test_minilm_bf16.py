@@ -80,7 +80,7 @@ def test_cli_refuses_bf16_in_one_line_before_writing(tmp_path: Path) -> None:
 def test_bf16_vectors_close_to_fp32() -> None:
     """On the fixture corpus every bf16 vector is a float32 unit vector within cosine 0.999 of minilm's."""
     from evals.model.corpus import load_corpus
-    from evals.run.executors._play import corpus_texts
+    from evals.run.executors import corpus_texts
     from evals.strategies.embedders import MiniLMBF16Embedder, MiniLMEmbedder
 
     texts = sorted(set(corpus_texts(load_corpus(FIXTURES / "corpus_small").conversations)))

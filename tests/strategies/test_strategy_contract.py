@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import ROOT
 from helpers.plugins import dist_info
+from helpers.strategies import KeepsTurns
 
 from evals.cli import cli
 from evals.run.evaluate import RunConfig, evaluate
@@ -24,23 +25,8 @@ BUILT_INS = ["bm25", "full_history", "mneme", "no_memory", "random_k", "recency"
 # -- deliberately broken strategies, each breaking one promise (each class is its own factory) ------
 
 
-class _Base:
+class _Base(KeepsTurns):
     name = "broken"
-
-    def __init__(self) -> None:
-        self.turns: list[str] = []
-
-    def add(self, role, content, *, turn):
-        self.turns.append(content)
-
-    def retrieve(self, query, k):
-        return self.turns[-k:]
-
-    def context_for(self, query, k):
-        return [{"role": "user", "content": t} for t in self.turns[-k:]]
-
-    def reset(self):
-        self.turns.clear()
 
 
 class IgnoresK(_Base):

@@ -108,7 +108,6 @@ from evals.judge.metrics._repeats import repeat_stats
 from evals.judge.metrics._latency import (
     LatencyBucket,
     SLOPE_SIZES,
-    _percentile as _percentile,
     latency_by_size,
     latency_sizes,
     latency_slope,

@@ -18,9 +18,19 @@ play-through to an executor and scores what comes back, the same way for both:
 from __future__ import annotations
 
 from evals.run.executors._local import LocalExecutor
-from evals.run.executors._play import Executor, Played, PlayJob, chat_client
+from evals.run.executors._play import Executor, Played, PlayJob, chat_client, corpus_texts
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "PlayJob", "Played", "RayExecutor", "chat_client", "make_executor"]
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "LocalExecutor",
+    "PlayJob",
+    "Played",
+    "RayExecutor",
+    "chat_client",
+    "corpus_texts",
+    "make_executor",
+]
 
 EXECUTORS = ("local", "ray")
 
