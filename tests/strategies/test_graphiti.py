@@ -22,6 +22,7 @@ pytest.importorskip("kuzu", reason="needs the graphiti extra: pip install -e '.[
 
 from helpers import FIXTURES, configuration  # noqa: E402
 from helpers.llm_server import LLMServer  # noqa: E402
+from helpers.runs import evals_run, stored_runs  # noqa: E402
 
 from evals.errors import EvalsError  # noqa: E402
 from evals.io.cache import Cache  # noqa: E402
@@ -123,6 +124,26 @@ def test_write_tokens_are_counted_sent_then_cached(server: LLMServer, tmp_path: 
     assert first.sent > 0 and first.cached == 0 and first.prompt_tokens > 0 and first.completion_tokens > 0
     assert (second.sent, second.cached) == (0, first.sent)
     assert (second.cached_prompt_tokens, second.cached_completion_tokens) == (first.prompt_tokens, first.completion_tokens)
+
+
+def test_a_run_with_answers_stores_the_write_tokens_and_a_rerun_sends_none(server: LLMServer, tmp_path: Path):
+    """`evals run --runner graphiti --with-answers`: graphiti's requests are the run's memory-write tally (per
+    conversation, with the CLI's line); the same command again takes every one from the cache beside the store."""
+    store = tmp_path / "results.duckdb"
+    server.reset_counts()
+    options = ("--option", f"base_url={server.base_url}", "--with-answers")
+    first = evals_run(server, store, FIXTURES / "corpus_small", *options, runner="graphiti", key="sk-unused")
+    assert first.exit_code == 0, first.output
+    sent = server.requests["graphiti"]
+    second = evals_run(server, store, FIXTURES / "corpus_small", *options, runner="graphiti", key="sk-unused")
+    assert second.exit_code == 0, second.output
+    assert sent > 0 and server.requests["graphiti"] == sent
+    old, new = stored_runs(store, oldest_first=True)
+    write, again = old.summary.llm_usage["memory_write"], new.summary.llm_usage["memory_write"]
+    assert (write["sent"], write["cached"], write["per"]) == (sent, 0, len(old.run.conversations))
+    assert write["prompt_tokens"] > 0 and write["model"] == "gpt-4o-mini"
+    assert (again["sent"], again["cached"], again["cached_prompt_tokens"]) == (0, sent, write["prompt_tokens"])
+    assert "llm memory-write (gpt-4o-mini): " in first.output
 
 
 def test_configuration_names_the_library_the_llm_and_not_the_key(monkeypatch: pytest.MonkeyPatch):
