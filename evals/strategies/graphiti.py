@@ -135,7 +135,8 @@ class CachedCompletions:
 
     The body is the one Graphiti built, sent unchanged; a cached response is used as
     it is; a miss goes through the ``openai`` client (which retries 429s and 5xx)
-    and is stored as soon as it arrives, scrubbed of the key. Every reply's usage is
+    and is stored as soon as it arrives, scrubbed of the key, unless Graphiti could
+    not parse it (then Graphiti's own retry asks again, and is not served it back). Every reply's usage is
     added to :attr:`usage` (kind memory_write), sent or cached."""
 
     def __init__(self, *, base_url: str, api_key: str, model: str, cache: Cache | None, timeout: float = 120.0) -> None:
@@ -164,7 +165,8 @@ class CachedCompletions:
                 raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
             text, cached = scrub_json(self._scrub(raw.http_response.text), self._scrub), False
             content = _reply(text, self.base_url)  # checked before it is cached
-            if self._cache is not None:
+            # A reply Graphiti cannot parse is not kept: Graphiti asks again (its own retries), and gets a new one.
+            if self._cache is not None and _parses(content):
                 value = {"body": text, "latency_s": time.perf_counter() - started}
                 self._cache.put(self.namespace, key, json.dumps(value).encode("utf-8"))
         data = json.loads(text)
@@ -187,6 +189,15 @@ def _reply(text: str, base_url: str) -> str:
     if not isinstance(content, str):
         raise EvalsError(f"malformed response from {base_url}: choices[0].message.content is not a string")
     return content
+
+
+def _parses(content: str) -> bool:
+    """Whether Graphiti's client can read ``content`` (JSON, maybe in a code fence, as it strips one)."""
+    try:
+        json.loads(_library().OpenAIGenericClient._strip_code_fences(content))
+    except ValueError:
+        return False
+    return True
 
 
 def _count(usage: dict[str, Any], name: str) -> int:

@@ -15,6 +15,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 
 pytest.importorskip("graphiti_core", reason="needs the graphiti extra: pip install -e '.[graphiti]'")
@@ -185,6 +186,34 @@ def test_a_refused_request_names_the_endpoint_and_hides_the_key(server: LLMServe
         server.clear_faults()
         strategy.close()
     assert server.base_url in str(raised.value) and "sk-secret" not in str(raised.value)
+
+
+def test_an_unparsable_reply_is_asked_again_and_never_cached(server: LLMServer, tmp_path: Path):
+    """A reply Graphiti cannot parse is not cached: Graphiti's own retry asks the endpoint again and goes on."""
+    broken: list[str] = []
+
+    def rewrite(kind: str, text: str, key: str) -> str:
+        if kind != "graphiti" or broken:
+            return text
+        body = json.loads(text)
+        broken.append(body["choices"][0]["message"]["content"])
+        body["choices"][0]["message"]["content"] = "Sure! Here are the entities."
+        return json.dumps(body)
+
+    server.rewrite = rewrite
+    try:
+        with Cache.open(tmp_path / "cache.duckdb") as cache:
+            strategy = Graphiti(base_url=server.base_url, cache=cache)
+            try:
+                _fed(strategy, TURNS[:1])
+            finally:
+                strategy.close()
+    finally:
+        server.rewrite = None
+    with duckdb.connect(str(tmp_path / "cache.duckdb"), read_only=True) as con:
+        values = [bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE 'chat:%'").fetchall()]
+    assert broken and strategy.write_usage.sent == len(values) + 1
+    assert not [v for v in values if b"Sure! Here are" in v]
 
 
 def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
