@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
 pytest.importorskip("graphiti_core", reason="needs the graphiti extra: pip install -e '.[graphiti]'")
 pytest.importorskip("kuzu", reason="needs the graphiti extra: pip install -e '.[graphiti]'")
@@ -25,6 +26,7 @@ from helpers import FIXTURES, configuration  # noqa: E402
 from helpers.llm_server import LLMServer  # noqa: E402
 from helpers.runs import evals_run, stored_runs  # noqa: E402
 
+from evals.cli import cli  # noqa: E402
 from evals.errors import EvalsError  # noqa: E402
 from evals.io.cache import Cache  # noqa: E402
 from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
@@ -145,6 +147,14 @@ def test_a_run_with_answers_stores_the_write_tokens_and_a_rerun_sends_none(serve
     assert write["prompt_tokens"] > 0 and write["model"] == "gpt-4o-mini"
     assert (again["sent"], again["cached"], again["cached_prompt_tokens"]) == (0, sent, write["prompt_tokens"])
     assert "llm memory-write (gpt-4o-mini): " in first.output
+
+
+def test_listed_with_the_extra_it_needs():
+    """`evals strategies` lists graphiti as built in, with the extra that installs it and its two options."""
+    lines = CliRunner().invoke(cli, ["strategies"]).output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("graphiti  ("))
+    assert "(built-in)" in lines[at] and lines[at].endswith("[installed by the graphiti extra]")
+    assert [line.split("=")[0].strip() for line in lines[at + 1 : at + 3]] == ["--option llm_model", "--option base_url"]
 
 
 def test_configuration_names_the_library_the_llm_and_not_the_key(monkeypatch: pytest.MonkeyPatch):
