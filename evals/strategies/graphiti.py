@@ -393,5 +393,6 @@ SPEC = StrategySpec(
     summary="Graphiti (graphiti-core) on in-memory Kuzu: its LLM turns each turn into facts; hybrid fact search on MiniLM.",
     requires=REQUIRES,
     extra="graphiti",
+    needs_endpoint=True,  # its LLM writes every fact: not among the "available" strategies a suite runs offline
     derived_records=True,  # a record is a fact Graphiti's LLM wrote, naming the turns it came from
 )

@@ -150,10 +150,13 @@ def test_a_run_with_answers_stores_the_write_tokens_and_a_rerun_sends_none(serve
 
 
 def test_listed_with_the_extra_it_needs():
-    """`evals strategies` lists graphiti as built in, with the extra that installs it and its two options."""
+    """`evals strategies` lists graphiti as built in, with the extra that installs it, the endpoint it asks and its
+    two options; `--available` (what a suite of "available" strategies runs, offline) leaves it out."""
     lines = CliRunner().invoke(cli, ["strategies"]).output.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("graphiti  ("))
-    assert "(built-in)" in lines[at] and lines[at].endswith("[installed by the graphiti extra]")
+    assert "(built-in)" in lines[at] and "[installed by the graphiti extra]" in lines[at]
+    assert lines[at].endswith("[asks an LLM endpoint: --option base_url=… or OPENAI_BASE_URL]")
+    assert "graphiti" not in CliRunner().invoke(cli, ["strategies", "--names", "--available"]).output.split()
     assert [line.split("=")[0].strip() for line in lines[at + 1 : at + 3]] == ["--option llm_model", "--option base_url"]
 
 
