@@ -268,6 +268,7 @@ class Graphiti:
         self._loop = asyncio.new_event_loop()
         self._graph: Any = None
         self._database: Any = None
+        self._connection: Any = None
         self._episodes: dict[str, int] = {}  # episode uuid -> its turn
         self._next_turn = 0
         self.reset()
@@ -324,7 +325,7 @@ class Graphiti:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # "The Kuzu backend is deprecated"
             driver = library.KuzuDriver(db=":memory:")
-        self._database = driver.db
+        self._database, self._connection = driver.db, driver.client
         self._graph = library.Graph(
             graph_driver=driver, llm_client=self._llm, embedder=self._embedder, cross_encoder=self._reranker
         )
@@ -340,10 +341,12 @@ class Graphiti:
             self._loop.close()
 
     def _drop(self) -> None:
+        """Close the conversation's Kuzu connection (its thread pool) and database."""
         if self._database is not None:
             self._graph = None
+            self._connection.close()
             self._database.close()
-            self._database = None
+            self._database = self._connection = None
 
     def _run(self, what: str, coroutine: Any) -> Any:
         try:
