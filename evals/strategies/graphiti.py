@@ -159,7 +159,8 @@ class CachedCompletions:
         else:
             started = time.perf_counter()
             try:
-                raw = self._openai.chat.completions.with_raw_response.create(**body)
+                # In a thread: the requests Graphiti gathers together (a turn's summaries, say) are in flight at once.
+                raw = await asyncio.to_thread(self._openai.chat.completions.with_raw_response.create, **body)
             except Exception as exc:  # noqa: BLE001 - an endpoint's message may quote the key: say it without
                 message = self._scrub(str(exc))
                 raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
