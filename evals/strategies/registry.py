@@ -157,6 +157,9 @@ class StrategySpec:
     # contain the turns it names; `evals check-strategy` then does not hold it to that (issue 40).
     derived_records: bool = False
     requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
+    # It asks an LLM endpoint whatever its options (graphiti writes with one), so it is not among the strategies
+    # that can run here as they are (`evals strategies --available`, a suite's "available"), which run offline.
+    needs_endpoint: bool = False
     extra: str | None = None  # the extra that installs them, for the message
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
     # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
@@ -169,6 +172,10 @@ class StrategySpec:
     def missing(self) -> list[str]:
         """The required modules this environment lacks ([] when the strategy can run here)."""
         return [name for name in self.requires if not _findable(name)]
+
+    def available(self) -> bool:
+        """Whether it runs here as it is: installed, and asking no LLM endpoint (see ``needs_endpoint``)."""
+        return not self.needs_endpoint and not self.missing()
 
     def configuration(self, options: BaseModel, context: BuildContext) -> dict[str, Any]:
         describe = self.describe or _default_describe(self.name)

@@ -64,6 +64,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import graphiti_replies
+
 _WORD = re.compile(r"[a-z0-9]+")
 _KEYWORDS = re.compile(r"^Expected keywords \(JSON\): (.*)$", re.MULTILINE)
 _FACT = re.compile(r"^Expected fact: (.*)$", re.MULTILINE)
@@ -314,6 +316,8 @@ class LLMServer:
             kind, content = "summary", " / ".join(messages[-1]["content"].splitlines()) + echo
         elif "You are a Memory Extractor" in first:
             kind, content = "extraction", json.dumps(extraction_reply(messages[-1]["content"]))
+        elif graphiti_replies.handles(body):  # graphiti-core's requests, by the schema each names
+            kind, content = "graphiti", graphiti_replies.reply(body)
         elif len(messages) == 1:
             kind, content = "answer", single_message_answer(first) + echo
         else:

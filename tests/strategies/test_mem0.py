@@ -27,6 +27,7 @@ pytest.importorskip("faiss", reason="needs the mem0 extra: pip install -e '.[mem
 
 from helpers import FIXTURES, configuration  # noqa: E402
 from helpers.llm_server import LLMServer  # noqa: E402
+from helpers.runs import evals_run, stored_runs  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
 from evals.errors import EvalsError  # noqa: E402
@@ -259,6 +260,21 @@ def test_infer_rerun_with_the_same_cache_makes_no_request(tmp_path: Path):
         second = evaluate(config, cache=cache)
         assert asked > 0 and server.total == asked
     assert [c.test_points for c in first.run.conversations] == [c.test_points for c in second.run.conversations]
+
+
+def test_infer_with_answers_stores_the_extraction_tokens_as_memory_writes(tmp_path: Path):
+    """`evals run --runner mem0 --option infer=true --with-answers`: mem0's extraction requests are the run's
+    memory-write tally, per conversation."""
+    store = tmp_path / "results.duckdb"
+    with LLMServer() as server:
+        options = ("--option", "infer=true", "--option", f"base_url={server.base_url}", "--with-answers")
+        result = evals_run(server, store, FIXTURES / "corpus_small", *options, runner="mem0", key="sk-unused")
+        assert result.exit_code == 0, result.output
+        sent = server.requests["extraction"]
+    (stored,) = stored_runs(store)
+    write = stored.summary.llm_usage["memory_write"]
+    assert sent > 0 and (write["sent"], write["cached"], write["per"]) == (sent, 0, len(stored.run.conversations))
+    assert write["prompt_tokens"] > 0 and "llm memory-write (gpt-4o-mini): " in result.output
 
 
 def test_infer_pins_the_prompt_date():

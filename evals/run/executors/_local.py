@@ -6,7 +6,14 @@ import gc
 import time
 from typing import TYPE_CHECKING
 
-from evals.run.executors._play import Played, PlayJob, play_planned, prefetch_corpus, protocol_arguments
+from evals.run.executors._play import (
+    Played,
+    PlayJob,
+    count_memory_writes,
+    play_planned,
+    prefetch_corpus,
+    protocol_arguments,
+)
 
 if TYPE_CHECKING:
     from evals.run.llm import AskedPoint
@@ -62,4 +69,5 @@ class LocalExecutor:
                 call_timeout=config.call_timeout,
                 **protocol_arguments(job.protocols),
             )
+            count_memory_writes(answers, strategy)  # a memory's own LLM requests (graphiti's)
         return Played(run, answers)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus, Turn
-from evals.model.results import AnswerRun, RunResult
+from evals.model.results import MEMORY_WRITE, AnswerRun, RequestTally, RunResult
 from evals.model.turn_refs import TurnLookup, record_turns
 from evals.strategies._faults import PLUGIN_FAULTS, StrategyError, kind_of, plugin_fault
 from evals.strategies.base import lone_surrogate
@@ -28,6 +28,7 @@ __all__ = [
     "chat_client",
     "collector",
     "corpus_texts",
+    "count_memory_writes",
     "play_planned",
     "prefetch_corpus",
     "protocol_arguments",
@@ -183,6 +184,26 @@ def _dated(
         out.append(ContextRecord(text, index, turn.role, speaker, turn.session, turn.date))
     whole = bool(found) and found == [i for i in range(point.turn_index) if turns[i].record]
     return {"records": tuple(out), "question_date": turns[point.turn_index].date, "speakers": pair, "whole_history": whole}
+
+
+def count_memory_writes(answers: AnswerRun | None, strategy: object) -> None:
+    """Add the LLM requests a strategy made through its own client while it wrote (its ``write_usage``, a
+    :class:`RequestTally`: graphiti's) to the run's memory-write tally and totals, as summary_buffer's
+    requests through the run's client are; stored only with answers on, where a run keeps its tallies."""
+    written = getattr(strategy, "write_usage", None)
+    if answers is None or not isinstance(written, RequestTally) or not written.requests:
+        return
+    tally = answers.usage.get(MEMORY_WRITE)
+    if tally is None or not tally.requests:  # no summary request: the strategy's model is the kind's
+        answers.usage[MEMORY_WRITE] = tally = RequestTally(written.model, per=tally.per if tally is not None else 0)
+    for name in ("sent", "cached", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens"):
+        setattr(tally, name, getattr(tally, name) + getattr(written, name))
+    for key, count in written.served.items():
+        tally.served[key] = tally.served.get(key, 0) + count
+    answers.requests_made += written.sent
+    answers.requests_cached += written.cached
+    answers.prompt_tokens += written.prompt_tokens + written.cached_prompt_tokens
+    answers.completion_tokens += written.completion_tokens + written.cached_completion_tokens
 
 
 def play_planned(

@@ -49,7 +49,15 @@ from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus
 from evals.model.formatting import whole_number
 from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage
-from evals.run.executors._play import Played, PlayJob, chat_client, corpus_texts, play_planned, protocol_arguments
+from evals.run.executors._play import (
+    Played,
+    PlayJob,
+    chat_client,
+    corpus_texts,
+    count_memory_writes,
+    play_planned,
+    protocol_arguments,
+)
 from evals.run.executors._worker_cache import CacheReader, WorkerCache
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
@@ -518,6 +526,7 @@ def _play_conversation(
                 call_timeout=config.call_timeout,
                 **protocol_arguments(settings.protocols),
             )
+            count_memory_writes(answers, strategy)
     finally:
         if client is not None:
             client.close()
