@@ -145,7 +145,7 @@ class CorpusBoard:
 
 @dataclass(frozen=True)
 class ClaimRow:
-    """A published claim on a board (evals/model/claims.toml), greyed, with the run measuring it the same way."""
+    """A published claim on a board (its benchmark unit's claims.toml), greyed, with the run measuring it the same way."""
 
     system: str
     version: str
@@ -162,6 +162,7 @@ class ClaimRow:
     run_href: str = ""
     run_value: float | None = None
     difference: float | None = None  # run less published
+    difference_points: str = ""  # as every surface prints it (evals.views.claims.ClaimView.difference_points)
     why_not: str = ""  # no run beside it: why
     retrieval: bool = False  # a retrieval figure (a level and k): the kind a run here measures without a judge
 
@@ -718,6 +719,7 @@ def claim_rows(runs: Sequence[RunSummary], paths: Paths) -> list[ClaimRow]:
                 run_href=paths.run(view.run_id) if view.run_id else "",
                 run_value=view.run_value,
                 difference=view.difference,
+                difference_points=view.difference_points,
                 why_not=view.why_not,
                 retrieval=c.level is not None,
             )

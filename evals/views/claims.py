@@ -44,6 +44,12 @@ class ClaimView:
         """The run's figure less the published one (None: no run beside it)."""
         return None if self.run_value is None else self.run_value - self.claim.value
 
+    @property
+    def difference_points(self) -> str:
+        """The difference in percentage points, as every surface prints it ("+0.04"; "" with no run beside it):
+        two places, since a reproduction often lands within a tenth of a point."""
+        return "" if self.difference is None else f"{self.difference * 100:+.2f}"
+
 
 def _on_board(claim: Claim, runs: Sequence[RunSummary]) -> bool:
     first = runs[0]
@@ -167,8 +173,8 @@ def claims_text(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = Non
             _wrapped(f"published {percent(c.value)}  {c.system}: {c.figure} [{c.metric}{at}{level}; {c.measured_by}]", "  ")
         )
         if v.run_value is not None:
-            diff = f"{v.difference * 100:+.1f}"  # type: ignore[operator]
-            lines.append(_wrapped(f"run {percent(v.run_value)}  {v.run_label}, difference {diff} points", "      "))
+            said = f"run {percent(v.run_value)}  {v.run_label}, difference {v.difference_points} points"
+            lines.append(_wrapped(said, "      "))
     return "\n".join(lines) + "\n"
 
 
