@@ -164,6 +164,42 @@ def add_corpus_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
 
 
+def add_pinned_run_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of a script that fetches a pinned benchmark and plays one strategy on it at k = 10
+    (bench_beam.py, bench_locomo_plus.py): where the downloads and the lock are, the strategy, and a mirror
+    of the published files built from a git snapshot (``EVALS_MIRROR``)."""
+    parser.add_argument("--downloads", type=Path, required=True)
+    parser.add_argument("--lock", type=Path, default=None, help="default: benchmarks.lock beside --downloads")
+    parser.add_argument("--strategy", default="bm25")
+    parser.add_argument("--embedder", default=None)
+    parser.add_argument("--mirror-from", default=None, help="a bare git snapshot of the repository to build --mirror from")
+    parser.add_argument("--mirror", type=Path, default=None)
+
+
+def pinned_run(args: argparse.Namespace) -> tuple[Path, str]:
+    """The lock file and the strategy's label of a script given :func:`add_pinned_run_flags`; the fetches
+    that follow read from ``--mirror`` when one is given."""
+    from evals.benchmarks import DEFAULT_LOCK
+
+    if args.mirror:
+        os.environ["EVALS_MIRROR"] = str(args.mirror)
+    label = args.strategy + (f" ({args.embedder})" if args.embedder else "")
+    return args.lock or args.downloads.parent / DEFAULT_LOCK.name, label
+
+
+def operator_seconds(compute: Callable[[], object], kind_of: Callable[[str], str]) -> dict[str, float]:
+    """Self CPU seconds of the torch operators ``compute()`` runs, summed by ``kind_of(operator name)``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        compute()
+    kinds: dict[str, float] = {}
+    for event in prof.key_averages():
+        kind = kind_of(event.key)
+        kinds[kind] = kinds.get(kind, 0.0) + event.self_cpu_time_total / 1e6
+    return kinds
+
+
 def import_and_runs(source: Path, corpus: Path, store: Path, strategies: Sequence[str]) -> list[tuple[str, list[str]]]:
     """(step, command): ``evals import-corpus longmemeval`` of ``source``, then one uncached run of each strategy."""
     steps = [("import", [*EVALS, "import-corpus", "longmemeval", str(source), "--out", str(corpus)])]

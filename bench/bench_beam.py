@@ -18,13 +18,14 @@ A local mirror from a git snapshot of the repository (bare, as `git clone --mirr
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from evals.benchmarks import DEFAULT_LOCK, benchmark, fetch
+from _common import add_pinned_run_flags, pinned_run
+
+from evals.benchmarks import benchmark, fetch
 from evals.benchmarks.beam import ABILITIES, COMMIT, PINS, REPOSITORY
 from evals.benchmarks.beam.importer import import_beam
 from evals.judge.metrics import ScoredRun, grouped, point_values
@@ -49,18 +50,11 @@ def make_mirror(snapshot: str, mirror: Path, tiers: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tiers", nargs="+", choices=list(PINS))
-    parser.add_argument("--downloads", type=Path, required=True)
-    parser.add_argument("--lock", type=Path, default=None, help="default: benchmarks.lock beside --downloads")
-    parser.add_argument("--strategy", default="bm25")
-    parser.add_argument("--embedder", default=None)
-    parser.add_argument("--mirror-from", default=None, help="a bare git snapshot of the repository to build --mirror from")
-    parser.add_argument("--mirror", type=Path, default=None)
+    add_pinned_run_flags(parser)
     args = parser.parse_args()
     if args.mirror_from:
         make_mirror(args.mirror_from, args.mirror, args.tiers)
-    if args.mirror:
-        os.environ["EVALS_MIRROR"] = str(args.mirror)
-    lock = args.lock or args.downloads.parent / DEFAULT_LOCK.name
+    lock, label = pinned_run(args)
     for tier in args.tiers:
         name = f"beam_{tier.lower()}"
         fetched = fetch(name, downloads=args.downloads, lock_path=lock)
@@ -70,7 +64,6 @@ def main() -> None:
         evaluation = evaluate(config)
         values = point_values(ScoredRun(evaluation.run, evaluation.scores), ["evidence_recall_any"])
         by_ability = grouped(values, "category", ["evidence_recall_any"])
-        label = args.strategy + (f" ({args.embedder})" if args.embedder else "")
         print(f"\nBEAM {tier}: {fetched.corpus}; {label} recall_any@10 per ability (Wilson 95%)")
         print(f"{'ability':<26} {'questions':>9} {'evidence':>8} {'dangling':>8}  recall_any@10")
         for ability in ABILITIES:

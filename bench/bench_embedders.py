@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import EVALS, REPO_ROOT, load_average, print_table  # noqa: E402
+from _common import EVALS, REPO_ROOT, load_average, operator_seconds, print_table  # noqa: E402
 
 HIDDEN, FFN = 384, 1536
 PEAK_TARGET, SPEEDUP_TARGET = 0.7, 1.7
@@ -121,17 +121,10 @@ def embed_timed(name: str, texts: list[str], cache: Any) -> dict[str, Any]:
 
 def profile_kinds(name: str, texts: list[str]) -> dict[str, float]:
     """Self CPU seconds of one chunk's operators, by kind."""
-    from torch.profiler import ProfilerActivity, profile
-
     from evals.strategies import embedders as E
 
-    embedder, _ = E.make_embedder(name, None)
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        embedder.compute(texts)
-    kinds: dict[str, float] = {}
-    for event in prof.key_averages():
-        key = event.key
-        kind = (
+    def kind_of(key: str) -> str:
+        return (
             "attention (sdpa, bmm, softmax)" if re.search(r"attention|bmm|softmax|baddbmm", key)
             else "linear (addmm, mm)" if re.search(r"addmm|::mm$|matmul|linear", key)
             else "GELU" if "gelu" in key
@@ -139,7 +132,9 @@ def profile_kinds(name: str, texts: list[str]) -> dict[str, float]:
             else "copies, casts" if re.search(r"copy_|contiguous|clone|::to$|_to_copy|cat", key)
             else "other operators"
         )  # fmt: skip
-        kinds[kind] = kinds.get(kind, 0.0) + event.self_cpu_time_total / 1e6
+
+    embedder, _ = E.make_embedder(name, None)
+    kinds = operator_seconds(lambda: embedder.compute(texts), kind_of)
     total = sum(kinds.values()) or 1.0
     return {k: v / total for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])}
 

@@ -12,11 +12,11 @@ retrieval figure to compare it with.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
-from pathlib import Path
 
-from evals.benchmarks import BENCHMARKS, DEFAULT_LOCK, fetch
+from _common import add_pinned_run_flags, pinned_run
+
+from evals.benchmarks import BENCHMARKS, fetch
 from evals.judge.metrics import ScoredRun, grouped, point_values
 from evals.run.config import RunConfig
 from evals.run.evaluate import evaluate
@@ -24,12 +24,7 @@ from evals.run.evaluate import evaluate
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--downloads", type=Path, required=True)
-    parser.add_argument("--lock", type=Path, default=None, help="default: benchmarks.lock beside --downloads")
-    parser.add_argument("--strategy", default="bm25")
-    parser.add_argument("--embedder", default=None)
-    parser.add_argument("--mirror-from", default=None, help="a bare git snapshot of the repository to build --mirror from")
-    parser.add_argument("--mirror", type=Path, default=None)
+    add_pinned_run_flags(parser)
     args = parser.parse_args()
     if args.mirror_from:
         for file in BENCHMARKS["locomo_plus"].tree:
@@ -38,14 +33,12 @@ def main() -> None:
             _, _, commit, path = file.name.split("/", 3)
             command = ["git", "-C", args.mirror_from, "show", f"{commit}:{path}"]
             target.write_bytes(subprocess.run(command, capture_output=True, check=True).stdout)
-    if args.mirror:
-        os.environ["EVALS_MIRROR"] = str(args.mirror)
-    fetched = fetch("locomo_plus", downloads=args.downloads, lock_path=args.lock or args.downloads.parent / DEFAULT_LOCK.name)
+    lock, label = pinned_run(args)
+    fetched = fetch("locomo_plus", downloads=args.downloads, lock_path=lock)
     evaluation = evaluate(RunConfig(strategy=args.strategy, embedder=args.embedder, corpus=fetched.corpus, k=10))
     points = [p for c in evaluation.corpus.conversations for _, p in c.test_points()]
     values = point_values(ScoredRun(evaluation.run, evaluation.scores), ["evidence_recall_any"])
     found = next(iter(grouped(values, None, ["evidence_recall_any"]).values()))["evidence_recall_any"]
-    label = args.strategy + (f" ({args.embedder})" if args.embedder else "")
     print(f"LoCoMo-Plus: {fetched.corpus}: {len(points)} items, {sum(bool(p.evidence_turns) for p in points)} with evidence")
     print(f"{label} recall_any@10 of the cue: {found.value:.3f} [{found.low:.3f}, {found.high:.3f}] n={found.n}")
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, EVALS, REPO_ROOT, load_average, run_checked  # noqa: E402
+from _common import DATA_DIR, EVALS, REPO_ROOT, load_average, operator_seconds, run_checked  # noqa: E402
 
 TARGET_S = 240.0
 
@@ -83,7 +83,6 @@ def corpus_for(args: argparse.Namespace) -> Path:
 def sample_rate(texts: list[str], threads: int | None) -> dict[str, float]:
     """Embed ``texts`` as a cold run does; time it, and profile one chunk by operator kind."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     from evals.strategies.embedders import MINILM_MODEL, PREFETCH_CHUNK, CachingEmbedder, MiniLMEmbedder, _minilm_model
 
@@ -107,12 +106,9 @@ def sample_rate(texts: list[str], threads: int | None) -> dict[str, float]:
     tokenize_cpu = time.process_time() - clock
 
     chunk = texts[: min(len(texts), 256)]
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        embedder.compute(chunk)
-    kinds: dict[str, float] = {}
-    for event in prof.key_averages():
-        name = event.key
-        kind = (
+
+    def kind_of(name: str) -> str:
+        return (
             "matrix products" if re.search(r"addmm|::mm$|matmul|linear|bmm", name)
             else "attention" if "attention" in name
             else "copies" if re.search(r"copy_|contiguous|clone", name)
@@ -120,7 +116,8 @@ def sample_rate(texts: list[str], threads: int | None) -> dict[str, float]:
             else "layer norm" if "layer_norm" in name
             else "other operators"
         )  # fmt: skip
-        kinds[kind] = kinds.get(kind, 0.0) + event.self_cpu_time_total / 1e6
+
+    kinds = operator_seconds(lambda: embedder.compute(chunk), kind_of)
     return {
         "wall": wall,
         "cpu": cpu,

@@ -68,12 +68,7 @@ class AboutPublisher(Publisher):
             site.env,
             "about.html",
             AboutPage(
-                title="Methodology",
-                root="",
-                nav=self.name,
-                store_note=site.note,
-                store_href=site.store_href,
-                navigation=site.navigation,
+                **site.frame("Methodology", self.name),
                 exact_tokenizer=EXACT,
                 approx_tokenizer=APPROXIMATE,
                 reference_strategy=REFERENCE_STRATEGY,

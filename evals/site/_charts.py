@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "Chart",
@@ -242,14 +243,9 @@ def cost_chart(
         for tokens, neg_recall in steps[1:]:
             d += f" H{_r(x_of(tokens))} V{_r(y_of(-neg_recall))}"
         paths.append(("frontier", d))
-    return Chart(
-        title=title,
-        width=WIDTH,
-        height=HEIGHT,
-        left=x0,
-        top=y0,
-        right=x1,
-        bottom=y1,
+    return _chart(
+        title,
+        (x0, y0, x1, y1),
         x_label=tokens_label,
         y_label=y_label,
         x_ticks=x_ticks,
@@ -267,6 +263,12 @@ def cost_chart(
         ),
         notes=list(notes or []),
     )
+
+
+def _chart(title: str, plot: tuple[float, float, float, float], **drawn: Any) -> Chart:
+    """A chart of the site's one size, its axes around ``plot`` (left, top, right, bottom)."""
+    left, top, right, bottom = plot
+    return Chart(title=title, width=WIDTH, height=HEIGHT, left=left, top=top, right=right, bottom=bottom, **drawn)
 
 
 def _nice_max(value: float) -> float:
@@ -329,14 +331,9 @@ def series_chart(points: list[SeriesPoint], *, title: str, y_label: str, recall:
     legend = [("drop", "flagged drop")] if any(p.flagged for p in points) else []
     if recall:
         legend.append(("", "bars: 95% interval"))
-    return Chart(
-        title=title,
-        width=WIDTH,
-        height=HEIGHT,
-        left=x0,
-        top=y0,
-        right=x1,
-        bottom=y1,
+    return _chart(
+        title,
+        (x0, y0, x1, y1),
         x_label="run (oldest to newest; commit)",
         y_label=y_label,
         x_ticks=x_ticks,
@@ -464,14 +461,9 @@ def line_chart(
         cutoffs = ", ".join(f"{x:g}" for x in sorted(set(at)))
         css = "reference" + ("" if colour is None else f" s{colour % SERIES_CLASSES}")
         legend.append((css, f"{label or 'published figure'} at k = {cutoffs} (published, not re-run here)"))
-    return Chart(
-        title=title,
-        width=WIDTH,
-        height=HEIGHT,
-        left=x0,
-        top=y0,
-        right=x1,
-        bottom=y1,
+    return _chart(
+        title,
+        (x0, y0, x1, y1),
         x_label=x_label,
         y_label=y_label,
         x_ticks=ticks(x_low, x_high, x_log, x_of, False),

@@ -193,12 +193,7 @@ def _compare_page(site: Site, pairs: dict[tuple[str, str], tuple[RunSummary, Run
             )
         )
     return ComparePage(
-        title="Compare runs",
-        root="",
-        nav=ComparePublisher.name,
-        store_note=site.note,
-        store_href=site.store_href,
-        navigation=site.navigation,
+        **site.frame("Compare runs", ComparePublisher.name),
         sections=sections,
         single_commit=single,
         pair_groups=_pair_groups(site),

@@ -17,7 +17,6 @@ from evals.site._pages import ConfigInfo, Page
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
-from evals.views.site_paths import root_of
 
 __all__ = ["HistoryIndexPage", "HistoryPage", "HistoryPublisher", "HistoryRow", "drop_reason"]
 
@@ -91,7 +90,7 @@ def drop_reason(previous: RunSummary, current: RunSummary) -> str:
 
 
 def _history_pages(site: Site, output: Output) -> None:
-    by_config, env, paths, note = site.by_config, site.env, site.paths, site.note
+    by_config, env, paths = site.by_config, site.env, site.paths
     index_rows = []
     for cid in sorted(by_config, key=lambda c: config_order(by_config[c][0])):
         runs = list(reversed(by_config[cid]))  # oldest first
@@ -165,12 +164,9 @@ def _history_pages(site: Site, output: Output) -> None:
             env,
             href,
             HistoryPage(
-                title=f"History: {info.strategy} ({info.config_key}) on {info.corpus_name}",
-                root=root_of(href),
-                nav=HistoryPublisher.name,
-                store_note=note,
-                store_href=site.store_href,
-                navigation=site.navigation,
+                **site.frame(
+                    f"History: {info.strategy} ({info.config_key}) on {info.corpus_name}", HistoryPublisher.name, href=href
+                ),
                 config=info,
                 headline_label=runs[-1].headline.rule.label,
                 recall_chart=series_chart(
@@ -200,12 +196,7 @@ def _history_pages(site: Site, output: Output) -> None:
         env,
         "history/index.html",
         HistoryIndexPage(
-            title="History",
-            root="../",
-            nav=HistoryPublisher.name,
-            store_note=note,
-            store_href=site.store_href,
-            navigation=site.navigation,
+            **site.frame("History", HistoryPublisher.name, href="history/index.html"),
             configs=index_rows,
         ),
     )

@@ -35,7 +35,7 @@ from evals.site._pages import Page
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
 from evals.site._views import settings_text
 from evals.store import RunSummary, StoredRun
-from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir, root_of
+from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir
 from evals.views.tables import Caveat, board_order, caveats
 
 __all__ = [
@@ -331,14 +331,8 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
             flips.append(PairFlip(flip=letter, anchor=anchor, question=flip.question, category=flip.category))
     categories = [PairCategory(c.category, c.only_a, c.only_b, p_value_text(c.mcnemar_p)) for c in comparison.by_category()]
     answers = comparison.answers
-    root = root_of(href)
     return PairPage(
-        title=f"{a.summary.strategy} vs {b.summary.strategy} on {a.summary.corpus_name}",
-        root=root,
-        nav="compare",
-        store_note=site.note,
-        store_href=site.store_href,
-        navigation=site.navigation,
+        **site.frame(f"{a.summary.strategy} vs {b.summary.strategy} on {a.summary.corpus_name}", "compare", href=href),
         corpus_name=a.summary.corpus_name,
         corpus_key=a.summary.corpus_digest[:16],
         points_href=points_data(a.summary.corpus_digest),

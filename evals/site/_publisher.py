@@ -33,7 +33,7 @@ from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
 from evals.site._views import store_note
 from evals.store import RunSummary, Store, StoredRun
-from evals.views.site_paths import Paths, config_id
+from evals.views.site_paths import Paths, config_id, root_of
 
 __all__ = ["CorpusSource", "Publisher", "RunSource", "Site", "corpus_source", "navigation", "run_source"]
 
@@ -113,6 +113,20 @@ class Site:
     # latest run id -> the latest runs with the same top-k on >= 99% of test points (evals.analysis.same_ranking)
     same_ranking: dict[str, list[Any]] = field(default_factory=dict)
     computed: Computed = field(default_factory=Computed)  # this build's verdicts by run (evals.site._computed)
+
+    def frame(self, title: str, nav: str = "", *, href: str = "", note: str | None = None) -> dict[str, Any]:
+        """The fields every page has (:class:`Page`'s) for the page at ``href`` (one at the site root may leave it
+        out). A page of one run or one corpus gives its own ``note`` and links no store: later builds reuse it as
+        it is (evals/site/_manifest.py)."""
+        own = note is not None
+        return {
+            "title": title,
+            "root": root_of(href),
+            "nav": nav,
+            "store_note": note if own else self.note,
+            "navigation": self.navigation,
+            "store_href": "" if own else self.store_href,
+        }
 
     @classmethod
     def of(

@@ -21,7 +21,7 @@ from evals.judge.headline import KEYWORD, MISS, Verdict, at_k, headline_by_categ
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
-from evals.model.results import PER, AnswerRun, ConversationResult, RunResult
+from evals.model.results import PER, AnswerRun, ConversationResult, RunResult, TestPointResult
 from evals.site._charts import Chart
 from evals.site._drilldown import ConversationPage, ConversationText, conversation_views
 from evals.site._errata import errata_view
@@ -37,7 +37,7 @@ from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
 from evals.views.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
 from evals.views.report import conversation_json, legacy_json_parts
-from evals.views.site_paths import POINTS_PER_PAGE, config_id, root_of
+from evals.views.site_paths import POINTS_PER_PAGE, Paths, config_id, root_of
 from evals.views.tables import KIND_LABELS, price_text
 
 __all__ = [
@@ -367,31 +367,11 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                 )
             )
             suspects = suspect_marks(site, s.corpus_digest, cid)  # the label audit's flags (evals.site._suspects)
-            misses.extend(
-                MissRow(
-                    conversation_id=cid,
-                    turn_index=p.turn_index,
-                    question=p.question,
-                    href=paths.test_point(s.run_id, cid, p.turn_index),
-                    suspect=suspects.get(p.turn_index, ""),
-                    category=p.category or "",
-                )
-                for p, verdict in zip(conversation.test_points, split[index], strict=True)
-                if verdict == MISS
-            )
+            missed = [p for p, verdict in zip(conversation.test_points, split[index], strict=True) if verdict == MISS]
+            misses.extend(_miss_row(paths, s.run_id, cid, p, suspects) for p in missed)
             if point_answers is not None:
-                wrong.extend(
-                    MissRow(
-                        conversation_id=cid,
-                        turn_index=p.turn_index,
-                        question=p.question,
-                        href=paths.test_point(s.run_id, cid, p.turn_index),
-                        suspect=suspects.get(p.turn_index, ""),
-                        category=p.category or "",
-                    )
-                    for p, answer in zip(conversation.test_points, point_answers, strict=True)
-                    if answer.correct is False
-                )
+                wrong_answers = [p for p, a in zip(conversation.test_points, point_answers, strict=True) if a.correct is False]
+                wrong.extend(_miss_row(paths, s.run_id, cid, p, suspects) for p in wrong_answers)
             ids = TurnIds(part.sessions.get(cid), part.dates.get(cid), s.benchmark)
             text = ConversationText(part.transcripts.get(cid, []), ids)
             root = root_of(href)
@@ -424,13 +404,11 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     env,
                     page_hrefs[number],
                     ConversationPage(
-                        title=f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}"
-                        + (f" \u00b7 page {number + 1}" if number else ""),
-                        root=root,
-                        nav="",
-                        store_note=note,
-                        navigation=site.navigation,
-                        store_href="",
+                        **site.frame(
+                            f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}" + (f" \u00b7 page {number + 1}" if number else ""),
+                            href=page_hrefs[number],
+                            note=note,
+                        ),
                         run=header,
                         conversation_id=cid,
                         description=conversation.description,
@@ -511,12 +489,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
         env,
         run_href,
         RunPage(
-            title=f"Run {s.run_id}: {s.strategy} on {s.corpus_name}",
-            root=root_of(run_href),
-            nav="",
-            store_note=note,
-            navigation=site.navigation,
-            store_href="",
+            **site.frame(f"Run {s.run_id}: {s.strategy} on {s.corpus_name}", href=run_href, note=note),
             run=header,
             headline_label=rule.label,
             headline_at_k=at_k(rule.label, s.k),
@@ -558,6 +531,18 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             errata=errata,
             errata_at_k=at_k(errata.label, s.k) if errata else "",
         ),
+    )
+
+
+def _miss_row(paths: Paths, run_id: str, cid: str, p: TestPointResult, suspects: dict[int, str]) -> MissRow:
+    """A test point listed among a run's misses or wrong answers, linked to its drill-down."""
+    return MissRow(
+        conversation_id=cid,
+        turn_index=p.turn_index,
+        question=p.question,
+        href=paths.test_point(run_id, cid, p.turn_index),
+        suspect=suspects.get(p.turn_index, ""),
+        category=p.category or "",
     )
 
 

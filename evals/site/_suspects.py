@@ -331,12 +331,7 @@ def suspects_page(site: Site, info: BenchmarkInfo, key: str) -> SuspectsPage:
             )
         sections.append(SuspectSection(name, digest[:10], found.test_points, found.checked, rows))
     return SuspectsPage(
-        title=f"Label suspects: {info.title}",
-        root="",
-        nav="leaderboard",
-        store_note=site.note,
-        store_href=site.store_href,
-        navigation=site.navigation,
+        **site.frame(f"Label suspects: {info.title}", "leaderboard"),
         benchmark=info,
         rule=MISSES,
         sections=sections,

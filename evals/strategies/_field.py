@@ -16,15 +16,18 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from evals.errors import EvalsError
-from evals.strategies.base import Message, Record
-from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
-from evals.strategies.registry import BuildContext, StrategyError
+from pydantic import BaseModel
 
-__all__ = ["EMBEDDING", "Turn", "TurnMemory", "extra_hint", "library_version", "quiet", "require"]
+from evals.errors import EvalsError
+from evals.strategies.base import MemoryStrategy, Message, Record, memories_context
+from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
+from evals.strategies.registry import BuildContext, NoOptions, StrategyError, StrategySpec
+
+__all__ = ["EMBEDDING", "Library", "Turn", "TurnMemory", "extra_hint", "library_version", "quiet", "require"]
 
 # Every field runner embeds with the harness's MiniLM: its identity in each configuration.
 EMBEDDING = {"embedder": "minilm", "model": MINILM_MODEL, "dimensions": MINILM_DIMENSIONS}
@@ -49,6 +52,42 @@ def library_version(distribution: str, hint: str) -> str:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         raise StrategyError(hint) from None
+
+
+@dataclass(frozen=True)
+class Library:
+    """The library a field runner drives, said once: the runner's name (also the extra that installs it), the
+    distribution whose version its configuration records and the module it imports; from these, the hint
+    naming what to install, the modules checked before building, and the runner's :class:`StrategySpec`."""
+
+    runner: str
+    distribution: str
+    module: str
+
+    @property
+    def hint(self) -> str:
+        return extra_hint(self.runner, self.runner, self.distribution)
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return (self.module, *MINILM_MODULES)
+
+    def require(self) -> None:
+        require(self.requires, self.hint)
+
+    def version(self) -> str:
+        return library_version(self.distribution, self.hint)
+
+    def spec(
+        self,
+        build: Callable[[Any, BuildContext], MemoryStrategy],
+        describe: Callable[[Any, BuildContext], dict[str, Any]],
+        summary: str,
+        options: type[BaseModel] = NoOptions,
+        **more: Any,
+    ) -> StrategySpec:
+        return StrategySpec(name=self.runner, build=build, options=options, describe=describe, summary=summary,
+                            requires=self.requires, extra=self.runner, **more)
 
 
 class Turn(NamedTuple):
@@ -91,11 +130,7 @@ class TurnMemory:
         return self._search(query, k)
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
-        records = self.retrieve(query, k)
-        if not records:
-            return []
-        lines = "\n".join(f"- {r.text}" for r in records)
-        return [{"role": "system", "content": f"Memories relevant to the question ({self.name}, most relevant first):\n{lines}"}]
+        return memories_context(self.retrieve(query, k), self.name)
 
     def reset(self) -> None:
         self._texts = []

@@ -59,6 +59,7 @@ __all__ = [
     "Record",
     "is_turn_number",
     "lone_surrogate",
+    "memories_context",
     "missing_members",
     "record_text",
     "record_turn",
@@ -175,3 +176,11 @@ def held_turns(record: Record | str) -> tuple[int, ...]:
     if record.turns:
         return tuple(record.turns)
     return () if record.turn is None else (record.turn,)
+
+
+def memories_context(records: Sequence[Record], name: str, question: str = "the question") -> list[Message]:
+    """``context_for`` of a memory that lists its records: one system message, best first (none for none)."""
+    if not records:
+        return []
+    lines = "\n".join(f"- {r.text}" for r in records)
+    return [{"role": "system", "content": f"Memories relevant to {question} ({name}, most relevant first):\n{lines}"}]

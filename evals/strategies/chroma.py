@@ -13,24 +13,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from evals.strategies._field import (
-    EMBEDDING,
-    MINILM_MODULES,
-    Turn,
-    TurnMemory,
-    extra_hint,
-    library_version,
-    quiet,
-    require,
-    turn_of,
-)
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext, NoOptions
 
-HINT = extra_hint("chroma", "chroma", "chromadb")
-REQUIRES = ("chromadb", *MINILM_MODULES)
+LIBRARY = Library("chroma", "chromadb", "chromadb")
 SPACE = "cosine"
 _COLLECTIONS = itertools.count()
 
@@ -75,7 +62,7 @@ class Chroma(TurnMemory):
     name = "chroma"
 
     def __init__(self, context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context)
         self._client = ephemeral_client()
         self._function = _embedding_function(self.embedder)
@@ -104,21 +91,13 @@ class Chroma(TurnMemory):
         ]
 
 
-class ChromaOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _describe(options: ChromaOptions, context: BuildContext) -> dict[str, Any]:
-    return {"name": "chroma", "chromadb": library_version("chromadb", HINT), "client": "EphemeralClient",
+def _describe(options: NoOptions, context: BuildContext) -> dict[str, Any]:
+    return {"name": "chroma", "chromadb": LIBRARY.version(), "client": "EphemeralClient",
             "index": f"hnsw:{SPACE}", "document": "turn", **EMBEDDING}
 
 
-SPEC = StrategySpec(
-    name="chroma",
-    build=lambda options, context: Chroma(context),
-    options=ChromaOptions,
-    describe=_describe,
-    summary="Chroma (chromadb): one document per turn in an in-process collection, HNSW search on the harness's MiniLM.",
-    requires=REQUIRES,
-    extra="chroma",
+SPEC = LIBRARY.spec(
+    lambda options, context: Chroma(context),
+    _describe,
+    "Chroma (chromadb): one document per turn in an in-process collection, HNSW search on the harness's MiniLM.",
 )

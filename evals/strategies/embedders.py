@@ -195,18 +195,23 @@ class MiniLMEmbedder:
 
     model = MINILM_MODEL
     dimensions = MINILM_DIMENSIONS
+    batch_size = MINILM_BATCH_SIZE
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return self.embed_array(texts).tolist()
+
+    @staticmethod
+    def _model() -> Any:
+        return _minilm_model()
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = _minilm_model().encode(
+        vectors = self._model().encode(
             list(texts),
-            batch_size=MINILM_BATCH_SIZE,
+            batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
@@ -219,20 +224,11 @@ class MiniLMBF16Embedder(MiniLMEmbedder):
     within a cosine of 0.999 of ``minilm``'s, at about twice its texts per CPU-second."""
 
     model = MINILM_BF16_MODEL
+    batch_size = MINILM_BF16_BATCH_SIZE
 
-    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = _minilm_bf16_model().encode(
-            list(texts),
-            batch_size=MINILM_BF16_BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+    @staticmethod
+    def _model() -> Any:
+        return _minilm_bf16_model()
 
 
 class CachingEmbedder:

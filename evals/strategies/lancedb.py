@@ -18,22 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import (
-    EMBEDDING,
-    MINILM_MODULES,
-    Turn,
-    TurnMemory,
-    extra_hint,
-    library_version,
-    quiet,
-    require,
-    turn_of,
-)
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext
 
-HINT = extra_hint("lancedb", "lancedb", "lancedb")
-REQUIRES = ("lancedb", *MINILM_MODULES)
+LIBRARY = Library("lancedb", "lancedb", "lancedb")
 COLUMNS = ["text", "turn"]
 _TABLES = itertools.count()
 
@@ -42,7 +31,7 @@ class LanceDB(TurnMemory):
     name = "lancedb"
 
     def __init__(self, mode: str = "vector", context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context, embeds=mode != "fts")
         quiet()
         import lancedb
@@ -103,7 +92,7 @@ class LanceDBOptions(BaseModel):
 
 
 def _describe(options: LanceDBOptions, context: BuildContext) -> dict[str, Any]:
-    described: dict[str, Any] = {"name": "lancedb", "lancedb": library_version("lancedb", HINT), "uri": "memory://",
+    described: dict[str, Any] = {"name": "lancedb", "lancedb": LIBRARY.version(), "uri": "memory://",
                                  "mode": options.mode, "document": "turn", "writes": "one add per batch of turns"}
     if options.mode != "fts":
         described.update(EMBEDDING, metric="cosine", index="none (exact)")
@@ -114,12 +103,9 @@ def _describe(options: LanceDBOptions, context: BuildContext) -> dict[str, Any]:
     return described
 
 
-SPEC = StrategySpec(
-    name="lancedb",
-    build=lambda options, context: LanceDB(options.mode, context),
-    options=LanceDBOptions,
-    describe=_describe,
-    summary="LanceDB in memory: one row per turn, added in batches; vector (MiniLM), fts (BM25) or hybrid (RRF).",
-    requires=REQUIRES,
-    extra="lancedb",
+SPEC = LIBRARY.spec(
+    lambda options, context: LanceDB(options.mode, context),
+    _describe,
+    "LanceDB in memory: one row per turn, added in batches; vector (MiniLM), fts (BM25) or hybrid (RRF).",
+    LanceDBOptions,
 )

@@ -12,14 +12,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from evals.strategies._field import EMBEDDING, MINILM_MODULES, Turn, TurnMemory, extra_hint, library_version, require, turn_of
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, turn_of
 from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext, NoOptions
 
-HINT = extra_hint("langgraph", "langgraph", "langgraph")
-REQUIRES = ("langgraph", *MINILM_MODULES)
+LIBRARY = Library("langgraph", "langgraph", "langgraph")
 _NAMESPACES = itertools.count()
 
 
@@ -27,7 +24,7 @@ class LangGraph(TurnMemory):
     name = "langgraph"
 
     def __init__(self, context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context)
         self._store: Any = None
         self._namespace: tuple[str, ...] = ()
@@ -60,21 +57,13 @@ class LangGraph(TurnMemory):
         return [Record(item.value["text"], turn_of(item.value), item.score) for item in found]
 
 
-class LangGraphOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _describe(options: LangGraphOptions, context: BuildContext) -> dict[str, Any]:
-    return {"name": "langgraph", "langgraph": library_version("langgraph", HINT), "store": "InMemoryStore",
+def _describe(options: NoOptions, context: BuildContext) -> dict[str, Any]:
+    return {"name": "langgraph", "langgraph": LIBRARY.version(), "store": "InMemoryStore",
             "index_fields": ["text"], "document": "turn", **EMBEDDING}
 
 
-SPEC = StrategySpec(
-    name="langgraph",
-    build=lambda options, context: LangGraph(context),
-    options=LangGraphOptions,
-    describe=_describe,
-    summary="LangGraph's InMemoryStore with a semantic index: one item per turn, store.search on the harness's MiniLM.",
-    requires=REQUIRES,
-    extra="langgraph",
+SPEC = LIBRARY.spec(
+    lambda options, context: LangGraph(context),
+    _describe,
+    "LangGraph's InMemoryStore with a semantic index: one item per turn, store.search on the harness's MiniLM.",
 )

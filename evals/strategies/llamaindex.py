@@ -26,24 +26,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from evals.strategies._field import (
-    EMBEDDING,
-    MINILM_MODULES,
-    Turn,
-    TurnMemory,
-    extra_hint,
-    library_version,
-    quiet,
-    require,
-    turn_of,
-)
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext, NoOptions
 
-HINT = extra_hint("llamaindex", "llamaindex", "llama-index-core")
-REQUIRES = ("llama_index.core", *MINILM_MODULES)
+LIBRARY = Library("llamaindex", "llama-index-core", "llama_index.core")
 
 
 def _harness_embedding(embedder: Any) -> Any:
@@ -108,7 +95,7 @@ class LlamaIndex(TurnMemory):
     name = "llamaindex"
 
     def __init__(self, context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context)
         quiet()
         self._embedding = _harness_embedding(self.embedder)
@@ -146,22 +133,14 @@ class LlamaIndex(TurnMemory):
         return [Record(hit.node.get_content(), turn_of(hit.node.metadata), hit.score) for hit in self._records.found]
 
 
-class LlamaIndexOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _describe(options: LlamaIndexOptions, context: BuildContext) -> dict[str, Any]:
-    return {"name": "llamaindex", "llama-index-core": library_version("llama-index-core", HINT),
+def _describe(options: NoOptions, context: BuildContext) -> dict[str, Any]:
+    return {"name": "llamaindex", "llama-index-core": LIBRARY.version(),
             "block": "VectorMemoryBlock", "vector_store": "SimpleVectorStore keeping text",
             "document": "turn, put alone: <message role='…'>content</message>", **EMBEDDING}
 
 
-SPEC = StrategySpec(
-    name="llamaindex",
-    build=lambda options, context: LlamaIndex(context),
-    options=LlamaIndexOptions,
-    describe=_describe,
-    summary="LlamaIndex's VectorMemoryBlock: one node per turn (<message role=…>), exact cosine on the harness's MiniLM.",
-    requires=REQUIRES,
-    extra="llamaindex",
+SPEC = LIBRARY.spec(
+    lambda options, context: LlamaIndex(context),
+    _describe,
+    "LlamaIndex's VectorMemoryBlock: one node per turn (<message role=…>), exact cosine on the harness's MiniLM.",
 )

@@ -70,7 +70,7 @@ from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
 from evals.io.endpoints import scrub_json, scrubber
 from evals.model.results import RequestTally
-from evals.strategies.base import Message, Record
+from evals.strategies.base import Message, Record, memories_context
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 
@@ -378,11 +378,7 @@ class Mem0:
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         """One system message listing the retrieved memories, as mem0's own examples put them before a model."""
-        records = self.retrieve(query, k)
-        if not records:
-            return []
-        lines = "\n".join(f"- {r.text}" for r in records)
-        return [{"role": "system", "content": f"Memories relevant to the user's question (mem0, most relevant first):\n{lines}"}]
+        return memories_context(self.retrieve(query, k), "mem0", "the user's question")
 
     def reset(self) -> None:
         self._call("reset", self.memory.reset)

@@ -30,13 +30,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, MINILM_MODULES, Turn, TurnMemory, extra_hint, library_version, require
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory
 from evals.strategies.base import Record
 from evals.strategies.chroma import _embedding_function, ephemeral_client
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext
 
-HINT = extra_hint("mempalace", "mempalace", "chromadb")
-REQUIRES = ("chromadb", *MINILM_MODULES)
+LIBRARY = Library("mempalace", "chromadb", "chromadb")
 SOURCE = "MemPalace/mempalace benchmarks/locomo_bench.py @ 9b7cfc99, mode raw"
 _COLLECTIONS = itertools.count()
 # "Caroline: text" or "Caroline: text [shares a photo of ...]", as evals.benchmarks.locomo's importer writes a turn.
@@ -58,7 +57,7 @@ class MemPalace(TurnMemory):
     name = "mempalace"
 
     def __init__(self, granularity: str = "dialog", context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context)
         self.granularity = granularity
         self._client = ephemeral_client()
@@ -131,19 +130,15 @@ class MemPalaceOptions(BaseModel):
 def _describe(options: MemPalaceOptions, context: BuildContext) -> dict[str, Any]:
     document = " per turn" if options.granularity == "dialog" else ", a session's joined by newlines"
     return {"name": "mempalace", "reproduces": SOURCE, "granularity": options.granularity,
-            "chromadb": library_version("chromadb", HINT), "client": "EphemeralClient", "index": "hnsw:l2",
+            "chromadb": LIBRARY.version(), "client": "EphemeralClient", "index": "hnsw:l2",
             "document": 'Speaker said, "text"' + document, **EMBEDDING}
 
 
-SPEC = StrategySpec(
-    name="mempalace",
-    build=lambda options, context: MemPalace(options.granularity, context),
-    options=MemPalaceOptions,
-    describe=_describe,
-    summary="MemPalace's raw mode (as its benchmark script runs it): dialog or session documents in Chroma, on the "
-    "harness's MiniLM.",
-    requires=REQUIRES,
-    extra="mempalace",
+SPEC = LIBRARY.spec(
+    lambda options, context: MemPalace(options.granularity, context),
+    _describe,
+    "MemPalace's raw mode (as its benchmark script runs it): dialog or session documents in Chroma, on the harness's MiniLM.",
+    MemPalaceOptions,
     # MemPalace's own document text (`Speaker said, "text"`, image captions dropped) rewrites each turn it holds.
     derived_records=True,
 )

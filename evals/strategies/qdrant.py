@@ -26,12 +26,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, MINILM_MODULES, Turn, TurnMemory, extra_hint, library_version, require, turn_of
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, turn_of
 from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext
 
-HINT = extra_hint("qdrant", "qdrant", "qdrant-client")
-REQUIRES = ("qdrant_client", *MINILM_MODULES)
+LIBRARY = Library("qdrant", "qdrant-client", "qdrant_client")
 DENSE, SPARSE = "dense", "sparse"
 K1, B, AVERAGE_LENGTH = 1.2, 0.75, 256.0  # fastembed's Bm25 defaults
 _WORD = re.compile(r"\w+")
@@ -55,7 +54,7 @@ class Qdrant(TurnMemory):
     name = "qdrant"
 
     def __init__(self, mode: str = "dense", context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context, embeds=mode != "sparse")
         from qdrant_client import QdrantClient, models
 
@@ -120,7 +119,7 @@ class QdrantOptions(BaseModel):
 
 
 def _describe(options: QdrantOptions, context: BuildContext) -> dict[str, Any]:
-    described: dict[str, Any] = {"name": "qdrant", "qdrant-client": library_version("qdrant-client", HINT),
+    described: dict[str, Any] = {"name": "qdrant", "qdrant-client": LIBRARY.version(),
                                  "client": "QdrantClient(':memory:')", "mode": options.mode, "document": "turn"}
     if options.mode != "sparse":
         described.update(EMBEDDING, distance="cosine")
@@ -131,12 +130,9 @@ def _describe(options: QdrantOptions, context: BuildContext) -> dict[str, Any]:
     return described
 
 
-SPEC = StrategySpec(
-    name="qdrant",
-    build=lambda options, context: Qdrant(options.mode, context),
-    options=QdrantOptions,
-    describe=_describe,
-    summary="Qdrant (qdrant-client, local :memory:): one point per turn; dense MiniLM, sparse BM25+IDF or hybrid RRF.",
-    requires=REQUIRES,
-    extra="qdrant",
+SPEC = LIBRARY.spec(
+    lambda options, context: Qdrant(options.mode, context),
+    _describe,
+    "Qdrant (qdrant-client, local :memory:): one point per turn; dense MiniLM, sparse BM25+IDF or hybrid RRF.",
+    QdrantOptions,
 )

@@ -21,22 +21,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import (
-    EMBEDDING,
-    MINILM_MODULES,
-    Turn,
-    TurnMemory,
-    extra_hint,
-    library_version,
-    quiet,
-    require,
-    turn_of,
-)
+from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.registry import BuildContext
 
-HINT = extra_hint("txtai", "txtai", "txtai")
-REQUIRES = ("txtai", *MINILM_MODULES)
+LIBRARY = Library("txtai", "txtai", "txtai")
 QUERY = "select id, text, turn, score from txtai where similar(:q)"
 
 
@@ -56,7 +45,7 @@ class Txtai(TurnMemory):
     name = "txtai"
 
     def __init__(self, mode: str = "dense", context: BuildContext | None = None) -> None:
-        require(REQUIRES, HINT)
+        LIBRARY.require()
         super().__init__(context, embeds=mode != "keyword")
         quiet()
         import numpy as np
@@ -96,17 +85,14 @@ class TxtaiOptions(BaseModel):
 
 
 def _describe(options: TxtaiOptions, context: BuildContext) -> dict[str, Any]:
-    described = {"name": "txtai", "txtai": library_version("txtai", HINT), "mode": options.mode,
+    described = {"name": "txtai", "txtai": LIBRARY.version(), "mode": options.mode,
                  "config": {k: v for k, v in index_config(options.mode).items() if k != "transform"}, "document": "turn"}
     return described if options.mode == "keyword" else {**described, **EMBEDDING}
 
 
-SPEC = StrategySpec(
-    name="txtai",
-    build=lambda options, context: Txtai(options.mode, context),
-    options=TxtaiOptions,
-    describe=_describe,
-    summary="txtai Embeddings with content: one document per turn; dense (external MiniLM vectors), keyword BM25 or hybrid.",
-    requires=REQUIRES,
-    extra="txtai",
+SPEC = LIBRARY.spec(
+    lambda options, context: Txtai(options.mode, context),
+    _describe,
+    "txtai Embeddings with content: one document per turn; dense (external MiniLM vectors), keyword BM25 or hybrid.",
+    TxtaiOptions,
 )
