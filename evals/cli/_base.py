@@ -469,13 +469,18 @@ class Heartbeat:
         self._clock = time.monotonic
         self.started = self._clock()
         self.every = every
-        self.state: tuple[int, int] | None = None
+        self.state: tuple[int, int, str] | None = None
         self._say = say or (lambda text: click.echo(text, err=True))
         self._stopped = threading.Event()
         threading.Thread(target=self._beat, name="evals-progress", daemon=True).start()
 
-    def __call__(self, done: int, total: int, conversation_id: str) -> None:
-        self.state = (done, total)  # past the last conversation the run scores; the line stays true meanwhile
+    # The labels a run's steps other than playing conversations report under (the embeddings computed up front,
+    # the answers and the judge's verdicts); any other label is a conversation's id.
+    STEPS = ("embeddings", "answers", "verdicts")
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        # Past the last item the step counts; the line stays true meanwhile.
+        self.state = (done, total, label if label in self.STEPS else "conversations")
 
     def line(self) -> str:
         seconds = int(self._clock() - self.started)
@@ -486,8 +491,8 @@ class Heartbeat:
         )
         if self.state is None:
             return f"progress: no conversation done yet, {spent} so far"
-        done, total = self.state
-        return f"progress: {done}/{total} conversations done, {spent} so far"
+        done, total, what = self.state
+        return f"progress: {done}/{total} {what} done, {spent} so far"
 
     def _beat(self) -> None:
         while not self._stopped.wait(self.every):

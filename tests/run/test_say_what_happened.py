@@ -68,3 +68,16 @@ def test_a_heartbeat_says_what_is_done_out_of_what_and_the_time():
     finally:
         beat.stop()
     assert any(re.fullmatch(r"progress: 3/20 conversations done, \d+m \d\ds so far", line) for line in lines), lines
+
+
+def test_a_heartbeat_names_the_step_it_counts():
+    """The embeddings a run computes up front are counted as embeddings, not as conversations (a one-conversation
+    LoCoMo run said "473/473 conversations done" while it embedded 473 texts)."""
+    beat = Heartbeat(every=3600, say=lambda text: None)
+    try:
+        beat(473, 473, "embeddings")
+        assert beat.line().startswith("progress: 473/473 embeddings done, ")
+        beat(1, 1, "conv-30")
+        assert beat.line().startswith("progress: 1/1 conversations done, ")
+    finally:
+        beat.stop()
