@@ -64,6 +64,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import cognee_replies
+
 _WORD = re.compile(r"[a-z0-9]+")
 _KEYWORDS = re.compile(r"^Expected keywords \(JSON\): (.*)$", re.MULTILINE)
 _FACT = re.compile(r"^Expected fact: (.*)$", re.MULTILINE)
@@ -302,6 +304,8 @@ class LLMServer:
             kind, content = "summary", " / ".join(messages[-1]["content"].splitlines()) + echo
         elif "You are a Memory Extractor" in first:
             kind, content = "extraction", json.dumps(extraction_reply(messages[-1]["content"]))
+        elif cognee_replies.kind(first) is not None:  # cognee's cognify: graph and summary per chunk
+            kind, content = f"cognee_{cognee_replies.kind(first)}", cognee_replies.reply(first, messages)
         elif len(messages) == 1:
             kind, content = "answer", single_message_answer(first) + echo
         else:
