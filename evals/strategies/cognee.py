@@ -67,6 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
 from evals.io.endpoints import scrub_json, scrubber
+from evals.model.results import RequestTally
 from evals.strategies._field import EMBEDDING, MINILM_MODULES, extra_hint, library_version, require, turn_of
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
@@ -170,6 +171,14 @@ def _canonical(body: dict[str, Any]) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def _name(value: Any) -> str | None:
+    return value[:200] if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _strip_fence(text: str) -> str:
     import re
 
@@ -195,10 +204,8 @@ class CachedStructuredChat:
         self.model = model
         self.base_url = base_url
         self.namespace = f"chat:{base_url}"
-        self.requests_made = 0
-        self.requests_cached = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
+        # Memory-write usage, as the run tallies a kind of request: sent and cached apart, with the served models.
+        self.tally = RequestTally(model)
         self._cache = cache
         self._scrub = scrubber(api_key)
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
@@ -218,8 +225,7 @@ class CachedStructuredChat:
         if self._cache is not None:
             found = self._cache.get(self.namespace, key)
             if found is not None:
-                self.requests_cached += 1
-                return self._read(scrub_json(self._scrub(json.loads(found)["body"]), self._scrub))
+                return self._read(scrub_json(self._scrub(json.loads(found)["body"]), self._scrub), cached=True)
         started = time.perf_counter()
         try:
             raw = self._openai.chat.completions.with_raw_response.create(**body)
@@ -227,15 +233,14 @@ class CachedStructuredChat:
             message = self._scrub(str(exc))
             raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
         text = scrub_json(self._scrub(raw.http_response.text), self._scrub)  # before it is cached or used
-        content = self._read(text)
+        content = self._read(text, cached=False)
         if self._cache is not None:
             self._cache.put(
                 self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")
             )
-        self.requests_made += 1
         return content
 
-    def _read(self, text: str) -> str:
+    def _read(self, text: str, *, cached: bool) -> str:
         try:
             reply = json.loads(text)
             content = reply["choices"][0]["message"]["content"]
@@ -243,10 +248,28 @@ class CachedStructuredChat:
             raise EvalsError(f"malformed response from {self.base_url}: no choices[0].message.content") from None
         if not isinstance(content, str):
             raise EvalsError(f"malformed response from {self.base_url}: choices[0].message.content is not a string")
-        usage = reply.get("usage") or {}
-        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-        self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        tally = self.tally
+        if cached:
+            tally.cached += 1
+            tally.cached_prompt_tokens += prompt
+            tally.cached_completion_tokens += completion
+        else:
+            tally.sent += 1
+            tally.prompt_tokens += prompt
+            tally.completion_tokens += completion
+        served = (_name(reply.get("model")), _name(reply.get("system_fingerprint")))
+        tally.served[served] = tally.served.get(served, 0) + 1
         return self._scrub(content)
+
+    @property
+    def requests_made(self) -> int:
+        return self.tally.sent
+
+    @property
+    def requests_cached(self) -> int:
+        return self.tally.cached
 
     async def acreate_structured_output(self, text_input: str, system_prompt: str, response_model: Any, **kwargs: Any) -> Any:
         if response_model is str:
@@ -374,6 +397,11 @@ class Cognee:
                 raise EvalsError(f"cognee {what} failed: {cause}") from exc
             raise EvalsError(f"cognee {what} failed: {type(exc).__name__}: {exc}") from exc
 
+    @property
+    def write_usage(self) -> RequestTally:
+        """cognify's LLM requests so far (memory writes): sent and from the cache, their tokens apart."""
+        return self.chat.tally
+
     # The contract.
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         index = self._next_turn if turn is None else turn
@@ -394,7 +422,8 @@ class Cognee:
         for hit in found[:k]:
             turn = turn_of(_metadata(hit.get("external_metadata")), TURN_KEY)
             distance = hit.get("score")
-            records.append(Record(hit["text"], turn, None if distance is None else 1.0 - float(distance)))
+            score = None if distance is None else 1.0 - float(distance)  # cognee's score is a distance
+            records.append(Record(hit["text"], turn, score, turns=() if turn is None else (turn,)))
         return records
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
