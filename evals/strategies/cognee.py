@@ -10,9 +10,13 @@ chunk, and ``cognee.search`` reads it back. Here:
   previous one forgotten by :meth:`Cognee.reset`);
 * turns are buffered and added and cognified in one batch before the next
   search (cognee's incremental loading cognifies only the new items);
-* retrieval is ``cognee.search(query, query_type=SearchType.CHUNKS, top_k=k)``:
-  the chunks its vector index finds, no answer request. A chunk carries its
-  document's external metadata, so each record names the turn it holds.
+* retrieval is ``cognee.search(query, query_type=…, top_k=k)``, with no answer
+  request: ``search_type=chunks`` (default, ``SearchType.CHUNKS``) gives the
+  chunks its vector index finds, each carrying its document's external
+  metadata, so each record names the turn it holds; ``search_type=summaries``
+  (``SearchType.SUMMARIES``) gives the summaries its LLM wrote of the chunks,
+  each naming the turns of the chunks it was made from (its neighbours in the
+  dataset's graph).
 
 What is answered through the harness instead of cognee's own providers:
 
@@ -59,7 +63,7 @@ import time
 import weakref
 from collections.abc import Coroutine
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -80,6 +84,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 LLM_TEMPERATURE = 0.0
 TURN_KEY = "turn"
+SEARCH_TYPES = ("chunks", "summaries")
 # cognee's own number of self-correction attempts on its prompted-JSON path.
 VALIDATION_ATTEMPTS = 3
 # What cognee is told its LLM key is: the real one stays with this module's client.
@@ -352,7 +357,11 @@ class Cognee:
         api_key: str | None = None,
         cache: Cache | None = None,
         context: BuildContext | None = None,
+        search_type: str = "chunks",
     ) -> None:
+        if search_type not in SEARCH_TYPES:
+            raise EvalsError(f"cognee search_type must be one of {', '.join(SEARCH_TYPES)}, not {search_type!r}")
+        self.search_type = search_type
         self._cognee = _cognee()
         url = _endpoint(base_url)
         key = api_key or os.environ.get("OPENAI_API_KEY") or ""
@@ -425,11 +434,10 @@ class Cognee:
             self._run("cognify", self._write(pending))
         found = self._run("search", self._search(query, k))
         records = []
-        for hit in found[:k]:
-            turn = turn_of(_metadata(hit.get("external_metadata")), TURN_KEY)
+        for hit, turns in found[:k]:
             distance = hit.get("score")
             score = None if distance is None else 1.0 - float(distance)  # cognee's score is a distance
-            records.append(Record(hit["text"], turn, score, turns=() if turn is None else (turn,)))
+            records.append(Record(hit["text"], turns[0] if len(turns) == 1 else None, score, turns=turns))
         return records
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
@@ -464,15 +472,40 @@ class Cognee:
         await self._cognee.add(items, dataset_name=self.dataset)
         await self._cognee.cognify(datasets=[self.dataset])
 
-    async def _search(self, query: str, k: int) -> list[dict[str, Any]]:
-        results = await self._cognee.search(
-            query, query_type=self._cognee.SearchType.CHUNKS, datasets=[self.dataset], top_k=k
-        )
+    async def _search(self, query: str, k: int) -> list[tuple[dict[str, Any], tuple[int, ...]]]:
+        """(hit, the turns it holds) for each of cognee's hits, best first."""
+        kind = self._cognee.SearchType.CHUNKS if self.search_type == "chunks" else self._cognee.SearchType.SUMMARIES
+        results = await self._cognee.search(query, query_type=kind, datasets=[self.dataset], top_k=k)
         hits: list[dict[str, Any]] = []
+        dataset_id = None
         for result in results or []:
-            found = result.get("search_result") if isinstance(result, dict) and "search_result" in result else result
+            if isinstance(result, dict) and "search_result" in result:
+                dataset_id = result.get("dataset_id", dataset_id)
+                found = result["search_result"]
+            else:
+                found = result
             hits.extend(found if isinstance(found, list) else [found])
-        return [hit for hit in hits if isinstance(hit, dict) and "text" in hit]
+        hits = [hit for hit in hits if isinstance(hit, dict) and "text" in hit]
+        if self.search_type == "chunks":  # a chunk carries its document's metadata
+            return [(hit, _turns([hit])) for hit in hits]
+        # A summary is made from a chunk: the chunk is its neighbour in the dataset's graph.
+        from cognee.context_global_variables import set_database_global_context_variables
+        from cognee.infrastructure.databases.graph import get_graph_engine
+
+        if dataset_id is not None:
+            await set_database_global_context_variables(dataset_id, None)
+        graph = await get_graph_engine()
+        found_turns = []
+        for hit in hits:
+            neighbours = await graph.get_neighbors(str(hit["id"]))
+            found_turns.append(_turns([n for n in neighbours if isinstance(n, dict) and n.get("type") == "DocumentChunk"]))
+        return list(zip(hits, found_turns, strict=True))
+
+
+def _turns(chunks: list[dict[str, Any]]) -> tuple[int, ...]:
+    """The turns the chunks' documents hold (their external metadata), in order."""
+    turns = {turn_of(_metadata(chunk.get("external_metadata")), TURN_KEY) for chunk in chunks}
+    return tuple(sorted(turn for turn in turns if turn is not None))
 
 
 def _metadata(value: Any) -> Any:
@@ -491,6 +524,10 @@ class CogneeOptions(BaseModel):
     base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint for cognee's LLM (default: $OPENAI_BASE_URL, else OpenAI's)"
     )
+    search_type: Literal["chunks", "summaries"] = Field(
+        default="chunks",
+        description="what cognee.search returns: the turns' chunks (CHUNKS), or the summaries its LLM wrote of them (SUMMARIES)",
+    )
 
 
 def _describe(options: CogneeOptions, context: BuildContext) -> dict[str, Any]:
@@ -498,7 +535,7 @@ def _describe(options: CogneeOptions, context: BuildContext) -> dict[str, Any]:
     return {
         "name": "cognee",
         "cognee": library_version("cognee", HINT),
-        "search_type": "CHUNKS",
+        "search_type": options.search_type,
         "document": "turn",
         "llm_model": options.llm_model,
         "llm_base_url": _endpoint(options.base_url),
@@ -511,15 +548,19 @@ def _describe(options: CogneeOptions, context: BuildContext) -> dict[str, Any]:
 SPEC = StrategySpec(
     name="cognee",
     build=lambda options, context: Cognee(
-        llm_model=options.llm_model, base_url=options.base_url, cache=context.cache, context=context
+        llm_model=options.llm_model,
+        base_url=options.base_url,
+        cache=context.cache,
+        context=context,
+        search_type=options.search_type,
     ),
     options=CogneeOptions,
     describe=_describe,
     summary="cognee: turns cognified by its LLM into a graph and summaries (any OpenAI-compatible endpoint), "
-    "chunk search on the harness's MiniLM.",
+    "its chunks or its summaries searched on the harness's MiniLM.",
     requires=REQUIRES,
     extra="cognee",
-    # A chunk is a turn's own text, but a long turn splits into chunks that each name it, which the contract's
-    # "text contains the turn" check would refuse.
+    # A summary is text cognee's LLM wrote; a chunk is a turn's own text, but a long turn splits into chunks
+    # that each name it, which the contract's "text contains the turn" check would refuse.
     derived_records=True,
 )

@@ -155,6 +155,37 @@ def test_write_requests_and_tokens_are_counted(fed, server):
 
 @needs_cognee
 @pytest.mark.slow
+def test_summaries_name_the_turns_of_the_chunks_they_were_made_from(fed, server):
+    """search_type=summaries returns the summaries cognee's LLM wrote, each naming its chunk's turn."""
+    from evals.strategies.cognee import Cognee
+
+    _, cache = fed
+    strategy = Cognee(base_url=server.base_url, cache=cache, search_type="summaries")
+    try:
+        strategy.reset()
+        for index, (role, content) in enumerate(TURNS, start=10):
+            strategy.add(role, content, turn=index)
+        records = strategy.retrieve("Which port does the staging database listen on?", 6)
+    finally:
+        strategy.close()
+    assert records[0].text == f"This chunk is about: {TURNS[4][1]}" and records[0].turns == (14,)
+    summaries = {f"This chunk is about: {content}": content for _, content in TURNS}
+    for record in records:
+        assert {TURNS[turn - 10][1] for turn in record.turns} == {summaries[record.text]}
+
+
+@needs_cognee
+def test_an_unknown_search_type_is_refused():
+    """--option search_type takes chunks or summaries only."""
+    from evals.strategies import BuildContext, Registry
+    from evals.strategies.registry import StrategyError
+
+    with pytest.raises(StrategyError, match="search_type=graph"):
+        Registry().plan("cognee", {"search_type": "graph"}, BuildContext())
+
+
+@needs_cognee
+@pytest.mark.slow
 def test_reset_forgets_the_conversation(server):
     """After reset() nothing of the previous conversation is found, and the next one has a dataset of its own."""
     from evals.strategies.cognee import Cognee
@@ -184,7 +215,8 @@ def test_configuration_names_cognee_its_llm_and_not_the_key(monkeypatch: pytest.
     described = configuration("cognee", base_url="http://127.0.0.1:1/v1/", llm_model="m")
     assert described["cognee"] == importlib.metadata.version("cognee")
     assert described["llm_base_url"] == "http://127.0.0.1:1/v1" and described["llm_model"] == "m"
-    assert described["model"] == "all-MiniLM-L6-v2" and "sk-secret" not in json.dumps(described)
+    assert described["model"] == "all-MiniLM-L6-v2" and described["search_type"] == "chunks"
+    assert "sk-secret" not in json.dumps(described)
 
 
 @needs_cognee
