@@ -425,13 +425,16 @@ class Cognee:
         self._held += 1
 
     def retrieve(self, query: str, k: int = 5) -> list[Record]:
-        """The chunks cognee's search finds, best first, each naming the turn its data item holds."""
+        """The chunks (or summaries) cognee's search finds, best first, each naming the turns it holds."""
         if not query.strip() or k <= 0 or not self._held:
             return []
-        if self._pending:
-            pending, self._pending = self._pending, []
+        # A turn of no text (a shared image alone) gives cognee nothing to store or find.
+        pending, self._pending = [t for t in self._pending if t[2].strip()], []
+        if pending:
             self._stored = True
             self._run("cognify", self._write(pending))
+        if not self._stored:
+            return []
         found = self._run("search", self._search(query, k))
         records = []
         for hit, turns in found[:k]:

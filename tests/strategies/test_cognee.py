@@ -86,11 +86,12 @@ def fed(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 
 @needs_cognee
 @pytest.mark.slow
-def test_keeps_the_contract(server):
-    """`evals check-strategy` finds nothing wrong with cognee writing through the local server."""
+@pytest.mark.parametrize("search_type", ["chunks", "summaries"])
+def test_keeps_the_contract(server, search_type):
+    """`evals check-strategy` finds nothing wrong with cognee writing through the local server, either search."""
     from evals.strategies.contract import check_strategy
 
-    assert check_strategy("cognee", {"base_url": server.base_url}) == []
+    assert check_strategy("cognee", {"base_url": server.base_url, "search_type": search_type}) == []
 
 
 @needs_cognee
@@ -200,6 +201,24 @@ def test_reset_forgets_the_conversation(server):
         assert strategy.retrieve("What is the dog called?", 3) == [] and strategy.dataset != first
         strategy.add("user", "I live in Porto.", turn=0)
         assert [r.text for r in strategy.retrieve("What is the dog called?", 3)] == ["I live in Porto."]
+    finally:
+        strategy.close()
+
+
+@needs_cognee
+@pytest.mark.slow
+def test_a_turn_of_no_text_is_not_given_to_cognee(server):
+    """A turn with no text (a shared image alone) is skipped: nothing to find, and cognee is asked nothing for it."""
+    from evals.strategies.cognee import Cognee
+
+    strategy = Cognee(base_url=server.base_url)
+    try:
+        strategy.reset()
+        strategy.add("user", "  ", turn=0)
+        before = server.total
+        assert strategy.retrieve("Where?", 3) == [] and server.total == before
+        strategy.add("user", "I live in Porto.", turn=1)
+        assert [r.turns for r in strategy.retrieve("Where?", 3)] == [(1,)]
     finally:
         strategy.close()
 
