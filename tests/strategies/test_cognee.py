@@ -25,12 +25,13 @@ from evals.strategies import Registry
 
 
 def test_listed_with_the_extra_it_needs():
-    """`evals strategies` lists cognee with the extra that installs it, installed here or not."""
+    """`evals strategies` lists cognee with the extra that installs it, installed here or not, and the endpoint it asks."""
     spec = Registry().get("cognee")
-    assert spec.extra == "cognee" and "cognee" in spec.requires and spec.derived_records
+    assert spec.extra == "cognee" and "cognee" in spec.requires and spec.derived_records and spec.needs_endpoint
     lines = CliRunner().invoke(cli, ["strategies"]).output.splitlines()
     line = next(line for line in lines if line.startswith("cognee  ("))
-    assert line.endswith(("[needs the cognee extra]", "[installed by the cognee extra]"))
+    assert "[needs the cognee extra]" in line or "[installed by the cognee extra]" in line
+    assert line.endswith("[asks an LLM endpoint: --option base_url=… or OPENAI_BASE_URL]")
 
 
 def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
