@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import html.entities
 import json
+import os
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -32,7 +33,19 @@ from urllib.parse import urlsplit
 
 from evals.errors import EvalsError
 
-__all__ = ["DEFAULT_BASE_URL", "MIN_SECRET", "check_base_url", "exposed_key_warning", "scrub_json", "scrubber"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "MIN_SECRET",
+    "canonical_body",
+    "check_base_url",
+    "endpoint_key",
+    "endpoint_url",
+    "exposed_key_warning",
+    "reply_content",
+    "scrub_json",
+    "scrubber",
+    "usage_count",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MIN_SECRET = 8  # shorter "keys" ("none", "x") are placeholders for servers that want none: not masked
@@ -168,3 +181,48 @@ def _any_form(char: str) -> str:
 
 def _hex(digits: str) -> str:
     return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in digits)
+
+
+# What every client of a chat endpoint here shares: the harness's own (evals.run.llm) and the memories that write
+# with an LLM through the run's cache (mem0 infer=true, graphiti, cognee), so a request is keyed, and its reply
+# read, one way.
+
+
+def endpoint_url(base_url: str | None) -> str:
+    """The endpoint a memory's LLM is asked at: its ``base_url`` option, else ``$OPENAI_BASE_URL``, else OpenAI's."""
+    return (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def endpoint_key(url: str, api_key: str | None, asks: str) -> str:
+    """The key a memory's LLM client sends to ``url``: ``api_key``, else ``$OPENAI_API_KEY``, else "none" (local
+    servers want none, but OpenAI's client insists on one). OpenAI's own endpoint without a key is an error
+    saying what the memory ``asks`` for ("mem0 with infer=true asks OpenAI for facts") and what to set."""
+    key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+    if not key and url == DEFAULT_BASE_URL:
+        raise EvalsError(
+            f"{asks} and needs OPENAI_API_KEY; or point --option base_url=… (or OPENAI_BASE_URL) at another "
+            "OpenAI-compatible server"
+        )
+    return key or "none"
+
+
+def canonical_body(body: dict[str, Any]) -> str:
+    """A request body as its cache key reads it: sorted keys, no spaces, text as it is."""
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def usage_count(usage: dict[str, Any], name: str) -> int:
+    """A token count of a reply's ``usage`` as a memory tallies it: a whole number, else 0 (a bool is no count)."""
+    value = usage.get(name, 0)
+    return value if type(value) is int and value >= 0 else 0
+
+
+def reply_content(text: str, base_url: str) -> str:
+    """The assistant's text of a chat completion body; a body without one is an error naming the endpoint."""
+    try:
+        content = json.loads(text)["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise EvalsError(f"malformed response from {base_url}: no choices[0].message.content") from None
+    if not isinstance(content, str):
+        raise EvalsError(f"malformed response from {base_url}: choices[0].message.content is not a string")
+    return content

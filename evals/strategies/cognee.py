@@ -69,7 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
-from evals.io.endpoints import scrub_json, scrubber
+from evals.io.endpoints import canonical_body, endpoint_key, endpoint_url, scrub_json, scrubber
 from evals.model.results import RequestTally
 from evals.strategies._field import EMBEDDING, MINILM_MODULES, extra_hint, library_version, require, turn_of
 from evals.strategies.base import Message, Record
@@ -80,7 +80,6 @@ __all__ = ["DEFAULT_LLM_MODEL", "TURN_KEY", "CachedStructuredChat", "Cognee", "C
 
 HINT = extra_hint("cognee", "cognee", "cognee")
 REQUIRES = ("cognee", *MINILM_MODULES)
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 LLM_TEMPERATURE = 0.0
 TURN_KEY = "turn"
@@ -107,9 +106,6 @@ _ENVIRONMENT = {
     "LLM_ENDPOINT": "http://127.0.0.1:9/v1",  # never asked: the client is CachedStructuredChat
 }
 
-
-def _endpoint(base_url: str | None) -> str:
-    return (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
 
 
 # One process-wide home for what cognee writes as it is imported, and the loop its calls run on.
@@ -177,10 +173,6 @@ def _loop() -> _Loop:
     return _Loop()
 
 
-def _canonical(body: dict[str, Any]) -> str:
-    # As evals.run.llm's ChatClient writes a body for its cache key.
-    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
 
 def _name(value: Any) -> str | None:
     return value[:200] if isinstance(value, str) else None
@@ -232,7 +224,7 @@ class CachedStructuredChat:
         return body
 
     def complete(self, body: dict[str, Any]) -> str:
-        key = digest(body["model"], _canonical(body))
+        key = digest(body["model"], canonical_body(body))
         if self._cache is not None:
             found = self._cache.get(self.namespace, key)
             if found is not None:
@@ -363,16 +355,11 @@ class Cognee:
             raise EvalsError(f"cognee search_type must be one of {', '.join(SEARCH_TYPES)}, not {search_type!r}")
         self.search_type = search_type
         self._cognee = _cognee()
-        url = _endpoint(base_url)
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ""
-        if not key and url == OPENAI_BASE_URL:
-            raise EvalsError(
-                "cognee writes with an LLM and asks OpenAI without --option base_url: set OPENAI_API_KEY, or point "
-                "--option base_url=… (or OPENAI_BASE_URL) at another OpenAI-compatible server"
-            )
+        url = endpoint_url(base_url)
+        key = endpoint_key(url, api_key, "cognee writes with an LLM, asking OpenAI without --option base_url,")
         self.directory = tempfile.mkdtemp(prefix="evals-cognee-")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.directory, ignore_errors=True)
-        self.chat = CachedStructuredChat(model=llm_model, base_url=url, api_key=key or "none", cache=cache)
+        self.chat = CachedStructuredChat(model=llm_model, base_url=url, api_key=key, cache=cache)
         self._engine = _Embeddings((context or BuildContext(cache=cache)).embedder("minilm"))
         self._conversations = 0
         self.dataset = "conversation-0"
@@ -541,7 +528,7 @@ def _describe(options: CogneeOptions, context: BuildContext) -> dict[str, Any]:
         "search_type": options.search_type,
         "document": "turn",
         "llm_model": options.llm_model,
-        "llm_base_url": _endpoint(options.base_url),
+        "llm_base_url": endpoint_url(options.base_url),
         "llm_temperature": LLM_TEMPERATURE,
         "llm_request": "prompted-json",
         **EMBEDDING,

@@ -71,7 +71,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
-from evals.io.endpoints import scrub_json, scrubber
+from evals.io.endpoints import canonical_body, endpoint_key, endpoint_url, reply_content, scrub_json, scrubber, usage_count
 from evals.model.results import RequestTally
 from evals.strategies._field import MINILM_MODULES, extra_hint, library_version, require
 from evals.strategies.base import Message, Record
@@ -82,7 +82,6 @@ __all__ = ["DEFAULT_LLM_MODEL", "REFERENCE_TIME", "CachedCompletions", "Graphiti
 
 HINT = extra_hint("graphiti", "graphiti", "graphiti-core with kuzu")
 REQUIRES = ("graphiti_core", "kuzu", "httpx", *MINILM_MODULES)
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 LLM_TEMPERATURE = 0.0
 # The reference time of turn 0; turn n is n minutes later. Graphiti's prompts state it.
@@ -121,13 +120,6 @@ def _library() -> SimpleNamespace:
     )
 
 
-def _endpoint(base_url: str | None) -> str:
-    return (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
-
-
-def _canonical(body: dict[str, Any]) -> str:
-    # As evals.run.llm's ChatClient writes a body for its cache key.
-    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 class CachedCompletions:
@@ -152,7 +144,7 @@ class CachedCompletions:
         self.chat = SimpleNamespace(completions=self)
 
     async def create(self, **body: Any) -> Any:
-        key = digest(body["model"], _canonical(body))
+        key = digest(body["model"], canonical_body(body))
         found = self._cache.get(self.namespace, key) if self._cache is not None else None
         if found is not None:
             text, cached = scrub_json(self._scrub(json.loads(found)["body"]), self._scrub), True
@@ -165,31 +157,22 @@ class CachedCompletions:
                 message = self._scrub(str(exc))
                 raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
             text, cached = scrub_json(self._scrub(raw.http_response.text), self._scrub), False
-            content = _reply(text, self.base_url)  # checked before it is cached
+            content = reply_content(text, self.base_url)  # checked before it is cached
             # A reply Graphiti cannot parse is not kept: Graphiti asks again (its own retries), and gets a new one.
             if self._cache is not None and _parses(content):
                 value = {"body": text, "latency_s": time.perf_counter() - started}
                 self._cache.put(self.namespace, key, json.dumps(value).encode("utf-8"))
         data = json.loads(text)
-        content = self._scrub(_reply(text, self.base_url))
+        content = self._scrub(reply_content(text, self.base_url))
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         served = data.get("model") if isinstance(data.get("model"), str) else None
         fingerprint = data.get("system_fingerprint") if isinstance(data.get("system_fingerprint"), str) else None
-        self.usage.add(_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"), cached, served, fingerprint)
+        self.usage.add(usage_count(usage, "prompt_tokens"), usage_count(usage, "completion_tokens"), cached, served, fingerprint)
         return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=content))])
 
     def close(self) -> None:
         self._openai.close()
 
-
-def _reply(text: str, base_url: str) -> str:
-    try:
-        content = json.loads(text)["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise EvalsError(f"malformed response from {base_url}: no choices[0].message.content") from None
-    if not isinstance(content, str):
-        raise EvalsError(f"malformed response from {base_url}: choices[0].message.content is not a string")
-    return content
 
 
 def _parses(content: str) -> bool:
@@ -200,10 +183,6 @@ def _parses(content: str) -> bool:
         return False
     return True
 
-
-def _count(usage: dict[str, Any], name: str) -> int:
-    value = usage.get(name, 0)
-    return value if type(value) is int and value >= 0 else 0
 
 
 def _embedder(vectors: Any) -> Any:
@@ -249,14 +228,8 @@ class Graphiti:
         context: BuildContext | None = None,
     ) -> None:
         library = _library()
-        self.base_url = _endpoint(base_url)
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ""
-        if not key and self.base_url == OPENAI_BASE_URL:
-            raise EvalsError(
-                "graphiti asks OpenAI for entities and facts and needs OPENAI_API_KEY; or point "
-                "--option base_url=… (or OPENAI_BASE_URL) at another OpenAI-compatible server"
-            )
-        key = key or "none"  # local servers often want none, but the client insists on one
+        self.base_url = endpoint_url(base_url)
+        key = endpoint_key(self.base_url, api_key, "graphiti asks OpenAI for entities and facts")
         context = context or BuildContext(cache=cache)
         self.completions = CachedCompletions(base_url=self.base_url, api_key=key, model=llm_model, cache=context.cache)
         config = library.LLMConfig(
@@ -381,7 +354,7 @@ def _describe(options: GraphitiOptions, context: BuildContext) -> dict[str, Any]
         "dimensions": MINILM_DIMENSIONS,
         "llm_client": "OpenAIGenericClient",
         "llm_model": options.llm_model,
-        "llm_base_url": _endpoint(options.base_url),
+        "llm_base_url": endpoint_url(options.base_url),
         "llm_temperature": LLM_TEMPERATURE,
         "reference_time": REFERENCE_TIME.isoformat(),
     }

