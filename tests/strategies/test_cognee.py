@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.offline import run_offline
 
 from evals.cli import cli
 from evals.strategies import Registry
@@ -284,40 +283,17 @@ def test_close_removes_the_temporary_directory(server):
     assert not os.path.exists(directory)
 
 
-# A child process: cognee imported, run on the small corpus against the local server, with an audit hook that
-# notes any connection or name lookup that is not loopback (it sees what the socket module is asked, patches
-# nothing), the attempts printed as JSON on the last line.
-_OFFLINE_CHILD = textwrap.dedent(
-    """
-    import json, socket, sys
-    from pathlib import Path
+# A child process with the network closed (helpers.offline): cognee imported, run on the small corpus against the
+# local server.
+_OFFLINE_CHILD = """
+from helpers.llm_server import LLMServer
+from evals.run.evaluate import RunConfig, evaluate
 
-    LOCAL = {"127.0.0.1", "::1", "localhost"}
-    attempts = []
-
-    def hook(event, args):
-        if event == "socket.getaddrinfo":
-            host = args[0].decode() if isinstance(args[0], bytes) else args[0]
-            if host is not None and host not in LOCAL:
-                attempts.append(f"lookup {host}")
-                raise OSError("network closed")
-        elif event == "socket.connect":
-            sock, address = args
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOCAL:
-                attempts.append(f"connect {address}")
-                raise OSError("network closed")
-
-    sys.addaudithook(hook)
-    sys.path.insert(0, sys.argv[3])
-    from helpers.llm_server import LLMServer
-    from evals.run.evaluate import RunConfig, evaluate
-
-    with LLMServer() as server:
-        run = evaluate(RunConfig(strategy="cognee", corpus=Path(sys.argv[2]), options={"base_url": server.base_url}))
-        asked = server.total
-    print(json.dumps({"attempts": attempts, "recall": run.scores.recall, "asked": asked}))
-    """
-)
+with LLMServer() as server:
+    run = evaluate(RunConfig(strategy="cognee", corpus=Path(sys.argv[1]), options={"base_url": server.base_url}))
+    asked = server.total
+print(json.dumps({"attempts": ATTEMPTS, "recall": run.scores.recall, "asked": asked}))
+"""
 
 
 @needs_cognee
@@ -327,21 +303,6 @@ def test_reaches_no_network_but_the_endpoint(tmp_path: Path):
     Python (an audit hook) and, where strace is installed, none from native code either."""
     from helpers import FIXTURES
 
-    tests = Path(__file__).resolve().parents[1]
-    command = [sys.executable, "-c", _OFFLINE_CHILD, "", str(FIXTURES / "corpus_small"), str(tests)]
-    trace = tmp_path / "trace"
-    strace = shutil.which("strace")
-    if strace:
-        command = [strace, "-f", "-qq", "-e", "trace=connect,sendto", "-o", str(trace), *command]
     env = {key: value for key, value in os.environ.items() if key not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False, env=env, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["attempts"] == [] and report["asked"] > 0 and report["recall"] > 0
-    if strace:
-        outside = [
-            line
-            for line in trace.read_text(encoding="utf-8", errors="replace").splitlines()
-            if ("AF_INET" in line and "127.0.0.1" not in line and "::1" not in line) or "htons(53)" in line
-        ]
-        assert outside == []
+    report = run_offline(_OFFLINE_CHILD, str(FIXTURES / "corpus_small"), tmp_path=tmp_path, env=env)
+    assert report["asked"] > 0 and report["recall"] > 0

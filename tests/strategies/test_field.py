@@ -7,14 +7,11 @@ Each case is skipped when its optional extra is not installed (``pip install -e 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, build, configuration
+from helpers.offline import run_offline
 
 from evals.run.evaluate import RunConfig, evaluate
 from evals.strategies import Registry
@@ -119,39 +116,16 @@ def test_mempalace_session_record_names_every_turn_of_its_session():
     assert second.turns == (1,)
 
 
-# Run in a child process: every installed runner on the small corpus, with an audit hook that notes any
-# connection or name lookup that is not loopback (an audit hook sees what the socket module is asked,
-# patches nothing), and the attempts printed as JSON on the last line.
-_OFFLINE_CHILD = textwrap.dedent(
-    """
-    import json, socket, sys
-    from pathlib import Path
+# Every installed runner on the small corpus, in a child process with the network closed (helpers.offline).
+_OFFLINE_CHILD = """
+from evals.run.evaluate import RunConfig, evaluate
 
-    LOCAL = {"127.0.0.1", "::1", "localhost"}
-    attempts = []
-
-    def hook(event, args):
-        if event == "socket.getaddrinfo":
-            host = args[0].decode() if isinstance(args[0], bytes) else args[0]
-            if host is not None and host not in LOCAL:
-                attempts.append(f"lookup {host}")
-                raise OSError("network closed")
-        elif event == "socket.connect":
-            sock, address = args
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOCAL:
-                attempts.append(f"connect {address}")
-                raise OSError("network closed")
-
-    sys.addaudithook(hook)
-    from evals.run.evaluate import RunConfig, evaluate
-
-    recalls = {}
-    for name, options in json.loads(sys.argv[1]):
-        run = evaluate(RunConfig(strategy=name, corpus=Path(sys.argv[2]), options=options))
-        recalls[name + json.dumps(options)] = run.scores.recall
-    print(json.dumps({"attempts": attempts, "recalls": recalls}))
-    """
-)
+recalls = {}
+for name, options in json.loads(sys.argv[1]):
+    run = evaluate(RunConfig(strategy=name, corpus=Path(sys.argv[2]), options=options))
+    recalls[name + json.dumps(options)] = run.scores.recall
+print(json.dumps({"attempts": ATTEMPTS, "recalls": recalls}))
+"""
 
 
 @pytest.mark.slow
@@ -162,23 +136,8 @@ def test_no_runner_reaches_the_network(tmp_path: Path):
     cases = [(name, options) for name, options, _ in RUNNERS if _installed(name)]
     if not cases:
         pytest.skip("no field runner installed: pip install -e '.[field]'")
-    command = [sys.executable, "-c", _OFFLINE_CHILD, json.dumps(cases), str(FIXTURES / "corpus_small")]
-    trace = tmp_path / "trace"
-    strace = shutil.which("strace")
-    if strace:
-        command = [strace, "-f", "-qq", "-e", "trace=connect,sendto", "-o", str(trace), *command]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["attempts"] == []
+    report = run_offline(_OFFLINE_CHILD, json.dumps(cases), str(FIXTURES / "corpus_small"), tmp_path=tmp_path)
     assert all(recall > 0 for recall in report["recalls"].values()), report["recalls"]
-    if strace:
-        outside = [
-            line
-            for line in trace.read_text(encoding="utf-8", errors="replace").splitlines()
-            if ("AF_INET" in line and "127.0.0.1" not in line and "::1" not in line) or "htons(53)" in line
-        ]
-        assert outside == []
 
 
 @pytest.mark.slow

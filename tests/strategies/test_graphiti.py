@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +22,7 @@ pytest.importorskip("kuzu", reason="needs the graphiti extra: pip install -e '.[
 
 from helpers import FIXTURES, configuration  # noqa: E402
 from helpers.llm_server import LLMServer  # noqa: E402
+from helpers.offline import run_offline  # noqa: E402
 from helpers.runs import evals_run, stored_runs  # noqa: E402
 
 from evals.cli import cli  # noqa: E402
@@ -240,39 +239,17 @@ def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
     assert not store.exists()
 
 
-# A child process (not under pytest, where graphiti-core turns its telemetry off by itself): the local server
-# and a graphiti run on the small corpus, with an audit hook refusing any lookup or connection beyond loopback.
-_OFFLINE_CHILD = textwrap.dedent(
-    """
-    import json, socket, sys
-    from pathlib import Path
+# A child process (not under pytest, where graphiti-core turns its telemetry off by itself), the network closed
+# (helpers.offline): the local server and a graphiti run on the small corpus.
+_OFFLINE_CHILD = """
+from helpers.llm_server import LLMServer
+from evals.run.evaluate import RunConfig, evaluate
 
-    LOCAL = {"127.0.0.1", "::1", "localhost"}
-    attempts = []
-
-    def hook(event, args):
-        if event == "socket.getaddrinfo":
-            host = args[0].decode() if isinstance(args[0], bytes) else args[0]
-            if host is not None and host not in LOCAL:
-                attempts.append(f"lookup {host}")
-                raise OSError("network closed")
-        elif event == "socket.connect":
-            sock, address = args
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOCAL:
-                attempts.append(f"connect {address}")
-                raise OSError("network closed")
-
-    sys.addaudithook(hook)
-    sys.path.insert(0, sys.argv[1])
-    from helpers.llm_server import LLMServer
-    from evals.run.evaluate import RunConfig, evaluate
-
-    with LLMServer() as server:
-        run = evaluate(RunConfig(strategy="graphiti", corpus=Path(sys.argv[2]), options={"base_url": server.base_url}))
-        asked = server.total
-    print(json.dumps({"attempts": attempts, "recall": run.scores.recall, "asked": asked}))
-    """
-)
+with LLMServer() as server:
+    run = evaluate(RunConfig(strategy="graphiti", corpus=Path(sys.argv[1]), options={"base_url": server.base_url}))
+    asked = server.total
+print(json.dumps({"attempts": ATTEMPTS, "recall": run.scores.recall, "asked": asked}))
+"""
 
 
 def test_reaches_no_network(tmp_path: Path):
@@ -280,20 +257,6 @@ def test_reaches_no_network(tmp_path: Path):
     where strace is installed, none from native code (Kuzu) either; telemetry is off without pytest."""
     env = {k: v for k, v in os.environ.items() if k not in ("GRAPHITI_TELEMETRY_ENABLED", "OPENAI_BASE_URL")}
     env["HOME"] = str(tmp_path)  # graphiti's telemetry id would land in ~/.cache/graphiti
-    command = [sys.executable, "-c", _OFFLINE_CHILD, str(TESTS), str(FIXTURES / "corpus_small")]
-    trace = tmp_path / "trace"
-    strace = shutil.which("strace")
-    if strace:
-        command = [strace, "-f", "-qq", "-e", "trace=connect,sendto", "-o", str(trace), *command]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["attempts"] == [] and report["recall"] > 0 and report["asked"] > 0
+    report = run_offline(_OFFLINE_CHILD, str(FIXTURES / "corpus_small"), tmp_path=tmp_path, env=env, timeout=900)
+    assert report["recall"] > 0 and report["asked"] > 0
     assert not (tmp_path / ".cache" / "graphiti").exists()
-    if strace:
-        outside = [
-            line
-            for line in trace.read_text(encoding="utf-8", errors="replace").splitlines()
-            if ("AF_INET" in line and "127.0.0.1" not in line and "::1" not in line) or "htons(53)" in line
-        ]
-        assert outside == []
