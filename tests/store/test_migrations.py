@@ -103,6 +103,9 @@ NOT_BACKFILLED |= {
     for name in ("recall_any", "recall_frac")
     for budget in (256, 1024, 4096)
 }
+# Issue 40's count of the test points a run played (the population a claim counting questions without evidence
+# is over), declared after every migration.
+NOT_BACKFILLED |= {"test_points"}
 
 
 def test_migrated_metrics_equal_those_computed_afresh(schema5):
