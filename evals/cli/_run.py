@@ -285,7 +285,7 @@ def run_command(
         echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
     else:
         echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
-        if outcome.summary is not None:  # fair play (issue 40): how often the strategy returned more than asked
+        if outcome.summary is not None:  # fair play: how often the strategy returned more than asked
             from evals.views.tables import over_k_caveat
 
             if said := over_k_caveat(outcome.summary):

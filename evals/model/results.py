@@ -109,7 +109,7 @@ class ConversationResult(BaseModel):
     # What the memory held when the conversation ended (a strategy with evals.strategies.Footprint).
     held_records: int | None = None
     held_tokens: int | None = None
-    # How many sessions (else turns) the memory was given: a k that reaches it returns everything (issue 40).
+    # How many sessions (else turns) the memory was given: a k that reaches it returns everything, bypassing retrieval.
     session_count: int | None = None
 
 
@@ -321,14 +321,14 @@ class PointAnswer:
     judge_prompt_tokens: int | None = None
     judge_completion_tokens: int | None = None
     answerable: bool = True  # False: answered but neither judged nor counted, like recall
-    # issue 25, costs (h25cost)
+    # What each answer's requests cost and who served them (None: a run stored before costs were recorded)
     answer_cached: bool | None = None  # the answer came from the cache, not the endpoint
     judge_cached: bool | None = None  # every repeat of its verdict came from the cache
     served_model: str | None = None  # the `model` the endpoint says answered
     fingerprint: str | None = None  # its `system_fingerprint`
     judge_served_model: str | None = None  # of the verdict (repeat 0's)
     repeat_verdicts: list[str] | None = None  # with --judge-repeats N: every repeat's verdict, in order
-    # issue 25, protocols (h25core)
+    # How the run's protocol read this point (None: a run stored before protocols)
     category: str | None = None  # the test point's category / question type, as the corpus gives it
     counted: bool | None = None  # the protocol counts this point in its accuracy (None: a run made before protocols)
     verdict: str | None = None  # "correct" | "wrong" | "unparsed"; None: not judged
@@ -359,7 +359,7 @@ class AnswerRun:
     requests_cached: int = 0
     prompt_tokens: int = 0  # every request of the run: answers, verdicts, summaries
     completion_tokens: int = 0
-    # issue 25, protocols (h25core): the answer protocol's name, and where its templates were read
+    # The answer protocol's name, and where its templates were read
     # (repository, commit, files -> sha256; None for the harness's own prompts).
     protocol: str = "harness"
     protocol_source: dict[str, Any] | None = None

@@ -2,7 +2,7 @@
 
 A run's verdicts (:func:`evals.judge.headline.run_verdicts`) decide its run page's misses, its drill-downs'
 HIT / MISS, its compare data, every pair page and compare section it is on, and the label audit's
-page. Scored again by each of them, they were a third of a build's CPU (issue 44: ``run_verdicts`` ran 100
+page. Scored again by each of them, they were a third of a build's CPU (``run_verdicts`` ran 100
 times for 10 runs). A :class:`Computed` is made per build (and per worker process) and handed to the
 pages through :class:`evals.site._publisher.Site`, never kept at module level, so nothing leaks from
 one build (or test) to the next.

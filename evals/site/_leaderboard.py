@@ -596,7 +596,7 @@ def metric_column(declared: Metric) -> MetricColumn:
     return MetricColumn(declared.name, declared.label, description, declared.kind, declared.higher_is_better, integral)
 
 
-KEYWORD_FIELD = "keyword_hit_at_k"  # keyword recall's name in the downloads (issue 34: not "recall")
+KEYWORD_FIELD = "keyword_hit_at_k"  # keyword recall's name in the downloads: not "recall", which the headline is
 
 
 def leaderboard_records(

@@ -122,13 +122,13 @@ class AnswersBlock:
     wrong: list[MissRow]  # test points the judge graded incorrect (or, a graded judge, less than fully correct)
     # The answers as the run's protocol counts them: evals.views.breakdown.answer_figures (the result JSON's block).
     figures: dict[str, Any] | None = None
-    # issue 25, protocols: which asked (and which judged), the published files their templates were read
+    # The protocols: which asked (and which judged), the published files their templates were read
     # from, (label "owner/repo@commit/path", link, sha256), and each template's digest, ("protocol: name", digest).
     protocol: str = "harness"
     judge_protocol: str = "harness"
     source_files: list[tuple[str, str, str]] = field(default_factory=list)
     templates: list[tuple[str, str]] = field(default_factory=list)
-    # issue 25, costs (h25cost): per kind of request and per model served; empty for runs stored before.
+    # Costs: per kind of request and per model served; empty for runs stored before.
     costs: list[CostRow] = field(default_factory=list)
     served: list[ServedRow] = field(default_factory=list)
     usd_spent: float | None = None
@@ -599,7 +599,7 @@ def answers_block(s: RunSummary, wrong: list[MissRow], figures: dict[str, Any] |
 
 
 def _costs(s: RunSummary) -> dict[str, Any]:
-    """The run page's cost table and served models (issue 25), from the usage recorded with the run."""
+    """The run page's cost table and served models, from the usage recorded with the run."""
     usage = s.llm_usage
     if not usage:
         return {}

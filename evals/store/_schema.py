@@ -391,7 +391,7 @@ SET record_texts = [CASE WHEN starts_with(x, chr(0)) THEN chr(0) || x ELSE x END
 WHERE len([x FOR x IN record_texts IF starts_with(x, chr(0))]) > 0;
 """
 
-# Issue 25, costs and provenance of LLM requests: per kind of request (answer, judge, memory write),
+# Costs and provenance of LLM requests: per kind of request (answer, judge, memory write),
 # what was sent and what came from the cache, tokens apart, the served models and fingerprints, the
 # denominator and the price the run was costed at (evals.model.results.RequestTally as JSON); per answer,
 # whether it and its verdict came from the cache, the model and fingerprint the endpoint said served
@@ -406,7 +406,7 @@ ALTER TABLE test_point_answers ADD COLUMN judge_served_model VARCHAR;
 ALTER TABLE test_point_answers ADD COLUMN repeat_verdicts VARCHAR[];
 """
 
-# Issue 25's protocols (evals.benchmarks.protocols): which protocol asked for a run's answers and where its
+# Answer protocols (evals.benchmarks.protocols): which protocol asked for a run's answers and where its
 # templates were read (repository, commit, files -> sha256); per answer, the test point's category, whether
 # the protocol counts it, the judge's verdict as read ("correct", "wrong", "unparsed") and the protocol's own
 # score where it scores without a judge (LoCoMo's F1). NULL for runs made before: the harness's prompts,
@@ -454,7 +454,7 @@ ALTER TABLE conversations DROP COLUMN sessions;
 ALTER TABLE conversations DROP COLUMN dates;
 """
 
-# Issue 33's graded judges (BEAM's rubric, LoCoMo-Plus's labels): per test point of a corpus, the rubric a graded
+# Graded judges (BEAM's rubric, LoCoMo-Plus's labels): per test point of a corpus, the rubric a graded
 # judge checks the answer against (its digest covers it); per answer, the judge's reading of each of its requests
 # (BEAM: one per rubric item; NULL inside: that reply had no readable score). NULL for corpora and runs without them.
 _GRADED = """
@@ -462,7 +462,7 @@ ALTER TABLE corpus_test_points ADD COLUMN rubric VARCHAR[];
 ALTER TABLE test_point_answers ADD COLUMN grades DOUBLE[];
 """
 
-# Issue 40's records that hold several turns (a session, a chunk, a fact citing its sources): per test point,
+# Records that hold several turns (a session, a chunk, a fact citing its sources): per test point,
 # per rank of ranked_turns, every turn the record holds. NULL: no record of the point names more than one turn
 # (every run stored before), and ranked_turns says it all.
 _HELD_TURNS = """

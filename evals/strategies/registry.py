@@ -154,7 +154,7 @@ class StrategySpec:
     # largest; a strategy that cannot promise it says False and is asked once per cutoff instead.
     prefix_stable: bool = True
     # Its records are rewritten (facts an LLM drew from the turns: mem0 infer=true), so a record's text need not
-    # contain the turns it names; `evals check-strategy` then does not hold it to that (issue 40).
+    # contain the turns it names; `evals check-strategy` then does not hold it to that.
     derived_records: bool = False
     requires: tuple[str, ...] = ()  # modules it needs that an optional extra installs (checked, not imported)
     # It asks an LLM endpoint whatever its options (graphiti writes with one), so it is not among the strategies

@@ -194,14 +194,14 @@ class _Answer(_Closed):
     judge_prompt_tokens: Count | None = None
     judge_completion_tokens: Count | None = None
     answerable: bool = True
-    # issue 25, costs (absent from exports written before them)
+    # costs and served models (absent from exports written before they were recorded)
     answer_cached: bool | None = None
     judge_cached: bool | None = None
     served_model: _Served | None = None
     fingerprint: _Served | None = None
     judge_served_model: _Served | None = None
     repeat_verdicts: list[Literal["correct", "wrong", "unparsed", "partial"]] | None = None
-    # issue 25, protocols (absent from exports written before them)
+    # the protocol's reading (absent from exports written before protocols)
     category: str | None = None
     counted: bool | None = None
     verdict: Literal["correct", "wrong", "unparsed", "partial"] | None = None
@@ -256,7 +256,7 @@ class _AnswerTotals(BaseModel):
     requests_cached: Count
     prompt_tokens: Count
     completion_tokens: Count
-    usage: dict[Literal["answer", "judge", "memory_write"], _Tally] | None = None  # absent from exports before issue 25
+    usage: dict[Literal["answer", "judge", "memory_write"], _Tally] | None = None  # absent from exports before costs
 
 
 class _Exported(BaseModel):
@@ -421,7 +421,7 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
                 claimed = point.retrieved_turns
                 point.retrieved_turns = record_turns(point.retrieved_records, lookup, point.turn_index)
                 if claimed != point.retrieved_turns and _holds(point, claimed):
-                    point.retrieved_turns = claimed  # records naming the turns they hold (issue 40), checked against them
+                    point.retrieved_turns = claimed  # records naming the turns they hold, checked against them
                 if claimed != point.retrieved_turns:
                     raise StoreError(f"{where}, turn {point.turn_index}: retrieved_turns does not match the retrieved records")
             scored.append(score_point(point, score.record_tokens, hit=score.hit))

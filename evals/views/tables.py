@@ -181,7 +181,7 @@ HASH_EXPLANATION = (
 # dated snapshot of the undated name asked is the same model): its figures are that other model's.
 SERVED_LABEL = "served model differs"
 CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
-# Fair play (issue 40): a k that reaches every session of a conversation bypasses retrieval; a strategy that
+# Fair play: a k that reaches every session of a conversation bypasses retrieval; a strategy that
 # returned more records than asked for was cut to the depth asked (records past k are never scored).
 K_REACHES_ALL, OVER_K = "k_reaches_all", "over_k"
 

@@ -70,7 +70,7 @@ def run_starter(tmp_path: Path):
     return evals("run", "--runner", "recency", "--corpus", CORPUS_SMALL, "--store", tmp_path / "s.duckdb")
 
 
-def test_item1_unit_that_fails_to_import_breaks_only_itself(installed, tmp_path):
+def test_unit_that_fails_to_import_breaks_only_itself(installed, tmp_path):
     """A unit whose module raises on import: `evals benchmarks` lists the others with one warning naming the
     entry point and its distribution, and a run on the starter corpus succeeds."""
     distribution = installed({"brokenunit": "UNIT"}, "raise ImportError('a dependency is missing')\n")
@@ -85,7 +85,7 @@ def test_item1_unit_that_fails_to_import_breaks_only_itself(installed, tmp_path)
     assert ran.exit_code == 0, (ran.output, ran.exception)
 
 
-def test_item2_unit_named_otherwise_than_its_entry_point_breaks_only_itself(installed, tmp_path):
+def test_unit_named_otherwise_than_its_entry_point_breaks_only_itself(installed, tmp_path):
     """A unit whose Unit.name differs from its entry point's name is left out with one warning; runs work."""
     distribution = installed({"othername": "UNIT"}, unit_source("UNIT = TOY"))
     ran = run_starter(tmp_path)
@@ -99,7 +99,7 @@ def test_item2_unit_named_otherwise_than_its_entry_point_breaks_only_itself(inst
 
 
 @pytest.mark.parametrize("attribute", ["UNIT", "ZZZ"])
-def test_item3_a_plugin_cannot_take_a_builtin_name(installed, attribute):
+def test_a_plugin_cannot_take_a_builtin_name(installed, attribute):
     """A plug-in registered as `beam` (whether its value sorts before the built-in's or after) is ignored
     with one warning: BEAM's releases stay listed and the unit is the built-in."""
     distribution = installed(
@@ -114,7 +114,7 @@ def test_item3_a_plugin_cannot_take_a_builtin_name(installed, attribute):
     assert units()["beam"].title != "Toy benchmark" and units()["beam"].releases
 
 
-def test_item4_unit_whose_rule_names_an_unknown_metric_breaks_only_itself(installed, tmp_path):
+def test_unit_whose_rule_names_an_unknown_metric_breaks_only_itself(installed, tmp_path):
     """A unit whose rule names no declared metric is left out with one warning, and is no unit."""
     distribution = installed({"toy": "UNIT"}, unit_source("UNIT = replace(TOY, rule=replace(RULE, metric='bogus@5'))"))
     listed = evals("benchmarks")
@@ -138,7 +138,7 @@ def toy_store(tmp_path: Path) -> Path:
     return tmp_path / "s.duckdb"
 
 
-def test_item4_build_site_survives_a_stored_run_of_an_unknown_unit(tmp_path, monkeypatch):
+def test_build_site_survives_a_stored_run_of_an_unknown_unit(tmp_path, monkeypatch):
     """A run stored while the toy unit was installed: with the toy gone, `build-site` still builds every page."""
     with monkeypatch.context() as patch:
         patch.syspath_prepend(str(TOY))
@@ -150,7 +150,7 @@ def test_item4_build_site_survives_a_stored_run_of_an_unknown_unit(tmp_path, mon
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-def test_item4_build_site_survives_a_stored_run_of_a_broken_unit(installed, tmp_path, monkeypatch):
+def test_build_site_survives_a_stored_run_of_a_broken_unit(installed, tmp_path, monkeypatch):
     """A run stored while the toy unit worked, then the toy broken (its rule naming an unknown metric):
     `build-site` builds every page."""
     with monkeypatch.context() as patch:
@@ -163,7 +163,7 @@ def test_item4_build_site_survives_a_stored_run_of_a_broken_unit(installed, tmp_
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-def test_item4_build_site_survives_a_stored_run_of_an_uninstalled_protocol(server, tmp_path, monkeypatch):
+def test_build_site_survives_a_stored_run_of_an_uninstalled_protocol(server, tmp_path, monkeypatch):
     """A run stored under a plug-in's own QA protocol (tests/plugins/toy_qa_benchmark): with the plug-in gone,
     `build-site` still builds every page, the run page naming the protocol it was made under."""
     from helpers.runs import evals_run

@@ -403,7 +403,7 @@ def _single_event_corpus(tmp_path: Path) -> Path:
     return imported("beam", tier, tmp_path / "beam-one")
 
 
-def test_item8_beam_run_line_shows_the_protocols_score(server, sources, beam_corpus, store_path):
+def test_beam_run_line_shows_the_protocols_score(server, sources, beam_corpus, store_path):
     """The `evals run` line of a BEAM run carries the protocol's own score, the figure the leaderboard's QA column shows."""
     server.scripted.update(ANSWERS | JUDGED)
     result = run(server, store_path, beam_corpus, "--protocol", "beam")
@@ -414,7 +414,7 @@ def test_item8_beam_run_line_shows_the_protocols_score(server, sources, beam_cor
     assert f" {score.value:.3f} [" in board.output and "†" in board.output
 
 
-def test_item8_an_ability_that_counts_no_point_is_named_beside_the_task_average(server, sources, store_path, tmp_path):
+def test_an_ability_that_counts_no_point_is_named_beside_the_task_average(server, sources, store_path, tmp_path):
     """Event ordering whose every tau-b is undefined counts no point: the figures and the run page name it as left out
     of the task average."""
     corpus = _single_event_corpus(tmp_path)
@@ -430,7 +430,7 @@ def test_item8_an_ability_that_counts_no_point_is_named_beside_the_task_average(
     assert pages and "event" in pages[0].split('id="left-out"')[1].split("</span>")[0]
 
 
-def test_item8_probe_judge_counts_an_undefined_score_as_undefined(server, sources, store_path, tmp_path):
+def test_probe_judge_counts_an_undefined_score_as_undefined(server, sources, store_path, tmp_path):
     """`probe-judge --protocol beam`: a gold answer whose tau-b is undefined is counted as undefined, out of the mean,
     not as a score of 0."""
     corpus = _single_event_corpus(tmp_path)
@@ -438,7 +438,7 @@ def test_item8_probe_judge_counts_an_undefined_score_as_undefined(server, source
     assert gold["undefined_scores"] >= 1 and gold["mean_score"] is not None and gold["mean_score"] > 0
 
 
-def test_item8_question_with_an_empty_rubric_is_refused_with_advice_that_helps(server, sources, store_path, tmp_path):
+def test_question_with_an_empty_rubric_is_refused_with_advice_that_helps(server, sources, store_path, tmp_path):
     """A question whose source rubric is ``[]``: the import says so, and the run's refusal says that BEAM's own code
     cannot score it (not only to import again, which cannot help)."""
     tier = beam_tier(tmp_path / "BEAM-empty")

@@ -71,7 +71,7 @@ def corpus(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("inside", ["audit/errors_conv_0.json", "LICENSE", "audit/new.json"])
-def test_item04_import_errata_never_writes_inside_the_audit_it_reads(audit_copy, inside):
+def test_import_errata_never_writes_inside_the_audit_it_reads(audit_copy, inside):
     """--out inside SOURCE (one of its audit files, its LICENSE, or a new file there) is refused; SOURCE is unchanged."""
     before = snapshot(audit_copy)
     line = one_line_error(evals("import-errata", "locomo-audit", audit_copy, "--out", audit_copy / inside))
@@ -82,7 +82,7 @@ def test_item04_import_errata_never_writes_inside_the_audit_it_reads(audit_copy,
 # -- tracebacks ---------------------------------------------------------------------------------------------------
 
 
-def test_item13_correct_evidence_that_is_not_dia_ids_is_one_line(audit_copy, tmp_path):
+def test_correct_evidence_that_is_not_dia_ids_is_one_line(audit_copy, tmp_path):
     """"correct_evidence": [1, 2] is refused in one line naming the file and the field."""
     entry = audit_entry("locomo_0_qa1", "Which composer does Bob play?", "Vivaldi", ["D1:3"], [1, 2], "Vivaldi", "WRONG_CITATION")
     (audit_copy / "audit" / "errors_conv_0.json").write_text(json.dumps([entry]))
@@ -94,7 +94,7 @@ def test_item13_correct_evidence_that_is_not_dia_ids_is_one_line(audit_copy, tmp
 # -- silently wrong -----------------------------------------------------------------------------------------------
 
 
-def test_item17_audit_labels_refuses_errata_of_another_benchmark(corpus, tmp_path):
+def test_audit_labels_refuses_errata_of_another_benchmark(corpus, tmp_path):
     """An errata file for longmemeval given to audit-labels on a LoCoMo corpus is refused, as leaderboard --errata does."""
     entry = {"conversation": "conv-1", "turn": 9, "evidence_turns": [3], "reason": "x"}
     errata = write(tmp_path / "e.json", [entry], benchmark="longmemeval")
@@ -102,20 +102,20 @@ def test_item17_audit_labels_refuses_errata_of_another_benchmark(corpus, tmp_pat
     assert line.startswith(f"Error: {errata}: benchmark: ") and "locomo" in line
 
 
-def test_item18_audit_labels_refuses_a_source_of_another_benchmark(corpus):
+def test_audit_labels_refuses_a_source_of_another_benchmark(corpus):
     """--source naming a LongMemEval file for a LoCoMo corpus is refused in one line, not recorded."""
     line = one_line_error(evals("audit-labels", corpus, "--source", LONGMEMEVAL))
     assert str(LONGMEMEVAL) in line and "locomo" in line
 
 
-def test_item19_an_erratum_that_only_says_exclude_false_corrects_nothing(corpus, tmp_path):
+def test_an_erratum_that_only_says_exclude_false_corrects_nothing(corpus, tmp_path):
     """"exclude": false with no correction is refused as correcting nothing, not counted as one correction."""
     errata = write(tmp_path / "e.json", [{"conversation": "conv-1", "turn": 9, "exclude": False, "reason": "x"}])
     line = one_line_error(evals("audit-labels", corpus, "--errata", errata))
     assert line.startswith(f"Error: {errata}: errata[0]: corrects nothing")
 
 
-def test_item20_an_errata_file_matching_two_corpora_is_refused(corpus, tmp_path):
+def test_an_errata_file_matching_two_corpora_is_refused(corpus, tmp_path):
     """Without "benchmark", a file whose conversations are in two stored corpora is refused: one file corrects one corpus."""
     copy = tmp_path / "one-conversation"
     shutil.copytree(corpus, copy)
@@ -132,7 +132,7 @@ def test_item20_an_errata_file_matching_two_corpora_is_refused(corpus, tmp_path)
     assert "planted" in line and "one-conversation" in line
 
 
-def test_item23_import_errata_never_writes_a_file_its_reader_refuses(audit_copy, tmp_path):
+def test_import_errata_never_writes_a_file_its_reader_refuses(audit_copy, tmp_path):
     """An audit entry with "error_type": "" is refused (naming the field) rather than written as an empty kind."""
     entry = audit_entry("locomo_0_qa1", "Which composer does Bob play?", "Vivaldi", ["D1:3"], ["D1:4"], "Vivaldi", "")
     (audit_copy / "audit" / "errors_conv_0.json").write_text(json.dumps([entry]))
@@ -145,7 +145,7 @@ def test_item23_import_errata_never_writes_a_file_its_reader_refuses(audit_copy,
 # -- leftovers -----------------------------------------------------------------------------------------------------
 
 
-def test_item27_an_oversized_audit_file_is_refused_before_it_is_read(audit_copy, tmp_path):
+def test_an_oversized_audit_file_is_refused_before_it_is_read(audit_copy, tmp_path):
     """A 3 GB errors_conv_0.json is refused by its size (64 MB limit), never read whole (here under a 1.5 GB memory limit)."""
     big = audit_copy / "audit" / "errors_conv_0.json"
     with open(big, "wb") as file:

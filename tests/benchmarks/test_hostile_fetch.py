@@ -141,7 +141,7 @@ def snapshot(folder: Path) -> dict[str, str | None]:
 # -- data loss -------------------------------------------------------------------------------------------------
 
 
-def test_item01_a_failed_first_fetch_records_nothing_in_the_lock(oracle, env):
+def test_a_failed_first_fetch_records_nothing_in_the_lock(oracle, env):
     """A first download that fails its import (an HTML page for the JSON) leaves no lock entry, so a right mirror later works."""
     html = Mirror()
     try:
@@ -166,7 +166,7 @@ def _send(request: BaseHTTPRequestHandler, body: bytes) -> bool:
     return True
 
 
-def test_item01_a_failed_first_fetch_keeps_no_unchecked_copy(oracle, env):
+def test_a_failed_first_fetch_keeps_no_unchecked_copy(oracle, env):
     """The HTML page a first fetch could not import is not kept in the downloads folder either."""
     html = Mirror()
     try:
@@ -177,7 +177,7 @@ def test_item01_a_failed_first_fetch_keeps_no_unchecked_copy(oracle, env):
     assert snapshot(env["downloads"]) == {}
 
 
-def test_item02_concurrent_fetches_both_keep_their_lock_entries(monkeypatch, oracle, env):
+def test_concurrent_fetches_both_keep_their_lock_entries(monkeypatch, oracle, env):
     """A fetch that records its entry while another is downloading (between its read and its write) is not lost."""
     stand_in_sources(monkeypatch, oracle, "longmemeval_s")
     oracle.files["longmemeval_s"] = LONGMEMEVAL
@@ -199,7 +199,7 @@ def test_item02_concurrent_fetches_both_keep_their_lock_entries(monkeypatch, ora
     assert {BENCHMARKS["longmemeval_oracle"].data.url, BENCHMARKS["longmemeval_s"].data.url} <= set(files)
 
 
-def test_item03_a_symlinked_lock_stays_a_symlink_and_its_target_gets_the_entry(oracle, env, tmp_path):
+def test_a_symlinked_lock_stays_a_symlink_and_its_target_gets_the_entry(oracle, env, tmp_path):
     """--lock naming a symlink writes through it: the link is kept and the file it points to holds the entry."""
     real = tmp_path / "shared" / "benchmarks.lock"
     real.parent.mkdir()
@@ -215,7 +215,7 @@ def test_item03_a_symlinked_lock_stays_a_symlink_and_its_target_gets_the_entry(o
 # -- hangs ---------------------------------------------------------------------------------------------------
 
 
-def test_item06_a_fifo_in_a_folder_mirror_is_refused_not_waited_on(env, tmp_path):
+def test_a_fifo_in_a_folder_mirror_is_refused_not_waited_on(env, tmp_path):
     """A FIFO where a folder mirror's file should be is refused in one line; fetch does not block on it."""
     folder = tmp_path / "mirror"
     folder.mkdir()
@@ -248,7 +248,7 @@ def _drip(body: bytes, every: float) -> Callable[[BaseHTTPRequestHandler], bool]
     return handle
 
 
-def test_item07_a_dripping_download_stops_at_the_deadline(locomo, env):
+def test_a_dripping_download_stops_at_the_deadline(locomo, env):
     """A mirror sending a byte at a time, never pausing long, is given up at --download-deadline, leaving nothing."""
     locomo.handle = _drip(LOCOMO, 0.05)
     result = evals("fetch", "locomo", "--download-deadline", "1", mirror=locomo.url)
@@ -256,7 +256,7 @@ def test_item07_a_dripping_download_stops_at_the_deadline(locomo, env):
     assert snapshot(env["downloads"]) == {}
 
 
-def test_item07_the_default_deadline_grows_with_the_pinned_size():
+def test_the_default_deadline_grows_with_the_pinned_size():
     """Without --download-deadline, a bigger pinned file is allowed longer, and every download has a limit."""
     from evals.benchmarks import default_deadline
 
@@ -268,7 +268,7 @@ def test_item07_the_default_deadline_grows_with_the_pinned_size():
 
 @pytest.mark.parametrize("recorded", [5, None])
 @pytest.mark.parametrize("command", [["benchmarks"], ["fetch", "longmemeval_oracle"]])
-def test_item09_a_lock_entry_of_the_wrong_type_is_one_line(env, recorded, command):
+def test_a_lock_entry_of_the_wrong_type_is_one_line(env, recorded, command):
     """A lock entry whose "recorded" is not a string is refused in one line naming the file and the field."""
     url = BENCHMARKS["longmemeval_oracle"].data.url
     entry = {"benchmark": "longmemeval_oracle", "file": "longmemeval_oracle.json", "size": 1, "sha256": "0" * 64,
@@ -278,7 +278,7 @@ def test_item09_a_lock_entry_of_the_wrong_type_is_one_line(env, recorded, comman
     assert str(env["lock"]) in line and "recorded" in line
 
 
-def test_item09_build_site_with_a_lock_entry_of_the_wrong_type_is_one_line(env, tmp_path):
+def test_build_site_with_a_lock_entry_of_the_wrong_type_is_one_line(env, tmp_path):
     """build-site --lock with an entry whose "recorded" is 5 is refused in one line naming the file and the field."""
     url = BENCHMARKS["longmemeval_oracle"].data.url
     entry = {"benchmark": "longmemeval_oracle", "file": "longmemeval_oracle.json", "size": 1, "sha256": "0" * 64,
@@ -292,7 +292,7 @@ def test_item09_build_site_with_a_lock_entry_of_the_wrong_type_is_one_line(env, 
     assert not (tmp_path / "site").exists()
 
 
-def test_item10_a_folder_where_the_download_goes_is_one_line(locomo, env):
+def test_a_folder_where_the_download_goes_is_one_line(locomo, env):
     """DL/locomo/locomo10.json being a folder: refused in one line naming it, nothing downloaded."""
     (env["downloads"] / "locomo" / "locomo10.json").mkdir(parents=True)
     before = snapshot(env["downloads"])
@@ -301,7 +301,7 @@ def test_item10_a_folder_where_the_download_goes_is_one_line(locomo, env):
     assert snapshot(env["downloads"]) == before
 
 
-def test_item10_a_full_disk_under_downloads_is_one_line(locomo, env, tmp_path):
+def test_a_full_disk_under_downloads_is_one_line(locomo, env, tmp_path):
     """A write that fails (here: a file size limit, as a full disk does) is one line, and leaves nothing behind."""
     script = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000)); "
@@ -324,7 +324,7 @@ def test_item10_a_full_disk_under_downloads_is_one_line(locomo, env, tmp_path):
     assert snapshot(env["downloads"]) == {}
 
 
-def test_item11_two_fetches_into_one_downloads_folder_both_succeed(monkeypatch, locomo, env):
+def test_two_fetches_into_one_downloads_folder_both_succeed(monkeypatch, locomo, env):
     """A second fetch that arrives while the first is importing waits for it and reuses its corpus."""
     from evals.benchmarks import _fetch
 
@@ -357,7 +357,7 @@ def test_item11_two_fetches_into_one_downloads_folder_both_succeed(monkeypatch, 
     assert second[0].corpus == first.corpus and second[0].report is None
 
 
-def test_item12_corpus_out_a_symlink_to_an_empty_folder_is_imported_into(locomo, env, tmp_path):
+def test_corpus_out_a_symlink_to_an_empty_folder_is_imported_into(locomo, env, tmp_path):
     """--corpus-out naming a symlink to an empty folder imports into that folder; the link stays."""
     target = tmp_path / "empty"
     target.mkdir()
@@ -383,7 +383,7 @@ def _needs_basic_auth(user: str, password: str) -> Callable[[BaseHTTPRequestHand
     return handle
 
 
-def test_item25_a_mirror_with_credentials_works_and_never_prints_them(locomo, env):
+def test_a_mirror_with_credentials_works_and_never_prints_them(locomo, env):
     """EVALS_MIRROR=http://user:PASS@host/ authenticates with basic auth; the password is in no output."""
     locomo.handle = _needs_basic_auth("user", "S3cretPASS")
     result = evals("fetch", "locomo", mirror=f"http://user:S3cretPASS@127.0.0.1:{locomo.port}/")
@@ -391,7 +391,7 @@ def test_item25_a_mirror_with_credentials_works_and_never_prints_them(locomo, en
     assert "S3cretPASS" not in result.output
 
 
-def test_item25_an_error_from_a_mirror_with_credentials_never_prints_them(locomo, env):
+def test_an_error_from_a_mirror_with_credentials_never_prints_them(locomo, env):
     """A refused download names the mirror without its password."""
     locomo.handle = _needs_basic_auth("user", "right")
     result = evals("fetch", "locomo", mirror=f"http://user:S3cretPASS@127.0.0.1:{locomo.port}/")
@@ -399,7 +399,7 @@ def test_item25_an_error_from_a_mirror_with_credentials_never_prints_them(locomo
     assert "401" in line and "S3cretPASS" not in result.output
 
 
-def test_item25_a_mirror_query_is_kept(locomo, env):
+def test_a_mirror_query_is_kept(locomo, env):
     """EVALS_MIRROR=http://host/?token=T asks every file with ?token=T, and T is not printed."""
 
     def needs_token(request: BaseHTTPRequestHandler) -> bool:
@@ -417,7 +417,7 @@ def test_item25_a_mirror_query_is_kept(locomo, env):
 # -- leftovers --------------------------------------------------------------------------------------------------
 
 
-def test_item27_sigterm_mid_download_leaves_nothing(env, tmp_path):
+def test_sigterm_mid_download_leaves_nothing(env, tmp_path):
     """SIGTERM during a download removes the partial file and the folders made for it, as Ctrl-C does."""
     server = Mirror()
     try:
@@ -436,7 +436,7 @@ def test_item27_sigterm_mid_download_leaves_nothing(env, tmp_path):
     assert snapshot(env["downloads"]) == {}
 
 
-def test_item27_a_lock_that_cannot_be_written_keeps_no_download(monkeypatch, oracle, env):
+def test_a_lock_that_cannot_be_written_keeps_no_download(monkeypatch, oracle, env):
     """When the lock cannot be written, the first download is not kept, so no later fetch trusts it unrecorded."""
     from evals.benchmarks import _lock
 

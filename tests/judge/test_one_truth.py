@@ -211,7 +211,7 @@ def _summary(line: str) -> str:
     return line.removeprefix("cached: ").split(" -> ")[0]
 
 
-def test_item20_every_summary_line_says_the_same_headline(clean_repo: Path, tmp_path: Path, monkeypatch):
+def test_every_summary_line_says_the_same_headline(clean_repo: Path, tmp_path: Path, monkeypatch):
     """`evals run` and `evals run-suite` print the same line for the same run on LongMemEval (whose unanswerable points
     are outside the headline's population), and its count is the one `evals runs` and `leaderboard` give."""
     items = json.loads((FIXTURES / "longmemeval_small.json").read_text())

@@ -102,7 +102,7 @@ def store(tmp_path: Path) -> Path:
 # -- secrets --------------------------------------------------------------------------------------
 
 
-def test_item01_key_echoed_as_json_escapes_is_masked_everywhere(tmp_path, server):
+def test_key_echoed_as_json_escapes_is_masked_everywhere(tmp_path, server):
     """A server that echoes the key with every character a ``\\u`` escape (in answers and summaries; in
     the judge's reason, escaped twice, since the verdict is JSON inside JSON): the key reaches no
     file (--output, the store, the cache, an export, the site and its copy of the store), in any
@@ -139,7 +139,7 @@ def test_item01_key_echoed_as_json_escapes_is_masked_everywhere(tmp_path, server
     ],
     ids=["userinfo", "query", "fragment"],
 )
-def test_item02_base_url_holding_credentials_is_refused(tmp_path, url):
+def test_base_url_holding_credentials_is_refused(tmp_path, url):
     """A base URL is recorded with the run (store, cache namespace, `evals runs`, run page), so one
     carrying a secret is refused before any work, as --base-url, as $OPENAI_BASE_URL (evals run,
     python -m evals) and for --embedder openai, and the secret is not echoed."""
@@ -177,7 +177,7 @@ def embedder_run(server_url: str, store: Path, *extra: object, repo: Path | None
     )
 
 
-def test_item03_embedder_error_quoting_the_key_is_masked(server, store):
+def test_embedder_error_quoting_the_key_is_masked(server, store):
     """--embedder openai: the server's 401 quoting the key is a one-line error with the key masked, as on the chat path."""
     server.fail_next("401")
     line = one_line_error(embedder_run(server.base_url, store), warnings=True)
@@ -185,7 +185,7 @@ def test_item03_embedder_error_quoting_the_key_is_masked(server, store):
     assert server.authorizations == [f"Bearer {KEY}"] and stored_runs(store) == []
 
 
-def test_item04_embedder_over_plain_http_is_warned_about(store):
+def test_embedder_over_plain_http_is_warned_about(store):
     """--embedder openai sends the key to $OPENAI_BASE_URL: over plain http to another host, a warning comes first."""
     result = embedder_run("http://0.0.0.0:9/v1", store)
     assert result.exit_code == 1
@@ -200,7 +200,7 @@ def test_item04_embedder_over_plain_http_is_warned_about(store):
 
 
 @pytest.mark.parametrize("fault", ["drip", "drip_body"])
-def test_item05_dripping_response_times_out_as_a_whole(tmp_path, fault):
+def test_dripping_response_times_out_as_a_whole(tmp_path, fault):
     """A server sending a byte every half second (from the status line, or after the headers) is given
     --request-timeout for the whole response, not for each read: the run ends with a one-line error."""
     with LLMServer(drip_s=0.5) as server:
@@ -219,7 +219,7 @@ def test_item05_dripping_response_times_out_as_a_whole(tmp_path, fault):
 
 
 @pytest.mark.parametrize("how", ["drip", "slow"])
-def test_item06_ctrl_c_abandons_requests_in_flight(tmp_path, how):
+def test_ctrl_c_abandons_requests_in_flight(tmp_path, how):
     """Ctrl-C while answers are in flight (a dripping server; one taking 30 s per reply): exit 130
     within a few seconds, the requests abandoned, nothing stored and nothing cached."""
     with LLMServer(drip_s=0.5, delay_s=30 if how == "slow" else 0) as server:
@@ -245,7 +245,7 @@ def test_item06_ctrl_c_abandons_requests_in_flight(tmp_path, how):
 
 
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
-def test_item08_response_body_is_capped_once_decoded(server, store, compressed):
+def test_response_body_is_capped_once_decoded(server, store, compressed):
     """An answer body over 8 MiB (as sent, or once a small gzip body is expanded) is a malformed
     response, named, before it is read any further; nothing is stored or cached."""
     size = (24 if compressed else 9) * 1024**2
@@ -275,11 +275,11 @@ def refused_usage(server: LLMServer, store: Path, value: object) -> None:
 
 
 @pytest.mark.parametrize("value", [True, "12", 1.5, None], ids=["bool", "string", "float", "null"])
-def test_item09_usage_that_is_not_a_count_is_refused(server, store, value):
+def test_usage_that_is_not_a_count_is_refused(server, store, value):
     refused_usage(server, store, value)
 
 
-def test_item10_lone_surrogate_in_an_answer_is_a_malformed_reply(server, store):
+def test_lone_surrogate_in_an_answer_is_a_malformed_reply(server, store):
     """An answer holding a lone surrogate (``\\ud800``, not a character) is a one-line malformed reply, not a traceback."""
     server.rewrite = replying("answer", "caf\ud800")
     line = one_line_error(answers_run(server, store), warnings=True)
@@ -288,11 +288,11 @@ def test_item10_lone_surrogate_in_an_answer_is_a_malformed_reply(server, store):
 
 
 @pytest.mark.parametrize("value", [-4_000_000, 10**30, 2**31], ids=["negative", "huge", "int32"])
-def test_item23_negative_or_huge_usage_is_refused_and_not_cached(server, store, value):
+def test_negative_or_huge_usage_is_refused_and_not_cached(server, store, value):
     refused_usage(server, store, value)
 
 
-def test_item23_cached_reply_failing_validation_is_asked_again(server, tmp_path):
+def test_cached_reply_failing_validation_is_asked_again(server, tmp_path):
     """A cached reply that fails validation (cached by a version that checked less) is asked afresh
     and replaced, so it does not fail, or count, on every rerun."""
     from evals.run.llm import ChatClient
@@ -310,7 +310,7 @@ def test_item23_cached_reply_failing_validation_is_asked_again(server, tmp_path)
     assert server.requests["answer"] == 1
 
 
-def test_item24_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
+def test_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
     """``{"correct": false, "correct": true}`` is not read as its last value (nor its first): since issue 25 the
     verdict is stored as "unparsed", not correct, and the run goes on."""
     verdict = '{"correct": false, "correct": true, "reason": "both"}'
@@ -327,7 +327,7 @@ def test_item24_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
 @pytest.mark.parametrize(
     "url", ["http://[::1", "http://127.0.0.1:99999/v1", "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1"]
 )
-def test_item17_malformed_base_url_is_refused_up_front(tmp_path, url):
+def test_malformed_base_url_is_refused_up_front(tmp_path, url):
     """A base URL that is no http(s) URL is refused before any work, as --base-url (exit 2) and as
     $OPENAI_BASE_URL for python -m evals (exit 1): one line, no traceback, nothing written."""
     store = tmp_path / "results.duckdb"
@@ -357,7 +357,7 @@ def test_item17_malformed_base_url_is_refused_up_front(tmp_path, url):
 
 @pytest.mark.parametrize("option", ["--answer-model", "--judge-model"])
 @pytest.mark.parametrize("value", ["", "   "], ids=["empty", "spaces"])
-def test_item40_blank_model_is_refused(server, store, option, value):
+def test_blank_model_is_refused(server, store, option, value):
     """A blank model name is refused by the option parser, not sent, recorded and shown."""
     result = answers_run(server, store, option, value)
     assert result.exit_code == 2, result.output
@@ -368,7 +368,7 @@ def test_item40_blank_model_is_refused(server, store, option, value):
 # -- the embedding endpoint -----------------------------------------------------------------------
 
 
-def test_item28_embedding_endpoint_is_in_the_cache_namespace_and_reuse_key(store, clean_repo):
+def test_embedding_endpoint_is_in_the_cache_namespace_and_reuse_key(store, clean_repo):
     """Two servers answering for text-embedding-3-small give different vectors: a run against the second
     is neither the first's reused run nor made of its cached vectors; each server's vectors are cached
     apart, and the run records which endpoint it embedded with."""

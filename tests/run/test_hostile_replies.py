@@ -75,7 +75,7 @@ def store(tmp_path: Path) -> Path:
 # -- silently wrong -------------------------------------------------------------------------------------------
 
 
-def test_item21_a_reply_that_is_not_utf8_is_refused_not_replaced(server, store):
+def test_a_reply_that_is_not_utf8_is_refused_not_replaced(server, store):
     """An answer whose bytes are not UTF-8 is a one-line malformed reply; nothing is stored as "\ufffd" or cached."""
     # Lone surrogates, written raw (the server encodes with surrogatepass): bytes that are no UTF-8.
     raw = '"content": "\udcff\udcfe'
@@ -89,7 +89,7 @@ def _judge_garbage(server: LLMServer) -> None:
     server.verdict_shape = "garbage"
 
 
-def test_item22_the_run_line_states_the_unparsed_verdicts(server, store):
+def test_the_run_line_states_the_unparsed_verdicts(server, store):
     """A judge whose every verdict is unparsed: the run's summary line says how many, not only "accuracy 0.000"."""
     _judge_garbage(server)
     result = answers_run(server, store)
@@ -98,7 +98,7 @@ def test_item22_the_run_line_states_the_unparsed_verdicts(server, store):
     assert f"accuracy 0.000 [0.000, 0.490] (0/{POINTS})" in line and f"unparsed {POINTS}/{POINTS}" in line
 
 
-def test_item22_max_unparsed_fails_a_run_above_it(server, store):
+def test_max_unparsed_fails_a_run_above_it(server, store):
     """--max-unparsed 0.5: a run with every verdict unparsed exits 1, saying so in one line (the run is kept)."""
     _judge_garbage(server)
     result = answers_run(server, store, "--max-unparsed", "0.5")
@@ -107,7 +107,7 @@ def test_item22_max_unparsed_fails_a_run_above_it(server, store):
     assert len(stored_runs(store)) == 1
 
 
-def test_item22_run_suite_makes_every_run_then_fails_naming_those_above_max_unparsed(server, store, tmp_path):
+def test_run_suite_makes_every_run_then_fails_naming_those_above_max_unparsed(server, store, tmp_path):
     """`evals run-suite --max-unparsed`: both runs are made and stored; the command exits 1 naming each one over."""
     _judge_garbage(server)
     suite = tmp_path / "suite.toml"
@@ -126,7 +126,7 @@ def test_item22_run_suite_makes_every_run_then_fails_naming_those_above_max_unpa
     assert evals(*args, env=env).exit_code == 0  # without the limit, the same suite passes
 
 
-def test_item22_the_leaderboard_states_the_unparsed_verdicts(server, store):
+def test_the_leaderboard_states_the_unparsed_verdicts(server, store):
     """The leaderboard's answer accuracy cell says how many verdicts were unparsed."""
     _judge_garbage(server)
     assert answers_run(server, store).exit_code == 0
@@ -136,7 +136,7 @@ def test_item22_the_leaderboard_states_the_unparsed_verdicts(server, store):
     assert f"{POINTS} unparsed" in line
 
 
-def test_item22_the_gate_states_and_can_fail_on_unparsed_verdicts(server, store):
+def test_the_gate_states_and_can_fail_on_unparsed_verdicts(server, store):
     """The gate reports the head's unparsed verdicts, and fails (exit 1) above --max-unparsed."""
     assert answers_run(server, store).exit_code == 0
     _judge_garbage(server)
@@ -155,7 +155,7 @@ def test_item22_the_gate_states_and_can_fail_on_unparsed_verdicts(server, store)
 
 
 @pytest.mark.parametrize("key", ['sk-quote"in-key-0123456789', "sk-back\\slash-key-0123456789"], ids=["quote", "backslash"])
-def test_item24_a_key_echoed_in_plain_json_escaping_is_masked_in_the_cache(server, store, key):
+def test_a_key_echoed_in_plain_json_escaping_is_masked_in_the_cache(server, store, key):
     """A key holding " or \\, echoed escaped as JSON escapes it (\\" and \\\\, also twice over in a verdict's reason,
     and in `model` and `system_fingerprint`), reaches the cache in no form."""
     server.echo_key = True
@@ -177,13 +177,13 @@ def test_item24_a_key_echoed_in_plain_json_escaping_is_masked_in_the_cache(serve
 # -- leftovers -----------------------------------------------------------------------------------------------------
 
 
-def test_item27_a_non_ascii_api_key_is_named_as_such(server, store):
+def test_a_non_ascii_api_key_is_named_as_such(server, store):
     """A key with a character an HTTP header cannot carry is refused as the key's problem, never as a malformed response."""
     line = one_line_error(answers_run(server, store, key="sk-clé-non-ascii-0123456789"))
     assert "API key" in line and "ASCII" in line and "malformed" not in line and "clé" not in line
 
 
-def test_item27_one_attempt_is_said_in_the_singular(server, store):
+def test_one_attempt_is_said_in_the_singular(server, store):
     """With --max-retries 0, a failing request says "failed after 1 attempt", not "1 attempts"."""
     server.fail_next("500")
     line = one_line_error(answers_run(server, store, "--max-retries", "0"))

@@ -55,7 +55,7 @@ def suite_file(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
-def test_item05_a_fifo_or_device_as_suite_is_refused_not_read(tmp_path, kind):
+def test_a_fifo_or_device_as_suite_is_refused_not_read(tmp_path, kind):
     """--suite naming a FIFO or /dev/zero is refused in one line; it neither blocks nor reads without end."""
     path = tmp_path / "suite.toml"
     if kind == "fifo":
@@ -69,7 +69,7 @@ def test_item05_a_fifo_or_device_as_suite_is_refused_not_read(tmp_path, kind):
 
 @pytest.mark.parametrize("command", ["leaderboard", "run"])
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
-def test_item05_a_fifo_or_device_as_prices_is_refused_not_read(tmp_path, kind, command):
+def test_a_fifo_or_device_as_prices_is_refused_not_read(tmp_path, kind, command):
     """--prices naming a FIFO or /dev/zero (run, leaderboard) is refused in one line; it neither blocks nor reads without end."""
     path = tmp_path / "prices.toml"
     if kind == "fifo":
@@ -85,7 +85,7 @@ def test_item05_a_fifo_or_device_as_prices_is_refused_not_read(tmp_path, kind, c
 # -- unbounded work ------------------------------------------------------------------------------------------------
 
 
-def test_item08_a_matrix_of_too_many_runs_is_refused_before_expanding(tmp_path):
+def test_a_matrix_of_too_many_runs_is_refused_before_expanding(tmp_path):
     """Three option lists of 1,000 values (10^9 runs) are refused at once, naming the file and the key."""
     values = "[" + ", ".join(str(i) for i in range(1000)) + "]"
     options = f"k1 = {values}\nb = {values}\nx = {values}\n"
@@ -95,7 +95,7 @@ def test_item08_a_matrix_of_too_many_runs_is_refused_before_expanding(tmp_path):
     assert str(raised.value).startswith(f"{path}: matrix[0].options.bm25: ") and "1,000,000,000 runs" in str(raised.value)
 
 
-def test_item08_the_plan_is_counted_before_it_is_expanded(tmp_path, monkeypatch):
+def test_the_plan_is_counted_before_it_is_expanded(tmp_path, monkeypatch):
     """A plan over the limit, counted with the strategies it would run, is refused before one run is planned."""
     import evals.run.suite as suite
 
@@ -119,7 +119,7 @@ def test_item08_the_plan_is_counted_before_it_is_expanded(tmp_path, monkeypatch)
         ('with_answers = "yes"', "with_answers"),
     ],
 )
-def test_item14_a_setting_of_the_wrong_type_is_refused_not_coerced(tmp_path, setting, key):
+def test_a_setting_of_the_wrong_type_is_refused_not_coerced(tmp_path, setting, key):
     """A suite is read as strictly as a corpus: k = true, "5" or 5.0 and cutoffs = [1, "2"] are refused, naming the key."""
     path = suite_file(tmp_path, f'[[matrix]]\ncorpora = ["c"]\n{setting}\n')
     with pytest.raises(SuiteError) as raised:
@@ -127,7 +127,7 @@ def test_item14_a_setting_of_the_wrong_type_is_refused_not_coerced(tmp_path, set
     assert str(raised.value).startswith(f"{path}: matrix[0].{key}")
 
 
-def test_item15_downloads_resolves_against_the_suite_file(tmp_path, monkeypatch):
+def test_downloads_resolves_against_the_suite_file(tmp_path, monkeypatch):
     """A suite's `downloads` is relative to the suite file, as its corpora and protocol_source are."""
     (tmp_path / "suites").mkdir()
     path = suite_file(tmp_path / "suites", '[[matrix]]\ncorpora = ["c"]\nstrategies = ["bm25"]\ndownloads = "dl"\n')
@@ -136,7 +136,7 @@ def test_item15_downloads_resolves_against_the_suite_file(tmp_path, monkeypatch)
     assert planned.config.downloads == tmp_path / "suites" / "dl"
 
 
-def test_item16_a_suite_cannot_set_the_internal_corpus_as_given(tmp_path):
+def test_a_suite_cannot_set_the_internal_corpus_as_given(tmp_path):
     """corpus_as_given is the CLI's record of --corpus as typed, not a setting: a suite naming it is refused."""
     path = suite_file(tmp_path, '[[matrix]]\ncorpora = ["c"]\ncorpus_as_given = "elsewhere"\n')
     with pytest.raises(SuiteError) as raised:
@@ -147,7 +147,7 @@ def test_item16_a_suite_cannot_set_the_internal_corpus_as_given(tmp_path):
 # -- unclear errors -------------------------------------------------------------------------------------------------------
 
 
-def test_item26_a_bad_option_in_a_later_matrix_is_found_before_the_first_run(tmp_path):
+def test_a_bad_option_in_a_later_matrix_is_found_before_the_first_run(tmp_path):
     """An unknown option in matrix[1] stops run-suite before matrix[0] runs, naming the suite file and key in its terms."""
     (tmp_path / "c").symlink_to(CORPUS_SMALL)
     path = suite_file(
@@ -162,7 +162,7 @@ def test_item26_a_bad_option_in_a_later_matrix_is_found_before_the_first_run(tmp
     assert not store.exists()
 
 
-def test_item26_an_unknown_strategy_in_a_later_matrix_is_found_before_the_first_run(tmp_path):
+def test_an_unknown_strategy_in_a_later_matrix_is_found_before_the_first_run(tmp_path):
     """An unknown strategy in matrix[1] stops run-suite before matrix[0] runs, naming the suite file and key."""
     (tmp_path / "c").symlink_to(CORPUS_SMALL)
     path = suite_file(

@@ -50,7 +50,7 @@ def _page(folder: Path, points: list[tuple[str, int, str]]) -> str:
 
 
 @pytest.mark.browser
-def test_item11_partial_verdict_badge(tmp_path: Path, serve, browser):
+def test_partial_verdict_badge(tmp_path: Path, serve, browser):
     """A judge's "partial" verdict is badged "partial" on a compare page, not "not judged"."""
     page = browser.new_page()
     page.goto(serve(tmp_path) + _page(tmp_path, [("conv-1", 3, "partial")]))
@@ -60,7 +60,7 @@ def test_item11_partial_verdict_badge(tmp_path: Path, serve, browser):
 
 
 @pytest.mark.browser
-def test_item12_ids_with_unusual_spaces_are_drawn(tmp_path: Path, serve, browser):
+def test_ids_with_unusual_spaces_are_drawn(tmp_path: Path, serve, browser):
     """Flipped questions whose conversation id holds \\x1f, \\x85, U+FEFF or a space are each drawn, their ids split alike."""
     cids = ["a\x1fb", "a\x85b", "a\ufeffb", "a b"]
     page = browser.new_page()

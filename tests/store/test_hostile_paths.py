@@ -75,7 +75,7 @@ def python_evals(*args, cwd: Path, env: dict | None = None, timeout: float = 120
 # -- item 7: $GITHUB_STEP_SUMMARY must be a regular file ----------------------------------------
 
 
-def test_item7_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_path):
+def test_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_path):
     """evals gate with $GITHUB_STEP_SUMMARY naming a FIFO (nothing reading it) refuses at once, exit 2,
     naming it, instead of blocking forever on the append; the FIFO stays a FIFO."""
     import stat
@@ -95,7 +95,7 @@ def test_item7_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_p
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
-def test_item7_step_summary_regular_file_still_gets_the_report(store, tmp_path):
+def test_step_summary_regular_file_still_gets_the_report(store, tmp_path):
     """A regular (or new) $GITHUB_STEP_SUMMARY still gets the Markdown report appended."""
     summary = tmp_path / "summary.md"
     summary.write_text("before\n")
@@ -109,7 +109,7 @@ def test_item7_step_summary_regular_file_still_gets_the_report(store, tmp_path):
 
 
 @pytest.mark.parametrize("out", [".", ""])
-def test_item14_import_corpus_out_dot_or_empty_is_refused_in_one_line(tmp_path, monkeypatch, out):
+def test_import_corpus_out_dot_or_empty_is_refused_in_one_line(tmp_path, monkeypatch, out):
     """--out . (the current folder, which the import would put a new folder in place of) and --out ""
     are refused as bad values, exit 2, not a ValueError; nothing is written."""
     here = tmp_path / "here"
@@ -120,7 +120,7 @@ def test_item14_import_corpus_out_dot_or_empty_is_refused_in_one_line(tmp_path, 
     assert list(here.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["here"]
 
 
-def test_item14_import_corpus_out_relative_still_works(tmp_path, monkeypatch):
+def test_import_corpus_out_relative_still_works(tmp_path, monkeypatch):
     """A relative --out naming a new folder is made absolute and written as before."""
     monkeypatch.chdir(tmp_path)
     result = evals("import-corpus", "locomo", FIXTURES / "importers" / "locomo_small.json", "--out", "made")
@@ -149,7 +149,7 @@ def other_corpus(tmp_path: Path) -> Path:
         ("any file in another corpus", "in a corpus folder"),
     ],
 )
-def test_item18_output_never_replaces_a_database_or_a_conversation(tmp_path, store, monkeypatch, case, says):
+def test_output_never_replaces_a_database_or_a_conversation(tmp_path, store, monkeypatch, case, says):
     """evals run --output naming another DuckDB store, a SQLite file, a conversation file (wherever it is),
     or any path in a folder that holds a conversation, is refused before any work; everything stays."""
     import sqlite3
@@ -184,7 +184,7 @@ def test_item18_output_never_replaces_a_database_or_a_conversation(tmp_path, sto
     assert snapshot(tmp_path) == before
 
 
-def test_item18_legacy_output_at_a_store_elsewhere_than_evals_store_is_refused(tmp_path):
+def test_legacy_output_at_a_store_elsewhere_than_evals_store_is_refused(tmp_path):
     """python -m evals --output results/results.duckdb with $EVALS_STORE elsewhere: the file at the output
     is a DuckDB store, so it is refused, whatever $EVALS_STORE says."""
     work = tmp_path / "work"
@@ -199,7 +199,7 @@ def test_item18_legacy_output_at_a_store_elsewhere_than_evals_store_is_refused(t
     assert snapshot(work) == before
 
 
-def test_item18_an_earlier_result_is_still_replaced(tmp_path, store):
+def test_an_earlier_result_is_still_replaced(tmp_path, store):
     """What --output is for still works: a result file written before is replaced by the new one."""
     output = tmp_path / "out" / "result.json"
     for runner in ("no_memory", "full_history"):
@@ -212,7 +212,7 @@ def test_item18_an_earlier_result_is_still_replaced(tmp_path, store):
 
 
 @pytest.mark.parametrize("command", ["migrate", "run"])
-def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, command):
+def test_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, command):
     """A symlink at `.evals-scratch-<store>.undo` (where a write keeps its copy) is removed, not followed,
     by the upgrade of an older store (evals migrate, or the append of a run): its target is untouched."""
     store = old_store(tmp_path / "store" / "results.duckdb")
@@ -230,7 +230,7 @@ def test_item19_link_planted_at_the_undo_copy_is_not_written_through(tmp_path, c
     assert sorted(p.name for p in store.parent.iterdir()) == ["results.duckdb"]
 
 
-def test_item19_something_reappearing_at_the_undo_name_is_refused_not_written_through(tmp_path):
+def test_something_reappearing_at_the_undo_name_is_refused_not_written_through(tmp_path):
     """If a link appears at the copy's name between removing what was there and creating the copy, the
     create (O_EXCL|O_NOFOLLOW) fails: one error, the store and the link's target unchanged."""
     from evals.store import Store, StoreError
@@ -256,7 +256,7 @@ def test_item19_something_reappearing_at_the_undo_name_is_refused_not_written_th
 # -- item 20: opening never deletes a file another process made ------------------------------------
 
 
-def test_item20_open_never_deletes_a_file_another_process_created(tmp_path, monkeypatch):
+def test_open_never_deletes_a_file_another_process_created(tmp_path, monkeypatch):
     """A DuckDB file another program creates at the store path after this process found it missing is
     refused (it is not an evals store) and left exactly as it is: the new store was being built aside,
     never at the path, so there is nothing of this process's there to remove."""
@@ -282,7 +282,7 @@ def test_item20_open_never_deletes_a_file_another_process_created(tmp_path, monk
     con.close()
 
 
-def test_item20_a_store_another_process_made_meanwhile_is_used_not_replaced(tmp_path, monkeypatch):
+def test_a_store_another_process_made_meanwhile_is_used_not_replaced(tmp_path, monkeypatch):
     """If another process makes the store while this one builds its own aside, the other's is kept
     (with its run) and opened; this one's is dropped, and nothing is left beside it."""
     import evals.store._store as store_module
@@ -304,7 +304,7 @@ def test_item20_a_store_another_process_made_meanwhile_is_used_not_replaced(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.duckdb"]
 
 
-def test_item20_dangling_link_at_the_store_path_is_refused(tmp_path):
+def test_dangling_link_at_the_store_path_is_refused(tmp_path):
     """A symlink to nothing at the store path is refused in one line: DuckDB would create the store
     wherever it points."""
     link = tmp_path / "results.duckdb"
@@ -317,7 +317,7 @@ def test_item20_dangling_link_at_the_store_path_is_refused(tmp_path):
 # -- item 21: paths are absolute before any plug-in code runs ---------------------------------------
 
 
-def test_item21_plugin_changing_directory_moves_nothing(tmp_path):
+def test_plugin_changing_directory_moves_nothing(tmp_path):
     """A plug-in that calls chdir on import: the relative --store, --output and --corpus still name the
     places in the directory the command started in; the summary names them as given."""
     work, away, plugins = tmp_path / "work", tmp_path / "away", tmp_path / "plugins"
@@ -346,7 +346,7 @@ def test_item21_plugin_changing_directory_moves_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("problem", ["empty corpus", "unknown option", "unknown strategy"])
-def test_item22_failed_run_does_not_migrate_an_older_store(tmp_path, problem):
+def test_failed_run_does_not_migrate_an_older_store(tmp_path, problem):
     """evals run that fails on its inputs leaves a schema-5 store byte for byte as it was (it is upgraded
     only by an append); a run that succeeds then upgrades it and keeps its runs."""
     from evals.store import MIGRATIONS, Store
@@ -374,7 +374,7 @@ def test_item22_failed_run_does_not_migrate_an_older_store(tmp_path, problem):
 # -- item 29: build-site --out given as a symlink ---------------------------------------------------
 
 
-def test_item29_build_site_through_a_symlinked_out_replaces_the_target_and_keeps_the_link(tmp_path, store):
+def test_build_site_through_a_symlinked_out_replaces_the_target_and_keeps_the_link(tmp_path, store):
     """--out LINK (to a folder): the folder it points to gets the site, the link stays a link to it, and
     nothing (no `.LINK.old-PID`) is left beside either, on a first build and a rebuild."""
     releases = tmp_path / "releases" / "site"
@@ -390,7 +390,7 @@ def test_item29_build_site_through_a_symlinked_out_replaces_the_target_and_keeps
         assert sorted(p.name for p in releases.parent.iterdir()) == ["site"]
 
 
-def test_item29_dangling_symlink_out_is_refused(tmp_path, store):
+def test_dangling_symlink_out_is_refused(tmp_path, store):
     """--out LINK to nothing is refused in one line, the link left as it was."""
     link = tmp_path / "site"
     link.symlink_to(tmp_path / "nowhere")
@@ -404,7 +404,7 @@ def test_item29_dangling_symlink_out_is_refused(tmp_path, store):
 
 @pytest.mark.parametrize("command", ["run", "legacy"])
 @pytest.mark.parametrize("output", ["-", "newdir/"])
-def test_item30_output_dash_or_folder_is_refused(tmp_path, monkeypatch, no_work, command, output):
+def test_output_dash_or_folder_is_refused(tmp_path, monkeypatch, no_work, command, output):
     """--output - (not standard output here) and --output newdir/ (a folder) are refused before any work;
     no file named '-' or 'newdir' appears."""
     monkeypatch.chdir(tmp_path)
@@ -421,7 +421,7 @@ def test_item30_output_dash_or_folder_is_refused(tmp_path, monkeypatch, no_work,
     assert list(tmp_path.iterdir()) == []
 
 
-def test_item30_export_dash_is_still_standard_output(store):
+def test_export_dash_is_still_standard_output(store):
     """evals export --output - writes to standard output, as before."""
     result = evals("export", run_id_of(store), "--store", store, "--output", "-")
     assert result.exit_code == 0 and json.loads(result.output)["run"]["run_id"] == run_id_of(store)
@@ -443,7 +443,7 @@ def git(*args: str) -> None:
         ("no commit", "has no commit"),
     ],
 )
-def test_item31_unreadable_explicit_repo_is_refused(tmp_path, store, no_work, kind, says):
+def test_unreadable_explicit_repo_is_refused(tmp_path, store, no_work, kind, says):
     """--repo naming a folder git finds a repository in but cannot read is refused in one line, before any
     work, not recorded as no-git; a plain folder outside git is still recorded as no-git."""
     repo = tmp_path / "repo"
@@ -462,7 +462,7 @@ def test_item31_unreadable_explicit_repo_is_refused(tmp_path, store, no_work, ki
     assert store.read_bytes() == before
 
 
-def test_item31_plain_folder_outside_git_is_still_no_git(tmp_path):
+def test_plain_folder_outside_git_is_still_no_git(tmp_path):
     """An explicit --repo that is simply no repository keeps recording no-git (tests and users rely on it)."""
     from evals.model.provenance import NO_GIT, git_revision
 
@@ -473,7 +473,7 @@ def test_item31_plain_folder_outside_git_is_still_no_git(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["a directory", "in a missing folder"])
-def test_item33_legacy_with_answers_checks_evals_store(tmp_path, server, where):
+def test_legacy_with_answers_checks_evals_store(tmp_path, server, where):
     """With answers, python -m evals keeps its cache beside $EVALS_STORE: a directory there, or a path in
     a folder that does not exist, is refused as evals run refuses it, before any request; no folder is
     made and no `<dir>.cache.duckdb` written."""
@@ -496,7 +496,7 @@ def test_item33_legacy_with_answers_checks_evals_store(tmp_path, server, where):
 
 
 @pytest.mark.parametrize("name", ["zz.json", "results.duckdb"])
-def test_item36_store_inside_the_corpus_is_refused(tmp_path, no_work, name):
+def test_store_inside_the_corpus_is_refused(tmp_path, no_work, name):
     """--store in the corpus folder it plays (named *.json, which the corpus would then read, or anything
     else, whose cache would go there too) is refused before any work; the corpus still validates."""
     corpus = tmp_path / "c2"
@@ -512,7 +512,7 @@ def test_item36_store_inside_the_corpus_is_refused(tmp_path, no_work, name):
 # -- item 37: --output at the scratch undo name -----------------------------------------------------
 
 
-def test_item37_output_at_the_undo_copy_name_is_refused(store, no_work):
+def test_output_at_the_undo_copy_name_is_refused(store, no_work):
     """--output naming the store's undo copy (which the next append deletes) is refused before any work."""
     output = undo_copy(store)
     line = one_line_error(evals("run", "--runner", "no_memory", "--corpus", CORPUS_SMALL, "--store", store, "--output", output))
@@ -524,7 +524,7 @@ def test_item37_output_at_the_undo_copy_name_is_refused(store, no_work):
 
 
 @pytest.mark.parametrize("command", ["run", "export"])
-def test_item38_read_only_output_is_refused(tmp_path, store, command):
+def test_read_only_output_is_refused(tmp_path, store, command):
     """A read-only (0444) --output of run or export is refused in one line, like a read-only store;
     the file keeps its content and mode."""
     output = tmp_path / "out.json"

@@ -87,7 +87,7 @@ BASE_EXCEPTIONS = {  # the plug-in, what `run` says, and what `check-strategy` s
 
 
 @pytest.mark.parametrize("case", BASE_EXCEPTIONS)
-def test_item11_any_base_exception_from_a_plugin_is_a_fault(store, plugins, case):
+def test_any_base_exception_from_a_plugin_is_a_fault(store, plugins, case):
     """GeneratorExit or a plug-in's own BaseException subclass is one line, exit 1, nothing stored, in
     `run`; `check-strategy` reports it as failed checks (exit 1), never a traceback."""
     source, says, check_says = BASE_EXCEPTIONS[case]
@@ -100,7 +100,7 @@ def test_item11_any_base_exception_from_a_plugin_is_a_fault(store, plugins, case
     assert check_says in checked.output, checked.output
 
 
-def test_item11_keyboard_interrupt_stays_the_users(store, plugins):
+def test_keyboard_interrupt_stays_the_users(store, plugins):
     """Ctrl-C raised inside a plug-in's call is still an interrupt (exit 130), not a plug-in fault."""
     ref = plugins("from evals.strategies import Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
                   "        raise KeyboardInterrupt\n\ndef make():\n    return S()\n") + ":make"
@@ -112,7 +112,7 @@ def test_item11_keyboard_interrupt_stays_the_users(store, plugins):
 # -- item 12: a record whose turn is a bool ------------------------------------------------------
 
 
-def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
+def test_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
     """`Record(text, turn=True)` is a fault naming the turn (True is an int to Python, no turn number),
     not an ArrowTypeError at append; check-strategy fails its source-turn check."""
     ref = plugins("from evals.strategies import Record, Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
@@ -147,7 +147,7 @@ def test_item12_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
         ),
     ],
 )
-def test_item13_digits_other_than_ascii_are_refused(store, args, says):
+def test_digits_other_than_ascii_are_refused(store, args, says):
     """'²' passes str.isdigit() and then fails int(); '٣' is read as 3 by int(): both are refused in one
     line by the one ASCII-digit reader, before any work."""
     with unchanged(store):
@@ -156,7 +156,7 @@ def test_item13_digits_other_than_ascii_are_refused(store, args, says):
     assert line.startswith(says), line
 
 
-def test_item13_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_path):
+def test_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_path):
     """`evals audit-labels --source` on a corpus whose conversation id starts `²_` is one line (no such
     position), not an int() traceback."""
     from evals.benchmarks.formats import import_corpus
@@ -173,7 +173,7 @@ def test_item13_audit_labels_reads_a_conversation_position_in_ascii_digits(tmp_p
     assert line == f"Error: {source}: [0] has no conversation 000_… in the corpus; give the file the corpus was imported from"
 
 
-def test_item13_whole_number_reads_ascii_digits_only():
+def test_whole_number_reads_ascii_digits_only():
     from evals.model.formatting import whole_number
 
     assert [whole_number(t) for t in ("0", "42", "007", "9" * 18)] == [0, 42, 7, int("9" * 18)]
@@ -184,7 +184,7 @@ def test_item13_whole_number_reads_ascii_digits_only():
 
 
 @pytest.mark.parametrize("timestamp", ["0001-01-01T00:00:00+14:00", "0001-01-01T00:00:00+00:00", "1969-12-31T23:59:59+00:00"])
-def test_item15_an_export_timestamp_out_of_range_is_refused(tmp_path, store, timestamp):
+def test_an_export_timestamp_out_of_range_is_refused(tmp_path, store, timestamp):
     """A run.timestamp before 1970 is refused naming the field (year 1 at +14:00 was an OverflowError)."""
     exported = tmp_path / "export.json"
     run_id = json.loads(evals("runs", "--store", store, "--format", "json").output)[0]["run_id"]
@@ -205,7 +205,7 @@ def test_item15_an_export_timestamp_out_of_range_is_refused(tmp_path, store, tim
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_item16_ray_gpus_must_be_finite(store, value):
+def test_ray_gpus_must_be_finite(store, value):
     """--ray-gpus nan (a traceback inside Ray with minilm, silently accepted with bm25) is refused up
     front, as the executor itself refuses it."""
     from evals.errors import EvalsError
@@ -225,7 +225,7 @@ def test_item16_ray_gpus_must_be_finite(store, value):
 
 @pytest.mark.parametrize("option", ["--latency-factor", "--latency-floor-ms"])
 @pytest.mark.parametrize("value", ["nan", "inf"])
-def test_item25_gate_latency_thresholds_must_be_finite(store, option, value):
+def test_gate_latency_thresholds_must_be_finite(store, option, value):
     """`evals gate --latency-factor nan` turned a x52 regression into "no change", exit 0: refused (exit 2), as --alpha is."""
     run_id = json.loads(evals("runs", "--store", store, "--format", "json").output)[0]["run_id"]
     line = usage_error(evals("gate", "--base", run_id, "--head", run_id, "--store", store, option, value))
@@ -257,7 +257,7 @@ def evidence_store(tmp_path) -> Path:
         ("recall_any@" + "9" * 30, "Error: unknown metric 'recall_any@" + "9" * 30),
     ],
 )
-def test_item26_leaderboard_metric_no_run_has_is_refused(evidence_store, metric, says):
+def test_leaderboard_metric_no_run_has_is_refused(evidence_store, metric, says):
     """Ranking by a metric no run was measured at (or an impossible cutoff) is refused, not dropped from
     the table with the rows silently ranked by tokens."""
     line = one_line_error(evals("leaderboard", "--store", evidence_store, "--metric", metric))
@@ -269,7 +269,7 @@ def test_item26_leaderboard_metric_no_run_has_is_refused(evidence_store, metric,
 # -- item 27: an edited data file or helper module is not answered from the store ------------------
 
 
-def test_item27_an_edited_helper_module_is_computed_again(tmp_path, plugins, clean_repo):
+def test_an_edited_helper_module_is_computed_again(tmp_path, plugins, clean_repo):
     """A `module:factory` plug-in whose top-level helper module (beside it on the path, outside its
     package) is edited between two runs on a clean commit is computed again, not `cached:`."""
     helper = plugins("from evals.strategies import Recency as base\n")
@@ -285,7 +285,7 @@ def test_item27_an_edited_helper_module_is_computed_again(tmp_path, plugins, cle
     assert "keyword hit@5 1.000" in again.output
 
 
-def test_item27_an_edited_package_data_file_is_computed_again(tmp_path, plugins, clean_repo):
+def test_an_edited_package_data_file_is_computed_again(tmp_path, plugins, clean_repo):
     """A plug-in package whose data file (read by its factory) is edited is computed again, not `cached:`."""
     package = f"issue27pkg_{uuid.uuid4().hex[:12]}"
     root = plugins.folder / package
@@ -309,7 +309,7 @@ def test_item27_an_edited_package_data_file_is_computed_again(tmp_path, plugins,
     assert "keyword hit@5 1.000" in again.output
 
 
-def test_item27_installed_libraries_are_named_by_version(tmp_path):
+def test_installed_libraries_are_named_by_version(tmp_path):
     """What a plug-in imports from site-packages is named by distribution and version (not digested file by
     file), the standard library by nothing. In a process of its own, where the plug-in's import is the first."""
     (tmp_path / "uses_a_library.py").write_text(
@@ -355,7 +355,7 @@ def test_item27_installed_libraries_are_named_by_version(tmp_path):
         ),
     ],
 )
-def test_item32_conflicting_or_irrelevant_strategy_flags_are_refused(store, args, says):
+def test_conflicting_or_irrelevant_strategy_flags_are_refused(store, args, says):
     """A flag that disagrees with an --option of the same name, or that the strategy has no option for,
     is refused in one line, never dropped; flags that agree are fine."""
     with unchanged(store):
@@ -377,7 +377,7 @@ def test_item32_conflicting_or_irrelevant_strategy_flags_are_refused(store, args
     assert agreeing.exit_code == 0, agreeing.output
 
 
-def test_item32_the_original_cli_ignores_them_as_the_original_did(tmp_path):
+def test_the_original_cli_ignores_them_as_the_original_did(tmp_path):
     """`python -m evals --runner full_history --embedder openai` ignores the flag, as the original harness did
     (issue 35: SPEC.md's compatibility contract outranks item 32's refusal, which `evals run` keeps): exit 0,
     the file written, and one note on stderr naming the ignored flag."""
@@ -397,7 +397,7 @@ def test_item32_the_original_cli_ignores_them_as_the_original_did(tmp_path):
 
 
 @pytest.mark.slow
-def test_item39_mem0_writes_nothing_in_home(tmp_path):
+def test_mem0_writes_nothing_in_home(tmp_path):
     """`--runner mem0` leaves $HOME as it was (mem0 would write ~/.mem0/config.json with a telemetry user
     id as it is imported), and its own folder goes with the process."""
     pytest.importorskip("mem0", reason="needs the mem0 extra: pip install -e '.[mem0]'")

@@ -1,4 +1,4 @@
-"""Equal footing (issue 40): recall at fixed context budgets, how often a strategy returned more than it was
+"""Equal footing: recall at fixed context budgets, how often a strategy returned more than it was
 asked for, a k that reaches every session of a conversation, and a figure taken over every test point.
 
 **Budgets.** Memories whose records differ in size (a turn against a whole session) are not compared fairly

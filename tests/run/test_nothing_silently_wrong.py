@@ -83,7 +83,7 @@ def _echoing(encoding: str):
 
 
 @pytest.mark.parametrize("encoding", [*ENCODINGS, *WIRE_ENCODINGS])
-def test_item16_key_echoed_in_any_encoding_in_any_field_is_masked(tmp_path: Path, server, encoding: str):
+def test_key_echoed_in_any_encoding_in_any_field_is_masked(tmp_path: Path, server, encoding: str):
     """A key holding / + = % " \\ & echoed in each encoding through every field (id, model, fingerprint, an
     extra field, the answer, the judge's reason) reaches no file, cache entry, page or printed line."""
     server.rewrite = _echoing(encoding)
@@ -155,7 +155,7 @@ def beams_own_reading(reply: str, ordering: bool) -> float | None:
         ('```json\n{"score": 1,\n "reason": "all\nthere",}\n```', 1.0, 1.0),
     ],
 )
-def test_item5_trailing_comma_reply_reads_as_json_repair_does(reply: str, counted, ordering):
+def test_trailing_comma_reply_reads_as_json_repair_does(reply: str, counted, ordering):
     """A reply that is not JSON (a trailing comma) is scored as BEAM's json_repair fallback scores it, never by a
     number found elsewhere in it; where BEAM's code raises, it is unparsed."""
     from evals.benchmarks.beam.protocol import read_score
@@ -163,7 +163,7 @@ def test_item5_trailing_comma_reply_reads_as_json_repair_does(reply: str, counte
     assert read_score(reply) == counted and read_score(reply, ordering=True) == ordering
 
 
-def test_item5_score_given_twice_is_unparsed():
+def test_score_given_twice_is_unparsed():
     """``{"score": 0, "score": 1}`` states two scores: unparsed, as the harness's own reader calls a key given twice."""
     from evals.benchmarks.beam.protocol import read_score
 
@@ -188,7 +188,7 @@ def _judge_replies(draw) -> str:
     return prefix + body + suffix
 
 
-def test_item5_every_score_read_is_the_one_beams_code_reads():
+def test_every_score_read_is_the_one_beams_code_reads():
     """On 3,000 drawn replies, every score read equals what BEAM's code (json_repair 0.44.1) counts; the rest are unparsed,
     and most of the replies BEAM's code scores are read."""
     pytest.importorskip("json_repair")
@@ -224,7 +224,7 @@ def test_item5_every_score_read_is_the_one_beams_code_reads():
         ('{"score": 2}', None, None),
     ],
 )
-def test_item6_scores_are_counted_as_beams_code_counts_them(reply: str, counted, ordering):
+def test_scores_are_counted_as_beams_code_counts_them(reply: str, counted, ordering):
     """int(score) for every ability (1.5 is 1, true is 1), float(score) for event ordering; shapes BEAM's code cannot
     score (a bare ``Score:``, a ``"Score"`` key, a list, prose) and numbers outside 0-1 are unparsed."""
     from evals.benchmarks.beam.protocol import read_score
@@ -259,7 +259,7 @@ def _one_hot(texts: list[str]):
 EVENTS = ("alpha launch", "beta testing", "gamma release")
 
 
-def test_item7_event_ordering_embeds_a_bounded_number_of_lines():
+def test_event_ordering_embeds_a_bounded_number_of_lines():
     """An answer of 5,000 lines embeds at most MAX_ALIGNED_LINES of them; the rest count as unmatched, the reason says
     so, and the figures are those of the published formula over every line."""
     from evals.benchmarks.beam.protocol import MAX_ALIGNED_LINES
@@ -279,7 +279,7 @@ def test_item7_event_ordering_embeds_a_bounded_number_of_lines():
     assert "recall 1.000" in grade.reason and grade.score is not None and grade.score > 0.5
 
 
-def test_item7_kendall_tau_b_of_long_rankings_is_scipys():
+def test_kendall_tau_b_of_long_rankings_is_scipys():
     """Kendall's tau-b of rankings of 3,000 items with ties (what a long answer makes) agrees with scipy's."""
     import random
 
@@ -292,7 +292,7 @@ def test_item7_kendall_tau_b_of_long_rankings_is_scipys():
     assert kendall_tau_b(x, y) == pytest.approx(scipy.kendalltau(x, y, variant="b").statistic, abs=1e-12)
 
 
-def test_item7_call_timeout_covers_scoring(server):
+def test_call_timeout_covers_scoring(server):
     """Scoring that never ends (an alignment stuck for a minute) stops at --call-timeout with one line naming the point."""
     import time
 
@@ -317,7 +317,7 @@ def test_item7_call_timeout_covers_scoring(server):
 
 
 @pytest.mark.parametrize("gap", ["9999 years later", "99999999999 weeks later"])
-def test_item9_locomo_plus_time_gap_that_overflows_is_refused_in_one_line(tmp_path: Path, gap: str):
+def test_locomo_plus_time_gap_that_overflows_is_refused_in_one_line(tmp_path: Path, gap: str):
     """A ``time_gap`` reaching before the year 1 is refused with one line naming the item's field, no traceback."""
     from helpers.errors import one_line_error
     from helpers.graded import PLUS_ITEMS, plus_folder
@@ -331,7 +331,7 @@ def test_item9_locomo_plus_time_gap_that_overflows_is_refused_in_one_line(tmp_pa
 
 
 @pytest.mark.parametrize("name", ["²", "٣"])
-def test_item10_beam_folder_named_like_a_digit_is_refused_in_one_line(tmp_path: Path, name: str):
+def test_beam_folder_named_like_a_digit_is_refused_in_one_line(tmp_path: Path, name: str):
     """A conversation folder whose name Python calls digits but int() refuses (or reads as another number) is refused
     with one line naming it, no traceback."""
     from helpers.errors import one_line_error
@@ -358,7 +358,7 @@ def _status(port: int, request_line: str) -> str:
     return reply.decode("latin-1").split("\r\n", 1)[0]
 
 
-def test_item15_serve_gives_only_real_files_inside_the_site_and_answers_every_request(tmp_path: Path):
+def test_serve_gives_only_real_files_inside_the_site_and_answers_every_request(tmp_path: Path):
     """`evals serve`: a symlink out of the site (to a file or a folder) is 404, a folder without index.html is not
     listed, a NUL in the path gets a status line; no traceback on stderr. The site's own files are served."""
     import re
@@ -413,7 +413,7 @@ def test_item15_serve_gives_only_real_files_inside_the_site_and_answers_every_re
     ],
     ids=lambda args: args[1],
 )
-def test_item14_options_refuse_digits_that_are_not_ascii(tmp_path: Path, args: list[str]):
+def test_options_refuse_digits_that_are_not_ascii(tmp_path: Path, args: list[str]):
     """Every number option reads ASCII digits only, as docs/cli.md says: another script's digits are a usage error."""
     from helpers.errors import usage_error
 
@@ -427,7 +427,7 @@ def test_item14_options_refuse_digits_that_are_not_ascii(tmp_path: Path, args: l
 # -- the --output guards (item 13, issue 44's bounded checks) ---------------------------------------------------------
 
 
-def test_item13_output_guard_estimates_bytes_as_written_escapes_included(tmp_path: Path):
+def test_output_guard_estimates_bytes_as_written_escapes_included(tmp_path: Path):
     """Turns of control characters (six bytes each once JSON-escaped) and of other scripts: full_history's document as
     written is within a fifth of what the guard estimates, where it was 6x the estimate."""
     from helpers.corpora import conversation
@@ -453,7 +453,7 @@ def _bytes_read() -> int:
     return int(next(line.split()[1] for line in text.splitlines() if line.startswith("rchar:")))
 
 
-def test_issue44_output_check_reads_a_bounded_prefix_of_each_file(tmp_path: Path):
+def test_output_check_reads_a_bounded_prefix_of_each_file(tmp_path: Path):
     """The --output check of a folder holding 60 MB *.json files (one naming ``turns`` and ``schema_version`` up
     front) reads only their first bytes, and still tells a large conversation from another JSON file."""
     if not Path("/proc/self/io").exists():
@@ -477,7 +477,7 @@ def test_issue44_output_check_reads_a_bounded_prefix_of_each_file(tmp_path: Path
         check_output(long / "out.json", option="--output")
 
 
-def test_issue44_a_folder_of_large_exports_is_no_corpus(tmp_path: Path):
+def test_a_folder_of_large_exports_is_no_corpus(tmp_path: Path):
     """A large *.json naming ``turns`` up front but no ``schema_version`` (an export, a result document) does not
     make its folder a corpus: a second output may be written beside it."""
     from evals.io.outputs import check_output
@@ -490,7 +490,7 @@ def test_issue44_a_folder_of_large_exports_is_no_corpus(tmp_path: Path):
 # -- divergences from the published code (items 17-19) ---------------------------------------------------------------
 
 
-def test_item19_locomo_answer_keeps_its_leading_whitespace(tmp_path: Path):
+def test_locomo_answer_keeps_its_leading_whitespace(tmp_path: Path):
     """conv-30's ' 23 July, 2023': the imported expected fact is the answer as the file writes it (the published
     prompts put it in so), and the corpus validates."""
     from helpers import FIXTURES
@@ -521,7 +521,7 @@ def _plus_protocol():
     [("1 multi-hop", "multi-hop"), ("2 temporal", "temporal"), ("3 open-domain", "common-sense"),
      ("4 single-hop", "single-hop"), ("5 adversarial", "adversarial"), ("Cognitive", "Cognitive"), ("other", "default")],
 )  # fmt: skip
-def test_item18_locomo_plus_judges_locomo_categories_by_unified_inputs_map(category: str, template: str):
+def test_locomo_plus_judges_locomo_categories_by_unified_inputs_map(category: str, template: str):
     """`--protocol locomo_plus` on a LoCoMo corpus: a question's category number picks LoCoMo-Plus's template as
     data/unified_input.py names it (2 -> temporal, 3 -> common-sense), not the default one."""
     from evals.benchmarks.protocols import AskedPoint
@@ -531,7 +531,7 @@ def test_item18_locomo_plus_judges_locomo_categories_by_unified_inputs_map(categ
     assert message["content"].startswith(f"A and B: [{template}]")
 
 
-def test_item18_locomo_plus_sends_an_adversarial_question_an_empty_gold():
+def test_locomo_plus_sends_an_adversarial_question_an_empty_gold():
     """A LoCoMo category-5 question has no "answer" in unified_input.py, so its gold is empty, not the importer's
     "no answer in the conversation (adversarial answer: …)"."""
     from evals.benchmarks.protocols import AskedPoint
@@ -579,7 +579,7 @@ def _longmemeval_turn2session(rankings, correct_docs, corpus_ids, k):
     return evaluate_retrieval(rankings, correct_docs, corpus_ids, k=effective_k)
 
 
-def test_item17_turn2session_is_longmemevals_own_form():
+def test_turn2session_is_longmemevals_own_form():
     """On 500 drawn haystacks (turn ids as run_retrieval.py names them: answer_…, noans_…), the turn2session metric
     gives what LongMemEval's evaluate_retrieval_turn2session gives, recall and NDCG, at k 1, 5 and 10."""
     import random
