@@ -1,8 +1,8 @@
 """The headline "with errata": a run's headline recomputed from the store with an errata file's corrections.
 
-A published answer key has errors (LoCoMo's github.com/snap-research/locomo/issues/34 cites an audit with 99 score-corrupting ones), and a
-reader may want the figure with them corrected; a leaderboard that silently changed its figures would
-no longer be the benchmark everyone else reports. So an errata file (:mod:`evals.benchmarks.errata`: test point ->
+A published answer key has errors (LoCoMo's github.com/snap-research/locomo/issues/34 cites an audit with 99
+score-corrupting ones), and a reader may want the figure with them corrected; a leaderboard that silently changed its figures
+would no longer be the benchmark everyone else reports. So an errata file (:mod:`evals.benchmarks.errata`: test point ->
 corrected evidence, corrected answer, or left out as invalid; with a reason and a source) gives a
 *second* figure, labelled "with errata", beside the published one and never over it:
 

@@ -1,7 +1,7 @@
 """`evals audit-labels`: test points whose evidence labels look wrong, and evidence ids that name no turn.
 
-Published answer keys have errors (LoCoMo's github.com/snap-research/locomo/issues/34 cites an audit with 99 score-corrupting ones), and
-a wrong evidence label silently moves every turn-level figure. The audit finds two kinds, by rule:
+Published answer keys have errors (LoCoMo's github.com/snap-research/locomo/issues/34 cites an audit with 99
+score-corrupting ones), and a wrong evidence label silently moves every turn-level figure. The audit finds two kinds, by rule:
 
 - **the evidence misses the answer**: none of the test point's labelled evidence turns (their text and
   their session date) shares a content word with the answer, while another earlier, recorded turn of

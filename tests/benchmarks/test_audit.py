@@ -107,7 +107,7 @@ def test_errata_give_a_second_count_recorded_by_source_and_digest(corpus_dir, tm
                 "question": "Who teaches Bob the cello?",
                 "evidence_turns": [5],
                 "reason": "D7:1 does not exist; D2:1 names Marta",
-                "source": "issue 1",
+                "source": "a reader's report",
             },
         ],
     )

@@ -1,4 +1,4 @@
-"""Issue 41, items 1-4: a broken benchmark plug-in breaks only itself. A unit that fails to load, is misnamed,
+"""A broken benchmark plug-in breaks only itself. A unit that fails to load, is misnamed,
 takes a built-in's name or declares a rule with an unknown metric gets one warning line naming its entry
 point and distribution and is left out; every other command and benchmark works, and `build-site` never
 crashes on a stored run of a unit that is unknown or broken.

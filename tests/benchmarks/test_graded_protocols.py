@@ -390,7 +390,7 @@ def test_beam_event_ordering_with_an_undefined_tau_is_left_out_of_the_figures():
     assert graded.counted is None and graded.score == 1.0  # the same events in the same order: tau_norm 1
 
 
-# -- issue 41, finding 8: graded figures that contradict or hide -----------------------------------------------------
+# -- graded figures that contradict or hide -----------------------------------------------------
 
 
 def _single_event_corpus(tmp_path: Path) -> Path:

@@ -1,6 +1,6 @@
-"""Issue 36, errata and the label audit: `import-errata`, `audit-labels --errata/--source`, `leaderboard --errata`.
+"""Errata and the label audit: `import-errata`, `audit-labels --errata/--source`, `leaderboard --errata`.
 
-Each test is named after the finding it covers (``item04`` is finding 4). The corpus is the planted LoCoMo
+Each test is named for what must hold. The corpus is the planted LoCoMo
 fixture of the label audit (tests/fixtures/audit/locomo_planted.json); the audit copies are written here
 in dial481/locomo-audit's layout. A refused command is one line naming the file and the field, and
 leaves every file as it was.

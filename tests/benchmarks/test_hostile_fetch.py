@@ -1,6 +1,6 @@
-"""Issue 36, `evals fetch`, its mirror and its lock: nothing lost, nothing hangs, nothing leaks.
+"""`evals fetch`, its mirror and its lock: nothing lost, nothing hangs, nothing leaks.
 
-Each test is named after the finding it covers (``item01`` is finding 1). The mirrors are real HTTP
+Each test is named for what must hold. The mirrors are real HTTP
 servers on 127.0.0.1 (or local folders); stand-in files cannot have the published digests, so each test
 pins the stand-in's sources in the registry entry it fetches, as tests/benchmarks/test_benchmarks.py does. A
 command that could hang runs in a subprocess with a timeout, so a hang fails the test instead of the suite.

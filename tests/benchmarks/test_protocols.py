@@ -1,4 +1,4 @@
-"""Issue 25's protocols, driven through `evals run --protocol` against the local OpenAI-compatible server
+"""The answer protocols, driven through `evals run --protocol` against the local OpenAI-compatible server
 (tests/helpers/llm_server.py: real HTTP, every request body logged), on a LongMemEval-format file and LoCoMo's
 fixture imported as corpora.
 

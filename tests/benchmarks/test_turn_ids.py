@@ -1,4 +1,4 @@
-"""Turn names are the benchmark's own ids (issue 43): each unit declares its naming (Unit.turn_name), and the
+"""Turn names are the benchmark's own ids: each unit declares its naming (Unit.turn_name), and the
 labels every page and the terminal show (evals.benchmarks.turn_ids.TurnIds) are checked against the ids the
 benchmark's own files give the evidence: BEAM's source_chat_ids, LoCoMo's dia_ids, LongMemEval's session ids."""
 

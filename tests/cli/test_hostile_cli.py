@@ -1,4 +1,4 @@
-"""The command line under hostile input (issue 13, item 11): terminal escapes printed visibly, files named
+"""The command line under hostile input: terminal escapes printed visibly, files named
 and cleaned up, replies that would give a traceback reported as malformed.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI

@@ -13,9 +13,9 @@ from helpers import ROOT
 from evals.cli import legacy_cli
 
 ARCHIVE = ROOT / "tests" / "fixtures" / "legacy" / "outputs-44774b5.tar.gz"
-# recency and random_k rank differently since issue 12 (newest first; a shuffle seeded by the history),
+# recency and random_k rank differently since they became prefix-stable (newest first; a shuffle seeded by the history),
 # so every cutoff reads off one retrieval; their outputs since then are in this second archive.
-RERANKED = ROOT / "tests" / "fixtures" / "legacy" / "rankings-issue12.tar.gz"
+RERANKED = ROOT / "tests" / "fixtures" / "legacy" / "rankings-prefix-stable.tar.gz"
 CORPORA = {"starter": "corpus", "golden": "tests/fixtures/golden"}
 # Keys the starter corpus's evidence turns (added after these outputs were made) add to the document:
 # additions the seed's format allows, which change none of its values.

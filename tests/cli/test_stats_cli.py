@@ -55,7 +55,7 @@ def test_leaderboard_markdown_is_one_table_per_corpus_with_intervals(evals, corp
     rows = markdown_rows(text)
     assert rows[0][:4] == ["strategy", "model", "k", "keyword hit@k [95% CI]"]
     assert set(rows[1][0]) <= set("-:")
-    # As the site's board: the memories ranked, then the ceilings (issue 43).
+    # As the site's board: the memories ranked, then the ceilings.
     assert [r[0] for r in rows[2:]] == ["recency", "no_memory", "full_history (ceiling)"]
     low, high = wilson_interval(4, 4)
     assert rows[4][3] == f"1.000 [{low:.3f}, {high:.3f}]"

@@ -1,4 +1,4 @@
-"""Hostile and careless files at the edges of the process (issues 13 and 20): deep or huge JSON, lone
+"""Hostile and careless files at the edges of the process: deep or huge JSON, lone
 surrogates, FIFOs and devices, a cache another process holds, and `--output` paths that would replace
 the store or write through a link; each is refused with a one-line error, or made harmless.
 
@@ -243,7 +243,7 @@ def test_cache_lock_held_too_long_is_one_line(tmp_path):
         holder.wait()
 
 
-# -- issue 20, item 1: --output never replaces the store, its cache or a file the command reads --
+# -- --output never replaces the store, its cache or a file the command reads --
 
 
 def assert_refused_output(result, output: Path, exit_code: int = 1) -> str:
@@ -334,7 +334,7 @@ def test_gate_step_summary_that_is_the_store_is_refused(store):
         assert_refused_output(result, store, exit_code=2)
 
 
-# -- issue 20, item 2: --output is a regular file or a new path, never a device, FIFO or link -----
+# -- --output is a regular file or a new path, never a device, FIFO or link -----
 
 
 def test_run_output_to_dev_null_is_refused(store, no_work):

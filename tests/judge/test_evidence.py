@@ -1,4 +1,4 @@
-"""Evidence turns, categories, unanswerable test points and unrecorded turns (issue 5, item 5).
+"""Evidence turns, categories, unanswerable test points and unrecorded turns.
 
 Numbers on tests/fixtures/evidence_corpus, worked out by hand. 01_family has a
 six-turn history (turns 0-5) and three questions at turns 6, 7, 8 with

@@ -1,4 +1,4 @@
-"""Equal footing (issue 40): recall at fixed context budgets beside recall at k, a count of retrievals longer than
+"""Equal footing: recall at fixed context budgets beside recall at k, a count of retrievals longer than
 asked for, and a flag on a run whose k reaches every session of a conversation.
 
 The corpus is tests/fixtures/sessions_corpus (three sessions s1-s3 of four turns, questions at turns 12-14 with

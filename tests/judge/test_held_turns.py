@@ -1,4 +1,4 @@
-"""Records that hold several turns (issue 40): a memory of whole sessions is credited by the turns each record
+"""Records that hold several turns: a memory of whole sessions is credited by the turns each record
 names, at turn and session level, stored and read back as it was; text-only records are matched as before.
 
 The strategy is tests/plugins/session_documents.py (one record per session, newest first) over

@@ -1,4 +1,4 @@
-"""One rule for every breakdown and download (issue 34): on a LoCoMo-shaped corpus, the per-category rows
+"""One rule for every breakdown and download: on a LoCoMo-shaped corpus, the per-category rows
 count the headline rule and add up to the headline, in `evals leaderboard --by-category` and on the run
 page; every test point of `evals run --output`, `runs/<id>.json.gz` and `evals export` carries the
 drill-down's verdict; leaderboard.json names keyword recall `keyword_hit_at_k`.

@@ -182,7 +182,7 @@ def test_validate_ok_exits_0(tmp_path):
     assert "3 conversations, 4 test points" in result.output
 
 
-# -- sessions and dates (issue 12) -------------------------------------------------------------
+# -- sessions and dates -------------------------------------------------------------
 
 
 def sessioned(**test_overrides):
@@ -309,7 +309,7 @@ def test_evidence_session_of_unrecorded_turns_only(tmp_path):
     ]
 
 
-# -- published reference rows: references.json (issue 12) --------------------------------------
+# -- published reference rows: references.json --------------------------------------
 
 
 def reference(**overrides):

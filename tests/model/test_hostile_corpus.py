@@ -1,4 +1,4 @@
-"""Hostile and careless corpora (issues 13 and 20): blank keywords, validator gaps and references beyond the
+"""Hostile and careless corpora: blank keywords, validator gaps and references beyond the
 cutoff range are each refused with a one-line problem naming the file and field.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI
@@ -154,7 +154,7 @@ def test_the_rules_are_documented():
         assert phrase in readme, phrase
 
 
-# -- issue 20, item 6: references.json is range-checked up front -----------------------------------
+# -- references.json is range-checked up front -----------------------------------
 
 
 def huge_k_corpus(tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""What a run's LLM requests cost, and who served them (issue 25): answer, judge and memory-write tokens
+"""What a run's LLM requests cost, and who served them: answer, judge and memory-write tokens
 apart, each over its own denominator; sent vs served from the cache; dollars from an overridable price
 table; the served model and system fingerprint; --judge-repeats. Driven through the real CLI against the
 local OpenAI-compatible server (tests/helpers/llm_server.py) over real HTTP, with real DuckDB stores."""

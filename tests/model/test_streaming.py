@@ -1,4 +1,4 @@
-"""Memory that does not grow with the input (issue 26): files read as they are used, a benchmark
+"""Memory that does not grow with the input: files read as they are used, a benchmark
 imported one question at a time, a memory limit reported in one line.
 
 The figures at LongMemEval_m's size come from bench/bench_memory_m.py; these check the behaviour
@@ -222,7 +222,7 @@ def test_non_ascii_text_changes_the_import_peak_by_a_constant(tmp_path):
 
 
 def test_duplicate_haystack_session_ids_are_refused(tmp_path):
-    """Two sessions under one id would be merged by every session-level metric (issue 27, item 34)."""
+    """Two sessions under one id would be merged by every session-level metric."""
     data = json.loads((FIXTURES / "longmemeval_small.json").read_text())
     ids = data[0]["haystack_session_ids"]
     assert len(ids) >= 2

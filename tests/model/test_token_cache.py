@@ -1,5 +1,5 @@
 """Tokens counted once per (tokenizer, text), ever: a counter given the run's cache keeps its counts there
-by the text's digest, and the next run's counter takes them from it (issue 44)."""
+by the text's digest, and the next run's counter takes them from it."""
 
 from __future__ import annotations
 

@@ -419,7 +419,7 @@ def test_failed_summary_names_its_conversation_and_turn(server, store_path):
 
 
 def test_unreadable_verdict_is_counted_unparsed_not_fatal(server, store_path):
-    """A judge reply that is not a verdict no longer stops the run (issue 25): the point is stored with
+    """A judge reply that is not a verdict no longer stops the run: the point is stored with
     verdict "unparsed" and the reply as its reason, counted in the judged points, not correct."""
     server.fail_next(*["ok"] * POINTS, "no_verdict")
     result = run(server, store_path, "--concurrency", "1")

@@ -1,6 +1,6 @@
-"""Issue 27, the LLM endpoints: secrets, hangs, unbounded bodies and replies a hostile server sends.
+"""The LLM endpoints: secrets, hangs, unbounded bodies and replies a hostile server sends.
 
-Each test is named after the finding it covers (``item05`` is finding 5) and drives the real CLI
+Each test is named for what must hold and drives the real CLI
 against the local OpenAI-compatible server over real HTTP (tests/helpers/llm_server.py), which can drip,
 stall, compress, echo the key and rewrite its replies as such a server would. A refused reply is
 a one-line error naming where it happened; nothing is stored, and it is never cached.
@@ -311,7 +311,7 @@ def test_cached_reply_failing_validation_is_asked_again(server, tmp_path):
 
 
 def test_judge_reply_with_a_duplicate_key_is_unparsed(server, store):
-    """``{"correct": false, "correct": true}`` is not read as its last value (nor its first): since issue 25 the
+    """``{"correct": false, "correct": true}`` is not read as its last value (nor its first): the
     verdict is stored as "unparsed", not correct, and the run goes on."""
     verdict = '{"correct": false, "correct": true, "reason": "both"}'
     server.rewrite = replying("judge", verdict)

@@ -1,6 +1,6 @@
-"""Issue 36, replies from the endpoint: bytes that are not UTF-8, keys in every JSON escaping, judges that never parse.
+"""Replies from the endpoint: bytes that are not UTF-8, keys in every JSON escaping, judges that never parse.
 
-Each test is named after the finding it covers (``item21`` is finding 21) and drives the real CLI against
+Each test is named for what must hold and drives the real CLI against
 the local OpenAI-compatible server over real HTTP (tests/helpers/llm_server.py). A refused reply is a one-line
 error naming where it happened; nothing is stored, and it is never cached.
 """

@@ -1,4 +1,4 @@
-"""A run under hostile conditions (issues 13 and 20): failures found before any work, secrets kept out of
+"""A run under hostile conditions: failures found before any work, secrets kept out of
 what is stored and shown, Ray that does not answer, and Ctrl-C exiting 130 with nothing stored.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI
@@ -144,7 +144,7 @@ def test_import_into_a_read_only_store_fails_before_reading(tmp_path):
 # -- 10. secrets --------------------------------------------------------------------------------
 
 def test_judge_reply_echoing_the_key_is_masked_in_the_unparsed_reason(store):
-    """A judge reply that is no verdict and quotes the key: since issue 25 the point is stored with verdict
+    """A judge reply that is no verdict and quotes the key: the point is stored with verdict
     "unparsed" and the reply as its reason, the key masked there, in the store and in the cache."""
     from helpers.llm_server import LLMServer
 
@@ -227,7 +227,7 @@ def test_run_prints_the_warning_before_any_request(tmp_path):
     assert KEY not in result.output
 
 
-# -- issue 20, item 9: Ray connects within a bounded time; Ctrl-C exits 130 with nothing stored -----
+# -- Ray connects within a bounded time; Ctrl-C exits 130 with nothing stored -----
 
 
 

@@ -1,6 +1,6 @@
-"""Issue 36, suites and price files: read as strictly as a corpus, bounded, and checked whole before any run.
+"""Suites and price files: read as strictly as a corpus, bounded, and checked whole before any run.
 
-Each test is named after the finding it covers (``item05`` is finding 5). A bad suite is one line
+Each test is named for what must hold. A bad suite is one line
 naming the suite file and the key, and nothing is run or stored. A command that could hang runs in a
 subprocess with a timeout, so a hang fails the test instead of the suite.
 """

@@ -1,8 +1,8 @@
-"""Issue 41, nothing silently wrong: the findings on secrets, judges' replies, importers, options, `evals serve`,
+"""Nothing silently wrong: secrets, judges' replies, importers, options, `evals serve`,
 output guards and the divergences from the published code.
 
-Each test is named after the finding it covers (``item16`` is finding 16). Registry and compare-page findings
-(1-4, 11-12) have their tests beside their own code.
+Each test is named for what must hold. The benchmark registry's and the compare page's cases have their tests
+beside their own code (tests/benchmarks/test_benchmark_plugin_faults.py, tests/site/test_compare_js.py).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_key_echoed_in_any_encoding_in_any_field_is_masked(tmp_path: Path, serve
     assert [(p.name, f) for p in files for f in forms if f.encode() in p.read_bytes()] == []
 
 
-# -- BEAM's judge replies (items 5-8) ---------------------------------------------------------------------------------
+# -- BEAM's judge replies ---------------------------------------------------------------------------------
 
 
 def beams_own_reading(reply: str, ordering: bool) -> float | None:
@@ -313,7 +313,7 @@ def test_call_timeout_covers_scoring(server):
     assert time.monotonic() - started < 60
 
 
-# -- importers (items 9, 10) ------------------------------------------------------------------------------------------
+# -- importers ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("gap", ["9999 years later", "99999999999 weeks later"])
@@ -343,7 +343,7 @@ def test_beam_folder_named_like_a_digit_is_refused_in_one_line(tmp_path: Path, n
     assert repr(name) in line and "ASCII digits" in line
 
 
-# -- evals serve (item 15) --------------------------------------------------------------------------------------------
+# -- evals serve --------------------------------------------------------------------------------------------
 
 
 def _status(port: int, request_line: str) -> str:
@@ -396,7 +396,7 @@ def test_serve_gives_only_real_files_inside_the_site_and_answers_every_request(t
     assert "Traceback" not in err
 
 
-# -- options read ASCII digits only (item 14) -------------------------------------------------------------------------
+# -- options read ASCII digits only -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -424,7 +424,7 @@ def test_options_refuse_digits_that_are_not_ascii(tmp_path: Path, args: list[str
     assert not (tmp_path / "s.duckdb").exists()
 
 
-# -- the --output guards (item 13, issue 44's bounded checks) ---------------------------------------------------------
+# -- the --output guards, and their bounded reads ------------------------------------------------------------------------
 
 
 def test_output_guard_estimates_bytes_as_written_escapes_included(tmp_path: Path):
@@ -487,7 +487,7 @@ def test_a_folder_of_large_exports_is_no_corpus(tmp_path: Path):
     check_output(tmp_path / "run-b.json", option="--output")
 
 
-# -- divergences from the published code (items 17-19) ---------------------------------------------------------------
+# -- divergences from the published code ---------------------------------------------------------------
 
 
 def test_locomo_answer_keeps_its_leading_whitespace(tmp_path: Path):

@@ -1,4 +1,4 @@
-"""What a run keeps in memory does not grow with the history it plays (issue 26).
+"""What a run keeps in memory does not grow with the history it plays.
 
 summary_buffer's summaries over long histories are kept as the turns they fold and read back as
 the same texts; full_history's per-point rankings share their turn numbers and session ids; the

@@ -1,4 +1,4 @@
-"""A run says what happened (issue 43): outside a git checkout it warns once that it is recorded as no-git
+"""A run says what happened: outside a git checkout it warns once that it is recorded as no-git
 and never reused, naming --repo; the run line and the suite's numbered lines name the embedder; a run whose
 output is not a terminal says how far it is at least once a minute."""
 

@@ -1,4 +1,4 @@
-"""static/compare.js on a page of its own (issue 41 items 11 and 12): the compare page's script, given the
+"""static/compare.js on a page of its own: the compare page's script, given the
 data files it reads (window.evalsRuns, window.evalsPoints) and the sections Python writes, in Chromium.
 
 Each test writes a minimal compare page whose flipped questions carry the ids :func:`evals.site._pairs.flip_anchor`

@@ -1,4 +1,4 @@
-"""The site under hostile input (issues 13 and 20): `--out` holding the store, one huge turn, an incremental
+"""The site under hostile input: `--out` holding the store, one huge turn, an incremental
 build that trusts nothing it reuses, non-finite numbers in its JSON and hidden characters on its pages.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI
@@ -115,7 +115,7 @@ def test_short_texts_are_not_capped(tmp_path):
     assert not list((tmp_path / "site").rglob("*.txt"))
 
 
-# -- issue 20, item 7: incremental build-site trusts nothing it reuses --------------------------
+# -- incremental build-site trusts nothing it reuses --------------------------
 
 
 def site_files(root: Path) -> dict[str, bytes]:
@@ -329,7 +329,7 @@ def test_there_is_no_verify_flag_and_the_docs_say_why():
     assert "--verify" not in evals("build-site", "--help").output
 
 
-# -- issue 20, item 11: non-finite numbers in the site's JSON, hidden characters on its pages ---
+# -- non-finite numbers in the site's JSON, hidden characters on its pages ---
 
 
 def strict_json(text: str):

@@ -89,7 +89,7 @@ def test_index_row_shows_interval_hits_tokens_and_commit(site: Path, store: Path
     headings = [th.text().strip() for th in parse(board(site)).find("thead").find_all("th")]
     cells = dict(zip(headings, [td.text().strip() for td in row.find_all("td")], strict=True))
     recall, strict = mneme.metric("recall"), mneme.metric("strict_recall")
-    assert cells["strategy"].startswith("mneme hash embedder: no semantics")  # its caveat beside the name (issue 24)
+    assert cells["strategy"].startswith("mneme hash embedder: no semantics")  # its caveat beside the name
     assert cells["keyword hit@k"] == f"{recall.value * 100:.1f}% [{recall.low * 100:.1f}%, {recall.high * 100:.1f}%]"
     assert cells["strict recall"] == f"{strict.value * 100:.1f}% [{strict.low * 100:.1f}%, {strict.high * 100:.1f}%]"
     assert cells["MRR"] == f"{mneme.metric('mrr').value:.3f}"
@@ -297,7 +297,7 @@ def test_leaderboard_downloads_match_the_index(site: Path, store: Path):
     latest = {s.run_id for s in summaries(store) if s.commit == NEW}
     assert {r["run_id"] for r in rows} == latest
     assert [r["run_id"] for r in table] == [r["run_id"] for r in rows]
-    assert all(r["keyword_hit_at_k"] is not None for r in rows)  # keyword recall, renamed (issue 34)
+    assert all(r["keyword_hit_at_k"] is not None for r in rows)  # keyword recall, renamed
 
 
 def test_store_file_is_published(site: Path, store: Path):
@@ -315,7 +315,7 @@ def _html_files(site: Path) -> list[Path]:
 def test_every_relative_link_resolves(site: Path):
     """Every href and src on every page is relative and names a file (and anchor) that exists."""
     ids: dict[Path, set[str]] = {}
-    categories: dict[Path, set[str]] = {}  # what a page's category filter can show (#category=X, issue 43)
+    categories: dict[Path, set[str]] = {}  # what a page's category filter can show (#category=X)
     links: list[tuple[Path, str]] = []
     for path in _html_files(site):
         page = parse(path)

@@ -1,4 +1,4 @@
-"""One leaderboard per benchmark, a front page, licenses and pins, and the "label suspect" mark (issue 28).
+"""One leaderboard per benchmark, a front page, licenses and pins, and the "label suspect" mark.
 
 A two-benchmark suite runs through `evals run-suite` against a local stand-in of the benchmarks'
 hosts: a LoCoMo-format file (tests/fixtures/audit/locomo_planted.json, whose planted wrong labels the

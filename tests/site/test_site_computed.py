@@ -1,4 +1,4 @@
-"""The site from what is computed (issue 44): a build computes each run's verdicts once and reads each run once.
+"""The site from what is computed: a build computes each run's verdicts once and reads each run once.
 
 The store is pair_site's (helpers.pairs: bm25 and recency at k=2, bm25 at k=3 and at an older commit, the two
 ceilings), so every run is on pair pages, and two are on a compare section.

@@ -1,4 +1,4 @@
-"""Drill-downs name turns as the benchmark does (issue 34): every record and evidence turn with LoCoMo's
+"""Drill-downs name turns as the benchmark does: every record and evidence turn with LoCoMo's
 dia_id and its session date, every evidence turn the records missed listed, "not in the top N kept" for an
 evidence turn the run never ranked, and the session list once, folded.
 

@@ -1,5 +1,5 @@
-"""A drill-down folds a long evidence turn the records missed, as it folds a long retrieved record (issue 43:
-a BEAM page printed its missed evidence in full, 39,807 px tall)."""
+"""A drill-down folds a long evidence turn the records missed, as it folds a long retrieved record (a
+BEAM page once printed its missed evidence in full, 39,807 px tall)."""
 
 from __future__ import annotations
 

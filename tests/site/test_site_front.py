@@ -1,4 +1,4 @@
-"""The front page of a store with several benchmarks (issue 35): each benchmark's ranked memories, up to
+"""The front page of a store with several benchmarks: each benchmark's ranked memories, up to
 ten a benchmark, with a link to the rest; ceilings are not among them.
 
 The store holds the starter corpus (corpus/) with five memories at three k each (fifteen memories) and a

@@ -1,4 +1,4 @@
-"""The leaderboard's layout in Chromium (issue 34): at 1280 px the default columns fit without sideways
+"""The leaderboard's layout in Chromium: at 1280 px the default columns fit without sideways
 scrolling and every other column is one toggle away, kept in the address; at 390 px the first screen shows
 the leader and its figure; the intro is at most three lines.
 

@@ -1,4 +1,4 @@
-"""Two memories side by side, and the leaderboard ranked at equal k (issue 34).
+"""Two memories side by side, and the leaderboard ranked at equal k.
 
 The site is pair_site from a LoCoMo-shaped corpus (bench/gen_locomo.py: sessions with dates, dia_ids,
 evidence, the five categories) with two strategies at k=2 (bm25 and recency), bm25 again at k=3 and at
@@ -218,7 +218,7 @@ def test_a_pair_page_never_pans(pair_site: dict, pair_served: str, browser, widt
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
 
 
-# -- narrowing the flips (issue 43) --------------------------------------------------------------
+# -- narrowing the flips --------------------------------------------------------------
 
 
 def _categories(store: Path, run_id: str) -> dict[str, str]:
@@ -310,7 +310,7 @@ def test_a_run_pages_misses_filter_by_the_category_in_the_url(pair_site: dict, p
     assert page.locator(f'a[href="#category={quote(category)}"]').count() == 1
 
 
-# -- the terminal says what the page says (issue 43) ---------------------------------------------
+# -- the terminal says what the page says ---------------------------------------------
 
 
 def _compare(pair_site: dict, *args: str) -> str:

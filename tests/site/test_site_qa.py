@@ -1,4 +1,4 @@
-"""QA rows say what they are (issue 34): protocol, judge and endpoint host on each row with answers, badges
+"""QA rows say what they are: protocol, judge and endpoint host on each row with answers, badges
 for a local endpoint, prices from another provider and unparsed verdicts past 1%, and rows that differ only
 in answers or judging say so.
 

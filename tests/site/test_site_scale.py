@@ -1,4 +1,4 @@
-"""The site at LongMemEval scale (issue 14): transcripts once per corpus, recurring passages once, small
+"""The site at LongMemEval scale: transcripts once per corpus, recurring passages once, small
 runs, capped downloads, incremental rebuilds, size warnings.
 
 The corpus is made here: three conversations built, as LongMemEval's are, from a shared pool of

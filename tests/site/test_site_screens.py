@@ -2,7 +2,7 @@
 Chromium at 1280 px, measured in the DOM, with a screenshot of each page under the test's tmp dir.
 
 The store holds one run of each deterministic strategy on corpus/; the tests
-check the defects of issue 21 stay fixed: cut-off leaderboard columns, sorting
+check that these defects stay fixed: cut-off leaderboard columns, sorting
 only on the heading's text, counts with decimals, hidden identical series,
 overlapping chart labels, "not retrieved" for a turn ranked past k, wrapped
 dates, and JavaScript-only instructions shown without JavaScript.

@@ -1,4 +1,4 @@
-"""Every page kind on a phone (390 px) and on a desktop (1280 px), in Chromium (issue 24, item 11).
+"""Every page kind on a phone (390 px) and on a desktop (1280 px), in Chromium.
 
 The site is built from two corpora: the starter corpus (corpus/) with one run of each deterministic
 strategy, and a LoCoMo-shaped one (tests/fixtures/importers/locomo_small.json, imported: sessions,
@@ -217,7 +217,7 @@ def test_ceiling_and_dirty_explanations_open_with_a_tap(served: str, browser, tm
     page.screenshot(path=str(tmp_path / "tapped-390.png"), full_page=True)
 
 
-# -- what the charts claim (items 5, 7 and 8 of issue 24) --------------------------------------------
+# -- what the charts claim ------------------------------------------------------------------------------
 
 
 @pytest.mark.browser
@@ -303,7 +303,7 @@ def test_ceilings_and_the_hash_embedder_are_decided_once():
     assert kinds(run("mneme", model="hash-16", embedder="HashEmbedder")) == ["hash_embedder"]
     assert kinds(run("mneme", model="all-MiniLM-L6-v2", embedder="MiniLMEmbedder")) == kinds(run("bm25")) == []
     assert caveats(run("mneme", model="hash-16", embedder="HashEmbedder"))[0].label == "hash embedder: no semantics"
-    # An endpoint that served another model than the one asked for (issue 25).
+    # An endpoint that served another model than the one asked for.
     served = {"answer": {"model": "gpt-4o-mini", "served": [{"model": "llama-3.1-8b", "fingerprint": None, "requests": 4}]}}
     assert kinds(run("bm25", usage=served)) == ["served_model"]
 

@@ -1,4 +1,4 @@
-"""Every line of site_templates/ (Jinja templates and static files) is at most 200 characters (issue 32): a
+"""Every line of site_templates/ (Jinja templates and static files) is at most 200 characters: a
 template's long lines are wrapped where the output does not change (after a block tag or comment, which
 trim_blocks ends, or inside an expression)."""
 

@@ -1,6 +1,6 @@
-"""Issue 27, the findings about paths, files and the store: each is refused in one line, or made harmless.
+"""Paths, files and the store: each hostile one is refused in one line, or made harmless.
 
-One test per finding, named after its item. Whatever is refused leaves the
+One test per defect, named for what must hold. Whatever is refused leaves the
 store, the corpus and the file in the way byte for byte as they were.
 """
 
@@ -72,7 +72,7 @@ def python_evals(*args, cwd: Path, env: dict | None = None, timeout: float = 120
     )
 
 
-# -- item 7: $GITHUB_STEP_SUMMARY must be a regular file ----------------------------------------
+# -- $GITHUB_STEP_SUMMARY must be a regular file ----------------------------------------
 
 
 def test_step_summary_that_is_a_fifo_is_refused_not_waited_on(store, tmp_path):
@@ -105,7 +105,7 @@ def test_step_summary_regular_file_still_gets_the_report(store, tmp_path):
     assert summary.read_text().startswith("before\n") and len(summary.read_text()) > len("before\n")
 
 
-# -- item 14: import-corpus --out . and --out "" --------------------------------------------------
+# -- import-corpus --out . and --out "" --------------------------------------------------
 
 
 @pytest.mark.parametrize("out", [".", ""])
@@ -128,7 +128,7 @@ def test_import_corpus_out_relative_still_works(tmp_path, monkeypatch):
     assert any((tmp_path / "made").glob("*.json"))
 
 
-# -- item 18: --output never replaces a database, a conversation, or anything in a corpus folder -----
+# -- --output never replaces a database, a conversation, or anything in a corpus folder -----
 
 
 def other_corpus(tmp_path: Path) -> Path:
@@ -208,7 +208,7 @@ def test_an_earlier_result_is_still_replaced(tmp_path, store):
     assert json.loads(output.read_text())["strategy"]["name"] == "full_history"
 
 
-# -- item 19: the undo copy is created new, never through a link ------------------------------------
+# -- the undo copy is created new, never through a link ------------------------------------
 
 
 @pytest.mark.parametrize("command", ["migrate", "run"])
@@ -253,7 +253,7 @@ def test_something_reappearing_at_the_undo_name_is_refused_not_written_through(t
     assert target.read_text() == "keep me" and store.read_bytes() == before
 
 
-# -- item 20: opening never deletes a file another process made ------------------------------------
+# -- opening never deletes a file another process made ------------------------------------
 
 
 def test_open_never_deletes_a_file_another_process_created(tmp_path, monkeypatch):
@@ -314,7 +314,7 @@ def test_dangling_link_at_the_store_path_is_refused(tmp_path):
     assert link.is_symlink() and not (tmp_path / "elsewhere").exists()
 
 
-# -- item 21: paths are absolute before any plug-in code runs ---------------------------------------
+# -- paths are absolute before any plug-in code runs ---------------------------------------
 
 
 def test_plugin_changing_directory_moves_nothing(tmp_path):
@@ -342,7 +342,7 @@ def test_plugin_changing_directory_moves_nothing(tmp_path):
     assert json.loads((work / "o.json").read_text())["corpus_dir"] == "corpus"  # recorded as given
 
 
-# -- item 22: a failed run leaves an older store as it was ------------------------------------------
+# -- a failed run leaves an older store as it was ------------------------------------------
 
 
 @pytest.mark.parametrize("problem", ["empty corpus", "unknown option", "unknown strategy"])
@@ -371,7 +371,7 @@ def test_failed_run_does_not_migrate_an_older_store(tmp_path, problem):
         assert opened.schema_version == MIGRATIONS[-1].version and opened.run_count() > 1
 
 
-# -- item 29: build-site --out given as a symlink ---------------------------------------------------
+# -- build-site --out given as a symlink ---------------------------------------------------
 
 
 def test_build_site_through_a_symlinked_out_replaces_the_target_and_keeps_the_link(tmp_path, store):
@@ -399,7 +399,7 @@ def test_dangling_symlink_out_is_refused(tmp_path, store):
     assert link.is_symlink() and not (tmp_path / "nowhere").exists()
 
 
-# -- item 30: --output - and --output newdir/ -------------------------------------------------------
+# -- --output - and --output newdir/ -------------------------------------------------------
 
 
 @pytest.mark.parametrize("command", ["run", "legacy"])
@@ -427,7 +427,7 @@ def test_export_dash_is_still_standard_output(store):
     assert result.exit_code == 0 and json.loads(result.output)["run"]["run_id"] == run_id_of(store)
 
 
-# -- item 31: an explicit --repo git cannot read ----------------------------------------------------
+# -- an explicit --repo git cannot read ----------------------------------------------------
 
 
 def git(*args: str) -> None:
@@ -469,7 +469,7 @@ def test_plain_folder_outside_git_is_still_no_git(tmp_path):
     assert git_revision(tmp_path, strict=True) == (NO_GIT, False)
 
 
-# -- item 33: python -m evals --with-answers checks $EVALS_STORE as evals run does -------------------
+# -- python -m evals --with-answers checks $EVALS_STORE as evals run does -------------------
 
 
 @pytest.mark.parametrize("where", ["a directory", "in a missing folder"])
@@ -492,7 +492,7 @@ def test_legacy_with_answers_checks_evals_store(tmp_path, server, where):
     assert sum(server.requests.values()) == 0
 
 
-# -- item 36: a store (and its cache) inside the corpus folder --------------------------------------
+# -- a store (and its cache) inside the corpus folder --------------------------------------
 
 
 @pytest.mark.parametrize("name", ["zz.json", "results.duckdb"])
@@ -509,7 +509,7 @@ def test_store_inside_the_corpus_is_refused(tmp_path, no_work, name):
     assert evals("validate", corpus).exit_code == 0
 
 
-# -- item 37: --output at the scratch undo name -----------------------------------------------------
+# -- --output at the scratch undo name -----------------------------------------------------
 
 
 def test_output_at_the_undo_copy_name_is_refused(store, no_work):
@@ -520,7 +520,7 @@ def test_output_at_the_undo_copy_name_is_refused(store, no_work):
     assert not output.exists()
 
 
-# -- item 38: a read-only --output is refused, as a read-only store is --------------------------------
+# -- a read-only --output is refused, as a read-only store is --------------------------------
 
 
 @pytest.mark.parametrize("command", ["run", "export"])

@@ -1,4 +1,4 @@
-"""A hostile store file (issue 20, item 11): a SQLite file, a truncated store, a full disk or the file size
+"""A hostile store file: a SQLite file, a truncated store, a full disk or the file size
 limit; each is one line and leaves the store byte for byte as it was.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI
@@ -18,7 +18,7 @@ from helpers.stores import unchanged, undo_copy
 
 from evals.store import Store
 
-# -- issue 20, item 11: the store file ----------------------------------------------------------
+# -- the store file ----------------------------------------------------------
 
 
 def sqlite_file(path: Path) -> Path:

@@ -85,7 +85,7 @@ def test_migrated_runs_get_evidence_recall_from_their_turn_references(migrated):
 
 
 NOT_BACKFILLED = {"answer_f1", "answer_bleu1"}
-# Issue 25's answer figures (evals.judge.answer_metrics), declared after every migration.
+# The protocols' answer figures (evals.judge.answer_metrics), declared after every migration.
 NOT_BACKFILLED |= {
     "answer_score",
     "answer_task_averaged",
@@ -96,14 +96,14 @@ NOT_BACKFILLED |= {
     "answer_accuracy_evidence_found",
     "answer_accuracy_evidence_missed",
 }
-# Issue 40's recall within context budgets (evals.judge.metrics._fair), declared after every migration.
+# Recall within context budgets (evals.judge.metrics._fair), declared after every migration.
 NOT_BACKFILLED |= {
     f"{level}.{name}@{budget}tok"
     for level in ("turn", "session")
     for name in ("recall_any", "recall_frac")
     for budget in (256, 1024, 4096)
 }
-# Issue 40's count of the test points a run played (the population a claim counting questions without evidence
+# The count of the test points a run played (the population a claim counting questions without evidence
 # is over), declared after every migration.
 NOT_BACKFILLED |= {"test_points"}
 

@@ -1,4 +1,4 @@
-"""The store keeps a row per turn (schema 14, issue 26).
+"""The store keeps a row per turn (schema 14).
 
 What it stores and reads is what the code before it stored and read: a store that
 code made (``tests/fixtures/store_rows``) migrates and exports byte for byte as it
@@ -38,7 +38,7 @@ CORPUS = FIXTURES / "corpus"
 SESSIONS = ROOT / "tests" / "fixtures" / "sessions_corpus"
 MAIN_SCHEMA = 11  # the schema of the fixture store (made by b5894c7, the last commit before turn rows)
 # Metrics declared after the fixture store was made, which no migration backfills (tests/store/test_migrations.py's
-# NOT_BACKFILLED): issue 40's recall within context budgets, fair-play counts and test points, and LongMemEval's turn2session.
+# NOT_BACKFILLED): recall within context budgets, fair-play counts and test points, and LongMemEval's turn2session.
 # The old runs lack them; runs written now hold them. Every other figure must be the same.
 NOT_BACKFILLED = {
     f"{level}.{name}@{budget}tok"
@@ -95,7 +95,7 @@ def test_a_store_made_before_migrates_and_exports_byte_for_byte(made_by_main, ex
 
 
 def without_verdicts(document: dict) -> dict:
-    """An export less the keys issue 34 added after the golden files were written: each test point's
+    """An export less the verdict keys added after the golden files were written: each test point's
     ``verdict``, ``metrics.headline`` and each category's ``headline`` (the rest must be byte for byte)."""
     document["metrics"].pop("headline")
     for row in document["metrics"].get("by_category", []):

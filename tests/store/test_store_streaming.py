@@ -1,4 +1,4 @@
-"""The store's rows at scale (issue 26): each conversation stored with its digest, a run's rows written in batches
+"""The store's rows at scale: each conversation stored with its digest, a run's rows written in batches
 bounded by text, summaries stored as references to the turns they fold; older stores upgraded to match."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):
 
 
 def _version_of(name: str) -> int:
-    """A migration's version, by its name: later migrations append after it (issue 25's among them)."""
+    """A migration's version, by its name: later migrations append after it (the protocols' among them)."""
     return next(m.version for m in MIGRATIONS if m.name == name)
 
 

@@ -1,5 +1,5 @@
 """One embedding per (model, text), on every path: the harness lends its embedder to every strategy
-that embeds with a model it ships, and keeps the vectors in the cache (issue 44)."""
+that embeds with a model it ships, and keeps the vectors in the cache."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 27, plug-ins and option checks: what a hostile plug-in or a hostile option value does, each
+"""Plug-ins and option checks: what a hostile plug-in or a hostile option value does, each
 refused in one line (or made harmless) with nothing stored.
 
-One test per finding, named after the item of issue 27 it covers (item 11, 12, ...); the last two
-are its "Also seen": a broken entry-point plug-in, and a plug-in call that never returns.
+One test per defect, named for what must hold; the last two are a broken entry-point plug-in, and a
+plug-in call that never returns.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def plugins(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
 
     def write(source: str, name: str | None = None) -> str:
-        name = name or f"issue27_{uuid.uuid4().hex[:12]}"
+        name = name or f"plugin_{uuid.uuid4().hex[:12]}"
         (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
         importlib.invalidate_caches()
         return name
@@ -62,7 +62,7 @@ def forget(folder: Path) -> None:
             del sys.modules[name]
 
 
-# -- item 11: any BaseException from a plug-in (but KeyboardInterrupt) is a plug-in fault -----------
+# -- any BaseException from a plug-in (but KeyboardInterrupt) is a plug-in fault -----------
 
 
 BASE_EXCEPTIONS = {  # the plug-in, what `run` says, and what `check-strategy` says
@@ -109,7 +109,7 @@ def test_keyboard_interrupt_stays_the_users(store, plugins):
     assert result.exit_code == 130 and "Interrupted." in result.output and "strategy" not in result.output
 
 
-# -- item 12: a record whose turn is a bool ------------------------------------------------------
+# -- a record whose turn is a bool ------------------------------------------------------
 
 
 def test_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
@@ -126,7 +126,7 @@ def test_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
     assert checked.exit_code == 1 and "FAIL  source turns are added turns: a Record names turn True" in checked.output
 
 
-# -- item 13: digits other than ASCII ------------------------------------------------------------
+# -- digits other than ASCII ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ def test_whole_number_reads_ascii_digits_only():
     assert [whole_number(t) for t in ("", "²", "٣", "4\n", " 4", "-4", "+4", "4.0", "9" * 19)] == [None] * 9
 
 
-# -- item 15: export timestamps are range-checked ------------------------------------------------
+# -- export timestamps are range-checked ------------------------------------------------
 
 
 @pytest.mark.parametrize("timestamp", ["0001-01-01T00:00:00+14:00", "0001-01-01T00:00:00+00:00", "1969-12-31T23:59:59+00:00"])
@@ -201,7 +201,7 @@ def test_an_export_timestamp_out_of_range_is_refused(tmp_path, store, timestamp)
     )
 
 
-# -- item 16: --ray-gpus takes finite values only --------------------------------------------------
+# -- --ray-gpus takes finite values only --------------------------------------------------
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
@@ -220,7 +220,7 @@ def test_ray_gpus_must_be_finite(store, value):
         make_executor("ray", gpus=float(value))
 
 
-# -- item 25: gate's latency thresholds are finite -------------------------------------------------
+# -- gate's latency thresholds are finite -------------------------------------------------
 
 
 @pytest.mark.parametrize("option", ["--latency-factor", "--latency-floor-ms"])
@@ -232,7 +232,7 @@ def test_gate_latency_thresholds_must_be_finite(store, option, value):
     assert line == f"Error: Invalid value for '{option}': {value} is not a finite number."
 
 
-# -- item 26: a leaderboard metric no run has -----------------------------------------------------
+# -- a leaderboard metric no run has -----------------------------------------------------
 
 
 @pytest.fixture
@@ -266,7 +266,7 @@ def test_leaderboard_metric_no_run_has_is_refused(evidence_store, metric, says):
     assert ranked.exit_code == 0 and "recall_any@10 (turn)" in ranked.output.splitlines()[0]
 
 
-# -- item 27: an edited data file or helper module is not answered from the store ------------------
+# -- an edited data file or helper module is not answered from the store ------------------
 
 
 def test_an_edited_helper_module_is_computed_again(tmp_path, plugins, clean_repo):
@@ -287,7 +287,7 @@ def test_an_edited_helper_module_is_computed_again(tmp_path, plugins, clean_repo
 
 def test_an_edited_package_data_file_is_computed_again(tmp_path, plugins, clean_repo):
     """A plug-in package whose data file (read by its factory) is edited is computed again, not `cached:`."""
-    package = f"issue27pkg_{uuid.uuid4().hex[:12]}"
+    package = f"datapkg_{uuid.uuid4().hex[:12]}"
     root = plugins.folder / package
     root.mkdir()
     (root / "__init__.py").write_text("")
@@ -335,7 +335,7 @@ def test_installed_libraries_are_named_by_version(tmp_path):
     assert (mdurl, stdlib, differs) == (f"mdurl mdurl {importlib.metadata.version('mdurl')}", None, True)
 
 
-# -- item 32: conflicting or irrelevant strategy flags ---------------------------------------------
+# -- conflicting or irrelevant strategy flags ---------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -379,7 +379,7 @@ def test_conflicting_or_irrelevant_strategy_flags_are_refused(store, args, says)
 
 def test_the_original_cli_ignores_them_as_the_original_did(tmp_path):
     """`python -m evals --runner full_history --embedder openai` ignores the flag, as the original harness did
-    (issue 35: SPEC.md's compatibility contract outranks item 32's refusal, which `evals run` keeps): exit 0,
+    (SPEC.md's compatibility contract outranks the refusal `evals run` makes): exit 0,
     the file written, and one note on stderr naming the ignored flag."""
     out = tmp_path / "out.json"
     done = subprocess.run(
@@ -393,7 +393,7 @@ def test_the_original_cli_ignores_them_as_the_original_did(tmp_path):
     assert out.exists()
 
 
-# -- item 39: mem0 writes nothing in $HOME -----------------------------------------------------------
+# -- mem0 writes nothing in $HOME -----------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -421,7 +421,7 @@ def test_mem0_writes_nothing_in_home(tmp_path):
 def test_a_broken_entry_point_plugin_does_not_hide_the_others(tmp_path, monkeypatch):
     """`evals strategies` (and `--names`, which tasks.py run reads) lists every strategy that loads and
     names the broken one in a warning on stderr, exit 0."""
-    package = f"issue27broken_{uuid.uuid4().hex[:12]}"
+    package = f"brokenpkg_{uuid.uuid4().hex[:12]}"
     site = tmp_path / "site"
     dist_info(site, package, "1.0", {package: f"{package}:make"})
     (site / f"{package}.py").write_text("raise ImportError('a dependency is missing')\n")

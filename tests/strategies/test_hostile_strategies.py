@@ -1,4 +1,4 @@
-"""Hostile plug-in strategies (issue 20): option values the store cannot keep, retrieve returning a
+"""Hostile plug-in strategies: option values the store cannot keep, retrieve returning a
 generator, faults on the local executor, names from the registry, edited plug-ins, over-long retrievals.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI
@@ -20,7 +20,7 @@ from helpers.stores import unchanged
 
 from evals.store import Store
 
-# -- issue 20: plug-ins (items 3, 4, 5, 8, 10, 11's records per retrieve, and how a module is found) --
+# -- plug-ins: values, records per retrieve, faults, names, edits, and how a module is found --
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def plugin(tmp_path, monkeypatch):
     written: list[str] = []
 
     def write(source: str, name: str | None = None) -> str:
-        name = name or f"issue20_{uuid.uuid4().hex[:12]}"
+        name = name or f"plugin_{uuid.uuid4().hex[:12]}"
         header = "from evals.strategies import FullHistory, Record, Recency, StrategySpec\n"
         (folder / f"{name}.py").write_text(header + textwrap.dedent(source), encoding="utf-8")
         importlib.invalidate_caches()
@@ -64,7 +64,7 @@ def stored_points(store: Path, run_id: str) -> list:
         return [p for c in opened.get_run(run_id).run.conversations for p in c.test_points]
 
 
-# -- issue 20, item 3: option values the store cannot read back ----------------------------------
+# -- option values the store cannot read back ----------------------------------
 
 
 @pytest.mark.parametrize(("runner", "option"), [("random_k", "seed"), ("summary_buffer", "max_recent_turns")])
@@ -102,15 +102,15 @@ def test_plugin_configuration_the_store_cannot_keep_is_refused(store, plugin):
     """A StrategySpec whose describe() gives a 70-bit integer is refused naming the field; the store is unchanged."""
     ref = plugin("""
         SPEC = StrategySpec(
-            name="issue20_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "issue20_big", "limit": 2**70}
+            name="plugin_big", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "plugin_big", "limit": 2**70}
         )
     """) + ":SPEC"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
-    assert line.startswith("Error: strategy issue20_big: its configuration cannot be stored: limit: ")
+    assert line.startswith("Error: strategy plugin_big: its configuration cannot be stored: limit: ")
 
 
-# -- issue 20, item 4: retrieve returning a generator or a dict -----------------------------------
+# -- retrieve returning a generator or a dict -----------------------------------
 
 
 LAZY_RETRIEVALS = {
@@ -150,7 +150,7 @@ def test_check_strategy_catches_a_generator_or_dict(plugin, kind):
     assert problems.get("records are str or Record", "").startswith(f"retrieve() returned a {kind}; return a list")
 
 
-# -- issue 20, item 5: plug-in faults on the local executor ---------------------------------------
+# -- plug-in faults on the local executor ---------------------------------------
 
 
 PLUGIN_FAULTS = {
@@ -226,7 +226,7 @@ def test_plugin_context_for_fault_with_answers_is_one_line(store, plugin, body, 
     assert f"strategy {ref}: " in line and says in line, line
 
 
-# -- issue 20, item 8: names from the registry, printed values escaped ----------------------------
+# -- names from the registry, printed values escaped ----------------------------
 
 
 def test_an_option_called_name_cannot_rename_a_strategy(store, plugin):
@@ -246,12 +246,12 @@ def test_an_option_called_name_cannot_rename_a_strategy(store, plugin):
 def test_describe_cannot_rename_a_strategy(tmp_path, plugin):
     """A StrategySpec whose describe() names another strategy is stored under its own name."""
     ref = plugin("""
-        SPEC = StrategySpec(name="issue20_own", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "full_history"})
+        SPEC = StrategySpec(name="plugin_own", build=lambda o, c: Recency(), describe=lambda o, c: {"name": "full_history"})
     """) + ":SPEC"
     store = tmp_path / "s.duckdb"
     assert evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store).exit_code == 0
     rows = json.loads(evals("runs", "--store", store, "--format", "json").output)
-    assert [(r["strategy"], r["strategy_config"]["name"]) for r in rows] == [("issue20_own", "issue20_own")]
+    assert [(r["strategy"], r["strategy_config"]["name"]) for r in rows] == [("plugin_own", "plugin_own")]
 
 
 def test_a_spec_cannot_take_a_registered_name(store, plugin):
@@ -275,7 +275,7 @@ def test_a_newline_in_an_option_value_cannot_forge_lines(tmp_path, plugin):
     assert "(note=a\\x0a" in output
 
 
-# -- issue 20, item 10: an edited plug-in is not answered from the store --------------------------
+# -- an edited plug-in is not answered from the store --------------------------
 
 
 def test_an_edited_plugin_module_is_computed_again(tmp_path, plugin, clean_repo):
@@ -300,7 +300,7 @@ def test_an_edited_entry_point_plugin_is_computed_again(tmp_path, monkeypatch, c
     import sys
     import uuid
 
-    package = f"issue20pkg_{uuid.uuid4().hex[:12]}"
+    package = f"pluginpkg_{uuid.uuid4().hex[:12]}"
     site = tmp_path / "site"
     dist_info(site, package, "1.0", {package: f"{package}.memory:make"})
     (site / package).mkdir()
@@ -325,7 +325,7 @@ def test_an_edited_entry_point_plugin_is_computed_again(tmp_path, monkeypatch, c
             sys.modules.pop(module)
 
 
-# -- issue 20, item 11: no more records per retrieve than were asked for --------------------------
+# -- no more records per retrieve than were asked for --------------------------
 
 
 @pytest.mark.parametrize("prefix_stable", [True, False])
@@ -336,7 +336,7 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
             def retrieve(self, query, k=5):
                 return ["filler"] * 10_000
 
-        SPEC = StrategySpec(name="issue20_flood", build=lambda o, c: Flood(), prefix_stable={prefix_stable})
+        SPEC = StrategySpec(name="plugin_flood", build=lambda o, c: Flood(), prefix_stable={prefix_stable})
     """) + ":SPEC"
     store = tmp_path / "s.duckdb"
     corpus = FIXTURES / "evidence_corpus"
@@ -347,7 +347,7 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
     assert points and all(len(p.retrieved_records) == 5 for p in points)
     if prefix_stable:  # one retrieval at the deepest cutoff, read at every depth
         assert all(len(p.ranked_turns) == 10 for p in points if p.ranked_turns is not None)
-    warnings = [r.getMessage() for r in caplog.records if "issue20_flood" in r.getMessage()]
+    warnings = [r.getMessage() for r in caplog.records if "plugin_flood" in r.getMessage()]
     assert len(warnings) == 1 and "returned 10000 records" in warnings[0], warnings
 
 
@@ -363,14 +363,14 @@ def test_full_history_is_kept_whole(tmp_path):
     assert max(len(p.retrieved_records) for p in stored_points(store, run_ids(store)[0])) > 1
 
 
-# -- issue 20, docs: how a plug-in module is found ------------------------------------------------
+# -- how a plug-in module is found, as the docs say ------------------------------------------------
 
 
 def test_an_unimportable_plugin_module_names_the_fix(store):
     """A `module:factory` whose module is not on the path is one line saying PYTHONPATH=. or pip install -e."""
     with unchanged(store):
-        line = one_line_error(evals("run", "--runner", "issue20_nowhere:make", "--corpus", CORPUS_SMALL, "--store", store))
-    assert "no module named 'issue20_nowhere'" in line and "PYTHONPATH=." in line and "pip install -e" in line
+        line = one_line_error(evals("run", "--runner", "plugin_nowhere:make", "--corpus", CORPUS_SMALL, "--store", store))
+    assert "no module named 'plugin_nowhere'" in line and "PYTHONPATH=." in line and "pip install -e" in line
 
 
 def test_docs_say_how_a_plugin_module_is_found():

@@ -328,7 +328,7 @@ def test_close_removes_the_temporary_directory():
 
 def test_extraction_echoing_the_key_percent_encoded_is_cached_and_used_masked(tmp_path: Path):
     """mem0's LLM replies quoting a key that holds / + = % in its ``id`` and facts, percent-encoded: neither the
-    cache nor the stored memories keep it (issue 41, finding 16)."""
+    cache nor the stored memories keep it."""
     key = "sk-mem0/h41+key=with%signs"
     encoded = quote(key, safe="")
 

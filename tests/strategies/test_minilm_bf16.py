@@ -1,5 +1,5 @@
 """`--embedder minilm-bf16`: all-MiniLM-L6-v2 in bf16, a model of its own (its cache namespace and name),
-refused on a CPU without bf16, with vectors close to minilm's (issue 44).
+refused on a CPU without bf16, with vectors close to minilm's.
 
 The CPU's flags are read from the file $EVALS_CPUINFO names (else /proc/cpuinfo), so the refusal and the
 namespace are tested on any machine with a cpuinfo file written here; the vectors need a real bf16 CPU."""

@@ -1,4 +1,4 @@
-"""Hostile export files and CSV cells (issues 13 and 20): an edited or out-of-range export, or one with
+"""Hostile export files and CSV cells: an edited or out-of-range export, or one with
 unknown fields, is refused on import; a cell that a spreadsheet would run as a formula is neutralised.
 
 Every refused action leaves the store byte for byte as it was, and no input gives a traceback: the CLI
@@ -184,7 +184,7 @@ def test_site_leaderboard_csv_cells_are_neutralised(formula_store, tmp_path):
     assert result.exit_code == 0, result.output
     (row,) = csv_rows((tmp_path / "site" / "leaderboard.csv").read_text(encoding="utf-8"))
     assert row["corpus_name"] == "'" + FORMULA
-    assert row["keyword_hit_at_k"] == "0.0" and row["k"] == "5"  # keyword recall, renamed (issue 34)
+    assert row["keyword_hit_at_k"] == "0.0" and row["k"] == "5"  # keyword recall, renamed
 
 
 @pytest.mark.parametrize("command", [["runs"], ["leaderboard"]])
@@ -232,7 +232,7 @@ def test_csv_cell_rule(text):
     assert csv_cell(-1) == -1 and csv_cell(-0.5) == -0.5 and csv_cell("plain") == "plain" and csv_cell(None) is None
 
 
-# -- issue 20, item 11: unknown fields in an import file are refused -------------------------------
+# -- unknown fields in an import file are refused -------------------------------
 
 
 @pytest.mark.parametrize(

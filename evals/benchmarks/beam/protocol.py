@@ -24,8 +24,9 @@ with all-MiniLM-L6-v2 at the threshold ``semantic_align`` takes by default (0.65
 then precision, recall and F1 over the canonical lists, Kendall's tau-b between the ranks of the union (an item
 absent from a list ranks last, tied), ``tau_norm = (tau + 1) / 2`` and ``final_score = tau_norm * F1``. The
 published function passes ``align_type="llm"`` (an LLM asked whether each pair is the same event); this harness
-uses the semantic alignment, which the published file also defines, so that no second LLM decides the figure. The point's figure is ``tau_norm``, as
-``report_results.py`` averages event ordering; the rubric judge's mean is recorded beside it. Where tau is
+uses the semantic alignment, which the published file also defines, so that no second LLM decides the figure. The
+point's figure is ``tau_norm``, as ``report_results.py`` averages event ordering; the rubric judge's mean is
+recorded beside it. Where tau is
 undefined (fewer than two ranked items, or a list of ties) scipy gives NaN, and the published code carries it into
 its average; here the point is left out of the figures and says so.
 

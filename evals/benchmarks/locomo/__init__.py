@@ -64,8 +64,9 @@ MEM0_SOURCES = (
 )
 
 # The names this harness gives LoCoMo's category numbers: the numbering is not documented in the paper or README;
-# the names follow the comments in LoCoMo's evaluation code (task_eval/evaluation.py) and github.com/snap-research/locomo/issues/29. Other
-# published mappings name 1 and 3 the other way round, so a LoCoMo category is always shown by its number first.
+# the names follow the comments in LoCoMo's evaluation code (task_eval/evaluation.py) and the thread
+# github.com/snap-research/locomo/issues/29. Other published mappings name 1 and 3 the other way round, so a LoCoMo
+# category is always shown by its number first.
 CATEGORY_NAMES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 CATEGORY_NOTE = (
     "LoCoMo categories are shown by number: published mappings of the numbers to names disagree (1 and 3 above all); "
