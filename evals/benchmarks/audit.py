@@ -37,7 +37,7 @@ from evals.model.formatting import whole_number
 __all__ = [
     "DANGLING",
     "MISSES",
-    "Audit",
+    "LabelAudit",
     "Flag",
     "beside_conversations",
     "by_position",
@@ -109,7 +109,9 @@ class Flag:
 
 
 @dataclass
-class Audit:
+class LabelAudit:
+    """What `evals audit-labels` found on one corpus (a unit's `Audit` says instead how its published file is read)."""
+
     corpus: str
     digest: str
     test_points: int
@@ -251,11 +253,11 @@ def file_sha256(path: Path) -> str:
 # -- the whole audit ---------------------------------------------------------------------------------------------
 
 
-def audit_corpus(corpus: Corpus, *, source: Path | None = None, errata: Path | None = None) -> Audit:
+def audit_corpus(corpus: Corpus, *, source: Path | None = None, errata: Path | None = None) -> LabelAudit:
     """Run both rules over ``corpus`` (ids only with ``source``), and again with ``errata`` applied."""
     points = sum(len(c.test_points()) for c in corpus.conversations)
     checked, flags = _content_flags(corpus.conversations)
-    audit = Audit(corpus.name, corpus.digest, points, checked, flags)
+    audit = LabelAudit(corpus.name, corpus.digest, points, checked, flags)
     if source is not None:
         audit.source, dangling = _source_flags(Path(source), corpus)
         audit.flags = sorted([*flags, *dangling], key=lambda f: (f.conversation, f.turn, f.kind))

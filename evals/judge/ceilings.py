@@ -8,8 +8,9 @@ answer key). It is set apart and never ranked with the memories (evals.views.tab
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from evals.model.results import WHOLE_LIST
 from evals.strategies.base import READS_LABELS
@@ -35,7 +36,7 @@ IGNORES_K = (
 )
 
 
-class StrategyRun(Protocol):
+class StrategyRun(typing.Protocol):
     """What the rule reads of a run (a stored run's summary has it): its strategy, where that came from, its
     configuration and its cutoff rule."""
 

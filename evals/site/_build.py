@@ -188,7 +188,7 @@ class _Build:
     lock: tuple[tuple[str, LockEntry], ...] = ()  # the lock file's entries (URL, entry), shown on benchmark pages
     computed: Computed = field(default_factory=Computed)  # what the build computes of each run, once
 
-    def run(self, previous: dict[str, _manifest.Unit], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
+    def run(self, previous: dict[str, _manifest.ManifestEntry], warnings: list[str]) -> tuple[list[RunSummary], Paths, int, int]:
         """Build into a fresh folder beside the output and swap it in; returns the runs, their paths, and
         how many units were rendered and reused. Adds to ``warnings``."""
         store_path, out, templates_dir, publishers = self.store_path, self.out, self.templates_dir, self.publishers
@@ -280,7 +280,7 @@ class _Build:
                 else:
                     done = render_in_workers(job, min(count, len(todo)), todo, output, site_pages)
                 for key, written in done:
-                    units[key] = _manifest.Unit(prints[key], dict(sorted(written.items())))
+                    units[key] = _manifest.ManifestEntry(prints[key], dict(sorted(written.items())))
                 if copy:  # while the store is open for reading: no append can land between the pages and the copy
                     with _output.new_file(building, STORE_HREF) as writer:
                         store.copy_into(writer)
@@ -297,12 +297,12 @@ class _Build:
 
 
 def _reuse_units(
-    prints: dict[str, str], previous: dict[str, _manifest.Unit], out: Path, building: Path, warnings: list[str]
-) -> tuple[dict[str, _manifest.Unit], list[str]]:
+    prints: dict[str, str], previous: dict[str, _manifest.ManifestEntry], out: Path, building: Path, warnings: list[str]
+) -> tuple[dict[str, _manifest.ManifestEntry], list[str]]:
     """The units of the earlier build that are made from the same inputs and whose files are still as it
     wrote them, linked into ``building``; and the units to render. Files that are not (edited, missing,
     a symbolic link) are named in one warning, since someone or something changed the old site."""
-    units: dict[str, _manifest.Unit] = {}
+    units: dict[str, _manifest.ManifestEntry] = {}
     todo: list[str] = []
     problems: list[str] = []
     for key, value in prints.items():

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from evals.views.site_paths import Paths, passage
 
-__all__ = ["PASSAGE_MIN_CHARS", "ConversationLayout", "CorpusLayout", "Passage", "Segment", "corpus_layout"]
+__all__ = ["PASSAGE_MIN_CHARS", "ConversationLayout", "CorpusLayout", "Passage", "TurnSpan", "corpus_layout"]
 
 PASSAGE_MIN_CHARS = 2_000  # a recurring run shorter than this is shown inline: a page of its own would not pay
 
@@ -33,7 +33,7 @@ _UNSET, _MANY, _EDGE = -2, -3, -1  # a turn's successor/predecessor: none seen y
 
 
 @dataclass(frozen=True)
-class Segment:
+class TurnSpan:
     """Turns ``start`` to ``end`` (exclusive) of a conversation: a passage's occurrence, or turns
     shown inline (``passage`` None)."""
 
@@ -46,16 +46,16 @@ class Segment:
 class ConversationLayout:
     conversation_id: str
     turns: int
-    segments: list[Segment]
+    spans: list[TurnSpan]
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        self._starts = [s.start for s in self.segments]
+        self._starts = [s.start for s in self.spans]
 
-    def segment_of(self, turn: int) -> Segment | None:
-        if not self.segments:
+    def span_of(self, turn: int) -> TurnSpan | None:
+        if not self.spans:
             return None
-        return self.segments[max(0, bisect.bisect_right(self._starts, turn) - 1)]
+        return self.spans[max(0, bisect.bisect_right(self._starts, turn) - 1)]
 
 
 @dataclass
@@ -67,7 +67,7 @@ class Passage:
 
 @dataclass
 class CorpusLayout:
-    """Every conversation's segments and every passage of one corpus (by content digest)."""
+    """Every conversation's spans and every passage of one corpus (by content digest)."""
 
     digest: str
     conversations: dict[str, ConversationLayout]  # in corpus order
@@ -75,22 +75,22 @@ class CorpusLayout:
 
     def turn_href(self, paths: Paths, conversation_id: str, turn: int) -> str:
         """Where the whole text of a turn is shown (site-root relative)."""
-        segment = self.conversations[conversation_id].segment_of(turn)
-        if segment is None or segment.passage is None:
+        span = self.conversations[conversation_id].span_of(turn)
+        if span is None or span.passage is None:
             return f"{paths.transcript(self.digest, conversation_id)}#t-{turn}"
-        return f"{passage(self.digest, segment.passage)}#p-{turn - segment.start}"
+        return f"{passage(self.digest, span.passage)}#p-{turn - span.start}"
 
     def context_href(self, paths: Paths, conversation_id: str, turn: int) -> str:
         """A turn in its conversation's transcript (a passage's turn: the passage's line there)."""
-        segment = self.conversations[conversation_id].segment_of(turn)
-        anchor = turn if segment is None or segment.passage is None else segment.start
+        span = self.conversations[conversation_id].span_of(turn)
+        anchor = turn if span is None or span.passage is None else span.start
         return f"{paths.transcript(self.digest, conversation_id)}#t-{anchor}"
 
-    def first_use(self, conversation_id: str) -> list[Segment]:
+    def first_use(self, conversation_id: str) -> list[TurnSpan]:
         """The passages whose first occurrence in the corpus is in this conversation (their pages are made with it)."""
         return [
             s
-            for s in self.conversations[conversation_id].segments
+            for s in self.conversations[conversation_id].spans
             if s.passage is not None and self.passages[s.passage].uses[0] == (conversation_id, s.start)
         ]
 
@@ -131,19 +131,19 @@ def corpus_layout(digest: str, conversations: list[tuple[str, Iterable[tuple[int
     layouts: dict[str, ConversationLayout] = {}
     passages: dict[str, Passage] = {}
     for (cid, _), seq in zip(conversations, sequences, strict=True):
-        segments: list[Segment] = []
+        spans: list[TurnSpan] = []
         start = 0
         for i in range(len(seq)):
             if i + 1 < len(seq) and succ[seq[i]] != _MANY and pred[seq[i + 1]] != _MANY:
                 continue  # the run goes on
             found = name(seq, start, i + 1)
             if found is not None:
-                segments.append(Segment(start, i + 1, found))
+                spans.append(TurnSpan(start, i + 1, found))
                 passages.setdefault(found, Passage(found, i + 1 - start, [])).uses.append((cid, start))
-            elif segments and segments[-1].passage is None:
-                segments[-1] = Segment(segments[-1].start, i + 1, None)
+            elif spans and spans[-1].passage is None:
+                spans[-1] = TurnSpan(spans[-1].start, i + 1, None)
             else:
-                segments.append(Segment(start, i + 1, None))
+                spans.append(TurnSpan(start, i + 1, None))
             start = i + 1
-        layouts[cid] = ConversationLayout(cid, len(seq), segments)
+        layouts[cid] = ConversationLayout(cid, len(seq), spans)
     return CorpusLayout(digest, layouts, passages)

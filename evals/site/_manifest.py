@@ -5,7 +5,8 @@ stored under its content digest. So the files a build made from one run (its
 page, drill-downs and JSON) or one corpus (its transcripts) are a function of
 that run or corpus, of the code and templates that rendered them, and of the
 few names they link to (the run's and its history's file names). The manifest
-(:data:`MANIFEST`, in the site) records, per such *unit*, a fingerprint of
+(:data:`MANIFEST`, in the site) records, per such *build unit* (a :class:`ManifestEntry`; not a benchmark's
+:class:`evals.benchmarks.kit.Unit`), a fingerprint of
 all of that and the files it wrote, each with the SHA-256 of its content. A
 later build whose fingerprint for a unit is the same links those files from
 the old site into the new one instead of rendering them again, once each is
@@ -38,7 +39,7 @@ from typing import Any
 import evals
 from evals.io.jsonfile import JSONFileError, json_path, parse
 
-__all__ = ["MANIFEST", "Unit", "dump", "fingerprint", "load", "renderer_digest"]
+__all__ = ["MANIFEST", "ManifestEntry", "dump", "fingerprint", "load", "renderer_digest"]
 
 MANIFEST = ".evals-manifest.json"
 VERSION = 2  # 2: each file's SHA-256 (version 1 listed the files alone, so nothing it lists is reused)
@@ -48,7 +49,9 @@ _HEX64 = re.compile("[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
-class Unit:
+class ManifestEntry:
+    """What the manifest records of one build unit (a corpus's transcripts, or a run's pages)."""
+
     fingerprint: str
     files: Mapping[str, str]  # site-relative path -> SHA-256 (hex) of the content the build wrote there
 
@@ -89,7 +92,7 @@ class _Untrusted(Exception):
         super().__init__(f"{where}: {reason}" if where else reason)
 
 
-def load(site: Path) -> tuple[dict[str, Unit], str]:
+def load(site: Path) -> tuple[dict[str, ManifestEntry], str]:
     """The units an earlier build of ``site`` recorded, and a warning ("" if none). No manifest, or one
     written by an older version of this builder, gives no units and no warning; a manifest that is not
     a regular file in ``site``, or is malformed in any way, gives no units and a warning saying why."""
@@ -127,7 +130,7 @@ def _read(path: Path) -> bytes | None:
     return data
 
 
-def _units(document: Any) -> dict[str, Unit]:
+def _units(document: Any) -> dict[str, ManifestEntry]:
     """The manifest's units, each checked; any problem raises :class:`_Untrusted` naming the field."""
     if not isinstance(document, dict):
         raise _Untrusted("", "not a JSON object")
@@ -136,7 +139,7 @@ def _units(document: Any) -> dict[str, Unit]:
     units_in = document.get("units")
     if not isinstance(units_in, dict):
         raise _Untrusted("units", "not a JSON object")
-    units: dict[str, Unit] = {}
+    units: dict[str, ManifestEntry] = {}
     owner: dict[str, str] = {}  # path -> the unit that lists it
     for key, value in units_in.items():
         where = ("units", key)
@@ -155,7 +158,7 @@ def _units(document: Any) -> dict[str, Unit]:
             if path in owner:
                 raise _Untrusted(json_path((*where, "files", path)), f"also listed by {owner[path]}")
             owner[path] = key
-        units[key] = Unit(value["fingerprint"], dict(value["files"]))
+        units[key] = ManifestEntry(value["fingerprint"], dict(value["files"]))
     for path, key in owner.items():
         folder = path.rpartition("/")[0]
         while folder:
@@ -179,7 +182,7 @@ def _path_problem(path: str) -> str:
     return ""
 
 
-def dump(units: dict[str, Unit]) -> bytes:
+def dump(units: dict[str, ManifestEntry]) -> bytes:
     """The manifest file: sorted, so the same units always give the same bytes."""
     document = {
         "version": VERSION,

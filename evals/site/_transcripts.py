@@ -124,9 +124,9 @@ class TranscriptPublisher(Publisher):
             text = ConversationText(list(zip(roles, contents, strict=True)), names)
             transcript_points, marks, needles_at = _points(points, text, layout, paths, cid, href)
             lines: list[TurnLine | PassageBlock] = []
-            for segment in layout.conversations[cid].segments:
-                if segment.passage is None:
-                    for turn in range(segment.start, segment.end):
+            for span in layout.conversations[cid].spans:
+                if span.passage is None:
+                    for turn in range(span.start, span.end):
                         full = _whole_turn(output, paths.transcript_turn_text(corpus.digest, cid, turn), href, contents[turn])
                         lines.append(
                             self._fragments.render_line(
@@ -145,15 +145,15 @@ class TranscriptPublisher(Publisher):
                     continue
                 inside = [
                     TurnMark(m.kind, m.number, m.anchor, m.rank, m.hit, f"{m.label} (turn {turn})", m.css)
-                    for turn in range(segment.start, segment.end)
+                    for turn in range(span.start, span.end)
                     for m in marks.get(turn, [])
                 ]
-                first = contents[segment.start]
+                first = contents[span.start]
                 block = PassageBlock(
-                    first=segment.start,
-                    last=segment.end - 1,
-                    href=root_of(href) + passage(corpus.digest, segment.passage),
-                    elsewhere=len(layout.passages[segment.passage].uses) - 1,
+                    first=span.start,
+                    last=span.end - 1,
+                    href=root_of(href) + passage(corpus.digest, span.passage),
+                    elsewhere=len(layout.passages[span.passage].uses) - 1,
                     preview=first if len(first) <= PREVIEW else first[:PREVIEW].rstrip(),
                     marks=inside,
                 )
@@ -169,21 +169,21 @@ class TranscriptPublisher(Publisher):
                     conversation_id=cid,
                     description=description,
                     turn_count=len(contents),
-                    shared_turns=sum(s.end - s.start for s in layout.conversations[cid].segments if s.passage is not None),
+                    shared_turns=sum(s.end - s.start for s in layout.conversations[cid].spans if s.passage is not None),
                     points=transcript_points,
                     lines=lines,
                     previous_href=paths.transcript(corpus.digest, ids[position - 1]) if position > 0 else "",
                     next_href=paths.transcript(corpus.digest, ids[position + 1]) if position + 1 < len(ids) else "",
                 ),
             )
-            for segment in layout.first_use(cid):
+            for span in layout.first_use(cid):
                 self._passage_page(
                     corpus,
                     site,
                     output,
-                    segment.passage or "",
-                    roles[segment.start : segment.end],
-                    contents[segment.start : segment.end],
+                    span.passage or "",
+                    roles[span.start : span.end],
+                    contents[span.start : span.end],
                     note,
                 )
 

@@ -27,7 +27,7 @@ from evals.strategies.base import MemoryStrategy, Message, Record, memories_cont
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
 from evals.strategies.registry import BuildContext, NoOptions, StrategyError, StrategySpec
 
-__all__ = ["EMBEDDING", "Library", "Turn", "TurnMemory", "extra_hint", "library_version", "quiet", "require"]
+__all__ = ["EMBEDDING", "Library", "TurnDocument", "TurnMemory", "extra_hint", "library_version", "quiet", "require"]
 
 # Every field runner embeds with the harness's MiniLM: its identity in each configuration.
 EMBEDDING = {"embedder": "minilm", "model": MINILM_MODEL, "dimensions": MINILM_DIMENSIONS}
@@ -90,7 +90,7 @@ class Library:
                             requires=self.requires, extra=self.runner, **more)
 
 
-class Turn(NamedTuple):
+class TurnDocument(NamedTuple):
     number: int  # its position in the memory: an id unique within a conversation
     role: str
     content: str
@@ -111,14 +111,14 @@ class TurnMemory:
         # A lexical mode embeds nothing, and so borrows no embedder (the run then embeds nothing up front).
         self.embedder = (context or BuildContext()).embedder("minilm") if embeds else None
         self._texts: list[str] = []
-        self._pending: list[Turn] = []
+        self._pending: list[TurnDocument] = []
         self._next_turn = 0
 
     # The contract.
     def add(self, role: str, content: str, *, turn: int | None = None) -> None:
         index = self._next_turn if turn is None else turn
         self._next_turn = index + 1
-        self._pending.append(Turn(len(self._texts), role, content, index))
+        self._pending.append(TurnDocument(len(self._texts), role, content, index))
         self._texts.append(content)
 
     def retrieve(self, query: str, k: int = 5) -> list[Record]:
@@ -146,7 +146,7 @@ class TurnMemory:
         return list(self._texts)
 
     # What a runner says.
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         """Store ``turns`` (each with its position ``number`` in this conversation's memory: a unique id)."""
         raise NotImplementedError
 

@@ -44,8 +44,9 @@ passes a turn's session id and date (``corpus/README.md``) to a strategy whose
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, runtime_checkable
 
 __all__ = [
     "READS_LABELS",
@@ -91,7 +92,7 @@ class Record(NamedTuple):
 
 
 @runtime_checkable
-class MemoryStrategy(Protocol):
+class MemoryStrategy(typing.Protocol):
     """A memory that is fed a conversation turn by turn and asked to recall."""
 
     name: str
@@ -110,21 +111,21 @@ class MemoryStrategy(Protocol):
 
 
 @runtime_checkable
-class Prefetching(Protocol):
+class Prefetching(typing.Protocol):
     """Embeds every text of a corpus ahead of the play-through (in batches, through the cache)."""
 
     def prefetch(self, texts: Iterable[str], progress: Callable[[int, int, str], None] | None = None) -> None: ...
 
 
 @runtime_checkable
-class CountsAhead(Protocol):
+class CountsAhead(typing.Protocol):
     """Says which texts a turn may turn into as records, so token counting can start early."""
 
     def record_candidates(self, role: str, content: str) -> tuple[str, ...]: ...
 
 
 @runtime_checkable
-class Footprint(Protocol):
+class Footprint(typing.Protocol):
     """Says what the memory holds now: how many records (cheap: asked before every retrieve) and their texts."""
 
     def held_count(self) -> int: ...
@@ -133,7 +134,7 @@ class Footprint(Protocol):
 
 
 @runtime_checkable
-class ReadsLabels(Protocol):
+class ReadsLabels(typing.Protocol):
     """Is told a test point's labelled evidence just before its ``retrieve`` (and ``context_for``):
     the turn indices in ``evidence_turns`` and the session ids in ``evidence_sessions``, as the corpus
     gives them (either may be empty). Reading the answer key makes a strategy a ceiling, not a memory."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext, NoOptions
 
@@ -76,7 +76,7 @@ class Chroma(TurnMemory):
             f"evals-{next(_COLLECTIONS)}", embedding_function=self._function, metadata={"hnsw:space": SPACE}
         )
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         self._collection.add(
             ids=[str(t.number) for t in turns],
             documents=[t.content for t in turns],

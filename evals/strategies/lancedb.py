@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext
 
@@ -46,7 +46,7 @@ class LanceDB(TurnMemory):
             self._db.drop_table(self._name)
         self._table = None
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         import pyarrow as pa
 
         columns: dict[str, Any] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext, NoOptions
 
@@ -37,7 +37,7 @@ class LangGraph(TurnMemory):
         self._store = InMemoryStore(index={"dims": self.embedder.dimensions, "embed": self.vectors, "fields": ["text"]})
         self._namespace = ("evals", f"conversation-{next(_NAMESPACES)}")
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         from langgraph.store.base import PutOp
 
         # InMemoryStore.batch fails on two puts of the same text in one batch (it embeds each distinct text

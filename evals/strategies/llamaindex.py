@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext, NoOptions
 
@@ -111,7 +111,7 @@ class LlamaIndex(TurnMemory):
             vector_store=self._store, embed_model=self._embedding, node_postprocessors=[self._records]
         )
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         from llama_index.core.llms import ChatMessage
 
         # The node texts, embedded in one batch first (each aput then finds its vector at hand).

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory
 from evals.strategies.base import Record
 from evals.strategies.chroma import _embedding_function, ephemeral_client
 from evals.strategies.registry import BuildContext
@@ -84,7 +84,7 @@ class MemPalace(TurnMemory):
         name = f"mempal_drawers-{next(_COLLECTIONS)}"
         self._collection = self._client.create_collection(name, embedding_function=self._function)
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         if self.granularity == "dialog":
             self._collection.add(
                 ids=[f"doc_{t.number}" for t in turns],

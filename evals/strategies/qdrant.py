@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext
 
@@ -75,7 +75,7 @@ class Qdrant(TurnMemory):
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         models = self._models
         dense = self.vectors([t.content for t in turns]) if self.embedder is not None else [None] * len(turns)
         points = []

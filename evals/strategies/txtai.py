@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, quiet, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext
 
@@ -65,7 +65,7 @@ class Txtai(TurnMemory):
             self._index.close()
         self._index = Embeddings(index_config(self.mode, transform))
 
-    def _write(self, turns: list[Turn]) -> None:
+    def _write(self, turns: list[TurnDocument]) -> None:
         self._index.upsert([(str(t.number), {"text": t.content, "turn": t.turn, "role": t.role}) for t in turns])
 
     def _search(self, query: str, k: int) -> list[Record]:

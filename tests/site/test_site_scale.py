@@ -197,7 +197,7 @@ def _keys(*conversations: str) -> list[tuple[str, list[tuple[int, int]]]]:
 def test_layout_finds_runs_of_turns_that_always_occur_together():
     """"ab" recurs in both conversations, so it is a passage; everything else is shown inline."""
     layout = corpus_layout("d" * 64, _keys("xaby", "zabw"))
-    assert [(s.start, s.end, s.passage is not None) for s in layout.conversations["c0"].segments] == [
+    assert [(s.start, s.end, s.passage is not None) for s in layout.conversations["c0"].spans] == [
         (0, 1, False),
         (1, 3, True),
         (3, 4, False),
@@ -210,7 +210,7 @@ def test_layout_cuts_where_a_turn_has_different_neighbours():
     """"ab" and "ac" share "a" only: "a" alone is too short to be a passage, so nothing is."""
     layout = corpus_layout("d" * 64, _keys("ab", "ac"))
     assert not layout.passages
-    assert [(s.start, s.end) for s in layout.conversations["c0"].segments] == [(0, 2)]
+    assert [(s.start, s.end) for s in layout.conversations["c0"].spans] == [(0, 2)]
 
 
 def test_layout_keeps_short_recurring_turns_inline():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus, Turn
@@ -63,7 +64,7 @@ class Played:
     answers: AnswerRun | None = None
 
 
-class Executor(Protocol):
+class Executor(typing.Protocol):
     name: str
 
     def play(self, job: PlayJob) -> Played: ...
