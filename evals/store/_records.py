@@ -1,4 +1,4 @@
-"""A run as the store writes it, and the compact encoding of retrieved records.
+"""A run as the store writes it (with every metric the judge computes of it), and the compact encoding of retrieved records.
 
 A retrieved record that is the content of an earlier turn of its conversation
 is stored as that turn's index; any other record (a summary, say) is stored
