@@ -136,7 +136,7 @@ class Cache(CountedCache):
     """A thread-safe key-value cache in one DuckDB file; counts hits and misses
     per namespace for the run's report."""
 
-    def __init__(self, path: Path | None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(self, path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
         super().__init__()
         self.path = path
         self.lock_timeout = lock_timeout
@@ -152,28 +152,20 @@ class Cache(CountedCache):
         for the store."""
         return cls(Path(path), lock_timeout=lock_timeout)
 
-    @classmethod
-    def in_memory(cls) -> Cache:
-        """A cache that lasts as long as the process (for runs without a store)."""
-        return cls(None)
-
     def _connect(self) -> duckdb.DuckDBPyConnection:
         # Called with the lock held.
         if self._connection is None:
             import duckdb
 
             try:
-                if self.path is None:
-                    connection = locking.open_duckdb()
-                else:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._held = locking.hold(self.path, writable=True)
-                    try:
-                        connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
-                    except BaseException:
-                        self._held.let_go()
-                        self._held = None
-                        raise
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._held = locking.hold(self.path, writable=True)
+                try:
+                    connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
+                except BaseException:
+                    self._held.let_go()
+                    self._held = None
+                    raise
                 connection.execute(_SCHEMA)
             except locking.BadFile as exc:
                 raise EvalsError(

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 __all__ = [
     "bootstrap_mean_interval",
     "bootstrap_mean_intervals",
     "bootstrap_mean_of_means_interval",
     "holm",
-    "interval_block",
     "mcnemar_exact",
     "wilson_interval",
 ]
@@ -36,17 +34,6 @@ def wilson_interval(hits: int, total: int, z: float = Z_95) -> tuple[float, floa
     low = 0.0 if hits == 0 else max(0.0, centre - half)
     high = 1.0 if hits == total else min(1.0, centre + half)
     return low, high
-
-
-def interval_block(hits: int, total: int) -> dict[str, Any]:
-    """A proportion's 95% Wilson interval as the JSON shows it (``low``/``high`` null without data)."""
-    interval = wilson_interval(hits, total)
-    return {
-        "method": "wilson",
-        "level": 0.95,
-        "low": interval[0] if interval else None,
-        "high": interval[1] if interval else None,
-    }
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:

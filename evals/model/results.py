@@ -158,22 +158,6 @@ class RunResult(BaseModel):
     # None: not counted (a run read back from the store keeps it as the metric retrievals_over_k).
     long_retrievals: int | None = None
 
-    def as_stored(self) -> RunResult:
-        """This run as the store gives it back: what was measured rather than retrieved (call timings,
-        the footprint, each cutoff's tokens) lives on only as the run's metrics."""
-        conversations = [
-            c.model_copy(
-                update={
-                    "held_records": None,
-                    "held_tokens": None,
-                    "session_count": None,
-                    "test_points": [p.model_copy(update={"cutoff_tokens": None}) for p in c.test_points],
-                }
-            )
-            for c in self.conversations
-        ]
-        return self.model_copy(update={"timings": None, "long_retrievals": None, "conversations": conversations})
-
 
 def answer_identity(
     answer_model: str,

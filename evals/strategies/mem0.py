@@ -345,10 +345,6 @@ class Mem0:
         found = self._call("search", self.memory.search, query, top_k=k, filters={"user_id": self.user_id})
         return [Record(hit["memory"], _turn_of(hit), hit.get("score")) for hit in found["results"]]
 
-    def retrieve_with_turns(self, query: str, *, k: int = 5) -> list[tuple[str, int | None, float | None]]:
-        """(text, source turn, score) of each record: :meth:`retrieve`, whose records are those tuples."""
-        return list(self.retrieve(query, k))
-
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         """One system message listing the retrieved memories, as mem0's own examples put them before a model."""
         return memories_context(self.retrieve(query, k), "mem0", "the user's question")

@@ -16,14 +16,12 @@ from evals.benchmarks import protocol_lexical, rule_of
 from evals.judge.headline import Headline, at_k, headline_of, run_verdicts
 from evals.judge.metrics import (
     ALL,
-    HEADLINE,
     MetricValue,
     PointValues,
     ScoredRun,
     answer_scores,
     grouped,
     latency_block,
-    parse_retrieval_key,
     point_values,
     proportion,
     retrieval_by_category,
@@ -416,16 +414,6 @@ def _proportion(hits: int, total: int) -> str:
     return f"{hits / total:.3f} [{interval[0]:.3f}, {interval[1]:.3f}] ({hits}/{total})"
 
 
-def _headline_row(rows: Sequence[dict[str, Any]], k: int) -> dict[str, Any] | None:
-    """The leaderboard's headline (metrics.HEADLINE, turn-level recall_any at the run's k) among a
-    document's retrieval rows; None on a corpus without evidence turns (then keyword recall leads)."""
-    name, level, _ = parse_retrieval_key(HEADLINE)  # type: ignore[misc]
-    for row in rows:
-        if (row["level"], row["metric"], row["k"]) == (level, name, k) and row["n"] and row["value"] is not None:
-            return row
-    return None
-
-
 def run_line(document: dict[str, Any], run_id: str, destination: str | None = None, headline: Headline | None = None) -> str:
     """``evals run``'s one-line summary, from a document of the original shape, leading with what the
     leaderboard leads with. On a corpus with evidence that is turn-level recall_any at k:
@@ -434,22 +422,17 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
     with answers, accuracy (judged), the protocol's own score where it scores (BEAM, LoCoMo-Plus, LoCoMo's F1: the
     figure the leaderboard's QA column shows) and keyword accuracy follow. ``null``: no test point. ``headline``
-    (the stored run's, evals.judge.headline) is what leads; without it, turn-level recall_any from the document."""
+    (the stored run's, evals.judge.headline) is what leads; a document alone (None) leads with keyword hits."""
     metrics = document["metrics"]
     recall = metrics["recall_at_k"]
     tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
     k = document["k"]
-    if headline is not None:
-        lead = (
-            ""
-            if not headline.rule.by_evidence
-            else f"{at_k(headline.rule.label, k)} {_proportion(headline.hits, headline.total)} "
-        )
-    else:
-        row = _headline_row(metrics.get("retrieval", ()), k)
-        name = parse_retrieval_key(HEADLINE)[0]  # type: ignore[index]
-        lead = f"{name}@{k} {_proportion(round(row['value'] * row['n']), row['n'])} " if row else ""
+    lead = (
+        f"{at_k(headline.rule.label, k)} {_proportion(headline.hits, headline.total)} "
+        if headline is not None and headline.rule.by_evidence
+        else ""
+    )
     strategy = document["strategy"]
     # Which embedder, for a strategy that has one (Mneme's hash embedder has no semantics: say so in the line).
     embedder = f"(embedder {strategy.get('model') or strategy['embedder']}) " if strategy.get("embedder") else ""

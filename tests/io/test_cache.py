@@ -20,9 +20,9 @@ def test_entries_survive_reopening(tmp_path):
         assert cache.get("other", "k1") is None
 
 
-def test_first_value_wins_and_hits_are_counted():
+def test_first_value_wins_and_hits_are_counted(tmp_path):
     """Putting a key twice keeps the first value; each distinct key asked counts once."""
-    cache = Cache.in_memory()
+    cache = Cache.open(tmp_path / "c.duckdb")
     cache.put("ns", "k", b"first")
     cache.put("ns", "k", b"second")
     assert cache.get_many("ns", ["k", "k", "missing"]) == {"k": b"first"}
@@ -75,7 +75,7 @@ class _Counting:
         return self._inner.embed(list(texts))
 
 
-def test_embeddings_are_computed_in_cached_chunks_with_progress(monkeypatch):
+def test_embeddings_are_computed_in_cached_chunks_with_progress(monkeypatch, tmp_path):
     """The up-front embedding reports progress per chunk, and a chunk that fails keeps the
     chunks before it in the cache, so the retry computes only the rest."""
     import pytest
@@ -84,7 +84,7 @@ def test_embeddings_are_computed_in_cached_chunks_with_progress(monkeypatch):
 
     monkeypatch.setattr(embedders, "PREFETCH_CHUNK", 3)
     texts = [f"turn {i}" for i in range(7)]
-    cache = Cache.in_memory()
+    cache = Cache.open(tmp_path / "c.duckdb")
     failing = embedders.CachingEmbedder(_Counting(fail_on="turn 6"), "counting", cache)
     with pytest.raises(RuntimeError):
         failing.prefetch(texts)

@@ -17,6 +17,7 @@ import sys
 
 import pytest
 from helpers import FIXTURES, PLUGINS
+from helpers.results import as_stored
 from helpers.stores import CLEAN
 from helpers.strategies import KeepsTurns
 
@@ -104,7 +105,7 @@ def test_the_store_keeps_the_turns_each_record_holds(tmp_path):
         run_id = store.append(evaluation, CLEAN)
     with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
         stored = store.get_run(run_id)
-    assert stored.run == evaluation.run.as_stored()
+    assert stored.run == as_stored(evaluation.run)
     assert retrieval_metrics(stored.run) == retrieval_metrics(evaluation.run)
     assert stored.summary.metric("turn.recall_all@3").value == 2 / 3  # TP1 and TP2; TP3's s1 is past k
 

@@ -345,12 +345,12 @@ def test_cache_key_ignores_the_api_key(server, store_path):
     assert server.total == before
 
 
-def test_repeated_request_is_sent_once_and_counts_as_cached(server):
+def test_repeated_request_is_sent_once_and_counts_as_cached(server, tmp_path):
     """The same body twice in one batch makes one request; counts and tokens match a fully cached rerun."""
     from evals.io.cache import Cache
     from evals.run.llm import ChatClient
 
-    cache = Cache.in_memory()
+    cache = Cache.open(tmp_path / "c.duckdb")
     body = ChatClient.body("m", [{"role": "system", "content": "x"}, {"role": "user", "content": "hello there"}])
     first, again = (ChatClient(base_url=server.base_url, cache=cache) for _ in range(2))
     first.complete_many([body, body], ["a", "b"])
@@ -563,7 +563,7 @@ def test_python_m_evals_answers_with_the_original_flags(server, tmp_path):
     assert cache_path_for(store).exists() and not store.exists()
 
 
-def test_requests_report_progress_as_they_end(server):
+def test_requests_report_progress_as_they_end(server, tmp_path):
     """Each request that was not cached reports (done, total, what) once it ends, concurrent or not."""
     from evals.run.llm import ChatClient, RetryPolicy
 
@@ -571,7 +571,8 @@ def test_requests_report_progress_as_they_end(server):
     for concurrency in (1, 3):
         steps: list[tuple[int, int, str]] = []
         client = ChatClient(
-            base_url=server.base_url, api_key="sk-unused", cache=Cache.in_memory(), concurrency=concurrency,
+            base_url=server.base_url, api_key="sk-unused", cache=Cache.open(tmp_path / f"c{concurrency}.duckdb"),
+            concurrency=concurrency,
             policy=RetryPolicy(timeout=5, retries=0, backoff=0.01),
         )  # fmt: skip
         try:

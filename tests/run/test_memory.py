@@ -62,10 +62,10 @@ class Letters:
         return [[float(t.count(ch)) for ch in "abc"] for t in texts]
 
 
-def test_caching_embedder_steps_do_what_prefetch_does():
+def test_caching_embedder_steps_do_what_prefetch_does(tmp_path):
     """lookup, compute and accept (how Ray splits a prefetch) leave the same vectors and cache as prefetch."""
     texts = ["abc", "aab", "abc", "cc"]
-    whole_cache, split_cache = Cache.in_memory(), Cache.in_memory()
+    whole_cache, split_cache = Cache.open(tmp_path / "whole.duckdb"), Cache.open(tmp_path / "split.duckdb")
     whole = CachingEmbedder(Letters(), "letters", whole_cache)
     whole.prefetch(texts)
     split = CachingEmbedder(Letters(), "letters", split_cache)

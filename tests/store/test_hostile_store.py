@@ -53,10 +53,9 @@ def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
     for read_only in (True, False):
         with Store.open(store, read_only=read_only) as opened:
             assert settings(opened._con) == (False, False)
-    for cache in (Cache.open(tmp_path / "c.cache.duckdb"), Cache.in_memory()):
-        with cache:
-            cache.put("embedding:m", "k", b"v")
-            assert settings(cache._connect()) == (False, False)
+    with Cache.open(tmp_path / "c.cache.duckdb") as cache:
+        cache.put("embedding:m", "k", b"v")
+        assert settings(cache._connect()) == (False, False)
     reader = CacheReader(str(tmp_path / "c.cache.duckdb"))
     assert reader.get_many("embedding:m", ["k"]) == {"k": b"v"}
     assert settings(reader._connection) == (False, False)

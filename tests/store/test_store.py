@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers.results import as_stored
 from helpers.stores import CLEAN
 
 from evals.analysis.compare import compare_runs
@@ -198,7 +199,7 @@ def test_run_reads_back_exactly(store_path, evaluate_small, runner):
     run_id = append(store_path, evaluation)
     with Store.open(store_path, read_only=True) as store:
         stored = store.get_run(run_id)
-    assert stored.run == evaluation.run.as_stored()
+    assert stored.run == as_stored(evaluation.run)
     assert stored.summary.metric("retrieve_latency_p95_s").n == len(evaluation.run.timings.retrieve_ns)
     assert stored.scores == evaluation.scores
 

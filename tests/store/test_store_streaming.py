@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers.corpora import generated_longmemeval
+from helpers.results import as_stored
 
 from evals.judge.scoring import Evaluation, score_run
 from evals.model.corpus import Conversation, Corpus, corpus_digest, load_corpus
@@ -65,7 +66,7 @@ def test_run_rows_go_in_batches_bounded_by_text(tmp_path, monkeypatch):
             got = opened.get_run(opened.append(evaluation, PROVENANCE))
         stored.append((got.run.conversations, got.scores.points))
     assert stored[0] == stored[1]
-    assert stored[0][0] == run.as_stored().conversations
+    assert stored[0][0] == as_stored(run).conversations
 
 
 def test_default_summaries_are_stored_as_references_and_read_back_whole(tmp_path):
@@ -96,7 +97,7 @@ def test_default_summaries_are_stored_as_references_and_read_back_whole(tmp_path
         got = opened.get_run(opened.append(evaluation, PROVENANCE))
         texts = opened._con.execute("SELECT record_texts FROM test_points ORDER BY turn_index").fetchall()
     assert texts == [(["\x00summary 23"],), (["\x00summary 23"],)]
-    assert got.run.conversations == run.as_stored().conversations
+    assert got.run.conversations == as_stored(run).conversations
 
 
 def test_an_older_store_keeps_a_text_that_starts_with_nul(tmp_path):

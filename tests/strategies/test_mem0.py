@@ -186,7 +186,7 @@ def test_turns_are_counted_when_not_given(memory: Mem0):
         memory.reset()
         for role, content in TURNS:
             memory.add(role, content)
-        found = {r.text: r.turn for r in memory.retrieve_with_turns("dog Biscuit vacuum", k=len(TURNS))}
+        found = {r.text: r.turn for r in memory.retrieve("dog Biscuit vacuum", len(TURNS))}
         assert found == {content: index for index, (_, content) in enumerate(TURNS)}
 
 
