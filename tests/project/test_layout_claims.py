@@ -37,21 +37,28 @@ def imported(path: Path) -> list[str]:
     return names
 
 
-QUIET = claimed_folders(r"The `__init__.py` of (.*?) imports nothing")
-GATHERING = claimed_folders(r"below them, only (.*?) gather their private modules' public names")
+def quiet() -> list[str]:
+    """The folders whose __init__.py the doc says imports nothing."""
+    return claimed_folders(r"The `__init__.py` of (.*?) imports nothing")
+
+
+def gathering() -> list[str]:
+    """The subpackages the doc says gather their private modules' public names."""
+    return claimed_folders(r"below them, only (.*?) gather their private modules' public names")
 
 
 def test_the_packages_said_to_import_nothing_import_nothing():
     """Each __init__.py docs/layout.md says imports nothing has no import statement."""
-    assert QUIET, "the sentence names no folder"
-    assert {f: imported(PACKAGE / f / "__init__.py") for f in QUIET if imported(PACKAGE / f / "__init__.py")} == {}
+    folders = quiet()
+    assert folders, "the sentence names no folder"
+    assert {f: imported(PACKAGE / f / "__init__.py") for f in folders if imported(PACKAGE / f / "__init__.py")} == {}
 
 
 def test_only_the_subpackages_named_gather_their_modules():
     """Below those packages, the __init__.py files that import are exactly the subpackages the doc names."""
-    below = [p for f in QUIET for p in sorted((PACKAGE / f).rglob("__init__.py")) if p.parent != PACKAGE / f]
+    below = [p for f in quiet() for p in sorted((PACKAGE / f).rglob("__init__.py")) if p.parent != PACKAGE / f]
     importing = sorted(p.parent.relative_to(PACKAGE).as_posix() for p in below if imported(p))
-    assert importing == sorted(GATHERING)
+    assert importing == sorted(gathering())
 
 
 def test_the_store_declares_no_figure():
