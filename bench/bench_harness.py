@@ -207,7 +207,7 @@ def _reference_run(strategy: str, corpus: Path, output: Path, k: int = 5) -> Non
 def _target(strategy: str, reference: Measurement | None) -> tuple[float, str]:
     """The wall-time limit for ``strategy`` and how to describe it.
 
-    Baselines are held to the issue's absolute figure. Mneme's time is mostly
+    Baselines are held to the absolute figure (3x the original). Mneme's time is mostly
     the library's own, so where its reference ran here that is the yardstick
     ("no slower than the original", same library calls, same machine, same
     load); otherwise the original's ~5 s.

@@ -12,7 +12,7 @@ runs, each in a child process whose own peak RSS it reads (``os.wait4``), exactl
 and prints each step's peak and wall time against the target, with the commands. The first run
 into the store also writes the corpus. MiniLM's run starts from an empty cache (the cache file
 beside the store is removed first), so it embeds every distinct text: about 25,000 at 500
-questions, 12 to 20 minutes on two shared cores (bench/bench_minilm.py says where that time goes).
+questions, 12 to 20 minutes on two shared cores (bench/bench_embedders.py measures the rate).
 
     python bench/bench_memory_s.py                                    # 500 questions, everything
     python bench/bench_memory_s.py --questions 100 --no-minilm --no-site
