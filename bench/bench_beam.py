@@ -24,6 +24,8 @@ import tempfile
 from pathlib import Path
 
 from _common import add_pinned_run_flags, pinned_run
+from _suite import Context
+from _suite import benchmark as bench_mark
 
 from evals.benchmarks import benchmark, fetch
 from evals.benchmarks.beam import ABILITIES, COMMIT, PINS, REPOSITORY
@@ -78,6 +80,18 @@ def main() -> None:
         print(f"{'all':<26} {sum(counts.questions.values()):>9} {sum(counts.with_evidence.values()):>8} "
               f"{sum(counts.dangling.values()):>8}  {overall.value:.3f} [{overall.low:.3f}, {overall.high:.3f}] n={overall.n}")
         sys.stdout.flush()
+
+
+@bench_mark(needs=("beam_100k",), slow=True)
+def bm25_by_ability(ctx: Context) -> dict[str, float]:
+    """bm25 at k=10 on BEAM 100K (an `evals fetch beam_100k` corpus): recall_any@10 per ability and overall."""
+    evaluation = evaluate(RunConfig(strategy="bm25", corpus=ctx.data("beam_100k"), k=10))
+    values = point_values(ScoredRun(evaluation.run, evaluation.scores), ["evidence_recall_any"])
+    figures = {f"{ability}_recall_any": found["evidence_recall_any"].value
+               for ability, found in grouped(values, "category", ["evidence_recall_any"]).items()
+               if found["evidence_recall_any"].value is not None}  # fmt: skip
+    overall = next(iter(grouped(values, None, ["evidence_recall_any"]).values()))["evidence_recall_any"]
+    return figures | {"recall_any": overall.value}
 
 
 if __name__ == "__main__":

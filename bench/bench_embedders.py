@@ -1,5 +1,5 @@
 """minilm against minilm-bf16, in one run on one machine: the CPU's matrix-product peak, each embedder's
-texts and GFLOP per CPU-second against it, and what bf16 does to the rankings (issue 44).
+texts and GFLOP per CPU-second against it, and what bf16 does to the rankings.
 
 1. **Peak.** One core (``torch.set_num_threads(1)``): ``torch.nn.functional.linear`` over MiniLM's own
    shapes (rows = a batch of tokens, 384 -> 384 four times a layer, 384 -> 1536, 1536 -> 384), in float32
@@ -38,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import EVALS, REPO_ROOT, load_average, operator_seconds, print_table  # noqa: E402
+from _suite import Context, benchmark  # noqa: E402
 
 HIDDEN, FFN = 384, 1536
 PEAK_TARGET, SPEEDUP_TARGET = 0.7, 1.7
@@ -245,6 +246,49 @@ def main() -> int:
     print_table(["corpus", "embedder", "texts/CPU-s", "GFLOP/CPU-s", "of peak", "padded/real tokens"], rows)
     print(f"load average after: {load_average()}")
     return 1 if failed else 0
+
+
+def efficiency(corpus: Path, sample: int | None, rows: int = 4096, reps: int = 5) -> dict[str, float]:
+    """Each embedder on ``corpus``'s distinct texts (the first ``sample``), one core: texts and GFLOP per
+    CPU-second, the share of that dtype's matrix-product peak, and padding as a share of the real word pieces."""
+    import torch
+
+    from evals.io.cache import Cache
+    from evals.strategies.embedders import _minilm_model
+
+    torch.set_num_threads(1)
+    peaks = {"minilm": peak("float32", rows, reps), "minilm-bf16": peak("bfloat16", rows, reps)}
+    model = _minilm_model()
+    layers = model[0].auto_model.config.num_hidden_layers
+    _, texts = corpus_texts_of(corpus, None)
+    texts = texts[:sample] if sample else texts
+    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]]
+    flops = sum(text_flops(n, layers) for n in lengths)
+    figures: dict[str, float] = {"texts": len(texts)}
+    cache = Cache.open(Path(tempfile.mkdtemp(prefix="bench-embedders-")) / "cache.duckdb")
+    try:
+        for name in EMBEDDERS:
+            t = embed_timed(name, texts, cache)
+            gflops = flops / t["cpu"] / 1e9
+            figures |= {f"{name}_texts_per_cpu_s": len(texts) / t["cpu"], f"{name}_gflop_per_cpu_s": gflops,
+                        f"{name}_of_peak": gflops / peaks[name],
+                        f"{name}_padding": padded_tokens(lengths, texts, t["chunk"], t["batch"]) / sum(lengths) - 1}  # fmt: skip
+    finally:
+        cache.close()
+    return figures
+
+
+@benchmark(needs=("locomo",), targets={"minilm_of_peak": ">= 0.7", "minilm-bf16_of_peak": ">= 0.6", "minilm_padding": "<= 0.05"},
+           slow=True)  # fmt: skip
+def locomo_turns(ctx: Context) -> dict[str, float]:
+    """MiniLM in fp32 and bf16 on LoCoMo's turns: the share of the CPU's peak, and padding."""
+    return efficiency(ctx.data("locomo"), 2000 if ctx.quick else None)
+
+
+@benchmark(needs=("beam_100k",), targets={"minilm_of_peak": ">= 0.7", "minilm-bf16_of_peak": ">= 0.6"}, slow=True)
+def beam_sample(ctx: Context) -> dict[str, float]:
+    """MiniLM in fp32 and bf16 on a sample of BEAM's messages (longer texts): the share of the CPU's peak, and padding."""
+    return efficiency(ctx.data("beam_100k"), 1000 if ctx.quick else 5000)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 from _common import EVALS, load_average, print_table, run_child
+from _suite import Context, benchmark
 
-# (label, runner, options): the board of issue 40, Mneme and bm25 beside the libraries.
+# (label, runner, options): the field's board, Mneme and bm25 beside the libraries.
 FIELD: list[tuple[str, str, list[str]]] = [
     ("bm25", "bm25", []),
     ("mneme (minilm)", "mneme", ["--embedder", "minilm"]),
@@ -117,6 +118,24 @@ def _report(store_path: Path, timing: dict[str, tuple[float, float, str]]) -> No
                 f"published {view.claim.value:.3f} {view.claim.system}: {view.claim.figure}; run {view.run_value:.4f} "
                 f"({view.run_label}), difference {view.difference:+.4f}"
             )
+
+
+@benchmark(needs=("locomo",), slow=True)
+def locomo_board(ctx: Context) -> dict[str, float]:
+    """Every installed field runner on LoCoMo at k=10, one store: each configuration's recall_any@10 and run seconds."""
+    from evals.store import Store
+
+    store = ctx.work / "board.duckdb"
+    if main(["--corpus", str(ctx.data("locomo")), "--store", str(store), "--k", "10"]) != 0:
+        raise RuntimeError("a runner failed (its output is above)")
+    with Store.open(store, read_only=True) as opened:
+        latest = opened.latest_per_configuration()
+    figures: dict[str, float] = {}
+    for summary in latest:
+        at_k = summary.metric("turn.recall_any@k")
+        figures[f"{summary.config_key}_recall_any"] = at_k.value if at_k and at_k.value is not None else float("nan")
+        figures[f"{summary.config_key}_run_s"] = summary.duration_s
+    return figures
 
 
 if __name__ == "__main__":

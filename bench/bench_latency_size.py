@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _suite import Context, benchmark  # noqa: E402
 from bench_harness import cached_corpus  # noqa: E402
 
 from evals.judge.metrics import latency_by_size, latency_slope  # noqa: E402
@@ -29,6 +30,18 @@ CONFIGS = {
     "bm25": {"strategy": "bm25"},
     "full_history": {"strategy": "full_history"},
 }
+
+
+@benchmark(slow=True)
+def slopes(ctx: Context) -> dict[str, float]:
+    """The slope of log retrieve latency over log records held, mneme in memory and on SQLite (1: reads every record)."""
+    corpus = cached_corpus(*((2, 1000, 20) if ctx.quick else (4, 4000, 60)), 0, ctx.cache)
+    figures = {}
+    for name in ("mneme", "mneme-sqlite"):
+        slope = latency_slope(latency_by_size(evaluate(RunConfig(corpus=corpus, cutoffs=(), **CONFIGS[name])).run.timings))
+        if slope is not None:
+            figures[f"{name}_slope"] = slope
+    return figures
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ import argparse
 import subprocess
 
 from _common import add_pinned_run_flags, pinned_run
+from _suite import Context, benchmark
 
 from evals.benchmarks import BENCHMARKS, fetch
 from evals.judge.metrics import ScoredRun, grouped, point_values
@@ -41,6 +42,15 @@ def main() -> None:
     found = next(iter(grouped(values, None, ["evidence_recall_any"]).values()))["evidence_recall_any"]
     print(f"LoCoMo-Plus: {fetched.corpus}: {len(points)} items, {sum(bool(p.evidence_turns) for p in points)} with evidence")
     print(f"{label} recall_any@10 of the cue: {found.value:.3f} [{found.low:.3f}, {found.high:.3f}] n={found.n}")
+
+
+@benchmark(needs=("locomo_plus",), slow=True)
+def bm25_cue_recall(ctx: Context) -> dict[str, float]:
+    """bm25 at k=10 on LoCoMo-Plus (an `evals fetch locomo_plus` corpus): recall_any@10 of the cue turn."""
+    evaluation = evaluate(RunConfig(strategy="bm25", corpus=ctx.data("locomo_plus"), k=10))
+    values = point_values(ScoredRun(evaluation.run, evaluation.scores), ["evidence_recall_any"])
+    found = next(iter(grouped(values, None, ["evidence_recall_any"]).values()))["evidence_recall_any"]
+    return {"recall_any": found.value, "n": found.n}
 
 
 if __name__ == "__main__":

@@ -28,13 +28,16 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from evals.judge.scoring import Evaluation, score_run
-from evals.model.provenance import Provenance
-from evals.model.tokens import EXACT, TokenCounter
-from evals.run.evaluate import RunConfig, evaluate
-from evals.site import build_site
-from evals.store import Store, StoreError
-from evals.store._records import record_from_evaluation
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _suite import Context, benchmark  # noqa: E402
+
+from evals.judge.scoring import Evaluation, score_run  # noqa: E402
+from evals.model.provenance import Provenance  # noqa: E402
+from evals.model.tokens import EXACT, TokenCounter  # noqa: E402
+from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
+from evals.site import build_site  # noqa: E402
+from evals.store import Store, StoreError  # noqa: E402
+from evals.store._records import record_from_evaluation  # noqa: E402
 
 VERSION = "1"  # bump when the generated store changes
 CONVERSATIONS, TURNS, POINTS = 200, 40, 5
@@ -114,6 +117,34 @@ def make_store(path: Path) -> None:
             store.write_records(records)
 
 
+def cached_store(data: Path, fresh: bool = False) -> Path:
+    """The 50-run store under ``data``, made on first use (and again when the store schema changed)."""
+    store = data / f"site-store-v{VERSION}.duckdb"
+    if store.exists() and not fresh:
+        try:
+            Store.open(store, read_only=True).close()
+        except StoreError as exc:  # made by an older store schema: make it again
+            print(f"regenerating: {exc}", file=sys.stderr)
+            fresh = True
+    if fresh or not store.exists():
+        data.mkdir(parents=True, exist_ok=True)
+        store.unlink(missing_ok=True)
+        clock = time.perf_counter()
+        make_store(store)
+        print(f"generated store {store} in {time.perf_counter() - clock:.1f} s", file=sys.stderr)
+    return store
+
+
+@benchmark(targets={"build_s": f"<= {TARGET_S}"}, slow=True)
+def fifty_runs(ctx: Context) -> dict[str, float]:
+    """`build_site` on a store of 50 runs x 1,000 test points: seconds, pages, megabytes, the largest page."""
+    store = cached_store(ctx.cache)
+    clock = time.perf_counter()
+    report = build_site(store, ctx.work / "site")
+    return {"build_s": time.perf_counter() - clock, "pages": report.pages, "site_mb": report.bytes / 1e6,
+            "largest_page_kb": report.largest_page_bytes / 1e3}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fresh", action="store_true", help="regenerate the store even if a cached one exists")
@@ -121,19 +152,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="build into this directory and keep it (default: a temp dir)")
     args = parser.parse_args()
 
-    store = DATA / f"site-store-v{VERSION}.duckdb"
-    if store.exists() and not args.fresh:
-        try:
-            Store.open(store, read_only=True).close()
-        except StoreError as exc:  # made by an older store schema: make it again
-            print(f"regenerating: {exc}", file=sys.stderr)
-            args.fresh = True
-    if args.fresh or not store.exists():
-        DATA.mkdir(parents=True, exist_ok=True)
-        store.unlink(missing_ok=True)
-        clock = time.perf_counter()
-        make_store(store)
-        print(f"generated store {store} in {time.perf_counter() - clock:.1f} s", file=sys.stderr)
+    store = cached_store(DATA, args.fresh)
     with Store.open(store, read_only=True) as opened:
         runs = opened.runs()
     points = {s.total for s in runs}

@@ -1,11 +1,11 @@
-"""The site build against commit 2f4861d's, on a store of 10 real LoCoMo runs (issue 44, "The site from what is computed").
+"""The site build against an older commit's (default 2f4861d), on a store of 10 real LoCoMo runs, and against its floor.
 
 In one run on one machine:
 
 1. makes (or reuses) a store of ten cheap runs on the corpus given (``--corpus``, a folder made by
    ``evals import-corpus locomo``): bm25 at k=5 and k=10, recency at k=5 and k=10, random_k, full_history,
    oracle, no_memory, summary_buffer and mneme with the hash embedder;
-2. checks out the old commit (``--old``, default 2f4861d: the main the issue was filed against) with
+2. checks out the old commit (``--old``, default 2f4861d: the yardstick the site's targets are set against) with
    ``git worktree add --detach`` into a temporary folder, and runs its code with ``PYTHONPATH`` pointing
    there (each child starts in a neutral folder, so neither tree shadows the other);
 3. copies the store twice (old and new code each build from their own copy, so neither writes to the
@@ -44,6 +44,9 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _suite import Context, benchmark  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -137,24 +140,19 @@ def differences(a: Path, b: Path) -> list[str]:
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, required=True, help="a LoCoMo corpus folder (evals import-corpus locomo)")
-    parser.add_argument("--work", type=Path, default=BENCH / ".data" / "site-build", help="where the store is kept")
-    parser.add_argument("--repeats", type=int, default=3, help="builds of each kind per code (medians are quoted)")
-    parser.add_argument("--old", default=OLD, help=f"the commit to compare against (default {OLD})")
-    args = parser.parse_args()
+def measure(corpus: Path, work: Path, repeats: int, old: str) -> dict[str, float]:
+    """Time both codes' builds as the module says; print the figures and return them."""
     sys.path.insert(0, str(REPO))
-    args.work.mkdir(parents=True, exist_ok=True)
-    store = args.work / f"locomo-{args.corpus.absolute().name}-10runs.duckdb"
+    work.mkdir(parents=True, exist_ok=True)
+    store = work / f"locomo-{corpus.absolute().name}-10runs.duckdb"
     if not store.exists():
-        print(f"making the store {store} (ten runs on {args.corpus})", flush=True)
-        make_store(args.corpus, store)
+        print(f"making the store {store} (ten runs on {corpus})", flush=True)
+        make_store(corpus, store)
     print(f"store {store} ({store.stat().st_size / 1e6:.1f} MB); load {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-site-build-") as temp:
         tmp = Path(temp)
         checkout = tmp / "old"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(checkout), args.old], check=True,
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(checkout), old], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
             commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
@@ -167,7 +165,7 @@ def main() -> None:
             for name in codes:
                 shutil.copyfile(store, stores[name])
             times: dict[tuple[str, str], list[float]] = {(name, kind): [] for name in codes for kind in ("full", "noop")}
-            for repeat in range(args.repeats):
+            for repeat in range(repeats):
                 for name, root in codes.items():
                     site = tmp / f"site-{name}"
                     shutil.rmtree(site, ignore_errors=True)
@@ -180,7 +178,7 @@ def main() -> None:
             different = differences(tmp / "site-old", tmp / "site-new")
             floor_site = tmp / "floor"
             floors = []
-            for _ in range(args.repeats):
+            for _ in range(repeats):
                 shutil.rmtree(floor_site, ignore_errors=True)
                 floors.append(cpu_of([sys.executable, "-c", _FLOOR, str(stores["new"]), str(tmp / "site-new"), str(floor_site)],
                                      REPO, neutral))  # fmt: skip
@@ -192,17 +190,38 @@ def main() -> None:
     median = {key: statistics.median(values) for key, values in times.items()}
     floor = statistics.median(floors)
     full, noop = median["new", "full"] / median["old", "full"], median["new", "noop"] / median["old", "noop"]
-    print(f"site: {files} files, {size / 1e6:.1f} MB; CPU seconds, medians of {args.repeats} (--jobs 1):")
-    print(f"  full build:     {args.old} {median['old', 'full']:.2f}  now {median['new', 'full']:.2f}  "
+    print(f"site: {files} files, {size / 1e6:.1f} MB; CPU seconds, medians of {repeats} (--jobs 1):")
+    print(f"  full build:     {old} {median['old', 'full']:.2f}  now {median['new', 'full']:.2f}  "
           f"ratio {full:.2f}x (target <= {FULL_TARGET}x: {'met' if full <= FULL_TARGET else 'MISSED'})")  # fmt: skip
-    print(f"  no-op rebuild:  {args.old} {median['old', 'noop']:.2f}  now {median['new', 'noop']:.2f}  "
+    print(f"  no-op rebuild:  {old} {median['old', 'noop']:.2f}  now {median['new', 'noop']:.2f}  "
           f"ratio {noop:.2f}x (target <= {NOOP_TARGET}x: {'met' if noop <= NOOP_TARGET else 'MISSED'})")  # fmt: skip
     print(f"  data-movement floor {floor:.2f}: the full build is {median['new', 'full'] / floor:.1f}x its floor "
-          f"({args.old}: {median['old', 'full'] / floor:.1f}x)")  # fmt: skip
+          f"({old}: {median['old', 'full'] / floor:.1f}x)")  # fmt: skip
     if different:
         print(f"the sites DIFFER in {len(different)} files, e.g. {', '.join(different[:5])}")
+    else:
+        print("the two sites are byte-identical")
+    return {"full_over_old": full, "noop_over_old": noop, "full_over_floor": median["new", "full"] / floor,
+            "identical": float(not different), "site_mb": size / 1e6}  # fmt: skip
+
+
+@benchmark(needs=("locomo",), targets={"full_over_old": "<= 0.7", "noop_over_old": "<= 0.5", "full_over_floor": "<= 3"},
+           slow=True)  # fmt: skip
+def ten_locomo_runs(ctx: Context) -> dict[str, float]:
+    """The site build's CPU on 10 LoCoMo runs against 2f4861d's (full and no-op) and against its floor."""
+    return measure(ctx.data("locomo"), ctx.cache / "site-build", 1 if ctx.quick else 3, OLD)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, required=True, help="a LoCoMo corpus folder (evals import-corpus locomo)")
+    parser.add_argument("--work", type=Path, default=BENCH / ".data" / "site-build", help="where the store is kept")
+    parser.add_argument("--repeats", type=int, default=3, help="builds of each kind per code (medians are quoted)")
+    parser.add_argument("--old", default=OLD, help=f"the commit to compare against (default {OLD})")
+    args = parser.parse_args()
+    figures = measure(args.corpus, args.work, args.repeats, args.old)
+    if not figures["identical"]:
         raise SystemExit(1)
-    print("the two sites are byte-identical")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""Benchmarks for the results store, against the targets in the store issue.
+"""Benchmarks for the results store, against its targets.
 
-    python bench/bench_store.py            # all three, prints figure vs target
-    python bench/bench_store.py --keep DIR # keep the generated stores in DIR
+    python bench/suite.py run -b bench_store   # all three, in the suite, figure vs target
+    python bench/bench_store.py --keep DIR     # the same by hand, keeping the generated stores in DIR
 
 1. append: one full_history run with 10,000 test points over 200 conversations
    of 500 turns (2.5 M retrieved records), timed from open to close.   < 1 s
@@ -23,6 +23,8 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from _suite import Context, benchmark
 
 from evals.judge.scoring import Evaluation, score_run
 from evals.model.corpus import Conversation, Corpus, corpus_digest
@@ -64,13 +66,13 @@ def full_history_evaluation(corpus: Corpus) -> Evaluation:
     return Evaluation(corpus=corpus, run=run, scores=score_run(run, TokenCounter()))
 
 
-def report(name: str, value: float, unit: str, target: float) -> bool:
+def report(name: str, value: float, unit: str, target: float) -> float:
     ok = value < target
     print(f"{name:<14} {value:10.3f} {unit:<3} target < {target:g} {unit}   {'ok' if ok else 'MISSED'}", flush=True)
-    return ok
+    return value
 
 
-def bench_append(directory: Path) -> bool:
+def bench_append(directory: Path) -> float:
     print("building 200 x 500-turn corpus, 10,000 test points, full_history ...", flush=True)
     evaluation = full_history_evaluation(synthetic_corpus(200, 500, 50))
     records = sum(len(p.retrieved_records) for c in evaluation.run.conversations for p in c.test_points)
@@ -94,7 +96,7 @@ def bench_append(directory: Path) -> bool:
     return report("append", statistics.median(times), "s", 1.0)
 
 
-def bench_leaderboard(directory: Path) -> bool:
+def bench_leaderboard(directory: Path) -> float:
     path = directory / "leaderboard.duckdb"
     print("building a store of 1,000 runs (20 configurations x 50 commits) ...", flush=True)
     evaluation = full_history_evaluation(synthetic_corpus(10, 40, 2, seed=1))
@@ -136,7 +138,7 @@ def bench_leaderboard(directory: Path) -> bool:
     return report("leaderboard", statistics.median(times) * 1000, "ms", 100)
 
 
-def bench_size(directory: Path) -> bool:
+def bench_size(directory: Path) -> float:
     path = directory / "size.duckdb"
     print("building 200 x 500-turn corpus, 1,000 test points, full_history ...", flush=True)
     evaluation = full_history_evaluation(synthetic_corpus(200, 500, 5, seed=2))
@@ -156,8 +158,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         directory = args.keep or Path(scratch)
         directory.mkdir(parents=True, exist_ok=True)
-        results = [bench_append(directory), bench_leaderboard(directory), bench_size(directory)]
-    return 0 if all(results) else 1
+        met = [bench_append(directory) < 1.0, bench_leaderboard(directory) < 100, bench_size(directory) < 20]
+    return 0 if all(met) else 1
+
+
+@benchmark(targets={"append_s": "<= 1.0"}, slow=True)
+def append(ctx: Context) -> dict[str, float]:
+    """One full_history run of 10,000 test points (2.5 M records) appended, open to close, median of 5."""
+    return {"append_s": bench_append(ctx.work)}
+
+
+@benchmark(targets={"leaderboard_ms": "<= 100"})
+def leaderboard(ctx: Context) -> dict[str, float]:
+    """The latest run per configuration on a store of 1,000 runs."""
+    return {"leaderboard_ms": bench_leaderboard(ctx.work)}
+
+
+@benchmark(targets={"store_mb": "<= 20"})
+def size(ctx: Context) -> dict[str, float]:
+    """The store's size holding one full_history run of 200 x 500 turns with 1,000 test points."""
+    return {"store_mb": bench_size(ctx.work)}
 
 
 if __name__ == "__main__":

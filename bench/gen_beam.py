@@ -1,4 +1,4 @@
-"""A deterministic BEAM-shaped tier folder, for the scale benchmark (issue 33, bench_beam_scale.py).
+"""A deterministic BEAM-shaped tier folder, for BEAM at scale (the importer's tests, and by hand).
 
 Writes what ``evals import-corpus beam DIR`` reads from one of BEAM's tiers (``chats/10M``): numbered
 conversation folders ``1/``, ``2/``, … each holding

@@ -1,4 +1,4 @@
-"""A deterministic LoCoMo-shaped file, for the compare pages' size budget (issue 34).
+"""A deterministic LoCoMo-shaped file, for the site's size budgets and the metrics benchmark.
 
 Writes one JSON list in LoCoMo's format (``locomo10.json``'s keys: ``sample_id``, ``conversation``
 with ``speaker_a``, ``speaker_b``, ``session_N`` lists of ``{speaker, dia_id, text}`` and

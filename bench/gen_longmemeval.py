@@ -1,4 +1,4 @@
-"""A deterministic LongMemEval-shaped file, for the scale benchmarks (issue 14).
+"""A deterministic LongMemEval-shaped file, for the memory benchmark and the streaming tests.
 
 Writes one JSON list in LongMemEval's format (``longmemeval_s.json``'s keys:
 ``question_id``, ``question_type``, ``question``, ``answer``,

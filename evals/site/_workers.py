@@ -32,7 +32,7 @@ PARALLEL_FROM = 8  # units to render before the build uses worker processes
 # A store bigger than this is rendered in one process: every process holds a slice of a run, the corpus
 # layouts and a DuckDB buffer pool of its own (each held hundreds of MB of decompressed texts while the
 # store kept a conversation's turns as one list value), and on two busy cores the second process saved
-# little time (bench/README.md, "The site at LongMemEval scale").
+# little time (measured on a LongMemEval-sized store of the seven built-in strategies).
 SERIAL_FROM_BYTES = 64_000_000
 
 Result = tuple[tuple[int, int, int, tuple[int, str]], dict[str, str]]  # (counts, files written -> SHA-256)

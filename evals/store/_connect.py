@@ -54,7 +54,7 @@ DEFAULT_LOCK_TIMEOUT = locking.DEFAULT_LOCK_TIMEOUT
 # Under this limit DuckDB drops blocks it can read again and moves rows not yet written (up to a row
 # group of 122,880 turns, about 185 MB at LongMemEval's turn length) to its temporary folder. At 256 MB
 # a corpus of fewer turns than a row group stayed in memory whole and one of more held a whole row
-# group: 517 MiB at 20 questions against 637 at 100; at 128 MB, 497 against 530 (bench/README.md).
+# group: 517 MiB at 20 questions against 637 at 100; at 128 MB, 497 against 530.
 # A reader needs less: reading a 100-question corpus's texts 10,000 turns at a time peaked at 399 MiB
 # with 128 MB, 337 with 64 (324 for 20 questions). What needs more (a whole vector of records stored
 # as megabytes of text each, which DuckDB reads at once) gets it: Connected._arrow, StoreWriter.

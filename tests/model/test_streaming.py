@@ -1,7 +1,7 @@
 """Memory that does not grow with the input: files read as they are used, a benchmark
 imported one question at a time, a memory limit reported in one line.
 
-The figures at LongMemEval_m's size come from bench/bench_memory_m.py; these check the behaviour
+The figures at full size come from bench/bench_memory_s.py; these check the behaviour
 on small files, in child processes whose own peak RSS (``os.wait4``) is compared.
 """
 

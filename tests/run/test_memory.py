@@ -1,7 +1,7 @@
 """Bounded memory on long corpora: texts held once (corpora written and compared in batches: tests/store/test_store_streaming.py).
 
 The figures themselves (peak memory of an import and of each strategy's run on
-the 500-question LongMemEval-shaped file) come from bench/bench_longmemeval.py;
+the 500-question LongMemEval-shaped file) come from bench/bench_memory_s.py;
 these check the behaviour that keeps them down.
 """
 

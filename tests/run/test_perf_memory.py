@@ -2,8 +2,8 @@
 
 summary_buffer's summaries over long histories are kept as the turns they fold and read back as
 the same texts; full_history's per-point rankings share their turn numbers and session ids; the
-token counter keeps no long text. The figures at LongMemEval_m's size come from
-bench/bench_memory_m.py and bench/bench_memory_s.py; these check the behaviour on small files.
+token counter keeps no long text. The figures at full size come from
+bench/bench_memory_s.py; these check the behaviour on small files.
 """
 
 from __future__ import annotations

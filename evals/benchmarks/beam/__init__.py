@@ -70,7 +70,7 @@ RULE = Rule(
 
 
 def _pins() -> dict[str, list[tuple[str, int | None, str | None, str]]]:
-    """pins.tsv (package data, written by bench/beam_pins.py): per tier, (path, size, SHA-256, git blob id) of every
+    """pins.tsv (package data, written by tools/beam_pins.py): per tier, (path, size, SHA-256, git blob id) of every
     file the importer reads; size and SHA-256 None ('-') for a file pinned by its git blob id alone."""
     text = (resources.files(__package__) / "pins.tsv").read_text(encoding="utf-8")
     pins: dict[str, list[tuple[str, int | None, str | None, str]]] = {}

@@ -1,7 +1,7 @@
 """Ctrl-C at random moments: every interrupted command must exit 130 with one line, no traceback,
 and leave the cache and the store consistent.
 
-Against the local OpenAI-compatible server (tests/llm_server.py, no delay: a fast endpoint, so
+Against the local OpenAI-compatible server (tests/helpers/llm_server.py, no delay: a fast endpoint, so
 interruptions land in cache writes as often as in requests), each trial runs
 
     evals run --runner mneme --corpus tests/fixtures/corpus_small --store S --judge --base-url URL
@@ -20,8 +20,8 @@ Python installs its handler (the process ends by the signal: no output, the shel
 while the interpreter imports `site` (Python prints "Fatal Python error: init_import_site" and a
 traceback of its own start-up, exit 1).
 
-    python bench/bench_interrupts.py              # 50 runs + 10 site builds
-    python bench/bench_interrupts.py --runs 20 --sites 0 --seed 1
+    python tools/interrupts.py              # 50 runs + 10 site builds
+    python tools/interrupts.py --runs 20 --sites 0 --seed 1
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
+REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
-from llm_server import LLMServer  # noqa: E402
+from helpers.llm_server import LLMServer  # noqa: E402
 
 CORPUS = REPO_ROOT / "tests" / "fixtures" / "corpus_small"
 POINTS = 4  # test points of corpus_small: 4 answers and 4 verdicts

@@ -17,8 +17,8 @@ minilm with ``--force`` to show that the second run computes no embedding
 indistinguishable (large p, overlapping intervals); minilm and bm25 far above
 both (p near 0, intervals apart).
 
-    python bench/calibration.py
-    python bench/calibration.py --conversations 20 --turns 300 --keep /tmp/calibration
+    python tools/calibration.py
+    python tools/calibration.py --conversations 20 --turns 300 --keep /tmp/calibration
 
 ``--keep DIR`` leaves the corpus and the store (with its embedding cache) in
 DIR; otherwise they live in a temporary folder that is removed at the end.
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "bench"))
 
 from gen_corpus import generate  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Write evals/benchmarks/beam/pins.tsv: every file BEAM's answer generation reads, pinned, from a git snapshot.
 
-    python bench/beam_pins.py /work/.mirror/mohammadtavakoli78+BEAM/repo
+    python tools/beam_pins.py /work/.mirror/mohammadtavakoli78+BEAM/repo
 
 For each tier (chats/100K, 500K, 1M, 10M) and each numbered conversation folder: the chat BEAM reads
 (chat_trunecated.json where the tree has it, else chat.json) and probing_questions/probing_questions.json.
@@ -52,7 +52,7 @@ def main(repo: str) -> None:
         print(f"{tier}: {len(folders)} conversations, {len(pinned)} files: {whole} by size and SHA-256, "
               f"{len(pinned) - whole} by git blob id only")
     text = [
-        "# BEAM's files at commit b2a3ee8ba12d68f83143dda191097dc3e028ddd3, as bench/beam_pins.py wrote them from a",
+        "# BEAM's files at commit b2a3ee8ba12d68f83143dda191097dc3e028ddd3, as tools/beam_pins.py wrote them from a",
         "# snapshot of the repository: per tier, every file the importer reads, by path, size, SHA-256 and git blob id.",
         "# Size and SHA-256 are '-' for a file the snapshot lacked: it is pinned by its git blob id (the tree's own",
         "# digest), and its size and SHA-256 are recorded in the lock file at its first download.",

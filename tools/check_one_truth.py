@@ -7,7 +7,7 @@ then compared with the drill-downs' ``data-verdict``, the leaderboard page's and
 hits / total, ``evals leaderboard`` and ``evals runs`` JSON, and, for each pair of runs on one corpus,
 ``evals compare``'s count of flips. Prints one line per run and exits 1 on any disagreement.
 
-    python bench/check_one_truth.py --store /tmp/drilldown-bench/results.duckdb --site /tmp/drilldown-bench/site
+    python tools/check_one_truth.py --store /tmp/drilldown-bench/results.duckdb --site /tmp/drilldown-bench/site
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from _common import EVALS  # noqa: E402
 
 from evals.store import Store  # noqa: E402
