@@ -364,6 +364,11 @@ def _same_ranking(site: Site, a: str, b: str) -> str:
     twin = next((t for t in site.same_ranking.get(a, []) if t.other == b), None)
     if twin is None:
         return ""
+    if twin.everywhere:
+        return (
+            f"Tied: A and B returned the same top-k records on every one of the {twin.total:,} test points, so they are "
+            "one retriever here, whatever their names, and share a rank."
+        )
     return (
         f"Same ranking: A and B returned the same top-k records on {twin.same:,} of {twin.total:,} test points "
         f"({twin.share:.1%}), so they are one retriever here, whatever their names."

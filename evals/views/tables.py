@@ -352,15 +352,23 @@ def board_order(summaries: Sequence[RunSummary], metric: str | None = None) -> l
 
 def ranks_at_k(runs: Sequence[RunSummary], metric: str | None = None) -> dict[str, int]:
     """Each memory's rank among the memories at its k (``runs`` in board order); ceilings and runs without a
-    figure have none (``rank`` null in leaderboard.json and `evals leaderboard --format json`)."""
+    figure have none (``rank`` null in leaderboard.json and `evals leaderboard --format json`).
+
+    Ties share a rank, as in sport: memories with the same figure are all ranked 1 + the number of memories
+    at their k with a better one (1, 2, 2, 4). Memories returning the same top-k are tied by construction;
+    a board that ranked them 1 to 6 would order them by a tie-break that says nothing about memory."""
     ranks: dict[str, int] = {}
     counted: dict[int, int] = {}
+    last: dict[int, tuple[float, int]] = {}  # k -> (the previous memory's figure, its rank)
     for s in runs:
         value = s.headline.recall if metric is None else (s.metric(metric).value if s.metric(metric) else None)
         if ceiling(s) or value is None:
             continue
         counted[s.k] = counted.get(s.k, 0) + 1
-        ranks[s.run_id] = counted[s.k]
+        previous = last.get(s.k)
+        rank = previous[1] if previous is not None and previous[0] == value else counted[s.k]
+        ranks[s.run_id] = rank
+        last[s.k] = (value, rank)
     return ranks
 
 
