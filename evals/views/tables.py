@@ -228,21 +228,22 @@ def caveats(summary: RunSummary) -> list[Caveat]:
     if why := served_caveat(summary):
         out.append(Caveat(SERVED_MODEL, SERVED_LABEL, why))
     if why := reach_caveat(summary):
-        out.append(Caveat(K_REACHES_ALL, f"k={summary.k} reaches all", why))
+        found = summary.metrics["points_returning_all"]
+        out.append(Caveat(K_REACHES_ALL, f"returns all at {round(found.value):,} of {found.n:,}", why))
     if why := over_k_caveat(summary):
         out.append(Caveat(OVER_K, "returned more than k", why))
     return out
 
 
 def reach_caveat(summary: RunSummary) -> str:
-    """Why this run's k bypasses retrieval ("" when it does not, is a ceiling already, or was not measured)."""
-    found = (getattr(summary, "metrics", None) or {}).get("k_reaches_all")
+    """Why this run's figure says little about retrieval at some test points ("" at none, for a ceiling, or
+    where it was not counted): the points where the memory returned every record it held."""
+    found = (getattr(summary, "metrics", None) or {}).get("points_returning_all")
     if found is None or not found.value or ceiling(summary):
         return ""
     return (
-        f"k={summary.k} reaches every session (or, without sessions, every turn) of {round(found.value)} of its "
-        f"{found.n} conversations: there k records can return everything the memory holds, so retrieval is bypassed "
-        "and the figure says little about the memory."
+        f"At {round(found.value):,} of its {found.n:,} test points the memory returned every record it held (k={summary.k} "
+        "records or fewer): there retrieval chose nothing, so the figure says little about the memory."
     )
 
 
