@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
 
-__all__ = ["SAME_SHARE", "SameRanking", "same_rankings", "same_ranking_note"]
+__all__ = ["SAME_SHARE", "SameRanking", "same_rankings", "same_ranking_note", "tie_groups", "near_twins"]
 
 SAME_SHARE = 0.99  # the share of shared test points whose top-k must agree
 
@@ -35,6 +35,11 @@ class SameRanking:
     @property
     def share(self) -> float:
         return self.same / self.total
+
+    @property
+    def everywhere(self) -> bool:
+        """The same top-k on every test point both hold: one retriever, not two."""
+        return self.same == self.total
 
 
 def same_rankings(store: Store, runs: Sequence[RunSummary]) -> dict[str, list[SameRanking]]:
@@ -59,9 +64,34 @@ def same_rankings(store: Store, runs: Sequence[RunSummary]) -> dict[str, list[Sa
     return dict(out)
 
 
+def tie_groups(same: dict[str, list[SameRanking]], order: Sequence[str]) -> list[list[str]]:
+    """The runs of ``order`` (run ids, in board order) that return the same top-k on every test point, as groups
+    of two or more, each in board order: one group per retriever, however many libraries it was run through.
+    Equality on every point is transitive, so a group is every run tied to its first member."""
+    placed: set[str] = set()
+    groups = []
+    for run_id in order:
+        if run_id in placed:
+            continue
+        tied = {t.other for t in same.get(run_id, []) if t.everywhere}
+        if tied:
+            group = [r for r in order if r == run_id or r in tied]
+            placed.update(group)
+            groups.append(group)
+    return groups
+
+
+def near_twins(twins: Sequence[SameRanking]) -> list[SameRanking]:
+    """The twins that agree on at least :data:`SAME_SHARE` of the test points but not on all: those a tie group
+    does not already say."""
+    return [t for t in twins if not t.everywhere]
+
+
 def same_ranking_note(twins: Sequence[SameRanking]) -> str:
-    """The words a board or compare page shows: "same ranking as bm25 (bm25-k10-…): top-k equal on 1,975 of 1,981"."""
-    if not twins:
+    """The words a board or compare page shows for near twins: "same ranking as bm25 (bm25-k10-…): top-k equal on
+    1,975 of 1,981". Twins equal on every point are one tie group, said once for the group, not here."""
+    near = near_twins(twins)
+    if not near:
         return ""
-    parts = [f"{t.strategy} ({t.config_key}): top-k equal on {t.same:,} of {t.total:,}" for t in twins]
+    parts = [f"{t.strategy} ({t.config_key}): top-k equal on {t.same:,} of {t.total:,}" for t in near]
     return "same ranking as " + "; ".join(parts)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from evals.analysis.errata import Figures
-from evals.analysis.same_ranking import SameRanking, same_ranking_note
+from evals.analysis.same_ranking import SameRanking, same_ranking_note, tie_groups
 from evals.benchmarks import metric_description
 from evals.judge.ceilings import ceiling
 from evals.judge.headline import KEYWORD
@@ -113,7 +113,8 @@ class BoardRow:
     pick: str = ""  # the run's slug, which names its compare pages (compare/<A>-vs-<B>.html)
     order: int = 0  # its place on the board (memories by k and rank, then ceilings): A of a pair is the one above
     own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
-    same_ranking: str = ""  # "same ranking as X": runs whose top-k equals this one's on >= 99% of test points
+    same_ranking: str = ""  # "same ranking as X": runs whose top-k equals this one's on >= 99% (not all) of test points
+    tie: str = ""  # the first row of a tie group: "= b, c: the same top-k on every test point"; the others "= a"
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,7 @@ class LeaderView:
     run_href: str
     caveats: list[Caveat] = field(default_factory=list)
     rank: int | None = None  # among the memories at its k
+    tied: list[str] = field(default_factory=list)  # the other memories sharing its rank: a tie is never one leader
     tokens: float | None = None  # tokens per test point (what it spent)
     approx_tokens: bool = False  # counted by an estimate, not the exact tokenizer
 
@@ -334,7 +336,8 @@ def _leader(board: CorpusBoard, latest: dict[str, RunSummary]) -> LeaderView | N
     row = next((r for r in board.rows if not r.ceiling and r.recall is not None), None)
     if row is None:
         return None
-    return _leader_view(board, row, latest)
+    tied = [r.strategy for r in board.rows if r is not row and r.rank == row.rank and r.k == row.k and not r.ceiling]
+    return dataclasses.replace(_leader_view(board, row, latest), tied=tied)
 
 
 def _leader_view(board: CorpusBoard, row: BoardRow, latest: dict[str, RunSummary]) -> LeaderView:
@@ -356,6 +359,18 @@ def _leader_view(board: CorpusBoard, row: BoardRow, latest: dict[str, RunSummary
         tokens=row.tokens,
         approx_tokens=row.approx_tokens,
     )
+
+
+def _tie_notes(runs: list[RunSummary], same: dict[str, list[SameRanking]]) -> dict[str, str]:
+    """run id -> its tie note: the first row of each group of runs returning the same top-k on every test point
+    names the others, once for the group; each other member names the first."""
+    names = {s.run_id: s.strategy for s in runs}
+    notes = {}
+    for group in tie_groups(same, [s.run_id for s in runs]):
+        first, *others = group
+        notes[first] = f"= {', '.join(names[r] for r in others)}: the same top-k on every test point (one retriever)"
+        notes |= {r: f"= {names[first]}" for r in others}
+    return notes
 
 
 def _config_rows(site: Site) -> list[tuple[str, ConfigRow]]:
@@ -417,6 +432,7 @@ def leaderboard(
         columns = [
             dataclasses.replace(metric_column(m), extra=n > 0 and m.name not in DEFAULT_METRICS) for n, m in enumerate(shown)
         ]
+        ties = _tie_notes(runs, same)
         rows = []
         for order_, s in enumerate(runs):
             head = s.headline
@@ -455,6 +471,7 @@ def leaderboard(
                     order=order_,
                     own=metric_cell_of(s.metric(f"{own[0]}.{own[1]}@{s.k}"), s) if own else None,
                     same_ranking=same_ranking_note(same.get(s.run_id, [])),
+                    tie=ties.get(s.run_id, ""),
                 )
             )
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]

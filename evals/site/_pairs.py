@@ -29,7 +29,7 @@ from evals.analysis.compare import Comparison, compare_runs
 from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import Verdict, run_verdicts
 from evals.judge.metrics import ScoredRun
-from evals.model.formatting import p_value_text, short_commit
+from evals.model.formatting import is_estimated, p_value_text, short_commit
 from evals.site._output import Output
 from evals.site._pages import Page
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
@@ -79,6 +79,8 @@ class PairRun:
     total: int
     answers: bool  # the run has answers
     caveats: list[Caveat] = field(default_factory=list)
+    tokens: float | None = None  # tokens per test point: what its records cost a reader
+    approx_tokens: bool = False  # counted by an estimate, not the exact tokenizer
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,8 @@ def _pair_run(s: RunSummary, paths: Paths, letter: str) -> PairRun:
         total=head.total,
         answers=s.answer_model is not None,
         caveats=caveats(s),
+        tokens=s.tokens_per_test_point,
+        approx_tokens=is_estimated(s.tokenizer),
     )
 
 
@@ -364,6 +368,11 @@ def _same_ranking(site: Site, a: str, b: str) -> str:
     twin = next((t for t in site.same_ranking.get(a, []) if t.other == b), None)
     if twin is None:
         return ""
+    if twin.everywhere:
+        return (
+            f"Tied: A and B returned the same top-k records on every one of the {twin.total:,} test points, so they are "
+            "one retriever here, whatever their names, and share a rank."
+        )
     return (
         f"Same ranking: A and B returned the same top-k records on {twin.same:,} of {twin.total:,} test points "
         f"({twin.share:.1%}), so they are one retriever here, whatever their names."

@@ -10,6 +10,7 @@ no state leaks from one build to the next.
 from __future__ import annotations
 
 from evals.site._about import AboutPublisher
+from evals.site._across import AcrossPublisher
 from evals.site._compare import ComparePublisher
 from evals.site._history import HistoryPublisher
 from evals.site._leaderboard import LeaderboardPublisher
@@ -23,6 +24,7 @@ __all__ = ["PUBLISHERS"]
 
 PUBLISHERS: tuple[type[Publisher], ...] = (
     LeaderboardPublisher,
+    AcrossPublisher,
     RunPublisher,
     TranscriptPublisher,
     HistoryPublisher,

@@ -181,7 +181,7 @@ def claims_text(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = Non
 def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
     """What ``evals leaderboard`` prints below its table, per corpus: which runs return the same top-k
     (:mod:`evals.analysis.same_ranking`), then the corpus's published claims, greyed by words, never ranked."""
-    from evals.analysis.same_ranking import same_rankings
+    from evals.analysis.same_ranking import near_twins, same_rankings, tie_groups
 
     same = same_rankings(store, summaries)
     by_corpus: dict[str, list[RunSummary]] = {}
@@ -190,14 +190,24 @@ def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
     blocks = []
     for runs in by_corpus.values():
         order = {s.run_id: n for n, s in enumerate(runs)}
+        by_id = {s.run_id: s for s in runs}
         lines = [
+            _wrapped(
+                f"Tied on {runs[0].corpus_name}, one rank: "
+                + ", ".join(f"{by_id[r].strategy} ({by_id[r].config_key})" for r in group)
+                + ": the same top-k on every test point",
+                "",
+            )
+            for group in tie_groups(same, [s.run_id for s in runs])
+        ]
+        lines += [
             _wrapped(
                 f"Same ranking on {s.corpus_name}: {s.strategy} ({s.config_key}) and {t.strategy} ({t.config_key}), "
                 f"top-k equal on {t.same:,} of {t.total:,} test points",
                 "",
             )
             for s in runs
-            for t in same.get(s.run_id, [])
+            for t in near_twins(same.get(s.run_id, []))
             if order.get(t.other, -1) > order[s.run_id]
         ]
         text = "\n".join(lines) + ("\n" if lines else "") + claims_text(runs)

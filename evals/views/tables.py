@@ -228,21 +228,22 @@ def caveats(summary: RunSummary) -> list[Caveat]:
     if why := served_caveat(summary):
         out.append(Caveat(SERVED_MODEL, SERVED_LABEL, why))
     if why := reach_caveat(summary):
-        out.append(Caveat(K_REACHES_ALL, f"k={summary.k} reaches all", why))
+        found = summary.metrics["points_returning_all"]
+        out.append(Caveat(K_REACHES_ALL, f"returns all at {round(found.value):,} of {found.n:,}", why))
     if why := over_k_caveat(summary):
         out.append(Caveat(OVER_K, "returned more than k", why))
     return out
 
 
 def reach_caveat(summary: RunSummary) -> str:
-    """Why this run's k bypasses retrieval ("" when it does not, is a ceiling already, or was not measured)."""
-    found = (getattr(summary, "metrics", None) or {}).get("k_reaches_all")
+    """Why this run's figure says little about retrieval at some test points ("" at none, for a ceiling, or
+    where it was not counted): the points where the memory returned every record it held."""
+    found = (getattr(summary, "metrics", None) or {}).get("points_returning_all")
     if found is None or not found.value or ceiling(summary):
         return ""
     return (
-        f"k={summary.k} reaches every session (or, without sessions, every turn) of {round(found.value)} of its "
-        f"{found.n} conversations: there k records can return everything the memory holds, so retrieval is bypassed "
-        "and the figure says little about the memory."
+        f"At {round(found.value):,} of its {found.n:,} test points the memory returned every record it held (k={summary.k} "
+        "records or fewer): there retrieval chose nothing, so the figure says little about the memory."
     )
 
 
@@ -352,15 +353,23 @@ def board_order(summaries: Sequence[RunSummary], metric: str | None = None) -> l
 
 def ranks_at_k(runs: Sequence[RunSummary], metric: str | None = None) -> dict[str, int]:
     """Each memory's rank among the memories at its k (``runs`` in board order); ceilings and runs without a
-    figure have none (``rank`` null in leaderboard.json and `evals leaderboard --format json`)."""
+    figure have none (``rank`` null in leaderboard.json and `evals leaderboard --format json`).
+
+    Ties share a rank, as in sport: memories with the same figure are all ranked 1 + the number of memories
+    at their k with a better one (1, 2, 2, 4). Memories returning the same top-k are tied by construction;
+    a board that ranked them 1 to 6 would order them by a tie-break that says nothing about memory."""
     ranks: dict[str, int] = {}
     counted: dict[int, int] = {}
+    last: dict[int, tuple[float, int]] = {}  # k -> (the previous memory's figure, its rank)
     for s in runs:
         value = s.headline.recall if metric is None else (s.metric(metric).value if s.metric(metric) else None)
         if ceiling(s) or value is None:
             continue
         counted[s.k] = counted.get(s.k, 0) + 1
-        ranks[s.run_id] = counted[s.k]
+        previous = last.get(s.k)
+        rank = previous[1] if previous is not None and previous[0] == value else counted[s.k]
+        ranks[s.run_id] = rank
+        last[s.k] = (value, rank)
     return ranks
 
 

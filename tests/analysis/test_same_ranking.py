@@ -50,19 +50,37 @@ def test_different_retrievers_are_not_one_ranking(board):
     assert board["ids"]["recency"] not in board["same"]
 
 
-def test_the_leaderboard_command_says_same_ranking(board):
-    """evals leaderboard names the pair below its table, once, within its 100 columns."""
-    said = [line for line in board["leaderboard"].splitlines() if line.startswith("Same ranking")]
-    assert max(len(line) for line in board["leaderboard"].splitlines()) <= 100
-    assert len(said) == 1 and "bm25 (" in said[0] and "bm25_twin (" in said[0] and "recency" not in said[0]
+def test_the_leaderboard_command_names_a_tie_once(board):
+    """evals leaderboard names the tied pair below its table in one line, within its 100 columns."""
+    lines = board["leaderboard"].splitlines()
+    said = [n for n, line in enumerate(lines) if line.startswith("Tied on")]
+    assert max(len(line) for line in lines) <= 100
+    assert len(said) == 1 and not any(line.startswith("Same ranking") for line in lines)
+    group = " ".join(lines[said[0] : said[0] + 3])
+    assert "bm25 (" in group and "bm25_twin (" in group and "recency" not in group
 
 
-def test_the_site_leaderboard_row_says_same_ranking(board):
-    """The bm25 row of the site's LoCoMo board says it ranks as the twin; recency's row says nothing."""
-    notes = [n.text() for n in parse(board["site"] / "index.html").find_all("small", "same-ranking")]
-    assert any(n.startswith("same ranking as bm25_twin") for n in notes)
-    assert any(n.startswith("same ranking as bm25 (") for n in notes)
+def test_the_site_board_says_a_tie_once_for_the_group(board):
+    """The first row of the tie says the group in full, the other row points to it, recency's row says nothing."""
+    notes = [n.text() for n in parse(board["site"] / "index.html").find_all("small", "tie")]
     assert len(notes) == 2
+    full = [n for n in notes if "every test point" in n]
+    assert len(full) == 1 and full[0].startswith("= bm25")
+    assert parse(board["site"] / "index.html").find_all("small", "same-ranking") == []
+
+
+def test_tied_memories_share_a_rank(board):
+    """bm25 and its twin have the same figure, so both carry the same rank on the board; recency ranks below both."""
+    links = [a for a in parse(board["site"] / "index.html").find_all("a") if "ranked" in a.classes]
+    ranks = {a.text(): int(a.attrs["data-rank"]) for a in links}
+    assert ranks["bm25"] == ranks["bm25_twin"] == 1 and ranks["recency"] == 3
+
+
+def test_a_tie_is_never_called_the_leader(board):
+    """The front page names the tie's first memory with the others it is tied with, marked tied."""
+    page = parse(board["site"] / "index.html")
+    text = " ".join(td.text() for td in page.find_all("td", "leader"))
+    assert "tied:" in text and "bm25_twin" in text
 
 
 def test_the_pair_page_says_same_ranking(board):

@@ -100,6 +100,19 @@ def test_retrievals_longer_than_asked_are_counted():
     assert compute_metrics(ScoredRun(evaluation.run, evaluation.scores))["retrievals_over_k"].value == 3
 
 
+def test_a_point_answered_with_everything_the_memory_held_is_counted():
+    """The session documents held are three at the first test point and more at the later ones (each question
+    turn adds to them): k=3 returns everything held at the first point only, k=10 at all three, k=2 at none;
+    recency at k=3 holds twelve turns or more and returns three, so never everything."""
+    registry = _registry()
+    cases = (("session_documents", 3, 1), ("session_documents", 10, 3), ("session_documents", 2, 0), ("recency", 3, 0))
+    for strategy, k, whole in cases:
+        config = RunConfig(strategy=strategy, corpus=CORPUS, k=k, cutoffs=())
+        evaluation = evaluate(config, registry=registry, cache=None)
+        found = compute_metrics(ScoredRun(evaluation.run, evaluation.scores))["points_returning_all"]
+        assert (found.value, found.n) == (whole, 3), (strategy, k)
+
+
 def test_a_k_reaching_every_session_is_counted():
     """k=3 reaches the three sessions of the conversation; k=2 does not."""
     for k, reaches in ((3, 1), (2, 0)):

@@ -255,11 +255,16 @@ def test_the_compare_data_names_the_turns_each_record_holds(site_of_sessions):
     raise AssertionError("no run's compare data holds a record of several turns")
 
 
-def test_the_site_flags_a_k_that_reaches_every_session(site_of_sessions):
-    """recency at k=3 reaches the corpus's three sessions: its leaderboard row and run page carry the badge."""
-    pages = [site_of_sessions / "index.html", *(site_of_sessions / "runs").glob("*.html")]
-    flagged = [p.name for p in pages if p.is_file() and "k=3 reaches all" in p.read_text(encoding="utf-8")]
+def test_the_site_flags_only_a_run_that_returned_everything_it_held(site_of_sessions):
+    """The session-document run at k=3 returned all three sessions it held at its first test point: its leaderboard
+    row and run page carry the badge with the count; recency at k=3, which holds more turns than it returns, does not."""
+    read = [site_of_sessions / "index.html", *(site_of_sessions / "runs").glob("*.html")]
+    pages = {p: p.read_text(encoding="utf-8") for p in read}
+    flagged = [p.name for p, text in pages.items() if "returns all at 1 of 3" in text]
     assert "index.html" in flagged and len(flagged) >= 2, flagged
+    board = pages[site_of_sessions / "index.html"]
+    badges = [board[: at].rsplit("<a ", 1)[-1] for at in range(len(board)) if board.startswith("returns all at", at)]
+    assert badges and all("session_" in link and "recency" not in link for link in badges)
 
 
 def test_the_site_shows_budget_figures_on_leaderboards_and_run_pages(site_of_sessions):

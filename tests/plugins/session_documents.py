@@ -30,6 +30,13 @@ class SessionDocuments:
     def context_for(self, query: str, k: int) -> list[dict[str, str]]:
         return [{"role": "user", "content": record.text} for record in self.retrieve(query, k)]
 
+    # Footprint: what it holds is one document per session, not the turns.
+    def held_count(self) -> int:
+        return len(self.sessions)
+
+    def held_texts(self) -> list[str]:
+        return ["\n".join(text for _, text in turns) for turns in self.sessions.values()]
+
     def reset(self) -> None:
         self.sessions.clear()
 

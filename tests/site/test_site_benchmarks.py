@@ -30,6 +30,7 @@ from evals.benchmarks import BENCHMARKS
 from evals.benchmarks.audit import MISSES, audit_corpus
 from evals.cli import cli
 from evals.model.corpus import load_corpus
+from evals.model.formatting import percent
 from evals.model.provenance import Provenance
 from evals.run.evaluate import RunConfig, evaluate
 from evals.site import _suspects, build_site
@@ -119,6 +120,7 @@ def _front_rows(site: Path) -> dict[str, object]:
 
 
 def test_the_front_page_lists_each_benchmark_with_leader_runs_and_license(suite):
+    """Each benchmark's row names its first memory (a ceiling never), its run count and its licence."""
     rows = _front_rows(suite["site"])
     assert set(rows) == {"leaderboard-locomo.html", "leaderboard-longmemeval_oracle.html"}
     locomo, lme = rows["leaderboard-locomo.html"], rows["leaderboard-longmemeval_oracle.html"]
@@ -127,8 +129,8 @@ def test_the_front_page_lists_each_benchmark_with_leader_runs_and_license(suite)
     with Store.open(suite["store"], read_only=True) as opened:
         latest = [s for s in opened.latest_per_configuration() if Path(s.corpus_dir).name == "locomo"]
     bm25 = next(s for s in latest if s.strategy == "bm25")
-    assert cells["leader"].find("a").attrs["href"] == f"runs/{bm25.run_id}.html"
-    assert f"{bm25.headline.hits} / {bm25.headline.total}" in cells["leader"].text()
+    assert cells["first memory"].find("a").attrs["href"] == f"runs/{bm25.run_id}.html"
+    assert f"{bm25.headline.hits} / {bm25.headline.total}" in cells["first memory"].text()
     assert cells["runs"].text().startswith("3")
     assert "CC BY-NC 4.0" in cells["license"].text() and "Non-commercial" in cells["license"].text()
     lme_cells = {td.attrs["data-label"]: td for td in lme.find_all("td")}
@@ -334,3 +336,39 @@ def test_in_chromium_front_page_to_leaderboard_to_a_suspect(serve, suite):
         page.wait_for_url(f"**/leaderboard-locomo.html#corpus-{digest[:10]}-cutoffs")
         assert page.locator(f"#corpus-{digest[:10]}-cutoffs").count() == 1
         assert problems == []
+
+
+# -- the field across benchmarks (across.html) ---------------------------------------------------
+
+
+def test_the_across_page_ranks_each_memory_on_every_benchmark(suite):
+    """across.html has one table at k=3 with a column per benchmark and a row per memory (ceilings left out),
+    each cell the run's headline linking its run page with its rank there."""
+    page = parse(suite["site"] / "across.html")
+    (table,) = page.find_all("table", "across")
+    heads = [th.text() for th in table.find("thead").find_all("th")]
+    assert len(heads) == 3 and any("LoCoMo" in h for h in heads)
+    rows = {tr.find("th").text(): tr.find_all("td") for tr in table.find("tbody").find_all("tr")}
+    assert set(rows) == {"bm25", "no_memory"}
+    by_run = {s.run_id: s for s in _runs(suite["store"])}
+    for cell in rows["bm25"]:
+        run_id = cell.find("a").attrs["href"].removeprefix("runs/").removesuffix(".html")
+        assert cell.text().startswith(percent(by_run[run_id].headline.recall)) and "rank 1" in cell.text()
+
+
+def test_the_front_page_links_the_across_page(suite):
+    """The front page and the navigation both link across.html."""
+    page = parse(suite["site"] / "index.html")
+    assert "across.html" in {a.attrs.get("href") for a in page.find_all("a")}
+
+
+def test_an_order_that_flips_between_benchmarks_is_noted_only_when_both_hold_up():
+    """A pair ahead on one benchmark and behind on another is noted when each order has p < 0.05, not otherwise."""
+    from evals.analysis.across import flip_notes
+
+    titles = {"locomo": "LoCoMo", "beam": "BEAM"}
+    flipped = {("dense", "bm25"): {"locomo": (-1, 0.001), "beam": (1, 0.007)}}
+    (note,) = flip_notes(flipped, titles)
+    assert note == "dense is ahead of bm25 on BEAM (paired p = 0.0070) and behind it on LoCoMo (p = 0.0010)."
+    assert flip_notes({("dense", "bm25"): {"locomo": (-1, 0.001), "beam": (1, 0.2)}}, titles) == []
+    assert flip_notes({("dense", "bm25"): {"locomo": (1, 0.001), "beam": (1, 0.001)}}, titles) == []

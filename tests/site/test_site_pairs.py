@@ -125,6 +125,16 @@ def test_the_paired_test_is_stated(pair_site: dict):
     assert "McNemar" in page.find("p", "pair-test").text() and "p = " in page.find("p", "pair-test").text()
 
 
+def test_each_side_shows_its_tokens_per_test_point(pair_site: dict):
+    """Beside each headline, the tokens its records cost per test point, as the store holds them."""
+    page = parse(_pair_page(pair_site, "bm25", "recency"))
+    shown = [p.text() for p in page.find_all("p", "pair-tokens")]
+    with Store.open(pair_site["store"], read_only=True) as opened:
+        tokens = {s.run_id: s.tokens_per_test_point for s in opened.runs()}
+    expected = [tokens[pair_site["runs"][name]] for name in ("bm25", "recency")]
+    assert [float(t.split()[0].replace(",", "")) for t in shown] == pytest.approx(expected, abs=0.05)
+
+
 def test_flips_by_category_add_up_to_the_flips(pair_site: dict):
     """The per-category rows count every flip once."""
     page = parse(_pair_page(pair_site, "bm25", "recency"))

@@ -99,6 +99,27 @@ def k_reaches_all(run: ScoredRun) -> MetricValue | None:
     return MetricValue(sum(c <= run.run.k for c in counts), len(counts))
 
 
+@metric(
+    "points_returning_all",
+    label="test points given everything held",
+    kind=COUNT,
+    higher_is_better=False,
+    optional=True,
+    leaderboard=False,
+    description="How many test points were answered with every record the memory held at that moment (k records or "
+    "fewer, and no fewer than it held): there the ranking chose nothing, so the figure says nothing about retrieval.",
+)
+def points_returning_all(run: ScoredRun) -> MetricValue | None:
+    if run.run is None or run.run.timings is None:
+        return None  # read back or imported: the stored value stands
+    points = [p for c in run.run.conversations for p in c.test_points]
+    held = run.run.timings.retrieve_held
+    if len(held) != len(points):
+        return None  # asked more than once a point (a ranking per cutoff): which call answered which point is not known
+    whole = sum(0 < count <= len(p.retrieved_records) for p, count in zip(points, held, strict=True))
+    return MetricValue(whole, len(points))
+
+
 # -- population ----------------------------------------------------------------------------------
 
 
