@@ -1,5 +1,5 @@
 """Names and comments say what holds, not which ticket asked for it: no test named ``test_item12_…``, no file
-named for an issue, and no issue number in the source of evals/ or tests/.
+named for an issue, and no issue number in the source of evals/, tests/, bench/ or tools/.
 
 An issue number tells a reader nothing without the tracker open, and the number goes stale the day the issue
 closes; the behaviour a test checks, or the reason a line of code is there, stays true until it changes. A
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from helpers import ROOT
 
-FOLDERS = (ROOT / "evals", ROOT / "tests")
+FOLDERS = (ROOT / "evals", ROOT / "tests", ROOT / "bench", ROOT / "tools")
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".json", ".html", ".js", ".css"}
 ITEM_TEST = re.compile(r"^test_item\d+")
 # "issue 25", "Issue #34", "issues 13 and 20", "issue41" (in a name); not "issues/34" (an address).
@@ -24,8 +24,11 @@ ISSUE_IN_NAME = re.compile(r"issue_?\d+|item_?\d+", re.IGNORECASE)
 
 
 def files_under(*folders: Path) -> list[Path]:
-    """Every file under ``folders``, skipping caches."""
-    return sorted(p for f in folders for p in f.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    """Every file under ``folders``, skipping caches and what git ignores there (bench/.data, bench/.results)."""
+    return sorted(
+        p for f in folders for p in f.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and not any(part.startswith(".") for part in p.relative_to(f).parts)
+    )  # fmt: skip
 
 
 def item_named_tests(path: Path) -> list[str]:
