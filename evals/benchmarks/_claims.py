@@ -10,7 +10,7 @@ another benchmark) leaves out that unit's (or that file's) claims with one warni
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -51,8 +51,10 @@ def _from_entry_point(point: EntryPoint, units: Mapping[str, Any]) -> list[Claim
     return _checked(value, point.name, plugins.source_of(point))
 
 
-def gather(units: Mapping[str, Any], sources: Mapping[str, str], warn: Callable[[str], None]) -> list[Claim]:
-    """Each unit's claims in the units' order, then each claims entry point's, in name order."""
+def gather(
+    units: Mapping[str, Any], sources: Mapping[str, str], points: Sequence[EntryPoint], warn: Callable[[str], None]
+) -> list[Claim]:
+    """Each unit's claims in the units' order, then those of each claims entry point in ``points``, in name order."""
     claims: list[Claim] = []
     for name, unit in units.items():
         if unit.claims is None:
@@ -62,8 +64,7 @@ def gather(units: Mapping[str, Any], sources: Mapping[str, str], warn: Callable[
             claims.extend(_checked(unit.claims, name, "" if source == "built-in" else source))
         except PLUGIN_FAULTS as exc:
             warn(f"benchmark {name} ({printable(source)}): its claims are left out: {_said(exc)}")
-    points = sorted(plugins.group(CLAIMS_GROUP), key=lambda p: (not plugins.is_built_in(p), p.name, p.value))
-    for point in points:
+    for point in sorted(points, key=lambda p: (not plugins.is_built_in(p), p.name, p.value)):
         try:
             claims.extend(_from_entry_point(point, units))
         except PLUGIN_FAULTS as exc:

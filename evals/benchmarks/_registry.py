@@ -211,7 +211,7 @@ class _Registered:
     units: dict[str, Unit]
     sources: dict[str, str]
     protocols: dict[str, ProtocolSpec]
-    claims: list[Claim] | None = None
+    claims: tuple[tuple[EntryPoint, ...], list[Claim]] | None = None  # the claims entry points read, and every claim
 
 
 _registered = _Registered((), {}, {}, {})
@@ -373,11 +373,12 @@ def published_claims() -> list[Claim]:
     (``mneme_evals.claims``), read once per registered set. A unit's claims that cannot be read, or that name
     another benchmark, are left out with one warning; every other board is as it was."""
     found = _current()
-    if found.claims is None:
+    points = plugins.group(plugins.CLAIMS_GROUP)
+    if found.claims is None or found.claims[0] is not points:
         from evals.benchmarks._claims import gather
 
-        found.claims = gather(found.units, found.sources, _warn)
-    return list(found.claims)
+        found.claims = (points, gather(found.units, found.sources, points, _warn))
+    return list(found.claims[1])
 
 
 def rule_of(declared: str | None) -> Rule | None:

@@ -135,12 +135,15 @@ def _values(instance: Any) -> dict[str, Any]:
 
 def unit_problems(unit: Unit) -> list[str]:
     """What is wrong with ``unit``'s fields and its releases', one line per bad field (``[]``: nothing)."""
+    problems = []
     try:
         _Unit.model_validate(_values(unit))
     except ValidationError as exc:
-        return _lines(exc, "")
-    problems = []
-    for n, release in enumerate(unit.releases):
+        problems.extend(_lines(exc, ""))
+    releases = unit.releases if isinstance(unit.releases, tuple) else ()
+    for n, release in enumerate(releases):
+        if not isinstance(release, Benchmark):
+            continue  # said above
         try:
             _Release.model_validate(_values(release))
         except ValidationError as exc:
