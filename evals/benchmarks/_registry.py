@@ -215,8 +215,9 @@ class _Registered:
 
 
 _registered = _Registered((), {}, {}, {})
-# Units named by a reference (``package.module:ATTR``) in this process, by the reference: registered beside the
-# entry points' from then on (a reference is how a unit that is not installed is used, as a strategy's is).
+# Units named by a reference (``package.module:ATTR``) in this process, by the reference: the module, and the unit,
+# registered beside the entry points' while that module stays imported (a reference is how a unit that is not
+# installed is used, as a strategy's is).
 _referenced: dict[str, tuple[str, Unit]] = {}
 
 
@@ -282,11 +283,11 @@ def _load(points: list[EntryPoint]) -> tuple[dict[str, Unit], dict[str, str]]:
             continue
         found[point.name] = loaded
         sources[point.name] = plugins.source_of(point)
-    for ref, (source, referenced) in _referenced.items():
+    for ref, (_, referenced) in _referenced.items():
         if referenced.name in found:
             _warn(f"benchmark {ref} is ignored: a registered benchmark is named {referenced.name!r}")
             continue
-        found[referenced.name], sources[referenced.name] = referenced, source
+        found[referenced.name], sources[referenced.name] = referenced, ref
     return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0]))), sources
 
 
@@ -322,6 +323,8 @@ def _current() -> _Registered:
         distinct = {(p.name, p.value, p.dist.name if p.dist else ""): p for p in found}
         _keyed = (found, list(distinct.values()), tuple(sorted(distinct)))
     _, points, key = _keyed
+    for ref in [ref for ref, (module, _) in _referenced.items() if module not in sys.modules]:
+        del _referenced[ref]
     key = (*key, *((ref, "", "reference") for ref in _referenced))
     if key != _registered.key:
         loaded, sources = _load(points)
@@ -352,7 +355,7 @@ def _reference(ref: str) -> Unit:
 
     if ref not in _referenced:
         try:
-            loaded, _ = plugins.load_reference(ref, f"benchmark {ref}")
+            loaded, module = plugins.load_reference(ref, f"benchmark {ref}")
         except plugins.PluginError:
             raise
         except PLUGIN_FAULTS as exc:
@@ -360,7 +363,7 @@ def _reference(ref: str) -> Unit:
         problems = _problems(getattr(loaded, "name", ""), loaded)
         if problems:
             raise UnknownBenchmark(f"benchmark {ref} is no usable unit: " + "; ".join(problems))
-        _referenced[ref] = (ref, loaded)
+        _referenced[ref] = (module, loaded)
     found = _current()
     name = _referenced[ref][1].name
     if found.units.get(name) is not _referenced[ref][1]:
