@@ -96,8 +96,8 @@ class RunSummary:
     # prompts) and where its templates were read: repository, commit, files -> sha256 (None: the harness's).
     answer_protocol: str | None = None
     protocol_source: dict[str, Any] | None = None
-    # The rule its headline is judged by, as it was when the run was appended (None: stored before it was recorded,
-    # judged by the rule of its benchmark as registered now).
+    # The rule its headline is judged by, as it was when the run was appended (a run stored before it was recorded is
+    # read with the rule of its benchmark as registered now; None only for a summary made by hand).
     rule: Rule | None = None
 
     @property
@@ -120,7 +120,7 @@ class RunSummary:
         out["timestamp"] = self.timestamp.isoformat()
         out["metrics"] = {name: dataclasses.asdict(value) for name, value in self.metrics.items()}
         out["headline"] = self.headline.as_dict()
-        out["rule"] = None if self.rule is None else dataclasses.asdict(self.rule)
+        del out["rule"]  # the headline says it: its rule's name, metric, label, population and code
         return out
 
 
