@@ -476,9 +476,24 @@ def no_judge_refusal(grader: str) -> str:
 
 
 def protocol_class(name: str) -> type | None:
-    """The class of protocol ``name`` where a unit brings it, imported now; else None."""
-    spec = protocol_specs().get(name)
-    return None if spec is None else spec.load()
+    """The class of protocol ``name`` where a unit brings it, imported now; else None. A load that fails is the
+    unit's fault: one line naming the protocol and where its unit comes from."""
+    from evals.strategies.registry import PLUGIN_FAULTS, fault_text
+
+    found = _current()
+    spec = found.protocols.get(name)
+    if spec is None:
+        return None
+    try:
+        kind = spec.load()
+    except PLUGIN_FAULTS as exc:  # fault_text raises a KeyboardInterrupt again
+        owner = next((n for n, u in found.units.items() if u.protocols.get(name) is spec), "?")
+        raise EvalsError(
+            f"protocol {name} (benchmark {owner}, {found.sources.get(owner, '?')}) failed to load: {fault_text(exc)}"
+        ) from None
+    if not isinstance(kind, type):
+        raise EvalsError(f"protocol {name}: its load() returned {type(kind).__name__}, not a Protocol class")
+    return kind
 
 
 def protocol_lexical(name: str | None) -> Lexical:

@@ -13,12 +13,13 @@ import textwrap
 import uuid
 
 import pytest
-from helpers import PLUGINS
+from helpers import PLUGINS, ROOT
 from helpers.cli import evals
 from helpers.plugins import dist_info
 
-from evals.benchmarks import protocol_specs, published_claims, unit, units
+from evals.benchmarks import protocol_class, protocol_specs, published_claims, unit, units
 from evals.benchmarks.turn_ids import TurnIds
+from evals.errors import EvalsError
 
 UNITS = "mneme_evals.benchmarks"
 CLAIMS = "mneme_evals.claims"
@@ -197,6 +198,22 @@ def test_builtin_protocol_names_cannot_be_taken(installed, capsys):
     assert f"warning: benchmark toy ({distribution} 1.0): its protocol 'locomo' is ignored" in capsys.readouterr().err
 
 
+def test_a_plugin_protocol_that_fails_to_load_is_one_line(installed):
+    """A plug-in protocol whose class cannot be imported is one error line naming it and its unit, not a traceback."""
+    distribution, _ = installed(
+        {"toy": "UNIT"},
+        toy_unit(
+            "from evals.benchmarks.kit import ProtocolSpec\ndef boom():\n    raise ImportError('no judge library')\n"
+            "UNIT = replace(TOY, protocols={'toyqa': ProtocolSpec(boom, None, scores='exact match')})"
+        ),
+    )
+    with pytest.raises(EvalsError) as raised:
+        protocol_class("toyqa")
+    assert (
+        str(raised.value) == f"protocol toyqa (benchmark toy, {distribution} 1.0) failed to load: ImportError: no judge library"
+    )
+
+
 @pytest.mark.parametrize(
     ("body", "said"),
     [
@@ -265,3 +282,23 @@ def test_a_stored_run_keeps_its_rule_after_its_unit_is_uninstalled(tmp_path, mon
         (summary,) = store.runs()
     assert summary.headline.rule.name == "toy"
     assert summary.headline.rule.population == "every toy question with evidence"
+
+
+@pytest.mark.slow
+def test_build_site_survives_a_raising_turn_name(installed, tmp_path):
+    """A stored run on a corpus with sessions whose unit's turn_name raises: `build-site` builds every page, the turns
+    named as the harness names them."""
+    installed(
+        {"toy": "UNIT"},
+        toy_unit("def name(turn, session, place):\n    raise KeyError(turn)\nUNIT = replace(TOY, turn_name=name)"),
+    )
+    corpus = tmp_path / "toy"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "sessions_corpus", corpus)
+    (corpus / "benchmark.json").write_text('{"name": "toy"}')
+    for args in (
+        ("run", "--runner", "recency", "--k", "1", "--corpus", corpus, "--store", tmp_path / "s.duckdb"),
+        ("build-site", "--store", tmp_path / "s.duckdb", "--out", tmp_path / "site", "--jobs", "1"),
+    ):
+        result = evals(*args)
+        assert result.exit_code == 0, (result.output, result.exception)
+    assert (tmp_path / "site" / "index.html").is_file()
