@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, StrictBool, StrictIn
 from pydantic_core import PydanticCustomError
 
 from evals.benchmarks._registry import Audit, Benchmark, ErrataFormat, ProtocolSpec, RemoteFile, SourceFile, Unit
+from evals.judge.answer_scores import Lexical
 from evals.judge.headline import Rule
 
 __all__ = ["unit_problems"]
@@ -120,6 +121,15 @@ class _Unit(_Checked):
     order: StrictInt
 
 
+class _Protocol(_Checked):
+    load: Function
+    judge: Text | None
+    sources: tuple[_of(SourceFile), ...]  # type: ignore[valid-type]
+    lexical: _of(Lexical) | None  # type: ignore[valid-type]
+    profile: StrictStr
+    scores: StrictStr
+
+
 def _lines(exc: ValidationError, prefix: str) -> list[str]:
     lines = []
     for error in exc.errors():
@@ -140,6 +150,13 @@ def unit_problems(unit: Unit) -> list[str]:
         _Unit.model_validate(_values(unit))
     except ValidationError as exc:
         problems.extend(_lines(exc, ""))
+    protocols = unit.protocols if isinstance(unit.protocols, Mapping) else {}
+    for name, spec in protocols.items():
+        if isinstance(spec, ProtocolSpec):
+            try:
+                _Protocol.model_validate(_values(spec))
+            except ValidationError as exc:
+                problems.extend(_lines(exc, f"protocols.{name}"))
     releases = unit.releases if isinstance(unit.releases, tuple) else ()
     for n, release in enumerate(releases):
         if not isinstance(release, Benchmark):
