@@ -38,7 +38,9 @@ def _checked(read: Callable[[], Any], benchmark: str, origin: str) -> list[Claim
             raise ValueError(f"claim[{n}] is {type(claim).__name__}, not a Claim")
         if claim.benchmark != benchmark:
             raise ValueError(f"claim[{n}] is of benchmark {claim.benchmark!r}, not {benchmark!r}")
-        claims.append(claim.model_copy(update={"origin": origin}) if origin else claim)
+        if origin:  # every surface shows who measured a claim: who added it is said there too
+            claim = claim.model_copy(update={"origin": origin, "measured_by": f"{claim.measured_by}; added by {origin}"})
+        claims.append(claim)
     return claims
 
 

@@ -169,6 +169,7 @@ def test_a_claims_entry_point_adds_labelled_claims_to_its_benchmark(installed):
     added = [c for c in published_claims() if c.system == "Forged memory"]
     assert [(c.benchmark, c.origin) for c in added] == [("locomo", f"{distribution} 1.0")]
     assert added[0].label == f"Forged memory: recall (added by {distribution} 1.0)"
+    assert added[0].measured_by == f"a test (self-reported); added by {distribution} 1.0"  # what the boards show
 
 
 def test_a_claims_entry_point_for_another_benchmark_is_refused(installed, capsys):
