@@ -4,8 +4,10 @@ A unit (``evals/benchmarks/NAME/``, or one module) holds everything the harness 
 its releases (:class:`Benchmark`: where each is published, at which version, under which license, with
 which pins), its importer, its headline rule, its categories, its protocols, how the label audit knows
 its files, and its page title. Units are registered as the entry points of the group
-``mneme_evals.benchmarks`` (:data:`evals.model.corpus.BENCHMARK_GROUP`), the built-ins in this package's
-``pyproject.toml`` as a plug-in's would be in its own; everything else (``evals benchmarks``, the CLI's
+``mneme_evals.benchmarks``, read by the one plug-in loader (:mod:`evals.io.plugins`, which also imports a unit
+named by reference, ``package.module:ATTR``), the built-ins in this package's ``pyproject.toml`` as a plug-in's
+would be in its own. Each is checked field by field when registered (:mod:`._validate`), and a built-in's name,
+of a unit or of a protocol, stays the built-in's; everything else (``evals benchmarks``, the CLI's
 choices, the corpus schema, the methodology page, the front page, exports) derives from them.
 
 Facts only, gathered from the benchmarks' own repositories and hub pages. A file whose host publishes
@@ -196,9 +198,6 @@ class Unit:
     # The answer-key audits of it whose corrections `evals import-errata FORMAT` turns into an errata file, by FORMAT.
     errata: Mapping[str, ErrataFormat] = field(default_factory=dict)
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
-
-
-BUILT_IN_DISTRIBUTION = plugins.BUILT_IN_DISTRIBUTION
 
 
 @dataclass

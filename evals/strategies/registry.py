@@ -92,7 +92,6 @@ ENTRY_POINT_GROUP = STRATEGY_GROUP
 NO_MODEL = "none"
 
 
-
 class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -292,7 +291,8 @@ def _as_spec(name: str, value: Any, source: str, module: str | None) -> Strategy
 
 
 class Registry:
-    """The strategies installed in this environment (entry points), found afresh for each registry."""
+    """The strategies installed in this environment (entry points, read by :func:`evals.io.plugins.group`, again
+    whenever ``sys.path`` changes), each loaded afresh for each registry."""
 
     def __init__(self, points: Iterable[EntryPoint] | None = None) -> None:
         found = plugin_group(ENTRY_POINT_GROUP) if points is None else points
