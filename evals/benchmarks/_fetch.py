@@ -142,8 +142,13 @@ def fetch(
     downloaded, checked and imported; a first download that fails its import, or whose entry cannot be
     written, is not kept. SIGTERM cleans up as Ctrl-C does. ``deadline`` is each download's, in seconds."""
     bench = benchmark(name)
-    if bench.importer is None or (bench.data is None and not bench.tree):
+    if bench.importer is None:
         raise EvalsError(f"{bench.name} is not importable yet: {bench.not_importable}")
+    if bench.data is None and not bench.tree:
+        raise EvalsError(
+            f"{bench.name} pins no published file to fetch (its release declares neither data nor a tree); "
+            f"import a copy you have with `evals import-corpus {bench.importer} FILE`"
+        )
     say = log or (lambda _text: None)
     downloads = Path(downloads)
     lock = Lock.read(lock_path)

@@ -4,8 +4,10 @@ A unit (``evals/benchmarks/NAME/``, or one module) holds everything the harness 
 its releases (:class:`Benchmark`: where each is published, at which version, under which license, with
 which pins), its importer, its headline rule, its categories, its protocols, how the label audit knows
 its files, and its page title. Units are registered as the entry points of the group
-``mneme_evals.benchmarks`` (:data:`evals.model.corpus.BENCHMARK_GROUP`), the built-ins in this package's
-``pyproject.toml`` as a plug-in's would be in its own; everything else (``evals benchmarks``, the CLI's
+``mneme_evals.benchmarks``, read by the one plug-in loader (:mod:`evals.io.plugins`, which also imports a unit
+named by reference, ``package.module:ATTR``), the built-ins in this package's ``pyproject.toml`` as a plug-in's
+would be in its own. Each is checked field by field when registered (:mod:`._validate`), and a built-in's name,
+of a unit or of a protocol, stays the built-in's; everything else (``evals benchmarks``, the CLI's
 choices, the corpus schema, the methodology page, the front page, exports) derives from them.
 
 Facts only, gathered from the benchmarks' own repositories and hub pages. A file whose host publishes
@@ -26,9 +28,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator
 
 from evals.errors import EvalsError
+from evals.io import plugins
 from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical
 from evals.judge.headline import Rule
-from evals.model.corpus import benchmark_entry_points
 
 if TYPE_CHECKING:
     from evals.benchmarks.kit.importing import ImportReport, Source
@@ -198,46 +200,73 @@ class Unit:
     order: int = 100  # where `evals benchmarks` lists it: lower first, then by name
 
 
-_EMPTY: dict[str, Unit] = {}
-_loaded: tuple[tuple[tuple[str, str, str], ...], dict[str, Unit]] = ((), _EMPTY)
-BUILT_IN_DISTRIBUTION = "mneme-evals"
+@dataclass
+class _Registered:
+    """The units as last loaded from the registered set ``key``: each unit and where it comes from, the protocols
+    they bring (a name is its first claimant's: the harness's, then the built-ins', then plug-ins' by name), and
+    every published claim, read on first use."""
+
+    key: tuple[tuple[str, str, str], ...]
+    units: dict[str, Unit]
+    sources: dict[str, str]
+    protocols: dict[str, ProtocolSpec]
+    claims: tuple[tuple[EntryPoint, ...], list[Claim]] | None = None  # the claims entry points read, and every claim
 
 
-def _built_in(point: EntryPoint) -> bool:
-    return point.dist is not None and point.dist.name == BUILT_IN_DISTRIBUTION
+_registered = _Registered((), {}, {}, {})
+# Units named by a reference (``package.module:ATTR``) in this process, by the reference: the module, and the unit,
+# registered beside the entry points' while that module stays imported (a reference is how a unit that is not
+# installed is used, as a strategy's is).
+_referenced: dict[str, tuple[str, Unit]] = {}
 
 
 def _named(point: EntryPoint) -> str:
     """The entry point and where it comes from, as a warning names them: ``NAME (DISTRIBUTION VERSION)``."""
     from evals.model.formatting import printable
 
-    where = "built-in" if _built_in(point) else point.value if point.dist is None else f"{point.dist.name} {point.dist.version}"
+    where = "built-in" if plugins.is_built_in(point) else point.value if point.dist is None else plugins.source_of(point)
     return printable(f"{point.name} ({where})")
 
 
-def _problem(point: EntryPoint, loaded: Any) -> str | None:
-    """Why a loaded entry point is no usable unit (None: it is one)."""
+def _problems(name: str, loaded: Any) -> list[str]:
+    """Why a loaded entry point (or reference) is no usable unit, one line each ([]: it is one)."""
+    from evals.benchmarks._validate import unit_problems
     from evals.judge.metrics import declared
 
     if not isinstance(loaded, Unit):
-        return f"is left out: it is {type(loaded).__name__}, not a Unit"
-    if loaded.name != point.name:
-        return f"is left out: its Unit is named {loaded.name!r}, not {point.name!r}"
-    if loaded.rule is not None and (not isinstance(loaded.rule, Rule) or declared(loaded.rule.metric) is None):
-        metric = getattr(loaded.rule, "metric", loaded.rule)
-        return f"is left out: its rule names no declared metric: {metric!r}"
-    return None
+        return [f"it is {type(loaded).__name__}, not a Unit"]
+    problems = unit_problems(loaded)
+    if problems:
+        return problems
+    if loaded.name != name:
+        return [f"its Unit is named {loaded.name!r}, not {name!r}"]
+    if loaded.rule is not None and declared(loaded.rule.metric) is None:
+        return [f"its rule names no declared metric: {loaded.rule.metric!r}"]
+    return []
 
 
-def _load(points: list[EntryPoint]) -> dict[str, Unit]:
-    """Each entry point's unit, by name; one that fails to load, is misnamed, declares an unknown metric or takes
-    a built-in's name gets one warning line on stderr and is left out, so it breaks only itself."""
+def _left_out(named: str, problems: list[str]) -> None:
+    from evals.model.formatting import printable
+
+    if len(problems) == 1:
+        _warn(f"benchmark {named} is left out: {printable(problems[0])}")
+    else:
+        _warn(f"benchmark {named} is left out: its fields are not valid:")
+        for problem in problems:
+            _warn(f"benchmark {named}: {printable(problem)}")
+
+
+def _load(points: list[EntryPoint]) -> tuple[dict[str, Unit], dict[str, str]]:
+    """Each entry point's unit, by name, and where each comes from; one that fails to load, is misnamed, has a
+    bad field, declares an unknown metric or takes a built-in's name gets one warning line on stderr (one per
+    bad field) and is left out, so it breaks only itself."""
     from evals.strategies.registry import PLUGIN_FAULTS, fault_text
 
     found: dict[str, Unit] = {}
-    builtin = {point.name for point in points if _built_in(point)}
-    for point in sorted(points, key=lambda p: (not _built_in(p), p.name, p.value)):
-        if point.name in builtin and not _built_in(point):
+    sources: dict[str, str] = {}
+    builtin = {point.name for point in points if plugins.is_built_in(point)}
+    for point in sorted(points, key=lambda p: (not plugins.is_built_in(p), p.name, p.value)):
+        if point.name in builtin and not plugins.is_built_in(point):
             _warn(f"benchmark {_named(point)} is ignored: a built-in benchmark has that name")
             continue
         if point.name in found:
@@ -247,12 +276,33 @@ def _load(points: list[EntryPoint]) -> dict[str, Unit]:
         except PLUGIN_FAULTS as exc:  # fault_text raises a KeyboardInterrupt again
             _warn(f"benchmark {_named(point)} failed to load: {fault_text(exc)}")
             continue
-        problem = _problem(point, loaded)
-        if problem is not None:
-            _warn(f"benchmark {_named(point)} {problem}")
+        problems = _problems(point.name, loaded)
+        if problems:
+            _left_out(_named(point), problems)
             continue
         found[point.name] = loaded
-    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
+        sources[point.name] = plugins.source_of(point)
+    for ref, (_, referenced) in _referenced.items():
+        if referenced.name in found:
+            _warn(f"benchmark {ref} is ignored: a registered benchmark is named {referenced.name!r}")
+            continue
+        found[referenced.name], sources[referenced.name] = referenced, ref
+    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0]))), sources
+
+
+def _protocols(found: dict[str, Unit], sources: dict[str, str]) -> dict[str, ProtocolSpec]:
+    """Every unit's protocols by name, in the units' order. A name is the harness's, then the built-ins', then
+    plug-ins' in name order: a later unit declaring a taken name keeps its other protocols, and gets a warning."""
+    taken: dict[str, str] = {}
+    for name in sorted(found, key=lambda n: (sources[n] != "built-in", n)):
+        for protocol in found[name].protocols:
+            if protocol == HARNESS or protocol in taken:
+                owner = "the harness's own" if protocol == HARNESS else f"benchmark {taken[protocol]}'s"
+                if sources[name] != "built-in" or protocol != HARNESS:
+                    _warn(f"benchmark {name} ({sources[name]}): its protocol {protocol!r} is ignored: the name is {owner}")
+                continue
+            taken[protocol] = name
+    return {p: spec for name, u in found.items() for p, spec in u.protocols.items() if taken.get(p) == name}
 
 
 def _warn(line: str) -> None:
@@ -264,30 +314,73 @@ def _warn(line: str) -> None:
 _keyed: tuple[tuple[EntryPoint, ...], list[EntryPoint], tuple[tuple[str, str, str], ...]] = ((), [], ())
 
 
-def units() -> dict[str, Unit]:
-    """Every registered unit that loads, by name, in name order; loaded again only when the registered set changes."""
-    global _loaded, _keyed
-    found = benchmark_entry_points()
+def _current() -> _Registered:
+    """The registered units, loaded again only when the registered set changes."""
+    global _registered, _keyed
+    found = plugins.group(plugins.BENCHMARK_GROUP)
     if found is not _keyed[0]:
         distinct = {(p.name, p.value, p.dist.name if p.dist else ""): p for p in found}
         _keyed = (found, list(distinct.values()), tuple(sorted(distinct)))
     _, points, key = _keyed
-    if key != _loaded[0]:
-        _loaded = (key, _load(points))
-    return dict(_loaded[1])
+    for ref in [ref for ref, (module, _) in _referenced.items() if module not in sys.modules]:
+        del _referenced[ref]
+    key = (*key, *((ref, "", "reference") for ref in _referenced))
+    if key != _registered.key:
+        loaded, sources = _load(points)
+        _registered = _Registered(key, loaded, sources, _protocols(loaded, sources))
+    return _registered
+
+
+def units() -> dict[str, Unit]:
+    """Every registered unit that loads, by name, in name order; loaded again only when the registered set changes."""
+    return dict(_current().units)
 
 
 def unit(name: str) -> Unit:
-    """The unit ``name`` (what a benchmark.json declares); an UnknownBenchmark error lists the names there are."""
+    """The unit ``name`` (what a benchmark.json declares), or the one a reference ``package.module:ATTR`` names (it
+    is registered from then on, in this process); an UnknownBenchmark error lists the names there are."""
     found = units()
+    if name not in found and plugins.is_reference(name):
+        return _reference(name)
     if name not in found:
-        raise UnknownBenchmark(f"no benchmark unit called {name!r}; registered: {', '.join(found)}")
+        raise UnknownBenchmark(
+            f"no benchmark unit called {name!r}; registered: {', '.join(found)} (or name one as package.module:ATTR)"
+        )
     return found[name]
 
 
+def _reference(ref: str) -> Unit:
+    from evals.strategies.registry import PLUGIN_FAULTS, fault_text
+
+    if ref not in _referenced:
+        try:
+            loaded, module = plugins.load_reference(ref, f"benchmark {ref}")
+        except plugins.PluginError:
+            raise
+        except PLUGIN_FAULTS as exc:
+            raise UnknownBenchmark(f"benchmark {ref}: cannot import it: {fault_text(exc)}") from None
+        problems = _problems(getattr(loaded, "name", ""), loaded)
+        if problems:
+            raise UnknownBenchmark(f"benchmark {ref} is no usable unit: " + "; ".join(problems))
+        _referenced[ref] = (module, loaded)
+    found = _current()
+    name = _referenced[ref][1].name
+    if found.units.get(name) is not _referenced[ref][1]:
+        raise UnknownBenchmark(f"benchmark {ref}: a registered benchmark is named {name!r}")
+    return found.units[name]
+
+
 def published_claims() -> list[Claim]:
-    """Every registered unit's published claims, unit by unit in name order (the boards show them)."""
-    return [claim for found in units().values() if found.claims is not None for claim in found.claims()]
+    """Every published claim: each unit's own, then each claims file a plug-in names for a benchmark
+    (``mneme_evals.claims``), read once per registered set. A unit's claims that cannot be read, or that name
+    another benchmark, are left out with one warning; every other board is as it was."""
+    found = _current()
+    points = plugins.group(plugins.CLAIMS_GROUP)
+    if found.claims is None or found.claims[0] is not points:
+        from evals.benchmarks._claims import gather
+
+        found.claims = (points, gather(found.units, found.sources, points, _warn))
+    return list(found.claims[1])
 
 
 def rule_of(declared: str | None) -> Rule | None:
@@ -335,8 +428,9 @@ HARNESS_JUDGE = "gpt-4o-mini"
 
 
 def protocol_specs() -> dict[str, ProtocolSpec]:
-    """Every unit's protocols by name, in the units' order (the harness's own is not among them)."""
-    return {name: spec for u in units().values() for name, spec in u.protocols.items() if name != HARNESS}
+    """Every unit's protocols by name, in the units' order (the harness's own is not among them); a name a
+    built-in brings is the built-in's, whatever a plug-in declares."""
+    return dict(_current().protocols)
 
 
 def protocol_names() -> tuple[str, ...]:
@@ -381,9 +475,24 @@ def no_judge_refusal(grader: str) -> str:
 
 
 def protocol_class(name: str) -> type | None:
-    """The class of protocol ``name`` where a unit brings it, imported now; else None."""
-    spec = protocol_specs().get(name)
-    return None if spec is None else spec.load()
+    """The class of protocol ``name`` where a unit brings it, imported now; else None. A load that fails is the
+    unit's fault: one line naming the protocol and where its unit comes from."""
+    from evals.strategies.registry import PLUGIN_FAULTS, fault_text
+
+    found = _current()
+    spec = found.protocols.get(name)
+    if spec is None:
+        return None
+    try:
+        kind = spec.load()
+    except PLUGIN_FAULTS as exc:  # fault_text raises a KeyboardInterrupt again
+        owner = next((n for n, u in found.units.items() if u.protocols.get(name) is spec), "?")
+        raise EvalsError(
+            f"protocol {name} (benchmark {owner}, {found.sources.get(owner, '?')}) failed to load: {fault_text(exc)}"
+        ) from None
+    if not isinstance(kind, type):
+        raise EvalsError(f"protocol {name}: its load() returned {type(kind).__name__}, not a Protocol class")
+    return kind
 
 
 def protocol_lexical(name: str | None) -> Lexical:

@@ -13,6 +13,7 @@ and a turn without a session ``turn N``. Each turn's date is its session's (or m
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 
 __all__ = ["TurnIds", "harness_name"]
@@ -42,6 +43,7 @@ class TurnIds:
     ) -> None:
         self.sessions = list(sessions or [])
         self.dates = list(dates or [])
+        self._benchmark = benchmark or ""
         self._name = _naming(benchmark)
         self._place: list[int] = []  # each turn's position in its session, from 1
         previous, place = None, 0
@@ -54,12 +56,37 @@ class TurnIds:
         """The benchmark's own name of ``turn`` (``D3:5``, ``<session id> #2``, ``message 56 · batch 1``), else ``turn N``."""
         if not 0 <= turn < len(self.sessions):
             return f"turn {turn}"
-        return self._name(turn, self.sessions[turn], self._place[turn])
+        session, place = self.sessions[turn], self._place[turn]
+        if self._name is harness_name:
+            return harness_name(turn, session, place)
+        try:
+            named = self._name(turn, session, place)
+        except Exception as exc:  # noqa: BLE001 - a unit's naming is its own code: the harness names the turn instead
+            _said_once(self._benchmark, f"raises {type(exc).__name__}")
+            return harness_name(turn, session, place)
+        if not isinstance(named, str):
+            _said_once(self._benchmark, f"returns {type(named).__name__}, not a string")
+            return harness_name(turn, session, place)
+        return named
 
     def date(self, turn: int) -> str:
         """The date of ``turn``'s session as the benchmark writes it ("" when it gives none)."""
         value = self.dates[turn] if 0 <= turn < len(self.dates) else None
         return value or ""
+
+
+_warned: set[str] = set()
+
+
+def _said_once(benchmark: str, what: str) -> None:
+    """One warning line per benchmark and process: its unit's turn naming failed, so the harness's names its turns."""
+    if benchmark not in _warned:
+        _warned.add(benchmark)
+        from evals.model.formatting import printable
+
+        sys.stderr.write(
+            f"warning: benchmark {printable(benchmark)}: its turn_name {what}; its turns are named as the harness names them\n"
+        )
 
 
 def _naming(benchmark: str | None):

@@ -13,7 +13,7 @@ silently missing row.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -24,7 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from evals.errors import EvalsError
 
-__all__ = ["Claim", "ClaimError", "ClaimSource", "claims_in", "load_claims", "parse_claims"]
+__all__ = ["Claim", "ClaimError", "ClaimSource", "ClaimsFile", "claims_in", "load_claims", "parse_claims"]
 
 CLAIMS_FILE = "claims.toml"  # the file a unit's claims are in, in the unit's folder
 _MAX_FILE = 1024 * 1024
@@ -125,10 +125,14 @@ class Claim(_Strict):
     measured_by: Text  # who produced the figure: the maker (self-reported) or another harness
     note: Text | None = None
     source: ClaimSource
+    # Who added it, where not the benchmark's own unit in this package: a plug-in's distribution and version, or a
+    # suite file. Set by whoever reads the file (a file cannot claim to be built in), and shown with the claim.
+    origin: str = ""
 
     @property
     def label(self) -> str:
-        return f"{self.system}: {self.figure}"
+        added = f" (added by {self.origin})" if self.origin else ""
+        return f"{self.system}: {self.figure}{added}"
 
 
 def parse_claims(data: object, where: str, benchmark: str | None = None) -> list[Claim]:
@@ -145,6 +149,8 @@ def parse_claims(data: object, where: str, benchmark: str | None = None) -> list
         raise ClaimError(f"{where}: claim: expected [[claim]] tables")
     claims = []
     for n, row in enumerate(rows):
+        if isinstance(row, dict) and "origin" in row:
+            raise ClaimError(f"{where}: claim[{n}].origin: unknown key (who added a claim is said by where it is read)")
         if benchmark is not None and isinstance(row, dict):
             if row.get("benchmark", benchmark) != benchmark:
                 raise ClaimError(f"{where}: claim[{n}].benchmark: this file holds the claims of {benchmark!r}")
@@ -183,13 +189,32 @@ def _parse_text(text: str, where: str, benchmark: str | None = None) -> list[Cla
     return parse_claims(data, where, benchmark)
 
 
-def claims_in(package: str, benchmark: str) -> Callable[[], list[Claim]]:
-    """What a unit hands the registry (``Unit(claims=claims_in(__name__, NAME))``): a reader of the claims of
-    ``benchmark`` in its package's ``claims.toml``, read once, on first use."""
+@dataclass(frozen=True)
+class ClaimsFile:
+    """A reader of the claims of ``benchmark`` in ``package``'s file ``file``, read once, on first use (call it).
 
-    @cache
-    def read() -> tuple[Claim, ...]:
-        text = resources.files(package).joinpath(CLAIMS_FILE).read_text(encoding="utf-8")
-        return tuple(_parse_text(text, f"{package.replace('.', '/')}/{CLAIMS_FILE}", benchmark))
+    A unit hands one to the registry (``Unit(claims=claims_in(__name__, NAME))``); a plug-in adding claims to any
+    registered benchmark names one by an entry point of ``mneme_evals.claims`` named for that benchmark. Every
+    claim in it is of ``benchmark``: a row naming another is refused with the file."""
 
-    return lambda: list(read())
+    package: str
+    benchmark: str
+    file: str = CLAIMS_FILE
+
+    def __call__(self) -> list[Claim]:
+        return list(_read_packaged(self.package, self.file, self.benchmark))
+
+
+@cache
+def _read_packaged(package: str, file: str, benchmark: str) -> tuple[Claim, ...]:
+    try:
+        text = resources.files(package).joinpath(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ClaimError(f"{package.replace('.', '/')}/{file}: cannot be read: {exc}") from None
+    return tuple(_parse_text(text, f"{package.replace('.', '/')}/{file}", benchmark))
+
+
+def claims_in(package: str, benchmark: str, file: str = CLAIMS_FILE) -> ClaimsFile:
+    """The claims of ``benchmark`` in ``package``'s ``file`` (``claims.toml`` beside a unit), as a reader for a unit's
+    ``claims`` field or a claims entry point."""
+    return ClaimsFile(package, benchmark, file)

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,7 +35,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 from pydantic_core import PydanticCustomError
 
 from evals.errors import EvalsError
-from evals.io import checked, jsonfile
+from evals.io import checked, jsonfile, plugins
+from evals.io.plugins import BENCHMARK_GROUP
 
 __all__ = [
     "BENCHMARK_FILE",
@@ -72,20 +72,10 @@ BENCHMARK_FILE = "benchmark.json"  # which published benchmark the corpus is; no
 # The benchmarks a corpus may declare are the names of this entry-point group (one per benchmark unit,
 # evals/benchmarks/NAME/, registered in pyproject.toml as a plug-in's would be). Only the names are read
 # here, never the units: this layer lies below evals.benchmarks.
-BENCHMARK_GROUP = "mneme_evals.benchmarks"
-
-
-_found: tuple[tuple[str, ...], tuple[EntryPoint, ...]] | None = None
-
 
 def benchmark_entry_points() -> tuple[EntryPoint, ...]:
-    """The entry points of :data:`BENCHMARK_GROUP`, read again only when ``sys.path`` changes (reading every
-    installed distribution's metadata takes tens of milliseconds, and pages ask per run)."""
-    global _found
-    key = tuple(sys.path)
-    if _found is None or _found[0] != key:
-        _found = (key, tuple(entry_points(group=BENCHMARK_GROUP)))
-    return _found[1]
+    """The entry points of :data:`BENCHMARK_GROUP` (:func:`evals.io.plugins.group`)."""
+    return plugins.group(BENCHMARK_GROUP)
 
 
 def benchmark_names() -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from evals.benchmarks import rule_of
-from evals.judge.headline import Headline, headline_of, metric_at
+from evals.judge.headline import Headline, Rule, headline_of, metric_at
 from evals.judge.metrics import LatencyBucket, MetricValue
 from evals.judge.scoring import Scores
 from evals.model.corpus import Corpus, Reference
@@ -96,10 +96,16 @@ class RunSummary:
     # prompts) and where its templates were read: repository, commit, files -> sha256 (None: the harness's).
     answer_protocol: str | None = None
     protocol_source: dict[str, Any] | None = None
+    # The rule its headline is judged by, as it was when the run was appended (a run stored before it was recorded is
+    # read with the rule of its benchmark as registered now; None only for a summary made by hand).
+    rule: Rule | None = None
 
     @property
     def headline(self) -> Headline:
-        """The one figure this run is judged by, and its population (:mod:`evals.judge.headline`)."""
+        """The one figure this run is judged by, and its population (:mod:`evals.judge.headline`): by the rule
+        stored with it, so an uninstalled plug-in's runs keep theirs."""
+        if self.rule is not None:
+            return Headline(self.rule, metric_at(self.metrics, self.rule.metric, self.k))
         return headline_of(rule_of(self.benchmark), self.metrics, self.k)
 
     def metric(self, name: str) -> MetricValue | None:
@@ -114,6 +120,7 @@ class RunSummary:
         out["timestamp"] = self.timestamp.isoformat()
         out["metrics"] = {name: dataclasses.asdict(value) for name, value in self.metrics.items()}
         out["headline"] = self.headline.as_dict()
+        del out["rule"]  # the headline says it: its rule's name, metric, label, population and code
         return out
 
 

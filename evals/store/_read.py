@@ -7,6 +7,7 @@ among it) reaches every reader alike.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC
@@ -14,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from evals.benchmarks import rule_of
+from evals.judge.headline import Rule, headline_of
 from evals.judge.metrics import LatencyBucket, MetricValue, metric_order
 from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, evidence_hits, score_point
@@ -86,6 +89,7 @@ SUMMARY_COLUMNS = (
     "cutoffs",
     "cutoff_rule",
     "benchmark",
+    "rule",
     *ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
@@ -676,9 +680,20 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         cutoffs=list(values["cutoffs"] or []),
         cutoff_rule=values["cutoff_rule"],
         benchmark=values["benchmark"],
+        rule=stored_rule(values["rule"]) or headline_of(rule_of(values["benchmark"]), metrics, values["k"]).rule,
         **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
         **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
+
+
+def stored_rule(text: str | None) -> Rule | None:
+    """The rule a run was appended with (the ``rule`` column's JSON), or None: stored before it was recorded, and read
+    as the rule of its benchmark as registered now (what every run was read by before)."""
+    if not text:
+        return None
+    data = json.loads(text)
+    known = {f.name for f in dataclasses.fields(Rule)}
+    return Rule(**{name: value for name, value in data.items() if name in known})
 
 
 def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> RunResult:

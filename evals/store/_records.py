@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from evals.benchmarks import protocol_lexical
+from evals.benchmarks import protocol_lexical, rule_of
+from evals.judge.headline import headline_of
 from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
 from evals.judge.scoring import Evaluation, Scores
 from evals.model.corpus import Conversation, Reference
@@ -169,6 +170,8 @@ def make_summary(
         cutoffs=list(run.cutoffs),
         cutoff_rule=run.cutoff_rule if run.cutoffs else None,
         benchmark=run.benchmark,
+        # Its rule as its benchmark is registered now, kept with it: reading it back never asks the registry again.
+        rule=headline_of(rule_of(run.benchmark), {**(measured or {}), **metrics}, run.k).rule,
         **extra,
     )
 

@@ -469,6 +469,13 @@ _HELD_TURNS = """
 ALTER TABLE test_points ADD COLUMN ranked_held INTEGER[][];
 """
 
+# The rule a run's headline is judged by (evals.judge.headline.Rule as JSON: its metric, label, population, the code
+# it follows), fixed when the run is appended, so reading it never depends on which benchmark units are installed
+# now. NULL: a run stored before; read as the rule of its corpus's benchmark as registered now (docs/store.md).
+_RUN_RULE = """
+ALTER TABLE runs ADD COLUMN rule JSON;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -486,6 +493,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "conversation_turns_one_row_each", _TURN_ROWS),
     Migration(15, "rubrics_and_grades", _GRADED),
     Migration(16, "turns_each_record_holds", _HELD_TURNS),
+    Migration(17, "run_rule", _RUN_RULE),
 )
 
 

@@ -8,6 +8,7 @@ it was before the transaction or as it is after it.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -139,6 +140,7 @@ class StoreWriter(Connected):
             values["llm_settings"] = json.dumps(summary.llm_settings, ensure_ascii=False, sort_keys=True)
         if summary.llm_usage is not None:
             values["llm_usage"] = json.dumps(summary.llm_usage, ensure_ascii=False)
+        values["rule"] = None if summary.rule is None else json.dumps(dataclasses.asdict(summary.rule), ensure_ascii=False)
         if summary.protocol_source is not None:
             values["protocol_source"] = json.dumps(summary.protocol_source, ensure_ascii=False, sort_keys=True)
         values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)

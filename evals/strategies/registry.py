@@ -38,18 +38,21 @@ import importlib
 import importlib.util
 import inspect
 import json
-import re
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from evals.errors import EvalsError
+from evals.io.plugins import STRATEGY_GROUP, PluginError, is_reference, load_reference
+from evals.io.plugins import group as plugin_group
+from evals.io.plugins import is_built_in as _is_built_in
+from evals.io.plugins import source_of as _source
 from evals.model.formatting import printable
 from evals.strategies._faults import (
     MAX_CONFIGURATION_CHARS,
@@ -84,14 +87,9 @@ __all__ = [
     "unstorable",
 ]
 
-ENTRY_POINT_GROUP = "mneme_evals.strategies"
-BUILT_IN_DISTRIBUTION = "mneme-evals"
+ENTRY_POINT_GROUP = STRATEGY_GROUP
 # Recorded as a run's model when the strategy uses no model at all.
 NO_MODEL = "none"
-
-
-# package.module:attr, each part a Python name (so a reference never holds a newline or a path).
-_REFERENCE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*(\.[^\W\d]\w*)*")
 
 
 class NoOptions(BaseModel):
@@ -293,10 +291,11 @@ def _as_spec(name: str, value: Any, source: str, module: str | None) -> Strategy
 
 
 class Registry:
-    """The strategies installed in this environment (entry points), found afresh for each registry."""
+    """The strategies installed in this environment (entry points, read by :func:`evals.io.plugins.group`, again
+    whenever ``sys.path`` changes), each loaded afresh for each registry."""
 
     def __init__(self, points: Iterable[EntryPoint] | None = None) -> None:
-        found = entry_points(group=ENTRY_POINT_GROUP) if points is None else points
+        found = plugin_group(ENTRY_POINT_GROUP) if points is None else points
         self._points: dict[str, EntryPoint] = {}
         for point in sorted(found, key=lambda p: (not _is_built_in(p), p.name)):
             self._points.setdefault(point.name, point)  # a built-in name cannot be taken over
@@ -377,26 +376,15 @@ class Registry:
 
     def _load_reference(self, ref: str) -> StrategySpec:
         """The strategy ``package.module:attr`` names: a factory (named by the reference) or a spec."""
-        if not _REFERENCE.fullmatch(ref):
+        if not is_reference(ref):
             raise StrategyError(f"--runner {printable(ref)}: not a registered name nor a reference package.module:function")
-        module_name, _, attr = ref.partition(":")
+        module_name = ref.partition(":")[0]
         try:
-            module = _tracked(module_name, lambda: importlib.import_module(module_name))
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-                raise StrategyError(
-                    f"--runner {ref}: no module named {exc.name!r} on the Python path; the `evals` command does not "
-                    "look in the current directory: run it with PYTHONPATH=. (or the folder holding the module), "
-                    "or pip install -e the plug-in's package"
-                ) from None
-            raise StrategyError(f"--runner {ref}: cannot import {module_name}: {fault_text(exc)}") from None
+            value, _ = _tracked(module_name, lambda: load_reference(ref, f"--runner {ref}"))
+        except PluginError as exc:
+            raise StrategyError(str(exc)) from None
         except PLUGIN_FAULTS as exc:  # an error in the user's module is theirs to read
             raise StrategyError(f"--runner {ref}: cannot import {module_name}: {fault_text(exc)}") from None
-        value: Any = module
-        for part in attr.split("."):
-            if not hasattr(value, part):
-                raise StrategyError(f"--runner {ref}: {module_name} has no {attr!r}")
-            value = getattr(value, part)
         # A spec keeps its declared name unless that names another strategy; a bare factory is named by the
         # reference itself, which is unambiguous.
         name = value.name if isinstance(value, StrategySpec) else ref
@@ -440,15 +428,3 @@ def _shown(value: Any) -> str:
         return repr(value)
     except Exception:  # noqa: BLE001 - a plug-in's __repr__ is its own code
         return f"<a {type(value).__name__}>"
-
-
-def _is_built_in(point: EntryPoint) -> bool:
-    return point.dist is not None and point.dist.name == BUILT_IN_DISTRIBUTION
-
-
-def _source(point: EntryPoint) -> str:
-    if _is_built_in(point):
-        return "built-in"
-    if point.dist is None:
-        return point.value
-    return f"{point.dist.name} {point.dist.version}"

@@ -646,6 +646,7 @@ def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None
         row = {name: getattr(summary, name) for name in base}
         row["timestamp"] = summary.timestamp.isoformat()
         row["strategy_config"] = formatting.json_text(summary.strategy_config)
+        row["rule"] = summary.headline.rule.name  # its headline's rule, stored with the run
         for name in ("llm_settings", "llm_usage"):
             if getattr(summary, name) is not None:
                 row[name] = formatting.json_text(getattr(summary, name), sort_keys=True)

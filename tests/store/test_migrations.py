@@ -7,10 +7,12 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from helpers import FIXTURES
 
-from evals.benchmarks import protocol_lexical
+from evals.benchmarks import protocol_lexical, rule_of
+from evals.judge.headline import headline_of
 from evals.store import MIGRATIONS, Store, StoreError
 
 STORES = FIXTURES / "stores"
@@ -170,3 +172,13 @@ def test_longmemeval_ndcg_reference_rows_move_to_ndcg_any_lme(tmp_path):
         (LONGMEMEVAL_LABEL, "ndcg_any_lme", 0.516),
         ("someone's own trec_eval figure", "ndcg_any", 0.5),
     ]
+
+
+def test_migrated_runs_have_no_stored_rule_and_read_the_rule_registered_now(schema5):
+    """Runs stored before runs.rule keep NULL there (nothing is backfilled) and are read by their corpus's rule now."""
+    Store.upgrade(schema5)
+    with duckdb.connect(str(schema5), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM runs WHERE rule IS NOT NULL").fetchone() == (0,)
+    with Store.open(schema5, read_only=True) as store:
+        summaries = store.runs()
+    assert summaries and all(s.headline.rule == headline_of(rule_of(s.benchmark), s.metrics, s.k).rule for s in summaries)
