@@ -187,3 +187,18 @@ def test_a_results_store_named_as_the_cache_is_refused(tmp_path):
         f"Error: cache {store} holds tables other than a cache's ({result.stderr.split('(', 1)[1].split(')', 1)[0]}): "
         "it is not a cache (a results store?), and is left as it was; name another file (in $EVALS_CACHE) or run with --no-cache"
     ]
+
+
+@pytest.mark.parametrize("runner", ["qdrant", "mempalace", "lancedb", "no_memory"])
+@pytest.mark.parametrize("command", ["run", "check-strategy"])
+def test_repeated_options_are_refused(tmp_path, command, runner):
+    """An --option given twice (even with one value) is refused in one line naming it, before anything is built."""
+    from helpers.errors import usage_error
+
+    store = tmp_path / "r.duckdb"
+    args = ["--runner", runner, "--corpus", FIXTURES / "corpus_small", "--store", store] if command == "run" else [runner]
+    result = evals(command, *args, "--option", "mode=dense", "--option", "k=3", "--option", " mode =sparse")
+    assert usage_error(result) == (
+        "Error: Invalid value for --option: mode is given twice (mode=dense, mode=sparse); give each option once"
+    )
+    assert not store.exists()
