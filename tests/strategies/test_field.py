@@ -203,8 +203,8 @@ def test_lancedb_queries_are_escaped(mode):
     turns = ["Ana: The blue river runs past the old mill.", "Ben: My port is 6543.", "Ana: I adopted a cat named Biscuit."]
     for index, content in enumerate(turns):
         memory.add("user", content, turn=index)
-    questions = ['What did Ana say about "the blue river"?', 'Where does the "blue river run', "text:blue AND (river",
-                 "blue river~2 [a TO z] \\\\ *", '"']
+    questions = ['"the blue river"', 'What did Ana say about "the blue river"?', 'Where does the "blue river run',
+                 "text:blue AND (river", "blue river~2 [a TO z] \\\\ *", '"']
     for question in questions:
         records = memory.retrieve(question, 3)
         assert question == '"' or records[0].turn == 0, (question, records)
