@@ -599,12 +599,18 @@ def price_table(prices_file: Path | None) -> Any:
 
 
 def option_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``--option KEY=VALUE`` pairs as a mapping; a key given twice is refused, never the last one taken."""
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
-        out[key.strip()] = value
+        key = key.strip()
+        if key in out:
+            raise click.BadParameter(
+                f"{key} is given twice ({key}={out[key]}, {key}={value}); give each option once", param_hint="--option"
+            )
+        out[key] = value
     return out
 
 

@@ -13,6 +13,12 @@ a key is the value. The one exception is an entry its reader refuses (an LLM
 reply cached by an older version that checked less): :meth:`Cache.discard`
 removes it, so the value asked afresh can take its key.
 
+A bad cache file is set aside, never used and never a traceback: one damaged (cut short, its bytes
+altered), or whose table has other columns (a future version's, say), is renamed beside itself
+(``cache.duckdb.bad-<time>``), said in one warning line, and a new one started, so what it held is
+computed again. A file that is no cache at all (a results store named by ``$EVALS_CACHE``, any
+DuckDB file with other tables, a file that is not DuckDB's) is refused, and left as it was.
+
 A namespace says what kind of value it is and from where (``embedding:all-MiniLM-L6-v2``,
 ``embedding:text-embedding-3-small@https://api.openai.com/v1``, ``chat:https://api.openai.com/v1``);
 the key is a digest of the exact input
@@ -22,12 +28,14 @@ the key is a digest of the exact input
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from evals.errors import EvalsError
 from evals.io import locking
@@ -41,6 +49,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CACHE_ENV", "Cache", "CountedCache", "cache_path_for", "digest", "user_cache_path"]
 
+# Python's last-resort handler prints a warning as its bare message on stderr when nobody configured logging.
+log = logging.getLogger(__name__)
+
 # Where a run without a store keeps its cache (python -m evals, evaluate() as a library): a file, or "off".
 CACHE_ENV = "EVALS_CACHE"
 
@@ -53,6 +64,13 @@ CREATE TABLE IF NOT EXISTS cache_entries (
     PRIMARY KEY (namespace, key)
 );
 """
+_TABLE = "cache_entries"
+# (column, type) of the table as _SCHEMA makes it: a table of any other shape is not read.
+_COLUMNS = [("namespace", "VARCHAR"), ("key", "VARCHAR"), ("value", "BLOB"), ("created_at", "TIMESTAMP")]
+
+
+class _Unusable(EvalsError):
+    """The cache file cannot be used as it is (damaged, or another shape): it is set aside and started afresh."""
 
 
 def cache_path_for(store_path: str | Path) -> Path:
@@ -155,31 +173,113 @@ class Cache(CountedCache):
     def _connect(self) -> duckdb.DuckDBPyConnection:
         # Called with the lock held.
         if self._connection is None:
-            import duckdb
-
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._held = locking.hold(self.path, writable=True)
-                try:
-                    connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
-                except BaseException:
-                    self._held.let_go()
-                    self._held = None
-                    raise
-                connection.execute(_SCHEMA)
-            except locking.BadFile as exc:
-                raise EvalsError(
-                    f"cache {self.path} {exc}; remove it (it only saves recomputing) or run with --no-cache"
-                ) from None
-            except locking.LockTimeout:
+                self._connection = self._open()
+            except _Unusable as bad:
+                self._set_aside(str(bad))
+                self._connection = self._open()
+        return self._connection
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        """A connection to the cache, its table checked (or made); :class:`_Unusable` for a file to set aside,
+        an :class:`EvalsError` for one to refuse."""
+        import duckdb
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            held = locking.hold(self.path, writable=True)
+        except locking.BadFile as exc:
+            if exc.damaged:
+                raise _Unusable(str(exc)) from None
+            raise EvalsError(
+                f"cache {self.path} {exc}; remove it (it only saves recomputing) or run with --no-cache"
+            ) from None
+        except OSError as exc:
+            raise EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
+        try:
+            connection = locking.connect(self.path, lock_timeout=self.lock_timeout)
+        except BaseException as exc:
+            held.let_go()
+            if isinstance(exc, locking.LockTimeout):
                 raise EvalsError(
                     f"cache {self.path} is locked by another process (waited {self.lock_timeout:g} s), probably another "
                     "run using it; try again when it has finished, or run with --no-cache"
                 ) from None
-            except (OSError, duckdb.Error) as exc:
-                raise EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
-            self._connection = connection
-        return self._connection
+            if isinstance(exc, duckdb.Error):
+                raise _unusable(exc) or EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
+            raise
+        try:
+            self._check_tables(connection)
+            connection.execute(_SCHEMA)
+        except BaseException as exc:
+            connection.close()
+            held.let_go()
+            if isinstance(exc, duckdb.Error):
+                raise _unusable(exc) or EvalsError(f"{self.path}: cannot open the cache: {exc}") from exc
+            raise
+        self._held = held
+        return connection
+
+    def _check_tables(self, connection: duckdb.DuckDBPyConnection) -> None:
+        """Refuse a file holding anything but the cache's table (before anything is written to it); a cache
+        table of other columns is :class:`_Unusable`."""
+        tables = connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() ORDER BY 1"
+        ).fetchall()
+        others = [name for (name,) in tables if name != _TABLE]
+        if others:
+            listed = ", ".join(others[:4]) + (", …" if len(others) > 4 else "")
+            raise EvalsError(
+                f"cache {self.path} holds tables other than a cache's ({listed}): it is not a cache (a results store?), "
+                "and is left as it was; name another file (in $EVALS_CACHE) or run with --no-cache"
+            )
+        if tables:
+            columns = connection.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_catalog = current_database() AND table_name = ? ORDER BY ordinal_position",
+                [_TABLE],
+            ).fetchall()
+            if [tuple(c) for c in columns] != _COLUMNS:
+                shown = ", ".join(f"{name} {kind}" for name, kind in columns)
+                raise _Unusable(f"has a cache table of other columns ({shown}), written by another version")
+
+    def _set_aside(self, reason: str) -> None:
+        """Rename the (closed) cache file beside itself, with its write-ahead log, and say so in one line."""
+        assert self._connection is None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = self.path.with_name(f"{self.path.name}.bad-{stamp}")
+        number = 1
+        while target.exists():
+            number += 1
+            target = self.path.with_name(f"{self.path.name}.bad-{stamp}-{number}")
+        try:
+            os.rename(self.path, target)
+        except FileNotFoundError:
+            return  # another process set it aside first
+        except OSError as exc:
+            raise EvalsError(
+                f"cache {self.path} {reason}, and cannot be set aside ({exc.strerror or exc}); "
+                "remove it (it only saves recomputing) or run with --no-cache"
+            ) from None
+        wal = self.path.with_name(f"{self.path.name}.wal")
+        if wal.exists():
+            os.rename(wal, target.with_name(f"{target.name}.wal"))
+        log.warning("warning: cache %s %s; set aside as %s, and what it held is computed again", self.path, reason, target)
+
+    def _query(self, work: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """``work`` done on the connection (called with the lock held); a cache found damaged on the way is set
+        aside and ``work`` done again on a new one."""
+        import duckdb
+
+        try:
+            return work(self._connect())
+        except duckdb.Error as exc:
+            bad = _unusable(exc)
+            if bad is None:
+                raise EvalsError(f"cache {self.path}: {exc}") from None
+            self._disconnect()
+            self._set_aside(str(bad))
+            return work(self._connect())
 
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The cached values among ``keys``; counts each key once as hit or miss."""
@@ -189,14 +289,18 @@ class Cache(CountedCache):
         import pyarrow as pa
 
         table = pa.table({"key": pa.array(wanted, pa.string())})
-        with self._lock:
-            cursor = self._connect().cursor()
+        def select(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, bytes]]:
+            cursor = connection.cursor()
             cursor.register("wanted_keys", table)
             rows = cursor.execute(
                 "SELECT c.key, c.value FROM cache_entries c JOIN wanted_keys w ON c.key = w.key WHERE c.namespace = ?",
                 [namespace],
             ).fetchall()
             cursor.close()
+            return rows
+
+        with self._lock:
+            rows = self._query(select)
         return self._counted(namespace, wanted, {key: bytes(value) for key, value in rows})
 
     def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
@@ -212,8 +316,9 @@ class Cache(CountedCache):
             }
         )
         now = datetime.now(UTC).replace(tzinfo=None)
-        with self._lock:
-            cursor = self._connect().cursor()
+
+        def insert(connection: duckdb.DuckDBPyConnection) -> None:
+            cursor = connection.cursor()
             cursor.register("new_entries", table)
             cursor.execute(
                 "INSERT INTO cache_entries SELECT ?, key, value, ? FROM new_entries ON CONFLICT DO NOTHING",
@@ -221,21 +326,45 @@ class Cache(CountedCache):
             )
             cursor.close()
 
+        with self._lock:
+            self._query(insert)
+
     def discard(self, namespace: str, keys: Iterable[str]) -> None:
         """Remove the entries of ``keys`` (a value its reader found unusable)."""
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return
-        with self._lock:
-            cursor = self._connect().cursor()
+
+        def delete(connection: duckdb.DuckDBPyConnection) -> None:
+            cursor = connection.cursor()
             cursor.execute("DELETE FROM cache_entries WHERE namespace = ? AND list_contains(?, key)", [namespace, wanted])
             cursor.close()
 
+        with self._lock:
+            self._query(delete)
+
     def close(self) -> None:
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-            if self._held is not None:
-                self._held.let_go()  # after the connection, or DuckDB's lock would go with the file
-                self._held = None
+            self._disconnect()
+
+    def _disconnect(self) -> None:
+        # Called with the lock held.
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._held is not None:
+            self._held.let_go()  # after the connection, or DuckDB's lock would go with the file
+            self._held = None
+
+
+def _unusable(exc: Exception) -> _Unusable | None:
+    """What DuckDB's error says is wrong with the file, if it is the file (damaged, or a storage version this
+    DuckDB cannot read) rather than the moment."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "Could not read enough bytes" in first:
+        return _Unusable("is damaged (cut short: it ends before data its own index points to)")
+    if locking.is_damage_error(exc):
+        return _Unusable("is corrupt (its bytes were altered: a block no longer matches its checksum)")
+    if "version" in first.lower() and "database file" in first.lower():
+        return _Unusable(f"cannot be read by this DuckDB ({first})")
+    return None

@@ -72,8 +72,14 @@ class BadFile(Exception):
         super().__init__(reason)
 
 
+# DuckDB's words when another process holds the file. Matched whole: a damaged file's error says
+# "checksum ... in block at location 4096", and "block" holds "lock".
+_LOCK_ERROR = "Could not set lock on file"
+
+
 def is_lock_error(exc: Exception) -> bool:
-    return "lock" in str(exc).lower()
+    """Whether DuckDB could not open the file because another process holds it."""
+    return _LOCK_ERROR in str(exc)
 
 
 def open_duckdb(database: str | Path = ":memory:", *, read_only: bool = False) -> duckdb.DuckDBPyConnection:

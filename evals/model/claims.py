@@ -23,6 +23,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, Va
 from pydantic_core import PydanticCustomError
 
 from evals.errors import EvalsError
+from evals.model.formatting import web_link
 
 __all__ = ["Claim", "ClaimError", "ClaimSource", "ClaimsFile", "claims_in", "load_claims", "parse_claims"]
 
@@ -54,6 +55,12 @@ def _positive(value: int) -> int:
     return value
 
 
+def _web_address(value: str) -> str:
+    if not web_link(value):
+        raise PydanticCustomError("not_a_web_address", "must be an http(s) address, got {value!r}", {"value": value})
+    return value
+
+
 def _commit(value: str) -> str:
     if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
         raise PydanticCustomError("not_a_commit", "must be a full 40-digit lower-case commit hash (a pinned source)")
@@ -74,7 +81,7 @@ class ClaimSource(_Strict):
     repository: Text | None = None  # owner/name on GitHub
     commit: Annotated[str, AfterValidator(_commit)] | None = None
     path: Text | None = None
-    url: Text | None = None
+    url: Annotated[str, AfterValidator(_web_address)] | None = None  # shown as a link: http(s) only
 
     @model_validator(mode="after")
     def _pinned(self) -> ClaimSource:

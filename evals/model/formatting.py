@@ -41,6 +41,7 @@ __all__ = [
     "short_commit",
     "tokens",
     "visible",
+    "web_link",
     "whole_number",
     "with_interval",
 ]
@@ -194,6 +195,25 @@ def visible(text: str) -> str:
     """``text`` as a web page should show it: the escapes of :func:`printable` for the same characters,
     but for tab and line breaks, which pages keep. The site puts every text it shows through here."""
     return _UNSHOWABLE.sub(_escape, text)
+
+
+# What a browser drops from a URL before reading its scheme (the WHATWG URL standard): C0 controls and
+# spaces at either end, and every tab and line break anywhere ("java\tscript:" is "javascript:").
+_URL_ENDS = "".join(map(chr, range(0x21)))
+_URL_DROPPED = re.compile(r"[\t\n\r]")
+_WEB_SCHEMES = ("http", "https")
+
+
+def web_link(url: str) -> str:
+    """``url`` as a link may carry it, if it is an http(s) address, else "" (show it as text): the one
+    place that decides which links from data (a claim's source, a pinned file) a page may render, so no
+    ``javascript:``, ``data:`` or disguised scheme becomes something to click. Returns the URL as the
+    browser would read it, without what it drops."""
+    cleaned = _URL_DROPPED.sub("", url.strip(_URL_ENDS))
+    scheme, colon, rest = cleaned.partition(":")
+    if not colon or scheme.lower() not in _WEB_SCHEMES or not rest.lstrip("/\\"):
+        return ""
+    return cleaned
 
 
 def json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:

@@ -1,5 +1,5 @@
 """The Jinja environment: autoescaping, ``StrictUndefined``, hidden characters shown, and the number
-filters of :mod:`evals.model.formatting`."""
+and link filters of :mod:`evals.model.formatting`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from evals.model.formatting import decimal, milliseconds, number, percent, relative, usd, visible
+from evals.model.formatting import decimal, milliseconds, number, percent, relative, usd, visible, web_link
 from evals.site._pages import Page
 
 __all__ = ["DEFAULT_TEMPLATES", "context_of", "make_environment", "render"]
@@ -69,7 +69,8 @@ def make_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         auto_reload=False,  # one build renders thousands of pages; never re-stat the templates
     )
     env.filters.update(
-        pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count, usd=usd
+        pct=percent, num=number, ratio=decimal, ms=milliseconds, relative=relative, sortkey=sortkey, count=count, usd=usd,
+        web_link=web_link,  # every link to elsewhere that comes from data goes through it: http(s) or not a link
     )
     return env
 

@@ -124,12 +124,10 @@ def write_error(path: Path, exc: duckdb.Error, action: str | None = None) -> Sto
 def damaged(path: Path, exc: Exception) -> StoreError:
     """The error for a store DuckDB could not read because the file is damaged (``exc`` says how)."""
     if "Could not read enough bytes" in str(exc):
-        how = "cut short: it ends before data its own index points to"
+        what = "damaged (cut short: it ends before data its own index points to)"
     else:
-        how = "altered: a block no longer matches its checksum"
-    return StoreError(
-        f"store {path} is damaged ({how}), so it cannot be read; restore it from a copy (nothing was written to it)"
-    )
+        what = "corrupt (its bytes were altered: a block no longer matches its checksum)"
+    return StoreError(f"store {path} is {what}, so it cannot be read; restore it from a copy (nothing was written to it)")
 
 
 def connect(path: Path, read_only: bool, lock_timeout: float) -> tuple[duckdb.DuckDBPyConnection, locking.Held]:

@@ -27,7 +27,18 @@ from evals.strategies.base import MemoryStrategy, Message, Record, memories_cont
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
 from evals.strategies.registry import BuildContext, NoOptions, StrategyError, StrategySpec
 
-__all__ = ["EMBEDDING", "Library", "TurnDocument", "TurnMemory", "extra_hint", "library_version", "quiet", "require"]
+__all__ = [
+    "EMBEDDING",
+    "Library",
+    "TurnDocument",
+    "TurnMemory",
+    "extra_hint",
+    "in_batches",
+    "lancedb_words",
+    "library_version",
+    "quiet",
+    "require",
+]
 
 # Every field runner embeds with the harness's MiniLM: its identity in each configuration.
 EMBEDDING = {"embedder": "minilm", "model": MINILM_MODEL, "dimensions": MINILM_DIMENSIONS}
@@ -180,3 +191,22 @@ def turn_of(metadata: Any, key: str = "turn") -> int | None:
         return int(value)
     except (TypeError, ValueError):
         raise EvalsError(f"a stored record's turn {value!r} is no number") from None
+
+
+def in_batches(write: Callable[..., Any], size: int, **columns: Sequence[Any]) -> None:
+    """``write(**columns)`` a slice of at most ``size`` rows at a time: a library that caps one call (Chroma
+    refuses more than its client's ``get_max_batch_size()``, 5,461 here, and BEAM's long conversations
+    hold 20,000 turns and more) is given only what it accepts."""
+    total = len(next(iter(columns.values()), ()))
+    for start in range(0, total, max(size, 1)):
+        write(**{name: column[start : start + size] for name, column in columns.items()})
+
+
+def lancedb_words(query: str, column: str) -> Any:
+    """``query`` as a LanceDB full-text query of its words (``MatchQuery``), whatever it holds. A plain string
+    would be parsed: a question with a phrase in quotes asks for positions the index does not keep ("position
+    is not found but required for phrase queries"), and ``field:`` or ``AND`` change what is searched. For a
+    question without such syntax the ranking and scores are those of the plain string."""
+    from lancedb.query import MatchQuery
+
+    return MatchQuery(query, column)

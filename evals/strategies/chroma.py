@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, in_batches, quiet, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext, NoOptions
 
@@ -77,7 +77,9 @@ class Chroma(TurnMemory):
         )
 
     def _write(self, turns: list[TurnDocument]) -> None:
-        self._collection.add(
+        in_batches(
+            self._collection.add,
+            self._client.get_max_batch_size(),
             ids=[str(t.number) for t in turns],
             documents=[t.content for t in turns],
             metadatas=[{"turn": t.turn, "role": t.role} for t in turns],

@@ -44,6 +44,7 @@ import base64
 import binascii
 import copy
 import importlib.util
+import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
@@ -75,6 +76,9 @@ __all__ = [
     "openai_endpoint",
     "prefer_device",
 ]
+
+# Python's last-resort handler prints a warning as its bare message on stderr when nobody configured logging.
+log = logging.getLogger(__name__)
 
 # The --embedder names (the CLI offers them without importing Mneme or torch).
 EMBEDDERS = ("hash", "minilm", "minilm-bf16", "openai")
@@ -265,21 +269,45 @@ class CachingEmbedder:
     def lookup(self, texts: Iterable[str]) -> list[str]:
         """Take the vectors of ``texts`` that the cache holds; return the distinct texts it lacks,
         in first-seen order (compute them in chunks of PREFETCH_CHUNK, as prefetch does)."""
-        import numpy as np  # only embedders that cache get here; the hash embedder never does
-
         wanted = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if not wanted:
             return []
         keys = {text: digest(text) for text in wanted}
         found = self._cache.get_many(self.namespace, keys.values()) if self._cache is not None else {}
         missing: list[str] = []
+        bad: list[str] = []
         for text in wanted:
             value = found.get(keys[text])
-            if value is None:
+            vector = self._usable(value) if value is not None else None
+            if vector is None:
                 missing.append(text)
+                if value is not None:
+                    bad.append(keys[text])
             else:
-                self._vectors[text] = np.frombuffer(value, dtype=np.float32)
+                self._vectors[text] = vector
+        if bad:
+            self._refuse_cached(bad)
         return missing
+
+    def _usable(self, value: bytes) -> np.ndarray | None:
+        """The cached vector ``value``, if it is one this model makes: its dimensions, every number finite."""
+        import numpy as np  # only embedders that cache get here; the hash embedder never does
+
+        if len(value) != self.dimensions * 4:
+            return None
+        vector = np.frombuffer(value, dtype=np.float32)
+        return vector if np.isfinite(vector).all() else None
+
+    def _refuse_cached(self, keys: list[str]) -> None:
+        """Forget cached vectors that are not this model's (cut short, not finite), so those computed again
+        take their keys; said once per lookup."""
+        log.warning(
+            "warning: cache: %d cached %s vector%s of the wrong length or not finite; computed again",
+            len(keys), self.model, "s" if len(keys) != 1 else "",
+        )  # fmt: skip
+        discard = getattr(self._cache, "discard", None)  # a Ray worker's snapshot has none; the driver's lookup discards
+        if discard is not None:
+            discard(self.namespace, keys)
 
     def compute(self, texts: list[str]) -> list[bytes]:
         """The float32 vectors of ``texts`` as bytes, computed now (no cache)."""

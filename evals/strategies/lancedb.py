@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, lancedb_words, quiet, turn_of
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext
 
@@ -74,11 +74,12 @@ class LanceDB(TurnMemory):
             found = search.select([*COLUMNS, "_distance"]).limit(k).to_list()
             return [Record(row["text"], turn_of(row), 1.0 - row["_distance"]) for row in found]
         if self.mode == "fts":
-            found = self._table.search(query, query_type="fts").select([*COLUMNS, "_score"]).limit(k).to_list()
+            words = lancedb_words(query, "text")
+            found = self._table.search(words, query_type="fts").select([*COLUMNS, "_score"]).limit(k).to_list()
             return [Record(row["text"], turn_of(row), row["_score"]) for row in found]
         from lancedb.rerankers import RRFReranker
 
-        search = self._table.search(query_type="hybrid").vector(self.vectors([query])[0]).text(query)
+        search = self._table.search(query_type="hybrid").vector(self.vectors([query])[0]).text(lancedb_words(query, "text"))
         found = search.metric("cosine").rerank(RRFReranker()).limit(len(self._texts)).to_list()
         return [Record(row["text"], turn_of(row), row["_relevance_score"]) for row in found[:k]]
 

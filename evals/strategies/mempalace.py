@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory
+from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, in_batches
 from evals.strategies.base import Record
 from evals.strategies.chroma import _embedding_function, ephemeral_client
 from evals.strategies.registry import BuildContext
@@ -86,14 +86,18 @@ class MemPalace(TurnMemory):
 
     def _write(self, turns: list[TurnDocument]) -> None:
         if self.granularity == "dialog":
-            self._collection.add(
+            in_batches(
+                self._collection.add,
+                self._client.get_max_batch_size(),
                 ids=[f"doc_{t.number}" for t in turns],
                 documents=[self._dialogs[t.number] for t in turns],
                 metadatas=[{"turn": t.turn} for t in turns],
             )
         else:
             touched = list(self._touched)
-            self._collection.upsert(
+            in_batches(
+                self._collection.upsert,
+                self._client.get_max_batch_size(),
                 ids=touched,
                 documents=[session_text(self._sessions[key][0]) for key in touched],
                 metadatas=[{"session": key} for key in touched],

@@ -103,13 +103,19 @@
 
   var PAGE = 25; // flipped questions drawn at once: a phone opens a page of 1,000 flips as one of 25
 
+  // A percent-escaped part of the URL hash, decoded; a malformed escape ("%E0%A4%A", a lone "%") is kept as it
+  // is, since the hash is whatever the address bar holds and decodeURIComponent throws on it.
+  function decoded(text) {
+    try { return decodeURIComponent(text); } catch (e) { return text; }
+  }
+
   // The view the URL asks for: "#category=event_ordering&flip=a" (either part may be absent).
   function wanted() {
     var out = { category: "", flip: "" };
     location.hash.replace(/^#/, "").split("&").forEach(function (part) {
       var at = part.indexOf("=");
       if (at < 0) return;
-      var key = decodeURIComponent(part.slice(0, at)), value = decodeURIComponent(part.slice(at + 1).replace(/\+/g, " "));
+      var key = decoded(part.slice(0, at)), value = decoded(part.slice(at + 1).replace(/\+/g, " "));
       if (key === "category" || key === "flip") out[key] = value;
     });
     return out;
@@ -177,13 +183,16 @@
     var limit = PAGE;
     function render(fromStart) {
       var view = wanted();
+      // A category no flip has, or a direction other than a or b, asks for nothing: every flip is shown.
+      if (!sections.some(function (s) { return s.getAttribute("data-category") === view.category; })) view.category = "";
+      if (view.flip !== "a" && view.flip !== "b") view.flip = "";
       if (fromStart) limit = PAGE;
       var matching = sections.filter(function (s) {
         return (!view.category || s.getAttribute("data-category") === view.category) && (!view.flip || s.getAttribute("data-flip") === view.flip);
       });
       sections.forEach(function (s) { s.hidden = true; });
       matching.slice(0, limit).forEach(function (s) { s.hidden = false; fill(s); });
-      var target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+      var target = location.hash.length > 1 ? document.getElementById(decoded(location.hash.slice(1))) : null;
       if (target && sections.indexOf(target) >= 0) { target.hidden = false; fill(target); }
       if (form) {
         form.hidden = false;

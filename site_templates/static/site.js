@@ -167,7 +167,9 @@
     anchor.parentNode.insertBefore(label, anchor);
     function wanted() {
       var found = /(?:^#|&)category=([^&]*)/.exec(location.hash);
-      return found ? decodeURIComponent(found[1].replace(/\+/g, " ")) : "";
+      if (!found) return "";
+      // A malformed percent-escape (#category=%E0%A4%A) names no category: decodeURIComponent throws on it.
+      try { return decodeURIComponent(found[1].replace(/\+/g, " ")); } catch (e) { return ""; }
     }
     function apply() {
       var name = wanted();

@@ -139,3 +139,66 @@ def test_a_deeply_nested_judge_reply_is_unparsed():
     from evals.benchmarks.protocols import read_json_verdict
 
     assert read_json_verdict('{"correct": true, "reason": ' + DEEP + "}").label == "unparsed"
+
+
+# -- the embedding cache of `python -m evals` ($EVALS_CACHE) --------------------------------------
+
+
+def _legacy_openai_run(tmp_path, cache, server):
+    """``python -m evals --runner mneme --embedder openai`` on the golden corpus, its cache ``cache``."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "EVALS_CACHE": str(cache), "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000"}
+    args = ["--runner", "mneme", "--embedder", "openai", "--corpus", FIXTURES / "golden", "--output", tmp_path / "out.json"]
+    command = [sys.executable, "-m", "evals", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_a_damaged_cache_is_set_aside_by_python_m_evals(tmp_path):
+    """`python -m evals` given a cache cut short sets it aside in one warning line and gives the same figures."""
+    from helpers.llm_server import LLMServer
+
+    cache = tmp_path / "cache.duckdb"
+    with LLMServer() as server:
+        first = _legacy_openai_run(tmp_path, cache, server)
+        assert first.returncode == 0, first.stderr
+        expected = (tmp_path / "out.json").read_text()
+        cache.write_bytes(cache.read_bytes()[: 3 * 4096])  # its headers only: cut where a block begins
+        again = _legacy_openai_run(tmp_path, cache, server)
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr
+    (aside,) = tmp_path.glob("cache.duckdb.bad-*")
+    assert f"warning: cache {cache} is damaged" in again.stderr and f"set aside as {aside}" in again.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["metrics"] == json.loads(expected)["metrics"]
+
+
+def test_a_results_store_named_as_the_cache_is_refused(tmp_path):
+    """EVALS_CACHE naming a results store: one line naming it, exit 1, and the store byte for byte as it was."""
+    from helpers.llm_server import LLMServer
+    from helpers.stores import unchanged
+
+    store = stored_store(tmp_path / "store")
+    with unchanged(store), LLMServer() as server:
+        result = _legacy_openai_run(tmp_path, store, server)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"Error: cache {store} holds tables other than a cache's ({result.stderr.split('(', 1)[1].split(')', 1)[0]}): "
+        "it is not a cache (a results store?), and is left as it was; name another file (in $EVALS_CACHE) or run with --no-cache"
+    ]
+
+
+@pytest.mark.parametrize("runner", ["qdrant", "mempalace", "lancedb", "no_memory"])
+@pytest.mark.parametrize("command", ["run", "check-strategy"])
+def test_repeated_options_are_refused(tmp_path, command, runner):
+    """An --option given twice (even with one value) is refused in one line naming it, before anything is built."""
+    from helpers.errors import usage_error
+
+    store = tmp_path / "r.duckdb"
+    args = ["--runner", runner, "--corpus", FIXTURES / "corpus_small", "--store", store] if command == "run" else [runner]
+    result = evals(command, *args, "--option", "mode=dense", "--option", "k=3", "--option", " mode =sparse")
+    assert usage_error(result) == (
+        "Error: Invalid value for --option: mode is given twice (mode=dense, mode=sparse); give each option once"
+    )
+    assert not store.exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evals.io.cache import Cache, cache_path_for, digest
 
 
@@ -99,3 +101,84 @@ def test_embeddings_are_computed_in_cached_chunks_with_progress(monkeypatch, tmp
     embedders.CachingEmbedder(fresh, "counting", None).prefetch(texts, lambda *step: steps.append(step))
     assert steps == [(3, 7, "embeddings"), (6, 7, "embeddings"), (7, 7, "embeddings")]
     assert retry.embed(texts) == embedders.CachingEmbedder(_Counting(), "counting", None).embed(texts)
+
+
+def _filled(path, count: int = 3000) -> dict[str, bytes]:
+    """A cache file at ``path`` holding ``count`` entries of 1,536 bytes (about 5 MB: many of DuckDB's blocks)."""
+    import hashlib
+
+    entries = {f"k{i}": hashlib.sha512(str(i).encode()).digest() * 24 for i in range(count)}
+    with Cache.open(path) as cache:
+        cache.put_many("embedding:m", entries)
+    return entries
+
+
+def _cut_at_a_block_boundary(path) -> None:
+    import os
+
+    os.truncate(path, 3 * 4096 + 2 * 262_144)  # DuckDB's three headers, then two whole 256 KiB blocks
+
+
+def _bytes_flipped(path) -> None:
+    with open(path, "r+b") as file:
+        file.seek(3 * 4096 + 262_144 + 100)
+        data = file.read(16)
+        file.seek(3 * 4096 + 262_144 + 100)
+        file.write(bytes(b ^ 0xFF for b in data))
+
+
+def _rewritten(schema: str):
+    def rewrite(path) -> None:
+        from evals.io.locking import open_duckdb
+
+        path.unlink()
+        con = open_duckdb(path)
+        con.execute(schema)
+        con.close()
+
+    return rewrite
+
+
+BAD_CACHES = {
+    "cut at a block boundary": _cut_at_a_block_boundary,
+    "bytes flipped": _bytes_flipped,
+    "other column types": _rewritten(
+        "CREATE TABLE cache_entries (namespace VARCHAR, key INTEGER, value VARCHAR, created_at DATE)"
+    ),
+    "a future version's table": _rewritten(
+        "CREATE TABLE cache_entries (namespace VARCHAR, key VARCHAR, value BLOB, created_at TIMESTAMP, model VARCHAR)"
+    ),
+}
+
+
+@pytest.mark.parametrize("spoil", BAD_CACHES.values(), ids=BAD_CACHES.keys())
+def test_a_bad_cache_is_set_aside_and_recomputed(tmp_path, caplog, spoil):
+    """A damaged cache, or one of another shape, is renamed beside itself, said in one warning line, and a new one
+    started: what it held is looked up as missing and written afresh."""
+    path = tmp_path / "results.cache.duckdb"
+    entries = _filled(path)
+    spoil(path)
+    spoiled = path.read_bytes()
+    with Cache.open(path) as cache:
+        assert cache.get_many("embedding:m", list(entries)) == {}
+        cache.put_many("embedding:m", entries)
+    with Cache.open(path) as cache:
+        assert cache.get_many("embedding:m", list(entries)) == entries
+    (aside,) = tmp_path.glob("results.cache.duckdb.bad-*")
+    assert aside.read_bytes() == spoiled
+    (line,) = [r.getMessage() for r in caplog.records if "set aside" in r.getMessage()]
+    assert line.startswith(f"warning: cache {path} ")
+    assert line.endswith(f"set aside as {aside}, and what it held is computed again")
+
+
+def test_a_results_store_is_never_used_as_the_cache(store):
+    """A results store named as the cache is refused in one line naming it, and left byte for byte as it was."""
+    from helpers.stores import unchanged
+
+    from evals.errors import EvalsError
+
+    with unchanged(store), pytest.raises(EvalsError) as caught, Cache.open(store) as cache:
+        cache.put("embedding:m", "k", b"v")
+    assert str(caught.value).startswith(f"cache {store} holds tables other than a cache's (")
+    assert "it is not a cache" in str(caught.value)
+    assert list(store.parent.glob("*.bad-*")) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,16 @@ def test_each_unit_ships_its_own_claims():
     assert {"locomo", "longmemeval", "beam"} <= set(by_unit)
     assert all(c.benchmark == name for name, claims in by_unit.items() for c in claims)
     assert sum(len(c) for c in by_unit.values()) == len(published_claims())
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "data:text/html,x", "java\tscript:x", " JavaScript:x", "https:"])
+def test_a_claim_source_that_is_no_web_address_is_refused(tmp_path, url):
+    """A claims file whose source url is not http(s) is refused, naming the file and the field."""
+    path = tmp_path / "claims.toml"
+    path.write_text(
+        '[[claim]]\nbenchmark = "locomo"\nsystem = "S"\nversion = "1"\nfigure = "R@10"\nvalue = 0.5\n'
+        'metric = "recall_frac"\nk = 10\nlevel = "session"\npopulation = "all"\nmeasured_by = "self"\n'
+        f"source = {{ url = {json.dumps(url)} }}\n"
+    )
+    with pytest.raises(ClaimError, match=r"claims\.toml: claim\[0\]\.source\.url \(S\): must be an http\(s\) address"):
+        load_claims(path)

@@ -81,3 +81,36 @@ def test_hundreds_of_flips_are_drawn_a_bounded_number_at_once(tmp_path: Path, se
     assert page.evaluate(count) == [25, 25]
     page.click("#flip-more")
     assert page.evaluate(count) == [50, 50]
+
+
+MALFORMED_HASHES = ["#category=%E0%A4%A", "#%", "#flip=%zz&category=%", "#category=cat%&flip=a%E0", "#%E0%A4%A=x"]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("hash_", MALFORMED_HASHES)
+def test_hash_parsing_survives_any_string(tmp_path: Path, serve, browser, hash_):
+    """A URL hash with a malformed percent-escape stops neither script: the compare page draws its flips and a
+    run page's category filter keeps every row, with no error on either page."""
+    from helpers.browser import problems_on
+
+    (tmp_path / "favicon.ico").write_bytes(b"")  # what the browser asks for beside any page
+    base = serve(tmp_path)
+    compare = browser.new_page()
+    problems = problems_on(compare)
+    compare.goto(base + _page(tmp_path, [("conv-1", turn, "correct") for turn in range(3)]) + hash_)
+    compare.wait_for_selector("#pair[data-drawn]")
+    drawn = "() => [...document.querySelectorAll('section.flip')].filter(s => !s.hidden && s.querySelector('.sides')).length"
+    assert compare.evaluate(drawn) == 3
+    shutil.copy(STATIC / "site.js", tmp_path / "static" / "site.js")
+    rows = "".join(f'<tr data-category="{c}"><td>{c}</td></tr>' for c in ("a", "b", "b"))
+    (tmp_path / "run.html").write_text(
+        '<!doctype html><html><head><meta charset="utf-8"><script src="static/site.js" defer></script></head><body>'
+        f'<table class="by-category"><tbody>{rows}</tbody></table></body></html>',
+        encoding="utf-8",
+    )
+    run = browser.new_page()
+    problems += problems_on(run)
+    run.goto(base + "run.html" + hash_)
+    run.wait_for_selector("label.category-filter")
+    assert run.evaluate("() => [...document.querySelectorAll('tr[data-category]')].filter(r => !r.hidden).length") == 3
+    assert problems == []

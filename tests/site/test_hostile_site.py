@@ -444,3 +444,39 @@ def test_hidden_characters_stay_in_the_stored_text(hidden_site):
     (download,) = site.glob("runs/*.json.gz")
     document = strict_json(gzip.decompress(download.read_bytes()).decode("utf-8"))
     assert document["conversations"][0]["test_points"][0]["question"] == f"which{HIDDEN} editor?"
+
+
+# -- links from data ------------------------------------------------------------------------------
+
+HOSTILE_SOURCES = ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "java\tscript:alert(1)",
+                   " JavaScript:alert(1)", "\x01javascript:alert(1)", "vbscript:x", "https:"]
+
+
+def test_only_http_links_are_rendered():
+    """A claim's source that is no http(s) address, however disguised, is shown as text, never as a link;
+    an https source is a link."""
+    from html.parser import HTMLParser
+
+    from evals.site._leaderboard import ClaimRow
+    from evals.site._render import make_environment
+
+    def row(href: str) -> ClaimRow:
+        return ClaimRow(system="S", version="1", figure="R@10", measure="recall_frac@10 (turn)", population="all",
+                        judge="", measured_by="self", value=0.5, source=f"source {href!r}", source_href=href, note="",
+                        retrieval=True)
+
+    rows = [row(href) for href in [*HOSTILE_SOURCES, "https://example.org/paper"]]
+    html = make_environment().from_string('{% import "_claims.html" as c %}{{ c.table(rows, "") }}').render(rows=rows)
+
+    class Links(HTMLParser):
+        hrefs: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "a":
+                self.hrefs.append(dict(attrs).get("href"))
+
+    links = Links()
+    links.feed(html)
+    assert links.hrefs == ["https://example.org/paper"]
+    assert html.count("<tr class=\"reference\">") == len(rows)
+

@@ -219,3 +219,26 @@ def test_new_store_on_a_full_disk_is_not_left_half_made(small_disk):
     )
     assert "the disk is full" in line
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+
+
+def flipped(path: Path, offset: int = 4096 + 40, length: int = 8) -> Path:
+    """``path`` with ``length`` bytes inverted at ``offset`` (by default inside its first database header)."""
+    with open(path, "r+b") as file:
+        file.seek(offset)
+        data = file.read(length)
+        file.seek(offset)
+        file.write(bytes(b ^ 0xFF for b in data))
+    return path
+
+
+@pytest.mark.parametrize("command", [["runs"], ["run", "--runner", "no_memory", "--corpus", CORPUS_SMALL]])
+def test_a_corrupt_store_says_corrupt_not_locked(store, command):
+    """A store whose bytes were altered is refused at once in one line saying it is corrupt, never "locked"; it is unchanged."""
+    import time
+
+    flipped(store)
+    started = time.monotonic()
+    with unchanged(store):
+        line = one_line_error(evals(*command, "--store", store))
+    assert time.monotonic() - started < 20, "waited for a lock no one holds"
+    assert line.startswith(f"Error: store {store} is corrupt") and "locked" not in line, line

@@ -96,3 +96,36 @@ def test_suite_of_three_memories_computes_each_text_once(tmp_path: Path) -> None
     )
     computed = {run["strategy"]: run["cache_misses"] for run in json.loads(runs.stdout)}
     assert computed == {"mneme": _distinct_texts(), "mem0": 0, "cosine_strategy:make": 0}
+
+
+@pytest.mark.parametrize(
+    "spoiled",
+    [b"\x00\x00\x80?" * 3, b"\x00\x00\xc0\x7f" * 16, b"\x00\x00\x80\x7f" + b"\x00" * 60],
+    ids=["cut to 3 floats", "all NaN", "infinite"],
+)
+def test_a_bad_cached_vector_is_never_used(spoiled: bytes, caplog) -> None:
+    """A cached vector of the wrong length or with a number that is not finite is computed again, replaced in
+    the cache and said in one warning line; the vectors are those of a run without a cache."""
+    import mneme
+
+    from evals.io.cache import digest
+    from evals.strategies.embedders import CachingEmbedder
+
+    class Hash:
+        dimensions = 16
+
+        def __init__(self) -> None:
+            self._inner = mneme.HashEmbedder(dimensions=16)
+
+        def embed(self, texts):
+            return self._inner.embed(list(texts))
+
+    texts = ["the cat sat", "on the mat"]
+    cache = Cache.in_memory()
+    cache.put("embedding:hash16", digest(texts[0]), spoiled)
+    vectors = CachingEmbedder(Hash(), "hash16", cache).embed(texts)
+    assert vectors == CachingEmbedder(Hash(), "hash16", None).embed(texts)
+    assert cache.get("embedding:hash16", digest(texts[0])) != spoiled
+    assert [r.getMessage() for r in caplog.records] == [
+        "warning: cache: 1 cached hash16 vector of the wrong length or not finite; computed again"
+    ]

@@ -171,3 +171,40 @@ def test_strategies_listing_says_the_extra_each_needs():
     for name in sorted({case[0] for case in RUNNERS}):
         line = next(line for line in lines if line.startswith(f"{name}  ("))
         assert line.endswith((f"[needs the {name} extra]", f"[installed by the {name} extra]"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case",
+    [("chroma", {}), ("mempalace", {"granularity": "dialog"}), ("mempalace", {"granularity": "session"})],
+    ids=["chroma", "mempalace-dialog", "mempalace-session"],
+)
+def test_chroma_adds_in_batches_it_accepts(case):
+    """A conversation of 20,000 turns (more than Chroma takes in one call) is written and searched; 50
+    distinct texts, so MiniLM embeds little."""
+    name, options = case
+    _skip_unless_installed(name)
+    memory = build(name, **options)
+    memory.reset()
+    for index in range(20_000):
+        memory.add("user", f"Ana: note {index % 50} is about topic {index % 50}.", turn=index)
+    assert len(memory.retrieve("Which note is about topic 7?", 5)) == 5
+    assert memory._collection.count() == 20_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["fts", "hybrid"])
+def test_lancedb_queries_are_escaped(mode):
+    """A question holding LanceDB's query syntax (a phrase in quotes, a field, a boolean, a stray quote) is
+    searched as words: no error, and the turn holding them is found first."""
+    _skip_unless_installed("lancedb")
+    memory = build("lancedb", mode=mode)
+    memory.reset()
+    turns = ["Ana: The blue river runs past the old mill.", "Ben: My port is 6543.", "Ana: I adopted a cat named Biscuit."]
+    for index, content in enumerate(turns):
+        memory.add("user", content, turn=index)
+    questions = ['"the blue river"', 'What did Ana say about "the blue river"?', 'Where does the "blue river run',
+                 "text:blue AND (river", "blue river~2 [a TO z] \\\\ *", '"']
+    for question in questions:
+        records = memory.retrieve(question, 3)
+        assert question == '"' or records[0].turn == 0, (question, records)
