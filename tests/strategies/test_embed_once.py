@@ -103,7 +103,7 @@ def test_suite_of_three_memories_computes_each_text_once(tmp_path: Path) -> None
     [b"\x00\x00\x80?" * 3, b"\x00\x00\xc0\x7f" * 16, b"\x00\x00\x80\x7f" + b"\x00" * 60],
     ids=["cut to 3 floats", "all NaN", "infinite"],
 )
-def test_a_bad_cached_vector_is_never_used(spoiled: bytes, caplog) -> None:
+def test_a_bad_cached_vector_is_never_used(spoiled: bytes, caplog, tmp_path) -> None:
     """A cached vector of the wrong length or with a number that is not finite is computed again, replaced in
     the cache and said in one warning line; the vectors are those of a run without a cache."""
     import mneme
@@ -121,7 +121,7 @@ def test_a_bad_cached_vector_is_never_used(spoiled: bytes, caplog) -> None:
             return self._inner.embed(list(texts))
 
     texts = ["the cat sat", "on the mat"]
-    cache = Cache.in_memory()
+    cache = Cache.open(tmp_path / "cache.duckdb")
     cache.put("embedding:hash16", digest(texts[0]), spoiled)
     vectors = CachingEmbedder(Hash(), "hash16", cache).embed(texts)
     assert vectors == CachingEmbedder(Hash(), "hash16", None).embed(texts)
