@@ -267,7 +267,7 @@ def run_options(func: Callable) -> Callable:
         ),
         click.option(
             "--embedder",
-            type=click.Choice(EMBEDDERS),
+            type=click.Choice(tuple(EMBEDDERS)),
             default=None,
             help="Mneme embedder (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: hash. "
             "'hash' is deterministic and offline; "
