@@ -44,10 +44,8 @@ __all__ = [
     "endpoint_key",
     "endpoint_url",
     "exposed_key_warning",
-    "reply_content",
     "scrub_json",
     "scrubber",
-    "usage_count",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -216,20 +214,3 @@ def endpoint_key(url: str, api_key: str | None, asks: str) -> str:
 def canonical_body(body: dict[str, Any]) -> str:
     """A request body as its cache key reads it: sorted keys, no spaces, text as it is."""
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def usage_count(usage: dict[str, Any], name: str) -> int:
-    """A token count of a reply's ``usage`` as a memory tallies it: a whole number, else 0 (a bool is no count)."""
-    value = usage.get(name, 0)
-    return value if type(value) is int and value >= 0 else 0
-
-
-def reply_content(text: str, base_url: str) -> str:
-    """The assistant's text of a chat completion body; a body without one is an error naming the endpoint."""
-    try:
-        content = json.loads(text)["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise EvalsError(f"malformed response from {base_url}: no choices[0].message.content") from None
-    if not isinstance(content, str):
-        raise EvalsError(f"malformed response from {base_url}: choices[0].message.content is not a string")
-    return content

@@ -284,5 +284,11 @@ class RunConfig(BaseModel):
 
             summarize_fn = ChatSummarizer(client, self.answer_model)
             summarizer = summarize_fn.__name__
-        context = BuildContext(seed=self.seed, cache=cache, summarize_fn=summarize_fn, summarizer=summarizer)
+        from evals.io.chat import RetryPolicy
+
+        # Every LLM request has the run's deadline and retries: a memory's own (mem0, graphiti, cognee) too.
+        policy = RetryPolicy(timeout=self.request_timeout, retries=self.max_retries)
+        context = BuildContext(
+            seed=self.seed, cache=cache, summarize_fn=summarize_fn, summarizer=summarizer, llm_policy=policy
+        )
         return registry.plan(self.strategy, options, context)
