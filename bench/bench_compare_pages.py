@@ -43,7 +43,7 @@ def _store(work: Path, corpus: Path | None, strategies: list[str]) -> Path:
     with Store.open(store) as opened:
         for named in strategies:  # NAME or NAME:EMBEDDER
             strategy, _, embedder = named.partition(":")
-            config = RunConfig(strategy=strategy, embedder=embedder or None, corpus=corpus, k=5)
+            config = RunConfig(strategy=strategy, options={"embedder": embedder} if embedder else {}, corpus=corpus, k=5)
             opened.append(evaluate(config), provenance)
     return store
 

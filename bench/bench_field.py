@@ -22,7 +22,7 @@ from _common import EVALS, load_average, print_table, run_child
 # (label, runner, options): the board of issue 40, Mneme and bm25 beside the libraries.
 FIELD: list[tuple[str, str, list[str]]] = [
     ("bm25", "bm25", []),
-    ("mneme (minilm)", "mneme", ["--embedder", "minilm"]),
+    ("mneme (minilm)", "mneme", ["--option", "embedder=minilm"]),
     ("chroma", "chroma", []),
     ("qdrant", "qdrant", []),
     ("qdrant sparse", "qdrant", ["--option", "mode=sparse"]),

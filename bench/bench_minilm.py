@@ -268,7 +268,7 @@ def ideas(texts: list[str], folder: Path) -> list[tuple[str, float, float, str]]
 
 
 def run_cli(corpus: Path, store: Path) -> tuple[float, str]:
-    command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm"]
+    command = [*EVALS, "run", "--runner", "mneme", "--option", "embedder=minilm"]
     command += ["--corpus", str(corpus), "--store", str(store), "--force"]
     child = run_checked(command, error=SystemExit)
     said = re.search(r"cache: (\d+) computed, (\d+) from cache", child.stderr)

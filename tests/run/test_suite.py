@@ -46,7 +46,8 @@ def test_the_default_suite_plans_the_runs_tasks_py_made(monkeypatch):
     monkeypatch.chdir(ROOT)
     names = invoke("strategies", "--names", "--available").output.split()
     planned = plan_runs(read_suite(Path("evals.toml")), {})
-    minilm = [RunConfig(strategy="mneme", embedder="minilm")] if not read_suite(Path("evals.toml")).matrices[-1].missing() else []
+    with_minilm = not read_suite(Path("evals.toml")).matrices[-1].missing()
+    minilm = [RunConfig(strategy="mneme", options={"embedder": "minilm"})] if with_minilm else []
     assert [run.config for run in planned] == [RunConfig(strategy=name, options={}) for name in names] + minilm
     assert {run.config.corpus for run in planned} == {Path("corpus")}
 
