@@ -72,9 +72,9 @@ from evals.io.cache import Cache
 from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
 from evals.strategies._field import EMBEDDING, MINILM_MODULES, extra_hint, library_version, require, turn_of
-from evals.strategies._llm import MemoryLLM
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
+from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "TURN_KEY", "CachedStructuredChat", "Cognee", "CogneeOptions", "SPEC"]
@@ -184,7 +184,7 @@ def _strip_fence(text: str) -> str:
 
 class CachedStructuredChat:
     """cognee's structured-output client (``acreate_structured_output``) over an OpenAI-compatible endpoint,
-    through the one cached chat call (:class:`evals.strategies._llm.MemoryLLM`), counting requests and tokens.
+    through the one cached chat call (:class:`evals.strategies.llm.MemoryLLM`), counting requests and tokens.
 
     A structured request is cognee's prompted-JSON one (``_acreate_json_fallback`` in cognee's litellm_native
     adapter): the response model's JSON schema appended to the system prompt, ``json_object`` output, and on a

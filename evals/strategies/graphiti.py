@@ -74,9 +74,9 @@ from evals.io.cache import Cache
 from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
 from evals.strategies._field import MINILM_MODULES, extra_hint, library_version, require
-from evals.strategies._llm import MemoryLLM
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
+from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "REFERENCE_TIME", "CachedCompletions", "Graphiti", "GraphitiOptions", "SPEC"]
@@ -125,7 +125,7 @@ def _library() -> SimpleNamespace:
 
 class CachedCompletions:
     """``chat.completions.create`` for Graphiti's ``OpenAIGenericClient``, through the one cached chat call
-    (:class:`evals.strategies._llm.MemoryLLM`).
+    (:class:`evals.strategies.llm.MemoryLLM`).
 
     The body is the one Graphiti built, sent unchanged. A reply Graphiti could not parse is handed back but
     not cached (Graphiti's own retry then asks again, and is not served it back). Every reply's usage is

@@ -69,9 +69,9 @@ from evals.errors import EvalsError
 from evals.io.cache import Cache
 from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
-from evals.strategies._llm import MemoryLLM
 from evals.strategies.base import Message, Record, memories_context
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
+from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]
@@ -196,7 +196,7 @@ def _pin_dates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 class CachedChat:
     """mem0's LLM interface (``generate_response``) over an OpenAI-compatible endpoint, through the one cached
-    chat call (:class:`evals.strategies._llm.MemoryLLM`).
+    chat call (:class:`evals.strategies.llm.MemoryLLM`).
 
     The request is the one mem0's OpenAI provider builds from its ``llm`` config (``inner``), with the prompt's
     dates pinned to :data:`PROMPT_DATE`. Every reply's tokens go to :attr:`usage` (sent or cached), which

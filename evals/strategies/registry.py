@@ -110,7 +110,7 @@ class BuildContext:
     # The harness's embedders, lent to the strategies of this run (made from ``cache`` when not given).
     embedders: Embedders | None = None
     # The run's deadline and retries for every LLM request (--request-timeout, --max-retries), a memory's own
-    # included (mem0 with infer=true, graphiti, cognee: evals.strategies._llm); None: the defaults.
+    # included (mem0 with infer=true, graphiti, cognee: evals.strategies.llm); None: the defaults.
     llm_policy: RetryPolicy | None = None
 
     def __post_init__(self) -> None:

@@ -316,8 +316,8 @@ def test_cognees_llm_requests_refuse_absurd_token_counts_at_the_reply(tmp_path: 
     from evals.io.cache import Cache
     from evals.io.chat import LLMError
     from evals.strategies import BuildContext
-    from evals.strategies._llm import MemoryLLM
     from evals.strategies.cognee import CachedStructuredChat
+    from evals.strategies.llm import MemoryLLM
 
     def absurd(kind: str, text: str, key: str) -> str:
         payload = json.loads(text)

@@ -10,7 +10,7 @@ from helpers.llm_server import LLMServer
 
 from evals.io.chat import LLMError
 from evals.run.config import RunConfig
-from evals.strategies._llm import MemoryLLM
+from evals.strategies.llm import MemoryLLM
 
 
 def test_a_memorys_llm_has_the_runs_deadline_and_retries():
