@@ -62,7 +62,8 @@ def main() -> None:
         fetched = fetch(name, downloads=args.downloads, lock_path=lock)
         with tempfile.TemporaryDirectory() as scratch:
             counts = import_beam(args.downloads / name / benchmark(name).import_root, Path(scratch) / "corpus").counts
-        config = RunConfig(strategy=args.strategy, embedder=args.embedder, corpus=fetched.corpus, k=10)
+        options = {"embedder": args.embedder} if args.embedder else {}
+        config = RunConfig(strategy=args.strategy, options=options, corpus=fetched.corpus, k=10)
         evaluation = evaluate(config)
         values = point_values(ScoredRun(evaluation.run, evaluation.scores), ["evidence_recall_any"])
         by_ability = grouped(values, "category", ["evidence_recall_any"])

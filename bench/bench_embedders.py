@@ -143,7 +143,7 @@ def profile_kinds(name: str, texts: list[str]) -> dict[str, float]:
 def run_mneme(corpus: Path, store: Path, embedder: str, k: int) -> tuple[str, dict[str, Any]]:
     """``evals run`` on ``corpus`` with every vector already in the store's cache: its run line and document."""
     output = store.parent / f"{embedder}-{corpus.name}.json"
-    command = [*EVALS, "run", "--runner", "mneme", "--embedder", embedder, "--k", str(k), "--corpus", str(corpus),
+    command = [*EVALS, "run", "--runner", "mneme", "--option", f"embedder={embedder}", "--k", str(k), "--corpus", str(corpus),
                "--output", str(output)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, env={**os.environ, "EVALS_STORE": str(store)})
     if done.returncode:

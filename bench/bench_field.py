@@ -23,7 +23,7 @@ from _suite import Context, benchmark
 # (label, runner, options): the field's board, Mneme and bm25 beside the libraries.
 FIELD: list[tuple[str, str, list[str]]] = [
     ("bm25", "bm25", []),
-    ("mneme (minilm)", "mneme", ["--embedder", "minilm"]),
+    ("mneme (minilm)", "mneme", ["--option", "embedder=minilm"]),
     ("chroma", "chroma", []),
     ("qdrant", "qdrant", []),
     ("qdrant sparse", "qdrant", ["--option", "mode=sparse"]),

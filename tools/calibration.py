@@ -43,8 +43,8 @@ from gen_corpus import generate  # noqa: E402
 # (label, `evals run` arguments)
 RUNS = (
     ("random_k", ["--runner", "random_k"]),
-    ("mneme-hash", ["--runner", "mneme", "--embedder", "hash"]),
-    ("mneme-minilm", ["--runner", "mneme", "--embedder", "minilm"]),
+    ("mneme-hash", ["--runner", "mneme", "--option", "embedder=hash"]),
+    ("mneme-minilm", ["--runner", "mneme", "--option", "embedder=minilm"]),
     ("bm25", ["--runner", "bm25"]),
     ("full_history", ["--runner", "full_history"]),
 )
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n## minilm again, --force: the embeddings come from the cache\n")
         clock = time.perf_counter()
-        proc = evals("run", "--runner", "mneme", "--embedder", "minilm", *common)
+        proc = evals("run", "--runner", "mneme", "--option", "embedder=minilm", *common)
         print(f"{cache_line(proc.stderr)}  ({time.perf_counter() - clock:.1f} s)")
         first = json.loads(evals("export", run_ids["mneme-minilm"], "--store", str(store)).stdout)
         again = json.loads(evals("export", _RUN_ID.search(proc.stdout).group(1), "--store", str(store)).stdout)

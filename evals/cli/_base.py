@@ -239,8 +239,59 @@ MODEL_NAME = ModelName()
 BASE_URL = BaseURL()
 
 
+def mneme_flags(func: Callable) -> Callable:
+    """The original harness's ``--backend``/``--embedder``, which only ``python -m evals`` keeps: it maps them onto
+    Mneme's options (``evals.run.config.legacy_flag_options``), and ignores them for a strategy without them."""
+    options = [
+        click.option(
+            "--backend",
+            type=click.Choice(BACKENDS),
+            default=None,
+            help="Mneme storage backend (Mneme's backend option; ignored for other runners). Default: memory. "
+            "'sqlite' uses sqlite-vec in memory.",
+        ),
+        click.option(
+            "--embedder",
+            type=click.Choice(tuple(EMBEDDERS)),
+            default=None,
+            help="Mneme embedder (Mneme's embedder option; ignored for other runners). Default: hash. "
+            "'hash' is deterministic and offline; "
+            "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
+            "'minilm-bf16' runs it in bf16, about twice as fast, where the CPU has bf16 (another model's vectors); "
+            "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def moved_to_option(func: Callable) -> Callable:
+    """``--backend``/``--embedder`` on a command that has them no more: refused, naming the option that replaced
+    each (they are Mneme's options, given as ``--option NAME=VALUE`` like every strategy's)."""
+
+    def refuse(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is not None:  # one line, exit 1, as every refused run
+            raise click.ClickException(
+                f"evals {ctx.info_name} has no --{param.name}: it is Mneme's option, --option {param.name}={value} "
+                "(`evals strategies` lists each strategy's options)"
+            )
+
+    for name in ("embedder", "backend"):
+        func = click.option(
+            f"--{name}",
+            hidden=True,
+            expose_value=False,
+            callback=refuse,
+            metavar="VALUE",
+            help=f"Gone: Mneme's {name} is --option {name}=VALUE.",
+        )(func)
+    return func
+
+
 def run_options(func: Callable) -> Callable:
-    """The run flags of the original harness, shared by ``evals run`` and ``python -m evals``."""
+    """The run flags of the original harness, shared by ``evals run`` and ``python -m evals`` (Mneme's
+    ``--backend``/``--embedder`` only ``python -m evals`` keeps: :func:`mneme_flags`)."""
     options = [
         click.option(
             "--corpus",
@@ -257,23 +308,6 @@ def run_options(func: Callable) -> Callable:
             help="Memory strategy to evaluate: a registered name (`evals strategies` lists them: "
             + ", ".join(Registry().names())
             + ") or a factory as package.module:function.",
-        ),
-        click.option(
-            "--backend",
-            type=click.Choice(BACKENDS),
-            default=None,
-            help="Mneme storage backend (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: "
-            "memory. 'sqlite' uses sqlite-vec in memory.",
-        ),
-        click.option(
-            "--embedder",
-            type=click.Choice(EMBEDDERS),
-            default=None,
-            help="Mneme embedder (mneme only: evals run refuses it elsewhere, python -m evals ignores it). Default: hash. "
-            "'hash' is deterministic and offline; "
-            "'minilm' runs all-MiniLM-L6-v2 locally (the minilm extra); "
-            "'minilm-bf16' runs it in bf16, about twice as fast, where the CPU has bf16 (another model's vectors); "
-            "'openai' calls text-embedding-3-small and needs OPENAI_API_KEY.",
         ),
         click.option("--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."),
         click.option(

@@ -14,6 +14,7 @@ from evals.cli._base import (
     absolute,
     echo,
     echo_llm_usage,
+    mneme_flags,
     progress_reporter,
     run_options,
     store_api,
@@ -22,6 +23,7 @@ from evals.cli._base import (
     write_json,
 )
 from evals.io.cache import Cache, user_cache_path
+from evals.run.config import legacy_flag_options
 from evals.run.evaluate import (
     RunConfig,
     evaluate,
@@ -52,8 +54,6 @@ def _run_and_report(
     written = absolute(output)
     config = RunConfig(
         strategy=strategy,
-        backend=backend,
-        embedder=embedder,
         corpus=absolute(corpus),
         corpus_as_given=str(corpus),  # the document records --corpus as given, as the original did
         k=k,
@@ -70,7 +70,9 @@ def _run_and_report(
         from evals.io.outputs import check_output
 
         check_output(output, store=store, corpus=config.corpus)  # as given: no plug-in code has run yet
-    config, ignored = config.without_inapplicable()
+    # Mneme's options, given as the original's flags (after the paths are checked: the lookup may load plug-in code).
+    options, ignored = legacy_flag_options(strategy, {"backend": backend, "embedder": embedder})
+    config = config.model_copy(update={"options": options})
     if ignored:
         flags = " and ".join(ignored)
         echo(f"note: {flags} ignored, as the original harness did: strategy {config.strategy} has no such option", err=True)
@@ -121,6 +123,7 @@ def _run_and_report(
     epilog="The full tool is the `evals` command (evals --help); `python -m evals run ...` reaches it too.",
 )
 @run_options
+@mneme_flags
 @click.option(
     "--output",
     type=OUTPUT_FILE,

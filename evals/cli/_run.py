@@ -26,6 +26,7 @@ from evals.cli._base import (
     format_choice,
     llm_options,
     max_unparsed_option,
+    moved_to_option,
     option_pairs,
     price_table,
     prices_option,
@@ -77,6 +78,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
 
 @cli.command("run")
 @run_options
+@moved_to_option
 @llm_options
 @store_option
 @click.option("--force", is_flag=True, help="Compute and append a new run even if the store already has one for these inputs.")
@@ -117,7 +119,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     multiple=True,
     metavar="KEY=VALUE",
     help="An option of the strategy, validated by it (repeatable); `evals strategies` lists each one's options. "
-    "For mneme, --option backend=sqlite is the same as --backend sqlite.",
+    "Mneme's: --option backend=memory|sqlite, --option embedder=hash|minilm|minilm-bf16|openai.",
 )
 @click.option(
     "--executor",
@@ -225,7 +227,7 @@ def run_command(
       evals run --runner mneme
       evals run --runner mneme --with-answers --judge --base-url http://127.0.0.1:8080/v1
       evals run --runner full_history --corpus corpus/ --output out/full.json
-      evals run --runner mneme --backend sqlite --k 10 --store /tmp/results.duckdb
+      evals run --runner mneme --option backend=sqlite --option embedder=minilm --k 10 --store /tmp/results.duckdb
     """
     api_key = options.pop("api_key")
     if options["judge_repeats"] > 1 and not options["judge"]:

@@ -11,7 +11,10 @@ and the OpenAI embedder (``evals.strategies.embedders``); the HTTP itself is
 * :func:`scrubber` masks the key (``***``) in any text, in every encoding a server could echo it
   in: as written; with any character JSON-escaped (``\\u0073``, ``\\/``, at any depth of escaping),
   percent-encoded (upper or lower case hex, also twice), or HTML-escaped (named, decimal or hex
-  references, also twice); and base64 or base64url-encoded at any alignment in a longer stream.
+  references, also twice); base64 or base64url-encoded at any alignment in a longer stream; and
+  the whole key's bytes as hex digits, in either case. Masking stops there: hex of part of the key,
+  and any other encoding (reversed, rot13, split across fields, hashed) is not recognised; no scrubber
+  knows every encoding, and these are the echoes servers are seen to make.
   :func:`scrub_json` also masks it in a JSON body's decoded strings (an escape of an escape: a
   percent sign written ``\\u0025``), so every field of a response, its ``id`` included, is clean.
   Callers scrub decoded text too (an answer, a judge's reason), so no escaping survives into what
@@ -41,10 +44,8 @@ __all__ = [
     "endpoint_key",
     "endpoint_url",
     "exposed_key_warning",
-    "reply_content",
     "scrub_json",
     "scrubber",
-    "usage_count",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -103,14 +104,18 @@ def exposed_key_warning(base_url: str, api_key: str | None) -> str | None:
 def scrubber(secret: str | None) -> Callable[[str], str]:
     """A function that masks ``secret`` in a text as ``***``: as written, and with any of its
     characters JSON-escaped (``\\u0073``, ``\\/``) however many times (a judge's reply is JSON inside
-    JSON, so its reason is escaped twice), percent-encoded or HTML-escaped; and its base64 and
-    base64url forms, wherever the key starts in the encoded stream."""
+    JSON, so its reason is escaped twice), percent-encoded or HTML-escaped; its base64 and
+    base64url forms, wherever the key starts in the encoded stream; and the whole key as hex digits."""
     if not secret or len(secret) < MIN_SECRET:
         return lambda text: text
     words = [secret, *_base64_cores(secret.encode("utf-8"))]
+    # The whole key's UTF-8 bytes as hex digits (a common echo: a token "id" or a debug dump), in either case.
+    # Hex of part of the key, or of the key inside other bytes at an odd nibble, is where masking stops.
+    hexed = secret.encode("utf-8").hex()
     # Every form starts with its first character as written or with \\, % or &: a cheap look first.
-    first = re.escape("".join(sorted({w[0] for w in words} | set("\\%&"))))
-    pattern = re.compile(f"(?=[{first}])(?:" + "|".join("".join(_any_form(c) for c in w) for w in words) + ")")
+    first = re.escape("".join(sorted({w[0] for w in words} | set("\\%&") | {hexed[0], hexed[0].upper()})))
+    forms = ["".join(_any_form(c) for c in w) for w in words] + [_hex(hexed)]
+    pattern = re.compile(f"(?=[{first}])(?:" + "|".join(forms) + ")")
 
     def scrub(text: str) -> str:
         return pattern.sub("***", text)
@@ -209,20 +214,3 @@ def endpoint_key(url: str, api_key: str | None, asks: str) -> str:
 def canonical_body(body: dict[str, Any]) -> str:
     """A request body as its cache key reads it: sorted keys, no spaces, text as it is."""
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def usage_count(usage: dict[str, Any], name: str) -> int:
-    """A token count of a reply's ``usage`` as a memory tallies it: a whole number, else 0 (a bool is no count)."""
-    value = usage.get(name, 0)
-    return value if type(value) is int and value >= 0 else 0
-
-
-def reply_content(text: str, base_url: str) -> str:
-    """The assistant's text of a chat completion body; a body without one is an error naming the endpoint."""
-    try:
-        content = json.loads(text)["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise EvalsError(f"malformed response from {base_url}: no choices[0].message.content") from None
-    if not isinstance(content, str):
-        raise EvalsError(f"malformed response from {base_url}: choices[0].message.content is not a string")
-    return content

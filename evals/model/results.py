@@ -13,6 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, field_serializer
 
+# The longest served model name or system fingerprint a reply may give: decided where replies are read.
+from evals.io.chat import MAX_SERVED_NAME
+
 __all__ = [
     "CUTOFF_RULES",
     "DEFAULT_CUTOFFS",
@@ -188,8 +191,6 @@ VERDICTS = (CORRECT, WRONG, UNPARSED, PARTIAL)
 # The kinds of LLM request a run makes, each reported apart over its own denominator: answers per
 # test point answered, verdicts per test point judged, memory writes (summary_buffer's summaries) per conversation.
 ANSWER, JUDGE, MEMORY_WRITE = "answer", "judge", "memory_write"
-# The longest served model name or system fingerprint a reply may give (a longer one is malformed).
-MAX_SERVED_NAME = 256
 REQUEST_KINDS = (ANSWER, JUDGE, MEMORY_WRITE)
 PER = {ANSWER: "test point answered", JUDGE: "test point judged", MEMORY_WRITE: "conversation"}
 

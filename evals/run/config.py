@@ -17,7 +17,7 @@ from evals.benchmarks import ProtocolName
 from evals.errors import EvalsError
 from evals.model.corpus import MAX_CUTOFF  # one bound for --cutoffs and a references.json k
 from evals.model.results import DEFAULT_CUTOFFS, MAX_K, MAX_SEED, MIN_SEED
-from evals.strategies import BuildContext, Planned, Registry, StrategyError
+from evals.strategies import BuildContext, Planned, Registry
 from evals.strategies._deadline import MAX_CALL_TIMEOUT
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_REQUEST_TIMEOUT",
     "MAX_RETRIES",
     "RunConfig",
+    "legacy_flag_options",
     "model_name_problem",
 ]
 
@@ -66,11 +67,6 @@ class RunConfig(BaseModel):
     strategy: str = "mneme"  # the CLI's --runner: a registered name or package.module:factory
     # The strategy's options (--option key=value), validated by its own options model.
     options: dict[str, Any] = Field(default_factory=dict)
-    # Mneme's --backend/--embedder: they fill the options of those names, for a strategy that has them
-    # (None: not given, the strategy's default). Given to one that has none, or beside an --option of
-    # the same name that says otherwise, they are refused, never dropped.
-    backend: str | None = None
-    embedder: str | None = None
     corpus: Path = Path("corpus")
     # The corpus folder as the user gave it, recorded with the run (``corpus_dir``) when ``corpus`` is
     # that path made absolute (the CLI does, before any plug-in code could change the working directory).
@@ -108,6 +104,17 @@ class RunConfig(BaseModel):
     # Seconds any one call into the strategy may take (--call-timeout; None: no limit). It decides no
     # number, only whether a run finishes, so it is not part of the reuse key.
     call_timeout: float | None = Field(default=None, gt=0, le=MAX_CALL_TIMEOUT, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_mneme_fields(cls, data: Any) -> Any:
+        """Mneme's backend and embedder are its options now: a configuration naming them as settings (as
+        ``RunConfig(embedder=...)`` once did) is refused with the form that replaced them, never ignored."""
+        if isinstance(data, dict):
+            for name in ("backend", "embedder"):
+                if name in data:
+                    raise ValueError(f"{name} is Mneme's option now: options={{{name!r}: {data[name]!r}}}")
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -183,8 +190,8 @@ class RunConfig(BaseModel):
         return check_base_url(from_env, "$OPENAI_BASE_URL") if from_env else DEFAULT_BASE_URL
 
     def embeds_with_openai(self) -> bool:
-        """Whether the run asks for OpenAI's embeddings (--embedder openai, or --option embedder=openai)."""
-        return self.options.get("embedder", self.embedder) == "openai"
+        """Whether the run asks for OpenAI's embeddings (--option embedder=openai)."""
+        return self.options.get("embedder") == "openai"
 
     def key_warnings(self, api_key: str | None) -> list[str]:
         """What to say, before any request, about the API key travelling unencrypted: to the chat
@@ -245,22 +252,6 @@ class RunConfig(BaseModel):
             self.answer_model, self.judge_model if judged else None, self.endpoint(), self.judge_repeats if judged else 1, block
         )
 
-    def without_inapplicable(self, registry: Registry | None = None) -> tuple[RunConfig, list[str]]:
-        """This configuration without the --backend/--embedder its strategy has no option for, and the
-        flags dropped (``--backend memory``). The original CLI accepted both with every runner and
-        ignored them where they did not apply; ``python -m evals`` does the same, ``evals run`` refuses."""
-        if self.backend is None and self.embedder is None:
-            return self, []
-        spec = (registry or Registry()).get(self.strategy)
-        dropped = {
-            key: value
-            for key, value in (("backend", self.backend), ("embedder", self.embedder))
-            if value is not None and key not in spec.options.model_fields
-        }
-        if not dropped:
-            return self, []
-        return self.model_copy(update=dict.fromkeys(dropped)), [f"--{key} {value}" for key, value in dropped.items()]
-
     def plan(self, registry: Registry | None = None, *, cache: Cache | None = None, client: Any = None) -> Planned:
         """The strategy with its validated options and configuration, nothing built yet.
 
@@ -268,21 +259,30 @@ class RunConfig(BaseModel):
         (summary_buffer uses it); ``client`` None only names it, for working
         out a configuration without making requests."""
         registry = registry or Registry()
-        spec = registry.get(self.strategy)
-        options = dict(self.options)
-        for key, value in (("backend", self.backend), ("embedder", self.embedder)):
-            if value is None:
-                continue
-            if key not in spec.options.model_fields:
-                raise StrategyError(f"--{key} {value}: strategy {spec.name} has no {key} option (--{key} is mneme's)")
-            if key in options and options[key] != value:
-                raise StrategyError(f"--{key} {value} and --option {key}={options[key]} disagree: give one of them")
-            options[key] = value
         summarize_fn = summarizer = None
         if self.answers_on:
             from evals.run.llm import ChatSummarizer
 
             summarize_fn = ChatSummarizer(client, self.answer_model)
             summarizer = summarize_fn.__name__
-        context = BuildContext(seed=self.seed, cache=cache, summarize_fn=summarize_fn, summarizer=summarizer)
-        return registry.plan(self.strategy, options, context)
+        from evals.io.chat import RetryPolicy
+
+        # Every LLM request has the run's deadline and retries: a memory's own (mem0, graphiti, cognee) too.
+        policy = RetryPolicy(timeout=self.request_timeout, retries=self.max_retries)
+        context = BuildContext(seed=self.seed, cache=cache, summarize_fn=summarize_fn, summarizer=summarizer, llm_policy=policy)
+        return registry.plan(self.strategy, self.options, context)
+
+
+def legacy_flag_options(
+    strategy: str, flags: dict[str, str | None], registry: Registry | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """The strategy options the original CLI's ``--backend``/``--embedder`` mean (``flags``: flag name -> value,
+    None where not given), and the flags ignored (``--backend memory``): the original harness accepted both
+    with every runner and ignored them where they did not apply, which ``python -m evals`` keeps. A flag
+    fills the option of its name where the strategy has one (Mneme's, in Mneme's spec)."""
+    given = {key: value for key, value in flags.items() if value is not None}
+    if not given:
+        return {}, []
+    fields = (registry or Registry()).get(strategy).options.model_fields
+    options = {key: value for key, value in given.items() if key in fields}
+    return options, [f"--{key} {value}" for key, value in given.items() if key not in fields]

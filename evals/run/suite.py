@@ -126,7 +126,7 @@ class PlannedRun:
         """``mneme (embedder=minilm) on corpus``: the strategy, its options and, for a strategy with an
         embedder, which one (its default where the suite names none), so two Mneme rows are told apart."""
         settings = dict(self.config.options)
-        embedder = settings.get("embedder", self.config.embedder) or _default_embedder(self.config.strategy)
+        embedder = settings.get("embedder") or _default_embedder(self.config.strategy)
         if embedder is not None:
             settings["embedder"] = embedder
         options = ", ".join(f"{k}={v}" for k, v in settings.items())
@@ -247,6 +247,8 @@ def _matrix(path: Path, here: Path, where: str, data: Any) -> Matrix:
             raise _fail(path, f"{where}.requires[{index}]", f"no extra called {name!r}; one of {', '.join(EXTRAS)}")
     settings = {k: v for k, v in data.items() if k not in ("corpora", "benchmarks", "strategies", "options", "requires")}
     for key in settings:
+        if key in ("backend", "embedder"):  # a setting once, Mneme's option now
+            raise _fail(path, f"{where}.{key}", f"{key} is Mneme's option now: [matrix.options.mneme] {key} = {settings[key]!r}")
         if key not in SETTINGS:
             raise _fail(
                 path,

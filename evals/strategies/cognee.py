@@ -24,9 +24,10 @@ What is answered through the harness instead of cognee's own providers:
   :class:`CachedStructuredChat`, which sends cognee's prompted-JSON request
   (its fallback path: the system prompt plus the response model's schema,
   ``response_format={"type": "json_object"}``, the validation error fed back on
-  a retry) to the OpenAI-compatible endpoint through the run's cache (namespace
-  ``chat:<base url>``, keyed as :class:`evals.run.llm.ChatClient` keys), and
-  counts the requests and tokens (memory-write usage);
+  a retry) to the OpenAI-compatible endpoint through the one cached chat call the
+  harness's own requests take (:mod:`evals.io.chat`: namespace ``chat:<base url>``,
+  the run's ``--request-timeout`` and ``--max-retries``, the reply cap and checks),
+  and counts the requests and tokens (memory-write usage);
 * embeddings: cognee's embedding engine is the harness's all-MiniLM-L6-v2
   (``context.embedder("minilm")``), answered from the run's cache; no
   fastembed model, no embedding endpoint.
@@ -59,7 +60,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Coroutine
 from functools import cache
@@ -68,12 +68,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
-from evals.io.cache import Cache, digest
-from evals.io.endpoints import canonical_body, endpoint_key, endpoint_url, scrub_json, scrubber
+from evals.io.cache import Cache
+from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
 from evals.strategies._field import EMBEDDING, MINILM_MODULES, extra_hint, library_version, require, turn_of
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
+from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "TURN_KEY", "CachedStructuredChat", "Cognee", "CogneeOptions", "SPEC"]
@@ -174,14 +175,6 @@ def _loop() -> _Loop:
 
 
 
-def _name(value: Any) -> str | None:
-    return value[:200] if isinstance(value, str) else None
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def _strip_fence(text: str) -> str:
     import re
 
@@ -191,7 +184,7 @@ def _strip_fence(text: str) -> str:
 
 class CachedStructuredChat:
     """cognee's structured-output client (``acreate_structured_output``) over an OpenAI-compatible endpoint,
-    through the run's cache, counting requests and tokens.
+    through the one cached chat call (:class:`evals.strategies.llm.MemoryLLM`), counting requests and tokens.
 
     A structured request is cognee's prompted-JSON one (``_acreate_json_fallback`` in cognee's litellm_native
     adapter): the response model's JSON schema appended to the system prompt, ``json_object`` output, and on a
@@ -201,17 +194,12 @@ class CachedStructuredChat:
 
     supports_answer_streaming = False
 
-    def __init__(self, *, model: str, base_url: str, api_key: str, cache: Cache | None, timeout: float = 120.0) -> None:
-        import openai
-
-        self.model = model
-        self.base_url = base_url
-        self.namespace = f"chat:{base_url}"
+    def __init__(self, llm: MemoryLLM) -> None:
+        self.llm = llm
+        self.model = llm.model
+        self.base_url = llm.base_url
         # Memory-write usage, as the run tallies a kind of request: sent and cached apart, with the served models.
-        self.tally = RequestTally(model)
-        self._cache = cache
-        self._scrub = scrubber(api_key)
-        self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
+        self.tally = llm.usage
 
     def body(self, system_prompt: str, text_input: str, response_format: dict[str, Any] | None) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -224,47 +212,7 @@ class CachedStructuredChat:
         return body
 
     def complete(self, body: dict[str, Any]) -> str:
-        key = digest(body["model"], canonical_body(body))
-        if self._cache is not None:
-            found = self._cache.get(self.namespace, key)
-            if found is not None:
-                return self._read(scrub_json(self._scrub(json.loads(found)["body"]), self._scrub), cached=True)
-        started = time.perf_counter()
-        try:
-            raw = self._openai.chat.completions.with_raw_response.create(**body)
-        except Exception as exc:  # noqa: BLE001 - an endpoint's message may quote the key: say it without
-            message = self._scrub(str(exc))
-            raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
-        text = scrub_json(self._scrub(raw.http_response.text), self._scrub)  # before it is cached or used
-        content = self._read(text, cached=False)
-        if self._cache is not None:
-            self._cache.put(
-                self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")
-            )
-        return content
-
-    def _read(self, text: str, *, cached: bool) -> str:
-        try:
-            reply = json.loads(text)
-            content = reply["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise EvalsError(f"malformed response from {self.base_url}: no choices[0].message.content") from None
-        if not isinstance(content, str):
-            raise EvalsError(f"malformed response from {self.base_url}: choices[0].message.content is not a string")
-        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-        prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-        tally = self.tally
-        if cached:
-            tally.cached += 1
-            tally.cached_prompt_tokens += prompt
-            tally.cached_completion_tokens += completion
-        else:
-            tally.sent += 1
-            tally.prompt_tokens += prompt
-            tally.completion_tokens += completion
-        served = (_name(reply.get("model")), _name(reply.get("system_fingerprint")))
-        tally.served[served] = tally.served.get(served, 0) + 1
-        return self._scrub(content)
+        return self.llm.ask(body, "cognee's cognify")
 
     @property
     def requests_made(self) -> int:
@@ -306,7 +254,7 @@ class CachedStructuredChat:
         raise EvalsError("cognee asked for an image transcription, which the cognee strategy does not route")
 
     def close(self) -> None:
-        self._openai.close()
+        self.llm.close()
 
 
 class _Embeddings:
@@ -356,11 +304,13 @@ class Cognee:
         self.search_type = search_type
         self._cognee = _cognee()
         url = endpoint_url(base_url)
-        key = endpoint_key(url, api_key, "cognee writes with an LLM, asking OpenAI without --option base_url,")
+        asks = "cognee writes with an LLM, asking OpenAI without --option base_url,"
+        key = endpoint_key(url, api_key, asks)
         self.directory = tempfile.mkdtemp(prefix="evals-cognee-")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.directory, ignore_errors=True)
-        self.chat = CachedStructuredChat(model=llm_model, base_url=url, api_key=key, cache=cache)
-        self._engine = _Embeddings((context or BuildContext(cache=cache)).embedder("minilm"))
+        context = context or BuildContext(cache=cache)
+        self.chat = CachedStructuredChat(MemoryLLM(model=llm_model, base_url=url, api_key=key, context=context, asks=asks))
+        self._engine = _Embeddings(context.embedder("minilm"))
         self._conversations = 0
         self.dataset = "conversation-0"
         self._pending: list[tuple[int, str, str]] = []

@@ -47,6 +47,7 @@ import importlib.util
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -60,9 +61,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBEDDERS",
+    "EMBEDDER_NAMES",
+    "HASH_CAVEAT",
     "HASH_DIMENSIONS",
     "MINILM_BATCH_SIZE",
-    "EMBEDDER_IDENTITY",
+    "Caveat",
+    "EmbedderKind",
+    "embedder_kind",
+    "recorded_embedder",
     "MINILM_BF16_MODEL",
     "MINILM_MODEL",
     "MiniLMBF16Embedder",
@@ -80,8 +86,6 @@ __all__ = [
 # Python's last-resort handler prints a warning as its bare message on stderr when nobody configured logging.
 log = logging.getLogger(__name__)
 
-# The --embedder names (the CLI offers them without importing Mneme or torch).
-EMBEDDERS = ("hash", "minilm", "minilm-bf16", "openai")
 HASH_DIMENSIONS = 16
 MINILM_MODEL = "all-MiniLM-L6-v2"
 MINILM_BF16_MODEL = "all-MiniLM-L6-v2-bf16"
@@ -94,14 +98,6 @@ OPENAI_RETRIES = 2  # after a timeout, a lost connection, HTTP 408/409/429/5xx (
 # A reply of OPENAI_BATCH vectors is ~2 MB as base64 and ~8 MB as JSON numbers; more is malformed.
 MAX_EMBEDDING_REPLY_BYTES = 32 * 1024**2
 
-# What each --embedder is, known without building it: (embedder class as the
-# configuration names it, dimensions, the model a run records).
-EMBEDDER_IDENTITY: dict[str, tuple[str, int, str]] = {
-    "hash": ("HashEmbedder", HASH_DIMENSIONS, f"hash-{HASH_DIMENSIONS}"),
-    "minilm": ("MiniLMEmbedder", MINILM_DIMENSIONS, MINILM_MODEL),
-    "minilm-bf16": ("MiniLMBF16Embedder", MINILM_DIMENSIONS, MINILM_BF16_MODEL),
-    "openai": ("OpenAIEmbeddings", OPENAI_DIMENSIONS, OPENAI_MODEL),
-}
 # Fixed: the same texts in the same batches give the same bits in every process.
 MINILM_BATCH_SIZE = 32
 # bf16 is a model of its own, so its batches are free to differ: larger ones amortise each step's overhead.
@@ -449,36 +445,104 @@ def _vector(value: Any, dimensions: int, where: str) -> np.ndarray:
     return vector
 
 
+def _hash(cache: Cache | None) -> Any:
+    import mneme
+
+    return mneme.HashEmbedder(dimensions=HASH_DIMENSIONS)
+
+
+def _minilm(cache: Cache | None) -> Any:
+    if not _minilm_installed():
+        raise EvalsError(MINILM_EXTRA_HINT)
+    return CachingEmbedder(MiniLMEmbedder(), MINILM_MODEL, cache)
+
+
+def _minilm_bf16(cache: Cache | None) -> Any:
+    if not bf16_cpu():
+        raise EvalsError(
+            f"--embedder minilm-bf16 needs a CPU with bf16 (flag {' or '.join(BF16_FLAGS)}); "
+            "this one has neither: use --embedder minilm"
+        )
+    if not _minilm_installed():
+        raise EvalsError(MINILM_EXTRA_HINT)
+    return CachingEmbedder(MiniLMBF16Embedder(), MINILM_BF16_MODEL, cache)
+
+
+def _openai(cache: Cache | None) -> Any:
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key:
+        raise EvalsError("--embedder openai needs the OPENAI_API_KEY environment variable; it is not set")
+    endpoint = openai_endpoint()
+    return CachingEmbedder(OpenAIEmbedder(endpoint, key), OPENAI_MODEL, cache, endpoint=endpoint)
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """What a reader must know before trusting a run made with an embedder: a short ``label`` for a badge,
+    the ``explanation`` a reader opens."""
+
+    label: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class EmbedderKind:
+    """One embedder name, decided here once: how it is built, what a run records for it, and what a reader
+    must be told about a run made with it."""
+
+    name: str  # Mneme's embedder option, context.embedder(name)
+    cls: str  # the embedder class as a configuration names it
+    dimensions: int
+    model: str  # the model a run records
+    # cache -> the embedder; an EvalsError, before anything runs, when it cannot work here (a missing
+    # optional extra or API key, an unusable $OPENAI_BASE_URL).
+    build: Callable[[Cache | None], Any]
+    caveat: Caveat | None = None
+
+
+HASH_CAVEAT = Caveat(
+    # Each text's vector drawn from a hash of the whole text: no meaning at all, so its recall is about
+    # chance and says nothing about Mneme with a real embedder; a reader who misses that concludes Mneme is broken.
+    "hash embedder: no semantics",
+    f"Mneme was run here with HashEmbedder (model hash-{HASH_DIMENSIONS}): each text becomes {HASH_DIMENSIONS} numbers "
+    "drawn from a hash of the whole text, so two texts are no closer for sharing words or meaning and retrieval is about "
+    "as good as chance (Mneme's own documentation: for testing plumbing, never retrieval quality). It is the offline, "
+    "deterministic default, not a measure of Mneme: see mneme with embedder=MiniLMEmbedder (--option embedder=minilm) "
+    "for a real embedding model.",
+)
+
+# Every embedder name (known without building it: the CLI and Mneme's options offer them without importing
+# Mneme or torch), in the order they are offered.
+EMBEDDERS: dict[str, EmbedderKind] = {
+    kind.name: kind
+    for kind in (
+        EmbedderKind("hash", "HashEmbedder", HASH_DIMENSIONS, f"hash-{HASH_DIMENSIONS}", _hash, HASH_CAVEAT),
+        EmbedderKind("minilm", "MiniLMEmbedder", MINILM_DIMENSIONS, MINILM_MODEL, _minilm),
+        EmbedderKind("minilm-bf16", "MiniLMBF16Embedder", MINILM_DIMENSIONS, MINILM_BF16_MODEL, _minilm_bf16),
+        EmbedderKind("openai", "OpenAIEmbeddings", OPENAI_DIMENSIONS, OPENAI_MODEL, _openai),
+    )
+}
+EMBEDDER_NAMES = tuple(EMBEDDERS)
+
+
+def embedder_kind(name: str) -> EmbedderKind:
+    """The table's row for ``name``; an EvalsError naming the choices for any other."""
+    try:
+        return EMBEDDERS[name]
+    except KeyError:
+        raise EvalsError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}") from None
+
+
+def recorded_embedder(model: str | None, cls: str | None = None) -> EmbedderKind | None:
+    """The row of the embedder a stored run was made with, from the model it recorded (or the embedder
+    class its configuration names); None for a run on no embedder of this table."""
+    return next((kind for kind in EMBEDDERS.values() if model == kind.model or (cls is not None and cls == kind.cls)), None)
+
+
 def make_embedder(name: str, cache: Cache | None = None) -> tuple[Any, str]:
-    """The embedder ``--embedder name`` means, and the model name a run records for it.
-
-    Fails here, before anything runs, when the embedder cannot work: a missing
-    optional extra or API key, an unusable ``$OPENAI_BASE_URL``.
-    """
-    if name == "hash":
-        import mneme
-
-        return mneme.HashEmbedder(dimensions=HASH_DIMENSIONS), f"hash-{HASH_DIMENSIONS}"
-    if name == "minilm":
-        if not _minilm_installed():
-            raise EvalsError(MINILM_EXTRA_HINT)
-        return CachingEmbedder(MiniLMEmbedder(), MINILM_MODEL, cache), MINILM_MODEL
-    if name == "minilm-bf16":
-        if not bf16_cpu():
-            raise EvalsError(
-                f"--embedder minilm-bf16 needs a CPU with bf16 (flag {' or '.join(BF16_FLAGS)}); "
-                "this one has neither: use --embedder minilm"
-            )
-        if not _minilm_installed():
-            raise EvalsError(MINILM_EXTRA_HINT)
-        return CachingEmbedder(MiniLMBF16Embedder(), MINILM_BF16_MODEL, cache), MINILM_BF16_MODEL
-    if name == "openai":
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise EvalsError("--embedder openai needs the OPENAI_API_KEY environment variable; it is not set")
-        endpoint = openai_endpoint()
-        return CachingEmbedder(OpenAIEmbedder(endpoint, key), OPENAI_MODEL, cache, endpoint=endpoint), OPENAI_MODEL
-    raise EvalsError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
+    """The embedder ``name`` means, and the model name a run records for it (:data:`EMBEDDERS`)."""
+    kind = embedder_kind(name)
+    return kind.build(cache), kind.model
 
 
 class Embedders:
@@ -491,7 +555,7 @@ class Embedders:
         self._lent: dict[str, Any] = {}
 
     def get(self, name: str) -> Any:
-        """The embedder ``name`` (one of :data:`EMBEDDERS`): ``embed(texts)``, ``dimensions``, ``model``; the
+        """The embedder ``name`` (a key of :data:`EMBEDDERS`): ``embed(texts)``, ``dimensions``, ``model``; the
         same object for every request of this run. An EvalsError when it cannot work here."""
         if name not in self._lent:
             embedder, model = make_embedder(name, self._cache)

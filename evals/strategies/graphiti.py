@@ -23,9 +23,10 @@ What running offline through the run's endpoint took:
   with a ``json_schema`` response format; its ``OpenAIClient`` would use the
   Responses API, which most OpenAI-compatible servers lack), handed an
   :class:`CachedCompletions` as its ``client``: the request Graphiti builds is
-  sent as it is, keyed and stored as :class:`evals.run.llm.ChatClient` does
-  (namespace ``chat:<base url>``, key = digest of the model and the canonical
-  JSON body), so a rerun asks the endpoint nothing. Temperature is 0 (Graphiti's
+  sent as it is through the one cached chat call the harness's own requests
+  take (:mod:`evals.io.chat`: namespace ``chat:<base url>``, key = digest of the
+  model and the canonical JSON body; the run's ``--request-timeout`` and
+  ``--max-retries``, the reply cap and checks), so a rerun asks the endpoint nothing. Temperature is 0 (Graphiti's
   default is 1). Each reply's tokens are tallied as memory-write requests
   (:attr:`Graphiti.write_usage`), sent and cached apart;
 * embeddings: the harness's all-MiniLM-L6-v2 (``context.embedder("minilm")``),
@@ -60,7 +61,6 @@ import json
 import logging
 import os
 import re
-import time
 import warnings
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -70,12 +70,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
-from evals.io.cache import Cache, digest
-from evals.io.endpoints import canonical_body, endpoint_key, endpoint_url, reply_content, scrub_json, scrubber, usage_count
+from evals.io.cache import Cache
+from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
 from evals.strategies._field import MINILM_MODULES, extra_hint, library_version, require
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
+from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "REFERENCE_TIME", "CachedCompletions", "Graphiti", "GraphitiOptions", "SPEC"]
@@ -123,65 +124,32 @@ def _library() -> SimpleNamespace:
 
 
 class CachedCompletions:
-    """``chat.completions.create`` for Graphiti's ``OpenAIGenericClient``, through the run's cache.
+    """``chat.completions.create`` for Graphiti's ``OpenAIGenericClient``, through the one cached chat call
+    (:class:`evals.strategies.llm.MemoryLLM`).
 
-    The body is the one Graphiti built, sent unchanged; a cached response is used as
-    it is; a miss goes through the ``openai`` client (which retries 429s and 5xx)
-    and is stored as soon as it arrives, scrubbed of the key, unless Graphiti could
-    not parse it (then Graphiti's own retry asks again, and is not served it back). Every reply's usage is
+    The body is the one Graphiti built, sent unchanged. A reply Graphiti could not parse is handed back but
+    not cached (Graphiti's own retry then asks again, and is not served it back). Every reply's usage is
     added to :attr:`usage` (kind memory_write), sent or cached."""
 
-    def __init__(self, *, base_url: str, api_key: str, model: str, cache: Cache | None, timeout: float = 120.0) -> None:
-        import openai
-
-        self.base_url = base_url
-        self.namespace = f"chat:{base_url}"
-        self.usage = RequestTally(model)
-        self._cache = cache
-        self._scrub = scrubber(api_key)
-        self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
+    def __init__(self, llm: MemoryLLM) -> None:
+        self.llm = llm
+        self.base_url = llm.base_url
+        self.usage = llm.usage
         # Graphiti reads ``client.chat.completions.create``.
         self.chat = SimpleNamespace(completions=self)
 
     async def create(self, **body: Any) -> Any:
-        key = digest(body["model"], canonical_body(body))
-        found = self._cache.get(self.namespace, key) if self._cache is not None else None
-        if found is not None:
-            text, cached = scrub_json(self._scrub(json.loads(found)["body"]), self._scrub), True
-        else:
-            started = time.perf_counter()
-            try:
-                # In a thread: the requests Graphiti gathers together (a turn's summaries, say) are in flight at once.
-                raw = await asyncio.to_thread(self._openai.chat.completions.with_raw_response.create, **body)
-            except Exception as exc:  # noqa: BLE001 - an endpoint's message may quote the key: say it without
-                message = self._scrub(str(exc))
-                raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
-            text, cached = scrub_json(self._scrub(raw.http_response.text), self._scrub), False
-            content = reply_content(text, self.base_url)  # checked before it is cached
-            # A reply Graphiti cannot parse is not kept: Graphiti asks again (its own retries), and gets a new one.
-            if self._cache is not None and _parses(content):
-                value = {"body": text, "latency_s": time.perf_counter() - started}
-                self._cache.put(self.namespace, key, json.dumps(value).encode("utf-8"))
-        data = json.loads(text)
-        content = self._scrub(reply_content(text, self.base_url))
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        served = data.get("model") if isinstance(data.get("model"), str) else None
-        fingerprint = data.get("system_fingerprint") if isinstance(data.get("system_fingerprint"), str) else None
-        self.usage.add(usage_count(usage, "prompt_tokens"), usage_count(usage, "completion_tokens"), cached, served, fingerprint)
+        # In a thread: the requests Graphiti gathers together (a turn's summaries, say) are in flight at once.
+        content = await asyncio.to_thread(self.llm.ask, body, "graphiti's entity and fact extraction", keep=_parses)
         return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=content))])
 
     def close(self) -> None:
-        self._openai.close()
+        self.llm.close()
 
 
-
-def _parses(content: str) -> bool:
-    """Whether Graphiti's client can read ``content`` (JSON, maybe in a code fence, as it strips one)."""
-    try:
-        json.loads(_library().OpenAIGenericClient._strip_code_fences(content))
-    except ValueError:
-        return False
-    return True
+def _parses(content: str) -> None:
+    """A ValueError when Graphiti's client cannot read ``content`` (JSON, maybe in a code fence, as it strips one)."""
+    json.loads(_library().OpenAIGenericClient._strip_code_fences(content))
 
 
 
@@ -229,9 +197,11 @@ class Graphiti:
     ) -> None:
         library = _library()
         self.base_url = endpoint_url(base_url)
-        key = endpoint_key(self.base_url, api_key, "graphiti asks OpenAI for entities and facts")
+        asks = "graphiti asks OpenAI for entities and facts"
+        key = endpoint_key(self.base_url, api_key, asks)
         context = context or BuildContext(cache=cache)
-        self.completions = CachedCompletions(base_url=self.base_url, api_key=key, model=llm_model, cache=context.cache)
+        llm = MemoryLLM(model=llm_model, base_url=self.base_url, api_key=key, context=context, asks=asks)
+        self.completions = CachedCompletions(llm)
         config = library.LLMConfig(
             api_key=key, model=llm_model, small_model=llm_model, base_url=self.base_url, temperature=LLM_TEMPERATURE
         )

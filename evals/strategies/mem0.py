@@ -35,9 +35,10 @@ runs repeatable and reruns free:
   from it by float rounding, about 1e-8), and bitwise the same in every process;
 * LLM requests (``infer=True``): :class:`CachedChat` sends the request mem0's
   OpenAI provider would send (its model, temperature, top_p, max_tokens and
-  response_format), keyed and stored as :class:`evals.run.llm.ChatClient` does
-  (namespace ``chat:<base url>``, key = digest of the model and the canonical
-  JSON body). The extraction prompt states today's date twice ("Observation
+  response_format) through the one cached chat call the harness's own requests
+  take (:mod:`evals.io.chat`: namespace ``chat:<base url>``, key = digest of the
+  model and the canonical JSON body; the run's ``--request-timeout`` and
+  ``--max-retries``, the reply cap and checks). The extraction prompt states today's date twice ("Observation
   Date", "Current Date"); both are pinned to :data:`PROMPT_DATE`, so the
   request, and the run, do not depend on the day it is made.
 
@@ -52,13 +53,11 @@ from __future__ import annotations
 import atexit
 import importlib.metadata
 import importlib.util
-import json
 import logging
 import os
 import re
 import shutil
 import tempfile
-import time
 import weakref
 from collections.abc import Callable
 from functools import cache
@@ -67,11 +66,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
-from evals.io.cache import Cache, digest
-from evals.io.endpoints import canonical_body, endpoint_key, endpoint_url, reply_content, scrub_json, scrubber, usage_count
+from evals.io.cache import Cache
+from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
 from evals.strategies.base import Message, Record, memories_context
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingEmbedder
+from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]
@@ -195,30 +195,19 @@ def _pin_dates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class CachedChat:
-    """mem0's LLM interface (``generate_response``) over an OpenAI-compatible endpoint, through the run's cache.
+    """mem0's LLM interface (``generate_response``) over an OpenAI-compatible endpoint, through the one cached
+    chat call (:class:`evals.strategies.llm.MemoryLLM`).
 
-    The request is the one mem0's OpenAI provider builds from its ``llm``
-    config (``inner``), with the prompt's dates pinned to :data:`PROMPT_DATE`.
-    A cached response is used as it is; a miss is sent through the ``openai``
-    client (which retries 429s and 5xx) and stored as soon as it arrives, in
-    :class:`evals.run.llm.ChatClient`'s namespace, key and value format. Every
-    reply's tokens go to :attr:`usage` (sent or cached), which ``Mem0.write_usage``
-    gives the run as its memory-write tally.
+    The request is the one mem0's OpenAI provider builds from its ``llm`` config (``inner``), with the prompt's
+    dates pinned to :data:`PROMPT_DATE`. Every reply's tokens go to :attr:`usage` (sent or cached), which
+    ``Mem0.write_usage`` gives the run as its memory-write tally.
     """
 
-    def __init__(self, inner: Any, *, base_url: str, api_key: str, cache: Cache | None, timeout: float = 60.0) -> None:
-        import openai
-
+    def __init__(self, inner: Any, llm: MemoryLLM) -> None:
         self.inner = inner
         self.config = inner.config
-        self.base_url = base_url
-        self.namespace = f"chat:{base_url}"
-        self.requests_made = 0
-        self.requests_cached = 0
-        self.usage = RequestTally(inner.config.model)  # every reply's tokens, sent and cached apart
-        self._cache = cache
-        self._scrub = scrubber(api_key)
-        self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=5, timeout=timeout)
+        self.llm = llm
+        self.usage = llm.usage
 
     def body(self, messages: list[dict[str, Any]], response_format: Any = None, **kwargs: Any) -> dict[str, Any]:
         pinned = _pin_dates(messages)
@@ -238,43 +227,10 @@ class CachedChat:
     ) -> str:
         if tools:
             raise EvalsError("mem0 asked its LLM for tool calls, which the mem0 strategy does not route (mem0ai 2.2 never does)")
-        body = self.body(messages, response_format, **kwargs)
-        key = digest(body["model"], canonical_body(body))
-        if self._cache is not None:
-            found = self._cache.get(self.namespace, key)
-            if found is not None:
-                self.requests_cached += 1
-                text = scrub_json(self._scrub(json.loads(found)["body"]), self._scrub)
-                content = self._scrub(reply_content(text, self.base_url))
-                self._tally(text, cached=True)
-                return content
-        started = time.perf_counter()
-        try:
-            raw = self._openai.chat.completions.with_raw_response.create(**body)
-        except Exception as exc:  # noqa: BLE001 - an endpoint's message may quote the key: say it without
-            message = self._scrub(str(exc))
-            raise EvalsError(f"{body['model']} request to {self.base_url} failed: {type(exc).__name__}: {message}") from None
-        text = scrub_json(self._scrub(raw.http_response.text), self._scrub)  # before it is cached or used
-        content = self._scrub(reply_content(text, self.base_url))
-        if self._cache is not None:
-            self._cache.put(
-                self.namespace, key, json.dumps({"body": text, "latency_s": time.perf_counter() - started}).encode("utf-8")
-            )
-        self.requests_made += 1
-        self._tally(text, cached=False)
-        return content
-
-    def _tally(self, text: str, *, cached: bool) -> None:
-        data = json.loads(text)
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        served = data.get("model") if isinstance(data.get("model"), str) else None
-        fingerprint = data.get("system_fingerprint") if isinstance(data.get("system_fingerprint"), str) else None
-        self.usage.add(usage_count(usage, "prompt_tokens"), usage_count(usage, "completion_tokens"), cached, served, fingerprint)
+        return self.llm.ask(self.body(messages, response_format, **kwargs), "mem0's fact extraction")
 
     def close(self) -> None:
-        self._openai.close()
-
-
+        self.llm.close()
 
 
 class Mem0:
@@ -311,11 +267,15 @@ class Mem0:
         # directory is thrown away, so the store stays in memory; what it finds is unchanged.
         self.memory.vector_store._save = _keep_in_memory
         # The harness's MiniLM (one per run, shared with every memory that embeds with it), not mem0's own.
-        self._vectors = (context or BuildContext(cache=cache)).embedder("minilm")
+        context = context or BuildContext(cache=cache)
+        self._vectors = context.embedder("minilm")
         self.memory.embedding_model = _Embeddings(self.memory.embedding_model, self._vectors)
         self.chat: CachedChat | None = None
         if infer:
-            self.chat = CachedChat(self.memory.llm, base_url=llm_url, api_key=key, cache=cache)
+            llm = MemoryLLM(
+                model=llm_model, base_url=llm_url, api_key=key, context=context, asks="mem0 with infer=true asks OpenAI for facts"
+            )
+            self.chat = CachedChat(self.memory.llm, llm)
             self.memory.llm = self.chat
         self._conversations = 0
         self.user_id = "conversation-0"

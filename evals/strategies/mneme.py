@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evals.errors import EvalsError
 from evals.strategies.base import Message
-from evals.strategies.embedders import EMBEDDER_IDENTITY, openai_endpoint
+from evals.strategies.embedders import EMBEDDER_NAMES, EMBEDDERS, openai_endpoint
 from evals.strategies.registry import BuildContext, StrategySpec
 
 # How Mneme's context_for cites a record: "[EPISODE id=<random hex> score=0.158]".
@@ -67,7 +67,7 @@ class Mneme:
     def __init__(self, *, backend: str = "memory", embedder: str = "hash", context: BuildContext | None = None) -> None:
         # The harness's embedder (one per run, shared with every memory that embeds with the same model).
         self._embedder = (context or BuildContext()).embedder(embedder)
-        self.model = EMBEDDER_IDENTITY[embedder][2]
+        self.model = EMBEDDERS[embedder].model
         self._backend = _backend(backend, self._embedder.dimensions)
         self.manager = mneme.MemoryManager(agent_id="eval", backend=self._backend, embedder=self._embedder)
         # The two tiers' add, looked up once: add() runs once per turn.
@@ -134,19 +134,20 @@ BACKEND_CLASSES = {"memory": "InMemoryBackend", "sqlite": "SQLiteBackend"}
 class MnemeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: Literal["memory", "sqlite"] = Field(default="memory", description="storage backend (--backend)")
-    embedder: Literal["hash", "minilm", "minilm-bf16", "openai"] = Field(default="hash", description="embedder (--embedder)")
+    backend: Literal["memory", "sqlite"] = Field(default="memory", description="storage backend")
+    # The embedder table's names (evals.strategies.embedders.EMBEDDERS), the one place they are decided.
+    embedder: Literal[EMBEDDER_NAMES] = Field(default="hash", description="embedder")  # type: ignore[valid-type]
 
 
 def _describe(options: MnemeOptions, context: BuildContext) -> dict[str, Any]:
-    embedder, dimensions, model = EMBEDDER_IDENTITY[options.embedder]
+    kind = EMBEDDERS[options.embedder]
     # The wrapped embedder's class: the cache changes no vector, so it is not the configuration.
     described = {
         "name": "mneme",
         "backend": BACKEND_CLASSES[options.backend],
-        "embedder": embedder,
-        "dimensions": dimensions,
-        "model": model,
+        "embedder": kind.cls,
+        "dimensions": kind.dimensions,
+        "model": kind.model,
     }
     if options.embedder == "openai":  # another server's vectors are another run (and another reuse key)
         described["embedding_base_url"] = openai_endpoint()

@@ -68,6 +68,7 @@ from evals.strategies.base import READS_LABELS, REQUIRED_MEMBERS, MemoryStrategy
 
 if TYPE_CHECKING:
     from evals.io.cache import Cache
+    from evals.io.chat import RetryPolicy
     from evals.strategies.embedders import Embedders
 
 __all__ = [
@@ -106,6 +107,9 @@ class BuildContext:
     summarizer: str | None = None  # its name, for the configuration (None: no LLM summariser)
     # The harness's embedders, lent to the strategies of this run (made from ``cache`` when not given).
     embedders: Embedders | None = None
+    # The run's deadline and retries for every LLM request (--request-timeout, --max-retries), a memory's own
+    # included (mem0 with infer=true, graphiti, cognee: evals.strategies.llm); None: the defaults.
+    llm_policy: RetryPolicy | None = None
 
     def __post_init__(self) -> None:
         if self.embedders is None:

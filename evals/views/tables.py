@@ -45,6 +45,7 @@ from evals.model import costs, formatting
 from evals.model.corpus import MAX_CUTOFF
 from evals.model.tokens import EXACT
 from evals.store import RunSummary, StoredRun
+from evals.strategies.embedders import HASH_CAVEAT, recorded_embedder
 from evals.views.breakdown import answer_category_rows, category_rows
 
 if TYPE_CHECKING:
@@ -167,16 +168,9 @@ def board_metrics(summaries: Sequence[RunSummary]) -> list[Metric]:
 #
 # Which runs are ceilings is the judge's rule (evals.judge.ceilings), asked here for the caveat and the board order.
 
-# The *hash embedder* (mneme with embedder=HashEmbedder, model hash-16) draws each text's vector from a
-# hash of the whole text: no meaning at all, so its recall is about chance and says nothing about Mneme
-# with a real embedder; a reader who misses that concludes Mneme is broken.
-HASH_LABEL = "hash embedder: no semantics"
-HASH_EXPLANATION = (
-    "Mneme was run here with HashEmbedder (model hash-16): each text becomes 16 numbers drawn from a hash of the whole "
-    "text, so two texts are no closer for sharing words or meaning and retrieval is about as good as chance (Mneme's own "
-    "documentation: for testing plumbing, never retrieval quality). It is the offline, deterministic default, not a "
-    "measure of Mneme: see mneme with embedder=MiniLMEmbedder (--embedder minilm) for a real embedding model."
-)
+# An embedder whose runs carry a caveat (the hash embedder: no semantics) says so in the embedder table
+# (evals.strategies.embedders.EMBEDDERS), read here by the model a run recorded.
+HASH_LABEL = HASH_CAVEAT.label
 # A run whose endpoint said another model answered than the one asked for (evals.model.costs.same_model: a
 # dated snapshot of the undated name asked is the same model): its figures are that other model's.
 SERVED_LABEL = "served model differs"
@@ -197,10 +191,10 @@ class Caveat:
 
 
 def hash_caveat(summary: RunSummary) -> str:
-    """Why a run made with Mneme's hash embedder says nothing about retrieval quality ("" for any other run)."""
-    if summary.model.startswith("hash-") or summary.strategy_config.get("embedder") == "HashEmbedder":
-        return HASH_EXPLANATION
-    return ""
+    """Why a run's embedder makes its figure say nothing about retrieval quality (Mneme's hash embedder), from the
+    embedder table's caveat; "" for any other run."""
+    kind = recorded_embedder(summary.model, summary.strategy_config.get("embedder"))
+    return kind.caveat.explanation if kind is not None and kind.caveat is not None else ""
 
 
 def served_caveat(summary: RunSummary) -> str:

@@ -133,3 +133,12 @@ def test_lexical_scores_per_protocol():
     )
     assert lexical(protocol_lexical("mem0"), answer, gold) == {"f1": 0.4, "bleu1": pytest.approx(1 / 3)}
     assert lexical(protocol_lexical("locomo"), answer, gold, "4 single-hop") == {"f1": 0.5, "bleu1": harness["bleu1"]}
+
+
+def test_the_kit_exports_one_category_number():
+    """The kit's category_number is the judge's own function, and the kit has no second name for it."""
+    from evals.benchmarks import kit
+    from evals.benchmarks.protocols import category_number as protocols_category_number
+
+    assert kit.category_number is category_number is protocols_category_number
+    assert "leading_number" not in kit.__all__

@@ -59,7 +59,7 @@ def test_the_default_suite_asks_for_mneme_with_minilm():
     from evals.run.suite import read_suite
 
     matrices = read_suite(ROOT / "evals.toml").matrices
-    assert any(m.strategies == ("mneme",) and m.settings.get("embedder") == "minilm" for m in matrices)
+    assert any(m.strategies == ("mneme",) and m.options.get("mneme", {}).get("embedder") == ["minilm"] for m in matrices)
 
 
 def test_test_runs_ruff_before_the_suite(tasks, monkeypatch: pytest.MonkeyPatch):

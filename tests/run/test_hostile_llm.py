@@ -169,9 +169,9 @@ def test_base_url_holding_credentials_is_refused(tmp_path, url):
 
 
 def embedder_run(server_url: str, store: Path, *extra: object, repo: Path | None = None):
-    """`evals run --runner mneme --embedder openai`, its endpoint from $OPENAI_BASE_URL."""
+    """`evals run --runner mneme --option embedder=openai`, its endpoint from $OPENAI_BASE_URL."""
     return evals(
-        "run", "--runner", "mneme", "--embedder", "openai", "--corpus", CORPUS_SMALL, "--store", store,
+        "run", "--runner", "mneme", "--option", "embedder=openai", "--corpus", CORPUS_SMALL, "--store", store,
         "--repo", repo or store.parent, *extra,
         env=llm_env(OPENAI_BASE_URL=server_url),
     )

@@ -67,7 +67,7 @@ def test_minilm_embeddings_are_computed_once_on_workers_and_cached(corpus_small,
     from evals.model.corpus import load_corpus
     from evals.run.executors import corpus_texts
 
-    config = RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small)
+    config = RunConfig(strategy="mneme", options={"embedder": "minilm"}, corpus=corpus_small)
     distinct = len(set(corpus_texts(load_corpus(corpus_small).conversations)))
     store = tmp_path / "ray.duckdb"
     remote = run(config, store, RayExecutor())

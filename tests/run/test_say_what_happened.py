@@ -51,7 +51,7 @@ def test_the_run_line_names_the_embedder(tmp_path: Path):
 def test_the_suites_numbered_lines_name_the_embedder():
     """A suite's "[3/9] mneme" line names Mneme's embedder: the one the suite gives, else its default."""
     default = PlannedRun(RunConfig(strategy="mneme", corpus=CORPUS), None)
-    minilm = PlannedRun(RunConfig(strategy="mneme", corpus=CORPUS, embedder="minilm"), None)
+    minilm = PlannedRun(RunConfig(strategy="mneme", corpus=CORPUS, options={"embedder": "minilm"}), None)
     assert default.label.startswith("mneme (embedder=hash) on ")
     assert minilm.label.startswith("mneme (embedder=minilm) on ")
     assert PlannedRun(RunConfig(strategy="bm25", corpus=CORPUS), None).label.startswith("bm25 on ")

@@ -46,7 +46,8 @@ def test_the_default_suite_plans_the_runs_tasks_py_made(monkeypatch):
     monkeypatch.chdir(ROOT)
     names = invoke("strategies", "--names", "--available").output.split()
     planned = plan_runs(read_suite(Path("evals.toml")), {})
-    minilm = [RunConfig(strategy="mneme", embedder="minilm")] if not read_suite(Path("evals.toml")).matrices[-1].missing() else []
+    with_minilm = not read_suite(Path("evals.toml")).matrices[-1].missing()
+    minilm = [RunConfig(strategy="mneme", options={"embedder": "minilm"})] if with_minilm else []
     assert [run.config for run in planned] == [RunConfig(strategy=name, options={}) for name in names] + minilm
     assert {run.config.corpus for run in planned} == {Path("corpus")}
 
@@ -56,12 +57,13 @@ def test_a_matrix_runs_only_where_its_extras_are_installed(tmp_path, monkeypatch
     import evals.run.suite as suite
 
     (tmp_path / "s.toml").write_text(
-        '[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\nrequires = ["minilm"]\n'
+        '[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nrequires = ["minilm"]\n'
+        '[matrix.options.mneme]\nembedder = "minilm"\n'
     )
     monkeypatch.setitem(suite.EXTRAS, "minilm", ("no_such_module_here",))
     assert plan_runs(read_suite(tmp_path / "s.toml"), {}) == []
     monkeypatch.setitem(suite.EXTRAS, "minilm", ("json",))
-    assert [r.config.embedder for r in plan_runs(read_suite(tmp_path / "s.toml"), {})] == ["minilm"]
+    assert [r.config.options["embedder"] for r in plan_runs(read_suite(tmp_path / "s.toml"), {})] == ["minilm"]
     (tmp_path / "bad.toml").write_text('[[matrix]]\ncorpora = ["c"]\nrequires = ["gpu"]\n')
     with pytest.raises(suite.SuiteError, match="requires\\[0\\]: no extra called 'gpu'"):
         read_suite(tmp_path / "bad.toml")
@@ -215,3 +217,12 @@ def test_the_publishing_suite_reads(monkeypatch):
     suite = read_suite(ROOT / "suites" / "benchmarks.toml")
     assert suite.benchmarks == ["locomo", "longmemeval_s_cleaned"]
     assert suite.lock.resolve() == ROOT / "benchmarks.lock"
+
+
+def test_a_matrix_naming_mneme_s_embedder_as_a_setting_is_told_where_it_goes(tmp_path):
+    """`embedder = "minilm"` beside a matrix's settings (where it once went) is refused, naming [matrix.options.mneme]."""
+    from evals.run.suite import SuiteError
+
+    (tmp_path / "s.toml").write_text('[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\n')
+    with pytest.raises(SuiteError, match=r"embedder is Mneme's option now: \[matrix.options.mneme\] embedder = 'minilm'"):
+        read_suite(tmp_path / "s.toml")

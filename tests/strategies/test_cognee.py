@@ -306,3 +306,32 @@ def test_reaches_no_network_but_the_endpoint(tmp_path: Path):
     env = {key: value for key, value in os.environ.items() if key not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
     report = run_offline(_OFFLINE_CHILD, str(FIXTURES / "corpus_small"), tmp_path=tmp_path, env=env)
     assert report["asked"] > 0 and report["recall"] > 0
+
+
+def test_cognees_llm_requests_refuse_absurd_token_counts_at_the_reply(tmp_path: Path):
+    """cognee's LLM client asks through the one cached chat call: a reply reporting 2**63 tokens is an error at the
+    reply, never cached (it would lose the whole run at the store write, and every rerun would replay it)."""
+    from helpers.llm_server import LLMServer
+
+    from evals.io.cache import Cache
+    from evals.io.chat import LLMError
+    from evals.strategies import BuildContext
+    from evals.strategies.cognee import CachedStructuredChat
+    from evals.strategies.llm import MemoryLLM
+
+    def absurd(kind: str, text: str, key: str) -> str:
+        payload = json.loads(text)
+        payload["usage"]["completion_tokens"] = 2**63
+        return json.dumps(payload)
+
+    with LLMServer() as server, Cache.open(tmp_path / "cache.duckdb") as cache:
+        server.rewrite = absurd
+        llm = MemoryLLM(model="m", base_url=server.base_url, api_key=None, context=BuildContext(cache=cache), asks="cognee")
+        chat = CachedStructuredChat(llm)
+        body = chat.body("You summarise.", "My dog is called Biscuit.", None)
+        try:
+            with pytest.raises(LLMError, match="usage.completion_tokens"):
+                chat.complete(body)
+        finally:
+            chat.close()
+        assert cache.get_many(llm.chat.namespace, [llm.chat.key(body)]) == {}

@@ -68,7 +68,7 @@ def test_two_memories_share_each_embedding(tmp_path: Path) -> None:
     """mneme-MiniLM and mem0 on one corpus, one cache: the second memory computes no embedding."""
     pytest.importorskip("mem0")
     with Cache.open(tmp_path / "cache.duckdb") as cache:
-        evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=CORPUS), cache=cache)
+        evaluate(RunConfig(strategy="mneme", options={"embedder": "minilm"}, corpus=CORPUS), cache=cache)
         first = cache.counts("embedding")
         evaluate(RunConfig(strategy="mem0", corpus=CORPUS), cache=cache)
         both = cache.counts("embedding")

@@ -351,3 +351,72 @@ def test_extraction_echoing_the_key_percent_encoded_is_cached_and_used_masked(tm
     with duckdb.connect(str(tmp_path / "cache.duckdb"), read_only=True) as con:
         values = [bytes(v) for (v,) in con.execute("SELECT value FROM cache_entries WHERE namespace LIKE 'chat:%'").fetchall()]
     assert values and not [v for v in values if encoded.encode() in v]
+
+
+def test_infer_requests_have_the_runs_deadline_and_retries(tmp_path: Path):
+    """--request-timeout and --max-retries reach mem0's own requests: a server too slow fails the run at once."""
+    import time
+
+    with LLMServer(delay_s=5.0) as server:
+        config = RunConfig(
+            strategy="mem0",
+            corpus=FIXTURES / "corpus_small",
+            options={"infer": True, "base_url": server.base_url},
+            request_timeout=0.5,
+            max_retries=0,
+        )
+        started = time.perf_counter()
+        with pytest.raises(EvalsError, match=r"no complete response within 0\.5 s") as raised:
+            evaluate(config)
+        assert time.perf_counter() - started < 30
+    assert "1 attempt" in str(raised.value)
+
+
+def test_infer_reply_with_absurd_token_counts_is_refused_and_not_cached(tmp_path: Path):
+    """An extraction reply reporting 2**63 prompt tokens is an error at the reply, and never reaches the cache."""
+
+    def absurd(kind: str, text: str, key: str) -> str:
+        if kind != "extraction":
+            return text
+        payload = json.loads(text)
+        payload["usage"]["prompt_tokens"] = 2**63
+        return json.dumps(payload)
+
+    with LLMServer() as server, Cache.open(tmp_path / "cache.duckdb") as cache:
+        server.rewrite = absurd
+        strategy = Mem0(infer=True, base_url=server.base_url, cache=cache)
+        try:
+            strategy.reset()
+            with pytest.raises(EvalsError, match="usage.prompt_tokens"):
+                strategy.add("user", "My dog is called Biscuit.", turn=0)
+        finally:
+            strategy.close()
+    with duckdb.connect(str(tmp_path / "cache.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM cache_entries WHERE namespace LIKE 'chat:%'").fetchone() == (0,)
+
+
+def test_infer_reply_over_the_reply_cap_is_refused():
+    """An extraction reply over the 8 MiB reply cap is malformed, as the harness's own replies are."""
+    from helpers.llm_server import replying
+
+    with LLMServer() as server:
+        server.rewrite = replying("extraction", "x" * (9 * 1024**2))
+        strategy = Mem0(infer=True, base_url=server.base_url)
+        try:
+            strategy.reset()
+            with pytest.raises(EvalsError, match="malformed response"):
+                strategy.add("user", "My dog is called Biscuit.", turn=0)
+        finally:
+            strategy.close()
+
+
+def test_infer_whose_every_reply_is_prose_fails_the_run():
+    """Extraction replies mem0 cannot read (prose) leave it with nothing written: the run fails, it scores nothing."""
+    from helpers.llm_server import replying
+
+    with LLMServer() as server:
+        server.rewrite = replying("extraction", "I found no facts worth keeping, sorry.")
+        options = {"infer": True, "base_url": server.base_url}
+        config = RunConfig(strategy="mem0", corpus=FIXTURES / "corpus_small", options=options)
+        with pytest.raises(EvalsError, match="wrote nothing"):
+            evaluate(config)

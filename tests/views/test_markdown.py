@@ -51,14 +51,14 @@ def test_label_names_a_sqlite_backend(store_path: Path, corpus_small: Path):
     summaries = latest(
         store_path,
         RunConfig(strategy="mneme", corpus=corpus_small),
-        RunConfig(strategy="mneme", corpus=corpus_small, backend="sqlite"),
+        RunConfig(strategy="mneme", corpus=corpus_small, options={"backend": "sqlite"}),
     )
     assert sorted(rows_by_label(summaries)) == ["mneme (backend=InMemoryBackend)", "mneme (backend=SQLiteBackend)"]
 
 
 def test_a_strategy_with_one_row_is_its_name_alone(store_path: Path, corpus_small: Path):
     """No label noise where nothing needs telling apart."""
-    summaries = latest(store_path, RunConfig(strategy="mneme", corpus=corpus_small, backend="sqlite"))
+    summaries = latest(store_path, RunConfig(strategy="mneme", corpus=corpus_small, options={"backend": "sqlite"}))
     assert list(rows_by_label(summaries)) == ["mneme"]
 
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         session_ids,
         write_corpus,
     )
-    from evals.benchmarks.kit.points import AskedPoint, ContextRecord, category_number, speaker_names
+    from evals.benchmarks.kit.points import AskedPoint, ContextRecord, speaker_names
     from evals.benchmarks.kit.protocol import (
         CORRECT,
         PARTIAL,
@@ -59,8 +59,15 @@ if TYPE_CHECKING:
     from evals.errors import EvalsError
     from evals.io.jsonfile import parse as parse_json
     from evals.io.jsonfile import read_bytes, strict_json
-    from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical, bleu1, normalize_answer, token_f1, tokens
-    from evals.judge.answer_scores import category_number as leading_number
+    from evals.judge.answer_scores import (
+        HARNESS_LEXICAL,
+        Lexical,
+        bleu1,
+        category_number,
+        normalize_answer,
+        token_f1,
+        tokens,
+    )
     from evals.judge.headline import EVIDENCE, Rule
     from evals.judge.metrics import HEADLINE
     from evals.model.claims import claims_in
@@ -72,7 +79,7 @@ _HOMES = {
         "RAW_GITHUB", "Audit", "Benchmark", "ErrataFormat", "ProtocolSpec", "RemoteFile", "SourceFile", "Unit",
     ),
     "evals.judge.answer_scores": (
-        "HARNESS_LEXICAL", "Lexical", "bleu1", "leading_number", "normalize_answer", "token_f1", "tokens",
+        "HARNESS_LEXICAL", "Lexical", "bleu1", "category_number", "normalize_answer", "token_f1", "tokens",
     ),
     "evals.benchmarks.audit": ("DANGLING", "Flag", "beside_conversations", "by_position", "file_sha256"),
     "evals.benchmarks.errata": ("check_errata_document",),
@@ -85,7 +92,7 @@ _HOMES = {
         "ANSWER_KINDS", "Archive", "ImportFormatError", "ImportReport", "Source", "answer_keywords", "answer_text",
         "build", "conversation_id", "question_turn", "session_ids", "write_corpus",
     ),
-    "evals.benchmarks.kit.points": ("AskedPoint", "ContextRecord", "category_number", "speaker_names"),
+    "evals.benchmarks.kit.points": ("AskedPoint", "ContextRecord", "speaker_names"),
     "evals.benchmarks.kit.protocol": (
         "CORRECT", "PARTIAL", "UNPARSED", "VERDICTS", "WRONG", "AnswerRequest", "Grade", "JudgeReply", "JudgeRequest",
         "Protocol", "template_digest",
@@ -154,7 +161,6 @@ __all__ = [
     "question_turn",
     "file_sha256",
     "glued",
-    "leading_number",
     "literal",
     "minilm_installed",
     "normalize_answer",
@@ -170,7 +176,7 @@ __all__ = [
 ]
 
 
-_RENAMED = {"parse_json": "parse", "leading_number": "category_number"}  # a kit name whose home calls it otherwise
+_RENAMED = {"parse_json": "parse"}  # a kit name whose home calls it otherwise
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from evals.strategies.base import Message
 
-__all__ = ["AskedPoint", "ContextRecord", "category_number", "speaker_names"]
+__all__ = ["AskedPoint", "ContextRecord", "speaker_names"]
 
 
 @dataclass(frozen=True)
@@ -80,14 +80,3 @@ def speaker_names(roles: Sequence[str], contents: Sequence[str]) -> dict[str, st
         if every or (seen * 2 >= totals[role] and seen >= 2):
             named[role] = name
     return named
-
-
-_NUMBER = re.compile(r"\s*(\d+)\b")
-
-
-def category_number(category: str | None) -> int | None:
-    """The number a category starts with (LoCoMo's ``"5 adversarial"`` is 5); None when it has none."""
-    if category is None:
-        return None
-    found = _NUMBER.match(category)
-    return int(found.group(1)) if found else None

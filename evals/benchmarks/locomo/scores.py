@@ -28,7 +28,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from evals.benchmarks.kit import Lexical, bleu1, leading_number, tokens
+from evals.benchmarks.kit import Lexical, bleu1, category_number, tokens
 
 __all__ = [
     "LOCOMO_LEXICAL",
@@ -98,7 +98,7 @@ def locomo_score(answer: str, gold: str, category: str | None) -> float:
 
     A category without one of these numbers (None, or a corpus of other categories), which LoCoMo's code
     refuses, is scored as 2 and 4 are."""
-    number = leading_number(category)
+    number = category_number(category)
     if number == 5:
         low = answer.lower()
         return float(any(phrase in low for phrase in ABSTAIN))

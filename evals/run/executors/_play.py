@@ -222,7 +222,7 @@ def play_planned(
     every executor plays; ``asked`` (None: answers off) gathers what each test point's answer is built from."""
     from evals.run.playthrough import play_corpus
 
-    return play_corpus(
+    run = play_corpus(
         corpus,
         strategy,
         k=config.k,
@@ -241,6 +241,27 @@ def play_planned(
         source=planned.spec.source,
         call_timeout=config.call_timeout,
     )
+    refuse_unwritten_memory(run, strategy, planned.spec.name)
+    return run
+
+
+def refuse_unwritten_memory(run: RunResult, strategy: object, name: str) -> None:
+    """A memory that writes with an LLM (its ``write_usage``: mem0 with infer=true, graphiti, cognee), whose LLM
+    answered, and that then retrieved nothing at any test point wrote nothing: its replies were nothing it could
+    read (prose, JSON nested too deep to parse, ...), and a library may skip such a reply without a word. That is
+    a failed run, not a score of 0: an EvalsError, and nothing is stored. Judged over what one play covers: the
+    whole corpus here, each conversation on Ray."""
+    written = getattr(strategy, "write_usage", None)
+    if not isinstance(written, RequestTally) or not written.requests:
+        return
+    points = [point for conversation in run.conversations for point in conversation.test_points]
+    if points and not any(point.retrieved_records for point in points):
+        raise EvalsError(
+            f"strategy {name} wrote nothing: its LLM answered {written.requests} write request"
+            f"{'s' if written.requests != 1 else ''} ({written.model}), and it retrieved nothing at any of "
+            f"{len(points)} test point{'s' if len(points) != 1 else ''}; were its LLM's replies what it reads? "
+            "A memory that wrote nothing is a failed run, not a score"
+        )
 
 
 def protocol_arguments(protocols: tuple[Protocol, Protocol] | None) -> dict[str, Any]:
