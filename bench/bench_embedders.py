@@ -11,7 +11,7 @@ texts and GFLOP per CPU-second against it, and what bf16 does to the rankings.
    the feed-forward (384 -> 1536 -> 384) and attention's two products (2 x n x 384), times 2 for
    multiply-adds, times the model's layers (6). The padded FLOPs (what the batches really multiply: each
    batch padded to its longest text, sentence-transformers sorting a chunk by length) say what padding costs.
-3. **Rankings.** The vectors go into a fresh store's cache; ``evals run --runner mneme --embedder E --k K``
+3. **Rankings.** The vectors go into a fresh store's cache; ``evals run --runner mneme --option embedder=E --k K``
    then runs each corpus (every vector from that cache): the headline recall_any@k with its 95% interval,
    and per test point the overlap of the two top-k sets.
 4. **Profile** (``--profile``): one chunk of each embedder under torch.profiler, self CPU time by kind.

@@ -25,8 +25,8 @@ from evals.model.formatting import milliseconds  # noqa: E402
 from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 
 CONFIGS = {
-    "mneme": {"strategy": "mneme", "backend": "memory"},
-    "mneme-sqlite": {"strategy": "mneme", "backend": "sqlite"},
+    "mneme": {"strategy": "mneme", "options": {"backend": "memory"}},
+    "mneme-sqlite": {"strategy": "mneme", "options": {"backend": "sqlite"}},
     "bm25": {"strategy": "bm25"},
     "full_history": {"strategy": "full_history"},
 }
