@@ -65,7 +65,7 @@ __all__ = [
     "HASH_CAVEAT",
     "HASH_DIMENSIONS",
     "MINILM_BATCH_SIZE",
-    "Caveat",
+    "EmbedderCaveat",
     "EmbedderKind",
     "embedder_kind",
     "recorded_embedder",
@@ -477,7 +477,7 @@ def _openai(cache: Cache | None) -> Any:
 
 
 @dataclass(frozen=True)
-class Caveat:
+class EmbedderCaveat:
     """What a reader must know before trusting a run made with an embedder: a short ``label`` for a badge,
     the ``explanation`` a reader opens."""
 
@@ -497,10 +497,10 @@ class EmbedderKind:
     # cache -> the embedder; an EvalsError, before anything runs, when it cannot work here (a missing
     # optional extra or API key, an unusable $OPENAI_BASE_URL).
     build: Callable[[Cache | None], Any]
-    caveat: Caveat | None = None
+    caveat: EmbedderCaveat | None = None
 
 
-HASH_CAVEAT = Caveat(
+HASH_CAVEAT = EmbedderCaveat(
     # Each text's vector drawn from a hash of the whole text: no meaning at all, so its recall is about
     # chance and says nothing about Mneme with a real embedder; a reader who misses that concludes Mneme is broken.
     "hash embedder: no semantics",

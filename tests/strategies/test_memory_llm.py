@@ -27,14 +27,14 @@ def test_a_memorys_llm_has_the_runs_deadline_and_retries():
         assert time.perf_counter() - started < 2.5
 
 
-def test_every_reply_of_a_memorys_llm_is_a_memory_write():
+def test_every_reply_of_a_memorys_llm_is_a_memory_write(tmp_path):
     """Each reply is tallied in the memory's write usage, sent and cached apart."""
     from evals.io.cache import Cache
     from evals.strategies import BuildContext
 
     body = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
     with LLMServer() as server:
-        cache = Cache.in_memory()
+        cache = Cache.open(tmp_path / "cache.duckdb")
         llm = MemoryLLM(model="m", base_url=server.base_url, api_key=None, context=BuildContext(cache=cache), asks="a memory")
         try:
             llm.ask(body, "first")
