@@ -18,8 +18,18 @@ from typing import Any
 
 from evals.errors import EvalsError
 from evals.io import jsonfile
-from evals.model.corpus import Corpus
-from evals.views.board_files import MAX_NAME, BoardFile, Found, carried, differing_figures, find_corpus, load_board, rebuild
+from evals.model.corpus import Corpus, load_corpus
+from evals.views.board_files import (
+    MAX_NAME,
+    BoardFile,
+    Found,
+    carried,
+    differing_figures,
+    fetched_corpora,
+    find_corpus,
+    load_board,
+    rebuild,
+)
 
 __all__ = ["VERIFIED", "UNVERIFIED", "BAD", "Verdict", "verify_folder"]
 
@@ -59,16 +69,32 @@ def board_files(folder: Path) -> list[Path]:
 def verify_folder(folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None) -> list[Verdict]:
     """Every board file under ``folder`` checked; corpora are looked up once per digest."""
     found: dict[str, Found | None] = {}
+    pinned: dict[str, str | None] = {}
 
     def lookup(digest: str) -> Found | None:
         if digest not in found:
             found[digest] = find_corpus(digest, corpus_dir, downloads)
         return found[digest]
 
-    return [verify_file(path, lookup) for path in board_files(folder)]
+    def fetched(pin: str) -> str | None:
+        if pin not in pinned:
+            folders = dict(fetched_corpora(downloads, only=pin))
+            pinned[pin] = _digest_of(folders[pin]) if pin in folders else None
+        return pinned[pin]
+
+    return [verify_file(path, lookup, fetched) for path in board_files(folder)]
 
 
-def verify_file(path: Path, lookup: Callable[[str], Found | None]) -> Verdict:
+def _digest_of(folder: Path) -> str | None:
+    try:
+        return load_corpus(folder).digest
+    except EvalsError:
+        return None
+
+
+def verify_file(
+    path: Path, lookup: Callable[[str], Found | None], fetched: Callable[[str], str | None] = lambda pin: None
+) -> Verdict:
     """One board file checked (:mod:`this module <evals.views.board_verify>` says how)."""
     try:
         raw, board = load_board(path)
@@ -77,8 +103,13 @@ def verify_file(path: Path, lookup: Callable[[str], Found | None]) -> Verdict:
     long = next(_long_strings(raw), None)
     if long is not None:
         return Verdict(path, BAD, f"{long}: a string longer than {MAX_NAME} characters (benchmark text is never in a board file)")
-    digest = board.corpus.digest
+    digest, pin = board.corpus.digest, board.corpus.pin
     found = lookup(digest)
+    if pin is not None and (found is None or found.pin is None):
+        # The release it names is fetched here, and its corpus is another: the file's digest is no pinned benchmark's.
+        theirs = fetched(pin)
+        if theirs is not None:
+            return Verdict(path, BAD, f"corpus.digest: {digest[:12]}… is not {pin!r}'s (fetched here: {theirs[:12]}…)")
     if found is None:
         return Verdict(
             path,
@@ -89,8 +120,8 @@ def verify_file(path: Path, lookup: Callable[[str], Found | None]) -> Verdict:
     quoted = _benchmark_text(raw, found.corpus)
     if quoted is not None:
         return Verdict(path, BAD, f"{quoted}: benchmark text (a turn, question, answer key or label of the corpus)")
-    if board.corpus.pin is not None and found.pin is not None and board.corpus.pin != found.pin:
-        return Verdict(path, BAD, f"corpus.pin: says {board.corpus.pin!r}, but the digest is {found.pin!r}'s")
+    if pin is not None and found.pin is not None and pin != found.pin:
+        return Verdict(path, BAD, f"corpus.pin: says {pin!r}, but the digest is {found.pin!r}'s")
     try:
         record = rebuild(board, found.corpus, "")
     except EvalsError as exc:
