@@ -199,28 +199,21 @@ def _safe(text: str) -> str:
 
 
 # TODO(lead): use views.names.row_name at merge
-def system_name(configuration: dict[str, Any]) -> str:
-    """The strategy's name and the settings where its configuration differs from the registered strategy's
-    default one (every setting of a strategy this evals does not have), as a folder name: ``bm25``,
-    ``qdrant_mode=hybrid``."""
+def system_name(configuration: dict[str, Any], default: dict[str, Any]) -> str:
+    """The strategy's name and the settings where its configuration differs from ``default``, the registered
+    strategy's default one (every setting, for a strategy not registered here: ``default`` empty), as a
+    folder name: ``bm25``, ``qdrant_mode=hybrid``."""
     name = str(configuration.get("name", "unknown"))
-    try:
-        from evals.strategies.registry import BuildContext, Registry
-
-        spec = Registry().get(name)
-        default = spec.configuration(spec.parse({}), BuildContext())
-    except Exception:  # noqa: BLE001  (not registered here, or no default configuration: name every setting)
-        default = {}
     settings = [
         f"{key}={value}" for key, value in sorted(configuration.items()) if key != "name" and default.get(key, ...) != value
     ]
     return _safe("_".join([name, *settings]))
 
 
-def board_path(folder: Path, document: dict[str, Any]) -> Path:
+def board_path(folder: Path, document: dict[str, Any], default: dict[str, Any]) -> Path:
     """Where a board file goes: ``DIR/<benchmark>/<system>/<run id>.json`` (benchmark: the registered one, else
-    the corpus's name)."""
-    corpus, system = document["corpus"], system_name(document["system"]["configuration"])
+    the corpus's name; system: :func:`system_name` against the strategy's ``default`` configuration)."""
+    corpus, system = document["corpus"], system_name(document["system"]["configuration"], default)
     return Path(folder) / _safe(corpus["benchmark"] or corpus["name"]) / system / f"{document['run_id']}.json"
 
 
