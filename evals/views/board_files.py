@@ -104,6 +104,21 @@ class _Figure(_Closed):
     high: float | None = None
 
 
+class _Verdict(_Closed):
+    """A test point's answer as the judge saw it: never the answer's text (it may quote the benchmark's turns)."""
+
+    verdict: Literal["correct", "wrong", "unparsed", "partial"] | None  # None: not judged
+    correct: bool | None
+    score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None  # the protocol's own per-point score
+    counted: bool | None  # whether the protocol counts the point in its figures
+
+
+class _Answers(_Closed):
+    answer_model: Name
+    judge_model: Name | None
+    protocol: Name
+
+
 class _Point(_Closed):
     conversation: Name
     turn: Count  # the index of the test point's turn
@@ -116,6 +131,7 @@ class _Point(_Closed):
     hit: bool
     strict_hit: bool
     rank: Annotated[int, Field(ge=1)] | None
+    answer: _Verdict | None = None  # where the run has answers
 
 
 class BoardFile(_Closed):
@@ -135,6 +151,7 @@ class BoardFile(_Closed):
     latency_by_size: list[_Bucket] = Field(default_factory=list)
     cache_hits: Count | None = None
     cache_misses: Count | None = None
+    answers: _Answers | None = None  # how the run's answers were made, where it has them
     points: list[_Point]
 
 
@@ -145,9 +162,10 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
     """The board file of a stored run (with answers or not: its answers' texts and verdicts stay out)."""
     summary, run = stored.summary, stored.run
     points = []
-    for result in run.conversations:
+    answers = stored.answers
+    for position, result in enumerate(run.conversations):
         refs = stored.record_turns.get(result.conversation_id, [])
-        scored = stored.scores.points[stored.scores.conversation_ids.index(result.conversation_id)]
+        scored = stored.scores.points[position]
         for index, (point, score) in enumerate(zip(result.test_points, scored, strict=True)):
             # The ranking the figures read; a point without evidence keeps only its records' turns.
             turns = point.ranked_turns if point.ranked_turns is not None else refs[index]
@@ -155,6 +173,14 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
             if point.ranked_held is not None:
                 entry["held"] = [list(group) for group in point.ranked_held]
             entry |= {"tokens": list(score.record_tokens), "hit": score.hit, "strict_hit": score.strict_hit, "rank": score.rank}
+            if answers is not None:
+                given = answers.points[position][index]
+                entry["answer"] = {
+                    "verdict": given.verdict,
+                    "correct": given.correct,
+                    "score": given.score,
+                    "counted": given.counted,
+                }
             points.append(entry)
     return {
         "format": BOARD_FORMAT,
@@ -186,6 +212,9 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
         "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
         "cache_hits": summary.cache_hits,
         "cache_misses": summary.cache_misses,
+        "answers": None
+        if answers is None
+        else {"answer_model": answers.answer_model, "judge_model": answers.judge_model, "protocol": answers.protocol},
         "points": points,
     }
 

@@ -172,3 +172,28 @@ def test_import_refuses_a_board_file_whose_corpus_is_not_at_hand(exported, tmp_p
     result = evals("import", exported[2], "--store", tmp_path / "other.duckdb")
     assert result.exit_code == 1
     assert "is not among the fetched benchmarks" in result.output and "--corpus DIR" in result.output
+
+
+@pytest.mark.slow
+def test_board_file_of_a_run_with_answers_holds_verdicts_and_no_answer_text(answers_store, downloads, tmp_path):
+    """A judged run's board file has each point's verdict but no answer, verifies, and imports with its figures."""
+    from helpers.stores import SITE_CORPUS
+
+    with Store.open(answers_store, read_only=True) as opened:
+        run = opened.runs(strategy="recency")[0]
+        answers = [a.answer for c in opened.get_run(run.run_id).answers.points for a in c]
+    evals_output("export", run.run_id, "--store", answers_store, "--board", tmp_path / "board")
+    path = next((tmp_path / "board").rglob("*.json"))
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["answers"]["protocol"] == "harness"
+    assert all(p["answer"]["verdict"] in ("correct", "wrong", "unparsed") for p in document["points"])
+    assert not set(strings(document)) & set(answers)
+    result = evals("verify", path, "--corpus", SITE_CORPUS)
+    assert result.exit_code == 0 and "not a pinned benchmark" in result.output, result.output
+    other = tmp_path / "other.duckdb"
+    evals_output("import", path, "--corpus", SITE_CORPUS, "--store", other)
+    with Store.open(other, read_only=True) as opened:
+        imported = opened.get_summary(run.run_id).metrics
+    assert imported.keys() == run.metrics.keys()
+    for name, value in run.metrics.items():
+        assert (imported[name].n, imported[name].value) == (value.n, pytest.approx(value.value, abs=1e-9)), name
