@@ -185,7 +185,8 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
     if board is not None and output is not None:
         raise click.UsageError("--board writes its own file; give --board or --output, not both")
     if board is not None:
-        from evals.views.board_files import board_document, board_path, pin_of
+        from evals.io.outputs import write_output
+        from evals.views.board_files import board_bytes, board_document, board_path, pin_of
 
         with open_store(store) as opened:
             stored = opened.get_run(run_id)
@@ -199,7 +200,7 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
         except OSError as exc:
             raise EvalsError(f"--board: cannot make the folder {target.parent}: {exc.strerror or exc}") from None
         check_output(target, store=store_path(store)[0], option="--board")
-        write_json(target, document)
+        write_output(target, board_bytes(document), option="--board")
         echo(f"exported run {run_id} -> {target}", err=True)
         return
     from evals.views.exchange import export_document

@@ -16,6 +16,7 @@ its corpus's texts and, for a record that is no turn, :data:`NO_TEXT`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ __all__ = [
     "NO_TEXT",
     "BoardFile",
     "Found",
+    "board_bytes",
     "board_document",
     "board_path",
     "carried",
@@ -217,6 +219,29 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
         else {"answer_model": answers.answer_model, "judge_model": answers.judge_model, "protocol": answers.protocol},
         "points": points,
     }
+
+
+def board_bytes(document: dict[str, Any]) -> bytes:
+    """The file's bytes: indented JSON, but each figure, each test point and each other list on one line, so a file of
+    full_history's rankings stays small and a change to the board reads as a diff of the lines it changed."""
+
+    def line(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+
+    parts = []
+    for key, value in document.items():
+        if key == "points" and value:
+            inner = ",\n".join(f"    {line(point)}" for point in value)
+            parts.append(f"  {line(key)}: [\n{inner}\n  ]")
+        elif key == "figures" and value:
+            inner = ",\n".join(f"    {line(name)}: {line(figure)}" for name, figure in value.items())
+            parts.append(f"  {line(key)}: {{\n{inner}\n  }}")
+        elif isinstance(value, list):
+            parts.append(f"  {line(key)}: {line(value)}")
+        else:
+            indented = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=2).replace("\n", "\n  ")
+            parts.append(f"  {line(key)}: {indented}")
+    return ("{\n" + ",\n".join(parts) + "\n}\n").encode("utf-8")
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")

@@ -85,6 +85,16 @@ def test_board_file_is_under_benchmark_and_system_and_holds_no_benchmark_text(ex
     assert document["figures"]["session.recall_all@5"]["value"] == metrics["session.recall_all@5"].value
 
 
+def test_board_file_has_a_line_per_test_point_and_per_figure(exported):
+    """Each test point and each figure is one line of the file, so a change to the board diffs by line."""
+    lines = exported[2].read_text(encoding="utf-8").splitlines()
+    document = json.loads("\n".join(lines))
+    assert sum(line.startswith('    {"conversation": ') for line in lines) == len(document["points"])
+    assert sum(any(line.startswith(f'    "{name}": {{') for name in document["figures"]) for line in lines) == len(
+        document["figures"]
+    )
+
+
 def test_verify_passes_a_board_file_of_a_fetched_benchmark(exported, downloads):
     """With the benchmark's corpus where `evals fetch` puts it, every figure recomputes and the file is verified."""
     fetched_as(downloads, "locomo")
