@@ -191,7 +191,7 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
         with open_store(store) as opened:
             stored = opened.get_run(run_id)
         summary = stored.summary
-        document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest))
+        document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
         target = board_path(board, document, _default_configuration(summary.strategy))
         from evals.io.outputs import check_output
 

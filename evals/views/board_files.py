@@ -30,7 +30,7 @@ from evals.io import jsonfile
 from evals.judge.metrics import MetricValue, declared
 from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, evidence_hits
-from evals.model.corpus import Corpus, load_corpus
+from evals.model.corpus import Corpus, check_benchmark, load_corpus
 from evals.model.provenance import Provenance
 from evals.model.results import MAX_K, MAX_SEED, MIN_SEED, PREFIX, ConversationResult, RunResult, TestPointResult
 from evals.store import RunRecord, StoredRun, make_summary
@@ -271,9 +271,9 @@ def board_path(folder: Path, document: dict[str, Any], default: dict[str, Any]) 
     return Path(folder) / _safe(corpus["benchmark"] or corpus["name"]) / system / f"{document['run_id']}.json"
 
 
-def pin_of(corpus_name: str, corpus_digest: str, downloads: Path | None = None) -> str | None:
+def pin_of(corpus_name: str, corpus_digest: str, benchmark: str | None, downloads: Path | None = None) -> str | None:
     """The release `evals fetch` imported this corpus as, when its fetched folder holds a corpus of this digest."""
-    found = find_corpus(corpus_digest, downloads=downloads, only=corpus_name)
+    found = find_corpus(corpus_digest, benchmark, downloads=downloads, only=corpus_name)
     return found.pin if found is not None else None
 
 
@@ -310,9 +310,14 @@ def fetched_corpora(downloads: Path | None = None, only: str | None = None) -> I
             yield name, folder
 
 
-def find_corpus(digest: str, given: Path | None = None, downloads: Path | None = None, only: str | None = None) -> Found | None:
-    """The corpus whose digest is ``digest``: among `evals fetch`'s imports (pinned), else ``given``, else None."""
+def find_corpus(
+    digest: str, benchmark: str | None, given: Path | None = None, downloads: Path | None = None, only: str | None = None
+) -> Found | None:
+    """The corpus whose digest is ``digest``: among `evals fetch`'s imports (pinned), else ``given``, else None.
+    The digest covers the benchmark a corpus declares, so only fetched corpora declaring ``benchmark`` are read."""
     for name, folder in fetched_corpora(downloads, only):
+        if check_benchmark(folder)[0] != benchmark:
+            continue
         try:
             corpus = load_corpus(folder)
         except EvalsError:
@@ -497,7 +502,7 @@ def read_board(path: Path, corpus_dir: Path | None = None, downloads: Path | Non
     """One board file as a run to import: its corpus found by digest (`evals fetch`'s downloads, else
     ``corpus_dir``), the run rebuilt on it, and every figure of the file equal to what the judge computes."""
     raw, board = load_board(path)
-    found = find_corpus(board.corpus.digest, corpus_dir, downloads)
+    found = find_corpus(board.corpus.digest, board.corpus.benchmark, corpus_dir, downloads)
     if found is None:
         raise EvalsError(
             f"{path}: corpus {board.corpus.digest[:12]}… is not among the fetched benchmarks"

@@ -68,13 +68,13 @@ def board_files(folder: Path) -> list[Path]:
 
 def verify_folder(folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None) -> list[Verdict]:
     """Every board file under ``folder`` checked; corpora are looked up once per digest."""
-    found: dict[str, Found | None] = {}
+    found: dict[tuple[str, str | None], Found | None] = {}
     pinned: dict[str, str | None] = {}
 
-    def lookup(digest: str) -> Found | None:
-        if digest not in found:
-            found[digest] = find_corpus(digest, corpus_dir, downloads)
-        return found[digest]
+    def lookup(digest: str, benchmark: str | None) -> Found | None:
+        if (digest, benchmark) not in found:
+            found[digest, benchmark] = find_corpus(digest, benchmark, corpus_dir, downloads)
+        return found[digest, benchmark]
 
     def fetched(pin: str) -> str | None:
         if pin not in pinned:
@@ -93,7 +93,7 @@ def _digest_of(folder: Path) -> str | None:
 
 
 def verify_file(
-    path: Path, lookup: Callable[[str], Found | None], fetched: Callable[[str], str | None] = lambda pin: None
+    path: Path, lookup: Callable[[str, str | None], Found | None], fetched: Callable[[str], str | None] = lambda pin: None
 ) -> Verdict:
     """One board file checked (:mod:`this module <evals.views.board_verify>` says how)."""
     try:
@@ -104,7 +104,7 @@ def verify_file(
     if long is not None:
         return Verdict(path, BAD, f"{long}: a string longer than {MAX_NAME} characters (benchmark text is never in a board file)")
     digest, pin = board.corpus.digest, board.corpus.pin
-    found = lookup(digest)
+    found = lookup(digest, board.corpus.benchmark)
     if pin is not None and (found is None or found.pin is None):
         # The release it names is fetched here, and its corpus is another: the file's digest is no pinned benchmark's.
         theirs = fetched(pin)

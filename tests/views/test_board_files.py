@@ -207,3 +207,14 @@ def test_board_file_of_a_run_with_answers_holds_verdicts_and_no_answer_text(answ
     assert imported.keys() == run.metrics.keys()
     for name, value in run.metrics.items():
         assert (imported[name].n, imported[name].value) == (value.n, pytest.approx(value.value, abs=1e-9)), name
+
+
+def test_board_file_of_a_run_on_a_fetched_corpus_names_its_release(downloads, tmp_path):
+    """A run on the corpus `evals fetch` imported records that release as the file's pin, and verifies against it."""
+    fetched_as(downloads, "locomo")
+    store = tmp_path / "results.duckdb"
+    run_id = run_id_of(evals_output("run", "--runner", "recency", "--corpus", downloads / "corpora" / "locomo", "--store", store))
+    evals_output("export", run_id, "--store", store, "--board", tmp_path / "board")
+    path = tmp_path / "board" / "locomo" / "recency" / f"{run_id}.json"
+    assert json.loads(path.read_text(encoding="utf-8"))["corpus"]["pin"] == "locomo"
+    assert evals_output("verify", path).startswith(f"verified: {path}: locomo: ")
