@@ -463,6 +463,10 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
         cache_hits=board.cache_hits,
         cache_misses=board.cache_misses,
     )
+    # What the file carries stands as it says, even where the judge gives the key a value of its own (a strategy
+    # asked once per cutoff: its rankings per cutoff are not kept, so its retrieval figures compute as null).
+    metrics = {key: measured.get(key, value) for key, value in summary.metrics.items()} | measured
+    summary = dataclasses.replace(summary, metrics=metrics)
     from evals.judge.metrics import LatencyBucket
 
     return RunRecord(
