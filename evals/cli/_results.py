@@ -1,4 +1,4 @@
-"""Reading and moving stored runs: ``runs``, ``leaderboard``, ``export``, ``import``, ``migrate``, ``compare``."""
+"""Reading and moving stored runs: ``runs``, ``leaderboard``, ``export``, ``import``, ``verify``, ``migrate``, ``compare``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 from evals.cli._base import (
     OutputFile,
     cli,
+    downloads_option,
     echo,
     echo_summaries,
     errata_option,
@@ -162,18 +163,49 @@ def leaderboard_command(
 @click.option(
     "--output",
     type=OutputFile(allow_dash=True),
-    default=Path("-"),
+    default=None,
     help="File to write (default: standard output).",
 )
-def export_command(run_id: str, store: Path | None, output: Path) -> None:
+@click.option(
+    "--board",
+    "board",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Write a board file instead, under DIR/<benchmark>/<system>/<run id>.json: the run's ids, rankings, token "
+    "counts and figures, no benchmark text (docs/board.md).",
+)
+def export_command(run_id: str, store: Path | None, output: Path | None, board: Path | None) -> None:
     """Write a stored run as JSON: the original harness's document plus a `run` block.
 
     The original harness's keys are what `evals run --output` wrote for the run; the `run`
     block (run id, provenance, transcripts, per-record token counts) lets
-    `evals import` add the run to another store unchanged.
+    `evals import` add the run to another store unchanged. With --board, a board file:
+    no benchmark text, for the published board (`evals verify` checks it).
     """
+    if board is not None and output is not None:
+        raise click.UsageError("--board writes its own file; give --board or --output, not both")
+    if board is not None:
+        from evals.io.outputs import write_output
+        from evals.views.board_files import board_bytes, board_document, board_path, pin_of
+
+        with open_store(store) as opened:
+            stored = opened.get_run(run_id)
+        summary = stored.summary
+        document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
+        target = board_path(board, document, _default_configuration(summary.strategy))
+        from evals.io.outputs import check_output
+
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EvalsError(f"--board: cannot make the folder {target.parent}: {exc.strerror or exc}") from None
+        check_output(target, store=store_path(store)[0], option="--board")
+        write_output(target, board_bytes(document), option="--board")
+        echo(f"exported run {run_id} -> {target}", err=True)
+        return
     from evals.views.exchange import export_document
 
+    output = output if output is not None else Path("-")
     if str(output) != "-":
         from evals.io.outputs import check_output
 
@@ -187,19 +219,41 @@ def export_command(run_id: str, store: Path | None, output: Path) -> None:
         echo(f"exported run {run_id} -> {output}", err=True)
 
 
+def _default_configuration(name: str) -> dict:
+    """The configuration strategy ``name`` has with no option given ({} where it is not registered here)."""
+    from evals.strategies.registry import BuildContext, Registry
+
+    try:
+        spec = Registry().get(name)
+        return spec.configuration(spec.parse({}), BuildContext())
+    except Exception:  # noqa: BLE001  (a plug-in missing here, or one with required options: every setting names it)
+        return {}
+
+
 @cli.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @store_option
-def import_command(files: tuple[Path, ...], store: Path | None) -> None:
-    """Append the runs in exported FILEs to the store; runs already there are skipped.
+@click.option(
+    "--corpus",
+    "corpus",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="For board files: the corpus their digest names, where `evals fetch` has not brought it.",
+)
+@downloads_option(help="For board files: the folder `evals fetch` downloads into, searched for their corpus.")
+def import_command(files: tuple[Path, ...], store: Path | None, corpus: Path | None, downloads: Path | None) -> None:
+    """Append the runs in exported FILEs (or board files) to the store; runs already there are skipped.
 
     Every file is checked before anything is written, and all are written in
-    one transaction: one bad file leaves the store unchanged.
+    one transaction: one bad file leaves the store unchanged. A board file's run is
+    stored on its corpus (found by digest among `evals fetch`'s downloads, else --corpus),
+    every figure recomputed and held to the file's.
     """
+    from evals.views.board_files import is_board_file, read_board
     from evals.views.exchange import read_export
 
     store_api().writable_file(store_path(store)[0])  # before reading what may be large files
-    records = [read_export(file) for file in files]
+    records = [read_board(file, corpus, downloads) if is_board_file(file) else read_export(file) for file in files]
     with open_store(store, read_only=False) as opened:
         try:
             added = opened.write_records(records)
@@ -209,6 +263,37 @@ def import_command(files: tuple[Path, ...], store: Path | None) -> None:
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
         echo(f"{state} run {record.summary.run_id} ({path})")
+
+
+@cli.command("verify")
+@click.argument("folder", type=click.Path(path_type=Path, exists=True))
+@click.option(
+    "--corpus",
+    "corpus",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="A corpus to check files against where no fetched benchmark has their digest (the file stays unverified: "
+    "not a pinned benchmark).",
+)
+@downloads_option(help="The folder `evals fetch` downloads into, searched for the benchmarks the files name.")
+def verify_command(folder: Path, corpus: Path | None, downloads: Path | None) -> None:
+    """Check every board file under FOLDER: one line per file, exit 1 if any is bad.
+
+    verified: the schema holds, the corpus digest is a fetched benchmark's, every test point and
+    ranked turn exists, no benchmark text is in the file, and every figure the judge computes from
+    rankings and labels is the file's (within 1e-9). unverified: a check could not run (the corpus
+    is not downloaded, or given with --corpus and no pinned benchmark); the line says which.
+    bad: the line names the field or the figure.
+    """
+    from evals.views.board_verify import BAD, verify_folder
+
+    verdicts = verify_folder(folder, corpus, downloads)
+    for verdict in verdicts:
+        echo(verdict.line)
+    if not verdicts:
+        echo(f"no board files under {folder}")
+    if any(v.status == BAD for v in verdicts):
+        raise SystemExit(1)
 
 
 @cli.command("migrate")

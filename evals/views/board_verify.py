@@ -1,0 +1,211 @@
+"""`evals verify`: every board file under a folder checked, and every figure it can, recomputed.
+
+A file is **verified** when its schema holds, its corpus digest is a pinned benchmark's (a corpus `evals
+fetch` imported), every test point and ranked turn it names exists, no string in it is benchmark text,
+and every figure the judge computes from rankings and labels is what the file says (within 1e-9). It is
+**unverified** where a check could not run (its corpus is not at hand; a corpus given with --corpus is no
+pinned benchmark): the line says which. It is **bad** where a check failed: the line names the field or
+the figure. The keyword figures (they read record texts the file does not hold), the answers' and the
+measured ones (wall-clock times, the footprint) are taken as submitted, and the line counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.errors import EvalsError
+from evals.io import jsonfile
+from evals.model.corpus import Corpus, load_corpus
+from evals.views.board_files import (
+    MAX_NAME,
+    BoardFile,
+    Found,
+    carried,
+    differing_figures,
+    fetched_corpora,
+    find_corpus,
+    load_board,
+    rebuild,
+)
+
+__all__ = ["VERIFIED", "UNVERIFIED", "BAD", "Verdict", "verify_folder"]
+
+VERIFIED, UNVERIFIED, BAD = "verified", "unverified", "bad"
+TOLERANCE = 1e-9
+# The original harness's keyword figures: they read the records' texts, which a board file does not hold,
+# so they follow from the file's own hit, strict_hit and rank; the judge checks only that they agree with those.
+_KEYWORD = ("recall", "strict_recall", "mrr")
+# A corpus text at least this long found inside a longer string of the file is benchmark text; a shorter one
+# (a keyword such as "blue") must equal the whole string, or every option value would risk a false alarm.
+_QUOTED = 16
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One board file's outcome: its status and the one line that says why."""
+
+    path: Path
+    status: str  # VERIFIED, UNVERIFIED or BAD
+    detail: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.status}: {self.path}: {self.detail}"
+
+
+def board_files(folder: Path) -> list[Path]:
+    """The board files under ``folder`` (every ``*.json``, in path order), or ``folder`` itself if it is a file."""
+    folder = Path(folder)
+    if folder.is_file():
+        return [folder]
+    if not folder.is_dir():
+        raise EvalsError(f"{folder}: no such folder")
+    return sorted(path for path in folder.rglob("*.json") if path.is_file())
+
+
+def verify_folder(folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None) -> list[Verdict]:
+    """Every board file under ``folder`` checked; corpora are looked up once per digest."""
+    found: dict[tuple[str, str | None], Found | None] = {}
+    pinned: dict[str, str | None] = {}
+
+    def lookup(digest: str, benchmark: str | None) -> Found | None:
+        if (digest, benchmark) not in found:
+            found[digest, benchmark] = find_corpus(digest, benchmark, corpus_dir, downloads)
+        return found[digest, benchmark]
+
+    def fetched(pin: str) -> str | None:
+        if pin not in pinned:
+            folders = dict(fetched_corpora(downloads, only=pin))
+            pinned[pin] = _digest_of(folders[pin]) if pin in folders else None
+        return pinned[pin]
+
+    return [verify_file(path, lookup, fetched) for path in board_files(folder)]
+
+
+def _digest_of(folder: Path) -> str | None:
+    try:
+        return load_corpus(folder).digest
+    except EvalsError:
+        return None
+
+
+def verify_file(
+    path: Path, lookup: Callable[[str, str | None], Found | None], fetched: Callable[[str], str | None] = lambda pin: None
+) -> Verdict:
+    """One board file checked (:mod:`this module <evals.views.board_verify>` says how)."""
+    try:
+        raw, board = load_board(path)
+    except EvalsError as exc:
+        return Verdict(path, BAD, str(exc).removeprefix(f"{path}: "))
+    long = next(_long_strings(raw), None)
+    if long is not None:
+        return Verdict(path, BAD, f"{long}: a string longer than {MAX_NAME} characters (benchmark text is never in a board file)")
+    digest, pin = board.corpus.digest, board.corpus.pin
+    found = lookup(digest, board.corpus.benchmark)
+    if pin is not None and (found is None or found.pin is None):
+        # The release it names is fetched here, and its corpus is another: the file's digest is no pinned benchmark's.
+        theirs = fetched(pin)
+        if theirs is not None:
+            return Verdict(path, BAD, f"corpus.digest: {digest[:12]}… is not {pin!r}'s (fetched here: {theirs[:12]}…)")
+    if found is None:
+        return Verdict(
+            path,
+            UNVERIFIED,
+            f"corpus {digest[:12]}… not found; schema ok (not run: pinned benchmark, point and turn ids, benchmark text, "
+            "figures; evals fetch the benchmark, or give --corpus DIR)",
+        )
+    quoted = _benchmark_text(raw, found.corpus)
+    if quoted is not None:
+        return Verdict(path, BAD, f"{quoted}: benchmark text (a turn, question, answer key or label of the corpus)")
+    if pin is not None and found.pin is not None and pin != found.pin:
+        return Verdict(path, BAD, f"corpus.pin: says {pin!r}, but the digest is {found.pin!r}'s")
+    try:
+        record = rebuild(board, found.corpus, "")
+    except EvalsError as exc:
+        return Verdict(path, BAD, str(exc).removeprefix(": "))
+    missing = _missing_points(board, found.corpus)
+    if missing:
+        return Verdict(path, BAD, f"points: {missing}")
+    problems = differing_figures(board, record.summary.metrics, TOLERANCE)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Verdict(path, BAD, problems[0] + more)
+    submitted = sum(carried(key, board.cutoff_rule) or key in _KEYWORD for key in board.figures)
+    counts = f"{len(board.figures) - submitted} figures recomputed, {submitted} taken as submitted"
+    if found.pin is None:
+        return Verdict(
+            path, UNVERIFIED, f"warning: corpus {digest[:12]}… is not a pinned benchmark (given with --corpus); {counts}"
+        )
+    return Verdict(path, VERIFIED, f"{found.pin}: {counts}")
+
+
+def _strings(value: Any, where: tuple[int | str, ...] = ()) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """Every string of a JSON value (keys of objects too) with its path."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield (*where, key), key
+            yield from _strings(item, (*where, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*where, index))
+
+
+def _long_strings(raw: dict[str, Any]) -> Iterator[str]:
+    for where, text in _strings(raw):
+        if len(text) > MAX_NAME:
+            yield jsonfile.json_path(where)
+
+
+def _is_id(where: tuple[int | str, ...]) -> bool:
+    """Whether the string at ``where`` is a conversation id or a figure's name: ids, which the corpus shares by design."""
+    return (
+        (where[:1] == ("conversations",) and len(where) == 2)
+        or (where[:1] == ("points",) and where[2:] == ("conversation",))
+        or (where[:1] == ("figures",) and len(where) == 2)
+    )
+
+
+def _benchmark_text(raw: dict[str, Any], corpus: Corpus) -> str | None:
+    """The path of the first string of the file that is (or, when long, holds) a text of the corpus, or None."""
+    texts: set[str] = set()
+    for conversation in corpus.conversations:
+        texts.add(conversation.description)
+        for turn in conversation.turns:
+            texts.add(turn.content)
+            test = turn.test_at
+            if test is not None:
+                texts.update((test.question, test.expected_fact, *test.expected_keywords, *test.rubric))
+                if test.category is not None:
+                    texts.add(test.category)
+    texts.discard("")
+    long = [text for text in texts if len(text) >= _QUOTED]
+    for where, text in _strings(raw):
+        if _is_id(where):
+            continue
+        if text in texts or (len(text) > _QUOTED and any(quoted in text for quoted in long)):
+            return jsonfile.json_path(where)
+    return None
+
+
+def _missing_points(board: BoardFile, corpus: Corpus) -> str | None:
+    """What the file lacks of the corpus's test points (a run plays them all), or None."""
+    given = {(p.conversation, p.turn) for p in board.points}
+    if len(given) != len(board.points):
+        return "a test point is listed twice"
+    named = set(board.conversations)
+    if len(named) != len(board.conversations):
+        return "a conversation is listed twice"
+    left_out = [c.id for c in corpus.conversations if c.id not in named]
+    if left_out:
+        return f"{len(left_out)} conversations of the corpus are not in the file (the first: {left_out[0]!r})"
+    expected = {(c.id, index) for c in corpus.conversations for index, _ in c.test_points()}
+    absent = sorted(expected - given)
+    if absent:
+        cid, turn = absent[0]
+        return f"{len(absent)} test points of the corpus are not in the file (the first: {cid!r} turn {turn})"
+    return None
