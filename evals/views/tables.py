@@ -61,6 +61,7 @@ __all__ = [
     "board_metrics",
     "caveats",
     "compact_leaderboard",
+    "dirty_caveat",
     "hash_caveat",
     "headline",
     "KIND_LABELS",
@@ -181,6 +182,8 @@ HASH_EXPLANATION = (
 # dated snapshot of the undated name asked is the same model): its figures are that other model's.
 SERVED_LABEL = "served model differs"
 CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
+# A run made from a working tree with uncommitted changes: its commit does not name the code that ran.
+DIRTY, DIRTY_LABEL = "dirty", "uncommitted changes"
 # Fair play (issue 40): a k that reaches every session of a conversation bypasses retrieval; a strategy that
 # returned more records than asked for was cut to the depth asked (records past k are never scored).
 K_REACHES_ALL, OVER_K = "k_reaches_all", "over_k"
@@ -201,6 +204,16 @@ def hash_caveat(summary: RunSummary) -> str:
     if summary.model.startswith("hash-") or summary.strategy_config.get("embedder") == "HashEmbedder":
         return HASH_EXPLANATION
     return ""
+
+
+def dirty_caveat(summary: RunSummary) -> str:
+    """Why a run made from a tree with uncommitted changes cannot be traced to its commit ("" for a clean run)."""
+    if not summary.dirty:
+        return ""
+    return (
+        f"Made from a working tree with uncommitted changes (commit {commit_text(summary)}): the commit does not name "
+        "the code that ran, so the figures cannot be reproduced from it, and the run is never reused."
+    )
 
 
 def served_caveat(summary: RunSummary) -> str:
@@ -231,6 +244,8 @@ def caveats(summary: RunSummary) -> list[Caveat]:
         out.append(Caveat(K_REACHES_ALL, f"k={summary.k} reaches all", why))
     if why := over_k_caveat(summary):
         out.append(Caveat(OVER_K, "returned more than k", why))
+    if why := dirty_caveat(summary):
+        out.append(Caveat(DIRTY, DIRTY_LABEL, why))
     return out
 
 
@@ -537,6 +552,8 @@ def compact_leaderboard(
             head = s.headline
             served = bool(served_caveat(s))
             name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
+            name += "+" if s.dirty else ""
+            marks |= {"+"} if s.dirty else set()
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
             marks |= {"#"} if served else set()
@@ -575,6 +592,8 @@ def compact_leaderboard(
         )
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
+    if "+" in marks:
+        out.append("+ made from a working tree with uncommitted changes: its commit does not name the code that ran")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
