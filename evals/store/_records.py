@@ -169,6 +169,8 @@ def make_summary(
         cutoffs=list(run.cutoffs),
         cutoff_rule=run.cutoff_rule if run.cutoffs else None,
         benchmark=run.benchmark,
+        corpus_release=run.corpus_release,
+        corpus_file=run.corpus_file,
         **extra,
     )
 

@@ -469,6 +469,13 @@ _HELD_TURNS = """
 ALTER TABLE test_points ADD COLUMN ranked_held INTEGER[][];
 """
 
+# Where a run's corpus came from (benchmark.json): the pinned release whose bytes were imported, else the file
+# imported by hand. NULL for runs stored before: their corpus is shown as imported by hand, its source unknown.
+_CORPUS_SOURCE = """
+ALTER TABLE runs ADD COLUMN corpus_release VARCHAR;
+ALTER TABLE runs ADD COLUMN corpus_file VARCHAR;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -486,6 +493,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "conversation_turns_one_row_each", _TURN_ROWS),
     Migration(15, "rubrics_and_grades", _GRADED),
     Migration(16, "turns_each_record_holds", _HELD_TURNS),
+    Migration(17, "corpus_source", _CORPUS_SOURCE),
 )
 
 
