@@ -18,6 +18,7 @@ from typing import Any
 
 from evals.benchmarks.kit.importing import ImportFormatError, ImportReport, answer_keywords, answer_text
 from evals.model.corpus import BENCHMARK_FILE, REFERENCES_FILE
+from evals.model.provenance import hand_import_warning
 
 __all__ = [
     "ImportFormatError",
@@ -67,15 +68,6 @@ def _record_source(fmt: str, file: Path, out: Path, release: str | None) -> None
         for row in rows:
             row["note"] = "; ".join(filter(None, (hand_import_warning(file.name, data["name"]), row.get("note"))))
         references.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def hand_import_warning(file: str | None, benchmark: str) -> str:
-    """What a published figure beside a corpus imported by hand says: it is of the release, not of this file."""
-    source = f"imported by hand from {file}" if file else "imported without a record of its source"
-    return (
-        f"the corpus was {source}, whose bytes match no pinned release of {benchmark}: "
-        "this figure was published on the release, and may be of other data"
-    )
 
 
 def pinned_release(fmt: str, file: Path) -> str | None:

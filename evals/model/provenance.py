@@ -44,6 +44,7 @@ __all__ = [
     "collect_provenance",
     "dirty_warning",
     "first_parents",
+    "hand_import_warning",
     "git_changes",
     "git_revision",
     "resolve_commit",
@@ -92,6 +93,15 @@ def dirty_warning(provenance: Provenance) -> str:
     return (
         f"working tree has uncommitted changes: {shown}; this run is recorded as commit "
         f"{provenance.commit[:12]}+dirty, is marked so wherever it is shown, and is never reused"
+    )
+
+
+def hand_import_warning(file: str | None, benchmark: str) -> str:
+    """What a published figure beside a corpus imported by hand says: it is of the release, not of this file."""
+    source = f"imported by hand from {file}" if file else "imported without a record of its source"
+    return (
+        f"the corpus was {source}, whose bytes match no pinned release of {benchmark}: "
+        "this figure was published on the release, and may be of other data"
     )
 
 

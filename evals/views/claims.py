@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evals.benchmarks import published_claims
-from evals.benchmarks.formats import hand_import_warning
 from evals.judge.ceilings import ceiling
 from evals.judge.metrics import MetricValue, over_every_point
 from evals.model.claims import Claim
 from evals.model.corpus import Reference
 from evals.model.formatting import percent
+from evals.model.provenance import hand_import_warning
 from evals.views.site_paths import benchmark_key
 
 if TYPE_CHECKING:
