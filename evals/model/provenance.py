@@ -98,11 +98,8 @@ def dirty_warning(provenance: Provenance) -> str:
 
 def hand_import_warning(file: str | None, benchmark: str) -> str:
     """What a published figure beside a corpus imported by hand says: it is of the release, not of this file."""
-    source = f"imported by hand from {file}" if file else "imported without a record of its source"
-    return (
-        f"the corpus was {source}, whose bytes match no pinned release of {benchmark}: "
-        "this figure was published on the release, and may be of other data"
-    )
+    source = f"imported by hand from {file}" if file else "of unrecorded source"
+    return f"published on a {benchmark} release; this corpus, {source}, matches no pinned one"
 
 
 def _git(repo: Path, *args: str) -> str | None:

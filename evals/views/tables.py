@@ -208,7 +208,7 @@ def hash_caveat(summary: RunSummary) -> str:
 
 def dirty_caveat(summary: RunSummary) -> str:
     """Why a run made from a tree with uncommitted changes cannot be traced to its commit ("" for a clean run)."""
-    if not summary.dirty:
+    if not getattr(summary, "dirty", False):  # a summary-like view without the flag (a page's own) is clean
         return ""
     return (
         f"Made from a working tree with uncommitted changes (commit {commit_text(summary)}): the commit does not name "
