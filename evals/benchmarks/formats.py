@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.benchmarks.kit.importing import ImportFormatError, ImportReport, answer_keywords, answer_text
-from evals.model.corpus import BENCHMARK_FILE, REFERENCES_FILE
-from evals.model.provenance import hand_import_warning
+from evals.model.corpus import BENCHMARK_FILE
 
 __all__ = [
     "ImportFormatError",
@@ -26,7 +25,6 @@ __all__ = [
     "answer_keywords",
     "answer_text",
     "formats",
-    "hand_import_warning",
     "import_corpus",
     "pinned_release",
 ]
@@ -62,12 +60,7 @@ def _record_source(fmt: str, file: Path, out: Path, release: str | None) -> None
     release = release if release is not None else pinned_release(fmt, file)
     data |= {"release": release} if release is not None else {"imported_from": file.name}
     declaration.write_text(json.dumps(data) + "\n", encoding="utf-8")
-    references = out / REFERENCES_FILE
-    if release is None and references.is_file():  # the paper's rows are of its release, not of this file
-        rows = json.loads(references.read_text(encoding="utf-8"))
-        for row in rows:
-            row["note"] = "; ".join(filter(None, (hand_import_warning(file.name, data["name"]), row.get("note"))))
-        references.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
 
 
 def pinned_release(fmt: str, file: Path) -> str | None:

@@ -94,7 +94,8 @@ def benchmark_infos(site: Site) -> dict[str, BenchmarkInfo]:
                 source = f"from {', '.join(files)}" if files else "(its source file was not recorded)"
                 note = (
                     f"Imported by hand {source} (its benchmark.json declares {name}): its bytes match no pinned release, "
-                    f"so no release or pin is shown, and published figures beside it carry a warning; `evals fetch` "
+                    f"so no release or pin is shown; the published figures beside it (the paper's rows, the claims) are "
+                    f"of a release, not of this file; `evals fetch` "
                     f"names and checks one ({', '.join(b.name for b in family)})."
                 )
             else:

@@ -146,7 +146,6 @@ def claim_references(runs: Sequence[RunSummary], claims: Sequence[Claim] | None 
     """The retrieval claims on the board of ``runs`` as published figures (:class:`Reference`), so they join the
     paper's figures where the board already shows those: the main table's published rows and the cutoff tables."""
     out = []
-    warning = source_warning(runs)
     for c in board_claims(runs, claims):
         claim = c.claim
         if claim.level is None or claim.k is None or claim.metric not in _REFERENCE_METRICS:
@@ -160,7 +159,7 @@ def claim_references(runs: Sequence[RunSummary], claims: Sequence[Claim] | None 
                 level=claim.level,
                 k=claim.k,
                 value=claim.value,
-                note="; ".join(filter(None, (warning, said))),
+                note=said,
             )
         )
     return out

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from helpers import ROOT
 from helpers.results import categories
 
-from evals.benchmarks.formats import ImportFormatError, answer_keywords, answer_text, hand_import_warning, import_corpus
+from evals.benchmarks.formats import ImportFormatError, answer_keywords, answer_text, import_corpus
 from evals.cli import cli
 from evals.model.corpus import load_corpus
 from evals.run.evaluate import RunConfig, evaluate
@@ -264,8 +264,7 @@ def test_longmemeval_writes_the_papers_bm25_row(tmp_path):
         (
             "LongMemEval paper, BM25 (session level, _m)",
             "Wu et al. 2025, LongMemEval, Table (retrieval)",
-            # imported by hand from a file that is no pinned release: the row says it was published on the release
-            f"{hand_import_warning(LONGMEMEVAL.name, 'longmemeval')}; computed on longmemeval_m only; not re-run here",
+            "computed on longmemeval_m only; not re-run here",
         )
     }
 
