@@ -61,7 +61,6 @@ __all__ = [
     "board_metrics",
     "caveats",
     "compact_leaderboard",
-    "dirty_caveat",
     "hash_caveat",
     "headline",
     "KIND_LABELS",
@@ -182,8 +181,6 @@ HASH_EXPLANATION = (
 # dated snapshot of the undated name asked is the same model): its figures are that other model's.
 SERVED_LABEL = "served model differs"
 CEILING, HASH_EMBEDDER, SERVED_MODEL = "ceiling", "hash_embedder", "served_model"  # the kinds of Caveat
-# A run made from a working tree with uncommitted changes: its commit does not name the code that ran.
-DIRTY, DIRTY_LABEL = "dirty", "uncommitted changes"
 # Fair play (issue 40): a k that reaches every session of a conversation bypasses retrieval; a strategy that
 # returned more records than asked for was cut to the depth asked (records past k are never scored).
 K_REACHES_ALL, OVER_K = "k_reaches_all", "over_k"
@@ -204,16 +201,6 @@ def hash_caveat(summary: RunSummary) -> str:
     if summary.model.startswith("hash-") or summary.strategy_config.get("embedder") == "HashEmbedder":
         return HASH_EXPLANATION
     return ""
-
-
-def dirty_caveat(summary: RunSummary) -> str:
-    """Why a run made from a tree with uncommitted changes cannot be traced to its commit ("" for a clean run)."""
-    if not getattr(summary, "dirty", False):  # a summary-like view without the flag (a page's own) is clean
-        return ""
-    return (
-        f"Made from a working tree with uncommitted changes (commit {commit_text(summary)}): the commit does not name "
-        "the code that ran, so the figures cannot be reproduced from it, and the run is never reused."
-    )
 
 
 def served_caveat(summary: RunSummary) -> str:
@@ -244,8 +231,6 @@ def caveats(summary: RunSummary) -> list[Caveat]:
         out.append(Caveat(K_REACHES_ALL, f"k={summary.k} reaches all", why))
     if why := over_k_caveat(summary):
         out.append(Caveat(OVER_K, "returned more than k", why))
-    if why := dirty_caveat(summary):
-        out.append(Caveat(DIRTY, DIRTY_LABEL, why))
     return out
 
 

@@ -1,5 +1,6 @@
 """A run made from a working tree with uncommitted changes says so in one line, every time, and is marked wherever
-it is shown: the leaderboard's table, Markdown and JSON, the runs list, and every site row (its caveats)."""
+it is shown: the leaderboard's table, Markdown and JSON, and the runs list (the site's rows show "+dirty" in their
+commit cell)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import pytest
 from helpers import FIXTURES
 from helpers.cli import evals
 from helpers.runs import stored_runs
-
-from evals.views.tables import DIRTY, caveats
 
 CORPUS = FIXTURES / "corpus_small"
 SAID = "warning: working tree has uncommitted changes: "
@@ -72,9 +71,3 @@ def test_the_leaderboard_json_marks_a_dirty_run(dirty_store: Path):
 def test_the_runs_list_marks_a_dirty_run(dirty_store: Path):
     """`evals runs` shows the dirty run's commit with +dirty."""
     assert "+dirty" in evals("runs", "--store", dirty_store).output
-
-
-def test_a_dirty_run_has_a_caveat_on_every_site_row(dirty_store: Path):
-    """The run's caveats, which every site row and page shows as badges, include the uncommitted-changes one."""
-    (stored,) = stored_runs(dirty_store)
-    assert [c.kind for c in caveats(stored.summary) if c.kind == DIRTY] == [DIRTY]
