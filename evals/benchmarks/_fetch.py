@@ -375,7 +375,7 @@ def _import_held(bench: Benchmark, file: Path, sha256: str, out: Path) -> tuple[
     staging = out.with_name(f".{out.name}.fetch-{os.getpid()}")
     try:
         assert bench.importer is not None
-        report = import_corpus(bench.importer, file, staging)
+        report = import_corpus(bench.importer, file, staging, release=bench.name)  # its bytes were checked
         (staging / FETCHED_NOTE).write_text(_note(bench, sha256), encoding="utf-8")
         if out.exists():
             out.rmdir()  # an empty folder, checked above

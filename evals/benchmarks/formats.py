@@ -12,13 +12,23 @@ writing the corpus) is the kit's (:mod:`evals.benchmarks.kit.importing`).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 from evals.benchmarks.kit.importing import ImportFormatError, ImportReport, answer_keywords, answer_text
+from evals.model.corpus import BENCHMARK_FILE
 
-__all__ = ["ImportFormatError", "ImportReport", "answer_keywords", "answer_text", "formats", "import_corpus"]
+__all__ = [
+    "ImportFormatError",
+    "ImportReport",
+    "answer_keywords",
+    "answer_text",
+    "formats",
+    "import_corpus",
+    "pinned_release",
+]
 
 
 def formats() -> dict[str, Any]:
@@ -28,12 +38,19 @@ def formats() -> dict[str, Any]:
     return {name: u.importer for name, u in units().items() if u.importer is not None}
 
 
-def import_corpus(fmt: str, file: Path, out: Path) -> ImportReport:
-    """Import ``file`` (in format ``fmt``, an importable unit's name: :func:`formats`) as a corpus in ``out``."""
+def import_corpus(fmt: str, file: Path, out: Path, release: str | None = None) -> ImportReport:
+    """Import ``file`` (in format ``fmt``, an importable unit's name: :func:`formats`) as a corpus in ``out``.
+
+    Its ``benchmark.json`` (where the importer writes one) records where it came from: ``release``, the registry
+    entry whose pinned bytes ``evals fetch`` checked, or, for a file imported by hand, the entry whose published
+    SHA-256 the file's bytes match; else the file's name, and the corpus is shown as imported by hand from it,
+    never under a release's name and pin."""
     found = formats()
     if fmt not in found:
         raise ImportFormatError(f"no importer called {fmt!r}; the importable benchmarks are {', '.join(found)}")
-    return checked_import(fmt, found[fmt], Path(file), Path(out))
+    report = checked_import(fmt, found[fmt], Path(file), Path(out))
+    _record_source(fmt, Path(file), Path(out), release)
+    return report
 
 
 def checked_import(fmt: str, importer: Any, file: Path, out: Path) -> ImportReport:
@@ -57,3 +74,27 @@ def checked_import(fmt: str, importer: Any, file: Path, out: Path) -> ImportRepo
     if not isinstance(report, ImportReport):
         raise ImportFormatError(f"import {fmt}: its importer returned {kind_of(report)}, not an ImportReport")
     return report
+
+
+def _record_source(fmt: str, file: Path, out: Path, release: str | None) -> None:
+    declaration = out / BENCHMARK_FILE
+    if not declaration.is_file():
+        return
+    data = json.loads(declaration.read_text(encoding="utf-8"))
+    release = release if release is not None else pinned_release(fmt, file)
+    data |= {"release": release} if release is not None else {"imported_from": file.name}
+    declaration.write_text(json.dumps(data) + "\n", encoding="utf-8")
+
+
+
+def pinned_release(fmt: str, file: Path) -> str | None:
+    """The registry entry read by ``fmt`` whose data file is pinned by a published SHA-256 that ``file``'s bytes
+    match; None for anything else (a folder, another file, a release pinned only by trust on first use)."""
+    from evals.benchmarks._download import file_digest
+    from evals.benchmarks._registry import BENCHMARKS
+
+    pinned = [b for b in BENCHMARKS.values() if b.importer == fmt and b.data is not None and b.data.sha256 is not None]
+    if not pinned or not file.is_file():
+        return None
+    size, sha256 = file_digest(file)
+    return next((b.name for b in pinned if b.data.sha256 == sha256 and b.data.size in (None, size)), None)

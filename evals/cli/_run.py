@@ -269,7 +269,7 @@ def run_command(
             executor=make_executor(executor, address=ray_address, gpus=ray_gpus),
             prices=prices,
             # Said where the folder was not chosen: a --repo outside git is the user's own choice.
-            warn=(lambda text: echo(f"warning: {text}", err=True)) if repo is None else None,
+            warn=lambda text: echo(f"warning: {text}", err=True),
         )
     finally:
         getattr(progress, "stop", lambda: None)()

@@ -326,10 +326,13 @@ def point_value(point: TestPointResult, name: str, level: str, cutoff: int, rule
     return point_values(point, (cutoff,), rule).get((name, level, cutoff))
 
 
-def turn2session(point: TestPointResult, k: int) -> tuple[float, float, float] | None:
+def turn2session(point: TestPointResult, k: int, depth: int | None = None) -> tuple[float, float, float] | None:
     """LongMemEval's ``evaluate_retrieval_turn2session`` (src/retrieval/eval_utils.py, as run_retrieval.py calls it
-    at turn granularity) of ``point``'s whole ranking at ``k``: (recall_any, recall_all, ndcg_any); None without
-    evidence turns or a recorded ranking.
+    at turn granularity) of ``point``'s whole ranking at ``k``: (recall_any, recall_all, ndcg_any). None without
+    evidence turns, without a session for them (a corpus without sessions has no such figure: recall_all would be 1
+    over an empty set beside recall_any 0), without a recorded ranking, and where the ranking was recorded down to
+    ``depth`` records only (the deepest cutoff the strategy was asked at; None: the whole ranking) and the widening
+    below runs past them: LongMemEval's figure would read records that were never kept.
 
     Its turn ids name their session, an evidence turn's as ``answer_…`` and every other turn of an evidence session
     as ``noans_…``, and it cuts them to their session: so an evidence session counts only by its evidence turns, and
@@ -338,7 +341,7 @@ def turn2session(point: TestPointResult, k: int) -> tuple[float, float, float] |
     evidence turn, against an ideal of every evidence turn, so it is not the distinct-session NDCG of
     ``session.ndcg_any``."""
     turns, sessions = point.ranked_turns, point.ranked_sessions
-    if not point.evidence_turns or turns is None or sessions is None:
+    if not point.evidence_turns or not point.evidence_sessions or turns is None or sessions is None:
         return None
     evidence, answer_sessions = set(point.evidence_turns), set(point.evidence_sessions)
     keys: list[Hashable] = []
@@ -353,6 +356,8 @@ def turn2session(point: TestPointResult, k: int) -> tuple[float, float, float] |
     effective = k
     while effective <= len(keys) and len(set(keys[:effective])) < k:
         effective += 1
+    if depth is not None and len(keys) >= depth and effective > len(keys):
+        return None  # widened past the records kept: the strategy may hold more, which LongMemEval's ranking reads
     recalled = set(keys[:effective])
     relevant = [rank for rank, key in enumerate(keys[:effective], start=1) if key in correct]
     ideal = sum(_lme_gain(rank) for rank in range(1, min(len(evidence), effective) + 1))

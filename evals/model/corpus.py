@@ -214,6 +214,10 @@ class BenchmarkDeclaration(_Strict):
     """``benchmark.json``: the published benchmark this corpus was imported from (importers write it)."""
 
     name: Annotated[str, AfterValidator(known_benchmark)]  # a registered unit's name (evals benchmarks)
+    # Where the corpus came from, as the import saw it: the registry entry whose pinned bytes the imported file
+    # matched (``evals fetch``, or a hand import of those same bytes), else the file's name (imported by hand).
+    release: str | None = None
+    imported_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -246,6 +250,9 @@ class Corpus:
     digest: str
     references: list[Reference] = field(default_factory=list)  # from references.json; not in the digest
     benchmark: str | None = None  # from benchmark.json (in the digest): which published benchmark this is
+    # From benchmark.json (not in the digest): the pinned release whose bytes it was imported from, else the file.
+    release: str | None = None
+    imported_from: str | None = None
 
     @property
     def name(self) -> str:
@@ -609,6 +616,19 @@ def check_benchmark(directory: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(name, jsonfile.json_path(e["loc"]), _describe(e, BenchmarkDeclaration)) for e in exc.errors()]
 
 
+def corpus_source(directory: Path) -> tuple[str | None, str | None]:
+    """What ``directory/benchmark.json`` says the corpus was imported from: (the pinned release whose bytes it
+    matched, the file's name); (None, None) where it says neither (imported before it was recorded)."""
+    path = Path(directory) / BENCHMARK_FILE
+    if not path.is_file():
+        return None, None
+    try:
+        declared = BenchmarkDeclaration.model_validate(jsonfile.load(path, jsonfile.MAX_CORPUS_FILE_BYTES, BENCHMARK_FILE))
+    except (jsonfile.JSONFileError, ValidationError):
+        return None, None
+    return declared.release, declared.imported_from
+
+
 def check_references(directory: Path) -> tuple[list[Reference], list[Problem]]:
     """The published figures in ``directory/references.json`` (none if there is no such file), and its problems."""
     path = Path(directory) / REFERENCES_FILE
@@ -671,12 +691,15 @@ def load_corpus(directory: Path) -> Corpus:
         key = _digests_key(big) if big is not None else None
     if key is not None:
         checked.remember(key, digest)
+    release, imported_from = corpus_source(directory)
     return Corpus(
         directory=directory,
         conversations=conversations,
         digest=digest,
         references=references,
         benchmark=benchmark,
+        release=release,
+        imported_from=imported_from,
     )
 
 
@@ -793,7 +816,7 @@ def _remembered_big(directory: Path, files: list[tuple[Path, bytes | None, int]]
         state.paths.append(path)
         state.digests.append(file_digest)
         state.sizes += size
-    return Corpus(directory, Conversations(state), digest, references, benchmark)
+    return Corpus(directory, Conversations(state), digest, references, benchmark, *corpus_source(directory))
 
 
 def _remembered(directory: Path, read: list[tuple[Path, bytes | None]], digest: str) -> Corpus | None:
@@ -817,4 +840,4 @@ def _remembered(directory: Path, read: list[tuple[Path, bytes | None]], digest: 
     benchmark, benchmark_problems = check_benchmark(directory)
     if reference_problems or benchmark_problems:
         return None
-    return Corpus(directory, Conversations(state), digest, references, benchmark)
+    return Corpus(directory, Conversations(state), digest, references, benchmark, *corpus_source(directory))

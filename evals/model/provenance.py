@@ -42,7 +42,10 @@ __all__ = [
     "Provenance",
     "RepoError",
     "collect_provenance",
+    "dirty_warning",
     "first_parents",
+    "hand_import_warning",
+    "git_changes",
     "git_revision",
     "resolve_commit",
     "strategy_code",
@@ -70,11 +73,33 @@ class Provenance:
     python_version: str
     # A plug-in strategy's code (strategy_code); None for a built-in, whose code the commit and version name.
     strategy_code: str | None = None
+    # The uncommitted changes that make the tree dirty (paths, as git status names them), for the run to say so.
+    changes: tuple[str, ...] = ()
 
     @property
     def is_clean_commit(self) -> bool:
         """True when ``commit`` names exactly the code that ran (so results may be reused)."""
         return self.commit != NO_GIT and not self.dirty
+
+
+SHOWN_CHANGES = 5  # changed paths named in the dirty-tree line; the rest are counted
+
+
+def dirty_warning(provenance: Provenance) -> str:
+    """The one line a run made from a tree with uncommitted changes prints: which, and what follows from it."""
+    shown = ", ".join(provenance.changes[:SHOWN_CHANGES])
+    more = len(provenance.changes) - SHOWN_CHANGES
+    shown += f" (and {more:,} more)" if more > 0 else ""
+    return (
+        f"working tree has uncommitted changes: {shown}; this run is recorded as commit "
+        f"{provenance.commit[:12]}+dirty, is marked so wherever it is shown, and is never reused"
+    )
+
+
+def hand_import_warning(file: str | None, benchmark: str) -> str:
+    """What a published figure beside a corpus imported by hand says: it is of the release, not of this file."""
+    source = f"imported by hand from {file}" if file else "of unrecorded source"
+    return f"published on a {benchmark} release; this corpus, {source}, matches no pinned one"
 
 
 def _git(repo: Path, *args: str) -> str | None:
@@ -123,7 +148,14 @@ def _status_paths(porcelain: str) -> list[str]:
 
 
 def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = (), strict: bool = False) -> tuple[str, bool]:
-    """``(HEAD commit, dirty)`` of the repository holding ``repo``; ``(NO_GIT, False)`` outside git.
+    """``(HEAD commit, dirty)`` of the repository holding ``repo``; ``(NO_GIT, False)`` outside git
+    (:func:`git_changes`, which names the changes)."""
+    head, changed = git_changes(repo, ignore=ignore, strict=strict)
+    return head, bool(changed)
+
+
+def git_changes(repo: Path | None = None, *, ignore: Iterable[Path] = (), strict: bool = False) -> tuple[str, list[str]]:
+    """``(HEAD commit, changed paths)`` of the repository holding ``repo``; ``(NO_GIT, [])`` outside git.
 
     Untracked files count as changes, because an untracked module can change
     results; the files in ``ignore`` (the store itself, an ``--output`` file)
@@ -144,7 +176,7 @@ def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = (), stric
             error = _unreadable(repo, failures[0])
             if error is not None:
                 raise error
-        return NO_GIT, False
+        return NO_GIT, []
     root = Path(top.strip()).resolve()
     ignored: set[Path] = set()
     for path in ignore:
@@ -155,7 +187,7 @@ def git_revision(repo: Path | None = None, *, ignore: Iterable[Path] = (), stric
         for p in _status_paths(status)
         if (root / p).resolve() not in ignored and not any(part.startswith(SCRATCH_PREFIX) for part in Path(p).parts)
     ]
-    return head.strip(), bool(changed)
+    return head.strip(), changed
 
 
 def resolve_commit(ref: str, repo: Path | None = None) -> str | None:
@@ -183,10 +215,11 @@ def _distribution_version(name: str) -> str | None:
 
 def collect_provenance(repo: Path | None = None, *, ignore: Iterable[Path] = ()) -> Provenance:
     """The provenance of a run made now; ``repo`` given explicitly must be readable by git (:func:`git_revision`)."""
-    commit, dirty = git_revision(repo, ignore=ignore, strict=repo is not None)
+    commit, changes = git_changes(repo, ignore=ignore, strict=repo is not None)
     return Provenance(
         commit=commit,
-        dirty=dirty,
+        dirty=bool(changes),
+        changes=tuple(changes),
         package_version=__version__,
         mneme_version=_distribution_version(LIBRARY_DISTRIBUTION),
         python_version=platform.python_version(),

@@ -157,6 +157,10 @@ class RunResult(BaseModel):
     cutoff_rule: str = "prefix"
     # The published benchmark the corpus declares (benchmark.json): which headline rule judges the run.
     benchmark: str | None = None
+    # The corpus's source (benchmark.json): the pinned release whose bytes it was imported from, else the file
+    # imported by hand; both None where the corpus recorded neither. Only a release is shown under its pin.
+    corpus_release: str | None = None
+    corpus_file: str | None = None
     # Retrievals that returned more records than asked for (cut to the depth asked; never scored past it).
     # None: not counted (a run read back from the store keeps it as the metric retrievals_over_k).
     long_retrievals: int | None = None

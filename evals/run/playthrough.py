@@ -130,6 +130,8 @@ def play_corpus(
         corpus_dir=corpus_dir if corpus_dir is not None else str(corpus.directory),
         corpus_digest=corpus.digest,
         benchmark=corpus.benchmark,
+        corpus_release=corpus.release,
+        corpus_file=corpus.imported_from,
         started_at=started_at,
         duration_s=time.perf_counter() - clock,
         conversations=conversations,

@@ -16,7 +16,7 @@ from evals.io.cache import Cache, cache_path_for
 from evals.io.outputs import check_store_place
 from evals.model.corpus import load_corpus
 from evals.model.costs import PriceTable
-from evals.model.provenance import NO_GIT, Provenance, collect_provenance, strategy_code
+from evals.model.provenance import NO_GIT, Provenance, collect_provenance, dirty_warning, strategy_code
 from evals.model.tokens import TokenCounter
 from evals.run.evaluate import RunConfig, evaluate
 from evals.run.executors import Executor
@@ -90,15 +90,19 @@ def run_with_store(
     ``api_key`` is for the chat endpoint (answers); it is passed on, never kept.
     ``executor`` plays the conversations (default: in this process; see :mod:`evals.run.executors`):
     whichever plays them, the run is stored, and reused, the same way.
-    ``warn`` is told, in one line, when the run is made outside a git checkout (:func:`no_git_warning`).
+    ``warn`` is told, in one line, when the run is made outside a git checkout (:func:`no_git_warning`; not when the
+    folder was named with ``repo``) and when the tree has uncommitted changes (:func:`dirty_warning`), a run that is
+    never reused.
     ``prices`` costs the LLM requests (:func:`evals.run.evaluate.evaluate`); it is no input of the run
     (a reused run keeps the prices it was costed at).
     """
     store_path = Path(store_path)
     counter = counter or TokenCounter()
     provenance = collect_provenance(repo, ignore=[store_path, cache_path_for(store_path), *not_code])
-    if provenance.commit == NO_GIT and warn is not None:
-        warn(no_git_warning(repo))
+    if warn is not None and provenance.commit == NO_GIT and repo is None:
+        warn(no_git_warning(repo))  # a folder named with --repo is outside git on purpose (tests, scratch runs)
+    if warn is not None and provenance.dirty:
+        warn(dirty_warning(provenance))
     check_writable(store_path, create_parent=create_parent)
     check_store_place(store_path, corpus=config.corpus)
     if use_cache:

@@ -72,7 +72,8 @@ def benchmark_infos(site: Site) -> dict[str, BenchmarkInfo]:
         for s in runs:
             corpora.setdefault(s.corpus_digest, s.corpus_name)
         declared = {s.benchmark for s in runs}
-        entry = registry_entry(key)
+        # The registry's facts and pin only for its own release, fetched (or its bytes imported): never by a name.
+        entry = registry_entry(key) if any(s.corpus_release == key for s in runs) else None
         note = ""
         license, non_commercial = "", False
         if entry is not None:
@@ -89,9 +90,13 @@ def benchmark_infos(site: Site) -> dict[str, BenchmarkInfo]:
                 licenses = {(b.license, b.non_commercial) for b in family}
                 if len(licenses) == 1:  # every release the registry knows has the same license
                     license, non_commercial = next(iter(licenses))
+                files = sorted({s.corpus_file for s in runs if s.corpus_file})
+                source = f"from {', '.join(files)}" if files else "(its source file was not recorded)"
                 note = (
-                    f"Imported by hand (its benchmark.json declares {name}): the store does not record which file or "
-                    f"release, so no pin is shown; `evals fetch` names and checks one ({', '.join(b.name for b in family)})."
+                    f"Imported by hand {source} (its benchmark.json declares {name}): its bytes match no pinned release, "
+                    f"so no release or pin is shown; the published figures beside it (the paper's rows, the claims) are "
+                    f"of a release, not of this file; `evals fetch` "
+                    f"names and checks one ({', '.join(b.name for b in family)})."
                 )
             else:
                 note = "A corpus of its own (no benchmark.json): it is shown under its name, or its digest when it has none."

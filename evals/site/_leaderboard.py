@@ -49,7 +49,7 @@ from evals.site._retrieval import CutoffTable, cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.views.claims import board_claims, claim_references
+from evals.views.claims import board_claims, claim_references, source_warning
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
 from evals.views.tables import HASH_EMBEDDER, Caveat, board_metrics, board_order, caveats, ranks_at_k
@@ -700,6 +700,7 @@ def claim_rows(runs: Sequence[RunSummary], paths: Paths) -> list[ClaimRow]:
     """The claims on the board of one corpus's latest ``runs``, each with the run beside it where one measures
     the same figure the same way."""
     rows = []
+    warning = source_warning(runs)
     for view in board_claims(runs):
         c = view.claim
         at = f"@{c.k}" if c.k is not None else (f" within {c.budget:,} tokens" if c.budget is not None else "")
@@ -716,7 +717,7 @@ def claim_rows(runs: Sequence[RunSummary], paths: Paths) -> list[ClaimRow]:
                 value=c.value,
                 source=c.source.text,
                 source_href=c.source.href,
-                note=c.note or "",
+                note="; ".join(filter(None, (f"warning: {warning}" if warning else "", c.note or ""))),
                 run_label=view.run_label,
                 run_href=paths.run(view.run_id) if view.run_id else "",
                 run_value=view.run_value,

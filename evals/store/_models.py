@@ -75,6 +75,9 @@ class RunSummary:
     cutoff_rule: str | None = None
     # The published benchmark the corpus declared (evals.judge.headline decides the headline by it); None: none.
     benchmark: str | None = None
+    # Where the corpus came from (evals.model.results.RunResult): a pinned release, else a file imported by hand.
+    corpus_release: str | None = None
+    corpus_file: str | None = None
     # End-to-end answers: how they were made and what they cost; all None for a run without them.
     answer_model: str | None = None
     judge_model: str | None = None

@@ -90,6 +90,8 @@ SUMMARY_COLUMNS = (
     "cutoff_rule",
     "benchmark",
     "rule",
+    "corpus_release",
+    "corpus_file",
     *ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
@@ -681,6 +683,8 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         cutoff_rule=values["cutoff_rule"],
         benchmark=values["benchmark"],
         rule=stored_rule(values["rule"]) or headline_of(rule_of(values["benchmark"]), metrics, values["k"]).rule,
+        corpus_release=values["corpus_release"],
+        corpus_file=values["corpus_file"],
         **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
         **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
@@ -714,4 +718,6 @@ def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> 
         # Runs stored before the rule was recorded ranked by prefix, the only rule there was then.
         cutoff_rule=summary.cutoff_rule or PREFIX,
         benchmark=summary.benchmark,
+        corpus_release=summary.corpus_release,
+        corpus_file=summary.corpus_file,
     )

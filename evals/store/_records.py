@@ -172,6 +172,8 @@ def make_summary(
         benchmark=run.benchmark,
         # Its rule as its benchmark is registered now, kept with it: reading it back never asks the registry again.
         rule=headline_of(rule_of(run.benchmark), {**(measured or {}), **metrics}, run.k).rule,
+        corpus_release=run.corpus_release,
+        corpus_file=run.corpus_file,
         **extra,
     )
 

@@ -476,6 +476,13 @@ _RUN_RULE = """
 ALTER TABLE runs ADD COLUMN rule JSON;
 """
 
+# Where a run's corpus came from (benchmark.json): the pinned release whose bytes were imported, else the file
+# imported by hand. NULL for runs stored before: their corpus is shown as imported by hand, its source unknown.
+_CORPUS_SOURCE = """
+ALTER TABLE runs ADD COLUMN corpus_release VARCHAR;
+ALTER TABLE runs ADD COLUMN corpus_file VARCHAR;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -494,6 +501,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "rubrics_and_grades", _GRADED),
     Migration(16, "turns_each_record_holds", _HELD_TURNS),
     Migration(17, "run_rule", _RUN_RULE),
+    Migration(18, "corpus_source", _CORPUS_SOURCE),
 )
 
 

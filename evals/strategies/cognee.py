@@ -71,7 +71,7 @@ from evals.errors import EvalsError
 from evals.io.cache import Cache
 from evals.io.endpoints import endpoint_key, endpoint_url
 from evals.model.results import RequestTally
-from evals.strategies._field import EMBEDDING, MINILM_MODULES, extra_hint, library_version, require, turn_of
+from evals.strategies._field import EMBEDDING, MINILM_MODULES, library_version, require, turn_of
 from evals.strategies.base import Message, Record
 from evals.strategies.embedders import MINILM_DIMENSIONS, MINILM_MODEL
 from evals.strategies.llm import MemoryLLM
@@ -79,7 +79,12 @@ from evals.strategies.registry import BuildContext, StrategySpec
 
 __all__ = ["DEFAULT_LLM_MODEL", "TURN_KEY", "CachedStructuredChat", "Cognee", "CogneeOptions", "SPEC"]
 
-HINT = extra_hint("cognee", "cognee", "cognee")
+# Never the field's environment: cognee pins huggingface-hub<1 and lancedb<0.40, so installing it there downgrades both.
+HINT = (
+    "--runner cognee needs the optional 'cognee' extra in an environment of its own (it pins huggingface-hub<1 and "
+    "lancedb<0.40, which would downgrade the field's; docs/strategies.md): python3 -m venv .venv-cognee && "
+    ".venv-cognee/bin/pip install -e '.[cognee]', then .venv-cognee/bin/evals run --runner cognee ..."
+)
 REQUIRES = ("cognee", *MINILM_MODULES)
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 LLM_TEMPERATURE = 0.0

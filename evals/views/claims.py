@@ -21,12 +21,13 @@ from evals.judge.metrics import MetricValue, over_every_point
 from evals.model.claims import Claim
 from evals.model.corpus import Reference
 from evals.model.formatting import percent
+from evals.model.provenance import hand_import_warning
 from evals.views.site_paths import benchmark_key
 
 if TYPE_CHECKING:
     from evals.store import RunSummary, Store
 
-__all__ = ["ClaimView", "board_claims", "claim_references", "claims_text", "leaderboard_notes"]
+__all__ = ["ClaimView", "board_claims", "claim_references", "claims_text", "leaderboard_notes", "source_warning"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,10 @@ def _on_board(claim: Claim, runs: Sequence[RunSummary]) -> bool:
         return False
     if claim.corpus is None:
         return True
-    return claim.corpus in (first.corpus_name, benchmark_key(first.corpus_name, first.benchmark, first.corpus_digest))
+    return claim.corpus in (
+        first.corpus_name,
+        benchmark_key(first.corpus_name, first.benchmark, first.corpus_digest, first.corpus_release),
+    )
 
 
 def _key(claim: Claim) -> str | None:
@@ -116,6 +120,15 @@ def _beside(claim: Claim, runs: Sequence[RunSummary]) -> ClaimView:
     return ClaimView(claim, run_id=s.run_id, run_label=f"{s.strategy} ({s.config_key})", run_value=v.value)
 
 
+def source_warning(runs: Sequence[RunSummary]) -> str:
+    """Why published figures beside these runs' corpus may be of other data: it declares a benchmark but was not
+    imported from a pinned release's bytes ("" where it was, or declares none)."""
+    first = runs[0] if runs else None
+    if first is None or first.benchmark is None or first.corpus_release is not None:
+        return ""
+    return hand_import_warning(first.corpus_file, first.benchmark)
+
+
 def board_claims(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = None) -> list[ClaimView]:
     """The claims on the board of one corpus's ``runs`` (default: the units' claims), each with the run
     measuring it the same way where there is one: retrieval figures first, then by value, best first."""
@@ -137,6 +150,7 @@ def claim_references(runs: Sequence[RunSummary], claims: Sequence[Claim] | None 
         claim = c.claim
         if claim.level is None or claim.k is None or claim.metric not in _REFERENCE_METRICS:
             continue
+        said = f"published claim, {claim.measured_by}; {claim.population}; not re-run here"
         out.append(
             Reference(
                 label=f"{claim.system} ({claim.version}): {claim.figure}",
@@ -145,7 +159,7 @@ def claim_references(runs: Sequence[RunSummary], claims: Sequence[Claim] | None 
                 level=claim.level,
                 k=claim.k,
                 value=claim.value,
-                note=f"published claim, {claim.measured_by}; {claim.population}; not re-run here",
+                note=said,
             )
         )
     return out
@@ -165,6 +179,8 @@ def claims_text(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = Non
     if not views:
         return ""
     lines = [f"Published claims on {runs[0].corpus_name} (not re-run here, never ranked):"]
+    if warning := source_warning(runs):
+        lines.append(_wrapped(f"warning: {warning}", "  "))
     for v in views:
         c = v.claim
         at = f"@{c.k}" if c.k is not None else ""

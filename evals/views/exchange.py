@@ -173,6 +173,9 @@ class _RunBlock(_Closed):
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None = None
     # The benchmark the corpus declared (in its digest); absent from exports of corpora declaring none.
     benchmark: Annotated[str, AfterValidator(known_benchmark)] | None = None  # a registered unit's name
+    # Where the corpus came from (evals.model.results.RunResult); absent from exports written before it was recorded.
+    corpus_release: str | None = None
+    corpus_file: str | None = None
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)
@@ -299,6 +302,7 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "cutoffs": summary.cutoffs,
         "cutoff_rule": summary.cutoff_rule,
         **({"benchmark": summary.benchmark} if summary.benchmark is not None else {}),
+        **{name: getattr(summary, name) for name in ("corpus_release", "corpus_file") if getattr(summary, name) is not None},
         "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
         "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
@@ -450,6 +454,8 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         cutoffs=block.cutoffs,
         cutoff_rule=block.cutoff_rule or PREFIX,
         benchmark=block.benchmark,
+        corpus_release=block.corpus_release,
+        corpus_file=block.corpus_file,
     )
     scores = Scores(tokenizer=doc.tokenizer, conversation_ids=[c.conversation_id for c in doc.conversations], points=points)
     provenance = Provenance(

@@ -49,6 +49,7 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
     ]
     for label, s in zip(strategy_labels(rows), rows, strict=True):
         marks = (" (ceiling)" if ceiling(s) else "") + (" (hash embedder: no semantics)" if hash_caveat(s) else "")
+        marks += " (uncommitted changes)" if s.dirty else ""
         cells = [
             label + marks,
             MISSING if s.model == NO_MODEL else s.model,

@@ -24,8 +24,10 @@ from evals.judge.metrics import (
     latency_block,
     point_values,
     proportion,
+    ranking_depth,
     retrieval_by_category,
     retrieval_rows,
+    turn2session_block,
 )
 from evals.judge.scoring import Scores
 from evals.judge.stats import wilson_interval
@@ -208,6 +210,9 @@ def _add_measurements(
             by_category = retrieval_by_category(values)
             if by_category:
                 head["metrics"]["retrieval_by_category"] = by_category
+    turn2session = turn2session_block(metrics, run.k, ranking_depth(run))
+    if turn2session is not None:
+        head["metrics"]["turn2session"] = turn2session
     latency = latency_block(metrics)
     if latency is not None:
         head["metrics"]["latency"] = latency

@@ -58,15 +58,15 @@ def unique_slugs(names: list[str]) -> dict[str, str]:
     return out
 
 
-def benchmark_key(corpus_name: str, benchmark: str | None, digest: str) -> str:
-    """Which benchmark a corpus is on the site (one leaderboard page each): the registry's name for a
-    corpus ``evals fetch`` imported (its folder is named after the registry, and its ``benchmark.json``
-    agrees), else the benchmark its ``benchmark.json`` declares (``locomo``, ``longmemeval``), else the
-    corpus's name, else its digest. An undeclared corpus that happens to bear a benchmark's name gets its
-    digest beside the name, so it never lands on that benchmark's page."""
-    known = BENCHMARKS.get(corpus_name)
+def benchmark_key(corpus_name: str, benchmark: str | None, digest: str, release: str | None = None) -> str:
+    """Which benchmark a corpus is on the site (one leaderboard page each): the registry's release whose pinned
+    bytes the corpus was imported from (``release``: ``evals fetch``, or a hand import of those bytes), else the
+    benchmark its ``benchmark.json`` declares (``locomo``, ``longmemeval``), else the corpus's name, else its
+    digest. A folder's name is no provenance: an undeclared corpus that bears a benchmark's name gets its digest
+    beside the name, so it never lands on that benchmark's page."""
+    known = BENCHMARKS.get(release) if release is not None else None
     if known is not None and known.importer is not None and known.importer == benchmark:
-        return corpus_name
+        return release  # type: ignore[return-value]
     if benchmark:
         return benchmark
     if not corpus_name:
@@ -141,7 +141,9 @@ class Paths:
         # Each corpus's benchmark, from its oldest run (a later run under another folder name moves nothing).
         self._benchmark: dict[str, str] = {}
         for s in reversed(summaries):
-            self._benchmark.setdefault(s.corpus_digest, benchmark_key(s.corpus_name, s.benchmark, s.corpus_digest))
+            self._benchmark.setdefault(
+                s.corpus_digest, benchmark_key(s.corpus_name, s.benchmark, s.corpus_digest, s.corpus_release)
+            )
         self.benchmark_slug = unique_slugs(list(self._benchmark.values()))
 
     def benchmark(self, digest: str) -> str:

@@ -540,6 +540,8 @@ def compact_leaderboard(
             head = s.headline
             served = bool(served_caveat(s))
             name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
+            name += "+" if s.dirty else ""
+            marks |= {"+"} if s.dirty else set()
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
             marks |= {"#"} if served else set()
@@ -578,6 +580,8 @@ def compact_leaderboard(
         )
     if "#" in marks:
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
+    if "+" in marks:
+        out.append("+ made from a working tree with uncommitted changes: its commit does not name the code that ran")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):

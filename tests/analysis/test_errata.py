@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import ROOT
 from helpers.audit import PLANTED, audit_entry, write_audit
+from helpers.cli import run_id_of
 
 from evals.analysis.errata import EXCLUDED, errata_figures
 from evals.benchmarks.formats import import_corpus
@@ -35,7 +36,7 @@ def invoke(*args: str):
 def run(corpus: Path, store: Path, strategy: str, k: int = 1) -> str:
     result = invoke("run", "--runner", strategy, "--corpus", corpus, "--store", store, "--k", str(k))
     assert result.exit_code == 0, result.output
-    return result.output.split("run ", 1)[1].split(":", 1)[0]
+    return run_id_of(result.output)
 
 
 @pytest.fixture(scope="module")

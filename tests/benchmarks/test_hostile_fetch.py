@@ -337,8 +337,8 @@ def test_two_fetches_into_one_downloads_folder_both_succeed(monkeypatch, locomo,
         except BaseException as exc:  # noqa: BLE001 - reported below
             second.append(exc)
 
-    def import_while_another_fetches(importer, file, out):
-        report = real(importer, file, out)
+    def import_while_another_fetches(importer, file, out, release=None):
+        report = real(importer, file, out, release=release)
         if not second:
             other = threading.Thread(target=fetch_again)
             other.start()

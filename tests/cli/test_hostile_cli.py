@@ -11,7 +11,7 @@ import json
 
 import pytest
 from helpers import FIXTURES
-from helpers.cli import evals, stored_store
+from helpers.cli import evals, run_id_of, stored_store
 from helpers.corpora import conversation
 from helpers.errors import one_line_error
 from helpers.hostile import DEEP, corpus_of, csv_rows, write_json
@@ -29,7 +29,7 @@ def test_compare_prints_terminal_escapes_visibly(tmp_path):
     for runner in ("no_memory", "full_history"):
         result = evals("run", "--runner", runner, "--corpus", corpus, "--store", store)
         assert result.exit_code == 0, result.output
-        ids.append(result.output.split("run ", 1)[1].split(":", 1)[0])
+        ids.append(run_id_of(result.output))
     result = evals("compare", *ids, "--store", store)
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output and "\u202e" not in result.output

@@ -26,8 +26,10 @@ def evals_output(*args: object) -> str:
 
 
 def run_id_of(output: str) -> str:
-    """The run id in what `evals run` printed: ``run <id>: …`` or ``cached: run <id>: …``."""
-    return output.split("run ", 1)[1].split(":", 1)[0]
+    """The run id in what `evals run` printed: ``run <id>: …`` or ``cached: run <id>: …`` (a line of its own: a
+    warning line before it, such as a dirty tree's, may say "run" too)."""
+    line = next(line for line in output.splitlines() if line.startswith(("run ", "cached: run ")))
+    return line.split("run ", 1)[1].split(":", 1)[0]
 
 
 def stored_store(folder: Path, runner: str = "no_memory") -> Path:

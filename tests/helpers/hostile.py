@@ -11,6 +11,8 @@ from helpers.cli import CORPUS_SMALL, evals
 from helpers.errors import one_line_error
 from helpers.stores import files_beside
 
+from .cli import run_id_of
+
 DEEP = "[" * 3000 + "]" * 3000  # JSON nested deeper than any parser's recursion allows
 
 KEY = "sk-hostile-test-5f2a9c7e1b"
@@ -43,7 +45,7 @@ def exported_run(tmp_path: Path, runner: str = "no_memory", corpus: Path = CORPU
     source = tmp_path / "source.duckdb"
     result = evals("run", "--runner", runner, "--corpus", corpus, "--store", source)
     assert result.exit_code == 0, result.output
-    run_id = result.output.split("run ", 1)[1].split(":", 1)[0]
+    run_id = run_id_of(result.output)
     out = tmp_path / f"export-{run_id}.json"
     assert evals("export", run_id, "--store", source, "--output", out).exit_code == 0
     return json.loads(out.read_text(encoding="utf-8"))

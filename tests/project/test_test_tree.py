@@ -88,6 +88,9 @@ PRIVATE_ALLOWED: dict[str, tuple[str, ...]] = {
     # Fault injection: a second fetch while the first downloads or imports, and a full disk as the lock is
     # replaced: seams inside the fetch and the lock that no public call can reach in time.
     "tests/benchmarks/test_hostile_fetch.py": ("evals.benchmarks._fetch", "evals.benchmarks._lock"),
+    # The play-through's collector: what a protocol's prompts are built from (records, evidence turns), as a run
+    # collects it, compared with LoCoMo-Plus's rule without a whole answered run against a server.
+    "tests/benchmarks/test_locomo_plus_evidence.py": ("evals.run.executors._play",),
     # Counts the calls the registry makes to evals.judge.retrieval: how often a point is scored shows nowhere else.
     "tests/judge/test_metrics.py": ("evals.judge.metrics._registry",),
     # The docs check reads the site's page models where docs/layout.md says they live.

@@ -163,13 +163,6 @@ def test_trailing_comma_reply_reads_as_json_repair_does(reply: str, counted, ord
     assert read_score(reply) == counted and read_score(reply, ordering=True) == ordering
 
 
-def test_score_given_twice_is_unparsed():
-    """``{"score": 0, "score": 1}`` states two scores: unparsed, as the harness's own reader calls a key given twice."""
-    from evals.benchmarks.beam.protocol import read_score
-
-    assert read_score('{"score": 0, "score": 1}') is None and read_score('{"score": 0, "score": 1,}') is None
-
-
 def _judge_replies(draw) -> str:
     """A judge reply as a careless model writes one: prose, fences, trailing commas, odd numbers, several objects."""
     numbers = ["0", "1", "0.5", "1.0", "1e-1", "1.5", "true", "false", '"1"', '"0.5"', "null", "-1", "2", "NaN", ".5", "01"]
@@ -202,7 +195,8 @@ def test_every_score_read_is_the_one_beams_code_reads():
         reply = _judge_replies(draw)
         for ordering in (False, True):
             theirs, ours = beams_own_reading(reply, ordering), read_score(reply, ordering)
-            assert ours is None or ours == theirs, (reply, ordering, ours, theirs)
+            in_range = theirs is not None and 0 <= theirs <= 1
+            assert ours == (theirs if in_range else None), (reply, ordering, ours, theirs)
             scored += theirs is not None and 0 <= theirs <= 1
             read += ours is not None
     assert read > 0.6 * scored

@@ -91,7 +91,8 @@ def test_dirty_tree_is_never_cached(evals, store_path, corpus_small, clean_repo)
     args = ("run", "--runner", "no_memory", "--corpus", str(corpus_small), "--repo", str(clean_repo))
     evals(*args)
     second = evals(*args)
-    assert second.output.startswith("run ")
+    said, line = second.output.splitlines()[:2]
+    assert said.startswith("warning: working tree has uncommitted changes: README;") and line.startswith("run ")
     with Store.open(store_path, read_only=True) as store:
         assert [s.dirty for s in store.runs()] == [True, True]
 

@@ -3,7 +3,7 @@
 cognee is real (cognee 1.6.5 with its SQLite, Ladybug graph and LanceDB files in a temporary directory) and its
 LLM is the local OpenAI-compatible server (tests/helpers/llm_server.py, replies in tests/helpers/cognee_replies.py)
 over real HTTP. cognee is slow to import and to cognify, so a module-wide server and strategy serve most tests.
-They need the `cognee` extra (`pip install -e '.[cognee]'`).
+They need the `cognee` extra, in an environment of its own (`.venv-cognee`, which `python3 tasks.py test` makes).
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ def test_listed_with_the_extra_it_needs():
     assert line.endswith("[asks an LLM endpoint: --option base_url=… or OPENAI_BASE_URL]")
 
 
-def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
-    """With cognee missing, `--runner cognee` fails with one line naming the extra, and writes no store."""
+def test_without_the_extra_the_error_advises_an_environment_of_its_own(tmp_path: Path):
+    """With cognee missing, `--runner cognee` fails with one line advising the extra in a separate environment
+    (installed into this one it would downgrade huggingface-hub and lancedb under the field), and writes no store."""
     from helpers import FIXTURES
 
     code = "import sys; sys.modules['cognee'] = None; from evals.cli import main; main(sys.argv[1:])"
@@ -42,12 +43,14 @@ def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
     args = ["run", "--runner", "cognee", "--corpus", str(FIXTURES / "corpus_small"), "--store", str(store)]
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=os.environ.copy())
     assert proc.returncode == 1
-    assert proc.stderr.count("\n") == 1 and "pip install -e '.[cognee]'" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and ".venv-cognee/bin/pip install -e '.[cognee]'" in proc.stderr
+    assert "python3 -m venv .venv-cognee" in proc.stderr
     assert not store.exists()
 
 
 needs_cognee = pytest.mark.skipif(
-    bool(Registry().get("cognee").missing()), reason="needs the cognee extra: pip install -e '.[cognee]'"
+    bool(Registry().get("cognee").missing()),
+    reason="needs the cognee extra, in its own environment (python3 tasks.py test makes .venv-cognee)",
 )
 
 TURNS = [

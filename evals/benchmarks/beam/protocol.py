@@ -11,10 +11,10 @@ writes a message (``"USER: <content> \\n\\n"``); a record that is no turn (a sum
 Judge (``compute_metrics.evaluate_<ability>``): one request per item of the question's rubric,
 ``unified_llm_judge_base_prompt`` with ``<rubric_item>`` and ``<llm_response>`` replaced (the published code leaves
 ``<question>`` as it is, and so does this), one user message, temperature 0 (``src/llm.py``: gpt-4.1-mini). Each
-reply is read as ``parse_json_response`` reads it (a fenced block, then the whole reply as JSON, then its first
-``{…}`` or ``[…]``), then as its ``json_repair`` fallback reads the one repair judges commonly need (trailing
-commas); what BEAM's code could not score, or this cannot be sure json_repair reads alike, is unparsed and counts
-0, and a number is never taken from elsewhere in a reply. The item grades are kept as stated
+reply is read as ``evaluate_<ability>`` reads it: ``parse_json_response`` (a fenced block, then the whole reply as
+JSON, then its first ``{…}`` or ``[…]``), and where that raises, ``json.loads(repair_json(reply))`` with json_repair
+itself, at the version BEAM's requirements pin (a dependency here). What BEAM's code cannot score is unparsed and
+counts 0, as is a number outside 0 to 1; a number is never taken from elsewhere in a reply. The item grades are kept as stated
 (``PointAnswer.grades``); the question's ``llm_judge_score`` is their sum over the rubric's length, each counted as
 ``int(score)`` for every ability but event ordering (so a 0.5 counts 0 and a 1.5 counts 1, as the published code
 does) and as ``float(score)`` there.
@@ -109,97 +109,59 @@ def extract(sources: Sources) -> dict[str, str]:
     return out
 
 
-_FAILED = object()  # parse_json_response raised: BEAM's code falls back on json_repair
+_FAILED = object()  # BEAM's code raises reading the reply: the item cannot be scored
 
 
-def _json(text: str) -> Any:
-    """``parse_json_response``: a fenced block's body, the whole text, then its first ``{…}`` or ``[…]``;
-    :data:`_FAILED` where it raises. Python's ``json.loads``, as BEAM's, so NaN and a key given twice pass here."""
+def parse_json_response(text: str) -> Any:
+    """BEAM's ``parse_json_response``: a fenced block's body, the whole text, then its first ``{…}`` or ``[…]``, each
+    with Python's ``json.loads`` (so NaN passes and a key given twice keeps its last value); raises where BEAM's
+    raises. Only :class:`json.JSONDecodeError` falls through to the next try, as there; a RecursionError does not."""
     text = text.strip()
     if text.startswith("```"):
         fenced = _FENCED.search(text)
         if fenced:
             text = fenced.group(1).strip()
     try:
-        return json.loads(text, object_pairs_hook=_pairs)
-    except ValueError:
+        return json.loads(text)
+    except json.JSONDecodeError:
         pass
     first = _FIRST.search(text)
     if first:
         try:
-            return json.loads(first.group(1), object_pairs_hook=_pairs)
-        except ValueError:
-            return _FAILED
-    return _FAILED
-
-
-class _Twice(dict):
-    """An object that gave ``score`` more than once (json.loads keeps the last; the reply states two)."""
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    return _Twice(pairs) if keys.count("score") > 1 else dict(pairs)
-
-
-def _repaired(text: str) -> Any:
-    """What ``json.loads(repair_json(text))`` (json_repair 0.44.1, as BEAM pins it) gives, for the one repair a
-    judge's reply commonly needs: an object, otherwise strict JSON, with trailing commas before ``}`` or ``]``
-    (and raw line breaks in its strings), with text around it that holds no other bracket.
-    :data:`_FAILED` for anything else (single quotes, bare keys, comments, a missing brace, prose with no object,
-    several objects), where json_repair either guesses or gives ``""`` and BEAM's code crashes."""
-    start = text.find("{")
-    if start < 0 or any(c in text[:start] for c in "[]}"):
-        return _FAILED
-    out: list[str] = []
-    depth, i, in_string = 0, start, False
-    while i < len(text):
-        c = text[i]
-        if in_string:
-            out.append(text[i : i + 2] if c == "\\" else c)
-            i += 2 if c == "\\" else 1
-            in_string = c != '"'
-            continue
-        if c in "}]":
-            while out and out[-1].isspace():
-                out.pop()
-            if out and out[-1] == ",":
-                out.pop()
-            depth -= 1
-        elif c in "{[":
-            depth += 1
-        in_string = c == '"'
-        out.append(c)
-        i += 1
-        if depth == 0:
-            break
-    rest = text[i:]
-    if depth or any(c in rest for c in "{}[]"):
-        return _FAILED
-    try:
-        return json.loads("".join(out), strict=False, object_pairs_hook=_pairs)
-    except ValueError:
-        return _FAILED
+            return json.loads(first.group(1))
+        except Exception as error:
+            raise ValueError(f"found possible JSON but failed to parse it: {error}") from None
+    raise ValueError("no valid JSON found in the reply")
 
 
 def beam_reading(reply: str) -> Any:
-    """The reply as ``evaluate_<ability>`` reads it: ``parse_json_response``, else ``json.loads(repair_json(…))``;
-    :data:`_FAILED` where that raises or where this cannot be sure it reads as json_repair does."""
-    data = _json(reply)
-    return _repaired(reply.strip()) if data is _FAILED else data
+    """The reply as ``evaluate_<ability>`` reads it: stripped, ``parse_json_response``, and where that raises anything
+    (BEAM's bare ``except:``) ``json.loads(repair_json(…))`` with json_repair at the version BEAM pins;
+    :data:`_FAILED` where that raises too (BEAM's code stops there), a reply nested past Python's recursion limit
+    included."""
+    from json_repair import repair_json
+
+    text = reply.strip()
+    try:
+        return parse_json_response(text)
+    except Exception:
+        pass
+    try:
+        return json.loads(repair_json(text))
+    except Exception:  # json_repair is recursive: a RecursionError here is BEAM's crash, an unparsed item
+        return _FAILED
 
 
 def read_score(reply: str, ordering: bool = False) -> float | None:
-    """A rubric item's score as BEAM's ``evaluate_<ability>`` counts it: ``int(response['score'])`` (so 1.5 counts
-    1, ``true`` 1, ``"1"`` 1), ``float(…)`` for event ordering; None (unparsed) where BEAM's code raises (no JSON,
-    not an object, no ``score`` key, a value int() or float() refuses), where the reply gives ``score`` twice, or
-    where the number counted lies outside 0 to 1."""
+    """A rubric item's score as BEAM's ``evaluate_<ability>`` counts it: ``response['score']`` of what
+    :func:`beam_reading` gives, ``int(…)`` (so 1.5 counts 1, ``true`` 1, ``"1"`` 1) or ``float(…)`` for event
+    ordering; None (unparsed) where BEAM's code raises (nothing read, not an object, no ``score`` key, a value int()
+    or float() refuses), and where the number counted is not finite or lies outside 0 to 1 (BEAM would add a 2 or a
+    -1 as it is; the rubric allows 0, 0.5 and 1)."""
     data = beam_reading(reply)
-    if not isinstance(data, dict) or isinstance(data, _Twice) or "score" not in data:
-        return None
     try:
         number = float(data["score"]) if ordering else float(int(data["score"]))
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError, KeyError, IndexError):
         return None
     return number if math.isfinite(number) and 0 <= number <= 1 else None
 

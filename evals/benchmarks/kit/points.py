@@ -54,6 +54,9 @@ class AskedPoint:
     whole_history: bool = False
     seed: int = 42  # the run's seed: a protocol's random choices (LoCoMo's option order) derive from it
     rubric: tuple[str, ...] = ()  # what a graded judge checks the answer against, one request each (BEAM)
+    # The point's evidence turns as the corpus keeps them (conversation order), each as a record is given: LoCoMo-Plus's
+    # judge reads their text. Empty where the protocol reads records only (the harness's prompts) or there is none.
+    evidence: tuple[ContextRecord, ...] = ()
 
 
 # A turn that names its speaker: "Name: text", the name at most 40 characters without a colon.

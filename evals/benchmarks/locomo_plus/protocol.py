@@ -16,8 +16,9 @@ category by the name ``data/unified_input.py`` gives its number (``"2 temporal"`
 ``str.format`` with the gold answer, the prediction and the evidence. An adversarial LoCoMo question (category 5)
 has no ``answer`` there, so its gold is empty, as a Cognitive item's. A Cognitive item has no gold answer (empty)
 and its evidence is the cue dialogue, each turn ``<speaker>：<text>`` (a full-width colon, as
-``_cue_dialogue_to_evidence`` writes it); any other point's evidence is empty (the corpus holds no evidence text
-beside the answer). The judge is called as ``call_llm`` calls it without a category, so the prompt goes after
+``_cue_dialogue_to_evidence`` writes it); any other point's evidence is its evidence turns, a line each,
+``<speaker>：<text>`` as ``_evidence_to_text`` writes LoCoMo's (the text as the file has it, no image
+caption). The judge is called as ``call_llm`` calls it without a category, so the prompt goes after
 ``CONV_START_PROMPT`` (A and B) too, stripped; one user message, at most 512 tokens (``judge.sh``: gpt-4o-mini).
 The label is read as ``_parse_judge_response`` reads it (a ``{"label": …, "reason": …}`` pattern, else the reply as
 JSON, else the first of "correct", "wrong", "partial" the reply holds, so "incorrect" reads as correct, as there)
@@ -129,6 +130,17 @@ def _line(record: ContextRecord) -> str:
     return _said(record.speaker or record.role or "?", shared.group(1) if shared else text)
 
 
+def _evidence_line(record: ContextRecord) -> str:
+    """An evidence turn as ``_evidence_to_text`` writes it: the speaker, a full-width colon, the turn's text as the
+    file has it (not stripped; a shared image's caption is no part of it)."""
+    text = record.utterance
+    speaker = record.speaker
+    if speaker is None and (named := _NAMED.fullmatch(text)):
+        speaker, text = named.group(1), named.group(2)
+    shared = _CAPTION.match(text)
+    return f"{speaker or 'Unknown'}：{shared.group(1) if shared else text}"
+
+
 def _turns(text: str) -> list[tuple[str, str]]:
     """The ``Speaker: text`` lines of a question or a cue dialogue, as (speaker, text); a line naming none, ("", line)."""
     out = []
@@ -171,9 +183,10 @@ class LoCoMoPlusProtocol(Protocol):
         return (text, None) if text else ("(empty)", "the model's reply was empty; the script records it as (empty)")
 
     def evidence(self, point: AskedPoint) -> str:
-        """A Cognitive item's cue dialogue as the judge reads it; "" for any other point."""
+        """The evidence as the judge reads it: a Cognitive item's cue dialogue (``_cue_dialogue_to_evidence``), any
+        other point's evidence turns as ``_evidence_to_text`` writes them, ``<speaker>：<text>`` a line."""
         if point.category != COGNITIVE:
-            return ""
+            return "\n".join(_evidence_line(record) for record in point.evidence)
         return "\n".join(f"{speaker}：{text.strip()}" for speaker, text in _turns(point.expected_fact) if text)
 
     def judge_request(self, point: AskedPoint, answer: str) -> JudgeRequest:

@@ -71,6 +71,7 @@ from evals.judge.metrics._retrieval import (
     evidence_recall_all,
     evidence_recall_any,
     mrr,
+    ranking_depth,
     recall,
     strict_recall,
     tokens_per_test_point,
@@ -119,6 +120,7 @@ from evals.judge.metrics._rows import (
     measured_only,
     retrieval_by_category,
     retrieval_rows,
+    turn2session_block,
 )
 
 __all__ = [
@@ -180,6 +182,7 @@ __all__ = [
     "point_values",
     "prefetch_s",
     "proportion",
+    "ranking_depth",
     "recall",
     "retrieval_by_category",
     "retrieval_key",
@@ -191,6 +194,7 @@ __all__ = [
     "test_points",
     "tokens_per_correct",
     "tokens_per_test_point",
+    "turn2session_block",
     "usd_per_correct",
     "usd_spent",
 ]

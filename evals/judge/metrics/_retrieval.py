@@ -4,8 +4,23 @@ harness's keyword recall, MRR, evidence recall over the answerable points, and t
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import fsum
 
-from evals.judge.metrics._registry import MEAN, PROPORTION, RETRIEVAL, TOKENS, Point, point_metric, retrieval_key
+from evals.judge.metrics._registry import (
+    MEAN,
+    PROPORTION,
+    RETRIEVAL,
+    TOKENS,
+    MetricValue,
+    Point,
+    ScoredRun,
+    metric,
+    point_metric,
+    proportion,
+    retrieval_key,
+)
+from evals.judge.retrieval import turn2session
+from evals.model.results import WHOLE_LIST, RunResult
 
 # -- retrieval ---------------------------------------------------------------------------------
 
@@ -37,12 +52,39 @@ for _name, _level, _label in (
     )(_at_run_k(_name, _level))
 
 
-def _turn2session(index: int) -> Callable[[Point], float | None]:
-    def value(point: Point) -> float | None:
-        from evals.judge.retrieval import turn2session
+def ranking_depth(run: RunResult) -> int | None:
+    """How deep each test point's ranking was kept: the deepest cutoff asked (k among them); None where the strategy
+    hands over its whole list (full_history), which is the whole ranking."""
+    return None if run.cutoff_rule == WHOLE_LIST else max([*run.cutoffs, run.k])
 
-        found = turn2session(point.result, point.k)
-        return None if found is None else found[index]
+
+def turn2session_values(run: RunResult) -> list[tuple[float, float, float]] | None:
+    """Each test point's turn2session figures at the run's k, over the whole ranking; None where some test point
+    with evidence sessions cannot have them from the records kept (the run's figure would be over another population)."""
+    depth = ranking_depth(run)
+    found = []
+    for conversation in run.conversations:
+        for point in conversation.test_points:
+            if not point.evidence_turns or not point.evidence_sessions:
+                continue
+            value = turn2session(point, run.k, depth)
+            if value is None:
+                return None
+            found.append(value)
+    return found
+
+
+def _turn2session(index: int, kind: str) -> Callable[[ScoredRun], MetricValue | None]:
+    def value(scored: ScoredRun) -> MetricValue | None:
+        found = turn2session_values(scored.run) if scored.run is not None else None
+        if not found:
+            return None  # no sessions, no evidence, or a ranking kept too shallow: absent, never 0
+        column = [f[index] for f in found]
+        return (
+            proportion(round(sum(column)), len(column))
+            if kind == PROPORTION
+            else MetricValue(fsum(column) / len(column), len(column))
+        )
 
     return value
 
@@ -54,18 +96,19 @@ for _index, (_name, _label, _kind) in enumerate(
         ("turn2session_ndcg_any", "turn2session NDCG@k", MEAN),
     )
 ):
-    point_metric(
+    metric(
         _name,
         label=_label,
         kind=_kind,
         higher_is_better=True,
         optional=True,
-        presence="some",
         leaderboard=False,
-        description="At the run's k, the turn ranking cut to sessions (an evidence session counts by its evidence turns "
-        "only, the list widened to k sessions; NDCG counts every ranked evidence turn). The session.* figures are "
-        "taken over distinct sessions instead.",
-    )(_turn2session(_index))
+        description="LongMemEval's evaluate_retrieval_turn2session at the run's k, over the whole ranking: the turn "
+        "ranking cut to sessions (an evidence session counts by its evidence turns only, the list widened to k sessions; "
+        "NDCG counts every ranked evidence turn). Absent where the corpus has no sessions or evidence, and where some "
+        "test point's widening runs past the records kept (the run's deepest cutoff). The session.* figures are taken "
+        "over distinct sessions instead.",
+    )(_turn2session(_index, _kind))
 
 
 def _answerable(point: Point) -> bool:

@@ -42,6 +42,18 @@ def retrieval_rows(values: dict[str, MetricValue]) -> list[dict[str, Any]]:
     return rows
 
 
+def turn2session_block(values: dict[str, MetricValue], k: int, depth: int | None) -> dict[str, Any] | None:
+    """``metrics.turn2session``: LongMemEval's evaluate_retrieval_turn2session figures at the run's ``k``, kept apart
+    from the ``session`` rows (distinct sessions) because LongMemEval's own logs file these under "session" too;
+    ``ranking_depth`` is how deep the rankings they read were kept (None: whole lists). None when absent."""
+    rows = [
+        {"metric": name, "value": found.value, "n": found.n, "low": found.low, "high": found.high}
+        for name in ("recall_any", "recall_all", "ndcg_any")
+        if (found := values.get(f"turn2session_{name}")) is not None
+    ]
+    return {"k": k, "ranking_depth": depth, "rows": rows} if rows else None
+
+
 def retrieval_by_category(values: PointValues) -> dict[str, list[dict[str, Any]]]:
     """``metrics.retrieval_by_category``: the same rows over each category's test points (those with one)."""
     names = [name for name in values.columns if (parsed := parse_retrieval_key(name)) is not None and parsed[2] is not None]

@@ -168,23 +168,38 @@ def _dated(
     conversation: Conversation, point: Any, lookup: TurnLookup, speakers: tuple[dict[str, str], tuple[str, str]]
 ) -> dict[str, Any]:
     """The point's records as ContextRecords (turn, role, speaker, session, date; nothing for a record
-    that is no turn), the question's date, the speakers, and whether the records are the whole history."""
+    that is no turn), the question's date, the speakers, whether the records are the whole history, and the point's
+    evidence turns as ContextRecords."""
     from evals.benchmarks.protocols import ContextRecord
 
     named, pair = speakers
     turns = conversation.turns
     found = record_turns(point.retrieved_records, lookup, point.turn_index)
-    out = []
-    for text, index in zip(point.retrieved_records, found, strict=True):
-        if index is None:
-            out.append(ContextRecord(text))
-            continue
-        turn = turns[index]
-        speaker = named.get(turn.role)
-        speaker = speaker if speaker is not None and text.startswith(f"{speaker}: ") else None
-        out.append(ContextRecord(text, index, turn.role, speaker, turn.session, turn.date))
+    out = [
+        ContextRecord(text) if index is None else _turn_record(conversation, index, named, text)
+        for text, index in zip(point.retrieved_records, found, strict=True)
+    ]
     whole = bool(found) and found == [i for i in range(point.turn_index) if turns[i].record]
-    return {"records": tuple(out), "question_date": turns[point.turn_index].date, "speakers": pair, "whole_history": whole}
+    evidence = tuple(_turn_record(conversation, i, named) for i in point.evidence_turns if 0 <= i < len(turns))
+    return {
+        "records": tuple(out),
+        "question_date": turns[point.turn_index].date,
+        "speakers": pair,
+        "whole_history": whole,
+        "evidence": evidence,
+    }
+
+
+def _turn_record(conversation: Conversation, index: int, named: dict[str, str], text: str | None = None) -> Any:
+    """Turn ``index`` as a ContextRecord (its role, speaker where its text names one, session and date); ``text``
+    is the record's own text where a retrieved record is that turn."""
+    from evals.benchmarks.protocols import ContextRecord
+
+    turn = conversation.turns[index]
+    text = turn.content if text is None else text
+    speaker = named.get(turn.role)
+    speaker = speaker if speaker is not None and text.startswith(f"{speaker}: ") else None
+    return ContextRecord(text, index, turn.role, speaker, turn.session, turn.date)
 
 
 def count_memory_writes(answers: AnswerRun | None, strategy: object) -> None:
