@@ -34,6 +34,7 @@ package's files they make the digest that keys its runs' reuse
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -443,7 +444,13 @@ def _shown(value: Any) -> str:
 
 
 def _is_built_in(point: EntryPoint) -> bool:
-    return point.dist is not None and point.dist.name == BUILT_IN_DISTRIBUTION
+    return point.dist is not None and _dist_name(point.dist) == BUILT_IN_DISTRIBUTION
+
+
+@functools.lru_cache(maxsize=None)
+def _dist_name(dist: Any) -> str:
+    """A distribution's name, read once: importlib.metadata parses its metadata file at every ``.name``."""
+    return dist.name
 
 
 def _source(point: EntryPoint) -> str:

@@ -46,9 +46,7 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def make_executor(
-    name: str = "local", *, address: str | None = None, gpus: float = 0.0, jobs: int | None = 1
-) -> Executor:
+def make_executor(name: str = "local", *, address: str | None = None, gpus: float = 0.0, jobs: int | None = 1) -> Executor:
     """The executor ``--executor name`` means (``address`` and ``gpus`` are Ray's, ``jobs`` the local one's)."""
     if name == "local":
         return LocalExecutor(jobs)

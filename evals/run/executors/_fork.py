@@ -32,8 +32,11 @@ from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus
 from evals.model.results import RunResult
 
-__all__ = ["can_fork", "play_forked", "shares", "usable_cores"]
+__all__ = ["FORK_ABOVE", "can_fork", "play_forked", "shares", "usable_cores"]
 
+# Turns below which a corpus is played in one process: forking and sending the results back cost more
+# than the play (the starter corpus's no_memory run is mostly start-up).
+FORK_ABOVE = 5_000
 # Libraries whose native thread pools do not survive a fork: a child that uses them may hang.
 FORK_UNSAFE = ("torch",)
 
@@ -50,11 +53,7 @@ def can_fork() -> bool:
     """Whether this process may fork children that go on running Python: no other thread (a lock
     another thread held at the fork stays held in the child forever) and no library whose
     native threads a child would need."""
-    return (
-        hasattr(os, "fork")
-        and threading.active_count() == 1
-        and not any(name in sys.modules for name in FORK_UNSAFE)
-    )
+    return hasattr(os, "fork") and threading.active_count() == 1 and not any(name in sys.modules for name in FORK_UNSAFE)
 
 
 def shares(weights: list[int], jobs: int) -> list[range]:

@@ -29,28 +29,31 @@ class LocalExecutor:
 
     ``jobs`` (default 1: in this process) caps the processes that play the conversations; None means
     one per usable core. More than one is used only where forking is safe and the play needs nothing
-    but this process's memory (:meth:`forks`); elsewhere the run is played here, as with 1."""
+    but this process's memory, on a corpus of at least ``fork_above`` turns (:meth:`forks`); elsewhere
+    the run is played here, as with 1."""
 
     name = "local"
 
-    def __init__(self, jobs: int | None = 1) -> None:
-        if jobs is None:
-            from evals.run.executors._fork import usable_cores
+    def __init__(self, jobs: int | None = 1, *, fork_above: int | None = None) -> None:
+        from evals.run.executors._fork import FORK_ABOVE, usable_cores
 
-            jobs = usable_cores()
-        self.jobs = jobs
+        self.jobs = usable_cores() if jobs is None else jobs
+        self.fork_above = FORK_ABOVE if fork_above is None else fork_above  # turns a corpus needs to be forked for
 
     def forks(self, job: PlayJob, prefetched: bool) -> bool:
         """Whether ``job`` is played by forked processes: more than one job and one conversation, no
-        answers (their requests go through this process's client), nothing embedded through the cache
-        or a model (a child would share the parent's handles), no token counts asked during the play
-        (the counter's child answers this process), and a process that may fork."""
-        if self.jobs < 2 or len(job.corpus.conversations) < 2:
-            return False
-        if job.client is not None or prefetched or job.count_tokens is not None:
+        answers (their requests go through this process's client), enough turns to pay for the forks,
+        nothing embedded through the cache or a model (a child would share the parent's handles), no token
+        counts asked during the play (the counter's child answers this process), and a process that may fork."""
+        conversations = job.corpus.conversations
+        if self.jobs < 2 or len(conversations) < 2:
             return False
         from evals.run.executors._fork import can_fork
 
+        if getattr(conversations, "held", True) and sum(len(c.turns) for c in conversations) < self.fork_above:
+            return False
+        if job.client is not None or prefetched or job.count_tokens is not None:
+            return False
         return can_fork()
 
     def play(self, job: PlayJob) -> Played:
