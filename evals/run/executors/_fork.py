@@ -179,7 +179,7 @@ def _merged(parts: list[RunResult], seconds: float) -> RunResult:
     timings = first.timings.model_copy(
         update={
             name: [n for part in parts for n in getattr(part.timings, name)]
-            for name in ("add_ns", "retrieve_ns", "retrieve_held")
+            for name in ("add_ns", "retrieve_ns", "retrieve_held", "retrieve_queued_ns")
         }
     )
     long = [part.long_retrievals for part in parts if part.long_retrievals is not None]
