@@ -16,7 +16,7 @@ gate.
 
 Latency is judged on evidence that survives a busy machine: each retrieve call's
 wall time less the time its thread waited for a processor (:data:`LATENCY_METRIC`,
-``retrieve_unqueued_p95_s``; :func:`evals.run.playthrough.run_queue_clock`). Load
+``retrieve_latency_unqueued_p95_s``; :func:`evals.run.playthrough.run_queue_clock`). Load
 on the machine lengthens the wait, not the call; a strategy that works, sleeps or
 waits on I/O for twice as long doubles it. The base is usually made on another
 runner at another time than the head, so the plain wall-clock p95
@@ -88,7 +88,7 @@ DEFAULT_LATENCY_FLOOR_S = 0.001
 # Nor does one whose p95 rests on fewer calls than this, on either side: over a handful of
 # test points the p95 is simply the slowest call, and one busy moment of the machine moves it.
 LATENCY_MIN_CALLS = 20
-LATENCY_METRIC = "retrieve_unqueued_p95_s"  # seconds; what the latency verdict reads (see the module docstring)
+LATENCY_METRIC = "retrieve_latency_unqueued_p95_s"  # seconds; what the latency verdict reads (see the module docstring)
 WALL_LATENCY_METRIC = "retrieve_latency_p95_s"  # seconds; shown, never judged, where a run lacks LATENCY_METRIC
 BASE_LOOKBACK = 20  # commits a base branch may be ahead of its newest stored runs
 

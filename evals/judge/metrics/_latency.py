@@ -57,7 +57,7 @@ def _unqueued(q: float) -> Callable[[ScoredRun], MetricValue | None]:
 
 for _q in (50, 95):
     metric(
-        f"retrieve_unqueued_p{_q}_s",
+        f"retrieve_latency_unqueued_p{_q}_s",
         label=f"retrieve p{_q} (unqueued)",
         kind=SECONDS,
         higher_is_better=False,
