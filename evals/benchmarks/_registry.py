@@ -450,6 +450,8 @@ def protocol_sources() -> dict[str, tuple[SourceFile, ...]]:
 
 def known_protocol(name: str) -> str:
     """``name``, checked to be a registered protocol's (a pydantic validator: the error lists the names)."""
+    if name == HARNESS:  # the harness's own is built in: no unit is loaded to know it (every plain run names it)
+        return name
     from pydantic_core import PydanticCustomError
 
     names = protocol_names()
@@ -498,7 +500,9 @@ def protocol_class(name: str) -> type | None:
 def protocol_lexical(name: str | None) -> Lexical:
     """How protocol ``name`` scores an answer's words: its unit's scorer, else the harness's (its own protocol, or
     one no installed unit brings any more: a stored run of an uninstalled plug-in is read as before)."""
-    spec = protocol_specs().get(name or HARNESS)
+    if name is None or name == HARNESS:  # no unit is loaded to know the harness's own (every plain run's)
+        return HARNESS_LEXICAL
+    spec = protocol_specs().get(name)
     return spec.lexical if spec is not None and spec.lexical is not None else HARNESS_LEXICAL
 
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evals import __version__
 from evals.errors import EvalsError
 from evals.io.interrupts import is_interruption
 from evals.model.formatting import printable, whole_number
@@ -289,6 +288,16 @@ def moved_to_option(func: Callable) -> Callable:
     return func
 
 
+class RunnerOption(click.Option):
+    """``--runner``, whose help names the registered strategies when help is shown: reading the entry
+    points at every start would cost a run that never shows its help."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        if self.help is not None and "{names}" in self.help:
+            self.help = self.help.replace("{names}", ", ".join(Registry().names()))
+        return super().get_help_record(ctx)
+
+
 def run_options(func: Callable) -> Callable:
     """The run flags of the original harness, shared by ``evals run`` and ``python -m evals`` (Mneme's
     ``--backend``/``--embedder`` only ``python -m evals`` keeps: :func:`mneme_flags`)."""
@@ -303,11 +312,11 @@ def run_options(func: Callable) -> Callable:
         click.option(
             "--runner",
             "strategy",
+            cls=RunnerOption,
             default="mneme",
             show_default=True,
-            help="Memory strategy to evaluate: a registered name (`evals strategies` lists them: "
-            + ", ".join(Registry().names())
-            + ") or a factory as package.module:function.",
+            help="Memory strategy to evaluate: a registered name (`evals strategies` lists them: {names}) "
+            "or a factory as package.module:function.",
         ),
         click.option("--seed", type=Whole(MIN_SEED, MAX_SEED), default=42, show_default=True, help="Seed recorded with the run."),
         click.option(
@@ -670,8 +679,24 @@ def echo_summaries(
 # -- the ``evals`` group -------------------------------------------------------------------
 
 
+def _show_version(ctx: click.Context) -> None:
+    """``evals --version``, as click's version option says it; the version is looked up only then (a package
+    metadata lookup is a tenth of ``python -m evals``'s start-up)."""
+    from evals import __version__
+
+    click.echo(f"evals, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=EvalsGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="evals")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _show_version(ctx) if value and not ctx.resilient_parsing else None,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """Measure long-term memory for LLM agents.
 

@@ -11,6 +11,7 @@ import click
 from evals.cli._base import (
     OUTPUT_FILE,
     EvalsCommand,
+    Whole,
     absolute,
     echo,
     echo_llm_usage,
@@ -28,7 +29,10 @@ from evals.run.evaluate import (
     RunConfig,
     evaluate,
 )
+from evals.run.executors import LocalExecutor
 from evals.views.report import legacy_json, summary_line
+
+MAX_JOBS = 1024  # --jobs: more processes than this would be a typing slip
 
 
 def _run_and_report(
@@ -43,6 +47,7 @@ def _run_and_report(
     judge: bool,
     output: Path | None,
     no_cache: bool = False,
+    jobs: int | None = None,
 ) -> None:
     """The original CLI's run: no store. Embeddings of a slow model are kept in the user's cache
     (:func:`evals.io.cache.user_cache_path`), so a rerun computes none of them again; ``--no-cache``
@@ -50,7 +55,8 @@ def _run_and_report(
     the defaults and $OPENAI_BASE_URL/$OPENAI_API_KEY (the original's flags stay exactly its
     own), and responses are cached beside the default store ($EVALS_STORE, else results/),
     which is checked as `evals run` checks its store: $EVALS_STORE must be a file in an existing
-    folder, outside the corpus. Paths are made absolute before any plug-in code runs."""
+    folder, outside the corpus. Paths are made absolute before any plug-in code runs. ``jobs`` caps the
+    processes that play the conversations (None: one per core; :class:`LocalExecutor`)."""
     written = absolute(output)
     config = RunConfig(
         strategy=strategy,
@@ -93,7 +99,8 @@ def _run_and_report(
         cache = None
     try:
         # The original's document shows no footprint: the tokens each memory holds go uncounted.
-        result = evaluate(config, progress=progress_reporter(), cache=cache, held_tokens=False)
+        executor = LocalExecutor(jobs)
+        result = evaluate(config, progress=progress_reporter(), cache=cache, held_tokens=False, executor=executor)
         hits, misses = cache.counts("embedding") if cache is not None else (0, 0)
         if hits or misses:  # on stderr, as `evals run` says it: the document and the summary line are the original's
             echo(f"cache: {misses} computed, {hits} from cache", err=True)
@@ -135,6 +142,13 @@ def _run_and_report(
     is_flag=True,
     help="Compute every embedding afresh and keep none (by default they are kept in ~/.cache/mneme-evals/cache.duckdb, "
     "or $EVALS_CACHE).",
+)
+@click.option(
+    "--jobs",
+    type=Whole(1, MAX_JOBS),
+    default=None,
+    help="Processes that play the conversations at once. Default: one per core; 1 plays them in this process. "
+    "The document is the same either way, apart from timings.",
 )
 def legacy_cli(**options: Any) -> None:
     """Run a corpus through a memory strategy and write the JSON result (the original harness's CLI)."""

@@ -9,6 +9,7 @@ kind's business; this module only finds and imports it, and says where it came f
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -59,7 +60,13 @@ def group(name: str) -> tuple[EntryPoint, ...]:
 
 def is_built_in(point: EntryPoint) -> bool:
     """Whether ``point`` is one of this package's own entry points."""
-    return point.dist is not None and point.dist.name == BUILT_IN_DISTRIBUTION
+    return point.dist is not None and _dist_name(point.dist) == BUILT_IN_DISTRIBUTION
+
+
+@functools.lru_cache(maxsize=None)
+def _dist_name(dist: Any) -> str:
+    """A distribution's name, read once: importlib.metadata parses its metadata file at every ``.name``."""
+    return dist.name
 
 
 def source_of(point: EntryPoint) -> str:

@@ -127,10 +127,14 @@ class CallTimings(BaseModel):
     retrieve_ns: list[int] = Field(default_factory=list)
     # Per retrieve call, the records the memory held (evals.strategies.Footprint; else the turns added).
     retrieve_held: list[int] = Field(default_factory=list)
+    # Per retrieve call, the time the calling thread spent ready but waiting for a processor (the kernel's
+    # run-queue delay, /proc/thread-self/schedstat): other processes' doing, not the strategy's. Empty where
+    # the system does not say it.
+    retrieve_queued_ns: list[int] = Field(default_factory=list)
     # Embedding every text up front (evals.strategies.Prefetching), apart from the calls it speeds up.
     prefetch_ns: int | None = None
 
-    @field_serializer("add_ns", "retrieve_ns", "retrieve_held")
+    @field_serializer("add_ns", "retrieve_ns", "retrieve_held", "retrieve_queued_ns")
     def _calls(self, values: Any) -> list[int]:
         return list(values)  # a play-through keeps them as array("q"): a machine integer per call
 

@@ -123,13 +123,16 @@ class RunConfig(BaseModel):
         that protocol's judge model unless one is given)."""
         if not isinstance(data, dict):
             return data
-        from evals.benchmarks import no_judge_refusal, protocol_judges  # the units' declarations: no protocol loaded
-
-        judges = protocol_judges()
+        from evals.benchmarks import HARNESS, HARNESS_JUDGE, no_judge_refusal, protocol_judges
 
         data = dict(data)
         protocol = data.get("protocol") or "harness"
         grader = data.get("judge_protocol") or protocol
+        if protocol == grader == HARNESS:  # the harness's own (every plain run): no unit is loaded to know its judge
+            if data.get("judge_model") is None:
+                data["judge_model"] = HARNESS_JUDGE
+            return data
+        judges = protocol_judges()  # the units' declarations: no protocol loaded
         if protocol not in judges or grader not in judges:
             return data  # the field's own check says so
         if protocol != "harness" or grader != "harness":

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import time
 from array import array
 from collections.abc import Callable, Sequence
@@ -51,7 +52,7 @@ from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.strategies.base import READS_LABELS, held_turns, is_turn_number, lone_surrogate
 from evals.strategies.summary_buffer import fold_summaries
 
-__all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus", "recorded_cutoffs"]
+__all__ = ["TURN_KEYWORDS", "likely_records", "play_corpus", "recorded_cutoffs", "run_queue_clock"]
 
 # Turn fields a strategy's add() receives as keywords when it accepts them (corpus/README.md).
 TURN_KEYWORDS = ("session", "date")
@@ -166,7 +167,10 @@ class _Player:
         # Wall-clock time of every call into the strategy (the library under test, not the harness around it),
         # one machine integer each (an int object and its pointer are five times that: full_history over
         # 100 LongMemEval_m haystacks makes 500,000 adds). Read as sequences of int, as lists are.
-        self.timings = CallTimings.model_construct(add_ns=array("q"), retrieve_ns=array("q"), retrieve_held=array("q"))
+        self.timings = CallTimings.model_construct(
+            add_ns=array("q"), retrieve_ns=array("q"), retrieve_held=array("q"), retrieve_queued_ns=array("q")
+        )
+        self.queued = run_queue_clock()  # this thread's time waiting for a processor, where the system says it
         self.warned_long = False  # a retrieval longer than asked for is warned about once per run
         self.long_retrievals = 0  # ... and counted, every time (RunResult.long_retrievals)
         self.numbers: list[int] = []  # turn numbers, one object each for the whole run (see _turns_of)
@@ -267,11 +271,15 @@ class _Player:
             held = self._call("held_count()", self.footprint.held_count, where=where)
             if type(held) is not int or not 0 <= held <= MAX_HELD:
                 raise StrategyError(f"strategy {self.name}: held_count() returned {held!r:.60}, not a count, at {where}")
+        queued = self.queued
         try:
             with self.limit:
+                waited = queued() if queued is not None else 0
                 started = time.perf_counter_ns()
                 retrieved = self.strategy.retrieve(question, depth)
                 self.timings.retrieve_ns.append(time.perf_counter_ns() - started)
+                if queued is not None:
+                    self.timings.retrieve_queued_ns.append(queued() - waited)
         except EvalsError as exc:
             exc.args = (f"{where}: {exc}", *exc.args[1:])
             raise
@@ -375,6 +383,34 @@ class _Player:
         if stop > len(self.numbers):
             self.numbers.extend(range(len(self.numbers), stop))
         return self.numbers[start:stop]
+
+
+def run_queue_clock() -> Callable[[], int] | None:
+    """A clock of the nanoseconds the calling thread has spent ready to run but waiting for a processor (Linux's
+    ``/proc/thread-self/schedstat``, second field), or None where there is none. A call's wall time less what
+    this clock advanced is what the call would take on an idle machine: it keeps the strategy's own work, its
+    sleeps and its I/O, and drops the waiting that other processes' load adds (docs/gate.md)."""
+    try:
+        clock = _RunQueueClock()
+        clock()
+    except (OSError, ValueError, IndexError):
+        return None
+    return clock
+
+
+class _RunQueueClock:
+    """:func:`run_queue_clock`'s clock: the file stays open (one read a call), and is closed with the clock."""
+
+    def __init__(self) -> None:
+        self.fd = -1
+        self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)  # this thread's, resolved now
+
+    def __call__(self) -> int:
+        return int(os.pread(self.fd, 128, 0).split()[1])
+
+    def __del__(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
 
 
 def _add_keywords(strategy: MemoryStrategy) -> tuple[str, ...]:

@@ -56,7 +56,8 @@ def _latency(row: GateRow) -> str:
             return f"{_seconds(row.latency_base)} → {_seconds(row.latency_head)}"
         return "not recorded"
     ratio = f"×{row.latency_ratio:.2f}"
-    return f"{'**' + ratio + '**' if row.slower else ratio} ({_seconds(row.latency_base)} → {_seconds(row.latency_head)})"
+    shown = f"{'**' + ratio + '**' if row.slower else ratio} ({_seconds(row.latency_base)} → {_seconds(row.latency_head)})"
+    return shown if row.latency_metric == LATENCY_METRIC else f"{shown}, wall clock: not judged"
 
 
 def _verdict(row: GateRow, factor: float) -> str:
@@ -283,7 +284,8 @@ def gate_markdown(result: GateResult) -> str:
         "evidence turns) in McNemar's exact test, two-sided; p (Holm) is adjusted for the "
         f"{count} configuration{'s' if count != 1 else ''} compared. A configuration fails the gate when p (Holm) "
         f"< {result.alpha:g} and it lost more test points than it gained, or when its retrieve p95 latency "
-        f"(`{LATENCY_METRIC}`, where both runs recorded it) grew past ×{result.latency_factor:g} "
+        f"(`{LATENCY_METRIC}`: each call's time less its wait for a processor, so another job's load is not counted; "
+        f"where a run lacks it, the wall-clock p95 is shown and not judged) grew past ×{result.latency_factor:g} "
         f"to {result.latency_floor_s * 1000:g} ms or more, measured over at least {LATENCY_MIN_CALLS} calls on each side. "
         "An improvement never fails the gate. Brackets: 95% Wilson interval."
         + (

@@ -5,7 +5,9 @@ play-through to an executor and scores what comes back, the same way for both:
 
 * :class:`LocalExecutor` (``--executor local``, the default): embeds every text
   up front through the cache, plays the corpus through the one strategy, and
-  answers the test points. It never imports ray.
+  answers the test points. It never imports ray. With ``jobs`` above one
+  (``python -m evals`` uses every core), the conversations are played by forked
+  copies of this process, one share each (:mod:`evals.run.executors._fork`).
 * :class:`RayExecutor` (``--executor ray``, the optional ``ray`` extra): the
   missing embeddings are computed by tasks on the cluster, then each
   conversation is a task that builds a fresh strategy from the run's
@@ -44,10 +46,10 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def make_executor(name: str = "local", *, address: str | None = None, gpus: float = 0.0) -> Executor:
-    """The executor ``--executor name`` means (``address`` and ``gpus`` are Ray's)."""
+def make_executor(name: str = "local", *, address: str | None = None, gpus: float = 0.0, jobs: int | None = 1) -> Executor:
+    """The executor ``--executor name`` means (``address`` and ``gpus`` are Ray's, ``jobs`` the local one's)."""
     if name == "local":
-        return LocalExecutor()
+        return LocalExecutor(jobs)
     if name == "ray":
         from evals.run.executors._ray import RayExecutor
 

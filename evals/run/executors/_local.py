@@ -1,4 +1,5 @@
-"""The default executor: every conversation played in this process, through one strategy."""
+"""The default executor: every conversation played on this machine, through the strategy built here;
+with ``jobs`` above one, by that many forked processes (:mod:`evals.run.executors._fork`)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,44 @@ from evals.run.executors._play import (
 )
 
 if TYPE_CHECKING:
+    from evals.model.corpus import Corpus
+    from evals.model.results import RunResult
     from evals.run.llm import AskedPoint
 
 __all__ = ["LocalExecutor"]
 
 
 class LocalExecutor:
-    """Embed up front (through the cache), play every conversation in order, answer the test points."""
+    """Embed up front (through the cache), play every conversation, answer the test points.
+
+    ``jobs`` (default 1: in this process) caps the processes that play the conversations; None means
+    one per usable core. More than one is used only where forking is safe and the play needs nothing
+    but this process's memory, on a corpus of at least ``fork_above`` turns (:meth:`forks`); elsewhere
+    the run is played here, as with 1."""
 
     name = "local"
+
+    def __init__(self, jobs: int | None = 1, *, fork_above: int | None = None) -> None:
+        from evals.run.executors._fork import FORK_ABOVE, usable_cores
+
+        self.jobs = usable_cores() if jobs is None else jobs
+        self.fork_above = FORK_ABOVE if fork_above is None else fork_above  # turns a corpus needs to be forked for
+
+    def forks(self, job: PlayJob, prefetched: bool) -> bool:
+        """Whether ``job`` is played by forked processes: more than one job and one conversation, no
+        answers (their requests go through this process's client), enough turns to pay for the forks,
+        nothing embedded through the cache or a model (a child would share the parent's handles), no token
+        counts asked during the play (the counter's child answers this process), and a process that may fork."""
+        conversations = job.corpus.conversations
+        if self.jobs < 2 or len(conversations) < 2:
+            return False
+        from evals.run.executors._fork import can_fork
+
+        if getattr(conversations, "held", True) and sum(len(c.turns) for c in conversations) < self.fork_above:
+            return False
+        if job.client is not None or prefetched or job.count_tokens is not None:
+            return False
+        return can_fork()
 
     def play(self, job: PlayJob) -> Played:
         config, corpus, strategy = job.config, job.corpus, job.strategy
@@ -32,6 +62,19 @@ class LocalExecutor:
         prefetch = prefetch_corpus(job, corpus.conversations, job.progress)
         prefetched = time.perf_counter() - clock
         asked: dict[str, list[AskedPoint]] = {}
+
+        def play(part: Corpus, progress=job.progress) -> RunResult:
+            return play_planned(
+                part,
+                strategy,
+                config,
+                job.planned,
+                asked if job.client is not None else None,
+                count_tokens=job.count_tokens,
+                corpus_dir=config.corpus_dir,
+                progress=progress,
+            )
+
         # What exists before the play (the corpus: an object or three per turn, and every module) lives
         # through it: the cycle collector leaves it alone meanwhile instead of walking it on each pass.
         # (Not when something else has frozen objects: unfreezing would release those too.)
@@ -39,16 +82,12 @@ class LocalExecutor:
         if frozen:
             gc.freeze()
         try:
-            run = play_planned(
-                corpus,
-                strategy,
-                config,
-                job.planned,
-                asked if job.client is not None else None,
-                count_tokens=job.count_tokens,
-                corpus_dir=config.corpus_dir,
-                progress=job.progress,
-            )
+            if self.forks(job, prefetch):
+                from evals.run.executors._fork import play_forked
+
+                run = play_forked(corpus, self.jobs, lambda part: play(part, None), job.progress)
+            else:
+                run = play(corpus)
         finally:
             if frozen:
                 gc.unfreeze()

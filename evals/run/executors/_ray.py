@@ -177,6 +177,7 @@ class RayExecutor:
                 add_ns=[n for o in ordered for n in o.timings.add_ns],
                 retrieve_ns=[n for o in ordered for n in o.timings.retrieve_ns],
                 retrieve_held=[n for o in ordered for n in o.timings.retrieve_held],
+                retrieve_queued_ns=[n for o in ordered for n in o.timings.retrieve_queued_ns],
                 prefetch_ns=prefetch_ns,
             ),
             k=config.k,
