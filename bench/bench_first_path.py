@@ -250,26 +250,5 @@ def compatible(ctx: Context) -> dict[str, float]:
     return {"equal": float(compatibility(ctx.work))}
 
 
-@benchmark(targets={"startup_over_original": "<= 1.25", "help_s": "<= 0.3"})
-def start_up(ctx: Context) -> dict[str, float]:
-    """`python -m evals --runner no_memory` on 5 conversations against the original, paired rounds; `evals --help`."""
-    figures: dict[str, float] = {}
-    startup(ctx.work, 3 if ctx.quick else 5, figures)
-    return figures
-
-
-@benchmark(
-    targets={"full_history_original_over_harness": ">= 3", "summary_buffer_original_over_harness": ">= 3",
-             "mneme_original_over_harness": ">= 1.5", "overhead_cpu": "<= 1.10"},
-    slow=True,
-)  # fmt: skip
-def speed_against_original(ctx: Context) -> dict[str, float]:
-    """The original's wall time over the harness's on 200 x 500, per runner, and the harness against a bare Mneme loop."""
-    figures: dict[str, float] = {}
-    corpus = cached_corpus(*((20, 100, 5) if ctx.quick else (200, 500, 5)), 0, ctx.cache)
-    speed(corpus, ctx.work, 1 if ctx.quick else 5, True, True, figures)
-    return figures
-
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DATA_DIR, EVALS, REPO_ROOT, add_corpus_flags, load_average, original_command, print_table, run_checked  # noqa: E402
+from _suite import Context, benchmark  # noqa: E402
 
 WALL_TARGETS = {"mneme": 1.5, "full_history": 3.0, "summary_buffer": 3.0}  # original / this CLI, at least
 STARTUP_TARGET = 1.25  # this CLI / the original, at most
@@ -62,6 +63,62 @@ def _cpu(child) -> float:
     return child.cpu_s
 
 
+Rows = list[tuple[list[str], bool]]
+
+
+def measure(corpus: Path, runs: Path, repeat: int, jobs_given: int | None) -> tuple[Rows, dict[str, float]]:
+    """Every ratio against the original (and the bare loop) on ``corpus``: the table's rows, and the figures by name."""
+    from bench_overhead import commands as overhead_commands
+
+    jobs = ["--jobs", str(jobs_given)] if jobs_given is not None else []
+    figures: dict[str, float] = {}
+
+    def ours(runner: str, where: Path, output: Path) -> list[str]:
+        return [*EVALS, "--runner", runner, "--corpus", str(where), "--output", str(output), *jobs]
+
+    rows: list[tuple[list[str], bool]] = []
+    for runner, target in WALL_TARGETS.items():
+        original, mine, ratio = _paired(
+            original_command(runner, corpus, runs / f"legacy-{runner}.original.json"),
+            ours(runner, corpus, runs / f"legacy-{runner}.json"),
+            repeat,
+            _wall,
+        )
+        figures[f"{runner}_original_over_this"] = ratio
+        rows.append(_row(f"{runner}: original / this, wall", f"{original:.2f} s", f"{mine:.2f} s", ratio, target, True))
+    starter = REPO_ROOT / "corpus"
+    mine, original, ratio = _paired(
+        ours("no_memory", starter, runs / "legacy-startup.json"),
+        original_command("no_memory", starter, runs / "legacy-startup.original.json"),
+        repeat,
+        _wall,
+    )
+    figures["startup_this_over_original"] = ratio
+    figure = "start-up (no_memory, starter corpus): this / original, wall"
+    rows.append(_row(figure, f"{mine:.3f} s", f"{original:.3f} s", ratio, STARTUP_TARGET, False))
+    todo = overhead_commands(corpus, runs)
+    mine, bare, ratio = _paired(todo["harness"][0] + jobs, todo["bare"][0], repeat, _cpu)
+    figures["mneme_cpu_this_over_bare"] = ratio
+    rows.append(
+        _row("mneme: this / bare loop, CPU of all processes", f"{mine:.2f} s", f"{bare:.2f} s", ratio, OVERHEAD_TARGET, False)
+    )
+    return rows, figures
+
+
+@benchmark(
+    targets={"mneme_original_over_this": ">= 1.5", "full_history_original_over_this": ">= 3",
+             "summary_buffer_original_over_this": ">= 3", "startup_this_over_original": "<= 1.25",
+             "mneme_cpu_this_over_bare": "<= 1.10"},
+    slow=True,
+)  # fmt: skip
+def against_the_original(ctx: Context) -> dict[str, float]:
+    """python -m evals beside the original on 200 x 500 (wall, per runner), start-up, and CPU beside a bare Mneme loop."""
+    from bench_harness import cached_corpus
+
+    corpus = cached_corpus(*((20, 100, 5) if ctx.quick else (200, 500, 5)), 0, ctx.cache)
+    return measure(corpus, ctx.work, 1 if ctx.quick else 5, None)[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_corpus_flags(parser)
@@ -73,41 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be at least 1")
 
     from bench_harness import cached_corpus
-    from bench_overhead import commands as overhead_commands
 
     corpus = cached_corpus(args.conversations, args.turns, args.test_points, args.seed, args.data_dir)
     runs = args.data_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    jobs = ["--jobs", str(args.jobs)] if args.jobs is not None else []
-
-    def ours(runner: str, where: Path, output: Path) -> list[str]:
-        return [*EVALS, "--runner", runner, "--corpus", str(where), "--output", str(output), *jobs]
-
     before = load_average()
-    rows: list[tuple[list[str], bool]] = []
-    for runner, target in WALL_TARGETS.items():
-        original, mine, ratio = _paired(
-            original_command(runner, corpus, runs / f"legacy-{runner}.original.json"),
-            ours(runner, corpus, runs / f"legacy-{runner}.json"),
-            args.repeat,
-            _wall,
-        )
-        rows.append(_row(f"{runner}: original / this, wall", f"{original:.2f} s", f"{mine:.2f} s", ratio, target, True))
-    starter = REPO_ROOT / "corpus"
-    mine, original, ratio = _paired(
-        ours("no_memory", starter, runs / "legacy-startup.json"),
-        original_command("no_memory", starter, runs / "legacy-startup.original.json"),
-        args.repeat,
-        _wall,
-    )
-    figure = "start-up (no_memory, starter corpus): this / original, wall"
-    rows.append(_row(figure, f"{mine:.3f} s", f"{original:.3f} s", ratio, STARTUP_TARGET, False))
-    todo = overhead_commands(corpus, runs)
-    mine, bare, ratio = _paired(todo["harness"][0] + jobs, todo["bare"][0], args.repeat, _cpu)
-    rows.append(
-        _row("mneme: this / bare loop, CPU of all processes", f"{mine:.2f} s", f"{bare:.2f} s", ratio, OVERHEAD_TARGET, False)
-    )
-
+    rows, _ = measure(corpus, runs, args.repeat, args.jobs)
     print(f"corpus: {corpus} ({args.conversations} x {args.turns}, {args.conversations * args.test_points} test points)")
     print_table(["figure", "A", "B", "A/B, median of pairs", "target", "verdict"], [row for row, _ in rows])
     print(f"  medians of {args.repeat} pairs run in turn; load average (1/5/15 min) before {before}, after {load_average()}")
