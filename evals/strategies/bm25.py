@@ -85,8 +85,10 @@ class BM25Options(BaseModel):
 
 def _describe(options: BM25Options, context: Any) -> dict[str, Any]:
     described: dict[str, Any] = {"name": "bm25", "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"}
-    if options.stemmer == "snowball":  # the earlier configuration, without a stemmer, keeps its identity
-        described["stemmer"] = STEMMER
+    if options.stemmer == "snowball":
+        described["stemming"] = STEMMER
+    else:  # the departure, under the option's own name, so the row's name says it (evals.views.names)
+        described["stemmer"] = options.stemmer
     return described
 
 

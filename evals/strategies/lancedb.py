@@ -108,8 +108,8 @@ def _describe(options: LanceDBOptions, context: BuildContext) -> dict[str, Any]:
         described.update(EMBEDDING, metric="cosine", index="none (exact)")
     if options.mode != "vector":
         described.update(fts="native FTS index on text")
-        if options.tokenizer == "plain":
-            described.update(fts_options="stem=False remove_stop_words=False")
+        if options.tokenizer == "plain":  # a departure from LanceDB's defaults, under the option's name
+            described.update(tokenizer="plain", fts_options="stem=False remove_stop_words=False")
     if options.mode == "hybrid":
         described.update(reranker="RRFReranker", limit="every row")
     return described

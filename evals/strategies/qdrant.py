@@ -151,19 +151,19 @@ class QdrantOptions(BaseModel):
 
 
 def _describe(options: QdrantOptions, context: BuildContext) -> dict[str, Any]:
+    # An option that departs from the default is recorded under its own name and value, so the row's name says
+    # it (evals.views.names).
     described: dict[str, Any] = {"name": "qdrant", "qdrant-client": LIBRARY.version(),
                                  "client": "QdrantClient(':memory:')", "mode": options.mode, "document": "turn"}
     if options.mode != "sparse":
         described.update(EMBEDDING, distance="cosine")
     if options.mode != "dense" and options.tokenizer == "plain":
-        described.update(sparse="bm25 k1=1.2 b=0.75 avg_len=256, idf modifier, \\w+ lower-cased, crc32 indices")
+        described.update(tokenizer="plain", sparse="bm25 k1=1.2 b=0.75 avg_len=256, idf modifier, \\w+ lower-cased, crc32 indices")
     elif options.mode != "dense":
         described.update(sparse="fastembed Bm25('Qdrant/bm25'): k1=1.2 b=0.75 avg_len=256, idf modifier, murmur3 indices",
                          stemmer=STEMMER, stopwords=STOPWORDS_SOURCE)
-    if options.mode == "hybrid" and options.prefetch == 0:
-        described.update(fusion="rrf", prefetch="every point")
-    elif options.mode == "hybrid":
-        described.update(fusion="rrf", prefetch=f"{options.prefetch} each")
+    if options.mode == "hybrid":
+        described.update(fusion="rrf", prefetch=options.prefetch)
     return described
 
 
