@@ -158,7 +158,8 @@ def _describe(options: QdrantOptions, context: BuildContext) -> dict[str, Any]:
     if options.mode != "sparse":
         described.update(EMBEDDING, distance="cosine")
     if options.mode != "dense" and options.tokenizer == "plain":
-        described.update(tokenizer="plain", sparse="bm25 k1=1.2 b=0.75 avg_len=256, idf modifier, \\w+ lower-cased, crc32 indices")
+        described.update(tokenizer="plain",
+                         sparse="bm25 k1=1.2 b=0.75 avg_len=256, idf modifier, \\w+ lower-cased, crc32 indices")
     elif options.mode != "dense":
         described.update(sparse="fastembed Bm25('Qdrant/bm25'): k1=1.2 b=0.75 avg_len=256, idf modifier, murmur3 indices",
                          stemmer=STEMMER, stopwords=STOPWORDS_SOURCE)

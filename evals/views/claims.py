@@ -21,6 +21,7 @@ from evals.judge.metrics import MetricValue, over_every_point
 from evals.model.claims import Claim
 from evals.model.corpus import Reference
 from evals.model.formatting import percent
+from evals.views.names import row_name, row_names
 from evals.views.site_paths import benchmark_key
 
 if TYPE_CHECKING:
@@ -110,10 +111,10 @@ def _beside(claim: Claim, runs: Sequence[RunSummary]) -> ClaimView:
         s, v = min(measured, key=lambda sv: abs(sv[1].value - claim.value))  # type: ignore[operator]
         return ClaimView(
             claim,
-            why_not=(f"over {claim.questions:,} questions; runs here count {v.n:,} (nearest: {s.strategy} {percent(v.value)})"),
+            why_not=(f"over {claim.questions:,} questions; runs here count {v.n:,} (nearest: {row_name(s)} {percent(v.value)})"),
         )
     s, v = min(same, key=lambda sv: abs(sv[1].value - claim.value))  # type: ignore[operator]
-    return ClaimView(claim, run_id=s.run_id, run_label=f"{s.strategy} ({s.config_key})", run_value=v.value)
+    return ClaimView(claim, run_id=s.run_id, run_label=row_name(s), run_value=v.value)
 
 
 def board_claims(runs: Sequence[RunSummary], claims: Sequence[Claim] | None = None) -> list[ClaimView]:
@@ -190,9 +191,10 @@ def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
     blocks = []
     for runs in by_corpus.values():
         order = {s.run_id: n for n, s in enumerate(runs)}
+        names = dict(zip(order, row_names(runs), strict=True))
         lines = [
             _wrapped(
-                f"Same ranking on {s.corpus_name}: {s.strategy} ({s.config_key}) and {t.strategy} ({t.config_key}), "
+                f"Same ranking on {s.corpus_name}: {names[s.run_id]} and {names.get(t.other, t.strategy)}, "
                 f"top-k equal on {t.same:,} of {t.total:,} test points",
                 "",
             )
