@@ -82,7 +82,7 @@ class Qdrant(TurnMemory):
 
         self.mode = mode
         self.tokenizer = tokenizer
-        self.prefetch = prefetch
+        self.prefetch_limit = prefetch
         self._models = models
         self._client = QdrantClient(":memory:")
         self._collection: str | None = None
@@ -122,7 +122,7 @@ class Qdrant(TurnMemory):
             found = self._client.query_points(self._collection, query=sparse, using=SPARSE, limit=k)
         else:
             # A limit that is not k keeps the fusion's top k the same at every k; 0: every point ranked by both.
-            depth = self.prefetch or len(self._texts)
+            depth = self.prefetch_limit or len(self._texts)
             found = self._client.query_points(
                 self._collection,
                 prefetch=[
