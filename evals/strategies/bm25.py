@@ -4,7 +4,7 @@ bm25s's README (https://github.com/xhluca/bm25s, "Quickstart") tokenizes with
 ``bm25s.tokenize(corpus, stopwords="en", stemmer=Stemmer.Stemmer("english"))``
 and ranks with ``bm25s.BM25()`` (k1=1.5, b=0.75, Lucene's IDF): so does this
 runner, with the Snowball English stemmer taken from nltk (a main dependency,
-:mod:`evals.strategies._words`) rather than PyStemmer, which the README installs
+:mod:`evals.strategies.words`) rather than PyStemmer, which the README installs
 as an option: both are the Snowball English (Porter2) algorithm.
 ``--option stemmer=none`` keeps the harness's earlier configuration (bm25s's
 English stop words, no stemmer), so a reader sees what the stemmer is worth.
@@ -24,9 +24,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.strategies._turns import RankedTurns
-from evals.strategies._words import STEMMER, stem
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
+from evals.strategies.words import STEMMER, stem
 
 K1, B = 1.5, 0.75  # bm25s.BM25()'s defaults
 

@@ -10,7 +10,7 @@ harness's MiniLM vector (cosine). ``--option mode=``:
   b=0.75, avg_len=256 over Snowball-stemmed words without English stop words,
   indices MurmurHash3; the query's words weigh 1.0) in a collection with
   Qdrant's ``IDF`` modifier, which computes the IDF over the collection.
-  The words are made as fastembed makes them (:mod:`evals.strategies._words`),
+  The words are made as fastembed makes them (:mod:`evals.strategies.words`),
   with one departure the row names: the stop words are NLTK's English list
   from llama-index-core's copy, because fastembed downloads its own;
 * ``hybrid``: both, as Qdrant's hybrid-queries example does it
@@ -38,9 +38,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evals.strategies._field import EMBEDDING, Library, Turn, TurnMemory, turn_of
-from evals.strategies._words import STEMMER, STOPWORDS_SOURCE, fastembed_words, token_id
 from evals.strategies.base import Record
 from evals.strategies.registry import BuildContext
+from evals.strategies.words import STEMMER, STOPWORDS_SOURCE, fastembed_words, token_id
 
 LIBRARY = Library("qdrant", "qdrant-client", "qdrant_client")
 DENSE, SPARSE = "dense", "sparse"

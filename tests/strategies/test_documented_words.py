@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import build, configuration
 
-from evals.strategies._words import fastembed_words, token_id
+from evals.strategies.words import fastembed_words, token_id
 
 
 def test_fastembed_words_drop_punctuation_and_stop_words_and_are_stemmed():
