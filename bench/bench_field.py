@@ -30,14 +30,21 @@ FIELD: list[tuple[str, str, list[str]]] = [
     ("qdrant hybrid", "qdrant", ["--option", "mode=hybrid"]),
     ("langgraph", "langgraph", []),
     ("llamaindex", "llamaindex", []),
+    ("llamaindex_vector_block", "llamaindex_vector_block", []),
     ("txtai", "txtai", []),
     ("txtai keyword", "txtai", ["--option", "mode=keyword"]),
     ("txtai hybrid", "txtai", ["--option", "mode=hybrid"]),
     ("lancedb", "lancedb", []),
     ("lancedb fts", "lancedb", ["--option", "mode=fts"]),
     ("lancedb hybrid", "lancedb", ["--option", "mode=hybrid"]),
-    ("mempalace dialog", "mempalace", ["--option", "granularity=dialog"]),
-    ("mempalace session", "mempalace", ["--option", "granularity=session"]),
+    ("qdrant sparse tokenizer=plain", "qdrant", ["--option", "mode=sparse", "--option", "tokenizer=plain"]),
+    ("bm25 stemmer=none", "bm25", ["--option", "stemmer=none"]),
+    ("lancedb fts tokenizer=plain", "lancedb", ["--option", "mode=fts", "--option", "tokenizer=plain"]),
+    ("mempalace", "mempalace", []),
+    ("chroma_mempalace_text dialog", "chroma_mempalace_text", ["--option", "granularity=dialog"]),
+    ("chroma_mempalace_text session", "chroma_mempalace_text", ["--option", "granularity=session"]),
+    ("random_k", "random_k", []),
+    ("random_sessions", "random_sessions", []),
 ]
 BUDGETS = ("turn.recall_any@256tok", "turn.recall_any@1024tok", "turn.recall_any@4096tok", "session.recall_frac@1024tok")
 

@@ -333,6 +333,7 @@ def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> Non
     from evals.judge.metrics import METRICS
     from evals.model import formatting
     from evals.views import tables
+    from evals.views.names import row_name
 
     def metric(name: str, summary: RunSummary) -> str:
         return tables.metric_text(METRICS[name], summary.metric(name), summary.tokenizer)
@@ -346,7 +347,8 @@ def compare_command(run_a: str, run_b: str, store: Path | None, fmt: str) -> Non
         return
     for label, summary in (("A", comparison.a), ("B", comparison.b)):
         echo(
-            f"{label}: run {summary.run_id}  {summary.config_key}  commit {tables.commit_text(summary)}  {summary.date}  "
+            f"{label}: run {summary.run_id}  {row_name(summary)} k={summary.k}  config {summary.config_key}  "
+            f"commit {tables.commit_text(summary)}  {summary.date}  "
             f"corpus {summary.corpus_name}  {summary.headline.rule.label} {summary.headline.hits}/{summary.headline.total} = "
             f"{tables.metric_text(METRICS[summary.headline.rule.metric], summary.headline.value, summary.tokenizer)}  "
             + (f"keyword hit@k {metric('recall', summary)}  " if summary.headline.rule.by_evidence else "")
@@ -404,11 +406,13 @@ def _evidence_labels(stored) -> dict[tuple[str, int], list[str]]:
 def _comparison_json(comparison, evidence: dict[tuple[str, int], list[str]]) -> dict:
     """`evals compare --format json`: the figures the compare page shows, under the same names."""
     from evals.model import formatting
+    from evals.views.names import row_name
 
     def run(summary: RunSummary) -> dict:
         head = summary.headline
         return {
             "run_id": summary.run_id,
+            "name": row_name(summary),
             "strategy": summary.strategy,
             "config_key": summary.config_key,
             "k": summary.k,

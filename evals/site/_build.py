@@ -36,6 +36,7 @@ from evals.site._render import DEFAULT_TEMPLATES, make_environment
 from evals.site._run import JSON_LIMIT
 from evals.site._workers import SERIAL_FROM_BYTES, Job, default_workers, render_here, render_in_workers
 from evals.store import RunSummary, Store
+from evals.views.names import row_name
 from evals.views.site_paths import Paths, config_id
 
 __all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site"]
@@ -374,7 +375,7 @@ def _part(rel: str, by_slug: dict[str, RunSummary]) -> str:
     if parts[0] == "runs" and len(parts) > 1:
         slug = parts[1].removesuffix(".json.gz").removesuffix(".data.js").removesuffix(".html")
         summary = by_slug.get(slug)
-        return f"run {slug} ({summary.strategy})" if summary else f"runs/{slug}"
+        return f"run {slug} ({row_name(summary)})" if summary else f"runs/{slug}"
     if parts[0] == "transcripts" and len(parts) > 1:
         return f"transcripts of corpus {parts[1]}"
     if rel == STORE_HREF:

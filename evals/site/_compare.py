@@ -17,6 +17,7 @@ from evals.site._pairs import pair_href, pairs
 from evals.site._publisher import Publisher, Site
 from evals.site._views import config_info, config_order, recall_high, recall_low
 from evals.store import RunSummary
+from evals.views.names import row_name
 from evals.views.site_paths import Paths
 
 __all__ = ["ComparePage", "ComparePublisher", "CompareSection", "FlipRow", "PairGroup", "PairLink", "RunRef"]
@@ -127,7 +128,7 @@ def _pair_groups(site: Site) -> list[PairGroup]:
     def name(s: RunSummary) -> str:
         head = s.headline
         figure = "—" if head.recall is None else f"{100 * head.recall:.1f}%"
-        return f"{s.strategy} k={s.k} · {head.rule.label} {figure} · {short_commit(s.commit)}"
+        return f"{row_name(s)} k={s.k} · {head.rule.label} {figure} · {short_commit(s.commit)}"
 
     for a, b in pairs(site):
         names[a.corpus_digest] = a.corpus_name

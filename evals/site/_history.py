@@ -165,7 +165,7 @@ def _history_pages(site: Site, output: Output) -> None:
             href,
             HistoryPage(
                 **site.frame(
-                    f"History: {info.strategy} ({info.config_key}) on {info.corpus_name}", HistoryPublisher.name, href=href
+                    f"History: {info.strategy} k={info.k} on {info.corpus_name}", HistoryPublisher.name, href=href
                 ),
                 config=info,
                 headline_label=runs[-1].headline.rule.label,

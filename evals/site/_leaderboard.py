@@ -50,6 +50,7 @@ from evals.site._views import config_info, config_order, settings_text
 from evals.store import RunSummary
 from evals.strategies import REFERENCE_STRATEGY
 from evals.views.claims import board_claims, claim_references, source_warning
+from evals.views.names import row_names
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
 from evals.views.tables import HASH_EMBEDDER, Caveat, board_metrics, board_order, caveats, ranks_at_k
@@ -434,6 +435,7 @@ def leaderboard(
         ]
         ties = _tie_notes(runs, same)
         rows = []
+        names = dict(zip((s.run_id for s in runs), row_names(runs), strict=True))
         for order_, s in enumerate(runs):
             head = s.headline
             rows.append(
@@ -441,7 +443,7 @@ def leaderboard(
                     run_id=s.run_id,
                     run_href=paths.run(s.run_id),
                     history_href=paths.history(*config_id(s)),
-                    strategy=s.strategy,
+                    strategy=names[s.run_id],  # the library plus its non-default options (evals.views.names)
                     source=None if s.strategy_source in (None, "built-in") else s.strategy_source,
                     settings=settings_text(s.strategy_config),
                     config_key=s.config_key,
@@ -484,7 +486,7 @@ def leaderboard(
                         recall=r.recall,
                         low=r.recall_low,
                         high=r.recall_high,
-                        label=_chart_label(r, rows) + (" (hash)" if _hashed(r) and "hash" not in _chart_label(r, rows) else ""),
+                        label=r.strategy + (" (hash)" if _hashed(r) and "hash" not in r.strategy.lower() else ""),
                         title=(
                             f"{r.strategy} {r.settings} k={r.k}: {runs[0].headline.rule.label} {percent(r.recall)} "
                             f"{percent_interval(r.recall_low, r.recall_high)}, {number(r.tokens)} tokens per test point"
@@ -515,13 +517,13 @@ def leaderboard(
                 columns=columns,
                 rows=rows,
                 chart=chart,
-                unplotted=[f"{r.strategy} ({r.config_key})" for r in rows if r not in plotted],
+                unplotted=[r.strategy for r in rows if r not in plotted],
                 reference=REFERENCE_STRATEGY,
                 relative_note=note,
                 answers=any(r.answer_model is not None for r in rows),
-                retrieval=cutoff_tables([(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), s) for s in runs], published),
+                retrieval=cutoff_tables([(names[s.run_id], paths.run(s.run_id), s) for s in runs], published),
                 latency_chart=latency_chart(
-                    [(f"{s.strategy} ({s.config_key})", paths.run(s.run_id), latency.get(s.run_id, [])) for s in runs],
+                    [(names[s.run_id], paths.run(s.run_id), latency.get(s.run_id, [])) for s in runs],
                     f"Retrieve latency against memory size on {runs[0].corpus_name}",
                 ),
                 errata=errata_note(errata.errata[digest]) if errata and digest in errata.errata else "",
@@ -544,7 +546,7 @@ def leaderboard(
                     if own and (r.level, r.metric) == own
                 ],
                 pairs=[
-                    (f"{_chart_label(a, rows)} vs {_chart_label(b, rows)}", pair_href(paths, a.run_id, b.run_id))
+                    (f"{a.strategy} vs {b.strategy}", pair_href(paths, a.run_id, b.run_id))
                     for i, a in enumerate(rows)
                     for b in rows[i + 1 :]
                 ],
@@ -577,19 +579,6 @@ def _own_figure(runs: list[RunSummary], references: list[Reference]) -> tuple[st
 
 def _hashed(row: BoardRow) -> bool:
     return any(c.kind == HASH_EMBEDDER for c in row.caveats)
-
-
-def _chart_label(row: BoardRow, rows: list[BoardRow]) -> str:
-    """The strategy name; where one strategy has several configurations, with the k or the model that tells
-    them apart (mneme (hash-16), mneme (all-MiniLM-L6-v2)), else its config key."""
-    same = [r for r in rows if r.strategy == row.strategy]
-    if len(same) == 1:
-        return row.strategy
-    if len({r.k for r in same}) == len(same):
-        return f"{row.strategy} k{row.k}"
-    if len({r.model for r in same}) == len(same):
-        return f"{row.strategy} ({row.model})"
-    return row.config_key
 
 
 def metric_cell_of(value: Any, summary: RunSummary) -> MetricCell:
@@ -632,6 +621,7 @@ def leaderboard_records(
             record |= {
                 "corpus_name": s.corpus_name,
                 "corpus_digest": s.corpus_digest,
+                "name": row.strategy,  # the row's name: the library plus its non-default options
                 "strategy": s.strategy,
                 "strategy_config": s.strategy_config,
                 "config_key": s.config_key,

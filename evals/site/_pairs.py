@@ -35,6 +35,7 @@ from evals.site._pages import Page
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
 from evals.site._views import settings_text
 from evals.store import RunSummary, StoredRun
+from evals.views.names import row_name
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, corpus_dir
 from evals.views.tables import Caveat, board_order, caveats
 
@@ -300,7 +301,7 @@ def _pair_run(s: RunSummary, paths: Paths, letter: str) -> PairRun:
     return PairRun(
         letter=letter,
         run_id=s.run_id,
-        strategy=s.strategy,
+        strategy=row_name(s),
         settings=settings_text(s.strategy_config),
         config_key=s.config_key,
         model=s.model,
@@ -336,7 +337,7 @@ def pair_page(site: Site, a: StoredRun, b: StoredRun, href: str) -> PairPage:
     categories = [PairCategory(c.category, c.only_a, c.only_b, p_value_text(c.mcnemar_p)) for c in comparison.by_category()]
     answers = comparison.answers
     return PairPage(
-        **site.frame(f"{a.summary.strategy} vs {b.summary.strategy} on {a.summary.corpus_name}", "compare", href=href),
+        **site.frame(f"{row_name(a.summary)} vs {row_name(b.summary)} on {a.summary.corpus_name}", "compare", href=href),
         corpus_name=a.summary.corpus_name,
         corpus_key=a.summary.corpus_digest[:16],
         points_href=points_data(a.summary.corpus_digest),

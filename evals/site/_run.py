@@ -36,6 +36,7 @@ from evals.site._suspects import suspect_marks
 from evals.site._views import run_header
 from evals.store import RunSummary, StoredRun
 from evals.views.breakdown import answer_figures, category_rows, evidence_block, unanswerable_block
+from evals.views.names import row_name
 from evals.views.report import conversation_json, legacy_json_parts
 from evals.views.site_paths import POINTS_PER_PAGE, Paths, config_id, root_of
 from evals.views.tables import KIND_LABELS, price_text
@@ -405,7 +406,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                     page_hrefs[number],
                     ConversationPage(
                         **site.frame(
-                            f"{cid} \u00b7 {s.strategy} \u00b7 run {s.run_id}" + (f" \u00b7 page {number + 1}" if number else ""),
+                            f"{cid} \u00b7 {row_name(s)} \u00b7 run {s.run_id}"
+                            + (f" \u00b7 page {number + 1}" if number else ""),
                             href=page_hrefs[number],
                             note=note,
                         ),
@@ -489,7 +491,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
         env,
         run_href,
         RunPage(
-            **site.frame(f"Run {s.run_id}: {s.strategy} on {s.corpus_name}", href=run_href, note=note),
+            **site.frame(f"Run {s.run_id}: {row_name(s)} on {s.corpus_name}", href=run_href, note=note),
             run=header,
             headline_label=rule.label,
             headline_at_k=at_k(rule.label, s.k),
@@ -549,13 +551,13 @@ def _miss_row(paths: Paths, run_id: str, cid: str, p: TestPointResult, suspects:
 def _retrieval_views(s: RunSummary, references: list[Any], latency: list[Any], run_href: str) -> dict[str, Any]:
     """The run page's retrieval table over cutoffs (published figures greyed below), recall against
     cutoff, and retrieve latency against records held."""
-    tables = cutoff_tables([(s.strategy, run_href, s)], references)
+    tables = cutoff_tables([(row_name(s), run_href, s)], references)
     return {
         "retrieval": tables,
         "retrieval_cutoffs": sorted({c for t in tables for c in t.cutoffs}),
         "cutoff_chart": cutoff_chart(s, references, run_href),
         "latency_chart": latency_chart(
-            [(f"{s.strategy} ({s.config_key})", run_href, latency)], f"Retrieve latency against memory size: run {s.run_id}"
+            [(row_name(s), run_href, latency)], f"Retrieve latency against memory size: run {s.run_id}"
         ),
     }
 

@@ -32,6 +32,7 @@ from evals.site._output import Output
 from evals.site._pages import BenchmarkInfo, Page
 from evals.site._publisher import CorpusSource, Publisher, Site
 from evals.store import Store
+from evals.views.names import row_names
 from evals.views.site_paths import page_of, suspects_json, test_point_anchor
 from evals.views.tables import ranked
 
@@ -281,10 +282,7 @@ def _verdicts(site: Site, digest: str) -> tuple[list[tuple[str, str]], dict[str,
     ceilings), and each one's verdict per test point."""
     order = ranked([s for s in site.latest if s.corpus_digest == digest])
     runs = [s for s in order if not ceiling(s)] + [s for s in order if ceiling(s)]
-    labels = [
-        (s.strategy if sum(r.strategy == s.strategy for r in runs) == 1 else f"{s.strategy} ({s.config_key})", s.run_id)
-        for s in runs
-    ]
+    labels = list(zip(row_names(runs), (s.run_id for s in runs), strict=True))
     verdicts: dict[str, dict[tuple[str, int], str]] = {}
     for s in runs:
         stored = site.stored.get(s.run_id)

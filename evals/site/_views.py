@@ -9,6 +9,7 @@ from evals.model.formatting import is_estimated, short_commit
 from evals.site._pages import ConfigInfo, RunHeader
 from evals.site._qa import qa_caveats
 from evals.store import RunSummary
+from evals.views.names import row_name
 from evals.views.site_paths import Paths, config_id
 from evals.views.tables import caveats
 
@@ -34,7 +35,7 @@ def config_order(s: RunSummary) -> tuple:
 
 def config_info(summary: RunSummary, paths: Paths) -> ConfigInfo:
     return ConfigInfo(
-        strategy=summary.strategy,
+        strategy=row_name(summary),
         settings=settings_text(summary.strategy_config),
         config_key=summary.config_key,
         model=summary.model,
@@ -50,7 +51,7 @@ def run_header(summary: RunSummary, paths: Paths) -> RunHeader:
     return RunHeader(
         run_id=summary.run_id,
         href=paths.run(summary.run_id),
-        strategy=summary.strategy,
+        strategy=row_name(summary),
         settings=settings_text(summary.strategy_config),
         model=summary.model,
         k=summary.k,

@@ -1,4 +1,4 @@
-"""What the field's runners (chroma, qdrant, langgraph, llamaindex, txtai, lancedb, mempalace) share.
+"""What the field's runners (chroma, qdrant, langgraph, llamaindex, txtai, lancedb, chroma_mempalace_text) share.
 
 Each of them stores one document per turn in a memory library, driven through
 that library's own API, with the harness's MiniLM lent as the library's
@@ -67,17 +67,23 @@ def library_version(distribution: str, hint: str) -> str:
 
 @dataclass(frozen=True)
 class Library:
-    """The library a field runner drives, said once: the runner's name (also the extra that installs it), the
-    distribution whose version its configuration records and the module it imports; from these, the hint
-    naming what to install, the modules checked before building, and the runner's :class:`StrategySpec`."""
+    """The library a field runner drives, said once: the runner's name (also the extra that installs it, unless
+    ``extra`` names another), the distribution whose version its configuration records and the module it imports;
+    from these, the hint naming what to install, the modules checked before building, and the runner's
+    :class:`StrategySpec`."""
 
     runner: str
     distribution: str
     module: str
+    extra: str | None = None  # the extra that installs it, where it is not the runner's name
+
+    @property
+    def installed_by(self) -> str:
+        return self.extra or self.runner
 
     @property
     def hint(self) -> str:
-        return extra_hint(self.runner, self.runner, self.distribution)
+        return extra_hint(self.runner, self.installed_by, self.distribution)
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -98,7 +104,7 @@ class Library:
         **more: Any,
     ) -> StrategySpec:
         return StrategySpec(name=self.runner, build=build, options=options, describe=describe, summary=summary,
-                            requires=self.requires, extra=self.runner, **more)
+                            requires=self.requires, extra=self.installed_by, **more)
 
 
 class TurnDocument(NamedTuple):

@@ -1,4 +1,13 @@
-"""``bm25``: lexical top-k over the earlier turns, with the bm25s library.
+"""``bm25``: lexical top-k over the earlier turns, with the bm25s library, as its README's quick start uses it.
+
+bm25s's README (https://github.com/xhluca/bm25s, "Quickstart") tokenizes with
+``bm25s.tokenize(corpus, stopwords="en", stemmer=Stemmer.Stemmer("english"))``
+and ranks with ``bm25s.BM25()`` (k1=1.5, b=0.75, Lucene's IDF): so does this
+runner, with the Snowball English stemmer taken from nltk (a main dependency,
+:mod:`evals.strategies.words`) rather than PyStemmer, which the README installs
+as an option: both are the Snowball English (Porter2) algorithm.
+``--option stemmer=none`` keeps the harness's earlier configuration (bm25s's
+English stop words, no stemmer), so a reader sees what the stemmer is worth.
 
 The index is rebuilt from the history at a retrieval when turns were added
 since the last one (a few hundred short turns take milliseconds), and reused
@@ -9,28 +18,36 @@ say about the rest. Ties go to the more recent turn.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from evals.strategies._turns import RankedTurns
 from evals.strategies.base import Message
 from evals.strategies.registry import StrategySpec
+from evals.strategies.words import STEMMER, stem
 
-K1, B = 1.5, 0.75
+K1, B = 1.5, 0.75  # bm25s.BM25()'s defaults
 
 
-def _tokens(texts: list[str]) -> list[list[str]]:
+def _stemmed(words: list[str]) -> list[str]:
+    return [stem(word) for word in words]
+
+
+def _tokens(texts: list[str], stemmer: str = "snowball") -> list[list[str]]:
     import bm25s
 
-    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+    stemming = _stemmed if stemmer == "snowball" else None
+    return bm25s.tokenize(texts, stopwords="en", stemmer=stemming, return_ids=False, show_progress=False)
 
 
 class BM25(RankedTurns):
     name = "bm25"
 
-    def __init__(self) -> None:
+    def __init__(self, stemmer: str = "snowball") -> None:
         super().__init__()
+        self.stemmer = stemmer
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
         self._index: Any = None  # over the first len(self._turn_tokens) turns
 
@@ -39,12 +56,12 @@ class BM25(RankedTurns):
 
         if not self._turns:
             return []
-        query_tokens = _tokens([query])[0]
+        query_tokens = _tokens([query], self.stemmer)[0]
         if not query_tokens:
             return []
         fresh = self._turns[len(self._turn_tokens) :]
         if fresh or self._index is None:
-            self._turn_tokens.extend(_tokens([t["content"] for t in fresh]))
+            self._turn_tokens.extend(_tokens([t["content"] for t in fresh], self.stemmer))
             self._index = bm25s.BM25(k1=K1, b=B)
             self._index.index(self._turn_tokens, show_progress=False)
         scores = self._index.get_scores(query_tokens)
@@ -58,9 +75,27 @@ class BM25(RankedTurns):
         self._index = None
 
 
+class BM25Options(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stemmer: Literal["snowball", "none"] = Field(
+        default="snowball", description="snowball (English, as bm25s's README) or none (words as they are)"
+    )
+
+
+def _describe(options: BM25Options, context: Any) -> dict[str, Any]:
+    described: dict[str, Any] = {"name": "bm25", "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"}
+    if options.stemmer == "snowball":
+        described["stemming"] = STEMMER
+    else:  # the departure, under the option's own name, so the row's name says it (evals.views.names)
+        described["stemmer"] = options.stemmer
+    return described
+
+
 SPEC = StrategySpec(
     name="bm25",
-    build=lambda options, context: BM25(),
-    describe=lambda options, context: {"name": "bm25", "k1": K1, "b": B, "library": "bm25s", "stopwords": "en"},
-    summary="Lexical top-k over the earlier turns (bm25s).",
+    build=lambda options, context: BM25(options.stemmer),
+    options=BM25Options,
+    describe=_describe,
+    summary="Lexical top-k over the earlier turns (bm25s, Snowball English stemmer and stop words, as its README).",
 )

@@ -6,7 +6,12 @@ before each search (the memory's pending turns), not one by one. ``--option mode
 
 * ``vector`` (default): ``table.search(vector).metric("cosine")``, exact (no ANN index);
 * ``fts``: LanceDB's native full-text index (BM25; ``create_index("text", config=FTS())``,
-  rebuilt after each batch), ``query_type="fts"``;
+  rebuilt after each batch), ``query_type="fts"``, at LanceDB's defaults
+  (https://lancedb.com/docs/search/full-text-search/ and ``FTS``'s docstring in
+  ``lancedb/index.py``: the ``simple`` tokenizer, English, lower-cased, stemmed,
+  English stop words removed, ASCII folding); ``--option tokenizer=plain``
+  turns the stemmer and the stop words off (``FTS(stem=False, remove_stop_words=False)``),
+  so a reader sees what they are worth;
 * ``hybrid``: both, fused by LanceDB's default reranker for hybrid search,
   ``RRFReranker``; each side ranks every row, so the top k is the same at every k.
 """
@@ -30,13 +35,14 @@ _TABLES = itertools.count()
 class LanceDB(TurnMemory):
     name = "lancedb"
 
-    def __init__(self, mode: str = "vector", context: BuildContext | None = None) -> None:
+    def __init__(self, mode: str = "vector", context: BuildContext | None = None, *, tokenizer: str = "default") -> None:
         LIBRARY.require()
         super().__init__(context, embeds=mode != "fts")
         quiet()
         import lancedb
 
         self.mode = mode
+        self.tokenizer = tokenizer
         self._db = lancedb.connect("memory://")
         self._table: Any = None
         self._name = ""
@@ -66,7 +72,8 @@ class LanceDB(TurnMemory):
         if self.mode != "vector":
             from lancedb.index import FTS
 
-            self._table.create_index("text", config=FTS(), replace=True)
+            plain = {"stem": False, "remove_stop_words": False} if self.tokenizer == "plain" else {}
+            self._table.create_index("text", config=FTS(**plain), replace=True)
 
     def _search(self, query: str, k: int) -> list[Record]:
         if self.mode == "vector":
@@ -90,6 +97,9 @@ class LanceDBOptions(BaseModel):
     mode: Literal["vector", "fts", "hybrid"] = Field(
         default="vector", description="vector (MiniLM, cosine), fts (LanceDB's BM25 full-text index) or hybrid (both, RRF)"
     )
+    tokenizer: Literal["default", "plain"] = Field(
+        default="default", description="full text: LanceDB's default (stemmed, English stop words out) or plain (neither)"
+    )
 
 
 def _describe(options: LanceDBOptions, context: BuildContext) -> dict[str, Any]:
@@ -99,13 +109,15 @@ def _describe(options: LanceDBOptions, context: BuildContext) -> dict[str, Any]:
         described.update(EMBEDDING, metric="cosine", index="none (exact)")
     if options.mode != "vector":
         described.update(fts="native FTS index on text")
+        if options.tokenizer == "plain":  # a departure from LanceDB's defaults, under the option's name
+            described.update(tokenizer="plain", fts_options="stem=False remove_stop_words=False")
     if options.mode == "hybrid":
         described.update(reranker="RRFReranker", limit="every row")
     return described
 
 
 SPEC = LIBRARY.spec(
-    lambda options, context: LanceDB(options.mode, context),
+    lambda options, context: LanceDB(options.mode, context, tokenizer=options.tokenizer),
     _describe,
     "LanceDB in memory: one row per turn, added in batches; vector (MiniLM), fts (BM25) or hybrid (RRF).",
     LanceDBOptions,

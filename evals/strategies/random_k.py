@@ -26,6 +26,14 @@ from evals.strategies.base import Message
 from evals.strategies.registry import BuildContext, StrategySpec
 
 
+def drawn(count: int, seed: int, history: str, query: str) -> list[int]:
+    """The positions 0..count-1 in the order of one draw: a shuffle seeded by the run's seed, the digest of
+    the conversation so far and the question (random_k's turns, random_sessions' sessions)."""
+    order = list(range(count))
+    random.Random(f"{seed}:{history}:{query}").shuffle(order)
+    return order
+
+
 class RandomK(RankedTurns):
     name = "random_k"
 
@@ -39,8 +47,7 @@ class RandomK(RankedTurns):
         self._history.update(f"{role}\x00{len(content)}\x00{content}".encode("utf-8", "surrogatepass"))
 
     def _ranked(self, query: str, k: int) -> list[Message]:
-        order = list(range(len(self._turns)))
-        random.Random(f"{self._seed}:{self._history.hexdigest()}:{query}").shuffle(order)
+        order = drawn(len(self._turns), self._seed, self._history.hexdigest(), query)
         return [self._turns[i] for i in order[:k]]
 
     def reset(self) -> None:

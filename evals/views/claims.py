@@ -22,6 +22,7 @@ from evals.model.claims import Claim
 from evals.model.corpus import Reference
 from evals.model.formatting import percent
 from evals.model.provenance import hand_import_warning
+from evals.views.names import row_name, row_names
 from evals.views.site_paths import benchmark_key
 
 if TYPE_CHECKING:
@@ -114,10 +115,10 @@ def _beside(claim: Claim, runs: Sequence[RunSummary]) -> ClaimView:
         s, v = min(measured, key=lambda sv: abs(sv[1].value - claim.value))  # type: ignore[operator]
         return ClaimView(
             claim,
-            why_not=(f"over {claim.questions:,} questions; runs here count {v.n:,} (nearest: {s.strategy} {percent(v.value)})"),
+            why_not=(f"over {claim.questions:,} questions; runs here count {v.n:,} (nearest: {row_name(s)} {percent(v.value)})"),
         )
     s, v = min(same, key=lambda sv: abs(sv[1].value - claim.value))  # type: ignore[operator]
-    return ClaimView(claim, run_id=s.run_id, run_label=f"{s.strategy} ({s.config_key})", run_value=v.value)
+    return ClaimView(claim, run_id=s.run_id, run_label=row_name(s), run_value=v.value)
 
 
 def source_warning(runs: Sequence[RunSummary]) -> str:
@@ -206,11 +207,11 @@ def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
     blocks = []
     for runs in by_corpus.values():
         order = {s.run_id: n for n, s in enumerate(runs)}
-        by_id = {s.run_id: s for s in runs}
+        names = dict(zip(order, row_names(runs), strict=True))
         lines = [
             _wrapped(
                 f"Tied on {runs[0].corpus_name}, one rank: "
-                + ", ".join(f"{by_id[r].strategy} ({by_id[r].config_key})" for r in group)
+                + ", ".join(names[r] for r in group)
                 + ": the same top-k on every test point",
                 "",
             )
@@ -218,7 +219,7 @@ def leaderboard_notes(store: Store, summaries: Sequence[RunSummary]) -> str:
         ]
         lines += [
             _wrapped(
-                f"Same ranking on {s.corpus_name}: {s.strategy} ({s.config_key}) and {t.strategy} ({t.config_key}), "
+                f"Same ranking on {s.corpus_name}: {names[s.run_id]} and {names.get(t.other, t.strategy)}, "
                 f"top-k equal on {t.same:,} of {t.total:,} test points",
                 "",
             )

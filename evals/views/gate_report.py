@@ -15,7 +15,7 @@ from evals.judge.metrics import METRICS, MetricValue
 from evals.judge.stats import wilson_interval
 from evals.model import formatting
 from evals.store import RunSummary
-from evals.views.markdown import strategy_labels
+from evals.views.names import row_names
 
 __all__ = ["MAX_FLIPS_SHOWN", "gate_markdown", "text"]
 
@@ -77,7 +77,7 @@ def _verdict(row: GateRow, factor: float) -> str:
 def _configuration(row: GateRow, label: str) -> str:
     if row.same_configuration:
         return f"{text(label)} {_code(row.head.config_key)}"
-    base, head = strategy_labels([row.base, row.head])  # the settings that tell the two apart
+    base, head = row_names([row.base, row.head])  # what tells the two apart
     return f"base {text(base)} {_code(row.base.config_key)} → head {text(head)} {_code(row.head.config_key)}"
 
 
@@ -88,7 +88,7 @@ def _row(cells: list[str]) -> str:
 def _labels(result: GateResult) -> dict[str, str]:
     """Each head run's strategy, with the settings that tell it apart from the same strategy's other rows."""
     heads = [row.head for row in result.rows]
-    return dict(zip((s.run_id for s in heads), strategy_labels(heads), strict=True))
+    return dict(zip((s.run_id for s in heads), row_names(heads), strict=True))
 
 
 def _table(result: GateResult, labels: dict[str, str]) -> list[str]:

@@ -18,25 +18,11 @@ from evals.model import formatting
 from evals.model.tokens import EXACT
 from evals.store import RunSummary
 from evals.strategies import NO_MODEL
+from evals.views.names import row_names
 from evals.views.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
 from evals.views.tables import APPROX_NOTE, MISSING, board_metrics, hash_caveat, metric_text
 
-__all__ = ["leaderboard_markdown", "strategy_labels"]
-
-
-def strategy_labels(rows: Sequence[RunSummary]) -> list[str]:
-    """Each row's strategy, with the settings that tell it apart from the same strategy's other rows in
-    the table (``mneme (backend=SQLiteBackend)``): read from the stored configuration, so no default
-    needs guessing, and a strategy with one row is its name alone."""
-    labels = []
-    for summary in rows:
-        same = [s for s in rows if s.strategy == summary.strategy]
-        keys = sorted({k for s in same for k in s.strategy_config if k != "name"})
-        varying = [k for k in keys if len({repr(s.strategy_config.get(k)) for s in same}) > 1]
-        # Escaped: an option's value is the user's text, and a newline in it must not start a line of its own.
-        parts = [formatting.printable(f"{k}={summary.strategy_config[k]}") for k in varying if k in summary.strategy_config]
-        labels.append(f"{summary.strategy} ({', '.join(parts)})" if parts else summary.strategy)
-    return labels
+__all__ = ["leaderboard_markdown"]
 
 
 def _table(rows: Sequence[RunSummary]) -> list[str]:
@@ -47,7 +33,7 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
         "| " + " | ".join(["strategy", "model", "k", *heads, f"vs {REFERENCE_STRATEGY}", "config"]) + " |",
         "|" + "|".join(["---", "---", "--:", *("--:" if m.kind != PROPORTION else "---" for m in shown), "--:", "---"]) + "|",
     ]
-    for label, s in zip(strategy_labels(rows), rows, strict=True):
+    for label, s in zip(row_names(rows), rows, strict=True):
         marks = (" (ceiling)" if ceiling(s) else "") + (" (hash embedder: no semantics)" if hash_caveat(s) else "")
         marks += " (uncommitted changes)" if s.dirty else ""
         cells = [

@@ -47,6 +47,7 @@ from evals.model.tokens import EXACT
 from evals.store import RunSummary, StoredRun
 from evals.strategies.embedders import HASH_CAVEAT, recorded_embedder
 from evals.views.breakdown import answer_category_rows, category_rows
+from evals.views.names import row_name, row_names
 
 if TYPE_CHECKING:
     from evals.analysis.errata import ErrataFigure, Figures
@@ -411,7 +412,7 @@ _IDENTITY: dict[str, Callable[[RunSummary], str]] = {
     "run": lambda s: s.run_id,
     "date": lambda s: s.date,
     "commit": commit_text,
-    "strategy": lambda s: s.strategy,
+    "strategy": row_name,  # the library plus its non-default options (evals.views.names)
     "config": lambda s: s.config_key,
     "model": lambda s: s.model,
     "k": lambda s: str(s.k),
@@ -528,6 +529,7 @@ def compact_leaderboard(
             *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
         ]  # fmt: skip
         rows = []
+        names = dict(zip((s.run_id for s in group), row_names(group), strict=True))
         for s in group:
             at = group.index(s)
             if (
@@ -539,14 +541,14 @@ def compact_leaderboard(
                 rows.append([""] * len(header))  # each k's memories apart, and the ceilings after them
             head = s.headline
             served = bool(served_caveat(s))
-            name = s.strategy + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
+            name = names[s.run_id] + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
             name += "+" if s.dirty else ""
             marks |= {"+"} if s.dirty else set()
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
             marks |= {"#"} if served else set()
             cells = [
-                formatting.clip_text(name, 18),
+                formatting.clip_text(name, 30),
                 formatting.clip_text(s.model, 12 if answers else 18),
                 str(s.k),
                 formatting.with_interval(head.recall, head.low, head.high, empty=NULL),
@@ -609,8 +611,8 @@ def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = Non
     """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct);
     with ``ranks`` (the leaderboard's), each with ``rank`` as leaderboard.json gives it (null for a ceiling)."""
     rows = []
-    for s in summaries:
-        row = s.as_dict()
+    for s, name in zip(summaries, row_names(summaries), strict=True):
+        row = {"name": name, **s.as_dict()}  # how every surface names the run (evals.views.names)
         if ranks is not None:
             row["rank"] = ranks.get(s.run_id)
         if errata is not None:
@@ -632,7 +634,7 @@ _ERRATA_FIELDS = ("value", "hits", "total", "low", "high")
 def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
     """One row per run: every field of its summary, then each declared metric's value, n and interval; with
     ``errata``, then the headline with errata (value, hits, total, interval) and the errata file's digest and source."""
-    base = [name for name in RunSummary.__dataclass_fields__ if name != "metrics"]
+    base = ["name", *(name for name in RunSummary.__dataclass_fields__ if name != "metrics")]
     declared = list(METRICS.values())
     extra = [*(f"headline_with_errata_{k}" for k in _ERRATA_FIELDS), "errata_sha256", "errata_source"] if errata else []
     buffer = io.StringIO()
@@ -640,8 +642,8 @@ def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None
         buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m)), *extra], lineterminator="\n"
     )
     writer.writeheader()
-    for summary in summaries:
-        row = {name: getattr(summary, name) for name in base}
+    for summary, shown in zip(summaries, row_names(summaries), strict=True):
+        row = {"name": shown, **{name: getattr(summary, name) for name in base[1:]}}
         row["timestamp"] = summary.timestamp.isoformat()
         row["strategy_config"] = formatting.json_text(summary.strategy_config)
         row["rule"] = summary.headline.rule.name  # its headline's rule, stored with the run

@@ -57,7 +57,7 @@ def test_the_leaderboard_command_names_a_tie_once(board):
     assert max(len(line) for line in lines) <= 100
     assert len(said) == 1 and not any(line.startswith("Same ranking") for line in lines)
     group = " ".join(lines[said[0] : said[0] + 3])
-    assert "bm25 (" in group and "bm25_twin (" in group and "recency" not in group
+    assert ": bm25, bm25_twin:" in group and "recency" not in group
 
 
 def test_the_site_board_says_a_tie_once_for_the_group(board):

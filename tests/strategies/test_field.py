@@ -1,5 +1,6 @@
-"""The field's runners (chroma, qdrant, langgraph, llamaindex, txtai, lancedb, mempalace): each keeps the
-contract, finds the evidence, records its library and configuration, and reaches no network.
+"""The field's runners (chroma, qdrant, langgraph, llamaindex, txtai, lancedb, mempalace and the configurations named
+for what runs: chroma_mempalace_text, llamaindex_vector_block): each keeps the contract, finds the evidence, records
+its library and configuration, and reaches no network.
 
 Each case is skipped when its optional extra is not installed (``pip install -e '.[field]'``).
 """
@@ -17,23 +18,26 @@ from evals.run.evaluate import RunConfig, evaluate
 from evals.strategies import Registry
 from evals.strategies.contract import check_strategy
 
-# Every runner, each lexical or hybrid mode too: (name, options, the library's distribution).
+# Every runner that retrieves, each lexical or hybrid mode too: (name, options, the library's distribution).
 RUNNERS = [
     ("chroma", {}, "chromadb"),
     ("qdrant", {}, "qdrant-client"),
     ("qdrant", {"mode": "sparse"}, "qdrant-client"),
     ("qdrant", {"mode": "hybrid"}, "qdrant-client"),
     ("langgraph", {}, "langgraph"),
-    ("llamaindex", {}, "llama-index-core"),
+    ("llamaindex_vector_block", {}, "llama-index-core"),
     ("txtai", {}, "txtai"),
     ("txtai", {"mode": "keyword"}, "txtai"),
     ("txtai", {"mode": "hybrid"}, "txtai"),
     ("lancedb", {}, "lancedb"),
     ("lancedb", {"mode": "fts"}, "lancedb"),
     ("lancedb", {"mode": "hybrid"}, "lancedb"),
-    ("mempalace", {"granularity": "dialog"}, "chromadb"),
-    ("mempalace", {"granularity": "session"}, "chromadb"),
+    ("chroma_mempalace_text", {"granularity": "dialog"}, "chromadb"),
+    ("chroma_mempalace_text", {"granularity": "session"}, "chromadb"),
+    ("mempalace", {}, "mempalace"),
 ]
+# The extra that installs each runner, where it is not the runner's own name.
+EXTRAS = {"chroma_mempalace_text": "chroma", "llamaindex_vector_block": "llamaindex"}
 
 
 def _label(case: tuple[str, dict, str]) -> str:
@@ -77,7 +81,7 @@ def test_configuration_names_the_library_and_its_version(case):
     name, options, distribution = case
     _skip_unless_installed(name)
     described = configuration(name, **options)
-    assert described[distribution if name != "mempalace" else "chromadb"] == importlib.metadata.version(distribution)
+    assert described[distribution] == importlib.metadata.version(distribution)
     assert all(described[key] == value for key, value in options.items())
 
 
@@ -85,13 +89,13 @@ def test_configuration_names_the_library_and_its_version(case):
 def test_listed_with_the_extra_it_needs(name):
     """Each runner is registered and says which extra installs what it needs."""
     spec = Registry().get(name)
-    assert spec.extra == name and spec.requires and "sentence_transformers" in spec.requires
+    assert spec.extra == EXTRAS.get(name, name) and spec.requires and "sentence_transformers" in spec.requires
 
 
-def test_mempalace_writes_its_own_dialog_text():
+def test_chroma_mempalace_text_writes_mempalaces_dialog_text():
     """A LoCoMo turn becomes MemPalace's document: `Speaker said, "text"`, without the shared image's caption."""
     pytest.importorskip("chromadb")
-    from evals.strategies.mempalace import dialog_text
+    from evals.strategies.chroma_mempalace_text import dialog_text
 
     assert dialog_text("user", "Caroline: I went to a support group. [shares a photo of a sign]") == (
         'Caroline said, "I went to a support group."'
@@ -99,10 +103,10 @@ def test_mempalace_writes_its_own_dialog_text():
     assert dialog_text("assistant", "No speaker here.") == 'assistant said, "No speaker here."'
 
 
-def test_mempalace_session_record_names_every_turn_of_its_session():
+def test_chroma_mempalace_text_session_record_names_every_turn_of_its_session():
     """granularity=session: one record per session, its text every turn of it, naming each of its turns."""
-    _skip_unless_installed("mempalace")
-    memory = build("mempalace", granularity="session")
+    _skip_unless_installed("chroma_mempalace_text")
+    memory = build("chroma_mempalace_text", granularity="session")
     memory.reset()
     turns = [
         ("Ana: My cat is called Biscuit.", "s1"),
@@ -114,6 +118,33 @@ def test_mempalace_session_record_names_every_turn_of_its_session():
     (first, second) = memory.retrieve("How old is the cat Biscuit?", 10)
     assert first.turns == (0, 2) and first.text == 'Ana said, "My cat is called Biscuit."\nAna said, "Biscuit is nine years old."'
     assert second.turns == (1,)
+
+
+def test_mempalace_drawers_are_the_miners_exchange_pairs_naming_their_turns():
+    """The mempalace runner files the package's exchange-pair drawers (a user turn quoted, its reply after it), each
+    record naming the turns its drawer holds."""
+    _skip_unless_installed("mempalace")
+    memory = build("mempalace")
+    memory.reset()
+    turns = [("user", "Ana: My cat is called Biscuit."), ("assistant", "Ben: Nice, and the port is 6543.")]
+    for index, (role, content) in enumerate(turns):
+        memory.add(role, content, turn=index)
+    (record,) = memory.retrieve("What is the cat called?", 10)
+    assert record.text == "> Ana: My cat is called Biscuit.\nBen: Nice, and the port is 6543." and record.turns == (0, 1)
+
+
+@pytest.mark.slow
+def test_llamaindex_memory_gives_the_chat_history_its_budget_holds():
+    """llamaindex (Memory at its defaults) returns its short-term chat history, oldest first, whatever k, each
+    record naming its turn; past its token budget the oldest turns are gone."""
+    _skip_unless_installed("llamaindex")
+    memory = build("llamaindex", token_limit=100)
+    memory.reset()
+    for index in range(40):
+        memory.add("user" if index % 2 == 0 else "assistant", f"Turn number {index} says something short.", turn=index)
+    records = memory.retrieve("anything", 1)
+    turns = [r.turn for r in records]
+    assert len(records) > 1 and turns == sorted(turns) and turns[-1] == 39 and turns[0] > 0
 
 
 # Every installed runner on the small corpus, in a child process with the network closed (helpers.offline).
@@ -169,15 +200,16 @@ def test_strategies_listing_says_the_extra_each_needs():
 
     lines = CliRunner().invoke(cli, ["strategies"]).output.splitlines()
     for name in sorted({case[0] for case in RUNNERS}):
+        extra = EXTRAS.get(name, name)
         line = next(line for line in lines if line.startswith(f"{name}  ("))
-        assert line.endswith((f"[needs the {name} extra]", f"[installed by the {name} extra]"))
+        assert line.endswith((f"[needs the {extra} extra]", f"[installed by the {extra} extra]"))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "case",
-    [("chroma", {}), ("mempalace", {"granularity": "dialog"}), ("mempalace", {"granularity": "session"})],
-    ids=["chroma", "mempalace-dialog", "mempalace-session"],
+    [("chroma", {}), ("chroma_mempalace_text", {"granularity": "dialog"}), ("chroma_mempalace_text", {"granularity": "session"})],
+    ids=["chroma", "chroma_mempalace_text-dialog", "chroma_mempalace_text-session"],
 )
 def test_chroma_adds_in_batches_it_accepts(case):
     """A conversation of 20,000 turns (more than Chroma takes in one call) is written and searched; 50
