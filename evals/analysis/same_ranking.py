@@ -10,7 +10,7 @@ and CLI) and the compare page read it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -87,11 +87,13 @@ def near_twins(twins: Sequence[SameRanking]) -> list[SameRanking]:
     return [t for t in twins if not t.everywhere]
 
 
-def same_ranking_note(twins: Sequence[SameRanking]) -> str:
-    """The words a board or compare page shows for near twins: "same ranking as bm25 (bm25-k10-…): top-k equal on
-    1,975 of 1,981". Twins equal on every point are one tie group, said once for the group, not here."""
+def same_ranking_note(twins: Sequence[SameRanking], names: Mapping[str, str] | None = None) -> str:
+    """The words a board or compare page shows for near twins: "same ranking as bm25: top-k equal on 1,975 of 1,981",
+    each twin by its row's name in ``names`` (run id -> name; its strategy where absent). Twins equal on every point
+    are one tie group, said once for the group, not here."""
     near = near_twins(twins)
     if not near:
         return ""
-    parts = [f"{t.strategy} ({t.config_key}): top-k equal on {t.same:,} of {t.total:,}" for t in near]
+    names = names or {}
+    parts = [f"{names.get(t.other, t.strategy)}: top-k equal on {t.same:,} of {t.total:,}" for t in near]
     return "same ranking as " + "; ".join(parts)

@@ -192,7 +192,7 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
             stored = opened.get_run(run_id)
         summary = stored.summary
         document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
-        target = board_path(board, document, _default_configuration(summary.strategy))
+        target = board_path(board, document)
         from evals.io.outputs import check_output
 
         try:
@@ -217,17 +217,6 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
     else:
         write_json(output, document)
         echo(f"exported run {run_id} -> {output}", err=True)
-
-
-def _default_configuration(name: str) -> dict:
-    """The configuration strategy ``name`` has with no option given ({} where it is not registered here)."""
-    from evals.strategies.registry import BuildContext, Registry
-
-    try:
-        spec = Registry().get(name)
-        return spec.configuration(spec.parse({}), BuildContext())
-    except Exception:  # noqa: BLE001  (a plug-in missing here, or one with required options: every setting names it)
-        return {}
 
 
 @cli.command("import")

@@ -25,6 +25,7 @@ from evals.site._output import Output
 from evals.site._pages import Page
 from evals.site._publisher import Publisher, Site
 from evals.store import RunSummary
+from evals.views.names import row_name
 from evals.views.tables import board_order, ranks_at_k
 
 __all__ = ["AcrossCell", "AcrossPage", "AcrossPublisher", "AcrossRow"]
@@ -67,8 +68,8 @@ class AcrossPage(Page):
 
 
 def system_name(summary: RunSummary) -> str:
-    """The name a system goes by across benchmarks: its strategy and the settings that set it apart."""
-    return summary.strategy
+    """The name a system goes by across benchmarks: its library and its non-default options, as every board names it."""
+    return row_name(summary)
 
 
 def _memories_by_benchmark(site: Site) -> dict[int, dict[str, list[RunSummary]]]:

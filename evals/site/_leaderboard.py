@@ -365,7 +365,7 @@ def _leader_view(board: CorpusBoard, row: BoardRow, latest: dict[str, RunSummary
 def _tie_notes(runs: list[RunSummary], same: dict[str, list[SameRanking]]) -> dict[str, str]:
     """run id -> its tie note: the first row of each group of runs returning the same top-k on every test point
     names the others, once for the group; each other member names the first."""
-    names = {s.run_id: s.strategy for s in runs}
+    names = dict(zip((s.run_id for s in runs), row_names(runs), strict=True))
     notes = {}
     for group in tie_groups(same, [s.run_id for s in runs]):
         first, *others = group
@@ -472,7 +472,7 @@ def leaderboard(
                     pick=paths.run_slug[s.run_id],
                     order=order_,
                     own=metric_cell_of(s.metric(f"{own[0]}.{own[1]}@{s.k}"), s) if own else None,
-                    same_ranking=same_ranking_note(same.get(s.run_id, [])),
+                    same_ranking=same_ranking_note(same.get(s.run_id, []), names),
                     tie=ties.get(s.run_id, ""),
                 )
             )

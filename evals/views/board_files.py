@@ -252,22 +252,18 @@ def _safe(text: str) -> str:
     return _UNSAFE.sub("-", text).strip("-.")[:100] or "unnamed"
 
 
-# TODO(lead): use views.names.row_name at merge
-def system_name(configuration: dict[str, Any], default: dict[str, Any]) -> str:
-    """The strategy's name and the settings where its configuration differs from ``default``, the registered
-    strategy's default one (every setting, for a strategy not registered here: ``default`` empty), as a
-    folder name: ``bm25``, ``qdrant_mode=hybrid``."""
-    name = str(configuration.get("name", "unknown"))
-    settings = [
-        f"{key}={value}" for key, value in sorted(configuration.items()) if key != "name" and default.get(key, ...) != value
-    ]
-    return _safe("_".join([name, *settings]))
+def system_name(configuration: dict[str, Any]) -> str:
+    """The system's name as every board names it (:func:`evals.views.names.configuration_name`: the library and its
+    non-default options), as a folder name: ``bm25``, ``qdrant_mode=hybrid``."""
+    from evals.views.names import configuration_name
+
+    return _safe(configuration_name(str(configuration.get("name", "unknown")), configuration).replace(" ", "_"))
 
 
-def board_path(folder: Path, document: dict[str, Any], default: dict[str, Any]) -> Path:
+def board_path(folder: Path, document: dict[str, Any]) -> Path:
     """Where a board file goes: ``DIR/<benchmark>/<system>/<run id>.json`` (benchmark: the registered one, else
-    the corpus's name; system: :func:`system_name` against the strategy's ``default`` configuration)."""
-    corpus, system = document["corpus"], system_name(document["system"]["configuration"], default)
+    the corpus's name; system: :func:`system_name`)."""
+    corpus, system = document["corpus"], system_name(document["system"]["configuration"])
     return Path(folder) / _safe(corpus["benchmark"] or corpus["name"]) / system / f"{document['run_id']}.json"
 
 
