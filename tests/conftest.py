@@ -16,6 +16,40 @@ from helpers.pairs import build_pair_site
 from helpers.protocol_sources import write_sources
 from helpers.stores import make_answers_store, site_of
 
+# -- the fast lane --------------------------------------------------------------------------------
+
+# Plain `pytest` is the loop a contributor runs after every change; these markers opt in (CI and
+# `python3 tasks.py test` pass --run-slow), as inspect_ai's conftest does with --runslow.
+OPT_IN = ("slow", "browser", "llm_memory")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow", action="store_true", default=False, help=f"also run the tests marked {', '.join(OPT_IN)} (as CI does)"
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if wants_every_test(config):
+        return None
+    return f"fast lane: tests marked {', '.join(OPT_IN)} are deselected (--run-slow or -m to run them)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if wants_every_test(config):
+        return
+    kept, opted_in = [], []
+    for item in items:
+        (opted_in if any(item.get_closest_marker(name) for name in OPT_IN) else kept).append(item)
+    if opted_in:
+        config.hook.pytest_deselected(items=opted_in)
+        items[:] = kept
+
+
+def wants_every_test(config: pytest.Config) -> bool:
+    """--run-slow asks for everything; an explicit -m expression chooses for itself."""
+    return config.getoption("--run-slow") or bool(config.getoption("markexpr"))
+
 
 @pytest.fixture(autouse=True)
 def user_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
