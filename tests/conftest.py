@@ -11,16 +11,16 @@ from helpers import FIXTURES
 from helpers.browser import chromium, serving
 from helpers.cli import forbid_work, stored_store
 from helpers.corpora import imported, longmemeval_file
+from helpers.lane import OPT_IN, module_opts_in
 from helpers.llm_server import LLMServer
 from helpers.pairs import build_pair_site
 from helpers.protocol_sources import write_sources
 from helpers.stores import make_answers_store, site_of
 
-# -- the fast lane --------------------------------------------------------------------------------
+# -- the fast lane (tests/helpers/lane.py) ---------------------------------------------------------
 
-# Plain `pytest` is the loop a contributor runs after every change; these markers opt in (CI and
+# Plain `pytest` is the loop a contributor runs after every change; the OPT_IN markers opt in (CI and
 # `python3 tasks.py test` pass --run-slow), as inspect_ai's conftest does with --runslow.
-OPT_IN = ("slow", "browser", "llm_memory")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,7 +32,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     if wants_every_test(config):
         return None
-    return f"fast lane: tests marked {', '.join(OPT_IN)} are deselected (--run-slow or -m to run them)"
+    return f"fast lane: tests marked {', '.join(OPT_IN)} are left out (--run-slow or -m to run them)"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A module all of whose tests opt in is not imported, unless it was named on the command line."""
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_") or wants_every_test(config):
+        return None
+    named = {Path(arg.split("::")[0]).resolve() for arg in config.args}
+    if collection_path.resolve() not in named and module_opts_in(collection_path):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -11,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT
+from helpers.lane import fast_tests
 
 TESTS = ROOT / "tests"
-OPT_IN = {"slow", "browser", "llm_memory"}
 SAMPLE = '''
 import pytest
 
@@ -32,51 +31,60 @@ def test_browser():
 def test_llm_memory():
     pass
 '''
+# A module all of whose tests opt in, and which cannot be imported: the fast lane must not try.
+ALL_SLOW = '''
+import pytest
+
+pytestmark = [pytest.mark.slow]
+raise RuntimeError("imported")
+'''
 
 
-def collected(tmp_path: Path, *args: str) -> set[str]:
-    """The names pytest collects from a sample of one test per marker, with the project's conftest and settings."""
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
+def collected(folder: Path, *args: str) -> set[str]:
+    """The names pytest collects from ``folder`` with the project's conftest and settings."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)])}
-    command = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path)]
-    command += ["-p", "conftest", "-p", "no:cacheprovider", "--collect-only", "-q", str(tmp_path / "test_sample.py"), *args]
+    command = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(folder)]
+    command += ["-p", "conftest", "-p", "no:cacheprovider", "--collect-only", "-q", str(folder), *args]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return {line.split("::")[1] for line in done.stdout.splitlines() if "::" in line}
 
 
-def test_plain_pytest_leaves_out_the_opt_in_markers(tmp_path: Path):
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding one test per marker, and one unmarked."""
+    folder = tmp_path_factory.mktemp("sample")
+    (folder / "test_sample.py").write_text(SAMPLE)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def fast_lane(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """Plain `pytest` over a folder like ``sample``, beside a module that opts in whole and cannot be imported."""
+    folder = tmp_path_factory.mktemp("fast-lane")
+    (folder / "test_sample.py").write_text(SAMPLE)
+    (folder / "test_all_slow.py").write_text(ALL_SLOW)
+    return collected(folder)
+
+
+def test_plain_pytest_leaves_out_the_opt_in_markers(fast_lane: set[str]):
     """Plain `pytest` deselects the tests marked slow, browser or llm_memory."""
-    assert collected(tmp_path) == {"test_fast"}
+    assert fast_lane == {"test_fast"}
 
 
-def test_run_slow_runs_every_test(tmp_path: Path):
+def test_a_module_that_opts_in_whole_is_not_even_imported(fast_lane: set[str]):
+    """Plain `pytest` skips importing a module whose pytestmark opts in (its imports are what it would cost)."""
+    assert "test_all_slow" not in str(fast_lane)  # collected() fails on a collection error: it was not imported
+
+
+def test_run_slow_runs_every_test(sample: Path):
     """`--run-slow` (what `python3 tasks.py test` and CI pass) deselects nothing."""
-    assert collected(tmp_path, "--run-slow") == {"test_fast", "test_slow", "test_browser", "test_llm_memory"}
+    assert collected(sample, "--run-slow") == {"test_fast", "test_slow", "test_browser", "test_llm_memory"}
 
 
-def test_an_explicit_mark_expression_chooses_for_itself(tmp_path: Path):
+def test_an_explicit_mark_expression_chooses_for_itself(sample: Path):
     """With `-m EXPR` the expression alone decides, so `-m slow` runs the slow tests without --run-slow."""
-    assert collected(tmp_path, "-m", "slow or llm_memory") == {"test_slow", "test_llm_memory"}
-
-
-def opt_in_marks(node: ast.AST) -> set[str]:
-    """The opt-in marker names in a decorator list or a `pytestmark = ...` value (`pytest.mark.NAME`)."""
-    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in OPT_IN}
-
-
-def fast_tests(path: Path) -> list[str]:
-    """The test functions of a file that carry no opt-in mark, on themselves or through the module's pytestmark."""
-    module = ast.parse(path.read_text())
-    for statement in module.body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else []
-        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and opt_in_marks(statement.value):
-            return []
-    return [
-        f.name
-        for f in module.body
-        if isinstance(f, ast.FunctionDef) and f.name.startswith("test") and not any(opt_in_marks(d) for d in f.decorator_list)
-    ]
+    assert collected(sample, "-m", "slow or llm_memory") == {"test_slow", "test_llm_memory"}
 
 
 @pytest.mark.parametrize("folder", sorted(p.name for p in TESTS.iterdir() if any(p.glob("test_*.py"))))
