@@ -203,6 +203,7 @@ def test_beam_without_a_rubric_is_refused_before_any_request(server, sources, st
     assert server.total == 0
 
 
+@pytest.mark.slow
 def test_beam_judge_repeats_ask_every_item_again_and_a_rerun_is_served_from_the_cache(server, sources, beam_corpus, store_path):
     """--judge-repeats 2: every rubric item asked twice, each point's judge tokens summed over all; the same run again
     sends nothing (its replies cached), with the same scores."""
