@@ -14,7 +14,7 @@ from helpers.corpora import imported, longmemeval_file
 from helpers.lane import OPT_IN, module_opts_in
 from helpers.llm_server import LLMServer
 from helpers.pairs import build_pair_site
-from helpers.protocol_sources import write_sources
+from helpers.protocol_sources import pin_sources
 from helpers.stores import make_answers_store, site_of
 
 # -- the fast lane (tests/helpers/lane.py) ---------------------------------------------------------
@@ -141,13 +141,7 @@ def server():
 @pytest.fixture
 def sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The stand-ins of the protocols' published files in a downloads folder ($EVALS_DOWNLOADS), their digests as the pins."""
-    from evals.benchmarks.protocols import PINS
-
-    downloads = tmp_path / "downloads"
-    for name, pinned in write_sources(downloads).items():
-        monkeypatch.setitem(PINS, name, pinned)
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    return downloads
+    return pin_sources(monkeypatch, tmp_path / "downloads")
 
 
 @pytest.fixture
