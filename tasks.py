@@ -1,10 +1,11 @@
 """Set up and run this project's two jobs with nothing but Python 3.11+.
 
     python3 tasks.py run    # make .venv, install with the minilm and field extras, run evals.toml into results/, build site/
-    python3 tasks.py test   # make .venv, install with the test, minilm, mem0, ray, field, graphiti extras, run ruff and tests;
-                            # then make .venv-cognee with the test and cognee extras and run cognee's tests there
+    python3 tasks.py test   # make .venv, install with the test, minilm, mem0, ray, field, graphiti extras, run ruff and
+                            # every test (--run-slow); meanwhile, beside it, `test-cognee`
+    python3 tasks.py test-cognee  # make .venv-cognee with the test and cognee extras and run cognee's tests there
 
-Each step prints what it runs. Extra arguments after `test` go to pytest.
+Each step prints what it runs. Extra arguments after `test` go to pytest (options alone to cognee's).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -62,17 +64,53 @@ def test(pytest_args: list[str]) -> None:
     setup("[test,minilm,mem0,ray,field,graphiti]")
     # The linter first (its rules are pyproject.toml's [tool.ruff]): a finding stops the job before the tests.
     sh(BIN / "ruff", "check", ".")
-    sh(BIN / "python", "-m", "pytest", *pytest_args)
+    # cognee's environment and tests run beside the main suite, which mostly keeps one core of two busy: they
+    # took 14 of the 58 minutes when they ran after it. Started after setup(), as both install this checkout
+    # (pip rewrites its egg-info, with the same contents, in its first seconds).
+    cognee = Background(sys.executable, Path(__file__).resolve(), "test-cognee", *pytest_args)
+    try:
+        # --run-slow: plain pytest is the fast lane (tests/conftest.py); this command runs every test.
+        sh(BIN / "python", "-m", "pytest", "--run-slow", *pytest_args)
+    finally:
+        cognee.finish()
+
+
+def test_cognee(pytest_args: list[str]) -> None:
     # cognee's runner, in its own environment (its tests skip in .venv, where cognee is not installed).
     setup("[test,cognee]", COGNEE_VENV)
-    sh(COGNEE_BIN / "python", "-m", "pytest", COGNEE_TESTS, *[a for a in pytest_args if a.startswith("-")])
+    # Paths given to `test` choose among the main suite's tests; options (`-x`, `-m EXPR`) apply here too.
+    options = [a for a in pytest_args if not (ROOT / a.split("::")[0]).exists()]
+    sh(COGNEE_BIN / "python", "-m", "pytest", "--run-slow", COGNEE_TESTS, *options)
+
+
+class Background:
+    """A command run in the background, its output kept in a temporary file and printed when it is waited for,
+    so it never interleaves with the foreground's."""
+
+    def __init__(self, *args: str | Path) -> None:
+        print("+ (in the background)", " ".join(str(a) for a in args), flush=True)
+        self.output = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([str(a) for a in args], cwd=ROOT, stdout=self.output, stderr=subprocess.STDOUT)
+
+    def finish(self) -> None:
+        """Wait for it, print what it printed, and raise CalledProcessError if it failed."""
+        code = self.process.wait()
+        self.output.seek(0)
+        sys.stdout.buffer.write(self.output.read())
+        self.output.close()
+        print(f"+ (in the background) exited {code}", flush=True)
+        if code:
+            raise subprocess.CalledProcessError(code, self.process.args)
+
+
+COMMANDS = {"run": lambda args: run(), "test": test, "test-cognee": test_cognee}
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test"):
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
     try:
-        run() if sys.argv[1] == "run" else test(sys.argv[2:])
+        COMMANDS[sys.argv[1]](sys.argv[2:])
     except subprocess.CalledProcessError as exc:
         sys.exit(exc.returncode)
 

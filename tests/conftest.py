@@ -11,10 +11,54 @@ from helpers import FIXTURES
 from helpers.browser import chromium, serving
 from helpers.cli import forbid_work, stored_store
 from helpers.corpora import imported, longmemeval_file
+from helpers.lane import OPT_IN, module_opts_in
 from helpers.llm_server import LLMServer
 from helpers.pairs import build_pair_site
-from helpers.protocol_sources import write_sources
+from helpers.protocol_sources import pin_sources
 from helpers.stores import make_answers_store, site_of
+
+# -- the fast lane (tests/helpers/lane.py) ---------------------------------------------------------
+
+# Plain `pytest` is the loop a contributor runs after every change; the OPT_IN markers opt in (CI and
+# `python3 tasks.py test` pass --run-slow), as inspect_ai's conftest does with --runslow.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow", action="store_true", default=False, help=f"also run the tests marked {', '.join(OPT_IN)} (as CI does)"
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if wants_every_test(config):
+        return None
+    return f"fast lane: tests marked {', '.join(OPT_IN)} are left out (--run-slow or -m to run them)"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A module all of whose tests opt in is not imported, unless it was named on the command line."""
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_") or wants_every_test(config):
+        return None
+    named = {Path(arg.split("::")[0]).resolve() for arg in config.args}
+    if collection_path.resolve() not in named and module_opts_in(collection_path):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if wants_every_test(config):
+        return
+    kept, opted_in = [], []
+    for item in items:
+        (opted_in if any(item.get_closest_marker(name) for name in OPT_IN) else kept).append(item)
+    if opted_in:
+        config.hook.pytest_deselected(items=opted_in)
+        items[:] = kept
+
+
+def wants_every_test(config: pytest.Config) -> bool:
+    """--run-slow asks for everything; an explicit -m expression chooses for itself."""
+    return config.getoption("--run-slow") or bool(config.getoption("markexpr"))
 
 
 @pytest.fixture(autouse=True)
@@ -97,13 +141,7 @@ def server():
 @pytest.fixture
 def sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The stand-ins of the protocols' published files in a downloads folder ($EVALS_DOWNLOADS), their digests as the pins."""
-    from evals.benchmarks.protocols import PINS
-
-    downloads = tmp_path / "downloads"
-    for name, pinned in write_sources(downloads).items():
-        monkeypatch.setitem(PINS, name, pinned)
-    monkeypatch.setenv("EVALS_DOWNLOADS", str(downloads))
-    return downloads
+    return pin_sources(monkeypatch, tmp_path / "downloads")
 
 
 @pytest.fixture

@@ -36,16 +36,21 @@ def invoke(*args: str) -> str:
     return result.output
 
 
-@pytest.fixture
-def toy_site(toy, tmp_path) -> Path:
-    """The toy file imported, two runs stored, the site built; the site's folder."""
-    source = tmp_path / "toy.json"
+@pytest.fixture(scope="module")
+def toy_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy file imported, two runs stored, the site built (the toy's folder on sys.path meanwhile), once for the
+    tests that only read its pages; the site's folder."""
+    folder = tmp_path_factory.mktemp("toy-site")
+    source = folder / "toy.json"
     source.write_text(json.dumps(ITEMS))
-    invoke("import-corpus", "toy", str(source), "--out", str(tmp_path / "toy"))
-    for runner in ("oracle", "recency"):
-        invoke("run", "--runner", runner, "--k", "1", "--corpus", str(tmp_path / "toy"), "--store", str(tmp_path / "s.duckdb"))
-    invoke("build-site", "--store", str(tmp_path / "s.duckdb"), "--out", str(tmp_path / "site"))
-    return tmp_path / "site"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(TOY))
+        patch.setenv("EVALS_CACHE", str(folder / "user-cache.duckdb"))
+        invoke("import-corpus", "toy", str(source), "--out", str(folder / "toy"))
+        for runner in ("oracle", "recency"):
+            invoke("run", "--runner", runner, "--k", "1", "--corpus", str(folder / "toy"), "--store", str(folder / "s.duckdb"))
+        invoke("build-site", "--store", str(folder / "s.duckdb"), "--out", str(folder / "site"))
+    return folder / "site"
 
 
 def test_the_built_ins_are_units_of_the_registry():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from helpers import ROOT
 
 from evals.benchmarks.formats import import_corpus
@@ -12,6 +13,9 @@ from evals.model.corpus import load_corpus
 
 sys.path.insert(0, str(ROOT / "bench"))
 from gen_longmemeval import SHAPES, generate  # noqa: E402
+
+# Generating a LongMemEval-shaped file takes seconds a call.
+pytestmark = pytest.mark.slow
 
 
 def test_same_arguments_give_the_same_bytes(tmp_path):

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from helpers.corpora import imported
 from helpers.graded import EVENTS, beam_tier, plus_folder, report_results
 from helpers.llm_server import LLMServer
+from helpers.protocol_sources import pin_sources
 from helpers.runs import evals_run, exported_and_imported, last_run
 
 from evals.benchmarks.beam.protocol import kendall_tau_b
@@ -54,15 +55,29 @@ def plus_corpus(tmp_path: Path) -> Path:
     return imported("locomo_plus", plus_folder(tmp_path / "Locomo-Plus"), tmp_path / "plus")
 
 
+@pytest.fixture(scope="module")
+def beam_module(tmp_path_factory: pytest.TempPathFactory):
+    """`evals run --protocol beam` of full_history over the stand-in tier, the answers and the pinned replies scripted,
+    made once for the tests that only read it (MiniLM aligns event ordering: seconds a run); (the stored run, the
+    result JSON, the server it asked, its store)."""
+    folder = tmp_path_factory.mktemp("beam")
+    corpus = imported("beam", beam_tier(folder / "BEAM"), folder / "beam")
+    store, output = folder / "results.duckdb", folder / "result.json"
+    with LLMServer() as server:
+        with pytest.MonkeyPatch.context() as patch:
+            pin_sources(patch, folder / "downloads")
+            patch.setenv("EVALS_CACHE", str(folder / "user-cache.duckdb"))
+            server.scripted.update(ANSWERS | JUDGED)
+            result = run(server, store, corpus, "--protocol", "beam", "--output", str(output))
+        assert result.exit_code == 0, result.output
+        yield last_run(store), json.loads(output.read_text()), server, store
+
+
 @pytest.fixture
-def beam_run(server, sources, beam_corpus, store_path, tmp_path):
-    """`evals run --protocol beam` of full_history over the stand-in tier, the answers and the pinned replies scripted;
-    (the stored run, the result JSON)."""
-    server.scripted.update(ANSWERS | JUDGED)
-    output = tmp_path / "result.json"
-    result = run(server, store_path, beam_corpus, "--protocol", "beam", "--output", str(output))
-    assert result.exit_code == 0, result.output
-    return last_run(store_path), json.loads(output.read_text())
+def beam_run(beam_module):
+    """(the stored run, the result JSON) of ``beam_module``."""
+    stored, document, _, _ = beam_module
+    return stored, document
 
 
 def answers_by_question(stored) -> dict[str, object]:
@@ -101,10 +116,10 @@ def test_the_beam_importer_keeps_the_rubric_and_a_corpus_without_one_keeps_its_d
     assert corpus_digest(loaded.conversations, "beam") != corpus_digest(load_corpus(beam_corpus).conversations, "beam")
 
 
-def test_beam_sends_its_rubric_prompt_once_per_item_with_the_codes_substitutions(beam_run, server):
+def test_beam_sends_its_rubric_prompt_once_per_item_with_the_codes_substitutions(beam_module):
     """One judge request per rubric item (14 items in 8 questions), one user message to gpt-4.1-mini: the item and
     the answer put in, ``<question>`` left as the published code leaves it; the answer prompt holds the question."""
-    stored, _ = beam_run
+    stored, _, server, _ = beam_module
     asks = judge_bodies(server, "[BEAM-JUDGE]")
     assert len(asks) == server.requests["judge"] == 14
     assert all(len(b["messages"]) == 1 and b["messages"][0]["role"] == "user" and b["model"] == "gpt-4.1-mini" for b in asks)
@@ -117,9 +132,10 @@ def test_beam_sends_its_rubric_prompt_once_per_item_with_the_codes_substitutions
     assert stored.summary.judge_model == "gpt-4.1-mini" and stored.answers.protocol == "beam"
 
 
-def test_beam_answer_context_is_the_records_as_turn_chunks(beam_run, server):
+def test_beam_answer_context_is_the_records_as_turn_chunks(beam_module):
     """The context is the retrieved records, each written as BEAM's turn_chunk writes a message, joined as
     handling_context joins them (no separator beyond the chunk's own)."""
+    _, _, server, _ = beam_module
     text = next(
         b["messages"][0]["content"] for b in server.bodies if "QUESTION:\nHow long? (conv 1)" in b["messages"][0]["content"]
     )
@@ -203,6 +219,7 @@ def test_beam_without_a_rubric_is_refused_before_any_request(server, sources, st
     assert server.total == 0
 
 
+@pytest.mark.slow
 def test_beam_judge_repeats_ask_every_item_again_and_a_rerun_is_served_from_the_cache(server, sources, beam_corpus, store_path):
     """--judge-repeats 2: every rubric item asked twice, each point's judge tokens summed over all; the same run again
     sends nothing (its replies cached), with the same scores."""
@@ -220,9 +237,9 @@ def test_beam_judge_repeats_ask_every_item_again_and_a_rerun_is_served_from_the_
     assert [a.score for a in again] == [a.score for a in answers] and all(a.judge_cached for a in again)
 
 
-def test_beam_export_and_import_keep_rubrics_grades_and_scores(beam_run, store_path, tmp_path):
+def test_beam_export_and_import_keep_rubrics_grades_and_scores(beam_module, tmp_path):
     """An export carries each point's rubric (its corpus digest covers it) and each answer's grades; it imports whole."""
-    stored, _ = beam_run
+    stored, _, _, store_path = beam_module
     exported, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
     document = json.loads(exported.read_text())
     assert any(p.get("rubric") == EVENTS for c in document["run"]["conversations"] for p in c["test_points"])
@@ -324,13 +341,13 @@ def test_locomo_plus_on_locomo_uses_the_default_template_per_category(server, so
     assert all(row["value"] == 1.0 for row in figures["by_category"])  # the stand-in judge says correct
 
 
-def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_run, store_path, tmp_path):
+def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_module, tmp_path):
     """The run's drill-down shows each graded answer's score and a partial verdict as such, not as incorrect."""
     from helpers.html import parse
 
     from evals.site import build_site
 
-    build_site(store_path, tmp_path / "site")
+    build_site(beam_module[3], tmp_path / "site")
     sections = [
         section
         for page in (tmp_path / "site").rglob("*.html")
@@ -343,14 +360,14 @@ def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_run, store_pa
     assert "partial" in answer.find("h4").text() and "incorrect" not in answer.find("h4").text()
 
 
-def test_the_run_page_leads_with_the_graded_score(beam_run, store_path, tmp_path):
+def test_the_run_page_leads_with_the_graded_score(beam_module, tmp_path):
     """A graded run's page leads with its mean grade and says who graded it; partial answers are listed as not fully
     correct, never as "judged incorrect"."""
     from helpers.html import parse
 
     from evals.site import build_site
 
-    build_site(store_path, tmp_path / "site")
+    build_site(beam_module[3], tmp_path / "site")
     page = parse(next((tmp_path / "site" / "runs").glob("*.html")))
     card = page.find("div", id="answer-score")
     assert "QA score" in card.text() and "the protocol's mean grade, by gpt-4.1-mini" in card.text()

@@ -19,7 +19,8 @@ module (``tests/project/test_test_tree.py`` checks it).
 - :mod:`helpers.protocol_sources`: stand-ins for the published files the protocols read;
 - :mod:`helpers.pairs`: a LoCoMo-shaped store of two memories and its site, for the compare pages;
 - :mod:`helpers.audit`: a published answer-key audit of LoCoMo (its layout and entries), for the planted fixture;
-- :mod:`helpers.hostile`: corpora, files and exports the hostile-input tests write on purpose.
+- :mod:`helpers.hostile`: corpora, files and exports the hostile-input tests write on purpose;
+- :mod:`helpers.lane`: the fast lane's markers, and which tests a file leaves to ``--run-slow``, read without importing it.
 
 Test modules live in the folder of the layer they test (``tests/store/``, ``tests/site/``...) or in
 ``tests/project/``; they reach the repository through ``ROOT``, ``FIXTURES`` and ``PLUGINS``, never by

@@ -302,6 +302,17 @@ def write_sources(downloads: Path) -> dict[str, tuple[SourceFile, ...]]:
     return {name: write_tree(Path(downloads) / "sources" / repo / commit, name) for name, (repo, commit, _) in FILES.items()}
 
 
+def pin_sources(patch, downloads: Path) -> Path:
+    """Every protocol's stand-ins written into ``downloads``, their digests made the pins and ``downloads`` the
+    downloads folder ($EVALS_DOWNLOADS), through ``patch`` (a pytest.MonkeyPatch, which undoes it all)."""
+    from evals.benchmarks.protocols import PINS
+
+    for name, pinned in write_sources(downloads).items():
+        patch.setitem(PINS, name, pinned)
+    patch.setenv("EVALS_DOWNLOADS", str(downloads))
+    return downloads
+
+
 def served(protocol: str, sources: tuple[SourceFile, ...]) -> tuple[tuple[SourceFile, ...], dict[str, bytes]]:
     """A release's ``sources`` pinned to ``protocol``'s stand-ins, and the stand-ins' bytes by the path a mirror
     serves them at (OWNER/REPO/COMMIT/PATH), for `evals fetch` through tests/helpers/benchmark_server.py."""

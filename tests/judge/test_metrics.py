@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from contextlib import contextmanager
 
 import duckdb
 import pytest
@@ -22,10 +23,10 @@ def _hit_at_1(run: ScoredRun) -> MetricValue:
     return proportion(sum(p.rank == 1 for p in points), len(points))
 
 
-@pytest.fixture
-def toy_metric():
+@contextmanager
+def hit_at_1_declared():
     """hit@1, declared in test code as docs/layout.md's "Add a metric and show it on the site" declares it,
-    inside metrics.declaring(): the registry is as it was once the test ends."""
+    inside metrics.declaring(): the registry is as it was once the block ends."""
     with metrics.declaring():
 
         @metrics.point_metric(
@@ -39,6 +40,13 @@ def toy_metric():
             return float(point.score.rank == 1) if point.score.answerable else None
 
         yield METRICS["hit_at_1"]
+
+
+@pytest.fixture
+def toy_metric():
+    """hit@1 declared for one test (hit_at_1_declared)."""
+    with hit_at_1_declared() as declared:
+        yield declared
 
 
 @pytest.fixture
@@ -235,14 +243,22 @@ def test_shared_bootstrap_draws_give_each_sample_its_own_interval():
 DESCRIPTION = "Share of test points whose first retrieved record holds the answer."
 
 
-@pytest.fixture
-def toy_site(toy_metric, evals, store_path, tmp_path, corpus_small):
-    """A run made while hit@1 is declared, and the site built from its store."""
+@pytest.fixture(scope="module")
+def toy_site(tmp_path_factory: pytest.TempPathFactory):
+    """Runs of full_history and recency made while hit@1 is declared, and the site built from their store: once,
+    for the tests that only read its pages."""
     from evals.site import build_site
 
-    evals("run", "--runner", "recency", "--corpus", str(corpus_small))
-    build_site(store_path, tmp_path / "site")
-    return tmp_path / "site"
+    folder = tmp_path_factory.mktemp("toy-site")
+    store = folder / "results.duckdb"
+    with pytest.MonkeyPatch.context() as patch, hit_at_1_declared():
+        patch.setenv("EVALS_CACHE", str(folder / "user-cache.duckdb"))
+        for runner in ("full_history", "recency"):
+            args = ["run", "--runner", runner, "--corpus", str(FIXTURES / "corpus_small"), "--store", str(store)]
+            result = CliRunner().invoke(cli, args, catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+        build_site(store, folder / "site")
+    return folder / "site"
 
 
 def _table(html: str, marker: str) -> str:

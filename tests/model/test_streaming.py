@@ -60,6 +60,7 @@ def import_peak(source: Path, out: Path) -> int:
 LIMIT = 3 * 1024**3  # far below the 16 GiB a benchmark file may hold, far above what these need
 
 
+@pytest.mark.slow
 def test_an_import_under_a_memory_limit_asks_for_no_more_than_the_file(tmp_path):
     """Under ``ulimit -v`` (3 GiB) a small import succeeds: no read reserves the 16 GiB size limit."""
     source = tmp_path / "lme.json"
@@ -199,6 +200,7 @@ def test_streamed_import_writes_the_files_the_whole_file_import_wrote(tmp_path):
         assert written == GOLDEN[name], name
 
 
+@pytest.mark.slow
 def test_import_peak_does_not_grow_with_the_questions(tmp_path):
     """16 questions peak within a few MiB of 2 (on main: +26 MiB, the file held three times over)."""
     small, large = tmp_path / "q2.json", tmp_path / "q16.json"
@@ -209,6 +211,7 @@ def test_import_peak_does_not_grow_with_the_questions(tmp_path):
     assert grown < 8 * 1024, f"{grown} KiB more for 16 questions than for 2"
 
 
+@pytest.mark.slow
 def test_non_ascii_text_changes_the_import_peak_by_a_constant(tmp_path):
     """One emoji in the first question: on main the whole file's text became 4 bytes a character."""
     plain = tmp_path / "plain.json"
@@ -276,6 +279,7 @@ def test_a_file_changed_after_the_check_is_refused(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("strategy", ["full_history", "summary_buffer", "bm25"])
+@pytest.mark.slow
 def test_a_run_read_as_walked_stores_what_a_held_run_stores(tmp_path, monkeypatch, strategy):
     """The same run, its corpus held or read as walked: the same document and the same stored rows."""
     from click.testing import CliRunner

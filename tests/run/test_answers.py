@@ -33,6 +33,19 @@ def server():
         yield started
 
 
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory: pytest.TempPathFactory):
+    """One `evals run --with-answers --judge` (mneme) on corpus_small against a server of its own, shared by the
+    tests that only read what it stored, sent or printed: (server, store, the command's result)."""
+    folder = tmp_path_factory.mktemp("answered")
+    with pytest.MonkeyPatch.context() as patch, LLMServer(slow_s=1.5) as started:
+        patch.setenv("EVALS_CACHE", str(folder / "user-cache.duckdb"))
+        store = folder / "results.duckdb"
+        result = run(started, store)
+        assert result.exit_code == 0, result.output
+        yield started, store, result
+
+
 @pytest.fixture
 def key() -> str:
     """A fresh API key that must never be written anywhere."""
@@ -47,9 +60,9 @@ def run(server: LLMServer, store: Path, *extra: str, key: str = "sk-unused", run
 # -- answers and verdicts ----------------------------------------------------------------------------
 
 
-def test_answers_and_verdicts_are_recorded(server, store_path):
+def test_answers_and_verdicts_are_recorded(answered):
     """A run with --with-answers --judge stores an answer and a parsed verdict at every test point."""
-    result = run(server, store_path)
+    server, store_path, result = answered
     assert result.exit_code == 0, result.output
     (stored,) = stored_runs(store_path)
     points = [p for conv in stored.answers.points for p in conv]
@@ -61,9 +74,9 @@ def test_answers_and_verdicts_are_recorded(server, store_path):
     assert all(p.reason and p.prompt_tokens > 0 and p.judge_prompt_tokens > 0 for p in points)
 
 
-def test_answer_results_view_joins_answers_to_their_test_points(server, store_path):
+def test_answer_results_view_joins_answers_to_their_test_points(answered):
     """The answer_results view gives each answer beside its question and retrieval outcome, for ad-hoc SQL."""
-    run(server, store_path)
+    _, store_path, _ = answered
     (stored,) = stored_runs(store_path)
     with duckdb.connect(str(store_path), read_only=True) as con:
         rows = con.execute(
@@ -78,9 +91,9 @@ def test_answer_results_view_joins_answers_to_their_test_points(server, store_pa
     assert all(row[4] > 0 for row in rows)
 
 
-def test_run_summary_carries_accuracy_cost_and_requests(server, store_path):
+def test_run_summary_carries_accuracy_cost_and_requests(answered):
     """The stored run has accuracy with its interval, keyword accuracy, tokens and request counts."""
-    run(server, store_path)
+    _, store_path, _ = answered
     (stored,) = stored_runs(store_path)
     summary = stored.summary
     assert (summary.answer_model, summary.judge_model) == ("gpt-4o-mini", "gpt-4o-mini")
@@ -94,9 +107,9 @@ def test_run_summary_carries_accuracy_cost_and_requests(server, store_path):
     assert summary.llm_settings["prompts"]["judge"] and summary.answer_latency_s > 0
 
 
-def test_each_request_is_temperature_zero_with_a_seed(server, store_path):
+def test_each_request_is_temperature_zero_with_a_seed(answered):
     """Every request asks for temperature 0 and the fixed seed; the judge asks for a JSON object."""
-    run(server, store_path)
+    server, _, _ = answered
     assert {(b["temperature"], b["seed"]) for b in server.bodies} == {(0, 42)}
     judged = [b for b in server.bodies if b["messages"][0]["content"].startswith("You are grading")]
     assert judged and all(b["response_format"] == {"type": "json_object"} for b in judged)
@@ -171,10 +184,10 @@ def test_answer_json_keys_are_additions(server, store_path, tmp_path):
     assert a["metrics"]["answers"]["accuracy_interval_95"][0] <= a["metrics"]["answers"]["accuracy"]
 
 
-def test_answer_f1_and_bleu1_are_stored_with_intervals(server, store_path):
+def test_answer_f1_and_bleu1_are_stored_with_intervals(answered):
     """The run stores answer_f1 and answer_bleu1: the mean over its answers of each score against
     the expected fact, with a bootstrap interval around it."""
-    run(server, store_path)
+    _, store_path, _ = answered
     (stored,) = stored_runs(store_path)
     pairs = [
         (answer.answer, point.expected_fact)
@@ -210,9 +223,9 @@ def test_result_json_gives_f1_and_bleu1_per_answer(server, store_path, tmp_path)
     assert block["bleu1_interval_95"][0] <= block["bleu1"] <= block["bleu1_interval_95"][1]
 
 
-def test_leaderboard_json_carries_f1_and_bleu1(server, store_path):
+def test_leaderboard_json_carries_f1_and_bleu1(answered):
     """`evals leaderboard --format json` has answer_f1 and answer_bleu1 with value, n and interval."""
-    run(server, store_path)
+    _, store_path, _ = answered
     result = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.output)
@@ -222,10 +235,10 @@ def test_leaderboard_json_carries_f1_and_bleu1(server, store_path):
         assert row["metrics"][name] == {"value": value.value, "n": POINTS, "low": value.low, "high": value.high}
 
 
-def test_leaderboard_shows_accuracy_and_cost(server, store_path):
+def test_leaderboard_shows_accuracy_and_cost(answered):
     """`evals leaderboard` gains answer accuracy with its interval (in 100 columns); with --wide, keyword
     accuracy and the costs per correct answer too (tests/model/test_llm_costs.py checks their values)."""
-    run(server, store_path)
+    _, store_path, _ = answered
     compact = CliRunner().invoke(cli, ["leaderboard", "--store", str(store_path)]).output.splitlines()
     (stored,) = stored_runs(store_path)
     accuracy = stored.summary.metric("answer_accuracy")
@@ -239,9 +252,9 @@ def test_leaderboard_shows_accuracy_and_cost(server, store_path):
     assert f"{accuracy.value:.3f} [{accuracy.low:.3f}, {accuracy.high:.3f}]" in row
 
 
-def test_export_and_import_keep_the_answers(server, store_path, tmp_path):
+def test_export_and_import_keep_the_answers(answered, tmp_path):
     """A run with answers exported and imported elsewhere has the same answers and configuration."""
-    run(server, store_path)
+    _, store_path, _ = answered
     (stored,) = stored_runs(store_path)
     _, other = exported_and_imported(store_path, stored.summary.run_id, tmp_path)
     (copy,) = stored_runs(other)
@@ -307,9 +320,9 @@ def test_rerun_makes_no_request(server, store_path):
     assert f"llm: 0 requests made, {2 * POINTS} from cache" in result.output
 
 
-def test_run_line_shows_accuracy_and_keyword_accuracy(server, store_path):
+def test_run_line_shows_accuracy_and_keyword_accuracy(answered):
     """With a judge, `evals run`'s line gives accuracy with its interval and correct/judged, then keyword accuracy."""
-    result = run(server, store_path)
+    _, store_path, result = answered
     (stored,) = stored_runs(store_path)
     summary = stored.summary
     accuracy, keyword = summary.metric("answer_accuracy"), summary.metric("keyword_accuracy")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 ray = pytest.importorskip("ray")
+# A Ray instance per module takes seconds to start.
+pytestmark = pytest.mark.slow
 
 from helpers import FIXTURES  # noqa: E402
 from helpers.llm_server import LLMServer  # noqa: E402

@@ -81,6 +81,7 @@ def huge_site(tmp_path):
     return tmp_path / "site", big
 
 
+@pytest.mark.slow
 def test_huge_turn_gives_bounded_pages(huge_site):
     """No page holds the huge turn whole: every drill-down stays far below its size."""
     site, big = huge_site
@@ -88,6 +89,7 @@ def test_huge_turn_gives_bounded_pages(huge_site):
     assert pages and max(p.stat().st_size for p in pages) < 200_000
 
 
+@pytest.mark.slow
 def test_capped_text_states_its_length_and_links_the_whole(huge_site):
     """A capped text shows its start and end, says how long it is, and the transcript links the whole turn."""
     import re
@@ -160,6 +162,7 @@ def full_build(store: Path, tmp_path: Path) -> dict[str, bytes]:
     return site_files(tmp_path / "full")
 
 
+@pytest.mark.slow
 def test_edited_unit_file_is_rendered_again_and_said(built, tmp_path):
     """A drill-down edited by hand after the build is not reused: the rebuild renders its run again, says
     which file had changed, and gives exactly the site a full build gives."""
@@ -180,6 +183,7 @@ def test_edited_unit_file_is_rendered_again_and_said(built, tmp_path):
 
 
 @pytest.mark.parametrize("where", ["folder", "file"])
+@pytest.mark.slow
 def test_symlink_in_a_reused_path_is_not_followed(built, tmp_path, where):
     """A run's folder (or one file) moved out of the site and replaced by a symbolic link to it: nothing
     is linked from outside --out, what is outside stays as it was, and the run is rendered again."""
@@ -200,6 +204,7 @@ def test_symlink_in_a_reused_path_is_not_followed(built, tmp_path, where):
     assert site_files(site) == full_build(store, tmp_path)
 
 
+@pytest.mark.slow
 def test_manifest_entry_through_a_symlink_links_nothing_from_outside(built, tmp_path):
     """The issue's case: a link in the site to a folder outside it, and the manifest listing a file through
     it with that file's true digest. The file is not hard-linked into the site, nor read; it stays as it was."""
@@ -229,6 +234,7 @@ def test_manifest_entry_through_a_symlink_links_nothing_from_outside(built, tmp_
         (".evals-texts/x", "not a plain path inside the site (an empty or dot-named part, a backslash or a NUL)"),
     ],
 )
+@pytest.mark.slow
 def test_path_out_of_the_site_in_the_manifest_means_a_full_build(built, tmp_path, path, reason):
     """An absolute or ``..`` path in the manifest (once a traceback on every build): one warning naming the
     field, every unit rendered again, nothing outside --out touched, and the next build is clean."""

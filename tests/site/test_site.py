@@ -369,6 +369,7 @@ def test_same_store_builds_byte_identical_site(store: Path, tmp_path: Path):
     assert _tree_bytes(tmp_path / "one") == _tree_bytes(tmp_path / "two")
 
 
+@pytest.mark.slow
 def test_worker_processes_build_the_same_site(store: Path, tmp_path: Path):
     """Rendering runs in worker processes gives the same bytes as rendering them in this process."""
     build_site(store, tmp_path / "serial", workers=1)

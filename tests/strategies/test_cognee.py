@@ -89,6 +89,7 @@ def fed(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 @pytest.mark.parametrize("search_type", ["chunks", "summaries"])
 def test_keeps_the_contract(server, search_type):
     """`evals check-strategy` finds nothing wrong with cognee writing through the local server, either search."""
@@ -99,6 +100,7 @@ def test_keeps_the_contract(server, search_type):
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_finds_the_evidence_and_reruns_from_the_cache(server, tmp_path: Path):
     """On the labelled fixture corpus every evidence turn is found; a second run with the same cache asks the
     server nothing and retrieves the same records."""
@@ -120,6 +122,7 @@ def test_finds_the_evidence_and_reruns_from_the_cache(server, tmp_path: Path):
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_records_name_their_source_turns(fed):
     """Each chunk names the turn its data item holds, also for two turns of the same text."""
     strategy, _ = fed
@@ -132,6 +135,7 @@ def test_records_name_their_source_turns(fed):
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_write_requests_and_tokens_are_counted(fed, server):
     """cognify's requests (a graph and a summary per chunk) are tallied with their tokens, a repeated turn's
     from the cache; a second strategy on the same cache finds them all cached and sends none."""
@@ -159,6 +163,7 @@ def test_write_requests_and_tokens_are_counted(fed, server):
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_summaries_name_the_turns_of_the_chunks_they_were_made_from(fed, server):
     """search_type=summaries returns the summaries cognee's LLM wrote, each naming its chunk's turn."""
     from evals.strategies.cognee import Cognee
@@ -190,6 +195,7 @@ def test_an_unknown_search_type_is_refused():
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_reset_forgets_the_conversation(server):
     """After reset() nothing of the previous conversation is found, and the next one has a dataset of its own."""
     from evals.strategies.cognee import Cognee
@@ -210,6 +216,7 @@ def test_reset_forgets_the_conversation(server):
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_a_turn_of_no_text_is_not_given_to_cognee(server):
     """A turn with no text (a shared image alone) is skipped: nothing to find, and cognee is asked nothing for it."""
     from evals.strategies.cognee import Cognee
@@ -255,6 +262,7 @@ def test_against_openai_without_a_key_says_what_to_set(monkeypatch: pytest.Monke
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_failure_names_the_endpoint_and_hides_the_key(server, monkeypatch: pytest.MonkeyPatch):
     """A refused cognify request fails the search with the endpoint's answer, the API key blanked out."""
     from evals.errors import EvalsError
@@ -301,6 +309,7 @@ print(json.dumps({"attempts": ATTEMPTS, "recall": run.scores.recall, "asked": as
 
 @needs_cognee
 @pytest.mark.slow
+@pytest.mark.llm_memory
 def test_reaches_no_network_but_the_endpoint(tmp_path: Path):
     """cognee imports and runs on the small corpus with no lookup or connection beyond loopback: none from
     Python (an audit hook) and, where strace is installed, none from native code either."""

@@ -18,7 +18,11 @@ from evals.run.evaluate import evaluate
 from evals.strategies import BuildContext
 from evals.strategies.embedders import minilm_installed
 
-needs_minilm = pytest.mark.skipif(not minilm_installed(), reason="needs the minilm extra")
+
+def needs_minilm(test):
+    """A test that loads the real MiniLM model: slow (seconds), and skipped without the minilm extra."""
+    return pytest.mark.slow(pytest.mark.skipif(not minilm_installed(), reason="needs the minilm extra")(test))
+
 
 CORPUS = FIXTURES / "corpus_small"
 

@@ -32,7 +32,7 @@ from evals.run.evaluate import RunConfig, evaluate  # noqa: E402
 from evals.strategies.contract import check_strategy  # noqa: E402
 from evals.strategies.graphiti import Graphiti  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.llm_memory]
 
 TURNS = [
     ("user", "My dog is called Biscuit and he hates the vacuum cleaner."),

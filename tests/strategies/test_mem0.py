@@ -231,6 +231,7 @@ def test_infer_against_openai_without_a_key_says_what_to_set(monkeypatch: pytest
         Mem0(infer=True)
 
 
+@pytest.mark.llm_memory
 def test_infer_stores_extracted_facts_with_their_turns(tmp_path: Path):
     """With infer=True mem0's LLM (the local server) rewrites each turn; records still name the right turn."""
     with LLMServer() as server:
@@ -250,6 +251,7 @@ def test_infer_stores_extracted_facts_with_their_turns(tmp_path: Path):
     assert evaluation.scores.recall == 1.0
 
 
+@pytest.mark.llm_memory
 def test_infer_rerun_with_the_same_cache_makes_no_request(tmp_path: Path):
     """A second infer=True run with the same cache asks the server nothing and stores the same records."""
     corpus = FIXTURES / "evidence_corpus"
@@ -262,6 +264,7 @@ def test_infer_rerun_with_the_same_cache_makes_no_request(tmp_path: Path):
     assert [c.test_points for c in first.run.conversations] == [c.test_points for c in second.run.conversations]
 
 
+@pytest.mark.llm_memory
 def test_infer_with_answers_stores_the_extraction_tokens_as_memory_writes(tmp_path: Path):
     """`evals run --runner mem0 --option infer=true --with-answers`: mem0's extraction requests are the run's
     memory-write tally, per conversation."""
@@ -277,6 +280,7 @@ def test_infer_with_answers_stores_the_extraction_tokens_as_memory_writes(tmp_pa
     assert write["prompt_tokens"] > 0 and "llm memory-write (gpt-4o-mini): " in result.output
 
 
+@pytest.mark.llm_memory
 def test_infer_pins_the_prompt_date():
     """The extraction prompt states PROMPT_DATE, not the day of the run."""
     with LLMServer() as server:
@@ -301,6 +305,7 @@ def test_without_the_extra_the_error_says_what_to_install(tmp_path: Path):
     assert not store.exists()
 
 
+@pytest.mark.llm_memory
 def test_infer_failure_names_the_endpoint_and_hides_the_key(monkeypatch: pytest.MonkeyPatch):
     """A refused extraction request fails the add with the endpoint's answer, the API key blanked out."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-test-key")

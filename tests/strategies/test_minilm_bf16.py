@@ -25,7 +25,11 @@ from evals.strategies.embedders import (
     minilm_installed,
 )
 
-needs_minilm = pytest.mark.skipif(not minilm_installed(), reason="needs the minilm extra")
+
+def needs_minilm(test):
+    """A test that loads the real MiniLM model: slow (seconds), and skipped without the minilm extra."""
+    return pytest.mark.slow(pytest.mark.skipif(not minilm_installed(), reason="needs the minilm extra")(test))
+
 
 WITH_BF16 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_bf16\n"
 WITHOUT_BF16 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n"
