@@ -245,16 +245,7 @@ class RequestTally:
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             name: getattr(self, name)
-            for name in (
-                "model",
-                "sent",
-                "cached",
-                "prompt_tokens",
-                "completion_tokens",
-                "cached_prompt_tokens",
-                "cached_completion_tokens",
-                "per",
-            )
+            for name in ("model", *TALLY_COUNTS)
         }
         out["served"] = [
             {"model": model, "fingerprint": fingerprint, "requests": count}
@@ -268,6 +259,10 @@ class RequestTally:
         served = {(s["model"], s["fingerprint"]): s["requests"] for s in data.get("served", [])}
         fields = {k: v for k, v in data.items() if k not in ("served",)}
         return cls(**fields, served=served)
+
+
+# A tally's counts: what adding two tallies adds, and what its JSON holds beside its model, what served it and its price.
+TALLY_COUNTS = ("sent", "cached", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens", "per")
 
 
 def usage_json(usage: dict[str, RequestTally]) -> dict[str, Any]:
@@ -285,15 +280,7 @@ def merge_usage(parts: list[dict[str, RequestTally]]) -> dict[str, RequestTally]
     for part in parts:
         for kind, tally in part.items():
             whole = out.setdefault(kind, RequestTally(tally.model, price=tally.price))
-            for name in (
-                "sent",
-                "cached",
-                "prompt_tokens",
-                "completion_tokens",
-                "cached_prompt_tokens",
-                "cached_completion_tokens",
-                "per",
-            ):
+            for name in TALLY_COUNTS:
                 setattr(whole, name, getattr(whole, name) + getattr(tally, name))
             for key, count in tally.served.items():
                 whole.served[key] = whole.served.get(key, 0) + count

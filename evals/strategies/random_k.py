@@ -61,15 +61,16 @@ class RandomKOptions(BaseModel):
     seed: int | None = Field(default=None, ge=MIN_INT, le=MAX_INT, description="seed of the draws (default: the run's --seed)")
 
 
-def _seed(options: RandomKOptions, context: BuildContext) -> int:
+def seed_of(options: RandomKOptions, context: BuildContext) -> int:
+    """The seed of the draws: the option's, else the run's --seed."""
     return context.seed if options.seed is None else options.seed
 
 
 SPEC = StrategySpec(
     name="random_k",
-    build=lambda options, context: RandomK(seed=_seed(options, context)),
+    build=lambda options, context: RandomK(seed=seed_of(options, context)),
     options=RandomKOptions,
     # "draw" names how draws are made, so runs of the earlier sampler stay a configuration of their own.
-    describe=lambda options, context: {"name": "random_k", "seed": _seed(options, context), "draw": "shuffle_by_history"},
+    describe=lambda options, context: {"name": "random_k", "seed": seed_of(options, context), "draw": "shuffle_by_history"},
     summary="k earlier turns drawn uniformly at random: the chance floor.",
 )

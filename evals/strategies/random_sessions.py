@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from evals.strategies.base import Message, Record, memories_context
-from evals.strategies.random_k import RandomKOptions, drawn
-from evals.strategies.registry import BuildContext, StrategySpec
+from evals.strategies.random_k import RandomKOptions, drawn, seed_of
+from evals.strategies.registry import StrategySpec
 
 
 class RandomSessions:
@@ -58,15 +58,11 @@ class RandomSessions:
         return ["\n".join(texts) for texts, _ in self._sessions.values()]
 
 
-def _seed(options: RandomKOptions, context: BuildContext) -> int:
-    return context.seed if options.seed is None else options.seed
-
-
 SPEC = StrategySpec(
     name="random_sessions",
-    build=lambda options, context: RandomSessions(seed=_seed(options, context)),
+    build=lambda options, context: RandomSessions(seed=seed_of(options, context)),
     options=RandomKOptions,
-    describe=lambda options, context: {"name": "random_sessions", "seed": _seed(options, context),
+    describe=lambda options, context: {"name": "random_sessions", "seed": seed_of(options, context),
                                        "draw": "shuffle_by_history", "document": "session, its turns one a line"},
     summary="k earlier sessions drawn uniformly at random, one record each: the chance floor of session documents.",
 )

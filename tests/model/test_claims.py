@@ -69,28 +69,27 @@ def test_a_claim_file_loads(tmp_path: Path):
     assert claim.source.href == "https://github.com/example/example/blob/0123456789abcdef0123456789abcdef01234567/README.md"
 
 
+def _refused(tmp_path: Path, old: str, new: str, said: str) -> None:
+    """GOOD with ``old`` written as ``new`` is refused with an error matching ``said``."""
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD.replace(old, new))
+    with pytest.raises(ClaimError, match=said):
+        load_claims(path)
+
+
 def test_a_bad_field_names_the_file_and_the_field(tmp_path: Path):
     """A percentage where a fraction belongs is refused, naming the file, the claim and the field."""
-    path = tmp_path / "claims.toml"
-    path.write_text(GOOD.replace("value = 0.5", "value = 50"))
-    with pytest.raises(ClaimError, match=r"claims\.toml: claim\[0\]\.value \(Example\): .*fraction"):
-        load_claims(path)
+    _refused(tmp_path, "value = 0.5", "value = 50", r"claims\.toml: claim\[0\]\.value \(Example\): .*fraction")
 
 
 def test_an_unpinned_source_is_refused(tmp_path: Path):
     """A repository source without the commit it was read at is refused."""
-    path = tmp_path / "claims.toml"
-    path.write_text(GOOD.replace('commit = "0123456789abcdef0123456789abcdef01234567", ', ""))
-    with pytest.raises(ClaimError, match=r"claim\[0\]\.source .*commit"):
-        load_claims(path)
+    _refused(tmp_path, 'commit = "0123456789abcdef0123456789abcdef01234567", ', "", r"claim\[0\]\.source .*commit")
 
 
 def test_a_missing_field_is_refused(tmp_path: Path):
     """A claim without its population is refused, naming the field."""
-    path = tmp_path / "claims.toml"
-    path.write_text(GOOD.replace('population = "all questions"\n', ""))
-    with pytest.raises(ClaimError, match=r"claim\[0\]\.population"):
-        load_claims(path)
+    _refused(tmp_path, 'population = "all questions"\n', "", r"claim\[0\]\.population")
 
 
 def test_a_units_file_holds_only_that_units_claims(tmp_path: Path):
