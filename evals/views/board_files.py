@@ -34,7 +34,18 @@ from evals.model.corpus import Corpus, check_benchmark, load_corpus
 from evals.model.provenance import Provenance
 from evals.model.results import MAX_K, MAX_SEED, MIN_SEED, PREFIX, ConversationResult, RunResult, TestPointResult
 from evals.store import RunRecord, StoredRun, make_summary
-from evals.views.exchange import Commit, Count, Digest, RunId, Seconds, _Bucket, _first_problem, _measured, _when_a_run_could_be
+from evals.views.exchange import (
+    Commit,
+    Count,
+    Digest,
+    RunId,
+    Seconds,
+    _Bucket,
+    _first_problem,
+    _Measured,
+    _measured,
+    _when_a_run_could_be,
+)
 
 __all__ = [
     "BOARD_FORMAT",
@@ -99,13 +110,6 @@ class _Corpus(_Closed):
     pin: Name | None  # the release `evals fetch` brought it as (evals benchmarks), where it was fetched so
 
 
-class _Figure(_Closed):
-    value: float | None
-    n: Count
-    low: float | None = None
-    high: float | None = None
-
-
 class _Verdict(_Closed):
     """A test point's answer as the judge saw it: never the answer's text (it may quote the benchmark's turns)."""
 
@@ -149,7 +153,7 @@ class BoardFile(_Closed):
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None
     corpus: _Corpus
     conversations: list[Name]  # the run's conversations, in run order
-    figures: dict[Name, _Figure]  # every metric the run stored
+    figures: dict[Name, _Measured]  # every metric the run stored
     latency_by_size: list[_Bucket] = Field(default_factory=list)
     cache_hits: Count | None = None
     cache_misses: Count | None = None
@@ -439,14 +443,7 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
         benchmark=corpus.benchmark,
     )
     scores = Scores(tokenizer=board.tokenizer, conversation_ids=list(board.conversations), points=scored)
-    given = board.provenance
-    provenance = Provenance(
-        commit=given.commit,
-        dirty=given.dirty,
-        package_version=given.package_version,
-        mneme_version=given.mneme_version,
-        python_version=given.python_version,
-    )
+    provenance = Provenance(**board.provenance.model_dump(exclude={"timestamp", "duration_s"}))
     figures = board.figures.items()
     measured = {key: MetricValue(**figure.model_dump()) for key, figure in figures if carried(key, board.cutoff_rule)}
     summary = make_summary(
