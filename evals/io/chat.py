@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, digest
-from evals.io.endpoints import canonical_body, check_base_url, scrub_json, scrubber
+from evals.io.endpoints import MAX_SERVED_NAME, RetryPolicy, canonical_body, check_base_url, scrub_json, scrubber
 from evals.io.jsonfile import strict_json
 
 if TYPE_CHECKING:
@@ -69,28 +68,10 @@ MAX_REPLY_BYTES = 8 * 1024**2
 # Token counts one reply may report: far beyond any context window, and small enough that the
 # store's per-answer columns (32-bit) hold the sum of an answer's and its verdict's.
 MAX_REPLY_TOKENS = 100_000_000
-# The longest served model name or system fingerprint a reply may give (a longer one is malformed).
-MAX_SERVED_NAME = 256
 
 
 class LLMError(EvalsError):
     """A request that could not be completed, or a response that cannot be used."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try: ``timeout`` seconds for each attempt's whole response, ``retries`` more attempts
-    after the first, waiting ``backoff`` seconds, doubling each time (jittered, at most 30 s), or what
-    Retry-After asks."""
-
-    timeout: float = 60.0
-    retries: int = 5
-    backoff: float = 1.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), 60.0)
-        return min(self.backoff * 2**attempt, 30.0) * random.uniform(0.5, 1.0)
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,10 @@ import base64
 import html.entities
 import json
 import os
+import random
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,6 +40,8 @@ from evals.errors import EvalsError
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "MAX_SERVED_NAME",
+    "RetryPolicy",
     "MIN_SECRET",
     "canonical_body",
     "check_base_url",
@@ -47,6 +51,28 @@ __all__ = [
     "scrub_json",
     "scrubber",
 ]
+
+# The longest served model name or system fingerprint a reply may give (a longer one is malformed): the store and
+# exports keep it, and model/results.py checks it without loading the chat client.
+MAX_SERVED_NAME = 256
+
+
+# How hard every request to an endpoint tries (the harness's and a memory's own): here, beside the endpoint, so a
+# run's configuration can carry it without loading the chat client.
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try: ``timeout`` seconds for each attempt's whole response, ``retries`` more attempts
+    after the first, waiting ``backoff`` seconds, doubling each time (jittered, at most 30 s), or what
+    Retry-After asks."""
+
+    timeout: float = 60.0
+    retries: int = 5
+    backoff: float = 1.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), 60.0)
+        return min(self.backoff * 2**attempt, 30.0) * random.uniform(0.5, 1.0)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MIN_SECRET = 8  # shorter "keys" ("none", "x") are placeholders for servers that want none: not masked

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, field_serializer
 
 # The longest served model name or system fingerprint a reply may give: decided where replies are read.
-from evals.io.chat import MAX_SERVED_NAME
+from evals.io.endpoints import MAX_SERVED_NAME
 
 __all__ = [
     "CUTOFF_RULES",

@@ -268,7 +268,7 @@ class RunConfig(BaseModel):
 
             summarize_fn = ChatSummarizer(client, self.answer_model)
             summarizer = summarize_fn.__name__
-        from evals.io.chat import RetryPolicy
+        from evals.io.endpoints import RetryPolicy
 
         # Every LLM request has the run's deadline and retries: a memory's own (mem0, graphiti, cognee) too.
         policy = RetryPolicy(timeout=self.request_timeout, retries=self.max_retries)

@@ -68,7 +68,7 @@ from evals.strategies.base import READS_LABELS, REQUIRED_MEMBERS, MemoryStrategy
 
 if TYPE_CHECKING:
     from evals.io.cache import Cache
-    from evals.io.chat import RetryPolicy
+    from evals.io.endpoints import RetryPolicy
     from evals.strategies.embedders import Embedders
 
 __all__ = [

@@ -135,7 +135,7 @@ def test_mneme_hash_pinned_records():
 def test_sqlite_backend_matches_memory(runner):
     """mneme on the sqlite backend retrieves exactly what the memory backend does."""
     memory = run(runner)
-    sqlite = run(runner, backend="sqlite")
+    sqlite = run(runner, options={"backend": "sqlite"})
     assert records(sqlite) == records(memory)
     assert sqlite.run.strategy["backend"] == "SQLiteBackend"
 

@@ -192,10 +192,13 @@ def lme_inputs(folder: Path) -> dict[str, Path]:
 
 def test_streamed_import_writes_the_files_the_whole_file_import_wrote(tmp_path):
     """Byte for byte the corpus the import on main wrote (so every run on it, and every stored
-    result, is the same point for point)."""
+    result, is the same point for point); its benchmark.json as then, but for the file it says it came from."""
     for name, source in lme_inputs(tmp_path).items():
         out = tmp_path / f"out_{source.stem}"
         import_corpus("longmemeval", source, out)
+        declared = json.loads((out / "benchmark.json").read_text(encoding="utf-8"))
+        assert declared.pop("imported_from") == source.name
+        (out / "benchmark.json").write_text(json.dumps(declared) + "\n", encoding="utf-8")
         written = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())}
         assert written == GOLDEN[name], name
 

@@ -58,6 +58,7 @@ def test_navigation_comes_from_the_registry():
     """The navigation lists the publishers with a label, by nav_order."""
     assert [(e.key, e.label, e.href) for e in navigation(PUBLISHERS)] == [
         ("leaderboard", "Leaderboard", "index.html"),
+        ("across", "Across benchmarks", "across.html"),
         ("history", "History", "history/index.html"),
         ("compare", "Compare", "compare.html"),
         ("about", "Methodology", "about.html"),
@@ -71,7 +72,7 @@ def test_a_registered_publisher_writes_its_files_and_joins_the_navigation(tmp_pa
     site = tmp_path / "site"
     assert (site / "counts.txt").read_text() == f"{report.runs} runs\n"
     assert len(list((site / "counts").glob("*.txt"))) == report.runs
-    labels = ["Leaderboard", "History", "Counts", "Compare", "Methodology"]
+    labels = ["Leaderboard", "Across benchmarks", "History", "Counts", "Compare", "Methodology"]
     assert [label for label, _ in nav_links(site / "index.html")] == labels
     assert ("Counts", "../../counts.txt") in nav_links(next((site / "runs").glob("*/*.html")))
 

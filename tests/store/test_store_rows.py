@@ -141,6 +141,11 @@ VARYING = {"run_id", "commit", "dirty", "date", "timestamp", "duration_s", "cach
            "package_version", "mneme_version", "python_version", "p50_s", "p95_s", "mean_s", "rule"}  # fmt: skip
 
 
+# Strategies whose default configuration changed on purpose since the fixture store was made: bm25 makes its words
+# as bm25s's README does (a Snowball stemmer), so its runs now rank otherwise; the others must store what they did.
+DEFAULTS_CHANGED = {"bm25"}
+
+
 def table_rows(con: duckdb.DuckDBPyConnection, table: str, run_keys: dict[str, tuple[str, str]]) -> list[tuple]:
     """A table's rows, sorted, without the VARYING columns; a run id becomes its (corpus, strategy)."""
     columns = [c for (c,) in con.execute(
@@ -150,7 +155,7 @@ def table_rows(con: duckdb.DuckDBPyConnection, table: str, run_keys: dict[str, t
     selected = ", ".join(f'"{c}"' for c in kept) + (", run_id" if "run_id" in columns else "")
     rows = con.execute(f"SELECT {selected} FROM {table}").fetchall()
     if "run_id" in columns:
-        rows = [(*row[:-1], run_keys[row[-1]]) for row in rows]
+        rows = [(*row[:-1], run_keys[row[-1]]) for row in rows if run_keys[row[-1]][1] not in DEFAULTS_CHANGED]
     if table == "run_metrics":  # call latencies and the prefetch's time are measured, not found; NOT_BACKFILLED are new
         rows = [row for row in rows if "latency" not in row[0] and row[0] != "prefetch_s" and row[0] not in NOT_BACKFILLED]
     return sorted(rows, key=repr)
@@ -180,7 +185,7 @@ def test_runs_stored_now_are_what_the_code_before_stored(made_by_main, tmp_path)
     files = [f for folder in (CORPUS, SESSIONS) for f in folder.glob("*.json")]
     turns = sum(len(json.loads(f.read_text(encoding="utf-8"))["turns"]) for f in files)
     assert len(found[fresh]["conversation_turns"]) == turns == 66
-    assert len(found[fresh]["test_points"]) == 7 * 6 + 2 * 3
+    assert len(found[fresh]["test_points"]) == 6 * 6 + 1 * 3  # bm25 left out (DEFAULTS_CHANGED)
 
 
 def test_turns_are_rows_read_back_a_conversation_at_a_time(store_path):
