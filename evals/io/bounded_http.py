@@ -32,8 +32,12 @@ import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpcore2
-import httpx2
+try:
+    import httpcore2
+    import httpx2
+except ImportError:  # an openai that speaks httpx's first line (cognee's environment pins one): the same API, first names
+    import httpcore as httpcore2  # type: ignore[no-redef]
+    import httpx as httpx2  # type: ignore[no-redef]
 
 __all__ = ["POLL_S", "BadEncoding", "BodyTooLarge", "BoundedTransport", "MalformedBody", "openai_client"]
 
