@@ -505,6 +505,7 @@ SPEC = StrategySpec(
     "its chunks or its summaries searched on the harness's MiniLM.",
     requires=REQUIRES,
     extra="cognee",
+    install_hint=HINT,
     # A summary is text cognee's LLM wrote; a chunk is a turn's own text, but a long turn splits into chunks
     # that each name it, which the contract's "text contains the turn" check would refuse.
     derived_records=True,

@@ -163,6 +163,7 @@ class StrategySpec:
     # that can run here as they are (`evals strategies --available`, a suite's "available"), which run offline.
     needs_endpoint: bool = False
     extra: str | None = None  # the extra that installs them, for the message
+    install_hint: str | None = None  # how to install them, where `pip install -e '.[extra]'` would be wrong advice
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
     # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
     # keys run reuse (evals.model.provenance.strategy_code). None for a built-in: the commit names its code.
@@ -229,7 +230,9 @@ class Planned:
     def build(self) -> MemoryStrategy:
         missing = self.spec.missing()
         if missing:
-            hint = f"pip install -e '.[{self.spec.extra}]'" if self.spec.extra else f"install {', '.join(missing)}"
+            hint = self.spec.install_hint or (
+                f"pip install -e '.[{self.spec.extra}]'" if self.spec.extra else f"install {', '.join(missing)}"
+            )
             raise StrategyError(f"strategy {self.spec.name} needs {', '.join(missing)}, which is not installed: {hint}")
         try:
             strategy = self.spec.build(self.options, self.context)
