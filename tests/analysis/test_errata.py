@@ -402,7 +402,7 @@ def test_the_site_shows_the_figure_with_errata_beside_the_published_one(planted,
 
 def test_the_pages_workflow_builds_with_the_suite_s_errata_and_a_suite_without_them_gives_none(planted, tmp_path):
     workflow = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
-    assert 'evals build-site --out site --store-copy always --errata "$SUITE"' in workflow
+    assert 'evals build-site --from board --out site --store-copy always --errata "$SUITE"' in workflow
     _, store, _, _ = planted
     suite = tmp_path / "evals.toml"
     suite.write_text('[[matrix]]\ncorpora = ["corpus"]\n')

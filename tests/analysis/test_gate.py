@@ -428,6 +428,18 @@ def test_the_workflow_gates_pull_requests_against_the_published_store():
     assert '--base "$BASE_SHA" --head HEAD --site-url "$SITE_URL"' in gate_step()["run"]
 
 
+def test_the_board_job_verifies_a_pull_request_s_board_files_and_comments_the_table():
+    """A pull request that adds board files gets them verified against the fetched benchmarks, the board imported
+    with them, and its table commented; only that job may write to the pull request."""
+    job = workflow()["jobs"]["board"]
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    steps = ("git diff --name-only", "evals fetch", "evals verify board", "evals import", "gh pr comment")
+    order = [runs.index(s) for s in steps]
+    assert order == sorted(order)
+    assert "evals leaderboard --format markdown" in runs and "GITHUB_STEP_SUMMARY" in runs
+
+
 def run_gate_step(tmp_path: Path, labels: list[str], exit_code: int, stderr: str = "") -> tuple[int, list[str], str]:
     """The workflow's gate step under bash with a stub `evals`: its exit status, the stub's arguments, the summary."""
     stub = tmp_path / "bin" / "evals"

@@ -242,11 +242,14 @@ def test_pages_workflow_is_valid_yaml_with_the_pages_actions():
     assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
 
 
-def test_pages_workflow_runs_the_registered_strategies_and_restores_the_store():
-    """The workflow restores and upgrades the published store, then runs the suite (evals.toml: every registered strategy)."""
+def test_pages_workflow_builds_from_board_files_and_this_push_s_runs():
+    """The workflow installs the field, verifies board/, fetches its benchmarks, runs the suite (evals.toml: every
+    registered strategy) and builds from board/ beside those runs; no store is restored from an earlier deploy."""
     text = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
-    assert 'evals run-suite --suite "$SUITE"' in text and "'evals.toml'" in text
-    assert "data/results.duckdb" in text and "evals migrate" in text
+    steps = [text.index(s) for s in (".[field]", "evals verify board", "evals fetch", 'evals run-suite --suite "$SUITE"')]
+    assert steps == sorted(steps)
+    assert "evals build-site --from board" in text and "'evals.toml'" in text
+    assert "curl" not in text  # history is the git history of board/, not a file a deploy left
 
 
 def test_site_docs_cover_publishing_and_preview():
