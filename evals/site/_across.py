@@ -13,7 +13,7 @@ of the field is a property of the benchmark as much as of the memories.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import ClassVar
 
@@ -28,7 +28,9 @@ from evals.store import RunSummary
 from evals.views.names import row_name
 from evals.views.tables import board_order, ranks_at_k
 
-__all__ = ["AcrossCell", "AcrossPage", "AcrossPublisher", "AcrossRow"]
+__all__ = ["ACROSS_JSON", "AcrossCell", "AcrossPage", "AcrossPublisher", "AcrossRow"]
+
+ACROSS_JSON = "data/across.json"  # the page's tables as data, beside it in the site
 
 @dataclass(frozen=True)
 class AcrossCell:
@@ -165,5 +167,8 @@ class AcrossPublisher(Publisher):
         return {s.run_id for by in _memories_by_benchmark(site).values() for runs in by.values() for s in runs}
 
     def publish(self, site: Site, output: Output) -> None:
-        page = AcrossPage(**site.frame("Across benchmarks", self.name), tables=across_tables(site))
+        tables = across_tables(site)
+        page = AcrossPage(**site.frame("Across benchmarks", self.name), tables=tables)
         output.page(site.env, "across.html", page)
+        # The same tables as data (tools/across_markdown.py prints them as docs/strategies.md's table).
+        output.json(ACROSS_JSON, {"flip_p": FLIP_P, "tables": [asdict(table) for table in tables]})

@@ -14,12 +14,13 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import FIXTURES
+from helpers import FIXTURES, ROOT
 from helpers.audit import PLANTED
 from helpers.benchmark_server import BenchmarkServer
 from helpers.browser import chromium, problems_on
@@ -354,6 +355,24 @@ def test_the_across_page_ranks_each_memory_on_every_benchmark(suite):
     for cell in rows["bm25"]:
         run_id = cell.find("a").attrs["href"].removeprefix("runs/").removesuffix(".html")
         assert cell.text().startswith(percent(by_run[run_id].headline.recall)) and "rank 1" in cell.text()
+
+
+def test_the_across_table_is_published_as_data_and_printed_as_markdown_alike(suite):
+    """data/across.json holds across.html's table, and tools/across_markdown.py prints the same figures and ranks."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "across_markdown.py"), str(suite["site"])], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    (data,) = json.loads((suite["site"] / "data" / "across.json").read_text())["tables"]
+    page = parse(suite["site"] / "across.html")
+    (table,) = page.find_all("table", "across")
+    shown = {tr.find("th").text(): [td.text() for td in tr.find_all("td")] for tr in table.find("tbody").find_all("tr")}
+    assert [row["system"] for row in data["rows"]] == list(shown)
+    for row in data["rows"]:
+        line = next(line for line in done.stdout.splitlines() if line.startswith(f"| `{row['system']}` |"))
+        for found, text in zip(row["cells"], shown[row["system"]], strict=True):
+            assert text.startswith(percent(found["recall"])) and f"rank {found['rank']}" in text
+            assert f"{found['recall']:.3f} [{found['low']:.3f}, {found['high']:.3f}] (#{found['rank']})" in line
 
 
 def test_the_front_page_links_the_across_page(suite):
