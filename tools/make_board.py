@@ -35,6 +35,7 @@ BASELINES: list[tuple[str, str, list[str]]] = [
     ("full_history", "full_history", []),
     ("oracle", "oracle", []),
 ]
+SLOW = ("mempalace", "llamaindex")  # run last: they embed or write anew what no other runner cached (minutes to an hour)
 
 
 def _installed() -> set[str]:
@@ -44,7 +45,7 @@ def _installed() -> set[str]:
 def run_field(name: str, corpus: Path, store: Path, k: int, time_limit: float, only: set[str]) -> None:
     """Each configuration of the field and the baselines, one ``evals run`` into ``store``."""
     ready = _installed()
-    for label, runner, options in [*FIELD, *BASELINES]:
+    for label, runner, options in sorted([*FIELD, *BASELINES], key=lambda entry: entry[1] in SLOW):
         if only and label not in only:
             continue
         if runner not in ready:
