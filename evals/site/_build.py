@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evals.benchmarks import Lock, LockEntry
 from evals.io.cache import cache_path_for
@@ -35,11 +37,11 @@ from evals.site._registry import PUBLISHERS
 from evals.site._render import DEFAULT_TEMPLATES, make_environment
 from evals.site._run import JSON_LIMIT
 from evals.site._workers import SERIAL_FROM_BYTES, Job, default_workers, render_here, render_in_workers
-from evals.store import RunSummary, Store
+from evals.store import CorpusConflict, RunSummary, Store
 from evals.views.names import row_name
 from evals.views.site_paths import Paths, config_id
 
-__all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site"]
+__all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site", "build_site_from"]
 
 STORE_HREF = "data/results.duckdb"
 # The store is copied into the site (for the next CI run to restore and append to) up to this size;
@@ -433,3 +435,42 @@ def build_site(
         lock=lock,
         errata=errata,
     )
+
+
+def build_site_from(
+    folder: Path,
+    out_dir: Path,
+    *,
+    store_path: Path | None = None,
+    corpus: Path | None = None,
+    downloads: Path | None = None,
+    **options: Any,
+) -> BuildReport:
+    """:func:`build_site` from the board files under ``folder`` (docs/board.md): each read as `evals import` reads
+    it (its corpus found by digest among `evals fetch`'s ``downloads``, else ``corpus``; every figure recomputed
+    and held to the file's), all of them into a temporary store (a copy of ``store_path``'s runs first, when
+    given), which is built as usual. Every file is read before anything is written: a bad one is an error naming it, and nothing
+    is built. ``options`` are :func:`build_site`'s."""
+    from evals.errors import EvalsError
+    from evals.views.board_files import read_board
+    from evals.views.board_verify import board_files
+
+    files = board_files(Path(folder))
+    if not files:
+        raise EvalsError(f"{folder}: no board files (*.json) under it")
+    records = [read_board(path, corpus, downloads) for path in files]
+    with tempfile.TemporaryDirectory(prefix="evals-board-") as scratch:
+        temporary = Path(scratch) / "board.duckdb"
+        if store_path is not None:
+            with Store.open(store_path, read_only=True):  # a store this evals reads, at its schema
+                pass
+            shutil.copyfile(store_path, temporary)
+            if Path(f"{store_path}.wal").is_file():  # what DuckDB has not checkpointed yet
+                shutil.copyfile(f"{store_path}.wal", f"{temporary}.wal")
+        with Store.open(temporary) as store:
+            try:
+                store.write_records(records)
+            except CorpusConflict as exc:
+                source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+                raise EvalsError(f"{source}: {exc}") from None
+        return build_site(temporary, out_dir, **options)
