@@ -36,6 +36,7 @@ from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
 from evals.site._render import DEFAULT_TEMPLATES, make_environment
 from evals.site._run import JSON_LIMIT
+from evals.site._withheld import run_without_text
 from evals.site._workers import SERIAL_FROM_BYTES, Job, default_workers, render_here, render_in_workers
 from evals.store import CorpusConflict, RunSummary, Store
 from evals.views.names import row_name
@@ -88,7 +89,9 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
     navigation = [(e.key, e.label, e.href) for e in site.navigation]
     prints = {
         f"corpus:{digest}": _manifest.fingerprint(
-            renderer, "corpus", {"digest": digest, "name": names[digest], "navigation": navigation}
+            renderer,
+            "corpus",
+            {"digest": digest, "name": names[digest], "navigation": navigation, "withheld": site.withheld.get(digest, "")},
         )
         for digest in sorted(names)
     }
@@ -100,6 +103,7 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
             "drilldowns": site.paths.conversations(s.run_id),
             "navigation": navigation,
             "json_limit": JSON_LIMIT,
+            "withheld": site.withheld.get(s.corpus_digest, ""),  # its licence's verdict on showing the text
             # A later run can bring the corpus other published figures, which run pages show.
             "references": [r.model_dump(mode="json") for r in references[s.corpus_digest]],
         }
@@ -249,7 +253,8 @@ class _Build:
                     site.layouts = {digest: layout for digest, (_, layout) in prepared.items()}
                     del prepared
                     for digest in sorted(read - site.suspects.keys()):
-                        site.suspects[digest] = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
+                        found = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
+                        site.suspects[digest] = _suspects.without_text(found) if digest in site.withheld else found
                 site.lock = dict(self.lock)
                 job = Job(
                     store_path,
@@ -271,7 +276,9 @@ class _Build:
                 def site_pages() -> None:
                     needed = set().union(*(p.runs_needed(site) for p in made))
                     for run_id in sorted(needed - site.stored.keys()):
-                        site.stored[run_id] = store.get_run_outcomes(run_id)
+                        stored = store.get_run_outcomes(run_id)
+                        withheld = stored.summary.corpus_digest in site.withheld
+                        site.stored[run_id] = run_without_text(stored) if withheld else stored
                     for publisher in made:
                         publisher.publish(site, output)
                     output.flush()

@@ -449,6 +449,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         if len(chunks) > 1
                         else [],
                         page=number,
+                        withheld=site.withheld.get(s.corpus_digest, ""),
                     ),
                 )
             if not document.over:
