@@ -186,8 +186,37 @@
     if (wanted()) label.scrollIntoView();
   }
 
+  // A drill-down's records that are turns carry no text (it is written once, in the corpus's transcript): each
+  // names its turn there (data-turn, the turn's link), and the text is read from that page, fetched once a page.
+  function fillTurns() {
+    var slots = document.querySelectorAll("[data-turn]");
+    if (!slots.length || !window.fetch || !window.DOMParser) return;
+    var pages = {};
+    Array.prototype.forEach.call(slots, function (slot) {
+      var href = slot.getAttribute("data-turn");
+      var hash = href.indexOf("#");
+      if (hash < 0) return;
+      var page = href.slice(0, hash);
+      (pages[page] = pages[page] || []).push([slot, decodeURIComponent(href.slice(hash + 1))]);
+    });
+    Object.keys(pages).forEach(function (page) {
+      fetch(page).then(function (response) {
+        if (!response.ok) throw new Error(page);
+        return response.text();
+      }).then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        pages[page].forEach(function (pair) {
+          var line = doc.getElementById(pair[1]);
+          var text = line && line.querySelector(".txt");
+          if (text) pair[0].textContent = text.textContent;
+        });
+      }).catch(function () {});
+    });
+  }
+
   function init() {
     followMovedBoard();
+    fillTurns();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);

@@ -89,3 +89,14 @@ def follow(page: Path, href: str) -> tuple[Path, str]:
 def markdown_rows(text: str) -> list[list[str]]:
     """The cells of every Markdown table row, header and separator included."""
     return [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+
+
+def record_text(page: Path, node: Node) -> str:
+    """A drill-down record's text (its ``div.txt``) as a reader sees it: its own, or for a record that is a turn,
+    the text site.js fills in from the turn's line in its transcript (``data-turn``: the turn's link)."""
+    href = node.attrs.get("data-turn")
+    if href is None:
+        return node.text()
+    path, _, anchor = href.partition("#")
+    return parse((page.parent / unquote(path)).resolve()).find("li", id=anchor).find("span", cls="txt").text()
+
