@@ -285,11 +285,13 @@ def test_compare_links_each_flip_to_both_drilldowns(site: Path, store: Path):
 
 
 def test_run_json_is_the_seed_shape(site: Path, store: Path):
-    """runs/<id>.json.gz, gunzipped, equals the store's seed-shaped export of that run."""
+    """runs/<id>.json.gz, gunzipped, equals the store's seed-shaped export of that run, but that it names its corpus
+    (``corpus_dir``: the corpus's name, never a folder of the machine that ran it; tests/site/test_site_no_paths.py)."""
     run = run_of(store, "mneme")
     with Store.open(store, read_only=True) as opened:
         expected = stored_legacy_json(opened.get_run(run.run_id))
-    assert run_json(site, run.run_id) == expected
+    assert expected["corpus_dir"] != run.corpus_name
+    assert run_json(site, run.run_id) == {**expected, "corpus_dir": run.corpus_name}
 
 
 def test_leaderboard_downloads_match_the_index(site: Path, store: Path):
