@@ -187,13 +187,15 @@
   }
 
   // A drill-down's records that are turns carry no text (it is written once, in the corpus's transcript): each
-  // names its turn there (data-turn, the turn's link), and the text is read from that page, fetched once a page.
+  // (data-fill) is filled in from the line its record's first link names, each page fetched once.
   function fillTurns() {
-    var slots = document.querySelectorAll("[data-turn]");
+    var slots = document.querySelectorAll("div.txt[data-fill]");
     if (!slots.length || !window.fetch || !window.DOMParser) return;
     var pages = {};
     Array.prototype.forEach.call(slots, function (slot) {
-      var href = slot.getAttribute("data-turn");
+      var item = slot.closest ? slot.closest("li") : null;  // a long record's slot sits in its <details>
+      var link = item ? item.querySelector("a[href]") : null;
+      var href = link ? link.getAttribute("href") : "";
       var hash = href.indexOf("#");
       if (hash < 0) return;
       var page = href.slice(0, hash);

@@ -93,10 +93,13 @@ def markdown_rows(text: str) -> list[list[str]]:
 
 def record_text(page: Path, node: Node) -> str:
     """A drill-down record's text (its ``div.txt``) as a reader sees it: its own, or for a record that is a turn,
-    the text site.js fills in from the turn's line in its transcript (``data-turn``: the turn's link)."""
-    href = node.attrs.get("data-turn")
-    if href is None:
+    the text site.js fills in (``data-fill``) from the line in its transcript that the record's first link names."""
+    if "data-fill" not in node.attrs:
         return node.text()
-    path, _, anchor = href.partition("#")
+    item = node.parent
+    while item is not None and item.tag != "li":  # a long record's text sits in its <details>
+        item = item.parent
+    assert item is not None
+    path, _, anchor = item.find("a").attrs["href"].partition("#")
     return parse((page.parent / unquote(path)).resolve()).find("li", id=anchor).find("span", cls="txt").text()
 

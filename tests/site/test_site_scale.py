@@ -140,7 +140,7 @@ def test_a_record_links_to_its_whole_turn(site: Path, store: Path):
         for conversation in ("conv0", "conv1", "conv2"):
             page = site / "runs" / runs(store)[strategy] / f"{conversation}.html"
             for record in parse(page).find("ol", cls="records").find_all("li"):
-                text = record_text(page, record.find("div", cls="txt"))  # a turn's: filled in from its data-turn
+                text = record_text(page, record.find("div", cls="txt"))  # a turn's: filled in by site.js (data-fill)
                 link = next(a for a in record.find_all("a") if a.text().startswith("turn "))
                 target, fragment = follow(page, link.attrs["href"])
                 assert parse(target).find("li", id=fragment).find("span", cls="txt").text() == text

@@ -1,5 +1,5 @@
 """A drill-down's records that are turns carry no text: a turn's text is written once per corpus, in its
-transcript, and each record names its turn there (``data-turn``, its link); site.js fills the text in from that
+transcript, and each record's first link names its turn there; site.js fills the text in (``data-fill``) from that
 page. Without JavaScript the record keeps its turn's link, its benchmark id and its token count."""
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ def _turns() -> list[str]:
 def test_records_name_their_turn_in_the_transcript_and_hold_no_text(site):
     root, run_id = site
     page = next((root / "runs" / run_id).glob("*.html"))
-    slots = [node for node in parse(page).find_all("div", cls="txt") if "data-turn" in node.attrs]
+    slots = [node for node in parse(page).find_all("div", cls="txt") if "data-fill" in node.attrs]
     assert slots, "no record names its turn"
     turns = _turns()
     for slot in slots:
         assert slot.text() == ""
-        href = slot.attrs["data-turn"]
+        href = slot.parent.find("a").attrs["href"]  # the record's <li>: its first link is the turn's
         target, anchor = (page.parent / href.split("#")[0]).resolve(), href.split("#")[1]
         line = parse(target).find("li", id=anchor)
         assert line.find("span", cls="txt").text() == turns[int(anchor.removeprefix("t-"))]
@@ -57,8 +57,8 @@ def test_the_records_text_is_filled_in_from_the_transcript(site, serve, browser)
     page.on("pageerror", lambda error: errors.append(str(error)))
     name = next((root / "runs" / run_id).glob("*.html")).name
     page.goto(f"{base}runs/{run_id}/{name}")
-    page.wait_for_function("() => [...document.querySelectorAll('[data-turn]')].every(e => e.textContent !== '')")
-    texts = page.eval_on_selector_all("[data-turn]", "slots => slots.map(s => s.textContent)")
+    page.wait_for_function("() => [...document.querySelectorAll('[data-fill]')].every(e => e.textContent !== '')")
+    texts = page.eval_on_selector_all("[data-fill]", "slots => slots.map(s => s.textContent)")
     assert texts and set(texts) <= set(_turns())
     assert not errors
     page.close()
