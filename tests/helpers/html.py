@@ -102,4 +102,3 @@ def record_text(page: Path, node: Node) -> str:
     assert item is not None
     path, _, anchor = item.find("a").attrs["href"].partition("#")
     return parse((page.parent / unquote(path)).resolve()).find("li", id=anchor).find("span", cls="txt").text()
-

@@ -32,6 +32,7 @@ def stored(tmp_path: Path) -> tuple[Path, Path]:
     return store, corpus
 
 
+@pytest.mark.slow  # a real run into a store: seconds
 def test_the_leaderboard_json_and_csv_name_the_corpus_not_its_folder(stored):
     store, corpus = stored
     with Store.open(store, read_only=True) as opened:
