@@ -18,6 +18,7 @@ fetch must match them.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -542,3 +543,39 @@ def benchmark(name: str) -> Benchmark:
         return BENCHMARKS[name]
     except KeyError:
         raise UnknownBenchmark(f"no benchmark called {name!r}; `evals benchmarks` lists them: {', '.join(BENCHMARKS)}") from None
+
+
+# -- whose text a published page may show ---------------------------------------------------------------------
+
+# The licences under which a benchmark's text (its turns, questions and answer keys) may be shown on the published
+# board: each allows redistribution with attribution, CC BY-NC for non-commercial use (the board is non-commercial).
+# A licence is read by how its text begins ("CC BY-NC 4.0 (non-commercial)"); no licence, or any other, withholds.
+REDISTRIBUTABLE = ("CC BY", "CC BY-SA", "CC BY-NC", "MIT", "Apache-2.0")
+_LICENCE = re.compile(r"(CC BY(?:-SA|-NC)?|MIT|Apache-2\.0)(?:\s+\d+\.\d+)?(?![-\w.])")
+
+
+def redistributable(license: str) -> bool:
+    """Whether a release's declared ``license`` lets a page show its text (:data:`REDISTRIBUTABLE`)."""
+    found = _LICENCE.match(license.strip())
+    return found is not None and found.group(1) in REDISTRIBUTABLE
+
+
+def text_withheld(name: str | None) -> str:
+    """Why a page may not show the text of the corpus that declares benchmark ``name``: "" where it may (a corpus
+    declaring no benchmark is its user's own, or the project's starter corpus), else one sentence naming the licence
+    that withholds it. A unit's text is shown only where every release it publishes allows it."""
+    if not name:
+        return ""
+    try:
+        found = unit(name)
+    except EvalsError:
+        return f"{name} is no registered benchmark, so its licence is unknown: its text is not shown here"
+    for release in found.releases:
+        if not redistributable(release.license):
+            return (
+                f"{found.title}'s licence, “{release.license}”, does not allow its text to be published, so its turns go "
+                f"by {found.title}'s own ids; `evals fetch {release.name}` brings the text to read locally"
+            )
+    if not found.releases:
+        return f"{found.title} declares no licence: its text is not shown here"
+    return ""

@@ -9,6 +9,7 @@ import click
 from evals.cli._base import (
     Whole,
     cli,
+    downloads_option,
     echo,
     errata_option,
     lock_option,
@@ -53,6 +54,22 @@ from evals.errors import EvalsError
 @errata_option(
     "the leaderboard and run pages of the corpus it corrects show each run's headline with errata beside the published one"
 )
+@click.option(
+    "--from",
+    "board",
+    type=click.Path(path_type=Path, exists=True),
+    default=None,
+    help="Build from the board files under DIR (docs/board.md) instead: each imported as `evals import` does (its "
+    "corpus found among `evals fetch`'s downloads) into a temporary store, with --store's runs too when --store is given.",
+)
+@click.option(
+    "--corpus",
+    "corpus",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="With --from: the corpus the board files' digest names, where `evals fetch` has not brought it.",
+)
+@downloads_option(help="With --from: the folder `evals fetch` downloads into, searched for the board files' corpora.")
 def build_site_command(
     store: Path | None,
     out: Path,
@@ -61,6 +78,9 @@ def build_site_command(
     full: bool,
     lock: Path | None,
     errata_files: tuple[Path, ...],
+    board: Path | None,
+    corpus: Path | None,
+    downloads: Path | None,
 ) -> None:
     """Render the static leaderboard site from the store (read-only).
 
@@ -70,18 +90,27 @@ def build_site_command(
     Warns when the site passes 800 MB (GitHub Pages publishes at most 1 GB),
     naming its largest parts.
 
+    With --from DIR, the site is built from the board files under DIR (the published board):
+    each is read and its figures recomputed before anything is built; a bad one is named,
+    and nothing is built.
+
     \b
     Preview it locally:
       evals build-site && python -m http.server -d site
     """
     from evals.benchmarks import DEFAULT_LOCK
-    from evals.site import build_site
+    from evals.site import build_site, build_site_from
 
     # A lock file not written yet (no file published without a digest fetched so far) is an empty lock.
     lock = lock if lock is not None else DEFAULT_LOCK
-    report = build_site(
-        store_path(store)[0], out, workers=jobs, incremental=not full, store_copy=store_copy, lock=lock, errata=errata_files
-    )
+    if board is None and corpus is not None:
+        raise click.UsageError("--corpus goes with --from: it is where board files find their corpus")
+    options = {"workers": jobs, "incremental": not full, "store_copy": store_copy, "lock": lock, "errata": errata_files}
+    if board is not None:
+        given = store_path(store)[0] if store is not None else None
+        report = build_site_from(board, out, store_path=given, corpus=corpus, downloads=downloads, **options)
+    else:
+        report = build_site(store_path(store)[0], out, **options)
     echo(
         f"built {out} from {report.runs} runs: {report.pages} pages, {report.files} files, "
         f"{report.bytes / 1_000_000:.1f} MB in {report.seconds:.1f} s "

@@ -15,7 +15,7 @@ module (those several kinds share, and the ``Page`` base, in :mod:`evals.site._p
 (:mod:`evals.site._publisher`) listed in :mod:`evals.site._registry`.
 """
 
-from evals.site._build import BuildReport, SiteError, build_site
+from evals.site._build import BuildReport, SiteError, build_site, build_site_from
 from evals.site._render import DEFAULT_TEMPLATES
 
-__all__ = ["DEFAULT_TEMPLATES", "BuildReport", "SiteError", "build_site"]
+__all__ = ["DEFAULT_TEMPLATES", "BuildReport", "SiteError", "build_site", "build_site_from"]

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evals.benchmarks import Lock, LockEntry
 from evals.io.cache import cache_path_for
@@ -34,12 +36,13 @@ from evals.site._publisher import Publisher, Site
 from evals.site._registry import PUBLISHERS
 from evals.site._render import DEFAULT_TEMPLATES, make_environment
 from evals.site._run import JSON_LIMIT
+from evals.site._withheld import run_without_text
 from evals.site._workers import SERIAL_FROM_BYTES, Job, default_workers, render_here, render_in_workers
-from evals.store import RunSummary, Store
+from evals.store import CorpusConflict, RunSummary, Store
 from evals.views.names import row_name
 from evals.views.site_paths import Paths, config_id
 
-__all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site"]
+__all__ = ["STORE_COPY_LIMIT", "WARN_SITE_BYTES", "BuildReport", "SiteError", "build", "build_site", "build_site_from"]
 
 STORE_HREF = "data/results.duckdb"
 # The store is copied into the site (for the next CI run to restore and append to) up to this size;
@@ -86,7 +89,9 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
     navigation = [(e.key, e.label, e.href) for e in site.navigation]
     prints = {
         f"corpus:{digest}": _manifest.fingerprint(
-            renderer, "corpus", {"digest": digest, "name": names[digest], "navigation": navigation}
+            renderer,
+            "corpus",
+            {"digest": digest, "name": names[digest], "navigation": navigation, "withheld": site.withheld.get(digest, "")},
         )
         for digest in sorted(names)
     }
@@ -98,6 +103,7 @@ def _fingerprints(site: Site, renderer: str, names: dict[str, str], references: 
             "drilldowns": site.paths.conversations(s.run_id),
             "navigation": navigation,
             "json_limit": JSON_LIMIT,
+            "withheld": site.withheld.get(s.corpus_digest, ""),  # its licence's verdict on showing the text
             # A later run can bring the corpus other published figures, which run pages show.
             "references": [r.model_dump(mode="json") for r in references[s.corpus_digest]],
         }
@@ -247,7 +253,8 @@ class _Build:
                     site.layouts = {digest: layout for digest, (_, layout) in prepared.items()}
                     del prepared
                     for digest in sorted(read - site.suspects.keys()):
-                        site.suspects[digest] = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
+                        found = _suspects.audit_stored(store, digest, names[digest], site.texts[digest])
+                        site.suspects[digest] = _suspects.without_text(found) if digest in site.withheld else found
                 site.lock = dict(self.lock)
                 job = Job(
                     store_path,
@@ -269,7 +276,9 @@ class _Build:
                 def site_pages() -> None:
                     needed = set().union(*(p.runs_needed(site) for p in made))
                     for run_id in sorted(needed - site.stored.keys()):
-                        site.stored[run_id] = store.get_run_outcomes(run_id)
+                        stored = store.get_run_outcomes(run_id)
+                        withheld = stored.summary.corpus_digest in site.withheld
+                        site.stored[run_id] = run_without_text(stored) if withheld else stored
                     for publisher in made:
                         publisher.publish(site, output)
                     output.flush()
@@ -433,3 +442,42 @@ def build_site(
         lock=lock,
         errata=errata,
     )
+
+
+def build_site_from(
+    folder: Path,
+    out_dir: Path,
+    *,
+    store_path: Path | None = None,
+    corpus: Path | None = None,
+    downloads: Path | None = None,
+    **options: Any,
+) -> BuildReport:
+    """:func:`build_site` from the board files under ``folder`` (docs/board.md): each read as `evals import` reads
+    it (its corpus found by digest among `evals fetch`'s ``downloads``, else ``corpus``; every figure recomputed
+    and held to the file's), all of them into a temporary store (a copy of ``store_path``'s runs first, when
+    given), which is built as usual. Every file is read before anything is written: a bad one is an error naming it, and nothing
+    is built. ``options`` are :func:`build_site`'s."""
+    from evals.errors import EvalsError
+    from evals.views.board_files import read_board
+    from evals.views.board_verify import board_files
+
+    files = board_files(Path(folder))
+    if not files:
+        raise EvalsError(f"{folder}: no board files (*.json) under it")
+    records = [read_board(path, corpus, downloads) for path in files]
+    with tempfile.TemporaryDirectory(prefix="evals-board-") as scratch:
+        temporary = Path(scratch) / "board.duckdb"
+        if store_path is not None:
+            with Store.open(store_path, read_only=True):  # a store this evals reads, at its schema
+                pass
+            shutil.copyfile(store_path, temporary)
+            if Path(f"{store_path}.wal").is_file():  # what DuckDB has not checkpointed yet
+                shutil.copyfile(f"{store_path}.wal", f"{temporary}.wal")
+        with Store.open(temporary) as store:
+            try:
+                store.write_records(records)
+            except CorpusConflict as exc:
+                source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+                raise EvalsError(f"{source}: {exc}") from None
+        return build_site(temporary, out_dir, **options)

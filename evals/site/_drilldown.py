@@ -181,6 +181,7 @@ class ConversationPage(Page):
     transcript_href: str  # the whole conversation, in the corpus's transcripts (site-root relative)
     pages: list[tuple[str, str]] = field(default_factory=list)  # (test points it holds, file) per page; empty: one page
     page: int = 0  # which of ``pages`` this is
+    withheld: str = ""  # why the benchmark's text is not shown (its licence, evals.site._withheld); "" when it is
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point

@@ -13,7 +13,6 @@ _PROVENANCE_LABELS = {
     "run_id": "run id",
     "config_key": "configuration key",
     "strategy_config": "strategy configuration",
-    "corpus_dir": "corpus directory",
     "corpus_digest": "corpus digest",
     "package_version": "mneme-evals version",
     "mneme_version": "Mneme (smolAmem) version",
@@ -28,6 +27,11 @@ _PROVENANCE_LABELS = {
 }
 
 
+# Not listed: the metrics have a table of their own; the corpus folder is a path of the machine that ran it
+# (the corpus is named by its name and digest, which the rows give).
+_UNSHOWN = frozenset({"metrics", "corpus_dir"})
+
+
 def cache_note(summary: RunSummary) -> str:
     """What the embedding cache did for a run, in words; "" when the run used no cache or cached nothing."""
     if summary.cache_hits is None or summary.cache_misses is None or not (summary.cache_hits or summary.cache_misses):
@@ -36,10 +40,11 @@ def cache_note(summary: RunSummary) -> str:
 
 
 def provenance_rows(summary: RunSummary) -> list[tuple[str, str]]:
-    """Every field of the run's summary, labelled, in the store's field order (its metrics have a table of their own)."""
+    """Every field of the run's summary, labelled, in the store's field order, but its metrics (a table of their own) and
+    its corpus folder (a path of the machine that ran it: the corpus is shown by its name and digest)."""
     rows = []
     for name in summary.__dataclass_fields__:
-        if name == "metrics":
+        if name in _UNSHOWN:
             continue
         value = getattr(summary, name)
         label = _PROVENANCE_LABELS.get(name, name.replace("_", " "))

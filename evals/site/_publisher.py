@@ -32,6 +32,7 @@ from evals.site._layout import CorpusLayout
 from evals.site._output import Output
 from evals.site._pages import NavEntry, Page
 from evals.site._views import store_note
+from evals.site._withheld import points_without_text, run_without_text, withheld_corpora
 from evals.store import RunSummary, Store, StoredRun
 from evals.views.site_paths import Paths, config_id, root_of
 
@@ -113,6 +114,8 @@ class Site:
     # latest run id -> the latest runs with the same top-k on >= 99% of test points (evals.analysis.same_ranking)
     same_ranking: dict[str, list[Any]] = field(default_factory=dict)
     computed: Computed = field(default_factory=Computed)  # this build's verdicts by run (evals.site._computed)
+    # corpus digest -> why its benchmark's text is not shown (its licence; evals.site._withheld), for those withheld
+    withheld: dict[str, str] = field(default_factory=dict)
 
     def frame(self, title: str, nav: str = "", *, href: str = "", note: str | None = None) -> dict[str, Any]:
         """The fields every page has (:class:`Page`'s) for the page at ``href`` (one at the site root may leave it
@@ -162,6 +165,7 @@ class Site:
             texts=texts or {},
             store_href=store_href,
             suspects=suspects or {},
+            withheld=withheld_corpora(summaries),
         )
 
 
@@ -206,7 +210,12 @@ def run_source(store: Store, site: Site, summary: RunSummary) -> RunSource:
     digest = summary.corpus_digest
     ids = list(site.layouts[digest].conversations)
     texts = site.texts[digest]
-    return RunSource(summary, ids, lambda: store.iter_run(summary.run_id, batch_turns=RUN_SLICE_TURNS, contents=texts.contents))
+
+    def parts() -> Iterator[StoredRun]:
+        found = store.iter_run(summary.run_id, batch_turns=RUN_SLICE_TURNS, contents=texts.contents)
+        return map(run_without_text, found) if digest in site.withheld else found
+
+    return RunSource(summary, ids, parts)
 
 
 def corpus_source(store: Store, site: Site, digest: str, name: str) -> CorpusSource:
@@ -215,9 +224,13 @@ def corpus_source(store: Store, site: Site, digest: str, name: str) -> CorpusSou
 
     def conversations() -> Iterator[tuple[str, str, list[str], list[str], list[dict[str, Any]]]]:
         points = store.corpus_test_points(digest)
+        withheld = digest in site.withheld
         for row in texts.rows():
             cid = row["conversation_id"]
-            yield cid, row["description"], row["roles"], row["contents"], points.get(cid, [])
+            if withheld:  # the benchmark's ids, never its text (evals.site._withheld)
+                yield cid, row["description"], row["roles"], [""] * len(row["contents"]), points_without_text(points.get(cid, []))
+            else:
+                yield cid, row["description"], row["roles"], row["contents"], points.get(cid, [])
 
     def sessions() -> dict[str, tuple[list[str | None] | None, list[str | None] | None]]:
         return {row["conversation_id"]: (row["sessions"], row["dates"]) for row in store.conversation_shapes(digest)}

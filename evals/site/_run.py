@@ -449,6 +449,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         if len(chunks) > 1
                         else [],
                         page=number,
+                        withheld=site.withheld.get(s.corpus_digest, ""),
                     ),
                 )
             if not document.over:
@@ -473,7 +474,8 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
             position += 1
     assert first is not None and last is not None  # Store.iter_run yields at least one slice
     site.computed.keep(s.run_id, rule.metric, verdicts_of_run)
-    whole = first.model_copy(update={"conversations": light})
+    # The published document names its corpus, never the folder of the machine that ran it (docs/site.md).
+    whole = first.model_copy(update={"conversations": light, "corpus_dir": s.corpus_name})
     scores_of_run = Scores(tokenizer=s.tokenizer, conversation_ids=[c.conversation_id for c in light], points=score_lists)
     answers_whole = dataclasses.replace(answers_of_run, points=answer_points) if answers_of_run is not None else None
     lexical = protocol_lexical(answers_whole and answers_whole.protocol)

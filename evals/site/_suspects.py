@@ -16,6 +16,7 @@ reading the corpus's texts again (hundreds of MB for LongMemEval_s).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,6 +193,12 @@ def audit_stored(store: Store, digest: str, name: str, texts: TextsFile) -> Corp
             if f.kind == MISSES
         )
     return CorpusSuspects(total, checked, suspects)
+
+
+def without_text(found: CorpusSuspects) -> CorpusSuspects:
+    """The audit's flags with no question or answer: of a benchmark whose licence withholds its text
+    (evals.site._withheld); the flags name turns by number, which stay."""
+    return dataclasses.replace(found, suspects=[dataclasses.replace(s, question="", answer="") for s in found.suspects])
 
 
 # -- kept with the corpus's pages ----------------------------------------------------------------

@@ -76,6 +76,7 @@ class TranscriptPage(Page):
     lines: list[TurnLine | PassageBlock]  # in turn order
     previous_href: str  # neighbouring conversations of the corpus ("" at the ends), site-root relative
     next_href: str
+    withheld: str = ""  # why the benchmark's text is not shown (its licence, evals.site._withheld); "" when it is
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class PassagePage(Page):
     passage_id: str
     uses: list[PassageUse]  # every place it occurs, in corpus order
     lines: list[TurnLine]  # numbered by offset in the passage
+    withheld: str = ""  # why the benchmark's text is not shown (its licence, evals.site._withheld); "" when it is
 
 PREVIEW = 160  # characters of a passage's first turn shown on its line in a transcript
 
@@ -174,6 +176,7 @@ class TranscriptPublisher(Publisher):
                     lines=lines,
                     previous_href=paths.transcript(corpus.digest, ids[position - 1]) if position > 0 else "",
                     next_href=paths.transcript(corpus.digest, ids[position + 1]) if position + 1 < len(ids) else "",
+                    withheld=site.withheld.get(corpus.digest, ""),
                 ),
             )
             for span in layout.first_use(cid):
@@ -221,6 +224,7 @@ class TranscriptPublisher(Publisher):
                 passage_id=pid,
                 uses=uses,
                 lines=lines,
+                withheld=site.withheld.get(corpus.digest, ""),
             ),
         )
 

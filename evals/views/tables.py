@@ -607,12 +607,22 @@ def _qa_cell(summary: RunSummary) -> str:
     return cell + ("†" if name == "answer_score" else "") + said
 
 
+# A run's fields no table, JSON or CSV shows: the corpus folder is a path of the machine that ran it (the corpus is
+# named by corpus_name and corpus_digest). The original harness's document (`python -m evals --output`) keeps it.
+PRIVATE = ("corpus_dir",)
+
+
+def public(fields: dict[str, Any]) -> dict[str, Any]:
+    """A run's fields as published: without :data:`PRIVATE`."""
+    return {name: value for name, value in fields.items() if name not in PRIVATE}
+
+
 def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None, ranks: dict[str, int] | None = None) -> str:
     """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct);
     with ``ranks`` (the leaderboard's), each with ``rank`` as leaderboard.json gives it (null for a ceiling)."""
     rows = []
     for s, name in zip(summaries, row_names(summaries), strict=True):
-        row = {"name": name, **s.as_dict()}  # how every surface names the run (evals.views.names)
+        row = {"name": name, **public(s.as_dict())}  # how every surface names the run (evals.views.names)
         if ranks is not None:
             row["rank"] = ranks.get(s.run_id)
         if errata is not None:
@@ -634,7 +644,7 @@ _ERRATA_FIELDS = ("value", "hits", "total", "low", "high")
 def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
     """One row per run: every field of its summary, then each declared metric's value, n and interval; with
     ``errata``, then the headline with errata (value, hits, total, interval) and the errata file's digest and source."""
-    base = ["name", *(name for name in RunSummary.__dataclass_fields__ if name != "metrics")]
+    base = ["name", *(name for name in RunSummary.__dataclass_fields__ if name not in ("metrics", *PRIVATE))]
     declared = list(METRICS.values())
     extra = [*(f"headline_with_errata_{k}" for k in _ERRATA_FIELDS), "errata_sha256", "errata_source"] if errata else []
     buffer = io.StringIO()

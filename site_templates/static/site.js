@@ -186,8 +186,39 @@
     if (wanted()) label.scrollIntoView();
   }
 
+  // A drill-down's records that are turns carry no text (it is written once, in the corpus's transcript): each
+  // (data-fill) is filled in from the line its record's first link names, each page fetched once.
+  function fillTurns() {
+    var slots = document.querySelectorAll("div.txt[data-fill]");
+    if (!slots.length || !window.fetch || !window.DOMParser) return;
+    var pages = {};
+    Array.prototype.forEach.call(slots, function (slot) {
+      var item = slot.closest ? slot.closest("li") : null;  // a long record's slot sits in its <details>
+      var link = item ? item.querySelector("a[href]") : null;
+      var href = link ? link.getAttribute("href") : "";
+      var hash = href.indexOf("#");
+      if (hash < 0) return;
+      var page = href.slice(0, hash);
+      (pages[page] = pages[page] || []).push([slot, decodeURIComponent(href.slice(hash + 1))]);
+    });
+    Object.keys(pages).forEach(function (page) {
+      fetch(page).then(function (response) {
+        if (!response.ok) throw new Error(page);
+        return response.text();
+      }).then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        pages[page].forEach(function (pair) {
+          var line = doc.getElementById(pair[1]);
+          var text = line && line.querySelector(".txt");
+          if (text) pair[0].textContent = text.textContent;
+        });
+      }).catch(function () {});
+    });
+  }
+
   function init() {
     followMovedBoard();
+    fillTurns();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);

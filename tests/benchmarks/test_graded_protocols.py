@@ -348,15 +348,16 @@ def test_drilldown_shows_a_graded_score_and_a_partial_verdict(beam_module, tmp_p
     from evals.site import build_site
 
     build_site(beam_module[3], tmp_path / "site")
+    # BEAM's licence withholds its text (evals.benchmarks.text_withheld): the points are found by their grade.
     sections = [
         section
         for page in (tmp_path / "site").rglob("*.html")
         for section in parse(page).find_all("section", cls="point")
-        if "What is topic 2? (conv 1)" in section.text()
+        if any(span.text() == "0.500" for span in section.find_all("span", cls="graded"))
     ]
     assert sections
+    assert not any("What is topic 2? (conv 1)" in section.text() for section in sections)
     answer = sections[0].find("div", cls="answer")
-    assert answer.find("span", cls="graded").text() == "0.500"
     assert "partial" in answer.find("h4").text() and "incorrect" not in answer.find("h4").text()
 
 

@@ -89,3 +89,16 @@ def follow(page: Path, href: str) -> tuple[Path, str]:
 def markdown_rows(text: str) -> list[list[str]]:
     """The cells of every Markdown table row, header and separator included."""
     return [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+
+
+def record_text(page: Path, node: Node) -> str:
+    """A drill-down record's text (its ``div.txt``) as a reader sees it: its own, or for a record that is a turn,
+    the text site.js fills in (``data-fill``) from the line in its transcript that the record's first link names."""
+    if "data-fill" not in node.attrs:
+        return node.text()
+    item = node.parent
+    while item is not None and item.tag != "li":  # a long record's text sits in its <details>
+        item = item.parent
+    assert item is not None
+    path, _, anchor = item.find("a").attrs["href"].partition("#")
+    return parse((page.parent / unquote(path)).resolve()).find("li", id=anchor).find("span", cls="txt").text()

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 from click.testing import CliRunner
 from helpers.browser import problems_on
-from helpers.html import follow, parse
+from helpers.html import follow, parse, record_text
 from helpers.stores import NEW, OLD, SITE_CORPUS, STRATEGIES, board, make_store, provenance, summaries
 
 from evals.judge.metrics import METRICS
@@ -171,9 +171,11 @@ def test_miss_drilldown_lists_retrieved_records_in_rank_order(site: Path, store:
     run = run_of(store, "recency")
     with Store.open(store, read_only=True) as opened:
         point = opened.get_run(run.run_id).run.conversations[1].test_points[0]
-    section = parse(drilldown(site, run.run_id, "02_far_fact")).find("section", id="tp-14")
+    page = drilldown(site, run.run_id, "02_far_fact")
+    section = parse(page).find("section", id="tp-14")
     assert "miss" in section.classes
-    texts = [li.find("div", cls="txt").text() for li in section.find("ol", cls="records").find_all("li")]
+    # A record that is a turn names its line in the transcript, whose text site.js fills in (test_site_shared_turns.py).
+    texts = [record_text(page, li.find("div", cls="txt")) for li in section.find("ol", cls="records").find_all("li")]
     assert texts == point.retrieved_records
 
 
@@ -283,11 +285,13 @@ def test_compare_links_each_flip_to_both_drilldowns(site: Path, store: Path):
 
 
 def test_run_json_is_the_seed_shape(site: Path, store: Path):
-    """runs/<id>.json.gz, gunzipped, equals the store's seed-shaped export of that run."""
+    """runs/<id>.json.gz, gunzipped, equals the store's seed-shaped export of that run, but that it names its corpus
+    (``corpus_dir``: the corpus's name, never a folder of the machine that ran it; tests/site/test_site_no_paths.py)."""
     run = run_of(store, "mneme")
     with Store.open(store, read_only=True) as opened:
         expected = stored_legacy_json(opened.get_run(run.run_id))
-    assert run_json(site, run.run_id) == expected
+    assert expected["corpus_dir"] != run.corpus_name
+    assert run_json(site, run.run_id) == {**expected, "corpus_dir": run.corpus_name}
 
 
 def test_leaderboard_downloads_match_the_index(site: Path, store: Path):

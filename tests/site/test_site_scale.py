@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from helpers import ROOT
 from helpers.browser import chromium
 from helpers.cli import evals_output as evals
-from helpers.html import follow, parse
+from helpers.html import follow, parse, record_text
 from helpers.stores import at, provenance
 
 from evals.judge.scoring import Evaluation, score_run
@@ -140,7 +140,7 @@ def test_a_record_links_to_its_whole_turn(site: Path, store: Path):
         for conversation in ("conv0", "conv1", "conv2"):
             page = site / "runs" / runs(store)[strategy] / f"{conversation}.html"
             for record in parse(page).find("ol", cls="records").find_all("li"):
-                text = record.find("div", cls="txt").text()
+                text = record_text(page, record.find("div", cls="txt"))  # a turn's: filled in by site.js (data-fill)
                 link = next(a for a in record.find_all("a") if a.text().startswith("turn "))
                 target, fragment = follow(page, link.attrs["href"])
                 assert parse(target).find("li", id=fragment).find("span", cls="txt").text() == text
