@@ -79,32 +79,44 @@ def site_size(ctx: Context) -> dict[str, float]:
     return figures(out, seconds)
 
 
+def verdict(total: int, count: int, files: list[tuple[int, str]]) -> int:
+    """Print the site's size and its largest files against the limits; 1 if it is over either."""
+    over_site, over_file = total > SITE_LIMIT, bool(files) and files[0][0] > FILE_LIMIT
+    state = "OVER" if over_site else "ok"
+    print(f"total        {total / 1e6:8.1f} MB   limit {SITE_LIMIT / 1e6:.0f} MB   {state}   ({count} files)")
+    if files:
+        print(f"largest file {files[0][0] / 1e6:8.1f} MB   limit {FILE_LIMIT / 1e6:.0f} MB   {'OVER' if over_file else 'ok'}"
+              f"   ({files[0][1]})")  # fmt: skip
+    for size, path in files[1:SHOWN]:
+        print(f"             {size / 1e6:8.1f} MB   {path}")
+    return 1 if over_site or over_file else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, default=None, help="the store to build from (a copy is built; never written)")
     parser.add_argument("--from", dest="board", type=Path, default=None, help="build from the board files under DIR")
     parser.add_argument("--out", type=Path, default=None, help="build into this directory and keep it (default: a temp dir)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: as `evals build-site`)")
+    parser.add_argument("--site", type=Path, default=None, help="measure this built site only, building nothing")
     args = parser.parse_args()
+    if args.site is not None:
+        if not args.site.is_dir():
+            parser.error(f"--site {args.site}: no such folder")
+        return verdict(*measure(args.site))
     if args.store is None and args.board is None:
-        parser.error("give --store FILE, --from DIR, or both")
+        parser.error("give --store FILE, --from DIR, or both (or --site DIR)")
     keep = args.out is not None
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-site-size-")) / "site"
     try:
         report, seconds = build(args.store, args.board, out, args.jobs)
         total, count, files = measure(out)
         print(f"built {out} from {report.runs} runs in {seconds:.1f} s: {count} files")  # type: ignore[attr-defined]
-        over_site, over_file = total > SITE_LIMIT, bool(files) and files[0][0] > FILE_LIMIT
-        print(f"total        {total / 1e6:8.1f} MB   limit {SITE_LIMIT / 1e6:.0f} MB   {'OVER' if over_site else 'ok'}")
-        if files:
-            print(f"largest file {files[0][0] / 1e6:8.1f} MB   limit {FILE_LIMIT / 1e6:.0f} MB   {'OVER' if over_file else 'ok'}"
-                  f"   ({files[0][1]})")  # fmt: skip
-        for size, path in files[1:SHOWN]:
-            print(f"             {size / 1e6:8.1f} MB   {path}")
+        failed = verdict(total, count, files)
         print("largest parts:")
         for name, size in report.parts[:SHOWN]:  # type: ignore[attr-defined]
             print(f"  {size / 1e6:8.1f} MB  {name}")
-        return 1 if over_site or over_file else 0
+        return failed
     finally:
         if not keep:
             shutil.rmtree(out.parent, ignore_errors=True)
