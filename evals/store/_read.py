@@ -672,7 +672,12 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         total=total,
         recall=values["recall"],
         context_tokens=values["context_tokens"],
-        tokens_per_test_point=values["context_tokens"] / total if total else None,
+        # The metric, over the headline's test points; a run stored without it, over its answerable ones.
+        tokens_per_test_point=tokens.value
+        if (tokens := metrics.get("tokens_per_test_point")) is not None
+        else values["context_tokens"] / total
+        if total
+        else None,
         reuse_key=values["cache_key"],
         # Declared metrics first, in declaration order; any the code no longer declares after them.
         metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0]))),

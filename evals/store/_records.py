@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from evals.benchmarks import protocol_lexical, rule_of
 from evals.judge.headline import headline_of
-from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
+from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics, over_headline
 from evals.judge.scoring import Evaluation, Scores
 from evals.model.corpus import Conversation, Reference
 from evals.model.provenance import Provenance
@@ -105,7 +105,11 @@ def make_summary(
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
     identity = answers.identity() if answers is not None else None
     # The runs table's recall and tokens columns are the metrics' values, computed in one place.
-    metrics = compute_metrics(ScoredRun(run, scores, answers, protocol_lexical(answers and answers.protocol)))
+    scored = ScoredRun(run, scores, answers, protocol_lexical(answers and answers.protocol))
+    metrics = compute_metrics(scored)
+    rule = headline_of(rule_of(run.benchmark), {**(measured or {}), **metrics}, run.k).rule
+    if "tokens_per_test_point" in metrics:  # over the test points the headline counts
+        metrics.update(over_headline(scored, rule.metric))
     extra = {}
     if answers is not None:
         extra = {
@@ -171,7 +175,7 @@ def make_summary(
         cutoff_rule=run.cutoff_rule if run.cutoffs else None,
         benchmark=run.benchmark,
         # Its rule as its benchmark is registered now, kept with it: reading it back never asks the registry again.
-        rule=headline_of(rule_of(run.benchmark), {**(measured or {}), **metrics}, run.k).rule,
+        rule=rule,
         corpus_release=run.corpus_release,
         corpus_file=run.corpus_file,
         **extra,
