@@ -97,8 +97,9 @@ def play_corpus(
     ``strategy`` block; by default just its name).
 
     ``cutoffs`` are the depths the retrieval metrics are measured at, beside
-    ``k``: a prefix-stable strategy retrieves once, at the deepest, and the
-    records at ``k`` (what recall@k scores) are the first ``k`` of that; one
+    ``k``: a prefix-stable strategy is asked at ``k`` (the timed call, the run's
+    retrieve latency) and again, untimed, at the deepest, and the records at
+    ``k`` (what recall@k scores) are the first ``k`` of the deepest; one
     that ignores ``k`` hands over everything once; any other is asked once per
     cutoff. ``count_tokens`` (a token counter's ``counts``) gives each
     cutoff's context tokens. ``call_timeout`` (seconds, ``--call-timeout``) stops any one call into
@@ -264,8 +265,14 @@ class _Player:
             result.held_tokens = sum(self.count_tokens(held)) if self.count_tokens is not None else None
         return result
 
-    def _retrieve(self, question: str, depth: int, added: int, where: str) -> list[Record | str]:
-        """The records for ``question`` at ``depth``, checked to be a list and cut to ``depth`` (unless whole-list)."""
+    def _retrieve(self, question: str, depth: int, added: int, where: str, *, timed: bool = True) -> list[Record | str]:
+        """The records for ``question`` at ``depth``, checked to be a list and cut to ``depth`` (unless whole-list).
+        ``timed``: the call is the test point's latency (the one at the run's k); a deeper call that only extends
+        the ranking is not timed, so the latency is of retrieving k records, whatever the cutoffs."""
+        if not timed:
+            return self._checked(
+                self._call(f"retrieve(question, k={depth})", self.strategy.retrieve, question, depth, where=where), depth, where
+            )
         held = added
         if self.footprint is not None:
             held = self._call("held_count()", self.footprint.held_count, where=where)
@@ -286,6 +293,10 @@ class _Player:
         except PLUGIN_FAULTS as exc:
             raise plugin_fault(self.name, f"retrieve(question, k={depth})", exc, where) from exc
         self.timings.retrieve_held.append(held)
+        return self._checked(retrieved, depth, where)
+
+    def _checked(self, retrieved: Any, depth: int, where: str) -> list[Record | str]:
+        """A retrieval checked to be a list, cut to ``depth`` (unless whole-list)."""
         # A generator would be read once by the first check and arrive empty; a dict would give its keys.
         if not isinstance(retrieved, list | tuple) or isinstance(retrieved, Record):
             raise StrategyError(
@@ -317,6 +328,11 @@ class _Player:
         where = f"conversation {conversation_id!r}, turn {index}"
         if rule == PER_CUTOFF:
             lists = {depth: self._retrieve(test.question, depth, added, where) for depth in depths}
+        elif rule == PREFIX and depths[-1] > k:
+            # The timed call is at k (the run's latency is of retrieving k records); the deeper ranking the other
+            # cutoffs read is asked apart, untimed. The records at k are the deeper ranking's first k, as before.
+            self._retrieve(test.question, k, added, where)
+            lists = {depths[-1]: self._retrieve(test.question, depths[-1], added, where, timed=False)}
         else:
             lists = {depths[-1]: self._retrieve(test.question, depths[-1], added, where)}
         texts = {depth: _texts(found, self.name, where, index) for depth, found in lists.items()}
