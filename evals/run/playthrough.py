@@ -46,7 +46,7 @@ from evals.judge.retrieval import held_sessions, sessions_of
 from evals.model.corpus import Conversation, Corpus, TestPoint
 from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.model.turn_refs import TurnLookup, locate_records
-from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.strategies import NO_MODEL, CountsAhead, Flushes, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.strategies.base import READS_LABELS, held_turns, is_turn_number, lone_surrogate
@@ -107,6 +107,7 @@ def play_corpus(
     """
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
+    rss_reset = reset_peak_rss()
     depths = sorted({k, *cutoffs})
     rule = WHOLE_LIST if ignores_k else PREFIX if prefix_stable else PER_CUTOFF
     name = configuration["name"] if configuration is not None else getattr(strategy, "name", type(strategy).__name__)
@@ -120,6 +121,8 @@ def play_corpus(
             conversations.append(player.play(conversation, on_test_point))
             if progress is not None:
                 progress(done, total, conversation.id)
+    player.timings.ingest_cpu_ns, player.timings.turns_added = player.ingest_cpu_ns, player.turns_added
+    player.timings.peak_rss_kib = peak_rss_kib() if rss_reset else None
     return RunResult(
         strategy=configuration if configuration is not None else {"name": strategy.name},
         model=model,
@@ -162,6 +165,9 @@ class _Player:
         self.count_tokens = count_tokens
         self.limit = limit  # each call into the strategy runs within it (--call-timeout)
         self.footprint = strategy if isinstance(strategy, Footprint) else None
+        self.flush = strategy.flush if isinstance(strategy, Flushes) else None
+        self.ingest_cpu_ns = 0  # CPU time of every add and flush (the calling thread's): ingestion
+        self.turns_added = 0
         self.add_keywords = _add_keywords(strategy)
         self.begin = getattr(strategy, "begin_conversation", None)
         self.read_labels: Callable[..., Any] | None = None  # the answer key's door: a reads_labels run only
@@ -209,7 +215,8 @@ class _Player:
         lookup: TurnLookup | None = None
         self.conversation, self.recorded = conversation, None
         sessions = conversation.sessions
-        added = 0
+        added = flushed = 0
+        cpu, ingest = time.thread_time_ns, 0
         # Looked up once, not per turn: a conversation can have tens of thousands of turns.
         add, keywords, clock, add_ns = strategy.add, self.add_keywords, time.perf_counter_ns, self.timings.add_ns
         limit = self.limit
@@ -224,6 +231,9 @@ class _Player:
                     # record, and a parsed file has a new string per turn (5,000 a LongMemEval_m haystack).
                     distinct: dict[str | None, str | None] = {}
                     sessions = [distinct.setdefault(session, session) for session in sessions]
+                if self.flush is not None and added > flushed:  # what add() buffered, written now: ingestion
+                    self._flush(where)
+                    flushed = added
                 if self.read_labels is not None:  # at test points only: a run without it pays nothing per turn
                     turns, listed = tuple(test.evidence_turns), tuple(test.evidence_sessions)
                     self._call("read_labels()", self.read_labels, turns, listed, where=f"{where}, turn {index}")
@@ -245,18 +255,23 @@ class _Player:
                     with limit:
                         if keywords:
                             extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None}
-                            started = clock()
+                            spent, started = cpu(), clock()
                             add(turn.role, turn.content, turn=index, **extra)
                         else:
-                            started = clock()
+                            spent, started = cpu(), clock()
                             add(turn.role, turn.content, turn=index)
                         add_ns.append(clock() - started)
+                        ingest += cpu() - spent
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
                     raise
                 except PLUGIN_FAULTS as exc:
                     raise plugin_fault(self.name, "add()", exc, f"{where}, turn {index}") from exc
                 added += 1
+        self.ingest_cpu_ns += ingest
+        self.turns_added += added
+        if self.flush is not None and added > flushed:
+            self._flush(where)
         if self.footprint is not None:
             held = self._call("held_texts()", lambda: list(self.footprint.held_texts()), where=where)
             if not set(map(type, held)) <= {str}:  # in C: a memory may hold a hundred thousand texts
@@ -264,6 +279,12 @@ class _Player:
             result.held_records = len(held)
             result.held_tokens = sum(self.count_tokens(held)) if self.count_tokens is not None else None
         return result
+
+    def _flush(self, where: str) -> None:
+        """The strategy's buffered writes made now (:class:`evals.strategies.Flushes`), their CPU time ingestion's."""
+        spent = time.thread_time_ns()
+        self._call("flush()", self.flush, where=where)
+        self.ingest_cpu_ns += time.thread_time_ns() - spent
 
     def _retrieve(self, question: str, depth: int, added: int, where: str, *, timed: bool = True) -> list[Record | str]:
         """The records for ``question`` at ``depth``, checked to be a list and cut to ``depth`` (unless whole-list).
@@ -399,6 +420,30 @@ class _Player:
         if stop > len(self.numbers):
             self.numbers.extend(range(len(self.numbers), stop))
         return self.numbers[start:stop]
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's resident-memory high-water mark to its resident size now (Linux: "5" written to
+    ``/proc/self/clear_refs``); False where the system does not allow it (then no peak is reported: one read
+    without the reset would be the process's whole life's, the corpus import and earlier runs included)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        return False
+    return peak_rss_kib() is not None
+
+
+def peak_rss_kib() -> int | None:
+    """This process's resident-memory high-water mark in KiB (``VmHWM`` of ``/proc/self/status``), or None."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def run_queue_clock() -> Callable[[], int] | None:

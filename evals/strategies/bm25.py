@@ -52,22 +52,26 @@ class BM25(RankedTurns):
         self._index: Any = None  # over the first len(self._turn_tokens) turns
 
     def _ranked(self, query: str, k: int) -> list[Message]:
-        import bm25s
-
         if not self._turns:
             return []
         query_tokens = _tokens([query], self.stemmer)[0]
         if not query_tokens:
             return []
-        fresh = self._turns[len(self._turn_tokens) :]
-        if fresh or self._index is None:
-            self._turn_tokens.extend(_tokens([t["content"] for t in fresh], self.stemmer))
-            self._index = bm25s.BM25(k1=K1, b=B)
-            self._index.index(self._turn_tokens, show_progress=False)
+        self.flush()
         scores = self._index.get_scores(query_tokens)
         positions = np.arange(len(scores))
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
+
+    def flush(self) -> None:
+        """The turns added since the last search tokenized and the index rebuilt over every turn (Flushes)."""
+        import bm25s
+
+        fresh = self._turns[len(self._turn_tokens) :]
+        if self._turns and (fresh or self._index is None):
+            self._turn_tokens.extend(_tokens([t["content"] for t in fresh], self.stemmer))
+            self._index = bm25s.BM25(k1=K1, b=B)
+            self._index.index(self._turn_tokens, show_progress=False)
 
     def reset(self) -> None:
         super().reset()
