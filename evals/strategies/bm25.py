@@ -9,8 +9,9 @@ as an option: both are the Snowball English (Porter2) algorithm.
 ``--option stemmer=none`` keeps the harness's earlier configuration (bm25s's
 English stop words, no stemmer), so a reader sees what the stemmer is worth.
 
-The index is rebuilt from the history at a retrieval when turns were added
-since the last one (a few hundred short turns take milliseconds), and reused
+The index is rebuilt from the history when turns were added since the last
+build, in ``flush()``, which the play-through calls before the next test point
+and counts as ingestion (a few hundred short turns take milliseconds), and reused
 when none were: imported corpora ask many questions in a row over one history. Only turns sharing a term with the question score
 above zero, and only those are returned: a lexical retriever has nothing to
 say about the rest. Ties go to the more recent turn.
@@ -46,6 +47,8 @@ class BM25(RankedTurns):
     name = "bm25"
 
     def __init__(self, stemmer: str = "snowball") -> None:
+        import bm25s  # noqa: F401  (loaded as the memory is built: its import is no turn's ingestion)
+
         super().__init__()
         self.stemmer = stemmer
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive

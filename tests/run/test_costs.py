@@ -52,3 +52,59 @@ def test_without_deeper_cutoffs_one_call_per_test_point():
     strategy = SlowWhenDeep()
     play_corpus(load_corpus(CORPUS), strategy, k=3)
     assert strategy.asked == [3, 3, 3]
+
+
+class DefersItsWrites(KeepsTurns):
+    """Buffers what add() is given and writes it (a busy 20 ms of CPU) in flush()."""
+
+    name = "defers_its_writes"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[str] = []
+        self.calls: list[str] = []
+
+    def add(self, role: str, content: str, *, turn: int) -> None:
+        self.pending.append(content)
+
+    def flush(self) -> None:
+        self.calls.append("flush")
+        stop = time.thread_time_ns() + 20_000_000
+        while time.thread_time_ns() < stop:
+            pass
+        self.turns.extend(self.pending)
+        self.pending.clear()
+
+    def retrieve(self, query: str, k: int) -> list:
+        self.calls.append("retrieve")
+        return self.turns[-k:]
+
+    def reset(self) -> None:
+        super().reset()
+        self.pending.clear()
+
+
+def test_a_buffered_write_is_made_before_the_next_test_point():
+    """flush() comes before each test point's retrieve (turns were added since), and once at the conversation's end."""
+    strategy = DefersItsWrites()
+    play_corpus(load_corpus(CORPUS), strategy, k=2)
+    assert strategy.calls == ["flush", "retrieve"] * 3 + ["flush"]
+
+
+def test_a_buffered_writes_cpu_is_ingestion():
+    """Four flushes of 20 ms of CPU over the corpus's turns: ingestion CPU counts them, retrieve latency does not."""
+    run = play_corpus(load_corpus(CORPUS), DefersItsWrites(), k=2)
+    assert run.timings.ingest_cpu_ns >= 80_000_000 and run.timings.turns_added == 15
+    assert max(run.timings.retrieve_ns) < 20_000_000
+
+
+def test_the_players_peak_resident_memory_is_recorded():
+    """On Linux the play-through reads its process's high-water mark; a big allocation during the play shows in it."""
+
+    class Hungry(KeepsTurns):
+        def reset(self) -> None:
+            super().reset()
+            self.ballast = bytearray(200 * 2**20)  # 200 MiB, touched: resident
+
+    run = play_corpus(load_corpus(CORPUS), Hungry(), k=2)
+    assert run.timings.peak_rss_kib is not None and run.timings.peak_rss_kib > 200 * 1024
