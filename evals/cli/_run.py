@@ -111,7 +111,8 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     default=",".join(map(str, DEFAULT_CUTOFFS)),
     show_default=True,
     help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any, ndcg_any_lme at turn and session level) "
-    "are measured at, beside --k; a prefix-stable strategy is asked at --k (timed) and again, untimed, at the deepest. Comma-separated.",
+    "are measured at, beside --k; a prefix-stable strategy is asked at --k (timed) and again, untimed, at the deepest. "
+    "Comma-separated.",
 )
 @click.option(
     "--option",

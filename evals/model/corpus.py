@@ -73,7 +73,6 @@ BENCHMARK_FILE = "benchmark.json"  # which published benchmark the corpus is; no
 # evals/benchmarks/NAME/, registered in pyproject.toml as a plug-in's would be). Only the names are read
 # here, never the units: this layer lies below evals.benchmarks.
 
-
 def benchmark_entry_points() -> tuple[EntryPoint, ...]:
     """The entry points of :data:`BENCHMARK_GROUP` (:func:`evals.io.plugins.group`)."""
     return plugins.group(BENCHMARK_GROUP)
