@@ -557,9 +557,17 @@ def leaderboard(
 
 
 # The leaderboard's default columns besides the identity (strategy, k, model, commit, date): the headline,
-# the benchmark's own figure, tokens per test point and, on a board with answers, answer accuracy. The rest
-# are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
-DEFAULT_METRICS = ("tokens_per_test_point", "answer_accuracy")
+# the benchmark's own figure, tokens per test point, what the memory costs to run (ingestion CPU per 1,000 turns,
+# retrieve latency p50 and p95 at the run's k, peak resident memory) and, on a board with answers, answer
+# accuracy. The rest are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
+DEFAULT_METRICS = (
+    "tokens_per_test_point",
+    "ingest_cpu_s_per_1k_turns",
+    "retrieve_latency_p50_s",
+    "retrieve_latency_p95_s",
+    "peak_rss_mb",
+    "answer_accuracy",
+)
 
 
 def _own_label(own: tuple[str, str]) -> str:
