@@ -255,12 +255,16 @@ def record_items(point: TestPointResult, level: str, records: int, k: int) -> li
 def budget_value(
     point: TestPointResult, record_tokens: Sequence[int], k: int, level: str, budget: int, name: str
 ) -> float | None:
-    """``recall_any`` or ``recall_frac`` of the records that fit in ``budget`` tokens: the run's records (never
-    past k) in rank order while their tokens add up to at most ``budget``; the record that would cross it does not
-    count. None without evidence at ``level`` or without a recorded ranking."""
+    """``recall_any`` or ``recall_frac`` of the records that fit in ``budget`` tokens: the memory's ranking in rank
+    order while its records' tokens add up to at most ``budget``; the record that would cross it does not count.
+    The ranking is the one kept deep enough to fill the largest budget (``point.ranked_tokens``, its records'
+    tokens), whatever k; a run that kept none (stored before, or asked once per cutoff) is read within its records
+    at k (``record_tokens``), as before. None without evidence at ``level`` or without a recorded ranking."""
     evidence = evidence_at(point, level)
     if not evidence:
         return None
+    if point.ranked_tokens is not None and point.cutoff_rankings is None:
+        record_tokens = point.ranked_tokens
     groups = record_items(point, level, len(record_tokens), k)
     if groups is None:
         return None

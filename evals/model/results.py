@@ -92,6 +92,11 @@ class TestPointResult(BaseModel):
     # point names more than one turn: then ranked_turns says it all, and every figure reads it as before.
     ranked_held: list[list[int]] | None = None
     ranked_held_sessions: list[list[str]] | None = None
+    # Per rank of ranked_turns, the record's tokens, where the run kept a ranking deep enough to fill the largest
+    # context budget (evals.run.playthrough: asked deeper than the deepest cutoff until its tokens reach it): the
+    # budget figures read the ranking up to each budget, not the first k records. None: not kept (a run without
+    # a token counter or cutoffs, a strategy asked once per cutoff, a run stored before).
+    ranked_tokens: list[int] | None = None
     # The same per cutoff, for a strategy asked once per cutoff (cutoff_rankings).
     cutoff_held: dict[int, tuple[list[list[int]], list[list[str]]]] | None = None
 

@@ -77,6 +77,7 @@ def play_corpus(
     k: int = 5,
     seed: int = 42,
     cutoffs: Sequence[int] = (),
+    budget: int | None = None,
     ignores_k: bool = False,
     prefix_stable: bool = True,
     count_tokens: Callable[[list[str]], list[int]] | None = None,
@@ -102,7 +103,12 @@ def play_corpus(
     ``k`` (what recall@k scores) are the first ``k`` of the deepest; one
     that ignores ``k`` hands over everything once; any other is asked once per
     cutoff. ``count_tokens`` (a token counter's ``counts``) gives each
-    cutoff's context tokens. ``call_timeout`` (seconds, ``--call-timeout``) stops any one call into
+    cutoff's context tokens. With ``budget`` (tokens) and a token counter, a prefix-stable strategy's
+    ranking is kept deep enough to fill it, whatever ``k``: asked again, untimed, at twice the depth
+    (from the deepest cutoff) until its records' tokens reach the budget or it returns fewer records
+    than asked; each ranked record's tokens are kept (``ranked_tokens``), so a figure at a budget of
+    tokens reads the memory's ranking up to that budget, not its first ``k`` records.
+    ``call_timeout`` (seconds, ``--call-timeout``) stops any one call into
     the strategy that runs longer, as a fault naming the call (:mod:`evals.strategies._deadline`).
     """
     started_at = datetime.now(UTC)
@@ -115,6 +121,7 @@ def play_corpus(
     total = len(corpus.conversations)
     with call_limit(call_timeout) as limit:
         player = _Player(strategy, name, k, depths, rule, count_tokens, limit)
+        player.budget = budget if count_tokens is not None and rule == PREFIX else None
         if configuration is not None and configuration.get(READS_LABELS) is True:
             player.read_labels = _label_reader(strategy, name)
         for done, conversation in enumerate(corpus.conversations, start=1):
@@ -164,6 +171,7 @@ class _Player:
         self.rule = rule
         self.count_tokens = count_tokens
         self.limit = limit  # each call into the strategy runs within it (--call-timeout)
+        self.budget: int | None = None  # tokens the deepest ranking is to fill (PREFIX with a token counter only)
         self.footprint = strategy if isinstance(strategy, Footprint) else None
         self.flush = strategy.flush if isinstance(strategy, Flushes) else None
         self.ingest_cpu_ns = 0  # CPU time of every add and flush (the calling thread's): ingestion
@@ -357,6 +365,11 @@ class _Player:
         else:
             lists = {depths[-1]: self._retrieve(test.question, depths[-1], added, where)}
         texts = {depth: _texts(found, self.name, where, index) for depth, found in lists.items()}
+        counts: list[int] | None = None
+        if self.budget is not None:
+            lists[depths[-1]], texts[depths[-1]], counts = self._to_budget(
+                test.question, lists[depths[-1]], texts[depths[-1]], depths[-1], added, where, index
+            )
         records = texts[k] if rule == PER_CUTOFF else texts[depths[-1]] if rule == WHOLE_LIST else texts[depths[-1]][:k]
         point = TestPointResult(
             turn_index=index,
@@ -391,15 +404,31 @@ class _Player:
                 point.cutoff_rankings = ranked
             else:
                 point.ranked_turns, point.ranked_sessions = ranked[depths[-1]]
+        if counts is not None and point.ranked_turns is not None:
+            point.ranked_tokens = counts
         if self.count_tokens is not None and len(depths) > 1 and rule != WHOLE_LIST:
             if rule == PER_CUTOFF:
                 point.cutoff_tokens = {depth: sum(self.count_tokens(found)) for depth, found in texts.items()}
             else:
-                counts = self.count_tokens(texts[depths[-1]])
+                counts = counts if counts is not None else self.count_tokens(texts[depths[-1]])
                 point.cutoff_tokens = {depth: sum(counts[:depth]) for depth in depths}
         # Kept until the run is stored: a long default summary as the number of turns it folds, not its text.
         point.retrieved_records = fold_summaries(records, self._recorded_turns, added)  # type: ignore[assignment]
         return point
+
+    def _to_budget(
+        self, question: str, found: list[Record | str], texts: list[str], asked: int, added: int, where: str, before: int
+    ) -> tuple[list[Record | str], list[str], list[int]]:
+        """The ranking ``found`` (its ``texts``, asked at ``asked``) made deep enough to fill :attr:`budget` tokens:
+        asked again, untimed, at twice the depth, until its tokens reach the budget or the memory returns fewer
+        records than asked. Returns the ranking, its texts and each record's tokens."""
+        counts = self.count_tokens(texts)
+        while sum(counts) < self.budget and len(found) >= asked and asked < MAX_HELD // 2:
+            asked *= 2
+            found = self._retrieve(question, asked, added, where, timed=False)
+            texts = _texts(found, self.name, where, before)
+            counts = self.count_tokens(texts)
+        return found, texts, counts
 
     def _recorded_turns(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The conversation's recorded turns (roles, contents), made once per conversation: the corpus's

@@ -97,7 +97,7 @@ SUMMARY_COLUMNS = (
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
 _POINT_COLUMNS = (
     'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
-    "ranked_turns, ranked_held"
+    "ranked_turns, ranked_held, ranked_tokens"
 )
 # The same, with the record texts left out (empty): Store.iter_run reads them apart.
 _POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
@@ -464,6 +464,7 @@ class StoreReader(Connected):
                     ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
                     ranked_held=point["ranked_held"],
                     ranked_held_sessions=held_sessions(point["ranked_held"], sessions),
+                    ranked_tokens=point["ranked_tokens"],
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])

@@ -506,6 +506,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, co
     source_turns: list[list[int | None] | None] = []  # only where the strategy named other turns than the texts are
     ranked_turns: list[list[int | None] | None] = []  # down to the deepest cutoff, for test points with evidence
     ranked_held: list[list[list[int]] | None] = []  # per rank, the turns its record holds, where one holds several
+    ranked_tokens: list[list[int] | None] = []  # per rank, the record's tokens, where the ranking fills the budgets
     chosen = slice(start, stop)
     for result, conversation, scored in zip(
         record.run.conversations[chosen], record.conversations[chosen], record.scores.points[chosen], strict=True
@@ -533,6 +534,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, co
             source_turns.append(list(declared) if declared is not None and declared != refs else None)
             ranked_turns.append(_deepest_ranking(point))
             ranked_held.append(point.ranked_held)
+            ranked_tokens.append(point.ranked_tokens if point.cutoff_rankings is None else None)
         per_conversation.append((result.conversation_id, turn_tokens.counts))
     lengths = [len(part) for part in ref_parts]
     flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
@@ -551,6 +553,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, co
             "source_turns": pa.array(source_turns, pa.list_(pa.int32())),
             "ranked_turns": pa.array(ranked_turns, pa.list_(pa.int32())),
             "ranked_held": pa.array(ranked_held, pa.list_(pa.list_(pa.int32()))),
+            "ranked_tokens": pa.array(ranked_tokens, pa.list_(pa.int32())),
         }
     )
     tokens = pa.table(

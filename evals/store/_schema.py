@@ -516,6 +516,14 @@ FROM (
 WHERE run_metrics.run_id = counted.run_id AND run_metrics.metric = 'tokens_per_test_point';
 """
 
+# Equal budgets by tokens, not by k: per test point with evidence, per rank of ranked_turns (now kept deep enough to
+# fill the largest context budget, past the deepest cutoff), the record's token count under the run's tokenizer.
+# The budget figures read the ranking up to each budget. NULL: not kept (a run stored before, one without cutoffs,
+# a strategy asked once per cutoff): its budget figures read its records within k, as they were computed.
+_RANKED_TOKENS = """
+ALTER TABLE test_points ADD COLUMN ranked_tokens INTEGER[];
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -536,6 +544,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "run_rule", _RUN_RULE),
     Migration(18, "corpus_source", _CORPUS_SOURCE),
     Migration(19, "tokens_over_the_headlines_points", _TOKENS_OVER_HEADLINE),
+    Migration(20, "ranked_tokens_for_budgets", _RANKED_TOKENS),
 )
 
 
