@@ -187,7 +187,8 @@ class _Player:
         )
         self.queued = run_queue_clock()  # this thread's time waiting for a processor, where the system says it
         self.warned_long = False  # a retrieval longer than asked for is warned about once per run
-        self.long_retrievals = 0  # ... and counted, every time (RunResult.long_retrievals)
+        self.long_retrievals = 0  # ... and counted, every time (RunResult.long_retrievals): once a test point
+        self.long_here = False  # a call of the test point being played returned more than asked
         self.numbers: list[int] = []  # turn numbers, one object each for the whole run (see _turns_of)
         self.conversation: Conversation | None = None  # the one being played
         self.recorded: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # its recorded turns, once needed
@@ -333,7 +334,7 @@ class _Player:
                 f"of str or Record, at {where}"
             )
         if len(retrieved) > depth and self.rule != WHOLE_LIST:
-            self.long_retrievals += 1
+            self.long_here = True  # counted once per test point (_test_point), however many calls it took
             if not self.warned_long:
                 self.warned_long = True
                 log.warning(
@@ -356,7 +357,12 @@ class _Player:
         k, depths, rule = self.k, self.depths, self.rule
         where = f"conversation {conversation_id!r}, turn {index}"
         if rule == PER_CUTOFF:
-            lists = {depth: self._retrieve(test.question, depth, added, where) for depth in depths}
+            lists = {}
+            for depth in depths:  # each call is timed and counted apart
+                self.long_here = False
+                lists[depth] = self._retrieve(test.question, depth, added, where)
+                self.long_retrievals += self.long_here
+            self.long_here = False
         elif rule == PREFIX and depths[-1] > k:
             # The timed call is at k (the run's latency is of retrieving k records); the deeper ranking the other
             # cutoffs read is asked apart, untimed. The records at k are the deeper ranking's first k, as before.
@@ -404,6 +410,8 @@ class _Player:
                 point.cutoff_rankings = ranked
             else:
                 point.ranked_turns, point.ranked_sessions = ranked[depths[-1]]
+        self.long_retrievals += self.long_here
+        self.long_here = False
         if counts is not None and point.ranked_turns is not None:
             point.ranked_tokens = counts
         if self.count_tokens is not None and len(depths) > 1 and rule != WHOLE_LIST:

@@ -108,3 +108,26 @@ def test_the_players_peak_resident_memory_is_recorded():
 
     run = play_corpus(load_corpus(CORPUS), Hungry(), k=2)
     assert run.timings.peak_rss_kib is not None and run.timings.peak_rss_kib > 200 * 1024
+
+
+def _words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+def test_a_ranking_is_asked_deeper_until_it_fills_the_budget():
+    """Asked at k, then at the deepest cutoff, then at twice that until the tokens reach the budget or the memory
+    runs out; the records' tokens are kept per rank and the cutoffs read the same ranking."""
+    strategy = SlowWhenDeep()
+    run = play_corpus(load_corpus(CORPUS), strategy, k=1, cutoffs=(1, 2), budget=30, count_tokens=_words)
+    point = run.conversations[0].test_points[-1]
+    tokens = point.ranked_tokens
+    assert strategy.asked[-4:] == [1, 2, 4, 8] and len(tokens) == len(point.ranked_turns) == 8
+    assert sum(tokens[:4]) < 30 <= sum(tokens) and point.cutoff_tokens == {1: tokens[0], 2: tokens[0] + tokens[1]}
+
+
+def test_a_memory_that_runs_out_is_not_asked_again():
+    """A memory that returns fewer records than asked has given all it has: no deeper call follows."""
+    strategy = SlowWhenDeep()
+    run = play_corpus(load_corpus(CORPUS), strategy, k=1, cutoffs=(1, 2), budget=10_000, count_tokens=_words)
+    first = run.conversations[0].test_points[0]  # at turn 12: twelve turns held
+    assert strategy.asked[:5] == [1, 2, 4, 8, 16] and len(first.ranked_tokens) == 12
