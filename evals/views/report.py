@@ -93,6 +93,8 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
     if point.ranked_held is not None:  # records holding several turns: per rank, the turns and sessions each holds
         out["ranked_held"] = point.ranked_held
         out["ranked_held_sessions"] = point.ranked_held_sessions
+    if point.ranked_tokens is not None:  # kept deep enough to fill the largest budget: per rank, the record's tokens
+        out["ranked_tokens"] = list(point.ranked_tokens)
     return out
 
 
