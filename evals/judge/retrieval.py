@@ -57,7 +57,7 @@ import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import cache, lru_cache
 
-from evals.model.results import PER_CUTOFF, WHOLE_LIST, TestPointResult
+from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, TestPointResult
 
 __all__ = [
     "LEVELS",
@@ -252,6 +252,19 @@ def record_items(point: TestPointResult, level: str, records: int, k: int) -> li
     return [() if item is None else (item,) for item in items[:records]]
 
 
+def cutoff_ranking(point: TestPointResult, depth: int) -> TestPointResult:
+    """``point`` with its ranking as the cutoffs read it: down to ``depth`` (the run's deepest cutoff). A ranking kept
+    deeper to fill the context budgets (``ranked_tokens``) is read past it by the budget figures alone, so every
+    figure at a cutoff (sessions widened as far as the deepest cutoff's records, turn2session's widening) stays
+    what it was."""
+    if point.ranked_tokens is None or point.ranked_turns is None or len(point.ranked_turns) <= depth:
+        return point
+    cut = {"ranked_turns": point.ranked_turns[:depth], "ranked_sessions": (point.ranked_sessions or [])[:depth]}
+    if point.ranked_held is not None:
+        cut |= {"ranked_held": point.ranked_held[:depth], "ranked_held_sessions": (point.ranked_held_sessions or [])[:depth]}
+    return point.model_copy(update=cut)
+
+
 def budget_value(
     point: TestPointResult, record_tokens: Sequence[int], k: int, level: str, budget: int, name: str
 ) -> float | None:
@@ -300,6 +313,8 @@ def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> d
     every level and cutoff it has values at (none at a level without evidence, none at a cutoff whose ranking was
     not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
     values: dict[tuple[str, int], tuple[float, ...]] = {}
+    if rule == PREFIX and cutoffs:
+        point = cutoff_ranking(point, max(cutoffs))
     for level in LEVELS:
         evidence = evidence_at(point, level)
         if not evidence:
@@ -344,6 +359,8 @@ def turn2session(point: TestPointResult, k: int, depth: int | None = None) -> tu
     covered (``effective_k``); recall is over those sessions, but NDCG (``ndcg``, its discount) counts every ranked
     evidence turn, against an ideal of every evidence turn, so it is not the distinct-session NDCG of
     ``session.ndcg_any``."""
+    if depth is not None:
+        point = cutoff_ranking(point, depth)
     turns, sessions = point.ranked_turns, point.ranked_sessions
     if not point.evidence_turns or not point.evidence_sessions or turns is None or sessions is None:
         return None
