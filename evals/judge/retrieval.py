@@ -57,12 +57,13 @@ import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import cache, lru_cache
 
-from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, TestPointResult
+from evals.model.results import PER_CUTOFF, WHOLE_LIST, TestPointResult
 
 __all__ = [
     "LEVELS",
     "POINT_METRICS",
     "budget_value",
+    "cutoff_ranking",
     "evidence_at",
     "held_ranks",
     "held_sessions",
@@ -313,8 +314,6 @@ def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> d
     every level and cutoff it has values at (none at a level without evidence, none at a cutoff whose ranking was
     not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
     values: dict[tuple[str, int], tuple[float, ...]] = {}
-    if rule == PREFIX and cutoffs:
-        point = cutoff_ranking(point, max(cutoffs))
     for level in LEVELS:
         evidence = evidence_at(point, level)
         if not evidence:

@@ -14,12 +14,12 @@ from typing import Literal
 
 from evals.errors import EvalsError
 from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical
-from evals.judge.retrieval import LEVELS, POINT_METRICS, evidence_at
+from evals.judge.retrieval import LEVELS, POINT_METRICS, cutoff_ranking, evidence_at
 from evals.judge.retrieval import point_scores as retrieval_scores
 from evals.judge.scoring import PointScore, Scores
 from evals.judge.stats import bootstrap_mean_intervals, wilson_interval
 from evals.model.formatting import whole_number
-from evals.model.results import WHOLE_LIST, AnswerRun, PointAnswer, RunResult, TestPointResult
+from evals.model.results import PREFIX, WHOLE_LIST, AnswerRun, PointAnswer, RunResult, TestPointResult
 
 Kind = Literal["proportion", "mean", "tokens", "seconds", "count", "usd"]
 PROPORTION: Kind = "proportion"  # successes / n, with a 95% Wilson interval
@@ -317,7 +317,9 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
             values.categories.append(point.category if point is not None else None)
             for level in LEVELS:
                 values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
-            retrieval = retrieval_scores(point, depths, result.cutoff_rule) if depths else {}
+            # The budgets' deeper ranking is read by them alone (the view below); each cutoff reads down to the deepest.
+            ranked = cutoff_ranking(point, depths[-1]) if depths and result.cutoff_rule == PREFIX else point
+            retrieval = retrieval_scores(ranked, depths, result.cutoff_rule) if depths else {}
             scored_points.append(retrieval)
             view = Point(point, score, answer, retrieval, result.k if result is not None else 0, protocol, lexical)  # type: ignore[arg-type]
             for m in points:
