@@ -53,7 +53,7 @@ from evals.views.claims import board_claims, claim_references, source_warning
 from evals.views.names import row_names
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, Caveat, board_metrics, board_order, caveats, ranks_at_k
+from evals.views.tables import HASH_EMBEDDER, WHOLE_COUNTS, Caveat, board_metrics, board_order, caveats, ranks_at_k
 
 __all__ = [
     "BoardRow",
@@ -605,7 +605,7 @@ def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
 
 
 def metric_column(declared: Metric) -> MetricColumn:
-    integral = declared.kind in (COUNT, TOKENS) and declared.name.endswith("_max")
+    integral = declared.kind in (COUNT, TOKENS) and (declared.name.endswith("_max") or declared.name in WHOLE_COUNTS)
     description = metric_description(declared.name, declared.description)
     return MetricColumn(declared.name, declared.label, description, declared.kind, declared.higher_is_better, integral)
 
