@@ -152,7 +152,7 @@ def prefetch_s(run: ScoredRun) -> MetricValue | None:
 
 @metric(
     "ingest_cpu_s_per_1k_turns",
-    label="ingest CPU s / 1k turns",
+    label="ingest CPU / 1k turns",
     kind=SECONDS,
     higher_is_better=False,
     optional=True,
