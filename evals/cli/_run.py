@@ -284,10 +284,11 @@ def run_command(
     if outcome.cache_hits or outcome.cache_misses:
         echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     headline = outcome.summary.headline if outcome.summary is not None else None
+    tokens = outcome.summary.tokens_per_test_point if outcome.summary is not None else None  # over the headline's points
     if outcome.reused:
-        echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
+        echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline, tokens)}")
     else:
-        echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+        echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline, tokens))
         if outcome.summary is not None:  # fair play: how often the strategy returned more than asked
             from evals.views.tables import over_k_caveat
 
