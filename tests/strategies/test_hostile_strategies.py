@@ -345,8 +345,8 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
     assert result.exit_code == 0, result.output
     points = stored_points(store, run_ids(store)[0])
     assert points and all(len(p.retrieved_records) == 5 for p in points)
-    if prefix_stable:  # one retrieval at the deepest cutoff, read at every depth
-        assert all(len(p.ranked_turns) == 10 for p in points if p.ranked_turns is not None)
+    if prefix_stable:  # one ranking, at least as deep as the deepest cutoff (deeper to fill the budgets), read at every depth
+        assert all(len(p.ranked_turns) >= 10 for p in points if p.ranked_turns is not None)
     warnings = [r.getMessage() for r in caplog.records if "plugin_flood" in r.getMessage()]
     assert len(warnings) == 1 and "returned 10000 records" in warnings[0], warnings
 
