@@ -404,10 +404,11 @@ def run_suite_command(
     def after(number: int, total: int, planned, outcome) -> None:
         document = outcome_json(outcome)
         headline = outcome.summary.headline if outcome.summary is not None else None  # as `evals run` leads
+        tokens = outcome.summary.tokens_per_test_point if outcome.summary is not None else None
         if outcome.reused:
-            echo(f"cached: {run_line(document, outcome.run_id, headline=headline)}")
+            echo(f"cached: {run_line(document, outcome.run_id, headline=headline, tokens=tokens)}")
         else:
-            echo(run_line(document, outcome.run_id, str(path), headline))
+            echo(run_line(document, outcome.run_id, str(path), headline, tokens))
         if (excess := unparsed_excess(document, max_unparsed)) is not None:
             too_unparsed.append(f"{planned.label} (run {outcome.run_id}): {excess}")
 

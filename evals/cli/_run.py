@@ -111,7 +111,8 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     default=",".join(map(str, DEFAULT_CUTOFFS)),
     show_default=True,
     help="Depths the retrieval metrics (recall_any, recall_all, recall_frac, ndcg_any, ndcg_any_lme at turn and session level) "
-    "are measured at, beside --k; a prefix-stable strategy retrieves once, at the deepest. Comma-separated.",
+    "are measured at, beside --k; a prefix-stable strategy is asked at --k (timed) and again, untimed, at the deepest. "
+    "Comma-separated.",
 )
 @click.option(
     "--option",
@@ -283,10 +284,11 @@ def run_command(
     if outcome.cache_hits or outcome.cache_misses:
         echo(f"cache: {outcome.cache_misses} computed, {outcome.cache_hits} from cache", err=True)  # embeddings
     headline = outcome.summary.headline if outcome.summary is not None else None
+    tokens = outcome.summary.tokens_per_test_point if outcome.summary is not None else None  # over the headline's points
     if outcome.reused:
-        echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline)}")
+        echo(f"cached: {run_line(document, outcome.run_id, str(output) if output else None, headline, tokens)}")
     else:
-        echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline))
+        echo(run_line(document, outcome.run_id, f"{shown}{', ' + str(output) if output else ''}", headline, tokens))
         if outcome.summary is not None:  # fair play: how often the strategy returned more than asked
             from evals.views.tables import over_k_caveat
 

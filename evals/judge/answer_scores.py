@@ -91,7 +91,6 @@ def category_number(category: str | None) -> int | None:
     return int(found.group(1)) if found else None
 
 
-
 @dataclass(frozen=True)
 class Lexical:
     """How a protocol scores an answer's words against the gold: its F1 and BLEU-1, each named after whose

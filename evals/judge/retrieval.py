@@ -63,6 +63,7 @@ __all__ = [
     "LEVELS",
     "POINT_METRICS",
     "budget_value",
+    "cutoff_ranking",
     "evidence_at",
     "held_ranks",
     "held_sessions",
@@ -252,15 +253,32 @@ def record_items(point: TestPointResult, level: str, records: int, k: int) -> li
     return [() if item is None else (item,) for item in items[:records]]
 
 
+def cutoff_ranking(point: TestPointResult, depth: int) -> TestPointResult:
+    """``point`` with its ranking as the cutoffs read it: down to ``depth`` (the run's deepest cutoff). A ranking kept
+    deeper to fill the context budgets (``ranked_tokens``) is read past it by the budget figures alone, so every
+    figure at a cutoff (sessions widened as far as the deepest cutoff's records, turn2session's widening) stays
+    what it was."""
+    if point.ranked_tokens is None or point.ranked_turns is None or len(point.ranked_turns) <= depth:
+        return point
+    cut = {"ranked_turns": point.ranked_turns[:depth], "ranked_sessions": (point.ranked_sessions or [])[:depth]}
+    if point.ranked_held is not None:
+        cut |= {"ranked_held": point.ranked_held[:depth], "ranked_held_sessions": (point.ranked_held_sessions or [])[:depth]}
+    return point.model_copy(update=cut)
+
+
 def budget_value(
     point: TestPointResult, record_tokens: Sequence[int], k: int, level: str, budget: int, name: str
 ) -> float | None:
-    """``recall_any`` or ``recall_frac`` of the records that fit in ``budget`` tokens: the run's records (never
-    past k) in rank order while their tokens add up to at most ``budget``; the record that would cross it does not
-    count. None without evidence at ``level`` or without a recorded ranking."""
+    """``recall_any`` or ``recall_frac`` of the records that fit in ``budget`` tokens: the memory's ranking in rank
+    order while its records' tokens add up to at most ``budget``; the record that would cross it does not count.
+    The ranking is the one kept deep enough to fill the largest budget (``point.ranked_tokens``, its records'
+    tokens), whatever k; a run that kept none (stored before, or asked once per cutoff) is read within its records
+    at k (``record_tokens``), as before. None without evidence at ``level`` or without a recorded ranking."""
     evidence = evidence_at(point, level)
     if not evidence:
         return None
+    if point.ranked_tokens is not None and point.cutoff_rankings is None:
+        record_tokens = point.ranked_tokens
     groups = record_items(point, level, len(record_tokens), k)
     if groups is None:
         return None
@@ -340,6 +358,8 @@ def turn2session(point: TestPointResult, k: int, depth: int | None = None) -> tu
     covered (``effective_k``); recall is over those sessions, but NDCG (``ndcg``, its discount) counts every ranked
     evidence turn, against an ideal of every evidence turn, so it is not the distinct-session NDCG of
     ``session.ndcg_any``."""
+    if depth is not None:
+        point = cutoff_ranking(point, depth)
     turns, sessions = point.ranked_turns, point.ranked_sessions
     if not point.evidence_turns or not point.evidence_sessions or turns is None or sessions is None:
         return None

@@ -43,6 +43,7 @@ __all__ = [
     "RunResult",
     "TestPointResult",
     "answer_identity",
+    "summed_costs",
     "merge_usage",
     "usage_from_json",
     "usage_json",
@@ -91,6 +92,11 @@ class TestPointResult(BaseModel):
     # point names more than one turn: then ranked_turns says it all, and every figure reads it as before.
     ranked_held: list[list[int]] | None = None
     ranked_held_sessions: list[list[str]] | None = None
+    # Per rank of ranked_turns, the record's tokens, where the run kept a ranking deep enough to fill the largest
+    # context budget (evals.run.playthrough: asked deeper than the deepest cutoff until its tokens reach it): the
+    # budget figures read the ranking up to each budget, not the first k records. None: not kept (a run without
+    # a token counter or cutoffs, a strategy asked once per cutoff, a run stored before).
+    ranked_tokens: list[int] | None = None
     # The same per cutoff, for a strategy asked once per cutoff (cutoff_rankings).
     cutoff_held: dict[int, tuple[list[list[int]], list[list[str]]]] | None = None
 
@@ -133,10 +139,28 @@ class CallTimings(BaseModel):
     retrieve_queued_ns: list[int] = Field(default_factory=list)
     # Embedding every text up front (evals.strategies.Prefetching), apart from the calls it speeds up.
     prefetch_ns: int | None = None
+    # Ingestion: the CPU time (of the thread playing the memory, time.thread_time_ns) of every add call and every
+    # flush (evals.strategies.Flushes: a buffered write made before the next test point), summed over every
+    # player of the run, and the turns added. None: a run made before they were measured.
+    ingest_cpu_ns: int | None = None
+    turns_added: int | None = None
+    # The peak resident memory of the process playing the memory, in KiB (Linux's VmHWM, its high-water mark reset
+    # as the play-through starts where the system allows): the largest over a run's players. None: not measured.
+    peak_rss_kib: int | None = None
 
     @field_serializer("add_ns", "retrieve_ns", "retrieve_held", "retrieve_queued_ns")
     def _calls(self, values: Any) -> list[int]:
         return list(values)  # a play-through keeps them as array("q"): a machine integer per call
+
+
+def summed_costs(parts: list[CallTimings | None]) -> dict[str, int | None]:
+    """The costs of a run played in parts (forked players, Ray tasks): ingestion CPU and turns summed, the peak
+    resident memory the largest any player reached; each None where some part did not measure it."""
+    out: dict[str, int | None] = {}
+    for name, combine in (("ingest_cpu_ns", sum), ("turns_added", sum), ("peak_rss_kib", max)):
+        values = [getattr(part, name) if part is not None else None for part in parts]
+        out[name] = combine(values) if values and None not in values else None
+    return out
 
 
 class RunResult(BaseModel):
@@ -243,10 +267,7 @@ class RequestTally:
         self.served[served, fingerprint] = self.served.get((served, fingerprint), 0) + 1
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            name: getattr(self, name)
-            for name in ("model", *TALLY_COUNTS)
-        }
+        out: dict[str, Any] = {name: getattr(self, name) for name in ("model", *TALLY_COUNTS)}
         out["served"] = [
             {"model": model, "fingerprint": fingerprint, "requests": count}
             for (model, fingerprint), count in sorted(self.served.items(), key=lambda item: (-item[1], str(item[0])))

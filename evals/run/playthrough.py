@@ -46,7 +46,7 @@ from evals.judge.retrieval import held_sessions, sessions_of
 from evals.model.corpus import Conversation, Corpus, TestPoint
 from evals.model.results import PER_CUTOFF, PREFIX, WHOLE_LIST, CallTimings, ConversationResult, RunResult, TestPointResult
 from evals.model.turn_refs import TurnLookup, locate_records
-from evals.strategies import NO_MODEL, CountsAhead, Footprint, MemoryStrategy, Record, StrategyError
+from evals.strategies import NO_MODEL, CountsAhead, Flushes, Footprint, MemoryStrategy, Record, StrategyError
 from evals.strategies._deadline import call_limit
 from evals.strategies._faults import PLUGIN_FAULTS, kind_of, plugin_fault
 from evals.strategies.base import READS_LABELS, held_turns, is_turn_number, lone_surrogate
@@ -77,6 +77,7 @@ def play_corpus(
     k: int = 5,
     seed: int = 42,
     cutoffs: Sequence[int] = (),
+    budget: int | None = None,
     ignores_k: bool = False,
     prefix_stable: bool = True,
     count_tokens: Callable[[list[str]], list[int]] | None = None,
@@ -97,15 +98,22 @@ def play_corpus(
     ``strategy`` block; by default just its name).
 
     ``cutoffs`` are the depths the retrieval metrics are measured at, beside
-    ``k``: a prefix-stable strategy retrieves once, at the deepest, and the
-    records at ``k`` (what recall@k scores) are the first ``k`` of that; one
+    ``k``: a prefix-stable strategy is asked at ``k`` (the timed call, the run's
+    retrieve latency) and again, untimed, at the deepest, and the records at
+    ``k`` (what recall@k scores) are the first ``k`` of the deepest; one
     that ignores ``k`` hands over everything once; any other is asked once per
     cutoff. ``count_tokens`` (a token counter's ``counts``) gives each
-    cutoff's context tokens. ``call_timeout`` (seconds, ``--call-timeout``) stops any one call into
+    cutoff's context tokens. With ``budget`` (tokens) and a token counter, a prefix-stable strategy's
+    ranking is kept deep enough to fill it, whatever ``k``: asked again, untimed, at twice the depth
+    (from the deepest cutoff) until its records' tokens reach the budget or it returns fewer records
+    than asked; each ranked record's tokens are kept (``ranked_tokens``), so a figure at a budget of
+    tokens reads the memory's ranking up to that budget, not its first ``k`` records.
+    ``call_timeout`` (seconds, ``--call-timeout``) stops any one call into
     the strategy that runs longer, as a fault naming the call (:mod:`evals.strategies._deadline`).
     """
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
+    rss_reset = reset_peak_rss()
     depths = sorted({k, *cutoffs})
     rule = WHOLE_LIST if ignores_k else PREFIX if prefix_stable else PER_CUTOFF
     name = configuration["name"] if configuration is not None else getattr(strategy, "name", type(strategy).__name__)
@@ -113,12 +121,15 @@ def play_corpus(
     total = len(corpus.conversations)
     with call_limit(call_timeout) as limit:
         player = _Player(strategy, name, k, depths, rule, count_tokens, limit)
+        player.budget = budget if count_tokens is not None and rule == PREFIX else None
         if configuration is not None and configuration.get(READS_LABELS) is True:
             player.read_labels = _label_reader(strategy, name)
         for done, conversation in enumerate(corpus.conversations, start=1):
             conversations.append(player.play(conversation, on_test_point))
             if progress is not None:
                 progress(done, total, conversation.id)
+    player.timings.ingest_cpu_ns, player.timings.turns_added = player.ingest_cpu_ns, player.turns_added
+    player.timings.peak_rss_kib = peak_rss_kib() if rss_reset else None
     return RunResult(
         strategy=configuration if configuration is not None else {"name": strategy.name},
         model=model,
@@ -160,7 +171,11 @@ class _Player:
         self.rule = rule
         self.count_tokens = count_tokens
         self.limit = limit  # each call into the strategy runs within it (--call-timeout)
+        self.budget: int | None = None  # tokens the deepest ranking is to fill (PREFIX with a token counter only)
         self.footprint = strategy if isinstance(strategy, Footprint) else None
+        self.flush = strategy.flush if isinstance(strategy, Flushes) else None
+        self.ingest_cpu_ns = 0  # CPU time of every add and flush (the calling thread's): ingestion
+        self.turns_added = 0
         self.add_keywords = _add_keywords(strategy)
         self.begin = getattr(strategy, "begin_conversation", None)
         self.read_labels: Callable[..., Any] | None = None  # the answer key's door: a reads_labels run only
@@ -172,7 +187,8 @@ class _Player:
         )
         self.queued = run_queue_clock()  # this thread's time waiting for a processor, where the system says it
         self.warned_long = False  # a retrieval longer than asked for is warned about once per run
-        self.long_retrievals = 0  # ... and counted, every time (RunResult.long_retrievals)
+        self.long_retrievals = 0  # ... and counted, every time (RunResult.long_retrievals): once a test point
+        self.long_here = False  # a call of the test point being played returned more than asked
         self.numbers: list[int] = []  # turn numbers, one object each for the whole run (see _turns_of)
         self.conversation: Conversation | None = None  # the one being played
         self.recorded: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # its recorded turns, once needed
@@ -208,7 +224,8 @@ class _Player:
         lookup: TurnLookup | None = None
         self.conversation, self.recorded = conversation, None
         sessions = conversation.sessions
-        added = 0
+        added = flushed = 0
+        cpu, ingest = time.thread_time_ns, 0
         # Looked up once, not per turn: a conversation can have tens of thousands of turns.
         add, keywords, clock, add_ns = strategy.add, self.add_keywords, time.perf_counter_ns, self.timings.add_ns
         limit = self.limit
@@ -223,6 +240,9 @@ class _Player:
                     # record, and a parsed file has a new string per turn (5,000 a LongMemEval_m haystack).
                     distinct: dict[str | None, str | None] = {}
                     sessions = [distinct.setdefault(session, session) for session in sessions]
+                if self.flush is not None and added > flushed:  # what add() buffered, written now: ingestion
+                    self._flush(where)
+                    flushed = added
                 if self.read_labels is not None:  # at test points only: a run without it pays nothing per turn
                     turns, listed = tuple(test.evidence_turns), tuple(test.evidence_sessions)
                     self._call("read_labels()", self.read_labels, turns, listed, where=f"{where}, turn {index}")
@@ -244,18 +264,23 @@ class _Player:
                     with limit:
                         if keywords:
                             extra = {n: v for n in keywords if (v := getattr(turn, n, None)) is not None}
-                            started = clock()
+                            spent, started = cpu(), clock()
                             add(turn.role, turn.content, turn=index, **extra)
                         else:
-                            started = clock()
+                            spent, started = cpu(), clock()
                             add(turn.role, turn.content, turn=index)
                         add_ns.append(clock() - started)
+                        ingest += cpu() - spent
                 except EvalsError as exc:  # say where (a summary or embedding request failed, say)
                     exc.args = (f"{where}, turn {index}: {exc}", *exc.args[1:])
                     raise
                 except PLUGIN_FAULTS as exc:
                     raise plugin_fault(self.name, "add()", exc, f"{where}, turn {index}") from exc
                 added += 1
+        self.ingest_cpu_ns += ingest
+        self.turns_added += added
+        if self.flush is not None and added > flushed:
+            self._flush(where)
         if self.footprint is not None:
             held = self._call("held_texts()", lambda: list(self.footprint.held_texts()), where=where)
             if not set(map(type, held)) <= {str}:  # in C: a memory may hold a hundred thousand texts
@@ -264,8 +289,20 @@ class _Player:
             result.held_tokens = sum(self.count_tokens(held)) if self.count_tokens is not None else None
         return result
 
-    def _retrieve(self, question: str, depth: int, added: int, where: str) -> list[Record | str]:
-        """The records for ``question`` at ``depth``, checked to be a list and cut to ``depth`` (unless whole-list)."""
+    def _flush(self, where: str) -> None:
+        """The strategy's buffered writes made now (:class:`evals.strategies.Flushes`), their CPU time ingestion's."""
+        spent = time.thread_time_ns()
+        self._call("flush()", self.flush, where=where)
+        self.ingest_cpu_ns += time.thread_time_ns() - spent
+
+    def _retrieve(self, question: str, depth: int, added: int, where: str, *, timed: bool = True) -> list[Record | str]:
+        """The records for ``question`` at ``depth``, checked to be a list and cut to ``depth`` (unless whole-list).
+        ``timed``: the call is the test point's latency (the one at the run's k); a deeper call that only extends
+        the ranking is not timed, so the latency is of retrieving k records, whatever the cutoffs."""
+        if not timed:
+            return self._checked(
+                self._call(f"retrieve(question, k={depth})", self.strategy.retrieve, question, depth, where=where), depth, where
+            )
         held = added
         if self.footprint is not None:
             held = self._call("held_count()", self.footprint.held_count, where=where)
@@ -286,6 +323,10 @@ class _Player:
         except PLUGIN_FAULTS as exc:
             raise plugin_fault(self.name, f"retrieve(question, k={depth})", exc, where) from exc
         self.timings.retrieve_held.append(held)
+        return self._checked(retrieved, depth, where)
+
+    def _checked(self, retrieved: Any, depth: int, where: str) -> list[Record | str]:
+        """A retrieval checked to be a list, cut to ``depth`` (unless whole-list)."""
         # A generator would be read once by the first check and arrive empty; a dict would give its keys.
         if not isinstance(retrieved, list | tuple) or isinstance(retrieved, Record):
             raise StrategyError(
@@ -293,7 +334,7 @@ class _Player:
                 f"of str or Record, at {where}"
             )
         if len(retrieved) > depth and self.rule != WHOLE_LIST:
-            self.long_retrievals += 1
+            self.long_here = True  # counted once per test point (_test_point), however many calls it took
             if not self.warned_long:
                 self.warned_long = True
                 log.warning(
@@ -316,10 +357,25 @@ class _Player:
         k, depths, rule = self.k, self.depths, self.rule
         where = f"conversation {conversation_id!r}, turn {index}"
         if rule == PER_CUTOFF:
-            lists = {depth: self._retrieve(test.question, depth, added, where) for depth in depths}
+            lists = {}
+            for depth in depths:  # each call is timed and counted apart
+                self.long_here = False
+                lists[depth] = self._retrieve(test.question, depth, added, where)
+                self.long_retrievals += self.long_here
+            self.long_here = False
+        elif rule == PREFIX and depths[-1] > k:
+            # The timed call is at k (the run's latency is of retrieving k records); the deeper ranking the other
+            # cutoffs read is asked apart, untimed. The records at k are the deeper ranking's first k, as before.
+            self._retrieve(test.question, k, added, where)
+            lists = {depths[-1]: self._retrieve(test.question, depths[-1], added, where, timed=False)}
         else:
             lists = {depths[-1]: self._retrieve(test.question, depths[-1], added, where)}
         texts = {depth: _texts(found, self.name, where, index) for depth, found in lists.items()}
+        counts: list[int] | None = None
+        if self.budget is not None:
+            lists[depths[-1]], texts[depths[-1]], counts = self._to_budget(
+                test.question, lists[depths[-1]], texts[depths[-1]], depths[-1], added, where, index
+            )
         records = texts[k] if rule == PER_CUTOFF else texts[depths[-1]] if rule == WHOLE_LIST else texts[depths[-1]][:k]
         point = TestPointResult(
             turn_index=index,
@@ -354,15 +410,33 @@ class _Player:
                 point.cutoff_rankings = ranked
             else:
                 point.ranked_turns, point.ranked_sessions = ranked[depths[-1]]
+        self.long_retrievals += self.long_here
+        self.long_here = False
+        if counts is not None and point.ranked_turns is not None:
+            point.ranked_tokens = counts
         if self.count_tokens is not None and len(depths) > 1 and rule != WHOLE_LIST:
             if rule == PER_CUTOFF:
                 point.cutoff_tokens = {depth: sum(self.count_tokens(found)) for depth, found in texts.items()}
             else:
-                counts = self.count_tokens(texts[depths[-1]])
+                counts = counts if counts is not None else self.count_tokens(texts[depths[-1]])
                 point.cutoff_tokens = {depth: sum(counts[:depth]) for depth in depths}
         # Kept until the run is stored: a long default summary as the number of turns it folds, not its text.
         point.retrieved_records = fold_summaries(records, self._recorded_turns, added)  # type: ignore[assignment]
         return point
+
+    def _to_budget(
+        self, question: str, found: list[Record | str], texts: list[str], asked: int, added: int, where: str, before: int
+    ) -> tuple[list[Record | str], list[str], list[int]]:
+        """The ranking ``found`` (its ``texts``, asked at ``asked``) made deep enough to fill :attr:`budget` tokens:
+        asked again, untimed, at twice the depth, until its tokens reach the budget or the memory returns fewer
+        records than asked. Returns the ranking, its texts and each record's tokens."""
+        counts = self.count_tokens(texts)
+        while sum(counts) < self.budget and len(found) >= asked and asked < MAX_HELD // 2:
+            asked *= 2
+            found = self._retrieve(question, asked, added, where, timed=False)
+            texts = _texts(found, self.name, where, before)
+            counts = self.count_tokens(texts)
+        return found, texts, counts
 
     def _recorded_turns(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The conversation's recorded turns (roles, contents), made once per conversation: the corpus's
@@ -383,6 +457,30 @@ class _Player:
         if stop > len(self.numbers):
             self.numbers.extend(range(len(self.numbers), stop))
         return self.numbers[start:stop]
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's resident-memory high-water mark to its resident size now (Linux: "5" written to
+    ``/proc/self/clear_refs``); False where the system does not allow it (then no peak is reported: one read
+    without the reset would be the process's whole life's, the corpus import and earlier runs included)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        return False
+    return peak_rss_kib() is not None
+
+
+def peak_rss_kib() -> int | None:
+    """This process's resident-memory high-water mark in KiB (``VmHWM`` of ``/proc/self/status``), or None."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def run_queue_clock() -> Callable[[], int] | None:

@@ -53,7 +53,7 @@ from evals.views.claims import board_claims, claim_references, source_warning
 from evals.views.names import row_names
 from evals.views.reference import reference_run, relative_tokens
 from evals.views.site_paths import Paths, config_id
-from evals.views.tables import HASH_EMBEDDER, Caveat, board_metrics, board_order, caveats, ranks_at_k
+from evals.views.tables import HASH_EMBEDDER, WHOLE_COUNTS, Caveat, board_metrics, board_order, caveats, ranks_at_k
 
 __all__ = [
     "BoardRow",
@@ -557,9 +557,17 @@ def leaderboard(
 
 
 # The leaderboard's default columns besides the identity (strategy, k, model, commit, date): the headline,
-# the benchmark's own figure, tokens per test point and, on a board with answers, answer accuracy. The rest
-# are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
-DEFAULT_METRICS = ("tokens_per_test_point", "answer_accuracy")
+# the benchmark's own figure, tokens per test point, what the memory costs to run (ingestion CPU per 1,000 turns,
+# retrieve latency p50 and p95 at the run's k, peak resident memory) and, on a board with answers, answer
+# accuracy. The rest are behind one toggle ("every column"), so a LoCoMo board fits 1280 px.
+DEFAULT_METRICS = (
+    "tokens_per_test_point",
+    "ingest_cpu_s_per_1k_turns",
+    "retrieve_latency_p50_s",
+    "retrieve_latency_p95_s",
+    "peak_rss_mb",
+    "answer_accuracy",
+)
 
 
 def _own_label(own: tuple[str, str]) -> str:
@@ -597,7 +605,7 @@ def metric_cell(declared: Metric, summary: RunSummary) -> MetricCell:
 
 
 def metric_column(declared: Metric) -> MetricColumn:
-    integral = declared.kind in (COUNT, TOKENS) and declared.name.endswith("_max")
+    integral = declared.kind in (COUNT, TOKENS) and (declared.name.endswith("_max") or declared.name in WHOLE_COUNTS)
     description = metric_description(declared.name, declared.description)
     return MetricColumn(declared.name, declared.label, description, declared.kind, declared.higher_is_better, integral)
 

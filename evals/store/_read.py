@@ -97,7 +97,7 @@ SUMMARY_COLUMNS = (
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
 _POINT_COLUMNS = (
     'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
-    "ranked_turns, ranked_held"
+    "ranked_turns, ranked_held, ranked_tokens"
 )
 # The same, with the record texts left out (empty): Store.iter_run reads them apart.
 _POINT_COLUMNS_NO_TEXTS = _POINT_COLUMNS.replace("record_texts", "[]::VARCHAR[] AS record_texts")
@@ -464,6 +464,7 @@ class StoreReader(Connected):
                     ranked_sessions=[sessions[t] if t is not None else None for t in ranked] if ranked is not None else None,
                     ranked_held=point["ranked_held"],
                     ranked_held_sessions=held_sessions(point["ranked_held"], sessions),
+                    ranked_tokens=point["ranked_tokens"],
                 )
                 result.test_points.append(result_point)
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
@@ -672,7 +673,12 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         total=total,
         recall=values["recall"],
         context_tokens=values["context_tokens"],
-        tokens_per_test_point=values["context_tokens"] / total if total else None,
+        # The metric, over the headline's test points; a run stored without it, over its answerable ones.
+        tokens_per_test_point=tokens.value
+        if (tokens := metrics.get("tokens_per_test_point")) is not None
+        else values["context_tokens"] / total
+        if total
+        else None,
         reuse_key=values["cache_key"],
         # Declared metrics first, in declaration order; any the code no longer declares after them.
         metrics=dict(sorted(metrics.items(), key=lambda item: metric_order(item[0]))),

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from evals.benchmarks import protocol_lexical, rule_of
 from evals.judge.headline import headline_of
-from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics
+from evals.judge.metrics import LatencyBucket, MetricValue, ScoredRun, compute_metrics, over_headline
 from evals.judge.scoring import Evaluation, Scores
 from evals.model.corpus import Conversation, Reference
 from evals.model.provenance import Provenance
@@ -105,7 +105,11 @@ def make_summary(
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
     identity = answers.identity() if answers is not None else None
     # The runs table's recall and tokens columns are the metrics' values, computed in one place.
-    metrics = compute_metrics(ScoredRun(run, scores, answers, protocol_lexical(answers and answers.protocol)))
+    scored = ScoredRun(run, scores, answers, protocol_lexical(answers and answers.protocol))
+    metrics = compute_metrics(scored)
+    rule = headline_of(rule_of(run.benchmark), {**(measured or {}), **metrics}, run.k).rule
+    if "tokens_per_test_point" in metrics:  # over the test points the headline counts
+        metrics.update(over_headline(scored, rule.metric))
     extra = {}
     if answers is not None:
         extra = {
@@ -171,7 +175,7 @@ def make_summary(
         cutoff_rule=run.cutoff_rule if run.cutoffs else None,
         benchmark=run.benchmark,
         # Its rule as its benchmark is registered now, kept with it: reading it back never asks the registry again.
-        rule=headline_of(rule_of(run.benchmark), {**(measured or {}), **metrics}, run.k).rule,
+        rule=rule,
         corpus_release=run.corpus_release,
         corpus_file=run.corpus_file,
         **extra,
@@ -502,6 +506,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, co
     source_turns: list[list[int | None] | None] = []  # only where the strategy named other turns than the texts are
     ranked_turns: list[list[int | None] | None] = []  # down to the deepest cutoff, for test points with evidence
     ranked_held: list[list[list[int]] | None] = []  # per rank, the turns its record holds, where one holds several
+    ranked_tokens: list[list[int] | None] = []  # per rank, the record's tokens, where the ranking fills the budgets
     chosen = slice(start, stop)
     for result, conversation, scored in zip(
         record.run.conversations[chosen], record.conversations[chosen], record.scores.points[chosen], strict=True
@@ -529,6 +534,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, co
             source_turns.append(list(declared) if declared is not None and declared != refs else None)
             ranked_turns.append(_deepest_ranking(point))
             ranked_held.append(point.ranked_held)
+            ranked_tokens.append(point.ranked_tokens if point.cutoff_rankings is None else None)
         per_conversation.append((result.conversation_id, turn_tokens.counts))
     lengths = [len(part) for part in ref_parts]
     flat_refs = np.concatenate(ref_parts) if ref_parts else np.zeros(0, dtype=np.int32)
@@ -547,6 +553,7 @@ def run_tables(record: RunRecord, start: int = 0, stop: int | None = None, *, co
             "source_turns": pa.array(source_turns, pa.list_(pa.int32())),
             "ranked_turns": pa.array(ranked_turns, pa.list_(pa.int32())),
             "ranked_held": pa.array(ranked_held, pa.list_(pa.list_(pa.int32()))),
+            "ranked_tokens": pa.array(ranked_tokens, pa.list_(pa.int32())),
         }
     )
     tokens = pa.table(

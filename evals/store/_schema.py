@@ -483,6 +483,47 @@ ALTER TABLE runs ADD COLUMN corpus_release VARCHAR;
 ALTER TABLE runs ADD COLUMN corpus_file VARCHAR;
 """
 
+# Tokens per test point over the test points the headline counts (evals.judge.metrics.over_headline), not over the
+# answerable ones: by the run's rule (its stored JSON, else as it was read before: keyword recall where no answerable
+# point has evidence, LoCoMo's rule on a LoCoMo corpus, else the evidence rule), every point with evidence for a rule
+# that counts unanswerable points (LoCoMo's turn.recall_any@k), the answerable points with evidence for the evidence
+# rule, the answerable points for keyword recall (unchanged).
+_TOKENS_OVER_HEADLINE = """
+UPDATE run_metrics SET value = counted.tokens / nullif(counted.points, 0), n = counted.points
+FROM (
+    SELECT t.run_id,
+           sum(t.context_tokens) FILTER (WHERE CASE p.metric
+               WHEN 'recall' THEN t.answerable
+               WHEN 'turn.recall_any@k' THEN len(t.evidence_turns) > 0
+               ELSE t.answerable AND len(t.evidence_turns) > 0 END)::DOUBLE AS tokens,
+           count(*) FILTER (WHERE CASE p.metric
+               WHEN 'recall' THEN t.answerable
+               WHEN 'turn.recall_any@k' THEN len(t.evidence_turns) > 0
+               ELSE t.answerable AND len(t.evidence_turns) > 0 END) AS points
+    FROM test_point_results t
+    JOIN (
+        SELECT r.run_id,
+               coalesce(json_extract_string(r.rule, '$.metric'), CASE
+                   WHEN NOT EXISTS (
+                       SELECT 1 FROM test_point_results e WHERE e.run_id = r.run_id AND e.answerable AND e.evidence_any IS NOT NULL
+                   ) THEN 'recall'
+                   WHEN r.benchmark = 'locomo' THEN 'turn.recall_any@k'
+                   ELSE 'evidence_recall_any' END) AS metric
+        FROM runs r
+    ) p USING (run_id)
+    GROUP BY t.run_id
+) counted
+WHERE run_metrics.run_id = counted.run_id AND run_metrics.metric = 'tokens_per_test_point';
+"""
+
+# Equal budgets by tokens, not by k: per test point with evidence, per rank of ranked_turns (now kept deep enough to
+# fill the largest context budget, past the deepest cutoff), the record's token count under the run's tokenizer.
+# The budget figures read the ranking up to each budget. NULL: not kept (a run stored before, one without cutoffs,
+# a strategy asked once per cutoff): its budget figures read its records within k, as they were computed.
+_RANKED_TOKENS = """
+ALTER TABLE test_points ADD COLUMN ranked_tokens INTEGER[];
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -502,6 +543,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "turns_each_record_holds", _HELD_TURNS),
     Migration(17, "run_rule", _RUN_RULE),
     Migration(18, "corpus_source", _CORPUS_SOURCE),
+    Migration(19, "tokens_over_the_headlines_points", _TOKENS_OVER_HEADLINE),
+    Migration(20, "ranked_tokens_for_budgets", _RANKED_TOKENS),
 )
 
 

@@ -7,7 +7,17 @@ built-ins and plug-ins alike are entry points of the group
 
 from __future__ import annotations
 
-from evals.strategies.base import CountsAhead, Footprint, MemoryStrategy, Message, Prefetching, Record, record_text, record_turn
+from evals.strategies.base import (
+    CountsAhead,
+    Flushes,
+    Footprint,
+    MemoryStrategy,
+    Message,
+    Prefetching,
+    Record,
+    record_text,
+    record_turn,
+)
 from evals.strategies.embedders import EMBEDDERS
 from evals.strategies.full_history import FullHistory
 from evals.strategies.no_memory import NoMemory
@@ -33,6 +43,7 @@ __all__ = [
     "REFERENCE_STRATEGY",
     "BuildContext",
     "CountsAhead",
+    "Flushes",
     "Footprint",
     "FullHistory",
     "MemoryStrategy",

@@ -141,10 +141,14 @@ class TurnMemory:
     def retrieve(self, query: str, k: int = 5) -> list[Record]:
         if not query.strip() or not self._texts or k <= 0:
             return []
+        self.flush()
+        return self._search(query, k)
+
+    # Flushes: the buffered turns written in one batch, which the play-through counts as ingestion.
+    def flush(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, []
             self._write(pending)
-        return self._search(query, k)
 
     def context_for(self, query: str, k: int = 5) -> list[Message]:
         return memories_context(self.retrieve(query, k), self.name)

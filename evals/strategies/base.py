@@ -25,7 +25,9 @@ that takes the harness's embedder, ``context.embedder(name)``, needs none: the r
 fills it up front), :class:`CountsAhead` (which texts a turn may become as records, so
 token counting can start early) and :class:`Footprint` (how many records, and
 which texts, the memory holds: its size, for latency against size and the
-records and tokens held per conversation).
+records and tokens held per conversation) and :class:`Flushes` (a memory that buffers
+what ``add`` is given and writes it in one batch: the play-through asks it to write before
+the next test point, so the write is counted as ingestion, not as the next retrieval).
 
 One optional member is no capability but a confession: :class:`ReadsLabels`
 (``read_labels(evidence_turns, evidence_sessions)``) is told the corpus's
@@ -52,6 +54,7 @@ __all__ = [
     "READS_LABELS",
     "REQUIRED_MEMBERS",
     "CountsAhead",
+    "Flushes",
     "Footprint",
     "MemoryStrategy",
     "Message",
@@ -131,6 +134,16 @@ class Footprint(typing.Protocol):
     def held_count(self) -> int: ...
 
     def held_texts(self) -> Iterable[str]: ...
+
+
+@runtime_checkable
+class Flushes(typing.Protocol):
+    """Writes what ``add`` buffered (an index rebuilt, a batch of rows written). The play-through calls it after a
+    run of adds, before the next test point's ``retrieve`` and at each conversation's end, and counts its CPU time
+    as ingestion (``ingest_cpu_s_per_1k_turns``): a memory that defers its writes to the first search would
+    otherwise show an ingestion of nothing and carry the write in its retrieve latency."""
+
+    def flush(self) -> None: ...
 
 
 @runtime_checkable

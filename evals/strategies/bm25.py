@@ -9,8 +9,9 @@ as an option: both are the Snowball English (Porter2) algorithm.
 ``--option stemmer=none`` keeps the harness's earlier configuration (bm25s's
 English stop words, no stemmer), so a reader sees what the stemmer is worth.
 
-The index is rebuilt from the history at a retrieval when turns were added
-since the last one (a few hundred short turns take milliseconds), and reused
+The index is rebuilt from the history when turns were added since the last
+build, in ``flush()``, which the play-through calls before the next test point
+and counts as ingestion (a few hundred short turns take milliseconds), and reused
 when none were: imported corpora ask many questions in a row over one history. Only turns sharing a term with the question score
 above zero, and only those are returned: a lexical retriever has nothing to
 say about the rest. Ties go to the more recent turn.
@@ -46,28 +47,34 @@ class BM25(RankedTurns):
     name = "bm25"
 
     def __init__(self, stemmer: str = "snowball") -> None:
+        import bm25s  # noqa: F401  (loaded as the memory is built: its import is no turn's ingestion)
+
         super().__init__()
         self.stemmer = stemmer
         self._turn_tokens: list[list[str]] = []  # tokenized once, as turns arrive
         self._index: Any = None  # over the first len(self._turn_tokens) turns
 
     def _ranked(self, query: str, k: int) -> list[Message]:
-        import bm25s
-
         if not self._turns:
             return []
         query_tokens = _tokens([query], self.stemmer)[0]
         if not query_tokens:
             return []
-        fresh = self._turns[len(self._turn_tokens) :]
-        if fresh or self._index is None:
-            self._turn_tokens.extend(_tokens([t["content"] for t in fresh], self.stemmer))
-            self._index = bm25s.BM25(k1=K1, b=B)
-            self._index.index(self._turn_tokens, show_progress=False)
+        self.flush()
         scores = self._index.get_scores(query_tokens)
         positions = np.arange(len(scores))
         order = np.lexsort((-positions, -scores))  # by score, then newest first
         return [self._turns[i] for i in order[:k] if scores[i] > 0]
+
+    def flush(self) -> None:
+        """The turns added since the last search tokenized and the index rebuilt over every turn (Flushes)."""
+        import bm25s
+
+        fresh = self._turns[len(self._turn_tokens) :]
+        if self._turns and (fresh or self._index is None):
+            self._turn_tokens.extend(_tokens([t["content"] for t in fresh], self.stemmer))
+            self._index = bm25s.BM25(k1=K1, b=B)
+            self._index.index(self._turn_tokens, show_progress=False)
 
     def reset(self) -> None:
         super().reset()

@@ -2,7 +2,9 @@
 
 Each turn is one row (its text, turn, role and the harness's MiniLM vector).
 LanceDB makes a table version per ``add``, so the turns are added in one batch
-before each search (the memory's pending turns), not one by one. ``--option mode=``:
+before each search (the memory's pending turns, in ``flush()``, which a
+play-through calls before the next test point and counts as ingestion), not one
+by one. ``--option mode=``:
 
 * ``vector`` (default): ``table.search(vector).metric("cosine")``, exact (no ANN index);
 * ``fts``: LanceDB's native full-text index (BM25; ``create_index("text", config=FTS())``,

@@ -70,7 +70,9 @@ __all__ = [
 ]
 
 BOARD_FORMAT = "mneme-evals-board"
-BOARD_VERSION = 1
+# Version 2: each point may carry ``ranked_tokens`` (the budget figures' ranking, past k). A version 1 file reads as
+# before; a reader of version 1 refuses a version 2 file in one line rather than reading its budget figures wrong.
+BOARD_VERSION = 2
 # The longest string a board file's own fields may hold: a name, a version, an option's value. A turn or a
 # question is usually longer; one that is not is caught by comparing with the corpus (board_verify).
 MAX_NAME = 200
@@ -133,6 +135,9 @@ class _Point(_Closed):
     # Per rank, every turn the record holds; only where some record of the point holds several.
     held: list[list[Count]] | None = None
     tokens: list[Count]  # per record the run kept (down to k): its token count
+    # Per rank of turns, the record's token count, where the run kept a ranking deep enough to fill the largest
+    # context budget (its turns then run past the deepest cutoff): the budget figures read it, not the first k.
+    ranked_tokens: list[Count] | None = None
     # The original harness's keyword outcome, as the run reported it: it reads record texts the file does not hold.
     hit: bool
     strict_hit: bool
@@ -178,7 +183,10 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
             entry: dict[str, Any] = {"conversation": result.conversation_id, "turn": point.turn_index, "turns": list(turns)}
             if point.ranked_held is not None:
                 entry["held"] = [list(group) for group in point.ranked_held]
-            entry |= {"tokens": list(score.record_tokens), "hit": score.hit, "strict_hit": score.strict_hit, "rank": score.rank}
+            entry["tokens"] = list(score.record_tokens)
+            if point.ranked_tokens is not None:
+                entry["ranked_tokens"] = list(point.ranked_tokens)
+            entry |= {"hit": score.hit, "strict_hit": score.strict_hit, "rank": score.rank}
             if answers is not None:
                 given = answers.points[position][index]
                 entry["answer"] = {
@@ -392,6 +400,8 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
                 raise EvalsError(f"{where}: turns: turn {outside} is not an earlier turn of the conversation")
             if len(point.tokens) > len(point.turns) or (point.held is not None and len(point.held) != len(point.turns)):
                 raise EvalsError(f"{where}: tokens and held must not be longer than turns (one entry per record)")
+            if point.ranked_tokens is not None and len(point.ranked_tokens) != len(point.turns):
+                raise EvalsError(f"{where}: ranked_tokens must have one entry per rank of turns")
             kept = point.turns[: len(point.tokens)]
             evidence = list(test.evidence_turns)
             listed = list(test.evidence_sessions) or sessions_of(evidence, sessions)
@@ -411,6 +421,7 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
                 ranked_sessions=[sessions[t] if t is not None else None for t in point.turns],
                 ranked_held=point.held,
                 ranked_held_sessions=held_sessions(point.held, sessions),
+                ranked_tokens=point.ranked_tokens,
             )
             result.test_points.append(rebuilt)
             found_any, found_all = evidence_hits(rebuilt)

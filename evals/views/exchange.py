@@ -516,6 +516,10 @@ def _check_sessions(point: TestPointResult, listed: list[str], sessions: list[st
             raise StoreError(f"{where}: ranked_held names a turn the conversation does not have")
         if point.ranked_held_sessions != held_sessions(point.ranked_held, sessions):
             raise StoreError(f"{where}: ranked_held_sessions does not match the held turns' sessions; the file was altered")
+    if point.ranked_tokens is not None and (point.ranked_turns is None or len(point.ranked_tokens) != len(point.ranked_turns)):
+        raise StoreError(f"{where}: ranked_tokens must have one entry per rank of ranked_turns")
+    if point.ranked_tokens is not None and any(t < 0 for t in point.ranked_tokens):
+        raise StoreError(f"{where}: ranked_tokens holds a negative token count")
 
 
 def _measured(name: str, rule: str | None = None) -> bool:

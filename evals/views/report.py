@@ -93,6 +93,8 @@ def point_json(point: TestPointResult) -> dict[str, Any]:
     if point.ranked_held is not None:  # records holding several turns: per rank, the turns and sessions each holds
         out["ranked_held"] = point.ranked_held
         out["ranked_held_sessions"] = point.ranked_held_sessions
+    if point.ranked_tokens is not None:  # kept deep enough to fill the largest budget: per rank, the record's tokens
+        out["ranked_tokens"] = list(point.ranked_tokens)
     return out
 
 
@@ -419,7 +421,13 @@ def _proportion(hits: int, total: int) -> str:
     return f"{hits / total:.3f} [{interval[0]:.3f}, {interval[1]:.3f}] ({hits}/{total})"
 
 
-def run_line(document: dict[str, Any], run_id: str, destination: str | None = None, headline: Headline | None = None) -> str:
+def run_line(
+    document: dict[str, Any],
+    run_id: str,
+    destination: str | None = None,
+    headline: Headline | None = None,
+    tokens: float | None = None,
+) -> str:
     """``evals run``'s one-line summary, from a document of the original shape, leading with what the
     leaderboard leads with. On a corpus with evidence that is turn-level recall_any at k:
     ``run <id>: bm25 recall_any@5 0.493 [0.452, 0.534] (98/199) keyword hit@5 0.282 […] (56/199) tokens/tp 110.3``;
@@ -427,10 +435,13 @@ def run_line(document: dict[str, Any], run_id: str, destination: str | None = No
     Tokens per test point carry a leading ``~`` when counted with the ~4-characters estimate;
     with answers, accuracy (judged), the protocol's own score where it scores (BEAM, LoCoMo-Plus, LoCoMo's F1: the
     figure the leaderboard's QA column shows) and keyword accuracy follow. ``null``: no test point. ``headline``
-    (the stored run's, evals.judge.headline) is what leads; a document alone (None) leads with keyword hits."""
+    (the stored run's, evals.judge.headline) is what leads; a document alone (None) leads with keyword hits. ``tokens``
+    (the stored run's tokens per test point, over the headline's test points) is shown where given, else the
+    document's own aggregate (over its answerable test points)."""
     metrics = document["metrics"]
     recall = metrics["recall_at_k"]
-    tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
+    if tokens is None:
+        tokens = metrics["tokens"]["aggregate_tokens_per_test_point"] if recall["total"] else None
     mark = "" if document.get("tokenizer", EXACT) == EXACT else "~"
     k = document["k"]
     lead = (

@@ -109,7 +109,13 @@ def metric_text(declared: Metric, value: MetricValue | None, tokenizer: str) -> 
         return formatting.milliseconds(value.value, empty=NULL)
     if declared.kind in (PROPORTION, MEAN):  # a mean shows its (bootstrap) interval where it has one
         return formatting.with_interval(value.value, value.low, value.high, empty=NULL)
+    if declared.name in WHOLE_COUNTS:
+        return formatting.number(value.value, digits=0, empty=NULL)
     return formatting.decimal(value.value, empty=NULL)
+
+
+# Counts that are whole numbers at every run (a peak in whole MB), shown without decimals.
+WHOLE_COUNTS = frozenset({"peak_rss_mb"})
 
 
 def shown_metrics(summaries: Sequence[RunSummary], names: Iterable[str] | None = None) -> list[Metric]:

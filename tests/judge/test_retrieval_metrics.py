@@ -91,13 +91,16 @@ def test_every_level_metric_and_cutoff_matches_the_hand_computed_value(tmp_path)
 
 
 def test_ranked_turns_and_sessions_are_in_the_json(tmp_path):
-    """Each test point with evidence lists its ranking down to the deepest cutoff, turns and sessions."""
+    """Each test point with evidence lists its ranking down to the deepest cutoff, turns and sessions, and past it as
+    deep as the context budgets need (here every turn held: the memory ran out before 4,096 tokens), with each
+    record's tokens."""
     out = tmp_path / "run.json"
     args = ["run", "--runner", "recency", "--corpus", str(CORPUS), "--store", str(tmp_path / "s.duckdb"), "--repo", str(tmp_path)]
     assert CliRunner().invoke(cli, [*args, "--cutoffs", "1,3,5,10", "--output", str(out)]).exit_code == 0
     third = json.loads(out.read_text())["conversations"][0]["test_points"][2]
-    assert third["ranked_turns"] == [13, 12, 11, 10, 9, 8, 7, 6, 5, 4]
-    assert third["ranked_sessions"] == [None, None, "s3", "s3", "s3", "s3", "s2", "s2", "s2", "s2"]
+    assert third["ranked_turns"] == [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+    assert third["ranked_sessions"] == [None, None, *["s3"] * 4, *["s2"] * 4, *["s1"] * 4]
+    assert len(third["ranked_tokens"]) == 14
     assert third["evidence_sessions"] == ["s1"]
 
 

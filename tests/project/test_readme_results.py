@@ -47,8 +47,8 @@ def _cells(line: str) -> list[str]:
 
 
 def _deterministic(header: list[str], cells: list[str]) -> list[str]:
-    """``cells`` without the measured columns (retrieve latency), which no two runs share."""
-    measured = {m.label for m in METRICS.values() if m.kind == SECONDS}
+    """``cells`` without the measured columns (latency, ingestion CPU, peak RSS), which no two runs share."""
+    measured = {m.label for m in METRICS.values() if m.kind == SECONDS} | {METRICS["peak_rss_mb"].label}
     return [cell for name, cell in zip(header[1:], cells, strict=True) if name not in measured]
 
 

@@ -69,7 +69,7 @@ BASE_EXCEPTIONS = {  # the plug-in, what `run` says, and what `check-strategy` s
     "GeneratorExit in retrieve": (
         "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise GeneratorExit('closed')\n\n"
         "def make():\n    return S()\n",
-        "retrieve(question, k=50) raised GeneratorExit: closed, at conversation '001_editor', turn 5",
+        "retrieve(question, k=5) raised GeneratorExit: closed, at conversation '001_editor', turn 5",
         "FAIL  records are str or Record: raised GeneratorExit: closed",
     ),
     "own BaseException in add": (
@@ -454,7 +454,7 @@ def test_call_timeout_stops_a_plugin_call_that_never_returns(tmp_path, store, ca
         )  # fmt: skip
     assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
     assert done.stderr == (
-        "Error: strategy forever:make: retrieve(question, k=50) gave no result within --call-timeout 1 s "
+        "Error: strategy forever:make: retrieve(question, k=5) gave no result within --call-timeout 1 s "
         "(the call was stopped), at conversation '001_editor', turn 5\n"
     )
 

@@ -137,7 +137,7 @@ def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
     ref = plugin(lazy_plugin(kind)) + ":make"
     with unchanged(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
-    assert line.startswith(f"Error: strategy {ref}: retrieve(question, k=50) returned a {kind}, not a list")
+    assert line.startswith(f"Error: strategy {ref}: retrieve(question, k=5) returned a {kind}, not a list")
 
 
 @pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
@@ -158,12 +158,12 @@ PLUGIN_FAULTS = {
     "factory returns an int": ("def make():\n    return 3\n", "its factory returned an int, not a memory strategy"),
     "retrieve returns None": (
         "class S(Recency):\n    def retrieve(self, query, k=5):\n        return None\n\ndef make():\n    return S()\n",
-        "retrieve(question, k=50) returned None, not a list of str or Record, at conversation '001_editor', turn 5",
+        "retrieve(question, k=5) returned None, not a list of str or Record, at conversation '001_editor', turn 5",
     ),
     "retrieve raises": (
         "class S(Recency):\n    def retrieve(self, query, k=5):\n        raise RuntimeError('boom\\nsecond line')\n\n"
         "def make():\n    return S()\n",
-        "retrieve(question, k=50) raised RuntimeError: boom second line, at conversation '001_editor', turn 5",
+        "retrieve(question, k=5) raised RuntimeError: boom second line, at conversation '001_editor', turn 5",
     ),
     "add raises": (
         "class S(Recency):\n    def add(self, role, content, *, turn=None):\n        raise ValueError('nope')\n\n"
@@ -182,7 +182,7 @@ PLUGIN_FAULTS = {
     "sys.exit(0) in retrieve": (
         "import sys\nclass S(Recency):\n    def retrieve(self, query, k=5):\n        sys.exit(0)\n\n"
         "def make():\n    return S()\n",
-        "retrieve(question, k=50) raised SystemExit(0)",
+        "retrieve(question, k=5) raised SystemExit(0)",
     ),
     "sys.exit(0) in the factory": ("import sys\ndef make():\n    sys.exit(0)\n", "could not be built: SystemExit(0)"),
 }
@@ -345,8 +345,8 @@ def test_a_retrieval_longer_than_asked_is_cut_and_warned_once(tmp_path, plugin, 
     assert result.exit_code == 0, result.output
     points = stored_points(store, run_ids(store)[0])
     assert points and all(len(p.retrieved_records) == 5 for p in points)
-    if prefix_stable:  # one retrieval at the deepest cutoff, read at every depth
-        assert all(len(p.ranked_turns) == 10 for p in points if p.ranked_turns is not None)
+    if prefix_stable:  # one ranking, at least as deep as the deepest cutoff (deeper to fill the budgets), read at every depth
+        assert all(len(p.ranked_turns) >= 10 for p in points if p.ranked_turns is not None)
     warnings = [r.getMessage() for r in caplog.records if "plugin_flood" in r.getMessage()]
     assert len(warnings) == 1 and "returned 10000 records" in warnings[0], warnings
 

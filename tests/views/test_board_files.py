@@ -75,7 +75,7 @@ def test_board_file_is_under_benchmark_and_system_and_holds_no_benchmark_text(ex
     """The file is DIR/<corpus>/<system>/<run id>.json, with ids and figures and no turn, question or keyword."""
     store, run_id, path = exported
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["format"] == "mneme-evals-board" and document["version"] == 1
+    assert document["format"] == "mneme-evals-board" and document["version"] == 2
     assert not set(strings(document)) & corpus_texts()
     assert {(p["conversation"], p["turn"]) for p in document["points"]} == {
         (c.id, index) for c in load_corpus(CORPUS).conversations for index, _ in c.test_points()

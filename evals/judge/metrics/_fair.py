@@ -6,9 +6,13 @@ at an equal k: ten session documents are twenty times the context of ten turns. 
 run is read as the reader would get it: its records in rank order while their tokens (cl100k_base, on the
 record's text) add up to at most B. The record that would cross the budget does not count: the budget is
 the context a reader is given, a record cut there may lose the evidence, and counting it would let one
-record of any size pass every budget. Only the records the run kept are read (never past k: records past k
-are never scored), so a budget that k records do not fill reads those k; where that is so for a run, its
-budget figure is bounded by its k, not by the budget.
+record of any size pass every budget. The ranking read is the memory's own, as deep as the budget needs,
+whatever k: a run keeps each test point's ranking deep enough to fill the largest budget (4,096 tokens: asked
+again, untimed, at twice the deepest cutoff until its records' tokens reach it or the memory returns fewer
+records than asked; :mod:`evals.run.playthrough`) with each record's tokens (``ranked_tokens``), so ten turns of
+300 tokens at k=10 are no cap on the 4,096-token figure. A run that kept no such ranking (stored before it was
+kept, made without cutoffs, or a strategy asked once per cutoff) is read within its records at k, as before: its
+budget figure is then bounded by its k, not by the budget.
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ for _level in ("turn", "session"):
                 leaderboard=_level == "turn" and _name == "recall_any",
                 description=(
                     f"{_WHAT[_name]} among the records that fit in {_budget:,} tokens of context "
-                    "(records in rank order, within k, until the next would pass the budget; that one does not count). "
+                    "(the memory's ranking in order, past k where it was kept deeper, until the next record would pass the "
+                    "budget; that one does not count). "
                     f"At {_level} level."
                 ),
             )(_at_budget(_name, _level, _budget))

@@ -14,12 +14,12 @@ from typing import Literal
 
 from evals.errors import EvalsError
 from evals.judge.answer_scores import HARNESS_LEXICAL, Lexical
-from evals.judge.retrieval import LEVELS, POINT_METRICS, evidence_at
+from evals.judge.retrieval import LEVELS, POINT_METRICS, cutoff_ranking, evidence_at
 from evals.judge.retrieval import point_scores as retrieval_scores
 from evals.judge.scoring import PointScore, Scores
 from evals.judge.stats import bootstrap_mean_intervals, wilson_interval
 from evals.model.formatting import whole_number
-from evals.model.results import WHOLE_LIST, AnswerRun, PointAnswer, RunResult, TestPointResult
+from evals.model.results import PREFIX, WHOLE_LIST, AnswerRun, PointAnswer, RunResult, TestPointResult
 
 Kind = Literal["proportion", "mean", "tokens", "seconds", "count", "usd"]
 PROPORTION: Kind = "proportion"  # successes / n, with a 95% Wilson interval
@@ -60,6 +60,9 @@ class ScoredRun:
     # How the answers' protocol scores their words (its unit's, evals.benchmarks.protocol_lexical): handed in like
     # a headline rule. None is the harness's own, and only the harness's protocol may leave it out.
     lexical: Lexical | None = None
+    # The headline rule's per-point metric (evals.judge.headline.Rule.metric), where the caller knows the rule: then
+    # tokens per test point is a mean over the test points the headline counts, not over the answerable ones.
+    headline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -314,7 +317,9 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
             values.categories.append(point.category if point is not None else None)
             for level in LEVELS:
                 values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
-            retrieval = retrieval_scores(point, depths, result.cutoff_rule) if depths else {}
+            # The budgets' deeper ranking is read by them alone (the view below); each cutoff reads down to the deepest.
+            ranked = cutoff_ranking(point, depths[-1]) if depths and result.cutoff_rule == PREFIX else point
+            retrieval = retrieval_scores(ranked, depths, result.cutoff_rule) if depths else {}
             scored_points.append(retrieval)
             view = Point(point, score, answer, retrieval, result.k if result is not None else 0, protocol, lexical)  # type: ignore[arg-type]
             for m in points:
@@ -329,6 +334,8 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     for key, (name, level, cutoff) in retrieval_keys:
         at, index = (level, cutoff), _RETRIEVAL_INDEX[name]
         columns[key] = [None if (at_cutoff := scores_at.get(at)) is None else at_cutoff[index] for scores_at in scored_points]
+    if run.headline is not None and _HEADLINE_TOKENS in columns and scores is not None:
+        _tokens_over_headline(run, values)
     # Each cutoff's tokens are known for every answerable test point or for none (a run read back from the store).
     if token_keys:
         flags = [s.answerable for conversation in scores.points for s in conversation]
@@ -336,6 +343,23 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
             if any(v is None for v, counted in zip(columns[key], flags, strict=True) if counted):
                 del columns[key], values.specs[key]
     return values
+
+
+_HEADLINE_TOKENS = "tokens_per_test_point"  # the mean context tokens, over the headline's test points when known
+
+
+def _tokens_over_headline(run: ScoredRun, values: PointValues) -> None:
+    """Tokens per test point taken over the test points the headline counts (its metric's value is not None
+    there), so a figure of tokens and the headline it sits beside are over the same population (LoCoMo's
+    headline counts its adversarial questions; the answerable ones alone would be 1,540 of its 1,981)."""
+    headline = run.headline
+    column = values.columns.get(headline)
+    if column is None:
+        column = point_values(ScoredRun(run.run, run.scores, run.answers, run.lexical), [headline]).columns.get(headline)
+    if column is None:
+        return  # the rule's metric does not apply to this run: the answerable points stand
+    tokens = [score.context_tokens for conversation in run.scores.points for score in conversation]
+    values.columns[_HEADLINE_TOKENS] = [t if v is not None else None for t, v in zip(tokens, column, strict=True)]
 
 
 def grouped(
@@ -383,6 +407,14 @@ def grouped(
         if interval is not None:
             out[group][name] = MetricValue(out[group][name].value, out[group][name].n, *interval)
     return out
+
+
+def over_headline(run: ScoredRun, headline: str) -> dict[str, MetricValue]:
+    """The metrics whose population follows the headline (tokens per test point), taken over the test points the
+    headline rule's metric ``headline`` counts: what a caller that knows the run's rule sets over
+    :func:`compute_metrics`' values."""
+    found = grouped(point_values(replace(run, headline=headline), [_HEADLINE_TOKENS]))[ALL]
+    return {name: value for name, value in found.items() if name == _HEADLINE_TOKENS}
 
 
 def compute_metrics(run: ScoredRun) -> dict[str, MetricValue]:

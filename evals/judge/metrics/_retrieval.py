@@ -188,7 +188,9 @@ def evidence_recall_all(point: Point) -> float | None:
     label="tokens / test point",
     kind=TOKENS,
     higher_is_better=False,
-    description="Mean context tokens (cl100k_base) of the records retrieved per test point.",
+    description="Mean context tokens (cl100k_base) of the records retrieved per test point, over the test points the "
+    "headline counts (LoCoMo's: every question with evidence, adversarial ones included); where the rule is not known "
+    "(the original harness's JSON), over the answerable test points.",
 )
 def tokens_per_test_point(point: Point) -> float | None:
     return point.score.context_tokens if _answerable(point) else None

@@ -30,7 +30,7 @@ from typing import Any
 
 from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus
-from evals.model.results import RunResult
+from evals.model.results import RunResult, summed_costs
 
 __all__ = ["FORK_ABOVE", "can_fork", "play_forked", "shares", "usable_cores"]
 
@@ -181,6 +181,7 @@ def _merged(parts: list[RunResult], seconds: float) -> RunResult:
             name: [n for part in parts for n in getattr(part.timings, name)]
             for name in ("add_ns", "retrieve_ns", "retrieve_held", "retrieve_queued_ns")
         }
+        | summed_costs([part.timings for part in parts])
     )
     long = [part.long_retrievals for part in parts if part.long_retrievals is not None]
     return first.model_copy(

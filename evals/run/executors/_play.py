@@ -235,6 +235,7 @@ def play_planned(
 ) -> RunResult:
     """Play ``corpus`` through ``strategy`` under the run's settings and the strategy's declaration, as
     every executor plays; ``asked`` (None: answers off) gathers what each test point's answer is built from."""
+    from evals.judge.metrics import BUDGETS
     from evals.run.playthrough import play_corpus
 
     run = play_corpus(
@@ -243,6 +244,7 @@ def play_planned(
         k=config.k,
         seed=config.seed,
         cutoffs=config.cutoffs,
+        budget=max(BUDGETS) if config.cutoffs else None,
         ignores_k=planned.spec.ignores_k,
         prefix_stable=planned.spec.prefix_stable,
         count_tokens=count_tokens,

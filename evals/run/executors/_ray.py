@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from evals.errors import EvalsError
 from evals.model.corpus import Conversation, Corpus
 from evals.model.formatting import whole_number
-from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage
+from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage, summed_costs
 from evals.run.executors._play import (
     Played,
     PlayJob,
@@ -179,6 +179,7 @@ class RayExecutor:
                 retrieve_held=[n for o in ordered for n in o.timings.retrieve_held],
                 retrieve_queued_ns=[n for o in ordered for n in o.timings.retrieve_queued_ns],
                 prefetch_ns=prefetch_ns,
+                **summed_costs([o.timings for o in ordered]),
             ),
             k=config.k,
             seed=config.seed,
