@@ -42,11 +42,11 @@ def _installed() -> set[str]:
     return set(run_child([*EVALS, "strategies", "--available", "--names"]).stdout.split())
 
 
-def run_field(name: str, corpus: Path, store: Path, k: int, time_limit: float, only: set[str]) -> None:
+def run_field(name: str, corpus: Path, store: Path, k: int, time_limit: float, only: set[str], skip: set[str]) -> None:
     """Each configuration of the field and the baselines, one ``evals run`` into ``store``."""
     ready = _installed()
     for label, runner, options in sorted([*FIELD, *BASELINES], key=lambda entry: entry[1] in SLOW):
-        if only and label not in only:
+        if (only and label not in only) or label in skip:
             continue
         if runner not in ready:
             print(f"{name}: {label}: skipped (not installed: see `evals strategies`)", flush=True)
@@ -84,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--time-limit", type=float, default=3600.0, help="seconds one run may take (default: an hour)")
     parser.add_argument("--only", default="", help="comma-separated labels of bench_field.py's FIELD to run")
+    parser.add_argument("--skip", default="", help="comma-separated labels not to run")
     parser.add_argument("--export-only", action="store_true", help="run nothing: write the board files of what the stores hold")
     args = parser.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()}
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     args.stores.mkdir(parents=True, exist_ok=True)
     print(f"load average at start: {load_average()}", flush=True)
     started = time.perf_counter()
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--benchmark {pair!r}: write NAME=CORPUS")
         store = args.stores / f"{name}.duckdb"
         if not args.export_only:
-            run_field(name, Path(corpus), store, args.k, args.time_limit, only)
+            run_field(name, Path(corpus), store, args.k, args.time_limit, only, skip)
         print(f"{name}: {export_board(store, args.board)} board files -> {args.board}", flush=True)
     verified = run_child([*EVALS, "verify", str(args.board)], merged=True)
     print(verified.stdout.strip().splitlines()[-1] if verified.stdout.strip() else "(evals verify printed nothing)")
