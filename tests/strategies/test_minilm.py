@@ -133,14 +133,15 @@ def test_vectors_come_back_in_the_order_of_the_texts():
 
 def test_batches_pad_at_most_five_percent_of_the_word_pieces():
     """The batches embed_array multiplies, with each text at its tokenizer's length, pad at most 5%."""
-    from evals.strategies.embedders import MAX_PADDING, _minilm_model, word_pieces
+    from evals.strategies.embedders import MAX_PADDING, word_pieces
 
     texts = [" ".join(["word"] * n) for n in (3, 40, 5, 41, 7, 120, 6, 39, 4)] * 8
     embedder = MiniLMEmbedder()
-    lengths = word_pieces(_minilm_model(), texts)
+    model = embedder._model()
+    lengths = word_pieces(model, texts)
     batches = embedder.batches(texts)
     for batch in batches:
-        features = _minilm_model().tokenize([texts[i] for i in batch])
+        features = model.tokenize([texts[i] for i in batch])
         assert features["input_ids"].shape[1] == max(lengths[i] for i in batch)  # what the model really pads to
     padded = sum(len(batch) * max(lengths[i] for i in batch) for batch in batches)
     assert padded <= (1 + MAX_PADDING) * sum(lengths)
