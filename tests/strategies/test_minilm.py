@@ -120,3 +120,28 @@ def _texts(path: Path) -> list[str]:
 def _after_run_id(stdout: str) -> str:
     """`run <id>: strategy=... recall@5=... -> store` without its run id."""
     return stdout.split(":", 1)[1]
+
+
+def test_vectors_come_back_in_the_order_of_the_texts():
+    """Texts of mixed lengths, embedded in batches formed by length, give each text its own vector: the same as alone."""
+    texts = [TEXTS[0] * 6, TEXTS[1], "Yes.", TEXTS[2] * 3, TEXTS[1]]
+    together = MiniLMEmbedder().embed_array(texts)
+    alone = np.stack([MiniLMEmbedder().embed_array([text])[0] for text in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert together[1].tobytes() == together[4].tobytes()
+
+
+def test_batches_pad_at_most_five_percent_of_the_word_pieces():
+    """The batches embed_array multiplies, with each text at its tokenizer's length, pad at most 5%."""
+    from evals.strategies.embedders import MAX_PADDING, word_pieces
+
+    texts = [" ".join(["word"] * n) for n in (3, 40, 5, 41, 7, 120, 6, 39, 4)] * 8
+    embedder = MiniLMEmbedder()
+    model = embedder._model()
+    lengths = word_pieces(model, texts)
+    batches = embedder.batches(texts)
+    for batch in batches:
+        features = model.tokenize([texts[i] for i in batch])
+        assert features["input_ids"].shape[1] == max(lengths[i] for i in batch)  # what the model really pads to
+    padded = sum(len(batch) * max(lengths[i] for i in batch) for batch in batches)
+    assert padded <= (1 + MAX_PADDING) * sum(lengths)
