@@ -10,10 +10,12 @@ from __future__ import annotations
 import gc
 import math
 import os
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, user_cache_path
@@ -28,11 +30,47 @@ from evals.run.config import (
     MAX_RETRIES,
     RunConfig,
 )
-from evals.run.executors import Executor, LocalExecutor, PlayJob, chat_client
+from evals.run.executors import Executor, LocalExecutor, NotPlayed, PlayJob, chat_client
 from evals.run.playthrough import likely_records
 from evals.strategies import CountsAhead, MemoryStrategy, Registry
 
-__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_CUTOFF",
+    "MAX_REQUEST_TIMEOUT",
+    "MAX_RETRIES",
+    "PlayFailed",
+    "RunConfig",
+    "evaluate",
+    "llm_backoff",
+]
+
+
+class PlayFailed(EvalsError):
+    """A run whose play-through failed: the strategy raised, a call ran past --call-timeout, a process playing it
+    died, a memory wrote nothing. Bad input (a corpus, an option, a strategy that cannot be built) is refused
+    before the play and is never this. It carries what a failed run is stored with
+    (:class:`evals.store.FailedRun`); its message is the failure's one line."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        configuration: dict[str, Any],
+        model: str,
+        source: str | None,
+        corpus: Corpus,
+        started_at: datetime,
+        duration_s: float,
+    ) -> None:
+        super().__init__(message)
+        self.configuration = configuration
+        self.model = model
+        self.source = source
+        self.corpus = corpus
+        self.started_at = started_at
+        self.duration_s = duration_s
+
 
 # The longest first wait between LLM retries $EVALS_LLM_BACKOFF may ask for.
 MAX_BACKOFF = 60.0
@@ -107,7 +145,21 @@ def evaluate(
             backoff=backoff or 1.0,
             protocols=protocols,
         )
-        played = executor.play(job)
+        started_at, clock = datetime.now(UTC), time.perf_counter()
+        try:
+            played = executor.play(job)
+        except NotPlayed:
+            raise
+        except EvalsError as exc:
+            raise PlayFailed(
+                str(exc),
+                configuration=planned.configuration,
+                model=planned.model,
+                source=planned.spec.source,
+                corpus=corpus,
+                started_at=started_at,
+                duration_s=time.perf_counter() - clock,
+            ) from exc
         scores = score_run(played.run, counter)
     finally:
         if client is not None:

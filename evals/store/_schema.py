@@ -483,6 +483,45 @@ ALTER TABLE runs ADD COLUMN corpus_release VARCHAR;
 ALTER TABLE runs ADD COLUMN corpus_file VARCHAR;
 """
 
+# Runs that failed (a strategy raising, a call past --call-timeout, a crash inside the play-through): kept as what
+# they are, never a figure. One row per failed run, with its configuration, corpus, k, commit, date and a one-line
+# reason; the boards show each as "failed: <reason>", never ranked. Its own table, so no query over `runs` (every
+# figure, the gate, comparisons) can read a failure as a score. tuned_on and writes_with_llm: what the run declared
+# (NULL: not declared).
+_FAILED_RUNS = """
+CREATE TABLE IF NOT EXISTS failed_runs (
+    run_id VARCHAR PRIMARY KEY,
+    "commit" VARCHAR NOT NULL,
+    dirty BOOLEAN NOT NULL,
+    model VARCHAR NOT NULL,
+    "date" DATE NOT NULL,
+    "timestamp" TIMESTAMP NOT NULL,
+    strategy VARCHAR NOT NULL,
+    strategy_config JSON NOT NULL,
+    strategy_source VARCHAR,
+    config_key VARCHAR NOT NULL,
+    k INTEGER NOT NULL,
+    seed BIGINT NOT NULL,
+    corpus_name VARCHAR NOT NULL,
+    corpus_digest VARCHAR NOT NULL,
+    benchmark VARCHAR,
+    package_version VARCHAR NOT NULL,
+    python_version VARCHAR NOT NULL,
+    duration_s DOUBLE NOT NULL,
+    reason VARCHAR NOT NULL,
+    tuned_on VARCHAR[],
+    writes_with_llm BOOLEAN,
+    appended_at TIMESTAMP NOT NULL
+);
+"""
+
+# What a run declares about its system (board files carry it): the benchmarks whose data informed its settings
+# (tuned_on; [] when none) and whether its memory writes with an LLM. NULL: a run stored before, declaring nothing.
+_DECLARED = """
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS tuned_on VARCHAR[];
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS writes_with_llm BOOLEAN;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -502,6 +541,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "turns_each_record_holds", _HELD_TURNS),
     Migration(17, "run_rule", _RUN_RULE),
     Migration(18, "corpus_source", _CORPUS_SOURCE),
+    Migration(21, "failed_runs", _FAILED_RUNS),
+    Migration(22, "declared_tuned_on_writes_with_llm", _DECLARED),
 )
 
 

@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from evals.store._connect import MEMORY_LIMIT, Connected, rollback, utc_now, write_error
 from evals.store._errors import CorpusConflict, StoreError
-from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
+from evals.store._models import FailedRun
+from evals.store._read import ANSWER_COLUMNS, FAILED_COLUMNS, SUMMARY_COLUMNS
 from evals.store._records import (
     RunRecord,
     answers_table,
@@ -97,10 +98,20 @@ class StoreWriter(Connected):
         *,
         cache_hits: int | None = None,
         cache_misses: int | None = None,
+        tuned_on: list[str] | None = None,
+        writes_with_llm: bool | None = None,
     ) -> str:
         """Add one run, in one transaction; return its new run id. ``cache_hits``/``cache_misses``:
-        what the run found in the embedding cache and computed (None: it used none)."""
-        record = record_from_evaluation(evaluation, provenance, cache_hits=cache_hits, cache_misses=cache_misses)
+        what the run found in the embedding cache and computed (None: it used none); ``tuned_on`` and
+        ``writes_with_llm``: what the run declares about its system (its strategy's spec; None: nothing)."""
+        record = record_from_evaluation(
+            evaluation,
+            provenance,
+            cache_hits=cache_hits,
+            cache_misses=cache_misses,
+            tuned_on=tuned_on,
+            writes_with_llm=writes_with_llm,
+        )
         self.write_records([record])
         return record.summary.run_id
 
@@ -116,6 +127,33 @@ class StoreWriter(Connected):
                         continue
                     self._insert_run(record)
                     known.add(record.summary.run_id)
+                    added.append(True)
+        except duckdb.Error as exc:
+            raise write_error(self.path, exc) from None
+        return added
+
+    def write_failed(self, failures: Sequence[FailedRun]) -> list[bool]:
+        """Add failed runs in one transaction, skipping run ids already present (as a run or a failure); return
+        which were added."""
+        added: list[bool] = []
+        try:
+            with self._transaction():
+                ids = [f.run_id for f in failures]
+                known = set(self._existing_run_ids(ids))
+                failed_ids = "SELECT run_id FROM failed_runs WHERE list_contains(?, run_id)"
+                known |= {row[0] for row in self._con.execute(failed_ids, [ids]).fetchall()}
+                for failed in failures:
+                    if failed.run_id in known:
+                        added.append(False)
+                        continue
+                    values: dict[str, Any] = {name: getattr(failed, name) for name in FAILED_COLUMNS}
+                    values["strategy_config"] = json.dumps(failed.strategy_config, ensure_ascii=False)
+                    values["timestamp"] = failed.timestamp.astimezone(UTC).replace(tzinfo=None)
+                    values["appended_at"] = utc_now()
+                    columns = ", ".join(f'"{name}"' for name in values)
+                    marks = ", ".join("?" for _ in values)
+                    self._con.execute(f"INSERT INTO failed_runs ({columns}) VALUES ({marks})", list(values.values()))
+                    known.add(failed.run_id)
                     added.append(True)
         except duckdb.Error as exc:
             raise write_error(self.path, exc) from None

@@ -50,6 +50,7 @@ from evals.model.corpus import Conversation, Corpus
 from evals.model.formatting import whole_number
 from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage
 from evals.run.executors._play import (
+    NotPlayed,
     Played,
     PlayJob,
     chat_client,
@@ -129,11 +130,16 @@ class RayExecutor:
         self.max_retries = max_retries
 
     def play(self, job: PlayJob) -> Played:
-        ray = _import_ray()
-        started_here = False
-        if not ray.is_initialized():
-            _connect(ray, self.address)
-            started_here = True
+        try:  # no cluster, no play: the run did not fail, it never began (NotPlayed: nothing is stored)
+            ray = _import_ray()
+            started_here = False
+            if not ray.is_initialized():
+                _connect(ray, self.address)
+                started_here = True
+        except NotPlayed:
+            raise
+        except EvalsError as exc:
+            raise NotPlayed(str(exc)) from None
         try:
             return self._play(ray, job)
         finally:
