@@ -42,6 +42,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     """List the stored runs, newest first."""
     with open_store(store) as opened:
         summaries = opened.runs(strategy=strategy, commit=commit)
+        failures = opened.failed_runs(strategy=strategy, commit=commit)
     answers = any(s.llm_usage is not None for s in summaries)  # which model served the answers, where any run has them
     echo_summaries(
         summaries,
@@ -49,6 +50,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
         ["run", "date", "commit", "strategy", "model", "k", "corpus", "headline", "hits"],
         ["emb new/cached", *(["llm served"] if answers else [])],
         metrics=["tokens_per_test_point"],
+        failures=failures,
     )
 
 
@@ -109,6 +111,10 @@ def leaderboard_command(
     table = price_table(prices_file) if prices_file is not None else None  # a bad file is refused before the store is read
     with open_store(store) as opened:
         summaries = opened.latest_per_configuration()
+        failures = opened.latest_failures()
+        from evals.views.board_rows import spreads
+
+        spread = spreads(opened.runs(), summaries)
         if table is not None:
             summaries = tables.repriced(summaries, table)
         # As the site's leaderboard: per corpus, memories ranked at each k, then the ceilings, unranked.
@@ -143,7 +149,7 @@ def leaderboard_command(
         echo(leaderboard_markdown(summaries), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries, errata, ranks) + notes, nl=False)
+        echo(tables.compact_leaderboard(summaries, errata, ranks, failures, spread) + notes, nl=False)
         return
     columns = None
     if chosen is not None:
@@ -151,7 +157,15 @@ def leaderboard_command(
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
     echo_summaries(
-        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata, ranks
+        summaries,
+        fmt,
+        ["strategy", "config", "model", "k", "corpus", "hits"],
+        ["run", "commit", "date"],
+        columns,
+        errata,
+        ranks,
+        failures=failures if not by_category else (),
+        spread=spread,
     )
     if notes:
         echo(notes, nl=False)
