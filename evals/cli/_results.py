@@ -200,12 +200,17 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
         raise click.UsageError("--board writes its own file; give --board or --output, not both")
     if board is not None:
         from evals.io.outputs import write_output
-        from evals.views.board_files import board_bytes, board_document, board_path, pin_of
+        from evals.views.board_files import board_bytes, board_document, board_path, failed_document, pin_of
 
         with open_store(store) as opened:
-            stored = opened.get_run(run_id)
-        summary = stored.summary
-        document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
+            failed = opened.get_failed(run_id)
+            stored = opened.get_run(run_id) if failed is None else None
+        if failed is not None:  # a failed run's file: its reason, no figure
+            document = failed_document(failed, pin_of(failed.corpus_name, failed.corpus_digest, failed.benchmark))
+        else:
+            assert stored is not None
+            summary = stored.summary
+            document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
         target = board_path(board, document)
         from evals.io.outputs import check_output
 
@@ -261,11 +266,18 @@ def import_command(files: tuple[Path, ...], store: Path | None, corpus: Path | N
         try:
             added = opened.write_records(records)
         except store_api().CorpusConflict as exc:
-            source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+            source = next(
+                path
+                for path, record in zip(files, records, strict=True)
+                if not isinstance(record, store_api().FailedRun) and record.summary.run_id == exc.run_id
+            )
             raise EvalsError(f"{source}: {exc}") from None
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
-        echo(f"{state} run {record.summary.run_id} ({path})")
+        if isinstance(record, store_api().FailedRun):
+            echo(f"{state} failed run {record.run_id} ({path})")
+        else:
+            echo(f"{state} run {record.summary.run_id} ({path})")
 
 
 @cli.command("verify")

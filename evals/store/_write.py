@@ -115,52 +115,46 @@ class StoreWriter(Connected):
         self.write_records([record])
         return record.summary.run_id
 
-    def write_records(self, records: Sequence[RunRecord]) -> list[bool]:
-        """Add runs in one transaction, skipping run ids already present; return which were added."""
+    def write_records(self, records: Sequence[RunRecord | FailedRun]) -> list[bool]:
+        """Add runs (and failed runs) in one transaction, skipping run ids already present; return which were added."""
         added: list[bool] = []
+        ids = [r.run_id if isinstance(r, FailedRun) else r.summary.run_id for r in records]
         try:
             with gc_paused(), self._transaction():
-                known = set(self._existing_run_ids([r.summary.run_id for r in records]))
-                for record in records:
-                    if record.summary.run_id in known:
+                known = set(self._existing_run_ids(ids))
+                for run_id, record in zip(ids, records, strict=True):
+                    if run_id in known:
                         added.append(False)
                         continue
-                    self._insert_run(record)
-                    known.add(record.summary.run_id)
+                    if isinstance(record, FailedRun):
+                        self._insert_failed(record)
+                    else:
+                        self._insert_run(record)
+                    known.add(run_id)
                     added.append(True)
         except duckdb.Error as exc:
             raise write_error(self.path, exc) from None
         return added
 
     def write_failed(self, failures: Sequence[FailedRun]) -> list[bool]:
-        """Add failed runs in one transaction, skipping run ids already present (as a run or a failure); return
-        which were added."""
-        added: list[bool] = []
-        try:
-            with self._transaction():
-                ids = [f.run_id for f in failures]
-                known = set(self._existing_run_ids(ids))
-                failed_ids = "SELECT run_id FROM failed_runs WHERE list_contains(?, run_id)"
-                known |= {row[0] for row in self._con.execute(failed_ids, [ids]).fetchall()}
-                for failed in failures:
-                    if failed.run_id in known:
-                        added.append(False)
-                        continue
-                    values: dict[str, Any] = {name: getattr(failed, name) for name in FAILED_COLUMNS}
-                    values["strategy_config"] = json.dumps(failed.strategy_config, ensure_ascii=False)
-                    values["timestamp"] = failed.timestamp.astimezone(UTC).replace(tzinfo=None)
-                    values["appended_at"] = utc_now()
-                    columns = ", ".join(f'"{name}"' for name in values)
-                    marks = ", ".join("?" for _ in values)
-                    self._con.execute(f"INSERT INTO failed_runs ({columns}) VALUES ({marks})", list(values.values()))
-                    known.add(failed.run_id)
-                    added.append(True)
-        except duckdb.Error as exc:
-            raise write_error(self.path, exc) from None
-        return added
+        """Add failed runs in one transaction, skipping run ids already present; return which were added."""
+        return self.write_records(failures)
+
+    def _insert_failed(self, failed: FailedRun) -> None:
+        values: dict[str, Any] = {name: getattr(failed, name) for name in FAILED_COLUMNS}
+        values["strategy_config"] = json.dumps(failed.strategy_config, ensure_ascii=False)
+        values["timestamp"] = failed.timestamp.astimezone(UTC).replace(tzinfo=None)
+        values["appended_at"] = utc_now()
+        columns = ", ".join(f'"{name}"' for name in values)
+        marks = ", ".join("?" for _ in values)
+        self._con.execute(f"INSERT INTO failed_runs ({columns}) VALUES ({marks})", list(values.values()))
 
     def _existing_run_ids(self, run_ids: list[str]) -> list[str]:
+        """The ids among ``run_ids`` the store holds, as a run or as a failed run."""
         rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
+        if "failed_runs" in self._tables():
+            failed = "SELECT run_id FROM failed_runs WHERE list_contains(?, run_id)"
+            rows += self._con.execute(failed, [run_ids]).fetchall()
         return [row[0] for row in rows]
 
     def _insert_run(self, record: RunRecord) -> None:
