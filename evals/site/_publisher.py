@@ -113,6 +113,8 @@ class Site:
     # latest run id -> the latest runs with the same top-k on >= 99% of test points (evals.analysis.same_ranking)
     same_ranking: dict[str, list[Any]] = field(default_factory=dict)
     computed: Computed = field(default_factory=Computed)  # this build's verdicts by run (evals.site._computed)
+    # Each configuration's failed latest attempt (evals.store.Store.latest_failures): the leaderboard's failed rows.
+    failed: list[Any] = field(default_factory=list)
 
     def frame(self, title: str, nav: str = "", *, href: str = "", note: str | None = None) -> dict[str, Any]:
         """The fields every page has (:class:`Page`'s) for the page at ``href`` (one at the site root may leave it
