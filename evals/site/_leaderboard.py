@@ -520,7 +520,7 @@ def leaderboard(
                     own=metric_cell_of(s.metric(f"{own[0]}.{own[1]}@{s.k}"), s) if own else None,
                     same_ranking=same_ranking_note(same.get(s.run_id, []), names),
                     tie=ties.get(s.run_id, ""),
-                    spread=spread[s.run_id].text() if s.run_id in spread else "",
+                    spread=spread[s.run_id].text(percent) if s.run_id in spread else "",
                     marks=declared_marks(s.tuned_on, s.writes_with_llm),
                     tuned=bool(s.tuned_on),
                     writes_with_llm=bool(s.writes_with_llm),

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,11 +37,12 @@ class Spread:
     low: float | None  # None: no run of them has a figure
     high: float | None
 
-    def text(self) -> str:
-        """``3 runs: 0.612–0.627`` (``3 runs`` when none has a figure)."""
+    def text(self, shown: Callable[[float], str] = formatting.decimal) -> str:
+        """``3 runs: 0.612–0.627`` (``3 runs`` when none has a figure); ``shown`` writes each end (the site's
+        percentages: ``3 runs: 61.2%–62.7%``)."""
         if self.low is None or self.high is None:
             return f"{self.n} runs"
-        return f"{self.n} runs: {formatting.decimal(self.low)}–{formatting.decimal(self.high)}"
+        return f"{self.n} runs: {shown(self.low)}–{shown(self.high)}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "min": self.low, "max": self.high}
@@ -88,8 +89,8 @@ def declared_marks(tuned_on: Sequence[str] | None, writes_with_llm: bool | None)
         marks.append(
             (
                 "tuned",
-                f"tuned on {', '.join(tuned_on)}: its settings were informed by data of "
-                f"{'this benchmark' if len(tuned_on) == 1 else 'these benchmarks'}, so a figure there may flatter it",
+                f"tuned on {', '.join(tuned_on)}: data of {'that benchmark' if len(tuned_on) == 1 else 'those benchmarks'} "
+                "informed its settings, so its figures there may flatter it",
             )
         )
     if writes_with_llm:
