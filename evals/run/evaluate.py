@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -39,37 +40,33 @@ __all__ = [
     "MAX_CUTOFF",
     "MAX_REQUEST_TIMEOUT",
     "MAX_RETRIES",
-    "PlayFailed",
+    "PlayFailure",
     "RunConfig",
     "evaluate",
     "llm_backoff",
+    "play_failure",
 ]
 
 
-class PlayFailed(EvalsError):
-    """A run whose play-through failed: the strategy raised, a call ran past --call-timeout, a process playing it
-    died, a memory wrote nothing. Bad input (a corpus, an option, a strategy that cannot be built) is refused
-    before the play and is never this. It carries what a failed run is stored with
-    (:class:`evals.store.FailedRun`); its message is the failure's one line."""
+@dataclass(frozen=True)
+class PlayFailure:
+    """What a run whose play-through failed is stored with (:class:`evals.store.FailedRun`): the strategy raised, a
+    call ran past --call-timeout, a process playing it died, a memory wrote nothing. :func:`evaluate` attaches it to
+    the error it raises as ``play_failure`` (:func:`play_failure` reads it), the error's type and words unchanged.
+    Bad input (a corpus, an option, a strategy that cannot be built) is refused before the play and has none."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        configuration: dict[str, Any],
-        model: str,
-        source: str | None,
-        corpus: Corpus,
-        started_at: datetime,
-        duration_s: float,
-    ) -> None:
-        super().__init__(message)
-        self.configuration = configuration
-        self.model = model
-        self.source = source
-        self.corpus = corpus
-        self.started_at = started_at
-        self.duration_s = duration_s
+    configuration: dict[str, Any]
+    model: str
+    source: str | None
+    corpus: Corpus
+    started_at: datetime
+    duration_s: float
+
+
+def play_failure(exc: BaseException) -> PlayFailure | None:
+    """The play failure ``exc`` was raised with, or None: an error before or after the play."""
+    found = getattr(exc, "play_failure", None)
+    return found if isinstance(found, PlayFailure) else None
 
 
 # The longest first wait between LLM retries $EVALS_LLM_BACKOFF may ask for.
@@ -151,15 +148,10 @@ def evaluate(
         except NotPlayed:
             raise
         except EvalsError as exc:
-            raise PlayFailed(
-                str(exc),
-                configuration=planned.configuration,
-                model=planned.model,
-                source=planned.spec.source,
-                corpus=corpus,
-                started_at=started_at,
-                duration_s=time.perf_counter() - clock,
-            ) from exc
+            exc.play_failure = PlayFailure(  # type: ignore[attr-defined]
+                planned.configuration, planned.model, planned.spec.source, corpus, started_at, time.perf_counter() - clock
+            )
+            raise
         scores = score_run(played.run, counter)
     finally:
         if client is not None:

@@ -20,7 +20,7 @@ from evals.model.corpus import load_corpus
 from evals.model.costs import PriceTable
 from evals.model.provenance import NO_GIT, Provenance, collect_provenance, dirty_warning, strategy_code
 from evals.model.tokens import TokenCounter
-from evals.run.evaluate import PlayFailed, RunConfig, evaluate
+from evals.run.evaluate import PlayFailure, RunConfig, evaluate, play_failure
 from evals.run.executors import Executor
 from evals.run.playthrough import recorded_cutoffs
 from evals.store import (
@@ -67,9 +67,9 @@ def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str)
     )
 
 
-def failed_run(failed: PlayFailed, config: RunConfig, provenance: Provenance, spec: StrategySpec) -> FailedRun:
-    """The failed run a :class:`PlayFailed` is stored as: its configuration, corpus, k, commit, date, its one-line
-    reason, and what its strategy declares."""
+def failed_run(failed: PlayFailure, reason: str, config: RunConfig, provenance: Provenance, spec: StrategySpec) -> FailedRun:
+    """The failed run a :class:`PlayFailure` is stored as: its configuration, corpus, k, commit, date, ``reason`` in
+    one line, and what its strategy declares."""
     started = failed.started_at.astimezone(UTC)
     tuned_on, writes_with_llm = spec.declared(failed.configuration)
     return FailedRun(
@@ -89,7 +89,7 @@ def failed_run(failed: PlayFailed, config: RunConfig, provenance: Provenance, sp
         package_version=provenance.package_version,
         python_version=provenance.python_version,
         duration_s=failed.duration_s,
-        reason=" ".join(str(failed).split()),
+        reason=" ".join(reason.split()),
         strategy_source=failed.source,
         benchmark=failed.corpus.benchmark,
         tuned_on=tuned_on,
@@ -181,14 +181,17 @@ def run_with_store(
             config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor, prices=prices
         )
         counter = None  # its counts (and the tokenizer) are not needed past scoring; the append wants the room
-    except PlayFailed as failed:
+    except EvalsError as exc:
+        failure = play_failure(exc)
+        if failure is None:
+            raise
         if cache is not None:
             cache.close()
             cache = None
-        record = failed_run(failed, config, provenance, spec)
+        record = failed_run(failure, str(exc), config, provenance, spec)
         with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
             store.write_failed([record])
-        raise EvalsError(f"{failed} (kept in the store as failed run {record.run_id})") from failed
+        raise EvalsError(f"{exc} (kept in the store as failed run {record.run_id})") from exc
     finally:
         if cache is not None:
             cache.close()

@@ -42,7 +42,7 @@ Progress = Callable[[int, int, str], None]
 
 class NotPlayed(EvalsError):
     """An executor that could not begin to play (no Ray cluster to join): no run was made, so none failed, and
-    nothing is stored. Any other error out of an executor's play is a failed run (evals.run.evaluate.PlayFailed)."""
+    nothing is stored. Any other error out of an executor's play is a failed run (evals.run.evaluate.PlayFailure)."""
 
 
 @dataclass(frozen=True)
