@@ -13,6 +13,7 @@ from helpers import PLUGINS
 from helpers.cli import CORPUS_SMALL, evals, evals_output
 from helpers.errors import one_line_error
 
+from evals.judge.metrics import MetricValue
 from evals.store import FailedRun, RunSummary
 from evals.views.board_rows import Spread, declared_marks, spreads
 
@@ -95,7 +96,7 @@ def summary(run_id: str, recall: float | None, config: str = "bm25-k5-x") -> Run
         strategy="bm25", strategy_config={"name": "bm25"}, config_key=config, k=5, seed=42, corpus_name="c",
         corpus_dir="c", corpus_digest="d" * 64, tokenizer="cl100k_base", package_version="0", mneme_version=None,
         python_version="3", duration_s=1.0, conversation_count=1, hits=0, total=0, recall=recall, context_tokens=0,
-        tokens_per_test_point=None,
+        tokens_per_test_point=None, metrics={"recall": MetricValue(recall, 100)},
     )  # fmt: skip
 
 
