@@ -58,12 +58,12 @@ def rows(site: Path) -> list:
 def test_a_failed_run_is_a_row_saying_why_with_no_figure(site):
     """The failed run is a row of its own body, its reason under its name, "failed" in the headline's column and a
     dash in every other figure's; it has no rank."""
-    (row,) = [tr for tr in rows(site) if "failed" in tr.classes()]
+    (row,) = [tr for tr in rows(site) if "failed" in tr.classes]
     cells = row.find_all("td")
     assert cells[0].text().startswith("bm25") and f"failed: {REASON}" in cells[0].text()
     assert row.find("td", "headline").text() == "failed"
     assert not row.find_all("a", "ranked")
-    figures = [td.text() for td in cells[4:-2] if "headline" not in td.classes()]
+    figures = [td.text() for td in cells[4:-2] if "headline" not in td.classes]
     assert figures and set(figures) == {"—"}
 
 
@@ -76,12 +76,12 @@ def test_repeated_runs_show_their_spread_under_the_name(site):
 def test_declared_facts_are_marks_with_their_explanation_and_row_attributes(site):
     """The declaring run carries two marks whose title says what each means, and data-tuned and data-llm for the
     filter; no other row does. No row is hidden in the page itself."""
-    declared = [tr for tr in rows(site) if "data-tuned" in tr.attrs]
-    assert len(declared) == 1 and "data-llm" in declared[0].attrs
+    every = rows(site)
+    declared = [tr for tr in every if "data-tuned" in tr.attrs]
+    assert len(declared) == 1 and [tr for tr in every if "data-llm" in tr.attrs] == declared
     marks = {abbr.text(): abbr.attrs["title"] for abbr in declared[0].find_all("abbr", "declared")}
     assert set(marks) == {"tuned", "LLM writes"} and "locomo" in marks["tuned"]
-    assert not [tr for tr in rows(site) if "data-llm" in tr.attrs and tr is not declared[0]]
-    assert not [tr for tr in rows(site) if "hidden" in tr.attrs]
+    assert not [tr for tr in every if "hidden" in tr.attrs]
 
 
 def test_the_downloads_carry_failures_spreads_and_declared_facts(site):
