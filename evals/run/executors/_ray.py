@@ -221,7 +221,7 @@ class RayExecutor:
                 for ref in pending:
                     ray.cancel(ref)
                 raise EvalsError(
-                    f"embedding {len(chunk)} texts on Ray failed, so no conversation was played and nothing was stored: "
+                    f"embedding {len(chunk)} texts on Ray failed, so no conversation was played: "
                     f"{_reason(ray, exc, self.max_retries)}"
                 ) from None
             embedder.accept(chunk, vectors)
@@ -420,7 +420,7 @@ def _reason(ray: Any, exc: Exception, retries: int) -> str:
 def _failure_message(failures: dict[str, str], total: int) -> str:
     named = [f"{cid!r} ({reason})" for cid, reason in list(failures.items())[:NAMED_FAILURES]]
     more = f", and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
-    return f"{len(failures)} of {total} conversations could not be played on Ray, so nothing was stored: {'; '.join(named)}{more}"
+    return f"{len(failures)} of {total} conversations could not be played on Ray, so the run failed: {'; '.join(named)}{more}"
 
 
 def _shared_texts(result: ConversationResult, conversation: Conversation) -> ConversationResult:
