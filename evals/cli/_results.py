@@ -146,7 +146,7 @@ def leaderboard_command(
     if fmt == "markdown":
         from evals.views.markdown import leaderboard_markdown
 
-        echo(leaderboard_markdown(summaries), nl=False)
+        echo(leaderboard_markdown(summaries, failures), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
         echo(tables.compact_leaderboard(summaries, errata, ranks, failures, spread) + notes, nl=False)
