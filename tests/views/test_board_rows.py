@@ -76,18 +76,31 @@ def test_a_run_after_the_failure_takes_the_failed_row_off_the_board(store, tmp_p
     """A board shows a configuration's failure only while it is the latest attempt: a finished run made after it
     replaces it (the failure stays in `evals runs`)."""
     board = tmp_path / "board"
-    failed_id = json.loads(evals_output("runs", "--store", store, "--format", "json"))[0]["run_id"]
+    runs = json.loads(evals_output("runs", "--store", store, "--format", "json"))
+    (failed_id,) = [r["run_id"] for r in runs if r["failed"] is not None]
+    recency = next(r["strategy_config"] for r in runs if r["strategy"] == "recency")
     evals_output("export", failed_id, "--store", store, "--board", board)
     (path,) = board.rglob("*.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
-    document["run_id"] = "0123456789ab"
-    document["provenance"]["timestamp"] = "2020-01-01T00:00:00+00:00"  # an older failure of recency
-    document["system"] = {"name": "recency", "configuration": {"name": "recency"}, "source": "built-in", "model": "none"}
-    path.write_text(json.dumps(document), encoding="utf-8")
-    evals_output("import", path, "--store", store, "--corpus", CORPUS_SMALL)
-    text = evals_output("leaderboard", "--store", store)
-    assert "recency k=5: failed" not in text
+
+    def as_recency(run_id: str, timestamp: str) -> Path:
+        """The failed run's file made a failure of recency's configuration at ``timestamp``."""
+        document = json.loads(path.read_text(encoding="utf-8"))
+        document["run_id"] = run_id
+        document["provenance"]["timestamp"] = timestamp
+        document["system"] = {"name": "recency", "configuration": recency, "source": "built-in", "model": "none"}
+        written = tmp_path / f"{run_id}.json"
+        written.write_text(json.dumps(document), encoding="utf-8")
+        return written
+
+    older, newer = (
+        as_recency("0123456789ab", "2020-01-01T00:00:00+00:00"),
+        as_recency("ba9876543210", "2100-01-01T00:00:00+00:00"),
+    )
+    evals_output("import", older, "--store", store, "--corpus", CORPUS_SMALL)
+    assert "recency k=5: failed" not in evals_output("leaderboard", "--store", store)
     assert "0123456789ab" in evals_output("runs", "--store", store)
+    evals_output("import", newer, "--store", store, "--corpus", CORPUS_SMALL)  # now the latest attempt
+    assert "recency k=5: failed" in evals_output("leaderboard", "--store", store)
 
 
 def summary(run_id: str, recall: float | None, config: str = "bm25-k5-x") -> RunSummary:
