@@ -138,7 +138,8 @@ def test_a_migrated_store_reads_as_one_written_now(made_by_main, exports, tmp_pa
 # corpus_dir is the folder as given, which moves with the checkout. And runs.rule (schema 17), which no migration
 # backfills: an old run's NULL is read as the rule registered now (test_a_migrated_store_reads_as_one_written_now).
 VARYING = {"run_id", "commit", "dirty", "date", "timestamp", "duration_s", "cache_key", "appended_at", "corpus_dir",
-           "package_version", "mneme_version", "python_version", "p50_s", "p95_s", "mean_s", "rule"}  # fmt: skip
+           "package_version", "mneme_version", "python_version", "p50_s", "p95_s", "mean_s", "rule",
+           "tuned_on", "writes_with_llm"}  # fmt: skip  # declared facts: NULL for runs stored before schema 22
 
 
 # Strategies whose default configuration changed on purpose since the fixture store was made: bm25 makes its words
