@@ -451,7 +451,7 @@ def test_call_timeout_stops_a_plugin_call_that_never_returns(tmp_path, store, ca
         "from evals.strategies import Recency\n\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
         f"        {NEVER_RETURNS[case]}\n\ndef make():\n    return S()\n"
     )
-    env = os.environ | {"PYTHONPATH": str(folder)}
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
     with kept_as_failed(store) as failed:
         done = subprocess.run(
             [str(EVALS), "run", "--runner", "forever:make", "--corpus", str(CORPUS_SMALL), "--store", str(store),
