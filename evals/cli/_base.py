@@ -665,15 +665,17 @@ def echo_summaries(
     metrics: Sequence[str] | None = None,
     errata: Any = None,  # evals.analysis.errata.Figures: each run's headline with errata, beside the published one
     ranks: dict[str, int] | None = None,  # the leaderboard's: each memory's rank at its k (JSON's "rank", null for a ceiling)
+    failures: Sequence[Any] = (),  # evals.store.FailedRun: rows saying "failed: <reason>", never a figure
+    spread: dict[str, Any] | None = None,  # the leaderboard's: run id -> its configuration's repeated runs (JSON)
 ) -> None:
     from evals.views import tables
 
     if fmt == "json":
-        click.echo(tables.summaries_json(summaries, errata, ranks))
+        click.echo(tables.summaries_json(summaries, errata, ranks, failures, spread))
     elif fmt == "csv":
-        click.echo(tables.summaries_csv(summaries, errata), nl=False)
+        click.echo(tables.summaries_csv(summaries, errata, failures), nl=False)
     else:
-        echo(tables.summary_table(summaries, before, after, metrics, errata).text(), nl=False)
+        echo(tables.summary_table(summaries, before, after, metrics, errata, failures).text(), nl=False)
 
 
 # -- the ``evals`` group -------------------------------------------------------------------

@@ -42,6 +42,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
     """List the stored runs, newest first."""
     with open_store(store) as opened:
         summaries = opened.runs(strategy=strategy, commit=commit)
+        failures = opened.failed_runs(strategy=strategy, commit=commit)
     answers = any(s.llm_usage is not None for s in summaries)  # which model served the answers, where any run has them
     echo_summaries(
         summaries,
@@ -49,6 +50,7 @@ def runs_command(store: Path | None, strategy: str | None, commit: str | None, f
         ["run", "date", "commit", "strategy", "model", "k", "corpus", "headline", "hits"],
         ["emb new/cached", *(["llm served"] if answers else [])],
         metrics=["tokens_per_test_point"],
+        failures=failures,
     )
 
 
@@ -109,6 +111,10 @@ def leaderboard_command(
     table = price_table(prices_file) if prices_file is not None else None  # a bad file is refused before the store is read
     with open_store(store) as opened:
         summaries = opened.latest_per_configuration()
+        failures = opened.latest_failures()
+        from evals.views.board_rows import spreads
+
+        spread = spreads(opened.runs(), summaries)
         if table is not None:
             summaries = tables.repriced(summaries, table)
         # As the site's leaderboard: per corpus, memories ranked at each k, then the ceilings, unranked.
@@ -140,10 +146,10 @@ def leaderboard_command(
     if fmt == "markdown":
         from evals.views.markdown import leaderboard_markdown
 
-        echo(leaderboard_markdown(summaries), nl=False)
+        echo(leaderboard_markdown(summaries, failures), nl=False)
         return
     if fmt == "table" and not wide and chosen is None:
-        echo(tables.compact_leaderboard(summaries, errata, ranks) + notes, nl=False)
+        echo(tables.compact_leaderboard(summaries, errata, ranks, failures, spread) + notes, nl=False)
         return
     columns = None
     if chosen is not None:
@@ -151,7 +157,15 @@ def leaderboard_command(
     elif summaries:
         columns = [m.name for m in tables.board_metrics(summaries)]
     echo_summaries(
-        summaries, fmt, ["strategy", "config", "model", "k", "corpus", "hits"], ["run", "commit", "date"], columns, errata, ranks
+        summaries,
+        fmt,
+        ["strategy", "config", "model", "k", "corpus", "hits"],
+        ["run", "commit", "date"],
+        columns,
+        errata,
+        ranks,
+        failures=failures if not by_category else (),
+        spread=spread,
     )
     if notes:
         echo(notes, nl=False)
@@ -186,12 +200,17 @@ def export_command(run_id: str, store: Path | None, output: Path | None, board: 
         raise click.UsageError("--board writes its own file; give --board or --output, not both")
     if board is not None:
         from evals.io.outputs import write_output
-        from evals.views.board_files import board_bytes, board_document, board_path, pin_of
+        from evals.views.board_files import board_bytes, board_document, board_path, failed_document, pin_of
 
         with open_store(store) as opened:
-            stored = opened.get_run(run_id)
-        summary = stored.summary
-        document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
+            failed = opened.get_failed(run_id)
+            stored = opened.get_run(run_id) if failed is None else None
+        if failed is not None:  # a failed run's file: its reason, no figure
+            document = failed_document(failed, pin_of(failed.corpus_name, failed.corpus_digest, failed.benchmark))
+        else:
+            assert stored is not None
+            summary = stored.summary
+            document = board_document(stored, pin_of(summary.corpus_name, summary.corpus_digest, summary.benchmark))
         target = board_path(board, document)
         from evals.io.outputs import check_output
 
@@ -247,11 +266,18 @@ def import_command(files: tuple[Path, ...], store: Path | None, corpus: Path | N
         try:
             added = opened.write_records(records)
         except store_api().CorpusConflict as exc:
-            source = next(path for path, record in zip(files, records, strict=True) if record.summary.run_id == exc.run_id)
+            source = next(
+                path
+                for path, record in zip(files, records, strict=True)
+                if not isinstance(record, store_api().FailedRun) and record.summary.run_id == exc.run_id
+            )
             raise EvalsError(f"{source}: {exc}") from None
     for path, record, new in zip(files, records, added, strict=True):
         state = "imported" if new else "already in store:"
-        echo(f"{state} run {record.summary.run_id} ({path})")
+        if isinstance(record, store_api().FailedRun):
+            echo(f"{state} failed run {record.run_id} ({path})")
+        else:
+            echo(f"{state} run {record.summary.run_id} ({path})")
 
 
 @cli.command("verify")

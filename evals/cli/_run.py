@@ -180,7 +180,7 @@ def protocol_settings(protocol: str, judge_protocol: str | None, source: Path | 
     default=None,
     metavar="SECONDS",
     help="Stop the run when any one call into the strategy (reset, add, retrieve, context_for...) takes longer, "
-    "as a fault naming the call; nothing is stored. Default: no limit.",
+    "as a fault naming the call; the run is kept as a failed run saying so. Default: no limit.",
 )
 @prices_option
 @max_unparsed_option

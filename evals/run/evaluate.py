@@ -10,10 +10,13 @@ from __future__ import annotations
 import gc
 import math
 import os
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, user_cache_path
@@ -28,11 +31,43 @@ from evals.run.config import (
     MAX_RETRIES,
     RunConfig,
 )
-from evals.run.executors import Executor, LocalExecutor, PlayJob, chat_client
+from evals.run.executors import Executor, LocalExecutor, NotPlayed, PlayJob, chat_client
 from evals.run.playthrough import likely_records
 from evals.strategies import CountsAhead, MemoryStrategy, Registry
 
-__all__ = ["MAX_CONCURRENCY", "MAX_CUTOFF", "MAX_REQUEST_TIMEOUT", "MAX_RETRIES", "RunConfig", "evaluate", "llm_backoff"]
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_CUTOFF",
+    "MAX_REQUEST_TIMEOUT",
+    "MAX_RETRIES",
+    "PlayFailure",
+    "RunConfig",
+    "evaluate",
+    "llm_backoff",
+    "play_failure",
+]
+
+
+@dataclass(frozen=True)
+class PlayFailure:
+    """What a run whose play-through failed is stored with (:class:`evals.store.FailedRun`): the strategy raised, a
+    call ran past --call-timeout, a process playing it died, a memory wrote nothing. :func:`evaluate` attaches it to
+    the error it raises as ``play_failure`` (:func:`play_failure` reads it), the error's type and words unchanged.
+    Bad input (a corpus, an option, a strategy that cannot be built) is refused before the play and has none."""
+
+    configuration: dict[str, Any]
+    model: str
+    source: str | None
+    corpus: Corpus
+    started_at: datetime
+    duration_s: float
+
+
+def play_failure(exc: BaseException) -> PlayFailure | None:
+    """The play failure ``exc`` was raised with, or None: an error before or after the play."""
+    found = getattr(exc, "play_failure", None)
+    return found if isinstance(found, PlayFailure) else None
+
 
 # The longest first wait between LLM retries $EVALS_LLM_BACKOFF may ask for.
 MAX_BACKOFF = 60.0
@@ -107,7 +142,16 @@ def evaluate(
             backoff=backoff or 1.0,
             protocols=protocols,
         )
-        played = executor.play(job)
+        started_at, clock = datetime.now(UTC), time.perf_counter()
+        try:
+            played = executor.play(job)
+        except NotPlayed:
+            raise
+        except EvalsError as exc:
+            exc.play_failure = PlayFailure(  # type: ignore[attr-defined]
+                planned.configuration, planned.model, planned.spec.source, corpus, started_at, time.perf_counter() - clock
+            )
+            raise
         scores = score_run(played.run, counter)
     finally:
         if client is not None:

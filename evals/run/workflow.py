@@ -10,21 +10,33 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from datetime import UTC
 from pathlib import Path
 
+from evals.errors import EvalsError
 from evals.io.cache import Cache, cache_path_for
 from evals.io.outputs import check_store_place
 from evals.model.corpus import load_corpus
 from evals.model.costs import PriceTable
 from evals.model.provenance import NO_GIT, Provenance, collect_provenance, dirty_warning, strategy_code
 from evals.model.tokens import TokenCounter
-from evals.run.evaluate import RunConfig, evaluate
+from evals.run.evaluate import PlayFailure, RunConfig, evaluate, play_failure
 from evals.run.executors import Executor
 from evals.run.playthrough import recorded_cutoffs
-from evals.store import DEFAULT_LOCK_TIMEOUT, Store, StoredOutcome, check_writable, reuse_key, writable_file
-from evals.strategies import Registry
+from evals.store import (
+    DEFAULT_LOCK_TIMEOUT,
+    FailedRun,
+    Store,
+    StoredOutcome,
+    check_writable,
+    config_key,
+    new_run_id,
+    reuse_key,
+    writable_file,
+)
+from evals.strategies import Registry, StrategySpec
 
-__all__ = ["StoredOutcome", "no_git_warning", "planned_reuse_key", "run_with_store"]
+__all__ = ["StoredOutcome", "failed_run", "no_git_warning", "planned_reuse_key", "run_with_store"]
 
 
 def no_git_warning(repo: Path | None) -> str:
@@ -52,6 +64,36 @@ def planned_reuse_key(config: RunConfig, provenance: Provenance, tokenizer: str)
         tokenizer=tokenizer,
         answers=config.answer_identity(),
         cutoffs=recorded_cutoffs(config.k, config.cutoffs),
+    )
+
+
+def failed_run(failed: PlayFailure, reason: str, config: RunConfig, provenance: Provenance, spec: StrategySpec) -> FailedRun:
+    """The failed run a :class:`PlayFailure` is stored as: its configuration, corpus, k, commit, date, ``reason`` in
+    one line, and what its strategy declares."""
+    started = failed.started_at.astimezone(UTC)
+    tuned_on, writes_with_llm = spec.declared(failed.configuration)
+    return FailedRun(
+        run_id=new_run_id(),
+        commit=provenance.commit,
+        dirty=provenance.dirty,
+        model=failed.model,
+        date=started.date().isoformat(),
+        timestamp=started,
+        strategy=str(failed.configuration.get("name", spec.name)),
+        strategy_config=dict(failed.configuration),
+        config_key=config_key(failed.configuration, k=config.k, model=failed.model, answers=config.answer_identity()),
+        k=config.k,
+        seed=config.seed,
+        corpus_name=failed.corpus.name,
+        corpus_digest=failed.corpus.digest,
+        package_version=provenance.package_version,
+        python_version=provenance.python_version,
+        duration_s=failed.duration_s,
+        reason=" ".join(reason.split()),
+        strategy_source=failed.source,
+        benchmark=failed.corpus.benchmark,
+        tuned_on=tuned_on,
+        writes_with_llm=writes_with_llm,
     )
 
 
@@ -139,13 +181,32 @@ def run_with_store(
             config, counter=counter, progress=progress, cache=cache, api_key=api_key, executor=executor, prices=prices
         )
         counter = None  # its counts (and the tokenizer) are not needed past scoring; the append wants the room
+    except EvalsError as exc:
+        failure = play_failure(exc)
+        if failure is None:
+            raise
+        if cache is not None:
+            cache.close()
+            cache = None
+        record = failed_run(failure, str(exc), config, provenance, spec)
+        with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
+            store.write_failed([record])
+        raise EvalsError(f"{exc} (kept in the store as failed run {record.run_id})") from exc
     finally:
         if cache is not None:
             cache.close()
+    tuned_on, writes_with_llm = spec.declared(evaluation.run.strategy)
     # The embeddings' share of the cache (LLM requests are counted with the answers).
     hits, misses = cache.counts("embedding") if cache is not None else (None, None)
     with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
-        run_id = store.append(evaluation, provenance, cache_hits=hits, cache_misses=misses)
+        run_id = store.append(
+            evaluation,
+            provenance,
+            cache_hits=hits,
+            cache_misses=misses,
+            tuned_on=tuned_on,
+            writes_with_llm=writes_with_llm,
+        )
         summary = store.get_summary(run_id)
     return StoredOutcome(
         run_id,

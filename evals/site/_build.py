@@ -220,6 +220,7 @@ class _Build:
                 latest = store.latest_per_configuration()
                 site = Site.of(env, summaries, latest, publishers, conversations, store_href=STORE_HREF if copy else "")
                 site.computed = self.computed
+                site.failed = store.latest_failures()
                 if self.errata:
                     from evals.analysis.errata import errata_figures
 

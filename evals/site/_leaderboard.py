@@ -47,8 +47,9 @@ from evals.site._publisher import Publisher, Site
 from evals.site._qa import qa_caveats, qa_note, twin_note
 from evals.site._retrieval import CutoffTable, cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
-from evals.store import RunSummary
+from evals.store import FailedRun, RunSummary
 from evals.strategies import REFERENCE_STRATEGY
+from evals.views.board_rows import Spread, declared_marks, failed_name, spreads
 from evals.views.claims import board_claims, claim_references, source_warning
 from evals.views.names import row_names
 from evals.views.reference import reference_run, relative_tokens
@@ -60,6 +61,7 @@ __all__ = [
     "ClaimRow",
     "ConfigRow",
     "CorpusBoard",
+    "FailedRow",
     "FrontPage",
     "FrontRow",
     "IndexPage",
@@ -116,6 +118,30 @@ class BoardRow:
     own: MetricCell | None = None  # the benchmark's own retrieval figure at the run's k (CorpusBoard.own_label)
     same_ranking: str = ""  # "same ranking as X": runs whose top-k equals this one's on >= 99% (not all) of test points
     tie: str = ""  # the first row of a tie group: "= b, c: the same top-k on every test point"; the others "= a"
+    spread: str = ""  # its configuration's repeated runs on this corpus at its k: "3 runs: 0.612–0.627"; "" for one run
+    # Declared facts (evals.views.board_rows.declared_marks): (mark, explanation), each a small mark with its title.
+    marks: list[tuple[str, str]] = field(default_factory=list)
+    tuned: bool = False  # declares benchmarks it was tuned on (the site's filter hides such rows)
+    writes_with_llm: bool = False  # its memory writes with an LLM (the site's filter hides such rows)
+
+
+@dataclass(frozen=True)
+class FailedRow:
+    """A configuration whose latest run on this corpus failed: a row saying ``failed: <reason>``, never ranked."""
+
+    run_id: str
+    strategy: str
+    settings: str
+    config_key: str
+    model: str
+    k: int
+    failed: str  # "failed: <reason>"
+    commit_short: str
+    dirty: bool
+    date: str
+    marks: list[tuple[str, str]] = field(default_factory=list)
+    tuned: bool = False
+    writes_with_llm: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +169,9 @@ class CorpusBoard:
     references: list[ReferenceRow] = field(default_factory=list)  # the paper's figures beside the runs, never ranked
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (A vs B, its compare page) for every two rows
     claims: list[ClaimRow] = field(default_factory=list)  # published claims for this corpus (evals.views.claims), never ranked
+    failed: list[FailedRow] = field(default_factory=list)  # configurations whose latest run failed, never ranked
+    # Some row declares facts the page filters on: its rows carry data-tuned / data-llm (site.js adds the checkboxes).
+    declared: bool = False
 
 
 @dataclass(frozen=True)
@@ -259,7 +288,16 @@ class LeaderboardPublisher(Publisher):
 
     def publish(self, site: Site, output: Output) -> None:
         paths = site.paths
-        boards = leaderboard(site.latest, paths, site.references, site.latency, site.errata, site.same_ranking)
+        boards = leaderboard(
+            site.latest,
+            paths,
+            site.references,
+            site.latency,
+            site.errata,
+            site.same_ranking,
+            failed=site.failed,
+            spread=spreads(site.summaries, site.latest),
+        )
         infos = benchmark_infos(site)
         configs = _config_rows(site)
         latest = {s.run_id: s for s in site.latest}
@@ -324,7 +362,7 @@ class LeaderboardPublisher(Publisher):
                     run_count=len(site.summaries),
                 ),
             )
-        records = leaderboard_records(boards, latest, paths)
+        records = leaderboard_records(boards, latest, paths, {f.run_id: f for f in site.failed})
         output.json("leaderboard.json", records)
         output.text("leaderboard.csv", leaderboard_csv(records))
 
@@ -404,12 +442,20 @@ def leaderboard(
     latency: dict[str, list[LatencyBucket]] | None = None,
     errata: Figures | None = None,
     same: dict[str, list[SameRanking]] | None = None,
+    *,
+    failed: Sequence[FailedRun] = (),
+    spread: dict[str, Spread] | None = None,
 ) -> list[CorpusBoard]:
     """One board per corpus, ranked by its headline metric (evals.views.tables.headline); with ``references``
     (corpus digest -> published figures) and ``latency`` (run id -> retrieve latency by records held),
     the cutoff tables and the latency chart beside it; with ``same`` (evals.analysis.same_ranking), each row
-    names the runs returning its top-k."""
-    references, latency, same = references or {}, latency or {}, same or {}
+    names the runs returning its top-k. ``failed`` (each configuration's failed latest attempt) are rows of their
+    corpus's board saying ``failed: <reason>``, never ranked; ``spread`` (run id -> its configuration's repeated
+    runs, :func:`evals.views.board_rows.spreads`) is said under the row's name."""
+    references, latency, same, spread = references or {}, latency or {}, same or {}, spread or {}
+    failures: dict[str, list[FailedRun]] = defaultdict(list)
+    for failure in failed:
+        failures[failure.corpus_digest].append(failure)
     by_corpus: dict[str, list[RunSummary]] = defaultdict(list)
     for summary in latest:
         by_corpus[summary.corpus_digest].append(summary)
@@ -474,8 +520,30 @@ def leaderboard(
                     own=metric_cell_of(s.metric(f"{own[0]}.{own[1]}@{s.k}"), s) if own else None,
                     same_ranking=same_ranking_note(same.get(s.run_id, []), names),
                     tie=ties.get(s.run_id, ""),
+                    spread=spread[s.run_id].text(percent) if s.run_id in spread else "",
+                    marks=declared_marks(s.tuned_on, s.writes_with_llm),
+                    tuned=bool(s.tuned_on),
+                    writes_with_llm=bool(s.writes_with_llm),
                 )
             )
+        failed_rows = [
+            FailedRow(
+                run_id=f.run_id,
+                strategy=failed_name(f),
+                settings=settings_text(f.strategy_config),
+                config_key=f.config_key,
+                model=f.model,
+                k=f.k,
+                failed=f.failure,
+                commit_short=short_commit(f.commit),
+                dirty=f.dirty,
+                date=f.date,
+                marks=declared_marks(f.tuned_on, f.writes_with_llm),
+                tuned=bool(f.tuned_on),
+                writes_with_llm=bool(f.writes_with_llm),
+            )
+            for f in failures.get(digest, [])
+        ]
         plotted = [r for r in rows if r.recall is not None and r.tokens is not None]
         any_approx = any(r.approx_tokens for r in plotted)
         chart = (
@@ -551,6 +619,8 @@ def leaderboard(
                     for b in rows[i + 1 :]
                 ],
                 claims=claim_rows(runs, paths),
+                failed=failed_rows,
+                declared=any(r.tuned or r.writes_with_llm for r in [*rows, *failed_rows]),
             )
         )
     return boards
@@ -614,14 +684,21 @@ KEYWORD_FIELD = "keyword_hit_at_k"  # keyword recall's name in the downloads: no
 
 
 def leaderboard_records(
-    boards: list[CorpusBoard], latest: dict[str, RunSummary], paths: Paths | None = None
+    boards: list[CorpusBoard],
+    latest: dict[str, RunSummary],
+    paths: Paths | None = None,
+    failed: dict[str, FailedRun] | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of leaderboard.csv and leaderboard.json, board by board: the run's identity (with
     ``paths``, the benchmark it is shown under first), its headline (``hits``/``total`` are the headline's),
     then for each declared metric its value, n and (for proportions and means) interval. Keyword recall, the
     original harness's recall@k, goes by a name that cannot be read as evidence recall: ``keyword_hit_at_k``
-    (with ``_hits``, ``_total``, ``_n``, ``_low``, ``_high``)."""
+    (with ``_hits``, ``_total``, ``_n``, ``_low``, ``_high``). Then each run's ``spread`` (``"3 runs: 0.612–0.627"``,
+    null for a configuration run once), its declared ``tuned_on`` and ``writes_with_llm``, and ``failed`` (null); each
+    board's failed rows (``failed``: ``failed: <reason>``, every figure null) follow its runs, given ``failed`` (run id ->
+    the failed run)."""
     out = []
+    failed = failed or {}
     for board in boards:
         for row in board.rows:
             s = latest[row.run_id]
@@ -669,6 +746,39 @@ def leaderboard_records(
                     for key, name in (("value", "recall"), ("hits", "hits"), ("total", "total"), ("low", "low"), ("high", "high"))
                 }
                 record["errata"] = board.errata or None
+            record |= {
+                "spread": row.spread or None,
+                "tuned_on": s.tuned_on,
+                "writes_with_llm": s.writes_with_llm,
+                "failed": None,
+            }
+            out.append(record)
+        template = out[-1] if out else None
+        for row in board.failed:
+            f = failed.get(row.run_id)
+            if f is None or template is None:
+                continue
+            record = dict.fromkeys(template)  # the same keys as every row (the CSV's columns), every figure null
+            record |= {
+                "corpus_name": f.corpus_name,
+                "corpus_digest": f.corpus_digest,
+                "name": row.strategy,
+                "strategy": f.strategy,
+                "strategy_config": f.strategy_config,
+                "config_key": f.config_key,
+                "model": f.model,
+                "k": f.k,
+                "commit": f.commit,
+                "dirty": f.dirty,
+                "date": f.date,
+                "timestamp": f.timestamp.isoformat(),
+                "run_id": f.run_id,
+                "tuned_on": f.tuned_on,
+                "writes_with_llm": f.writes_with_llm,
+                "failed": f.failure,
+            }
+            if paths is not None:
+                record["benchmark"] = paths.benchmark(f.corpus_digest)
             out.append(record)
     return out
 

@@ -116,6 +116,8 @@ class Site:
     computed: Computed = field(default_factory=Computed)  # this build's verdicts by run (evals.site._computed)
     # corpus digest -> why its benchmark's text is not shown (its licence; evals.site._withheld), for those withheld
     withheld: dict[str, str] = field(default_factory=dict)
+    # Each configuration's failed latest attempt (evals.store.Store.latest_failures): the leaderboard's failed rows.
+    failed: list[Any] = field(default_factory=list)
 
     def frame(self, title: str, nav: str = "", *, href: str = "", note: str | None = None) -> dict[str, Any]:
         """The fields every page has (:class:`Page`'s) for the page at ``href`` (one at the site root may leave it

@@ -17,8 +17,8 @@ renders anything. The schema is versioned with named, ordered migrations
 from evals.store._connect import DEFAULT_LOCK_TIMEOUT, check_writable, writable_file
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._keys import config_key, reuse_key
-from evals.store._models import RunSummary, StoredOutcome, StoredRun
-from evals.store._records import RunRecord, make_summary
+from evals.store._models import FailedRun, RunSummary, StoredOutcome, StoredRun
+from evals.store._records import RunRecord, make_summary, new_run_id
 from evals.store._schema import MIGRATIONS, Migration
 from evals.store._store import Store
 from evals.store._write import release_memory
@@ -26,6 +26,7 @@ from evals.store._write import release_memory
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
     "CorpusConflict",
+    "FailedRun",
     "MIGRATIONS",
     "Migration",
     "RunRecord",
@@ -37,6 +38,7 @@ __all__ = [
     "check_writable",
     "config_key",
     "make_summary",
+    "new_run_id",
     "release_memory",
     "reuse_key",
     "writable_file",

@@ -18,7 +18,7 @@ from evals.model.results import AnswerRun, RunResult
 if TYPE_CHECKING:
     from evals.model.results import AnswerRun
 
-__all__ = ["RecordTurns", "RunSummary", "StoredOutcome", "StoredRun", "Transcript"]
+__all__ = ["FailedRun", "RecordTurns", "RunSummary", "StoredOutcome", "StoredRun", "Transcript"]
 
 Transcript = list[tuple[str, str]]
 # Per test point, per retrieved record: the index of the conversation turn the
@@ -102,6 +102,10 @@ class RunSummary:
     # The rule its headline is judged by, as it was when the run was appended (a run stored before it was recorded is
     # read with the rule of its benchmark as registered now; None only for a summary made by hand).
     rule: Rule | None = None
+    # What the run declares about its system (a board file carries it): the benchmarks whose data informed its
+    # settings ([]: none) and whether its memory writes with an LLM. None: declared nothing (stored before).
+    tuned_on: list[str] | None = None
+    writes_with_llm: bool | None = None
 
     @property
     def headline(self) -> Headline:
@@ -124,6 +128,46 @@ class RunSummary:
         out["metrics"] = {name: dataclasses.asdict(value) for name, value in self.metrics.items()}
         out["headline"] = self.headline.as_dict()
         del out["rule"]  # the headline says it: its rule's name, metric, label, population and code
+        return out
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """A run that failed (a strategy raising, a call past --call-timeout, a crash inside the play-through), as the
+    ``failed_runs`` table holds it: its configuration, corpus, k, commit, date and a one-line reason, never a figure."""
+
+    run_id: str
+    commit: str
+    dirty: bool
+    model: str
+    date: str  # UTC, YYYY-MM-DD
+    timestamp: datetime  # when the run started, aware, UTC
+    strategy: str
+    strategy_config: dict[str, Any]
+    config_key: str
+    k: int
+    seed: int
+    corpus_name: str
+    corpus_digest: str
+    package_version: str
+    python_version: str
+    duration_s: float  # how long it ran before it failed
+    reason: str  # one line
+    strategy_source: str | None = None
+    benchmark: str | None = None
+    tuned_on: list[str] | None = None
+    writes_with_llm: bool | None = None
+
+    @property
+    def failure(self) -> str:
+        """What every board shows in place of a figure."""
+        return f"failed: {self.reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: the timestamp as ISO 8601 text, and ``failed`` saying what it is."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["timestamp"] = self.timestamp.isoformat()
+        out["failed"] = self.failure
         return out
 
 

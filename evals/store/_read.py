@@ -32,10 +32,10 @@ from evals.model.results import (
 )
 from evals.store._connect import Connected, reads
 from evals.store._errors import StoreError
-from evals.store._models import RunSummary, StoredRun
+from evals.store._models import FailedRun, RunSummary, StoredRun
 from evals.store._records import decode_records, decode_tokens
 
-__all__ = ["ANSWER_COLUMNS", "SUMMARY_COLUMNS", "ContentsSource", "StoreReader", "run_result"]
+__all__ = ["ANSWER_COLUMNS", "FAILED_COLUMNS", "SUMMARY_COLUMNS", "ContentsSource", "StoreReader", "run_result"]
 
 ANSWER_COLUMNS = (
     "answer_model",
@@ -92,9 +92,14 @@ SUMMARY_COLUMNS = (
     "rule",
     "corpus_release",
     "corpus_file",
+    "tuned_on",
+    "writes_with_llm",
     *ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)
+# The failed_runs table's columns, as FailedRun names them.
+FAILED_COLUMNS = tuple(f.name for f in dataclasses.fields(FailedRun))
+_SELECT_FAILED = ", ".join(f'"{c}"' for c in FAILED_COLUMNS)
 _POINT_COLUMNS = (
     'conversation_id, turn_index, hit, strict_hit, "rank", record_turns, record_texts, text_tokens, source_turns, '
     "ranked_turns, ranked_held, ranked_tokens"
@@ -145,6 +150,44 @@ class StoreReader(Connected):
             "context_tokens / nullif(total, 0) ASC NULLS LAST, config_key"
         ).fetchall()
         return self._summaries(rows)
+
+    @reads
+    def failed_runs(self, strategy: str | None = None, commit: str | None = None) -> list[FailedRun]:
+        """Failed runs, newest first (filtered as :meth:`runs`)."""
+        where, params = [], []
+        if strategy is not None:
+            where.append("strategy = ?")
+            params.append(strategy)
+        if commit is not None:
+            where.append('starts_with("commit", ?)')
+            params.append(commit)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self._con.execute(
+            f'SELECT {_SELECT_FAILED} FROM failed_runs {clause} ORDER BY "timestamp" DESC, appended_at DESC, run_id DESC',
+            params,
+        ).fetchall()
+        return [_failed(row) for row in rows]
+
+    @reads
+    def latest_failures(self) -> list[FailedRun]:
+        """Each (corpus, configuration) whose latest attempt failed: its latest failure, when no run of the
+        configuration on that corpus started after it (what the boards show as "failed: <reason>")."""
+        rows = self._con.execute(
+            f"SELECT {_SELECT_FAILED} FROM ("
+            "  SELECT * FROM failed_runs QUALIFY row_number() OVER ("
+            '    PARTITION BY corpus_digest, config_key ORDER BY "timestamp" DESC, appended_at DESC, run_id DESC) = 1'
+            ") f WHERE NOT EXISTS ("
+            "  SELECT 1 FROM runs r"
+            '  WHERE r.corpus_digest = f.corpus_digest AND r.config_key = f.config_key AND r."timestamp" > f."timestamp"'
+            ") ORDER BY corpus_name, corpus_digest, k, config_key"
+        ).fetchall()
+        return [_failed(row) for row in rows]
+
+    @reads
+    def get_failed(self, run_id: str) -> FailedRun | None:
+        """The failed run ``run_id``; None when no run of that id failed."""
+        row = self._one(f"SELECT {_SELECT_FAILED} FROM failed_runs WHERE run_id = ?", [run_id])
+        return _failed(row) if row is not None else None
 
     def _summaries(self, rows: list[tuple]) -> list[RunSummary]:
         """Summaries of ``runs`` rows, each with its metrics from ``run_metrics``."""
@@ -691,9 +734,21 @@ def _summary(row: tuple, metrics: dict[str, MetricValue]) -> RunSummary:
         rule=stored_rule(values["rule"]) or headline_of(rule_of(values["benchmark"]), metrics, values["k"]).rule,
         corpus_release=values["corpus_release"],
         corpus_file=values["corpus_file"],
+        tuned_on=list(values["tuned_on"]) if values["tuned_on"] is not None else None,
+        writes_with_llm=values["writes_with_llm"],
         **{name: values[name] for name in ANSWER_COLUMNS if name not in _JSON_COLUMNS},
         **{name: json.loads(values[name]) if values[name] else None for name in _JSON_COLUMNS},
     )
+
+
+def _failed(row: tuple) -> FailedRun:
+    values = dict(zip(FAILED_COLUMNS, row, strict=True))
+    values["date"] = values["date"].isoformat()
+    values["timestamp"] = values["timestamp"].replace(tzinfo=UTC)
+    values["strategy_config"] = json.loads(values["strategy_config"])
+    if values["tuned_on"] is not None:
+        values["tuned_on"] = list(values["tuned_on"])
+    return FailedRun(**values)
 
 
 def stored_rule(text: str | None) -> Rule | None:

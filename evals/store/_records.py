@@ -97,9 +97,12 @@ def make_summary(
     cache_misses: int | None = None,
     answers: AnswerRun | None = None,
     measured: dict[str, MetricValue] | None = None,
+    tuned_on: list[str] | None = None,
+    writes_with_llm: bool | None = None,
 ) -> RunSummary:
     """The run's summary row; ``measured`` holds metrics that cannot be recomputed from the
-    records (wall-clock latency), for a run that arrives without its timings (an import)."""
+    records (wall-clock latency), for a run that arrives without its timings (an import). ``tuned_on`` and
+    ``writes_with_llm``: what the run declares about its system (None: nothing declared)."""
     started = as_utc(run.started_at)
     # Each Scores property walks every record; a long run has millions, so read each once.
     hits, total, context_tokens = scores.hits, scores.total, scores.context_tokens
@@ -178,6 +181,8 @@ def make_summary(
         rule=rule,
         corpus_release=run.corpus_release,
         corpus_file=run.corpus_file,
+        tuned_on=list(tuned_on) if tuned_on is not None else None,
+        writes_with_llm=writes_with_llm,
         **extra,
     )
 
@@ -322,6 +327,8 @@ def record_from_evaluation(
     run_id: str | None = None,
     cache_hits: int | None = None,
     cache_misses: int | None = None,
+    tuned_on: list[str] | None = None,
+    writes_with_llm: bool | None = None,
 ) -> RunRecord:
     summary = make_summary(
         run_id=run_id or new_run_id(),
@@ -332,6 +339,8 @@ def record_from_evaluation(
         cache_hits=cache_hits,
         cache_misses=cache_misses,
         answers=evaluation.answers,
+        tuned_on=tuned_on,
+        writes_with_llm=writes_with_llm,
     )
     return RunRecord(
         summary,

@@ -524,6 +524,45 @@ _RANKED_TOKENS = """
 ALTER TABLE test_points ADD COLUMN ranked_tokens INTEGER[];
 """
 
+# Runs that failed (a strategy raising, a call past --call-timeout, a crash inside the play-through): kept as what
+# they are, never a figure. One row per failed run, with its configuration, corpus, k, commit, date and a one-line
+# reason; the boards show each as "failed: <reason>", never ranked. Its own table, so no query over `runs` (every
+# figure, the gate, comparisons) can read a failure as a score. tuned_on and writes_with_llm: what the run declared
+# (NULL: not declared).
+_FAILED_RUNS = """
+CREATE TABLE IF NOT EXISTS failed_runs (
+    run_id VARCHAR PRIMARY KEY,
+    "commit" VARCHAR NOT NULL,
+    dirty BOOLEAN NOT NULL,
+    model VARCHAR NOT NULL,
+    "date" DATE NOT NULL,
+    "timestamp" TIMESTAMP NOT NULL,
+    strategy VARCHAR NOT NULL,
+    strategy_config JSON NOT NULL,
+    strategy_source VARCHAR,
+    config_key VARCHAR NOT NULL,
+    k INTEGER NOT NULL,
+    seed BIGINT NOT NULL,
+    corpus_name VARCHAR NOT NULL,
+    corpus_digest VARCHAR NOT NULL,
+    benchmark VARCHAR,
+    package_version VARCHAR NOT NULL,
+    python_version VARCHAR NOT NULL,
+    duration_s DOUBLE NOT NULL,
+    reason VARCHAR NOT NULL,
+    tuned_on VARCHAR[],
+    writes_with_llm BOOLEAN,
+    appended_at TIMESTAMP NOT NULL
+);
+"""
+
+# What a run declares about its system (board files carry it): the benchmarks whose data informed its settings
+# (tuned_on; [] when none) and whether its memory writes with an LLM. NULL: a run stored before, declaring nothing.
+_DECLARED = """
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS tuned_on VARCHAR[];
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS writes_with_llm BOOLEAN;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -545,6 +584,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(18, "corpus_source", _CORPUS_SOURCE),
     Migration(19, "tokens_over_the_headlines_points", _TOKENS_OVER_HEADLINE),
     Migration(20, "ranked_tokens_for_budgets", _RANKED_TOKENS),
+    Migration(21, "failed_runs", _FAILED_RUNS),
+    Migration(22, "declared_tuned_on_writes_with_llm", _DECLARED),
 )
 
 

@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from evals.store._connect import MEMORY_LIMIT, Connected, rollback, utc_now, write_error
 from evals.store._errors import CorpusConflict, StoreError
-from evals.store._read import ANSWER_COLUMNS, SUMMARY_COLUMNS
+from evals.store._models import FailedRun
+from evals.store._read import ANSWER_COLUMNS, FAILED_COLUMNS, SUMMARY_COLUMNS
 from evals.store._records import (
     RunRecord,
     answers_table,
@@ -97,32 +98,63 @@ class StoreWriter(Connected):
         *,
         cache_hits: int | None = None,
         cache_misses: int | None = None,
+        tuned_on: list[str] | None = None,
+        writes_with_llm: bool | None = None,
     ) -> str:
         """Add one run, in one transaction; return its new run id. ``cache_hits``/``cache_misses``:
-        what the run found in the embedding cache and computed (None: it used none)."""
-        record = record_from_evaluation(evaluation, provenance, cache_hits=cache_hits, cache_misses=cache_misses)
+        what the run found in the embedding cache and computed (None: it used none); ``tuned_on`` and
+        ``writes_with_llm``: what the run declares about its system (its strategy's spec; None: nothing)."""
+        record = record_from_evaluation(
+            evaluation,
+            provenance,
+            cache_hits=cache_hits,
+            cache_misses=cache_misses,
+            tuned_on=tuned_on,
+            writes_with_llm=writes_with_llm,
+        )
         self.write_records([record])
         return record.summary.run_id
 
-    def write_records(self, records: Sequence[RunRecord]) -> list[bool]:
-        """Add runs in one transaction, skipping run ids already present; return which were added."""
+    def write_records(self, records: Sequence[RunRecord | FailedRun]) -> list[bool]:
+        """Add runs (and failed runs) in one transaction, skipping run ids already present; return which were added."""
         added: list[bool] = []
+        ids = [r.run_id if isinstance(r, FailedRun) else r.summary.run_id for r in records]
         try:
             with gc_paused(), self._transaction():
-                known = set(self._existing_run_ids([r.summary.run_id for r in records]))
-                for record in records:
-                    if record.summary.run_id in known:
+                known = set(self._existing_run_ids(ids))
+                for run_id, record in zip(ids, records, strict=True):
+                    if run_id in known:
                         added.append(False)
                         continue
-                    self._insert_run(record)
-                    known.add(record.summary.run_id)
+                    if isinstance(record, FailedRun):
+                        self._insert_failed(record)
+                    else:
+                        self._insert_run(record)
+                    known.add(run_id)
                     added.append(True)
         except duckdb.Error as exc:
             raise write_error(self.path, exc) from None
         return added
 
+    def write_failed(self, failures: Sequence[FailedRun]) -> list[bool]:
+        """Add failed runs in one transaction, skipping run ids already present; return which were added."""
+        return self.write_records(failures)
+
+    def _insert_failed(self, failed: FailedRun) -> None:
+        values: dict[str, Any] = {name: getattr(failed, name) for name in FAILED_COLUMNS}
+        values["strategy_config"] = json.dumps(failed.strategy_config, ensure_ascii=False)
+        values["timestamp"] = failed.timestamp.astimezone(UTC).replace(tzinfo=None)
+        values["appended_at"] = utc_now()
+        columns = ", ".join(f'"{name}"' for name in values)
+        marks = ", ".join("?" for _ in values)
+        self._con.execute(f"INSERT INTO failed_runs ({columns}) VALUES ({marks})", list(values.values()))
+
     def _existing_run_ids(self, run_ids: list[str]) -> list[str]:
+        """The ids among ``run_ids`` the store holds, as a run or as a failed run."""
         rows = self._con.execute("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [run_ids]).fetchall()
+        if "failed_runs" in self._tables():
+            failed = "SELECT run_id FROM failed_runs WHERE list_contains(?, run_id)"
+            rows += self._con.execute(failed, [run_ids]).fetchall()
         return [row[0] for row in rows]
 
     def _insert_run(self, record: RunRecord) -> None:

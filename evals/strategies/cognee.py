@@ -510,4 +510,5 @@ SPEC = StrategySpec(
     # that each name it, which the contract's "text contains the turn" check would refuse.
     derived_records=True,
     needs_endpoint=True,  # cognify asks its LLM for every chunk: not among the "available" strategies a suite runs offline
+    writes_with_llm=True,
 )

@@ -342,4 +342,5 @@ SPEC = StrategySpec(
     extra="graphiti",
     needs_endpoint=True,  # its LLM writes every fact: not among the "available" strategies a suite runs offline
     derived_records=True,  # a record is a fact Graphiti's LLM wrote, naming the turns it came from
+    writes_with_llm=True,
 )

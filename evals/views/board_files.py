@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evals.errors import EvalsError
 from evals.io import jsonfile
@@ -33,7 +33,7 @@ from evals.judge.scoring import PointScore, Scores, evidence_hits
 from evals.model.corpus import Corpus, check_benchmark, load_corpus
 from evals.model.provenance import Provenance
 from evals.model.results import MAX_K, MAX_SEED, MIN_SEED, PREFIX, ConversationResult, RunResult, TestPointResult
-from evals.store import RunRecord, StoredRun, make_summary
+from evals.store import FailedRun, RunRecord, StoredRun, config_key, make_summary
 from evals.views.exchange import (
     Commit,
     Count,
@@ -59,6 +59,8 @@ __all__ = [
     "board_path",
     "carried",
     "differing_figures",
+    "failed_document",
+    "failed_run",
     "fetched_corpora",
     "find_corpus",
     "is_board_file",
@@ -153,7 +155,13 @@ class BoardFile(_Closed):
     provenance: _Provenance
     k: int = Field(ge=1, le=MAX_K)
     seed: int = Field(ge=MIN_SEED, le=MAX_SEED)
-    tokenizer: Name
+    tokenizer: Name | None  # None only for a failed run (nothing was counted)
+    # Declared facts (null or absent: not declared): the benchmarks whose data informed the system's settings,
+    # and whether its memory writes with an LLM.
+    tuned_on: list[Name] | None = None
+    writes_with_llm: bool | None = None
+    # A failed run: its one-line reason (the board shows "failed: <reason>"); it then has no figure and no point.
+    failed: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
     cutoffs: list[Annotated[int, Field(ge=1, le=MAX_K)]]
     cutoff_rule: Literal["prefix", "whole_list", "per_cutoff"] | None
     corpus: _Corpus
@@ -164,6 +172,14 @@ class BoardFile(_Closed):
     cache_misses: Count | None = None
     answers: _Answers | None = None  # how the run's answers were made, where it has them
     points: list[_Point]
+
+    @model_validator(mode="after")
+    def _failed_has_no_figure(self) -> BoardFile:
+        if self.failed is not None and (self.figures or self.points):
+            raise ValueError("failed: a failed run has no figures and no points (a failure is never a score)")
+        if self.failed is None and self.tokenizer is None:
+            raise ValueError("tokenizer: null only for a failed run")
+        return self
 
 
 # -- writing -------------------------------------------------------------------------------------------
@@ -218,6 +234,9 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
         "k": summary.k,
         "seed": summary.seed,
         "tokenizer": summary.tokenizer,
+        "tuned_on": summary.tuned_on,
+        "writes_with_llm": summary.writes_with_llm,
+        "failed": None,
         "cutoffs": summary.cutoffs,
         "cutoff_rule": summary.cutoff_rule,
         "corpus": {"name": summary.corpus_name, "digest": summary.corpus_digest, "benchmark": summary.benchmark, "pin": pin},
@@ -231,6 +250,81 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
         else {"answer_model": answers.answer_model, "judge_model": answers.judge_model, "protocol": answers.protocol},
         "points": points,
     }
+
+
+def failed_document(failed: FailedRun, pin: str | None = None) -> dict[str, Any]:
+    """The board file of a failed run: its identity, provenance and reason (cut to :data:`MAX_NAME` characters), no
+    figure and no point."""
+    from evals.model.formatting import clip_text
+
+    return {
+        "format": BOARD_FORMAT,
+        "version": BOARD_VERSION,
+        "run_id": failed.run_id,
+        "system": {
+            "name": failed.strategy,
+            "configuration": failed.strategy_config,
+            "source": failed.strategy_source,
+            "model": failed.model,
+        },
+        "provenance": {
+            "commit": failed.commit,
+            "dirty": failed.dirty,
+            "package_version": failed.package_version,
+            "mneme_version": None,
+            "python_version": failed.python_version,
+            "timestamp": failed.timestamp.isoformat(),
+            "duration_s": failed.duration_s,
+        },
+        "k": failed.k,
+        "seed": failed.seed,
+        "tokenizer": None,
+        "tuned_on": failed.tuned_on,
+        "writes_with_llm": failed.writes_with_llm,
+        "failed": clip_text(failed.reason, MAX_NAME),
+        "cutoffs": [],
+        "cutoff_rule": None,
+        "corpus": {"name": failed.corpus_name, "digest": failed.corpus_digest, "benchmark": failed.benchmark, "pin": pin},
+        "conversations": [],
+        "figures": {},
+        "latency_by_size": [],
+        "cache_hits": None,
+        "cache_misses": None,
+        "answers": None,
+        "points": [],
+    }
+
+
+def failed_run(board: BoardFile) -> FailedRun:
+    """The failed run a board file says (its ``failed`` set), as the store keeps it."""
+    from datetime import UTC
+
+    assert board.failed is not None
+    configuration = board.system.configuration
+    started = board.provenance.timestamp.astimezone(UTC)
+    return FailedRun(
+        run_id=board.run_id,
+        commit=board.provenance.commit,
+        dirty=board.provenance.dirty,
+        model=board.system.model,
+        date=started.date().isoformat(),
+        timestamp=started,
+        strategy=board.system.name,
+        strategy_config=configuration,
+        config_key=config_key(configuration, k=board.k, model=board.system.model),
+        k=board.k,
+        seed=board.seed,
+        corpus_name=board.corpus.name,
+        corpus_digest=board.corpus.digest,
+        package_version=board.provenance.package_version,
+        python_version=board.provenance.python_version,
+        duration_s=board.provenance.duration_s,
+        reason=board.failed,
+        strategy_source=board.system.source,
+        benchmark=board.corpus.benchmark,
+        tuned_on=board.tuned_on,
+        writes_with_llm=board.writes_with_llm,
+    )
 
 
 def board_bytes(document: dict[str, Any]) -> bytes:
@@ -453,7 +547,7 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
         cutoff_rule=board.cutoff_rule or PREFIX,
         benchmark=corpus.benchmark,
     )
-    scores = Scores(tokenizer=board.tokenizer, conversation_ids=list(board.conversations), points=scored)
+    scores = Scores(tokenizer=board.tokenizer or "", conversation_ids=list(board.conversations), points=scored)
     provenance = Provenance(**board.provenance.model_dump(exclude={"timestamp", "duration_s"}))
     figures = board.figures.items()
     measured = {key: MetricValue(**figure.model_dump()) for key, figure in figures if carried(key, board.cutoff_rule)}
@@ -466,6 +560,8 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
         corpus_name=board.corpus.name,
         cache_hits=board.cache_hits,
         cache_misses=board.cache_misses,
+        tuned_on=board.tuned_on,
+        writes_with_llm=board.writes_with_llm,
     )
     # What the file carries stands as it says, even where the judge gives the key a value of its own (a strategy
     # asked once per cutoff: its rankings per cutoff are not kept, so its retrieval figures compute as null).
@@ -506,9 +602,10 @@ def differing_figures(board: BoardFile, recomputed: dict[str, MetricValue], tole
     return problems
 
 
-def read_board(path: Path, corpus_dir: Path | None = None, downloads: Path | None = None) -> RunRecord:
+def read_board(path: Path, corpus_dir: Path | None = None, downloads: Path | None = None) -> RunRecord | FailedRun:
     """One board file as a run to import: its corpus found by digest (`evals fetch`'s downloads, else
-    ``corpus_dir``), the run rebuilt on it, and every figure of the file equal to what the judge computes."""
+    ``corpus_dir``), the run rebuilt on it, and every figure of the file equal to what the judge computes.
+    A failed run's file gives the :class:`FailedRun` it says (its corpus found all the same)."""
     raw, board = load_board(path)
     found = find_corpus(board.corpus.digest, board.corpus.benchmark, corpus_dir, downloads)
     if found is None:
@@ -517,6 +614,8 @@ def read_board(path: Path, corpus_dir: Path | None = None, downloads: Path | Non
             + (f" and {corpus_dir} has another digest" if corpus_dir is not None else "")
             + "; the store keeps a run with its corpus: evals fetch the benchmark, or give --corpus DIR"
         )
+    if board.failed is not None:
+        return failed_run(board)
     record = rebuild(board, found.corpus, str(path))
     problems = differing_figures(board, record.summary.metrics)
     if problems:

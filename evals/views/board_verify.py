@@ -6,7 +6,8 @@ and every figure the judge computes from rankings and labels is what the file sa
 **unverified** where a check could not run (its corpus is not at hand; a corpus given with --corpus is no
 pinned benchmark): the line says which. It is **bad** where a check failed: the line names the field or
 the figure. The keyword figures (they read record texts the file does not hold), the answers' and the
-measured ones (wall-clock times, the footprint) are taken as submitted, and the line counts them.
+measured ones (wall-clock times, the footprint) are taken as submitted, and the line counts them. A failed
+run's file (``failed``: its reason) has no figure and no point; its schema, digest and strings are checked.
 """
 
 from __future__ import annotations
@@ -122,6 +123,9 @@ def verify_file(
         return Verdict(path, BAD, f"{quoted}: benchmark text (a turn, question, answer key or label of the corpus)")
     if pin is not None and found.pin is not None and pin != found.pin:
         return Verdict(path, BAD, f"corpus.pin: says {pin!r}, but the digest is {found.pin!r}'s")
+    if board.failed is not None:  # no figure and no point (the schema holds it to that): nothing to recompute
+        where = found.pin or f"warning: corpus {digest[:12]}… is not a pinned benchmark (given with --corpus)"
+        return Verdict(path, VERIFIED if found.pin else UNVERIFIED, f"{where}: a failed run, no figure (failed: {board.failed})")
     try:
         record = rebuild(board, found.corpus, "")
     except EvalsError as exc:

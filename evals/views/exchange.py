@@ -176,6 +176,9 @@ class _RunBlock(_Closed):
     # Where the corpus came from (evals.model.results.RunResult); absent from exports written before it was recorded.
     corpus_release: str | None = None
     corpus_file: str | None = None
+    # What the run declares about its system (absent: nothing declared, or written before they were recorded).
+    tuned_on: list[str] | None = None
+    writes_with_llm: bool | None = None
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)
@@ -303,6 +306,7 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "cutoff_rule": summary.cutoff_rule,
         **({"benchmark": summary.benchmark} if summary.benchmark is not None else {}),
         **{name: getattr(summary, name) for name in ("corpus_release", "corpus_file") if getattr(summary, name) is not None},
+        **{name: getattr(summary, name) for name in ("tuned_on", "writes_with_llm") if getattr(summary, name) is not None},
         "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
         "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
@@ -480,6 +484,8 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         cache_hits=block.cache_hits,
         cache_misses=block.cache_misses,
         answers=answers,
+        tuned_on=block.tuned_on,
+        writes_with_llm=block.writes_with_llm,
     )
     return RunRecord(
         summary=summary,

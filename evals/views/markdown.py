@@ -16,8 +16,9 @@ from evals.judge.ceilings import ceiling
 from evals.judge.metrics import PROPORTION
 from evals.model import formatting
 from evals.model.tokens import EXACT
-from evals.store import RunSummary
+from evals.store import FailedRun, RunSummary
 from evals.strategies import NO_MODEL
+from evals.views.board_rows import failed_name
 from evals.views.names import row_names
 from evals.views.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
 from evals.views.tables import APPROX_NOTE, MISSING, board_metrics, hash_caveat, metric_text
@@ -48,8 +49,9 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
     return lines
 
 
-def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
-    """Markdown for the latest run of each configuration, one table per corpus, in the order given."""
+def leaderboard_markdown(summaries: Sequence[RunSummary], failures: Sequence[FailedRun] = ()) -> str:
+    """Markdown for the latest run of each configuration, one table per corpus, in the order given; each corpus's
+    failed configurations (``failures``: their latest attempt failed) listed under its table, "failed: <reason>"."""
     if not summaries:
         return "_No runs in the store yet._\n"
     blocks: list[str] = []
@@ -65,6 +67,9 @@ def leaderboard_markdown(summaries: Sequence[RunSummary]) -> str:
         ]
         if any(s.tokenizer != EXACT for s in rows):
             lines += ["", APPROX_NOTE]
+        failed = [f for f in failures if f.corpus_digest == digest]
+        if failed:
+            lines += ["", *(f"- {failed_name(f)} (k={f.k}): {f.failure}" for f in failed)]
         blocks.append("\n".join(lines))
     footer = (
         "The first metric column is each corpus's headline (docs/methodology.md): recall_any@k, an evidence turn among "

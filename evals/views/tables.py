@@ -44,8 +44,9 @@ from evals.judge.metrics import (
 from evals.model import costs, formatting
 from evals.model.corpus import MAX_CUTOFF
 from evals.model.tokens import EXACT
-from evals.store import RunSummary, StoredRun
+from evals.store import FailedRun, RunSummary, StoredRun
 from evals.strategies.embedders import HASH_CAVEAT, recorded_embedder
+from evals.views.board_rows import Spread, failed_name, failed_record
 from evals.views.breakdown import answer_category_rows, category_rows
 from evals.views.names import row_name, row_names
 
@@ -465,23 +466,61 @@ def summary_table(
     after: Sequence[str] = (),
     metrics: Iterable[str] | None = None,
     errata: Figures | None = None,
+    failures: Sequence[FailedRun] = (),
 ) -> Table:
     """Identity columns ``before``, then the metric columns, then identity columns ``after``; with
-    ``errata``, the headline with errata and its hits after the identity columns ``before``."""
+    ``errata``, the headline with errata and its hits after the identity columns ``before``. ``failures``
+    (failed runs) are rows too, newest first among the runs: their headline cell says ``failed: <reason>``,
+    every figure of theirs "—"."""
     shown = shown_metrics(summaries, metrics)
     extra = ["with errata [95% CI]", "errata hits"] if errata else []
     header = [*before, *extra, *(m.label for m in shown), *after]
     rows = [
-        [
-            *(_IDENTITY[c](s) for c in before),
-            *(errata_cells(errata.of(s.run_id)) if errata else []),
-            *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
-            *(_IDENTITY[c](s) for c in after),
-        ]
+        (
+            s.timestamp,
+            [
+                *(_IDENTITY[c](s) for c in before),
+                *(errata_cells(errata.of(s.run_id)) if errata else []),
+                *(metric_text(m, s.metric(m.name), s.tokenizer) for m in shown),
+                *(_IDENTITY[c](s) for c in after),
+            ],
+        )
         for s in summaries
     ]
+    for f in failures:
+        cells = [
+            *(_failed_cell(c, f) for c in before),
+            *([MISSING, MISSING] if errata else []),
+            *(MISSING for _ in shown),
+            *(_failed_cell(c, f) for c in after),
+        ]
+        if "headline" not in before and "headline" not in after:  # the failure where its first figure would be
+            at = len(before) + len(extra) if shown else max(len(before) - 1, 0)
+            cells[at] = formatting.clip_text(f.failure, 70)
+        rows.append((f.timestamp, cells))
+    if failures:
+        rows.sort(key=lambda row: row[0], reverse=True)
     notes = [APPROX_NOTE] if any(s.tokenizer != EXACT for s in summaries) else []
-    return Table(header, rows, notes + (errata_notes(errata) if errata else []))
+    return Table(header, [cells for _, cells in rows], notes + (errata_notes(errata) if errata else []))
+
+
+_FAILED_IDENTITY: dict[str, Callable[[FailedRun], str]] = {
+    "run": lambda f: f.run_id,
+    "date": lambda f: f.date,
+    "commit": lambda f: formatting.commit_text(f.commit, f.dirty),
+    "strategy": failed_name,
+    "config": lambda f: f.config_key,
+    "model": lambda f: f.model,
+    "k": lambda f: str(f.k),
+    "corpus": lambda f: f.corpus_name,
+    "headline": lambda f: formatting.clip_text(f.failure, 70),
+}
+
+
+def _failed_cell(column: str, failed: FailedRun) -> str:
+    """A failed run's cell of an identity column ("—" where it has nothing: hits, the cache's counts)."""
+    found = _FAILED_IDENTITY.get(column)
+    return found(failed) if found is not None else MISSING
 
 
 def errata_cells(figure: ErrataFigure | None) -> list[str]:
@@ -506,18 +545,31 @@ def errata_notes(figures: Figures, digest: str | None = None) -> list[str]:
 
 
 def compact_leaderboard(
-    summaries: Sequence[RunSummary], errata: Figures | None = None, ranks: dict[str, int] | None = None
+    summaries: Sequence[RunSummary],
+    errata: Figures | None = None,
+    ranks: dict[str, int] | None = None,
+    failures: Sequence[FailedRun] = (),
+    spread: dict[str, Spread] | None = None,
 ) -> str:
     """The leaderboard in under 100 columns: per corpus, its headline rule, then one line per configuration
     with the headline, its interval and count, keyword recall where evidence leads, and tokens per test point;
     with ``errata``, on a corpus they correct, the headline with errata and its count beside the published one.
     With ``ranks`` (:func:`boards`: runs in board order), a blank line between the memories at one k and the
-    next, and before the ceilings, which are never ranked: the site's leaderboard, in lines."""
+    next, and before the ceilings, which are never ranked: the site's leaderboard, in lines. ``failures`` (each
+    configuration's failed latest attempt) follow their corpus's runs, one line each saying ``failed: <reason>``,
+    never ranked; ``spread`` (:func:`evals.views.board_rows.spreads`) adds a column where a configuration has several
+    runs on the corpus at its k."""
     corpora: dict[str, list[RunSummary]] = {}
     for summary in summaries:
         corpora.setdefault(summary.corpus_digest, []).append(summary)
+    failed: dict[str, list[FailedRun]] = {}
+    for failure in failures:
+        failed.setdefault(failure.corpus_digest, []).append(failure)
+    spread = spread or {}
     out: list[str] = []
     marks: set[str] = set()
+    for digest in [d for d in failed if d not in corpora]:  # a corpus whose every configuration failed
+        out.extend(_failed_lines(failed[digest], f"corpus {failed[digest][0].corpus_name} ({digest[:12]})"))
     for group in corpora.values():
         rule = group[0].headline.rule
         keyword = rule.by_evidence  # keyword recall is then shown beside the headline
@@ -533,6 +585,7 @@ def compact_leaderboard(
             "strategy", "model", "k", f"{label} [95% CI]", "hits",
             *(["with errata", "hits"] if corrected else []),
             *(["kw recall"] if keyword else []), "tokens/tp", *(["answer accuracy [95% CI]", "$/correct"] if answers else []),
+            *(["repeats"] if any(s.run_id in spread for s in group) else []),
         ]  # fmt: skip
         rows = []
         names = dict(zip((s.run_id for s in group), row_names(group), strict=True))
@@ -570,10 +623,14 @@ def compact_leaderboard(
                     if answers
                     else []
                 ),
+                *([spread[s.run_id].text() if s.run_id in spread else ""] if header[-1] == "repeats" else []),
             ]
             marks |= {"†"} if answers and s.metric("answer_accuracy") is None and s.metric("answer_score") is not None else set()
             rows.append(cells)
         out.append(Table(header, rows, []).text().rstrip("\n"))
+        for failure in failed.get(group[0].corpus_digest, []):
+            line = f"{failed_name(failure)} k={failure.k}: {failure.failure}"
+            out.extend(textwrap.wrap(formatting.printable(line), 99, subsequent_indent="    "))
         out.append("")
     if ranks is not None and summaries:
         out.append("memories ranked within each k (a blank line between); the ceilings after them, never ranked")
@@ -590,11 +647,24 @@ def compact_leaderboard(
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
     if "+" in marks:
         out.append("+ made from a working tree with uncommitted changes: its commit does not name the code that ran")
+    if failures:
+        out.append("failed: the configuration's latest run failed (evals runs lists it); a failure is never a figure")
+    if spread:
+        out.append("repeats: the configuration's runs on the corpus at its k, and their lowest and highest headline")
     if summaries:
         out.append("--wide: every column; --format json: every metric, and the headline object per run")
     if any(s.tokenizer != EXACT for s in summaries):
         out.append(APPROX_NOTE)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _failed_lines(failures: Sequence[FailedRun], about: str) -> list[str]:
+    """A corpus with failed runs only: what it is, then one line per failure."""
+    lines = textwrap.wrap(formatting.printable(f"{about}: no run finished"), 99, subsequent_indent="  ")
+    for failure in failures:
+        line = f"{failed_name(failure)} k={failure.k}: {failure.failure}"
+        lines.extend(textwrap.wrap(formatting.printable(line), 99, subsequent_indent="    "))
+    return [*lines, ""]
 
 
 def qa_figure(summary: RunSummary) -> str | None:
@@ -623,17 +693,31 @@ def public(fields: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if name not in PRIVATE}
 
 
-def summaries_json(summaries: Sequence[RunSummary], errata: Figures | None = None, ranks: dict[str, int] | None = None) -> str:
+def summaries_json(
+    summaries: Sequence[RunSummary],
+    errata: Figures | None = None,
+    ranks: dict[str, int] | None = None,
+    failures: Sequence[FailedRun] = (),
+    spread: dict[str, Spread] | None = None,
+) -> str:
     """A JSON array of the runs; with ``errata``, each with ``headline_with_errata`` (null on a corpus they do not correct);
-    with ``ranks`` (the leaderboard's), each with ``rank`` as leaderboard.json gives it (null for a ceiling)."""
+    with ``ranks`` (the leaderboard's), each with ``rank`` as leaderboard.json gives it (null for a ceiling); with
+    ``spread`` (the leaderboard's), each with ``spread``: ``{"n", "min", "max"}`` of its configuration's headlines on
+    the corpus at its k, null for a configuration run once. ``failures`` follow, each ``failed`` (``failed: <reason>``)
+    with a null headline, no metrics and a null rank; every other row's ``failed`` is null."""
     rows = []
+    marked = bool(failures) or spread is not None
     for s, name in zip(summaries, row_names(summaries), strict=True):
         row = {"name": name, **public(s.as_dict())}  # how every surface names the run (evals.views.names)
         if ranks is not None:
             row["rank"] = ranks.get(s.run_id)
         if errata is not None:
             row["headline_with_errata"] = f.as_dict() if (f := errata.of(s.run_id)) else None
+        if marked:
+            row["spread"] = spread[s.run_id].as_dict() if spread and s.run_id in spread else None
+            row["failed"] = None
         rows.append(row)
+    rows.extend(failed_record(f) for f in failures)
     return formatting.json_text(rows, indent=2)
 
 
@@ -647,12 +731,15 @@ def _metric_fields(declared: Metric) -> list[str]:
 _ERRATA_FIELDS = ("value", "hits", "total", "low", "high")
 
 
-def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None) -> str:
+def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None, failures: Sequence[FailedRun] = ()) -> str:
     """One row per run: every field of its summary, then each declared metric's value, n and interval; with
-    ``errata``, then the headline with errata (value, hits, total, interval) and the errata file's digest and source."""
+    ``errata``, then the headline with errata (value, hits, total, interval) and the errata file's digest and source.
+    ``failures`` follow, with a last column ``failed`` (``failed: <reason>``; empty for every run that finished)
+    and no figure."""
     base = ["name", *(name for name in RunSummary.__dataclass_fields__ if name not in ("metrics", *PRIVATE))]
     declared = list(METRICS.values())
     extra = [*(f"headline_with_errata_{k}" for k in _ERRATA_FIELDS), "errata_sha256", "errata_source"] if errata else []
+    extra += ["failed"] if failures else []
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=[*base, *(f for m in declared for f in _metric_fields(m)), *extra], lineterminator="\n"
@@ -675,6 +762,11 @@ def summaries_csv(summaries: Sequence[RunSummary], errata: Figures | None = None
             found = figure.as_dict()
             row.update({f"headline_with_errata_{k}": found[k] for k in _ERRATA_FIELDS if figure.value is not None})
             row.update(errata_sha256=figure.errata.sha256, errata_source=figure.errata.source)
+        writer.writerow({name: formatting.csv_cell(value) for name, value in row.items()})
+    for failure in failures:
+        row = {name: getattr(failure, name) for name in base[1:] if hasattr(failure, name)}
+        row |= {"name": failed_name(failure), "timestamp": failure.timestamp.isoformat(), "failed": failure.failure}
+        row["strategy_config"] = formatting.json_text(failure.strategy_config)
         writer.writerow({name: formatting.csv_cell(value) for name, value in row.items()})
     return buffer.getvalue()
 

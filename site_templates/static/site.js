@@ -1,7 +1,8 @@
 /* Progressive enhancement only: every table is complete without this file.
  * Adds sorting to tables with class "sortable" (click a column heading) and a
  * filter box above tables with class "filterable". Cells may carry a
- * data-sort value; empty values always sort last. */
+ * data-sort value; empty values always sort last. A leaderboard whose rows
+ * declare facts (data-tuned, data-llm) gets two checkboxes that hide them. */
 (function () {
   "use strict";
 
@@ -216,6 +217,29 @@
     });
   }
 
+  // Declared facts: a leaderboard's rows that declare benchmarks their settings were tuned on (data-tuned) or a
+  // memory that writes with an LLM (data-llm) can be hidden with two checkboxes beside the board's tools. Without
+  // this script there are no checkboxes and every row shows.
+  function makeDeclaredFilter() {
+    var tools = document.querySelector("p.board-tools");
+    if (!tools) return;
+    function box(kind, text, rows) {
+      if (!rows.length) return;
+      var label = document.createElement("label");
+      label.className = "declared-filter " + kind;
+      var input = document.createElement("input");
+      input.type = "checkbox";
+      label.appendChild(input);
+      label.appendChild(document.createTextNode(" " + text + " (" + rows.length + ")"));
+      tools.appendChild(label);
+      input.addEventListener("change", function () {
+        Array.prototype.forEach.call(rows, function (row) { row.classList.toggle("hidden-" + kind, input.checked); });
+      });
+    }
+    box("tuned", "hide systems tuned on a benchmark", document.querySelectorAll("table.leaderboard tr[data-tuned]"));
+    box("llm", "hide memories that write with an LLM", document.querySelectorAll("table.leaderboard tr[data-llm]"));
+  }
+
   function init() {
     followMovedBoard();
     fillTurns();
@@ -226,6 +250,7 @@
     Array.prototype.forEach.call(document.querySelectorAll("table.by-category"), makeCategoryFilter);
     Array.prototype.forEach.call(document.querySelectorAll("abbr[title]"), makeTappable);
     makePickable();
+    makeDeclaredFilter();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -85,6 +85,28 @@ def unchanged(store: Path) -> Iterator[None]:
     assert files_beside(store) == before
 
 
+def failed_rows(store: Path) -> list[tuple]:
+    """(run id, strategy, k, reason) of every failed run the store keeps, oldest first."""
+    with duckdb.connect(str(store), read_only=True) as con:
+        return con.execute('SELECT run_id, strategy, k, reason FROM failed_runs ORDER BY "timestamp", run_id').fetchall()
+
+
+@contextmanager
+def kept_as_failed(store: Path) -> Iterator[list[tuple]]:
+    """Asserts that what runs inside adds exactly one failed run to ``store`` and no run; yields a list that then
+    holds the new failed run's (run id, strategy, k, reason)."""
+    with duckdb.connect(str(store), read_only=True) as con:
+        runs = con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()
+    failed_before = failed_rows(store)
+    added: list[tuple] = []
+    yield added
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall() == runs
+    new = [row for row in failed_rows(store) if row not in failed_before]
+    assert len(new) == 1, new
+    added.extend(new)
+
+
 def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
     """The rows a run wrote to each table, timings left out, in a stable order."""
     con = duckdb.connect(str(store), read_only=True)

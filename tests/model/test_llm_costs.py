@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from helpers import FIXTURES
 from helpers.llm_server import LLMServer
 from helpers.runs import evals_run, exported_and_imported, stored_runs
+from helpers.stores import failed_rows
 
 from evals.cli import cli
 from evals.model import costs
@@ -289,9 +290,11 @@ def test_a_reply_naming_a_malformed_served_model_is_an_error(server, store_path,
 
     server.rewrite = rewrite
     result = run(server, store_path)
-    assert result.exit_code != 0 and not store_path.exists()
+    assert result.exit_code != 0
     (line,) = result.output.strip().splitlines()
     assert "malformed response" in line and field in line and "turn" in line
+    (failed,) = failed_rows(store_path)  # kept as a failed run, never a figure
+    assert "malformed response" in failed[3]
 
 
 # -- judge repeats ------------------------------------------------------------------------------------------

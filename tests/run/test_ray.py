@@ -121,7 +121,7 @@ def test_a_conversation_that_cannot_finish_stores_nothing(corpus_small, store_pa
     with pytest.raises(EvalsError) as failed:
         run(config, store_path, RayExecutor(max_retries=1))
     assert str(failed.value).startswith(
-        f"1 of 3 conversations could not be played on Ray, so nothing was stored: {victim!r} (its worker died"
+        f"1 of 3 conversations could not be played on Ray, so the run failed: {victim!r} (its worker died"
     )
     assert store_path.read_bytes() == before
 

@@ -139,8 +139,10 @@ def test_a_migrated_store_reads_as_one_written_now(made_by_main, exports, tmp_pa
 # backfills: an old run's NULL is read as the rule registered now (test_a_migrated_store_reads_as_one_written_now).
 VARYING = {"run_id", "commit", "dirty", "date", "timestamp", "duration_s", "cache_key", "appended_at", "corpus_dir",
            "package_version", "mneme_version", "python_version", "p50_s", "p95_s", "mean_s", "rule",
-           "ranked_tokens"}  # fmt: skip
-# Measured since the fixture store was made (ranked_tokens above: each ranked record's tokens, NULL before schema 20).
+           "ranked_tokens", "tuned_on", "writes_with_llm"}  # fmt: skip
+# ranked_tokens: each ranked record's tokens, NULL before schema 20; tuned_on and writes_with_llm: declared facts,
+# NULL for runs stored before schema 22.
+# Measured since the fixture store was made.
 MEASURED_SINCE = {"ingest_cpu_s_per_1k_turns", "peak_rss_mb"}
 
 

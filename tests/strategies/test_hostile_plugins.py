@@ -22,7 +22,7 @@ from helpers import FIXTURES
 from helpers.cli import CORPUS_SMALL, evals, stored_store
 from helpers.errors import one_line_error, usage_error
 from helpers.plugins import dist_info
-from helpers.stores import unchanged
+from helpers.stores import kept_as_failed, unchanged
 
 EVIDENCE_CORPUS = FIXTURES / "evidence_corpus"
 EVALS = Path(sys.executable).with_name("evals")
@@ -88,13 +88,18 @@ BASE_EXCEPTIONS = {  # the plug-in, what `run` says, and what `check-strategy` s
 
 @pytest.mark.parametrize("case", BASE_EXCEPTIONS)
 def test_any_base_exception_from_a_plugin_is_a_fault(store, plugins, case):
-    """GeneratorExit or a plug-in's own BaseException subclass is one line, exit 1, nothing stored, in
-    `run`; `check-strategy` reports it as failed checks (exit 1), never a traceback."""
+    """GeneratorExit or a plug-in's own BaseException subclass is one line, exit 1, in `run`: raised during the
+    play, the run is kept as a failed run (no figure); raised by the factory, nothing is stored (no run began).
+    `check-strategy` reports it as failed checks (exit 1), never a traceback."""
     source, says, check_says = BASE_EXCEPTIONS[case]
     ref = plugins("from evals.strategies import Recency\n" + source) + ":make"
-    with unchanged(store):
+    in_play = "factory" not in case
+    with kept_as_failed(store) if in_play else unchanged(store) as failed:
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(f"Error: strategy {ref}") and says in line, line
+    if in_play:
+        (run_id, strategy, k, reason), = failed
+        assert (strategy, k) == (ref, 5) and says in reason and line.endswith(f"(kept in the store as failed run {run_id})")
     checked = evals("check-strategy", ref)
     assert checked.exit_code == 1 and isinstance(checked.exception, SystemExit | None), (checked.output, checked.exception)
     assert check_says in checked.output, checked.output
@@ -117,7 +122,7 @@ def test_a_record_whose_turn_is_a_bool_is_refused(store, plugins):
     not an ArrowTypeError at append; check-strategy fails its source-turn check."""
     ref = plugins("from evals.strategies import Record, Recency\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
                   "        return [Record('vim', True)]\n\ndef make():\n    return S()\n") + ":make"
-    with unchanged(store):
+    with kept_as_failed(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(
         f"Error: strategy {ref}: retrieve() returned a record naming source turn True, which is not an earlier turn"
@@ -438,25 +443,28 @@ NEVER_RETURNS = {
 @pytest.mark.parametrize("case", NEVER_RETURNS)
 def test_call_timeout_stops_a_plugin_call_that_never_returns(tmp_path, store, case):
     """With --call-timeout 1, a retrieve() that loops forever (or sleeps for an hour) stops the run in one
-    line naming the call, exit 1, nothing stored. (Run in a process of its own: without the limit it hangs.)"""
+    line naming the call, exit 1, and the run is kept as a failed run saying so. (Run in a process of its own:
+    without the limit it hangs.)"""
     folder = tmp_path / "plugins"
     folder.mkdir()
     (folder / "forever.py").write_text(
         "from evals.strategies import Recency\n\nclass S(Recency):\n    def retrieve(self, query, k=5):\n"
         f"        {NEVER_RETURNS[case]}\n\ndef make():\n    return S()\n"
     )
-    env = os.environ | {"PYTHONPATH": str(folder)}
-    with unchanged(store):
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
+    with kept_as_failed(store) as failed:
         done = subprocess.run(
             [str(EVALS), "run", "--runner", "forever:make", "--corpus", str(CORPUS_SMALL), "--store", str(store),
              "--call-timeout", "1"],
             capture_output=True, text=True, env=env, timeout=120,
         )  # fmt: skip
     assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
-    assert done.stderr == (
-        "Error: strategy forever:make: retrieve(question, k=5) gave no result within --call-timeout 1 s "
-        "(the call was stopped), at conversation '001_editor', turn 5\n"
+    reason = (
+        "strategy forever:make: retrieve(question, k=5) gave no result within --call-timeout 1 s "
+        "(the call was stopped), at conversation '001_editor', turn 5"
     )
+    assert failed[0][1:] == ("forever:make", 5, reason)
+    assert done.stderr == f"Error: {reason} (kept in the store as failed run {failed[0][0]})\n"
 
 
 def test_call_timeout_leaves_a_run_that_keeps_it_alone(tmp_path):

@@ -16,7 +16,7 @@ from helpers.cli import CORPUS_SMALL, evals
 from helpers.errors import one_line_error
 from helpers.hostile import answers_run
 from helpers.plugins import dist_info
-from helpers.stores import unchanged
+from helpers.stores import kept_as_failed, unchanged
 
 from evals.store import Store
 
@@ -133,9 +133,10 @@ def lazy_plugin(kind: str) -> str:
 
 @pytest.mark.parametrize("kind", LAZY_RETRIEVALS)
 def test_retrieve_returning_a_generator_or_dict_is_refused(store, plugin, kind):
-    """A retrieve() giving a generator (its first record lost) or a dict (its keys) stops the run in one line."""
+    """A retrieve() giving a generator (its first record lost) or a dict (its keys) stops the run in one line; the
+    run is kept as a failed run, never a figure."""
     ref = plugin(lazy_plugin(kind)) + ":make"
-    with unchanged(store):
+    with kept_as_failed(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(f"Error: strategy {ref}: retrieve(question, k=5) returned a {kind}, not a list")
 
@@ -190,10 +191,11 @@ PLUGIN_FAULTS = {
 
 @pytest.mark.parametrize("case", PLUGIN_FAULTS)
 def test_plugin_fault_is_one_line_naming_the_strategy_and_call(store, plugin, case):
-    """A broken plug-in (a bad factory, a call that raises or exits, a bad record) fails in one line, exit 1, nothing stored."""
+    """A broken plug-in (a bad factory, a call that raises or exits, a bad record) fails in one line, exit 1: a fault
+    in the play keeps the run as a failed run (no figure), a factory's stores nothing (no run began)."""
     source, says = PLUGIN_FAULTS[case]
     ref = plugin(source) + ":make"
-    with unchanged(store):
+    with unchanged(store) if case.startswith(("factory", "sys.exit(0) in the factory")) else kept_as_failed(store):
         line = one_line_error(evals("run", "--runner", ref, "--corpus", CORPUS_SMALL, "--store", store))
     assert line.startswith(f"Error: strategy {ref}") and says in line, line
 
@@ -214,14 +216,15 @@ def test_plugin_exiting_on_import_is_one_line(store, plugin):
     ],
 )
 def test_plugin_context_for_fault_with_answers_is_one_line(store, plugin, body, says):
-    """With answers on, a context_for() that raises or gives no messages fails in one line; nothing is stored."""
+    """With answers on, a context_for() that raises or gives no messages fails in one line; the run is kept as a
+    failed run, never a figure."""
     from helpers.llm_server import LLMServer
 
     ref = (
         plugin(f"class S(Recency):\n    def context_for(self, query, k=5):\n        {body}\n\ndef make():\n    return S()\n")
         + ":make"
     )
-    with LLMServer() as server, unchanged(store):
+    with LLMServer() as server, kept_as_failed(store):
         line = one_line_error(answers_run(server, store, runner=ref))
     assert f"strategy {ref}: " in line and says in line, line
 

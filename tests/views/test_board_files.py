@@ -218,3 +218,67 @@ def test_board_file_of_a_run_on_a_fetched_corpus_names_its_release(downloads, tm
     path = tmp_path / "board" / "locomo" / "recency" / f"{run_id}.json"
     assert json.loads(path.read_text(encoding="utf-8"))["corpus"]["pin"] == "locomo"
     assert evals_output("verify", path).startswith(f"verified: {path}: locomo: ")
+
+
+# -- a failed run and declared facts ------------------------------------------------------------------
+
+
+@pytest.fixture
+def failed_file(tmp_path: Path, downloads: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    """(run id, board file) of the failing plug-in's failed run on sessions_corpus (tests/plugins/declaring_strategy.py)."""
+    from helpers import PLUGINS
+
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    store = tmp_path / "failed.duckdb"
+    line = evals("run", "--runner", "declaring_strategy:FAILING", "--corpus", CORPUS, "--store", store).output
+    run_id = line.rstrip().rstrip(")").rsplit(" ", 1)[1]
+    evals_output("export", run_id, "--store", store, "--board", tmp_path / "failed-board")
+    return run_id, tmp_path / "failed-board" / "sessions_corpus" / "failing" / f"{run_id}.json"
+
+
+def test_a_failed_run_is_a_board_file_with_its_reason_and_no_figure(failed_file, downloads):
+    """A failed run exports as a board file saying why, with its declared facts, no figure and no point; verify
+    checks it against the fetched benchmark and calls it a failed run."""
+    run_id, path = failed_file
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["failed"].startswith("strategy failing: retrieve(question, k=50) raised RuntimeError")
+    assert (document["figures"], document["points"], document["tuned_on"], document["writes_with_llm"]) == (
+        {},
+        [],
+        ["locomo"],
+        True,
+    )
+    fetched_as(downloads, "locomo")
+    result = evals("verify", path)
+    assert result.exit_code == 0 and result.output.startswith(f"verified: {path}: locomo: a failed run, no figure"), result.output
+
+
+def test_a_failed_board_file_imports_as_a_failed_run(failed_file, tmp_path):
+    """`evals import` of a failed run's file keeps it as a failed run, never a run with figures."""
+    run_id, path = failed_file
+    other = tmp_path / "other.duckdb"
+    assert f"imported failed run {run_id}" in evals_output("import", path, "--corpus", CORPUS, "--store", other)
+    with Store.open(other, read_only=True) as store:
+        found = store.get_failed(run_id)
+        assert store.run_count() == 0 and found is not None
+    assert (found.strategy, found.k, found.tuned_on, found.writes_with_llm) == ("failing", 5, ["locomo"], True)
+
+
+def test_a_failed_board_file_with_a_figure_is_refused(failed_file):
+    """A file saying the run failed and carrying a figure is bad: a failure is never a score."""
+    _, path = failed_file
+    path = tampered(path, lambda d: d["figures"].update({"recall": {"value": 0.0, "n": 4, "low": None, "high": None}}))
+    result = evals("verify", path, "--corpus", CORPUS)
+    assert result.exit_code == 1 and "a failed run has no figures and no points" in result.output
+
+
+def test_declared_facts_travel_in_a_board_file(exported, tmp_path):
+    """A submitted file declaring tuned_on and writes_with_llm imports with them, and they stay out of the figures."""
+    store, run_id, path = exported
+    path = tampered(path, lambda d: d.update(tuned_on=["locomo"], writes_with_llm=True))
+    assert evals("verify", path, "--corpus", CORPUS).exit_code == 0
+    other = tmp_path / "declared.duckdb"
+    evals_output("import", path, "--corpus", CORPUS, "--store", other)
+    with Store.open(other, read_only=True) as opened:
+        summary = opened.get_summary(run_id)
+    assert (summary.tuned_on, summary.writes_with_llm) == (["locomo"], True)

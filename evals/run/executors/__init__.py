@@ -20,12 +20,13 @@ play-through to an executor and scores what comes back, the same way for both:
 from __future__ import annotations
 
 from evals.run.executors._local import LocalExecutor
-from evals.run.executors._play import Executor, Played, PlayJob, chat_client, corpus_texts
+from evals.run.executors._play import Executor, NotPlayed, Played, PlayJob, chat_client, corpus_texts
 
 __all__ = [
     "EXECUTORS",
     "Executor",
     "LocalExecutor",
+    "NotPlayed",
     "PlayJob",
     "Played",
     "RayExecutor",

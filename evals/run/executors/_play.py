@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Executor",
+    "NotPlayed",
     "PlayJob",
     "Played",
     "chat_client",
@@ -37,6 +38,11 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int, str], None]
+
+
+class NotPlayed(EvalsError):
+    """An executor that could not begin to play (no Ray cluster to join): no run was made, so none failed, and
+    nothing is stored. Any other error out of an executor's play is a failed run (evals.run.evaluate.PlayFailure)."""
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from evals.model.corpus import Conversation, Corpus
 from evals.model.formatting import whole_number
 from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage, summed_costs
 from evals.run.executors._play import (
+    NotPlayed,
     Played,
     PlayJob,
     chat_client,
@@ -129,11 +130,16 @@ class RayExecutor:
         self.max_retries = max_retries
 
     def play(self, job: PlayJob) -> Played:
-        ray = _import_ray()
-        started_here = False
-        if not ray.is_initialized():
-            _connect(ray, self.address)
-            started_here = True
+        try:  # no cluster, no play: the run did not fail, it never began (NotPlayed: nothing is stored)
+            ray = _import_ray()
+            started_here = False
+            if not ray.is_initialized():
+                _connect(ray, self.address)
+                started_here = True
+        except NotPlayed:
+            raise
+        except EvalsError as exc:
+            raise NotPlayed(str(exc)) from None
         try:
             return self._play(ray, job)
         finally:
@@ -216,7 +222,7 @@ class RayExecutor:
                 for ref in pending:
                     ray.cancel(ref)
                 raise EvalsError(
-                    f"embedding {len(chunk)} texts on Ray failed, so no conversation was played and nothing was stored: "
+                    f"embedding {len(chunk)} texts on Ray failed, so no conversation was played: "
                     f"{_reason(ray, exc, self.max_retries)}"
                 ) from None
             embedder.accept(chunk, vectors)
@@ -415,7 +421,7 @@ def _reason(ray: Any, exc: Exception, retries: int) -> str:
 def _failure_message(failures: dict[str, str], total: int) -> str:
     named = [f"{cid!r} ({reason})" for cid, reason in list(failures.items())[:NAMED_FAILURES]]
     more = f", and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
-    return f"{len(failures)} of {total} conversations could not be played on Ray, so nothing was stored: {'; '.join(named)}{more}"
+    return f"{len(failures)} of {total} conversations could not be played on Ray, so the run failed: {'; '.join(named)}{more}"
 
 
 def _shared_texts(result: ConversationResult, conversation: Conversation) -> ConversationResult:
