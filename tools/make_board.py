@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -84,12 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--time-limit", type=float, default=3600.0, help="seconds one run may take (default: an hour)")
     parser.add_argument("--only", default="", help="comma-separated labels of bench_field.py's FIELD to run")
+    parser.add_argument(
+        "--downloads", type=Path, default=None, help="the folder `evals fetch` downloaded the benchmarks into ($EVALS_DOWNLOADS)"
+    )
     parser.add_argument("--skip", default="", help="comma-separated labels not to run")
     parser.add_argument("--export-only", action="store_true", help="run nothing: write the board files of what the stores hold")
     args = parser.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     args.stores.mkdir(parents=True, exist_ok=True)
+    if args.downloads is not None:  # export names each file's pinned release from there; verify finds the labels there
+        os.environ["EVALS_DOWNLOADS"] = str(args.downloads)
     print(f"load average at start: {load_average()}", flush=True)
     started = time.perf_counter()
     for pair in args.benchmark:
