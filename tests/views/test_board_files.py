@@ -241,7 +241,7 @@ def test_a_failed_run_is_a_board_file_with_its_reason_and_no_figure(failed_file,
     checks it against the fetched benchmark and calls it a failed run."""
     run_id, path = failed_file
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["failed"].startswith("strategy failing: retrieve(question, k=50) raised RuntimeError")
+    assert document["failed"].startswith("strategy failing: retrieve(question, k=5) raised RuntimeError")
     assert (document["figures"], document["points"], document["tuned_on"], document["writes_with_llm"]) == (
         {},
         [],

@@ -35,7 +35,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_failing_plugin_is_a_failed_row_on_the_leaderboard(store):
     """`evals leaderboard` shows the failing plug-in as a line saying why, below its corpus's ranked runs."""
     text = " ".join(evals_output("leaderboard", "--store", store).split())  # the line wraps at 99 columns
-    assert "failing k=5: failed: strategy failing: retrieve(question, k=50) raised RuntimeError: the index is gone" in text
+    assert "failing k=5: failed: strategy failing: retrieve(question, k=5) raised RuntimeError: the index is gone" in text
 
 
 def test_a_failed_row_in_json_has_no_figure_and_no_rank(store):
@@ -44,7 +44,7 @@ def test_a_failed_row_in_json_has_no_figure_and_no_rank(store):
     rows = json.loads(evals_output("leaderboard", "--store", store, "--format", "json"))
     failed = [r for r in rows if r["failed"] is not None]
     assert [(r["strategy"], r["k"], r["headline"], r["metrics"], r["rank"]) for r in failed] == [("failing", 5, None, {}, None)]
-    assert failed[0]["failed"].startswith("failed: strategy failing: retrieve(question, k=50) raised RuntimeError")
+    assert failed[0]["failed"].startswith("failed: strategy failing: retrieve(question, k=5) raised RuntimeError")
     assert {"commit", "date", "config_key", "corpus_digest", "reason"} <= failed[0].keys()
     assert all(r["headline"] is not None for r in rows if r["failed"] is None)
 
