@@ -47,6 +47,8 @@ FIELD: list[tuple[str, str, list[str]]] = [
     ("random_sessions", "random_sessions", []),
 ]
 BUDGETS = ("turn.recall_any@256tok", "turn.recall_any@1024tok", "turn.recall_any@4096tok", "session.recall_frac@1024tok")
+# What a chooser pays, measured in the same run (docs/metrics: ingestion with writes done when added, latency at k).
+COSTS = ("ingest_cpu_s_per_1k_turns", "retrieve_latency_p50_s", "retrieve_latency_p95_s", "peak_rss_mb")
 
 
 def _installed() -> set[str]:
@@ -61,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--only", default="", help="comma-separated labels to run (default: all)")
     parser.add_argument("--force", action="store_true", help="measure again runs the store already holds")
+    parser.add_argument("--report", action="store_true", help="run nothing: print the store's table as Markdown")
     args = parser.parse_args(argv)
+    if args.report:
+        _report(args.store, {}, markdown=True)
+        return 0
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     ready = _installed()
     timing: dict[str, tuple[float, float, str]] = {}
@@ -96,28 +102,50 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _report(store_path: Path, timing: dict[str, tuple[float, float, str]]) -> None:
+def _cost(summary, key: str) -> str:
+    value = summary.metric(key)
+    if value is None or value.value is None:
+        return "-"
+    if key.startswith("retrieve_latency"):
+        return f"{value.value * 1000:,.1f}"  # ms
+    return f"{value.value:,.2f}" if key == "ingest_cpu_s_per_1k_turns" else f"{value.value:,.0f}"
+
+
+def _report(store_path: Path, timing: dict[str, tuple[float, float, str]], markdown: bool = False) -> None:
     from evals.analysis.same_ranking import same_rankings
     from evals.store import Store
     from evals.views.claims import board_claims
+    from evals.views.names import row_names
 
     with Store.open(store_path, read_only=True) as store:
         latest = store.latest_per_configuration()
         twins = same_rankings(store, latest)
+    latest = sorted(latest, key=lambda s: -(s.metric("turn.recall_any@k").value or 0))
+    names = dict(zip((s.run_id for s in latest), row_names(latest), strict=True))
     rows = []
-    for s in sorted(latest, key=lambda s: -(s.metric("turn.recall_any@k").value or 0)):
+    for s in latest:
         at_k = s.metric("turn.recall_any@k")
-        wall, cpu, label = next((t for shown, t in timing.items() if s.run_id.startswith(shown)), (None, None, s.config_key))
-        cells = [label, f"{at_k.value:.3f} [{at_k.low:.3f}, {at_k.high:.3f}]" if at_k and at_k.value is not None else "-"]
+        wall, cpu, label = next((t for shown, t in timing.items() if s.run_id.startswith(shown)), (None, None, names[s.run_id]))
+        cells = [f"`{label}`" if markdown else label]
+        cells.append(f"{at_k.value:.3f} [{at_k.low:.3f}, {at_k.high:.3f}]" if at_k and at_k.value is not None else "-")
         cells.append(f"{s.tokens_per_test_point:,.1f}" if s.tokens_per_test_point is not None else "-")
         for key in BUDGETS:
             value = s.metric(key)
             cells.append(f"{value.value:.3f}" if value is not None and value.value is not None else "-")
+        cells += [_cost(s, key) for key in COSTS]
         cells.append(f"{s.duration_s:,.0f} s (stored run)" if wall is None else f"{wall:,.0f} s, {cpu:,.0f} s")
-        same = [t.other for t in twins.get(s.run_id, [])]
-        cells.append(", ".join(next(o.config_key for o in latest if o.run_id == r) for r in same) or "")
+        if not markdown:
+            cells.append(", ".join(names[t.other] for t in twins.get(s.run_id, []) if t.other in names))
         rows.append(cells)
-    print_table(["runner", "recall_any@k [95% CI]", "tokens/tp", *BUDGETS, "time (wall, CPU)", "same ranking as"], rows)
+    costs = ["ingest CPU s / 1k turns", "retrieve p50 ms", "retrieve p95 ms", "peak RSS MB"]
+    heads = ["runner", "recall_any@k [95% CI]", "tokens/tp", *BUDGETS, *costs, "time (wall, CPU)"]
+    if markdown:
+        print("| " + " | ".join(heads) + " |")
+        print("|---|---|" + "--:|" * (len(heads) - 2))
+        for cells in rows:
+            print("| " + " | ".join(cells) + " |")
+        return
+    print_table([*heads, "same ranking as"], rows)
     print()
     for view in board_claims(latest):
         if view.run_value is not None:
