@@ -73,6 +73,11 @@ class StoreWriter(Connected):
                     raise
                 release_memory()
                 try:
+                    # The checkpoint reads back blocks of every table it rewrites: past a few hundred runs with
+                    # rankings deep enough for the budgets, 128 MB failed it ("failed to pin block", a 36 MB BEAM
+                    # store) and invalidated the database. The limit holds the rows' writing above; the finally
+                    # sets it again.
+                    self._con.execute("RESET memory_limit")
                     self._con.execute("COMMIT")
                     # Without a write-ahead log (_connect) the commit is in memory only; the checkpoint
                     # writes it to the file, all of it or (killed part-way) none of it.
