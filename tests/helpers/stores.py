@@ -123,10 +123,12 @@ def stored_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
             "run_turn_tokens": con.execute(
                 "SELECT * EXCLUDE (run_id) FROM run_turn_tokens WHERE run_id = ? ORDER BY conversation_id", [run_id]
             ).fetchall(),
-            # Every metric, but the values of the timed ones (call latencies, the up-front embedding).
+            # Every metric, but the values of the measured ones (call latencies, the up-front embedding, ingestion
+            # CPU, the peak memory of the process that played).
             "run_metrics": con.execute(
                 "SELECT metric, level, cutoff, "
-                "CASE WHEN contains(metric, 'latency') OR contains(metric, 'prefetch') THEN NULL ELSE [value, n, low, high] END "
+                "CASE WHEN contains(metric, 'latency') OR contains(metric, 'prefetch') OR metric IN "
+                "('ingest_cpu_s_per_1k_turns', 'peak_rss_mb') THEN NULL ELSE [value, n, low, high] END "
                 "FROM run_metrics WHERE run_id = ? ORDER BY ALL",
                 [run_id],
             ).fetchall(),

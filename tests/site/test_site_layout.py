@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 
 BOARD = "leaderboard-locomo.html"
-DEFAULT = ["strategy", "model", "k", "recall_any@k", "recall_frac@k", "tokens / test point", "hits / total", "commit", "date"]
+DEFAULT = [
+    "strategy", "model", "k", "recall_any@k", "recall_frac@k", "tokens / test point",
+    "retrieve p50", "retrieve p95", "ingest CPU / 1k turns", "peak RSS (MB)", "hits / total", "commit", "date",
+]  # fmt: skip
 
 VISIBLE_HEADINGS = """() => [...document.querySelector('table.leaderboard').tHead.rows[0].cells]
     .filter(th => th.offsetParent !== null)
