@@ -110,11 +110,13 @@ def test_a_worker_that_dies_is_retried(corpus_small, store_path, tmp_path, monke
     assert stored_rows(store_path, remote.run_id)["test_points"] == stored_rows(store_path, local.run_id)["test_points"]
 
 
-def test_a_conversation_that_cannot_finish_stores_nothing(corpus_small, store_path, tmp_path, monkeypatch):
-    """When a conversation's worker dies on every attempt, the run names it and appends nothing."""
+def test_a_conversation_that_cannot_finish_is_kept_as_a_failed_run(corpus_small, store_path, tmp_path, monkeypatch):
+    """When a conversation's worker dies on every attempt, the run names it and is kept as a failed run (a row that
+    says why, never a figure); no run with figures is appended."""
+    from evals.store import Store
+
     monkeypatch.syspath_prepend(str(PLUGINS))
     run(RunConfig(strategy="no_memory", corpus=corpus_small), store_path)
-    before = store_path.read_bytes()
     victim = sorted(p.stem for p in corpus_small.glob("*.json"))[0]
     options = {"marker": str(tmp_path / "died"), "victim": victim, "always": True}
     config = RunConfig(strategy="dying_strategy:SPEC", options=options, corpus=corpus_small)
@@ -123,7 +125,10 @@ def test_a_conversation_that_cannot_finish_stores_nothing(corpus_small, store_pa
     assert str(failed.value).startswith(
         f"1 of 3 conversations could not be played on Ray, so the run failed: {victim!r} (its worker died"
     )
-    assert store_path.read_bytes() == before
+    with Store.open(store_path, read_only=True) as store:
+        assert [s.strategy for s in store.runs()] == ["no_memory"]
+        (kept,) = store.failed_runs()
+    assert kept.reason.startswith("1 of 3 conversations could not be played on Ray")
 
 
 def test_the_default_executor_does_not_import_ray(corpus_small, tmp_path):
