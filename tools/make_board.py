@@ -107,7 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             run_field(name, Path(corpus), store, args.k, args.time_limit, only, skip)
         print(f"{name}: {export_board(store, args.board)} board files -> {args.board}", flush=True)
     verified = run_child([*EVALS, "verify", str(args.board)], merged=True)
-    print(verified.stdout.strip().splitlines()[-1] if verified.stdout.strip() else "(evals verify printed nothing)")
+    lines = verified.stdout.strip().splitlines()
+    for line in lines:  # every file that is not verified, and why
+        if not line.startswith("verified"):
+            print(line)
+    print(f"evals verify: {sum(line.startswith('verified') for line in lines)} of {len(lines)} files verified")
     print(f"board made in {time.perf_counter() - started:,.0f} s; load average at end: {load_average()}")
     return verified.returncode
 
