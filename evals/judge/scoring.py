@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.errors import EvalsError
 from evals.judge.retrieval import POINT_METRICS, evidence_at, held_ranks, relevant_ranks
 from evals.model.results import AnswerRun, RunResult, TestPointResult
 from evals.model.tokens import TokenCounter
@@ -156,6 +157,19 @@ class Scores:
     tokenizer: str
     conversation_ids: list[str]
     points: list[list[PointScore]]  # per conversation, per test point
+
+    @classmethod
+    def joined(cls, parts: Sequence[Scores]) -> Scores:
+        """One run's scores from its consecutive shares', scored apart (each share in the process that played it)."""
+        tokenizers = {part.tokenizer for part in parts}
+        if len(tokenizers) > 1:  # never mix two tokenizers' counts in one run
+            named = ", ".join(sorted(tokenizers))
+            raise EvalsError(f"the processes playing one run counted tokens with different tokenizers ({named}); run again")
+        return cls(
+            tokenizer=parts[0].tokenizer,
+            conversation_ids=[c for part in parts for c in part.conversation_ids],
+            points=[conversation for part in parts for conversation in part.points],
+        )
 
     def answerable(self) -> list[PointScore]:
         """The test points that count (unanswerable ones are reported apart)."""

@@ -141,6 +141,7 @@ class TokenCounter:
         self._beside: _TokenizerChild | None = None  # loading the tokenizer beside the caller (load_beside)
         self._kept: CountedCache | None = None  # where counts are kept across runs (remember_in)
         self._unkept: dict[str, None] = {}  # texts the cache lacked, to put there once counted
+        self._alone = False  # count in this process only (:meth:`alone`)
 
     def _encoder(self):
         # Loaded on first use: a run that retrieves nothing never pays for it.
@@ -187,6 +188,14 @@ class TokenCounter:
             n = len(self._encoding.encode_ordinary(text))
             self._counts[text] = n
         return n
+
+    def alone(self) -> TokenCounter:
+        """This counter, from now on counting in this process only: no child forked, no cache. For a process
+        that is itself one of several counting at once (a forked player scoring its share of a run), where
+        a helper process would only take a core another player needs."""
+        self._alone = True
+        self._kept = None
+        return self
 
     @staticmethod
     def ahead_pays(needed: int | None) -> bool:
@@ -242,7 +251,7 @@ class TokenCounter:
         between. Used only where forking is safe (no other Python threads)
         and worth it (many texts); otherwise counting happens on demand.
         """
-        if self._ahead is not None or not self._want_exact:
+        if self._ahead is not None or not self._want_exact or self._alone:
             return
         todo = self._take_kept([t for t in dict.fromkeys(texts) if t not in self._counts])
         if len(todo) >= PARALLEL_ABOVE and _can_fork():
@@ -253,7 +262,8 @@ class TokenCounter:
         that will count few texts (:meth:`ahead_pays` is False): the next :meth:`count_all` has the
         child count them, and this process, whose critical path it was, never loads cl100k (0.15 s of
         CPU). Nothing happens where forking is not safe or the counts are not to be exact."""
-        if self._ahead is None and self._beside is None and self._want_exact and not self._loaded and _can_fork():
+        idle = self._ahead is None and self._beside is None and not self._alone
+        if idle and self._want_exact and not self._loaded and _can_fork():
             self._beside = _TokenizerChild.start(self)
 
     def count_all(self, texts: Iterable[str]) -> None:

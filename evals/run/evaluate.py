@@ -7,22 +7,24 @@ executors, which carry them); they are importable from here too.
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
 import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from evals.errors import EvalsError
 from evals.io.cache import Cache, user_cache_path
-from evals.judge.scoring import Evaluation, score_run
+from evals.judge.scoring import Evaluation, Scores, score_run
 from evals.model.corpus import Corpus, load_corpus
 from evals.model.costs import PriceTable, shipped_prices
+from evals.model.results import RunResult
 from evals.model.tokens import TokenCounter
 from evals.run.config import (
     MAX_CONCURRENCY,
@@ -121,13 +123,6 @@ def evaluate(
         planned = config.plan(registry, cache=cache, client=client)
         strategy = planned.build()
         counter = counter or TokenCounter()
-        if counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens)):
-            # On the second core, while the turns play (a run that will ask for few counts them on demand);
-            # what an earlier run counted comes from the cache.
-            counter.remember_in(cache)
-            counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
-        else:  # few to count, once played: the tokenizer loads on the second core meanwhile
-            counter.load_beside()
         # Counts during the play are for the footprint and for the cutoffs beside k; without either, none.
         counts_in_play = held_tokens or bool(set(config.cutoffs) - {config.k})
         job = PlayJob(
@@ -141,7 +136,18 @@ def evaluate(
             count_tokens=counter.counts if counts_in_play else None,
             backoff=backoff or 1.0,
             protocols=protocols,
+            score=None if counts_in_play else functools.partial(_score_share, counter),
         )
+        scores_where_played = getattr(executor, "scores_where_played", None)  # an executor that can says so
+        if scores_where_played is None or not scores_where_played(job):
+            job = replace(job, score=None)
+            if counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens)):
+                # On the second core, while the turns play (a run that will ask for few counts them on demand);
+                # what an earlier run counted comes from the cache.
+                counter.remember_in(cache)
+                counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
+            else:  # few to count, once played: the tokenizer loads on the second core meanwhile
+                counter.load_beside()
         started_at, clock = datetime.now(UTC), time.perf_counter()
         try:
             played = executor.play(job)
@@ -152,7 +158,7 @@ def evaluate(
                 planned.configuration, planned.model, planned.spec.source, corpus, started_at, time.perf_counter() - clock
             )
             raise
-        scores = score_run(played.run, counter)
+        scores = played.scores if played.scores is not None else score_run(played.run, counter)
     finally:
         if client is not None:
             client.close()
@@ -162,6 +168,12 @@ def evaluate(
             price = table.lookup(tally.model)
             tally.price = price.as_json() if price is not None else None
     return Evaluation(corpus=corpus, run=played.run, scores=scores, answers=played.answers)
+
+
+def _score_share(counter: TokenCounter, run: RunResult) -> Scores:
+    """A share of a run scored in the process that played it, beside the others: its tokens counted there, by a
+    counter that forks no helper (every core is playing) and opens no cache (its connection is the parent's)."""
+    return score_run(run, counter.alone())
 
 
 def _load_without_collecting(directory: Path) -> Corpus:

@@ -77,9 +77,12 @@ def play_forked(
     jobs: int,
     play: Callable[[Corpus], RunResult],
     progress: Callable[[int, int, str], None] | None = None,
-) -> RunResult:
+    after: Callable[[RunResult], Any] | None = None,
+) -> tuple[RunResult, list[Any]]:
     """``play(corpus)``'s run, with the conversations played by ``jobs`` forked children (each calls
-    ``play`` on a corpus of its share); what a child raises is raised here."""
+    ``play`` on a corpus of its share); what a child raises is raised here. ``after`` is more work a child
+    does on the run of its share, where it was played (scoring it); what it returns comes back too, one
+    value per share in corpus order (none without ``after``)."""
     conversations = corpus.conversations
     held = getattr(conversations, "held", True)  # a big corpus is read as walked: its children read their share
     weights = [len(c.turns) + 1 for c in conversations] if held else [1] * len(conversations)
@@ -92,7 +95,7 @@ def play_forked(
             if pid == 0:  # the child: play, send, leave without running the parent's cleanup
                 os.close(read_end)
                 part = replace(corpus, conversations=conversations[share.start : share.stop])
-                _child(write_end, part, play, numbered=held)
+                _child(write_end, part, play, after, numbered=held)
             os.close(write_end)
             children[read_end] = (pid, share)
         received = _gather(children)
@@ -104,9 +107,10 @@ def play_forked(
         for read_end in children:
             os.close(read_end)
     parts: list[RunResult] = []
+    extras: list[Any] = []
     done = 0
     for read_end, (pid, share) in children.items():
-        outcome, value = pickle.loads(received.pop(read_end)) if received[read_end] else ("died", None)
+        outcome, value, extra = pickle.loads(received.pop(read_end)) if received[read_end] else ("died", None, None)
         if outcome == "raised":
             raise value
         if outcome != "played":
@@ -116,26 +120,36 @@ def play_forked(
             for position, result in zip(share, value.conversations, strict=True):
                 _restore_records(result, conversations[position])
         parts.append(value)
+        if after is not None:
+            extras.append(extra)
         done += len(share)
         if progress is not None:
             progress(done, len(conversations), value.conversations[-1].conversation_id)
-    return _merged(parts, time.perf_counter() - clock)
+    return _merged(parts, time.perf_counter() - clock), extras
 
 
-def _child(write_end: int, corpus: Corpus, play: Callable[[Corpus], RunResult], *, numbered: bool) -> None:
+def _child(
+    write_end: int,
+    corpus: Corpus,
+    play: Callable[[Corpus], RunResult],
+    after: Callable[[RunResult], Any] | None,
+    *,
+    numbered: bool,
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent says so, once
     try:
         try:
             run = play(corpus)
+            extra = after(run) if after is not None else None  # before the records travel as turn numbers
             if numbered:
                 for result, conversation in zip(run.conversations, corpus.conversations, strict=True):
                     _number_records(result, conversation)
-            message = pickle.dumps(("played", run), protocol=pickle.HIGHEST_PROTOCOL)
+            message = pickle.dumps(("played", run, extra), protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
             try:
-                message = pickle.dumps(("raised", exc), protocol=pickle.HIGHEST_PROTOCOL)
+                message = pickle.dumps(("raised", exc, None), protocol=pickle.HIGHEST_PROTOCOL)
             except Exception:  # noqa: BLE001 - an exception that does not pickle: its message, as an EvalsError
-                message = pickle.dumps(("raised", EvalsError(f"{type(exc).__name__}: {exc}")))
+                message = pickle.dumps(("raised", EvalsError(f"{type(exc).__name__}: {exc}"), None))
         with os.fdopen(write_end, "wb") as pipe:
             pipe.write(message)
     finally:

@@ -13,6 +13,7 @@ from evals.run.executors._play import (
     count_memory_writes,
     play_planned,
     prefetch_corpus,
+    prefetches,
     protocol_arguments,
 )
 
@@ -56,6 +57,11 @@ class LocalExecutor:
             return False
         return can_fork()
 
+    def scores_where_played(self, job: PlayJob) -> bool:
+        """Whether :meth:`play` scores ``job``'s shares in the processes that play them (``job.score``, on every
+        core), rather than leaving the whole run to be scored in this process after the play."""
+        return job.score is not None and self.forks(job, prefetches(job))
+
     def play(self, job: PlayJob) -> Played:
         config, corpus, strategy = job.config, job.corpus, job.strategy
         clock = time.perf_counter()
@@ -81,11 +87,16 @@ class LocalExecutor:
         frozen = gc.isenabled() and gc.get_freeze_count() == 0
         if frozen:
             gc.freeze()
+        scores = None
         try:
             if self.forks(job, prefetch):
                 from evals.run.executors._fork import play_forked
 
-                run = play_forked(corpus, self.jobs, lambda part: play(part, None), job.progress)
+                run, shares = play_forked(corpus, self.jobs, lambda part: play(part, None), job.progress, after=job.score)
+                if job.score is not None:
+                    from evals.judge.scoring import Scores
+
+                    scores = Scores.joined(shares)
             else:
                 run = play(corpus)
         finally:
@@ -109,4 +120,4 @@ class LocalExecutor:
                 **protocol_arguments(job.protocols),
             )
             count_memory_writes(answers, strategy)  # a memory's own LLM requests (graphiti's)
-        return Played(run, answers)
+        return Played(run, answers, scores)

@@ -18,6 +18,7 @@ from evals.strategies.base import lone_surrogate
 if TYPE_CHECKING:
     from evals.benchmarks.protocols import Protocol
     from evals.io.cache import Cache
+    from evals.judge.scoring import Scores
     from evals.run.config import RunConfig
     from evals.run.llm import AskedPoint, ChatClient
     from evals.strategies import MemoryStrategy, Planned
@@ -33,6 +34,7 @@ __all__ = [
     "count_memory_writes",
     "play_planned",
     "prefetch_corpus",
+    "prefetches",
     "protocol_arguments",
     "texts_of",
 ]
@@ -60,6 +62,9 @@ class PlayJob:
     backoff: float = 1.0  # first wait before retrying an LLM request ($EVALS_LLM_BACKOFF)
     # The answer and judge protocols, their templates read (None: the harness's own prompts).
     protocols: tuple[Protocol, Protocol] | None = None
+    # Scores a share of the run where it was played (an executor that plays shares in other processes calls it
+    # there, :meth:`~evals.run.executors.LocalExecutor.scores_where_played`); None: scored after the play.
+    score: Callable[[RunResult], Scores] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Played:
 
     run: RunResult
     answers: AnswerRun | None = None
+    scores: Scores | None = None  # the run's scores, where its shares were scored as they were played (PlayJob.score)
 
 
 class Executor(typing.Protocol):
@@ -91,10 +97,7 @@ def prefetch_corpus(job: PlayJob, conversations: list[Conversation], progress: P
     the run lent its strategy (:class:`evals.strategies.embedders.Embedders`), and by the strategy itself
     when it prefetches on its own (:class:`~evals.strategies.Prefetching`, a plug-in's own model). Whether
     anything was embedded up front (the run then reports the time apart from the calls it speeds up)."""
-    from evals.strategies import Prefetching
-
-    lent = job.planned.context.embedders.caching() if job.planned.context.embedders is not None else []
-    own = isinstance(job.strategy, Prefetching)
+    lent, own = _prefetchers(job)
     if not lent and not own:
         return False
     texts = list(corpus_texts(conversations))
@@ -108,6 +111,20 @@ def prefetch_corpus(job: PlayJob, conversations: list[Conversation], progress: P
         except PLUGIN_FAULTS as exc:
             raise plugin_fault(job.planned.spec.name, "prefetch()", exc) from exc
     return True
+
+
+def prefetches(job: PlayJob) -> bool:
+    """Whether :func:`prefetch_corpus` will embed anything up front for ``job``."""
+    lent, own = _prefetchers(job)
+    return bool(lent) or own
+
+
+def _prefetchers(job: PlayJob) -> tuple[list[Any], bool]:
+    """The embedders lent to the strategy that cache, and whether the strategy prefetches on its own."""
+    from evals.strategies import Prefetching
+
+    lent = job.planned.context.embedders.caching() if job.planned.context.embedders is not None else []
+    return lent, isinstance(job.strategy, Prefetching)
 
 
 def collector(
