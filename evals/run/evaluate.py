@@ -125,6 +125,7 @@ def evaluate(
         counter = counter or TokenCounter()
         # Counts during the play are for the footprint and for the cutoffs beside k; without either, none.
         counts_in_play = held_tokens or bool(set(config.cutoffs) - {config.k})
+        many = counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens))
         job = PlayJob(
             config,
             corpus,
@@ -136,18 +137,18 @@ def evaluate(
             count_tokens=counter.counts if counts_in_play else None,
             backoff=backoff or 1.0,
             protocols=protocols,
-            score=None if counts_in_play else functools.partial(_score_share, counter),
+            # Many records to count after the play: each process that plays a share counts and scores it there.
+            score=functools.partial(_score_share, counter) if many and not counts_in_play else None,
         )
         scores_where_played = getattr(executor, "scores_where_played", None)  # an executor that can says so
-        if scores_where_played is None or not scores_where_played(job):
+        if job.score is not None and (scores_where_played is None or not scores_where_played(job)):
             job = replace(job, score=None)
-            if counter.ahead_pays(_records_needed(config, corpus, strategy, planned.spec.ignores_k, held_tokens)):
-                # On the second core, while the turns play (a run that will ask for few counts them on demand);
-                # what an earlier run counted comes from the cache.
-                counter.remember_in(cache)
-                counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
-            else:  # few to count, once played: the tokenizer loads on the second core meanwhile
-                counter.load_beside()
+        if job.score is None and many:
+            # On the second core, while the turns play; what an earlier run counted comes from the cache.
+            counter.remember_in(cache)
+            counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
+        elif job.score is None:  # few to count, once played: the tokenizer loads on the second core meanwhile
+            counter.load_beside()
         started_at, clock = datetime.now(UTC), time.perf_counter()
         try:
             played = executor.play(job)
@@ -158,7 +159,7 @@ def evaluate(
                 planned.configuration, planned.model, planned.spec.source, corpus, started_at, time.perf_counter() - clock
             )
             raise
-        scores = played.scores if played.scores is not None else score_run(played.run, counter)
+        scores = Scores.joined(played.scored) if played.scored is not None else score_run(played.run, counter)
     finally:
         if client is not None:
             client.close()

@@ -98,3 +98,42 @@ def test_a_small_corpus_is_played_in_one_process():
     planned = config.plan()
     job = PlayJob(config, load_corpus(config.corpus), planned, planned.build())
     assert not LocalExecutor(2).forks(job, prefetched=False)
+
+
+# Plays the starter corpus with 2 jobs and a score function that names the process it ran in.
+WHERE_SCORED = """
+import json, os
+from evals.model.corpus import load_corpus
+from evals.run.evaluate import RunConfig
+from evals.run.executors import LocalExecutor, PlayJob
+
+config = RunConfig(strategy="full_history", corpus=os.environ["CORPUS"], cutoffs=())
+planned = config.plan()
+job = PlayJob(config, load_corpus(config.corpus), planned, planned.build(),
+              score=lambda run: (os.getpid(), [c.conversation_id for c in run.conversations]))
+executor = LocalExecutor(2, fork_above=0)
+played = executor.play(job)
+print(json.dumps({"here": os.getpid(), "where": executor.scores_where_played(job), "scored": played.scored,
+                  "ids": [c.conversation_id for c in played.run.conversations]}))
+"""
+
+
+def test_each_share_is_scored_in_the_process_that_played_it():
+    """With a score function, each forked process scores its own share; the shares come back in corpus order."""
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "CORPUS": str(ROOT / "corpus")}
+    proc = subprocess.run([sys.executable, "-c", WHERE_SCORED], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["where"] is True
+    processes = [pid for pid, _ in out["scored"]]
+    assert len(out["scored"]) == 2 and out["here"] not in processes and len(set(processes)) == 2
+    assert [i for _, ids in out["scored"] for i in ids] == out["ids"]
+
+
+def test_without_a_score_function_nothing_is_scored_where_played():
+    """A job with no score function is scored after the play, by the caller, however many processes play it."""
+    config = RunConfig(strategy="full_history", corpus=ROOT / "corpus", cutoffs=())
+    planned = config.plan()
+    job = PlayJob(config, load_corpus(config.corpus), planned, planned.build())
+    assert not LocalExecutor(2, fork_above=0).scores_where_played(job)

@@ -87,16 +87,13 @@ class LocalExecutor:
         frozen = gc.isenabled() and gc.get_freeze_count() == 0
         if frozen:
             gc.freeze()
-        scores = None
+        scored = None
         try:
             if self.forks(job, prefetch):
                 from evals.run.executors._fork import play_forked
 
                 run, shares = play_forked(corpus, self.jobs, lambda part: play(part, None), job.progress, after=job.score)
-                if job.score is not None:
-                    from evals.judge.scoring import Scores
-
-                    scores = Scores.joined(shares)
+                scored = shares if job.score is not None else None
             else:
                 run = play(corpus)
         finally:
@@ -120,4 +117,4 @@ class LocalExecutor:
                 **protocol_arguments(job.protocols),
             )
             count_memory_writes(answers, strategy)  # a memory's own LLM requests (graphiti's)
-        return Played(run, answers, scores)
+        return Played(run, answers, scored)

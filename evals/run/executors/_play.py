@@ -18,7 +18,6 @@ from evals.strategies.base import lone_surrogate
 if TYPE_CHECKING:
     from evals.benchmarks.protocols import Protocol
     from evals.io.cache import Cache
-    from evals.judge.scoring import Scores
     from evals.run.config import RunConfig
     from evals.run.llm import AskedPoint, ChatClient
     from evals.strategies import MemoryStrategy, Planned
@@ -64,7 +63,7 @@ class PlayJob:
     protocols: tuple[Protocol, Protocol] | None = None
     # Scores a share of the run where it was played (an executor that plays shares in other processes calls it
     # there, :meth:`~evals.run.executors.LocalExecutor.scores_where_played`); None: scored after the play.
-    score: Callable[[RunResult], Scores] | None = None
+    score: Callable[[RunResult], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class Played:
 
     run: RunResult
     answers: AnswerRun | None = None
-    scores: Scores | None = None  # the run's scores, where its shares were scored as they were played (PlayJob.score)
+    scored: list[Any] | None = None  # what PlayJob.score gave each share, in corpus order, where shares were scored as played
 
 
 class Executor(typing.Protocol):
