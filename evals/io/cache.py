@@ -124,6 +124,11 @@ class CountedCache:
     def close(self) -> None:
         pass
 
+    def reader(self) -> CountedCache | None:
+        """A view of this cache that another process may read at the same time as others, never writing (a
+        forked player looking up what it would otherwise compute); None where there is no such view."""
+        return None
+
     def _counted(self, namespace: str, wanted: list[str], found: dict[str, bytes]) -> dict[str, bytes]:
         """``found``, once each of the ``wanted`` keys is counted as a hit or a miss."""
         self.hits[namespace] += len(found)
@@ -169,6 +174,9 @@ class Cache(CountedCache):
         while it runs; another process waits up to ``lock_timeout`` seconds for it, as
         for the store."""
         return cls(Path(path), lock_timeout=lock_timeout)
+
+    def reader(self) -> CacheReader:
+        return CacheReader(self.path)
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         # Called with the lock held.
@@ -286,22 +294,9 @@ class Cache(CountedCache):
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return {}
-        import pyarrow as pa
-
-        table = pa.table({"key": pa.array(wanted, pa.string())})
-        def select(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, bytes]]:
-            cursor = connection.cursor()
-            cursor.register("wanted_keys", table)
-            rows = cursor.execute(
-                "SELECT c.key, c.value FROM cache_entries c JOIN wanted_keys w ON c.key = w.key WHERE c.namespace = ?",
-                [namespace],
-            ).fetchall()
-            cursor.close()
-            return rows
-
         with self._lock:
-            rows = self._query(select)
-        return self._counted(namespace, wanted, {key: bytes(value) for key, value in rows})
+            rows = self._query(lambda connection: _select(connection, namespace, wanted))
+        return self._counted(namespace, wanted, rows)
 
     def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
         """Store new entries in one transaction; keys already present keep their value."""
@@ -368,3 +363,58 @@ def _unusable(exc: Exception) -> _Unusable | None:
     if "version" in first.lower() and "database file" in first.lower():
         return _Unusable(f"cannot be read by this DuckDB ({first})")
     return None
+
+
+def _select(connection: duckdb.DuckDBPyConnection, namespace: str, wanted: list[str]) -> dict[str, bytes]:
+    """The entries of ``namespace`` among the keys ``wanted``."""
+    import pyarrow as pa
+
+    table = pa.table({"key": pa.array(wanted, pa.string())})
+    cursor = connection.cursor()
+    try:
+        cursor.register("wanted_keys", table)
+        rows = cursor.execute(
+            "SELECT c.key, c.value FROM cache_entries c JOIN wanted_keys w ON c.key = w.key WHERE c.namespace = ?",
+            [namespace],
+        ).fetchall()
+    finally:
+        cursor.close()
+    return {key: bytes(value) for key, value in rows}
+
+
+class CacheReader(CountedCache):
+    """A cache file read and never written, by one of several processes reading it at once (forked players
+    each looking up their share's entries while the process that forked them holds no connection). Whatever
+    keeps it from being read (no file yet, a writer holding it, damage) reads as an empty cache: the reader's
+    caller computes what it lacks, and the cache's owner keeps it, as ever."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self._connection: duckdb.DuckDBPyConnection | None = None
+        self._unreadable = False
+
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, bytes] = {}
+        if wanted and not self._unreadable:
+            import duckdb
+
+            try:
+                if self._connection is None:
+                    if not self.path.is_file():
+                        raise FileNotFoundError(self.path)
+                    self._connection = locking.connect(self.path, read_only=True, lock_timeout=0)
+                found = _select(self._connection, namespace, wanted)
+            except (duckdb.Error, OSError, locking.LockTimeout):
+                self._unreadable = True
+                self.close()
+        return self._counted(namespace, wanted, found)
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        raise EvalsError(f"cache {self.path} is open for reading only here; its owner keeps new entries")
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None

@@ -142,6 +142,7 @@ class TokenCounter:
         self._kept: CountedCache | None = None  # where counts are kept across runs (remember_in)
         self._unkept: dict[str, None] = {}  # texts the cache lacked, to put there once counted
         self._alone = False  # count in this process only (:meth:`alone`)
+        self._fresh: dict[str, bytes] = {}  # alone: counts the cache lacked, for its owner to keep (:meth:`fresh_counts`)
 
     def _encoder(self):
         # Loaded on first use: a run that retrieves nothing never pays for it.
@@ -190,12 +191,26 @@ class TokenCounter:
         return n
 
     def alone(self) -> TokenCounter:
-        """This counter, from now on counting in this process only: no child forked, no cache. For a process
-        that is itself one of several counting at once (a forked player scoring its share of a run), where
-        a helper process would only take a core another player needs."""
+        """This counter, from now on counting in this process only, for a process that is one of several
+        counting at once (a forked player scoring its share of a run): no helper process (it would take a core
+        another player needs), and the cache it keeps counts in (:meth:`remember_in`) only read, as the others
+        read it; what it counts anew is handed back (:meth:`fresh_counts`) for the cache's owner to keep."""
         self._alone = True
-        self._kept = None
+        if self._kept is not None:
+            self._kept = self._kept.reader()
         return self
+
+    def fresh_counts(self) -> dict[str, bytes]:
+        """What a counter counting :meth:`alone` counted that its cache lacked, as the cache keeps it; for
+        :meth:`keep_counts` in the process that owns the cache. Emptied as it is taken."""
+        fresh, self._fresh = self._fresh, {}
+        return fresh
+
+    def keep_counts(self, parts: Iterable[dict[str, bytes]]) -> None:
+        """Put into the cache (:meth:`remember_in`) the :meth:`fresh_counts` other processes counted."""
+        fresh = {key: value for part in parts for key, value in part.items()}
+        if self._kept is not None and fresh:
+            self._kept.put_many(TOKENS_NAMESPACE, fresh)
 
     @staticmethod
     def ahead_pays(needed: int | None) -> bool:
@@ -239,7 +254,9 @@ class TokenCounter:
 
         counted = {digest(t): self._counts[t].to_bytes(4, "little") for t in self._unkept if t in self._counts}
         self._unkept = {}
-        if counted:
+        if self._alone:  # read only here: the cache's owner keeps them
+            self._fresh.update(counted)
+        elif counted:
             self._kept.put_many(TOKENS_NAMESPACE, counted)
 
     def count_ahead(self, texts: Iterable[str]) -> None:

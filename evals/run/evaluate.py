@@ -143,11 +143,13 @@ def evaluate(
         scores_where_played = getattr(executor, "scores_where_played", None)  # an executor that can says so
         if job.score is not None and (scores_where_played is None or not scores_where_played(job)):
             job = replace(job, score=None)
-        if job.score is None and many:
+        if job.score is not None:  # each player reads the cache for what an earlier run counted; this process keeps the rest
+            counter.remember_in(cache)
+        elif many:
             # On the second core, while the turns play; what an earlier run counted comes from the cache.
             counter.remember_in(cache)
             counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
-        elif job.score is None:  # few to count, once played: the tokenizer loads on the second core meanwhile
+        else:  # few to count, once played: the tokenizer loads on the second core meanwhile
             counter.load_beside()
         started_at, clock = datetime.now(UTC), time.perf_counter()
         try:
@@ -159,7 +161,11 @@ def evaluate(
                 planned.configuration, planned.model, planned.spec.source, corpus, started_at, time.perf_counter() - clock
             )
             raise
-        scores = Scores.joined(played.scored) if played.scored is not None else score_run(played.run, counter)
+        if played.scored is not None:
+            scores = Scores.joined([share for share, _ in played.scored])
+            counter.keep_counts(fresh for _, fresh in played.scored)
+        else:
+            scores = score_run(played.run, counter)
     finally:
         if client is not None:
             client.close()
@@ -171,10 +177,12 @@ def evaluate(
     return Evaluation(corpus=corpus, run=played.run, scores=scores, answers=played.answers)
 
 
-def _score_share(counter: TokenCounter, run: RunResult) -> Scores:
+def _score_share(counter: TokenCounter, run: RunResult) -> tuple[Scores, dict[str, bytes]]:
     """A share of a run scored in the process that played it, beside the others: its tokens counted there, by a
-    counter that forks no helper (every core is playing) and opens no cache (its connection is the parent's)."""
-    return score_run(run, counter.alone())
+    counter that forks no helper (every core is playing) and only reads the cache; with the counts it made anew,
+    for this process to keep (:meth:`TokenCounter.keep_counts`)."""
+    scores = score_run(run, counter.alone())
+    return scores, counter.fresh_counts()
 
 
 def _load_without_collecting(directory: Path) -> Corpus:
