@@ -202,7 +202,11 @@ class TokenCounter:
 
     def fresh_counts(self) -> dict[str, bytes]:
         """What a counter counting :meth:`alone` counted that its cache lacked, as the cache keeps it; for
-        :meth:`keep_counts` in the process that owns the cache. Emptied as it is taken."""
+        :meth:`keep_counts` in the process that owns the cache. Its last call: the cache is let go (another
+        connection to the file, in this process, may then write it), and the counts emptied as they are taken."""
+        if self._alone and self._kept is not None:
+            self._kept.close()
+            self._kept = None
         fresh, self._fresh = self._fresh, {}
         return fresh
 

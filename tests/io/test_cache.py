@@ -182,3 +182,21 @@ def test_a_results_store_is_never_used_as_the_cache(store):
     assert str(caught.value).startswith(f"cache {store} holds tables other than a cache's (")
     assert "it is not a cache" in str(caught.value)
     assert list(store.parent.glob("*.bad-*")) == []
+
+
+def test_a_reader_finds_what_the_cache_holds_and_never_writes(tmp_path) -> None:
+    """A cache's reader finds its entries; it refuses to write; an absent or locked file reads as empty."""
+    from evals.errors import EvalsError
+
+    path = tmp_path / "cache.duckdb"
+    assert Cache.open(path).reader().get_many("ns", ["a"]) == {}  # no file yet
+    with Cache.open(path) as cache:
+        cache.put_many("ns", {"a": b"1", "b": b"2"})
+        locked = cache.reader()
+        assert locked.get_many("ns", ["a"]) == {}  # the owner holds it for writing
+    reader = Cache.open(path).reader()
+    assert reader.get_many("ns", ["a", "c"]) == {"a": b"1"}
+    assert (reader.hits["ns"], reader.misses["ns"]) == (1, 1)
+    with pytest.raises(EvalsError, match="reading only"):
+        reader.put_many("ns", {"c": b"3"})
+    reader.close()

@@ -38,3 +38,32 @@ def test_counts_without_a_cache_are_the_same(tmp_path: Path) -> None:
     fresh = TokenCounter()
     fresh.count_all(TEXTS)
     assert kept.counts(TEXTS) == fresh.counts(TEXTS)
+
+
+def test_a_counter_alone_reads_the_cache_and_hands_back_what_it_counted(tmp_path: Path) -> None:
+    """A counter counting alone (a forked player's) takes what the cache holds, writes nothing there, and hands
+    back the counts it made anew; kept by the cache's owner, they are there for the next run."""
+    path = tmp_path / "cache.duckdb"
+    half = len(TEXTS) // 2
+    with Cache.open(path) as cache:
+        first = TokenCounter()
+        first.remember_in(cache)
+        first.count_all(TEXTS[:half] + [f"{t} once more" for t in TEXTS[half:]])  # worth a lookup: PARALLEL_ABOVE texts
+        owner = TokenCounter()
+        owner.remember_in(cache)
+    player = TokenCounter()
+    player.remember_in(Cache.open(path))
+    player.alone()
+    player.count_all(TEXTS)
+    fresh = player.fresh_counts()
+    assert len(fresh) == len(TEXTS) - half and player.fresh_counts() == {}
+    with Cache.open(path) as cache:
+        assert cache.get_many(TOKENS_NAMESPACE, list(fresh)) == {}  # the player wrote nothing
+        owner = TokenCounter()
+        owner.remember_in(cache)
+        owner.keep_counts([fresh])
+        again = TokenCounter()
+        again.remember_in(cache)
+        again.count_all(TEXTS)
+        assert cache.misses[TOKENS_NAMESPACE] == len(TEXTS) - half  # the first lookup's; the second found all
+        assert again.counts(TEXTS) == player.counts(TEXTS)
