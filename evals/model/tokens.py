@@ -180,13 +180,13 @@ class TokenCounter:
             digest = _digest(text)
             n = self._long.get(digest)
             if n is None:
-                n = self._long[digest] = len(self._encoding.encode_ordinary(text))
+                n = self._long[digest] = len(self._encoder().encode_ordinary(text))
             return n
         n = self._counts.get(text)
         if n is None:
             # encode_ordinary treats "<|endoftext|>" and friends as plain
             # text instead of raising on a special token.
-            n = len(self._encoding.encode_ordinary(text))
+            n = len(self._encoder().encode_ordinary(text))
             self._counts[text] = n
         return n
 
@@ -293,14 +293,16 @@ class TokenCounter:
         Long texts are counted in pieces (a summary's joints), and only the pieces are gathered
         here. Texts longer than DIGEST_ABOVE are left to :meth:`count` when asked for: a run's
         summaries over long conversations are hundreds of megabytes, read one at a time (a run keeps
-        them folded, evals.strategies.summary_buffer), and their pieces are counted ahead anyway.
+        them folded, evals.strategies.summary_buffer), and their pieces are counted ahead anyway. A counter
+        counting :meth:`alone` has nobody counting ahead: it gathers their pieces too (distinct pieces only,
+        each a turn's text or little more), so what the cache holds of them is looked up, not encoded again.
         """
         todo: dict[str, None] = {}
         for text in texts:
             if len(text) <= SEGMENT_ABOVE:
                 if text not in self._counts:
                     todo[text] = None
-            elif len(text) <= DIGEST_ABOVE:
+            elif len(text) <= DIGEST_ABOVE or self._alone:
                 for piece, _ in self._pieces(text):
                     if piece not in self._counts:
                         todo[piece] = None
@@ -339,7 +341,10 @@ class TokenCounter:
         n = self._counts.get(text)
         if n is not None:
             return n
-        if self._encoder() is None:
+        # Exact counts known without the tokenizer (the cache held them): a long text whose pieces are all
+        # counted needs none, so it is loaded only if a piece must be encoded.
+        exact_unloaded = self._exact_unloaded and not self._loaded
+        if not exact_unloaded and self._encoder() is None:
             n = max(1, len(text) // 4)
         elif len(text) > DIGEST_ABOVE:
             # Remembered by its digest, not by the text (which would keep every summary of a run alive);
@@ -356,7 +361,7 @@ class TokenCounter:
         elif len(text) > SEGMENT_ABOVE:
             n = sum(self._encode_len(piece) * times for piece, times in pieces or self._pieces(text))
         else:
-            n = len(self._encoding.encode_ordinary(text))
+            n = len(self._encoder().encode_ordinary(text))
         self._counts[text] = n
         return n
 
