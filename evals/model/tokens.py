@@ -298,14 +298,19 @@ class TokenCounter:
         each a turn's text or little more), so what the cache holds of them is looked up, not encoded again.
         """
         todo: dict[str, None] = {}
+        # Alone, each long text is cut once: kept with its pieces, and its count summed from theirs below.
+        whole: list[tuple[str, list[tuple[str, int]]]] = []
         for text in texts:
             if len(text) <= SEGMENT_ABOVE:
                 if text not in self._counts:
                     todo[text] = None
             elif len(text) <= DIGEST_ABOVE or self._alone:
-                for piece, _ in self._pieces(text):
+                cut = self._pieces(text)
+                for piece, _ in cut:
                     if piece not in self._counts:
                         todo[piece] = None
+                if self._alone and text not in self._counts:
+                    whole.append((text, cut))
         pieces = self._take_kept([t for t in todo if t not in self._unkept])
         pieces += [t for t in todo if t in self._unkept]
         del todo
@@ -321,6 +326,8 @@ class TokenCounter:
         for piece in pieces:  # what the child did not count (or everything, without one)
             self.count(piece)
         self._keep()
+        for text, cut in whole:
+            self.count(text, cut)
 
     def counts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts`` in order (fast once :meth:`count_all` has seen them).
