@@ -39,6 +39,7 @@ __all__ = [
     "conversation_views",
     "fragment_key",
     "point_view",
+    "runs_of",
 ]
 
 
@@ -251,7 +252,7 @@ class ConversationText:
         return [turn for turn in sorted(found) if matched_keywords(needles, self.contents[turn])]
 
 
-def _runs(turns: list[int]) -> list[tuple[int, int]]:
+def runs_of(turns: list[int]) -> list[tuple[int, int]]:
     """``turns`` as runs of consecutive numbers, in order: [8, 9, 10, 14] -> [(8, 10), (14, 14)]."""
     runs: list[tuple[int, int]] = []
     for turn in turns:
@@ -411,7 +412,7 @@ def point_view(
                     evidence=(ref is not None and ref in evidence_set) or any(t in evidence_set for t in held[rank - 1]),
                     label=_name(text, ref),
                     date=_date(text, ref),
-                    holds=[(a, b, link(a), link(b)) for a, b in _runs(held[rank - 1])],
+                    holds=[(a, b, link(a), link(b)) for a, b in runs_of(held[rank - 1])],
                     date_index=text.date_index(ref),
                     own_href="" if ref is None or link(ref) == f"{transcript}#t-{ref}" else link(ref),
                 )

@@ -30,6 +30,7 @@ from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import Verdict, run_verdicts
 from evals.judge.metrics import ScoredRun
 from evals.model.formatting import is_estimated, p_value_text, short_commit
+from evals.site._drilldown import runs_of
 from evals.site._output import Output
 from evals.site._pages import Page
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
@@ -233,13 +234,17 @@ class PairsPublisher(Publisher):
 def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     """What the compare pages need of one run: per conversation its drill-down pages, and per test point
     (in turn order) its verdict, its first k records (a turn's number, or a record's start when it is no
-    turn, or [start, turns] for a record holding several turns; "all" for a whole history), its answer and the
+    turn, or [start, turns] for a record holding several turns: its start's place in ``texts``, the turns as runs
+    [first, last]; "all" for a whole history), its answer and the
     judge's verdict; and the turns those records are, each with the benchmark's name for it, its date and its start."""
     s = run.summary
     rule = s.headline.rule
     paths = site.paths
     conversations: dict[str, Any] = {}
     turns: dict[str, dict[int, list[str]]] = {}
+    # The starts of records holding several turns, each once: a session is retrieved at many test points.
+    texts: list[str] = []
+    text_of: dict[str, int] = {}
     kept = site.computed.known(s.run_id, rule.metric)  # the run pages' verdicts, when they were made first
     position = 0
     for part in run.parts():
@@ -266,7 +271,11 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
                     held = point.ranked_held or []
                     for rank, (record, ref) in enumerate(zip(records[: s.k], refs[: s.k], strict=True)):
                         if rank < len(held) and len(held[rank]) > 1:  # a record holding several turns: its text and them
-                            shown.append([_clip(record), list(held[rank])])
+                            start = _clip(record)
+                            if start not in text_of:
+                                text_of[start] = len(texts)
+                                texts.append(start)
+                            shown.append([text_of[start], [list(r) for r in runs_of(list(held[rank]))]])
                             continue
                         if ref is None:
                             shown.append(_clip(record))
@@ -288,6 +297,7 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
         "perPage": POINTS_PER_PAGE,
         "conversations": conversations,
         "turns": {cid: {str(t): row for t, row in sorted(rows.items())} for cid, rows in turns.items() if rows},
+        "texts": texts,
     }
 
 

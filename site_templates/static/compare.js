@@ -63,13 +63,17 @@
           if (row[1]) item.appendChild(el("small", null, " " + row[1]));
           item.appendChild(el("span", "tag" + (isEvidence ? "" : " plain"), isEvidence ? "evidence" : "not evidence"));
           item.appendChild(el("div", "txt", row[2]));
-        } else if (Array.isArray(ref)) {  // a record holding several turns: [its start, the turns it holds]
-          var held = ref[1].some(function (t) { return evidence.indexOf(t) >= 0; });
+        } else if (Array.isArray(ref)) {
+          // A record holding several turns: [its start (its place in run.texts), the turns it holds as runs [first, last]].
+          var spans = ref[1];
+          var held = spans.some(function (s) { return evidence.some(function (t) { return t >= s[0] && t <= s[1]; }); });
           item.className = held ? "evi" : "";
           item.setAttribute("data-evidence", held ? "yes" : "no");
-          item.appendChild(el("b", null, "holds turns " + ref[1].join(", ")));
+          item.appendChild(el("b", null, "holds turns " + spans.map(function (s) {
+            return s[0] === s[1] ? String(s[0]) : s[0] + "\u2013" + s[1];
+          }).join(", ")));
           item.appendChild(el("span", "tag" + (held ? "" : " plain"), held ? "holds evidence" : "not evidence"));
-          item.appendChild(el("div", "txt", ref[0]));
+          item.appendChild(el("div", "txt", typeof ref[0] === "number" ? (run.texts || [])[ref[0]] || "" : ref[0]));
         } else {
           item.setAttribute("data-evidence", "no");
           item.appendChild(el("b", null, "not a turn"));

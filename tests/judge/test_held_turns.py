@@ -243,14 +243,16 @@ def test_the_drill_down_shows_the_turns_each_record_holds(site_of_sessions):
 
 
 def test_the_compare_data_names_the_turns_each_record_holds(site_of_sessions):
-    """The compare pages' run data gives a session record as [its start, the turns it holds]."""
+    """The compare pages' run data gives a session record as [its start, the turns it holds]: its start's place in
+    the run's ``texts`` (each start written once), the turns as runs [first, last]."""
     import json
 
     for path in (site_of_sessions / "runs").glob("*.data.js"):
         data = json.loads(path.read_text(encoding="utf-8").split("] = ", 1)[1].rstrip(";\n"))
         first = data["conversations"]["sessions"]["points"][0][2][0]
         if isinstance(first, list):
-            assert first[1] == [8, 9, 10, 11] and first[0].startswith("turn 8 of session s3")
+            assert first[1] == [[8, 11]] and data["texts"][first[0]].startswith("turn 8 of session s3")
+            assert len(data["texts"]) == len(set(data["texts"]))
             return
     raise AssertionError("no run's compare data holds a record of several turns")
 
