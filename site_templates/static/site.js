@@ -240,6 +240,23 @@
     });
   }
 
+  // A drill-down's list of the turns its test points touched: each line whose turn is the transcript's own line links
+  // it there ("turn N in the transcript"), drawn here from #turn-ids' data-href; a passage's line carries its link.
+  function linkTouched() {
+    var ids = document.getElementById("turn-ids");
+    if (!ids) return;
+    var base = ids.getAttribute("data-href") || "";
+    Array.prototype.forEach.call(document.querySelectorAll("ol.transcript > li[value]"), function (li) {
+      if (li.querySelector("a.more")) return;
+      var link = document.createElement("a");
+      link.className = "more";
+      link.setAttribute("href", base + "#t-" + li.getAttribute("value"));
+      link.textContent = "turn " + li.getAttribute("value") + " in the transcript";
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(link);
+    });
+  }
+
   // A drill-down's records that are turns carry no text (it is written once, in the corpus's transcript): each
   // (data-fill) is filled in from the line its record's first link names, each page fetched once.
   function fillTurns() {
@@ -296,6 +313,7 @@
   function init() {
     followMovedBoard();
     drawRecords();
+    linkTouched();
     fillTurns();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });

@@ -84,15 +84,23 @@ def parse(path: Path, drawn: bool = True) -> Node:
 
 
 def draw_records(root: Node) -> None:
-    """What site.js's drawRecords does to a drill-down: each ``li[data-t]`` of an ``ol.records`` gets its turn's
-    link, the benchmark's name and date, "evidence turn" and the slot of its text, as the page showed before."""
+    """What site.js's drawRecords and linkTouched do to a drill-down: each ``li[data-t]`` of an ``ol.records`` gets its
+    turn's link, the benchmark's name and date, "evidence turn" and the slot of its text, and each line of the turns
+    touched its link to the transcript, as the page showed before."""
     import json
 
     ids = [n for n in root.iter() if n.attrs.get("id") == "turn-ids"]
-    items = [li for ol in root.find_all("ol", cls="records") for li in ol.find_all("li") if "data-t" in li.attrs]
-    if not ids or not items:
+    if not ids:
         return
+    items = [li for ol in root.find_all("ol", cls="records") for li in ol.find_all("li") if "data-t" in li.attrs]
     base, dates = ids[0].attrs.get("data-href") or "", json.loads(ids[0].attrs.get("data-dates") or "[]")
+    # linkTouched: each line of the turns touched links its turn in the transcript.
+    for ol in root.find_all("ol", cls="transcript"):
+        for li in ol.children:
+            if isinstance(li, Node) and li.tag == "li" and "value" in li.attrs and not li.find_all("a", cls="more"):
+                more = Node("a", {"class": "more", "href": f"{base}#t-{li.attrs['value']}"}, li)
+                more.children.append(f"turn {li.attrs['value']} in the transcript")
+                li.children += [" ", more]
     for li in items:
         turn = li.attrs.pop("data-t")
         label, d = li.attrs.get("data-id") or "", li.attrs.get("data-d")
