@@ -75,5 +75,8 @@ def test_the_records_text_is_filled_in_from_the_transcript(site, serve, browser)
         got[0] == want[0] and got[1].startswith(want[1]) for got, want in zip(drawn, expected, strict=True)
     ), (drawn[:3], expected[:3])
     assert not page.eval_on_selector_all("ol.records li[data-t]", "items => items.length")
+    touched = page.eval_on_selector_all("ol.transcript > li a.more", "links => links.map(a => a.getAttribute('href'))")
+    lines = [a.attrs["href"] for ol in parse(path).find_all("ol", cls="transcript") for a in ol.find_all("a", cls="more")]
+    assert touched and touched == lines
     assert not errors
     page.close()
