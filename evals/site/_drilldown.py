@@ -73,6 +73,9 @@ class RecordView:
     # it is not the turn's line in the conversation's transcript (a passage's line; "": that line).
     date_index: int = -1
     own_href: str = ""
+    # A record holding several turns whose text is exactly its first turn's (LoCoMo's session records are stored so):
+    # no text on the page; site.js fills it in from that turn's line, which its first link names, as for a turn.
+    filled: bool = False
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -413,6 +416,10 @@ def point_view(
                     label=_name(text, ref),
                     date=_date(text, ref),
                     holds=[(a, b, link(a), link(b)) for a, b in runs_of(held[rank - 1])],
+                    filled=bool(held[rank - 1])
+                    and not matched
+                    and 0 <= held[rank - 1][0] < len(text.contents)
+                    and record == text.contents[held[rank - 1][0]],
                     date_index=text.date_index(ref),
                     own_href="" if ref is None or link(ref) == f"{transcript}#t-{ref}" else link(ref),
                 )
