@@ -2,7 +2,8 @@
 
 Builds the site (``evals.site.build_site``, or ``build_site_from`` with ``--from DIR`` of board files) from a
 copy of the store, so the store given is never written (an older schema is upgraded in the copy), then walks
-the output and prints the total, the largest files, the biggest parts (a run's pages and JSON, a corpus's
+the output and prints the total, the largest files, the bytes of each kind of file (drill-downs, run pages, run
+JSON, compare data and pages, transcripts), the biggest parts (a run's pages and JSON, a corpus's
 transcripts) and the verdict against the limits the published board is held to (docs/site.md, "Keeping the
 site small"): at most 300 MB in all (GitHub Pages allows 1 GB a site) and no file over 25 MB.
 
@@ -40,6 +41,27 @@ def measure(root: Path) -> tuple[int, int, list[tuple[int, str]]]:
             files.append((path.stat().st_size, path.relative_to(root).as_posix()))
     files.sort(key=lambda f: (-f[0], f[1]))
     return sum(size for size, _ in files), len(files), files
+
+
+KINDS = (  # (kind, test on a file's path relative to the site), the first that holds names its kind
+    ("drill-downs", lambda p: p.startswith("runs/") and p.count("/") == 2),
+    ("run pages", lambda p: p.startswith("runs/") and p.endswith(".html")),
+    ("run JSON", lambda p: p.endswith(".json.gz")),
+    ("compare data", lambda p: p.endswith(".data.js") or p.endswith("/points.js")),
+    ("compare pages", lambda p: p.startswith("compare/")),
+    ("transcripts", lambda p: p.startswith("transcripts/")),
+    ("other", lambda p: True),
+)
+
+
+def by_kind(files: list[tuple[int, str]]) -> list[tuple[str, int, int]]:
+    """(kind, bytes, files) of each kind of file (:data:`KINDS`), in that order."""
+    sizes = {kind: [0, 0] for kind, _ in KINDS}
+    for size, path in files:
+        kind = next(kind for kind, test in KINDS if test(path))
+        sizes[kind][0] += size
+        sizes[kind][1] += 1
+    return [(kind, total, count) for kind, (total, count) in sizes.items()]
 
 
 def build(store: Path | None, board: Path | None, out: Path, jobs: int | None) -> tuple[object, float]:
@@ -89,6 +111,9 @@ def verdict(total: int, count: int, files: list[tuple[int, str]]) -> int:
               f"   ({files[0][1]})")  # fmt: skip
     for size, path in files[1:SHOWN]:
         print(f"             {size / 1e6:8.1f} MB   {path}")
+    print("by kind:")
+    for kind, size, n in by_kind(files):
+        print(f"  {size / 1e6:8.1f} MB  {kind} ({n} files)")
     return 1 if over_site or over_file else 0
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "conversation_views",
     "fragment_key",
     "point_view",
+    "runs_of",
 ]
 
 
@@ -63,8 +64,18 @@ class RecordView:
     evidence: bool = False  # the turn is one of the test point's evidence turns
     label: str = ""  # the benchmark's own name of the turn (LoCoMo's D1:12; "" where it has none)
     date: str = ""  # the turn's session date, as the benchmark writes it ("" where it gives none)
-    # A record holding several turns (a session, a chunk; Record.turns): (turn, href) of each, in order ([]: one or none).
-    holds: list[tuple[int, str]] = field(default_factory=list)
+    # A record holding several turns (a session, a chunk; Record.turns): its turns as runs of consecutive numbers,
+    # (first, last, first's href, last's href) each, in order ([]: one or none). A session is one run, so a page names
+    # its two ends, not its 25 turns one link each (docs/site.md, "Keeping the site small").
+    holds: list[tuple[int, int, str, str]] = field(default_factory=list)
+    # A record that is one turn and carries no text (the drill-down draws it with static/site.js, "Keeping the site
+    # small"): the index of its date in the conversation's dates (ConversationText.dates; -1: none), and its link when
+    # it is not the turn's line in the conversation's transcript (a passage's line; "": that line).
+    date_index: int = -1
+    own_href: str = ""
+    # A record holding several turns whose text is exactly its first turn's (LoCoMo's session records are stored so):
+    # no text on the page; site.js fills it in from that turn's line, which its first link names, as for a turn.
+    filled: bool = False
 
 
 @dataclass(slots=True)  # built by the thousand per run: slots, not frozen, for speed
@@ -182,6 +193,9 @@ class ConversationPage(Page):
     pages: list[tuple[str, str]] = field(default_factory=list)  # (test points it holds, file) per page; empty: one page
     page: int = 0  # which of ``pages`` this is
     withheld: str = ""  # why the benchmark's text is not shown (its licence, evals.site._withheld); "" when it is
+    # The conversation's session dates as a JSON array (ConversationText.dates): site.js dates each record it draws from
+    # its index there (RecordView.date_index).
+    dates: str = "[]"
 
 RECORD_CAP = 50  # records listed per test point; the rest are counted
 EVIDENCE_CAP = 20  # turns holding a keyword quoted per test point
@@ -200,6 +214,15 @@ class ConversationText:
         self.roles = [role for role, _ in transcript]
         self.contents = [content for _, content in transcript]
         self.speakers = speaker_labels(self.roles, self.contents)  # the names shown (LoCoMo's speakers)
+        # The conversation's session dates, each once, in turn order: a drill-down writes them once and its records
+        # name theirs by index (RecordView.date_index).
+        self.dates: list[str] = []
+        self._date_index: dict[str, int] = {}
+        for turn in range(len(self.contents)):
+            date = self.ids.date(turn)
+            if date and date not in self._date_index:
+                self._date_index[date] = len(self.dates)
+                self.dates.append(date)
         lowered = [c.lower() for c in self.contents]
         # One string for all turns, so finding a keyword is one C-level scan, not a loop over turns.
         self._haystack = "\x00".join(lowered)
@@ -208,6 +231,10 @@ class ConversationText:
         for text in lowered:
             self._starts.append(offset)
             offset += len(text) + 1
+
+    def date_index(self, turn: int | None) -> int:
+        """Where ``turn``'s date is in :attr:`dates` (-1: it has none)."""
+        return -1 if turn is None else self._date_index.get(self.ids.date(turn), -1)
 
     def turns_holding(self, needles: list[str], before: int) -> list[int]:
         """Indices of the turns before ``before`` that hold a needle, by :func:`evals.judge.scoring.matched_keywords`.
@@ -226,6 +253,17 @@ class ConversationText:
                 nxt = self._starts[turn + 1] if turn + 1 < len(self._starts) else limit
                 start = self._haystack.find(needle, nxt, limit) if nxt < limit else -1
         return [turn for turn in sorted(found) if matched_keywords(needles, self.contents[turn])]
+
+
+def runs_of(turns: list[int]) -> list[tuple[int, int]]:
+    """``turns`` as runs of consecutive numbers, in order: [8, 9, 10, 14] -> [(8, 10), (14, 14)]."""
+    runs: list[tuple[int, int]] = []
+    for turn in turns:
+        if runs and turn == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], turn)
+        else:
+            runs.append((turn, turn))
+    return runs
 
 
 def _records_are_history(refs: list[int | None], turn_index: int) -> bool:
@@ -328,6 +366,7 @@ def point_view(
     # Every labelled evidence turn the records missed is quoted (a LoCoMo question has at most a few); turns that
     # merely hold a keyword are capped.
     listed = unshown if by_evidence else unshown[:EVIDENCE_CAP]
+    transcript = context.partition("#")[0]  # a turn's own line there is f"{transcript}#t-{turn}"
 
     views = []
     # Past k, only what explains the verdict is listed (evidence turns, and records holding a keyword unless the rule
@@ -376,7 +415,13 @@ def point_view(
                     evidence=(ref is not None and ref in evidence_set) or any(t in evidence_set for t in held[rank - 1]),
                     label=_name(text, ref),
                     date=_date(text, ref),
-                    holds=[(t, link(t)) for t in held[rank - 1]],
+                    holds=[(a, b, link(a), link(b)) for a, b in runs_of(held[rank - 1])],
+                    filled=bool(held[rank - 1])
+                    and not matched
+                    and 0 <= held[rank - 1][0] < len(text.contents)
+                    and record == text.contents[held[rank - 1][0]],
+                    date_index=text.date_index(ref),
+                    own_href="" if ref is None or link(ref) == f"{transcript}#t-{ref}" else link(ref),
                 )
             )
         # A run measured at deeper cutoffs than k keeps its ranking that deep (ranked_turns): the ranks past its records.

@@ -11,7 +11,8 @@ them (LoCoMo's ``D1:12``) with their dates, and both runs' first k records side 
 So that a pair costs its flips and not its texts, the rest is drawn in the browser from data files: each
 run's verdicts, top-k record references and answers (``runs/<run>.data.js``, made with the run's pages
 and reused with them) and each corpus's test points with their evidence turns
-(``transcripts/<corpus>/points.js``, made once per corpus). They are scripts that set a global, not JSON
+(``transcripts/<corpus>/points.js``, made once per corpus, which also names every turn of the corpus, so a run's
+records are turn numbers). They are scripts that set a global, not JSON
 fetched, so a page works from ``file://`` as well as on GitHub Pages and from ``evals serve``;
 ``static/compare.js`` draws them.
 """
@@ -30,6 +31,7 @@ from evals.benchmarks.turn_ids import TurnIds
 from evals.judge.headline import Verdict, run_verdicts
 from evals.judge.metrics import ScoredRun
 from evals.model.formatting import is_estimated, p_value_text, short_commit
+from evals.site._drilldown import runs_of
 from evals.site._output import Output
 from evals.site._pages import Page
 from evals.site._publisher import CorpusSource, Publisher, RunSource, Site
@@ -204,8 +206,11 @@ class PairsPublisher(Publisher):
         found: dict[str, dict[str, Any]] = {}
         sessions = corpus.sessions()
         benchmark = next((s.benchmark for s in site.latest if s.corpus_digest == corpus.digest), None)
+        # Every turn's name, date and start, once per corpus: what a run's records are (a run names its turns by number).
+        every: dict[str, list[list[str]]] = {}
         for cid, _, _, contents, points in corpus.conversations():
             ids = TurnIds(*sessions.get(cid, (None, None)), benchmark=benchmark)
+            every[cid] = [[ids.label(t), ids.date(t), _clip(text)] for t, text in enumerate(contents)]
             found[cid] = {
                 str(p["turn_index"]): [
                     p["question"],
@@ -219,7 +224,10 @@ class PairsPublisher(Publisher):
                 ]
                 for p in points
             }
-        output.raw(points_data(corpus.digest), _script("evalsPoints", corpus.digest[:16], found))
+        output.raw(
+            points_data(corpus.digest),
+            _script("evalsPoints", corpus.digest[:16], found) + _script("evalsTurns", corpus.digest[:16], every),
+        )
 
     def publish_run(self, run: RunSource, site: Site, output: Output) -> None:
         output.raw(run_data(site.paths, run.summary.run_id), _script("evalsRuns", run.summary.run_id, _run_data(run, site)))
@@ -233,13 +241,17 @@ class PairsPublisher(Publisher):
 def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
     """What the compare pages need of one run: per conversation its drill-down pages, and per test point
     (in turn order) its verdict, its first k records (a turn's number, or a record's start when it is no
-    turn, or [start, turns] for a record holding several turns; "all" for a whole history), its answer and the
-    judge's verdict; and the turns those records are, each with the benchmark's name for it, its date and its start."""
+    turn, or [start, turns] for a record holding several turns: its start's place in ``texts``, the turns as runs
+    [first, last]; "all" for a whole history), its answer and the
+    judge's verdict. The turns those records are (each's name in the benchmark, date and start) are the corpus's,
+    written once with its test points (``evalsTurns`` in ``points.js``), not once per run."""
     s = run.summary
     rule = s.headline.rule
     paths = site.paths
     conversations: dict[str, Any] = {}
-    turns: dict[str, dict[int, list[str]]] = {}
+    # The starts of records holding several turns, each once: a session is retrieved at many test points.
+    texts: list[str] = []
+    text_of: dict[str, int] = {}
     kept = site.computed.known(s.run_id, rule.metric)  # the run pages' verdicts, when they were made first
     position = 0
     for part in run.parts():
@@ -250,11 +262,8 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
         position += len(part.run.conversations)
         for index, conversation in enumerate(part.run.conversations):
             cid = conversation.conversation_id
-            contents = [text for _, text in part.transcripts.get(cid, [])]
-            ids = TurnIds(part.sessions.get(cid), part.dates.get(cid), s.benchmark)
             refs_of = part.record_turns.get(cid, [])
             answers = part.answers.points[index] if part.answers is not None else None
-            seen = turns.setdefault(cid, {})
             points = []
             for i, point in enumerate(conversation.test_points):
                 records = point.retrieved_records
@@ -266,14 +275,16 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
                     held = point.ranked_held or []
                     for rank, (record, ref) in enumerate(zip(records[: s.k], refs[: s.k], strict=True)):
                         if rank < len(held) and len(held[rank]) > 1:  # a record holding several turns: its text and them
-                            shown.append([_clip(record), list(held[rank])])
+                            start = _clip(record)
+                            if start not in text_of:
+                                text_of[start] = len(texts)
+                                texts.append(start)
+                            shown.append([text_of[start], [list(r) for r in runs_of(list(held[rank]))]])
                             continue
                         if ref is None:
                             shown.append(_clip(record))
                             continue
                         shown.append(ref)
-                        if ref not in seen and ref < len(contents):
-                            seen[ref] = [ids.label(ref), ids.date(ref), _clip(contents[ref])]
                 entry: list[Any] = [point.turn_index, VERDICT_CODES[split[index][i]], shown]
                 if answers is not None:
                     answer = answers[i]
@@ -287,7 +298,7 @@ def _run_data(run: RunSource, site: Site) -> dict[str, Any]:
         "label": rule.label,
         "perPage": POINTS_PER_PAGE,
         "conversations": conversations,
-        "turns": {cid: {str(t): row for t, row in sorted(rows.items())} for cid, rows in turns.items() if rows},
+        "texts": texts,
     }
 
 

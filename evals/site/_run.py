@@ -21,6 +21,7 @@ from evals.judge.headline import KEYWORD, MISS, Verdict, at_k, headline_by_categ
 from evals.judge.metrics import METRICS, MetricValue, ScoredRun, grouped, point_values
 from evals.judge.scoring import PointScore, Scores
 from evals.model import costs
+from evals.model.formatting import visible
 from evals.model.results import PER, AnswerRun, ConversationResult, RunResult, TestPointResult
 from evals.site._charts import Chart
 from evals.site._drilldown import ConversationPage, ConversationText, conversation_views
@@ -450,6 +451,7 @@ def _run_pages(run: RunSource, site: Site, output: Output, cache: Fragments) -> 
                         else [],
                         page=number,
                         withheld=site.withheld.get(s.corpus_digest, ""),
+                        dates=orjson.dumps([visible(d) for d in text.dates]).decode(),
                     ),
                 )
             if not document.over:

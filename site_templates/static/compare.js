@@ -2,12 +2,13 @@
  * the first k records of both runs next to each other, each marked evidence or not, with answers and the
  * judge's verdicts where the runs have them. Drawn from the data files the page loads before this one
  * (window.evalsRuns: each run's records and verdicts; window.evalsPoints: the corpus's test points, each
- * with its gold answer and evidence turns); the page's headlines, test, categories and flipped questions
+ * with its gold answer and evidence turns; window.evalsTurns: the corpus's turns, each's name, date and start); the page's headlines, test, categories and flipped questions
  * are there without it. */
 (function () {
   "use strict";
 
   var VERDICTS = { h: "hit", m: "miss", u: "unanswerable", s: "unscored" };
+  var corpusTurns = {};  // conversation -> each turn's [benchmark name, date, start], from the corpus's points.js
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -51,11 +52,12 @@
       box.appendChild(el("p", "empty", "Nothing was retrieved."));
     } else {
       var list = el("ol", "records pair-records");
-      var turns = (run.turns && run.turns[cid]) || {};
+      // The turns records are: the corpus's (window.evalsTurns, written once with its test points), else the run's own.
+      var turns = corpusTurns[cid] || (run.turns && run.turns[cid]) || {};
       records.forEach(function (ref) {
         var item = el("li");
         if (typeof ref === "number") {
-          var row = turns[String(ref)] || ["turn " + ref, "", ""];
+          var row = turns[ref] || ["turn " + ref, "", ""];
           var isEvidence = evidence.indexOf(ref) >= 0;
           item.className = isEvidence ? "evi" : "";
           item.setAttribute("data-evidence", isEvidence ? "yes" : "no");
@@ -63,13 +65,17 @@
           if (row[1]) item.appendChild(el("small", null, " " + row[1]));
           item.appendChild(el("span", "tag" + (isEvidence ? "" : " plain"), isEvidence ? "evidence" : "not evidence"));
           item.appendChild(el("div", "txt", row[2]));
-        } else if (Array.isArray(ref)) {  // a record holding several turns: [its start, the turns it holds]
-          var held = ref[1].some(function (t) { return evidence.indexOf(t) >= 0; });
+        } else if (Array.isArray(ref)) {
+          // A record holding several turns: [its start (its place in run.texts), the turns it holds as runs [first, last]].
+          var spans = ref[1];
+          var held = spans.some(function (s) { return evidence.some(function (t) { return t >= s[0] && t <= s[1]; }); });
           item.className = held ? "evi" : "";
           item.setAttribute("data-evidence", held ? "yes" : "no");
-          item.appendChild(el("b", null, "holds turns " + ref[1].join(", ")));
+          item.appendChild(el("b", null, "holds turns " + spans.map(function (s) {
+            return s[0] === s[1] ? String(s[0]) : s[0] + "\u2013" + s[1];
+          }).join(", ")));
           item.appendChild(el("span", "tag" + (held ? "" : " plain"), held ? "holds evidence" : "not evidence"));
-          item.appendChild(el("div", "txt", ref[0]));
+          item.appendChild(el("div", "txt", typeof ref[0] === "number" ? (run.texts || [])[ref[0]] || "" : ref[0]));
         } else {
           item.setAttribute("data-evidence", "no");
           item.appendChild(el("b", null, "not a turn"));
@@ -133,6 +139,7 @@
     if (!box) return;
     var runs = window.evalsRuns || {};
     var corpus = (window.evalsPoints || {})[box.getAttribute("data-corpus")] || {};
+    corpusTurns = (window.evalsTurns || {})[box.getAttribute("data-corpus")] || {};
     var root = box.getAttribute("data-root") || "";
     var a = runs[box.getAttribute("data-a")], b = runs[box.getAttribute("data-b")];
     var atA = a ? indexed(a) : {}, atB = b ? indexed(b) : {};

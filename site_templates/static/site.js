@@ -187,6 +187,76 @@
     if (wanted()) label.scrollIntoView();
   }
 
+  // A drill-down's records that are one turn are written as a few attributes (docs/site.md, "Keeping the site small"):
+  // <li value="rank" data-t="turn" data-id="D1:3" data-d="date index" data-h="link" data-n="characters">N tokens</li>.
+  // Each is drawn as the template once wrote it: the turn linked to its line in the transcript (#turn-ids' data-href,
+  // or data-h), the benchmark's name and date, its tokens, "evidence turn" (class evi), and a slot for its text
+  // (folded when data-n says it is long) that fillTurns fills in.
+  function drawRecords() {
+    var ids = document.getElementById("turn-ids");
+    var items = document.querySelectorAll("ol.records li[data-t]");
+    if (!ids || !items.length) return;
+    var base = ids.getAttribute("data-href") || "";
+    var dates = [];
+    try { dates = JSON.parse(ids.getAttribute("data-dates") || "[]"); } catch (e) { dates = []; }
+    Array.prototype.forEach.call(items, function (li) {
+      var turn = li.getAttribute("data-t");
+      var label = li.getAttribute("data-id") || "";
+      var d = li.getAttribute("data-d");
+      var date = d !== null && dates[Number(d)] ? String(dates[Number(d)]) : "";
+      var link = document.createElement("a");
+      link.setAttribute("href", li.getAttribute("data-h") || base + "#t-" + turn);
+      link.textContent = "turn " + turn;
+      var head = [link];
+      if (label || date) {
+        var tid = document.createElement("span");
+        tid.className = "tid";
+        tid.textContent = "(" + label + (label && date ? ", " : "") + date + ")";
+        head.push(document.createTextNode(" "), tid);
+      }
+      head.push(document.createTextNode(" \u00b7 "));
+      head.reverse().forEach(function (node) { li.insertBefore(node, li.firstChild); });
+      if (li.classList.contains("evi")) {
+        var strong = document.createElement("strong");
+        strong.textContent = "evidence turn";
+        li.appendChild(document.createTextNode(" \u00b7 "));
+        li.appendChild(strong);
+      }
+      var slot = document.createElement("div");
+      slot.className = "txt";
+      slot.setAttribute("data-fill", "");
+      var length = li.getAttribute("data-n");
+      if (length !== null) {
+        var fold = document.createElement("details");
+        var summary = document.createElement("summary");
+        summary.textContent = Number(length).toLocaleString("en-US") + " characters";
+        fold.appendChild(summary);
+        fold.appendChild(slot);
+        li.appendChild(fold);
+      } else {
+        li.appendChild(slot);
+      }
+      li.removeAttribute("data-t");  // drawn: site.css's stand-in for the link and name goes
+    });
+  }
+
+  // A drill-down's list of the turns its test points touched: each line whose turn is the transcript's own line links
+  // it there ("turn N in the transcript"), drawn here from #turn-ids' data-href; a passage's line carries its link.
+  function linkTouched() {
+    var ids = document.getElementById("turn-ids");
+    if (!ids) return;
+    var base = ids.getAttribute("data-href") || "";
+    Array.prototype.forEach.call(document.querySelectorAll("ol.transcript > li[value]"), function (li) {
+      if (li.querySelector("a.more")) return;
+      var link = document.createElement("a");
+      link.className = "more";
+      link.setAttribute("href", base + "#t-" + li.getAttribute("value"));
+      link.textContent = "turn " + li.getAttribute("value") + " in the transcript";
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(link);
+    });
+  }
+
   // A drill-down's records that are turns carry no text (it is written once, in the corpus's transcript): each
   // (data-fill) is filled in from the line its record's first link names, each page fetched once.
   function fillTurns() {
@@ -242,6 +312,8 @@
 
   function init() {
     followMovedBoard();
+    drawRecords();
+    linkTouched();
     fillTurns();
     // Instructions that only hold with this script (sorting by a heading) are hidden until now.
     Array.prototype.forEach.call(document.querySelectorAll(".js-only"), function (el) { el.hidden = false; });

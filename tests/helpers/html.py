@@ -71,12 +71,62 @@ class _TreeBuilder(HTMLParser):
         self.current.children.append(data)
 
 
-def parse(path: Path) -> Node:
-    """The document at ``path``, parsed (a stray end tag fails the test)."""
+def parse(path: Path, drawn: bool = True) -> Node:
+    """The document at ``path``, parsed (a stray end tag fails the test). With ``drawn``, a drill-down's records that
+    are one turn (``ol.records li[data-t]``) are drawn as static/site.js draws them (:func:`draw_records`; a browser
+    test, tests/site/test_site_shared_turns.py, checks the script draws the same)."""
     builder = _TreeBuilder()
     builder.feed(path.read_text(encoding="utf-8"))
     builder.close()
+    if drawn:
+        draw_records(builder.root)
     return builder.root
+
+
+def draw_records(root: Node) -> None:
+    """What site.js's drawRecords and linkTouched do to a drill-down: each ``li[data-t]`` of an ``ol.records`` gets its
+    turn's link, the benchmark's name and date, "evidence turn" and the slot of its text, and each line of the turns
+    touched its link to the transcript, as the page showed before."""
+    import json
+
+    ids = [n for n in root.iter() if n.attrs.get("id") == "turn-ids"]
+    if not ids:
+        return
+    items = [li for ol in root.find_all("ol", cls="records") for li in ol.find_all("li") if "data-t" in li.attrs]
+    base, dates = ids[0].attrs.get("data-href") or "", json.loads(ids[0].attrs.get("data-dates") or "[]")
+    # linkTouched: each line of the turns touched links its turn in the transcript.
+    for ol in root.find_all("ol", cls="transcript"):
+        for li in ol.children:
+            if isinstance(li, Node) and li.tag == "li" and "value" in li.attrs and not li.find_all("a", cls="more"):
+                more = Node("a", {"class": "more", "href": f"{base}#t-{li.attrs['value']}"}, li)
+                more.children.append(f"turn {li.attrs['value']} in the transcript")
+                li.children += [" ", more]
+    for li in items:
+        turn = li.attrs.pop("data-t")
+        label, d = li.attrs.get("data-id") or "", li.attrs.get("data-d")
+        date = dates[int(d)] if d is not None else ""
+        link = Node("a", {"href": li.attrs.get("data-h") or f"{base}#t-{turn}"}, li)
+        link.children.append(f"turn {turn}")
+        head: list[Node | str] = [link]
+        if label or date:
+            tid = Node("span", {"class": "tid"}, li)
+            tid.children.append("(" + label + (", " if label and date else "") + date + ")")
+            head += [" ", tid]
+        li.children[:0] = [*head, " \u00b7 "]
+        if "evi" in li.classes:
+            strong = Node("strong", {}, li)
+            strong.children.append("evidence turn")
+            li.children += [" \u00b7 ", strong]
+        slot = Node("div", {"class": "txt", "data-fill": ""}, li)
+        if li.attrs.get("data-n") is not None:
+            fold = Node("details", {}, li)
+            summary = Node("summary", {}, fold)
+            summary.children.append(f"{int(li.attrs['data-n']):,} characters")
+            slot.parent = fold
+            fold.children += [summary, slot]
+            li.children.append(fold)
+        else:
+            li.children.append(slot)
 
 
 def follow(page: Path, href: str) -> tuple[Path, str]:

@@ -208,7 +208,7 @@ def site_of_sessions(tmp_path_factory):
 
 
 def test_the_drill_down_shows_the_turns_each_record_holds(site_of_sessions):
-    """A session record's drill-down entry lists every turn it holds, each linked, and is marked evidence."""
+    """A session record's drill-down entry names the turns it holds as runs (8–11, both ends linked), and is marked evidence."""
     from html.parser import HTMLParser
 
     pages = [p for p in site_of_sessions.rglob("*.html") if "holds turns" in p.read_text(encoding="utf-8")]
@@ -238,19 +238,21 @@ def test_the_drill_down_shows_the_turns_each_record_holds(site_of_sessions):
 
     parser = Items()
     parser.feed(pages[0].read_text(encoding="utf-8"))
-    held = [(cls, text) for cls, text in parser.items if text.startswith("holds turns 8, 9, 10, 11")]
+    held = [(cls, text) for cls, text in parser.items if text.startswith("holds turns 8\u201311")]
     assert held and "evi" in held[0][0]
 
 
 def test_the_compare_data_names_the_turns_each_record_holds(site_of_sessions):
-    """The compare pages' run data gives a session record as [its start, the turns it holds]."""
+    """The compare pages' run data gives a session record as [its start, the turns it holds]: its start's place in
+    the run's ``texts`` (each start written once), the turns as runs [first, last]."""
     import json
 
     for path in (site_of_sessions / "runs").glob("*.data.js"):
         data = json.loads(path.read_text(encoding="utf-8").split("] = ", 1)[1].rstrip(";\n"))
         first = data["conversations"]["sessions"]["points"][0][2][0]
         if isinstance(first, list):
-            assert first[1] == [8, 9, 10, 11] and first[0].startswith("turn 8 of session s3")
+            assert first[1] == [[8, 11]] and data["texts"][first[0]].startswith("turn 8 of session s3")
+            assert len(data["texts"]) == len(set(data["texts"]))
             return
     raise AssertionError("no run's compare data holds a record of several turns")
 

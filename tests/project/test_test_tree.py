@@ -104,6 +104,8 @@ PRIVATE_ALLOWED: dict[str, tuple[str, ...]] = {
     # build_site alone, and these are its units.
     "tests/site/test_compare_js.py": ("evals.site._pairs",),
     "tests/site/test_fragment_key.py": ("evals.site._drilldown", "evals.site._text"),
+    # A test point's section rendered alone, to read what its records cost.
+    "tests/site/test_site_compact_records.py": ("evals.site._drilldown", "evals.site._fragments", "evals.site._render"),
     "tests/site/test_hostile_site.py": ("evals.site._leaderboard", "evals.site._render"),  # claims rows, rendered alone
     "tests/site/test_site_benchmarks.py": ("evals.site._suspects",),
     "tests/site/test_site_computed.py": (

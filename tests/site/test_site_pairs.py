@@ -91,9 +91,9 @@ def test_evidence_is_named_as_the_benchmark_names_it_with_its_date(pair_site: di
         assert re.fullmatch(r"\d{1,2}:\d\d [ap]m on \d{1,2} \w+, \d{4}", date.strip()), date
 
 
-def _data(path: Path) -> dict:
-    """The value a data file (a script setting one global) holds."""
-    return json.loads(path.read_text(encoding="utf-8").split("] = ", 1)[1].rstrip(";\n"))
+def _data(path: Path, line: int = 0) -> dict:
+    """The value a data file's ``line``-th statement (each sets one global, a line each) holds."""
+    return json.loads(path.read_text(encoding="utf-8").splitlines()[line].split("] = ", 1)[1].rstrip(";"))
 
 
 def test_the_dia_ids_name_the_turns_the_file_names(pair_site: dict):
@@ -115,6 +115,11 @@ def test_the_dia_ids_name_the_turns_the_file_names(pair_site: dict):
                 assert texts[sample, name].startswith(quoted.removesuffix("…"))
                 checked += 1
     assert checked
+    # Every turn of the corpus, once (what runs' records name by number): its dia_id and the start of its text.
+    for cid, turns in _data(corpus / "points.js", 1).items():
+        sample = next(sid for sid in {k[0] for k in texts} if cid.endswith(sid))
+        named = [(name, quoted) for name, _date, quoted in turns if not name.startswith("turn ")]  # a dialog's turns
+        assert named and all(texts[sample, name].startswith(quoted.removesuffix("…")) for name, quoted in named)
 
 
 def test_the_paired_test_is_stated(pair_site: dict):

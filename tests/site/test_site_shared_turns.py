@@ -60,5 +60,23 @@ def test_the_records_text_is_filled_in_from_the_transcript(site, serve, browser)
     page.wait_for_function("() => [...document.querySelectorAll('[data-fill]')].every(e => e.textContent !== '')")
     texts = page.eval_on_selector_all("[data-fill]", "slots => slots.map(s => s.textContent)")
     assert texts and set(texts) <= set(_turns())
+    # Each record site.js drew reads as tests/helpers/html.py's draw_records has it (every other test reads that).
+    drawn = page.eval_on_selector_all(
+        "ol.records li",
+        "items => items.map(li => [li.querySelector('a').getAttribute('href'), li.textContent.replace(/\\s+/g, ' ').trim()])",
+    )
+    path = root / "runs" / run_id / name
+    expected = [
+        [li.find("a").attrs["href"], " ".join(li.text().split())]
+        for ol in parse(path).find_all("ol", cls="records")
+        for li in ol.find_all("li")
+    ]
+    assert len(drawn) == len(expected) and drawn and all(  # the browser's text ends with the turn filled in
+        got[0] == want[0] and got[1].startswith(want[1]) for got, want in zip(drawn, expected, strict=True)
+    ), (drawn[:3], expected[:3])
+    assert not page.eval_on_selector_all("ol.records li[data-t]", "items => items.length")
+    touched = page.eval_on_selector_all("ol.transcript > li a.more", "links => links.map(a => a.getAttribute('href'))")
+    lines = [a.attrs["href"] for ol in parse(path).find_all("ol", cls="transcript") for a in ol.find_all("a", cls="more")]
+    assert touched and touched == lines
     assert not errors
     page.close()
