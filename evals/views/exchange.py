@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 from evals.benchmarks import ProtocolName
 from evals.io import jsonfile
 from evals.judge.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
+from evals.judge.origin import origin
 from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, score_point
 from evals.model.corpus import Conversation, Label, Reference, corpus_digest, known_benchmark
@@ -602,7 +603,8 @@ def read_export(path: Path) -> RunRecord:
             raise StoreError(f"{name}: {jsonfile.json_path(unknown)}: unknown field (an export of this run has no such key)")
         if not _agrees(value, expected[key]):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")
-    return record
+    # A run brought from elsewhere was not made in this store: its submitter ran it (evals.judge.origin).
+    return dataclasses.replace(record, summary=dataclasses.replace(record.summary, origin=origin(True)))
 
 
 def _unknown_key(given: Any, expected: Any, where: tuple[int | str, ...]) -> tuple[int | str, ...] | None:
