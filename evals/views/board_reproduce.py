@@ -12,6 +12,7 @@ names the first point and rank that differ, and a record left from before is rem
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,7 +24,6 @@ from evals.judge.origin import first_difference
 from evals.views.board_files import (
     BoardFile,
     Found,
-    board_bytes,
     board_document,
     load_board,
     reproduced_path,
@@ -81,7 +81,7 @@ def reproduce_file(path: Path, found: Found) -> Rerun:
     provenance = outcome.provenance
     date = datetime.now(UTC).date().isoformat()
     record = reproduction_document(path, data, provenance.commit, provenance.dirty, date, len(given))
-    beside.write_bytes(board_bytes(record))
+    beside.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return Rerun(path, REPRODUCED, f"{len(given)} points, the same rankings (wrote {beside.name})")
 
 

@@ -37,6 +37,7 @@ from evals.views.board_files import (
     find_corpus,
     load_board,
     rebuild,
+    reproduced_path,
     reproduction_of,
 )
 
@@ -112,6 +113,13 @@ def verify_folder(
     orphans = [Verdict(p, BAD, lonely.format(p.name.removesuffix(REPRODUCED_SUFFIX))) for p in orphan_records(folder)]
     verdicts = []
     for path in board_files(folder):
+        stale = ""
+        if reproduce and reproduced_path(path).is_file():
+            try:
+                reproduction_of(path)
+            except EvalsError:  # asked to rerun: a record of other bytes goes, and the rerun says whether it holds
+                reproduced_path(path).unlink()
+                stale = f"removed {reproduced_path(path).name}, which named other bytes; "
         verdict = verify_file(path, lookup, fetched)
         if reproduce and verdict.status == VERIFIED:
             from evals.views.board_reproduce import reproduce_file
@@ -120,6 +128,7 @@ def verify_folder(
             found_here = lookup(board.corpus.digest, board.corpus.benchmark)
             assert found_here is not None  # verified: its corpus was found
             rerun = reproduce_file(path, found_here)
+            rerun = dataclasses.replace(rerun, detail=stale + rerun.detail)
             verdict = dataclasses.replace(verify_file(path, lookup, fetched), rerun=rerun)
         verdicts.append(verdict)
     return [*verdicts, *orphans]
@@ -194,7 +203,7 @@ def _origin_text(reproduction: dict[str, Any] | None) -> str:
     found = mark(origin(True, reproduction))
     assert found is not None  # a board file is never the harness's own run in this store
     if reproduction is None:
-        return found[0]
+        return f"{found[0]} (its system run by its submitter)"
     return f"{found[0]} ({reproduction['points']} points at commit {reproduction['commit'][:12]}, {reproduction['date']})"
 
 
