@@ -64,7 +64,7 @@ def test_a_file_without_a_record_is_submitted(board):
 
 def test_another_systems_rankings_are_not_reproduced(board):
     """bm25's file carrying recency's rankings (and their figures, so it verifies) is not reproduced: the line names
-    the first point and rank whose turn differs, the command exits 1, and no record is written."""
+    the first point whose ranking differs (its rank, or its length), the command exits 1, and no record is written."""
     path, other = board["bm25"], json.loads(board["recency"].read_text(encoding="utf-8"))
     document = json.loads(path.read_text(encoding="utf-8"))
     document |= {"points": other["points"], "figures": other["figures"]}
@@ -73,7 +73,7 @@ def test_another_systems_rankings_are_not_reproduced(board):
     result = evals("verify", path, "--reproduce")
     assert result.exit_code == 1
     line = next(line for line in result.output.splitlines() if line.startswith("not reproduced:"))
-    assert line.startswith(f"not reproduced: {path}: point 'sessions' turn ") and " in the file, turn " in line, line
+    assert line.startswith(f"not reproduced: {path}: point 'sessions' turn ") and " in the file, " in line, line
     assert not beside(path).exists()
 
 
