@@ -25,7 +25,6 @@ from pydantic_core import PydanticCustomError
 from evals.benchmarks import ProtocolName
 from evals.io import jsonfile
 from evals.judge.metrics import LatencyBucket, MetricValue, declared, measured_only, parse_retrieval_key
-from evals.judge.origin import origin
 from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, score_point
 from evals.model.corpus import Conversation, Label, Reference, corpus_digest, known_benchmark
@@ -180,6 +179,9 @@ class _RunBlock(_Closed):
     # What the run declares about its system (absent: nothing declared, or written before they were recorded).
     tuned_on: list[str] | None = None
     writes_with_llm: bool | None = None
+    # Who ran it (evals.judge.origin), where the store it came from recorded one: a run imported there from a board
+    # file. Absent: the harness's own run, which an export moves between stores as it is.
+    origin: dict[str, Any] | None = None
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)
@@ -307,7 +309,11 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "cutoff_rule": summary.cutoff_rule,
         **({"benchmark": summary.benchmark} if summary.benchmark is not None else {}),
         **{name: getattr(summary, name) for name in ("corpus_release", "corpus_file") if getattr(summary, name) is not None},
-        **{name: getattr(summary, name) for name in ("tuned_on", "writes_with_llm") if getattr(summary, name) is not None},
+        **{
+            name: getattr(summary, name)
+            for name in ("tuned_on", "writes_with_llm", "origin")
+            if getattr(summary, name) is not None
+        },
         "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
         "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
@@ -488,6 +494,8 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         tuned_on=block.tuned_on,
         writes_with_llm=block.writes_with_llm,
     )
+    if block.origin is not None:
+        summary = dataclasses.replace(summary, origin=block.origin)
     return RunRecord(
         summary=summary,
         run=run,
@@ -603,8 +611,7 @@ def read_export(path: Path) -> RunRecord:
             raise StoreError(f"{name}: {jsonfile.json_path(unknown)}: unknown field (an export of this run has no such key)")
         if not _agrees(value, expected[key]):
             raise StoreError(f"{name}: '{key}' does not match the run's test points; the file was altered")
-    # A run brought from elsewhere was not made in this store: its submitter ran it (evals.judge.origin).
-    return dataclasses.replace(record, summary=dataclasses.replace(record.summary, origin=origin(True)))
+    return record
 
 
 def _unknown_key(given: Any, expected: Any, where: tuple[int | str, ...]) -> tuple[int | str, ...] | None:
