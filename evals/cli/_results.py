@@ -312,10 +312,11 @@ def verify_command(folder: Path, corpus: Path | None, downloads: Path | None, re
     (the record written), not reproduced (the first point and rank that differ; exit 1), or not
     rerun (why: a plug-in not installed, an LLM or endpoint, another library version).
     """
+    from evals.run.reproduce import rerun
     from evals.views.board_reproduce import NOT_REPRODUCED
     from evals.views.board_verify import BAD, verify_folder
 
-    verdicts = verify_folder(folder, corpus, downloads, reproduce=reproduce)
+    verdicts = verify_folder(folder, corpus, downloads, reproduce=rerun if reproduce else None)
     for verdict in verdicts:
         echo(verdict.line)
         if verdict.rerun is not None:

@@ -42,7 +42,7 @@ from evals.views.board_files import (
 )
 
 if TYPE_CHECKING:
-    from evals.views.board_reproduce import Rerun
+    from evals.views.board_reproduce import Rerun, RerunFn
 
 __all__ = ["VERIFIED", "UNVERIFIED", "BAD", "Verdict", "verify_folder"]
 
@@ -91,10 +91,11 @@ def orphan_records(folder: Path) -> list[Path]:
 
 
 def verify_folder(
-    folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None, reproduce: bool = False
+    folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None, reproduce: RerunFn | None = None
 ) -> list[Verdict]:
-    """Every board file under ``folder`` checked; corpora are looked up once per digest. With ``reproduce``, each
-    verified file's system is rerun (:mod:`evals.views.board_reproduce`), and the file checked again after."""
+    """Every board file under ``folder`` checked; corpora are looked up once per digest. With ``reproduce`` (the run
+    layer's rerun, :func:`evals.run.reproduce.rerun`), each verified file's system is rerun and its rankings compared
+    (:mod:`evals.views.board_reproduce`), and the file checked again after."""
     found: dict[tuple[str, str | None], Found | None] = {}
     pinned: dict[str, str | None] = {}
 
@@ -114,20 +115,20 @@ def verify_folder(
     verdicts = []
     for path in board_files(folder):
         stale = ""
-        if reproduce and reproduced_path(path).is_file():
+        if reproduce is not None and reproduced_path(path).is_file():
             try:
                 reproduction_of(path)
             except EvalsError:  # asked to rerun: a record of other bytes goes, and the rerun says whether it holds
                 reproduced_path(path).unlink()
                 stale = f"removed {reproduced_path(path).name}, which named other bytes; "
         verdict = verify_file(path, lookup, fetched)
-        if reproduce and verdict.status == VERIFIED:
+        if reproduce is not None and verdict.status == VERIFIED:
             from evals.views.board_reproduce import reproduce_file
 
             board = load_board(path)[1]
             found_here = lookup(board.corpus.digest, board.corpus.benchmark)
             assert found_here is not None  # verified: its corpus was found
-            rerun = reproduce_file(path, found_here)
+            rerun = reproduce_file(path, found_here, reproduce)
             rerun = dataclasses.replace(rerun, detail=stale + rerun.detail)
             verdict = dataclasses.replace(verify_file(path, lookup, fetched), rerun=rerun)
         verdicts.append(verdict)
