@@ -138,8 +138,10 @@ def test_the_sites_rows_carry_the_mark(board, tmp_path):
 def test_first_difference_names_the_point_and_rank():
     """Rankings compared point by point, rank by rank: the first differing rank, a shorter ranking, a missing point."""
     assert first_difference({("c", 4): [1, 2]}, {("c", 4): [1, 2]}) is None
-    assert first_difference({("c", 4): [1, 2]}, {("c", 4): [1, None]}) == "point 'c' turn 4: rank 2 is turn 2 in the file, no turn in the rerun"
-    assert first_difference({("c", 4): [1, 2]}, {("c", 4): [1]}) == "point 'c' turn 4: 2 ranked records in the file, 1 in the rerun"
+    differs = first_difference({("c", 4): [1, 2]}, {("c", 4): [1, None]})
+    assert differs == "point 'c' turn 4: rank 2 is turn 2 in the file, no turn in the rerun"
+    shorter = first_difference({("c", 4): [1, 2]}, {("c", 4): [1]})
+    assert shorter == "point 'c' turn 4: 2 ranked records in the file, 1 in the rerun"
     assert first_difference({("c", 4): [1]}, {}) == "point 'c' turn 4: not in the rerun"
 
 
