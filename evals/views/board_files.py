@@ -33,7 +33,16 @@ from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, evidence_hits
 from evals.model.corpus import Corpus, check_benchmark, load_corpus
 from evals.model.provenance import Provenance
-from evals.model.results import MAX_K, MAX_SEED, MIN_SEED, PREFIX, ConversationResult, RunResult, TestPointResult
+from evals.model.results import (
+    MAX_K,
+    MAX_SEED,
+    MIN_SEED,
+    PER_CUTOFF,
+    PREFIX,
+    ConversationResult,
+    RunResult,
+    TestPointResult,
+)
 from evals.store import FailedRun, RunRecord, StoredRun, config_key, make_summary
 from evals.views.exchange import (
     Commit,
@@ -218,8 +227,11 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
         refs = stored.record_turns.get(result.conversation_id, [])
         scored = stored.scores.points[position]
         for index, (point, score) in enumerate(zip(result.test_points, scored, strict=True)):
-            # The ranking the figures read; a point without evidence keeps only its records' turns.
-            turns = point.ranked_turns if point.ranked_turns is not None else refs[index]
+            # The ranking the figures read; a point without evidence keeps only its records' turns. A strategy asked
+            # once per cutoff keeps its records at k (the store's ranked_held and token counts are theirs); its other
+            # cutoffs' rankings are its own calls, not kept, and their figures are carried as the run measured them.
+            per_cutoff = summary.cutoff_rule == PER_CUTOFF
+            turns = point.ranked_turns if point.ranked_turns is not None and not per_cutoff else refs[index]
             entry: dict[str, Any] = {"conversation": result.conversation_id, "turn": point.turn_index, "turns": list(turns)}
             if point.ranked_held is not None:
                 entry["held"] = [list(group) for group in point.ranked_held]
@@ -571,6 +583,8 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
             if point.ranked_tokens is not None and len(point.ranked_tokens) != len(point.turns):
                 raise EvalsError(f"{where}: ranked_tokens must have one entry per rank of turns")
             kept = point.turns[: len(point.tokens)]
+            # A record holding several turns (a session, a drawer) is no one turn's text: its token count is its own.
+            several = [point.held is not None and len(point.held[rank]) > 1 for rank in range(len(kept))]
             evidence = list(test.evidence_turns)
             listed = list(test.evidence_sessions) or sessions_of(evidence, sessions)
             rebuilt = TestPointResult(
@@ -578,7 +592,9 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
                 question=test.question,
                 expected_fact=test.expected_fact,
                 expected_keywords=list(test.expected_keywords),
-                retrieved_records=[contents[t] if t is not None else NO_TEXT for t in kept],
+                retrieved_records=[
+                    contents[t] if t is not None and not many else NO_TEXT for t, many in zip(kept, several, strict=True)
+                ],
                 evidence_turns=evidence,
                 category=test.category,
                 answerable=test.answerable,

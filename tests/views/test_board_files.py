@@ -295,7 +295,8 @@ def test_a_per_cutoff_run_of_records_holding_several_turns_exports_and_verifies(
 
     monkeypatch.syspath_prepend(str(PLUGINS))
     store = tmp_path / "results.duckdb"
-    run = evals_output("run", "--runner", "session_documents:PER_CUTOFF", "--corpus", CORPUS, "--store", store)
+    # At k=2 its records are the 2 newest sessions; at its deepest cutoff, all 3, oldest first.
+    run = evals_output("run", "--runner", "session_documents:PER_CUTOFF", "--k", 2, "--corpus", CORPUS, "--store", store)
     run_id = run_id_of(run)
     evals_output("export", run_id, "--store", store, "--board", tmp_path / "board")
     (path,) = (tmp_path / "board").rglob("*.json")
