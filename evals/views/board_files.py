@@ -607,6 +607,12 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
                 ranked_held_sessions=held_sessions(point.held, sessions),
                 ranked_tokens=point.ranked_tokens,
             )
+            if board.cutoff_rule == PER_CUTOFF:
+                # Asked once per cutoff, the run kept its records at k: the file's ranking is theirs (board_document),
+                # and the figures read at k read it; the other cutoffs' own rankings are not in the file.
+                rebuilt.cutoff_rankings = {board.k: (rebuilt.ranked_turns, rebuilt.ranked_sessions)}
+                if rebuilt.ranked_held is not None and rebuilt.ranked_held_sessions is not None:
+                    rebuilt.cutoff_held = {board.k: (rebuilt.ranked_held, rebuilt.ranked_held_sessions)}
             result.test_points.append(rebuilt)
             found_any, found_all = evidence_hits(rebuilt)
             points.append(
