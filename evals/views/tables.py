@@ -656,7 +656,7 @@ def compact_leaderboard(
         out.append("+ made from a working tree with uncommitted changes: its commit does not name the code that ran")
     for mark in (REPRODUCED, SUBMITTED):
         if mark in marks:
-            out.append(f"{ORIGIN_SIGNS[mark]} {EXPLANATIONS[mark]}")
+            out.extend(textwrap.wrap(f"{ORIGIN_SIGNS[mark]} {EXPLANATIONS[mark]}", 99, subsequent_indent="  "))
     if failures:
         out.append("failed: the configuration's latest run failed (evals runs lists it); a failure is never a figure")
     if spread:
