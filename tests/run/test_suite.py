@@ -243,7 +243,8 @@ def test_a_failed_run_is_kept_and_the_suite_goes_on(tmp_path, monkeypatch):
     with Store.open(store, read_only=True) as opened:
         (failed,) = opened.failed_runs()
         assert [s.strategy for s in opened.runs()] == ["bm25"]
-    assert "[2/2] bm25 on c" in result.output and "2 runs, 1 made now, 0 reused, 1 failed" in result.output
+    assert "[2/2] bm25 on " in result.output and "2 runs, 1 made now, 0 reused, 1 failed" in result.output
+    assert f"failed: declaring_strategy:FAILING on {tmp_path / 'c'} (failed run {failed.run_id}): " in result.output
     last = result.output.strip().splitlines()[-1]
-    assert last.startswith("Error: 1 of 2 runs failed: failing on c (failed run ") and failed.run_id in last, last
-    assert "retrieve(question, k=5) raised RuntimeError" in last
+    assert last.startswith("Error: 1 of 2 runs failed: declaring_strategy:FAILING on ") and failed.run_id in last, last
+    assert "retrieve(question, k=5) raised RuntimeError" in last and "kept in the store" not in last
