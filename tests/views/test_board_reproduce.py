@@ -17,7 +17,7 @@ from helpers.cli import evals, evals_output, run_id_of
 
 from evals.benchmarks import FETCHED_NOTE
 from evals.judge.origin import REPRODUCED, SUBMITTED, first_difference, origin
-from evals.store import Store
+from evals.views.board_rows import origin_marks
 
 CORPUS = FIXTURES / "sessions_corpus"
 
@@ -113,26 +113,21 @@ def test_every_board_marks_who_ran_each_run(board, tmp_path):
     assert rows["bm25"]["origin"]["mark"] == REPRODUCED and rows["bm25"]["origin"]["points"] > 0
     assert (rows["recency"]["origin"], rows["random_k"]["origin"]) == ({"mark": SUBMITTED}, None)
     table = evals_output("leaderboard", "--store", store)
-    assert "bm25↺" in table and "recency‡" in table and "random_k " in table
+    names = {line.split()[0].replace("+", "") for line in table.splitlines() if line.strip()}  # +: a dirty tree's
+    assert {"bm25↺", "recency‡", "random_k"} <= names, table
     assert "↺ reproduced: the harness reran" in table and "‡ submitted: its figures" in table
     markdown = evals_output("leaderboard", "--store", store, "--format", "markdown")
     assert "bm25 (reproduced)" in markdown and "recency (submitted)" in markdown and "random_k |" in markdown
 
 
-def test_the_sites_rows_carry_the_mark(board, tmp_path):
-    """The site's leaderboard rows put who ran the run first among their marks, with its explanation."""
-    from evals.site._leaderboard import leaderboard
-    from evals.views.site_paths import Paths
-
-    evals_output("verify", board["bm25"].parent, "--reproduce")
-    store = tmp_path / "board.duckdb"
-    evals_output("import", board["bm25"], board["recency"], "--store", store)
-    with Store.open(store, read_only=True) as opened:
-        latest = opened.latest_per_configuration()
-    (corpus,) = leaderboard(latest, Paths(latest))
-    marks = {row.strategy: row.marks for row in corpus.rows}
-    assert marks["bm25"][0][0] == REPRODUCED and "same ranking at every test point" in marks["bm25"][0][1]
-    assert marks["recency"][0][0] == SUBMITTED
+def test_the_marks_the_boards_show():
+    """Every board's mark (evals.views.board_rows.origin_marks, which the site's rows, the table and the Markdown
+    read): reproduced with the rerun's points, commit and date, submitted, and none for the harness's own run.
+    tests/site/test_site_from_board.py sees it on the built site."""
+    rerun = {"commit": "a" * 40, "dirty": False, "date": "2026-12-07", "points": 3}
+    ((mark, why),) = origin_marks(origin(True, rerun))
+    assert mark == REPRODUCED and why.endswith("(3 points, at commit aaaaaaaaaaaa, 2026-12-07)")
+    assert [m for m, _ in origin_marks(origin(True))] == [SUBMITTED] and origin_marks(origin(False)) == []
 
 
 def test_first_difference_names_the_point_and_rank():
