@@ -387,6 +387,12 @@ def run_suite_command(
     progress on stderr. The default suite, evals.toml, is the main job: the
     starter corpus with every strategy that can run here.
 
+    A run that fails (its strategy raising, a call past --call-timeout, a
+    strategy that cannot be built) does not stop the suite: it is kept in the
+    store as a failed run (`evals runs` lists it; the boards show "failed:
+    <reason>"), a "failed: …" line says so, and the rest are made; the command
+    then exits 1 with one line naming each failure.
+
     With --max-unparsed, every run is still made and stored; the command then
     fails naming each run whose judge's replies were unreadable more often.
     """
@@ -412,9 +418,12 @@ def run_suite_command(
         if (excess := unparsed_excess(document, max_unparsed)) is not None:
             too_unparsed.append(f"{planned.label} (run {outcome.run_id}): {excess}")
 
+    def failed(number: int, total: int, failure) -> None:
+        echo(f"failed: {failure.line}")
+
     progress = progress_reporter(heartbeat=True)
     try:
-        outcomes = run_suite(
+        made = run_suite(
             suite,
             path,
             downloads=_downloads(downloads),
@@ -426,10 +435,23 @@ def run_suite_command(
             after=after,
             progress=progress,
             deadline=deadline,
+            failed=failed,
         )
     finally:
         getattr(progress, "stop", lambda: None)()
+    outcomes, failures = made.outcomes, made.failures
+    total = len(outcomes) + len(failures)
     reused = sum(o.reused for o in outcomes)
-    echo(f"suite {suite_file}: {len(outcomes)} runs, {len(outcomes) - reused} made now, {reused} reused from {path}", err=True)
+    echo(
+        f"suite {suite_file}: {total} runs, {len(outcomes) - reused} made now, {reused} reused"
+        + (f", {len(failures)} failed" if failures else "")
+        + f" from {path}",
+        err=True,
+    )
+    problems = []
+    if failures:
+        problems.append(f"{len(failures)} of {total} runs failed: " + "; ".join(f.line for f in failures))
     if too_unparsed:
-        raise click.ClickException("; ".join(too_unparsed))
+        problems.append("; ".join(too_unparsed))
+    if problems:
+        raise click.ClickException("; ".join(problems))

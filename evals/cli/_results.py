@@ -291,23 +291,39 @@ def import_command(files: tuple[Path, ...], store: Path | None, corpus: Path | N
     "not a pinned benchmark).",
 )
 @downloads_option(help="The folder `evals fetch` downloads into, searched for the benchmarks the files name.")
-def verify_command(folder: Path, corpus: Path | None, downloads: Path | None) -> None:
+@click.option(
+    "--reproduce",
+    is_flag=True,
+    help="Rerun the system of each verified file whose strategy is registered here and runs offline, at the file's "
+    "k, seed and options; the same rankings at every test point write RUN_ID.reproduced.json beside the file.",
+)
+def verify_command(folder: Path, corpus: Path | None, downloads: Path | None, reproduce: bool) -> None:
     """Check every board file under FOLDER: one line per file, exit 1 if any is bad.
 
     verified: the schema holds, the corpus digest is a fetched benchmark's, every test point and
     ranked turn exists, no benchmark text is in the file, and every figure the judge computes from
     rankings and labels is the file's (within 1e-9). unverified: a check could not run (the corpus
     is not downloaded, or given with --corpus and no pinned benchmark); the line says which.
-    bad: the line names the field or the figure.
+    bad: the line names the field or the figure. Each line ends with reproduced (a record beside
+    the file says the harness reran its system with the same rankings, and names the file's exact
+    bytes) or submitted (its system was run by its submitter).
+
+    With --reproduce, each verified file's system is rerun where it can be offline: reproduced
+    (the record written), not reproduced (the first point and rank that differ; exit 1), or not
+    rerun (why: a plug-in not installed, an LLM or endpoint, another library version).
     """
+    from evals.run.reproduce import rerun
+    from evals.views.board_reproduce import NOT_REPRODUCED
     from evals.views.board_verify import BAD, verify_folder
 
-    verdicts = verify_folder(folder, corpus, downloads)
+    verdicts = verify_folder(folder, corpus, downloads, reproduce=rerun if reproduce else None)
     for verdict in verdicts:
         echo(verdict.line)
+        if verdict.rerun is not None:
+            echo(verdict.rerun.line)
     if not verdicts:
         echo(f"no board files under {folder}")
-    if any(v.status == BAD for v in verdicts):
+    if any(v.status == BAD or (v.rerun is not None and v.rerun.status == NOT_REPRODUCED) for v in verdicts):
         raise SystemExit(1)
 
 

@@ -53,6 +53,7 @@ from evals.io.jsonfile import JSONFileError, decode, read_bytes
 from evals.model.costs import PriceError, PriceTable, parse_prices, shipped_prices
 from evals.run.config import RunConfig
 from evals.run.workflow import StoredOutcome, run_with_store
+from evals.store import StoreError
 from evals.strategies import Registry
 
 __all__ = [
@@ -61,6 +62,8 @@ __all__ = [
     "PlannedRun",
     "Suite",
     "SuiteError",
+    "SuiteFailure",
+    "SuiteRun",
     "check_suite",
     "plan_runs",
     "read_suite",
@@ -362,6 +365,29 @@ def _check_errata(suite: Suite, corpora_of: dict[str, Any], log: Callable[[str],
             log(f"errata for {name}: {errata.describe()}")
 
 
+@dataclass(frozen=True)
+class SuiteFailure:
+    """A run of the suite that failed: which, why (one line), and the failed run the store keeps of it (None: it was
+    refused before it played, and nothing was stored)."""
+
+    planned: PlannedRun
+    reason: str
+    run_id: str | None
+
+    @property
+    def line(self) -> str:
+        kept = f"failed run {self.run_id}" if self.run_id is not None else "not stored"
+        return f"{self.planned.label} ({kept}): {self.reason.split(' (kept in the store as failed run ')[0]}"
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """What a suite made: each run made or reused, in order, and each that failed."""
+
+    outcomes: list[StoredOutcome]
+    failures: list[SuiteFailure]
+
+
 def run_suite(
     suite: Suite,
     store_path: Path,
@@ -375,10 +401,14 @@ def run_suite(
     after: Report | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     deadline: float | None = None,
-) -> list[StoredOutcome]:
+    failed: Callable[[int, int, SuiteFailure], None] | None = None,
+) -> SuiteRun:
     """Fetch the suite's benchmarks (checked; reused when already fetched), then make each run the store
-    does not hold yet, in order. ``before`` and ``after`` are told of each run (for progress); ``deadline``
-    is each download's, in seconds (None: :func:`evals.benchmarks.default_deadline`)."""
+    does not hold yet, in order. A run that fails (its strategy raising, a call past --call-timeout, a strategy
+    that cannot be built) does not stop the suite: the store keeps it as a failed run where it played, ``failed``
+    is told, and the rest are made; a store that cannot be written stops it. ``before`` and ``after`` are told of
+    each run (for progress); ``deadline`` is each download's, in seconds (None:
+    :func:`evals.benchmarks.default_deadline`)."""
     lock = lock_path or suite.lock or DEFAULT_LOCK
     check_suite(suite)
     if log is not None:
@@ -393,23 +423,34 @@ def run_suite(
     }
     _check_errata(suite, corpora_of, log)
     runs = plan_runs(suite, {name: Path(corpus) for name, corpus in corpora_of.items() if corpus is not None})
-    outcomes = []
+    outcomes: list[StoredOutcome] = []
+    failures: list[SuiteFailure] = []
     for number, planned in enumerate(runs, 1):
         if before is not None:
             before(number, len(runs), planned)
         config = planned.config
         if config.downloads is None:  # a published protocol's files are where the suite fetched its benchmarks
             config = config.model_copy(update={"downloads": Path(downloads)})
-        outcome = run_with_store(
-            config,
-            store_path,
-            create_parent=create_parent,
-            repo=repo,
-            progress=progress,
-            prices=suite.price_table(),
-            warn=None if number > 1 or log is None else (lambda text: log(f"warning: {text}")),  # once, at the first run
-        )
+        try:
+            outcome = run_with_store(
+                config,
+                store_path,
+                create_parent=create_parent,
+                repo=repo,
+                progress=progress,
+                prices=suite.price_table(),
+                warn=None if number > 1 or log is None else (lambda text: log(f"warning: {text}")),  # once, at the first run
+            )
+        except StoreError:
+            raise  # the store itself: every run after would fail the same way
+        except EvalsError as exc:
+            kept = getattr(exc, "failed_run", None)
+            failure = SuiteFailure(planned, str(exc), kept.run_id if kept is not None else None)
+            failures.append(failure)
+            if failed is not None:
+                failed(number, len(runs), failure)
+            continue
         outcomes.append(outcome)
         if after is not None:
             after(number, len(runs), planned, outcome)
-    return outcomes
+    return SuiteRun(outcomes, failures)

@@ -191,7 +191,9 @@ def run_with_store(
         record = failed_run(failure, str(exc), config, provenance, spec)
         with Store.open(store_path, lock_timeout=lock_timeout, create_parent=create_parent) as store:
             store.write_failed([record])
-        raise EvalsError(f"{exc} (kept in the store as failed run {record.run_id})") from exc
+        kept = EvalsError(f"{exc} (kept in the store as failed run {record.run_id})")
+        kept.failed_run = record  # type: ignore[attr-defined] - what a suite names in its summary
+        raise kept from exc
     finally:
         if cache is not None:
             cache.close()

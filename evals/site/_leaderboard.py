@@ -49,7 +49,7 @@ from evals.site._retrieval import CutoffTable, cutoff_tables, latency_chart
 from evals.site._views import config_info, config_order, settings_text
 from evals.store import FailedRun, RunSummary
 from evals.strategies import REFERENCE_STRATEGY
-from evals.views.board_rows import Spread, declared_marks, failed_name, spreads
+from evals.views.board_rows import Spread, declared_marks, failed_name, origin_marks, spreads
 from evals.views.claims import board_claims, claim_references, source_warning
 from evals.views.names import row_names
 from evals.views.reference import reference_run, relative_tokens
@@ -119,7 +119,8 @@ class BoardRow:
     same_ranking: str = ""  # "same ranking as X": runs whose top-k equals this one's on >= 99% (not all) of test points
     tie: str = ""  # the first row of a tie group: "= b, c: the same top-k on every test point"; the others "= a"
     spread: str = ""  # its configuration's repeated runs on this corpus at its k: "3 runs: 0.612–0.627"; "" for one run
-    # Declared facts (evals.views.board_rows.declared_marks): (mark, explanation), each a small mark with its title.
+    # Who ran it, then declared facts (evals.views.board_rows.origin_marks, declared_marks): (mark, explanation),
+    # each a small mark with its title.
     marks: list[tuple[str, str]] = field(default_factory=list)
     tuned: bool = False  # declares benchmarks it was tuned on (the site's filter hides such rows)
     writes_with_llm: bool = False  # its memory writes with an LLM (the site's filter hides such rows)
@@ -521,7 +522,7 @@ def leaderboard(
                     same_ranking=same_ranking_note(same.get(s.run_id, []), names),
                     tie=ties.get(s.run_id, ""),
                     spread=spread[s.run_id].text(percent) if s.run_id in spread else "",
-                    marks=declared_marks(s.tuned_on, s.writes_with_llm),
+                    marks=origin_marks(s.origin) + declared_marks(s.tuned_on, s.writes_with_llm),
                     tuned=bool(s.tuned_on),
                     writes_with_llm=bool(s.writes_with_llm),
                 )
@@ -694,7 +695,8 @@ def leaderboard_records(
     then for each declared metric its value, n and (for proportions and means) interval. Keyword recall, the
     original harness's recall@k, goes by a name that cannot be read as evidence recall: ``keyword_hit_at_k``
     (with ``_hits``, ``_total``, ``_n``, ``_low``, ``_high``). Then each run's ``spread`` (``"3 runs: 0.612–0.627"``,
-    null for a configuration run once), its declared ``tuned_on`` and ``writes_with_llm``, and ``failed`` (null); each
+    null for a configuration run once), its ``origin`` (``submitted``, ``reproduced``, or null for the harness's own
+    run: evals.judge.origin), its declared ``tuned_on`` and ``writes_with_llm``, and ``failed`` (null); each
     board's failed rows (``failed``: ``failed: <reason>``, every figure null) follow its runs, given ``failed`` (run id ->
     the failed run)."""
     out = []
@@ -748,6 +750,7 @@ def leaderboard_records(
                 record["errata"] = board.errata or None
             record |= {
                 "spread": row.spread or None,
+                "origin": s.origin["mark"] if s.origin else None,
                 "tuned_on": s.tuned_on,
                 "writes_with_llm": s.writes_with_llm,
                 "failed": None,

@@ -106,6 +106,9 @@ class RunSummary:
     # settings ([]: none) and whether its memory writes with an LLM. None: declared nothing (stored before).
     tuned_on: list[str] | None = None
     writes_with_llm: bool | None = None
+    # Who ran it (evals.judge.origin): None for the harness's own run, made in this store; else {"mark": "submitted"}
+    # or {"mark": "reproduced", "commit", "dirty", "date", "points"} (the harness's rerun of its board file).
+    origin: dict[str, Any] | None = None
 
     @property
     def headline(self) -> Headline:

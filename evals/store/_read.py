@@ -56,7 +56,7 @@ ANSWER_COLUMNS = (
     "protocol_source",
 )
 # The answer columns stored as JSON text.
-_JSON_COLUMNS = ("llm_settings", "llm_usage", "protocol_source")
+_JSON_COLUMNS = ("llm_settings", "llm_usage", "protocol_source", "origin")
 SUMMARY_COLUMNS = (
     "run_id",
     "commit",
@@ -94,6 +94,7 @@ SUMMARY_COLUMNS = (
     "corpus_file",
     "tuned_on",
     "writes_with_llm",
+    "origin",
     *ANSWER_COLUMNS,
 )
 _SELECT_SUMMARY = ", ".join(f'"{c}"' for c in SUMMARY_COLUMNS)

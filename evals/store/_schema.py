@@ -563,6 +563,13 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS tuned_on VARCHAR[];
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS writes_with_llm BOOLEAN;
 """
 
+# Who ran the run (evals.judge.origin): NULL for the harness's own run, made in this store; else its mark,
+# "submitted" (imported: run by its submitter) or "reproduced" (a board file the harness reran with the same rankings,
+# with that rerun's commit, date and point count). NULL for runs stored before: they read as the harness's own.
+_ORIGIN = """
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS origin JSON;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs_conversations_test_points", _INITIAL),
     Migration(2, "sql_views", _SQL_VIEWS),
@@ -586,6 +593,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(20, "ranked_tokens_for_budgets", _RANKED_TOKENS),
     Migration(21, "failed_runs", _FAILED_RUNS),
     Migration(22, "declared_tuned_on_writes_with_llm", _DECLARED),
+    Migration(23, "origin_submitted_or_reproduced", _ORIGIN),
 )
 
 

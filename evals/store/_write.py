@@ -178,6 +178,8 @@ class StoreWriter(Connected):
         if summary.llm_usage is not None:
             values["llm_usage"] = json.dumps(summary.llm_usage, ensure_ascii=False)
         values["rule"] = None if summary.rule is None else json.dumps(dataclasses.asdict(summary.rule), ensure_ascii=False)
+        if summary.origin is not None:
+            values["origin"] = json.dumps(summary.origin, ensure_ascii=False, sort_keys=True)
         if summary.protocol_source is not None:
             values["protocol_source"] = json.dumps(summary.protocol_source, ensure_ascii=False, sort_keys=True)
         values["timestamp"] = summary.timestamp.astimezone(UTC).replace(tzinfo=None)

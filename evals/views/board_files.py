@@ -28,11 +28,21 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from evals.errors import EvalsError
 from evals.io import jsonfile
 from evals.judge.metrics import MetricValue, declared
+from evals.judge.origin import origin
 from evals.judge.retrieval import held_sessions, sessions_of
 from evals.judge.scoring import PointScore, Scores, evidence_hits
 from evals.model.corpus import Corpus, check_benchmark, load_corpus
 from evals.model.provenance import Provenance
-from evals.model.results import MAX_K, MAX_SEED, MIN_SEED, PREFIX, ConversationResult, RunResult, TestPointResult
+from evals.model.results import (
+    MAX_K,
+    MAX_SEED,
+    MIN_SEED,
+    PER_CUTOFF,
+    PREFIX,
+    ConversationResult,
+    RunResult,
+    TestPointResult,
+)
 from evals.store import FailedRun, RunRecord, StoredRun, config_key, make_summary
 from evals.views.exchange import (
     Commit,
@@ -52,6 +62,7 @@ __all__ = [
     "BOARD_VERSION",
     "MAX_NAME",
     "NO_TEXT",
+    "REPRODUCED_SUFFIX",
     "BoardFile",
     "Found",
     "board_bytes",
@@ -68,6 +79,9 @@ __all__ = [
     "pin_of",
     "read_board",
     "rebuild",
+    "reproduced_path",
+    "reproduction_of",
+    "reproduction_document",
     "system_name",
 ]
 
@@ -82,6 +96,12 @@ MAX_NAME = 200
 NO_TEXT = "[record text not in the board file]"
 
 Name = Annotated[str, Field(max_length=MAX_NAME)]
+
+
+# The record of the harness's rerun of a board file with the same rankings (evals verify --reproduce), beside it:
+# RUN_ID.json's is RUN_ID.reproduced.json. Every reader of a board folder skips these (board_verify.board_files).
+REPRODUCED_FORMAT = "mneme-evals-reproduced"
+REPRODUCED_SUFFIX = ".reproduced.json"
 
 
 class _Closed(BaseModel):
@@ -182,6 +202,19 @@ class BoardFile(_Closed):
         return self
 
 
+class Reproduction(_Closed):
+    """A board file reproduced: the harness reran its system and got the same ranking at every test point."""
+
+    format: Literal["mneme-evals-reproduced"]
+    version: Literal[1]
+    board_file: Name  # the file's name, beside this one
+    sha256: Digest  # of the file's exact bytes: the mark stands only while the file is what was reproduced
+    commit: Commit  # the harness's commit that reran it
+    dirty: bool  # whether that tree had uncommitted changes (then the commit does not name the code that ran)
+    date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]  # UTC, YYYY-MM-DD
+    points: Count  # the test points whose rankings were compared
+
+
 # -- writing -------------------------------------------------------------------------------------------
 
 
@@ -194,8 +227,11 @@ def board_document(stored: StoredRun, pin: str | None = None) -> dict[str, Any]:
         refs = stored.record_turns.get(result.conversation_id, [])
         scored = stored.scores.points[position]
         for index, (point, score) in enumerate(zip(result.test_points, scored, strict=True)):
-            # The ranking the figures read; a point without evidence keeps only its records' turns.
-            turns = point.ranked_turns if point.ranked_turns is not None else refs[index]
+            # The ranking the figures read; a point without evidence keeps only its records' turns. A strategy asked
+            # once per cutoff keeps its records at k (the store's ranked_held and token counts are theirs); its other
+            # cutoffs' rankings are its own calls, not kept, and their figures are carried as the run measured them.
+            per_cutoff = summary.cutoff_rule == PER_CUTOFF
+            turns = point.ranked_turns if point.ranked_turns is not None and not per_cutoff else refs[index]
             entry: dict[str, Any] = {"conversation": result.conversation_id, "turn": point.turn_index, "turns": list(turns)}
             if point.ranked_held is not None:
                 entry["held"] = [list(group) for group in point.ranked_held]
@@ -388,6 +424,7 @@ class Found:
 
     corpus: Corpus
     pin: str | None
+    folder: Path | None = None  # where the corpus is (a rerun reads it there)
 
 
 def _downloads(downloads: Path | None) -> Path:
@@ -425,12 +462,61 @@ def find_corpus(
         except EvalsError:
             continue  # a damaged download is no pinned benchmark
         if corpus.digest == digest:
-            return Found(corpus, name)
+            return Found(corpus, name, folder)
     if given is not None:
         corpus = load_corpus(given)
         if corpus.digest == digest:
-            return Found(corpus, None)
+            return Found(corpus, None, Path(given))
     return None
+
+
+def reproduced_path(path: Path) -> Path:
+    """Where the record of a board file's reproduction goes: beside it, ``RUN_ID.reproduced.json``."""
+    return Path(path).with_name(Path(path).stem + REPRODUCED_SUFFIX)
+
+
+def reproduction_document(path: Path, data: bytes, commit: str, dirty: bool, date: str, points: int) -> dict[str, Any]:
+    """The record that the board file at ``path`` (its exact bytes: ``data``) was reproduced by the harness at
+    ``commit`` on ``date``, ``points`` test points compared."""
+    import hashlib
+
+    return {
+        "format": REPRODUCED_FORMAT,
+        "version": 1,
+        "board_file": Path(path).name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "commit": commit,
+        "dirty": dirty,
+        "date": date,
+        "points": points,
+    }
+
+
+def reproduction_of(path: Path) -> dict[str, Any] | None:
+    """The reproduction recorded beside the board file at ``path`` (None: none, the file is submitted); a record that
+    is malformed, or names another file or other bytes than the file's, is refused in one line naming it."""
+    import hashlib
+
+    beside = reproduced_path(path)
+    if not beside.is_file():
+        return None
+    name = str(beside)
+    try:
+        raw = jsonfile.load(beside, jsonfile.MAX_EXPORT_FILE_BYTES, name)
+        record = Reproduction.model_validate(raw)
+    except jsonfile.JSONFileError as exc:
+        raise EvalsError(str(exc)) from None
+    except ValidationError as exc:
+        raise EvalsError(f"{name}: schema: {_first_problem(exc)}") from None
+    if record.board_file != Path(path).name:
+        raise EvalsError(f"{name}: board_file: names {record.board_file!r}, not the file beside it ({Path(path).name!r})")
+    actual = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    if record.sha256 != actual:
+        raise EvalsError(
+            f"{name}: sha256: {record.sha256[:12]}… is not the bytes of {Path(path).name} ({actual[:12]}…): the file "
+            "changed after it was reproduced (rerun it: evals verify --reproduce)"
+        )
+    return record.model_dump()
 
 
 # -- reading -------------------------------------------------------------------------------------------
@@ -497,6 +583,8 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
             if point.ranked_tokens is not None and len(point.ranked_tokens) != len(point.turns):
                 raise EvalsError(f"{where}: ranked_tokens must have one entry per rank of turns")
             kept = point.turns[: len(point.tokens)]
+            # A record holding several turns (a session, a drawer) is no one turn's text: its token count is its own.
+            several = [point.held is not None and len(point.held[rank]) > 1 for rank in range(len(kept))]
             evidence = list(test.evidence_turns)
             listed = list(test.evidence_sessions) or sessions_of(evidence, sessions)
             rebuilt = TestPointResult(
@@ -504,7 +592,9 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
                 question=test.question,
                 expected_fact=test.expected_fact,
                 expected_keywords=list(test.expected_keywords),
-                retrieved_records=[contents[t] if t is not None else NO_TEXT for t in kept],
+                retrieved_records=[
+                    contents[t] if t is not None and not many else NO_TEXT for t, many in zip(kept, several, strict=True)
+                ],
                 evidence_turns=evidence,
                 category=test.category,
                 answerable=test.answerable,
@@ -517,6 +607,12 @@ def rebuild(board: BoardFile, corpus: Corpus, name: str) -> RunRecord:
                 ranked_held_sessions=held_sessions(point.held, sessions),
                 ranked_tokens=point.ranked_tokens,
             )
+            if board.cutoff_rule == PER_CUTOFF:
+                # Asked once per cutoff, the run kept its records at k: the file's ranking is theirs (board_document),
+                # and the figures read at k read it; the other cutoffs' own rankings are not in the file.
+                rebuilt.cutoff_rankings = {board.k: (rebuilt.ranked_turns, rebuilt.ranked_sessions)}
+                if rebuilt.ranked_held is not None and rebuilt.ranked_held_sessions is not None:
+                    rebuilt.cutoff_held = {board.k: (rebuilt.ranked_held, rebuilt.ranked_held_sessions)}
             result.test_points.append(rebuilt)
             found_any, found_all = evidence_hits(rebuilt)
             points.append(
@@ -614,10 +710,12 @@ def read_board(path: Path, corpus_dir: Path | None = None, downloads: Path | Non
             + (f" and {corpus_dir} has another digest" if corpus_dir is not None else "")
             + "; the store keeps a run with its corpus: evals fetch the benchmark, or give --corpus DIR"
         )
+    reproduction = reproduction_of(path)
     if board.failed is not None:
         return failed_run(board)
     record = rebuild(board, found.corpus, str(path))
     problems = differing_figures(board, record.summary.metrics)
     if problems:
         raise EvalsError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    return record
+    # Imported: run by its submitter, unless the harness reproduced this very file (evals.judge.origin says so).
+    return dataclasses.replace(record, summary=dataclasses.replace(record.summary, origin=origin(True, reproduction)))

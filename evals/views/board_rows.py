@@ -6,16 +6,20 @@
 * A configuration with several runs on one corpus at one k (the same ``config_key``, which names the k) keeps
   showing the run the board picked (its latest) and adds their **spread**: how many runs, and the lowest and
   highest headline among them (``3 runs: 0.612–0.627``).
+* **Who ran it** (:mod:`evals.judge.origin`): a run imported from elsewhere is ``submitted`` (its system run by its
+  submitter), or ``reproduced`` where the harness reran its board file's system with the same rankings; the
+  harness's own runs carry no mark.
 * **Declared facts**: the benchmarks whose data informed a system's settings (``tuned_on``) and whether its
   memory writes with an LLM (``writes_with_llm``), as its strategy's spec or its board file declares them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evals.judge.origin import mark
 from evals.model import formatting
 from evals.store import FailedRun, RunSummary
 from evals.views.names import configuration_name
@@ -25,6 +29,7 @@ __all__ = [
     "declared_marks",
     "failed_name",
     "failed_record",
+    "origin_marks",
     "spreads",
 ]
 
@@ -96,3 +101,10 @@ def declared_marks(tuned_on: Sequence[str] | None, writes_with_llm: bool | None)
     if writes_with_llm:
         marks.append(("LLM writes", "its memory writes with an LLM: what it stores is text the LLM wrote (costs tokens)"))
     return marks
+
+
+def origin_marks(origin: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Who ran a run as (mark, explanation), as every board shows it before its declared facts: ``reproduced`` or
+    ``submitted``; none for the harness's own run (:func:`evals.judge.origin.mark` decides)."""
+    found = mark(origin)
+    return [found] if found is not None else []

@@ -8,20 +8,27 @@ pinned benchmark): the line says which. It is **bad** where a check failed: the 
 the figure. The keyword figures (they read record texts the file does not hold), the answers' and the
 measured ones (wall-clock times, the footprint) are taken as submitted, and the line counts them. A failed
 run's file (``failed``: its reason) has no figure and no point; its schema, digest and strings are checked.
+
+Beside a file, ``RUN_ID.reproduced.json`` records that the harness reran its system with the same rankings
+(:mod:`evals.views.board_reproduce` writes it): the line then says **reproduced**, else **submitted**
+(:mod:`evals.judge.origin`). Such a record must name the file's exact bytes, or the file is bad.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
 from evals.io import jsonfile
+from evals.judge.origin import mark, origin
 from evals.model.corpus import Corpus, load_corpus
 from evals.views.board_files import (
     MAX_NAME,
+    REPRODUCED_SUFFIX,
     BoardFile,
     Found,
     carried,
@@ -30,7 +37,12 @@ from evals.views.board_files import (
     find_corpus,
     load_board,
     rebuild,
+    reproduced_path,
+    reproduction_of,
 )
+
+if TYPE_CHECKING:
+    from evals.views.board_reproduce import Rerun, RerunFn
 
 __all__ = ["VERIFIED", "UNVERIFIED", "BAD", "Verdict", "verify_folder"]
 
@@ -51,6 +63,7 @@ class Verdict:
     path: Path
     status: str  # VERIFIED, UNVERIFIED or BAD
     detail: str
+    rerun: Rerun | None = None  # with --reproduce: the rerun of its system (None: not asked, or not verified)
 
     @property
     def line(self) -> str:
@@ -58,17 +71,31 @@ class Verdict:
 
 
 def board_files(folder: Path) -> list[Path]:
-    """The board files under ``folder`` (every ``*.json``, in path order), or ``folder`` itself if it is a file."""
+    """The board files under ``folder`` (every ``*.json`` but the records of reproductions beside them, in path
+    order), or ``folder`` itself if it is a file."""
     folder = Path(folder)
     if folder.is_file():
         return [folder]
     if not folder.is_dir():
         raise EvalsError(f"{folder}: no such folder")
-    return sorted(path for path in folder.rglob("*.json") if path.is_file())
+    return sorted(path for path in folder.rglob("*.json") if path.is_file() and not path.name.endswith(REPRODUCED_SUFFIX))
 
 
-def verify_folder(folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None) -> list[Verdict]:
-    """Every board file under ``folder`` checked; corpora are looked up once per digest."""
+def orphan_records(folder: Path) -> list[Path]:
+    """The records of reproductions under ``folder`` with no board file beside them."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    found = sorted(path for path in folder.rglob(f"*{REPRODUCED_SUFFIX}") if path.is_file())
+    return [path for path in found if not path.with_name(path.name.removesuffix(REPRODUCED_SUFFIX) + ".json").is_file()]
+
+
+def verify_folder(
+    folder: Path, corpus_dir: Path | None = None, downloads: Path | None = None, reproduce: RerunFn | None = None
+) -> list[Verdict]:
+    """Every board file under ``folder`` checked; corpora are looked up once per digest. With ``reproduce`` (the run
+    layer's rerun, :func:`evals.run.reproduce.rerun`), each verified file's system is rerun and its rankings compared
+    (:mod:`evals.views.board_reproduce`), and the file checked again after."""
     found: dict[tuple[str, str | None], Found | None] = {}
     pinned: dict[str, str | None] = {}
 
@@ -83,7 +110,29 @@ def verify_folder(folder: Path, corpus_dir: Path | None = None, downloads: Path 
             pinned[pin] = _digest_of(folders[pin]) if pin in folders else None
         return pinned[pin]
 
-    return [verify_file(path, lookup, fetched) for path in board_files(folder)]
+    lonely = "a record of a reproduction with no board file beside it (it names {}.json)"
+    orphans = [Verdict(p, BAD, lonely.format(p.name.removesuffix(REPRODUCED_SUFFIX))) for p in orphan_records(folder)]
+    verdicts = []
+    for path in board_files(folder):
+        stale = ""
+        if reproduce is not None and reproduced_path(path).is_file():
+            try:
+                reproduction_of(path)
+            except EvalsError:  # asked to rerun: a record of other bytes goes, and the rerun says whether it holds
+                reproduced_path(path).unlink()
+                stale = f"removed {reproduced_path(path).name}, which named other bytes; "
+        verdict = verify_file(path, lookup, fetched)
+        if reproduce is not None and verdict.status == VERIFIED:
+            from evals.views.board_reproduce import reproduce_file
+
+            board = load_board(path)[1]
+            found_here = lookup(board.corpus.digest, board.corpus.benchmark)
+            assert found_here is not None  # verified: its corpus was found
+            rerun = reproduce_file(path, found_here, reproduce)
+            rerun = dataclasses.replace(rerun, detail=stale + rerun.detail)
+            verdict = dataclasses.replace(verify_file(path, lookup, fetched), rerun=rerun)
+        verdicts.append(verdict)
+    return [*verdicts, *orphans]
 
 
 def _digest_of(folder: Path) -> str | None:
@@ -101,6 +150,10 @@ def verify_file(
         raw, board = load_board(path)
     except EvalsError as exc:
         return Verdict(path, BAD, str(exc).removeprefix(f"{path}: "))
+    try:
+        mark = _origin_text(reproduction_of(path))
+    except EvalsError as exc:
+        return Verdict(path, BAD, str(exc))
     long = next(_long_strings(raw), None)
     if long is not None:
         return Verdict(path, BAD, f"{long}: a string longer than {MAX_NAME} characters (benchmark text is never in a board file)")
@@ -138,12 +191,21 @@ def verify_file(
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return Verdict(path, BAD, problems[0] + more)
     submitted = sum(carried(key, board.cutoff_rule) or key in _KEYWORD for key in board.figures)
-    counts = f"{len(board.figures) - submitted} figures recomputed, {submitted} taken as submitted"
+    counts = f"{len(board.figures) - submitted} figures recomputed, {submitted} taken as submitted; {mark}"
     if found.pin is None:
         return Verdict(
             path, UNVERIFIED, f"warning: corpus {digest[:12]}… is not a pinned benchmark (given with --corpus); {counts}"
         )
     return Verdict(path, VERIFIED, f"{found.pin}: {counts}")
+
+
+def _origin_text(reproduction: dict[str, Any] | None) -> str:
+    """What the line says of who ran the file's system (:mod:`evals.judge.origin`)."""
+    found = mark(origin(True, reproduction))
+    assert found is not None  # a board file is never the harness's own run in this store
+    if reproduction is None:
+        return f"{found[0]} (its system run by its submitter)"
+    return f"{found[0]} ({reproduction['points']} points at commit {reproduction['commit'][:12]}, {reproduction['date']})"
 
 
 def _strings(value: Any, where: tuple[int | str, ...] = ()) -> Iterator[tuple[tuple[int | str, ...], str]]:

@@ -179,6 +179,9 @@ class _RunBlock(_Closed):
     # What the run declares about its system (absent: nothing declared, or written before they were recorded).
     tuned_on: list[str] | None = None
     writes_with_llm: bool | None = None
+    # Who ran it (evals.judge.origin), where the store it came from recorded one: a run imported there from a board
+    # file. Absent: the harness's own run, which an export moves between stores as it is.
+    origin: dict[str, Any] | None = None
     latency_by_size: list[_Bucket] = Field(default_factory=list)  # measured: retrieve latency by records held
     references: list[Reference] = Field(default_factory=list)  # the corpus's published figures
     measured: dict[Annotated[str, AfterValidator(_metric_name)], _Measured] = Field(default_factory=dict)
@@ -306,7 +309,11 @@ def export_document(stored: StoredRun) -> dict[str, Any]:
         "cutoff_rule": summary.cutoff_rule,
         **({"benchmark": summary.benchmark} if summary.benchmark is not None else {}),
         **{name: getattr(summary, name) for name in ("corpus_release", "corpus_file") if getattr(summary, name) is not None},
-        **{name: getattr(summary, name) for name in ("tuned_on", "writes_with_llm") if getattr(summary, name) is not None},
+        **{
+            name: getattr(summary, name)
+            for name in ("tuned_on", "writes_with_llm", "origin")
+            if getattr(summary, name) is not None
+        },
         "latency_by_size": [dataclasses.asdict(bucket) for bucket in stored.latency],
         "references": [reference.model_dump() for reference in stored.references],
         "cache_hits": summary.cache_hits,
@@ -487,6 +494,8 @@ def _rebuild(doc: _Exported, name: str, raw: dict[str, Any]) -> RunRecord:
         tuned_on=block.tuned_on,
         writes_with_llm=block.writes_with_llm,
     )
+    if block.origin is not None:
+        summary = dataclasses.replace(summary, origin=block.origin)
     return RunRecord(
         summary=summary,
         run=run,

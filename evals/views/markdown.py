@@ -14,11 +14,12 @@ from itertools import groupby
 
 from evals.judge.ceilings import ceiling
 from evals.judge.metrics import PROPORTION
+from evals.judge.origin import EXPLANATIONS
 from evals.model import formatting
 from evals.model.tokens import EXACT
 from evals.store import FailedRun, RunSummary
 from evals.strategies import NO_MODEL
-from evals.views.board_rows import failed_name
+from evals.views.board_rows import failed_name, origin_marks
 from evals.views.names import row_names
 from evals.views.reference import REFERENCE_STRATEGY, reference_run, relative_tokens
 from evals.views.tables import APPROX_NOTE, MISSING, board_metrics, hash_caveat, metric_text
@@ -37,6 +38,7 @@ def _table(rows: Sequence[RunSummary]) -> list[str]:
     for label, s in zip(row_names(rows), rows, strict=True):
         marks = (" (ceiling)" if ceiling(s) else "") + (" (hash embedder: no semantics)" if hash_caveat(s) else "")
         marks += " (uncommitted changes)" if s.dirty else ""
+        marks += "".join(f" ({mark})" for mark, _ in origin_marks(s.origin))
         cells = [
             label + marks,
             MISSING if s.model == NO_MODEL else s.model,
@@ -71,6 +73,7 @@ def leaderboard_markdown(summaries: Sequence[RunSummary], failures: Sequence[Fai
         if failed:
             lines += ["", *(f"- {failed_name(f)} (k={f.k}): {f.failure}" for f in failed)]
         blocks.append("\n".join(lines))
+    origins = {mark: why for s in summaries for mark, why in origin_marks(s.origin)}
     footer = (
         "The first metric column is each corpus's headline (docs/methodology.md): recall_any@k, an evidence turn among "
         "the first k records, where test points name evidence; else keyword hit@k. (ceiling): reads the evidence labels, "
@@ -78,5 +81,6 @@ def leaderboard_markdown(summaries: Sequence[RunSummary], failures: Sequence[Fai
         "keyword hit@k: share of test points where a retrieved record held an expected keyword; strict: all of them. "
         f"Brackets: 95% Wilson interval. MRR: mean of 1/rank of the first matching record. vs {REFERENCE_STRATEGY}: "
         f"tokens per test point relative to the latest {REFERENCE_STRATEGY} run on the same corpus."
+        + "".join(f" ({mark}): {EXPLANATIONS[mark].split(': ', 1)[1]}." for mark in sorted(origins))
     )
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"

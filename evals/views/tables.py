@@ -41,12 +41,13 @@ from evals.judge.metrics import (
     point_values,
     repeat_stats,
 )
+from evals.judge.origin import EXPLANATIONS, REPRODUCED, SUBMITTED
 from evals.model import costs, formatting
 from evals.model.corpus import MAX_CUTOFF
 from evals.model.tokens import EXACT
 from evals.store import FailedRun, RunSummary, StoredRun
 from evals.strategies.embedders import HASH_CAVEAT, recorded_embedder
-from evals.views.board_rows import Spread, failed_name, failed_record
+from evals.views.board_rows import Spread, failed_name, failed_record, origin_marks
 from evals.views.breakdown import answer_category_rows, category_rows
 from evals.views.names import row_name, row_names
 
@@ -544,6 +545,10 @@ def errata_notes(figures: Figures, digest: str | None = None) -> list[str]:
     return notes + [f"no figure with errata for run {problem}" for problem in sorted(problems)]
 
 
+# Who ran a run (evals.judge.origin), as the table's name column marks it; the harness's own runs carry none.
+ORIGIN_SIGNS = {REPRODUCED: "↺", SUBMITTED: "‡"}
+
+
 def compact_leaderboard(
     summaries: Sequence[RunSummary],
     errata: Figures | None = None,
@@ -602,6 +607,8 @@ def compact_leaderboard(
             served = bool(served_caveat(s))
             name = names[s.run_id] + ("*" if ceiling(s) else "") + ("!" if hash_caveat(s) else "") + ("#" if served else "")
             name += "+" if s.dirty else ""
+            name += "".join(ORIGIN_SIGNS[mark] for mark, _ in origin_marks(s.origin))
+            marks |= {mark for mark, _ in origin_marks(s.origin)}
             marks |= {"+"} if s.dirty else set()
             marks |= {"*"} if ceiling(s) else set()
             marks |= {"!"} if hash_caveat(s) else set()
@@ -647,6 +654,9 @@ def compact_leaderboard(
         out.append("# served model differs from the one asked for (evals runs: llm served; the run page says which)")
     if "+" in marks:
         out.append("+ made from a working tree with uncommitted changes: its commit does not name the code that ran")
+    for mark in (REPRODUCED, SUBMITTED):
+        if mark in marks:
+            out.extend(textwrap.wrap(f"{ORIGIN_SIGNS[mark]} {EXPLANATIONS[mark]}", 99, subsequent_indent="  "))
     if failures:
         out.append("failed: the configuration's latest run failed (evals runs lists it); a failure is never a figure")
     if spread:

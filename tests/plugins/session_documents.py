@@ -2,10 +2,13 @@
 (``Record(text, turns=...)``), its text the session's turns joined, newest session first.
 
 Like MemPalace's raw session documents: evidence it holds is credited by the turns each record names
-(tests/judge/test_held_turns.py). Referenced as ``session_documents:SPEC`` with tests/plugins on the path.
+(tests/judge/test_held_turns.py). Referenced as ``session_documents:SPEC`` with tests/plugins on the path;
+``session_documents:PER_CUTOFF`` is a variant asked once per cutoff (tests/views/test_board_files.py).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from evals.strategies import Record, spec_from_factory
 
@@ -47,3 +50,22 @@ def make(name_turns: bool = True) -> SessionDocuments:
 
 
 SPEC = spec_from_factory("session_documents", make)
+
+
+class PerCutoffSessions(SessionDocuments):
+    """Whole sessions as records, newest first when asked for fewer than 10, oldest first otherwise: its ranking
+    depends on k, so it is asked once per cutoff (``prefix_stable=False``), as mempalace's drawers are."""
+
+    name = "per_cutoff_sessions"
+
+    def retrieve(self, query: str, k: int) -> list[Record]:
+        ordered = list(self.sessions.values())
+        ordered = ordered[::-1] if k < 10 else ordered
+        return [Record("\n".join(text for _, text in turns), turns=tuple(t for t, _ in turns)) for turns in ordered[:k]]
+
+
+def make_per_cutoff() -> PerCutoffSessions:
+    return PerCutoffSessions()
+
+
+PER_CUTOFF = dataclasses.replace(spec_from_factory("per_cutoff_sessions", make_per_cutoff), prefix_stable=False)

@@ -226,3 +226,25 @@ def test_a_matrix_naming_mneme_s_embedder_as_a_setting_is_told_where_it_goes(tmp
     (tmp_path / "s.toml").write_text('[[matrix]]\ncorpora = ["c"]\nstrategies = ["mneme"]\nembedder = "minilm"\n')
     with pytest.raises(SuiteError, match=r"embedder is Mneme's option now: \[matrix.options.mneme\] embedder = 'minilm'"):
         read_suite(tmp_path / "s.toml")
+
+
+def test_a_failed_run_is_kept_and_the_suite_goes_on(tmp_path, monkeypatch):
+    """A run that fails is stored as a failed run and the suite makes the rest; it then exits 1 with a summary naming
+    each failure (its run and why), after the count of the runs made."""
+    from helpers import PLUGINS
+
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    shutil.copytree(FIXTURES / "corpus_small", tmp_path / "c")
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[matrix]]\ncorpora = ["c"]\nstrategies = ["declaring_strategy:FAILING", "bm25"]\n')
+    store = tmp_path / "s.duckdb"
+    result = CliRunner().invoke(cli, ["run-suite", "--suite", str(suite), "--store", str(store)])
+    assert result.exit_code == 1, result.output
+    with Store.open(store, read_only=True) as opened:
+        (failed,) = opened.failed_runs()
+        assert [s.strategy for s in opened.runs()] == ["bm25"]
+    assert "[2/2] bm25 on " in result.output and "2 runs, 1 made now, 0 reused, 1 failed" in result.output
+    assert f"failed: declaring_strategy:FAILING on {tmp_path / 'c'} (failed run {failed.run_id}): " in result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("Error: 1 of 2 runs failed: declaring_strategy:FAILING on ") and failed.run_id in last, last
+    assert "retrieve(question, k=5) raised RuntimeError" in last and "kept in the store" not in last

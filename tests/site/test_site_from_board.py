@@ -61,3 +61,18 @@ def test_a_bad_board_file_is_named_in_one_line_and_nothing_is_built(board, tmp_p
 def test_corpus_without_from_is_refused(tmp_path: Path):
     result = evals("build-site", "--corpus", CORPUS, "--out", tmp_path / "site")
     assert result.exit_code == 2 and "--corpus goes with --from" in result.output
+
+
+@pytest.mark.slow
+def test_a_reproduced_file_is_marked_reproduced_on_the_sites_leaderboard(board, tmp_path: Path):
+    """After `evals verify --reproduce` writes its record beside the file, the site built from the folder marks the
+    run reproduced (the mark's title says what it means); without the record it is marked submitted."""
+    folder, run_id = board
+    out = tmp_path / "site"
+    evals_output("build-site", "--from", folder, "--out", out)
+    pages = " ".join(p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
+    assert 'title="submitted: ' in pages and 'title="reproduced: ' not in pages
+    evals_output("verify", folder, "--reproduce")
+    evals_output("build-site", "--from", folder, "--out", out, "--full")
+    pages = " ".join(p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
+    assert 'title="reproduced: the harness reran this system' in pages and 'title="submitted: ' not in pages

@@ -282,3 +282,34 @@ def test_declared_facts_travel_in_a_board_file(exported, tmp_path):
     with Store.open(other, read_only=True) as opened:
         summary = opened.get_summary(run_id)
     assert (summary.tuned_on, summary.writes_with_llm) == (["locomo"], True)
+
+
+# -- a strategy asked once per cutoff, whose records hold several turns (mempalace's drawers) ------------------
+
+
+def test_a_per_cutoff_run_of_records_holding_several_turns_exports_and_verifies(tmp_path, downloads, monkeypatch):
+    """A run of a strategy asked once per cutoff whose records are whole sessions exports, for each point, the
+    ranking its records at k come from, with one token count and one group of held turns per rank; the file
+    verifies (every figure the judge computes from it is the run's) and imports with the run's figures."""
+    from helpers import PLUGINS
+
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    store = tmp_path / "results.duckdb"
+    # At k=2 its records are the 2 newest sessions; at its deepest cutoff, all 3, oldest first.
+    run = evals_output("run", "--runner", "session_documents:PER_CUTOFF", "--k", 2, "--corpus", CORPUS, "--store", store)
+    run_id = run_id_of(run)
+    evals_output("export", run_id, "--store", store, "--board", tmp_path / "board")
+    (path,) = (tmp_path / "board").rglob("*.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["cutoff_rule"] == "per_cutoff"
+    held = [p for p in document["points"] if p.get("held")]
+    assert held and any(len(group) > 1 for p in held for group in p["held"])
+    assert all(len(p["turns"]) == len(p["tokens"]) == len(p["held"]) for p in held)
+    result = evals("verify", path, "--corpus", CORPUS)
+    assert result.exit_code == 0 and "figures recomputed" in result.output, result.output
+    other = tmp_path / "other.duckdb"
+    evals_output("import", path, "--corpus", CORPUS, "--store", other)
+    with Store.open(store, read_only=True) as a, Store.open(other, read_only=True) as b:
+        original, imported = a.get_summary(run_id).metrics, b.get_summary(run_id).metrics
+    for name in ("evidence_recall_any", "evidence_recall_all", "tokens_per_test_point"):
+        assert imported[name].value == pytest.approx(original[name].value, abs=1e-9), name
