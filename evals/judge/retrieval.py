@@ -334,12 +334,14 @@ def _scores(within: tuple[int, ...], evidence: int, depth: int) -> tuple[float, 
     return tuple(score(within, evidence, depth) for score in POINT_METRICS.values())
 
 
-def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, int], tuple[float, ...]]:
+def point_scores(
+    point: TestPointResult, cutoffs: Sequence[int], rule: str, levels: Sequence[str] = LEVELS
+) -> dict[tuple[str, int], tuple[float, ...]]:
     """(level, cutoff) -> the test point's score under each metric of :data:`POINT_METRICS`, in that order, for
-    every level and cutoff it has values at (none at a level without evidence, none at a cutoff whose ranking was
-    not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
+    every level (of ``levels``) and cutoff it has values at (none at a level without evidence, none at a cutoff whose
+    ranking was not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
     values: dict[tuple[str, int], tuple[float, ...]] = {}
-    for level in LEVELS:
+    for level in levels:
         evidence = evidence_at(point, level)
         if not evidence:
             continue
