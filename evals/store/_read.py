@@ -592,6 +592,8 @@ class StoreReader(Connected):
             result = ConversationResult(conversation_id=cid, description="", turn_count=0)
             scores: list[PointScore] = []
             sessions = sessions_of_turns.get(cid, [])
+            # A turn's session, None for no turn or one past the list (as sessions[t] reads it, from the end too).
+            session_at = {**dict(enumerate(sessions, -len(sessions))), **dict(enumerate(sessions))}.get
             for (
                 _,
                 turn_index,
@@ -619,9 +621,7 @@ class StoreReader(Connected):
                     retrieved_turns=list(turns) if evidence else None,
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
-                    ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked]
-                    if ranked is not None
-                    else None,
+                    ranked_sessions=list(map(session_at, ranked)) if ranked is not None else None,
                     ranked_held=held,
                     ranked_held_sessions=held_sessions(held, sessions),
                 )
