@@ -4,19 +4,25 @@ In one run on one machine:
 
 1. makes (or reuses) a store of ten cheap runs on the corpus given (``--corpus``, a folder made by
    ``evals import-corpus locomo``): bm25 at k=5 and k=10, recency at k=5 and k=10, random_k, full_history,
-   oracle, no_memory, summary_buffer and mneme with the hash embedder;
+   oracle, no_memory, summary_buffer and mneme with the hash embedder; or takes an existing store (``--store``,
+   e.g. the field's runs on real LoCoMo), never writing to it;
 2. checks out the old commit (``--old``, default 2f4861d: the yardstick the site's targets are set against) with
    ``git worktree add --detach`` into a temporary folder, and runs its code with ``PYTHONPATH`` pointing
    there (each child starts in a neutral folder, so neither tree shadows the other);
-3. copies the store twice (old and new code each build from their own copy, so neither writes to the
-   other's), and times, interleaved and ``--repeats`` times, each code's full build (``evals build-site
-   --full``) and no-op rebuild (``evals build-site`` over its own finished site, every unit reused), by CPU
-   seconds: ``resource.getrusage(RUSAGE_CHILDREN)`` before and after each child, which counts the child and
-   every process it waited for (the cores are shared, so wall time would measure the neighbours);
-4. checks the two sites are byte-identical (every file's path and bytes; the build manifest's unit fingerprints
-   aside: they digest each commit's own source, so that new code renders every page again);
+3. copies the store for each code, in that code's schema (an empty store made by the code, then every column
+   both schemas have: an older commit refuses a newer store), keeping the first ``--runs`` runs appended, and
+   times, interleaved and ``--repeats`` times, each code's full build (``evals build-site --full``) and no-op
+   rebuild (``evals build-site`` over its own finished site, every unit reused), by CPU seconds:
+   ``resource.getrusage(RUSAGE_CHILDREN)`` before and after each child, which counts the child and every process
+   it waited for (the cores are shared, so wall time would measure the neighbours); with ``--floor-runs``, the new
+   code's full build on that many runs too;
+4. says whether the two sites are byte-identical (every file's path and bytes; the build manifest's unit
+   fingerprints aside: they digest each commit's own source); they differ where the site has changed since the
+   old commit. ``--same-as REV`` builds once with REV's code and checks the new site is byte-identical to that
+   one (a change that should leave the site as it was);
 5. measures the data-movement floor and prints the medians, the ratios against the targets (full build at
-   most 0.7x the old commit's CPU, no-op rebuild at most 0.5x), and the build's ratio to its floor.
+   most 0.7x the old commit's CPU, no-op rebuild at most 0.5x, the full build on ``--floor-runs`` runs at most
+   3x its floor), each met or MISSED, and the load average at the start and the end.
 
 The floor is what any build of this site must at least do, measured the same way, in one child process:
 start Python, open the store read-only with DuckDB, fetch every row of every table into Python objects
@@ -28,6 +34,7 @@ Every build runs with ``--jobs 1``: one process, so the CPU counted is the build
 start-up.
 
     python bench/bench_site_build.py --corpus /work/data/locomo [--work DIR] [--repeats 3] [--old 2f4861d]
+    python bench/bench_site_build.py --store locomo.duckdb --runs 4 --floor-runs 10 [--same-as main]
 """
 
 from __future__ import annotations
