@@ -273,7 +273,7 @@ def measure(
             same_different: list[str] | None = None
             if same_as:
                 same_store = tmp / "same.duckdb"
-                copy_store(store, same_store, runs, tmp / "same", neutral)
+                shutil.copyfile(stores["new"], same_store)  # the same bytes: the site carries a copy of its store
                 cpu_of(build_command(same_store, tmp / "site-same", True), tmp / "same", neutral)
                 same_different = differences(tmp / "site-same", tmp / "site-new")
             floors = []
