@@ -279,17 +279,42 @@ def budget_value(
         return None
     if point.ranked_tokens is not None and point.cutoff_rankings is None:
         record_tokens = point.ranked_tokens
-    groups = record_items(point, level, len(record_tokens), k)
-    if groups is None:
+    reach = _reach(point, record_tokens, k, level, evidence)
+    if reach is None:
         return None
-    found: set[Hashable] = set()
-    spent = 0
-    for group, tokens in zip(groups, record_tokens, strict=False):
-        spent += tokens
-        if spent > budget:
-            break
-        found.update(item for item in group if item in evidence)
-    return float(bool(found)) if name == "recall_any" else len(found) / len(evidence)
+    found = sum(1 for spent in reach.values() if spent <= budget)
+    return float(found > 0) if name == "recall_any" else found / len(evidence)
+
+
+# The last (point, tokens, k, level) _reach worked out, and its answer: a test point's budget figures (every
+# budget, recall_any and recall_frac) are asked one after the other, and each reads the same walk down its ranking.
+_last_reach: tuple[object, object, int, str, dict[Hashable, int] | None] | None = None
+
+
+def _reach(
+    point: TestPointResult, record_tokens: Sequence[int], k: int, level: str, evidence: frozenset[Hashable]
+) -> dict[Hashable, int] | None:
+    """Each evidence item the ranking holds -> the tokens of context up to and including the first record holding
+    it (the records' tokens only grow down the ranking, so it is within a budget exactly when that sum is); None:
+    the ranking was not recorded."""
+    global _last_reach
+    last = _last_reach
+    if last is not None and last[0] is point and last[1] is record_tokens and last[2] == k and last[3] == level:
+        return last[4]
+    groups = record_items(point, level, len(record_tokens), k)
+    reach: dict[Hashable, int] | None = None
+    if groups is not None:
+        reach = {}
+        spent = 0
+        for group, tokens in zip(groups, record_tokens, strict=False):
+            spent += tokens
+            for item in group:
+                if item in evidence and item not in reach:
+                    reach[item] = spent
+            if len(reach) == len(evidence):
+                break  # every item found: deeper records change no budget's figure
+    _last_reach = (point, record_tokens, k, level, reach)
+    return reach
 
 
 def ndcg_any(evidence: frozenset[Hashable], items: Sequence[Hashable | None], cutoff: int) -> float:
@@ -309,12 +334,14 @@ def _scores(within: tuple[int, ...], evidence: int, depth: int) -> tuple[float, 
     return tuple(score(within, evidence, depth) for score in POINT_METRICS.values())
 
 
-def point_scores(point: TestPointResult, cutoffs: Sequence[int], rule: str) -> dict[tuple[str, int], tuple[float, ...]]:
+def point_scores(
+    point: TestPointResult, cutoffs: Sequence[int], rule: str, levels: Sequence[str] = LEVELS
+) -> dict[tuple[str, int], tuple[float, ...]]:
     """(level, cutoff) -> the test point's score under each metric of :data:`POINT_METRICS`, in that order, for
-    every level and cutoff it has values at (none at a level without evidence, none at a cutoff whose ranking was
-    not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
+    every level (of ``levels``) and cutoff it has values at (none at a level without evidence, none at a cutoff whose
+    ranking was not recorded). The ranks holding evidence are found once per level, and every cutoff reads them."""
     values: dict[tuple[str, int], tuple[float, ...]] = {}
-    for level in LEVELS:
+    for level in levels:
         evidence = evidence_at(point, level)
         if not evidence:
             continue

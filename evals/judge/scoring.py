@@ -135,9 +135,13 @@ def _held_at_k(point: TestPointResult, depth: int) -> list[list[int]] | None:
     return None if point.ranked_held is None else point.ranked_held[:depth]
 
 
-def score_point(point: TestPointResult, record_tokens: list[int], *, hit: bool | None = None) -> PointScore:
-    """Score one test point whose records have these token counts; ``hit`` as stored, when known."""
-    found = match(point.expected_keywords, point.expected_fact, point.retrieved_records)
+def score_point(
+    point: TestPointResult, record_tokens: list[int], *, hit: bool | None = None, stored: Match | None = None
+) -> PointScore:
+    """Score one test point whose records have these token counts; ``hit`` as stored, when known, and ``stored``:
+    the hit, strict hit and rank the run decided and stored (a store reads them back rather than matching the
+    records' texts again)."""
+    found = stored if stored is not None else match(point.expected_keywords, point.expected_fact, point.retrieved_records)
     evidence_any, evidence_all = evidence_hits(point)
     return PointScore(
         hit=found.hit if hit is None else hit,

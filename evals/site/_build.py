@@ -273,6 +273,7 @@ class _Build:
                     site.errata,
                 )
                 made = [cls() for cls in publishers]
+                site.wanted = set().union(*(p.runs_needed(site) for p in made))
 
                 def site_pages() -> None:
                     needed = set().union(*(p.runs_needed(site) for p in made))

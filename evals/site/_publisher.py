@@ -59,6 +59,10 @@ class RunSource:
             return iter((self._kept,))
         return self._reading()
 
+    def whole(self) -> StoredRun | None:
+        """The whole run, if it was read in one slice and kept (after :meth:`parts` was read to the end)."""
+        return self._kept
+
     def _reading(self) -> Iterator[StoredRun]:
         count, first = 0, None
         for part in self._parts():
@@ -105,6 +109,9 @@ class Site:
     texts: dict[str, TextsFile]  # by corpus digest: the texts, read once per build (the same corpora)
     store_href: str  # the published store, "" when the site does not carry it
     stored: dict[str, StoredRun] = field(default_factory=dict)  # the runs publishers asked for in runs_needed
+    # Those runs' ids, when known before the runs are rendered: a run rendered in this process leaves its outcomes
+    # in ``stored`` (evals.store.outcomes_of), so the pages that span runs do not read it again.
+    wanted: set[str] = field(default_factory=set)
     references: dict[str, list[Reference]] = field(default_factory=dict)  # corpus digest -> published figures
     latency: dict[str, list[LatencyBucket]] = field(default_factory=dict)  # latest run id -> retrieve latency by size
     # corpus digest -> the label audit's flags there (evals.site._suspects.CorpusSuspects), for every corpus shown

@@ -24,7 +24,7 @@ from evals.site._layout import CorpusLayout
 from evals.site._output import Output
 from evals.site._publisher import Publisher, Site, corpus_source, run_source
 from evals.site._render import make_environment
-from evals.store import RunSummary, Store, release_memory
+from evals.store import RunSummary, Store, outcomes_of, release_memory
 
 __all__ = ["PARALLEL_FROM", "SERIAL_FROM_BYTES", "Job", "default_workers", "render_here", "render_in_workers", "render_unit"]
 
@@ -68,6 +68,9 @@ def render_unit(store: Store, site: Site, publishers: list[Publisher], names: di
         run = run_source(store, site, next(s for s in site.summaries if s.run_id == ident))
         for publisher in publishers:
             publisher.publish_run(run, site, output)
+        whole = run.whole()
+        if ident in site.wanted and whole is not None and run.summary.corpus_digest not in site.withheld:
+            site.stored[ident] = outcomes_of(whole)  # read once: the pages that span runs take it from here
     output.flush()
 
 

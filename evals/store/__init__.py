@@ -18,6 +18,7 @@ from evals.store._connect import DEFAULT_LOCK_TIMEOUT, check_writable, writable_
 from evals.store._errors import CorpusConflict, StoreError
 from evals.store._keys import config_key, reuse_key
 from evals.store._models import FailedRun, RunSummary, StoredOutcome, StoredRun
+from evals.store._read import outcomes_of
 from evals.store._records import RunRecord, make_summary, new_run_id
 from evals.store._schema import MIGRATIONS, Migration
 from evals.store._store import Store
@@ -39,6 +40,7 @@ __all__ = [
     "config_key",
     "make_summary",
     "new_run_id",
+    "outcomes_of",
     "release_memory",
     "reuse_key",
     "writable_file",

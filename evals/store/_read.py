@@ -19,7 +19,7 @@ from evals.benchmarks import rule_of
 from evals.judge.headline import Rule, headline_of
 from evals.judge.metrics import LatencyBucket, MetricValue, metric_order
 from evals.judge.retrieval import held_sessions, sessions_of
-from evals.judge.scoring import PointScore, Scores, evidence_hits, score_point
+from evals.judge.scoring import Match, PointScore, Scores, evidence_hits, score_point
 from evals.model.corpus import Reference
 from evals.model.results import (
     PREFIX,
@@ -35,7 +35,7 @@ from evals.store._errors import StoreError
 from evals.store._models import FailedRun, RunSummary, StoredRun
 from evals.store._records import decode_records, decode_tokens
 
-__all__ = ["ANSWER_COLUMNS", "FAILED_COLUMNS", "SUMMARY_COLUMNS", "ContentsSource", "StoreReader", "run_result"]
+__all__ = ["ANSWER_COLUMNS", "FAILED_COLUMNS", "SUMMARY_COLUMNS", "ContentsSource", "StoreReader", "outcomes_of", "run_result"]
 
 ANSWER_COLUMNS = (
     "answer_model",
@@ -514,7 +514,11 @@ class StoreReader(Connected):
                 tokens = decode_tokens(point["record_turns"], point["text_tokens"], turn_tokens[cid])
                 # Scored afresh from the exact records (the stored hit stands, as the run decided it),
                 # so a run stored before strict hits and ranks were recorded gets them too.
-                scores.append(score_point(result_point, tokens, hit=point["hit"]))
+                # The run's own hit, strict hit and rank where it stored them (runs stored before strict hits and
+                # ranks were: matched again here, from the exact records).
+                known = point["strict_hit"] is not None and point["hit"] is not None
+                stored = Match(point["hit"], point["strict_hit"], point["rank"]) if known else None
+                scores.append(score_point(result_point, tokens, hit=point["hit"], stored=stored))
                 refs_of_points.append(point["record_turns"])
                 listed_of_points.append(list(listed))
             results.append(result)
@@ -589,6 +593,8 @@ class StoreReader(Connected):
             result = ConversationResult(conversation_id=cid, description="", turn_count=0)
             scores: list[PointScore] = []
             sessions = sessions_of_turns.get(cid, [])
+            # A turn's session, None for no turn or one past the list (as sessions[t] reads it, from the end too).
+            session_at = {**dict(enumerate(sessions, -len(sessions))), **dict(enumerate(sessions))}.get
             for (
                 _,
                 turn_index,
@@ -616,9 +622,7 @@ class StoreReader(Connected):
                     retrieved_turns=list(turns) if evidence else None,
                     evidence_sessions=list(listed) or sessions_of(evidence, sessions),
                     ranked_turns=ranked,
-                    ranked_sessions=[sessions[t] if t is not None and t < len(sessions) else None for t in ranked]
-                    if ranked is not None
-                    else None,
+                    ranked_sessions=list(map(session_at, ranked)) if ranked is not None else None,
                     ranked_held=held,
                     ranked_held_sessions=held_sessions(held, sessions),
                 )
@@ -760,6 +764,54 @@ def stored_rule(text: str | None) -> Rule | None:
     data = json.loads(text)
     known = {f.name for f in dataclasses.fields(Rule)}
     return Rule(**{name: value for name, value in data.items() if name in known})
+
+
+def outcomes_of(stored: StoredRun) -> StoredRun:
+    """What :meth:`StoreReader.get_run_outcomes` reads of a run, taken from the whole run read in full (every
+    conversation: :meth:`StoreReader.get_run`, or :meth:`StoreReader.iter_run` in one slice), so a reader that has
+    the run already does not read it again. Equal to ``get_run_outcomes`` of the same run (tests/store check it);
+    nothing is scored here: every figure is the one the run was read with."""
+    results: list[ConversationResult] = []
+    score_lists: list[list[PointScore]] = []
+    for conversation, scores in zip(stored.run.conversations, stored.scores.points, strict=True):
+        result = ConversationResult(conversation_id=conversation.conversation_id, description="", turn_count=0)
+        for point in conversation.test_points:
+            result.test_points.append(
+                TestPointResult(
+                    turn_index=point.turn_index,
+                    question=point.question,
+                    expected_fact=point.expected_fact,
+                    expected_keywords=point.expected_keywords,
+                    retrieved_records=[],
+                    evidence_turns=point.evidence_turns,
+                    category=point.category,
+                    answerable=point.answerable,
+                    retrieved_turns=point.retrieved_turns,
+                    evidence_sessions=point.evidence_sessions,
+                    ranked_turns=point.ranked_turns,
+                    ranked_sessions=point.ranked_sessions,
+                    ranked_held=point.ranked_held,
+                    ranked_held_sessions=point.ranked_held_sessions,
+                )
+            )
+        results.append(result)
+        score_lists.append(
+            [
+                PointScore(hit=s.hit, record_tokens=[], answerable=s.answerable, evidence_any=s.evidence_any,
+                           evidence_all=s.evidence_all)  # fmt: skip
+                for s in scores
+            ]
+        )
+    return StoredRun(
+        summary=stored.summary,
+        run=run_result(stored.summary, results),
+        scores=Scores(stored.summary.tokenizer, [c.conversation_id for c in results], score_lists),
+        transcripts={},
+        record_turns={},
+        answers=stored.answers,
+        sessions=stored.sessions,
+        dates=stored.dates,
+    )
 
 
 def run_result(summary: RunSummary, conversations: list[ConversationResult]) -> RunResult:

@@ -178,9 +178,9 @@ def test_compute_metrics_scores_each_test_point_once(monkeypatch):
 
     scored = _registry.retrieval_scores
 
-    def counting(point, cutoffs, rule):
+    def counting(point, cutoffs, rule, levels):
         calls.append(point.turn_index)
-        return scored(point, cutoffs, rule)
+        return scored(point, cutoffs, rule, levels)
 
     monkeypatch.setattr(_registry, "retrieval_scores", counting)
     values = compute_metrics(ScoredRun(result.run, result.scores))
@@ -324,3 +324,16 @@ def test_a_declared_metric_is_a_line_of_the_methodology_page(toy_site):
     table = _table((toy_site / "about.html").read_text(encoding="utf-8"), '<h2 id="metrics">')
     row = next(r for r in table.split("<tr>") if "hit@1" in r)
     assert "<code>hit_at_1</code>" in row and DESCRIPTION in row
+
+
+def test_point_values_of_some_metrics_equal_those_of_every_metric():
+    """point_values asked for a few metrics (it scores only their levels and cutoffs) gives each the values it has
+    among every metric's."""
+    result = _evidence_run("bm25")
+    run = ScoredRun(result.run, result.scores)
+    every = metrics.point_values(run)
+    for names in (["turn.recall_any@k"], ["turn.recall_any@3"], ["session.recall_all@k", "turn.ndcg_any@1"]):
+        some = metrics.point_values(run, names)
+        for name in names:
+            if name in every.columns:
+                assert some.columns[name] == every.columns[name]

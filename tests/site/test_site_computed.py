@@ -92,6 +92,23 @@ def test_a_run_of_several_slices_is_read_again_not_kept(pair_site: dict):
     assert reads == 2 and len(first) == len(again) > 1
 
 
+def test_a_full_build_reads_each_run_once(pair_site: dict, tmp_path: Path, monkeypatch):
+    """A full build in one process reads each run once: the pages that span runs take the outcomes of the runs
+    the run pages read (evals.store.outcomes_of), and the site is the fixture's, byte for byte."""
+    reads: list[str] = []
+    for name in ("get_run", "get_run_outcomes", "iter_run"):
+        method = getattr(Store, name)
+
+        def counting(self, run_id, *args, _method=method, **kwargs):
+            reads.append(run_id)
+            return _method(self, run_id, *args, **kwargs)
+
+        monkeypatch.setattr(Store, name, counting)
+    build_site(pair_site["store"], tmp_path / "site", workers=1, incremental=False)
+    assert sorted(reads) == sorted(_run_ids(pair_site["store"]))
+    assert _same(tmp_path / "site", pair_site["site"])
+
+
 def test_pages_show_every_character_as_visible_does():
     """The template finalizer's fast path for printable text shows every code point as visible() does."""
     from evals.model.formatting import visible

@@ -304,6 +304,13 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
     depths = sorted({*cutoffs, result.k}) if cutoffs else []
     if not retrieval_keys and not any(parse_retrieval_key(m.name) for m in points):
         depths = []  # nothing asked for reads a ranking
+    # Only the levels and cutoffs asked for are scored (all of them when every metric is): a run's verdicts need one.
+    levels, scored_at = LEVELS, depths
+    if wanted is not None and depths:
+        asked = {(level, cutoff) for _, (_, level, cutoff) in retrieval_keys}
+        asked |= {(found[1], found[2] or result.k) for m in points if (found := parse_retrieval_key(m.name))}
+        levels = tuple(level for level in LEVELS if any(at[0] == level for at in asked))
+        scored_at = [depth for depth in depths if any(at[1] == depth for at in asked)]
     whole = result is not None and result.cutoff_rule == WHOLE_LIST
     protocol = answers.protocol if answers is not None else "harness"
     lexical = _lexical_of(run, protocol)
@@ -319,7 +326,7 @@ def point_values(run: ScoredRun, names: Iterable[str] | None = None) -> PointVal
                 values.labelled[level].append(point is not None and bool(evidence_at(point, level)))
             # The budgets' deeper ranking is read by them alone (the view below); each cutoff reads down to the deepest.
             ranked = cutoff_ranking(point, depths[-1]) if depths and result.cutoff_rule == PREFIX else point
-            retrieval = retrieval_scores(ranked, depths, result.cutoff_rule) if depths else {}
+            retrieval = retrieval_scores(ranked, scored_at, result.cutoff_rule, levels) if depths else {}
             scored_points.append(retrieval)
             view = Point(point, score, answer, retrieval, result.k if result is not None else 0, protocol, lexical)  # type: ignore[arg-type]
             for m in points:
