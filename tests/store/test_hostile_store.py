@@ -44,7 +44,6 @@ def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
     """Every DuckDB connection the package opens (store, cache, a Ray worker's cache reader) has automatic
     extension install and load turned off."""
     from evals.io.cache import Cache
-    from evals.run.executors._worker_cache import CacheReader
 
     def settings(con) -> tuple:
         query = "SELECT current_setting('autoinstall_known_extensions'), current_setting('autoload_known_extensions')"
@@ -56,7 +55,7 @@ def test_no_duckdb_connection_fetches_or_loads_an_extension(tmp_path, store):
     with Cache.open(tmp_path / "c.cache.duckdb") as cache:
         cache.put("embedding:m", "k", b"v")
         assert settings(cache._connect()) == (False, False)
-    reader = CacheReader(str(tmp_path / "c.cache.duckdb"))
+    reader = Cache.open(tmp_path / "c.cache.duckdb").reader()
     assert reader.get_many("embedding:m", ["k"]) == {"k": b"v"}
     assert settings(reader._connection) == (False, False)
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.errors import EvalsError
+from evals.io.cache import CacheReader
 from evals.model.corpus import Conversation, Corpus
 from evals.model.formatting import whole_number
 from evals.model.results import AnswerRun, CallTimings, ConversationResult, RunResult, merge_usage, summed_costs
@@ -59,7 +60,7 @@ from evals.run.executors._play import (
     play_planned,
     protocol_arguments,
 )
-from evals.run.executors._worker_cache import CacheReader, WorkerCache
+from evals.run.executors._worker_cache import WorkerCache
 from evals.strategies import Prefetching
 from evals.strategies._faults import PLUGIN_FAULTS, plugin_fault
 
@@ -243,7 +244,7 @@ class RayExecutor:
         actor = ray.remote(CacheReader).options(
             num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)
         )
-        return actor.remote(str(Path(path).resolve()))
+        return actor.remote(Path(path).resolve())
 
     def _play_conversations(
         self, ray: Any, job: PlayJob, config_ref: Any, settings: _Settings, embedder: Any, reader: Any

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from evals.io.cache import CountedCache
 
-__all__ = ["CacheReader", "WorkerCache"]
+__all__ = ["WorkerCache"]
 
 
 class WorkerCache(CountedCache):
     """The :class:`evals.io.cache.Cache` interface over a snapshot (namespace -> key -> value), with
-    ``reader`` (a :class:`CacheReader` actor, or None) asked for keys the snapshot lacks.
+    ``reader`` (an :class:`evals.io.cache.CacheReader` Ray actor on the driver's machine, or None) asked for keys
+    the snapshot lacks.
     :attr:`written` holds every entry put, first value kept, as the file would."""
 
     def __init__(self, snapshot: Mapping[str, Mapping[str, bytes]] | None = None, reader: Any = None) -> None:
@@ -50,24 +50,3 @@ class WorkerCache(CountedCache):
             if key not in entries:
                 entries[key] = value
                 written[key] = value
-
-
-class CacheReader:
-    """Answers cache look-ups from the driver's cache file, read-only (a Ray actor on the driver's
-    machine, started while the driver has the file closed)."""
-
-    def __init__(self, path: str) -> None:
-        self._path = Path(path)
-        self._connection = None
-
-    def get_many(self, namespace: str, keys: list[str]) -> dict[str, bytes]:
-        if not self._path.exists():
-            return {}
-        if self._connection is None:
-            from evals.io.locking import open_duckdb
-
-            self._connection = open_duckdb(self._path, read_only=True)
-        rows = self._connection.execute(
-            "SELECT key, value FROM cache_entries WHERE namespace = ? AND list_contains(?, key)", [namespace, keys]
-        ).fetchall()
-        return {key: bytes(value) for key, value in rows}
