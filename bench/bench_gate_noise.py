@@ -97,12 +97,12 @@ def measure(corpus: Path, work: Path, repeat: int, load: int) -> dict[str, float
     ratios: list[float] = []
     passed = 0
     with spinning(load):
-        busy_at = load_average()
         for _ in range(repeat):
             code, ratio = judged(store, base, play(corpus, store))
             passed += code == 0
             ratios.append(ratio if ratio is not None else float("nan"))
         slow_busy, ratio_busy = judged(store, base, play(corpus, store, slow_ms))
+        busy_at = load_average()  # at the end of the busy heads: the load average lags a minute behind
     slow_quiet, ratio_quiet = judged(store, base, play(corpus, store, slow_ms))
     return {
         "identical_passed": passed,
@@ -113,7 +113,7 @@ def measure(corpus: Path, work: Path, repeat: int, load: int) -> dict[str, float
         "slowdown_quiet_failed": float(slow_quiet == 1),
         "slowdown_quiet_ratio": ratio_quiet if ratio_quiet is not None else float("nan"),
         "sleep_ms": slow_ms,
-        "_loads": f"base at {quiet_at}; heads at {busy_at} with {load} spinning",  # type: ignore[dict-item]
+        "_loads": f"base at load {quiet_at}; at the end of the busy heads {busy_at} ({load} spinning)",  # type: ignore[dict-item]
     }
 
 
