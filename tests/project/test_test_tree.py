@@ -144,8 +144,6 @@ PRIVATE_ALLOWED: dict[str, tuple[str, ...]] = {
     "tests/site/test_site_widths.py": ("evals.site._retrieval", "evals.site._views"),
     # Fault injection: another process making the store between the directory check and the connect.
     "tests/store/test_hostile_paths.py": ("evals.store._store",),
-    # A Ray worker's reader of the driver's cache file, given a hostile file; only a Ray task sees it.
-    "tests/store/test_hostile_store.py": ("evals.run.executors._worker_cache",),
     # The store's encoding of rows (conversation digests, run and corpus batches, summaries kept as references):
     # units of the store's file format below Store, each also checked through Store in the same test.
     "tests/store/test_store_streaming.py": ("evals.store._records",),
