@@ -143,12 +143,11 @@ def evaluate(
         scores_where_played = getattr(executor, "scores_where_played", None)  # an executor that can says so
         if job.score is not None and (scores_where_played is None or not scores_where_played(job)):
             job = replace(job, score=None)
-        if job.score is not None:  # each player reads the cache for what an earlier run counted; this process keeps the rest
+        if many:
+            # What an earlier run counted comes from the cache (read by each player, where the players score).
             counter.remember_in(cache)
-        elif many:
-            # On the second core, while the turns play; what an earlier run counted comes from the cache.
-            counter.remember_in(cache)
-            counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
+            if job.score is None:  # counted on the second core, while the turns play
+                counter.count_ahead(likely_records(corpus, strategy, planned.spec.name, held=held_tokens))
         else:  # few to count, once played: the tokenizer loads on the second core meanwhile
             counter.load_beside()
         started_at, clock = datetime.now(UTC), time.perf_counter()
